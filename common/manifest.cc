@@ -1,0 +1,74 @@
+#include "common/manifest.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace gnnd {
+namespace {
+
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+    if (error_.empty()) error_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string error_;
+};
+
+}  // namespace
+
+absl::StatusOr<v1::DatasetManifest> ParseManifest(const std::string& text, const std::string& what) {
+  v1::DatasetManifest manifest;
+  FirstErrorCollector errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &manifest)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", errors.error()));
+  }
+  return manifest;
+}
+
+absl::StatusOr<v1::DatasetManifest> ReadManifest(const std::string& dir) {
+  const std::string path = absl::StrCat(dir, "/", kManifestFile);
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open (not a dataset directory?)"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseManifest(text.str(), kManifestFile);
+}
+
+std::string ManifestToText(const v1::DatasetManifest& manifest) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(manifest, &text);
+  return text;
+}
+
+absl::Status WriteManifest(const std::string& dir, const v1::DatasetManifest& manifest) {
+  const std::string path = absl::StrCat(dir, "/", kManifestFile);
+  const std::string temp = path + ".tmp";
+  const std::string text = absl::StrCat("# gnnd dataset manifest (schema: proto/gnnd/v1/dataset.proto)\n",
+                                        ManifestToText(manifest));
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("create ", temp));
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return ErrnoStatus(err, absl::StrCat("write ", temp));
+  if (std::rename(temp.c_str(), path.c_str()) != 0) return ErrnoStatus(errno, absl::StrCat("rename ", temp));
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd

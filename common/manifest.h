@@ -1,0 +1,21 @@
+// The dataset manifest (proto/gnnd/v1/dataset.proto) in protobuf text format.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gnnd/v1/dataset.pb.h"
+
+namespace gnnd {
+
+inline constexpr char kManifestFile[] = "manifest.textproto";
+inline constexpr uint32_t kDatasetFormatVersion = 1;
+
+// Parses text; `what` names the source in errors, which give line and column.
+absl::StatusOr<v1::DatasetManifest> ParseManifest(const std::string& text, const std::string& what);
+absl::StatusOr<v1::DatasetManifest> ReadManifest(const std::string& dir);
+// Writes DIR/manifest.textproto (via a temporary file and rename, then fsync).
+absl::Status WriteManifest(const std::string& dir, const v1::DatasetManifest& manifest);
+std::string ManifestToText(const v1::DatasetManifest& manifest);
+
+}  // namespace gnnd

@@ -1,0 +1,30 @@
+#include "common/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace gnnd {
+
+int DefaultThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+void ParallelFor(int64_t n, int64_t chunk, int threads, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  chunk = std::max<int64_t>(chunk, 1);
+  const int64_t num_chunks = (n + chunk - 1) / chunk;
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    for (int64_t c = next.fetch_add(1); c < num_chunks; c = next.fetch_add(1)) {
+      fn(c * chunk, std::min(n, (c + 1) * chunk));
+    }
+  };
+  const int64_t helpers = std::min<int64_t>(std::max(threads, 1), num_chunks) - 1;
+  std::vector<std::thread> pool;
+  pool.reserve(helpers);
+  for (int64_t i = 0; i < helpers; ++i) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace gnnd

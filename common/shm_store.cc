@@ -1,0 +1,304 @@
+#include "common/shm_store.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/parallel.h"
+#include "common/status.h"
+
+namespace gnnd {
+namespace bip = boost::interprocess;
+namespace {
+
+constexpr char kMagic[8] = {'G', 'N', 'N', 'D', 'S', 'H', 'M', '1'};
+constexpr uint32_t kStateLoading = 0;
+constexpr uint32_t kStateReady = 1;
+constexpr size_t kCopyChunk = 64 << 20;
+
+// The start of the meta segment; the serialized manifest follows it.
+struct MetaHeader {
+  char magic[8];
+  std::atomic<uint32_t> state;
+  int32_t loader_pid;
+  uint64_t loader_start_time;  // /proc/<pid>/stat field 22, to tell a reused pid apart
+  uint64_t manifest_bytes;
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+uint64_t ProcessStartTime(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string stat = text.str();
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return 0;
+}
+
+bool LoaderAlive(const MetaHeader& meta) {
+  if (::kill(meta.loader_pid, 0) != 0 && errno == ESRCH) return false;
+  const uint64_t start = ProcessStartTime(meta.loader_pid);
+  return start == 0 || start == meta.loader_start_time;
+}
+
+absl::Status FromBoost(const bip::interprocess_exception& e, absl::string_view what) {
+  const std::string message = absl::StrCat(what, ": ", e.what());
+  switch (e.get_error_code()) {
+    case bip::not_found_error: return absl::NotFoundError(message);
+    case bip::already_exists_error: return absl::AlreadyExistsError(message);
+    case bip::security_error: return absl::PermissionDeniedError(message);
+    case bip::out_of_space_error:
+    case bip::out_of_memory_error: return absl::ResourceExhaustedError(message);
+    default: return absl::InternalError(message);
+  }
+}
+
+bip::permissions Permissions(mode_t mode) {
+  bip::permissions p;
+  p.set_permissions(mode);
+  return p;
+}
+
+// Reads the state of an existing meta segment.
+absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& name) {
+  try {
+    bip::shared_memory_object shm(bip::open_only, ShmSegmentName(name, "meta").c_str(), bip::read_only);
+    bip::offset_t size = 0;
+    shm.get_size(size);
+    ShmDatasetInfo info{name, ShmState::kStale, 0};
+    if (static_cast<size_t>(size) < sizeof(MetaHeader)) return info;  // died before writing the header
+    bip::mapped_region region(shm, bip::read_only, 0, sizeof(MetaHeader));
+    const auto* meta = static_cast<const MetaHeader*>(region.get_address());
+    info.loader_pid = meta->loader_pid;
+    if (std::memcmp(meta->magic, kMagic, sizeof(kMagic)) != 0) return info;
+    if (meta->state.load(std::memory_order_acquire) == kStateReady) {
+      info.state = ShmState::kReady;
+    } else if (LoaderAlive(*meta)) {
+      info.state = ShmState::kLoading;
+    }
+    return info;
+  } catch (const bip::interprocess_exception& e) {
+    return FromBoost(e, absl::StrCat("shared memory set '", name, "'"));
+  }
+}
+
+}  // namespace
+
+struct ShmDataset::Segment {
+  bip::mapped_region region;
+};
+
+std::string ShmSegmentName(const std::string& dataset, absl::string_view suffix) {
+  return absl::StrCat("gnnd.", dataset, ".", suffix);
+}
+
+absl::Status ShmDataset::CheckName(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 100 && std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("dataset name '", name, "' is invalid: use 1 to 100 of A-Z a-z 0-9 _ -"));
+}
+
+ShmDataset::~ShmDataset() = default;
+
+std::vector<ShmDatasetInfo> ShmDataset::List() {
+  std::vector<ShmDatasetInfo> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string file = entry.path().filename();
+    if (!absl::StartsWith(file, "gnnd.") || !absl::EndsWith(file, ".meta")) continue;
+    const std::string name = file.substr(5, file.size() - 10);
+    if (absl::StatusOr<ShmDatasetInfo> info = ReadInfo(name); info.ok()) out.push_back(*info);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+absl::Status ShmDataset::Remove(const std::string& name) {
+  GNND_RETURN_IF_ERROR(CheckName(name));
+  bool any = false;
+  for (ArrayId id : kAllArrays) any |= bip::shared_memory_object::remove(ShmSegmentName(name, ArrayName(id)).c_str());
+  // The meta segment goes last, so a set is never seen ready with arrays missing.
+  any |= bip::shared_memory_object::remove(ShmSegmentName(name, "meta").c_str());
+  if (!any) return absl::NotFoundError(absl::StrCat("no dataset '", name, "' in shared memory"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& name, const DatasetDir& source,
+                                                             const ShmLoadOptions& options) {
+  GNND_RETURN_IF_ERROR(CheckName(name));
+  const v1::DatasetManifest& manifest = source.manifest();
+  const std::string meta_name = ShmSegmentName(name, "meta");
+  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
+  auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
+  dataset->name_ = name;
+  dataset->manifest_ = manifest;
+
+  // 1. Claim the name: create the meta segment exclusively.
+  std::string serialized;
+  manifest.SerializeToString(&serialized);
+  MetaHeader* meta = nullptr;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      bip::shared_memory_object shm(bip::create_only, meta_name.c_str(), bip::read_write,
+                                    Permissions(options.permissions));
+      shm.truncate(static_cast<bip::offset_t>(sizeof(MetaHeader) + serialized.size()));
+      auto segment = std::make_unique<Segment>(Segment{bip::mapped_region(shm, bip::read_write)});
+      meta = static_cast<MetaHeader*>(segment->region.get_address());
+      dataset->segments_.push_back(std::move(segment));
+      break;
+    } catch (const bip::interprocess_exception& e) {
+      if (e.get_error_code() != bip::already_exists_error || attempt > 0) {
+        return FromBoost(e, absl::StrCat("create ", meta_name));
+      }
+    }
+    GNND_ASSIGN_OR_RETURN(ShmDatasetInfo existing, ReadInfo(name));
+    if (existing.state == ShmState::kReady) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("dataset '", name, "' is already in shared memory; unload it first"));
+    }
+    if (existing.state == ShmState::kLoading) {
+      return absl::UnavailableError(
+          absl::StrCat("dataset '", name, "' is being loaded by pid ", existing.loader_pid));
+    }
+    LogWarning("removing a stale shared-memory set '%s' (its load by pid %d never finished)", name,
+               existing.loader_pid);
+    (void)Remove(name);
+  }
+  // From here on, any failure removes every segment of this name.
+  absl::Cleanup remove_on_error = [&] {
+    dataset->segments_.clear();
+    (void)Remove(name);
+  };
+  std::memcpy(meta->magic, kMagic, sizeof(kMagic));
+  meta->loader_pid = ::getpid();
+  meta->loader_start_time = ProcessStartTime(::getpid());
+  meta->manifest_bytes = serialized.size();
+  std::memcpy(reinterpret_cast<char*>(meta + 1), serialized.data(), serialized.size());
+  meta->state.store(kStateLoading, std::memory_order_release);
+
+  if (options.huge_pages) {
+    std::ifstream setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
+    std::string modes((std::istreambuf_iterator<char>(setting)), {});
+    dataset->stats_.huge_pages_active =
+        absl::StrContains(modes, "[advise]") || absl::StrContains(modes, "[always]") ||
+        absl::StrContains(modes, "[within_size]") || absl::StrContains(modes, "[force]");
+    if (!dataset->stats_.huge_pages_active) {
+      LogWarning("huge pages requested but shmem transparent huge pages are off (shmem_enabled: %s)",
+                 absl::StripAsciiWhitespace(modes));
+    }
+  }
+
+  // 2. Copy every array into its own segment.
+  size_t total = 0, done = 0;
+  for (ArrayId id : kAllArrays) total += ArrayBytes(manifest, id);
+  const auto copy_start = std::chrono::steady_clock::now();
+  for (ArrayId id : kAllArrays) {
+    const std::string segment_name = ShmSegmentName(name, ArrayName(id));
+    const size_t bytes = ArrayBytes(manifest, id);
+    try {
+      bip::shared_memory_object::remove(segment_name.c_str());  // debris of a crashed load
+      bip::shared_memory_object shm(bip::create_only, segment_name.c_str(), bip::read_write,
+                                    Permissions(options.permissions));
+      shm.truncate(static_cast<bip::offset_t>(bytes));
+      if (bytes == 0) {
+        dataset->arrays_.data[static_cast<int>(id)] = meta;  // any valid pointer: nothing is read
+        continue;
+      }
+      auto segment = std::make_unique<Segment>(Segment{bip::mapped_region(shm, bip::read_write)});
+      char* dst = static_cast<char*>(segment->region.get_address());
+      if (options.huge_pages) ::madvise(dst, bytes, MADV_HUGEPAGE);
+      const char* src = static_cast<const char*>(source.file(id).data());
+      ParallelFor(static_cast<int64_t>(bytes), kCopyChunk, threads,
+                  [&](int64_t begin, int64_t end) { std::memcpy(dst + begin, src + begin, end - begin); });
+      dataset->arrays_.data[static_cast<int>(id)] = dst;
+      dataset->segments_.push_back(std::move(segment));
+    } catch (const bip::interprocess_exception& e) {
+      return FromBoost(e, absl::StrCat("create ", segment_name, " (", bytes, " bytes)"));
+    }
+    done += bytes;
+    if (options.on_array_loaded) options.on_array_loaded(id, done, total);
+  }
+  const auto copy_end = std::chrono::steady_clock::now();
+  dataset->stats_.bytes = total;
+  dataset->stats_.copy_seconds = std::chrono::duration<double>(copy_end - copy_start).count();
+
+  // 3. Validate the copy, then mark the set ready: the last write.
+  if (options.validate) {
+    GNND_RETURN_IF_ERROR(ValidateArrays(manifest, dataset->arrays_, threads));
+    dataset->stats_.validate_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - copy_end).count();
+  }
+  meta->state.store(kStateReady, std::memory_order_release);
+  std::move(remove_on_error).Cancel();
+  return dataset;
+}
+
+absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string& name) {
+  GNND_RETURN_IF_ERROR(CheckName(name));
+  GNND_ASSIGN_OR_RETURN(ShmDatasetInfo info, ReadInfo(name));
+  if (info.state == ShmState::kLoading) {
+    return absl::UnavailableError(absl::StrCat("dataset '", name, "' is still being loaded by pid ", info.loader_pid));
+  }
+  if (info.state == ShmState::kStale) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "dataset '", name, "' in shared memory is stale: its load by pid ", info.loader_pid,
+        " never finished; load it again (that removes the stale set) or unload it"));
+  }
+  auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
+  dataset->name_ = name;
+  std::string segment_name = ShmSegmentName(name, "meta");
+  try {
+    bip::shared_memory_object meta_shm(bip::open_only, segment_name.c_str(), bip::read_only);
+    auto meta_segment = std::make_unique<Segment>(Segment{bip::mapped_region(meta_shm, bip::read_only)});
+    const auto* meta = static_cast<const MetaHeader*>(meta_segment->region.get_address());
+    if (!dataset->manifest_.ParseFromArray(meta + 1, static_cast<int>(meta->manifest_bytes))) {
+      return absl::DataLossError(absl::StrCat(segment_name, ": manifest does not parse"));
+    }
+    dataset->segments_.push_back(std::move(meta_segment));
+    for (ArrayId id : kAllArrays) {
+      segment_name = ShmSegmentName(name, ArrayName(id));
+      const size_t bytes = ArrayBytes(dataset->manifest_, id);
+      bip::shared_memory_object shm(bip::open_only, segment_name.c_str(), bip::read_only);
+      bip::offset_t size = 0;
+      shm.get_size(size);
+      if (static_cast<size_t>(size) != bytes) {
+        return absl::DataLossError(absl::StrCat(segment_name, ": ", size, " bytes, the manifest implies ", bytes));
+      }
+      if (bytes == 0) {
+        dataset->arrays_.data[static_cast<int>(id)] = dataset->segments_.front()->region.get_address();
+        continue;
+      }
+      auto segment = std::make_unique<Segment>(Segment{bip::mapped_region(shm, bip::read_only)});
+      dataset->arrays_.data[static_cast<int>(id)] = segment->region.get_address();
+      dataset->segments_.push_back(std::move(segment));
+    }
+  } catch (const bip::interprocess_exception& e) {
+    return FromBoost(e, absl::StrCat("attach ", segment_name));
+  }
+  return dataset;
+}
+
+}  // namespace gnnd

@@ -1,0 +1,85 @@
+// Datasets in POSIX shared memory, one segment per array: /dev/shm/gnnd.<name>.<array>, plus
+// gnnd.<name>.meta holding the manifest and the state. The meta segment is created first and
+// exclusively (so two loaders of one name cannot race), says "loading" with the loader's pid, and is
+// marked "ready" only after every array is written and validated: a set whose loader died is never
+// mistaken for a complete one. Attach refuses anything not ready and names a stale set; the next load
+// of that name removes it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/dataset.h"
+
+namespace gnnd {
+
+struct ShmLoadOptions {
+  // Permission bits of every segment (the umask does not apply).
+  mode_t permissions = 0600;
+  // Ask for 2 MiB transparent huge pages (madvise); needs shmem_enabled = advise, within_size or always.
+  bool huge_pages = false;
+  // Check every value after copying (ValidateArrays).
+  bool validate = true;
+  int threads = 0;  // 0: all cores
+  // Called after each array has been copied (progress reporting; tests use it to interrupt a load).
+  std::function<void(ArrayId, size_t bytes_done, size_t bytes_total)> on_array_loaded;
+};
+
+struct ShmLoadStats {
+  size_t bytes = 0;
+  double copy_seconds = 0;
+  double validate_seconds = 0;
+  bool huge_pages_active = false;
+};
+
+enum class ShmState { kLoading, kReady, kStale };
+
+struct ShmDatasetInfo {
+  std::string name;
+  ShmState state = ShmState::kLoading;
+  pid_t loader_pid = 0;
+};
+
+class ShmDataset {
+ public:
+  ~ShmDataset();
+
+  // Copies a dataset directory into fresh segments and marks the set ready. A stale set of the same
+  // name is removed first; a ready one or one still loading is an error (ALREADY_EXISTS / UNAVAILABLE).
+  // On error nothing of this name is left behind.
+  static absl::StatusOr<std::unique_ptr<ShmDataset>> Load(const std::string& name, const DatasetDir& source,
+                                                          const ShmLoadOptions& options);
+  // Maps a ready set read-only.
+  static absl::StatusOr<std::unique_ptr<ShmDataset>> Attach(const std::string& name);
+  // Removes every segment of `name` (whatever its state). NOT_FOUND if there was none.
+  static absl::Status Remove(const std::string& name);
+  // The sets present in /dev/shm.
+  static std::vector<ShmDatasetInfo> List();
+  // Names are [A-Za-z0-9_-], 1 to 100 characters (they become file names).
+  static absl::Status CheckName(const std::string& name);
+
+  const std::string& name() const { return name_; }
+  const v1::DatasetManifest& manifest() const { return manifest_; }
+  const DatasetArrays& arrays() const { return arrays_; }
+  const ShmLoadStats& load_stats() const { return stats_; }
+
+ private:
+  struct Segment;
+  ShmDataset() = default;
+  std::string name_;
+  v1::DatasetManifest manifest_;
+  DatasetArrays arrays_;
+  std::vector<std::unique_ptr<Segment>> segments_;
+  ShmLoadStats stats_;
+};
+
+// "gnnd.<name>.<suffix>": the shm_open name (the file under /dev/shm).
+std::string ShmSegmentName(const std::string& dataset, absl::string_view suffix);
+
+}  // namespace gnnd
