@@ -140,7 +140,7 @@ absl::Status CheckManifest(const v1::DatasetManifest& m) {
   if (m.num_nodes() <= 0) return bad("num_nodes", m.num_nodes(), "must be positive");
   if (m.num_edges() < 0) return bad("num_edges", m.num_edges(), "must not be negative");
   if (m.index_dtype() == v1::INDEX_DTYPE_UNSPECIFIED) return bad("index_dtype", "unspecified", "must be set");
-  if (m.index_dtype() == v1::INDEX_DTYPE_INT32 && m.num_nodes() > (int64_t{1} << 31)) {
+  if (m.index_dtype() == v1::INDEX_DTYPE_INT32 && m.num_nodes() >= (int64_t{1} << 31)) {
     return bad("index_dtype", "INDEX_DTYPE_INT32", absl::StrCat("cannot hold ", m.num_nodes(), " node ids"));
   }
   if (m.feature_dim() <= 0) return bad("feature_dim", m.feature_dim(), "must be positive");

@@ -1,0 +1,72 @@
+#include "client/gnnctl/dataset_writer.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "common/dataset.h"
+#include "common/log.h"
+#include "common/manifest.h"
+#include "common/status.h"
+
+namespace gnnd::gnnctl {
+namespace fs = std::filesystem;
+
+absl::StatusOr<DatasetWriter> DatasetWriter::Create(const std::string& out_dir) {
+  std::string out = out_dir;
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  std::error_code ec;
+  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
+    return absl::AlreadyExistsError(absl::StrCat(out, ": already exists (choose another output directory)"));
+  }
+  const fs::path parent = fs::absolute(out).parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    return absl::NotFoundError(absl::StrCat(parent.string(), ": parent directory does not exist"));
+  }
+  DatasetWriter writer;
+  writer.out_dir_ = out;
+  writer.work_dir_ = absl::StrCat(out, ".partial-", ::getpid());
+  fs::remove_all(writer.work_dir_, ec);
+  if (!fs::create_directory(writer.work_dir_, ec)) {
+    return absl::PermissionDeniedError(absl::StrCat("create ", writer.work_dir_, ": ", ec.message()));
+  }
+  writer.committed_ = false;
+  return writer;
+}
+
+DatasetWriter::DatasetWriter(DatasetWriter&& other) noexcept
+    : out_dir_(std::move(other.out_dir_)), work_dir_(std::move(other.work_dir_)), committed_(other.committed_) {
+  other.committed_ = true;
+}
+
+DatasetWriter::~DatasetWriter() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(work_dir_, ec);
+}
+
+std::string DatasetWriter::Path(absl::string_view file) const { return absl::StrCat(work_dir_, "/", file); }
+
+absl::Status DatasetWriter::Commit(v1::DatasetManifest manifest, int threads) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(work_dir_, ec)) {
+    const std::string name = entry.path().filename();
+    bool keep = false;
+    for (ArrayId id : kAllArrays) keep |= name == absl::StrCat(ArrayName(id), ".npy");
+    if (!keep) fs::remove_all(entry.path(), ec);
+  }
+  manifest.set_format_version(kDatasetFormatVersion);
+  GNND_RETURN_IF_ERROR(WriteManifest(work_dir_, manifest));
+  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(work_dir_));
+  GNND_RETURN_IF_ERROR(dataset.Validate(threads));
+  if (fs::is_directory(out_dir_, ec)) fs::remove(out_dir_, ec);  // the empty directory Create() allowed
+  if (std::rename(work_dir_.c_str(), out_dir_.c_str()) != 0) {
+    return ErrnoStatus(errno, absl::StrCat("rename ", work_dir_, " to ", out_dir_));
+  }
+  committed_ = true;
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd::gnnctl

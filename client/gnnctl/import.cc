@@ -1,0 +1,16 @@
+#include "client/gnnctl/import.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace gnnd::gnnctl {
+
+absl::Status Import(const std::string& format, const std::string& source, const std::string& out_dir,
+                    const ImportOptions& options) {
+  if (format == "ogb") return ImportOgbCsv(source, out_dir, options);
+  if (format == "ogb-bin") return ImportOgbBinary(source, out_dir, options);
+  if (format == "graphbolt") return ImportGraphBolt(source, out_dir, options);
+  if (format == "edgelist") return ImportEdgeList(source, out_dir, options);
+  return absl::InvalidArgumentError(absl::StrCat("--format ", format, ": unknown (ogb, ogb-bin, graphbolt or edgelist)"));
+}
+
+}  // namespace gnnd::gnnctl

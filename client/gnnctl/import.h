@@ -1,0 +1,24 @@
+// `gnnctl import`: each supported source format into a dataset directory.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "client/gnnctl/import_builder.h"
+
+namespace gnnd::gnnctl {
+
+// format: ogb | ogb-bin | graphbolt | edgelist.
+absl::Status Import(const std::string& format, const std::string& source, const std::string& out_dir,
+                    const ImportOptions& options);
+
+// OGB node-property raw layout: raw/{num-node-list,edge,node-feat,node-label}.csv.gz + split/<scheme>/.
+absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+// OGB binary: raw/data.npz + raw/node-label.npz + split/<scheme>/*.csv.gz.
+absl::Status ImportOgbBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+// A GraphBolt OnDiskDataset directory (metadata.yaml), homogeneous graph, node feature "feat".
+absl::Status ImportGraphBolt(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+// Whitespace-separated "src dst" lines ('#' comments), plain or gzip, plus --features/--labels/--splits.
+absl::Status ImportEdgeList(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+
+}  // namespace gnnd::gnnctl

@@ -1,0 +1,220 @@
+#include "client/gnnctl/import_builder.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/dtype.h"
+#include "common/status.h"
+
+namespace gnnd::gnnctl {
+namespace {
+
+constexpr size_t kBlockBytes = 16 << 20;
+
+std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
+
+DType StoredDType(v1::FeatureDType t) {
+  return t == v1::FEATURE_DTYPE_FLOAT16 ? DType::kFloat16 : t == v1::FEATURE_DTYPE_BFLOAT16 ? DType::kUInt16 : DType::kFloat32;
+}
+
+// Converts values to the stored feature dtype (float32, float16 or bfloat16 bits).
+template <typename In>
+void EncodeFeatures(v1::FeatureDType target, const In* in, size_t count, char* out) {
+  for (size_t i = 0; i < count; ++i) {
+    const float f = static_cast<float>(in[i]);
+    if (target == v1::FEATURE_DTYPE_FLOAT32) {
+      std::memcpy(out + 4 * i, &f, 4);
+    } else {
+      const uint16_t h = target == v1::FEATURE_DTYPE_FLOAT16 ? FloatToHalf(f) : FloatToBFloat16(f);
+      std::memcpy(out + 2 * i, &h, 2);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ImportBuilder> ImportBuilder::Create(const std::string& out_dir, int64_t num_nodes,
+                                                    const ImportOptions& options) {
+  if (num_nodes <= 0) return absl::InvalidArgumentError(absl::StrCat("num_nodes = ", num_nodes, " (must be positive)"));
+  ImportBuilder b;
+  b.options_ = options;
+  b.num_nodes_ = num_nodes;
+  GNND_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir));
+  b.writer_.emplace(std::move(writer));
+  GNND_ASSIGN_OR_RETURN(EdgeSpool spool, EdgeSpool::Create(b.writer_->Path("edges.spool"), num_nodes));
+  b.edges_.emplace(std::move(spool));
+  GNND_ASSIGN_OR_RETURN(NpyWriter labels,
+                        NpyWriter::CreateMapped(b.writer_->Path("labels.npy"), DType::kInt64, {num_nodes}));
+  b.labels_.emplace(std::move(labels));
+  b.label_data_ = b.labels_->mutable_as<int64_t>();
+  std::memset(b.label_data_, 0xff, sizeof(int64_t) * num_nodes);  // all -1: unlabeled
+  for (const char* name : {"train.npy", "valid.npy", "test.npy"}) {
+    GNND_ASSIGN_OR_RETURN(NpyWriter split, NpyWriter::CreateAppendable(b.writer_->Path(name), DType::kInt64, {}));
+    b.splits_.emplace_back(std::move(split));
+  }
+  return b;
+}
+
+absl::Status ImportBuilder::StartFeatures(DType source_dtype, int64_t dim, absl::string_view where) {
+  if (features_.has_value()) return absl::InternalError(absl::StrCat(where, ": features given twice"));
+  if (dim <= 0) return absl::InvalidArgumentError(absl::StrCat(where, ": feature dimension ", dim, " (must be positive)"));
+  feature_dtype_ = options_.feature_dtype;
+  if (feature_dtype_ == v1::FEATURE_DTYPE_UNSPECIFIED) {
+    feature_dtype_ = source_dtype == DType::kFloat16 ? v1::FEATURE_DTYPE_FLOAT16 : v1::FEATURE_DTYPE_FLOAT32;
+  }
+  feature_dim_ = dim;
+  GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(writer_->Path("features.npy"),
+                                                                        StoredDType(feature_dtype_), {dim}));
+  features_.emplace(std::move(writer));
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::AppendFeatureRow(const std::vector<double>& row, absl::string_view where) {
+  if (!features_.has_value()) GNND_RETURN_IF_ERROR(StartFeatures(DType::kFloat64, static_cast<int64_t>(row.size()), where));
+  if (static_cast<int64_t>(row.size()) != feature_dim_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", row.size(), " feature values, expected ", feature_dim_));
+  }
+  if (features_->rows() >= num_nodes_) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": more feature rows than num_nodes = ", num_nodes_));
+  }
+  row_scratch_.resize(row.size() * DTypeSize(StoredDType(feature_dtype_)));
+  EncodeFeatures(feature_dtype_, row.data(), row.size(), row_scratch_.data());
+  return features_->Append(row_scratch_.data(), 1);
+}
+
+absl::Status ImportBuilder::AppendFeatureRows(const float* data, int64_t rows, int64_t dim) {
+  if (!features_.has_value()) GNND_RETURN_IF_ERROR(StartFeatures(DType::kFloat32, dim, "features"));
+  if (dim != feature_dim_ || features_->rows() + rows > num_nodes_) {
+    return absl::InternalError("feature rows do not match the dataset shape");
+  }
+  if (feature_dtype_ == v1::FEATURE_DTYPE_FLOAT32) return features_->Append(data, rows);
+  const size_t count = static_cast<size_t>(rows * dim);
+  row_scratch_.resize(count * 2);
+  EncodeFeatures(feature_dtype_, data, count, row_scratch_.data());
+  return features_->Append(row_scratch_.data(), rows);
+}
+
+absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
+  const NpyHeader& h = reader.header();
+  if (h.shape.empty() || h.shape.size() > 2 || h.shape[0] != num_nodes_ || (h.fortran_order && h.shape.size() == 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": shape ", ShapeText(h.shape),
+                                                   h.fortran_order ? " (Fortran order)" : "",
+                                                   ", expected C-order (num_nodes = ", num_nodes_, ", dim)"));
+  }
+  const int64_t dim = h.shape.size() == 2 ? h.shape[1] : 1;
+  GNND_RETURN_IF_ERROR(StartFeatures(h.dtype, dim, reader.what()));
+  const DType stored = StoredDType(feature_dtype_);
+  const bool same = h.dtype == stored && feature_dtype_ != v1::FEATURE_DTYPE_BFLOAT16;
+  const int64_t rows_per_block = std::max<int64_t>(1, kBlockBytes / (dim * 8));
+  std::vector<double> values;
+  std::vector<char> encoded;
+  for (int64_t row = 0; row < num_nodes_; row += rows_per_block) {
+    const int64_t rows = std::min(rows_per_block, num_nodes_ - row);
+    const size_t count = static_cast<size_t>(rows * dim);
+    encoded.resize(count * DTypeSize(stored));
+    if (same) {
+      GNND_RETURN_IF_ERROR(reader.ReadRaw(encoded.data(), count));
+    } else {
+      values.resize(count);
+      GNND_RETURN_IF_ERROR(reader.ReadDouble(values.data(), count));
+      EncodeFeatures(feature_dtype_, values.data(), count, encoded.data());
+    }
+    GNND_RETURN_IF_ERROR(features_->Append(encoded.data(), rows));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::SetLabel(int64_t node, double label, absl::string_view where) {
+  if (node < 0 || node >= num_nodes_) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
+  }
+  if (std::isnan(label) || label == -1) {
+    label_data_[node] = -1;
+    return absl::OkStatus();
+  }
+  if (label < 0 || label != std::floor(label) || label > 2147483647.0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": label ", label, " is not a class id (a non-negative integer, or NaN/-1 for none)"));
+  }
+  label_data_[node] = static_cast<int64_t>(label);
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
+  const NpyHeader& h = reader.header();
+  const bool column = h.shape.size() == 2 && h.shape[1] == 1;
+  if (!(h.shape.size() == 1 || column) || h.shape[0] != num_nodes_) {
+    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": shape ", ShapeText(h.shape),
+                                                   ", expected (num_nodes = ", num_nodes_, ") or (", num_nodes_, ", 1)"));
+  }
+  constexpr int64_t kBlock = 1 << 20;
+  std::vector<double> values(kBlock);
+  std::vector<int64_t> ints(kBlock);
+  for (int64_t start = 0; start < num_nodes_; start += kBlock) {
+    const int64_t count = std::min(kBlock, num_nodes_ - start);
+    if (IsFloat(h.dtype)) {
+      GNND_RETURN_IF_ERROR(reader.ReadDouble(values.data(), count));
+    } else {
+      GNND_RETURN_IF_ERROR(reader.ReadInt64(ints.data(), count));
+      for (int64_t i = 0; i < count; ++i) values[i] = static_cast<double>(ints[i]);
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      GNND_RETURN_IF_ERROR(SetLabel(start + i, values[i], absl::StrCat(reader.what(), "[", start + i, "]")));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::AddSplitId(Split split, int64_t node, absl::string_view where) {
+  if (node < 0 || node >= num_nodes_) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
+  }
+  return splits_[static_cast<int>(split)]->Append(&node, 1);
+}
+
+absl::Status ImportBuilder::ReadSplit(Split split, NpyStreamReader& reader) {
+  const NpyHeader& h = reader.header();
+  if (h.shape.size() != 1 && !(h.shape.size() == 2 && h.shape[1] == 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": shape ", ShapeText(h.shape), ", expected a vector of node ids"));
+  }
+  std::vector<int64_t> ids(static_cast<size_t>(h.shape[0]));
+  GNND_RETURN_IF_ERROR(reader.ReadInt64(ids.data(), ids.size()));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    GNND_RETURN_IF_ERROR(AddSplitId(split, ids[i], absl::StrCat(reader.what(), "[", i, "]")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classes) {
+  if (!features_.has_value()) return absl::InvalidArgumentError("the source has no node features");
+  if (features_->rows() != num_nodes_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("features: ", features_->rows(), " rows but num_nodes = ", num_nodes_));
+  }
+  v1::DatasetManifest m;
+  m.set_num_nodes(num_nodes_);
+  m.set_index_dtype(num_nodes_ < (int64_t{1} << 31) ? v1::INDEX_DTYPE_INT32 : v1::INDEX_DTYPE_INT64);
+  m.set_feature_dim(feature_dim_);
+  m.set_feature_dtype(feature_dtype_);
+  int64_t max_label = -1;
+  for (int64_t v = 0; v < num_nodes_; ++v) max_label = std::max(max_label, label_data_[v]);
+  m.set_num_classes(num_classes > 0 ? num_classes : static_cast<int32_t>(std::max<int64_t>(max_label + 1, 1)));
+  m.set_num_train(splits_[0]->rows());
+  m.set_num_valid(splits_[1]->rows());
+  m.set_num_test(splits_[2]->rows());
+  m.set_source(source);
+  m.set_undirected(options_.undirected);
+  m.set_deduplicated(options_.dedup);
+  GNND_RETURN_IF_ERROR(features_->Finish());
+  GNND_RETURN_IF_ERROR(labels_->Finish());
+  for (auto& split : splits_) GNND_RETURN_IF_ERROR(split->Finish());
+  CscOptions csc{options_.undirected, options_.dedup, options_.threads};
+  GNND_ASSIGN_OR_RETURN(int64_t edges, edges_->BuildCsc(writer_->work_dir(), csc));
+  edges_.reset();  // closes and deletes the spool
+  m.set_num_edges(edges);
+  return writer_->Commit(m, options_.threads);
+}
+
+}  // namespace gnnd::gnnctl

@@ -1,0 +1,74 @@
+// What every importer produces, collected in one place: edges (spooled, then CSC), features converted
+// to the chosen dtype, labels (-1 until set), the three splits. Finish() builds the CSC, derives the
+// manifest and commits the directory atomically (see DatasetWriter).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/gnnctl/csc_builder.h"
+#include "client/gnnctl/dataset_writer.h"
+#include "common/npy.h"
+#include "gnnd/v1/dataset.pb.h"
+
+namespace gnnd::gnnctl {
+
+struct ImportOptions {
+  bool undirected = false;
+  bool dedup = false;
+  // Feature dtype of the dataset; unspecified keeps float32/float16 and turns anything else into float32.
+  v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_UNSPECIFIED;
+  // OGB formats: the folder under split/ (empty: the only one there).
+  std::string split_scheme;
+  // edgelist: the arrays that an edge list does not carry (.npy files).
+  std::string features_npy, labels_npy, splits_dir;
+  int threads = 1;
+};
+
+enum class Split { kTrain, kValid, kTest };
+
+class ImportBuilder {
+ public:
+  static absl::StatusOr<ImportBuilder> Create(const std::string& out_dir, int64_t num_nodes,
+                                              const ImportOptions& options);
+
+  int64_t num_nodes() const { return num_nodes_; }
+  EdgeSpool& edges() { return *edges_; }
+
+  // Features: the whole [num_nodes, D] array from an .npy stream (any float or int dtype), or row by row.
+  absl::Status ReadFeatures(NpyStreamReader& reader);
+  absl::Status AppendFeatureRow(const std::vector<double>& row, absl::string_view where);
+  // `rows` float32 rows of `dim` values (the synthetic generator).
+  absl::Status AppendFeatureRows(const float* data, int64_t rows, int64_t dim);
+
+  // Labels: from a stream of num_nodes values (float NaN = unlabeled), or one at a time.
+  absl::Status ReadLabels(NpyStreamReader& reader);
+  absl::Status SetLabel(int64_t node, double label, absl::string_view where);
+
+  absl::Status AddSplitId(Split split, int64_t node, absl::string_view where);
+  absl::Status ReadSplit(Split split, NpyStreamReader& reader);
+
+  // num_classes 0 derives it from the labels (max + 1).
+  absl::Status Finish(const std::string& source, int32_t num_classes = 0);
+
+ private:
+  ImportBuilder() = default;
+  absl::Status StartFeatures(DType source_dtype, int64_t dim, absl::string_view where);
+
+  ImportOptions options_;
+  int64_t num_nodes_ = 0;
+  std::optional<DatasetWriter> writer_;
+  std::optional<EdgeSpool> edges_;
+  std::optional<NpyWriter> features_;
+  v1::FeatureDType feature_dtype_ = v1::FEATURE_DTYPE_UNSPECIFIED;
+  int64_t feature_dim_ = 0;
+  std::vector<char> row_scratch_;
+  std::optional<NpyWriter> labels_;
+  int64_t* label_data_ = nullptr;
+  std::vector<std::optional<NpyWriter>> splits_;
+};
+
+}  // namespace gnnd::gnnctl

@@ -1,0 +1,149 @@
+// gnnctl: the command-line tool for datasets.
+//   gnnctl import --format ogb|ogb-bin|graphbolt|edgelist SRC OUT_DIR [--undirected] [--dedup] ...
+//   gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] OUT_DIR
+//   gnnctl validate DIR
+//   gnnctl shm list | shm attach NAME | shm remove NAME
+#include <zlib.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/gnnctl/import.h"
+#include "client/gnnctl/synthetic.h"
+#include "common/dataset.h"
+#include "common/parallel.h"
+#include "common/shm_store.h"
+#include "common/status.h"
+
+ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist)");
+ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
+ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
+ABSL_FLAG(std::string, split_scheme, "", "import (ogb, ogb-bin): the folder under split/ (default: the only one)");
+ABSL_FLAG(std::string, feature_dtype, "", "import/generate: float32, float16 or bfloat16 (default: as the source)");
+ABSL_FLAG(std::string, features, "", "import (edgelist): node features, an (N, D) .npy");
+ABSL_FLAG(std::string, labels, "", "import (edgelist): node labels, an (N,) .npy (-1 or NaN: unlabeled)");
+ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.npy, valid.npy, test.npy");
+ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers");
+ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
+ABSL_FLAG(uint64_t, seed, 0, "generate: random seed");
+ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
+
+namespace gnnd::gnnctl {
+namespace {
+
+constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
+  gnnctl import --format ogb|ogb-bin|graphbolt|edgelist SRC OUT_DIR [--undirected] [--dedup]
+                [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16]
+                [--features F.npy --labels L.npy --splits DIR]   (edgelist)
+  gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] OUT_DIR
+  gnnctl validate DIR            check every array and print a summary
+  gnnctl shm list                datasets in shared memory and their state
+  gnnctl shm attach NAME         attach read-only, print the summary and a CRC32 of every array
+  gnnctl shm remove NAME         remove a dataset's segments (also a stale, half-loaded set))";
+
+int Threads() { return absl::GetFlag(FLAGS_threads) > 0 ? absl::GetFlag(FLAGS_threads) : DefaultThreads(); }
+
+absl::StatusOr<v1::FeatureDType> FeatureDTypeFlag() {
+  const std::string name = absl::GetFlag(FLAGS_feature_dtype);
+  if (name.empty()) return v1::FEATURE_DTYPE_UNSPECIFIED;
+  if (name == "float32") return v1::FEATURE_DTYPE_FLOAT32;
+  if (name == "float16") return v1::FEATURE_DTYPE_FLOAT16;
+  if (name == "bfloat16") return v1::FEATURE_DTYPE_BFLOAT16;
+  return absl::InvalidArgumentError(absl::StrCat("--feature-dtype ", name, ": use float32, float16 or bfloat16"));
+}
+
+absl::Status Usage(absl::string_view problem) { return absl::InvalidArgumentError(absl::StrCat(problem, "\n", kUsage)); }
+
+absl::Status RunImport(const std::vector<std::string>& args) {
+  if (args.size() != 2) return Usage("import takes SRC and OUT_DIR");
+  ImportOptions options;
+  options.undirected = absl::GetFlag(FLAGS_undirected);
+  options.dedup = absl::GetFlag(FLAGS_dedup);
+  options.split_scheme = absl::GetFlag(FLAGS_split_scheme);
+  GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
+  options.features_npy = absl::GetFlag(FLAGS_features);
+  options.labels_npy = absl::GetFlag(FLAGS_labels);
+  options.splits_dir = absl::GetFlag(FLAGS_splits);
+  options.threads = Threads();
+  GNND_RETURN_IF_ERROR(Import(absl::GetFlag(FLAGS_format), args[0], args[1], options));
+  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[1]));
+  absl::PrintF("%s: %s\n", args[1], dataset.Summary());
+  return absl::OkStatus();
+}
+
+absl::Status RunGenerate(const std::vector<std::string>& args) {
+  if (args.size() != 1) return Usage("generate takes OUT_DIR");
+  GNND_ASSIGN_OR_RETURN(SyntheticSpec spec, PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
+  GenerateOptions options;
+  options.seed = absl::GetFlag(FLAGS_seed);
+  GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
+  if (options.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) options.feature_dtype = v1::FEATURE_DTYPE_FLOAT32;
+  options.threads = Threads();
+  GNND_RETURN_IF_ERROR(Generate(spec, options, args[0]));
+  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[0]));
+  absl::PrintF("%s: %s\n", args[0], dataset.Summary());
+  return absl::OkStatus();
+}
+
+absl::Status RunValidate(const std::vector<std::string>& args) {
+  if (args.size() != 1) return Usage("validate takes DIR");
+  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[0]));
+  GNND_RETURN_IF_ERROR(dataset.Validate(Threads()));
+  absl::PrintF("%s: valid. %s\n", args[0], dataset.Summary());
+  return absl::OkStatus();
+}
+
+absl::Status RunShm(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "list") {
+    for (const ShmDatasetInfo& info : ShmDataset::List()) {
+      const char* state = info.state == ShmState::kReady ? "ready" : info.state == ShmState::kLoading ? "loading" : "stale";
+      absl::PrintF("%s\t%s\tloader pid %d\n", info.name, state, info.loader_pid);
+    }
+    return absl::OkStatus();
+  }
+  if (args.size() == 2 && args[0] == "attach") {
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> dataset, ShmDataset::Attach(args[1]));
+    absl::PrintF("%s: %s\n", args[1], DescribeDataset(dataset->manifest(), dataset->arrays()));
+    for (ArrayId id : kAllArrays) {
+      const size_t bytes = ArrayBytes(dataset->manifest(), id);
+      uLong crc = crc32_z(0L, Z_NULL, 0);
+      crc = crc32_z(crc, static_cast<const Bytef*>(dataset->arrays()[id]), bytes);
+      absl::PrintF("%s\t%d bytes\tcrc32 %08x\n", ArrayName(id), bytes, crc);
+    }
+    return absl::OkStatus();
+  }
+  if (args.size() == 2 && args[0] == "remove") return ShmDataset::Remove(args[1]);
+  return Usage("shm takes: list | attach NAME | remove NAME");
+}
+
+}  // namespace
+}  // namespace gnnd::gnnctl
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(gnnd::gnnctl::kUsage);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args(positional.begin() + 1, positional.end());
+  absl::Status status;
+  if (args.empty()) {
+    status = gnnd::gnnctl::Usage("no command given");
+  } else {
+    const std::string command = args.front();
+    args.erase(args.begin());
+    if (command == "import") status = gnnd::gnnctl::RunImport(args);
+    else if (command == "generate") status = gnnd::gnnctl::RunGenerate(args);
+    else if (command == "validate") status = gnnd::gnnctl::RunValidate(args);
+    else if (command == "shm") status = gnnd::gnnctl::RunShm(args);
+    else status = gnnd::gnnctl::Usage(absl::StrCat("unknown command '", command, "'"));
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "gnnctl: %s\n", std::string(status.message()).c_str());
+    return absl::IsInvalidArgument(status) ? 2 : 1;
+  }
+  return 0;
+}

@@ -1,0 +1,282 @@
+#include "client/gnnctl/synthetic.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/gnnctl/import_builder.h"
+#include "client/gnnctl/progress.h"
+#include "common/parallel.h"
+#include "common/philox.h"
+#include "common/status.h"
+
+namespace gnnd::gnnctl {
+namespace {
+
+// Philox streams, one per purpose, so no two draws share a counter.
+enum Stream : uint32_t { kEdges = 1, kClassCenters = 2, kFeatures = 3, kSplits = 4 };
+
+// R-MAT quadrant probabilities (Chakrabarti et al.; the Graph500 values).
+constexpr double kA = 0.57, kB = 0.19, kC = 0.19;
+
+constexpr int64_t kEdgeChunk = 1 << 20;
+constexpr int64_t kNodeChunk = 1 << 16;
+
+uint64_t Mix64(uint64_t z) {  // splitmix64's finalizer
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+struct Feistel {
+  int half_bits;
+  uint64_t mask, seed;
+  Feistel(uint64_t n, uint64_t s) : seed(Mix64(s ^ 0x5ca1ab1eull)) {
+    int bits = 2;
+    while ((uint64_t{1} << bits) < n) ++bits;
+    half_bits = (bits + 1) / 2;
+    mask = (uint64_t{1} << half_bits) - 1;
+  }
+  uint64_t Round(uint64_t r, int i) const { return Mix64(seed + r * 0x9e3779b97f4a7c15ull + i) & mask; }
+  uint64_t Forward(uint64_t x) const {
+    uint64_t l = x >> half_bits, r = x & mask;
+    for (int i = 0; i < 4; ++i) {
+      const uint64_t next = l ^ Round(r, i);
+      l = r;
+      r = next;
+    }
+    return (l << half_bits) | r;
+  }
+  uint64_t Backward(uint64_t y) const {
+    uint64_t l = y >> half_bits, r = y & mask;
+    for (int i = 3; i >= 0; --i) {
+      const uint64_t prev = r ^ Round(l, i);
+      r = l;
+      l = prev;
+    }
+    return (l << half_bits) | r;
+  }
+};
+
+// Successive random words of one (stream, index): Philox blocks with sub-counters 0, 1, 2, ...
+class Words {
+ public:
+  Words(uint64_t seed, uint32_t stream, uint64_t index) : seed_(seed), stream_(stream), index_(index) {}
+  uint32_t Next() {
+    if (pos_ == 4) {
+      block_ = RandomWords(seed_, stream_, index_, sub_++);
+      pos_ = 0;
+    }
+    return block_.v[pos_++];
+  }
+
+ private:
+  uint64_t seed_;
+  uint32_t stream_;
+  uint64_t index_;
+  uint32_t sub_ = 0;
+  Philox4x32 block_{};
+  int pos_ = 4;
+};
+
+uint32_t Below(uint32_t word, uint32_t n) { return static_cast<uint32_t>((uint64_t{word} * n) >> 32); }
+
+// Two standard normal values from two words (Box-Muller).
+void Gaussians(uint32_t w0, uint32_t w1, float* out) {
+  const double u1 = ((w0 >> 8) + 1.0) / 16777217.0;  // (0, 1]: log is finite
+  const double u2 = (w1 >> 8) / 16777216.0;
+  const double radius = std::sqrt(-2.0 * std::log(u1));
+  out[0] = static_cast<float>(radius * std::cos(2 * M_PI * u2));
+  out[1] = static_cast<float>(radius * std::sin(2 * M_PI * u2));
+}
+
+class Generator {
+ public:
+  Generator(const SyntheticSpec& spec, uint64_t seed)
+      : spec_(spec),
+        seed_(seed),
+        feistel_(spec.num_nodes, seed),
+        ranks_((spec.num_nodes + spec.num_classes - 1) / spec.num_classes) {
+    while ((int64_t{1} << levels_) < ranks_) ++levels_;
+  }
+
+  int64_t Scramble(uint64_t x) const {
+    do x = feistel_.Forward(x);
+    while (x >= static_cast<uint64_t>(spec_.num_nodes));
+    return static_cast<int64_t>(x);
+  }
+  int64_t Unscramble(uint64_t y) const {
+    do y = feistel_.Backward(y);
+    while (y >= static_cast<uint64_t>(spec_.num_nodes));
+    return static_cast<int64_t>(y);
+  }
+  int32_t ClassOf(int64_t node) const { return static_cast<int32_t>(Unscramble(node) % spec_.num_classes); }
+
+  // Edge e: ranks by R-MAT, classes planted, endpoints as ids.
+  std::pair<int64_t, int64_t> Edge(int64_t e) const {
+    Words words(seed_, kEdges, static_cast<uint64_t>(e));
+    const uint32_t classes = static_cast<uint32_t>(spec_.num_classes);
+    for (;;) {
+      int64_t src_rank = 0, dst_rank = 0;
+      uint32_t word = 0;
+      for (int level = 0; level < levels_; ++level) {
+        if (level % 2 == 0) word = words.Next();
+        const double u = ((level % 2 == 0 ? word : word >> 16) & 0xffff) / 65536.0;
+        const int src_bit = u >= kA + kB;
+        const int dst_bit = (u >= kA && u < kA + kB) || u >= kA + kB + kC;
+        src_rank = (src_rank << 1) | src_bit;
+        dst_rank = (dst_rank << 1) | dst_bit;
+      }
+      const uint32_t dst_class = Below(words.Next(), classes);
+      const uint32_t src_class = UniformFloat(words.Next()) < spec_.homophily ? dst_class : Below(words.Next(), classes);
+      const int64_t src = src_rank * classes + src_class, dst = dst_rank * classes + dst_class;
+      if (src_rank < ranks_ && dst_rank < ranks_ && src < spec_.num_nodes && dst < spec_.num_nodes) {
+        return {Scramble(src), Scramble(dst)};
+      }
+    }
+  }
+
+  // Features of `count` rows from `first`, into out[count * dim].
+  void Features(int64_t first, int64_t count, const std::vector<float>& centers, float* out) const {
+    const int64_t dim = spec_.feature_dim;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t node = first + i;
+      const float* center = centers.data() + static_cast<size_t>(ClassOf(node)) * dim;
+      float* row = out + i * dim;
+      for (int64_t j = 0; j < dim; j += 4) {
+        const Philox4x32 w = RandomWords(seed_, kFeatures, node, static_cast<uint32_t>(j / 4));
+        float noise[4];
+        Gaussians(w.v[0], w.v[1], noise);
+        Gaussians(w.v[2], w.v[3], noise + 2);
+        for (int64_t k = j; k < std::min(j + 4, dim); ++k) row[k] = center[k] + noise[k - j];
+      }
+    }
+  }
+
+  std::vector<float> ClassCenters() const {
+    const int64_t dim = spec_.feature_dim;
+    const double scale = spec_.class_separation / std::sqrt(2.0 * dim);
+    std::vector<float> centers(static_cast<size_t>(spec_.num_classes * dim));
+    for (size_t i = 0; i < centers.size(); i += 2) {
+      const Philox4x32 w = RandomWords(seed_, kClassCenters, i);
+      float g[2];
+      Gaussians(w.v[0], w.v[1], g);
+      centers[i] = static_cast<float>(g[0] * scale);
+      if (i + 1 < centers.size()) centers[i + 1] = static_cast<float>(g[1] * scale);
+    }
+    return centers;
+  }
+
+  // -1 unlabeled, else 0 train, 1 valid, 2 test.
+  int SplitOf(int64_t node) const {
+    const Philox4x32 w = RandomWords(seed_, kSplits, static_cast<uint64_t>(node));
+    if (UniformDouble(w.v[0], w.v[1]) >= spec_.labeled_fraction) return -1;
+    const double u = UniformDouble(w.v[2], w.v[3]);
+    return u < spec_.train_fraction ? 0 : u < spec_.train_fraction + spec_.valid_fraction ? 1 : 2;
+  }
+
+ private:
+  SyntheticSpec spec_;
+  uint64_t seed_;
+  Feistel feistel_;
+  int64_t ranks_;
+  int levels_ = 0;
+};
+
+}  // namespace
+
+uint64_t ScrambleId(uint64_t x, uint64_t n, uint64_t seed) {
+  Feistel f(n, seed);
+  do x = f.Forward(x);
+  while (x >= n);
+  return x;
+}
+
+uint64_t UnscrambleId(uint64_t y, uint64_t n, uint64_t seed) {
+  Feistel f(n, seed);
+  do y = f.Backward(y);
+  while (y >= n);
+  return y;
+}
+
+absl::StatusOr<SyntheticSpec> PresetSpec(const std::string& preset, double scale) {
+  if (!(scale > 0) || scale > 1000) return absl::InvalidArgumentError(absl::StrCat("--scale ", scale, ": must be in (0, 1000]"));
+  SyntheticSpec s;
+  s.preset = preset;
+  if (preset == "tiny") {
+    s.num_nodes = 10000, s.num_edges = 100000, s.feature_dim = 32, s.num_classes = 8;
+    s.train_fraction = 0.6, s.valid_fraction = 0.2;
+  } else if (preset == "products") {  // ogbn-products: 2,449,029 nodes, 61,859,140 edges, 100-dim, 47 classes
+    s.num_nodes = 2449029, s.num_edges = 61859140, s.feature_dim = 100, s.num_classes = 47;
+    s.train_fraction = 0.0803, s.valid_fraction = 0.0161;
+  } else if (preset == "papers") {  // ogbn-papers100M: 111 M nodes, 1.6 B edges, 128-dim, 172 classes, 1.4% labeled
+    s.num_nodes = 111059956, s.num_edges = 1615685872, s.feature_dim = 128, s.num_classes = 172;
+    s.labeled_fraction = 0.01393, s.train_fraction = 0.7804, s.valid_fraction = 0.081, s.homophily = 0.6;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--preset ", preset, ": unknown (tiny, products or papers)"));
+  }
+  s.num_nodes = std::max<int64_t>(s.num_classes, std::llround(s.num_nodes * scale));
+  s.num_edges = std::max<int64_t>(1, std::llround(s.num_edges * scale));
+  return s;
+}
+
+absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options, const std::string& out_dir) {
+  if (spec.num_nodes <= 0 || spec.num_edges < 0 || spec.feature_dim <= 0 || spec.num_classes <= 0) {
+    return absl::InvalidArgumentError("synthetic spec: counts must be positive");
+  }
+  const Generator gen(spec, options.seed);
+  ImportOptions import;
+  import.dedup = true;
+  import.feature_dtype = options.feature_dtype;
+  import.threads = options.threads;
+  GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, spec.num_nodes, import));
+
+  {  // Edges: chunks generated in parallel, spooled in chunk order.
+    Progress progress("edges", spec.num_edges, "edges");
+    const int64_t round = kEdgeChunk * std::max(1, options.threads);
+    std::vector<std::pair<int64_t, int64_t>> edges;
+    for (int64_t first = 0; first < spec.num_edges; first += round) {
+      const int64_t count = std::min(round, spec.num_edges - first);
+      edges.resize(count);
+      ParallelFor(count, kEdgeChunk, options.threads, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) edges[i] = gen.Edge(first + i);
+      });
+      for (const auto& [src, dst] : edges) GNND_RETURN_IF_ERROR(builder.edges().Add(src, dst, "synthetic edge"));
+      progress.Set(first + count);
+    }
+  }
+  {  // Features, labels and splits, in blocks of rows.
+    Progress progress("nodes", spec.num_nodes, "nodes");
+    const std::vector<float> centers = gen.ClassCenters();
+    const int64_t round = kNodeChunk * std::max(1, options.threads);
+    std::vector<float> rows;
+    std::vector<int> splits;
+    std::vector<int32_t> classes;
+    for (int64_t first = 0; first < spec.num_nodes; first += round) {
+      const int64_t count = std::min(round, spec.num_nodes - first);
+      rows.resize(static_cast<size_t>(count * spec.feature_dim));
+      splits.resize(count);
+      classes.resize(count);
+      ParallelFor(count, kNodeChunk, options.threads, [&](int64_t begin, int64_t end) {
+        gen.Features(first + begin, end - begin, centers, rows.data() + begin * spec.feature_dim);
+        for (int64_t i = begin; i < end; ++i) {
+          splits[i] = gen.SplitOf(first + i);
+          classes[i] = gen.ClassOf(first + i);
+        }
+      });
+      GNND_RETURN_IF_ERROR(builder.AppendFeatureRows(rows.data(), count, spec.feature_dim));
+      for (int64_t i = 0; i < count; ++i) {
+        if (splits[i] < 0) continue;
+        GNND_RETURN_IF_ERROR(builder.SetLabel(first + i, classes[i], "synthetic label"));
+        GNND_RETURN_IF_ERROR(builder.AddSplitId(static_cast<Split>(splits[i]), first + i, "synthetic split"));
+      }
+      progress.Set(first + count);
+    }
+  }
+  return builder.Finish(absl::StrFormat("synthetic preset=%s nodes=%d edges_drawn=%d seed=%d", spec.preset,
+                                        spec.num_nodes, spec.num_edges, options.seed),
+                        spec.num_classes);
+}
+
+}  // namespace gnnd::gnnctl
