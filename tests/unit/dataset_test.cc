@@ -1,0 +1,146 @@
+#include "common/dataset.h"
+
+#include <fstream>
+
+#include "common/manifest.h"
+#include "gtest/gtest.h"
+#include "tests/unit/test_util.h"
+
+namespace gnnd {
+namespace {
+
+using testing::ScratchDir;
+using testing::SmallDataset;
+
+// Writes `d`, opens and validates it; returns the first error (OK if none).
+absl::Status OpenAndValidate(const SmallDataset& d, const ScratchDir& dir) {
+  d.Write(dir.path());
+  absl::StatusOr<DatasetDir> dataset = DatasetDir::Open(dir.path());
+  if (!dataset.ok()) return dataset.status();
+  return dataset->Validate(2);
+}
+
+TEST(Dataset, ValidDatasetOpensAndDescribesItself) {
+  ScratchDir dir;
+  SmallDataset d;
+  d.Write(dir.path());
+  auto dataset = DatasetDir::Open(dir.path());
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  EXPECT_TRUE(dataset->Validate(2).ok());
+  EXPECT_EQ(dataset->arrays().indptr()[4], 6);
+  EXPECT_EQ(dataset->arrays().labels()[3], 2);
+  EXPECT_NE(dataset->Summary().find("4 nodes, 6 edges"), std::string::npos) << dataset->Summary();
+  EXPECT_NE(dataset->Summary().find("max 3"), std::string::npos) << dataset->Summary();
+}
+
+struct BadCase {
+  std::string name;
+  std::function<void(SmallDataset&)> corrupt;
+  std::string message;
+  friend void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class DatasetErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(DatasetErrors, FirstProblemIsNamed) {
+  ScratchDir dir;
+  SmallDataset d;
+  GetParam().corrupt(d);
+  absl::Status status = OpenAndValidate(d, dir);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryRule, DatasetErrors,
+    ::testing::Values(
+        BadCase{"IndptrStart", [](SmallDataset& d) { d.indptr[0] = 1; }, "indptr.npy: indptr[0] = 1 (must be 0)"},
+        BadCase{"IndptrDecreases", [](SmallDataset& d) { d.indptr[2] = 1; },
+                "indptr.npy: indptr[2] = 1 is less than indptr[1] = 2 (must never decrease)"},
+        BadCase{"IndptrEnd", [](SmallDataset& d) { d.indptr[4] = 5; },
+                "indptr.npy: indptr[4] = 5 but the manifest says num_edges = 6"},
+        BadCase{"IndexOutOfRange", [](SmallDataset& d) { d.indices[4] = 9; },
+                "indices.npy: indices[4] = 9 is not a node id (num_nodes = 4)"},
+        BadCase{"NegativeIndex", [](SmallDataset& d) { d.indices[0] = -1; },
+                "indices.npy: indices[0] = -1 is not a node id (num_nodes = 4)"},
+        BadCase{"LabelTooLarge", [](SmallDataset& d) { d.labels[1] = 3; },
+                "labels.npy: labels[1] = 3 is neither -1 nor a class in [0, 3)"},
+        BadCase{"LabelNegative", [](SmallDataset& d) { d.labels[0] = -2; },
+                "labels.npy: labels[0] = -2 is neither -1 nor a class in [0, 3)"},
+        BadCase{"SplitIdOutOfRange", [](SmallDataset& d) { d.train[1] = 4; },
+                "train.npy: train[1] = 4 is not a node id (num_nodes = 4)"},
+        BadCase{"SplitIdUnlabeled", [](SmallDataset& d) { d.valid[0] = 2; },
+                "valid.npy: valid[0] = 2 is unlabeled (labels.npy has -1 there)"},
+        BadCase{"SplitIdRepeated",
+                [](SmallDataset& d) {
+                  d.train = {0, 3, 0};
+                  d.manifest.set_num_train(3);
+                },
+                "train.npy: train[2] = 0 appears twice in the split"},
+        BadCase{"WrongDType",
+                [](SmallDataset& d) { d.manifest.set_index_dtype(v1::INDEX_DTYPE_INT64); },
+                "indices.npy: dtype is <i4 but the manifest implies <i8"},
+        BadCase{"WrongShape", [](SmallDataset& d) { d.manifest.set_feature_dim(4); },
+                "features.npy: shape is (4, 2) but the manifest implies (4, 4)"},
+        BadCase{"WrongCount", [](SmallDataset& d) { d.manifest.set_num_valid(2); },
+                "valid.npy: shape is (1) but the manifest implies (2)"},
+        BadCase{"FormatVersion", [](SmallDataset& d) { d.manifest.set_format_version(9); },
+                "manifest.textproto: format_version = 9 is not supported (want 1)"},
+        BadCase{"NoClasses", [](SmallDataset& d) { d.manifest.set_num_classes(0); },
+                "manifest.textproto: num_classes = 0 must be positive"},
+        BadCase{"Int32TooNarrow", [](SmallDataset& d) { d.manifest.set_num_nodes(int64_t{1} << 31); },
+                "manifest.textproto: index_dtype = INDEX_DTYPE_INT32 cannot hold 2147483648 node ids"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(Dataset, MissingArrayIsNamed) {
+  ScratchDir dir;
+  SmallDataset().Write(dir.path());
+  std::filesystem::remove(dir / "labels.npy");
+  auto dataset = DatasetDir::Open(dir.path());
+  ASSERT_FALSE(dataset.ok());
+  EXPECT_EQ(dataset.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(dataset.status().message(), absl::StrCat("labels.npy: missing from ", dir.path()));
+}
+
+TEST(Dataset, ManifestSyntaxErrorGivesLine) {
+  ScratchDir dir;
+  SmallDataset().Write(dir.path());
+  std::ofstream(dir / kManifestFile) << "format_version: 1\nnum_nodes: 4\nnum_edgez: 6\n";
+  auto dataset = DatasetDir::Open(dir.path());
+  ASSERT_FALSE(dataset.ok());
+  EXPECT_NE(std::string(dataset.status().message()).find("manifest.textproto: line 3"), std::string::npos)
+      << dataset.status();
+  EXPECT_NE(std::string(dataset.status().message()).find("num_edgez"), std::string::npos) << dataset.status();
+}
+
+TEST(Dataset, NotADatasetDirectory) {
+  ScratchDir dir;
+  auto dataset = DatasetDir::Open(dir.path());
+  ASSERT_FALSE(dataset.ok());
+  EXPECT_EQ(dataset.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(std::string(dataset.status().message()).find("not a dataset directory"), std::string::npos);
+}
+
+TEST(Dataset, ValidationReportsLowestPositionAcrossChunks) {
+  // Many chunks checked in parallel: the error named must be the first bad position, every time.
+  const int64_t n = 5'000'000;
+  std::vector<int64_t> indptr(n + 1);
+  for (int64_t v = 0; v <= n; ++v) indptr[v] = v;
+  std::vector<int32_t> indices(n, 0);
+  indices[4'200'000] = -7;
+  indices[1'300'000] = n;
+  std::vector<int64_t> labels(n, 0), split = {0};
+  v1::DatasetManifest m;
+  m.set_format_version(1), m.set_num_nodes(n), m.set_num_edges(n), m.set_index_dtype(v1::INDEX_DTYPE_INT32);
+  m.set_feature_dim(1), m.set_feature_dtype(v1::FEATURE_DTYPE_FLOAT32), m.set_num_classes(1), m.set_num_train(1);
+  DatasetArrays arrays;
+  float feature = 0;
+  arrays.data = {indptr.data(), indices.data(), &feature, labels.data(), split.data(), split.data(), split.data()};
+  for (int run = 0; run < 3; ++run) {
+    absl::Status s = ValidateArrays(m, arrays, 4);
+    EXPECT_EQ(s.message(), "indices.npy: indices[1300000] = 5000000 is not a node id (num_nodes = 5000000)");
+  }
+}
+
+}  // namespace
+}  // namespace gnnd

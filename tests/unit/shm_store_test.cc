@@ -1,0 +1,183 @@
+#include "common/shm_store.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "gtest/gtest.h"
+#include "tests/unit/test_util.h"
+
+namespace gnnd {
+namespace {
+
+using testing::ScratchDir;
+using testing::SmallDataset;
+
+std::string UniqueName(const std::string& tag) { return absl::StrCat("test-", ::getpid(), "-", tag); }
+
+bool SegmentExists(const std::string& name, absl::string_view suffix) {
+  return std::filesystem::exists(absl::StrCat("/dev/shm/", ShmSegmentName(name, suffix)));
+}
+
+uint32_t Crc(const void* data, size_t bytes) {
+  return static_cast<uint32_t>(crc32_z(crc32_z(0, Z_NULL, 0), static_cast<const Bytef*>(data), bytes));
+}
+
+class ShmStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SmallDataset().Write(dir_.path());
+    auto d = DatasetDir::Open(dir_.path());
+    ASSERT_TRUE(d.ok()) << d.status();
+    source_.emplace(std::move(*d));
+  }
+  ScratchDir dir_;
+  std::optional<DatasetDir> source_;
+};
+
+TEST_F(ShmStore, LoadAttachUnload) {
+  const std::string name = UniqueName("basic");
+  auto loaded = ShmDataset::Load(name, *source_, {});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->load_stats().bytes, 40u + 24 + 32 + 32 + 16 + 8 + 0);
+  struct stat st;
+  ASSERT_EQ(::stat(absl::StrCat("/dev/shm/", ShmSegmentName(name, "features")).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  auto attached = ShmDataset::Attach(name);
+  ASSERT_TRUE(attached.ok()) << attached.status();
+  EXPECT_EQ((*attached)->manifest().num_edges(), 6);
+  for (ArrayId id : kAllArrays) {
+    const size_t bytes = ArrayBytes(source_->manifest(), id);
+    EXPECT_EQ(std::memcmp((*attached)->arrays()[id], source_->file(id).data(), bytes), 0) << ArrayName(id);
+  }
+  EXPECT_EQ(ShmDataset::Load(name, *source_, {}).status().code(), absl::StatusCode::kAlreadyExists);
+  bool listed = false;
+  for (const ShmDatasetInfo& info : ShmDataset::List()) listed |= info.name == name && info.state == ShmState::kReady;
+  EXPECT_TRUE(listed);
+
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+  for (ArrayId id : kAllArrays) EXPECT_FALSE(SegmentExists(name, ArrayName(id)));
+  EXPECT_FALSE(SegmentExists(name, "meta"));
+  EXPECT_EQ(ShmDataset::Attach(name).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ShmDataset::Remove(name).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ShmStore, PermissionsAndHugePagesAreOptions) {
+  const std::string name = UniqueName("perm");
+  ShmLoadOptions options;
+  options.permissions = 0640;
+  options.huge_pages = true;  // honored or reported, never an error
+  auto loaded = ShmDataset::Load(name, *source_, options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  struct stat st;
+  ASSERT_EQ(::stat(absl::StrCat("/dev/shm/", ShmSegmentName(name, "indices")).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+TEST_F(ShmStore, SecondProcessSeesTheSameBytes) {
+  const std::string name = UniqueName("xproc");
+  auto loaded = ShmDataset::Load(name, *source_, {});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const size_t bytes = ArrayBytes(source_->manifest(), ArrayId::kFeatures);
+  const uint32_t expected = Crc(source_->file(ArrayId::kFeatures).data(), bytes);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {  // attach read-only in a separate address space and report a checksum
+    uint32_t crc = 0;
+    auto attached = ShmDataset::Attach(name);
+    if (attached.ok()) crc = Crc((*attached)->arrays()[ArrayId::kFeatures], bytes);
+    (void)!::write(fds[1], &crc, sizeof(crc));
+    ::_exit(0);
+  }
+  uint32_t reported = 0;
+  ASSERT_EQ(::read(fds[0], &reported, sizeof(reported)), static_cast<ssize_t>(sizeof(reported)));
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(reported, expected);
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+TEST_F(ShmStore, KilledLoadIsNeverSeenAsCompleteAndIsCleanedByTheNextLoad) {
+  const std::string name = UniqueName("killed");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ShmLoadOptions options;
+    options.on_array_loaded = [&](ArrayId id, size_t, size_t) {
+      if (id == ArrayId::kIndices) {  // two arrays in: tell the parent, then wait to be killed
+        (void)!::write(fds[1], "x", 1);
+        ::pause();
+      }
+    };
+    (void)ShmDataset::Load(name, *source_, options);
+    ::_exit(1);
+  }
+  char byte;
+  ASSERT_EQ(::read(fds[0], &byte, 1), 1);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+
+  EXPECT_TRUE(SegmentExists(name, "meta"));
+  EXPECT_TRUE(SegmentExists(name, "indices"));
+  auto attached = ShmDataset::Attach(name);
+  ASSERT_EQ(attached.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(attached.status().message()).find("stale"), std::string::npos) << attached.status();
+  bool stale = false;
+  for (const ShmDatasetInfo& info : ShmDataset::List()) stale |= info.name == name && info.state == ShmState::kStale;
+  EXPECT_TRUE(stale);
+
+  auto reloaded = ShmDataset::Load(name, *source_, {});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  EXPECT_TRUE(ShmDataset::Attach(name).ok());
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+TEST_F(ShmStore, LoadWhileAnotherLoadRunsIsRefused) {
+  const std::string name = UniqueName("busy");
+  absl::Status inner;
+  ShmLoadOptions options;
+  options.on_array_loaded = [&](ArrayId id, size_t, size_t) {
+    if (id == ArrayId::kIndptr) {
+      inner = ShmDataset::Load(name, *source_, {}).status();
+      EXPECT_EQ(ShmDataset::Attach(name).status().code(), absl::StatusCode::kUnavailable);
+    }
+  };
+  ASSERT_TRUE(ShmDataset::Load(name, *source_, options).ok());
+  EXPECT_EQ(inner.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(std::string(inner.message()).find("being loaded by pid"), std::string::npos) << inner;
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+TEST_F(ShmStore, InvalidContentIsRejectedAndNothingIsLeft) {
+  SmallDataset bad;
+  bad.indices[2] = 77;
+  ScratchDir other;
+  bad.Write(other.path());
+  auto source = DatasetDir::Open(other.path());
+  ASSERT_TRUE(source.ok());
+  const std::string name = UniqueName("invalid");
+  auto loaded = ShmDataset::Load(name, *source, {});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().message(), "indices.npy: indices[2] = 77 is not a node id (num_nodes = 4)");
+  EXPECT_FALSE(SegmentExists(name, "meta"));
+  EXPECT_FALSE(SegmentExists(name, "indices"));
+}
+
+TEST(ShmName, OnlySafeCharacters) {
+  EXPECT_TRUE(ShmDataset::CheckName("ogbn-products_v2").ok());
+  EXPECT_FALSE(ShmDataset::CheckName("").ok());
+  EXPECT_FALSE(ShmDataset::CheckName("a/b").ok());
+  EXPECT_FALSE(ShmDataset::CheckName("a.b").ok());
+  EXPECT_FALSE(ShmDataset::CheckName(std::string(101, 'a')).ok());
+}
+
+}  // namespace
+}  // namespace gnnd

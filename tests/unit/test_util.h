@@ -1,0 +1,80 @@
+// Helpers shared by the unit tests: scratch directories and small datasets written array by array.
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/dataset.h"
+#include "common/manifest.h"
+#include "common/npy.h"
+#include "gtest/gtest.h"
+
+namespace gnnd::testing {
+
+// A fresh directory under the test's temp dir, removed at destruction.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = absl::StrCat(::testing::TempDir(), "gnnd-", info->test_suite_name(), "-", info->name(), "-", ::getpid());
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return absl::StrCat(path_, "/", name); }
+
+ private:
+  std::string path_;
+};
+
+template <typename T>
+void WriteNpy(const std::string& path, DType dtype, const std::vector<T>& values, std::vector<int64_t> row_shape = {}) {
+  int64_t row = 1;
+  for (int64_t d : row_shape) row *= d;
+  auto writer = NpyWriter::CreateAppendable(path, dtype, row_shape);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE(writer->Append(values.data(), static_cast<int64_t>(values.size()) / row).ok());
+  ASSERT_TRUE(writer->Finish().ok());
+}
+
+// The arrays of a small dataset, valid as constructed; tests break one thing at a time.
+struct SmallDataset {
+  // 4 nodes; CSC in-neighbors: 0 <- {1, 2}, 1 <- {0}, 2 <- {}, 3 <- {0, 1, 2}.
+  std::vector<int64_t> indptr = {0, 2, 3, 3, 6};
+  std::vector<int32_t> indices = {1, 2, 0, 0, 1, 2};
+  std::vector<float> features = {0, 1, 2, 3, 4, 5, 6, 7};  // 4 x 2
+  std::vector<int64_t> labels = {0, 1, -1, 2};
+  std::vector<int64_t> train = {0, 3}, valid = {1}, test = {};
+  v1::DatasetManifest manifest;
+
+  SmallDataset() {
+    manifest.set_format_version(kDatasetFormatVersion);
+    manifest.set_num_nodes(4);
+    manifest.set_num_edges(6);
+    manifest.set_index_dtype(v1::INDEX_DTYPE_INT32);
+    manifest.set_feature_dim(2);
+    manifest.set_feature_dtype(v1::FEATURE_DTYPE_FLOAT32);
+    manifest.set_num_classes(3);
+    manifest.set_num_train(2);
+    manifest.set_num_valid(1);
+    manifest.set_num_test(0);
+  }
+
+  void Write(const std::string& dir) const {
+    WriteNpy(dir + "/indptr.npy", DType::kInt64, indptr);
+    WriteNpy(dir + "/indices.npy", DType::kInt32, indices);
+    WriteNpy(dir + "/features.npy", DType::kFloat32, features, {2});
+    WriteNpy(dir + "/labels.npy", DType::kInt64, labels);
+    WriteNpy(dir + "/train.npy", DType::kInt64, train);
+    WriteNpy(dir + "/valid.npy", DType::kInt64, valid);
+    WriteNpy(dir + "/test.npy", DType::kInt64, test);
+    ASSERT_TRUE(WriteManifest(dir, manifest).ok());
+  }
+};
+
+}  // namespace gnnd::testing
