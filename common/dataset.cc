@@ -40,8 +40,8 @@ absl::Status CheckIndices(const Index* indices, int64_t num_edges, int64_t num_n
   });
 }
 
-absl::Status CheckSplit(absl::string_view name, std::span<const int64_t> ids, const int64_t* labels,
-                        int64_t num_nodes, int threads) {
+absl::Status CheckSplit(absl::string_view name, std::span<const int64_t> ids, const int64_t* labels, int64_t num_nodes,
+                        int threads) {
   const std::string file = absl::StrCat(name, ".npy");
   auto describe = [&](int64_t i, absl::string_view problem) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s[%d] = %d %s", file, name, i, ids[i], problem));
@@ -78,17 +78,20 @@ absl::Status CheckSplit(absl::string_view name, std::span<const int64_t> ids, co
 }  // namespace
 
 absl::string_view ArrayName(ArrayId id) {
-  static constexpr absl::string_view kNames[] = {"indptr", "indices", "features", "labels",
-                                                "train",  "valid",   "test"};
+  static constexpr absl::string_view kNames[] = {"indptr", "indices", "features", "labels", "train", "valid", "test"};
   return kNames[static_cast<int>(id)];
 }
 
 absl::string_view FeatureDTypeName(v1::FeatureDType t) {
   switch (t) {
-    case v1::FEATURE_DTYPE_FLOAT32: return "float32";
-    case v1::FEATURE_DTYPE_FLOAT16: return "float16";
-    case v1::FEATURE_DTYPE_BFLOAT16: return "bfloat16";
-    default: return "unspecified";
+    case v1::FEATURE_DTYPE_FLOAT32:
+      return "float32";
+    case v1::FEATURE_DTYPE_FLOAT16:
+      return "float16";
+    case v1::FEATURE_DTYPE_BFLOAT16:
+      return "bfloat16";
+    default:
+      return "unspecified";
   }
 }
 
@@ -98,9 +101,12 @@ DType ArrayDType(const v1::DatasetManifest& m, ArrayId id) {
       return m.index_dtype() == v1::INDEX_DTYPE_INT32 ? DType::kInt32 : DType::kInt64;
     case ArrayId::kFeatures:
       switch (m.feature_dtype()) {
-        case v1::FEATURE_DTYPE_FLOAT16: return DType::kFloat16;
-        case v1::FEATURE_DTYPE_BFLOAT16: return DType::kUInt16;
-        default: return DType::kFloat32;
+        case v1::FEATURE_DTYPE_FLOAT16:
+          return DType::kFloat16;
+        case v1::FEATURE_DTYPE_BFLOAT16:
+          return DType::kUInt16;
+        default:
+          return DType::kFloat32;
       }
     default:
       return DType::kInt64;
@@ -109,13 +115,20 @@ DType ArrayDType(const v1::DatasetManifest& m, ArrayId id) {
 
 std::vector<int64_t> ArrayShape(const v1::DatasetManifest& m, ArrayId id) {
   switch (id) {
-    case ArrayId::kIndptr: return {m.num_nodes() + 1};
-    case ArrayId::kIndices: return {m.num_edges()};
-    case ArrayId::kFeatures: return {m.num_nodes(), m.feature_dim()};
-    case ArrayId::kLabels: return {m.num_nodes()};
-    case ArrayId::kTrain: return {m.num_train()};
-    case ArrayId::kValid: return {m.num_valid()};
-    case ArrayId::kTest: return {m.num_test()};
+    case ArrayId::kIndptr:
+      return {m.num_nodes() + 1};
+    case ArrayId::kIndices:
+      return {m.num_edges()};
+    case ArrayId::kFeatures:
+      return {m.num_nodes(), m.feature_dim()};
+    case ArrayId::kLabels:
+      return {m.num_nodes()};
+    case ArrayId::kTrain:
+      return {m.num_train()};
+    case ArrayId::kValid:
+      return {m.num_valid()};
+    case ArrayId::kTest:
+      return {m.num_test()};
   }
   return {};
 }
@@ -135,7 +148,8 @@ absl::Status CheckManifest(const v1::DatasetManifest& m) {
     return absl::InvalidArgumentError(absl::StrCat(kManifestFile, ": ", field, " = ", value, " ", why));
   };
   if (m.format_version() != kDatasetFormatVersion) {
-    return bad("format_version", m.format_version(), absl::StrCat("is not supported (want ", kDatasetFormatVersion, ")"));
+    return bad("format_version", m.format_version(),
+               absl::StrCat("is not supported (want ", kDatasetFormatVersion, ")"));
   }
   if (m.num_nodes() <= 0) return bad("num_nodes", m.num_nodes(), "must be positive");
   if (m.num_edges() < 0) return bad("num_edges", m.num_edges(), "must not be negative");
@@ -161,9 +175,9 @@ absl::Status ValidateArrays(const v1::DatasetManifest& m, const DatasetArrays& a
   GNND_RETURN_IF_ERROR(FirstError(n, threads, [&](int64_t begin, int64_t end) {
     for (int64_t v = begin; v < end; ++v) {
       if (indptr[v + 1] < indptr[v]) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "indptr.npy: indptr[%d] = %d is less than indptr[%d] = %d (must never decrease)", v + 1,
-            indptr[v + 1], v, indptr[v]));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("indptr.npy: indptr[%d] = %d is less than indptr[%d] = %d (must never decrease)", v + 1,
+                            indptr[v + 1], v, indptr[v]));
       }
     }
     return absl::OkStatus();
@@ -173,9 +187,11 @@ absl::Status ValidateArrays(const v1::DatasetManifest& m, const DatasetArrays& a
         "indptr.npy: indptr[%d] = %d but the manifest says num_edges = %d", n, indptr[n], m.num_edges()));
   }
   if (m.index_dtype() == v1::INDEX_DTYPE_INT32) {
-    GNND_RETURN_IF_ERROR(CheckIndices(static_cast<const int32_t*>(arrays[ArrayId::kIndices]), m.num_edges(), n, threads));
+    GNND_RETURN_IF_ERROR(
+        CheckIndices(static_cast<const int32_t*>(arrays[ArrayId::kIndices]), m.num_edges(), n, threads));
   } else {
-    GNND_RETURN_IF_ERROR(CheckIndices(static_cast<const int64_t*>(arrays[ArrayId::kIndices]), m.num_edges(), n, threads));
+    GNND_RETURN_IF_ERROR(
+        CheckIndices(static_cast<const int64_t*>(arrays[ArrayId::kIndices]), m.num_edges(), n, threads));
   }
   const int64_t* labels = arrays.labels();
   GNND_RETURN_IF_ERROR(FirstError(n, threads, [&](int64_t begin, int64_t end) {
@@ -216,7 +232,8 @@ absl::StatusOr<DatasetDir> DatasetDir::Open(const std::string& dir) {
     const std::vector<int64_t> want_shape = ArrayShape(d.manifest_, id);
     if (npy->header().shape != want_shape) {
       return absl::InvalidArgumentError(absl::StrCat(file, ": shape is (", absl::StrJoin(npy->header().shape, ", "),
-                                                     ") but the manifest implies (", absl::StrJoin(want_shape, ", "), ")"));
+                                                     ") but the manifest implies (", absl::StrJoin(want_shape, ", "),
+                                                     ")"));
     }
     d.files_.push_back(std::move(*npy));
   }

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/dtype.h"
 #include "common/npy.h"
 #include "gnnd/v1/dataset.pb.h"
@@ -19,9 +19,9 @@ namespace gnnd {
 
 enum class ArrayId : uint8_t { kIndptr, kIndices, kFeatures, kLabels, kTrain, kValid, kTest };
 inline constexpr int kNumArrays = 7;
-inline constexpr std::array<ArrayId, kNumArrays> kAllArrays = {
-    ArrayId::kIndptr, ArrayId::kIndices, ArrayId::kFeatures, ArrayId::kLabels,
-    ArrayId::kTrain,  ArrayId::kValid,   ArrayId::kTest};
+inline constexpr std::array<ArrayId, kNumArrays> kAllArrays = {ArrayId::kIndptr, ArrayId::kIndices, ArrayId::kFeatures,
+                                                               ArrayId::kLabels, ArrayId::kTrain,   ArrayId::kValid,
+                                                               ArrayId::kTest};
 
 // "indptr", "indices", ... (the file is NAME.npy).
 absl::string_view ArrayName(ArrayId id);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
 #include "absl/strings/string_view.h"
 
 namespace gnnd {
@@ -46,9 +47,7 @@ constexpr size_t DTypeSize(DType t) {
   return 0;
 }
 
-constexpr bool IsFloat(DType t) {
-  return t == DType::kFloat16 || t == DType::kFloat32 || t == DType::kFloat64;
-}
+constexpr bool IsFloat(DType t) { return t == DType::kFloat16 || t == DType::kFloat32 || t == DType::kFloat64; }
 
 // numpy's little-endian descr string, e.g. "<i8".
 absl::string_view NpyDescr(DType t);

@@ -2,9 +2,8 @@
 // this formats with absl::StrFormat and writes one line per call.
 #pragma once
 
-#include "absl/strings/string_view.h"
-
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 
 namespace gnnd {
 

@@ -59,8 +59,8 @@ std::string ManifestToText(const v1::DatasetManifest& manifest) {
 absl::Status WriteManifest(const std::string& dir, const v1::DatasetManifest& manifest) {
   const std::string path = absl::StrCat(dir, "/", kManifestFile);
   const std::string temp = path + ".tmp";
-  const std::string text = absl::StrCat("# gnnd dataset manifest (schema: proto/gnnd/v1/dataset.proto)\n",
-                                        ManifestToText(manifest));
+  const std::string text =
+      absl::StrCat("# gnnd dataset manifest (schema: proto/gnnd/v1/dataset.proto)\n", ManifestToText(manifest));
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("create ", temp));
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;

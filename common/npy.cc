@@ -25,15 +25,13 @@ struct DescrName {
   DType dtype;
 };
 constexpr DescrName kDescrs[] = {
-    {"b1", DType::kBool},    {"i1", DType::kInt8},    {"u1", DType::kUInt8},
-    {"i2", DType::kInt16},   {"u2", DType::kUInt16},  {"i4", DType::kInt32},
-    {"u4", DType::kUInt32},  {"i8", DType::kInt64},   {"u8", DType::kUInt64},
-    {"f2", DType::kFloat16}, {"f4", DType::kFloat32}, {"f8", DType::kFloat64},
+    {"b1", DType::kBool},   {"i1", DType::kInt8},    {"u1", DType::kUInt8},   {"i2", DType::kInt16},
+    {"u2", DType::kUInt16}, {"i4", DType::kInt32},   {"u4", DType::kUInt32},  {"i8", DType::kInt64},
+    {"u8", DType::kUInt64}, {"f2", DType::kFloat16}, {"f4", DType::kFloat32}, {"f8", DType::kFloat64},
 };
 
 // Returns the text of `key`'s value in a numpy header dict, e.g. "'<f4'" or "(3, 4)".
-absl::StatusOr<absl::string_view> DictValue(absl::string_view dict, absl::string_view key,
-                                           absl::string_view what) {
+absl::StatusOr<absl::string_view> DictValue(absl::string_view dict, absl::string_view key, absl::string_view what) {
   const std::string quoted = absl::StrCat("'", key, "'");
   size_t at = dict.find(quoted);
   if (at == absl::string_view::npos) {
@@ -148,12 +146,11 @@ absl::StatusOr<NpyHeader> ParseNpyHeader(absl::string_view bytes, absl::string_v
   return header;
 }
 
-absl::StatusOr<std::string> FormatNpyHeader(DType dtype, const std::vector<int64_t>& shape,
-                                            size_t total_size) {
+absl::StatusOr<std::string> FormatNpyHeader(DType dtype, const std::vector<int64_t>& shape, size_t total_size) {
   std::string dims = absl::StrJoin(shape, ", ");
   if (shape.size() == 1) dims += ",";
-  std::string dict = absl::StrCat("{'descr': '", NpyDescr(dtype), "', 'fortran_order': False, 'shape': (",
-                                  dims, "), }");
+  std::string dict =
+      absl::StrCat("{'descr': '", NpyDescr(dtype), "', 'fortran_order': False, 'shape': (", dims, "), }");
   if (total_size % 64 != 0 || dict.size() + 11 > total_size || total_size - 10 > 0xffff) {
     return absl::InternalError(absl::StrCat("npy header does not fit in ", total_size, " bytes"));
   }
@@ -259,16 +256,36 @@ void Convert(DType dtype, const char* in, Out* out, size_t count) {
   };
   switch (dtype) {
     case DType::kBool:
-    case DType::kUInt8: loop(uint8_t{}); break;
-    case DType::kInt8: loop(int8_t{}); break;
-    case DType::kInt16: loop(int16_t{}); break;
-    case DType::kUInt16: loop(uint16_t{}); break;
-    case DType::kInt32: loop(int32_t{}); break;
-    case DType::kUInt32: loop(uint32_t{}); break;
-    case DType::kInt64: loop(int64_t{}); break;
-    case DType::kUInt64: loop(uint64_t{}); break;
-    case DType::kFloat32: loop(float{}); break;
-    case DType::kFloat64: loop(double{}); break;
+    case DType::kUInt8:
+      loop(uint8_t{});
+      break;
+    case DType::kInt8:
+      loop(int8_t{});
+      break;
+    case DType::kInt16:
+      loop(int16_t{});
+      break;
+    case DType::kUInt16:
+      loop(uint16_t{});
+      break;
+    case DType::kInt32:
+      loop(int32_t{});
+      break;
+    case DType::kUInt32:
+      loop(uint32_t{});
+      break;
+    case DType::kInt64:
+      loop(int64_t{});
+      break;
+    case DType::kUInt64:
+      loop(uint64_t{});
+      break;
+    case DType::kFloat32:
+      loop(float{});
+      break;
+    case DType::kFloat64:
+      loop(double{});
+      break;
     case DType::kFloat16:
       for (size_t i = 0; i < count; ++i) {
         uint16_t h;
@@ -335,15 +352,14 @@ absl::StatusOr<NpyFile> NpyFile::Open(const std::string& path) {
     file.map_ = nullptr;
     return ErrnoStatus(errno, absl::StrCat("mmap ", path));
   }
-  GNND_ASSIGN_OR_RETURN(file.header_,
-                        ParseNpyHeader({static_cast<const char*>(file.map_), file.map_size_}, name));
+  GNND_ASSIGN_OR_RETURN(file.header_, ParseNpyHeader({static_cast<const char*>(file.map_), file.map_size_}, name));
   if (file.header_.fortran_order && file.header_.shape.size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": Fortran-order arrays are not supported"));
   }
   const size_t expected = file.header_.data_offset + file.header_.DataBytes();
   if (file.map_size_ != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": file has ", file.map_size_,
-                                                   " bytes but its header implies ", expected));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": file has ", file.map_size_, " bytes but its header implies ", expected));
   }
   file.data_ = static_cast<const char*>(file.map_) + file.header_.data_offset;
   return file;
@@ -396,8 +412,7 @@ absl::StatusOr<NpyWriter> NpyWriter::CreateAppendable(const std::string& path, D
   return w;
 }
 
-absl::StatusOr<NpyWriter> NpyWriter::CreateMapped(const std::string& path, DType dtype,
-                                                  std::vector<int64_t> shape) {
+absl::StatusOr<NpyWriter> NpyWriter::CreateMapped(const std::string& path, DType dtype, std::vector<int64_t> shape) {
   NpyWriter w;
   w.path_ = path;
   w.dtype_ = dtype;

@@ -29,8 +29,7 @@ absl::StatusOr<NpyHeader> ParseNpyHeader(absl::string_view bytes, absl::string_v
 
 // Formats a version 1.0 header padded to exactly `total_size` bytes (a multiple of 64), so that a
 // header can be rewritten in place when the row count is known only at the end.
-absl::StatusOr<std::string> FormatNpyHeader(DType dtype, const std::vector<int64_t>& shape,
-                                            size_t total_size = 128);
+absl::StatusOr<std::string> FormatNpyHeader(DType dtype, const std::vector<int64_t>& shape, size_t total_size = 128);
 
 // Something to read bytes from in order: a file, a zip member, a gzip stream.
 class ByteSource {
@@ -102,8 +101,7 @@ class NpyWriter {
   static absl::StatusOr<NpyWriter> CreateAppendable(const std::string& path, DType dtype,
                                                     std::vector<int64_t> row_shape);
   // A file of exactly `shape`, zero-filled, with its data mapped read-write (see mutable_data()).
-  static absl::StatusOr<NpyWriter> CreateMapped(const std::string& path, DType dtype,
-                                                std::vector<int64_t> shape);
+  static absl::StatusOr<NpyWriter> CreateMapped(const std::string& path, DType dtype, std::vector<int64_t> shape);
   NpyWriter(NpyWriter&&) noexcept;
   NpyWriter& operator=(NpyWriter&&) noexcept;
   ~NpyWriter();

@@ -64,12 +64,17 @@ bool LoaderAlive(const MetaHeader& meta) {
 absl::Status FromBoost(const bip::interprocess_exception& e, absl::string_view what) {
   const std::string message = absl::StrCat(what, ": ", e.what());
   switch (e.get_error_code()) {
-    case bip::not_found_error: return absl::NotFoundError(message);
-    case bip::already_exists_error: return absl::AlreadyExistsError(message);
-    case bip::security_error: return absl::PermissionDeniedError(message);
+    case bip::not_found_error:
+      return absl::NotFoundError(message);
+    case bip::already_exists_error:
+      return absl::AlreadyExistsError(message);
+    case bip::security_error:
+      return absl::PermissionDeniedError(message);
     case bip::out_of_space_error:
-    case bip::out_of_memory_error: return absl::ResourceExhaustedError(message);
-    default: return absl::InternalError(message);
+    case bip::out_of_memory_error:
+      return absl::ResourceExhaustedError(message);
+    default:
+      return absl::InternalError(message);
   }
 }
 
@@ -180,8 +185,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
           absl::StrCat("dataset '", name, "' is already in shared memory; unload it first"));
     }
     if (existing.state == ShmState::kLoading) {
-      return absl::UnavailableError(
-          absl::StrCat("dataset '", name, "' is being loaded by pid ", existing.loader_pid));
+      return absl::UnavailableError(absl::StrCat("dataset '", name, "' is being loaded by pid ", existing.loader_pid));
     }
     LogWarning("removing a stale shared-memory set '%s' (its load by pid %d never finished)", name,
                existing.loader_pid);
@@ -202,9 +206,9 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   if (options.huge_pages) {
     std::ifstream setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
     std::string modes((std::istreambuf_iterator<char>(setting)), {});
-    dataset->stats_.huge_pages_active =
-        absl::StrContains(modes, "[advise]") || absl::StrContains(modes, "[always]") ||
-        absl::StrContains(modes, "[within_size]") || absl::StrContains(modes, "[force]");
+    dataset->stats_.huge_pages_active = absl::StrContains(modes, "[advise]") || absl::StrContains(modes, "[always]") ||
+                                        absl::StrContains(modes, "[within_size]") ||
+                                        absl::StrContains(modes, "[force]");
     if (!dataset->stats_.huge_pages_active) {
       LogWarning("huge pages requested but shmem transparent huge pages are off (shmem_enabled: %s)",
                  absl::StripAsciiWhitespace(modes));
@@ -263,9 +267,9 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
     return absl::UnavailableError(absl::StrCat("dataset '", name, "' is still being loaded by pid ", info.loader_pid));
   }
   if (info.state == ShmState::kStale) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "dataset '", name, "' in shared memory is stale: its load by pid ", info.loader_pid,
-        " never finished; load it again (that removes the stale set) or unload it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("dataset '", name, "' in shared memory is stale: its load by pid ", info.loader_pid,
+                     " never finished; load it again (that removes the stale set) or unload it"));
   }
   auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
   dataset->name_ = name;

@@ -9,15 +9,14 @@
 #define GNND_CONCAT_INNER(a, b) a##b
 #define GNND_CONCAT(a, b) GNND_CONCAT_INNER(a, b)
 
-#define GNND_RETURN_IF_ERROR(expr)                  \
-  do {                                              \
-    if (::absl::Status _st = (expr); !_st.ok()) {   \
-      return _st;                                   \
-    }                                               \
+#define GNND_RETURN_IF_ERROR(expr)                \
+  do {                                            \
+    if (::absl::Status _st = (expr); !_st.ok()) { \
+      return _st;                                 \
+    }                                             \
   } while (0)
 
-#define GNND_ASSIGN_OR_RETURN(lhs, rexpr) \
-  GNND_ASSIGN_OR_RETURN_IMPL(GNND_CONCAT(_statusor_, __LINE__), lhs, rexpr)
+#define GNND_ASSIGN_OR_RETURN(lhs, rexpr) GNND_ASSIGN_OR_RETURN_IMPL(GNND_CONCAT(_statusor_, __LINE__), lhs, rexpr)
 
 #define GNND_ASSIGN_OR_RETURN_IMPL(tmp, lhs, rexpr) \
   auto tmp = (rexpr);                               \

@@ -10,7 +10,8 @@ absl::Status Import(const std::string& format, const std::string& source, const 
   if (format == "ogb-bin") return ImportOgbBinary(source, out_dir, options);
   if (format == "graphbolt") return ImportGraphBolt(source, out_dir, options);
   if (format == "edgelist") return ImportEdgeList(source, out_dir, options);
-  return absl::InvalidArgumentError(absl::StrCat("--format ", format, ": unknown (ogb, ogb-bin, graphbolt or edgelist)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format ", format, ": unknown (ogb, ogb-bin, graphbolt or edgelist)"));
 }
 
 }  // namespace gnnd::gnnctl

@@ -11,10 +11,12 @@ absl::Status ImportEdgeList(const std::string& source, const std::string& out_di
   // features' row count is the node count.
   if (options.features_npy.empty() || options.labels_npy.empty() || options.splits_dir.empty()) {
     return absl::InvalidArgumentError(
-        "edgelist import needs --features F.npy, --labels L.npy and --splits DIR (with train.npy, valid.npy, test.npy)");
+        "edgelist import needs --features F.npy, --labels L.npy and --splits DIR (with train.npy, valid.npy, "
+        "test.npy)");
   }
   GNND_ASSIGN_OR_RETURN(NpyStreamReader features, OpenNpyStream(options.features_npy, options.features_npy));
-  if (features.header().shape.empty()) return absl::InvalidArgumentError(absl::StrCat(options.features_npy, ": a scalar, expected (num_nodes, dim)"));
+  if (features.header().shape.empty())
+    return absl::InvalidArgumentError(absl::StrCat(options.features_npy, ": a scalar, expected (num_nodes, dim)"));
   const int64_t num_nodes = features.header().shape[0];
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
   {
@@ -29,7 +31,8 @@ absl::Status ImportEdgeList(const std::string& source, const std::string& out_di
       std::vector<absl::string_view> fields = SplitFields(line, ' ');
       if (fields.empty()) continue;
       if (fields.size() != 2) {
-        return absl::InvalidArgumentError(absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src dst'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src dst'"));
       }
       GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
       GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
@@ -41,7 +44,8 @@ absl::Status ImportEdgeList(const std::string& source, const std::string& out_di
   GNND_RETURN_IF_ERROR(builder.ReadFeatures(features));
   GNND_ASSIGN_OR_RETURN(NpyStreamReader labels, OpenNpyStream(options.labels_npy, options.labels_npy));
   GNND_RETURN_IF_ERROR(builder.ReadLabels(labels));
-  const std::pair<Split, const char*> splits[] = {{Split::kTrain, "train"}, {Split::kValid, "valid"}, {Split::kTest, "test"}};
+  const std::pair<Split, const char*> splits[] = {
+      {Split::kTrain, "train"}, {Split::kValid, "valid"}, {Split::kTest, "test"}};
   for (auto [split, name] : splits) {
     const std::string path = absl::StrCat(options.splits_dir, "/", name, ".npy");
     GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpyStream(path, absl::StrCat(name, ".npy")));

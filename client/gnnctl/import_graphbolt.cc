@@ -35,7 +35,8 @@ absl::Status ReadEdges(const std::string& source, const YAML::Node& edges, Impor
       if (line.empty()) continue;
       std::vector<absl::string_view> fields = SplitFields(line, ',');
       if (fields.size() != 2) {
-        return absl::InvalidArgumentError(absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src,dst'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src,dst'"));
       }
       GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
       GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
@@ -44,7 +45,8 @@ absl::Status ReadEdges(const std::string& source, const YAML::Node& edges, Impor
     }
     return absl::OkStatus();
   }
-  if (format != "numpy") return Bad("graph.edges[0].format", absl::StrCat("'", format, "' is not supported (csv or numpy)"));
+  if (format != "numpy")
+    return Bad("graph.edges[0].format", absl::StrCat("'", format, "' is not supported (csv or numpy)"));
   GNND_ASSIGN_OR_RETURN(NpyStreamReader sources, OpenNpyStream(full, path));
   const NpyHeader& h = sources.header();
   if (h.shape.size() != 2 || h.shape[0] != 2 || h.fortran_order) {
@@ -68,12 +70,14 @@ absl::Status ReadEdges(const std::string& source, const YAML::Node& edges, Impor
 
 absl::Status ReadSet(const std::string& source, const YAML::Node& set, const std::string& field, Split split,
                      ImportBuilder& builder) {
-  if (!set || !set.IsSequence() || set.size() != 1) return Bad(field, "expected one item set (heterogeneous sets are not supported)");
+  if (!set || !set.IsSequence() || set.size() != 1)
+    return Bad(field, "expected one item set (heterogeneous sets are not supported)");
   std::string seeds_path, labels_path;
   for (const YAML::Node& d : set[0]["data"]) {
     const std::string name = d["name"].as<std::string>("");
     const std::string format = d["format"].as<std::string>("");
-    if (format != "numpy") return Bad(absl::StrCat(field, ".data.", name), absl::StrCat("format '", format, "' is not supported (numpy)"));
+    if (format != "numpy")
+      return Bad(absl::StrCat(field, ".data.", name), absl::StrCat("format '", format, "' is not supported (numpy)"));
     if (name == "seeds" || name == "seed_nodes") seeds_path = d["path"].as<std::string>("");
     if (name == "labels") labels_path = d["path"].as<std::string>("");
   }
@@ -83,7 +87,8 @@ absl::Status ReadSet(const std::string& source, const YAML::Node& set, const std
   GNND_ASSIGN_OR_RETURN(NpyStreamReader labels, OpenNpyStream(absl::StrCat(source, "/", labels_path), labels_path));
   const int64_t count = seeds.header().NumElements();
   if (seeds.header().shape.size() != 1 || labels.header().NumElements() != count) {
-    return absl::InvalidArgumentError(absl::StrCat(seeds_path, " and ", labels_path, ": expected two vectors of one length"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(seeds_path, " and ", labels_path, ": expected two vectors of one length"));
   }
   std::vector<int64_t> ids(count);
   std::vector<double> values(count);
@@ -120,7 +125,8 @@ absl::Status ImportFromYaml(const std::string& source, const YAML::Node& root, c
   if (!have_features) return Bad("feature_data", "no node feature named 'feat'");
 
   const YAML::Node tasks = root["tasks"];
-  if (!tasks || !tasks.IsSequence() || tasks.size() == 0) return Bad("tasks", "missing (need train/validation/test sets)");
+  if (!tasks || !tasks.IsSequence() || tasks.size() == 0)
+    return Bad("tasks", "missing (need train/validation/test sets)");
   const YAML::Node task = tasks[0];
   GNND_RETURN_IF_ERROR(ReadSet(source, task["train_set"], "tasks[0].train_set", Split::kTrain, builder));
   GNND_RETURN_IF_ERROR(ReadSet(source, task["validation_set"], "tasks[0].validation_set", Split::kValid, builder));

@@ -43,7 +43,8 @@ absl::StatusOr<std::string> SplitDir(const std::string& source, const std::strin
   const fs::path root = fs::path(source) / "split";
   std::error_code ec;
   if (!scheme.empty()) {
-    if (!fs::is_directory(root / scheme, ec)) return absl::NotFoundError(absl::StrCat("split/", scheme, ": no such split scheme"));
+    if (!fs::is_directory(root / scheme, ec))
+      return absl::NotFoundError(absl::StrCat("split/", scheme, ": no such split scheme"));
     return (root / scheme).string();
   }
   std::vector<std::string> schemes;
@@ -53,8 +54,8 @@ absl::StatusOr<std::string> SplitDir(const std::string& source, const std::strin
   if (ec) return absl::NotFoundError(absl::StrCat(root.string(), ": missing (", ec.message(), ")"));
   if (schemes.size() != 1) {
     std::sort(schemes.begin(), schemes.end());
-    return absl::InvalidArgumentError(absl::StrCat("split/: ", schemes.size(), " split schemes (", absl::StrJoin(schemes, ", "),
-                                                   "); choose one with --split-scheme"));
+    return absl::InvalidArgumentError(absl::StrCat("split/: ", schemes.size(), " split schemes (",
+                                                   absl::StrJoin(schemes, ", "), "); choose one with --split-scheme"));
   }
   return (root / schemes[0]).string();
 }
@@ -62,11 +63,12 @@ absl::StatusOr<std::string> SplitDir(const std::string& source, const std::strin
 absl::Status ReadSplits(const std::string& source, const ImportOptions& options, ImportBuilder& builder) {
   GNND_ASSIGN_OR_RETURN(std::string dir, SplitDir(source, options.split_scheme));
   const std::string scheme = fs::path(dir).filename();
-  const std::pair<Split, const char*> files[] = {{Split::kTrain, "train"}, {Split::kValid, "valid"}, {Split::kTest, "test"}};
+  const std::pair<Split, const char*> files[] = {
+      {Split::kTrain, "train"}, {Split::kValid, "valid"}, {Split::kTest, "test"}};
   for (auto [split, name] : files) {
-    GNND_RETURN_IF_ERROR(ForEachIntLine(absl::StrCat(dir, "/", name, ".csv.gz"),
-                                        absl::StrCat("split/", scheme, "/", name, ".csv.gz"),
-                                        [&](int64_t id, const std::string& where) { return builder.AddSplitId(split, id, where); }));
+    GNND_RETURN_IF_ERROR(
+        ForEachIntLine(absl::StrCat(dir, "/", name, ".csv.gz"), absl::StrCat("split/", scheme, "/", name, ".csv.gz"),
+                       [&](int64_t id, const std::string& where) { return builder.AddSplitId(split, id, where); }));
   }
   return absl::OkStatus();
 }
@@ -86,7 +88,8 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
       if (line.empty()) continue;
       std::vector<absl::string_view> fields = SplitFields(line, ',');
       if (fields.size() != 2) {
-        return absl::InvalidArgumentError(absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src,dst'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src,dst'"));
       }
       GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
       GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
@@ -96,7 +99,8 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
     progress.Set(builder.edges().count());
   }
   {
-    GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(absl::StrCat(source, "/raw/node-feat.csv.gz"), "raw/node-feat.csv.gz"));
+    GNND_ASSIGN_OR_RETURN(auto reader,
+                          LineReader::Open(absl::StrCat(source, "/raw/node-feat.csv.gz"), "raw/node-feat.csv.gz"));
     Progress progress("features", num_nodes, "rows");
     absl::string_view line;
     std::vector<double> row;
@@ -113,7 +117,8 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
     }
   }
   {
-    GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(absl::StrCat(source, "/raw/node-label.csv.gz"), "raw/node-label.csv.gz"));
+    GNND_ASSIGN_OR_RETURN(auto reader,
+                          LineReader::Open(absl::StrCat(source, "/raw/node-label.csv.gz"), "raw/node-label.csv.gz"));
     absl::string_view line;
     int64_t node = 0;
     for (;;) {
@@ -121,7 +126,8 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
       if (!more) break;
       std::vector<absl::string_view> fields = SplitFields(line, ',');
       if (fields.size() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(reader->Where(), ": ", fields.size(), " labels, expected one (multi-label data is not supported)"));
+        return absl::InvalidArgumentError(absl::StrCat(reader->Where(), ": ", fields.size(),
+                                                       " labels, expected one (multi-label data is not supported)"));
       }
       double label = std::nan("");
       if (!fields[0].empty()) {
@@ -130,7 +136,8 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
       GNND_RETURN_IF_ERROR(builder.SetLabel(node++, label, reader->Where()));
     }
     if (node != num_nodes) {
-      return absl::InvalidArgumentError(absl::StrCat("raw/node-label.csv.gz: ", node, " labels but num_nodes = ", num_nodes));
+      return absl::InvalidArgumentError(
+          absl::StrCat("raw/node-label.csv.gz: ", node, " labels but num_nodes = ", num_nodes));
     }
   }
   GNND_RETURN_IF_ERROR(ReadSplits(source, options, builder));
@@ -152,7 +159,8 @@ absl::Status ImportOgbBinary(const std::string& source, const std::string& out_d
     GNND_ASSIGN_OR_RETURN(NpyStreamReader sources, OpenNpzArray(data, "edge_index", "raw/data.npz:edge_index"));
     const NpyHeader& h = sources.header();
     if (h.shape.size() != 2 || h.shape[0] != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("raw/data.npz:edge_index: shape (", absl::StrJoin(h.shape, ", "), "), expected (2, num_edges)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("raw/data.npz:edge_index: shape (", absl::StrJoin(h.shape, ", "), "), expected (2, num_edges)"));
     }
     const int64_t num_edges = h.shape[1];
     GNND_ASSIGN_OR_RETURN(NpyStreamReader targets, OpenNpzArray(data, "edge_index", "raw/data.npz:edge_index"));
@@ -183,8 +191,8 @@ absl::Status ImportOgbBinary(const std::string& source, const std::string& out_d
     GNND_RETURN_IF_ERROR(builder.ReadFeatures(reader));
   }
   {
-    GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(absl::StrCat(source, "/raw/node-label.npz"), "node_label",
-                                                               "raw/node-label.npz:node_label"));
+    GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(absl::StrCat(source, "/raw/node-label.npz"),
+                                                               "node_label", "raw/node-label.npz:node_label"));
     GNND_RETURN_IF_ERROR(builder.ReadLabels(reader));
   }
   GNND_RETURN_IF_ERROR(ReadSplits(source, options, builder));

@@ -158,8 +158,7 @@ absl::StatusOr<std::unique_ptr<ByteSource>> OpenNpzMember(const std::string& npz
   }
   zip_file_t* file = zip_fopen_index(archive, static_cast<zip_uint64_t>(index), 0);
   if (file == nullptr) {
-    absl::Status status = absl::InvalidArgumentError(
-        absl::StrCat(npz_path, ":", member, ": ", zip_strerror(archive)));
+    absl::Status status = absl::InvalidArgumentError(absl::StrCat(npz_path, ":", member, ": ", zip_strerror(archive)));
     zip_discard(archive);
     return status;
   }
@@ -168,7 +167,9 @@ absl::StatusOr<std::unique_ptr<ByteSource>> OpenNpzMember(const std::string& npz
 
 absl::StatusOr<NpyStreamReader> OpenNpyStream(const std::string& path, std::string display_name) {
   absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenFileSource(path);
-  if (!source.ok()) return absl::Status(source.status().code(), absl::StrCat(display_name, ": cannot open (", source.status().message(), ")"));
+  if (!source.ok())
+    return absl::Status(source.status().code(),
+                        absl::StrCat(display_name, ": cannot open (", source.status().message(), ")"));
   return NpyStreamReader::Open(std::move(*source), std::move(display_name));
 }
 

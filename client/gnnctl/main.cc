@@ -58,7 +58,9 @@ absl::StatusOr<v1::FeatureDType> FeatureDTypeFlag() {
   return absl::InvalidArgumentError(absl::StrCat("--feature-dtype ", name, ": use float32, float16 or bfloat16"));
 }
 
-absl::Status Usage(absl::string_view problem) { return absl::InvalidArgumentError(absl::StrCat(problem, "\n", kUsage)); }
+absl::Status Usage(absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(problem, "\n", kUsage));
+}
 
 absl::Status RunImport(const std::vector<std::string>& args) {
   if (args.size() != 2) return Usage("import takes SRC and OUT_DIR");
@@ -102,7 +104,9 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
 absl::Status RunShm(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "list") {
     for (const ShmDatasetInfo& info : ShmDataset::List()) {
-      const char* state = info.state == ShmState::kReady ? "ready" : info.state == ShmState::kLoading ? "loading" : "stale";
+      const char* state = info.state == ShmState::kReady     ? "ready"
+                          : info.state == ShmState::kLoading ? "loading"
+                                                             : "stale";
       absl::PrintF("%s\t%s\tloader pid %d\n", info.name, state, info.loader_pid);
     }
     return absl::OkStatus();
@@ -135,11 +139,16 @@ int main(int argc, char** argv) {
   } else {
     const std::string command = args.front();
     args.erase(args.begin());
-    if (command == "import") status = gnnd::gnnctl::RunImport(args);
-    else if (command == "generate") status = gnnd::gnnctl::RunGenerate(args);
-    else if (command == "validate") status = gnnd::gnnctl::RunValidate(args);
-    else if (command == "shm") status = gnnd::gnnctl::RunShm(args);
-    else status = gnnd::gnnctl::Usage(absl::StrCat("unknown command '", command, "'"));
+    if (command == "import")
+      status = gnnd::gnnctl::RunImport(args);
+    else if (command == "generate")
+      status = gnnd::gnnctl::RunGenerate(args);
+    else if (command == "validate")
+      status = gnnd::gnnctl::RunValidate(args);
+    else if (command == "shm")
+      status = gnnd::gnnctl::RunShm(args);
+    else
+      status = gnnd::gnnctl::Usage(absl::StrCat("unknown command '", command, "'"));
   }
   if (!status.ok()) {
     std::fprintf(stderr, "gnnctl: %s\n", std::string(status.message()).c_str());

@@ -129,7 +129,8 @@ class Generator {
         dst_rank = (dst_rank << 1) | dst_bit;
       }
       const uint32_t dst_class = Below(words.Next(), classes);
-      const uint32_t src_class = UniformFloat(words.Next()) < spec_.homophily ? dst_class : Below(words.Next(), classes);
+      const uint32_t src_class =
+          UniformFloat(words.Next()) < spec_.homophily ? dst_class : Below(words.Next(), classes);
       const int64_t src = src_rank * classes + src_class, dst = dst_rank * classes + dst_class;
       if (src_rank < ranks_ && dst_rank < ranks_ && src < spec_.num_nodes && dst < spec_.num_nodes) {
         return {Scramble(src), Scramble(dst)};
@@ -201,7 +202,8 @@ uint64_t UnscrambleId(uint64_t y, uint64_t n, uint64_t seed) {
 }
 
 absl::StatusOr<SyntheticSpec> PresetSpec(const std::string& preset, double scale) {
-  if (!(scale > 0) || scale > 1000) return absl::InvalidArgumentError(absl::StrCat("--scale ", scale, ": must be in (0, 1000]"));
+  if (!(scale > 0) || scale > 1000)
+    return absl::InvalidArgumentError(absl::StrCat("--scale ", scale, ": must be in (0, 1000]"));
   SyntheticSpec s;
   s.preset = preset;
   if (preset == "tiny") {

@@ -20,10 +20,10 @@ struct SyntheticSpec {
   int64_t num_edges = 0;  // edges drawn; duplicates and self-loops are then dropped
   int64_t feature_dim = 0;
   int32_t num_classes = 0;
-  double labeled_fraction = 1.0;  // of all nodes
+  double labeled_fraction = 1.0;                  // of all nodes
   double train_fraction = 0, valid_fraction = 0;  // of labeled nodes; the rest is test
-  double homophily = 0.8;         // P(an edge's source is drawn from its destination's class)
-  double class_separation = 2.5;  // distance between class centers, in units of the feature noise
+  double homophily = 0.8;                         // P(an edge's source is drawn from its destination's class)
+  double class_separation = 2.5;                  // distance between class centers, in units of the feature noise
 };
 
 // tiny | products (2.4 M nodes, 62 M edges at scale 1) | papers (111 M nodes, 1.6 B edges); scale > 0

@@ -87,7 +87,8 @@ TEST(ImportOgb, BadInputIsNamedAndLeavesNothing) {
       {"raw/edge.csv.gz", "0,1\n2,7\n", "raw/edge.csv.gz line 2: node id 7 is out of range [0, 5)"},
       {"raw/edge.csv.gz", "0,1,2\n", "raw/edge.csv.gz line 1: 3 fields, expected 'src,dst'"},
       {"raw/node-feat.csv.gz", "0,0\n1,1\n2\n", "raw/node-feat.csv.gz line 3: 1 feature values, expected 2"},
-      {"raw/node-label.csv.gz", "1\n0\n2.5\n", "raw/node-label.csv.gz line 3: label 2.5 is not a class id (a non-negative integer, or NaN/-1 for none)"},
+      {"raw/node-label.csv.gz", "1\n0\n2.5\n",
+       "raw/node-label.csv.gz line 3: label 2.5 is not a class id (a non-negative integer, or NaN/-1 for none)"},
       {"raw/node-label.csv.gz", "1\n0\n", "raw/node-label.csv.gz: 2 labels but num_nodes = 5"},
       {"split/random/valid.csv.gz", "3\n9\n", "split/random/valid.csv.gz line 2: node id 9 is out of range [0, 5)"},
       {"split/random/test.csv.gz", "2\n", "test.npy: test[0] = 2 is unlabeled (labels.npy has -1 there)"},
@@ -164,7 +165,8 @@ TEST(ImportGraphBolt, CsvAndNumpyEdges) {
     if (format == "csv") {
       std::ofstream(src + "/data/edges.csv") << "0,1\n2,1\n3,1\n1,4\n4,0\n0,4\n2,3\n";
     } else {
-      WriteNpy(src + "/data/edges.npy", DType::kInt64, std::vector<int64_t>{0, 2, 3, 1, 4, 0, 2, 1, 1, 1, 4, 0, 4, 3}, {7});
+      WriteNpy(src + "/data/edges.npy", DType::kInt64, std::vector<int64_t>{0, 2, 3, 1, 4, 0, 2, 1, 1, 1, 4, 0, 4, 3},
+               {7});
     }
     WriteNpy(src + "/data/feat.npy", DType::kFloat32, std::vector<float>{0, 0, 1, -1, 2, -2, 3, -3, 4.5, -4.5}, {2});
     WriteNpy(src + "/data/train_seeds.npy", DType::kInt64, std::vector<int64_t>{0, 1});
@@ -179,7 +181,8 @@ graph:
     - num: 5
   edges:
     - format: )" << format << R"(
-      path: data/edges.)" << (format == "csv" ? "csv" : "npy") << R"(
+      path: data/edges.)" << (format == "csv" ? "csv" : "npy")
+                                          << R"(
 feature_data:
   - domain: node
     name: feat
@@ -223,7 +226,8 @@ tasks:
 TEST(ImportGraphBolt, HeterogeneousAndMissingPiecesAreNamed) {
   ScratchDir dir;
   std::filesystem::create_directories(dir / "gb");
-  std::ofstream(dir / "gb/metadata.yaml") << "graph:\n  nodes:\n    - type: paper\n      num: 3\n    - type: author\n      num: 2\n";
+  std::ofstream(dir / "gb/metadata.yaml")
+      << "graph:\n  nodes:\n    - type: paper\n      num: 3\n    - type: author\n      num: 2\n";
   EXPECT_EQ(ImportGraphBolt(dir / "gb", dir / "out", {}).message(),
             "metadata.yaml: graph.nodes: expected exactly one node type (heterogeneous graphs are not supported)");
   std::ofstream(dir / "gb/metadata.yaml") << "graph: [unclosed\n";

@@ -27,8 +27,8 @@ TEST(NpyHeader, FormatThenParseRoundTrips) {
 
 TEST(NpyHeader, ParsesNumpyWrittenVersion1And2Headers) {
   // Exactly what numpy 1.24 writes for np.save(f, np.zeros(3, '<i4')).
-  std::string v1 = std::string("\x93NUMPY\x01\x00\x76\x00", 10) +
-                   "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
+  std::string v1 =
+      std::string("\x93NUMPY\x01\x00\x76\x00", 10) + "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
   v1.append(128 - v1.size() - 1, ' ');
   v1 += '\n';
   auto h1 = ParseNpyHeader(v1, "a.npy");
@@ -124,7 +124,7 @@ TEST(HalfFloat, ConversionsRoundToNearestEven) {
   EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(FloatToHalf(-2.0f), 0xc000);
   EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
-  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);        // rounds up to infinity
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);               // rounds up to infinity
   EXPECT_EQ(FloatToHalf(5.960464477539063e-8f), 0x0001);  // smallest subnormal
   EXPECT_EQ(FloatToHalf(1.0f + 1.0f / 2048), 0x3c00);     // a tie rounds to even
   EXPECT_EQ(FloatToHalf(1.0f + 3.0f / 2048), 0x3c02);

@@ -15,9 +15,13 @@ TEST(Philox, MatchesPublishedKnownAnswers) {
     Philox4x32 expected;
   } cases[] = {
       {{{0, 0, 0, 0}}, 0, 0, {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}}},
-      {{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}}, 0xffffffff, 0xffffffff,
+      {{{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}},
+       0xffffffff,
+       0xffffffff,
        {{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}}},
-      {{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}}, 0xa4093822, 0x299f31d0,
+      {{{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}},
+       0xa4093822,
+       0x299f31d0,
        {{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}},
   };
   for (const Case& c : cases) {
@@ -30,7 +34,8 @@ TEST(Philox, StreamsAndSeedsGiveDistinctWords) {
   std::set<uint32_t> words;
   for (uint32_t stream = 0; stream < 4; ++stream) {
     for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 32}) {
-      for (uint64_t index : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 32}) words.insert(RandomWords(seed, stream, index).v[0]);
+      for (uint64_t index : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 32})
+        words.insert(RandomWords(seed, stream, index).v[0]);
     }
   }
   EXPECT_EQ(words.size(), 4u * 3 * 3);

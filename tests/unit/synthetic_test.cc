@@ -19,7 +19,8 @@ SyntheticSpec Tiny() {
   return *spec;
 }
 
-std::string Generated(const ScratchDir& dir, const std::string& name, const SyntheticSpec& spec, GenerateOptions options) {
+std::string Generated(const ScratchDir& dir, const std::string& name, const SyntheticSpec& spec,
+                      GenerateOptions options) {
   const std::string out = dir / name;
   absl::Status s = Generate(spec, options, out);
   EXPECT_TRUE(s.ok()) << s;
@@ -118,7 +119,10 @@ TEST(Synthetic, PowerLawHomophilousAndLearnable) {
     const int64_t* train = d->file(ArrayId::kTrain).as<int64_t>();
     for (int64_t i = 0; i < m.num_train(); ++i) {
       const int64_t v = train[i];
-      if (neighbors) mean_with_neighbors(v, row); else row.assign(x + v * dim, x + (v + 1) * dim);
+      if (neighbors)
+        mean_with_neighbors(v, row);
+      else
+        row.assign(x + v * dim, x + (v + 1) * dim);
       for (int64_t j = 0; j < dim; ++j) centroid[y[v] * dim + j] += row[j];
       ++count[y[v]];
     }
@@ -129,7 +133,10 @@ TEST(Synthetic, PowerLawHomophilousAndLearnable) {
     int64_t correct = 0;
     for (int64_t i = 0; i < m.num_valid(); ++i) {
       const int64_t v = valid[i];
-      if (neighbors) mean_with_neighbors(v, row); else row.assign(x + v * dim, x + (v + 1) * dim);
+      if (neighbors)
+        mean_with_neighbors(v, row);
+      else
+        row.assign(x + v * dim, x + (v + 1) * dim);
       int64_t best = 0;
       double best_distance = INFINITY;
       for (int64_t c = 0; c < classes; ++c) {
@@ -150,7 +157,8 @@ TEST(Synthetic, PapersPresetLeavesMostNodesUnlabeled) {
   ScratchDir dir;
   auto spec = PresetSpec("papers", 0.0002);  // 22 K nodes, 323 K edges
   ASSERT_TRUE(spec.ok());
-  auto d = DatasetDir::Open(Generated(dir, "p", *spec, {.seed = 3, .feature_dtype = v1::FEATURE_DTYPE_FLOAT16, .threads = 2}));
+  auto d = DatasetDir::Open(
+      Generated(dir, "p", *spec, {.seed = 3, .feature_dtype = v1::FEATURE_DTYPE_FLOAT16, .threads = 2}));
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_TRUE(d->Validate(2).ok());
   const v1::DatasetManifest& m = d->manifest();

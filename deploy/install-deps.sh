@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs gnnd's build and test dependencies from Debian's archive (bookworm or newer). Idempotent:
+# does nothing when every package is already present. CUDA's nvcc is optional and not installed here
+# (the CPU backend builds without it; CUDA code is compiled whenever /usr/local/cuda/bin/nvcc exists).
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libboost-dev zlib1g-dev libzip-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy python3-pytest
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

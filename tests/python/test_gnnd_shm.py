@@ -1,0 +1,84 @@
+"""gnnd loads datasets into shared memory, a second process attaches to the same bytes, and
+shutdown removes the segments (or keeps them on request). Run by ctest with GNNCTL and GNND set."""
+import os
+import signal
+import subprocess
+import time
+import zlib
+
+import numpy as np
+import pytest
+
+GNNCTL = os.environ.get("GNNCTL", "gnnctl")
+GNND = os.environ.get("GNND", "gnnd")
+ARRAYS = ("indptr", "indices", "features", "labels", "train", "valid", "test")
+
+
+def segments(name):
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd.{name}."))
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data") / "tiny"
+    subprocess.run([GNNCTL, "generate", "--preset", "tiny", "--seed", "3", str(out)], check=True, capture_output=True)
+    return out
+
+
+def wait_ready(name, proc, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        listing = subprocess.run([GNNCTL, "shm", "list"], capture_output=True, text=True).stdout
+        if f"{name}\tready" in listing:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{name} never became ready")
+
+
+def test_serve_attach_and_clean_shutdown(dataset):
+    name = f"pytest-{os.getpid()}"
+    proc = subprocess.Popen([GNND, f"--dataset={name}={dataset}"], stderr=subprocess.PIPE, text=True)
+    try:
+        wait_ready(name, proc)
+        attach = subprocess.run([GNNCTL, "shm", "attach", name], capture_output=True, text=True, check=True).stdout
+        for array in ARRAYS:
+            data = np.load(dataset / f"{array}.npy")
+            crc = zlib.crc32(np.ascontiguousarray(data).tobytes())
+            assert f"{array}\t{data.nbytes} bytes\tcrc32 {crc:08x}" in attach
+        assert len(segments(name)) == len(ARRAYS) + 1
+        assert all(os.stat(f"/dev/shm/{s}").st_mode & 0o777 == 0o600 for s in segments(name))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "GB/s" in err and "shutting down" in err
+    assert segments(name) == []
+
+
+def test_keep_segments_then_remove(dataset):
+    name = f"pytest-keep-{os.getpid()}"
+    proc = subprocess.run([GNND, "--dataset", f"{name}={dataset}", "--keep_segments", "--exit_after_load"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert len(segments(name)) == len(ARRAYS) + 1
+    subprocess.run([GNNCTL, "shm", "remove", name], check=True)
+    assert segments(name) == []
+
+
+def test_bad_dataset_is_named_and_leaves_nothing(dataset, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for f in dataset.iterdir():
+        (broken / f.name).write_bytes(f.read_bytes())
+    indices = np.load(broken / "indices.npy")
+    indices[5] = 10**6
+    np.save(broken / "indices.npy", indices)
+    name = f"pytest-bad-{os.getpid()}"
+    proc = subprocess.run([GNND, "--dataset", f"{name}={broken}", "--exit_after_load"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "indices.npy: indices[5] = 1000000 is not a node id (num_nodes = 10000)" in proc.stderr
+    assert segments(name) == []
+    proc = subprocess.run([GNND, "--dataset", "no-equals-sign"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "expected NAME=DATASET_DIR" in proc.stderr
