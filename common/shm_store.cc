@@ -1,5 +1,6 @@
 #include "common/shm_store.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "absl/cleanup/cleanup.h"
@@ -105,6 +107,34 @@ absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& name) {
   } catch (const bip::interprocess_exception& e) {
     return FromBoost(e, absl::StrCat("shared memory set '", name, "'"));
   }
+}
+
+// Copies the element data of an .npy file into `dst` with parallel preads.
+absl::Status ReadInto(const NpyFile& file, char* dst, size_t bytes, int threads) {
+  const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", file.path()));
+  absl::Cleanup close_fd = [fd] { ::close(fd); };
+  std::mutex mutex;
+  absl::Status first_error;
+  ParallelFor(static_cast<int64_t>(bytes), kCopyChunk, threads, [&](int64_t begin, int64_t end) {
+    const off_t base = static_cast<off_t>(file.header().data_offset);
+    while (begin < end) {
+      const ssize_t n = ::pread(fd, dst + begin, end - begin, base + begin);
+      if (n > 0) {
+        begin += n;
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (first_error.ok()) {
+          first_error = n < 0 ? ErrnoStatus(errno, absl::StrCat("read ", file.path()))
+                              : absl::DataLossError(absl::StrCat(file.path(), ": shorter than its header says"));
+        }
+        return;
+      }
+    }
+  });
+  return first_error;
 }
 
 }  // namespace
@@ -234,9 +264,9 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
       auto segment = std::make_unique<Segment>(Segment{bip::mapped_region(shm, bip::read_write)});
       char* dst = static_cast<char*>(segment->region.get_address());
       if (options.huge_pages) ::madvise(dst, bytes, MADV_HUGEPAGE);
-      const char* src = static_cast<const char*>(source.file(id).data());
-      ParallelFor(static_cast<int64_t>(bytes), kCopyChunk, threads,
-                  [&](int64_t begin, int64_t end) { std::memcpy(dst + begin, src + begin, end - begin); });
+      // pread into the segment: measured faster than memcpy from a mapping of the file (no faults on
+      // the source side).
+      GNND_RETURN_IF_ERROR(ReadInto(source.file(id), dst, bytes, threads));
       dataset->arrays_.data[static_cast<int>(id)] = dst;
       dataset->segments_.push_back(std::move(segment));
     } catch (const bip::interprocess_exception& e) {

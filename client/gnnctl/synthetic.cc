@@ -19,6 +19,9 @@ enum Stream : uint32_t { kEdges = 1, kClassCenters = 2, kFeatures = 3, kSplits =
 
 // R-MAT quadrant probabilities (Chakrabarti et al.; the Graph500 values).
 constexpr double kA = 0.57, kB = 0.19, kC = 0.19;
+// Share of edges whose endpoint ranks are uniform instead: a degree floor. Pure R-MAT at these edge
+// factors leaves 30-50% of nodes without edges, unlike the OGB graphs.
+constexpr float kUniformShare = 0.25f;
 
 constexpr int64_t kEdgeChunk = 1 << 20;
 constexpr int64_t kNodeChunk = 1 << 16;
@@ -70,6 +73,10 @@ class Words {
     }
     return block_.v[pos_++];
   }
+  uint64_t Next64() {
+    const uint64_t high = Next();  // two statements: the order of the draws is fixed
+    return high << 32 | Next();
+  }
 
  private:
   uint64_t seed_;
@@ -120,13 +127,18 @@ class Generator {
     for (;;) {
       int64_t src_rank = 0, dst_rank = 0;
       uint32_t word = 0;
-      for (int level = 0; level < levels_; ++level) {
-        if (level % 2 == 0) word = words.Next();
-        const double u = ((level % 2 == 0 ? word : word >> 16) & 0xffff) / 65536.0;
-        const int src_bit = u >= kA + kB;
-        const int dst_bit = (u >= kA && u < kA + kB) || u >= kA + kB + kC;
-        src_rank = (src_rank << 1) | src_bit;
-        dst_rank = (dst_rank << 1) | dst_bit;
+      if (UniformFloat(words.Next()) < kUniformShare) {
+        src_rank = static_cast<int64_t>(words.Next64() % static_cast<uint64_t>(ranks_));
+        dst_rank = static_cast<int64_t>(words.Next64() % static_cast<uint64_t>(ranks_));
+      } else {
+        for (int level = 0; level < levels_; ++level) {
+          if (level % 2 == 0) word = words.Next();
+          const double u = ((level % 2 == 0 ? word : word >> 16) & 0xffff) / 65536.0;
+          const int src_bit = u >= kA + kB;
+          const int dst_bit = (u >= kA && u < kA + kB) || u >= kA + kB + kC;
+          src_rank = (src_rank << 1) | src_bit;
+          dst_rank = (dst_rank << 1) | dst_bit;
+        }
       }
       const uint32_t dst_class = Below(words.Next(), classes);
       const uint32_t src_class =
