@@ -82,6 +82,13 @@ absl::string_view ArrayName(ArrayId id) {
   return kNames[static_cast<int>(id)];
 }
 
+absl::StatusOr<ArrayId> SplitArrayId(absl::string_view split) {
+  if (split == "train") return ArrayId::kTrain;
+  if (split == "valid") return ArrayId::kValid;
+  if (split == "test") return ArrayId::kTest;
+  return absl::InvalidArgumentError(absl::StrCat("split = '", split, "' (must be train, valid or test)"));
+}
+
 absl::string_view FeatureDTypeName(v1::FeatureDType t) {
   switch (t) {
     case v1::FEATURE_DTYPE_FLOAT32:

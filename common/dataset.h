@@ -25,6 +25,8 @@ inline constexpr std::array<ArrayId, kNumArrays> kAllArrays = {ArrayId::kIndptr,
 
 // "indptr", "indices", ... (the file is NAME.npy).
 absl::string_view ArrayName(ArrayId id);
+// "train" | "valid" | "test" -> the split's array; anything else is INVALID_ARGUMENT naming the field.
+absl::StatusOr<ArrayId> SplitArrayId(absl::string_view split);
 // The dtype stored on disk (bfloat16 features are stored as uint16).
 DType ArrayDType(const v1::DatasetManifest& m, ArrayId id);
 std::vector<int64_t> ArrayShape(const v1::DatasetManifest& m, ArrayId id);

@@ -59,6 +59,22 @@ GNND_HOST_DEVICE Philox4x32 RandomWords(uint64_t seed, uint32_t stream, uint64_t
                        static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
+// splitmix64's finalizer: a cheap 64-bit mixing function, for deriving keys and hashing ids.
+GNND_HOST_DEVICE uint64_t Mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// A uniform integer in [0, range) from 64 random bits (multiply-high; bias below range / 2^64).
+GNND_HOST_DEVICE uint64_t Below64(uint64_t random, uint64_t range) {
+#if defined(__CUDA_ARCH__)
+  return __umul64hi(random, range);
+#else
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(random) * range) >> 64);
+#endif
+}
+
 // A uniform float in [0, 1) from one random word (24 bits, exact in float).
 GNND_HOST_DEVICE float UniformFloat(uint32_t word) { return static_cast<float>(word >> 8) * (1.0f / 16777216.0f); }
 

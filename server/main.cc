@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/dataset.h"
+#include "common/flags.h"
 #include "common/log.h"
 #include "common/parallel.h"
 #include "common/shm_store.h"
@@ -73,6 +74,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> LoadOne(const DatasetFlag& flag, con
 int Run(int argc, char** argv) {
   absl::Status flag_status;
   const std::vector<DatasetFlag> flags = CollectDatasetFlags(argc, argv, &flag_status);
+  NormalizeFlagNames(argc, argv);
   absl::ParseCommandLine(argc, argv);
   if (!flag_status.ok()) {
     LogError("%s", flag_status.message());

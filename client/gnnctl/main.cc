@@ -14,9 +14,12 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/numbers.h"
 #include "client/gnnctl/import.h"
+#include "client/gnnctl/sample.h"
 #include "client/gnnctl/synthetic.h"
 #include "common/dataset.h"
+#include "common/flags.h"
 #include "common/parallel.h"
 #include "common/shm_store.h"
 #include "common/status.h"
@@ -33,6 +36,18 @@ ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
+ABSL_FLAG(std::string, dataset, "", "sample: the dataset directory");
+ABSL_FLAG(std::string, split, "train", "sample: train, valid or test");
+ABSL_FLAG(int64_t, batch_size, 1024, "sample: seeds per batch");
+ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10", "5"}),
+          "sample: in-neighbors per node per hop, comma-separated (-1: all)");
+ABSL_FLAG(uint64_t, epoch, 0, "sample: epoch");
+ABSL_FLAG(int64_t, step, 0, "sample: step within the epoch (this rank's)");
+ABSL_FLAG(int32_t, rank, 0, "sample: this trainer's rank");
+ABSL_FLAG(int32_t, world_size, 1, "sample: number of trainer ranks");
+ABSL_FLAG(bool, shuffle, true, "sample: permute the split every epoch");
+ABSL_FLAG(bool, drop_last, false, "sample: drop the incomplete last batch (and the rank remainder)");
+ABSL_FLAG(std::string, out, "batch.npz", "sample: output .npz");
 
 namespace gnnd::gnnctl {
 namespace {
@@ -42,6 +57,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16]
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
   gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] OUT_DIR
+  gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
+                [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] --out batch.npz
   gnnctl validate DIR            check every array and print a summary
   gnnctl shm list                datasets in shared memory and their state
   gnnctl shm attach NAME         attach read-only, print the summary and a CRC32 of every array
@@ -93,6 +110,30 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
+absl::Status RunSample(const std::vector<std::string>& args) {
+  if (!args.empty()) return Usage("sample takes flags only");
+  SampleRequest request;
+  request.dataset_dir = absl::GetFlag(FLAGS_dataset);
+  if (request.dataset_dir.empty()) return Usage("sample needs --dataset DIR");
+  request.split = absl::GetFlag(FLAGS_split);
+  request.batch_size = absl::GetFlag(FLAGS_batch_size);
+  for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) {
+    int32_t fanout;
+    if (!absl::SimpleAtoi(f, &fanout)) return absl::InvalidArgumentError(absl::StrCat("--fanouts: '", f, "' is not an integer"));
+    request.fanouts.push_back(fanout);
+  }
+  request.seed = absl::GetFlag(FLAGS_seed);
+  request.epoch = absl::GetFlag(FLAGS_epoch);
+  request.step = absl::GetFlag(FLAGS_step);
+  request.rank = absl::GetFlag(FLAGS_rank);
+  request.world_size = absl::GetFlag(FLAGS_world_size);
+  request.shuffle = absl::GetFlag(FLAGS_shuffle);
+  request.drop_last = absl::GetFlag(FLAGS_drop_last);
+  GNND_ASSIGN_OR_RETURN(std::string summary, SampleToNpz(request, absl::GetFlag(FLAGS_out)));
+  absl::PrintF("%s\n", summary);
+  return absl::OkStatus();
+}
+
 absl::Status RunValidate(const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("validate takes DIR");
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[0]));
@@ -131,6 +172,7 @@ absl::Status RunShm(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(gnnd::gnnctl::kUsage);
+  gnnd::NormalizeFlagNames(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   absl::Status status;
@@ -143,6 +185,7 @@ int main(int argc, char** argv) {
       status = gnnd::gnnctl::RunImport(args);
     else if (command == "generate")
       status = gnnd::gnnctl::RunGenerate(args);
+    else if (command == "sample") status = gnnd::gnnctl::RunSample(args);
     else if (command == "validate")
       status = gnnd::gnnctl::RunValidate(args);
     else if (command == "shm")

@@ -26,11 +26,6 @@ constexpr float kUniformShare = 0.25f;
 constexpr int64_t kEdgeChunk = 1 << 20;
 constexpr int64_t kNodeChunk = 1 << 16;
 
-uint64_t Mix64(uint64_t z) {  // splitmix64's finalizer
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 struct Feistel {
   int half_bits;

@@ -1,0 +1,31 @@
+// `gnnctl sample`: one batch, produced exactly as a trainer would receive it, written to an .npz so
+// anyone can inspect it (and compare backends) with numpy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gnnd::gnnctl {
+
+struct SampleRequest {
+  std::string dataset_dir;
+  std::string split = "train";
+  int64_t batch_size = 1024;
+  std::vector<int32_t> fanouts;
+  uint64_t seed = 0;
+  uint64_t epoch = 0;
+  int64_t step = 0;
+  int32_t rank = 0;
+  int32_t world_size = 1;
+  bool shuffle = true;
+  bool drop_last = false;
+};
+
+// Samples the request's batch on the CPU backend and writes its arrays (names as in the batch layout)
+// to `out_npz`; returns a one-line description.
+absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz);
+
+}  // namespace gnnd::gnnctl

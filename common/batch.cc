@@ -1,0 +1,103 @@
+#include "common/batch.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace gnnd {
+namespace {
+constexpr size_t kAlign = 256;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+absl::Status CheckSamplingSpec(const SamplingSpec& spec) {
+  if (spec.batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
+  }
+  if (spec.fanouts.empty() || spec.fanouts.size() > kMaxHops) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fanouts has ", spec.fanouts.size(), " entries (need 1 to ", kMaxHops, ", one per hop)"));
+  }
+  for (size_t h = 0; h < spec.fanouts.size(); ++h) {
+    if (spec.fanouts[h] == 0 || spec.fanouts[h] < -1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fanouts[", h, "] = ", spec.fanouts[h], " (must be -1 for all neighbors, or at least 1)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
+                                                   int64_t max_in_degree) {
+  BatchCapacity c;
+  c.max_seeds = std::min(spec.batch_size, num_nodes);
+  c.max_nodes = c.max_seeds;
+  int64_t frontier = c.max_seeds;
+  for (int32_t fanout : spec.fanouts) {
+    const int64_t per_node = fanout < 0 ? max_in_degree : std::min<int64_t>(fanout, max_in_degree);
+    // Saturating products: bounds for deep hops exceed int64 long before they are capped.
+    const int64_t edges = per_node == 0 || frontier <= num_edges / per_node ? frontier * per_node : num_edges;
+    const int64_t hop_edges = std::min(edges, num_edges);
+    c.max_edges += hop_edges;
+    frontier = std::min(hop_edges, num_nodes - c.max_nodes);
+    c.max_nodes += frontier;
+  }
+  constexpr int64_t kLimit = (int64_t{1} << 31) - 1;  // local indices and per-hop counts are int32
+  if (c.max_nodes > kLimit || c.max_edges > kLimit) {
+    return absl::InvalidArgumentError(absl::StrCat("a batch could hold ", c.max_nodes, " nodes and ", c.max_edges,
+                                                   " edges, beyond the int32 layout: lower batch_size or fanouts"));
+  }
+  return c;
+}
+
+BatchLayout BatchLayout::Make(const BatchCapacity& capacity, int num_hops, size_t feature_row_bytes) {
+  BatchLayout l;
+  l.num_hops = num_hops;
+  l.capacity = capacity;
+  l.feature_row_bytes = feature_row_bytes;
+  size_t at = 0;
+  auto place = [&](size_t bytes) {
+    const size_t offset = at;
+    at = AlignUp(at + bytes);
+    return offset;
+  };
+  l.node_ids = place(sizeof(int64_t) * capacity.max_nodes);
+  l.num_nodes_per_hop = place(sizeof(int32_t) * (num_hops + 1));
+  l.edge_src = place(sizeof(int32_t) * capacity.max_edges);
+  l.edge_dst = place(sizeof(int32_t) * capacity.max_edges);
+  l.num_edges_per_hop = place(sizeof(int32_t) * num_hops);
+  l.features = place(feature_row_bytes * capacity.max_nodes);
+  l.labels = place(sizeof(int64_t) * capacity.max_seeds);
+  l.total_bytes = at;
+  return l;
+}
+
+BatchView BatchView::At(void* base, const BatchLayout& layout) {
+  auto* bytes = static_cast<std::byte*>(base);
+  BatchView v;
+  v.num_hops = layout.num_hops;
+  v.node_ids = reinterpret_cast<int64_t*>(bytes + layout.node_ids);
+  v.num_nodes_per_hop = reinterpret_cast<int32_t*>(bytes + layout.num_nodes_per_hop);
+  v.edge_src = reinterpret_cast<int32_t*>(bytes + layout.edge_src);
+  v.edge_dst = reinterpret_cast<int32_t*>(bytes + layout.edge_dst);
+  v.num_edges_per_hop = reinterpret_cast<int32_t*>(bytes + layout.num_edges_per_hop);
+  v.features = bytes + layout.features;
+  v.labels = reinterpret_cast<int64_t*>(bytes + layout.labels);
+  return v;
+}
+
+int64_t BatchView::num_nodes() const {
+  int64_t n = 0;
+  for (int h = 0; h <= num_hops; ++h) n += num_nodes_per_hop[h];
+  return n;
+}
+
+int64_t BatchView::num_edges() const {
+  int64_t n = 0;
+  for (int h = 0; h < num_hops; ++h) n += num_edges_per_hop[h];
+  return n;
+}
+
+BatchBuffer::BatchBuffer(const BatchLayout& layout) : layout_(layout), bytes_(layout.total_bytes) {}
+
+}  // namespace gnnd

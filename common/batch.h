@@ -1,0 +1,81 @@
+// The canonical minibatch layout, shared by every backend and by the slots trainers map:
+//   node_ids          int64[N]   seeds first, then the nodes first reached at hop 1 sorted by id, hop 2, ...
+//   num_nodes_per_hop int32[L+1] hop 0 = the seeds
+//   edge_src/edge_dst int32[E]   local indices into node_ids, message direction src -> dst, by hop
+//   num_edges_per_hop int32[L]
+//   features          [N, D]     dataset dtype
+//   labels            int64[S]   labels of the seeds (S = num_nodes_per_hop[0])
+// Each hop's nodes and edges are a prefix of the next hop's, so PyG and DGL views are slices.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gnnd {
+
+// What a session asks for, checked once: batch_size >= 1, 1..kMaxHops fanouts, each -1 or >= 1.
+struct SamplingSpec {
+  int64_t batch_size = 0;
+  std::vector<int32_t> fanouts;
+};
+inline constexpr int kMaxHops = 16;
+absl::Status CheckSamplingSpec(const SamplingSpec& spec);
+
+// Upper bounds on a batch's node and edge counts, from the spec and the graph (a fanout of -1 is
+// bounded by the largest in-degree; every count by the graph's size).
+struct BatchCapacity {
+  int64_t max_seeds = 0;
+  int64_t max_nodes = 0;
+  int64_t max_edges = 0;
+};
+// Fails when a batch could outgrow the int32 local indices.
+absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
+                                                   int64_t max_in_degree);
+
+// Byte offsets of each array in one contiguous buffer (each 256-byte aligned, so GPU and host views
+// of a slot agree and loads can be vectorized).
+struct BatchLayout {
+  int num_hops = 0;
+  BatchCapacity capacity;
+  size_t feature_row_bytes = 0;
+  size_t node_ids = 0, num_nodes_per_hop = 0, edge_src = 0, edge_dst = 0, num_edges_per_hop = 0;
+  size_t features = 0, labels = 0;
+  size_t total_bytes = 0;
+
+  static BatchLayout Make(const BatchCapacity& capacity, int num_hops, size_t feature_row_bytes);
+};
+
+// Typed pointers into one batch buffer laid out by a BatchLayout.
+struct BatchView {
+  int num_hops = 0;
+  int64_t* node_ids = nullptr;
+  int32_t* num_nodes_per_hop = nullptr;
+  int32_t* edge_src = nullptr;
+  int32_t* edge_dst = nullptr;
+  int32_t* num_edges_per_hop = nullptr;
+  void* features = nullptr;
+  int64_t* labels = nullptr;
+
+  static BatchView At(void* base, const BatchLayout& layout);
+  int64_t num_seeds() const { return num_nodes_per_hop[0]; }
+  int64_t num_nodes() const;
+  int64_t num_edges() const;
+};
+
+// A batch in its own heap buffer (the CPU producer's pool, tests, gnnctl sample).
+class BatchBuffer {
+ public:
+  explicit BatchBuffer(const BatchLayout& layout);
+  BatchView view() { return BatchView::At(bytes_.data(), layout_); }
+  const BatchLayout& layout() const { return layout_; }
+
+ private:
+  BatchLayout layout_;
+  std::vector<std::byte> bytes_;
+};
+
+}  // namespace gnnd

@@ -1,0 +1,49 @@
+// Which seed nodes go into which batch: a seeded per-epoch permutation of a split (or the split's own
+// order when shuffle is off), rank r of W taking perm[r::W], and the same number of steps on every
+// rank so that DDP never waits on a rank that ran out.
+//   drop_last = false: as torch's DistributedSampler, the permutation is padded with its own first
+//     (W - n % W) % W ids so every rank gets ceil(n / W); each rank's last batch may be short.
+//   drop_last = true: the tail is dropped so every rank gets floor(n / W) ids and only full batches.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gnnd {
+
+struct SeedScheduleSpec {
+  uint64_t seed = 0;
+  bool shuffle = true;
+  bool drop_last = false;
+  int64_t batch_size = 1;
+  int32_t rank = 0;
+  int32_t world_size = 1;
+};
+
+absl::Status CheckSeedScheduleSpec(const SeedScheduleSpec& spec);
+
+// The permutation of positions [0, n) for an epoch: positions sorted by a 64-bit Philox key each
+// (ties by position). A pure function of (seed, epoch, n).
+std::vector<int64_t> EpochPermutation(uint64_t seed, uint64_t epoch, int64_t n);
+
+// One rank's seeds for one epoch.
+class EpochSeeds {
+ public:
+  EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& spec, uint64_t epoch);
+
+  int64_t num_steps() const { return num_steps_; }
+  // The seeds of `step` (0 <= step < num_steps()).
+  std::span<const int64_t> batch(int64_t step) const;
+  // The global batch index of `step` (step * world_size + rank): what the sampling rule is keyed on.
+  uint64_t batch_index(int64_t step) const { return static_cast<uint64_t>(step) * world_size_ + rank_; }
+
+ private:
+  std::vector<int64_t> ids_;  // this rank's seeds, in order
+  int64_t batch_size_ = 1, num_steps_ = 0;
+  int32_t rank_ = 0, world_size_ = 1;
+};
+
+}  // namespace gnnd

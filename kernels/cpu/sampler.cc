@@ -1,0 +1,88 @@
+#include "kernels/cpu/sampler.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gnnd {
+
+int64_t GraphData::MaxInDegree() const {
+  const int64_t* indptr = arrays.indptr();
+  int64_t best = 0;
+  for (int64_t v = 0; v < num_nodes(); ++v) best = std::max(best, indptr[v + 1] - indptr[v]);
+  return best;
+}
+
+CpuSampler::CpuSampler(const GraphData& graph, std::vector<int32_t> fanouts, uint64_t seed)
+    : graph_(graph), fanouts_(std::move(fanouts)), seed_(seed) {}
+
+void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out) {
+  local_.clear();
+  const int64_t num_seeds = static_cast<int64_t>(seeds.size());
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    out.node_ids[i] = seeds[i];
+    local_.emplace(seeds[i], static_cast<int32_t>(i));
+  }
+  out.num_nodes_per_hop[0] = static_cast<int32_t>(num_seeds);
+  if (graph_.wide_indices()) {
+    SampleHops(epoch, batch_index, static_cast<const int64_t*>(graph_.arrays[ArrayId::kIndices]), out);
+  } else {
+    SampleHops(epoch, batch_index, static_cast<const int32_t*>(graph_.arrays[ArrayId::kIndices]), out);
+  }
+  Gather(out, out.num_nodes(), num_seeds);
+}
+
+template <typename Index>
+void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* indices, BatchView out) {
+  const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
+  const int64_t* indptr = graph_.arrays.indptr();
+  int64_t frontier_begin = 0, frontier_end = out.num_nodes_per_hop[0];
+  int64_t num_nodes = frontier_end, num_edges = 0;
+  for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
+    // 1. Sample every frontier node's in-neighbors, in frontier order, positions ascending.
+    sampled_.clear();
+    const int64_t hop_edges_begin = num_edges;
+    for (int64_t v = frontier_begin; v < frontier_end; ++v) {
+      const int64_t node = out.node_ids[v];
+      const int64_t first = indptr[node], degree = indptr[node + 1] - first;
+      const int64_t k = SampleCount(degree, fanouts_[hop]);
+      if (k == degree) {
+        for (int64_t p = 0; p < degree; ++p) sampled_.push_back(indices[first + p]);
+      } else {
+        positions_.resize(k);
+        ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint64_t>(node), degree, k,
+                        positions_.data());
+        for (int64_t p : positions_) sampled_.push_back(indices[first + p]);
+      }
+      std::fill_n(out.edge_dst + num_edges, k, static_cast<int32_t>(v));
+      num_edges += k;
+    }
+    // 2. The nodes first reached at this hop, sorted by id, get the next local indices.
+    fresh_.clear();
+    for (int64_t u : sampled_) {
+      if (!local_.contains(u)) fresh_.push_back(u);
+    }
+    std::sort(fresh_.begin(), fresh_.end());
+    fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
+    for (int64_t u : fresh_) {
+      local_.emplace(u, static_cast<int32_t>(num_nodes));
+      out.node_ids[num_nodes++] = u;
+    }
+    // 3. Relabel the sources.
+    for (size_t e = 0; e < sampled_.size(); ++e) out.edge_src[hop_edges_begin + e] = local_.at(sampled_[e]);
+    out.num_nodes_per_hop[hop + 1] = static_cast<int32_t>(fresh_.size());
+    out.num_edges_per_hop[hop] = static_cast<int32_t>(num_edges - hop_edges_begin);
+    frontier_begin = frontier_end;
+    frontier_end = num_nodes;
+  }
+}
+
+void CpuSampler::Gather(const BatchView& out, int64_t num_nodes, int64_t num_seeds) const {
+  const size_t row = FeatureRowBytes(graph_.manifest);
+  const auto* features = static_cast<const std::byte*>(graph_.arrays[ArrayId::kFeatures]);
+  auto* dst = static_cast<std::byte*>(out.features);
+  for (int64_t i = 0; i < num_nodes; ++i) std::memcpy(dst + i * row, features + out.node_ids[i] * row, row);
+  const int64_t* labels = graph_.arrays.labels();
+  for (int64_t i = 0; i < num_seeds; ++i) out.labels[i] = labels[out.node_ids[i]];
+}
+
+}  // namespace gnnd

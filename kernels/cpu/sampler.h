@@ -1,0 +1,47 @@
+// The reference (CPU) backend: samples one batch with the shared rule (common/sampling.h) and
+// assembles it in the canonical layout (common/batch.h), features and labels included.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/batch.h"
+#include "common/dataset.h"
+#include "common/sampling.h"
+
+namespace gnnd {
+
+// The graph and node data a sampler reads: a dataset's manifest and its arrays (files or shm).
+struct GraphData {
+  v1::DatasetManifest manifest;
+  DatasetArrays arrays;
+
+  int64_t num_nodes() const { return manifest.num_nodes(); }
+  bool wide_indices() const { return manifest.index_dtype() == v1::INDEX_DTYPE_INT64; }
+  int64_t MaxInDegree() const;
+};
+
+// Samples batches. Holds per-batch scratch, so use one per thread; output depends only on the inputs.
+class CpuSampler {
+ public:
+  CpuSampler(const GraphData& graph, std::vector<int32_t> fanouts, uint64_t seed);
+
+  // Samples around `seeds` for (epoch, batch_index) and writes every array of `out`, which must have
+  // room for the capacity of this sampler's spec (see ComputeBatchCapacity).
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out);
+
+ private:
+  template <typename Index>
+  void SampleHops(uint64_t epoch, uint64_t batch_index, const Index* indices, BatchView out);
+  void Gather(const BatchView& out, int64_t num_nodes, int64_t num_seeds) const;
+
+  const GraphData& graph_;
+  std::vector<int32_t> fanouts_;
+  uint64_t seed_;
+  absl::flat_hash_map<int64_t, int32_t> local_;  // global id -> local index, this batch
+  std::vector<int64_t> positions_, sampled_, fresh_;
+};
+
+}  // namespace gnnd
