@@ -19,8 +19,10 @@ namespace gnnd::testing {
 class ScratchDir {
  public:
   ScratchDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = absl::StrCat(::testing::TempDir(), "gnnd-", info->test_suite_name(), "-", info->name(), "-", ::getpid());
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();  // null in SetUpTestSuite
+    const auto* suite = ::testing::UnitTest::GetInstance()->current_test_suite();
+    path_ = absl::StrCat(::testing::TempDir(), "gnnd-", suite ? suite->name() : "suite", "-",
+                         info ? info->name() : "shared", "-", ::getpid());
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

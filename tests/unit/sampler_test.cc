@@ -1,0 +1,204 @@
+// The CPU backend's batches against the definition: every invariant of the layout and the sampling
+// semantics, checked over whole epochs of a generated graph, plus determinism across thread counts.
+#include "kernels/cpu/sampler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "client/gnnctl/synthetic.h"
+#include "common/seeds.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/producer.h"
+#include "tests/unit/test_util.h"
+
+namespace gnnd {
+namespace {
+
+using testing::ScratchDir;
+
+class SamplerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    auto spec = gnnctl::PresetSpec("tiny", 0.3);  // 3000 nodes, ~28 K edges, deduplicated
+    ASSERT_TRUE(spec.ok());
+    ASSERT_TRUE(gnnctl::Generate(*spec, {.seed = 2, .threads = 2}, *dir_ / "g").ok());
+    auto d = DatasetDir::Open(*dir_ / "g");
+    ASSERT_TRUE(d.ok()) << d.status();
+    dataset_ = new DatasetDir(std::move(*d));
+    graph_ = new GraphData{dataset_->manifest(), dataset_->arrays()};
+  }
+  static void TearDownTestSuite() {
+    delete graph_;
+    delete dataset_;
+    delete dir_;
+  }
+
+  static std::span<const int64_t> Split(ArrayId id) {
+    return {static_cast<const int64_t*>(graph_->arrays[id]), static_cast<size_t>(ArrayShape(graph_->manifest, id)[0])};
+  }
+  static BatchLayout Layout(const SamplingSpec& spec) {
+    auto capacity = ComputeBatchCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
+    EXPECT_TRUE(capacity.ok());
+    return BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), FeatureRowBytes(graph_->manifest));
+  }
+
+  // Asserts every rule of the layout and of the sampling semantics for one batch.
+  static void CheckBatch(const std::vector<int32_t>& fanouts, std::span<const int64_t> seeds, const BatchView& b,
+                         const BatchCapacity& capacity) {
+    const int64_t* indptr = graph_->arrays.indptr();
+    const int32_t* indices = static_cast<const int32_t*>(graph_->arrays[ArrayId::kIndices]);
+    const int64_t nodes = b.num_nodes(), edges = b.num_edges();
+    ASSERT_LE(nodes, capacity.max_nodes);
+    ASSERT_LE(edges, capacity.max_edges);
+    ASSERT_EQ(b.num_seeds(), static_cast<int64_t>(seeds.size()));
+    for (size_t i = 0; i < seeds.size(); ++i) ASSERT_EQ(b.node_ids[i], seeds[i]) << "seeds first, in order";
+    std::set<int64_t> unique(b.node_ids, b.node_ids + nodes);
+    ASSERT_EQ(static_cast<int64_t>(unique.size()), nodes) << "node ids repeat";
+
+    int64_t frontier_begin = 0, frontier_end = b.num_nodes_per_hop[0], edge = 0;
+    std::set<int64_t> reached(b.node_ids, b.node_ids + frontier_end);
+    for (size_t hop = 0; hop < fanouts.size(); ++hop) {
+      const int64_t hop_end = frontier_end + b.num_nodes_per_hop[hop + 1];
+      for (int64_t i = frontier_end + 1; i < hop_end; ++i) ASSERT_LT(b.node_ids[i - 1], b.node_ids[i]) << "hop not sorted";
+      std::set<int64_t> fresh;  // sources of this hop not reached before: must be exactly the new nodes
+      const int64_t edge_end = edge + b.num_edges_per_hop[hop];
+      for (int64_t v = frontier_begin; v < frontier_end; ++v) {
+        const int64_t node = b.node_ids[v];
+        const int64_t degree = indptr[node + 1] - indptr[node];
+        std::set<int64_t> neighbors;
+        while (edge < edge_end && b.edge_dst[edge] == v) {
+          const int32_t src = b.edge_src[edge];
+          ASSERT_GE(src, 0);
+          ASSERT_LT(src, hop_end) << "edge source beyond this hop's nodes";
+          const int64_t u = b.node_ids[src];
+          ASSERT_TRUE(std::binary_search(indices + indptr[node], indices + indptr[node + 1], u))
+              << u << " -> " << node << " is not an edge";
+          ASSERT_TRUE(neighbors.insert(u).second) << "neighbor repeated";
+          if (!reached.contains(u)) fresh.insert(u);
+          ++edge;
+        }
+        ASSERT_EQ(static_cast<int64_t>(neighbors.size()), SampleCount(degree, fanouts[hop])) << "node " << node;
+      }
+      ASSERT_EQ(edge, edge_end) << "hop's edges not grouped by destination in frontier order";
+      ASSERT_EQ(std::vector<int64_t>(fresh.begin(), fresh.end()),
+                std::vector<int64_t>(b.node_ids + frontier_end, b.node_ids + hop_end));
+      reached.insert(fresh.begin(), fresh.end());
+      frontier_begin = frontier_end;
+      frontier_end = hop_end;
+    }
+    ASSERT_EQ(frontier_end, nodes);
+    const size_t row = FeatureRowBytes(graph_->manifest);
+    const auto* features = static_cast<const std::byte*>(graph_->arrays[ArrayId::kFeatures]);
+    for (int64_t i = 0; i < nodes; ++i) {
+      ASSERT_EQ(std::memcmp(static_cast<const std::byte*>(b.features) + i * row, features + b.node_ids[i] * row, row), 0);
+    }
+    for (int64_t i = 0; i < b.num_seeds(); ++i) ASSERT_EQ(b.labels[i], graph_->arrays.labels()[seeds[i]]);
+  }
+
+  static ScratchDir* dir_;
+  static DatasetDir* dataset_;
+  static GraphData* graph_;
+};
+
+ScratchDir* SamplerTest::dir_ = nullptr;
+DatasetDir* SamplerTest::dataset_ = nullptr;
+GraphData* SamplerTest::graph_ = nullptr;
+
+TEST_F(SamplerTest, WholeEpochsSatisfyTheDefinition) {
+  const std::vector<std::vector<int32_t>> fanout_sets = {{15, 10, 5}, {-1}, {2, -1}, {1, 1, 1, 1}};
+  for (const auto& fanouts : fanout_sets) {
+    for (uint64_t seed : {0, 9}) {
+      const SamplingSpec spec{64, fanouts};
+      const BatchLayout layout = Layout(spec);
+      BatchBuffer buffer(layout);
+      CpuSampler sampler(*graph_, fanouts, seed);
+      EpochSeeds seeds(Split(ArrayId::kTrain), {.seed = seed, .batch_size = 64}, 1);
+      for (int64_t step = 0; step < seeds.num_steps(); ++step) {
+        sampler.Sample(1, seeds.batch_index(step), seeds.batch(step), buffer.view());
+        ASSERT_NO_FATAL_FAILURE(CheckBatch(fanouts, seeds.batch(step), buffer.view(), layout.capacity))
+            << "seed " << seed << " step " << step << " fanouts[0] " << fanouts[0];
+      }
+    }
+  }
+}
+
+// Every byte of a batch that a consumer can see.
+std::vector<std::byte> Contents(const BatchView& b, size_t row) {
+  std::vector<std::byte> out;
+  auto add = [&](const void* p, size_t n) {
+    const auto* bytes = static_cast<const std::byte*>(p);
+    out.insert(out.end(), bytes, bytes + n);
+  };
+  add(b.num_nodes_per_hop, 4 * (b.num_hops + 1));
+  add(b.num_edges_per_hop, 4 * b.num_hops);
+  add(b.node_ids, 8 * b.num_nodes());
+  add(b.edge_src, 4 * b.num_edges());
+  add(b.edge_dst, 4 * b.num_edges());
+  add(b.features, row * b.num_nodes());
+  add(b.labels, 8 * b.num_seeds());
+  return out;
+}
+
+std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLayout& layout,
+                                          const std::vector<int32_t>& fanouts, uint64_t seed, EpochSeeds seeds,
+                                          int threads, int num_slots) {
+  std::vector<BatchBuffer> buffers(num_slots, BatchBuffer(layout));
+  std::vector<BatchView> slots;
+  for (BatchBuffer& b : buffers) slots.push_back(b.view());
+  CpuProducer producer(graph, fanouts, seed, 2, std::move(seeds), slots, threads);
+  std::vector<std::vector<std::byte>> out;
+  int64_t expected_step = 0;
+  while (auto ready = producer.Next()) {
+    EXPECT_EQ(ready->step, expected_step++);
+    out.push_back(Contents(producer.slot(ready->slot), layout.feature_row_bytes));
+    producer.Release(ready->slot);
+  }
+  EXPECT_EQ(expected_step, producer.num_steps());
+  return out;
+}
+
+TEST_F(SamplerTest, SameSeedSameBatchesAtAnyThreadCount) {
+  const std::vector<int32_t> fanouts = {10, 5};
+  const BatchLayout layout = Layout({32, fanouts});
+  const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32, .rank = 1, .world_size = 2};
+  const auto one = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 1, 1);
+  const auto three = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 3, 5);
+  ASSERT_GT(one.size(), 10u);
+  EXPECT_EQ(one, three);
+  const auto other = Epoch(*graph_, layout, fanouts, 5, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
+  ASSERT_EQ(other.size(), one.size());
+  EXPECT_NE(other[0], one[0]);
+}
+
+TEST_F(SamplerTest, SameSeedsDifferentSeedGiveDifferentNeighbors) {
+  const std::vector<int32_t> fanouts = {3};
+  const BatchLayout layout = Layout({128, fanouts});
+  BatchBuffer a(layout), b(layout);
+  const auto seeds = Split(ArrayId::kTrain).subspan(0, 128);
+  CpuSampler(*graph_, fanouts, 1).Sample(0, 0, seeds, a.view());
+  CpuSampler(*graph_, fanouts, 2).Sample(0, 0, seeds, b.view());
+  EXPECT_NE(Contents(a.view(), layout.feature_row_bytes), Contents(b.view(), layout.feature_row_bytes));
+}
+
+TEST(BatchCapacity, BoundsAndLimits) {
+  auto c = ComputeBatchCapacity({1024, {15, 10, 5}}, 1'000'000'000, 10'000'000'000, 5000);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->max_seeds, 1024);
+  EXPECT_EQ(c->max_edges, 1024 * 15 + 1024 * 150 + 1024 * 750);
+  EXPECT_EQ(c->max_nodes, 1024 + 1024 * 15 + 1024 * 150 + 1024 * 750);
+  // Capped by the graph: every node is a seed, so hop 1 finds no new node and hop 2 has no frontier.
+  auto small = ComputeBatchCapacity({1024, {-1, -1}}, 100, 900, 40);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->max_seeds, 100);
+  EXPECT_EQ(small->max_nodes, 100);
+  EXPECT_EQ(small->max_edges, 900);
+  EXPECT_FALSE(ComputeBatchCapacity({1 << 20, {-1, -1}}, 1'000'000'000, 100'000'000'000, 100000).ok());
+  EXPECT_EQ(CheckSamplingSpec({0, {5}}).message(), "batch_size = 0 (must be at least 1)");
+  EXPECT_EQ(CheckSamplingSpec({8, {}}).message(), "fanouts has 0 entries (need 1 to 16, one per hop)");
+  EXPECT_EQ(CheckSamplingSpec({8, {5, -2}}).message(), "fanouts[1] = -2 (must be -1 for all neighbors, or at least 1)");
+}
+
+}  // namespace
+}  // namespace gnnd
