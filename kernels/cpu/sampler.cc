@@ -16,7 +16,10 @@ CpuSampler::CpuSampler(const GraphData& graph, std::vector<int32_t> fanouts, uin
     : graph_(graph), fanouts_(std::move(fanouts)), seed_(seed) {}
 
 void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out) {
-  local_.clear();
+  // Erase the last batch's entries one by one: absl's clear() frees a large table, and refilling a
+  // fresh one page-faults (measured: a third of the time went to zeroing pages).
+  for (int64_t node : reset_) local_.erase(node);
+  reset_.clear();
   const int64_t num_seeds = static_cast<int64_t>(seeds.size());
   for (int64_t i = 0; i < num_seeds; ++i) {
     out.node_ids[i] = seeds[i];
@@ -28,7 +31,9 @@ void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const in
   } else {
     SampleHops(epoch, batch_index, static_cast<const int32_t*>(graph_.arrays[ArrayId::kIndices]), out);
   }
-  Gather(out, out.num_nodes(), num_seeds);
+  const int64_t num_nodes = out.num_nodes();
+  reset_.assign(out.node_ids, out.node_ids + num_nodes);
+  Gather(out, num_nodes, num_seeds);
 }
 
 template <typename Index>
@@ -59,12 +64,11 @@ void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* i
     // 2. The nodes first reached at this hop, sorted by id, get the next local indices.
     fresh_.clear();
     for (int64_t u : sampled_) {
-      if (!local_.contains(u)) fresh_.push_back(u);
+      if (local_.try_emplace(u, -1).second) fresh_.push_back(u);  // index assigned below, in id order
     }
     std::sort(fresh_.begin(), fresh_.end());
-    fresh_.erase(std::unique(fresh_.begin(), fresh_.end()), fresh_.end());
     for (int64_t u : fresh_) {
-      local_.emplace(u, static_cast<int32_t>(num_nodes));
+      local_[u] = static_cast<int32_t>(num_nodes);
       out.node_ids[num_nodes++] = u;
     }
     // 3. Relabel the sources.

@@ -41,7 +41,7 @@ class CpuSampler {
   std::vector<int32_t> fanouts_;
   uint64_t seed_;
   absl::flat_hash_map<int64_t, int32_t> local_;  // global id -> local index, this batch
-  std::vector<int64_t> positions_, sampled_, fresh_;
+  std::vector<int64_t> positions_, sampled_, fresh_, reset_;
 };
 
 }  // namespace gnnd
