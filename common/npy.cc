@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/file_io.h"
 #include "common/status.h"
 
 namespace gnnd {
@@ -436,17 +437,7 @@ absl::StatusOr<NpyWriter> NpyWriter::CreateMapped(const std::string& path, DType
 void* NpyWriter::mutable_data() { return static_cast<char*>(map_) + kHeaderSize; }
 
 absl::Status NpyWriter::FlushBuffer() {
-  const char* p = buffer_.data();
-  size_t left = buffer_.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd_, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, absl::StrCat("write ", path_));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  GNND_RETURN_IF_ERROR(WriteFully(fd_, buffer_.data(), buffer_.size(), path_));
   buffer_.clear();
   return absl::OkStatus();
 }

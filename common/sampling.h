@@ -36,8 +36,8 @@ GNND_HOST_DEVICE int64_t SampleCount(int64_t degree, int32_t fanout) {
 template <typename Position>
 GNND_HOST_DEVICE void ChoosePositions(SamplingKey key, uint64_t batch, uint32_t hop, uint64_t node, int64_t degree,
                                       int64_t k, Position* positions) {
-  const Philox4x32 base = {{static_cast<uint32_t>(node), static_cast<uint32_t>(node >> 32) | (hop << 24),
-                            static_cast<uint32_t>(batch), 0}};
+  const Philox4x32 base = {
+      {static_cast<uint32_t>(node), static_cast<uint32_t>(node >> 32) | (hop << 24), static_cast<uint32_t>(batch), 0}};
   Philox4x32 words{};
   for (int64_t i = 0; i < k; ++i) {
     if ((i & 1) == 0) {  // two 64-bit draws per Philox block

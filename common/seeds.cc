@@ -26,9 +26,9 @@ std::vector<int64_t> EpochPermutation(uint64_t seed, uint64_t epoch, int64_t n) 
   const SamplingKey key = MakeSamplingKey(seed, epoch, RandomPurpose::kSeedPermutation);
   std::vector<std::pair<uint64_t, int64_t>> keyed(n);
   for (int64_t i = 0; i < n; i += 2) {  // one Philox block gives two 64-bit keys
-    const Philox4x32 w = Philox4x32_10(
-        {{static_cast<uint32_t>(i >> 1), static_cast<uint32_t>(static_cast<uint64_t>(i) >> 33), 0, 0}}, key.key0,
-        key.key1);
+    const Philox4x32 w =
+        Philox4x32_10({{static_cast<uint32_t>(i >> 1), static_cast<uint32_t>(static_cast<uint64_t>(i) >> 33), 0, 0}},
+                      key.key0, key.key1);
     keyed[i] = {(static_cast<uint64_t>(w.v[0]) << 32) | w.v[1], i};
     if (i + 1 < n) keyed[i + 1] = {(static_cast<uint64_t>(w.v[2]) << 32) | w.v[3], i + 1};
   }

@@ -19,6 +19,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 #include "common/log.h"
 #include "common/parallel.h"
 #include "common/status.h"
@@ -117,22 +118,10 @@ absl::Status ReadInto(const NpyFile& file, char* dst, size_t bytes, int threads)
   std::mutex mutex;
   absl::Status first_error;
   ParallelFor(static_cast<int64_t>(bytes), kCopyChunk, threads, [&](int64_t begin, int64_t end) {
-    const off_t base = static_cast<off_t>(file.header().data_offset);
-    while (begin < end) {
-      const ssize_t n = ::pread(fd, dst + begin, end - begin, base + begin);
-      if (n > 0) {
-        begin += n;
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (first_error.ok()) {
-          first_error = n < 0 ? ErrnoStatus(errno, absl::StrCat("read ", file.path()))
-                              : absl::DataLossError(absl::StrCat(file.path(), ": shorter than its header says"));
-        }
-        return;
-      }
-    }
+    absl::Status s =
+        PreadFully(fd, dst + begin, end - begin, static_cast<off_t>(file.header().data_offset + begin), file.path());
+    std::lock_guard<std::mutex> lock(mutex);
+    if (first_error.ok()) first_error = s;
   });
   return first_error;
 }

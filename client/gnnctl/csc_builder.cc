@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/gnnctl/progress.h"
+#include "common/file_io.h"
 #include "common/npy.h"
 #include "common/parallel.h"
 #include "common/status.h"
@@ -43,22 +44,11 @@ EdgeSpool::~EdgeSpool() {
 
 absl::Status EdgeSpool::OutOfRange(int64_t src, int64_t dst, absl::string_view where) const {
   const int64_t bad = (src < 0 || src >= num_nodes_) ? src : dst;
-  return absl::InvalidArgumentError(
-      absl::StrCat(where, ": node id ", bad, " is out of range [0, ", num_nodes_, ")"));
+  return absl::InvalidArgumentError(absl::StrCat(where, ": node id ", bad, " is out of range [0, ", num_nodes_, ")"));
 }
 
 absl::Status EdgeSpool::Flush() {
-  const char* p = buffer_.data();
-  size_t left = buffer_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, absl::StrCat("write ", path_));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  GNND_RETURN_IF_ERROR(WriteFully(fd_, buffer_.data(), buffer_.size(), path_));
   buffer_.clear();
   return absl::OkStatus();
 }
@@ -144,9 +134,9 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
 
   // 2. Scatter sources into the mapped indices file, at each destination's cursor.
   const bool narrow = n < (int64_t{1} << 31);
-  GNND_ASSIGN_OR_RETURN(NpyWriter indices_file,
-                        NpyWriter::CreateMapped(absl::StrCat(dir, "/indices.npy"),
-                                                narrow ? DType::kInt32 : DType::kInt64, {scattered}));
+  GNND_ASSIGN_OR_RETURN(
+      NpyWriter indices_file,
+      NpyWriter::CreateMapped(absl::StrCat(dir, "/indices.npy"), narrow ? DType::kInt32 : DType::kInt64, {scattered}));
   int64_t edges;
   {
     std::vector<int64_t> cursor(indptr.begin(), indptr.end() - 1);

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/gnnctl/input.h"
+#include "client/gnnctl/progress.h"
 #include "common/dtype.h"
 #include "common/status.h"
 
@@ -16,7 +18,9 @@ constexpr size_t kBlockBytes = 16 << 20;
 std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
 
 DType StoredDType(v1::FeatureDType t) {
-  return t == v1::FEATURE_DTYPE_FLOAT16 ? DType::kFloat16 : t == v1::FEATURE_DTYPE_BFLOAT16 ? DType::kUInt16 : DType::kFloat32;
+  return t == v1::FEATURE_DTYPE_FLOAT16    ? DType::kFloat16
+         : t == v1::FEATURE_DTYPE_BFLOAT16 ? DType::kUInt16
+                                           : DType::kFloat32;
 }
 
 // Converts values to the stored feature dtype (float32, float16 or bfloat16 bits).
@@ -59,20 +63,22 @@ absl::StatusOr<ImportBuilder> ImportBuilder::Create(const std::string& out_dir, 
 
 absl::Status ImportBuilder::StartFeatures(DType source_dtype, int64_t dim, absl::string_view where) {
   if (features_.has_value()) return absl::InternalError(absl::StrCat(where, ": features given twice"));
-  if (dim <= 0) return absl::InvalidArgumentError(absl::StrCat(where, ": feature dimension ", dim, " (must be positive)"));
+  if (dim <= 0)
+    return absl::InvalidArgumentError(absl::StrCat(where, ": feature dimension ", dim, " (must be positive)"));
   feature_dtype_ = options_.feature_dtype;
   if (feature_dtype_ == v1::FEATURE_DTYPE_UNSPECIFIED) {
     feature_dtype_ = source_dtype == DType::kFloat16 ? v1::FEATURE_DTYPE_FLOAT16 : v1::FEATURE_DTYPE_FLOAT32;
   }
   feature_dim_ = dim;
-  GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(writer_->Path("features.npy"),
-                                                                        StoredDType(feature_dtype_), {dim}));
+  GNND_ASSIGN_OR_RETURN(NpyWriter writer,
+                        NpyWriter::CreateAppendable(writer_->Path("features.npy"), StoredDType(feature_dtype_), {dim}));
   features_.emplace(std::move(writer));
   return absl::OkStatus();
 }
 
 absl::Status ImportBuilder::AppendFeatureRow(const std::vector<double>& row, absl::string_view where) {
-  if (!features_.has_value()) GNND_RETURN_IF_ERROR(StartFeatures(DType::kFloat64, static_cast<int64_t>(row.size()), where));
+  if (!features_.has_value())
+    GNND_RETURN_IF_ERROR(StartFeatures(DType::kFloat64, static_cast<int64_t>(row.size()), where));
   if (static_cast<int64_t>(row.size()) != feature_dim_) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": ", row.size(), " feature values, expected ", feature_dim_));
@@ -129,14 +135,16 @@ absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
 
 absl::Status ImportBuilder::SetLabel(int64_t node, double label, absl::string_view where) {
   if (node < 0 || node >= num_nodes_) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
   }
   if (std::isnan(label) || label == -1) {
     label_data_[node] = -1;
     return absl::OkStatus();
   }
   if (label < 0 || label != std::floor(label) || label > 2147483647.0) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": label ", label, " is not a class id (a non-negative integer, or NaN/-1 for none)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": label ", label, " is not a class id (a non-negative integer, or NaN/-1 for none)"));
   }
   label_data_[node] = static_cast<int64_t>(label);
   return absl::OkStatus();
@@ -147,7 +155,8 @@ absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
   const bool column = h.shape.size() == 2 && h.shape[1] == 1;
   if (!(h.shape.size() == 1 || column) || h.shape[0] != num_nodes_) {
     return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": shape ", ShapeText(h.shape),
-                                                   ", expected (num_nodes = ", num_nodes_, ") or (", num_nodes_, ", 1)"));
+                                                   ", expected (num_nodes = ", num_nodes_, ") or (", num_nodes_,
+                                                   ", 1)"));
   }
   constexpr int64_t kBlock = 1 << 20;
   std::vector<double> values(kBlock);
@@ -169,7 +178,8 @@ absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
 
 absl::Status ImportBuilder::AddSplitId(Split split, int64_t node, absl::string_view where) {
   if (node < 0 || node >= num_nodes_) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
   }
   return splits_[static_cast<int>(split)]->Append(&node, 1);
 }
@@ -177,12 +187,76 @@ absl::Status ImportBuilder::AddSplitId(Split split, int64_t node, absl::string_v
 absl::Status ImportBuilder::ReadSplit(Split split, NpyStreamReader& reader) {
   const NpyHeader& h = reader.header();
   if (h.shape.size() != 1 && !(h.shape.size() == 2 && h.shape[1] == 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": shape ", ShapeText(h.shape), ", expected a vector of node ids"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(reader.what(), ": shape ", ShapeText(h.shape), ", expected a vector of node ids"));
   }
   std::vector<int64_t> ids(static_cast<size_t>(h.shape[0]));
   GNND_RETURN_IF_ERROR(reader.ReadInt64(ids.data(), ids.size()));
   for (size_t i = 0; i < ids.size(); ++i) {
     GNND_RETURN_IF_ERROR(AddSplitId(split, ids[i], absl::StrCat(reader.what(), "[", i, "]")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::string& name, char separator) {
+  GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(path, name));
+  const absl::string_view expected = separator == ' ' ? "'src dst'" : "'src,dst'";
+  Progress progress("edges", 0, "edges");
+  absl::string_view line;
+  for (;;) {
+    GNND_ASSIGN_OR_RETURN(bool more, reader->Next(&line));
+    if (!more) break;
+    if (const size_t hash = line.find('#'); separator == ' ' && hash != absl::string_view::npos) {
+      line = line.substr(0, hash);
+    }
+    const std::vector<absl::string_view> fields = SplitFields(line, separator);
+    if (fields.empty() || (fields.size() == 1 && fields[0].empty())) continue;
+    if (fields.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected ", expected));
+    }
+    GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
+    GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
+    GNND_RETURN_IF_ERROR(edges_->Add(src, dst, reader->Where()));
+    if ((edges_->count() & 0xffff) == 0) progress.Set(edges_->count());
+  }
+  progress.Set(edges_->count());
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::ReadEdgeIndex(const std::function<absl::StatusOr<NpyStreamReader>()>& open) {
+  GNND_ASSIGN_OR_RETURN(NpyStreamReader sources, open());
+  const NpyHeader& h = sources.header();
+  if (h.shape.size() != 2 || h.shape[0] != 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(sources.what(), ": shape ", ShapeText(h.shape), ", expected (2, num_edges)"));
+  }
+  const int64_t num_edges = h.shape[1];
+  // C order: all sources, then all destinations; Fortran order: (src, dst) pairs.
+  std::optional<NpyStreamReader> targets;
+  if (!h.fortran_order) {
+    GNND_ASSIGN_OR_RETURN(targets, open());
+    GNND_RETURN_IF_ERROR(targets->Skip(num_edges));
+  }
+  Progress progress("edges", num_edges, "edges");
+  constexpr int64_t kBlock = 1 << 20;
+  std::vector<int64_t> src(kBlock), dst(kBlock), pairs(h.fortran_order ? 2 * kBlock : 0);
+  for (int64_t start = 0; start < num_edges; start += kBlock) {
+    const int64_t count = std::min(kBlock, num_edges - start);
+    if (h.fortran_order) {
+      GNND_RETURN_IF_ERROR(sources.ReadInt64(pairs.data(), 2 * count));
+      for (int64_t i = 0; i < count; ++i) src[i] = pairs[2 * i], dst[i] = pairs[2 * i + 1];
+    } else {
+      GNND_RETURN_IF_ERROR(sources.ReadInt64(src.data(), count));
+      GNND_RETURN_IF_ERROR(targets->ReadInt64(dst.data(), count));
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      if (src[i] < 0 || src[i] >= num_nodes_ || dst[i] < 0 || dst[i] >= num_nodes_) {
+        return edges_->Add(src[i], dst[i], absl::StrCat(sources.what(), "[:, ", start + i, "]"));
+      }
+      GNND_RETURN_IF_ERROR(edges_->Add(src[i], dst[i], ""));
+    }
+    progress.Set(start + count);
   }
   return absl::OkStatus();
 }

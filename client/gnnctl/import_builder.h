@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,13 @@ class ImportBuilder {
 
   int64_t num_nodes() const { return num_nodes_; }
   EdgeSpool& edges() { return *edges_; }
+
+  // Edges from text, one "src<separator>dst" per line, plain or gzip. separator ' ' means runs of
+  // spaces/tabs and allows '#' comments; blank lines are skipped. `name` is used in errors.
+  absl::Status ReadEdgeLines(const std::string& path, const std::string& name, char separator);
+  // Edges from a (2, E) integer array, C or Fortran order. `open` opens the array anew each call (a
+  // C-order array is read by two streams side by side: sources and destinations).
+  absl::Status ReadEdgeIndex(const std::function<absl::StatusOr<NpyStreamReader>()>& open);
 
   // Features: the whole [num_nodes, D] array from an .npy stream (any float or int dtype), or row by row.
   absl::Status ReadFeatures(NpyStreamReader& reader);

@@ -3,7 +3,6 @@
 #include "absl/strings/str_cat.h"
 #include "client/gnnctl/import.h"
 #include "client/gnnctl/input.h"
-#include "client/gnnctl/progress.h"
 #include "common/status.h"
 
 namespace gnnd::gnnctl {
@@ -25,47 +24,11 @@ absl::Status ReadEdges(const std::string& source, const YAML::Node& edges, Impor
   const std::string path = e["path"].as<std::string>("");
   if (path.empty()) return Bad("graph.edges[0].path", "missing");
   const std::string full = absl::StrCat(source, "/", path);
-  Progress progress("edges", 0, "edges");
-  if (format == "csv") {
-    GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(full, path));
-    absl::string_view line;
-    for (;;) {
-      GNND_ASSIGN_OR_RETURN(bool more, reader->Next(&line));
-      if (!more) break;
-      if (line.empty()) continue;
-      std::vector<absl::string_view> fields = SplitFields(line, ',');
-      if (fields.size() != 2) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src,dst'"));
-      }
-      GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
-      GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
-      GNND_RETURN_IF_ERROR(builder.edges().Add(src, dst, reader->Where()));
-      if ((builder.edges().count() & 0xffff) == 0) progress.Set(builder.edges().count());
-    }
-    return absl::OkStatus();
-  }
-  if (format != "numpy")
+  if (format == "csv") return builder.ReadEdgeLines(full, path, ',');
+  if (format != "numpy") {
     return Bad("graph.edges[0].format", absl::StrCat("'", format, "' is not supported (csv or numpy)"));
-  GNND_ASSIGN_OR_RETURN(NpyStreamReader sources, OpenNpyStream(full, path));
-  const NpyHeader& h = sources.header();
-  if (h.shape.size() != 2 || h.shape[0] != 2 || h.fortran_order) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": expected a C-order (2, num_edges) array"));
   }
-  GNND_ASSIGN_OR_RETURN(NpyStreamReader targets, OpenNpyStream(full, path));
-  GNND_RETURN_IF_ERROR(targets.Skip(h.shape[1]));
-  constexpr int64_t kBlock = 1 << 20;
-  std::vector<int64_t> src(kBlock), dst(kBlock);
-  for (int64_t start = 0; start < h.shape[1]; start += kBlock) {
-    const int64_t count = std::min(kBlock, h.shape[1] - start);
-    GNND_RETURN_IF_ERROR(sources.ReadInt64(src.data(), count));
-    GNND_RETURN_IF_ERROR(targets.ReadInt64(dst.data(), count));
-    for (int64_t i = 0; i < count; ++i) {
-      GNND_RETURN_IF_ERROR(builder.edges().Add(src[i], dst[i], absl::StrCat(path, "[:, ", start + i, "]")));
-    }
-    progress.Set(start + count);
-  }
-  return absl::OkStatus();
+  return builder.ReadEdgeIndex([&] { return OpenNpyStream(full, path); });
 }
 
 absl::Status ReadSet(const std::string& source, const YAML::Node& set, const std::string& field, Split split,

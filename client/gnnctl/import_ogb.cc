@@ -78,26 +78,7 @@ absl::Status ReadSplits(const std::string& source, const ImportOptions& options,
 absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
   GNND_ASSIGN_OR_RETURN(int64_t num_nodes, ReadNumNodes(source));
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
-  {
-    GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(absl::StrCat(source, "/raw/edge.csv.gz"), "raw/edge.csv.gz"));
-    Progress progress("edges", 0, "edges");
-    absl::string_view line;
-    for (;;) {
-      GNND_ASSIGN_OR_RETURN(bool more, reader->Next(&line));
-      if (!more) break;
-      if (line.empty()) continue;
-      std::vector<absl::string_view> fields = SplitFields(line, ',');
-      if (fields.size() != 2) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected 'src,dst'"));
-      }
-      GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
-      GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
-      GNND_RETURN_IF_ERROR(builder.edges().Add(src, dst, reader->Where()));
-      if ((builder.edges().count() & 0xffff) == 0) progress.Set(builder.edges().count());
-    }
-    progress.Set(builder.edges().count());
-  }
+  GNND_RETURN_IF_ERROR(builder.ReadEdgeLines(absl::StrCat(source, "/raw/edge.csv.gz"), "raw/edge.csv.gz", ','));
   {
     GNND_ASSIGN_OR_RETURN(auto reader,
                           LineReader::Open(absl::StrCat(source, "/raw/node-feat.csv.gz"), "raw/node-feat.csv.gz"));
@@ -153,39 +134,8 @@ absl::Status ImportOgbBinary(const std::string& source, const std::string& out_d
     GNND_RETURN_IF_ERROR(reader.ReadInt64(&num_nodes, 1));
   }
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
-  {
-    // edge_index is (2, E): in C order all sources, then all destinations, so two readers walk the two
-    // rows side by side; in Fortran order the pairs are interleaved.
-    GNND_ASSIGN_OR_RETURN(NpyStreamReader sources, OpenNpzArray(data, "edge_index", "raw/data.npz:edge_index"));
-    const NpyHeader& h = sources.header();
-    if (h.shape.size() != 2 || h.shape[0] != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("raw/data.npz:edge_index: shape (", absl::StrJoin(h.shape, ", "), "), expected (2, num_edges)"));
-    }
-    const int64_t num_edges = h.shape[1];
-    GNND_ASSIGN_OR_RETURN(NpyStreamReader targets, OpenNpzArray(data, "edge_index", "raw/data.npz:edge_index"));
-    if (!h.fortran_order) GNND_RETURN_IF_ERROR(targets.Skip(num_edges));
-    Progress progress("edges", num_edges, "edges");
-    constexpr int64_t kBlock = 1 << 20;
-    std::vector<int64_t> src(kBlock), dst(kBlock), pairs(2 * kBlock);
-    for (int64_t start = 0; start < num_edges; start += kBlock) {
-      const int64_t count = std::min(kBlock, num_edges - start);
-      if (h.fortran_order) {
-        GNND_RETURN_IF_ERROR(sources.ReadInt64(pairs.data(), 2 * count));
-        for (int64_t i = 0; i < count; ++i) src[i] = pairs[2 * i], dst[i] = pairs[2 * i + 1];
-      } else {
-        GNND_RETURN_IF_ERROR(sources.ReadInt64(src.data(), count));
-        GNND_RETURN_IF_ERROR(targets.ReadInt64(dst.data(), count));
-      }
-      for (int64_t i = 0; i < count; ++i) {
-        if (src[i] < 0 || src[i] >= num_nodes || dst[i] < 0 || dst[i] >= num_nodes) {
-          return builder.edges().Add(src[i], dst[i], absl::StrCat("raw/data.npz:edge_index[:, ", start + i, "]"));
-        }
-        GNND_RETURN_IF_ERROR(builder.edges().Add(src[i], dst[i], ""));
-      }
-      progress.Set(start + count);
-    }
-  }
+  GNND_RETURN_IF_ERROR(
+      builder.ReadEdgeIndex([&] { return OpenNpzArray(data, "edge_index", "raw/data.npz:edge_index"); }));
   {
     GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(data, "node_feat", "raw/data.npz:node_feat"));
     GNND_RETURN_IF_ERROR(builder.ReadFeatures(reader));

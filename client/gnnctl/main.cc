@@ -12,9 +12,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/numbers.h"
 #include "client/gnnctl/import.h"
 #include "client/gnnctl/sample.h"
 #include "client/gnnctl/synthetic.h"
@@ -119,7 +119,8 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.batch_size = absl::GetFlag(FLAGS_batch_size);
   for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) {
     int32_t fanout;
-    if (!absl::SimpleAtoi(f, &fanout)) return absl::InvalidArgumentError(absl::StrCat("--fanouts: '", f, "' is not an integer"));
+    if (!absl::SimpleAtoi(f, &fanout))
+      return absl::InvalidArgumentError(absl::StrCat("--fanouts: '", f, "' is not an integer"));
     request.fanouts.push_back(fanout);
   }
   request.seed = absl::GetFlag(FLAGS_seed);
@@ -185,7 +186,8 @@ int main(int argc, char** argv) {
       status = gnnd::gnnctl::RunImport(args);
     else if (command == "generate")
       status = gnnd::gnnctl::RunGenerate(args);
-    else if (command == "sample") status = gnnd::gnnctl::RunSample(args);
+    else if (command == "sample")
+      status = gnnd::gnnctl::RunSample(args);
     else if (command == "validate")
       status = gnnd::gnnctl::RunValidate(args);
     else if (command == "shm")

@@ -15,7 +15,7 @@ namespace gnnd::gnnctl {
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz) {
   const SamplingSpec sampling{request.batch_size, request.fanouts};
   GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
-  const SeedScheduleSpec schedule{request.seed,      request.shuffle, request.drop_last,
+  const SeedScheduleSpec schedule{request.seed,       request.shuffle, request.drop_last,
                                   request.batch_size, request.rank,    request.world_size};
   GNND_RETURN_IF_ERROR(CheckSeedScheduleSpec(schedule));
   GNND_ASSIGN_OR_RETURN(ArrayId split, SplitArrayId(request.split));
@@ -40,16 +40,16 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
 
   const int64_t hops = static_cast<int64_t>(request.fanouts.size());
   const int64_t nodes = batch.num_nodes(), edges = batch.num_edges();
-  GNND_RETURN_IF_ERROR(WriteNpz(out_npz, {
-                                             {"node_ids", DType::kInt64, {nodes}, batch.node_ids},
-                                             {"num_nodes_per_hop", DType::kInt32, {hops + 1}, batch.num_nodes_per_hop},
-                                             {"edge_src", DType::kInt32, {edges}, batch.edge_src},
-                                             {"edge_dst", DType::kInt32, {edges}, batch.edge_dst},
-                                             {"num_edges_per_hop", DType::kInt32, {hops}, batch.num_edges_per_hop},
-                                             {"features", ArrayDType(m, ArrayId::kFeatures), {nodes, m.feature_dim()},
-                                              batch.features},
-                                             {"labels", DType::kInt64, {batch.num_seeds()}, batch.labels},
-                                         }));
+  GNND_RETURN_IF_ERROR(
+      WriteNpz(out_npz, {
+                            {"node_ids", DType::kInt64, {nodes}, batch.node_ids},
+                            {"num_nodes_per_hop", DType::kInt32, {hops + 1}, batch.num_nodes_per_hop},
+                            {"edge_src", DType::kInt32, {edges}, batch.edge_src},
+                            {"edge_dst", DType::kInt32, {edges}, batch.edge_dst},
+                            {"num_edges_per_hop", DType::kInt32, {hops}, batch.num_edges_per_hop},
+                            {"features", ArrayDType(m, ArrayId::kFeatures), {nodes, m.feature_dim()}, batch.features},
+                            {"labels", DType::kInt64, {batch.num_seeds()}, batch.labels},
+                        }));
   return absl::StrFormat("%s: step %d of %d, %d seeds, %d nodes, %d edges", out_npz, request.step, seeds.num_steps(),
                          batch.num_seeds(), nodes, edges);
 }

@@ -26,7 +26,6 @@ constexpr float kUniformShare = 0.25f;
 constexpr int64_t kEdgeChunk = 1 << 20;
 constexpr int64_t kNodeChunk = 1 << 16;
 
-
 struct Feistel {
   int half_bits;
   uint64_t mask, seed;
