@@ -43,7 +43,9 @@ TEST(SamplingRule, DistinctSortedInRange) {
         for (size_t i = 0; i < p.size(); ++i) {
           ASSERT_GE(p[i], 0);
           ASSERT_LT(p[i], degree);
-          if (i > 0) ASSERT_LT(p[i - 1], p[i]) << "not sorted or repeated";
+          if (i > 0) {
+            ASSERT_LT(p[i - 1], p[i]) << "not sorted or repeated";
+          }
         }
       }
     }
