@@ -1,9 +1,9 @@
-// gnnd: loads datasets into shared memory once and serves them until SIGTERM/SIGINT.
-//   gnnd --dataset NAME=DATASET_DIR [--dataset NAME2=DIR2 ...] [--huge_pages] [--keep_segments]
-//        [--exit_after_load]
+// gnnd: loads datasets into shared memory once and serves minibatches to trainer processes.
+//   gnnd [--config FILE] [--listen unix:/path/gnnd.sock | host:port] [--dataset NAME=DIR ...]
+// The config file is a text-format DaemonConfig (proto/gnnd/v1/config.proto); flags override it.
+// SIGTERM/SIGINT: sessions are told, the socket closes, segments gnnd created are removed.
 #include <signal.h>
 
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,32 +14,36 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/dataset.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "common/parallel.h"
-#include "common/shm_store.h"
 #include "common/status.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "server/config.h"
+#include "server/dataset_registry.h"
+#include "server/service.h"
+#include "server/slot_segment.h"
+#include "server/unix_listener.h"
 
-ABSL_FLAG(std::vector<std::string>, dataset, {},
-          "NAME=DATASET_DIR to load at start; repeat the flag (or separate with commas) for several");
-ABSL_FLAG(bool, huge_pages, false, "back the segments with 2 MiB transparent huge pages");
-ABSL_FLAG(bool, keep_segments, false, "leave the segments in /dev/shm at exit (for a fast restart)");
-ABSL_FLAG(bool, exit_after_load, false, "load, print the summary and exit (segments removed unless kept)");
-ABSL_FLAG(int, threads, 0, "threads for loading and validation (0: all cores)");
+ABSL_FLAG(std::string, config, "", "daemon config file (text-format gnnd.v1.DaemonConfig)");
+ABSL_FLAG(std::string, listen, "", "unix:/path/to/gnnd.sock (default unix:/tmp/gnnd.sock) or host:port for TCP");
+ABSL_FLAG(std::vector<std::string>, dataset, {}, "NAME=DATASET_DIR to load at start (repeatable)");
+ABSL_FLAG(bool, huge_pages, false, "back the --dataset segments with 2 MiB transparent huge pages");
+ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exit (a restart attaches to them)");
+ABSL_FLAG(bool, exit_after_load, false, "load the datasets, print their summaries and exit");
+ABSL_FLAG(int, threads, 0, "threads for loading and for each session's producer (0: all cores)");
 
 namespace gnnd {
 namespace {
 
-struct DatasetFlag {
-  std::string name, dir;
-};
-
-// --dataset may repeat; absl keeps only the last occurrence, so collect them all from argv first.
-std::vector<DatasetFlag> CollectDatasetFlags(int argc, char** argv, absl::Status* status) {
-  std::vector<DatasetFlag> out;
+// --dataset may repeat; absl keeps only the last occurrence, so collect them all from argv.
+absl::Status CollectDatasetFlags(int argc, char** argv, v1::DaemonConfig& config) {
   for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i], value;
+    const std::string arg = argv[i];
+    std::string value;
     if (arg == "--dataset" && i + 1 < argc) {
       value = argv[i + 1];
     } else if (absl::StartsWith(arg, "--dataset=")) {
@@ -50,81 +54,108 @@ std::vector<DatasetFlag> CollectDatasetFlags(int argc, char** argv, absl::Status
     for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
       const size_t eq = item.find('=');
       if (eq == absl::string_view::npos || eq == 0 || eq + 1 == item.size()) {
-        *status = absl::InvalidArgumentError(absl::StrCat("--dataset ", item, ": expected NAME=DATASET_DIR"));
-        return {};
+        return absl::InvalidArgumentError(absl::StrCat("--dataset ", item, ": expected NAME=DATASET_DIR"));
       }
-      out.push_back({std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))});
+      v1::DatasetConfig* d = config.add_datasets();
+      d->set_name(std::string(item.substr(0, eq)));
+      d->set_path(std::string(item.substr(eq + 1)));
+      d->set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
     }
   }
-  return out;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<ShmDataset>> LoadOne(const DatasetFlag& flag, const ShmLoadOptions& options) {
-  GNND_RETURN_IF_ERROR(ShmDataset::CheckName(flag.name));
-  GNND_ASSIGN_OR_RETURN(DatasetDir dir, DatasetDir::Open(flag.dir));
-  GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> loaded, ShmDataset::Load(flag.name, dir, options));
-  const ShmLoadStats& s = loaded->load_stats();
-  LogInfo("dataset '%s' loaded from %s: %.1f MiB copied in %.2f s (%.2f GB/s), validated in %.2f s%s", flag.name,
-          flag.dir, s.bytes / 1048576.0, s.copy_seconds, s.bytes / 1e9 / std::max(s.copy_seconds, 1e-9),
-          s.validate_seconds, s.huge_pages_active ? ", huge pages" : "");
-  LogInfo("dataset '%s': %s", flag.name, DescribeDataset(loaded->manifest(), loaded->arrays()));
-  return loaded;
+absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
+  v1::DaemonConfig config;
+  if (!absl::GetFlag(FLAGS_config).empty()) {
+    GNND_ASSIGN_OR_RETURN(config, ReadDaemonConfig(absl::GetFlag(FLAGS_config)));
+  }
+  if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
+  if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
+  if (absl::GetFlag(FLAGS_threads) > 0) config.set_producer_threads(absl::GetFlag(FLAGS_threads));
+  if (config.producer_threads() == 0) config.set_producer_threads(DefaultThreads());
+  GNND_RETURN_IF_ERROR(CollectDatasetFlags(argc, argv, config));
+  GNND_RETURN_IF_ERROR(FinishDaemonConfig(config));
+  return config;
 }
 
 int Run(int argc, char** argv) {
-  absl::Status flag_status;
-  const std::vector<DatasetFlag> flags = CollectDatasetFlags(argc, argv, &flag_status);
   NormalizeFlagNames(argc, argv);
   absl::ParseCommandLine(argc, argv);
-  if (!flag_status.ok()) {
-    LogError("%s", flag_status.message());
+  absl::StatusOr<v1::DaemonConfig> config = BuildConfig(argc, argv);
+  if (!config.ok()) {
+    LogError("%s", config.status().message());
     return 2;
   }
-  if (flags.empty()) {
-    LogError("nothing to serve: give --dataset NAME=DATASET_DIR (make one with `gnnctl generate`)");
-    return 2;
-  }
-  // Block the shutdown signals before any thread starts, then wait for them synchronously.
+  // Block the shutdown signals before any thread starts; the main thread waits for them.
   sigset_t shutdown;
   sigemptyset(&shutdown);
   sigaddset(&shutdown, SIGINT);
   sigaddset(&shutdown, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &shutdown, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
 
-  ShmLoadOptions options;
-  options.huge_pages = absl::GetFlag(FLAGS_huge_pages);
-  options.threads = absl::GetFlag(FLAGS_threads) > 0 ? absl::GetFlag(FLAGS_threads) : DefaultThreads();
-  std::vector<std::unique_ptr<ShmDataset>> loaded;
-  int exit_code = 0;
-  for (const DatasetFlag& flag : flags) {
-    absl::StatusOr<std::unique_ptr<ShmDataset>> dataset = LoadOne(flag, options);
-    if (!dataset.ok()) {
-      LogError("dataset '%s' (%s) not loaded: %s", flag.name, flag.dir, dataset.status().message());
-      exit_code = 1;
-      break;
-    }
-    loaded.push_back(std::move(*dataset));
-  }
-  if (exit_code == 0 && !absl::GetFlag(FLAGS_exit_after_load)) {
-    LogInfo("serving %d dataset(s); SIGTERM or SIGINT stops", loaded.size());
-    int signal = 0;
-    sigwait(&shutdown, &signal);
-    LogInfo("signal %d: shutting down", signal);
-  }
-  for (const auto& dataset : loaded) {
-    if (absl::GetFlag(FLAGS_keep_segments)) {
-      LogInfo("dataset '%s' left in shared memory (--keep_segments)", dataset->name());
-    } else if (absl::Status s = ShmDataset::Remove(dataset->name()); !s.ok()) {
-      LogWarning("removing dataset '%s': %s", dataset->name(), s.message());
+  SlotSegment::RemoveStale();
+  DatasetRegistry registry(config->keep_segments(), config->producer_threads());
+  for (const v1::DatasetConfig& d : config->datasets()) {
+    absl::StatusOr<v1::DatasetInfo> info = registry.Load(d.name(), d.path(), d.huge_pages(), nullptr);
+    if (!info.ok()) {
+      LogError("dataset '%s' (%s) not loaded: %s", d.name(), d.path(), info.status().message());
+      registry.UnloadAll();
+      return 1;
     }
   }
-  return exit_code;
+  if (absl::GetFlag(FLAGS_exit_after_load)) {
+    registry.UnloadAll();
+    return 0;
+  }
+
+  const ListenAddress address = *ParseListenAddress(config->listen());
+  std::unique_ptr<UnixListener> listener;
+  if (address.unix_socket) {
+    absl::StatusOr<std::unique_ptr<UnixListener>> bound = UnixListener::Bind(address.path, config->socket_mode());
+    if (!bound.ok()) {
+      LogError("%s", bound.status().message());
+      registry.UnloadAll();
+      return 1;
+    }
+    listener = std::move(*bound);
+  }
+  GnndService service(*config, &registry, listener.get());
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  int tcp_port = 0;
+  if (!address.unix_socket) builder.AddListeningPort(address.target, grpc::InsecureServerCredentials(), &tcp_port);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || (!address.unix_socket && tcp_port == 0)) {
+    LogError("cannot serve on %s", config->listen());
+    registry.UnloadAll();
+    return 1;
+  }
+  if (listener) listener->Start(server.get());
+  if (!address.unix_socket)
+    LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", config->listen());
+  LogInfo("gnnd serving %d dataset(s) on %s", config->datasets_size(), config->listen());
+
+  int signal = 0;
+  sigwait(&shutdown, &signal);
+  LogInfo("signal %d: shutting down", signal);
+  server->GetHealthCheckService()->SetServingStatus(false);
+  service.StopSessions("gnnd is shutting down");
+  if (listener) listener->Stop();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server->Wait();
+  registry.UnloadAll();
+  LogInfo("gnnd stopped");
+  return 0;
 }
 
 }  // namespace
 }  // namespace gnnd
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("gnnd --dataset NAME=DATASET_DIR [--dataset ...] [--huge_pages] [--keep_segments]");
+  absl::SetProgramUsageMessage(
+      "gnnd [--config FILE] [--listen unix:/path/gnnd.sock | host:port] [--dataset NAME=DIR ...] [--keep-segments]");
   return gnnd::Run(argc, argv);
 }

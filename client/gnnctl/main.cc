@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/gnnctl/daemon_commands.h"
 #include "client/gnnctl/import.h"
 #include "client/gnnctl/sample.h"
 #include "client/gnnctl/synthetic.h"
@@ -48,6 +50,8 @@ ABSL_FLAG(int32_t, world_size, 1, "sample: number of trainer ranks");
 ABSL_FLAG(bool, shuffle, true, "sample: permute the split every epoch");
 ABSL_FLAG(bool, drop_last, false, "sample: drop the incomplete last batch (and the rank remainder)");
 ABSL_FLAG(std::string, out, "batch.npz", "sample: output .npz");
+ABSL_FLAG(std::string, address, "", "gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock)");
+ABSL_FLAG(bool, huge_pages, false, "load: back the dataset with 2 MiB transparent huge pages");
 
 namespace gnnd::gnnctl {
 namespace {
@@ -60,9 +64,18 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
                 [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] --out batch.npz
   gnnctl validate DIR            check every array and print a summary
+  gnnctl status | datasets | stats                  ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
+  gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
+  gnnctl unload NAME
   gnnctl shm list                datasets in shared memory and their state
   gnnctl shm attach NAME         attach read-only, print the summary and a CRC32 of every array
   gnnctl shm remove NAME         remove a dataset's segments (also a stale, half-loaded set))";
+
+std::string Address() {
+  if (!absl::GetFlag(FLAGS_address).empty()) return absl::GetFlag(FLAGS_address);
+  const char* env = std::getenv("GNND_ADDRESS");
+  return env != nullptr && *env != '\0' ? env : "unix:/tmp/gnnd.sock";
+}
 
 int Threads() { return absl::GetFlag(FLAGS_threads) > 0 ? absl::GetFlag(FLAGS_threads) : DefaultThreads(); }
 
@@ -168,6 +181,16 @@ absl::Status RunShm(const std::vector<std::string>& args) {
   return Usage("shm takes: list | attach NAME | remove NAME");
 }
 
+absl::Status RunCommand(const std::string& command, const std::vector<std::string>& args) {
+  if (command == "import") return RunImport(args);
+  if (command == "generate") return RunGenerate(args);
+  if (command == "sample") return RunSample(args);
+  if (command == "validate") return RunValidate(args);
+  if (command == "shm") return RunShm(args);
+  if (IsDaemonCommand(command)) return RunDaemonCommand(Address(), command, args, absl::GetFlag(FLAGS_huge_pages));
+  return Usage(absl::StrCat("unknown command '", command, "'"));
+}
+
 }  // namespace
 }  // namespace gnnd::gnnctl
 
@@ -182,18 +205,7 @@ int main(int argc, char** argv) {
   } else {
     const std::string command = args.front();
     args.erase(args.begin());
-    if (command == "import")
-      status = gnnd::gnnctl::RunImport(args);
-    else if (command == "generate")
-      status = gnnd::gnnctl::RunGenerate(args);
-    else if (command == "sample")
-      status = gnnd::gnnctl::RunSample(args);
-    else if (command == "validate")
-      status = gnnd::gnnctl::RunValidate(args);
-    else if (command == "shm")
-      status = gnnd::gnnctl::RunShm(args);
-    else
-      status = gnnd::gnnctl::Usage(absl::StrCat("unknown command '", command, "'"));
+    status = gnnd::gnnctl::RunCommand(command, args);
   }
   if (!status.ok()) {
     std::fprintf(stderr, "gnnctl: %s\n", std::string(status.message()).c_str());

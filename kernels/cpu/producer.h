@@ -4,6 +4,7 @@
 // when the consumer releases them.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -37,6 +38,11 @@ class CpuProducer {
   std::optional<Ready> Next();
   // The consumer is done with `slot`: it may be refilled.
   void Release(int slot);
+  // Wakes every waiter: Next() returns nullopt from now on and the workers exit.
+  void Stop();
+  // Seconds spent sampling (all workers), and waiting for a free slot (the consumer holding them all).
+  double sample_seconds() const;
+  double wait_seconds() const;
   const BatchView& slot(int index) const { return slots_[index]; }
 
  private:
@@ -45,12 +51,13 @@ class CpuProducer {
   const uint64_t epoch_;
   const EpochSeeds seeds_;
   const std::vector<BatchView> slots_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<int> free_slots_;
   std::map<int64_t, int> ready_;  // step -> slot
   int64_t next_to_claim_ = 0, next_to_deliver_ = 0;
   bool stopping_ = false;
+  double sample_seconds_ = 0, wait_seconds_ = 0;  // guarded by mutex_
   std::vector<std::thread> workers_;
 };
 

@@ -53,7 +53,9 @@ TEST_P(SeedSchedule, EveryIdOncePerEpochAndEqualStepsOnEveryRank) {
       const auto batch = seeds.batch(s);
       ASSERT_GE(batch.size(), 1u);
       ASSERT_LE(static_cast<int64_t>(batch.size()), batch_size);
-      if (drop_last || s + 1 < steps) ASSERT_EQ(static_cast<int64_t>(batch.size()), batch_size);
+      if (drop_last || s + 1 < steps) {
+        ASSERT_EQ(static_cast<int64_t>(batch.size()), batch_size);
+      }
       for (int64_t id : batch) ++seen[id];
       EXPECT_TRUE(batch_indices.insert(seeds.batch_index(s)).second);
     }

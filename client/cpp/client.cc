@@ -1,0 +1,211 @@
+#include "client/cpp/client.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace gnnd::client {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s, absl::string_view address) {
+  if (s.ok()) return absl::OkStatus();
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return absl::UnavailableError(absl::StrCat("gnnd at ", address, " is unavailable: ", s.error_message()));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+// Deadline for control-plane calls; loads may take long and get none.
+std::unique_ptr<grpc::ClientContext> Context(int seconds) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  if (seconds > 0) context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  return context;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& address, int timeout_ms) {
+  auto client = std::unique_ptr<Client>(new Client());
+  client->address_ = address;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  client->channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  if (!client->channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms))) {
+    return absl::UnavailableError(absl::StrCat("gnnd at ", address, " does not answer (is it running?)"));
+  }
+  client->stub_ = v1::Gnnd::NewStub(client->channel_);
+  return client;
+}
+
+absl::StatusOr<std::vector<v1::DatasetInfo>> Client::ListDatasets() {
+  v1::ListDatasetsResponse response;
+  GNND_RETURN_IF_ERROR(FromGrpc(stub_->ListDatasets(Context(30).get(), {}, &response), address_));
+  return std::vector<v1::DatasetInfo>(response.datasets().begin(), response.datasets().end());
+}
+
+absl::StatusOr<v1::DatasetInfo> Client::LoadDataset(const std::string& name, const std::string& path, bool huge_pages,
+                                                    const std::function<void(const v1::LoadProgress&)>& progress) {
+  v1::LoadDatasetRequest request;
+  request.set_name(name);
+  request.set_path(path);
+  request.set_huge_pages(huge_pages);
+  auto context = Context(0);
+  auto reader = stub_->LoadDataset(context.get(), request);
+  v1::LoadProgress message;
+  std::optional<v1::DatasetInfo> info;
+  while (reader->Read(&message)) {
+    if (progress) progress(message);
+    if (message.done()) info = message.dataset();
+  }
+  GNND_RETURN_IF_ERROR(FromGrpc(reader->Finish(), address_));
+  if (!info) return absl::InternalError("gnnd ended the load without a result");
+  return *info;
+}
+
+absl::Status Client::UnloadDataset(const std::string& name) {
+  v1::UnloadDatasetRequest request;
+  request.set_name(name);
+  v1::UnloadDatasetResponse response;
+  return FromGrpc(stub_->UnloadDataset(Context(60).get(), request, &response), address_);
+}
+
+absl::StatusOr<v1::DatasetInfo> Client::DescribeDataset(const std::string& name) {
+  v1::DescribeDatasetRequest request;
+  request.set_name(name);
+  v1::DatasetInfo info;
+  GNND_RETURN_IF_ERROR(FromGrpc(stub_->DescribeDataset(Context(30).get(), request, &info), address_));
+  return info;
+}
+
+absl::StatusOr<v1::Stats> Client::GetStats() {
+  v1::Stats stats;
+  GNND_RETURN_IF_ERROR(FromGrpc(stub_->GetStats(Context(30).get(), {}, &stats), address_));
+  return stats;
+}
+
+absl::StatusOr<std::string> Client::Health() {
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  grpc::health::v1::HealthCheckResponse response;
+  GNND_RETURN_IF_ERROR(FromGrpc(stub->Check(Context(10).get(), {}, &response), address_));
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSession& request) {
+  auto session = std::unique_ptr<Session>(new Session());
+  session->address_ = address_;
+  session->context_ = std::make_unique<grpc::ClientContext>();
+  session->stream_ = stub_->Session(session->context_.get());
+  v1::SessionRequest open;
+  *open.mutable_open() = request;
+  v1::SessionEvent event;
+  if (!session->stream_->Write(open) || !session->stream_->Read(&event)) {
+    return FromGrpc(session->stream_->Finish(), address_);
+  }
+  if (!event.has_opened()) return absl::InternalError("gnnd answered the open request with something else");
+  session->opened_ = event.opened();
+  const v1::SlotLayout& l = session->opened_.layout();
+  BatchLayout& layout = session->layout_;
+  layout.num_hops = session->opened_.num_hops();
+  layout.capacity = {l.max_seeds(), l.max_nodes(), l.max_edges()};
+  layout.node_ids = l.node_ids();
+  layout.num_nodes_per_hop = l.num_nodes_per_hop();
+  layout.edge_src = l.edge_src();
+  layout.edge_dst = l.edge_dst();
+  layout.num_edges_per_hop = l.num_edges_per_hop();
+  layout.features = l.features();
+  layout.labels = l.labels();
+  layout.total_bytes = l.slot_bytes();
+
+  const std::string name = "/" + session->opened_.shm_name();
+  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
+  session->slots_bytes_ = l.slot_bytes() * session->opened_.num_slots();
+  void* data = ::mmap(nullptr, session->slots_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (data == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap ", name));
+  session->slots_ = data;
+  v1::SessionRequest attached;
+  attached.mutable_attached();
+  if (!session->stream_->Write(attached)) return session->Broken("attaching to the slots");
+  return session;
+}
+
+Session::~Session() {
+  Close();
+  if (slots_ != nullptr) ::munmap(slots_, slots_bytes_);
+}
+
+absl::Status Session::Broken(absl::string_view what) {
+  if (!failed_.ok()) return failed_;
+  context_->TryCancel();
+  const grpc::Status status = stream_->Finish();
+  failed_ = status.ok() || status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                    status.error_code() == grpc::StatusCode::CANCELLED
+                ? absl::UnavailableError(absl::StrCat("gnnd at ", address_, " ended the session while ", what,
+                                                      status.ok() ? "" : ": ", status.error_message()))
+                : FromGrpc(status, address_);
+  closed_ = true;
+  return failed_;
+}
+
+absl::StatusOr<std::optional<Batch>> Session::Next() {
+  if (!failed_.ok()) return failed_;
+  if (closed_) return absl::FailedPreconditionError("the session is closed");
+  v1::SessionEvent event;
+  if (!stream_->Read(&event)) return Broken("waiting for a batch");
+  switch (event.kind_case()) {
+    case v1::SessionEvent::kReady: {
+      const v1::BatchReady& r = event.ready();
+      if (r.slot() < 0 || r.slot() >= opened_.num_slots())
+        return absl::InternalError("gnnd named a slot that does not exist");
+      Batch batch;
+      batch.slot = r.slot();
+      batch.epoch = r.epoch();
+      batch.step = r.step();
+      batch.view = BatchView::At(static_cast<std::byte*>(slots_) + r.slot() * layout_.total_bytes, layout_);
+      return batch;
+    }
+    case v1::SessionEvent::kEpochEnd:
+      return std::nullopt;
+    case v1::SessionEvent::kShutdown:
+      failed_ =
+          absl::UnavailableError(absl::StrCat("gnnd at ", address_, " ended the session: ", event.shutdown().reason()));
+      return failed_;
+    default:
+      return absl::InternalError("unexpected message from gnnd");
+  }
+}
+
+absl::Status Session::Release(int slot) {
+  if (!failed_.ok()) return failed_;
+  v1::SessionRequest request;
+  request.mutable_release()->set_slot(slot);
+  if (!stream_->Write(request)) return Broken("releasing a batch");
+  return absl::OkStatus();
+}
+
+absl::Status Session::StartEpoch(uint64_t epoch) {
+  if (!failed_.ok()) return failed_;
+  v1::SessionRequest request;
+  request.mutable_next_epoch()->set_epoch(epoch);
+  if (!stream_->Write(request)) return Broken("starting an epoch");
+  return absl::OkStatus();
+}
+
+void Session::Close() {
+  if (closed_) return;
+  closed_ = true;
+  context_->TryCancel();  // gnnd sees the stream end and frees the slots
+  (void)stream_->Finish();
+}
+
+}  // namespace gnnd::client

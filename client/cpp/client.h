@@ -1,0 +1,85 @@
+// The C++ client of gnnd: datasets, stats and health over gRPC, and sessions whose batches are read in
+// place from the slots gnnd fills (a shared-memory segment mapped once per session).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch.h"
+#include "gnnd/v1/service.grpc.pb.h"
+#include "grpcpp/channel.h"
+
+namespace gnnd::client {
+
+class Session;
+
+class Client {
+ public:
+  // address: "unix:/path/to/gnnd.sock" or "host:port". Fails (UNAVAILABLE) if gnnd does not answer
+  // within `timeout_ms`.
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& address, int timeout_ms = 5000);
+
+  absl::StatusOr<std::vector<v1::DatasetInfo>> ListDatasets();
+  absl::StatusOr<v1::DatasetInfo> LoadDataset(const std::string& name, const std::string& path, bool huge_pages,
+                                              const std::function<void(const v1::LoadProgress&)>& progress);
+  absl::Status UnloadDataset(const std::string& name);
+  absl::StatusOr<v1::DatasetInfo> DescribeDataset(const std::string& name);
+  absl::StatusOr<v1::Stats> GetStats();
+  // grpc.health.v1 Check of the whole server: "SERVING", "NOT_SERVING", ...
+  absl::StatusOr<std::string> Health();
+  absl::StatusOr<std::unique_ptr<Session>> OpenSession(const v1::OpenSession& request);
+
+  const std::string& address() const { return address_; }
+
+ private:
+  Client() = default;
+  std::string address_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Gnnd::Stub> stub_;
+};
+
+// A batch inside a slot: valid until Release(slot).
+struct Batch {
+  int slot = 0;
+  uint64_t epoch = 0;
+  int64_t step = 0;
+  BatchView view;
+};
+
+class Session {
+ public:
+  ~Session();
+  // The next batch of the current epoch; nullopt at its end (then StartEpoch for another). Errors
+  // (gnnd gone, session ended) are UNAVAILABLE / the session's status, never a hang.
+  absl::StatusOr<std::optional<Batch>> Next();
+  absl::Status Release(int slot);
+  // Asks for epoch `epoch` after the previous one ended (every batch released first).
+  absl::Status StartEpoch(uint64_t epoch);
+  // Ends the session; its slots are freed on both sides.
+  void Close();
+
+  const v1::SessionOpened& opened() const { return opened_; }
+  int64_t steps_per_epoch() const { return opened_.steps_per_epoch(); }
+
+ private:
+  friend class Client;
+  Session() = default;
+  absl::Status Broken(absl::string_view what);
+
+  std::string address_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionEvent>> stream_;
+  v1::SessionOpened opened_;
+  BatchLayout layout_;
+  void* slots_ = nullptr;
+  size_t slots_bytes_ = 0;
+  absl::Status failed_;
+  bool closed_ = false;
+};
+
+}  // namespace gnnd::client

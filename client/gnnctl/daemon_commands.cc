@@ -1,0 +1,90 @@
+#include "client/gnnctl/daemon_commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/cpp/client.h"
+#include "common/dataset.h"
+#include "common/status.h"
+
+namespace gnnd::gnnctl {
+namespace {
+
+std::string Mib(uint64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
+
+void PrintDataset(const v1::DatasetInfo& d) {
+  absl::PrintF("%s\t%s\t%d nodes\t%d edges\t%s\t%d session(s)\t%s\n", d.name(), Mib(d.bytes()),
+               d.manifest().num_nodes(), d.manifest().num_edges(), FeatureDTypeName(d.manifest().feature_dtype()),
+               d.sessions(), d.path());
+}
+
+// "[#########.........]  45%  array 1.2 GiB/2.6 GiB" on a terminal, a line per array otherwise.
+void ShowProgress(const v1::LoadProgress& p) {
+  const double fraction = p.bytes_total() ? static_cast<double>(p.bytes_done()) / p.bytes_total() : 1.0;
+  if (::isatty(STDERR_FILENO)) {
+    const int width = 30, filled = static_cast<int>(fraction * width);
+    std::fprintf(stderr, "\r\033[K[%s%s] %3.0f%%  %s %s/%s%s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), 100 * fraction, p.array().c_str(),
+                 Mib(p.bytes_done()).c_str(), Mib(p.bytes_total()).c_str(), p.done() ? "\n" : "");
+  } else if (!p.done()) {
+    std::fprintf(stderr, "loaded %s: %.0f%% (%s of %s)\n", p.array().c_str(), 100 * fraction,
+                 Mib(p.bytes_done()).c_str(), Mib(p.bytes_total()).c_str());
+  }
+}
+
+}  // namespace
+
+bool IsDaemonCommand(const std::string& command) {
+  return command == "status" || command == "datasets" || command == "load" || command == "unload" || command == "stats";
+}
+
+absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
+                              const std::vector<std::string>& args, bool huge_pages) {
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client, client::Client::Connect(address));
+  if (command == "status") {
+    GNND_ASSIGN_OR_RETURN(std::string health, client->Health());
+    GNND_ASSIGN_OR_RETURN(v1::Stats stats, client->GetStats());
+    absl::PrintF("gnnd at %s: %s, up %.0f s, %d dataset(s), %d open session(s), %d batches served\n", address, health,
+                 stats.uptime_seconds(), stats.datasets_size(), stats.sessions_size(), stats.batches());
+    return absl::OkStatus();
+  }
+  if (command == "datasets") {
+    GNND_ASSIGN_OR_RETURN(std::vector<v1::DatasetInfo> datasets, client->ListDatasets());
+    for (const v1::DatasetInfo& d : datasets) PrintDataset(d);
+    return absl::OkStatus();
+  }
+  if (command == "load") {
+    if (args.size() != 2) return absl::InvalidArgumentError("load takes NAME and DATASET_DIR");
+    // gnnd opens the path itself: make it absolute in case it runs elsewhere.
+    std::string path = args[1];
+    if (!path.empty() && path[0] != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof(cwd)) != nullptr) path = absl::StrCat(cwd, "/", path);
+    }
+    GNND_ASSIGN_OR_RETURN(v1::DatasetInfo info, client->LoadDataset(args[0], path, huge_pages, ShowProgress));
+    absl::PrintF("loaded '%s' in %.2f s: %d nodes, %d edges, %s\n", info.name(), info.load_seconds(),
+                 info.manifest().num_nodes(), info.manifest().num_edges(), Mib(info.bytes()));
+    return absl::OkStatus();
+  }
+  if (command == "unload") {
+    if (args.size() != 1) return absl::InvalidArgumentError("unload takes NAME");
+    GNND_RETURN_IF_ERROR(client->UnloadDataset(args[0]));
+    absl::PrintF("unloaded '%s'\n", args[0]);
+    return absl::OkStatus();
+  }
+  GNND_ASSIGN_OR_RETURN(v1::Stats stats, client->GetStats());
+  absl::PrintF("uptime %.0f s, %d batches (%s) served, %d sessions opened\n", stats.uptime_seconds(), stats.batches(),
+               Mib(stats.bytes()), stats.sessions_opened());
+  for (const v1::SessionStats& s : stats.sessions()) {
+    absl::PrintF("session %d\t%s/%s\tpid %d uid %d\tepoch %d\t%d batches\t%s\tsampling %.2f s\twaiting %.2f s\n",
+                 s.session_id(), s.dataset(), s.split(), s.peer_pid(), s.peer_uid(), s.epoch(), s.batches(),
+                 Mib(s.bytes()), s.sample_seconds(), s.wait_seconds());
+  }
+  for (const v1::DatasetInfo& d : stats.datasets()) PrintDataset(d);
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd::gnnctl

@@ -1,0 +1,16 @@
+// gnnctl's commands that talk to a running gnnd: status, datasets, load, unload, stats.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace gnnd::gnnctl {
+
+// command is one of status | datasets | load | unload | stats; args are its positional arguments.
+absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
+                              const std::vector<std::string>& args, bool huge_pages);
+bool IsDaemonCommand(const std::string& command);
+
+}  // namespace gnnd::gnnctl

@@ -1,0 +1,93 @@
+#include "server/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/shm_store.h"
+#include "common/status.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace gnnd {
+namespace {
+
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+    if (error.empty()) error = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  std::string error;
+};
+
+}  // namespace
+
+absl::StatusOr<v1::DaemonConfig> ReadDaemonConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open config file"));
+  std::stringstream text;
+  text << in.rdbuf();
+  v1::DaemonConfig config;
+  FirstError errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text.str(), &config)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", errors.error));
+  }
+  return config;
+}
+
+absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen) {
+  ListenAddress address;
+  if (absl::StartsWith(listen, "unix:")) {
+    address.path = listen.substr(5);
+    if (address.path.empty() || address.path.size() >= 108) {
+      return absl::InvalidArgumentError(absl::StrCat("listen: '", listen, "' needs a socket path of 1 to 107 bytes"));
+    }
+    return address;
+  }
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("listen: '", listen, "' is neither unix:/path/to/socket nor host:port"));
+  }
+  address.unix_socket = false;
+  address.target = listen;
+  return address;
+}
+
+absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
+  if (config.listen().empty()) config.set_listen(kDefaultListen);
+  GNND_RETURN_IF_ERROR(ParseListenAddress(config.listen()).status());
+  if (config.socket_mode() == 0) config.set_socket_mode(0660);
+  if (config.socket_mode() > 0777) {
+    return absl::InvalidArgumentError(absl::StrCat("socket_mode: ", config.socket_mode(), " is not a permission mode"));
+  }
+  if (config.default_slots() == 0) config.set_default_slots(2);
+  if (config.default_slots() < 1 || config.default_slots() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("default_slots: ", config.default_slots(), " (must be 1 to 64)"));
+  }
+  if (config.max_session_bytes() == 0) config.set_max_session_bytes(uint64_t{8} << 30);
+  if (config.producer_threads() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("producer_threads: ", config.producer_threads(), " (must be >= 0)"));
+  }
+  std::set<std::string> names;
+  for (int i = 0; i < config.datasets_size(); ++i) {
+    const v1::DatasetConfig& d = config.datasets(i);
+    const std::string field = absl::StrCat("datasets[", i, "]");
+    if (absl::Status s = ShmDataset::CheckName(d.name()); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".name: ", s.message()));
+    }
+    if (!names.insert(d.name()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".name: '", d.name(), "' appears twice"));
+    }
+    if (d.path().empty()) return absl::InvalidArgumentError(absl::StrCat(field, ".path: missing"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd

@@ -1,0 +1,27 @@
+// The daemon's configuration: a text-format DaemonConfig file (proto/gnnd/v1/config.proto), command
+// line flags on top, defaults filled in, every field checked with its path in the error.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gnnd/v1/config.pb.h"
+
+namespace gnnd {
+
+inline constexpr char kDefaultListen[] = "unix:/tmp/gnnd.sock";
+
+// Parses a config file; syntax errors name the file, line and column.
+absl::StatusOr<v1::DaemonConfig> ReadDaemonConfig(const std::string& path);
+// Fills defaults and checks every field ("datasets[1].name: ...").
+absl::Status FinishDaemonConfig(v1::DaemonConfig& config);
+
+// A parsed --listen / listen value.
+struct ListenAddress {
+  bool unix_socket = true;
+  std::string path;    // unix
+  std::string target;  // tcp: host:port as gRPC takes it
+};
+absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen);
+
+}  // namespace gnnd

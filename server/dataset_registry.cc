@@ -1,0 +1,143 @@
+#include "server/dataset_registry.h"
+
+#include <chrono>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/status.h"
+
+namespace gnnd {
+
+DatasetRegistry::~DatasetRegistry() = default;
+
+DatasetRegistry::Lease::~Lease() {
+  std::lock_guard<std::mutex> lock(registry_->mutex_);
+  --registry_->leases_[dataset_->name];
+}
+
+v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
+  v1::DatasetInfo info;
+  info.set_name(d.name);
+  info.set_path(d.path);
+  *info.mutable_manifest() = d.graph.manifest;
+  info.set_max_in_degree(d.max_in_degree);
+  uint64_t bytes = 0;
+  for (ArrayId id : kAllArrays) bytes += ArrayBytes(d.graph.manifest, id);
+  info.set_bytes(bytes);
+  info.set_load_seconds(d.load_seconds);
+  auto it = leases_.find(d.name);
+  info.set_sessions(it == leases_.end() ? 0 : it->second);
+  return info;
+}
+
+absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, const std::string& path, bool huge_pages,
+                                                      const Progress& progress) {
+  GNND_RETURN_IF_ERROR(ShmDataset::CheckName(name));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (datasets_.contains(name) || loading_.contains(name)) {
+      return absl::AlreadyExistsError(absl::StrCat("dataset '", name, "' is already loaded (or loading)"));
+    }
+    loading_.insert(name);
+  }
+  absl::Cleanup done_loading = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    loading_.erase(name);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  GNND_ASSIGN_OR_RETURN(DatasetDir dir, DatasetDir::Open(path));
+  ShmLoadOptions options;
+  options.huge_pages = huge_pages;
+  options.threads = threads_;
+  options.on_array_loaded = [&](ArrayId id, size_t done, size_t total) {
+    if (progress) progress(std::string(ArrayName(id)), done, total);
+  };
+  absl::StatusOr<std::unique_ptr<ShmDataset>> shm = ShmDataset::Load(name, dir, options);
+  if (absl::IsAlreadyExists(shm.status())) {
+    // Left by an earlier gnnd with keep_segments: reuse it if it is the same dataset.
+    shm = ShmDataset::Attach(name);
+    if (shm.ok() && (*shm)->manifest().SerializeAsString() != dir.manifest().SerializeAsString()) {
+      return absl::AlreadyExistsError(absl::StrCat("shared memory holds a different dataset named '", name,
+                                                   "'; remove it with `gnnctl shm remove ", name, "`"));
+    }
+    if (shm.ok()) LogInfo("dataset '%s': attached to the copy already in shared memory", name);
+  }
+  if (!shm.ok()) return shm.status();
+  auto loaded = std::make_shared<LoadedDataset>();
+  loaded->name = name;
+  loaded->path = path;
+  loaded->graph = GraphData{(*shm)->manifest(), (*shm)->arrays()};
+  loaded->shm = std::move(*shm);
+  loaded->max_in_degree = loaded->graph.MaxInDegree();
+  loaded->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const ShmLoadStats& stats = loaded->shm->load_stats();
+  if (stats.bytes > 0) {
+    LogInfo("dataset '%s' loaded from %s: %.1f MiB in %.2f s (copy %.2f GB/s), validated in %.2f s", name, path,
+            stats.bytes / 1048576.0, loaded->load_seconds, stats.bytes / 1e9 / std::max(stats.copy_seconds, 1e-9),
+            stats.validate_seconds);
+  }
+  LogInfo("dataset '%s': %s", name, DescribeDataset(loaded->graph.manifest, loaded->graph.arrays));
+  std::lock_guard<std::mutex> lock(mutex_);
+  datasets_[name] = loaded;
+  return InfoLocked(*loaded);
+}
+
+absl::Status DatasetRegistry::Unload(const std::string& name) {
+  std::shared_ptr<LoadedDataset> dataset;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = datasets_.find(name);
+    if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("dataset '", name, "' is not loaded"));
+    if (leases_[name] > 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("dataset '", name, "' is used by ", leases_[name], " session(s); close them first"));
+    }
+    dataset = std::move(it->second);
+    datasets_.erase(it);
+  }
+  dataset->shm.reset();
+  GNND_RETURN_IF_ERROR(ShmDataset::Remove(name));
+  LogInfo("dataset '%s' unloaded", name);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Describe(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = datasets_.find(name);
+  if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("dataset '", name, "' is not loaded"));
+  return InfoLocked(*it->second);
+}
+
+std::vector<v1::DatasetInfo> DatasetRegistry::List() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<v1::DatasetInfo> out;
+  for (const auto& [name, dataset] : datasets_) out.push_back(InfoLocked(*dataset));
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<DatasetRegistry::Lease>> DatasetRegistry::Acquire(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = datasets_.find(name);
+  if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("open.dataset: '", name, "' is not loaded"));
+  ++leases_[name];
+  return std::make_unique<Lease>(this, it->second);
+}
+
+void DatasetRegistry::UnloadAll() {
+  std::map<std::string, std::shared_ptr<LoadedDataset>> datasets;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    datasets.swap(datasets_);
+  }
+  for (auto& [name, dataset] : datasets) {
+    dataset->shm.reset();
+    if (keep_segments_) {
+      LogInfo("dataset '%s' left in shared memory (keep_segments)", name);
+    } else if (absl::Status s = ShmDataset::Remove(name); !s.ok()) {
+      LogWarning("removing dataset '%s': %s", name, s.message());
+    }
+  }
+}
+
+}  // namespace gnnd

@@ -1,0 +1,56 @@
+// The gRPC service: datasets (list, load with progress, unload, describe), sessions, stats. Every RPC
+// first checks the caller against the configured uid/gid allowlists (Unix socket peers, SO_PEERCRED).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include "gnnd/v1/config.pb.h"
+#include "gnnd/v1/service.grpc.pb.h"
+#include "server/dataset_registry.h"
+#include "server/session.h"
+#include "server/unix_listener.h"
+
+namespace gnnd {
+
+class GnndService final : public v1::Gnnd::Service {
+ public:
+  // `listener` may be null (TCP): peers are then unknown.
+  GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, const UnixListener* listener);
+
+  grpc::Status ListDatasets(grpc::ServerContext* context, const v1::ListDatasetsRequest* request,
+                            v1::ListDatasetsResponse* response) override;
+  grpc::Status LoadDataset(grpc::ServerContext* context, const v1::LoadDatasetRequest* request,
+                           grpc::ServerWriter<v1::LoadProgress>* writer) override;
+  grpc::Status UnloadDataset(grpc::ServerContext* context, const v1::UnloadDatasetRequest* request,
+                             v1::UnloadDatasetResponse* response) override;
+  grpc::Status DescribeDataset(grpc::ServerContext* context, const v1::DescribeDatasetRequest* request,
+                               v1::DatasetInfo* response) override;
+  grpc::Status Session(grpc::ServerContext* context,
+                       grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* stream) override;
+  grpc::Status GetStats(grpc::ServerContext* context, const v1::StatsRequest* request, v1::Stats* response) override;
+
+  // Refuses new sessions and tells the open ones `reason`; they end as their streams are cancelled.
+  void StopSessions(const std::string& reason);
+
+ private:
+  PeerCredentials Peer(grpc::ServerContext* context) const;
+  absl::Status Authorize(const PeerCredentials& peer) const;
+
+  const v1::DaemonConfig config_;
+  DatasetRegistry* const registry_;
+  const UnixListener* const listener_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::mutex mutex_;
+  std::map<uint64_t, class Session*> sessions_;
+  uint64_t next_session_id_ = 1;
+  bool stopping_ = false;
+  uint64_t finished_batches_ = 0, finished_bytes_ = 0;
+};
+
+// absl::Status and grpc::Status share their codes.
+grpc::Status ToGrpc(const absl::Status& status);
+
+}  // namespace gnnd
