@@ -108,6 +108,7 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   *open.mutable_open() = request;
   v1::SessionEvent event;
   if (!session->stream_->Write(open) || !session->stream_->Read(&event)) {
+    session->closed_ = true;  // Finish may be called once
     return FromGrpc(session->stream_->Finish(), address_);
   }
   if (!event.has_opened()) return absl::InternalError("gnnd answered the open request with something else");

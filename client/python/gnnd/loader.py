@@ -1,0 +1,170 @@
+"""gnnd's trainer-side loader: minibatches from a running gnnd, read in place from shared memory."""
+import ctypes
+import os
+
+import numpy as np
+
+from . import _native
+
+ARRAY_NAMES = ("node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "labels")
+_NUMPY_DTYPES = {_native.INT32: np.int32, _native.INT64: np.int64, _native.FLOAT32: np.float32,
+                 _native.FLOAT16: np.float16, _native.BFLOAT16: np.uint16}
+DEFAULT_ADDRESS = "unix:/tmp/gnnd.sock"
+
+
+def _numpy_view(array):
+    """A numpy array over the slot memory (no copy). bfloat16 comes out as its uint16 bits."""
+    dtype = np.dtype(_NUMPY_DTYPES[array.dtype])
+    shape = tuple(array.shape[:array.ndim])
+    count = int(np.prod(shape, dtype=np.int64))
+    if count == 0:
+        return np.empty(shape, dtype)
+    buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(array.data)
+    return np.frombuffer(buffer, dtype).reshape(shape)
+
+
+def _to_torch(view, gnnd_dtype):
+    import torch
+    if gnnd_dtype == _native.BFLOAT16:  # numpy has no bfloat16: carry the bits as int16, then reinterpret
+        return torch.from_dlpack(view.view(np.int16)).view(torch.bfloat16)
+    return torch.from_dlpack(view)
+
+
+class Batch:
+    """One minibatch in the canonical layout, as attributes: node_ids, num_nodes_per_hop, edge_src, edge_dst,
+    num_edges_per_hop, features, labels (torch tensors or numpy arrays), plus epoch and step.
+
+    Unless the loader copies, the arrays alias gnnd's slot and are valid until the batch is released:
+    explicitly with release(), or by fetching the next batch."""
+
+    def __init__(self, loader, native, output, copy):
+        self.epoch = native.epoch
+        self.step = native.step
+        self._loader, self._slot = loader, native.slot
+        for array in native.arrays:
+            view = _numpy_view(array)
+            if copy:
+                view = view.copy()
+            setattr(self, array.name.decode(), _to_torch(view, array.dtype) if output == "torch" else view)
+        if copy:
+            self.release()
+
+    def release(self):
+        """Hands the slot back to gnnd (idempotent). The arrays must not be used afterwards unless copied."""
+        if self._slot is not None:
+            self._loader._release(self._slot)
+            self._slot = None
+
+    def __getitem__(self, name):
+        return getattr(self, name)
+
+    def __repr__(self):
+        return (f"Batch(epoch={self.epoch}, step={self.step}, nodes={len(self.node_ids)}, "
+                f"edges={len(self.edge_src)}, seeds={len(self.labels)})")
+
+
+class Loader:
+    """Iterates minibatches served by gnnd; each `for` over it is one epoch (epoch, epoch + 1, ...).
+
+        for batch in gnnd.Loader(address="unix:/tmp/gnnd.sock", dataset="products", split="train",
+                                 batch_size=1024, fanouts=[15, 10, 5], seed=0, epoch=0, rank=r, world_size=w):
+            ...
+
+    output: "torch", "numpy", or "auto" (torch when importable). copy=True gives owned arrays (and releases
+    the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
+    Errors raise gnnd.GnndError with the gRPC status name in .code (UNAVAILABLE when gnnd is not there).
+    """
+
+    def __init__(self, address=None, dataset=None, split="train", batch_size=1024, fanouts=(15, 10, 5), seed=0,
+                 epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
+                 output="auto", copy=False, timeout_ms=5000):
+        if dataset is None:
+            raise ValueError("dataset: required (the name gnnd serves it under)")
+        if output == "auto":
+            try:
+                import torch  # noqa: F401
+                output = "torch"
+            except ImportError:
+                output = "numpy"
+        if output not in ("torch", "numpy"):
+            raise ValueError(f"output = {output!r} (torch, numpy or auto)")
+        self.output, self.copy, self.epoch = output, copy, epoch
+        self._client = ctypes.c_void_p()
+        self._session = ctypes.c_void_p()
+        self._held = None
+        self._started = False  # the session's first epoch is already running
+        self._exhausted = False  # the current epoch has ended
+        address = address or os.environ.get("GNND_ADDRESS", DEFAULT_ADDRESS)
+        _native.check(_native.lib.gnnd_connect(address.encode(), timeout_ms, ctypes.byref(self._client)))
+        fanouts = list(fanouts)
+        self._fanouts = (ctypes.c_int32 * len(fanouts))(*fanouts)
+        options = _native.SessionOptions(
+            dataset=dataset.encode(), split=split.encode(), batch_size=batch_size, fanouts=self._fanouts,
+            num_fanouts=len(fanouts), seed=seed, epoch=epoch, rank=rank, world_size=world_size,
+            shuffle=int(bool(shuffle)), drop_last=int(bool(drop_last)), num_slots=num_slots, device=device.encode())
+        try:
+            _native.check(_native.lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
+        except Exception:
+            self.close()
+            raise
+        self._started = True
+
+    def __len__(self):
+        """Batches per epoch for this rank."""
+        return int(_native.lib.gnnd_session_steps(self._session))
+
+    def __iter__(self):
+        if not self._session:
+            raise RuntimeError("the loader is closed")
+        if not self._started:
+            self._drain()
+            _native.check(_native.lib.gnnd_start_epoch(self._session, self.epoch))
+        self._started, self._exhausted = False, False
+        native = _native.Batch()
+        while True:
+            if self._held is not None:
+                self._held.release()
+                self._held = None
+            if _native.check(_native.lib.gnnd_next_batch(self._session, ctypes.byref(native))) == _native.GNND_END_OF_EPOCH:
+                break
+            batch = Batch(self, native, self.output, self.copy)
+            if not self.copy:
+                self._held = batch
+            yield batch
+        self._exhausted = True
+        self.epoch += 1
+
+    def _drain(self):
+        """Finishes an epoch that was left early, so the next one can start."""
+        if self._held is not None:
+            self._held.release()
+            self._held = None
+        native = _native.Batch()
+        while not self._exhausted:
+            if _native.check(_native.lib.gnnd_next_batch(self._session, ctypes.byref(native))) == _native.GNND_END_OF_EPOCH:
+                self._exhausted = True
+                self.epoch += 1
+            else:
+                _native.check(_native.lib.gnnd_release_batch(self._session, native.slot))
+
+    def _release(self, slot):
+        if self._session:
+            _native.check(_native.lib.gnnd_release_batch(self._session, slot))
+
+    def close(self):
+        """Ends the session (gnnd frees its slots) and the connection."""
+        if self._session:
+            _native.lib.gnnd_close_session(self._session)
+            self._session = ctypes.c_void_p()
+        if self._client:
+            _native.lib.gnnd_client_free(self._client)
+            self._client = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()

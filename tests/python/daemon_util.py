@@ -1,0 +1,51 @@
+"""Starting and stopping gnnd for the end-to-end tests."""
+import os
+import signal
+import subprocess
+import time
+
+GNNCTL = os.environ.get("GNNCTL", "gnnctl")
+GNND = os.environ.get("GNND", "gnnd")
+
+
+class Daemon:
+    def __init__(self, tmp_path, *args, config=None, name="gnnd"):
+        self.socket = str(tmp_path / f"{name}.sock")
+        self.address = f"unix:{self.socket}"
+        self.log = open(tmp_path / f"{name}.log", "w+")
+        command = [GNND, f"--listen={self.address}", *args]
+        if config is not None:
+            path = tmp_path / f"{name}.textproto"
+            path.write_text(config)
+            command.append(f"--config={path}")
+        self.proc = subprocess.Popen(command, stderr=self.log, stdout=self.log)
+        deadline = time.time() + 30
+        while not os.path.exists(self.socket):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gnnd exited with {self.proc.returncode}: {self.output()}")
+            if time.time() > deadline:
+                raise RuntimeError(f"gnnd did not start: {self.output()}")
+            time.sleep(0.02)
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def gnnctl(self, *args, check=True):
+        proc = subprocess.run([GNNCTL, f"--address={self.address}", *map(str, args)], capture_output=True, text=True)
+        if check:
+            assert proc.returncode == 0, proc.stderr
+        return proc
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=timeout)
+        return self.proc.returncode
+
+
+def generate(path, *flags):
+    subprocess.run([GNNCTL, "generate", "--preset", "tiny", *map(str, flags), str(path)], check=True,
+                   capture_output=True)
+    return path

@@ -1,0 +1,233 @@
+"""gnnd end to end on the CPU backend: trainers in other processes (C++ and Python) read whole epochs and
+check every batch against the reference sampler; failures (killed trainers, a killed daemon, bad requests)
+end in clear errors, never hangs. Run by ctest with GNND, GNNCTL, TRAINER_CHECK, GNND_CLIENT_LIBRARY set."""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gnnd
+from daemon_util import GNNCTL, Daemon, generate
+
+TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    return {"tiny": generate(root / "tiny", "--seed", 1),
+            "bf16": generate(root / "bf16", "--seed", 2, "--scale", 0.2, "--feature-dtype", "bfloat16")}
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory, data):
+    d = Daemon(tmp_path_factory.mktemp("daemon"), config=f"""
+        datasets {{ name: "tiny" path: "{data['tiny']}" }}
+        datasets {{ name: "bf16" path: "{data['bf16']}" }}
+        max_session_bytes: 20000000
+        producer_threads: 2
+    """)
+    yield d
+    assert d.stop() == 0, d.output()
+
+
+def reference_batch(dataset_dir, tmp_path, step, epoch=0, **flags):
+    out = tmp_path / f"ref-{epoch}-{step}.npz"
+    args = [GNNCTL, "sample", f"--dataset={dataset_dir}", f"--step={step}", f"--epoch={epoch}", f"--out={out}"]
+    args += [f"--{k.replace('_', '-')}={v}" for k, v in flags.items()]
+    subprocess.run(args, check=True, capture_output=True)
+    return np.load(out)
+
+
+def sessions(daemon):
+    return [line for line in daemon.gnnctl("stats").stdout.splitlines() if line.startswith("session ")]
+
+
+def test_cpp_and_python_trainers_read_checked_epochs_at_once(daemon, data, tmp_path):
+    cpp = subprocess.Popen([TRAINER_CHECK, f"--address={daemon.address}", "--dataset=tiny", f"--dir={data['tiny']}",
+                            "--batch-size=200", "--fanouts=6,3", "--seed=5", "--epochs=2"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    loader = gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=300, fanouts=[4, -1], seed=9, epoch=0,
+                         output="numpy")
+    steps = 0
+    for batch in loader:
+        ref = reference_batch(data["tiny"], tmp_path, batch.step, batch_size=300, fanouts="4,-1", seed=9)
+        for name in gnnd.ARRAY_NAMES:
+            np.testing.assert_array_equal(batch[name], ref[name], err_msg=f"step {batch.step} {name}")
+        steps += 1
+    train = len(np.load(data["tiny"] / "train.npy"))
+    assert steps == len(loader) == -(-train // 300)
+    loader.close()
+    out, err = cpp.communicate(timeout=120)
+    assert cpp.returncode == 0, err
+    assert f"checked {2 * -(-train // 200)} batches" in out
+
+
+def test_ranks_split_the_epoch(daemon, data):
+    train = np.load(data["tiny"] / "train.npy")
+    seen = []
+    for rank in range(3):
+        with gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=512, fanouts=[2], seed=3, rank=rank,
+                         world_size=3, output="numpy", copy=True) as loader:
+            batches = list(loader)
+            assert len(batches) == len(loader) == -(-(-(-len(train) // 3)) // 512)
+            seen += [b.node_ids[:len(b.labels)] for b in batches]
+    ids = np.concatenate(seen)
+    padding = (3 - len(train) % 3) % 3  # DistributedSampler-style: ranks get equal counts
+    assert len(ids) == len(train) + padding
+    np.testing.assert_array_equal(np.unique(ids), np.sort(train))
+
+
+def test_killed_trainer_frees_its_session_within_a_second_and_others_go_on(daemon, data):
+    holder = subprocess.Popen([TRAINER_CHECK, f"--address={daemon.address}", "--dataset=tiny",
+                               f"--dir={data['tiny']}", "--hold-after=2"], stdout=subprocess.PIPE, text=True)
+    assert "holding after 2 batches" in holder.stdout.readline()
+    assert any(f"pid {holder.pid} " in s for s in sessions(daemon))
+    # A trainer that never releases blocks only itself: another reads a whole epoch meanwhile.
+    with gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=1000, fanouts=[3], output="numpy") as other:
+        assert sum(1 for _ in other) == -(-len(np.load(data["tiny"] / "train.npy")) // 1000)
+    holder.kill()
+    holder.wait()
+    killed = time.time()
+    while any(f"pid {holder.pid} " in s for s in sessions(daemon)):
+        assert time.time() - killed < 1.0, "the killed trainer's session outlived it by a second"
+        time.sleep(0.02)
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd.slots.{daemon.proc.pid}.")]
+
+
+@pytest.mark.parametrize("kwargs,code,message", [
+    (dict(dataset="nope"), "NOT_FOUND", "open.dataset: 'nope' is not loaded"),
+    (dict(split="dev"), "INVALID_ARGUMENT", "open.split = 'dev' (must be train, valid or test)"),
+    (dict(fanouts=[]), "INVALID_ARGUMENT", "open.fanouts has 0 entries"),
+    (dict(fanouts=[5, -2]), "INVALID_ARGUMENT", "open.fanouts[1] = -2"),
+    (dict(batch_size=0), "INVALID_ARGUMENT", "open.batch_size = 0"),
+    (dict(rank=2, world_size=2), "INVALID_ARGUMENT", "open.rank = 2 (must be in [0, world_size = 2))"),
+    (dict(num_slots=65), "INVALID_ARGUMENT", "open.num_slots = 65"),
+    (dict(num_slots=64), "INVALID_ARGUMENT", "over the limit of 20000000 (max_session_bytes)"),
+    (dict(device="cuda:0"), "INVALID_ARGUMENT", "open.device = 'cuda:0'"),
+])
+def test_bad_session_requests_name_the_field(daemon, kwargs, code, message):
+    options = dict(address=daemon.address, dataset="tiny", output="numpy")
+    options.update(kwargs)
+    with pytest.raises(gnnd.GnndError) as error:
+        gnnd.Loader(**options)
+    assert error.value.code == code
+    assert message in error.value.message
+
+
+def test_dataset_rpcs(daemon, data):
+    assert "SERVING" in daemon.gnnctl("status").stdout
+    listing = daemon.gnnctl("datasets").stdout
+    assert "tiny\t" in listing and "bf16\t" in listing
+    load = daemon.gnnctl("load", "tiny2", data["tiny"])
+    assert "loaded 'tiny2'" in load.stdout
+    assert daemon.gnnctl("load", "tiny2", data["tiny"], check=False).stderr.strip().endswith(
+        "dataset 'tiny2' is already loaded (or loading)")
+    assert "(not a dataset directory?)" in daemon.gnnctl("load", "x", "/nonexistent", check=False).stderr
+    assert "dataset name 'a.b' is invalid" in daemon.gnnctl("load", "a.b", data["tiny"], check=False).stderr
+    with gnnd.Loader(address=daemon.address, dataset="tiny2", output="numpy") as busy:
+        refused = daemon.gnnctl("unload", "tiny2", check=False)
+        assert refused.returncode != 0 and "used by 1 session(s)" in refused.stderr
+    deadline = time.time() + 5
+    while daemon.gnnctl("unload", "tiny2", check=False).returncode != 0:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    assert "dataset 'tiny2' is not loaded" in daemon.gnnctl("unload", "tiny2", check=False).stderr
+
+
+def test_torch_tensors_without_copies(daemon, data):
+    torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+    loader = gnnd.Loader(address=daemon.address, dataset="bf16", batch_size=128, fanouts=[3, 2], output="torch")
+    batch = next(iter(loader))
+    assert batch.features.dtype == torch.bfloat16 and batch.node_ids.dtype == torch.int64
+    assert batch.edge_src.dtype == torch.int32 and batch.features.shape[1] == 32
+    expected = np.load(data["bf16"] / "features.npy")[batch.node_ids.numpy()]
+    np.testing.assert_array_equal(batch.features.view(torch.int16).numpy().view(np.uint16), expected)
+    # Zero copy: two views of the slot share memory; a copy does not.
+    again = torch.from_dlpack(np.frombuffer(batch.labels.numpy(), np.int64))
+    assert again.data_ptr() == batch.labels.data_ptr()
+    loader.close()
+    owned = gnnd.Loader(address=daemon.address, dataset="bf16", batch_size=128, fanouts=[3, 2], output="torch",
+                        copy=True)
+    batches = list(owned)
+    assert len({b.labels.data_ptr() for b in batches}) == len(batches)  # each batch its own memory
+    owned.close()
+
+
+def test_daemon_killed_gives_an_error_not_a_hang(tmp_path, data):
+    daemon = Daemon(tmp_path, f"--dataset=victim={data['tiny']}", name="victim")
+    loader = gnnd.Loader(address=daemon.address, dataset="victim", batch_size=64, fanouts=[2], output="numpy")
+    batches = iter(loader)
+    next(batches)
+    daemon.proc.kill()
+    daemon.proc.wait()
+    outcome = {}
+
+    def read_on():
+        try:
+            for _ in batches:
+                pass
+            outcome["error"] = None
+        except gnnd.GnndError as e:
+            outcome["error"] = e
+
+    reader = threading.Thread(target=read_on, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive(), "the client hung after gnnd died"
+    assert outcome["error"] is not None and outcome["error"].code == "UNAVAILABLE", outcome
+    loader.close()
+    # Restart on the same socket (the dead one's socket file is stale): the dataset the killed gnnd left
+    # complete in shared memory is attached, not reloaded, and served again.
+    restarted = Daemon(tmp_path, f"--dataset=victim={data['tiny']}", name="victim")
+    with gnnd.Loader(address=restarted.address, dataset="victim", batch_size=2000, fanouts=[2], output="numpy") as l:
+        assert sum(1 for _ in l) == -(-len(np.load(data["tiny"] / "train.npy")) // 2000)
+    assert restarted.stop() == 0
+    assert "attached to the copy already in shared memory" in restarted.output()
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.victim.")]
+
+
+def test_sigterm_tells_sessions_and_cleans_up(tmp_path, data):
+    daemon = Daemon(tmp_path, f"--dataset=tiny9={data['tiny']}", name="term")
+    loader = gnnd.Loader(address=daemon.address, dataset="tiny9", batch_size=64, fanouts=[2], output="numpy")
+    batches = iter(loader)
+    next(batches)
+    assert daemon.stop(signal.SIGTERM) == 0, daemon.output()
+    with pytest.raises(gnnd.GnndError) as error:
+        for _ in batches:
+            pass
+    assert error.value.code == "UNAVAILABLE"
+    loader.close()
+    assert not os.path.exists(daemon.socket)
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.tiny9.")]
+    assert "shutting down" in daemon.output()
+
+
+def test_peer_allowlist(tmp_path, data):
+    daemon = Daemon(tmp_path, config=f'allowed_uids: {os.getuid() + 1}\n datasets {{ name: "t" path: "{data["tiny"]}" }}',
+                    name="strict")
+    with pytest.raises(gnnd.GnndError) as error:
+        gnnd.Loader(address=daemon.address, dataset="t", output="numpy")
+    assert error.value.code == "PERMISSION_DENIED"
+    assert f"uid {os.getuid()} " in error.value.message
+    assert daemon.stop() == 0
+
+
+@pytest.mark.parametrize("config,message", [
+    ("listen: 'unix:/tmp/x.sock'\n bogus_field: 3\n", "line 2"),
+    ("datasets { name: 'a.b' path: '/x' }", "datasets[0].name: dataset name 'a.b' is invalid"),
+    ("datasets { name: 'a' }", "datasets[0].path: missing"),
+    ("default_slots: 100", "default_slots: 100 (must be 1 to 64)"),
+])
+def test_bad_config_is_named(tmp_path, config, message):
+    path = tmp_path / "bad.textproto"
+    path.write_text(config)
+    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--config={path}", f"--listen=unix:{tmp_path}/s.sock"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert message in proc.stderr
