@@ -38,9 +38,15 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int
     // Saturating products: bounds for deep hops exceed int64 long before they are capped.
     const int64_t edges = per_node == 0 || frontier <= num_edges / per_node ? frontier * per_node : num_edges;
     const int64_t hop_edges = std::min(edges, num_edges);
+    HopBound& hop = c.hops.emplace_back();
+    hop.frontier = frontier;
+    hop.edges = hop_edges;
     c.max_edges += hop_edges;
-    frontier = std::min(hop_edges, num_nodes - c.max_nodes);
-    c.max_nodes += frontier;
+    // Nodes first reached here: at most one per edge, and at most the graph. (Not num_nodes minus the
+    // bound so far: a batch may have fewer nodes than its bound, leaving more to be reached.)
+    frontier = std::min(hop_edges, num_nodes);
+    c.max_nodes = std::min(c.max_nodes + frontier, num_nodes);
+    hop.nodes_after = c.max_nodes;
   }
   constexpr int64_t kLimit = (int64_t{1} << 31) - 1;  // local indices and per-hop counts are int32
   if (c.max_nodes > kLimit || c.max_edges > kLimit) {

@@ -27,10 +27,16 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec);
 
 // Upper bounds on a batch's node and edge counts, from the spec and the graph (a fanout of -1 is
 // bounded by the largest in-degree; every count by the graph's size).
+struct HopBound {
+  int64_t frontier = 0;     // nodes expanded at this hop
+  int64_t edges = 0;        // edges sampled at this hop
+  int64_t nodes_after = 0;  // all nodes once this hop's new ones are added
+};
 struct BatchCapacity {
   int64_t max_seeds = 0;
   int64_t max_nodes = 0;
   int64_t max_edges = 0;
+  std::vector<HopBound> hops;  // one per fanout
 };
 // Fails when a batch could outgrow the int32 local indices.
 absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,

@@ -116,7 +116,7 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   const v1::SlotLayout& l = session->opened_.layout();
   BatchLayout& layout = session->layout_;
   layout.num_hops = session->opened_.num_hops();
-  layout.capacity = {l.max_seeds(), l.max_nodes(), l.max_edges()};
+  layout.capacity = {l.max_seeds(), l.max_nodes(), l.max_edges(), {}};
   layout.node_ids = l.node_ids();
   layout.num_nodes_per_hop = l.num_nodes_per_hop();
   layout.edge_src = l.edge_src();

@@ -50,6 +50,7 @@ ABSL_FLAG(int32_t, world_size, 1, "sample: number of trainer ranks");
 ABSL_FLAG(bool, shuffle, true, "sample: permute the split every epoch");
 ABSL_FLAG(bool, drop_last, false, "sample: drop the incomplete last batch (and the rank remainder)");
 ABSL_FLAG(std::string, out, "batch.npz", "sample: output .npz");
+ABSL_FLAG(std::string, device, "cpu", "sample: the backend, cpu or cuda:N");
 ABSL_FLAG(std::string, address, "", "gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock)");
 ABSL_FLAG(bool, huge_pages, false, "load: back the dataset with 2 MiB transparent huge pages");
 
@@ -62,7 +63,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
   gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] OUT_DIR
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
-                [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] --out batch.npz
+                [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] [--device cpu|cuda:N]
+                --out batch.npz
   gnnctl validate DIR            check every array and print a summary
   gnnctl status | datasets | stats                  ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
@@ -143,6 +145,7 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.world_size = absl::GetFlag(FLAGS_world_size);
   request.shuffle = absl::GetFlag(FLAGS_shuffle);
   request.drop_last = absl::GetFlag(FLAGS_drop_last);
+  request.device = absl::GetFlag(FLAGS_device);
   GNND_ASSIGN_OR_RETURN(std::string summary, SampleToNpz(request, absl::GetFlag(FLAGS_out)));
   absl::PrintF("%s\n", summary);
   return absl::OkStatus();

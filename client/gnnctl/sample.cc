@@ -1,5 +1,8 @@
 #include "client/gnnctl/sample.h"
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/gnnctl/npz.h"
@@ -9,8 +12,48 @@
 #include "common/seeds.h"
 #include "common/status.h"
 #include "kernels/cpu/sampler.h"
+#if GNND_WITH_CUDA
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_sampler.h"
+#endif
 
 namespace gnnd::gnnctl {
+
+namespace {
+
+// The same batch through the CUDA backend, copied back into `buffer` (which has the same layout).
+absl::Status SampleOnGpu(const SampleRequest& request, const GraphData& graph, const BatchCapacity& capacity,
+                         const EpochSeeds& seeds, BatchBuffer& buffer) {
+  int device = -1;
+  if (!absl::StartsWith(request.device, "cuda:") || !absl::SimpleAtoi(request.device.substr(5), &device) ||
+      device < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("device = '", request.device, "' (cpu or cuda:N)"));
+  }
+#if GNND_WITH_CUDA
+  GNND_CUDA(cudaSetDevice(device), absl::StrCat("select ", request.device));
+  GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
+  GNND_ASSIGN_OR_RETURN(auto sampler,
+                        cuda::CudaSampler::Create(placed->graph(), request.fanouts, request.seed, capacity));
+  const BatchLayout& layout = sampler->layout();
+  const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
+  void* out = nullptr;
+  int64_t* device_seeds = nullptr;
+  GNND_CUDA(cudaMalloc(&out, layout.total_bytes), "allocate the batch");
+  absl::Cleanup free_out = [out] { cudaFree(out); };
+  GNND_CUDA(cudaMalloc(&device_seeds, std::max<size_t>(batch_seeds.size_bytes(), 1)), "allocate the seeds");
+  absl::Cleanup free_seeds = [device_seeds] { cudaFree(device_seeds); };
+  GNND_CUDA(cudaMemcpy(device_seeds, batch_seeds.data(), batch_seeds.size_bytes(), cudaMemcpyHostToDevice),
+            "copy seeds");
+  GNND_RETURN_IF_ERROR(sampler->Sample(request.epoch, seeds.batch_index(request.step),
+                                       {device_seeds, batch_seeds.size()}, BatchView::At(out, layout), nullptr));
+  GNND_CUDA(cudaMemcpy(buffer.view().node_ids, out, layout.total_bytes, cudaMemcpyDeviceToHost), "copy the batch back");
+  return absl::OkStatus();
+#else
+  return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
+#endif
+}
+
+}  // namespace
 
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz) {
   const SamplingSpec sampling{request.batch_size, request.fanouts};
@@ -35,8 +78,12 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
                         ComputeBatchCapacity(sampling, m.num_nodes(), m.num_edges(), graph.MaxInDegree()));
   BatchBuffer buffer(BatchLayout::Make(capacity, static_cast<int>(request.fanouts.size()), FeatureRowBytes(m)));
   BatchView batch = buffer.view();
-  CpuSampler sampler(graph, request.fanouts, request.seed);
-  sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch);
+  if (request.device == "cpu") {
+    CpuSampler sampler(graph, request.fanouts, request.seed);
+    sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch);
+  } else {
+    GNND_RETURN_IF_ERROR(SampleOnGpu(request, graph, capacity, seeds, buffer));
+  }
 
   const int64_t hops = static_cast<int64_t>(request.fanouts.size());
   const int64_t nodes = batch.num_nodes(), edges = batch.num_edges();

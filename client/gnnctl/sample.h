@@ -22,9 +22,10 @@ struct SampleRequest {
   int32_t world_size = 1;
   bool shuffle = true;
   bool drop_last = false;
+  std::string device = "cpu";  // "cpu" or "cuda:N" (CSC copied to GPU memory, features read zero-copy)
 };
 
-// Samples the request's batch on the CPU backend and writes its arrays (names as in the batch layout)
+// Samples the request's batch on the chosen backend and writes its arrays (names as in the batch layout)
 // to `out_npz`; returns a one-line description.
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz);
 

@@ -61,6 +61,10 @@ class SamplerTest : public ::testing::Test {
     std::set<int64_t> reached(b.node_ids, b.node_ids + frontier_end);
     for (size_t hop = 0; hop < fanouts.size(); ++hop) {
       const int64_t hop_end = frontier_end + b.num_nodes_per_hop[hop + 1];
+      // The per-hop bounds the GPU backend sizes its launches by.
+      ASSERT_LE(frontier_end - frontier_begin, capacity.hops[hop].frontier) << "hop " << hop;
+      ASSERT_LE(b.num_edges_per_hop[hop], capacity.hops[hop].edges) << "hop " << hop;
+      ASSERT_LE(hop_end, capacity.hops[hop].nodes_after) << "hop " << hop;
       for (int64_t i = frontier_end + 1; i < hop_end; ++i) ASSERT_LT(b.node_ids[i - 1], b.node_ids[i]) << "hop not sorted";
       std::set<int64_t> fresh;  // sources of this hop not reached before: must be exactly the new nodes
       const int64_t edge_end = edge + b.num_edges_per_hop[hop];
@@ -188,12 +192,14 @@ TEST(BatchCapacity, BoundsAndLimits) {
   EXPECT_EQ(c->max_seeds, 1024);
   EXPECT_EQ(c->max_edges, 1024 * 15 + 1024 * 150 + 1024 * 750);
   EXPECT_EQ(c->max_nodes, 1024 + 1024 * 15 + 1024 * 150 + 1024 * 750);
-  // Capped by the graph: every node is a seed, so hop 1 finds no new node and hop 2 has no frontier.
+  // Capped by the graph: at most all 100 nodes, and each hop at most every edge.
   auto small = ComputeBatchCapacity({1024, {-1, -1}}, 100, 900, 40);
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(small->max_seeds, 100);
   EXPECT_EQ(small->max_nodes, 100);
-  EXPECT_EQ(small->max_edges, 900);
+  EXPECT_EQ(small->max_edges, 1800);
+  ASSERT_EQ(small->hops.size(), 2u);
+  EXPECT_EQ(small->hops[1].frontier, 100);
   EXPECT_FALSE(ComputeBatchCapacity({1 << 20, {-1, -1}}, 1'000'000'000, 100'000'000'000, 100000).ok());
   EXPECT_EQ(CheckSamplingSpec({0, {5}}).message(), "batch_size = 0 (must be at least 1)");
   EXPECT_EQ(CheckSamplingSpec({8, {}}).message(), "fanouts has 0 entries (need 1 to 16, one per hop)");

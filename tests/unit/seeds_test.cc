@@ -32,6 +32,9 @@ struct Case {
   int64_t n, batch_size;
   int32_t world;
   bool drop_last;
+  friend void PrintTo(const Case& c, std::ostream* os) {
+    *os << "n=" << c.n << " batch=" << c.batch_size << " world=" << c.world << " drop_last=" << c.drop_last;
+  }
 };
 
 class SeedSchedule : public ::testing::TestWithParam<Case> {};

@@ -1,0 +1,28 @@
+#include "kernels/cuda/host_registration.h"
+
+#include "common/status.h"
+#include "kernels/cuda/cuda_check.h"
+
+namespace gnnd::cuda {
+
+absl::StatusOr<std::unique_ptr<HostRegistration>> HostRegistration::Register(const void* data, size_t bytes) {
+  auto registration = std::unique_ptr<HostRegistration>(new HostRegistration());
+  if (bytes == 0) {
+    registration->device_ = data;
+    return registration;
+  }
+  void* host = const_cast<void*>(data);
+  GNND_CUDA(cudaHostRegister(host, bytes, cudaHostRegisterMapped | cudaHostRegisterReadOnly | cudaHostRegisterPortable),
+            absl::StrCat("cudaHostRegister of ", bytes, " bytes"));
+  registration->host_ = host;
+  void* device = nullptr;
+  GNND_CUDA(cudaHostGetDevicePointer(&device, host, 0), "cudaHostGetDevicePointer");
+  registration->device_ = device;
+  return registration;
+}
+
+HostRegistration::~HostRegistration() {
+  if (host_ != nullptr) (void)CudaStatus(cudaHostUnregister(host_), "cudaHostUnregister");
+}
+
+}  // namespace gnnd::cuda

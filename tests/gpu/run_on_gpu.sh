@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs the GPU tests on a machine with a GPU from a relocatable bundle made here:
+#   ../shared/tools/bundle-libs.sh bundle build/tests/gpu_tests build/client/gnnctl   (or deploy's bundle script)
+#   bash tests/gpu/run_on_gpu.sh bundle OUT_DIR
+# 1. gpu_tests (CUDA vs CPU byte-identical batches; Philox on the device),
+# 2. compute-sanitizer memcheck over one case of them,
+# 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset, compared with numpy.
+set -uo pipefail
+bundle=$(realpath "$1")
+out=${2:-/tmp/gnnd-gpu}
+mkdir -p "$out"
+source "$bundle/env.sh"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+status=0
+gpu_tests 2>&1 | tee "$out/gpu_tests.log" | tail -25 || status=1
+grep -q "FAILED" "$out/gpu_tests.log" && status=1
+if command -v compute-sanitizer >/dev/null; then
+  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*' \
+    >"$out/memcheck.log" 2>&1 && echo "memcheck: clean" || { echo "memcheck: FAILED"; tail -30 "$out/memcheck.log"; status=1; }
+  grep -E "ERROR SUMMARY" "$out/memcheck.log"
+fi
+data=$(mktemp -d)
+gnnctl generate --preset products --scale 0.05 --seed 3 "$data/p" >/dev/null 2>&1
+for device in cpu cuda:0; do
+  gnnctl sample --dataset "$data/p" --batch-size 1024 --fanouts 15,10,5 --seed 5 --epoch 2 --step 7 --device "$device" \
+    --out "$out/batch-${device/:/}.npz" || status=1
+done
+python3 - "$out" <<'PY' || status=1
+import sys, numpy as np
+a, b = np.load(f"{sys.argv[1]}/batch-cpu.npz"), np.load(f"{sys.argv[1]}/batch-cuda0.npz")
+for k in a.files:
+    assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+print("gnnctl sample: cpu and cuda:0 batches identical,", {k: a[k].shape for k in ("node_ids", "edge_src", "features")})
+PY
+exit $status
