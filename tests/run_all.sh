@@ -19,5 +19,5 @@ run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ "${GNND_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DGNND_SANITIZE=address
-  TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNND_SANITIZE=thread
+  TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/tests/tsan.supp" run_suite build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNND_SANITIZE=thread
 fi
