@@ -37,6 +37,8 @@ class EpochSeeds {
   int64_t num_steps() const { return num_steps_; }
   // The seeds of `step` (0 <= step < num_steps()).
   std::span<const int64_t> batch(int64_t step) const;
+  // All of this rank's seeds for the epoch, in order (batch(step) is a slice of it).
+  std::span<const int64_t> all() const { return ids_; }
   // The global batch index of `step` (step * world_size + rank): what the sampling rule is keyed on.
   uint64_t batch_index(int64_t step) const { return static_cast<uint64_t>(step) * world_size_ + rank_; }
 

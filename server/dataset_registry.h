@@ -14,6 +14,9 @@
 #include "common/shm_store.h"
 #include "gnnd/v1/service.pb.h"
 #include "kernels/cpu/sampler.h"
+#if GNND_WITH_CUDA
+#include "kernels/cuda/cuda_sampler.h"
+#endif
 
 namespace gnnd {
 
@@ -24,6 +27,12 @@ struct LoadedDataset {
   GraphData graph;
   int64_t max_in_degree = 0;
   double load_seconds = 0;
+#if GNND_WITH_CUDA
+  // The dataset as GPU `device` sees it (registered once, CSC copied or zero-copy), made on first use.
+  absl::StatusOr<const cuda::DeviceGraph*> OnDevice(int device, bool csc_in_host_memory);
+  std::mutex gpu_mutex;
+  std::map<int, std::unique_ptr<cuda::DeviceDataset>> gpu;
+#endif
 };
 
 class DatasetRegistry {
@@ -50,6 +59,7 @@ class DatasetRegistry {
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     const LoadedDataset& dataset() const { return *dataset_; }
+    LoadedDataset& dataset_mutable() { return *dataset_; }
 
    private:
     DatasetRegistry* registry_;

@@ -1,5 +1,7 @@
 #include "server/session.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -31,9 +33,21 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->peer_ = peer;
   const LoadedDataset& dataset = lease->dataset();
   const v1::DatasetManifest& m = dataset.graph.manifest;
+  int gpu = -1;  // the CUDA device, or -1 for the CPU backend
   if (!request.device().empty() && request.device() != "cpu") {
+#if GNND_WITH_CUDA
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+    (void)cudaGetLastError();
+    if (!absl::StartsWith(request.device(), "cuda:") || !absl::SimpleAtoi(request.device().substr(5), &gpu) ||
+        gpu < 0 || gpu >= count) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.device = '", request.device(), "' (cpu, or cuda:N with N below ", count, ")"));
+    }
+#else
     return absl::InvalidArgumentError(
-        absl::StrCat("open.device = '", request.device(), "' (this gnnd serves the cpu backend only)"));
+        absl::StrCat("open.device = '", request.device(), "' (this gnnd was built without CUDA: cpu only)"));
+#endif
   }
   const absl::StatusOr<ArrayId> split_id = SplitArrayId(request.split());
   if (!split_id.ok()) return InField(split_id.status(), "open.");
@@ -89,7 +103,11 @@ absl::Status Session::Run(grpc::ServerContext* context, SessionStream* stream) {
   v1::SessionEvent opened_event;
   v1::SessionOpened& opened = *opened_event.mutable_opened();
   opened.set_session_id(id_);
-  opened.set_shm_name(slots_->name());
+  if (slots_) opened.set_shm_name(slots_->name());
+  opened.set_device(request_.device().empty() ? "cpu" : request_.device());
+#if GNND_WITH_CUDA
+  if (gpu_) gpu_->Describe(opened);
+#endif
   opened.set_num_slots(num_slots_);
   v1::SlotLayout& l = *opened.mutable_layout();
   l.set_slot_bytes(layout_.total_bytes);
@@ -124,7 +142,7 @@ absl::Status Session::Handle(const v1::SessionRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
   switch (request.kind_case()) {
     case v1::SessionRequest::kAttached:
-      slots_->Unlink();  // mapped by both sides now: nothing left to clean up after a crash
+      if (slots_) slots_->Unlink();  // mapped by both sides now: nothing left to clean up after a crash
       return absl::OkStatus();
     case v1::SessionRequest::kRelease: {
       const int slot = request.release().slot();
@@ -133,6 +151,7 @@ absl::Status Session::Handle(const v1::SessionRequest& request) {
       }
       held_.erase(slot);
       if (producer_) producer_->Release(slot);
+      if (!slots_) free_gpu_slots_.push_back(slot);
       changed_.notify_all();
       return absl::OkStatus();
     }
@@ -153,6 +172,21 @@ void Session::Produce(SessionStream* stream) {
     // A new epoch starts with every slot back from the trainer.
     changed_.wait(lock, [&] { return stopping_ || held_.empty(); });
     if (stopping_) break;
+    if (!slots_) {
+      ProduceGpuEpoch(stream, lock);
+      if (stopping_) break;
+      v1::SessionEvent end;
+      end.mutable_epoch_end()->set_epoch(epoch_);
+      lock.unlock();
+      const bool written = stream->Write(end);
+      lock.lock();
+      if (!written) break;
+      changed_.wait(lock, [&] { return stopping_ || next_epoch_.has_value(); });
+      if (stopping_) break;
+      epoch_ = *next_epoch_;
+      next_epoch_.reset();
+      continue;
+    }
     const LoadedDataset& dataset = lease_->dataset();
     producer_ = std::make_unique<CpuProducer>(
         dataset.graph, std::vector<int32_t>(request_.fanouts().begin(), request_.fanouts().end()), request_.seed(),
@@ -202,6 +236,53 @@ void Session::Produce(SessionStream* stream) {
   }
 }
 
+void Session::ProduceGpuEpoch(SessionStream* stream, std::unique_lock<std::mutex>& lock) {
+#if GNND_WITH_CUDA
+  const EpochSeeds seeds(split_, schedule_, epoch_);
+  lock.unlock();
+  absl::Status status = gpu_->StartEpoch(seeds);
+  lock.lock();
+  free_gpu_slots_.clear();
+  for (int k = num_slots_ - 1; k >= 0; --k) free_gpu_slots_.push_back(k);
+  for (int64_t step = 0; status.ok() && step < seeds.num_steps(); ++step) {
+    changed_.wait(lock, [&] { return stopping_ || !free_gpu_slots_.empty(); });
+    if (stopping_) return;
+    const int slot = free_gpu_slots_.back();
+    free_gpu_slots_.pop_back();
+    lock.unlock();
+    v1::SessionEvent event;
+    v1::BatchReady& ready = *event.mutable_ready();
+    const auto start = std::chrono::steady_clock::now();
+    status = gpu_->Fill(epoch_, seeds, step, slot, ready);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ready.set_slot(slot);
+    ready.set_epoch(epoch_);
+    ready.set_step(step);
+    lock.lock();
+    if (!status.ok()) break;
+    held_.insert(slot);
+    ++batches_;
+    sample_seconds_ += seconds;
+    bytes_ += 8 * ready.num_nodes() + 8 * ready.num_edges() + layout_.feature_row_bytes * ready.num_nodes();
+    lock.unlock();
+    const bool written = stream->Write(event);
+    lock.lock();
+    if (!written) {
+      stopping_ = true;
+      return;
+    }
+  }
+  if (!status.ok()) {
+    LogError("session %d: %s", id_, status.message());
+    stopping_ = true;
+    stop_reason_ = std::string(status.message());
+  }
+#else
+  (void)stream;
+  (void)lock;
+#endif
+}
+
 v1::SessionStats Session::Stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   v1::SessionStats s;
@@ -218,7 +299,7 @@ v1::SessionStats Session::Stats() const {
   s.set_bytes(bytes_);
   s.set_sample_seconds(sample_seconds_ + (producer_ ? producer_->sample_seconds() : 0));
   s.set_wait_seconds(wait_seconds_ + (producer_ ? producer_->wait_seconds() : 0));
-  s.set_device("cpu");
+  s.set_device(request_.device().empty() ? "cpu" : request_.device());
   return s;
 }
 

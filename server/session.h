@@ -20,6 +20,9 @@
 #include "kernels/cpu/producer.h"
 #include "server/dataset_registry.h"
 #include "server/slot_segment.h"
+#if GNND_WITH_CUDA
+#include "server/gpu_slots.h"
+#endif
 
 namespace gnnd {
 
@@ -35,6 +38,7 @@ struct SessionLimits {
   uint64_t max_session_bytes = uint64_t{8} << 30;
   int producer_threads = 1;
   mode_t slot_mode = 0600;
+  bool gpu_csc_in_host_memory = false;
 };
 
 using SessionStream = grpc::ServerReaderWriterInterface<v1::SessionEvent, v1::SessionRequest>;
@@ -59,6 +63,8 @@ class Session {
  private:
   Session() = default;
   void Produce(SessionStream* stream);
+  // One epoch on the GPU: fill each free slot in step order. Called with mutex_ held (via `lock`).
+  void ProduceGpuEpoch(SessionStream* stream, std::unique_lock<std::mutex>& lock);
   absl::Status Handle(const v1::SessionRequest& request);
 
   uint64_t id_ = 0;
@@ -70,7 +76,11 @@ class Session {
   BatchLayout layout_;
   int num_slots_ = 0;
   int threads_ = 1;
-  std::unique_ptr<SlotSegment> slots_;
+  std::unique_ptr<SlotSegment> slots_;  // CPU sessions
+#if GNND_WITH_CUDA
+  std::unique_ptr<class GpuSlots> gpu_;  // GPU sessions
+#endif
+  std::vector<int> free_gpu_slots_;
   std::vector<BatchView> views_;
   int64_t steps_per_epoch_ = 0;
 

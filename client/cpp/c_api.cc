@@ -22,7 +22,7 @@ gnnd_status Fail(const absl::Status& status) {
   return static_cast<gnnd_status>(status.code());
 }
 
-gnnd_array Array(const char* name, void* data, gnnd_dtype dtype, int64_t rows, int64_t cols = 0) {
+gnnd_array Array(int device, const char* name, void* data, gnnd_dtype dtype, int64_t rows, int64_t cols = 0) {
   gnnd_array a{};
   a.name = name;
   a.data = data;
@@ -30,8 +30,8 @@ gnnd_array Array(const char* name, void* data, gnnd_dtype dtype, int64_t rows, i
   a.ndim = cols > 0 ? 2 : 1;
   a.shape[0] = rows;
   a.shape[1] = cols;
-  a.device_type = GNND_DEVICE_CPU;
-  a.device_id = 0;
+  a.device_type = device >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
+  a.device_id = device >= 0 ? device : 0;
   return a;
 }
 
@@ -74,29 +74,38 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
 int64_t gnnd_session_steps(const gnnd_session* session) { return session->impl->steps_per_epoch(); }
 
 gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out) {
-  auto batch = session->impl->Next();
+  return gnnd_next_batch_on_stream(session, nullptr, out);
+}
+
+gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, gnnd_batch* out) {
+  auto batch = session->impl->Next(cuda_stream);
   if (!batch.ok()) return Fail(batch.status());
   if (!batch->has_value()) return GNND_END_OF_EPOCH;
   const gnnd::BatchView& v = (*batch)->view;
-  const int64_t nodes = v.num_nodes(), edges = v.num_edges(), hops = v.num_hops;
+  const int d = (*batch)->device;
+  const int64_t nodes = (*batch)->num_nodes, edges = (*batch)->num_edges, hops = v.num_hops;
   out->slot = (*batch)->slot;
   out->epoch = (*batch)->epoch;
   out->step = (*batch)->step;
   const gnnd_dtype feature_dtype = session->feature_dtype == gnnd::v1::FEATURE_DTYPE_FLOAT16    ? GNND_FLOAT16
                                    : session->feature_dtype == gnnd::v1::FEATURE_DTYPE_BFLOAT16 ? GNND_BFLOAT16
                                                                                                 : GNND_FLOAT32;
-  out->arrays[0] = Array("node_ids", v.node_ids, GNND_INT64, nodes);
-  out->arrays[1] = Array("num_nodes_per_hop", v.num_nodes_per_hop, GNND_INT32, hops + 1);
-  out->arrays[2] = Array("edge_src", v.edge_src, GNND_INT32, edges);
-  out->arrays[3] = Array("edge_dst", v.edge_dst, GNND_INT32, edges);
-  out->arrays[4] = Array("num_edges_per_hop", v.num_edges_per_hop, GNND_INT32, hops);
-  out->arrays[5] = Array("features", v.features, feature_dtype, nodes, session->feature_dim);
-  out->arrays[6] = Array("labels", v.labels, GNND_INT64, v.num_seeds());
+  out->arrays[0] = Array(d, "node_ids", v.node_ids, GNND_INT64, nodes);
+  out->arrays[1] = Array(d, "num_nodes_per_hop", v.num_nodes_per_hop, GNND_INT32, hops + 1);
+  out->arrays[2] = Array(d, "edge_src", v.edge_src, GNND_INT32, edges);
+  out->arrays[3] = Array(d, "edge_dst", v.edge_dst, GNND_INT32, edges);
+  out->arrays[4] = Array(d, "num_edges_per_hop", v.num_edges_per_hop, GNND_INT32, hops);
+  out->arrays[5] = Array(d, "features", v.features, feature_dtype, nodes, session->feature_dim);
+  out->arrays[6] = Array(d, "labels", v.labels, GNND_INT64, (*batch)->num_seeds);
   return GNND_OK;
 }
 
 gnnd_status gnnd_release_batch(gnnd_session* session, int32_t slot) {
-  const absl::Status s = session->impl->Release(slot);
+  return gnnd_release_batch_on_stream(session, slot, nullptr);
+}
+
+gnnd_status gnnd_release_batch_on_stream(gnnd_session* session, int32_t slot, void* cuda_stream) {
+  const absl::Status s = session->impl->Release(slot, cuda_stream);
   return s.ok() ? GNND_OK : Fail(s);
 }
 

@@ -5,13 +5,21 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#if GNND_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/cuda_check.h"
+#endif
 
 namespace gnnd::client {
 namespace {
@@ -126,6 +134,13 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   layout.labels = l.labels();
   layout.total_bytes = l.slot_bytes();
 
+  if (absl::StartsWith(session->opened_.device(), "cuda:")) {
+    GNND_RETURN_IF_ERROR(session->MapGpuSlots());
+    v1::SessionRequest attached;
+    attached.mutable_attached();
+    if (!session->stream_->Write(attached)) return session->Broken("attaching to the slots");
+    return session;
+  }
   const std::string name = "/" + session->opened_.shm_name();
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
@@ -140,8 +155,42 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   return session;
 }
 
+absl::Status Session::MapGpuSlots() {
+#if GNND_WITH_CUDA
+  if (!absl::SimpleAtoi(opened_.device().substr(5), &device_)) return absl::InternalError("bad device from gnnd");
+  GNND_CUDA(cudaSetDevice(device_), absl::StrCat("select ", opened_.device()));
+  cudaIpcMemHandle_t memory;
+  if (opened_.slots_ipc_handle().size() != sizeof(memory)) return absl::InternalError("bad IPC handle from gnnd");
+  std::memcpy(&memory, opened_.slots_ipc_handle().data(), sizeof(memory));
+  GNND_CUDA(cudaIpcOpenMemHandle(&slots_, memory, cudaIpcMemLazyEnablePeerAccess), "open the slots (CUDA IPC)");
+  for (const auto* handles : {&opened_.ready_event_handles(), &opened_.consumed_event_handles()}) {
+    auto& events = handles == &opened_.ready_event_handles() ? ready_events_ : consumed_events_;
+    for (const std::string& bytes : *handles) {
+      cudaIpcEventHandle_t handle;
+      if (bytes.size() != sizeof(handle)) return absl::InternalError("bad event handle from gnnd");
+      std::memcpy(&handle, bytes.data(), sizeof(handle));
+      cudaEvent_t event;
+      GNND_CUDA(cudaIpcOpenEventHandle(&event, handle), "open a slot event (CUDA IPC)");
+      events.push_back(event);
+    }
+  }
+  return absl::OkStatus();
+#else
+  return absl::UnimplementedError(absl::StrCat("a ", opened_.device(), " session needs a client built with CUDA"));
+#endif
+}
+
 Session::~Session() {
   Close();
+#if GNND_WITH_CUDA
+  if (device_ >= 0) {
+    cudaSetDevice(device_);
+    for (void* e : ready_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    for (void* e : consumed_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    if (slots_ != nullptr) cudaIpcCloseMemHandle(slots_);
+    return;
+  }
+#endif
   if (slots_ != nullptr) ::munmap(slots_, slots_bytes_);
 }
 
@@ -158,7 +207,7 @@ absl::Status Session::Broken(absl::string_view what) {
   return failed_;
 }
 
-absl::StatusOr<std::optional<Batch>> Session::Next() {
+absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
   if (!failed_.ok()) return failed_;
   if (closed_) return absl::FailedPreconditionError("the session is closed");
   v1::SessionEvent event;
@@ -173,6 +222,19 @@ absl::StatusOr<std::optional<Batch>> Session::Next() {
       batch.epoch = r.epoch();
       batch.step = r.step();
       batch.view = BatchView::At(static_cast<std::byte*>(slots_) + r.slot() * layout_.total_bytes, layout_);
+      batch.num_nodes = r.num_nodes();
+      batch.num_edges = r.num_edges();
+      batch.num_seeds = r.num_seeds();
+      batch.device = device_;
+#if GNND_WITH_CUDA
+      if (device_ >= 0) {
+        GNND_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(cuda_stream),
+                                      static_cast<cudaEvent_t>(ready_events_[r.slot()]), 0),
+                  "order the trainer's stream after the batch");
+      }
+#else
+      (void)cuda_stream;
+#endif
       return batch;
     }
     case v1::SessionEvent::kEpochEnd:
@@ -186,8 +248,16 @@ absl::StatusOr<std::optional<Batch>> Session::Next() {
   }
 }
 
-absl::Status Session::Release(int slot) {
+absl::Status Session::Release(int slot, void* cuda_stream) {
   if (!failed_.ok()) return failed_;
+#if GNND_WITH_CUDA
+  if (device_ >= 0 && slot >= 0 && slot < static_cast<int>(consumed_events_.size())) {
+    GNND_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(consumed_events_[slot]), static_cast<cudaStream_t>(cuda_stream)),
+              "record the slot as consumed");
+  }
+#else
+  (void)cuda_stream;
+#endif
   v1::SessionRequest request;
   request.mutable_release()->set_slot(slot);
   if (!stream_->Write(request)) return Broken("releasing a batch");

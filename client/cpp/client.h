@@ -48,7 +48,9 @@ struct Batch {
   int slot = 0;
   uint64_t epoch = 0;
   int64_t step = 0;
-  BatchView view;
+  int64_t num_nodes = 0, num_edges = 0, num_seeds = 0;
+  int device = -1;  // the CUDA device holding the arrays, or -1: host memory
+  BatchView view;   // device pointers when device >= 0
 };
 
 class Session {
@@ -56,8 +58,10 @@ class Session {
   ~Session();
   // The next batch of the current epoch; nullopt at its end (then StartEpoch for another). Errors
   // (gnnd gone, session ended) are UNAVAILABLE / the session's status, never a hang.
-  absl::StatusOr<std::optional<Batch>> Next();
-  absl::Status Release(int slot);
+  // GPU sessions: `cuda_stream` (a cudaStream_t; null = the default stream) is ordered after the batch's
+  // `ready` event, and Release records the slot's `consumed` event on it, so neither side synchronizes.
+  absl::StatusOr<std::optional<Batch>> Next(void* cuda_stream = nullptr);
+  absl::Status Release(int slot, void* cuda_stream = nullptr);
   // Asks for epoch `epoch` after the previous one ended (every batch released first).
   absl::Status StartEpoch(uint64_t epoch);
   // Ends the session; its slots are freed on both sides.
@@ -70,6 +74,7 @@ class Session {
   friend class Client;
   Session() = default;
   absl::Status Broken(absl::string_view what);
+  absl::Status MapGpuSlots();
 
   std::string address_;
   std::unique_ptr<grpc::ClientContext> context_;
@@ -78,6 +83,8 @@ class Session {
   BatchLayout layout_;
   void* slots_ = nullptr;
   size_t slots_bytes_ = 0;
+  int device_ = -1;                                 // GPU sessions: the CUDA device of the slots
+  std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
   absl::Status failed_;
   bool closed_ = false;
 };

@@ -83,7 +83,7 @@ typedef struct gnnd_session_options {
   int32_t shuffle;   /* nonzero: a new permutation every epoch */
   int32_t drop_last; /* nonzero: drop the incomplete last batch */
   int32_t num_slots; /* 0: gnnd's default */
-  const char* device; /* "cpu" or NULL */
+  const char* device; /* "cpu" (or NULL), or "cuda:N" */
 } gnnd_session_options;
 
 typedef struct gnnd_client gnnd_client;
@@ -99,6 +99,11 @@ GNND_API int64_t gnnd_session_steps(const gnnd_session* session);
 /* Blocks until the next batch is ready; GNND_END_OF_EPOCH after the epoch's last one. */
 GNND_API gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out);
 GNND_API gnnd_status gnnd_release_batch(gnnd_session* session, int32_t slot);
+/* GPU sessions (device "cuda:N"): the arrays are in GPU memory. `cuda_stream` (a cudaStream_t, NULL for the
+ * default stream) is made to wait for the batch's completion, without blocking the host; releasing records
+ * the slot's "consumed" event on the stream, so gnnd overwrites it only after the work queued there. */
+GNND_API gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, gnnd_batch* out);
+GNND_API gnnd_status gnnd_release_batch_on_stream(gnnd_session* session, int32_t slot, void* cuda_stream);
 /* After GNND_END_OF_EPOCH (and every batch released): start another epoch. */
 GNND_API gnnd_status gnnd_start_epoch(gnnd_session* session, uint64_t epoch);
 /* Ends the session and frees the handle. */

@@ -109,7 +109,7 @@ def test_killed_trainer_frees_its_session_within_a_second_and_others_go_on(daemo
     (dict(rank=2, world_size=2), "INVALID_ARGUMENT", "open.rank = 2 (must be in [0, world_size = 2))"),
     (dict(num_slots=65), "INVALID_ARGUMENT", "open.num_slots = 65"),
     (dict(num_slots=64), "INVALID_ARGUMENT", "over the limit of 20000000 (max_session_bytes)"),
-    (dict(device="cuda:0"), "INVALID_ARGUMENT", "open.device = 'cuda:0'"),
+    (dict(device="tpu:0"), "INVALID_ARGUMENT", "open.device = 'tpu:0'"),
 ])
 def test_bad_session_requests_name_the_field(daemon, kwargs, code, message):
     options = dict(address=daemon.address, dataset="tiny", output="numpy")

@@ -74,11 +74,14 @@ lib.gnnd_session_steps.argtypes = [ctypes.c_void_p]
 lib.gnnd_session_steps.restype = ctypes.c_int64
 lib.gnnd_next_batch.argtypes = [ctypes.c_void_p, ctypes.POINTER(Batch)]
 lib.gnnd_release_batch.argtypes = [ctypes.c_void_p, ctypes.c_int32]
+lib.gnnd_next_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(Batch)]
+lib.gnnd_release_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
 lib.gnnd_start_epoch.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
 lib.gnnd_close_session.argtypes = [ctypes.c_void_p]
 lib.gnnd_close_session.restype = None
 lib.gnnd_last_error.restype = ctypes.c_char_p
-for _f in ("gnnd_connect", "gnnd_open_session", "gnnd_next_batch", "gnnd_release_batch", "gnnd_start_epoch"):
+for _f in ("gnnd_connect", "gnnd_open_session", "gnnd_next_batch", "gnnd_release_batch", "gnnd_start_epoch",
+           "gnnd_next_batch_on_stream", "gnnd_release_batch_on_stream"):
     getattr(lib, _f).restype = ctypes.c_int
 
 

@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from . import _native
+from . import _dlpack, _native
 
 ARRAY_NAMES = ("node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "labels")
 _NUMPY_DTYPES = {_native.INT32: np.int32, _native.INT64: np.int64, _native.FLOAT32: np.float32,
@@ -42,10 +42,17 @@ class Batch:
         self.step = native.step
         self._loader, self._slot = loader, native.slot
         for array in native.arrays:
-            view = _numpy_view(array)
-            if copy:
-                view = view.copy()
-            setattr(self, array.name.decode(), _to_torch(view, array.dtype) if output == "torch" else view)
+            if array.device_type == _native.DEVICE_CUDA:  # torch only; ordered on the current stream already
+                import torch.utils.dlpack
+                value = torch.utils.dlpack.from_dlpack(_dlpack.capsule(array))
+                if copy:
+                    value = value.clone()
+            else:
+                view = _numpy_view(array)
+                if copy:
+                    view = view.copy()
+                value = _to_torch(view, array.dtype) if output == "torch" else view
+            setattr(self, array.name.decode(), value)
         if copy:
             self.release()
 
@@ -73,11 +80,16 @@ class Loader:
     output: "torch", "numpy", or "auto" (torch when importable). copy=True gives owned arrays (and releases
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
     Errors raise gnnd.GnndError with the gRPC status name in .code (UNAVAILABLE when gnnd is not there).
+
+    device="cuda:N": gnnd samples on that GPU into slots in its memory (CUDA IPC); batches are CUDA tensors
+    ordered on torch's current stream (no host synchronization), and releasing one records that stream's
+    progress, so gnnd refills the slot only after the work queued on it.
     """
 
     def __init__(self, address=None, dataset=None, split="train", batch_size=1024, fanouts=(15, 10, 5), seed=0,
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000):
+        self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
         if output == "auto":
@@ -88,9 +100,10 @@ class Loader:
                 output = "numpy"
         if output not in ("torch", "numpy"):
             raise ValueError(f"output = {output!r} (torch, numpy or auto)")
+        if device.startswith("cuda") and output != "torch":
+            raise ValueError(f"device = {device!r} gives CUDA tensors: output must be torch")
+        self.device = device
         self.output, self.copy, self.epoch = output, copy, epoch
-        self._client = ctypes.c_void_p()
-        self._session = ctypes.c_void_p()
         self._held = None
         self._started = False  # the session's first epoch is already running
         self._exhausted = False  # the current epoch has ended
@@ -125,7 +138,8 @@ class Loader:
             if self._held is not None:
                 self._held.release()
                 self._held = None
-            if _native.check(_native.lib.gnnd_next_batch(self._session, ctypes.byref(native))) == _native.GNND_END_OF_EPOCH:
+            if _native.check(_native.lib.gnnd_next_batch_on_stream(self._session, self._stream(), ctypes.byref(native))) \
+                    == _native.GNND_END_OF_EPOCH:
                 break
             batch = Batch(self, native, self.output, self.copy)
             if not self.copy:
@@ -141,15 +155,24 @@ class Loader:
             self._held = None
         native = _native.Batch()
         while not self._exhausted:
-            if _native.check(_native.lib.gnnd_next_batch(self._session, ctypes.byref(native))) == _native.GNND_END_OF_EPOCH:
+            stream = self._stream()
+            if _native.check(_native.lib.gnnd_next_batch_on_stream(self._session, stream, ctypes.byref(native))) \
+                    == _native.GNND_END_OF_EPOCH:
                 self._exhausted = True
                 self.epoch += 1
             else:
-                _native.check(_native.lib.gnnd_release_batch(self._session, native.slot))
+                _native.check(_native.lib.gnnd_release_batch_on_stream(self._session, native.slot, stream))
+
+    def _stream(self):
+        """The cudaStream_t batches are ordered on: torch's current stream for this loader's GPU."""
+        if not self.device.startswith("cuda"):
+            return None
+        import torch
+        return torch.cuda.current_stream(torch.device(self.device)).cuda_stream
 
     def _release(self, slot):
         if self._session:
-            _native.check(_native.lib.gnnd_release_batch(self._session, slot))
+            _native.check(_native.lib.gnnd_release_batch_on_stream(self._session, slot, self._stream()))
 
     def close(self):
         """Ends the session (gnnd frees its slots) and the connection."""

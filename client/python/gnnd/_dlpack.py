@@ -1,0 +1,57 @@
+"""DLPack capsules for arrays in GPU memory, so torch can wrap gnnd's CUDA slots without a copy.
+
+numpy exports host arrays by itself; device memory has no Python owner, so the DLManagedTensor is built
+here with ctypes and kept alive until its consumer calls the deleter."""
+import ctypes
+
+from . import _native
+
+_DL_INT, _DL_FLOAT, _DL_BFLOAT = 0, 2, 4
+_DTYPES = {_native.INT32: (_DL_INT, 32), _native.INT64: (_DL_INT, 64), _native.FLOAT32: (_DL_FLOAT, 32),
+           _native.FLOAT16: (_DL_FLOAT, 16), _native.BFLOAT16: (_DL_BFLOAT, 16)}
+
+
+class _Device(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32), ("dtype", _DataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _Managed(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Managed))
+_Managed._fields_ = [("dl_tensor", _Tensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER)]
+
+_alive = {}  # address of a DLManagedTensor -> the ctypes objects it points into
+
+
+@_DELETER
+def _delete(managed):
+    _alive.pop(ctypes.addressof(managed.contents), None)
+
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+def capsule(array):
+    """A "dltensor" capsule for a gnnd_array (any device); consumed by torch.utils.dlpack.from_dlpack."""
+    code, bits = _DTYPES[array.dtype]
+    shape = (ctypes.c_int64 * 2)(*array.shape)
+    managed = _Managed()
+    managed.dl_tensor = _Tensor(data=array.data, device=_Device(array.device_type, array.device_id), ndim=array.ndim,
+                                dtype=_DataType(code, bits, 1), shape=shape, strides=None, byte_offset=0)
+    managed.deleter = _delete
+    _alive[ctypes.addressof(managed)] = (managed, shape)
+    return _capsule_new(ctypes.addressof(managed), b"dltensor", None)

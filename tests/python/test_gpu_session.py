@@ -1,0 +1,72 @@
+"""GPU sessions end to end (needs a CUDA device and torch with CUDA; skipped otherwise): a trainer process
+reads whole epochs of CUDA tensors from gnnd through CUDA IPC, every batch equal to the CPU reference;
+closing the session returns its GPU memory."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device: GPU session tests skipped", allow_module_level=True)
+
+import gnnd
+from daemon_util import GNNCTL, Daemon, generate
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gpu")
+    data = generate(root / "tiny", "--seed", 4, "--feature-dtype", "bfloat16")
+    daemon = Daemon(root, f"--dataset=gputiny={data}", name="gpu")
+    yield daemon, data
+    assert daemon.stop() == 0, daemon.output()
+
+
+def reference(data, tmp_path, step, epoch, **flags):
+    out = tmp_path / f"ref-{epoch}-{step}.npz"
+    args = [GNNCTL, "sample", f"--dataset={data}", f"--step={step}", f"--epoch={epoch}", f"--out={out}", "--device=cpu"]
+    args += [f"--{k.replace('_', '-')}={v}" for k, v in flags.items()]
+    subprocess.run(args, check=True, capture_output=True)
+    return np.load(out)
+
+
+def test_cuda_tensors_over_ipc_match_the_cpu_reference(setup, tmp_path):
+    daemon, data = setup
+    loader = gnnd.Loader(address=daemon.address, dataset="gputiny", batch_size=512, fanouts=[10, -1], seed=3,
+                         device="cuda:0")
+    for epoch in range(2):
+        steps = 0
+        for batch in loader:
+            assert batch.features.is_cuda and batch.features.dtype == torch.bfloat16
+            ref = reference(data, tmp_path, batch.step, epoch, batch_size=512, fanouts="10,-1", seed=3)
+            for name in gnnd.ARRAY_NAMES:
+                value = getattr(batch, name)
+                if name == "features":
+                    value = value.view(torch.int16)
+                got = value.cpu().numpy()
+                want = ref[name].view(np.int16) if name == "features" else ref[name]
+                np.testing.assert_array_equal(got, want, err_msg=f"epoch {epoch} step {batch.step} {name}")
+            steps += 1
+        assert steps == len(loader)
+    loader.close()
+
+
+def test_closing_a_session_returns_its_gpu_memory(setup):
+    daemon, _ = setup
+    torch.cuda.init()
+    before, _ = torch.cuda.mem_get_info()
+    loader = gnnd.Loader(address=daemon.address, dataset="gputiny", batch_size=1024, fanouts=[15, 10, 5],
+                         num_slots=4, device="cuda:0")
+    next(iter(loader))
+    during, _ = torch.cuda.mem_get_info()
+    loader.close()
+    for _ in range(100):  # the session ends asynchronously in gnnd
+        after, _ = torch.cuda.mem_get_info()
+        if after >= before - (8 << 20):
+            break
+        import time
+        time.sleep(0.05)
+    assert during < before, "the session took no GPU memory?"
+    assert after >= before - (8 << 20), f"{(before - after) >> 20} MiB not returned"
