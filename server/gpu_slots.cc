@@ -64,19 +64,20 @@ absl::StatusOr<std::unique_ptr<GpuSlots>> GpuSlots::Create(int device, const cud
 
 const BatchLayout& GpuSlots::layout() const { return state_->sampler->layout(); }
 
-void GpuSlots::Describe(v1::SessionOpened& opened) const {
+absl::Status GpuSlots::Describe(v1::SessionOpened& opened) const {
   const State& s = *state_;
+  GNND_CUDA(cudaSetDevice(s.device), "select the session's GPU");
   cudaIpcMemHandle_t memory;
-  if (cudaIpcGetMemHandle(&memory, s.slots) == cudaSuccess) {
-    opened.set_slots_ipc_handle(std::string(reinterpret_cast<const char*>(&memory), sizeof(memory)));
-  }
+  GNND_CUDA(cudaIpcGetMemHandle(&memory, s.slots), "export the slots (cudaIpcGetMemHandle)");
+  opened.set_slots_ipc_handle(std::string(reinterpret_cast<const char*>(&memory), sizeof(memory)));
   for (size_t k = 0; k < s.ready.size(); ++k) {
     cudaIpcEventHandle_t ready, consumed;
-    cudaIpcGetEventHandle(&ready, s.ready[k]);
-    cudaIpcGetEventHandle(&consumed, s.consumed[k]);
+    GNND_CUDA(cudaIpcGetEventHandle(&ready, s.ready[k]), "export a ready event");
+    GNND_CUDA(cudaIpcGetEventHandle(&consumed, s.consumed[k]), "export a consumed event");
     opened.add_ready_event_handles(std::string(reinterpret_cast<const char*>(&ready), sizeof(ready)));
     opened.add_consumed_event_handles(std::string(reinterpret_cast<const char*>(&consumed), sizeof(consumed)));
   }
+  return absl::OkStatus();
 }
 
 absl::Status GpuSlots::StartEpoch(const EpochSeeds& seeds) {

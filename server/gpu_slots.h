@@ -25,7 +25,7 @@ class GpuSlots {
 
   const BatchLayout& layout() const;
   // Adds the IPC handles of the slots and events to `opened`.
-  void Describe(v1::SessionOpened& opened) const;
+  absl::Status Describe(v1::SessionOpened& opened) const;
   // Uploads one epoch's seeds for this rank (once per epoch).
   absl::Status StartEpoch(const EpochSeeds& seeds);
   // Fills `slot` with `step`'s batch and waits until it is complete, so that `ready` can report the

@@ -106,7 +106,7 @@ absl::Status Session::Run(grpc::ServerContext* context, SessionStream* stream) {
   if (slots_) opened.set_shm_name(slots_->name());
   opened.set_device(request_.device().empty() ? "cpu" : request_.device());
 #if GNND_WITH_CUDA
-  if (gpu_) gpu_->Describe(opened);
+  if (gpu_) GNND_RETURN_IF_ERROR(gpu_->Describe(opened));
 #endif
   opened.set_num_slots(num_slots_);
   v1::SlotLayout& l = *opened.mutable_layout();

@@ -32,4 +32,19 @@ for k in a.files:
     assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
 print("gnnctl sample: cpu and cuda:0 batches identical,", {k: a[k].shape for k in ("node_ids", "edge_src", "features")})
 PY
+# 4. GPU sessions end to end: gnnd serving a torch trainer through CUDA IPC, without and with MPS.
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+gpu_sessions() {
+  GNND=$(command -v gnnd) GNNCTL=$(command -v gnnctl) GNND_CLIENT_LIBRARY="$bundle/lib/libgnnd_client.so" \
+    PYTHONPATH="$repo/client/python:$repo/tests/python:${PYTEST_PATH:-}" PYTHONUNBUFFERED=1 \
+    python3 -m pytest -q -s -p no:cacheprovider "$repo/tests/python/test_gpu_session.py" >"$out/gpu_session_$1.log" 2>&1
+  local rc=$?
+  echo "GPU sessions ($1): $(grep -E '[0-9]+ (passed|failed)' "$out/gpu_session_$1.log" | tail -1)"
+  [ $rc -eq 0 ] || { grep -E "Error|error|W20|E20" "$out/gpu_session_$1.log" | head -20; status=1; }
+}
+gpu_sessions no-mps
+if command -v nvidia-cuda-mps-control >/dev/null && nvidia-cuda-mps-control -d; then
+  gpu_sessions mps
+  echo quit | nvidia-cuda-mps-control
+fi
 exit $status

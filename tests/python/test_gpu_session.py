@@ -21,6 +21,7 @@ def setup(tmp_path_factory):
     data = generate(root / "tiny", "--seed", 4, "--feature-dtype", "bfloat16")
     daemon = Daemon(root, f"--dataset=gputiny={data}", name="gpu")
     yield daemon, data
+    print(daemon.output())
     assert daemon.stop() == 0, daemon.output()
 
 
