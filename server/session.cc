@@ -75,11 +75,28 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->split_ = {static_cast<const int64_t*>(dataset.graph.arrays[split]), static_cast<size_t>(ArrayShape(m, split)[0])};
   s->steps_per_epoch_ = EpochSeeds(s->split_, s->schedule_, request.epoch()).num_steps();
   s->threads_ = std::max(1, limits.producer_threads);
-  GNND_ASSIGN_OR_RETURN(s->slots_,
-                        SlotSegment::Create(id, total, limits.slot_mode, peer.known ? peer.uid : ::geteuid()));
-  for (int k = 0; k < s->num_slots_; ++k) {
-    s->views_.push_back(
-        BatchView::At(static_cast<std::byte*>(s->slots_->data()) + k * s->layout_.total_bytes, s->layout_));
+  if (gpu >= 0) {
+#if GNND_WITH_CUDA
+    if (!MpsActive()) {
+      LogWarning("CUDA MPS is not running: gnnd and the trainer will time-slice the GPU instead of sharing it "
+                 "(start it with nvidia-cuda-mps-control -d)");
+    }
+    GNND_ASSIGN_OR_RETURN(const cuda::DeviceGraph* graph,
+                          lease->dataset_mutable().OnDevice(gpu, limits.gpu_csc_in_host_memory));
+    const int64_t per_rank = (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) /
+                             s->schedule_.world_size;
+    GNND_ASSIGN_OR_RETURN(s->gpu_, GpuSlots::Create(gpu, *graph, sampling.fanouts, request.seed(), capacity,
+                                                    s->num_slots_, per_rank));
+    LogInfo("session %d: cuda:%d, %d slots of %d bytes in GPU memory", id, gpu, s->num_slots_,
+            s->layout_.total_bytes);
+#endif
+  } else {
+    GNND_ASSIGN_OR_RETURN(s->slots_,
+                          SlotSegment::Create(id, total, limits.slot_mode, peer.known ? peer.uid : ::geteuid()));
+    for (int k = 0; k < s->num_slots_; ++k) {
+      s->views_.push_back(
+          BatchView::At(static_cast<std::byte*>(s->slots_->data()) + k * s->layout_.total_bytes, s->layout_));
+    }
   }
   s->lease_ = std::move(lease);
   s->epoch_ = request.epoch();
