@@ -75,6 +75,10 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
   if (config.producer_threads() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("producer_threads: ", config.producer_threads(), " (must be >= 0)"));
   }
+  if (config.producer_sms() < -1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("producer_sms: ", config.producer_sms(), " (0: whole GPU, N: N SMs, -1: auto)"));
+  }
   std::set<std::string> names;
   for (int i = 0; i < config.datasets_size(); ++i) {
     const v1::DatasetConfig& d = config.datasets(i);

@@ -3,9 +3,11 @@
 #include <cuda_runtime.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <vector>
 
+#include "common/log.h"
 #include "common/status.h"
 #include "kernels/cuda/cuda_check.h"
 
@@ -17,7 +19,8 @@ struct GpuSlots::State {
   void* slots = nullptr;
   int64_t* seeds = nullptr;
   int64_t max_epoch_seeds = 0;
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr;  // the one Fill() uses
+  cudaStream_t own_stream = nullptr;
   std::vector<cudaEvent_t> ready, consumed;
   int32_t* counts = nullptr;  // pinned: the per-hop counts of the slot just filled
 
@@ -25,7 +28,7 @@ struct GpuSlots::State {
     if (stream != nullptr) cudaStreamSynchronize(stream);
     for (cudaEvent_t e : ready) cudaEventDestroy(e);
     for (cudaEvent_t e : consumed) cudaEventDestroy(e);
-    if (stream != nullptr) cudaStreamDestroy(stream);
+    if (own_stream != nullptr) cudaStreamDestroy(own_stream);
     if (slots != nullptr) cudaFree(slots);
     if (seeds != nullptr) cudaFree(seeds);
     if (counts != nullptr) cudaFreeHost(counts);
@@ -51,7 +54,8 @@ absl::StatusOr<std::unique_ptr<GpuSlots>> GpuSlots::Create(int device, const cud
   s.max_epoch_seeds = std::max<int64_t>(max_epoch_seeds, 1);
   GNND_CUDA(cudaMalloc(&s.seeds, sizeof(int64_t) * s.max_epoch_seeds), "allocate the epoch's seeds");
   GNND_CUDA(cudaMallocHost(&s.counts, sizeof(int32_t) * (2 * kMaxHops + 1)), "allocate pinned counts");
-  GNND_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "create the producer stream");
+  GNND_CUDA(cudaStreamCreateWithFlags(&s.own_stream, cudaStreamNonBlocking), "create the producer stream");
+  s.stream = s.own_stream;
   for (int k = 0; k < num_slots; ++k) {
     for (auto* events : {&s.ready, &s.consumed}) {
       cudaEvent_t e;
@@ -123,6 +127,60 @@ absl::Status GpuSlots::Fill(uint64_t epoch, const EpochSeeds& seeds, int64_t ste
   ready.set_num_edges(edges);
   ready.set_num_seeds(s.counts[0]);
   return absl::OkStatus();
+}
+
+void GpuSlots::UseStream(cudaStream_t stream) {
+  cudaStreamSynchronize(state_->stream);
+  state_->stream = stream;
+}
+
+absl::StatusOr<double> GpuSlots::Rate(const EpochSeeds& seeds, cudaStream_t stream, int count) {
+  State& s = *state_;
+  const cudaStream_t saved = s.stream;
+  s.stream = stream;
+  absl::Status status = StartEpoch(seeds);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; status.ok() && i < count; ++i) {
+    v1::BatchReady ready;
+    status = Fill(0, seeds, i % std::max<int64_t>(seeds.num_steps(), 1), 0, ready);
+  }
+  s.stream = saved;
+  GNND_RETURN_IF_ERROR(status);
+  return count / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+GpuProducers::~GpuProducers() = default;
+
+absl::StatusOr<cudaStream_t> GpuProducers::StreamFor(
+    int device, const std::function<absl::StatusOr<double>(cudaStream_t)>& rate) {
+  if (producer_sms_ == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = contexts_.find(device); it != contexts_.end()) return it->second->stream();
+  GNND_ASSIGN_OR_RETURN(const int total, cuda::SmCount(device));
+  std::unique_ptr<cuda::GreenContext> chosen;
+  if (producer_sms_ > 0) {
+    GNND_ASSIGN_OR_RETURN(chosen, cuda::GreenContext::Create(device, std::min(producer_sms_, total)));
+  } else {
+    // Auto: the smallest slice whose rate is within 5% of the whole GPU's (warm up first).
+    (void)rate(nullptr);
+    GNND_ASSIGN_OR_RETURN(const double whole, rate(nullptr));
+    for (int sms = 8; sms < total && chosen == nullptr; sms *= 2) {
+      GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::GreenContext> candidate, cuda::GreenContext::Create(device, sms));
+      (void)rate(candidate->stream());
+      GNND_ASSIGN_OR_RETURN(const double r, rate(candidate->stream()));
+      LogInfo("producer_sms auto on cuda:%d: %d SMs give %.0f batches/s, the whole GPU (%d SMs) %.0f (%.0f%%)", device,
+              candidate->sms(), r, total, whole, 100 * r / whole);
+      if (r >= 0.95 * whole) chosen = std::move(candidate);
+    }
+    if (chosen == nullptr) {
+      LogInfo("producer_sms auto on cuda:%d: no slice reaches 95%% of the whole GPU; producers use it all", device);
+      return nullptr;
+    }
+  }
+  LogInfo("GPU producers on cuda:%d run in a green context of %d of %d SMs", device, chosen->sms(), total);
+  const cudaStream_t stream = chosen->stream();
+  contexts_.emplace(device, std::move(chosen));
+  return stream;
 }
 
 bool MpsActive() {

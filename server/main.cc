@@ -12,6 +12,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
@@ -34,6 +35,7 @@ ABSL_FLAG(std::vector<std::string>, dataset, {}, "NAME=DATASET_DIR to load at st
 ABSL_FLAG(bool, huge_pages, false, "back the --dataset segments with 2 MiB transparent huge pages");
 ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exit (a restart attaches to them)");
 ABSL_FLAG(bool, exit_after_load, false, "load the datasets, print their summaries and exit");
+ABSL_FLAG(std::string, producer_sms, "", "GPU producers' SMs: N, auto, or 0 for the whole GPU (overrides the config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for each session's producer (0: all cores)");
 
 namespace gnnd {
@@ -74,6 +76,13 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
   if (absl::GetFlag(FLAGS_threads) > 0) config.set_producer_threads(absl::GetFlag(FLAGS_threads));
   if (config.producer_threads() == 0) config.set_producer_threads(DefaultThreads());
+  if (const std::string sms = absl::GetFlag(FLAGS_producer_sms); !sms.empty()) {
+    int value = -1;
+    if (sms != "auto" && !absl::SimpleAtoi(sms, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("--producer-sms ", sms, ": a number of SMs, or auto"));
+    }
+    config.set_producer_sms(value);
+  }
   GNND_RETURN_IF_ERROR(CollectDatasetFlags(argc, argv, config));
   GNND_RETURN_IF_ERROR(FinishDaemonConfig(config));
   return config;

@@ -102,6 +102,9 @@ grpc::Status GnndService::Session(grpc::ServerContext* context,
   limits.max_session_bytes = config_.max_session_bytes();
   limits.producer_threads = config_.producer_threads();
   limits.gpu_csc_in_host_memory = config_.gpu_csc_in_host_memory();
+#if GNND_WITH_CUDA
+  limits.gpu_producers = &gpu_producers_;
+#endif
   absl::StatusOr<std::unique_ptr<class Session>> session =
       Session::Open(id, first.open(), std::move(*lease), limits, peer);
   if (!session.ok()) {

@@ -11,6 +11,9 @@
 #include "gnnd/v1/service.grpc.pb.h"
 #include "server/dataset_registry.h"
 #include "server/session.h"
+#if GNND_WITH_CUDA
+#include "server/gpu_slots.h"
+#endif
 #include "server/unix_listener.h"
 
 namespace gnnd {
@@ -48,6 +51,9 @@ class GnndService final : public v1::Gnnd::Service {
   uint64_t next_session_id_ = 1;
   bool stopping_ = false;
   uint64_t finished_batches_ = 0, finished_bytes_ = 0;
+#if GNND_WITH_CUDA
+  GpuProducers gpu_producers_{config_.producer_sms()};
+#endif
 };
 
 // absl::Status and grpc::Status share their codes.

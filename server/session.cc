@@ -87,6 +87,14 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
                              s->schedule_.world_size;
     GNND_ASSIGN_OR_RETURN(s->gpu_, GpuSlots::Create(gpu, *graph, sampling.fanouts, request.seed(), capacity,
                                                     s->num_slots_, per_rank));
+    if (limits.gpu_producers != nullptr) {
+      GpuSlots* slots = s->gpu_.get();
+      const EpochSeeds calibration(s->split_, s->schedule_, request.epoch());
+      GNND_ASSIGN_OR_RETURN(cudaStream_t stream,
+                            limits.gpu_producers->StreamFor(
+                                gpu, [&](cudaStream_t st) { return slots->Rate(calibration, st, 20); }));
+      if (stream != nullptr) slots->UseStream(stream);
+    }
     LogInfo("session %d: cuda:%d, %d slots of %d bytes in GPU memory", id, gpu, s->num_slots_,
             s->layout_.total_bytes);
 #endif

@@ -39,6 +39,9 @@ struct SessionLimits {
   int producer_threads = 1;
   mode_t slot_mode = 0600;
   bool gpu_csc_in_host_memory = false;
+#if GNND_WITH_CUDA
+  class GpuProducers* gpu_producers = nullptr;
+#endif
 };
 
 using SessionStream = grpc::ServerReaderWriterInterface<v1::SessionEvent, v1::SessionRequest>;

@@ -71,3 +71,26 @@ def test_closing_a_session_returns_its_gpu_memory(setup):
         time.sleep(0.05)
     assert during < before, "the session took no GPU memory?"
     assert after >= before - (8 << 20), f"{(before - after) >> 20} MiB not returned"
+
+
+@pytest.mark.parametrize("sms", ["16", "auto"])
+def test_producer_in_a_green_context(tmp_path, setup, sms):
+    _, data = setup
+    daemon = Daemon(tmp_path, f"--dataset=greentiny={data}", f"--producer-sms={sms}", name=f"green{sms}")
+    try:
+        with gnnd.Loader(address=daemon.address, dataset="greentiny", batch_size=1024, fanouts=[15, 10], seed=8,
+                         device="cuda:0") as loader:
+            batches = [(b.step, b.node_ids.cpu().numpy(), b.edge_src.cpu().numpy()) for b in loader]
+        assert len(batches) == len(loader)
+        for step, node_ids, edge_src in batches[:3]:  # the slice of SMs changes nothing in the batches
+            ref = reference(data, tmp_path, step, 0, batch_size=1024, fanouts="15,10", seed=8)
+            np.testing.assert_array_equal(node_ids, ref["node_ids"])
+            np.testing.assert_array_equal(edge_src, ref["edge_src"])
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+    log = daemon.output()
+    print(log)
+    if sms == "16":
+        assert "green context of 16 of" in log
+    else:
+        assert "producer_sms auto on cuda:0" in log
