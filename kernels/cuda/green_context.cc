@@ -26,10 +26,11 @@ absl::StatusOr<const Driver*> LoadDriver() {
     auto get = [](const char* name, auto* fn) -> absl::Status {
       cudaDriverEntryPointQueryResult found;
       void* p = nullptr;
-      GNND_CUDA(cudaGetDriverEntryPointByVersion(name, &p, 12040, cudaEnableDefault, &found),
+      // The ABI of the headers this is built with (the entry points' versions must match their types).
+      GNND_CUDA(cudaGetDriverEntryPointByVersion(name, &p, CUDA_VERSION, cudaEnableDefault, &found),
                 absl::StrCat("find ", name));
       if (found != cudaDriverEntryPointSuccess || p == nullptr) {
-        return absl::UnimplementedError(absl::StrCat(name, " is not in this driver (green contexts need CUDA 12.4+)"));
+        return absl::UnimplementedError(absl::StrCat(name, " is not in this driver (green contexts need a CUDA 12.5+ driver)"));
       }
       *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(p);
       return absl::OkStatus();
