@@ -71,7 +71,9 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
   return GNND_OK;
 }
 
-int64_t gnnd_session_steps(const gnnd_session* session) { return session->impl->steps_per_epoch(); }
+int64_t gnnd_session_steps(const gnnd_session* session) {
+  return session == nullptr ? -1 : session->impl->steps_per_epoch();
+}
 
 gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out) {
   return gnnd_next_batch_on_stream(session, nullptr, out);

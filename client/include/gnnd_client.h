@@ -94,7 +94,7 @@ GNND_API gnnd_status gnnd_connect(const char* address, int32_t timeout_ms, gnnd_
 GNND_API void gnnd_client_free(gnnd_client* client);
 
 GNND_API gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* options, gnnd_session** out);
-/* Batches per epoch for this rank. */
+/* Batches per epoch for this rank (-1 for a null session). */
 GNND_API int64_t gnnd_session_steps(const gnnd_session* session);
 /* Blocks until the next batch is ready; GNND_END_OF_EPOCH after the epoch's last one. */
 GNND_API gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out);

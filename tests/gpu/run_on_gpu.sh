@@ -37,14 +37,16 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 gpu_sessions() {
   GNND=$(command -v gnnd) GNNCTL=$(command -v gnnctl) GNND_CLIENT_LIBRARY="$bundle/lib/libgnnd_client.so" \
     PYTHONPATH="$repo/client/python:$repo/tests/python:${PYTEST_PATH:-}" PYTHONUNBUFFERED=1 \
-    python3 -m pytest -q -s -p no:cacheprovider "$repo/tests/python/test_gpu_session.py" >"$out/gpu_session_$1.log" 2>&1
+    timeout 240 python3 -m pytest -q -s -p no:cacheprovider "$repo/tests/python/test_gpu_session.py" \
+    >"$out/gpu_session_$1.log" 2>&1
   local rc=$?
+  pkill -x gnnd 2>/dev/null  # a crashed test leaves its daemon behind (and MPS would wait for it)
   echo "GPU sessions ($1): $(grep -E '[0-9]+ (passed|failed)' "$out/gpu_session_$1.log" | tail -1)"
   [ $rc -eq 0 ] || { grep -E "Error|error|W20|E20" "$out/gpu_session_$1.log" | head -20; status=1; }
 }
 gpu_sessions no-mps
 if command -v nvidia-cuda-mps-control >/dev/null && nvidia-cuda-mps-control -d; then
   gpu_sessions mps
-  echo quit | nvidia-cuda-mps-control
+  echo quit | timeout 30 nvidia-cuda-mps-control
 fi
 exit $status

@@ -81,7 +81,7 @@ def test_producer_in_a_green_context(tmp_path, setup, sms):
         with gnnd.Loader(address=daemon.address, dataset="greentiny", batch_size=1024, fanouts=[15, 10], seed=8,
                          device="cuda:0") as loader:
             batches = [(b.step, b.node_ids.cpu().numpy(), b.edge_src.cpu().numpy()) for b in loader]
-        assert len(batches) == len(loader)
+            assert len(batches) == len(loader)
         for step, node_ids, edge_src in batches[:3]:  # the slice of SMs changes nothing in the batches
             ref = reference(data, tmp_path, step, 0, batch_size=1024, fanouts="15,10", seed=8)
             np.testing.assert_array_equal(node_ids, ref["node_ids"])

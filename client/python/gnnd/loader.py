@@ -124,6 +124,8 @@ class Loader:
 
     def __len__(self):
         """Batches per epoch for this rank."""
+        if not self._session:
+            raise RuntimeError("the loader is closed")
         return int(_native.lib.gnnd_session_steps(self._session))
 
     def __iter__(self):
