@@ -36,6 +36,7 @@ ABSL_FLAG(std::string, labels, "", "import (edgelist): node labels, an (N,) .npy
 ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.npy, valid.npy, test.npy");
 ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
+ABSL_FLAG(int64_t, feature_dim, 0, "generate: feature width (0: the preset's)");
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
 ABSL_FLAG(std::string, dataset, "", "sample: the dataset directory");
@@ -61,7 +62,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl import --format ogb|ogb-bin|graphbolt|edgelist SRC OUT_DIR [--undirected] [--dedup]
                 [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16]
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
-  gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] OUT_DIR
+  gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
+                  OUT_DIR
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
                 [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] [--device cpu|cuda:N]
                 --out batch.npz
@@ -114,6 +116,7 @@ absl::Status RunImport(const std::vector<std::string>& args) {
 absl::Status RunGenerate(const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("generate takes OUT_DIR");
   GNND_ASSIGN_OR_RETURN(SyntheticSpec spec, PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
+  if (absl::GetFlag(FLAGS_feature_dim) > 0) spec.feature_dim = absl::GetFlag(FLAGS_feature_dim);
   GenerateOptions options;
   options.seed = absl::GetFlag(FLAGS_seed);
   GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());

@@ -155,6 +155,38 @@ __global__ void GatherKernel(const HopState* state, const int64_t* node_ids, con
   for (size_t w = lane; w < words; w += 32) dst[w] = src[w];
 }
 
+// Rows whose size is not a multiple of 16 bytes start at arbitrary 4- or 2-byte boundaries. Reading them
+// with narrow loads turns each row into many small PCIe reads; instead each warp reads the 16-byte-aligned
+// span covering the row with 16-byte loads into shared memory, then writes the row out shifted into
+// place. `Word` is the widest unit that divides the row size (4 or 2 bytes).
+template <typename Word>
+__global__ void GatherShiftedKernel(const HopState* state, const int64_t* node_ids, const char* features,
+                                    size_t features_bytes, size_t row_bytes, char* out, int64_t bound) {
+  extern __shared__ uint4 stage[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const size_t stage_words = (row_bytes + 31) / 16 + 1;  // 16-byte words per warp, with room for the shift
+  uint4* mine = stage + warp * stage_words;
+  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
+  if (i >= bound || i >= state->num_nodes) return;
+  const size_t start = static_cast<size_t>(node_ids[i]) * row_bytes;
+  const size_t first = start & ~size_t{15}, end = start + row_bytes;
+  const size_t head = start - first, chunks = (end - first + 15) / 16;
+  for (size_t c = lane; c < chunks; c += 32) {
+    const size_t at = first + 16 * c;
+    if (at + 16 <= features_bytes) {
+      mine[c] = *reinterpret_cast<const uint4*>(features + at);
+    } else {  // the array's last bytes: never read past its end
+      const Word* tail = reinterpret_cast<const Word*>(features + at);
+      Word* dst = reinterpret_cast<Word*>(mine + c);
+      for (size_t w = 0; at + (w + 1) * sizeof(Word) <= features_bytes && w < 16 / sizeof(Word); ++w) dst[w] = tail[w];
+    }
+  }
+  __syncwarp();
+  const Word* src = reinterpret_cast<const Word*>(reinterpret_cast<const char*>(mine) + head);
+  Word* dst = reinterpret_cast<Word*>(out + i * row_bytes);
+  for (size_t w = lane; w < row_bytes / sizeof(Word); w += 32) dst[w] = src[w];
+}
+
 __global__ void LabelsKernel(const int64_t* node_ids, const int64_t* labels, int64_t* out, int64_t num_seeds) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < num_seeds) out[i] = labels[node_ids[i]];
@@ -307,18 +339,25 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   const char* features = static_cast<const char*>(graph_.features);
   char* dst = static_cast<char*>(out.features);
   const int gather_blocks = Blocks(capacity.max_nodes * 32);
+  const int64_t max_nodes = capacity.max_nodes;
   if (row % 16 == 0) {
-    GatherKernel<uint4>
-        <<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, capacity.max_nodes);
+    GatherKernel<uint4><<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
+  } else if (const size_t stage_bytes = (kThreads / 32) * ((row + 31) / 16 + 1) * 16;
+             shifted_gather_ && stage_bytes <= 48 * 1024) {  // rows up to ~6 KB: the default shared memory
+    const size_t features_bytes = row * static_cast<size_t>(graph_.manifest.num_nodes());
+    if (row % 4 == 0) {
+      GatherShiftedKernel<uint32_t><<<gather_blocks, kThreads, stage_bytes, stream>>>(
+          b.state, out.node_ids, features, features_bytes, row, dst, max_nodes);
+    } else {
+      GatherShiftedKernel<uint16_t><<<gather_blocks, kThreads, stage_bytes, stream>>>(
+          b.state, out.node_ids, features, features_bytes, row, dst, max_nodes);
+    }
   } else if (row % 8 == 0) {
-    GatherKernel<uint2>
-        <<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, capacity.max_nodes);
+    GatherKernel<uint2><<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
   } else if (row % 4 == 0) {
-    GatherKernel<uint32_t>
-        <<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, capacity.max_nodes);
+    GatherKernel<uint32_t><<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
   } else {
-    GatherKernel<uint16_t>
-        <<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, capacity.max_nodes);
+    GatherKernel<uint16_t><<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
   }
   LabelsKernel<<<Blocks(num_seeds), kThreads, 0, stream>>>(out.node_ids, graph_.labels, out.labels, num_seeds);
   GNND_CUDA(cudaGetLastError(), "launch sampling kernels");

@@ -44,9 +44,13 @@ class CudaSampler {
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, BatchView out,
                       cudaStream_t stream);
   const BatchLayout& layout() const { return layout_; }
+  // Rows that are not multiples of 16 bytes: read them with 16-byte loads shifted through shared memory
+  // (default), or with the widest narrower loads that fit (kept for comparison in benchmarks).
+  void set_shifted_gather(bool shifted) { shifted_gather_ = shifted; }
 
  private:
   CudaSampler() = default;
+  bool shifted_gather_ = true;
   struct Buffers;
   DeviceGraph graph_;
   std::vector<int32_t> fanouts_;
