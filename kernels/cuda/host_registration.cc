@@ -12,9 +12,16 @@ absl::StatusOr<std::unique_ptr<HostRegistration>> HostRegistration::Register(con
     return registration;
   }
   void* host = const_cast<void*>(data);
-  GNND_CUDA(cudaHostRegister(host, bytes, cudaHostRegisterMapped | cudaHostRegisterReadOnly | cudaHostRegisterPortable),
-            absl::StrCat("cudaHostRegister of ", bytes, " bytes"));
-  registration->host_ = host;
+  const cudaError_t error =
+      cudaHostRegister(host, bytes, cudaHostRegisterMapped | cudaHostRegisterReadOnly | cudaHostRegisterPortable);
+  if (error == cudaErrorHostMemoryAlreadyRegistered) {
+    // Registered for another GPU already: Portable makes that registration serve every device, and its
+    // owner unregisters it.
+    (void)cudaGetLastError();
+  } else {
+    GNND_CUDA(error, absl::StrCat("cudaHostRegister of ", bytes, " bytes"));
+    registration->host_ = host;
+  }
   void* device = nullptr;
   GNND_CUDA(cudaHostGetDevicePointer(&device, host, 0), "cudaHostGetDevicePointer");
   registration->device_ = device;
