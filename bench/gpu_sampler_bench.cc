@@ -25,12 +25,12 @@ ABSL_FLAG(int, batches, 50, "timed batches per configuration (after 5 warm-up ba
 namespace gnnd::cuda {
 namespace {
 
-#define CHECK_CUDA(call)                                                              \
-  do {                                                                                \
-    if (cudaError_t e = (call); e != cudaSuccess) {                                   \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                 \
-      std::exit(1);                                                                   \
-    }                                                                                 \
+#define CHECK_CUDA(call)                                              \
+  do {                                                                \
+    if (cudaError_t e = (call); e != cudaSuccess) {                   \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e)); \
+      std::exit(1);                                                   \
+    }                                                                 \
   } while (0)
 
 int Run() {
@@ -43,13 +43,16 @@ int Run() {
   std::vector<int32_t> fanouts;
   for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) fanouts.push_back(std::stoi(f));
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
-  auto capacity = ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(),
-                                       graph.MaxInDegree());
+  auto capacity =
+      ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
-  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size}, 0);
+  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
+                   0);
   int64_t* device_seeds = nullptr;
   CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
-  std::printf("| CSC in | median ms/batch | p10–p90 | nodes/batch | edges/batch | feature bytes / batch time (GB/s) |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| CSC in | median ms/batch | p10–p90 | nodes/batch | edges/batch | feature bytes / batch time (GB/s) "
+      "|\n|---|---|---|---|---|---|\n");
   const bool narrow_variant = FeatureRowBytes(graph.manifest) % 16 != 0;  // compare the two gathers
   for (int variant = 0; variant < (narrow_variant ? 3 : 2); ++variant) {
     const CscPlacement placement = variant == 1 ? CscPlacement::kHost : CscPlacement::kDevice;
@@ -74,7 +77,10 @@ int Run() {
       const auto batch = seeds.batch(step);
       CHECK_CUDA(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice));
       CHECK_CUDA(cudaEventRecord(start, stream));
-      if (!(*sampler)->Sample(0, seeds.batch_index(step), {device_seeds, batch.size()}, BatchView::At(out, layout), stream).ok()) return 1;
+      if (!(*sampler)
+               ->Sample(0, seeds.batch_index(step), {device_seeds, batch.size()}, BatchView::At(out, layout), stream)
+               .ok())
+        return 1;
       CHECK_CUDA(cudaEventRecord(stop, stream));
       CHECK_CUDA(cudaEventSynchronize(stop));
       float elapsed = 0;
@@ -82,9 +88,11 @@ int Run() {
       if (i < 5) continue;
       ms.push_back(elapsed);
       int32_t counts[2 * kMaxHops + 1];
-      CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_nodes_per_hop, 4 * (fanouts.size() + 1), cudaMemcpyDeviceToHost));
+      CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_nodes_per_hop, 4 * (fanouts.size() + 1),
+                            cudaMemcpyDeviceToHost));
       for (size_t h = 0; h <= fanouts.size(); ++h) nodes += counts[h];
-      CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_edges_per_hop, 4 * fanouts.size(), cudaMemcpyDeviceToHost));
+      CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_edges_per_hop, 4 * fanouts.size(),
+                            cudaMemcpyDeviceToHost));
       for (size_t h = 0; h < fanouts.size(); ++h) edges += counts[h];
     }
     std::vector<double> sorted = ms;
@@ -92,7 +100,9 @@ int Run() {
     const double median = sorted[sorted.size() / 2];
     const double per_batch_nodes = nodes / ms.size();
     std::printf("| %s | %.3f | %.3f–%.3f | %.0f | %.0f | %.1f |\n",
-                variant == 2 ? "GPU memory, narrow-load gather" : placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)",
+                variant == 2                         ? "GPU memory, narrow-load gather"
+                : placement == CscPlacement::kDevice ? "GPU memory"
+                                                     : "host (zero-copy)",
                 median, sorted[sorted.size() / 10], sorted[sorted.size() * 9 / 10], per_batch_nodes, edges / ms.size(),
                 per_batch_nodes * layout.feature_row_bytes / (median * 1e6));
     cudaFree(out);

@@ -9,33 +9,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "google/protobuf/io/tokenizer.h"
+#include "common/text_proto.h"
 #include "google/protobuf/text_format.h"
 
 namespace gnnd {
-namespace {
-
-class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
-    if (error_.empty()) error_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
-
-}  // namespace
 
 absl::StatusOr<v1::DatasetManifest> ParseManifest(const std::string& text, const std::string& what) {
   v1::DatasetManifest manifest;
-  FirstErrorCollector errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(text, &manifest)) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", errors.error()));
-  }
+  GNND_RETURN_IF_ERROR(ParseTextProto(text, what, &manifest));
   return manifest;
 }
 

@@ -8,21 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/shm_store.h"
 #include "common/status.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
+#include "common/text_proto.h"
 
 namespace gnnd {
-namespace {
-
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
-    if (error.empty()) error = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
-  }
-  std::string error;
-};
-
-}  // namespace
 
 absl::StatusOr<v1::DaemonConfig> ReadDaemonConfig(const std::string& path) {
   std::ifstream in(path);
@@ -30,12 +18,7 @@ absl::StatusOr<v1::DaemonConfig> ReadDaemonConfig(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   v1::DaemonConfig config;
-  FirstError errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(text.str(), &config)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", errors.error));
-  }
+  GNND_RETURN_IF_ERROR(ParseTextProto(text.str(), path, &config));
   return config;
 }
 

@@ -20,9 +20,9 @@ absl::StatusOr<const cuda::DeviceGraph*> LoadedDataset::OnDevice(int device, boo
   auto it = gpu.find(device);
   if (it == gpu.end()) {
     GNND_CUDA(cudaSetDevice(device), absl::StrCat("select cuda:", device));
-    GNND_ASSIGN_OR_RETURN(
-        std::unique_ptr<cuda::DeviceDataset> placed,
-        cuda::DeviceDataset::Create(graph, csc_in_host_memory ? cuda::CscPlacement::kHost : cuda::CscPlacement::kDevice));
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::DeviceDataset> placed,
+                          cuda::DeviceDataset::Create(
+                              graph, csc_in_host_memory ? cuda::CscPlacement::kHost : cuda::CscPlacement::kDevice));
     LogInfo("dataset '%s' placed for cuda:%d (CSC in %s memory, features zero-copy)", name, device,
             csc_in_host_memory ? "host" : "GPU");
     it = gpu.emplace(device, std::move(placed)).first;

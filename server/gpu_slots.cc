@@ -151,8 +151,8 @@ absl::StatusOr<double> GpuSlots::Rate(const EpochSeeds& seeds, cudaStream_t stre
 
 GpuProducers::~GpuProducers() = default;
 
-absl::StatusOr<cudaStream_t> GpuProducers::StreamFor(
-    int device, const std::function<absl::StatusOr<double>(cudaStream_t)>& rate) {
+absl::StatusOr<cudaStream_t> GpuProducers::StreamFor(int device,
+                                                     const std::function<absl::StatusOr<double>(cudaStream_t)>& rate) {
   if (producer_sms_ == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = contexts_.find(device); it != contexts_.end()) return it->second->stream();

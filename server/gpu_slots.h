@@ -55,8 +55,7 @@ class GpuProducers {
   ~GpuProducers();
   // The stream for a new session on `device`, or null for a stream of its own on the whole GPU. `rate`
   // measures batches/s on a stream (auto calibration).
-  absl::StatusOr<cudaStream_t> StreamFor(int device,
-                                         const std::function<absl::StatusOr<double>(cudaStream_t)>& rate);
+  absl::StatusOr<cudaStream_t> StreamFor(int device, const std::function<absl::StatusOr<double>(cudaStream_t)>& rate);
 
  private:
   const int producer_sms_;

@@ -78,25 +78,25 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   if (gpu >= 0) {
 #if GNND_WITH_CUDA
     if (!MpsActive()) {
-      LogWarning("CUDA MPS is not running: gnnd and the trainer will time-slice the GPU instead of sharing it "
-                 "(start it with nvidia-cuda-mps-control -d)");
+      LogWarning(
+          "CUDA MPS is not running: gnnd and the trainer will time-slice the GPU instead of sharing it "
+          "(start it with nvidia-cuda-mps-control -d)");
     }
     GNND_ASSIGN_OR_RETURN(const cuda::DeviceGraph* graph,
                           lease->dataset_mutable().OnDevice(gpu, limits.gpu_csc_in_host_memory));
-    const int64_t per_rank = (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) /
-                             s->schedule_.world_size;
-    GNND_ASSIGN_OR_RETURN(s->gpu_, GpuSlots::Create(gpu, *graph, sampling.fanouts, request.seed(), capacity,
-                                                    s->num_slots_, per_rank));
+    const int64_t per_rank =
+        (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) / s->schedule_.world_size;
+    GNND_ASSIGN_OR_RETURN(
+        s->gpu_, GpuSlots::Create(gpu, *graph, sampling.fanouts, request.seed(), capacity, s->num_slots_, per_rank));
     if (limits.gpu_producers != nullptr) {
       GpuSlots* slots = s->gpu_.get();
       const EpochSeeds calibration(s->split_, s->schedule_, request.epoch());
-      GNND_ASSIGN_OR_RETURN(cudaStream_t stream,
-                            limits.gpu_producers->StreamFor(
-                                gpu, [&](cudaStream_t st) { return slots->Rate(calibration, st, 20); }));
+      GNND_ASSIGN_OR_RETURN(cudaStream_t stream, limits.gpu_producers->StreamFor(gpu, [&](cudaStream_t st) {
+        return slots->Rate(calibration, st, 20);
+      }));
       if (stream != nullptr) slots->UseStream(stream);
     }
-    LogInfo("session %d: cuda:%d, %d slots of %d bytes in GPU memory", id, gpu, s->num_slots_,
-            s->layout_.total_bytes);
+    LogInfo("session %d: cuda:%d, %d slots of %d bytes in GPU memory", id, gpu, s->num_slots_, s->layout_.total_bytes);
 #endif
   } else {
     GNND_ASSIGN_OR_RETURN(s->slots_,
@@ -197,46 +197,11 @@ void Session::Produce(SessionStream* stream) {
     // A new epoch starts with every slot back from the trainer.
     changed_.wait(lock, [&] { return stopping_ || held_.empty(); });
     if (stopping_) break;
-    if (!slots_) {
+    if (slots_) {
+      ProduceCpuEpoch(stream, lock);
+    } else {
       ProduceGpuEpoch(stream, lock);
-      if (stopping_) break;
-      v1::SessionEvent end;
-      end.mutable_epoch_end()->set_epoch(epoch_);
-      lock.unlock();
-      const bool written = stream->Write(end);
-      lock.lock();
-      if (!written) break;
-      changed_.wait(lock, [&] { return stopping_ || next_epoch_.has_value(); });
-      if (stopping_) break;
-      epoch_ = *next_epoch_;
-      next_epoch_.reset();
-      continue;
     }
-    const LoadedDataset& dataset = lease_->dataset();
-    producer_ = std::make_unique<CpuProducer>(
-        dataset.graph, std::vector<int32_t>(request_.fanouts().begin(), request_.fanouts().end()), request_.seed(),
-        epoch_, EpochSeeds(split_, schedule_, epoch_), views_, threads_);
-    CpuProducer* producer = producer_.get();
-    lock.unlock();
-    while (auto ready = producer->Next()) {
-      const BatchView& batch = views_[ready->slot];
-      v1::SessionEvent event;
-      v1::BatchReady& r = *event.mutable_ready();
-      r.set_slot(ready->slot);
-      r.set_epoch(epoch_);
-      r.set_step(ready->step);
-      r.set_num_nodes(batch.num_nodes());
-      r.set_num_edges(batch.num_edges());
-      r.set_num_seeds(batch.num_seeds());
-      {
-        std::lock_guard<std::mutex> guard(mutex_);
-        held_.insert(ready->slot);
-        ++batches_;
-        bytes_ += BatchBytes(batch, layout_.feature_row_bytes);
-      }
-      if (!stream->Write(event)) break;
-    }
-    lock.lock();
     if (stopping_) break;
     v1::SessionEvent end;
     end.mutable_epoch_end()->set_epoch(epoch_);
@@ -248,9 +213,6 @@ void Session::Produce(SessionStream* stream) {
     if (stopping_) break;
     epoch_ = *next_epoch_;
     next_epoch_.reset();
-    sample_seconds_ += producer_->sample_seconds();
-    wait_seconds_ += producer_->wait_seconds();
-    producer_.reset();
   }
   const std::string reason = stop_reason_;
   lock.unlock();
@@ -259,6 +221,37 @@ void Session::Produce(SessionStream* stream) {
     shutdown.mutable_shutdown()->set_reason(reason);
     stream->Write(shutdown);  // best effort: the trainer may be gone
   }
+}
+
+void Session::ProduceCpuEpoch(SessionStream* stream, std::unique_lock<std::mutex>& lock) {
+  producer_ = std::make_unique<CpuProducer>(
+      lease_->dataset().graph, std::vector<int32_t>(request_.fanouts().begin(), request_.fanouts().end()),
+      request_.seed(), epoch_, EpochSeeds(split_, schedule_, epoch_), views_, threads_);
+  CpuProducer* producer = producer_.get();
+  lock.unlock();
+  while (auto ready = producer->Next()) {
+    const BatchView& batch = views_[ready->slot];
+    v1::SessionEvent event;
+    v1::BatchReady& r = *event.mutable_ready();
+    r.set_slot(ready->slot);
+    r.set_epoch(epoch_);
+    r.set_step(ready->step);
+    r.set_num_nodes(batch.num_nodes());
+    r.set_num_edges(batch.num_edges());
+    r.set_num_seeds(batch.num_seeds());
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      held_.insert(ready->slot);
+      ++batches_;
+      bytes_ += BatchBytes(batch, layout_.feature_row_bytes);
+    }
+    if (!stream->Write(event)) break;
+  }
+  lock.lock();
+  // Every step is claimed: the workers are idle. Keep the statistics, drop the producer.
+  sample_seconds_ += producer_->sample_seconds();
+  wait_seconds_ += producer_->wait_seconds();
+  producer_.reset();
 }
 
 void Session::ProduceGpuEpoch(SessionStream* stream, std::unique_lock<std::mutex>& lock) {

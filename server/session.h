@@ -66,7 +66,9 @@ class Session {
  private:
   Session() = default;
   void Produce(SessionStream* stream);
-  // One epoch on the GPU: fill each free slot in step order. Called with mutex_ held (via `lock`).
+  // One epoch: fill free slots in step order and send BatchReady for each. Called with mutex_ held
+  // (`lock`), which they release while working.
+  void ProduceCpuEpoch(SessionStream* stream, std::unique_lock<std::mutex>& lock);
   void ProduceGpuEpoch(SessionStream* stream, std::unique_lock<std::mutex>& lock);
   absl::Status Handle(const v1::SessionRequest& request);
 

@@ -83,7 +83,7 @@ class Session {
   BatchLayout layout_;
   void* slots_ = nullptr;
   size_t slots_bytes_ = 0;
-  int device_ = -1;                                 // GPU sessions: the CUDA device of the slots
+  int device_ = -1;                                    // GPU sessions: the CUDA device of the slots
   std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
   absl::Status failed_;
   bool closed_ = false;

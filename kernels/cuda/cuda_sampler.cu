@@ -355,9 +355,11 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   } else if (row % 8 == 0) {
     GatherKernel<uint2><<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
   } else if (row % 4 == 0) {
-    GatherKernel<uint32_t><<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
+    GatherKernel<uint32_t>
+        <<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
   } else {
-    GatherKernel<uint16_t><<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
+    GatherKernel<uint16_t>
+        <<<gather_blocks, kThreads, 0, stream>>>(b.state, out.node_ids, features, row, dst, max_nodes);
   }
   LabelsKernel<<<Blocks(num_seeds), kThreads, 0, stream>>>(out.node_ids, graph_.labels, out.labels, num_seeds);
   GNND_CUDA(cudaGetLastError(), "launch sampling kernels");

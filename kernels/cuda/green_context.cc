@@ -30,7 +30,8 @@ absl::StatusOr<const Driver*> LoadDriver() {
       GNND_CUDA(cudaGetDriverEntryPointByVersion(name, &p, CUDA_VERSION, cudaEnableDefault, &found),
                 absl::StrCat("find ", name));
       if (found != cudaDriverEntryPointSuccess || p == nullptr) {
-        return absl::UnimplementedError(absl::StrCat(name, " is not in this driver (green contexts need a CUDA 12.5+ driver)"));
+        return absl::UnimplementedError(
+            absl::StrCat(name, " is not in this driver (green contexts need a CUDA 12.5+ driver)"));
       }
       *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(p);
       return absl::OkStatus();

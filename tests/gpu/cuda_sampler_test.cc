@@ -18,23 +18,6 @@ namespace {
 
 using gnnd::testing::ScratchDir;
 
-// Every byte of a batch that a consumer can see (host copy).
-std::vector<std::byte> Contents(const BatchView& b, size_t row) {
-  std::vector<std::byte> out;
-  auto add = [&](const void* p, size_t n) {
-    const auto* bytes = static_cast<const std::byte*>(p);
-    out.insert(out.end(), bytes, bytes + n);
-  };
-  add(b.num_nodes_per_hop, 4 * (b.num_hops + 1));
-  add(b.num_edges_per_hop, 4 * b.num_hops);
-  add(b.node_ids, 8 * b.num_nodes());
-  add(b.edge_src, 4 * b.num_edges());
-  add(b.edge_dst, 4 * b.num_edges());
-  add(b.features, row * b.num_nodes());
-  add(b.labels, 8 * b.num_seeds());
-  return out;
-}
-
 struct Case {
   std::string name;
   int64_t feature_dim;
@@ -90,7 +73,8 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
       ASSERT_TRUE(s.ok()) << s;
       ASSERT_EQ(cudaMemcpy(got.view().node_ids, device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess)
           << cudaGetErrorString(cudaGetLastError());
-      ASSERT_EQ(Contents(got.view(), layout.feature_row_bytes), Contents(expected.view(), layout.feature_row_bytes))
+      ASSERT_EQ(gnnd::testing::BatchContents(got.view(), layout.feature_row_bytes),
+                gnnd::testing::BatchContents(expected.view(), layout.feature_row_bytes))
           << "seed " << seed << " step " << step;
     }
     cudaFree(device_batch);

@@ -39,7 +39,8 @@ class SamplerTest : public ::testing::Test {
     return {static_cast<const int64_t*>(graph_->arrays[id]), static_cast<size_t>(ArrayShape(graph_->manifest, id)[0])};
   }
   static BatchLayout Layout(const SamplingSpec& spec) {
-    auto capacity = ComputeBatchCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
+    auto capacity =
+        ComputeBatchCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
     EXPECT_TRUE(capacity.ok());
     return BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), FeatureRowBytes(graph_->manifest));
   }
@@ -65,7 +66,8 @@ class SamplerTest : public ::testing::Test {
       ASSERT_LE(frontier_end - frontier_begin, capacity.hops[hop].frontier) << "hop " << hop;
       ASSERT_LE(b.num_edges_per_hop[hop], capacity.hops[hop].edges) << "hop " << hop;
       ASSERT_LE(hop_end, capacity.hops[hop].nodes_after) << "hop " << hop;
-      for (int64_t i = frontier_end + 1; i < hop_end; ++i) ASSERT_LT(b.node_ids[i - 1], b.node_ids[i]) << "hop not sorted";
+      for (int64_t i = frontier_end + 1; i < hop_end; ++i)
+        ASSERT_LT(b.node_ids[i - 1], b.node_ids[i]) << "hop not sorted";
       std::set<int64_t> fresh;  // sources of this hop not reached before: must be exactly the new nodes
       const int64_t edge_end = edge + b.num_edges_per_hop[hop];
       for (int64_t v = frontier_begin; v < frontier_end; ++v) {
@@ -96,7 +98,8 @@ class SamplerTest : public ::testing::Test {
     const size_t row = FeatureRowBytes(graph_->manifest);
     const auto* features = static_cast<const std::byte*>(graph_->arrays[ArrayId::kFeatures]);
     for (int64_t i = 0; i < nodes; ++i) {
-      ASSERT_EQ(std::memcmp(static_cast<const std::byte*>(b.features) + i * row, features + b.node_ids[i] * row, row), 0);
+      ASSERT_EQ(std::memcmp(static_cast<const std::byte*>(b.features) + i * row, features + b.node_ids[i] * row, row),
+                0);
     }
     for (int64_t i = 0; i < b.num_seeds(); ++i) ASSERT_EQ(b.labels[i], graph_->arrays.labels()[seeds[i]]);
   }
@@ -128,23 +131,6 @@ TEST_F(SamplerTest, WholeEpochsSatisfyTheDefinition) {
   }
 }
 
-// Every byte of a batch that a consumer can see.
-std::vector<std::byte> Contents(const BatchView& b, size_t row) {
-  std::vector<std::byte> out;
-  auto add = [&](const void* p, size_t n) {
-    const auto* bytes = static_cast<const std::byte*>(p);
-    out.insert(out.end(), bytes, bytes + n);
-  };
-  add(b.num_nodes_per_hop, 4 * (b.num_hops + 1));
-  add(b.num_edges_per_hop, 4 * b.num_hops);
-  add(b.node_ids, 8 * b.num_nodes());
-  add(b.edge_src, 4 * b.num_edges());
-  add(b.edge_dst, 4 * b.num_edges());
-  add(b.features, row * b.num_nodes());
-  add(b.labels, 8 * b.num_seeds());
-  return out;
-}
-
 std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLayout& layout,
                                           const std::vector<int32_t>& fanouts, uint64_t seed, EpochSeeds seeds,
                                           int threads, int num_slots) {
@@ -156,7 +142,7 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
   int64_t expected_step = 0;
   while (auto ready = producer.Next()) {
     EXPECT_EQ(ready->step, expected_step++);
-    out.push_back(Contents(producer.slot(ready->slot), layout.feature_row_bytes));
+    out.push_back(testing::BatchContents(producer.slot(ready->slot), layout.feature_row_bytes));
     producer.Release(ready->slot);
   }
   EXPECT_EQ(expected_step, producer.num_steps());
@@ -183,7 +169,8 @@ TEST_F(SamplerTest, SameSeedsDifferentSeedGiveDifferentNeighbors) {
   const auto seeds = Split(ArrayId::kTrain).subspan(0, 128);
   CpuSampler(*graph_, fanouts, 1).Sample(0, 0, seeds, a.view());
   CpuSampler(*graph_, fanouts, 2).Sample(0, 0, seeds, b.view());
-  EXPECT_NE(Contents(a.view(), layout.feature_row_bytes), Contents(b.view(), layout.feature_row_bytes));
+  EXPECT_NE(testing::BatchContents(a.view(), layout.feature_row_bytes),
+            testing::BatchContents(b.view(), layout.feature_row_bytes));
 }
 
 TEST(BatchCapacity, BoundsAndLimits) {

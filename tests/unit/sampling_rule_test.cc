@@ -1,12 +1,11 @@
 // The shared sampling rule (common/sampling.h) on its own: counts, distinctness, determinism, and
 // uniformity by chi-square tests that a biased rule fails.
-#include "common/sampling.h"
-
 #include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
 
+#include "common/sampling.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {

@@ -46,8 +46,12 @@ TEST_P(SeedSchedule, EveryIdOncePerEpochAndEqualStepsOnEveryRank) {
   std::set<uint64_t> batch_indices;
   int64_t steps = -1;
   for (int32_t rank = 0; rank < world; ++rank) {
-    SeedScheduleSpec spec{.seed = 5, .shuffle = true, .drop_last = drop_last, .batch_size = batch_size,
-                          .rank = rank, .world_size = world};
+    SeedScheduleSpec spec{.seed = 5,
+                          .shuffle = true,
+                          .drop_last = drop_last,
+                          .batch_size = batch_size,
+                          .rank = rank,
+                          .world_size = world};
     ASSERT_TRUE(CheckSeedScheduleSpec(spec).ok());
     EpochSeeds seeds(split, spec, 3);
     if (steps < 0) steps = seeds.num_steps();
@@ -75,7 +79,7 @@ TEST_P(SeedSchedule, EveryIdOncePerEpochAndEqualStepsOnEveryRank) {
     EXPECT_EQ(total, world * (per_rank / batch_size) * batch_size);  // only the remainder is dropped
     EXPECT_GT(total, n - world * batch_size - world);
   } else {
-    EXPECT_EQ(static_cast<int64_t>(seen.size()), n);  // every id
+    EXPECT_EQ(static_cast<int64_t>(seen.size()), n);   // every id
     EXPECT_EQ(repeated, (world - n % world) % world);  // plus DistributedSampler-style padding
   }
 }

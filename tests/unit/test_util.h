@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/batch.h"
 #include "common/dataset.h"
 #include "common/manifest.h"
 #include "common/npy.h"
@@ -42,6 +43,23 @@ void WriteNpy(const std::string& path, DType dtype, const std::vector<T>& values
   ASSERT_TRUE(writer.ok()) << writer.status();
   ASSERT_TRUE(writer->Append(values.data(), static_cast<int64_t>(values.size()) / row).ok());
   ASSERT_TRUE(writer->Finish().ok());
+}
+
+// Every byte of a batch that a consumer can see (host memory), for comparing batches.
+inline std::vector<std::byte> BatchContents(const BatchView& b, size_t feature_row_bytes) {
+  std::vector<std::byte> out;
+  auto add = [&](const void* p, size_t n) {
+    const auto* bytes = static_cast<const std::byte*>(p);
+    out.insert(out.end(), bytes, bytes + n);
+  };
+  add(b.num_nodes_per_hop, 4 * (b.num_hops + 1));
+  add(b.num_edges_per_hop, 4 * b.num_hops);
+  add(b.node_ids, 8 * b.num_nodes());
+  add(b.edge_src, 4 * b.num_edges());
+  add(b.edge_dst, 4 * b.num_edges());
+  add(b.features, feature_row_bytes * b.num_nodes());
+  add(b.labels, 8 * b.num_seeds());
+  return out;
 }
 
 // The arrays of a small dataset, valid as constructed; tests break one thing at a time.

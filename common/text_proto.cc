@@ -1,0 +1,28 @@
+#include "common/text_proto.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace gnnd {
+namespace {
+
+class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+    if (error.empty()) error = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  std::string error;
+};
+
+}  // namespace
+
+absl::Status ParseTextProto(const std::string& text, const std::string& what, google::protobuf::Message* message) {
+  FirstErrorCollector errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, message)) return absl::InvalidArgumentError(absl::StrCat(what, ": ", errors.error));
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd

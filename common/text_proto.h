@@ -1,0 +1,14 @@
+// Parsing protobuf text format (the manifest, the daemon config) with the first error's line and column.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "google/protobuf/message.h"
+
+namespace gnnd {
+
+// Parses `text` into `message`; on failure INVALID_ARGUMENT "<what>: line L, column C: <problem>".
+absl::Status ParseTextProto(const std::string& text, const std::string& what, google::protobuf::Message* message);
+
+}  // namespace gnnd
