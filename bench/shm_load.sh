@@ -5,7 +5,7 @@
 set -euo pipefail
 build=$(realpath "${1:-build}")
 work=${2:-$(mktemp -d)}
-gnnctl="$build/client/gnnctl"
+gnnctl="$build/tools/gnnctl"
 gnnd="$build/server/gnnd"
 mkdir -p "$work"
 measure() {  # label, command...: runs it under /usr/bin/time -v, prints "label | wall s | peak MiB"

@@ -7,7 +7,7 @@
 #include "common/log.h"
 #include "common/status.h"
 #if GNND_WITH_CUDA
-#include "kernels/cuda/cuda_check.h"
+#include "common/cuda_check.h"
 #endif
 
 namespace gnnd {

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/cuda_check.h"
 #include "common/log.h"
 #include "common/status.h"
-#include "kernels/cuda/cuda_check.h"
 
 namespace gnnd {
 

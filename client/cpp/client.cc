@@ -18,7 +18,7 @@
 #if GNND_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/cuda_check.h"
+#include "common/cuda_check.h"
 #endif
 
 namespace gnnd::client {

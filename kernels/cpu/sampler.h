@@ -8,20 +8,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/batch.h"
-#include "common/dataset.h"
+#include "common/graph.h"
 #include "common/sampling.h"
 
 namespace gnnd {
-
-// The graph and node data a sampler reads: a dataset's manifest and its arrays (files or shm).
-struct GraphData {
-  v1::DatasetManifest manifest;
-  DatasetArrays arrays;
-
-  int64_t num_nodes() const { return manifest.num_nodes(); }
-  bool wide_indices() const { return manifest.index_dtype() == v1::INDEX_DTYPE_INT64; }
-  int64_t MaxInDegree() const;
-};
 
 // Samples batches. Holds per-batch scratch, so use one per thread; output depends only on the inputs.
 class CpuSampler {

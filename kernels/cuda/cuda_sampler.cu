@@ -1,8 +1,8 @@
 #include <cub/cub.cuh>
 
+#include "common/cuda_check.h"
 #include "common/sampling.h"
 #include "common/status.h"
-#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/host_registration.h"
 

@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/batch.h"
-#include "kernels/cpu/sampler.h"
+#include "common/graph.h"
 
 namespace gnnd::cuda {
 

@@ -1,7 +1,7 @@
 #include "kernels/cuda/host_registration.h"
 
+#include "common/cuda_check.h"
 #include "common/status.h"
-#include "kernels/cuda/cuda_check.h"
 
 namespace gnnd::cuda {
 

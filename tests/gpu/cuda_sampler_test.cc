@@ -7,11 +7,12 @@
 
 #include <cstring>
 
-#include "client/gnnctl/synthetic.h"
 #include "common/seeds.h"
 #include "common/shm_store.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"
+#include "tools/dataset/synthetic.h"
 
 namespace gnnd::cuda {
 namespace {
@@ -33,10 +34,10 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   const Case& c = GetParam();
   ScratchDir dir;
-  auto spec = gnnctl::PresetSpec("tiny", 0.5);
+  auto spec = dataset::PresetSpec("tiny", 0.5);
   ASSERT_TRUE(spec.ok());
   spec->feature_dim = c.feature_dim;
-  ASSERT_TRUE(gnnctl::Generate(*spec, {.seed = 11, .feature_dtype = c.dtype, .threads = 4}, dir / "g").ok());
+  ASSERT_TRUE(dataset::Generate(*spec, {.seed = 11, .feature_dtype = c.dtype, .threads = 4}, dir / "g").ok());
   auto source = DatasetDir::Open(dir / "g");
   ASSERT_TRUE(source.ok());
   const std::string name = absl::StrCat("gpu-test-", ::getpid(), "-", c.name);

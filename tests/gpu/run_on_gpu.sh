@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the GPU tests on a machine with a GPU from a relocatable bundle made here:
-#   ../shared/tools/bundle-libs.sh bundle build/tests/gpu_tests build/client/gnnctl   (or deploy's bundle script)
+#   ../shared/tools/bundle-libs.sh bundle build/tests/gpu_tests build/tools/gnnctl   (or deploy's bundle script)
 #   bash tests/gpu/run_on_gpu.sh bundle OUT_DIR
 # 1. gpu_tests (CUDA vs CPU byte-identical batches; Philox on the device),
 # 2. compute-sanitizer memcheck over one case of them,

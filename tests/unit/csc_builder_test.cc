@@ -1,10 +1,10 @@
-#include "client/gnnctl/csc_builder.h"
+#include "tools/dataset/csc_builder.h"
 
 #include "common/npy.h"
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 
 using testing::ScratchDir;
@@ -76,4 +76,4 @@ TEST(CscBuilder, OutOfRangeIdNamesWhere) {
 }
 
 }  // namespace
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

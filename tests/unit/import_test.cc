@@ -1,6 +1,6 @@
 // Importers on small inputs written here in the real formats (gzip through zlib, .npy through
 // NpyWriter). Cross-format agreement with numpy-written npz files is in tests/python.
-#include "client/gnnctl/import.h"
+#include "tools/dataset/import.h"
 
 #include <zlib.h>
 
@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 
 using testing::ScratchDir;
@@ -241,4 +241,4 @@ TEST(Import, UnknownFormat) {
 }
 
 }  // namespace
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -6,11 +6,11 @@
 #include <cstring>
 #include <set>
 
-#include "client/gnnctl/synthetic.h"
 #include "common/seeds.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/producer.h"
 #include "tests/unit/test_util.h"
+#include "tools/dataset/synthetic.h"
 
 namespace gnnd {
 namespace {
@@ -21,9 +21,9 @@ class SamplerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new ScratchDir();
-    auto spec = gnnctl::PresetSpec("tiny", 0.3);  // 3000 nodes, ~28 K edges, deduplicated
+    auto spec = dataset::PresetSpec("tiny", 0.3);  // 3000 nodes, ~28 K edges, deduplicated
     ASSERT_TRUE(spec.ok());
-    ASSERT_TRUE(gnnctl::Generate(*spec, {.seed = 2, .threads = 2}, *dir_ / "g").ok());
+    ASSERT_TRUE(dataset::Generate(*spec, {.seed = 2, .threads = 2}, *dir_ / "g").ok());
     auto d = DatasetDir::Open(*dir_ / "g");
     ASSERT_TRUE(d.ok()) << d.status();
     dataset_ = new DatasetDir(std::move(*d));

@@ -1,4 +1,4 @@
-#include "client/gnnctl/synthetic.h"
+#include "tools/dataset/synthetic.h"
 
 #include <cmath>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 
 using testing::ScratchDir;
@@ -171,4 +171,4 @@ TEST(Synthetic, PapersPresetLeavesMostNodesUnlabeled) {
 }
 
 }  // namespace
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -1,4 +1,4 @@
-#include "client/gnnctl/daemon_commands.h"
+#include "tools/gnnctl/daemon_commands.h"
 
 #include <unistd.h>
 

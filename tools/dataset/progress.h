@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 class Progress {
  public:
@@ -26,4 +26,4 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

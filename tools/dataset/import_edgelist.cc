@@ -1,9 +1,9 @@
 #include "absl/strings/str_cat.h"
-#include "client/gnnctl/import.h"
-#include "client/gnnctl/input.h"
 #include "common/status.h"
+#include "tools/dataset/import.h"
+#include "tools/dataset/input.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 absl::Status ImportEdgeList(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
   // An edge list carries only structure: features, labels and splits come from .npy files, and the
@@ -32,4 +32,4 @@ absl::Status ImportEdgeList(const std::string& source, const std::string& out_di
   return builder.Finish(absl::StrCat("edgelist:", source));
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -3,12 +3,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/gnnctl/import.h"
-#include "client/gnnctl/input.h"
-#include "client/gnnctl/progress.h"
 #include "common/status.h"
+#include "tools/dataset/import.h"
+#include "tools/dataset/input.h"
+#include "tools/dataset/progress.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace fs = std::filesystem;
 namespace {
 
@@ -149,4 +149,4 @@ absl::Status ImportOgbBinary(const std::string& source, const std::string& out_d
   return builder.Finish(absl::StrCat("ogb-bin:", source));
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

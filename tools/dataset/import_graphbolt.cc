@@ -1,11 +1,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/str_cat.h"
-#include "client/gnnctl/import.h"
-#include "client/gnnctl/input.h"
 #include "common/status.h"
+#include "tools/dataset/import.h"
+#include "tools/dataset/input.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 
 constexpr char kMetadata[] = "metadata.yaml";
@@ -111,4 +111,4 @@ absl::Status ImportGraphBolt(const std::string& source, const std::string& out_d
   }
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "common/dtype.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 struct NpzArray {
   std::string name;  // member "name.npy"
@@ -19,4 +19,4 @@ struct NpzArray {
 
 absl::Status WriteNpz(const std::string& path, const std::vector<NpzArray>& arrays);
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

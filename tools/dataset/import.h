@@ -4,9 +4,9 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "client/gnnctl/import_builder.h"
+#include "tools/dataset/import_builder.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 // format: ogb | ogb-bin | graphbolt | edgelist.
 absl::Status Import(const std::string& format, const std::string& source, const std::string& out_dir,
@@ -21,4 +21,4 @@ absl::Status ImportGraphBolt(const std::string& source, const std::string& out_d
 // Whitespace-separated "src dst" lines ('#' comments), plain or gzip, plus --features/--labels/--splits.
 absl::Status ImportEdgeList(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

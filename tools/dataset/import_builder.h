@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "client/gnnctl/csc_builder.h"
-#include "client/gnnctl/dataset_writer.h"
+#include "common/dataset_writer.h"
 #include "common/npy.h"
 #include "gnnd/v1/dataset.pb.h"
+#include "tools/dataset/csc_builder.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 struct ImportOptions {
   bool undirected = false;
@@ -79,4 +79,4 @@ class ImportBuilder {
   std::vector<std::optional<NpyWriter>> splits_;
 };
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -16,15 +16,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/gnnctl/daemon_commands.h"
-#include "client/gnnctl/import.h"
-#include "client/gnnctl/sample.h"
-#include "client/gnnctl/synthetic.h"
 #include "common/dataset.h"
 #include "common/flags.h"
 #include "common/parallel.h"
 #include "common/shm_store.h"
 #include "common/status.h"
+#include "tools/dataset/import.h"
+#include "tools/dataset/synthetic.h"
+#include "tools/gnnctl/daemon_commands.h"
+#include "tools/gnnctl/sample.h"
 
 ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist)");
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
@@ -98,7 +98,7 @@ absl::Status Usage(absl::string_view problem) {
 
 absl::Status RunImport(const std::vector<std::string>& args) {
   if (args.size() != 2) return Usage("import takes SRC and OUT_DIR");
-  ImportOptions options;
+  dataset::ImportOptions options;
   options.undirected = absl::GetFlag(FLAGS_undirected);
   options.dedup = absl::GetFlag(FLAGS_dedup);
   options.split_scheme = absl::GetFlag(FLAGS_split_scheme);
@@ -107,7 +107,7 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   options.labels_npy = absl::GetFlag(FLAGS_labels);
   options.splits_dir = absl::GetFlag(FLAGS_splits);
   options.threads = Threads();
-  GNND_RETURN_IF_ERROR(Import(absl::GetFlag(FLAGS_format), args[0], args[1], options));
+  GNND_RETURN_IF_ERROR(dataset::Import(absl::GetFlag(FLAGS_format), args[0], args[1], options));
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[1]));
   absl::PrintF("%s: %s\n", args[1], dataset.Summary());
   return absl::OkStatus();
@@ -115,14 +115,15 @@ absl::Status RunImport(const std::vector<std::string>& args) {
 
 absl::Status RunGenerate(const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("generate takes OUT_DIR");
-  GNND_ASSIGN_OR_RETURN(SyntheticSpec spec, PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
+  GNND_ASSIGN_OR_RETURN(dataset::SyntheticSpec spec,
+                        dataset::PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
   if (absl::GetFlag(FLAGS_feature_dim) > 0) spec.feature_dim = absl::GetFlag(FLAGS_feature_dim);
-  GenerateOptions options;
+  dataset::GenerateOptions options;
   options.seed = absl::GetFlag(FLAGS_seed);
   GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
   if (options.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) options.feature_dtype = v1::FEATURE_DTYPE_FLOAT32;
   options.threads = Threads();
-  GNND_RETURN_IF_ERROR(Generate(spec, options, args[0]));
+  GNND_RETURN_IF_ERROR(dataset::Generate(spec, options, args[0]));
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[0]));
   absl::PrintF("%s: %s\n", args[0], dataset.Summary());
   return absl::OkStatus();

@@ -1,4 +1,4 @@
-#include "client/gnnctl/csc_builder.h"
+#include "tools/dataset/csc_builder.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,13 +7,13 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "client/gnnctl/progress.h"
 #include "common/file_io.h"
 #include "common/npy.h"
 #include "common/parallel.h"
 #include "common/status.h"
+#include "tools/dataset/progress.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 absl::StatusOr<EdgeSpool> EdgeSpool::Create(const std::string& path, int64_t num_nodes) {
   EdgeSpool spool;
@@ -167,4 +167,4 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
   return edges;
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

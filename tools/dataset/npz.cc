@@ -1,4 +1,4 @@
-#include "client/gnnctl/npz.h"
+#include "tools/dataset/npz.h"
 
 #include <zip.h>
 
@@ -8,7 +8,7 @@
 #include "common/npy.h"
 #include "common/status.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 absl::Status WriteNpz(const std::string& path, const std::vector<NpzArray>& arrays) {
   const std::string temp = path + ".tmp";
@@ -46,4 +46,4 @@ absl::Status WriteNpz(const std::string& path, const std::vector<NpzArray>& arra
   return absl::OkStatus();
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -1,16 +1,16 @@
-#include "client/gnnctl/import_builder.h"
+#include "tools/dataset/import_builder.h"
 
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/gnnctl/input.h"
-#include "client/gnnctl/progress.h"
 #include "common/dtype.h"
 #include "common/status.h"
+#include "tools/dataset/input.h"
+#include "tools/dataset/progress.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 
 constexpr size_t kBlockBytes = 16 << 20;
@@ -291,4 +291,4 @@ absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classe
   return writer_->Commit(m, options_.threads);
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -1,17 +1,17 @@
-#include "client/gnnctl/synthetic.h"
+#include "tools/dataset/synthetic.h"
 
 #include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/gnnctl/import_builder.h"
-#include "client/gnnctl/progress.h"
 #include "common/parallel.h"
 #include "common/philox.h"
 #include "common/status.h"
+#include "tools/dataset/import_builder.h"
+#include "tools/dataset/progress.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 
 // Philox streams, one per purpose, so no two draws share a counter.
@@ -287,4 +287,4 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
                         spec.num_classes);
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

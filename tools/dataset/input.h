@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "common/npy.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 // Reads lines from a file that may be gzip-compressed (zlib detects which), in large blocks.
 class LineReader {
@@ -55,4 +55,4 @@ absl::StatusOr<NpyStreamReader> OpenNpyStream(const std::string& path, std::stri
 absl::StatusOr<NpyStreamReader> OpenNpzArray(const std::string& npz_path, const std::string& member,
                                              std::string display_name);
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

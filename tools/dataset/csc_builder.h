@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 struct CscOptions {
   bool undirected = false;  // also add v -> u for every u -> v
@@ -67,4 +67,4 @@ class EdgeSpool {
   std::vector<char> buffer_;
 };
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

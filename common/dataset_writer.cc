@@ -1,4 +1,4 @@
-#include "client/gnnctl/dataset_writer.h"
+#include "common/dataset_writer.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include "common/manifest.h"
 #include "common/status.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd {
 namespace fs = std::filesystem;
 
 absl::StatusOr<DatasetWriter> DatasetWriter::Create(const std::string& out_dir) {
@@ -69,4 +69,4 @@ absl::Status DatasetWriter::Commit(v1::DatasetManifest manifest, int threads) {
   return absl::OkStatus();
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd

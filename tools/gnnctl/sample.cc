@@ -1,19 +1,19 @@
-#include "client/gnnctl/sample.h"
+#include "tools/gnnctl/sample.h"
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/gnnctl/npz.h"
 #include "common/batch.h"
 #include "common/dataset.h"
 #include "common/parallel.h"
 #include "common/seeds.h"
 #include "common/status.h"
 #include "kernels/cpu/sampler.h"
+#include "tools/dataset/npz.h"
 #if GNND_WITH_CUDA
-#include "kernels/cuda/cuda_check.h"
+#include "common/cuda_check.h"
 #include "kernels/cuda/cuda_sampler.h"
 #endif
 
@@ -87,16 +87,16 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
 
   const int64_t hops = static_cast<int64_t>(request.fanouts.size());
   const int64_t nodes = batch.num_nodes(), edges = batch.num_edges();
-  GNND_RETURN_IF_ERROR(
-      WriteNpz(out_npz, {
-                            {"node_ids", DType::kInt64, {nodes}, batch.node_ids},
-                            {"num_nodes_per_hop", DType::kInt32, {hops + 1}, batch.num_nodes_per_hop},
-                            {"edge_src", DType::kInt32, {edges}, batch.edge_src},
-                            {"edge_dst", DType::kInt32, {edges}, batch.edge_dst},
-                            {"num_edges_per_hop", DType::kInt32, {hops}, batch.num_edges_per_hop},
-                            {"features", ArrayDType(m, ArrayId::kFeatures), {nodes, m.feature_dim()}, batch.features},
-                            {"labels", DType::kInt64, {batch.num_seeds()}, batch.labels},
-                        }));
+  GNND_RETURN_IF_ERROR(dataset::WriteNpz(
+      out_npz, {
+                   {"node_ids", DType::kInt64, {nodes}, batch.node_ids},
+                   {"num_nodes_per_hop", DType::kInt32, {hops + 1}, batch.num_nodes_per_hop},
+                   {"edge_src", DType::kInt32, {edges}, batch.edge_src},
+                   {"edge_dst", DType::kInt32, {edges}, batch.edge_dst},
+                   {"num_edges_per_hop", DType::kInt32, {hops}, batch.num_edges_per_hop},
+                   {"features", ArrayDType(m, ArrayId::kFeatures), {nodes, m.feature_dim()}, batch.features},
+                   {"labels", DType::kInt64, {batch.num_seeds()}, batch.labels},
+               }));
   return absl::StrFormat("%s: step %d of %d, %d seeds, %d nodes, %d edges", out_npz, request.step, seeds.num_steps(),
                          batch.num_seeds(), nodes, edges);
 }

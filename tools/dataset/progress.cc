@@ -1,4 +1,4 @@
-#include "client/gnnctl/progress.h"
+#include "tools/dataset/progress.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 std::string Human(double n) {
   if (n >= 1e9) return absl::StrFormat("%.2fG", n / 1e9);
@@ -50,4 +50,4 @@ void Progress::Print(bool final) {
   }
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

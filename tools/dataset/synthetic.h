@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gnnd/v1/dataset.pb.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 struct SyntheticSpec {
   std::string preset;
@@ -42,4 +42,4 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
 uint64_t ScrambleId(uint64_t x, uint64_t n, uint64_t seed);
 uint64_t UnscrambleId(uint64_t y, uint64_t n, uint64_t seed);
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -9,7 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "gnnd/v1/dataset.pb.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd {
 
 class DatasetWriter {
  public:
@@ -33,4 +33,4 @@ class DatasetWriter {
   bool committed_ = true;  // nothing to clean until Create() succeeds
 };
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd

@@ -1,4 +1,4 @@
-#include "client/gnnctl/input.h"
+#include "tools/dataset/input.h"
 
 #include <zip.h>
 
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 namespace {
 constexpr size_t kBlock = 4 << 20;
 }
@@ -179,4 +179,4 @@ absl::StatusOr<NpyStreamReader> OpenNpzArray(const std::string& npz_path, const 
   return NpyStreamReader::Open(std::move(source), std::move(display_name));
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

@@ -1,8 +1,8 @@
-#include "client/gnnctl/import.h"
+#include "tools/dataset/import.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace gnnd::gnnctl {
+namespace gnnd::dataset {
 
 absl::Status Import(const std::string& format, const std::string& source, const std::string& out_dir,
                     const ImportOptions& options) {
@@ -14,4 +14,4 @@ absl::Status Import(const std::string& format, const std::string& source, const 
       absl::StrCat("--format ", format, ": unknown (ogb, ogb-bin, graphbolt or edgelist)"));
 }
 
-}  // namespace gnnd::gnnctl
+}  // namespace gnnd::dataset

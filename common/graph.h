@@ -1,0 +1,22 @@
+// The graph and node data every sampler reads: a dataset's manifest and pointers to its arrays, wherever
+// they live (files, shared memory). Shared by the CPU and CUDA backends and by the tools.
+#pragma once
+
+#include <cstdint>
+
+#include "common/dataset.h"
+#include "gnnd/v1/dataset.pb.h"
+
+namespace gnnd {
+
+struct GraphData {
+  v1::DatasetManifest manifest;
+  DatasetArrays arrays;
+
+  int64_t num_nodes() const { return manifest.num_nodes(); }
+  bool wide_indices() const { return manifest.index_dtype() == v1::INDEX_DTYPE_INT64; }
+  // The largest in-degree (bounds a fanout of -1); a pass over indptr.
+  int64_t MaxInDegree() const;
+};
+
+}  // namespace gnnd
