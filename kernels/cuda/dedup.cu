@@ -1,0 +1,138 @@
+#include <cub/cub.cuh>
+
+#include "kernels/cuda/dedup.h"
+
+namespace gnnd::cuda {
+namespace {
+
+__device__ int64_t LowerBound(const uint64_t* sorted, int64_t n, uint64_t key) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (sorted[mid] < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+__global__ void InitKernel(HopState* state, const int64_t* seeds, int64_t num_seeds, int64_t* node_ids,
+                           int32_t* num_nodes_per_hop, uint64_t* pair_ids, int32_t* pair_local, int64_t max_nodes,
+                           uint64_t sentinel) {
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_nodes; i += gridDim.x * blockDim.x) {
+    if (i < num_seeds) {
+      node_ids[i] = seeds[i];
+      pair_ids[i] = static_cast<uint64_t>(seeds[i]);
+      pair_local[i] = static_cast<int32_t>(i);
+    } else {
+      pair_ids[i] = sentinel;
+      pair_local[i] = -1;
+    }
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    *state = {num_seeds, 0, num_seeds, 0};
+    num_nodes_per_hop[0] = static_cast<int32_t>(num_seeds);
+  }
+}
+
+// Copies this hop's sampled ids into the sort input, padding past the hop's edges with the sentinel.
+__global__ void PadKernel(const int64_t* hop_edges, const int64_t* sampled, uint64_t* keys, int64_t bound,
+                          uint64_t sentinel) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e < bound) keys[e] = e < *hop_edges ? static_cast<uint64_t>(sampled[e]) : sentinel;
+}
+
+__global__ void FlagNewKernel(const HopState* state, const uint64_t* unique, const int64_t* num_unique,
+                              const uint64_t* sorted_ids, uint64_t sentinel, char* flags, int64_t bound) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= bound) return;
+  bool fresh = false;
+  if (i < *num_unique && unique[i] != sentinel) {
+    const int64_t at = LowerBound(sorted_ids, state->num_nodes, unique[i]);
+    fresh = at == state->num_nodes || sorted_ids[at] != unique[i];
+  }
+  flags[i] = fresh;
+}
+
+__global__ void AppendKernel(const HopState* state, const uint64_t* fresh, const int64_t* num_fresh, int64_t* node_ids,
+                             uint64_t* pair_ids, int32_t* pair_local, int64_t bound) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= bound || i >= *num_fresh) return;
+  const int64_t local = state->num_nodes + i;
+  node_ids[local] = static_cast<int64_t>(fresh[i]);
+  pair_ids[local] = fresh[i];
+  pair_local[local] = static_cast<int32_t>(local);
+}
+
+__global__ void RelabelKernel(const HopState* state, const int64_t* hop_edges, const int64_t* sampled,
+                              const uint64_t* sorted_ids, const int32_t* sorted_local, int64_t nodes_bound,
+                              int32_t* edge_src, int64_t bound) {
+  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= bound || e >= *hop_edges) return;
+  const int64_t at = LowerBound(sorted_ids, nodes_bound, static_cast<uint64_t>(sampled[e]));
+  edge_src[state->total_edges + e] = sorted_local[at];
+}
+
+__global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const int64_t* num_fresh,
+                              int32_t* num_nodes_per_hop, int32_t* num_edges_per_hop, int hop) {
+  num_edges_per_hop[hop] = static_cast<int32_t>(*hop_edges);
+  num_nodes_per_hop[hop + 1] = static_cast<int32_t>(*num_fresh);
+  state->frontier_begin = state->num_nodes;
+  state->num_nodes += *num_fresh;
+  state->frontier_end = state->num_nodes;
+  state->total_edges += *hop_edges;
+}
+
+// Sorts the first `count` (id, local) pairs of the batch: the table RelabelKernel searches.
+absl::Status SortNodeTable(Workspace& w, int64_t count, const IdRange& ids, cudaStream_t stream) {
+  return w.temp.Run("sort batch nodes", [&](void* d, size_t& n) {
+    return cub::DeviceRadixSort::SortPairs(d, n, w.pair_ids, w.sorted_ids, w.pair_local, w.sorted_local, count, 0,
+                                           ids.end_bit, stream);
+  });
+}
+
+}  // namespace
+
+IdRange IdRange::ForNodes(int64_t num_nodes) {
+  IdRange r;
+  r.sentinel = static_cast<uint64_t>(num_nodes);  // above every node id
+  while (r.end_bit < 64 && (uint64_t{1} << r.end_bit) <= r.sentinel) ++r.end_bit;
+  return r;
+}
+
+absl::Status StartBatch(Workspace& w, std::span<const int64_t> device_seeds, const BatchCapacity& capacity,
+                        const IdRange& ids, BatchView out, cudaStream_t stream) {
+  GNND_LAUNCH(InitKernel, Blocks(capacity.max_nodes), kThreads, 0, stream, w.state, device_seeds.data(),
+              static_cast<int64_t>(device_seeds.size()), out.node_ids, out.num_nodes_per_hop, w.pair_ids, w.pair_local,
+              capacity.max_nodes, ids.sentinel);
+  return SortNodeTable(w, capacity.max_seeds, ids, stream);
+}
+
+absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdRange& ids, BatchView out,
+                         cudaStream_t stream) {
+  const int64_t edges = std::max<int64_t>(bound.edges, 1);
+  const int64_t* hop_edges = w.offsets + bound.frontier;  // the sampling scan's last entry
+  GNND_LAUNCH(PadKernel, Blocks(edges), kThreads, 0, stream, hop_edges, w.sampled, w.keys, edges, ids.sentinel);
+  GNND_RETURN_IF_ERROR(w.temp.Run("sort sampled ids", [&](void* d, size_t& n) {
+    return cub::DeviceRadixSort::SortKeys(d, n, w.keys, w.sorted_keys, edges, 0, ids.end_bit, stream);
+  }));
+  GNND_RETURN_IF_ERROR(w.temp.Run("unique sampled ids", [&](void* d, size_t& n) {
+    return cub::DeviceSelect::Unique(d, n, w.sorted_keys, w.unique, w.num_unique, edges, stream);
+  }));
+  GNND_LAUNCH(FlagNewKernel, Blocks(edges), kThreads, 0, stream, w.state, w.unique, w.num_unique, w.sorted_ids,
+              ids.sentinel, w.flags, edges);
+  GNND_RETURN_IF_ERROR(w.temp.Run("select new nodes", [&](void* d, size_t& n) {
+    return cub::DeviceSelect::Flagged(d, n, w.unique, w.flags, w.fresh, w.num_fresh, edges, stream);
+  }));
+  GNND_LAUNCH(AppendKernel, Blocks(edges), kThreads, 0, stream, w.state, w.fresh, w.num_fresh, out.node_ids, w.pair_ids,
+              w.pair_local, edges);
+  GNND_RETURN_IF_ERROR(SortNodeTable(w, bound.nodes_after, ids, stream));
+  GNND_LAUNCH(RelabelKernel, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, w.sorted_ids,
+              w.sorted_local, bound.nodes_after, out.edge_src, edges);
+  GNND_LAUNCH(AdvanceKernel, 1, 1, 0, stream, w.state, hop_edges, w.num_fresh, out.num_nodes_per_hop,
+              out.num_edges_per_hop, hop);
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd::cuda

@@ -1,0 +1,32 @@
+// Dedup/relabel phase of the CUDA backend: the batch's node table. Seeds start it; each hop's sampled
+// ids are sorted and made unique (CUB), those new to the batch appended in id order (the canonical
+// layout), and the hop's edge sources relabeled to local indices through the table sorted by id.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "common/batch.h"
+#include "kernels/cuda/workspace.h"
+
+namespace gnnd::cuda {
+
+// Id sorts cover bits [0, end_bit) of ids below `sentinel` (the node count, which pads sort inputs).
+struct IdRange {
+  uint64_t sentinel = 0;
+  int end_bit = 1;
+  static IdRange ForNodes(int64_t num_nodes);
+};
+
+// Starts a batch: the seeds (device memory) become its first nodes, hop 0.
+absl::Status StartBatch(Workspace& w, std::span<const int64_t> device_seeds, const BatchCapacity& capacity,
+                        const IdRange& ids, BatchView out, cudaStream_t stream);
+// After SampleHop: appends the hop's new nodes, relabels its edges' sources, records its counts and
+// moves the frontier to the new nodes.
+absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdRange& ids, BatchView out,
+                         cudaStream_t stream);
+
+}  // namespace gnnd::cuda

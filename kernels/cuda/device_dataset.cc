@@ -1,0 +1,54 @@
+#include "kernels/cuda/device_dataset.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/cuda_check.h"
+#include "common/status.h"
+
+namespace gnnd::cuda {
+
+DeviceDataset::~DeviceDataset() {
+  if (device_indptr_ != nullptr) cudaFree(device_indptr_);
+  if (device_indices_ != nullptr) cudaFree(device_indices_);
+}
+
+absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const GraphData& host, CscPlacement placement) {
+  auto d = std::unique_ptr<DeviceDataset>(new DeviceDataset());
+  d->graph_.manifest = host.manifest;
+  const v1::DatasetManifest& m = host.manifest;
+  auto place = [&](ArrayId id) -> absl::StatusOr<const void*> {
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<HostRegistration> r,
+                          HostRegistration::Register(host.arrays[id], ArrayBytes(m, id)));
+    const void* device = r->device_pointer();
+    d->registrations_.push_back(std::move(r));
+    return device;
+  };
+  if (placement == CscPlacement::kDevice) {
+    for (ArrayId id : {ArrayId::kIndptr, ArrayId::kIndices}) {
+      void** target = id == ArrayId::kIndptr ? &d->device_indptr_ : &d->device_indices_;
+      const size_t bytes = ArrayBytes(m, id);
+      GNND_CUDA(cudaMalloc(target, std::max<size_t>(bytes, 1)),
+                absl::StrCat("allocate ", ArrayName(id), " on the GPU"));
+      GNND_CUDA(cudaMemcpy(*target, host.arrays[id], bytes, cudaMemcpyHostToDevice),
+                absl::StrCat("copy ", ArrayName(id), " to the GPU"));
+    }
+    d->graph_.indptr = static_cast<const int64_t*>(d->device_indptr_);
+    d->graph_.indices = d->device_indices_;
+  } else {
+    GNND_ASSIGN_OR_RETURN(const void* indptr, place(ArrayId::kIndptr));
+    GNND_ASSIGN_OR_RETURN(d->graph_.indices, place(ArrayId::kIndices));
+    d->graph_.indptr = static_cast<const int64_t*>(indptr);
+  }
+  GNND_ASSIGN_OR_RETURN(d->graph_.features, place(ArrayId::kFeatures));
+  GNND_ASSIGN_OR_RETURN(const void* labels, place(ArrayId::kLabels));
+  d->graph_.labels = static_cast<const int64_t*>(labels);
+  return d;
+}
+
+bool HaveGpu() {
+  int count = 0;
+  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  (void)cudaGetLastError();
+  return ok;
+}
+
+}  // namespace gnnd::cuda

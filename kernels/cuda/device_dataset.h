@@ -1,0 +1,49 @@
+// A dataset as one GPU sees it: device-visible pointers to its arrays. Host arrays (the shared-memory
+// segments) are registered once for zero-copy access; the CSC is copied into GPU memory or read in place.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/graph.h"
+#include "kernels/cuda/host_registration.h"
+
+namespace gnnd::cuda {
+
+enum class CscPlacement {
+  kDevice,  // indptr/indices copied into GPU memory
+  kHost,    // read from (registered) host memory over PCIe, zero-copy
+};
+
+// Device-visible pointers to a dataset's arrays.
+struct DeviceGraph {
+  v1::DatasetManifest manifest;
+  const int64_t* indptr = nullptr;
+  const void* indices = nullptr;
+  const void* features = nullptr;
+  const int64_t* labels = nullptr;
+};
+
+// Places `host` for the current device: CSC per `placement`, features and labels used in place
+// (zero-copy). The host arrays must stay mapped while the result is used.
+class DeviceDataset {
+ public:
+  static absl::StatusOr<std::unique_ptr<DeviceDataset>> Create(const GraphData& host, CscPlacement placement);
+  ~DeviceDataset();
+  const DeviceGraph& graph() const { return graph_; }
+
+ private:
+  DeviceDataset() = default;
+  DeviceGraph graph_;
+  std::vector<std::unique_ptr<HostRegistration>> registrations_;
+  void* device_indptr_ = nullptr;
+  void* device_indices_ = nullptr;
+};
+
+// Whether a CUDA device is present (GPU tests skip otherwise).
+bool HaveGpu();
+
+}  // namespace gnnd::cuda

@@ -1,0 +1,23 @@
+// Sampling phase of the CUDA backend: for one hop, how many in-neighbors each frontier node contributes
+// (the shared rule, common/sampling.h), their offsets, and the sampled neighbors themselves.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "common/batch.h"
+#include "common/sampling.h"
+#include "kernels/cuda/device_dataset.h"
+#include "kernels/cuda/workspace.h"
+
+namespace gnnd::cuda {
+
+// Samples hop `hop` (0-based) of `bound.frontier` frontier nodes at most: writes each sampled edge's
+// destination (out.edge_dst), its source's global id (w.sampled) and the per-node offsets (w.offsets,
+// whose entry bound.frontier is the hop's edge count).
+absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
+                       const SamplingKey& key, uint64_t batch_index, BatchView out, cudaStream_t stream);
+
+}  // namespace gnnd::cuda

@@ -1,0 +1,47 @@
+// A CUDA sampler's device state: the sizes that stay on the device between launches (HopState) and
+// every scratch buffer, allocated once from the batch capacity so that sampling never allocates.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch.h"
+#include "kernels/cuda/launch.h"
+
+namespace gnnd::cuda {
+
+// Sizes that live on the device, so no launch waits for the host.
+struct HopState {
+  int64_t num_nodes;       // nodes in the batch so far
+  int64_t frontier_begin;  // local indices expanded by the current hop
+  int64_t frontier_end;
+  int64_t total_edges;  // edges of the hops before the current one
+};
+
+struct Workspace {
+  HopState *state = nullptr;
+  // Sampling: per frontier node counts and their exclusive scan (the last entry: the hop's edges), and
+  // the sampled neighbors' global ids.
+  int64_t *counts = nullptr, *offsets = nullptr, *sampled = nullptr;
+  // Dedup: the hop's sorted and unique ids, those new to the batch, and their counts.
+  uint64_t *keys = nullptr, *sorted_keys = nullptr, *unique = nullptr, *fresh = nullptr;
+  int64_t *num_unique = nullptr, *num_fresh = nullptr;
+  char *flags = nullptr;
+  // The batch's nodes as (global id, local index) pairs, and the same sorted by id: the relabel table.
+  uint64_t *pair_ids = nullptr, *sorted_ids = nullptr;
+  int32_t *pair_local = nullptr, *sorted_local = nullptr;
+  CubTemp temp;
+
+  // Sized for `capacity` on the current device.
+  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const BatchCapacity &capacity);
+  ~Workspace();
+
+ private:
+  template <typename T>
+  absl::Status Allocate(T **out, int64_t count);
+  std::vector<void *> owned_;
+};
+
+}  // namespace gnnd::cuda
