@@ -9,6 +9,7 @@
 #include "common/shm_store.h"
 #include "common/status.h"
 #include "common/text_proto.h"
+#include "common/vocabulary.h"
 
 namespace gnnd {
 
@@ -44,7 +45,7 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen) {
 }
 
 absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
-  if (config.listen().empty()) config.set_listen(kDefaultListen);
+  if (config.listen().empty()) config.set_listen(kDefaultAddress);
   GNND_RETURN_IF_ERROR(ParseListenAddress(config.listen()).status());
   if (config.socket_mode() == 0) config.set_socket_mode(0660);
   if (config.socket_mode() > 0777) {

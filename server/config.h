@@ -9,8 +9,6 @@
 
 namespace gnnd {
 
-inline constexpr char kDefaultListen[] = "unix:/tmp/gnnd.sock";
-
 // Parses a config file; syntax errors name the file, line and column.
 absl::StatusOr<v1::DaemonConfig> ReadDaemonConfig(const std::string& path);
 // Fills defaults and checks every field ("datasets[1].name: ...").

@@ -6,30 +6,15 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status.h"
-#if GNND_WITH_CUDA
-#include "common/cuda_check.h"
-#endif
 
 namespace gnnd {
 
 DatasetRegistry::~DatasetRegistry() = default;
 
-#if GNND_WITH_CUDA
-absl::StatusOr<const cuda::DeviceGraph*> LoadedDataset::OnDevice(int device, bool csc_in_host_memory) {
-  std::lock_guard<std::mutex> lock(gpu_mutex);
-  auto it = gpu.find(device);
-  if (it == gpu.end()) {
-    GNND_CUDA(cudaSetDevice(device), absl::StrCat("select cuda:", device));
-    GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::DeviceDataset> placed,
-                          cuda::DeviceDataset::Create(
-                              graph, csc_in_host_memory ? cuda::CscPlacement::kHost : cuda::CscPlacement::kDevice));
-    LogInfo("dataset '%s' placed for cuda:%d (CSC in %s memory, features zero-copy)", name, device,
-            csc_in_host_memory ? "host" : "GPU");
-    it = gpu.emplace(device, std::move(placed)).first;
-  }
-  return &it->second->graph();
+void DatasetRegistry::Unmap(LoadedDataset& dataset) {
+  if (before_unmap_) before_unmap_(dataset);
+  dataset.shm.reset();
 }
-#endif
 
 DatasetRegistry::Lease::~Lease() {
   std::lock_guard<std::mutex> lock(registry_->mutex_);
@@ -116,10 +101,7 @@ absl::Status DatasetRegistry::Unload(const std::string& name) {
     dataset = std::move(it->second);
     datasets_.erase(it);
   }
-#if GNND_WITH_CUDA
-  dataset->gpu.clear();  // unregisters the host memory before it is unmapped
-#endif
-  dataset->shm.reset();
+  Unmap(*dataset);
   GNND_RETURN_IF_ERROR(ShmDataset::Remove(name));
   LogInfo("dataset '%s' unloaded", name);
   return absl::OkStatus();
@@ -154,10 +136,7 @@ void DatasetRegistry::UnloadAll() {
     datasets.swap(datasets_);
   }
   for (auto& [name, dataset] : datasets) {
-#if GNND_WITH_CUDA
-    dataset->gpu.clear();
-#endif
-    dataset->shm.reset();
+    Unmap(*dataset);
     if (keep_segments_) {
       LogInfo("dataset '%s' left in shared memory (keep_segments)", name);
     } else if (absl::Status s = ShmDataset::Remove(name); !s.ok()) {

@@ -11,12 +11,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/graph.h"
 #include "common/shm_store.h"
 #include "gnnd/v1/service.pb.h"
-#include "kernels/cpu/sampler.h"
-#if GNND_WITH_CUDA
-#include "kernels/cuda/cuda_sampler.h"
-#endif
 
 namespace gnnd {
 
@@ -27,17 +24,15 @@ struct LoadedDataset {
   GraphData graph;
   int64_t max_in_degree = 0;
   double load_seconds = 0;
-#if GNND_WITH_CUDA
-  // The dataset as GPU `device` sees it (registered once, CSC copied or zero-copy), made on first use.
-  absl::StatusOr<const cuda::DeviceGraph*> OnDevice(int device, bool csc_in_host_memory);
-  std::mutex gpu_mutex;
-  std::map<int, std::unique_ptr<cuda::DeviceDataset>> gpu;
-#endif
 };
 
 class DatasetRegistry {
  public:
-  explicit DatasetRegistry(bool keep_segments, int threads) : keep_segments_(keep_segments), threads_(threads) {}
+  // `before_unmap` runs before a dataset's memory goes away (to drop what was derived from it, such as
+  // GPU registrations); it may be empty.
+  using BeforeUnmap = std::function<void(const LoadedDataset&)>;
+  DatasetRegistry(bool keep_segments, int threads, BeforeUnmap before_unmap = nullptr)
+      : keep_segments_(keep_segments), threads_(threads), before_unmap_(std::move(before_unmap)) {}
   ~DatasetRegistry();
 
   using Progress = std::function<void(const std::string& array, uint64_t done, uint64_t total)>;
@@ -59,7 +54,6 @@ class DatasetRegistry {
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
     const LoadedDataset& dataset() const { return *dataset_; }
-    LoadedDataset& dataset_mutable() { return *dataset_; }
 
    private:
     DatasetRegistry* registry_;
@@ -72,9 +66,11 @@ class DatasetRegistry {
 
  private:
   v1::DatasetInfo InfoLocked(const LoadedDataset& d) const;
+  void Unmap(LoadedDataset& dataset);
 
   const bool keep_segments_;
   const int threads_;
+  const BeforeUnmap before_unmap_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<LoadedDataset>> datasets_;
   std::map<std::string, int> leases_;

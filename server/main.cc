@@ -105,7 +105,11 @@ int Run(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   SlotSegment::RemoveStale();
-  DatasetRegistry registry(config->keep_segments(), config->producer_threads());
+  SlotBackends backends({.producer_threads = config->producer_threads(),
+                         .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
+                         .producer_sms = config->producer_sms()});
+  DatasetRegistry registry(config->keep_segments(), config->producer_threads(),
+                           [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); });
   for (const v1::DatasetConfig& d : config->datasets()) {
     absl::StatusOr<v1::DatasetInfo> info = registry.Load(d.name(), d.path(), d.huge_pages(), nullptr);
     if (!info.ok()) {
@@ -130,7 +134,7 @@ int Run(int argc, char** argv) {
     }
     listener = std::move(*bound);
   }
-  GnndService service(*config, &registry, listener.get());
+  GnndService service(*config, &registry, &backends, listener.get());
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
@@ -151,7 +155,7 @@ int Run(int argc, char** argv) {
   sigwait(&shutdown, &signal);
   LogInfo("signal %d: shutting down", signal);
   server->GetHealthCheckService()->SetServingStatus(false);
-  service.StopSessions("gnnd is shutting down");
+  service.StopSessions();
   if (listener) listener->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server->Wait();

@@ -8,13 +8,33 @@
 
 namespace gnnd {
 
+namespace {
+
+// A session's gRPC stream as the session sees it.
+class GrpcSessionStream final : public SessionStream {
+ public:
+  GrpcSessionStream(grpc::ServerContext* context,
+                    grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* stream)
+      : context_(context), stream_(stream) {}
+  bool Read(v1::SessionRequest* request) override { return stream_->Read(request); }
+  bool Write(const v1::SessionEvent& event) override { return stream_->Write(event); }
+  void Cancel() override { context_->TryCancel(); }
+
+ private:
+  grpc::ServerContext* const context_;
+  grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* const stream_;
+};
+
+}  // namespace
+
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-GnndService::GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, const UnixListener* listener)
-    : config_(config), registry_(registry), listener_(listener) {}
+GnndService::GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, SlotBackends* backends,
+                         const UnixListener* listener)
+    : config_(config), registry_(registry), backends_(backends), listener_(listener) {}
 
 PeerCredentials GnndService::Peer(grpc::ServerContext* context) const {
   return listener_ == nullptr ? PeerCredentials{} : listener_->Lookup(context->peer());
@@ -97,16 +117,9 @@ grpc::Status GnndService::Session(grpc::ServerContext* context,
     if (stopping_) return ToGrpc(absl::UnavailableError("gnnd is shutting down"));
     id = next_session_id_++;
   }
-  SessionLimits limits;
-  limits.default_slots = config_.default_slots();
-  limits.max_session_bytes = config_.max_session_bytes();
-  limits.producer_threads = config_.producer_threads();
-  limits.gpu_csc_in_host_memory = config_.gpu_csc_in_host_memory();
-#if GNND_WITH_CUDA
-  limits.gpu_producers = &gpu_producers_;
-#endif
+  const SessionLimits limits{config_.default_slots(), config_.max_session_bytes()};
   absl::StatusOr<std::unique_ptr<class Session>> session =
-      Session::Open(id, first.open(), std::move(*lease), limits, peer);
+      Session::Open(id, first.open(), std::move(*lease), limits, peer, *backends_);
   if (!session.ok()) {
     LogInfo("session %d refused: %s", id, session.status().message());
     return ToGrpc(session.status());
@@ -118,7 +131,8 @@ grpc::Status GnndService::Session(grpc::ServerContext* context,
   }
   LogInfo("session %d opened: dataset '%s' split %s, batch %d, pid %d uid %d", id, first.open().dataset(),
           first.open().split(), first.open().batch_size(), peer.pid, peer.uid);
-  const absl::Status status = (*session)->Run(context, stream);
+  GrpcSessionStream session_stream(context, stream);
+  const absl::Status status = (*session)->Run(session_stream);
   const v1::SessionStats stats = (*session)->Stats();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -149,10 +163,10 @@ grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::Stats
   return grpc::Status::OK;
 }
 
-void GnndService::StopSessions(const std::string& reason) {
+void GnndService::StopSessions() {
   std::lock_guard<std::mutex> lock(mutex_);
   stopping_ = true;
-  for (const auto& [id, session] : sessions_) session->Stop(reason);
+  for (const auto& [id, session] : sessions_) session->Stop(StopReason::kDaemonShutdown, "gnnd is shutting down");
 }
 
 }  // namespace gnnd

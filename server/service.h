@@ -10,10 +10,9 @@
 #include "gnnd/v1/config.pb.h"
 #include "gnnd/v1/service.grpc.pb.h"
 #include "server/dataset_registry.h"
+#include "server/peer_credentials.h"
 #include "server/session.h"
-#if GNND_WITH_CUDA
-#include "server/gpu_slots.h"
-#endif
+#include "server/slot_backend.h"
 #include "server/unix_listener.h"
 
 namespace gnnd {
@@ -21,7 +20,8 @@ namespace gnnd {
 class GnndService final : public v1::Gnnd::Service {
  public:
   // `listener` may be null (TCP): peers are then unknown.
-  GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, const UnixListener* listener);
+  GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, SlotBackends* backends,
+              const UnixListener* listener);
 
   grpc::Status ListDatasets(grpc::ServerContext* context, const v1::ListDatasetsRequest* request,
                             v1::ListDatasetsResponse* response) override;
@@ -35,8 +35,8 @@ class GnndService final : public v1::Gnnd::Service {
                        grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* stream) override;
   grpc::Status GetStats(grpc::ServerContext* context, const v1::StatsRequest* request, v1::Stats* response) override;
 
-  // Refuses new sessions and tells the open ones `reason`; they end as their streams are cancelled.
-  void StopSessions(const std::string& reason);
+  // Refuses new sessions and tells the open ones that gnnd is shutting down.
+  void StopSessions();
 
  private:
   PeerCredentials Peer(grpc::ServerContext* context) const;
@@ -44,6 +44,7 @@ class GnndService final : public v1::Gnnd::Service {
 
   const v1::DaemonConfig config_;
   DatasetRegistry* const registry_;
+  SlotBackends* const backends_;
   const UnixListener* const listener_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::mutex mutex_;
@@ -51,9 +52,6 @@ class GnndService final : public v1::Gnnd::Service {
   uint64_t next_session_id_ = 1;
   bool stopping_ = false;
   uint64_t finished_batches_ = 0, finished_bytes_ = 0;
-#if GNND_WITH_CUDA
-  GpuProducers gpu_producers_{config_.producer_sms()};
-#endif
 };
 
 // absl::Status and grpc::Status share their codes.

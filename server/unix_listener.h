@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/server.h"
-#include "server/session.h"
+#include "server/peer_credentials.h"
 
 namespace gnnd {
 

@@ -1,0 +1,85 @@
+#include "server/cpu_slots.h"
+
+#include "common/batch_proto.h"
+#include "common/status.h"
+
+namespace gnnd {
+
+absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, int threads, mode_t mode) {
+  auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
+  s->graph_ = &plan.dataset->graph;
+  s->fanouts_ = plan.fanouts;
+  s->seed_ = plan.seed;
+  s->threads_ = std::max(1, threads);
+  const size_t slot_bytes = plan.layout.total_bytes;
+  GNND_ASSIGN_OR_RETURN(s->segment_,
+                        SlotSegment::Create(plan.session_id, slot_bytes * plan.num_slots, mode, plan.trainer_uid));
+  for (int k = 0; k < plan.num_slots; ++k) {
+    s->views_.push_back(BatchView::At(static_cast<std::byte*>(s->segment_->data()) + k * slot_bytes, plan.layout));
+  }
+  return s;
+}
+
+CpuSlots::~CpuSlots() { Stop(); }
+
+absl::Status CpuSlots::Describe(v1::SessionOpened& opened) {
+  opened.set_shm_name(segment_->name());
+  return absl::OkStatus();
+}
+
+void CpuSlots::Attached() {
+  segment_->Unlink();  // mapped by both sides now: nothing is left to clean up after a crash
+}
+
+absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  producer_ = std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, threads_);
+  if (stopped_) producer_->Stop();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> CpuSlots::Next(v1::BatchReady& ready) {
+  CpuProducer* producer;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    producer = producer_.get();
+  }
+  if (producer == nullptr) return false;
+  if (const std::optional<CpuProducer::Ready> next = producer->Next()) {
+    const BatchView& batch = views_[next->slot];
+    ready.set_slot(next->slot);
+    ready.set_step(next->step);
+    SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
+                   {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);
+    return true;
+  }
+  // Every step is handed out (or the session stops): the workers are idle. Keep the times, free them.
+  std::lock_guard<std::mutex> lock(mutex_);
+  finished_.sample_seconds += producer_->sample_seconds();
+  finished_.wait_seconds += producer_->wait_seconds();
+  producer_.reset();
+  return false;
+}
+
+void CpuSlots::Release(int slot) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (producer_) producer_->Release(slot);
+}
+
+void CpuSlots::Stop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = true;
+  if (producer_) producer_->Stop();
+}
+
+ProducerTimes CpuSlots::times() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ProducerTimes t = finished_;
+  if (producer_) {
+    t.sample_seconds += producer_->sample_seconds();
+    t.wait_seconds += producer_->wait_seconds();
+  }
+  return t;
+}
+
+}  // namespace gnnd

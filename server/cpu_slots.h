@@ -1,0 +1,48 @@
+// The CPU slot backend: a session's slots in one POSIX shared-memory segment that the trainer maps
+// (server/slot_segment.h), filled ahead by a CpuProducer (a pool of threads running the reference
+// sampler) and delivered in step order.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kernels/cpu/producer.h"
+#include "server/slot_backend.h"
+#include "server/slot_segment.h"
+
+namespace gnnd {
+
+class CpuSlots final : public SlotBackend {
+ public:
+  // `threads` producer threads per epoch; the segment gets permission bits `mode`.
+  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, int threads, mode_t mode);
+  ~CpuSlots() override;
+
+  absl::Status Describe(v1::SessionOpened& opened) override;
+  void Attached() override;
+  absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) override;
+  absl::StatusOr<bool> Next(v1::BatchReady& ready) override;
+  void Release(int slot) override;
+  void Stop() override;
+  ProducerTimes times() const override;
+
+ private:
+  CpuSlots() = default;
+
+  const GraphData* graph_ = nullptr;
+  std::vector<int32_t> fanouts_;
+  uint64_t seed_ = 0;
+  int threads_ = 1;
+  std::unique_ptr<SlotSegment> segment_;
+  std::vector<BatchView> views_;
+
+  // The producer of the running epoch: replaced only by the producing thread (StartEpoch, Next), under
+  // mutex_, so Release and Stop from the stream's thread never see it go away.
+  mutable std::mutex mutex_;
+  std::unique_ptr<CpuProducer> producer_;
+  bool stopped_ = false;
+  ProducerTimes finished_;  // of the epochs whose producers are gone
+};
+
+}  // namespace gnnd

@@ -1,0 +1,104 @@
+#include "server/cuda_devices.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "common/cuda_check.h"
+#include "common/log.h"
+#include "common/status.h"
+#include "server/cuda_slots.h"
+
+namespace gnnd {
+
+CudaDevices::~CudaDevices() = default;
+
+absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const SessionPlan& plan) {
+  const int gpu = plan.device.cuda;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  (void)cudaGetLastError();
+  if (gpu >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.device = '", plan.device.ToString(), "' (cpu, or cuda:N with N below ", count, ")"));
+  }
+  if (!MpsActive()) {
+    LogWarning(
+        "CUDA MPS is not running: gnnd and the trainer will time-slice the GPU instead of sharing it "
+        "(start it with nvidia-cuda-mps-control -d)");
+  }
+  GNND_ASSIGN_OR_RETURN(const cuda::DeviceGraph* graph, Place(*plan.dataset, gpu));
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<CudaSlots> slots, CudaSlots::Create(plan, *graph));
+  CudaSlots* raw = slots.get();
+  GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,
+                        ProducerStream(gpu, [&](cudaStream_t st) { return raw->Rate(plan.first_epoch, st, 20); }));
+  if (stream != nullptr) slots->UseStream(stream);
+  LogInfo("session %d: %s, %d slots of %d bytes in GPU memory", plan.session_id, plan.device.ToString(), plan.num_slots,
+          plan.layout.total_bytes);
+  return slots;
+}
+
+absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = placed_.find({&dataset, device});
+  if (it == placed_.end()) {
+    const bool in_host = options_.gpu_csc_in_host_memory;
+    GNND_CUDA(cudaSetDevice(device), absl::StrCat("select cuda:", device));
+    GNND_ASSIGN_OR_RETURN(
+        std::unique_ptr<cuda::DeviceDataset> placed,
+        cuda::DeviceDataset::Create(dataset.graph, in_host ? cuda::CscPlacement::kHost : cuda::CscPlacement::kDevice));
+    LogInfo("dataset '%s' placed for cuda:%d (CSC in %s memory, features zero-copy)", dataset.name, device,
+            in_host ? "host" : "GPU");
+    it = placed_.emplace(std::make_pair(&dataset, device), std::move(placed)).first;
+  }
+  return &it->second->graph();
+}
+
+void CudaDevices::Forget(const LoadedDataset& dataset) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Unregisters the host memory before it is unmapped.
+  std::erase_if(placed_, [&](const auto& entry) { return entry.first.first == &dataset; });
+}
+
+absl::StatusOr<cudaStream_t> CudaDevices::ProducerStream(
+    int device, const std::function<absl::StatusOr<double>(cudaStream_t)>& rate) {
+  const int producer_sms = options_.producer_sms;
+  if (producer_sms == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = producer_contexts_.find(device); it != producer_contexts_.end()) return it->second->stream();
+  GNND_ASSIGN_OR_RETURN(const int total, cuda::SmCount(device));
+  std::unique_ptr<cuda::GreenContext> chosen;
+  if (producer_sms > 0) {
+    GNND_ASSIGN_OR_RETURN(chosen, cuda::GreenContext::Create(device, std::min(producer_sms, total)));
+  } else {
+    // Auto: the smallest slice whose rate is within 5% of the whole GPU's (warm up first).
+    (void)rate(nullptr);
+    GNND_ASSIGN_OR_RETURN(const double whole, rate(nullptr));
+    for (int sms = 8; sms < total && chosen == nullptr; sms *= 2) {
+      GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::GreenContext> candidate, cuda::GreenContext::Create(device, sms));
+      (void)rate(candidate->stream());
+      GNND_ASSIGN_OR_RETURN(const double r, rate(candidate->stream()));
+      LogInfo("producer_sms auto on cuda:%d: %d SMs give %.0f batches/s, the whole GPU (%d SMs) %.0f (%.0f%%)", device,
+              candidate->sms(), r, total, whole, 100 * r / whole);
+      if (r >= 0.95 * whole) chosen = std::move(candidate);
+    }
+    if (chosen == nullptr) {
+      LogInfo("producer_sms auto on cuda:%d: no slice reaches 95%% of the whole GPU; producers use it all", device);
+      return nullptr;
+    }
+  }
+  LogInfo("GPU producers on cuda:%d run in a green context of %d of %d SMs", device, chosen->sms(), total);
+  const cudaStream_t stream = chosen->stream();
+  producer_contexts_.emplace(device, std::move(chosen));
+  return stream;
+}
+
+bool MpsActive() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp/nvidia-mps") + "/control";
+  struct stat st;
+  return ::stat(control.c_str(), &st) == 0;
+}
+
+}  // namespace gnnd

@@ -1,0 +1,46 @@
+// What the sessions on each GPU share, and how a CUDA session's slots are made: the dataset as each GPU
+// sees it (registered once for zero-copy, CSC copied or read in place), and where producers run (the
+// whole GPU, or a green context of producer_sms SMs made once per GPU, calibrated when auto). Thread-safe.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "kernels/cuda/device_dataset.h"
+#include "kernels/cuda/green_context.h"
+#include "server/slot_backend.h"
+
+namespace gnnd {
+
+class CudaDevices {
+ public:
+  explicit CudaDevices(const SlotBackends::Options& options) : options_(options) {}
+  ~CudaDevices();
+
+  // A CUDA session's slots on plan.device, its producer placed (and calibrated, the first time).
+  absl::StatusOr<std::unique_ptr<SlotBackend>> CreateSlots(const SessionPlan& plan);
+  void Forget(const LoadedDataset& dataset);
+
+ private:
+  // `dataset` placed for `device`, made on first use.
+  absl::StatusOr<const cuda::DeviceGraph*> Place(const LoadedDataset& dataset, int device);
+  // The stream for a new session's producer on `device`, or null for a stream of its own on the whole
+  // GPU. `rate` measures batches/s on a stream (null: the whole GPU) for producer_sms auto.
+  absl::StatusOr<cudaStream_t> ProducerStream(int device,
+                                              const std::function<absl::StatusOr<double>(cudaStream_t)>& rate);
+
+  const SlotBackends::Options options_;
+  std::mutex mutex_;
+  std::map<std::pair<const LoadedDataset*, int>, std::unique_ptr<cuda::DeviceDataset>> placed_;
+  std::map<int, std::unique_ptr<cuda::GreenContext>> producer_contexts_;
+};
+
+// Whether CUDA MPS serves this machine (its control pipe exists); gnnd warns when it does not.
+bool MpsActive();
+
+}  // namespace gnnd

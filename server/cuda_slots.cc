@@ -1,0 +1,173 @@
+#include "server/cuda_slots.h"
+
+#include <chrono>
+
+#include "common/batch_proto.h"
+#include "common/cuda_check.h"
+#include "common/status.h"
+
+namespace gnnd {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+CudaSlots::~CudaSlots() {
+  cudaSetDevice(device_);
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  for (cudaEvent_t e : ready_) cudaEventDestroy(e);
+  for (cudaEvent_t e : consumed_) cudaEventDestroy(e);
+  if (own_stream_ != nullptr) cudaStreamDestroy(own_stream_);
+  if (slots_ != nullptr) cudaFree(slots_);
+  if (seeds_ != nullptr) cudaFree(seeds_);
+  if (counts_ != nullptr) cudaFreeHost(counts_);
+}
+
+absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& plan, const cuda::DeviceGraph& graph) {
+  auto s = std::unique_ptr<CudaSlots>(new CudaSlots());
+  s->device_ = plan.device.cuda;
+  GNND_CUDA(cudaSetDevice(s->device_), "select the session's GPU");
+  GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaSampler::Create(graph, plan.fanouts, plan.seed, plan.layout.capacity));
+  const size_t slot_bytes = s->sampler_->layout().total_bytes;
+  GNND_CUDA(cudaMalloc(&s->slots_, slot_bytes * plan.num_slots), "allocate the session's slots on the GPU");
+  s->max_epoch_seeds_ = std::max<int64_t>(plan.max_epoch_seeds, 1);
+  GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * s->max_epoch_seeds_), "allocate the epoch's seeds");
+  GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * (2 * kMaxHops + 1)), "allocate pinned counts");
+  GNND_CUDA(cudaStreamCreateWithFlags(&s->own_stream_, cudaStreamNonBlocking), "create the producer stream");
+  s->stream_ = s->own_stream_;
+  for (int k = 0; k < plan.num_slots; ++k) {
+    for (auto* events : {&s->ready_, &s->consumed_}) {
+      cudaEvent_t e;
+      GNND_CUDA(cudaEventCreateWithFlags(&e, cudaEventInterprocess | cudaEventDisableTiming), "create an IPC event");
+      events->push_back(e);
+    }
+  }
+  return s;
+}
+
+absl::Status CudaSlots::Describe(v1::SessionOpened& opened) {
+  GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
+  cudaIpcMemHandle_t memory;
+  GNND_CUDA(cudaIpcGetMemHandle(&memory, slots_), "export the slots (cudaIpcGetMemHandle)");
+  opened.set_slots_ipc_handle(std::string(reinterpret_cast<const char*>(&memory), sizeof(memory)));
+  for (size_t k = 0; k < ready_.size(); ++k) {
+    cudaIpcEventHandle_t ready, consumed;
+    GNND_CUDA(cudaIpcGetEventHandle(&ready, ready_[k]), "export a ready event");
+    GNND_CUDA(cudaIpcGetEventHandle(&consumed, consumed_[k]), "export a consumed event");
+    opened.add_ready_event_handles(std::string(reinterpret_cast<const char*>(&ready), sizeof(ready)));
+    opened.add_consumed_event_handles(std::string(reinterpret_cast<const char*>(&consumed), sizeof(consumed)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CudaSlots::UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream) {
+  GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
+  const std::span<const int64_t> ids = seeds.all();
+  if (static_cast<int64_t>(ids.size()) > max_epoch_seeds_) return absl::InternalError("epoch seeds exceed the buffer");
+  GNND_CUDA(cudaMemcpyAsync(seeds_, ids.data(), ids.size_bytes(), cudaMemcpyHostToDevice, stream), "upload seeds");
+  GNND_CUDA(cudaStreamSynchronize(stream), "upload seeds");  // once per epoch: `ids` may go away
+  return absl::OkStatus();
+}
+
+absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
+  epoch_ = epoch;
+  seeds_host_ = seeds;
+  next_step_ = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_slots_.clear();
+    for (int k = static_cast<int>(ready_.size()) - 1; k >= 0; --k) free_slots_.push_back(k);
+  }
+  return UploadSeeds(seeds_host_, stream_);
+}
+
+absl::StatusOr<bool> CudaSlots::Next(v1::BatchReady& ready) {
+  int slot;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (next_step_ >= seeds_host_.num_steps()) return false;
+    const auto wait_start = std::chrono::steady_clock::now();
+    released_.wait(lock, [&] { return stopped_ || !free_slots_.empty(); });
+    if (stopped_) return false;
+    times_.wait_seconds += SecondsSince(wait_start);
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  GNND_RETURN_IF_ERROR(Fill(next_step_, slot, stream_, ready));
+  ready.set_slot(slot);
+  ready.set_step(next_step_++);
+  std::lock_guard<std::mutex> lock(mutex_);
+  times_.sample_seconds += SecondsSince(start);
+  return true;
+}
+
+absl::Status CudaSlots::Fill(int64_t step, int slot, cudaStream_t stream, v1::BatchReady& ready) {
+  const BatchLayout& layout = sampler_->layout();
+  GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
+  // The trainer records `consumed` when it is done with the slot; overwrite only after that.
+  GNND_CUDA(cudaStreamWaitEvent(stream, consumed_[slot], 0), "wait for the trainer");
+  const std::span<const int64_t> batch = seeds_host_.batch(step);
+  const int64_t offset = batch.data() - seeds_host_.all().data();
+  char* base = static_cast<char*>(slots_) + slot * layout.total_bytes;
+  GNND_RETURN_IF_ERROR(sampler_->Sample(epoch_, seeds_host_.batch_index(step), {seeds_ + offset, batch.size()},
+                                        BatchView::At(base, layout), stream));
+  const int hops = layout.num_hops;
+  GNND_CUDA(cudaMemcpyAsync(counts_, base + layout.num_nodes_per_hop, sizeof(int32_t) * (hops + 1),
+                            cudaMemcpyDeviceToHost, stream),
+            "read the batch's counts");
+  GNND_CUDA(cudaMemcpyAsync(counts_ + hops + 1, base + layout.num_edges_per_hop, sizeof(int32_t) * hops,
+                            cudaMemcpyDeviceToHost, stream),
+            "read the batch's counts");
+  GNND_CUDA(cudaEventRecord(ready_[slot], stream), "record the ready event");
+  GNND_CUDA(cudaEventSynchronize(ready_[slot]), "finish the batch");
+  SetBatchCounts({counts_, static_cast<size_t>(hops) + 1}, {counts_ + hops + 1, static_cast<size_t>(hops)}, ready);
+  return absl::OkStatus();
+}
+
+void CudaSlots::Release(int slot) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_slots_.push_back(slot);
+  }
+  released_.notify_all();
+}
+
+void CudaSlots::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+  }
+  released_.notify_all();
+}
+
+ProducerTimes CudaSlots::times() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return times_;
+}
+
+void CudaSlots::UseStream(cudaStream_t stream) {
+  cudaStreamSynchronize(stream_);
+  stream_ = stream;
+}
+
+absl::StatusOr<double> CudaSlots::Rate(const EpochSeeds& seeds, cudaStream_t stream, int count) {
+  if (stream == nullptr) stream = own_stream_;
+  const EpochSeeds saved = seeds_host_;
+  seeds_host_ = seeds;
+  epoch_ = 0;
+  absl::Status status = UploadSeeds(seeds_host_, stream);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; status.ok() && i < count; ++i) {
+    v1::BatchReady ready;
+    status = Fill(i % std::max<int64_t>(seeds.num_steps(), 1), 0, stream, ready);
+  }
+  seeds_host_ = saved;
+  GNND_RETURN_IF_ERROR(status);
+  return count / SecondsSince(start);
+}
+
+}  // namespace gnnd

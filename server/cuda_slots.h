@@ -1,0 +1,71 @@
+// The CUDA slot backend: a session's slots in the trainer's GPU memory, shared by CUDA IPC, with an
+// interprocess `ready` and `consumed` event per slot, filled by the session's CudaSampler on a producer
+// stream (a green context's, server/cuda_devices.h). Each fill is enqueued behind the trainer's
+// `consumed` event and records `ready`; nothing is allocated per batch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "kernels/cuda/cuda_sampler.h"
+#include "kernels/cuda/device_dataset.h"
+#include "server/slot_backend.h"
+
+namespace gnnd {
+
+class CudaSlots final : public SlotBackend {
+ public:
+  // On `plan.device`, sampling `graph` (the dataset as that GPU sees it).
+  static absl::StatusOr<std::unique_ptr<CudaSlots>> Create(const SessionPlan& plan, const cuda::DeviceGraph& graph);
+  ~CudaSlots() override;
+
+  absl::Status Describe(v1::SessionOpened& opened) override;
+  absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) override;
+  // Fills the next step's batch into a free slot and waits until it is complete, so that `ready` can
+  // report the shapes; the trainer's stream still orders itself after the slot's `ready` event.
+  absl::StatusOr<bool> Next(v1::BatchReady& ready) override;
+  void Release(int slot) override;
+  void Stop() override;
+  ProducerTimes times() const override;
+
+  // Fills slots on `stream` from now on (a green context's, shared with other sessions) instead of the
+  // session's own stream.
+  void UseStream(cudaStream_t stream);
+  // Batches per second over `count` batches of `seeds` on `stream` (calibration; uses slot 0, before the
+  // session's first epoch).
+  absl::StatusOr<double> Rate(const EpochSeeds& seeds, cudaStream_t stream, int count);
+
+ private:
+  CudaSlots() = default;
+  // Fills `slot` with `step`'s batch of the current epoch on `stream` and waits for it.
+  absl::Status Fill(int64_t step, int slot, cudaStream_t stream, v1::BatchReady& ready);
+  absl::Status UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream);
+
+  int device_ = 0;
+  std::unique_ptr<cuda::CudaSampler> sampler_;
+  void* slots_ = nullptr;
+  int64_t* seeds_ = nullptr;  // the epoch's seeds on the device
+  int64_t max_epoch_seeds_ = 0;
+  cudaStream_t stream_ = nullptr;  // the one fills use
+  cudaStream_t own_stream_ = nullptr;
+  std::vector<cudaEvent_t> ready_, consumed_;
+  int32_t* counts_ = nullptr;  // pinned: the per-hop counts of the slot just filled
+
+  // The running epoch, touched by the producing thread only.
+  uint64_t epoch_ = 0;
+  EpochSeeds seeds_host_;
+  int64_t next_step_ = 0;
+
+  mutable std::mutex mutex_;
+  std::condition_variable released_;
+  std::vector<int> free_slots_;
+  bool stopped_ = false;
+  ProducerTimes times_;
+};
+
+}  // namespace gnnd

@@ -1,0 +1,42 @@
+// The one place that knows which slot backends this build has.
+#include "server/slot_backend.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/cpu_slots.h"
+#if GNND_WITH_CUDA
+#include "server/cuda_devices.h"
+#else
+namespace gnnd {
+class CudaDevices {};
+}  // namespace gnnd
+#endif
+
+namespace gnnd {
+
+SlotBackends::SlotBackends(const Options& options) : options_(options) {
+#if GNND_WITH_CUDA
+  cuda_ = std::make_unique<CudaDevices>(options);
+#endif
+}
+
+SlotBackends::~SlotBackends() = default;
+
+absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
+  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, options_.producer_threads, options_.slot_mode);
+#if GNND_WITH_CUDA
+  return cuda_->CreateSlots(plan);
+#else
+  return absl::InvalidArgumentError(
+      absl::StrCat("open.device = '", plan.device.ToString(), "' (this gnnd was built without CUDA: cpu only)"));
+#endif
+}
+
+void SlotBackends::Forget(const LoadedDataset& dataset) {
+#if GNND_WITH_CUDA
+  cuda_->Forget(dataset);
+#else
+  (void)dataset;
+#endif
+}
+
+}  // namespace gnnd

@@ -1,0 +1,87 @@
+// How a session's batches reach its trainer. A slot backend owns a session's slots (one shared-memory
+// segment for the CPU backend, CUDA IPC buffers in GPU memory for the CUDA backend) and the producer
+// that fills them; the session (server/session.h) keeps the stream protocol, the one epoch loop and the
+// statistics, and never asks which backend it has. Like a transport in NCCL: a few calls, each backend
+// in its own file (cpu_slots.h, cuda_slots.h), and one factory that knows which exist.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch.h"
+#include "common/graph.h"
+#include "common/seeds.h"
+#include "common/vocabulary.h"
+#include "gnnd/v1/service.pb.h"
+#include "server/dataset_registry.h"
+
+namespace gnnd {
+
+// What a backend is built from, checked by the session first.
+struct SessionPlan {
+  uint64_t session_id = 0;
+  const LoadedDataset* dataset = nullptr;  // outlives the backend (the session holds a lease)
+  std::vector<int32_t> fanouts;
+  uint64_t seed = 0;
+  BatchLayout layout;  // of one slot
+  int num_slots = 0;
+  Device device;
+  uid_t trainer_uid = 0;        // owns the CPU slot segment when gnnd may hand it over
+  EpochSeeds first_epoch;       // the first epoch's seeds (sizes GPU buffers; calibrates producer_sms auto)
+  int64_t max_epoch_seeds = 0;  // seeds of one rank in any epoch
+};
+
+// Producer time, summed over the session: making batches, and waiting for the trainer to release a slot.
+struct ProducerTimes {
+  double sample_seconds = 0;
+  double wait_seconds = 0;
+};
+
+class SlotBackend {
+ public:
+  virtual ~SlotBackend() = default;
+
+  // Adds how the trainer maps the slots (a shared-memory name, or CUDA IPC handles) to `opened`.
+  virtual absl::Status Describe(v1::SessionOpened& opened) = 0;
+  // The trainer has mapped the slots.
+  virtual void Attached() {}
+  // Starts producing an epoch's batches; every slot is free (the session waits for all releases).
+  virtual absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) = 0;
+  // Blocks until the next step's batch is complete in a slot and sets `ready`'s slot, step and counts.
+  // False once the epoch's steps are all delivered, or after Stop(); an error if producing failed.
+  virtual absl::StatusOr<bool> Next(v1::BatchReady& ready) = 0;
+  // The trainer is done with `slot` (one that Next() gave out): it may be refilled.
+  virtual void Release(int slot) = 0;
+  // Makes Next() return false and stops producing; callable from any thread, more than once.
+  virtual void Stop() = 0;
+  virtual ProducerTimes times() const = 0;
+};
+
+// Makes slot backends: the CPU backend always, the CUDA backend where gnnd is built with CUDA. Holds what
+// sessions share per GPU (producer green contexts, the datasets placed on each GPU). Thread-safe.
+class SlotBackends {
+ public:
+  struct Options {
+    int producer_threads = 1;  // CPU producer threads per session
+    mode_t slot_mode = 0600;   // CPU slot segments
+    bool gpu_csc_in_host_memory = false;
+    int producer_sms = 0;  // GPU producers: 0 the whole GPU, N SMs, -1 auto
+  };
+  explicit SlotBackends(const Options& options);
+  ~SlotBackends();
+
+  // INVALID_ARGUMENT naming open.device for a device this gnnd cannot serve.
+  absl::StatusOr<std::unique_ptr<SlotBackend>> Create(const SessionPlan& plan);
+  // Drops what was placed on GPUs for `dataset`; call before its memory is unmapped.
+  void Forget(const LoadedDataset& dataset);
+
+ private:
+  const Options options_;
+  std::unique_ptr<class CudaDevices> cuda_;  // null without CUDA
+};
+
+}  // namespace gnnd
