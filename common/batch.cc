@@ -78,6 +78,12 @@ BatchLayout BatchLayout::Make(const BatchCapacity& capacity, int num_hops, size_
   return l;
 }
 
+uint64_t BatchArrayBytes(int64_t num_nodes, int64_t num_edges, int64_t num_seeds, int num_hops,
+                         size_t feature_row_bytes) {
+  return sizeof(int64_t) * num_nodes + sizeof(int32_t) * (num_hops + 1) + 2 * sizeof(int32_t) * num_edges +
+         sizeof(int32_t) * num_hops + feature_row_bytes * num_nodes + sizeof(int64_t) * num_seeds;
+}
+
 BatchView BatchView::At(void* base, const BatchLayout& layout) {
   auto* bytes = static_cast<std::byte*>(base);
   BatchView v;
@@ -102,6 +108,19 @@ int64_t BatchView::num_edges() const {
   int64_t n = 0;
   for (int h = 0; h < num_hops; ++h) n += num_edges_per_hop[h];
   return n;
+}
+
+std::array<BatchArray, kNumBatchArrays> BatchArrays(const BatchView& v, int64_t num_nodes, int64_t num_edges,
+                                                    int64_t num_seeds, int64_t feature_dim, DType feature_dtype) {
+  const int64_t hops = v.num_hops;
+  auto array = [](int index, DType dtype, void* data, int64_t rows, int64_t cols = -1) {
+    return BatchArray{kBatchArrayNames[index], dtype, cols < 0 ? 1 : 2, {rows, cols < 0 ? 0 : cols}, data};
+  };
+  return {
+      array(0, DType::kInt64, v.node_ids, num_nodes),     array(1, DType::kInt32, v.num_nodes_per_hop, hops + 1),
+      array(2, DType::kInt32, v.edge_src, num_edges),     array(3, DType::kInt32, v.edge_dst, num_edges),
+      array(4, DType::kInt32, v.num_edges_per_hop, hops), array(5, feature_dtype, v.features, num_nodes, feature_dim),
+      array(6, DType::kInt64, v.labels, num_seeds)};
 }
 
 BatchBuffer::BatchBuffer(const BatchLayout& layout) : layout_(layout), bytes_(layout.total_bytes) {}

@@ -8,12 +8,14 @@
 // Each hop's nodes and edges are a prefix of the next hop's, so PyG and DGL views are slices.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/dtype.h"
 
 namespace gnnd {
 
@@ -54,6 +56,28 @@ struct BatchLayout {
 
   static BatchLayout Make(const BatchCapacity& capacity, int num_hops, size_t feature_row_bytes);
 };
+
+// Bytes of a batch's arrays as filled (not the slot's capacity): what "bytes served" counts.
+uint64_t BatchArrayBytes(int64_t num_nodes, int64_t num_edges, int64_t num_seeds, int num_hops,
+                         size_t feature_row_bytes);
+
+// A batch's arrays, in the order of the canonical layout: their names (as in gnnd_batch of the C ABI, the
+// Python package and the .npz of `gnnctl sample`), element types and shapes.
+inline constexpr int kNumBatchArrays = 7;
+inline constexpr std::array<const char*, kNumBatchArrays> kBatchArrayNames = {
+    "node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "labels"};
+struct BatchArray {
+  const char* name;
+  DType dtype;
+  int ndim;  // 1, or 2 for the features
+  int64_t shape[2];
+  void* data;
+};
+struct BatchView;
+// The arrays of a batch held in `view` with the given counts (passed in: on a GPU the view's own counts
+// are in device memory). Features are [num_nodes, feature_dim] of `feature_dtype`.
+std::array<BatchArray, kNumBatchArrays> BatchArrays(const BatchView& view, int64_t num_nodes, int64_t num_edges,
+                                                    int64_t num_seeds, int64_t feature_dim, DType feature_dtype);
 
 // Typed pointers into one batch buffer laid out by a BatchLayout.
 struct BatchView {

@@ -10,6 +10,7 @@
 #include "common/manifest.h"
 #include "common/parallel.h"
 #include "common/status.h"
+#include "common/vocabulary.h"
 
 namespace gnnd {
 namespace {
@@ -83,23 +84,10 @@ absl::string_view ArrayName(ArrayId id) {
 }
 
 absl::StatusOr<ArrayId> SplitArrayId(absl::string_view split) {
-  if (split == "train") return ArrayId::kTrain;
-  if (split == "valid") return ArrayId::kValid;
-  if (split == "test") return ArrayId::kTest;
-  return absl::InvalidArgumentError(absl::StrCat("split = '", split, "' (must be train, valid or test)"));
-}
-
-absl::string_view FeatureDTypeName(v1::FeatureDType t) {
-  switch (t) {
-    case v1::FEATURE_DTYPE_FLOAT32:
-      return "float32";
-    case v1::FEATURE_DTYPE_FLOAT16:
-      return "float16";
-    case v1::FEATURE_DTYPE_BFLOAT16:
-      return "bfloat16";
-    default:
-      return "unspecified";
+  for (ArrayId id : kSplits) {
+    if (split == ArrayName(id)) return id;
   }
+  return absl::InvalidArgumentError(absl::StrCat("split = '", split, "' (must be train, valid or test)"));
 }
 
 DType ArrayDType(const v1::DatasetManifest& m, ArrayId id) {
@@ -107,14 +95,7 @@ DType ArrayDType(const v1::DatasetManifest& m, ArrayId id) {
     case ArrayId::kIndices:
       return m.index_dtype() == v1::INDEX_DTYPE_INT32 ? DType::kInt32 : DType::kInt64;
     case ArrayId::kFeatures:
-      switch (m.feature_dtype()) {
-        case v1::FEATURE_DTYPE_FLOAT16:
-          return DType::kFloat16;
-        case v1::FEATURE_DTYPE_BFLOAT16:
-          return DType::kUInt16;
-        default:
-          return DType::kFloat32;
-      }
+      return FeatureStorageDType(m.feature_dtype());
     default:
       return DType::kInt64;
   }

@@ -22,6 +22,9 @@ inline constexpr int kNumArrays = 7;
 inline constexpr std::array<ArrayId, kNumArrays> kAllArrays = {ArrayId::kIndptr, ArrayId::kIndices, ArrayId::kFeatures,
                                                                ArrayId::kLabels, ArrayId::kTrain,   ArrayId::kValid,
                                                                ArrayId::kTest};
+// The node splits; their names (ArrayName) are the split names sessions ask for.
+inline constexpr std::array<ArrayId, 3> kSplits = {ArrayId::kTrain, ArrayId::kValid, ArrayId::kTest};
+inline constexpr char kDefaultSplit[] = "train";
 
 // "indptr", "indices", ... (the file is NAME.npy).
 absl::string_view ArrayName(ArrayId id);
@@ -33,7 +36,6 @@ std::vector<int64_t> ArrayShape(const v1::DatasetManifest& m, ArrayId id);
 size_t ArrayBytes(const v1::DatasetManifest& m, ArrayId id);
 // Bytes per feature row.
 size_t FeatureRowBytes(const v1::DatasetManifest& m);
-absl::string_view FeatureDTypeName(v1::FeatureDType t);
 
 // The manifest's own consistency: version, positive counts, dtypes set, index dtype wide enough.
 absl::Status CheckManifest(const v1::DatasetManifest& m);

@@ -32,6 +32,7 @@ std::vector<int64_t> EpochPermutation(uint64_t seed, uint64_t epoch, int64_t n);
 // One rank's seeds for one epoch.
 class EpochSeeds {
  public:
+  EpochSeeds() = default;  // no seeds, no steps
   EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& spec, uint64_t epoch);
 
   int64_t num_steps() const { return num_steps_; }

@@ -1,15 +1,25 @@
-// The C ABI (client/include/gnnd_client.h) over the C++ client.
+// The C ABI (client/include/gnnd_client.h) over the C++ client. Each entry point checks its arguments and
+// runs inside Guard, so no C++ exception crosses into the caller.
+#include <cstddef>
+#include <cstring>
+#include <exception>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "client/cpp/client.h"
 #include "client/include/gnnd_client.h"
+#include "common/batch.h"
+#include "common/dataset.h"
+#include "common/vocabulary.h"
+
+static_assert(GNND_BATCH_ARRAYS == gnnd::kNumBatchArrays, "the C ABI's batch arrays are the layout's");
 
 struct gnnd_client {
   std::unique_ptr<gnnd::client::Client> impl;
 };
 struct gnnd_session {
   std::unique_ptr<gnnd::client::Session> impl;
-  gnnd::v1::FeatureDType feature_dtype;
+  gnnd::DType feature_dtype;
   int64_t feature_dim;
 };
 
@@ -22,53 +32,107 @@ gnnd_status Fail(const absl::Status& status) {
   return static_cast<gnnd_status>(status.code());
 }
 
-gnnd_array Array(int device, const char* name, void* data, gnnd_dtype dtype, int64_t rows, int64_t cols = 0) {
-  gnnd_array a{};
-  a.name = name;
-  a.data = data;
-  a.dtype = dtype;
-  a.ndim = cols > 0 ? 2 : 1;
-  a.shape[0] = rows;
-  a.shape[1] = cols;
-  a.device_type = device >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
-  a.device_id = device >= 0 ? device : 0;
-  return a;
+gnnd_status Check(const absl::Status& status) { return status.ok() ? GNND_OK : Fail(status); }
+
+gnnd_status Null(const char* argument) { return Fail(absl::InvalidArgumentError(absl::StrCat(argument, ": NULL"))); }
+
+// Runs an entry point's body; an exception (a bug, or out of memory) becomes GNND_INTERNAL.
+template <typename Body>
+gnnd_status Guard(Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return Fail(absl::InternalError(absl::StrCat("gnnd client: ", e.what())));
+  } catch (...) {
+    return Fail(absl::InternalError("gnnd client: unknown exception"));
+  }
+}
+
+// The caller's options over the defaults: fields past the caller's `size` keep their defaults.
+absl::StatusOr<gnnd_session_options> ReadOptions(const gnnd_session_options* given) {
+  gnnd_session_options o = GNND_SESSION_OPTIONS_INIT;
+  constexpr size_t kFirstVersion = offsetof(gnnd_session_options, device) + sizeof(o.device);  // API 1.0
+  if (given->size < kFirstVersion || given->size > sizeof(o)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.size = ", given->size, " (start from GNND_SESSION_OPTIONS_INIT; this library knows ",
+                     kFirstVersion, " to ", sizeof(o), " bytes, API ", GNND_API_VERSION, ")"));
+  }
+  std::memcpy(&o, given, given->size);
+  return o;
+}
+
+gnnd_dtype ToGnndDType(gnnd::DType dtype) {
+  switch (dtype) {
+    case gnnd::DType::kInt32:
+      return GNND_INT32;
+    case gnnd::DType::kInt64:
+      return GNND_INT64;
+    case gnnd::DType::kFloat16:
+      return GNND_FLOAT16;
+    case gnnd::DType::kUInt16:  // bfloat16 features travel as their uint16 bits
+      return GNND_BFLOAT16;
+    default:
+      return GNND_FLOAT32;
+  }
 }
 
 }  // namespace
 
 extern "C" {
 
+int32_t gnnd_api_version(void) { return GNND_API_VERSION; }
+
+const char* gnnd_batch_array_name(int32_t index) {
+  return index >= 0 && index < gnnd::kNumBatchArrays ? gnnd::kBatchArrayNames[index] : nullptr;
+}
+
+const char* gnnd_default_address(void) {
+  thread_local std::string address;
+  address = gnnd::DefaultAddress();
+  return address.c_str();
+}
+
 gnnd_status gnnd_connect(const char* address, int32_t timeout_ms, gnnd_client** out) {
-  if (address == nullptr || out == nullptr) return Fail(absl::InvalidArgumentError("address: missing"));
-  auto client = gnnd::client::Client::Connect(address, timeout_ms > 0 ? timeout_ms : 5000);
-  if (!client.ok()) return Fail(client.status());
-  *out = new gnnd_client{std::move(*client)};
-  return GNND_OK;
+  if (out == nullptr) return Null("out");
+  return Guard([&] {
+    auto client = gnnd::client::Client::Connect(address != nullptr ? address : gnnd::DefaultAddress(),
+                                                timeout_ms > 0 ? timeout_ms : 5000);
+    if (!client.ok()) return Fail(client.status());
+    *out = new gnnd_client{std::move(*client)};
+    return GNND_OK;
+  });
 }
 
 void gnnd_client_free(gnnd_client* client) { delete client; }
 
-gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o, gnnd_session** out) {
-  if (client == nullptr || o == nullptr || out == nullptr) return Fail(absl::InvalidArgumentError("null argument"));
-  gnnd::v1::OpenSession request;
-  request.set_dataset(o->dataset ? o->dataset : "");
-  request.set_split(o->split ? o->split : "train");
-  request.set_batch_size(o->batch_size);
-  for (int32_t i = 0; i < o->num_fanouts; ++i) request.add_fanouts(o->fanouts[i]);
-  request.set_seed(o->seed);
-  request.set_epoch(o->epoch);
-  request.set_rank(o->rank);
-  request.set_world_size(o->world_size);
-  request.set_no_shuffle(o->shuffle == 0);
-  request.set_drop_last(o->drop_last != 0);
-  request.set_num_slots(o->num_slots);
-  request.set_device(o->device ? o->device : "");
-  auto session = client->impl->OpenSession(request);
-  if (!session.ok()) return Fail(session.status());
-  const auto& opened = (*session)->opened();
-  *out = new gnnd_session{std::move(*session), opened.feature_dtype(), opened.feature_dim()};
-  return GNND_OK;
+gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* options, gnnd_session** out) {
+  if (client == nullptr) return Null("client");
+  if (options == nullptr) return Null("options");
+  if (out == nullptr) return Null("out");
+  return Guard([&] {
+    absl::StatusOr<gnnd_session_options> o = ReadOptions(options);
+    if (!o.ok()) return Fail(o.status());
+    if (o->num_fanouts > 0 && o->fanouts == nullptr) return Null("options.fanouts");
+    gnnd::v1::OpenSession request;
+    request.set_dataset(o->dataset ? o->dataset : "");
+    request.set_split(o->split ? o->split : gnnd::kDefaultSplit);
+    request.set_batch_size(o->batch_size);
+    for (int32_t i = 0; i < o->num_fanouts; ++i) request.add_fanouts(o->fanouts[i]);
+    request.set_seed(o->seed);
+    request.set_epoch(o->epoch);
+    request.set_rank(o->rank);
+    request.set_world_size(o->world_size);
+    request.set_no_shuffle(o->shuffle == 0);
+    request.set_drop_last(o->drop_last != 0);
+    request.set_num_slots(o->num_slots);
+    request.set_device(o->device ? o->device : "");
+    auto session = client->impl->OpenSession(request);
+    if (!session.ok()) return Fail(session.status());
+    const auto& opened = (*session)->opened();
+    *out =
+        new gnnd_session{std::move(*session), gnnd::FeatureStorageDType(opened.feature_dtype()), opened.feature_dim()};
+    return GNND_OK;
+  });
 }
 
 int64_t gnnd_session_steps(const gnnd_session* session) {
@@ -80,26 +144,31 @@ gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out) {
 }
 
 gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, gnnd_batch* out) {
-  auto batch = session->impl->Next(cuda_stream);
-  if (!batch.ok()) return Fail(batch.status());
-  if (!batch->has_value()) return GNND_END_OF_EPOCH;
-  const gnnd::BatchView& v = (*batch)->view;
-  const int d = (*batch)->device;
-  const int64_t nodes = (*batch)->num_nodes, edges = (*batch)->num_edges, hops = v.num_hops;
-  out->slot = (*batch)->slot;
-  out->epoch = (*batch)->epoch;
-  out->step = (*batch)->step;
-  const gnnd_dtype feature_dtype = session->feature_dtype == gnnd::v1::FEATURE_DTYPE_FLOAT16    ? GNND_FLOAT16
-                                   : session->feature_dtype == gnnd::v1::FEATURE_DTYPE_BFLOAT16 ? GNND_BFLOAT16
-                                                                                                : GNND_FLOAT32;
-  out->arrays[0] = Array(d, "node_ids", v.node_ids, GNND_INT64, nodes);
-  out->arrays[1] = Array(d, "num_nodes_per_hop", v.num_nodes_per_hop, GNND_INT32, hops + 1);
-  out->arrays[2] = Array(d, "edge_src", v.edge_src, GNND_INT32, edges);
-  out->arrays[3] = Array(d, "edge_dst", v.edge_dst, GNND_INT32, edges);
-  out->arrays[4] = Array(d, "num_edges_per_hop", v.num_edges_per_hop, GNND_INT32, hops);
-  out->arrays[5] = Array(d, "features", v.features, feature_dtype, nodes, session->feature_dim);
-  out->arrays[6] = Array(d, "labels", v.labels, GNND_INT64, (*batch)->num_seeds);
-  return GNND_OK;
+  if (session == nullptr) return Null("session");
+  if (out == nullptr) return Null("out");
+  return Guard([&] {
+    auto batch = session->impl->Next(cuda_stream);
+    if (!batch.ok()) return Fail(batch.status());
+    if (!batch->has_value()) return GNND_END_OF_EPOCH;
+    const gnnd::client::Batch& b = **batch;
+    out->slot = b.slot;
+    out->epoch = b.epoch;
+    out->step = b.step;
+    const auto arrays =
+        gnnd::BatchArrays(b.view, b.num_nodes, b.num_edges, b.num_seeds, session->feature_dim, session->feature_dtype);
+    for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
+      gnnd_array& a = out->arrays[i];
+      a.name = arrays[i].name;
+      a.data = arrays[i].data;
+      a.dtype = ToGnndDType(arrays[i].dtype);
+      a.ndim = arrays[i].ndim;
+      a.shape[0] = arrays[i].shape[0];
+      a.shape[1] = arrays[i].shape[1];
+      a.device_type = b.device >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
+      a.device_id = b.device >= 0 ? b.device : 0;
+    }
+    return GNND_OK;
+  });
 }
 
 gnnd_status gnnd_release_batch(gnnd_session* session, int32_t slot) {
@@ -107,16 +176,21 @@ gnnd_status gnnd_release_batch(gnnd_session* session, int32_t slot) {
 }
 
 gnnd_status gnnd_release_batch_on_stream(gnnd_session* session, int32_t slot, void* cuda_stream) {
-  const absl::Status s = session->impl->Release(slot, cuda_stream);
-  return s.ok() ? GNND_OK : Fail(s);
+  if (session == nullptr) return Null("session");
+  return Guard([&] { return Check(session->impl->Release(slot, cuda_stream)); });
 }
 
 gnnd_status gnnd_start_epoch(gnnd_session* session, uint64_t epoch) {
-  const absl::Status s = session->impl->StartEpoch(epoch);
-  return s.ok() ? GNND_OK : Fail(s);
+  if (session == nullptr) return Null("session");
+  return Guard([&] { return Check(session->impl->StartEpoch(epoch)); });
 }
 
-void gnnd_close_session(gnnd_session* session) { delete session; }
+void gnnd_close_session(gnnd_session* session) {
+  (void)Guard([&] {
+    delete session;
+    return GNND_OK;
+  });
+}
 
 const char* gnnd_last_error(void) { return last_error.c_str(); }
 

@@ -7,10 +7,10 @@
 #include <chrono>
 #include <cstring>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/batch_proto.h"
 #include "common/status.h"
+#include "common/vocabulary.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -121,21 +121,10 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   }
   if (!event.has_opened()) return absl::InternalError("gnnd answered the open request with something else");
   session->opened_ = event.opened();
-  const v1::SlotLayout& l = session->opened_.layout();
-  BatchLayout& layout = session->layout_;
-  layout.num_hops = session->opened_.num_hops();
-  layout.capacity = {l.max_seeds(), l.max_nodes(), l.max_edges(), {}};
-  layout.node_ids = l.node_ids();
-  layout.num_nodes_per_hop = l.num_nodes_per_hop();
-  layout.edge_src = l.edge_src();
-  layout.edge_dst = l.edge_dst();
-  layout.num_edges_per_hop = l.num_edges_per_hop();
-  layout.features = l.features();
-  layout.labels = l.labels();
-  layout.total_bytes = l.slot_bytes();
-
-  if (absl::StartsWith(session->opened_.device(), "cuda:")) {
-    GNND_RETURN_IF_ERROR(session->MapGpuSlots());
+  GNND_ASSIGN_OR_RETURN(session->layout_, SlotLayoutFromProto(session->opened_.layout()));
+  GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(session->opened_.device(), "the session's device"));
+  if (device.is_cuda()) {
+    GNND_RETURN_IF_ERROR(session->MapGpuSlots(device.cuda));
     v1::SessionRequest attached;
     attached.mutable_attached();
     if (!session->stream_->Write(attached)) return session->Broken("attaching to the slots");
@@ -144,7 +133,7 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   const std::string name = "/" + session->opened_.shm_name();
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
-  session->slots_bytes_ = l.slot_bytes() * session->opened_.num_slots();
+  session->slots_bytes_ = session->layout_.total_bytes * session->opened_.num_slots();
   void* data = ::mmap(nullptr, session->slots_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (data == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap ", name));
@@ -155,9 +144,9 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   return session;
 }
 
-absl::Status Session::MapGpuSlots() {
+absl::Status Session::MapGpuSlots(int device) {
 #if GNND_WITH_CUDA
-  if (!absl::SimpleAtoi(opened_.device().substr(5), &device_)) return absl::InternalError("bad device from gnnd");
+  device_ = device;
   GNND_CUDA(cudaSetDevice(device_), absl::StrCat("select ", opened_.device()));
   cudaIpcMemHandle_t memory;
   if (opened_.slots_ipc_handle().size() != sizeof(memory)) return absl::InternalError("bad IPC handle from gnnd");
@@ -176,6 +165,7 @@ absl::Status Session::MapGpuSlots() {
   }
   return absl::OkStatus();
 #else
+  (void)device;
   return absl::UnimplementedError(absl::StrCat("a ", opened_.device(), " session needs a client built with CUDA"));
 #endif
 }

@@ -74,7 +74,7 @@ class Session {
   friend class Client;
   Session() = default;
   absl::Status Broken(absl::string_view what);
-  absl::Status MapGpuSlots();
+  absl::Status MapGpuSlots(int device);
 
   std::string address_;
   std::unique_ptr<grpc::ClientContext> context_;

@@ -1,11 +1,17 @@
 /* gnnd_client: the C ABI of gnnd's trainer client (what the Python package calls through ctypes).
  *
  * Opaque handles, one status enum (gRPC's codes plus GNND_END_OF_EPOCH), and gnnd_last_error() for the
- * message of the calling thread's last failure. A batch's arrays point into gnnd's shared-memory slots:
- * they stay valid until the batch is released. */
+ * message of the calling thread's last failure. A batch's arrays point into gnnd's slots: they stay valid
+ * until the batch is released. Every entry point checks its handles (GNND_INVALID_ARGUMENT) and never
+ * lets a C++ exception out (GNND_INTERNAL).
+ *
+ * Versioning: a caller built against major M works with a library of the same major and a minor at
+ * least its own (compare gnnd_api_version() with GNND_API_VERSION). Structs the caller fills begin with
+ * their size, so a newer library reads an older caller's struct (missing fields take their defaults). */
 #ifndef GNND_CLIENT_H_
 #define GNND_CLIENT_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -17,6 +23,12 @@ extern "C" {
 #else
 #define GNND_API
 #endif
+
+#define GNND_API_VERSION_MAJOR 1
+#define GNND_API_VERSION_MINOR 0
+#define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
+/* The GNND_API_VERSION of the header the library was built with. */
+GNND_API int32_t gnnd_api_version(void);
 
 typedef enum gnnd_status {
   GNND_OK = 0,
@@ -51,28 +63,32 @@ typedef enum gnnd_dtype {
 typedef enum gnnd_device_type { GNND_DEVICE_CPU = 1, GNND_DEVICE_CUDA = 2 } gnnd_device_type;
 
 typedef struct gnnd_array {
-  const char* name; /* "node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop",
-                       "features", "labels" */
+  const char* name; /* gnnd_batch_array_name(i) for arrays[i] */
   void* data;
-  int32_t dtype;    /* gnnd_dtype */
-  int32_t ndim;     /* 1 or 2 */
+  int32_t dtype; /* gnnd_dtype */
+  int32_t ndim;  /* 1 or 2 */
   int64_t shape[2];
   int32_t device_type; /* gnnd_device_type */
   int32_t device_id;
 } gnnd_array;
 
+/* A batch's arrays, in the order of the canonical layout: "node_ids", "num_nodes_per_hop", "edge_src",
+ * "edge_dst", "num_edges_per_hop", "features", "labels". */
 #define GNND_BATCH_ARRAYS 7
+/* The name of arrays[index] (NULL outside [0, GNND_BATCH_ARRAYS)). */
+GNND_API const char* gnnd_batch_array_name(int32_t index);
 
 typedef struct gnnd_batch {
   int32_t slot; /* pass to gnnd_release_batch */
   uint64_t epoch;
   int64_t step;
-  gnnd_array arrays[GNND_BATCH_ARRAYS]; /* in the order of the names above */
+  gnnd_array arrays[GNND_BATCH_ARRAYS];
 } gnnd_batch;
 
 typedef struct gnnd_session_options {
+  size_t size; /* sizeof(gnnd_session_options) as the caller knows it: start from GNND_SESSION_OPTIONS_INIT */
   const char* dataset;
-  const char* split; /* "train", "valid" or "test" */
+  const char* split; /* "train" (or NULL), "valid" or "test" */
   int64_t batch_size;
   const int32_t* fanouts; /* one per hop; -1 takes every in-neighbor */
   int32_t num_fanouts;
@@ -80,16 +96,24 @@ typedef struct gnnd_session_options {
   uint64_t epoch; /* the first epoch */
   int32_t rank;
   int32_t world_size;
-  int32_t shuffle;   /* nonzero: a new permutation every epoch */
-  int32_t drop_last; /* nonzero: drop the incomplete last batch */
-  int32_t num_slots; /* 0: gnnd's default */
+  int32_t shuffle;    /* nonzero: a new permutation every epoch */
+  int32_t drop_last;  /* nonzero: drop the incomplete last batch */
+  int32_t num_slots;  /* 0: gnnd's default */
   const char* device; /* "cpu" (or NULL), or "cuda:N" */
 } gnnd_session_options;
+
+/* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
+ * seed 0, epoch 0, rank 0 of 1, shuffled, last batch kept, gnnd's number of slots, the CPU. */
+#define GNND_SESSION_OPTIONS_INIT \
+  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL }
 
 typedef struct gnnd_client gnnd_client;
 typedef struct gnnd_session gnnd_session;
 
-/* address: "unix:/path/to/gnnd.sock" or "host:port"; waits up to timeout_ms for gnnd to answer. */
+/* Where gnnd is unless told otherwise: $GNND_ADDRESS, else "unix:/tmp/gnnd.sock". */
+GNND_API const char* gnnd_default_address(void);
+/* address: "unix:/path/to/gnnd.sock" or "host:port" (NULL: gnnd_default_address()); waits up to timeout_ms
+ * for gnnd to answer. */
 GNND_API gnnd_status gnnd_connect(const char* address, int32_t timeout_ms, gnnd_client** out);
 GNND_API void gnnd_client_free(gnnd_client* client);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "common/dtype.h"
 #include "common/status.h"
+#include "common/vocabulary.h"
 #include "tools/dataset/input.h"
 #include "tools/dataset/progress.h"
 
@@ -16,12 +17,6 @@ namespace {
 constexpr size_t kBlockBytes = 16 << 20;
 
 std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
-
-DType StoredDType(v1::FeatureDType t) {
-  return t == v1::FEATURE_DTYPE_FLOAT16    ? DType::kFloat16
-         : t == v1::FEATURE_DTYPE_BFLOAT16 ? DType::kUInt16
-                                           : DType::kFloat32;
-}
 
 // Converts values to the stored feature dtype (float32, float16 or bfloat16 bits).
 template <typename In>
@@ -54,8 +49,10 @@ absl::StatusOr<ImportBuilder> ImportBuilder::Create(const std::string& out_dir, 
   b.labels_.emplace(std::move(labels));
   b.label_data_ = b.labels_->mutable_as<int64_t>();
   std::memset(b.label_data_, 0xff, sizeof(int64_t) * num_nodes);  // all -1: unlabeled
-  for (const char* name : {"train.npy", "valid.npy", "test.npy"}) {
-    GNND_ASSIGN_OR_RETURN(NpyWriter split, NpyWriter::CreateAppendable(b.writer_->Path(name), DType::kInt64, {}));
+  for (ArrayId id : kSplits) {
+    GNND_ASSIGN_OR_RETURN(
+        NpyWriter split,
+        NpyWriter::CreateAppendable(b.writer_->Path(absl::StrCat(ArrayName(id), ".npy")), DType::kInt64, {}));
     b.splits_.emplace_back(std::move(split));
   }
   return b;
@@ -70,8 +67,8 @@ absl::Status ImportBuilder::StartFeatures(DType source_dtype, int64_t dim, absl:
     feature_dtype_ = source_dtype == DType::kFloat16 ? v1::FEATURE_DTYPE_FLOAT16 : v1::FEATURE_DTYPE_FLOAT32;
   }
   feature_dim_ = dim;
-  GNND_ASSIGN_OR_RETURN(NpyWriter writer,
-                        NpyWriter::CreateAppendable(writer_->Path("features.npy"), StoredDType(feature_dtype_), {dim}));
+  GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(writer_->Path("features.npy"),
+                                                                      FeatureStorageDType(feature_dtype_), {dim}));
   features_.emplace(std::move(writer));
   return absl::OkStatus();
 }
@@ -86,7 +83,7 @@ absl::Status ImportBuilder::AppendFeatureRow(const std::vector<double>& row, abs
   if (features_->rows() >= num_nodes_) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": more feature rows than num_nodes = ", num_nodes_));
   }
-  row_scratch_.resize(row.size() * DTypeSize(StoredDType(feature_dtype_)));
+  row_scratch_.resize(row.size() * DTypeSize(FeatureStorageDType(feature_dtype_)));
   EncodeFeatures(feature_dtype_, row.data(), row.size(), row_scratch_.data());
   return features_->Append(row_scratch_.data(), 1);
 }
@@ -112,7 +109,7 @@ absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
   }
   const int64_t dim = h.shape.size() == 2 ? h.shape[1] : 1;
   GNND_RETURN_IF_ERROR(StartFeatures(h.dtype, dim, reader.what()));
-  const DType stored = StoredDType(feature_dtype_);
+  const DType stored = FeatureStorageDType(feature_dtype_);
   const bool same = h.dtype == stored && feature_dtype_ != v1::FEATURE_DTYPE_BFLOAT16;
   const int64_t rows_per_block = std::max<int64_t>(1, kBlockBytes / (dim * 8));
   std::vector<double> values;
@@ -176,15 +173,15 @@ absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
   return absl::OkStatus();
 }
 
-absl::Status ImportBuilder::AddSplitId(Split split, int64_t node, absl::string_view where) {
+absl::Status ImportBuilder::AddSplitId(ArrayId split, int64_t node, absl::string_view where) {
   if (node < 0 || node >= num_nodes_) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
   }
-  return splits_[static_cast<int>(split)]->Append(&node, 1);
+  return splits_[static_cast<int>(split) - static_cast<int>(kSplits[0])]->Append(&node, 1);
 }
 
-absl::Status ImportBuilder::ReadSplit(Split split, NpyStreamReader& reader) {
+absl::Status ImportBuilder::ReadSplit(ArrayId split, NpyStreamReader& reader) {
   const NpyHeader& h = reader.header();
   if (h.shape.size() != 1 && !(h.shape.size() == 2 && h.shape[1] == 1)) {
     return absl::InvalidArgumentError(

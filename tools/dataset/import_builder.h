@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/dataset.h"
 #include "common/dataset_writer.h"
 #include "common/npy.h"
 #include "gnnd/v1/dataset.pb.h"
@@ -28,8 +29,6 @@ struct ImportOptions {
   std::string features_npy, labels_npy, splits_dir;
   int threads = 1;
 };
-
-enum class Split { kTrain, kValid, kTest };
 
 class ImportBuilder {
  public:
@@ -56,8 +55,9 @@ class ImportBuilder {
   absl::Status ReadLabels(NpyStreamReader& reader);
   absl::Status SetLabel(int64_t node, double label, absl::string_view where);
 
-  absl::Status AddSplitId(Split split, int64_t node, absl::string_view where);
-  absl::Status ReadSplit(Split split, NpyStreamReader& reader);
+  // `split` is one of kSplits.
+  absl::Status AddSplitId(ArrayId split, int64_t node, absl::string_view where);
+  absl::Status ReadSplit(ArrayId split, NpyStreamReader& reader);
 
   // num_classes 0 derives it from the labels (max + 1).
   absl::Status Finish(const std::string& source, int32_t num_classes = 0);

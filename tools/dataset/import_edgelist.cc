@@ -22,9 +22,8 @@ absl::Status ImportEdgeList(const std::string& source, const std::string& out_di
   GNND_RETURN_IF_ERROR(builder.ReadFeatures(features));
   GNND_ASSIGN_OR_RETURN(NpyStreamReader labels, OpenNpyStream(options.labels_npy, options.labels_npy));
   GNND_RETURN_IF_ERROR(builder.ReadLabels(labels));
-  const std::pair<Split, const char*> splits[] = {
-      {Split::kTrain, "train"}, {Split::kValid, "valid"}, {Split::kTest, "test"}};
-  for (auto [split, name] : splits) {
+  for (ArrayId split : kSplits) {
+    const absl::string_view name = ArrayName(split);
     const std::string path = absl::StrCat(options.splits_dir, "/", name, ".npy");
     GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpyStream(path, absl::StrCat(name, ".npy")));
     GNND_RETURN_IF_ERROR(builder.ReadSplit(split, reader));

@@ -31,7 +31,7 @@ absl::Status ReadEdges(const std::string& source, const YAML::Node& edges, Impor
   return builder.ReadEdgeIndex([&] { return OpenNpyStream(full, path); });
 }
 
-absl::Status ReadSet(const std::string& source, const YAML::Node& set, const std::string& field, Split split,
+absl::Status ReadSet(const std::string& source, const YAML::Node& set, const std::string& field, ArrayId split,
                      ImportBuilder& builder) {
   if (!set || !set.IsSequence() || set.size() != 1)
     return Bad(field, "expected one item set (heterogeneous sets are not supported)");
@@ -91,9 +91,9 @@ absl::Status ImportFromYaml(const std::string& source, const YAML::Node& root, c
   if (!tasks || !tasks.IsSequence() || tasks.size() == 0)
     return Bad("tasks", "missing (need train/validation/test sets)");
   const YAML::Node task = tasks[0];
-  GNND_RETURN_IF_ERROR(ReadSet(source, task["train_set"], "tasks[0].train_set", Split::kTrain, builder));
-  GNND_RETURN_IF_ERROR(ReadSet(source, task["validation_set"], "tasks[0].validation_set", Split::kValid, builder));
-  GNND_RETURN_IF_ERROR(ReadSet(source, task["test_set"], "tasks[0].test_set", Split::kTest, builder));
+  GNND_RETURN_IF_ERROR(ReadSet(source, task["train_set"], "tasks[0].train_set", ArrayId::kTrain, builder));
+  GNND_RETURN_IF_ERROR(ReadSet(source, task["validation_set"], "tasks[0].validation_set", ArrayId::kValid, builder));
+  GNND_RETURN_IF_ERROR(ReadSet(source, task["test_set"], "tasks[0].test_set", ArrayId::kTest, builder));
   return builder.Finish(absl::StrCat("graphbolt:", source), task["num_classes"].as<int32_t>(0));
 }
 

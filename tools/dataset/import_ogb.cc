@@ -63,9 +63,8 @@ absl::StatusOr<std::string> SplitDir(const std::string& source, const std::strin
 absl::Status ReadSplits(const std::string& source, const ImportOptions& options, ImportBuilder& builder) {
   GNND_ASSIGN_OR_RETURN(std::string dir, SplitDir(source, options.split_scheme));
   const std::string scheme = fs::path(dir).filename();
-  const std::pair<Split, const char*> files[] = {
-      {Split::kTrain, "train"}, {Split::kValid, "valid"}, {Split::kTest, "test"}};
-  for (auto [split, name] : files) {
+  for (ArrayId split : kSplits) {
+    const absl::string_view name = ArrayName(split);
     GNND_RETURN_IF_ERROR(
         ForEachIntLine(absl::StrCat(dir, "/", name, ".csv.gz"), absl::StrCat("split/", scheme, "/", name, ".csv.gz"),
                        [&](int64_t id, const std::string& where) { return builder.AddSplitId(split, id, where); }));

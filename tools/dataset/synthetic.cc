@@ -277,7 +277,7 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
       for (int64_t i = 0; i < count; ++i) {
         if (splits[i] < 0) continue;
         GNND_RETURN_IF_ERROR(builder.SetLabel(first + i, classes[i], "synthetic label"));
-        GNND_RETURN_IF_ERROR(builder.AddSplitId(static_cast<Split>(splits[i]), first + i, "synthetic split"));
+        GNND_RETURN_IF_ERROR(builder.AddSplitId(gnnd::kSplits[splits[i]], first + i, "synthetic split"));
       }
       progress.Set(first + count);
     }

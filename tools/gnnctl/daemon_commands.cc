@@ -9,6 +9,7 @@
 #include "client/cpp/client.h"
 #include "common/dataset.h"
 #include "common/status.h"
+#include "common/vocabulary.h"
 
 namespace gnnd::gnnctl {
 namespace {

@@ -21,6 +21,7 @@
 #include "common/parallel.h"
 #include "common/shm_store.h"
 #include "common/status.h"
+#include "common/vocabulary.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/synthetic.h"
 #include "tools/gnnctl/daemon_commands.h"
@@ -40,7 +41,7 @@ ABSL_FLAG(int64_t, feature_dim, 0, "generate: feature width (0: the preset's)");
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
 ABSL_FLAG(std::string, dataset, "", "sample: the dataset directory");
-ABSL_FLAG(std::string, split, "train", "sample: train, valid or test");
+ABSL_FLAG(std::string, split, gnnd::kDefaultSplit, "sample: train, valid or test");
 ABSL_FLAG(int64_t, batch_size, 1024, "sample: seeds per batch");
 ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10", "5"}),
           "sample: in-neighbors per node per hop, comma-separated (-1: all)");
@@ -75,21 +76,14 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl shm attach NAME         attach read-only, print the summary and a CRC32 of every array
   gnnctl shm remove NAME         remove a dataset's segments (also a stale, half-loaded set))";
 
-std::string Address() {
-  if (!absl::GetFlag(FLAGS_address).empty()) return absl::GetFlag(FLAGS_address);
-  const char* env = std::getenv("GNND_ADDRESS");
-  return env != nullptr && *env != '\0' ? env : "unix:/tmp/gnnd.sock";
-}
+std::string Address() { return absl::GetFlag(FLAGS_address).empty() ? DefaultAddress() : absl::GetFlag(FLAGS_address); }
 
 int Threads() { return absl::GetFlag(FLAGS_threads) > 0 ? absl::GetFlag(FLAGS_threads) : DefaultThreads(); }
 
 absl::StatusOr<v1::FeatureDType> FeatureDTypeFlag() {
   const std::string name = absl::GetFlag(FLAGS_feature_dtype);
   if (name.empty()) return v1::FEATURE_DTYPE_UNSPECIFIED;
-  if (name == "float32") return v1::FEATURE_DTYPE_FLOAT32;
-  if (name == "float16") return v1::FEATURE_DTYPE_FLOAT16;
-  if (name == "bfloat16") return v1::FEATURE_DTYPE_BFLOAT16;
-  return absl::InvalidArgumentError(absl::StrCat("--feature-dtype ", name, ": use float32, float16 or bfloat16"));
+  return ParseFeatureDType(name, "--feature-dtype");
 }
 
 absl::Status Usage(absl::string_view problem) {

@@ -1,8 +1,6 @@
 #include "tools/gnnctl/sample.h"
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/batch.h"
@@ -10,6 +8,7 @@
 #include "common/parallel.h"
 #include "common/seeds.h"
 #include "common/status.h"
+#include "common/vocabulary.h"
 #include "kernels/cpu/sampler.h"
 #include "tools/dataset/npz.h"
 #if GNND_WITH_CUDA
@@ -22,13 +21,8 @@ namespace gnnd::gnnctl {
 namespace {
 
 // The same batch through the CUDA backend, copied back into `buffer` (which has the same layout).
-absl::Status SampleOnGpu(const SampleRequest& request, const GraphData& graph, const BatchCapacity& capacity,
-                         const EpochSeeds& seeds, BatchBuffer& buffer) {
-  int device = -1;
-  if (!absl::StartsWith(request.device, "cuda:") || !absl::SimpleAtoi(request.device.substr(5), &device) ||
-      device < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("device = '", request.device, "' (cpu or cuda:N)"));
-  }
+absl::Status SampleOnGpu(const SampleRequest& request, int device, const GraphData& graph,
+                         const BatchCapacity& capacity, const EpochSeeds& seeds, BatchBuffer& buffer) {
 #if GNND_WITH_CUDA
   GNND_CUDA(cudaSetDevice(device), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
@@ -49,6 +43,7 @@ absl::Status SampleOnGpu(const SampleRequest& request, const GraphData& graph, c
   GNND_CUDA(cudaMemcpy(buffer.view().node_ids, out, layout.total_bytes, cudaMemcpyDeviceToHost), "copy the batch back");
   return absl::OkStatus();
 #else
+  (void)device, (void)graph, (void)capacity, (void)seeds, (void)buffer;
   return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
 #endif
 }
@@ -62,6 +57,7 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
                                   request.batch_size, request.rank,    request.world_size};
   GNND_RETURN_IF_ERROR(CheckSeedScheduleSpec(schedule));
   GNND_ASSIGN_OR_RETURN(ArrayId split, SplitArrayId(request.split));
+  GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(request.device, "device"));
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(request.dataset_dir));
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
@@ -78,25 +74,20 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
                         ComputeBatchCapacity(sampling, m.num_nodes(), m.num_edges(), graph.MaxInDegree()));
   BatchBuffer buffer(BatchLayout::Make(capacity, static_cast<int>(request.fanouts.size()), FeatureRowBytes(m)));
   BatchView batch = buffer.view();
-  if (request.device == "cpu") {
+  if (device.is_cuda()) {
+    GNND_RETURN_IF_ERROR(SampleOnGpu(request, device.cuda, graph, capacity, seeds, buffer));
+  } else {
     CpuSampler sampler(graph, request.fanouts, request.seed);
     sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch);
-  } else {
-    GNND_RETURN_IF_ERROR(SampleOnGpu(request, graph, capacity, seeds, buffer));
   }
 
-  const int64_t hops = static_cast<int64_t>(request.fanouts.size());
   const int64_t nodes = batch.num_nodes(), edges = batch.num_edges();
-  GNND_RETURN_IF_ERROR(dataset::WriteNpz(
-      out_npz, {
-                   {"node_ids", DType::kInt64, {nodes}, batch.node_ids},
-                   {"num_nodes_per_hop", DType::kInt32, {hops + 1}, batch.num_nodes_per_hop},
-                   {"edge_src", DType::kInt32, {edges}, batch.edge_src},
-                   {"edge_dst", DType::kInt32, {edges}, batch.edge_dst},
-                   {"num_edges_per_hop", DType::kInt32, {hops}, batch.num_edges_per_hop},
-                   {"features", ArrayDType(m, ArrayId::kFeatures), {nodes, m.feature_dim()}, batch.features},
-                   {"labels", DType::kInt64, {batch.num_seeds()}, batch.labels},
-               }));
+  std::vector<dataset::NpzArray> arrays;
+  for (const BatchArray& a :
+       BatchArrays(batch, nodes, edges, batch.num_seeds(), m.feature_dim(), ArrayDType(m, ArrayId::kFeatures))) {
+    arrays.push_back({a.name, a.dtype, {a.shape, a.shape + a.ndim}, a.data});
+  }
+  GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
   return absl::StrFormat("%s: step %d of %d, %d seeds, %d nodes, %d edges", out_npz, request.step, seeds.num_steps(),
                          batch.num_seeds(), nodes, edges);
 }

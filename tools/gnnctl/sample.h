@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/dataset.h"
 
 namespace gnnd::gnnctl {
 
 struct SampleRequest {
   std::string dataset_dir;
-  std::string split = "train";
+  std::string split = kDefaultSplit;
   int64_t batch_size = 1024;
   std::vector<int32_t> fanouts;
   uint64_t seed = 0;

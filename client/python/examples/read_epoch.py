@@ -13,7 +13,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--address", default=None, help="gnnd's address (default: $GNND_ADDRESS or unix:/tmp/gnnd.sock)")
     parser.add_argument("--dataset", required=True)
-    parser.add_argument("--split", default="train")
+    parser.add_argument("--split", default=None, help="train (default), valid or test")
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--fanouts", default="15,10,5")
     parser.add_argument("--seed", type=int, default=0)

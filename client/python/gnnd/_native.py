@@ -1,8 +1,17 @@
-"""ctypes bindings of the C ABI in client/include/gnnd_client.h (kept in step with it)."""
+"""ctypes bindings of the C ABI in client/include/gnnd_client.h.
+
+The library is found and bound at first use, not at import, so `import gnnd` works anywhere and a missing
+or mismatched library is one clear error when a loader is made. The batch's array names and count come
+from the library itself (gnnd_batch_array_name), as does the default address."""
 import ctypes
 import ctypes.util
 import os
 import pathlib
+import sys
+
+# The C ABI this package speaks: the library's major must match and its minor be at least this one.
+API_VERSION_MAJOR = 1
+API_VERSION_MINOR = 0
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -13,7 +22,7 @@ STATUS_NAMES = {
     15: "DATA_LOSS", 16: "UNAUTHENTICATED",
 }
 
-# gnnd_dtype
+# gnnd_dtype and gnnd_device_type
 INT32, INT64, FLOAT32, FLOAT16, BFLOAT16 = range(5)
 DEVICE_CPU, DEVICE_CUDA = 1, 2
 
@@ -24,17 +33,15 @@ class Array(ctypes.Structure):
                 ("device_id", ctypes.c_int32)]
 
 
-class Batch(ctypes.Structure):
-    _fields_ = [("slot", ctypes.c_int32), ("epoch", ctypes.c_uint64), ("step", ctypes.c_int64),
-                ("arrays", Array * 7)]
-
-
 class SessionOptions(ctypes.Structure):
-    _fields_ = [("dataset", ctypes.c_char_p), ("split", ctypes.c_char_p), ("batch_size", ctypes.c_int64),
-                ("fanouts", ctypes.POINTER(ctypes.c_int32)), ("num_fanouts", ctypes.c_int32),
-                ("seed", ctypes.c_uint64), ("epoch", ctypes.c_uint64), ("rank", ctypes.c_int32),
-                ("world_size", ctypes.c_int32), ("shuffle", ctypes.c_int32), ("drop_last", ctypes.c_int32),
-                ("num_slots", ctypes.c_int32), ("device", ctypes.c_char_p)]
+    _fields_ = [("size", ctypes.c_size_t), ("dataset", ctypes.c_char_p), ("split", ctypes.c_char_p),
+                ("batch_size", ctypes.c_int64), ("fanouts", ctypes.POINTER(ctypes.c_int32)),
+                ("num_fanouts", ctypes.c_int32), ("seed", ctypes.c_uint64), ("epoch", ctypes.c_uint64),
+                ("rank", ctypes.c_int32), ("world_size", ctypes.c_int32), ("shuffle", ctypes.c_int32),
+                ("drop_last", ctypes.c_int32), ("num_slots", ctypes.c_int32), ("device", ctypes.c_char_p)]
+
+    def __init__(self, **fields):
+        super().__init__(size=ctypes.sizeof(SessionOptions), **fields)
 
 
 class GnndError(RuntimeError):
@@ -46,47 +53,90 @@ class GnndError(RuntimeError):
         self.message = message
 
 
-def _find_library():
-    candidates = []
+class LibraryError(ImportError):
+    """libgnnd_client.so is missing, or speaks another version of the C ABI."""
+
+
+def _candidates():
+    """Where the library may be: $GNND_CLIENT_LIBRARY alone if set; else beside the package, the install
+    prefixes, the linker's path, and the build tree of the source checkout the package runs from."""
     if os.environ.get("GNND_CLIENT_LIBRARY"):
-        candidates.append(os.environ["GNND_CLIENT_LIBRARY"])
+        return [os.environ["GNND_CLIENT_LIBRARY"]]
     here = pathlib.Path(__file__).resolve().parent
-    candidates += [str(here / "libgnnd_client.so"), str(here.parents[2] / "build" / "client" / "libgnnd_client.so")]
+    paths = [here / "libgnnd_client.so"]
+    paths += [pathlib.Path(prefix) / "lib" / "libgnnd_client.so" for prefix in (sys.prefix, "/usr/local", "/usr")]
     found = ctypes.util.find_library("gnnd_client")
     if found:
-        candidates.append(found)
-    for path in candidates:
-        if os.path.exists(path) or not os.path.isabs(path):
-            try:
-                return ctypes.CDLL(path)
-            except OSError:
-                continue
-    raise ImportError("libgnnd_client.so not found: set GNND_CLIENT_LIBRARY to its path "
-                      "(it is built with gnnd, in build/client/)")
+        paths.append(found)
+    paths.append(here.parents[2] / "build" / "client" / "libgnnd_client.so")
+    return [str(p) for p in paths]
 
 
-lib = _find_library()
-lib.gnnd_connect.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
-lib.gnnd_client_free.argtypes = [ctypes.c_void_p]
-lib.gnnd_client_free.restype = None
-lib.gnnd_open_session.argtypes = [ctypes.c_void_p, ctypes.POINTER(SessionOptions), ctypes.POINTER(ctypes.c_void_p)]
-lib.gnnd_session_steps.argtypes = [ctypes.c_void_p]
-lib.gnnd_session_steps.restype = ctypes.c_int64
-lib.gnnd_next_batch.argtypes = [ctypes.c_void_p, ctypes.POINTER(Batch)]
-lib.gnnd_release_batch.argtypes = [ctypes.c_void_p, ctypes.c_int32]
-lib.gnnd_next_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(Batch)]
-lib.gnnd_release_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
-lib.gnnd_start_epoch.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
-lib.gnnd_close_session.argtypes = [ctypes.c_void_p]
-lib.gnnd_close_session.restype = None
-lib.gnnd_last_error.restype = ctypes.c_char_p
-for _f in ("gnnd_connect", "gnnd_open_session", "gnnd_next_batch", "gnnd_release_batch", "gnnd_start_epoch",
-           "gnnd_next_batch_on_stream", "gnnd_release_batch_on_stream"):
-    getattr(lib, _f).restype = ctypes.c_int
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.path.isabs(path) and not os.path.exists(path):
+            tried.append(f"{path} (absent)")
+            continue
+        try:
+            return path, ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+    raise LibraryError("libgnnd_client.so not found: set GNND_CLIENT_LIBRARY to its path, or install gnnd "
+                       "(cmake --install) where it can be found. Tried: " + "; ".join(tried))
+
+
+def _bind(path, lib):
+    lib.gnnd_api_version.restype = ctypes.c_int32
+    major, minor = divmod(lib.gnnd_api_version(), 1000)
+    if major != API_VERSION_MAJOR or minor < API_VERSION_MINOR:
+        raise LibraryError(f"{path} implements the gnnd client API {major}.{minor}; this package needs "
+                           f"{API_VERSION_MAJOR}.{API_VERSION_MINOR} or a later {API_VERSION_MAJOR}.x")
+    lib.gnnd_batch_array_name.argtypes = [ctypes.c_int32]
+    lib.gnnd_batch_array_name.restype = ctypes.c_char_p
+    names = []
+    while (name := lib.gnnd_batch_array_name(len(names))) is not None:
+        names.append(name.decode())
+    lib.gnnd_default_address.restype = ctypes.c_char_p
+    lib.gnnd_connect.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
+    lib.gnnd_client_free.argtypes = [ctypes.c_void_p]
+    lib.gnnd_client_free.restype = None
+    lib.gnnd_open_session.argtypes = [ctypes.c_void_p, ctypes.POINTER(SessionOptions), ctypes.POINTER(ctypes.c_void_p)]
+    lib.gnnd_session_steps.argtypes = [ctypes.c_void_p]
+    lib.gnnd_session_steps.restype = ctypes.c_int64
+    batch = type("Batch", (ctypes.Structure,), {"_fields_": [
+        ("slot", ctypes.c_int32), ("epoch", ctypes.c_uint64), ("step", ctypes.c_int64),
+        ("arrays", Array * len(names))]})
+    lib.gnnd_next_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(batch)]
+    lib.gnnd_release_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
+    lib.gnnd_start_epoch.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.gnnd_close_session.argtypes = [ctypes.c_void_p]
+    lib.gnnd_close_session.restype = None
+    lib.gnnd_last_error.restype = ctypes.c_char_p
+    for f in ("gnnd_connect", "gnnd_open_session", "gnnd_start_epoch", "gnnd_next_batch_on_stream",
+              "gnnd_release_batch_on_stream"):
+        getattr(lib, f).restype = ctypes.c_int
+    return _Bound(path, lib, tuple(names), batch)
+
+
+class _Bound:
+    def __init__(self, path, lib, names, batch):
+        self.path, self.lib, self.array_names, self.Batch = path, lib, names, batch
+
+
+_bound = None
+
+
+def bound():
+    """The loaded and checked library: .lib (the ctypes handle), .array_names, .Batch (gnnd_batch), .path."""
+    global _bound
+    if _bound is None:
+        _bound = _bind(*_load())
+    return _bound
 
 
 def check(status):
     """Raises GnndError for a failed call; returns the status otherwise."""
     if status not in (GNND_OK, GNND_END_OF_EPOCH):
-        raise GnndError(STATUS_NAMES.get(status, str(status)), lib.gnnd_last_error().decode())
+        raise GnndError(STATUS_NAMES.get(status, str(status)), bound().lib.gnnd_last_error().decode())
     return status

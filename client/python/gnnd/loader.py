@@ -1,15 +1,12 @@
-"""gnnd's trainer-side loader: minibatches from a running gnnd, read in place from shared memory."""
+"""gnnd's trainer-side loader: minibatches from a running gnnd, read in place from its slots."""
 import ctypes
-import os
 
 import numpy as np
 
 from . import _dlpack, _native
 
-ARRAY_NAMES = ("node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "labels")
 _NUMPY_DTYPES = {_native.INT32: np.int32, _native.INT64: np.int64, _native.FLOAT32: np.float32,
                  _native.FLOAT16: np.float16, _native.BFLOAT16: np.uint16}
-DEFAULT_ADDRESS = "unix:/tmp/gnnd.sock"
 
 
 def _numpy_view(array):
@@ -73,9 +70,12 @@ class Batch:
 class Loader:
     """Iterates minibatches served by gnnd; each `for` over it is one epoch (epoch, epoch + 1, ...).
 
-        for batch in gnnd.Loader(address="unix:/tmp/gnnd.sock", dataset="products", split="train",
-                                 batch_size=1024, fanouts=[15, 10, 5], seed=0, epoch=0, rank=r, world_size=w):
+        for batch in gnnd.Loader(dataset="products", batch_size=1024, fanouts=[15, 10, 5], seed=0,
+                                 rank=r, world_size=w):
             ...
+
+    address: gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock). split: "train" (default),
+    "valid" or "test".
 
     output: "torch", "numpy", or "auto" (torch when importable). copy=True gives owned arrays (and releases
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
@@ -86,7 +86,7 @@ class Loader:
     progress, so gnnd refills the slot only after the work queued on it.
     """
 
-    def __init__(self, address=None, dataset=None, split="train", batch_size=1024, fanouts=(15, 10, 5), seed=0,
+    def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
@@ -107,16 +107,18 @@ class Loader:
         self._held = None
         self._started = False  # the session's first epoch is already running
         self._exhausted = False  # the current epoch has ended
-        address = address or os.environ.get("GNND_ADDRESS", DEFAULT_ADDRESS)
-        _native.check(_native.lib.gnnd_connect(address.encode(), timeout_ms, ctypes.byref(self._client)))
+        self._native = _native.bound()
+        lib = self._native.lib
+        _native.check(lib.gnnd_connect(address.encode() if address else None, timeout_ms, ctypes.byref(self._client)))
         fanouts = list(fanouts)
         self._fanouts = (ctypes.c_int32 * len(fanouts))(*fanouts)
         options = _native.SessionOptions(
-            dataset=dataset.encode(), split=split.encode(), batch_size=batch_size, fanouts=self._fanouts,
+            dataset=dataset.encode(), split=split.encode() if split else None, batch_size=batch_size,
+            fanouts=self._fanouts,
             num_fanouts=len(fanouts), seed=seed, epoch=epoch, rank=rank, world_size=world_size,
             shuffle=int(bool(shuffle)), drop_last=int(bool(drop_last)), num_slots=num_slots, device=device.encode())
         try:
-            _native.check(_native.lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
+            _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
         except Exception:
             self.close()
             raise
@@ -126,21 +128,21 @@ class Loader:
         """Batches per epoch for this rank."""
         if not self._session:
             raise RuntimeError("the loader is closed")
-        return int(_native.lib.gnnd_session_steps(self._session))
+        return int(self._native.lib.gnnd_session_steps(self._session))
 
     def __iter__(self):
         if not self._session:
             raise RuntimeError("the loader is closed")
         if not self._started:
             self._drain()
-            _native.check(_native.lib.gnnd_start_epoch(self._session, self.epoch))
+            _native.check(self._native.lib.gnnd_start_epoch(self._session, self.epoch))
         self._started, self._exhausted = False, False
-        native = _native.Batch()
+        native = self._native.Batch()
         while True:
             if self._held is not None:
                 self._held.release()
                 self._held = None
-            if _native.check(_native.lib.gnnd_next_batch_on_stream(self._session, self._stream(), ctypes.byref(native))) \
+            if _native.check(self._native.lib.gnnd_next_batch_on_stream(self._session, self._stream(), ctypes.byref(native))) \
                     == _native.GNND_END_OF_EPOCH:
                 break
             batch = Batch(self, native, self.output, self.copy)
@@ -155,15 +157,15 @@ class Loader:
         if self._held is not None:
             self._held.release()
             self._held = None
-        native = _native.Batch()
+        native = self._native.Batch()
         while not self._exhausted:
             stream = self._stream()
-            if _native.check(_native.lib.gnnd_next_batch_on_stream(self._session, stream, ctypes.byref(native))) \
+            if _native.check(self._native.lib.gnnd_next_batch_on_stream(self._session, stream, ctypes.byref(native))) \
                     == _native.GNND_END_OF_EPOCH:
                 self._exhausted = True
                 self.epoch += 1
             else:
-                _native.check(_native.lib.gnnd_release_batch_on_stream(self._session, native.slot, stream))
+                _native.check(self._native.lib.gnnd_release_batch_on_stream(self._session, native.slot, stream))
 
     def _stream(self):
         """The cudaStream_t batches are ordered on: torch's current stream for this loader's GPU."""
@@ -174,15 +176,15 @@ class Loader:
 
     def _release(self, slot):
         if self._session:
-            _native.check(_native.lib.gnnd_release_batch_on_stream(self._session, slot, self._stream()))
+            _native.check(self._native.lib.gnnd_release_batch_on_stream(self._session, slot, self._stream()))
 
     def close(self):
         """Ends the session (gnnd frees its slots) and the connection."""
         if self._session:
-            _native.lib.gnnd_close_session(self._session)
+            self._native.lib.gnnd_close_session(self._session)
             self._session = ctypes.c_void_p()
         if self._client:
-            _native.lib.gnnd_client_free(self._client)
+            self._native.lib.gnnd_client_free(self._client)
             self._client = ctypes.c_void_p()
 
     def __enter__(self):

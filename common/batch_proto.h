@@ -1,0 +1,23 @@
+// The batch layout and a batch's counts as they travel on the session stream (SessionOpened.layout and
+// BatchReady), converted in one place for gnnd and its clients.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "common/batch.h"
+#include "gnnd/v1/service.pb.h"
+
+namespace gnnd {
+
+v1::SlotLayout SlotLayoutToProto(const BatchLayout& layout);
+// The layout gnnd described; INVALID_ARGUMENT if an array would not fit in its slot. (Per-hop bounds
+// stay with gnnd: a client needs only the offsets and capacities.)
+absl::StatusOr<BatchLayout> SlotLayoutFromProto(const v1::SlotLayout& proto);
+
+// Sets `ready`'s per-hop counts (hops + 1 node counts, hops edge counts) and their totals.
+void SetBatchCounts(std::span<const int32_t> nodes_per_hop, std::span<const int32_t> edges_per_hop,
+                    v1::BatchReady& ready);
+
+}  // namespace gnnd
