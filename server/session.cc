@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "common/batch_proto.h"
 #include "common/log.h"
@@ -11,6 +13,8 @@ namespace gnnd {
 namespace {
 
 constexpr int kMaxSlots = 64;
+// How long a stopping session waits for its producer's last write before cancelling the stream.
+constexpr std::chrono::seconds kProducerGrace{1};
 
 // Keeps the code, prefixes the message with the request field's path.
 absl::Status InField(const absl::Status& s, absl::string_view prefix) {
@@ -112,7 +116,15 @@ absl::Status Session::Run(SessionStream& stream) {
   } else {
     Stop(StopReason::kProtocolError, status.message());
   }
-  stream.Cancel();  // unblocks a Write waiting on a trainer that no longer reads
+  // Let the producer finish what it is writing (the trainer hears why the session ends); cancel the stream
+  // only if it is stuck in a write to a trainer that no longer reads.
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!changed_.wait_for(lock, kProducerGrace, [&] { return producer_done_; })) {
+      lock.unlock();
+      stream.Cancel();
+    }
+  }
   producer_thread_.join();
   return status;
 }
@@ -176,6 +188,9 @@ void Session::Produce(SessionStream& stream) {
     shutdown.mutable_shutdown()->set_reason(message);
     stream.Write(shutdown);  // best effort: the trainer may be gone
   }
+  std::lock_guard<std::mutex> lock(mutex_);
+  producer_done_ = true;
+  changed_.notify_all();
 }
 
 bool Session::ProduceEpoch(SessionStream& stream) {

@@ -95,6 +95,7 @@ class Session {
   uint64_t epoch_ = 0;
   std::optional<uint64_t> next_epoch_;
   uint64_t batches_ = 0, bytes_ = 0;
+  bool producer_done_ = false;
   std::thread producer_thread_;
 };
 

@@ -1,0 +1,111 @@
+"""The Python client as a trainer installs and loads it: `pip install ./client/python` in a virtual
+environment (offline, nothing compiled) gives a working package that finds the library in its installed
+location; the library is bound at first use (a missing one is a clear error then, not at import), its ABI
+version is checked, and the batch's array names come from it. Run by ctest with GNND, GNNCTL and
+GNND_CLIENT_LIBRARY set."""
+import ctypes
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gnnd
+from daemon_util import Daemon, generate
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def run_python(code, env_changes, cwd, python=sys.executable):
+    env = {k: v for k, v in os.environ.items() if k not in ("GNND_CLIENT_LIBRARY", "PYTHONPATH")}
+    env.update(env_changes)
+    return subprocess.run([python, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    root = tmp_path_factory.mktemp("package")
+    d = Daemon(root, f"--dataset=tiny={generate(root / 'tiny', '--seed', 6)}")
+    yield d
+    assert d.stop() == 0, d.output()
+
+
+def test_import_needs_no_library_and_first_use_says_what_is_missing(tmp_path):
+    code = ("import gnnd\n"
+            "try:\n"
+            "    gnnd.Loader(dataset='x')\n"
+            "except gnnd.LibraryError as e:\n"
+            "    print('LibraryError:', e)\n")
+    proc = run_python(code, {"PYTHONPATH": str(REPO / "client/python"),
+                             "GNND_CLIENT_LIBRARY": str(tmp_path / "libgnnd_client.so")}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "LibraryError: libgnnd_client.so not found" in proc.stdout
+    assert "GNND_CLIENT_LIBRARY" in proc.stdout and str(tmp_path / "libgnnd_client.so") in proc.stdout
+
+
+def test_a_library_of_another_abi_version_is_refused(tmp_path):
+    code = ("import gnnd._native as native\n"
+            "native.API_VERSION_MINOR = 999\n"
+            "try:\n"
+            "    native.bound()\n"
+            "except native.LibraryError as e:\n"
+            "    print('LibraryError:', e)\n")
+    proc = run_python(code, {"PYTHONPATH": str(REPO / "client/python"),
+                             "GNND_CLIENT_LIBRARY": os.environ["GNND_CLIENT_LIBRARY"]}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "implements the gnnd client API 1.0; this package needs 1.999" in proc.stdout
+
+
+def test_array_names_come_from_the_library():
+    lib = ctypes.CDLL(os.environ["GNND_CLIENT_LIBRARY"])
+    lib.gnnd_batch_array_name.restype = ctypes.c_char_p
+    names = []
+    while (name := lib.gnnd_batch_array_name(len(names))) is not None:
+        names.append(name.decode())
+    assert gnnd.ARRAY_NAMES == tuple(names)
+    assert len(names) == 7 and names[0] == "node_ids" and names[5] == "features"
+
+
+def test_options_of_an_unknown_size_are_refused(daemon):
+    from gnnd import _native
+    bound = _native.bound()
+    client = ctypes.c_void_p()
+    _native.check(bound.lib.gnnd_connect(daemon.address.encode(), 5000, ctypes.byref(client)))
+    try:
+        fanouts = (ctypes.c_int32 * 1)(3)
+        for size in (0, ctypes.sizeof(_native.SessionOptions) + 8):
+            options = _native.SessionOptions(dataset=b"tiny", batch_size=100, fanouts=fanouts, num_fanouts=1)
+            options.size = size
+            session = ctypes.c_void_p()
+            with pytest.raises(gnnd.GnndError) as error:
+                _native.check(bound.lib.gnnd_open_session(client, ctypes.byref(options), ctypes.byref(session)))
+            assert error.value.code == "INVALID_ARGUMENT"
+            assert f"options.size = {size} (start from GNND_SESSION_OPTIONS_INIT" in error.value.message
+    finally:
+        bound.lib.gnnd_client_free(client)
+
+
+def test_pip_install_in_a_virtual_environment_reads_an_epoch(daemon, tmp_path):
+    source = tmp_path / "src"
+    shutil.copytree(REPO / "client/python", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    venv = tmp_path / "venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True,
+                   capture_output=True)
+    pip = subprocess.run([str(venv / "bin/pip"), "install", "--no-build-isolation", "--no-index", str(source)],
+                         capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    # The library where an install puts it (PREFIX/lib), and nowhere the package would look otherwise.
+    shutil.copy(os.environ["GNND_CLIENT_LIBRARY"], venv / "lib" / "libgnnd_client.so")
+    code = ("import gnnd, sys\n"
+            f"loader = gnnd.Loader(address={daemon.address!r}, dataset='tiny', batch_size=300, fanouts=[4], "
+            "output='numpy')\n"
+            "steps = sum(1 for _ in loader)\n"
+            "print(gnnd.__file__, steps, len(loader))\n")
+    proc = run_python(code, {}, tmp_path, python=str(venv / "bin/python"))
+    assert proc.returncode == 0, proc.stderr
+    where, steps, expected = proc.stdout.split()
+    assert where.startswith(str(venv))
+    assert int(steps) == int(expected) > 0

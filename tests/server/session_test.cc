@@ -1,0 +1,251 @@
+// The session protocol and epoch loop over the CPU slot backend, driven through an in-memory stream the
+// way a trainer drives the gRPC one: every batch is checked against the reference sampler in the slots
+// the trainer maps; protocol errors and shutdowns reach the trainer as Shutdown events.
+#include "server/session.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common/batch_proto.h"
+#include "common/status.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/sampler.h"
+#include "tests/unit/test_util.h"
+#include "tools/dataset/synthetic.h"
+
+namespace gnnd {
+namespace {
+
+using testing::ScratchDir;
+
+// Both ends of a session's stream: the session reads requests and writes events; the test, as the
+// trainer, sends requests and awaits events.
+class FakeStream final : public SessionStream {
+ public:
+  bool Read(v1::SessionRequest* request) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !requests_.empty() || closed_ || cancelled_; });
+    if (requests_.empty() || cancelled_) return false;
+    *request = requests_.front();
+    requests_.pop_front();
+    return true;
+  }
+  bool Write(const v1::SessionEvent& event) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cancelled_) return false;
+    events_.push_back(event);
+    changed_.notify_all();
+    return true;
+  }
+  void Cancel() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = true;
+    changed_.notify_all();
+  }
+
+  void Send(const v1::SessionRequest& request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_.push_back(request);
+    changed_.notify_all();
+  }
+  void CloseFromTrainer() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  // The next event; fails the test if none comes within 10 s.
+  v1::SessionEvent Await() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const bool arrived = changed_.wait_for(lock, std::chrono::seconds(10), [&] { return !events_.empty(); });
+    EXPECT_TRUE(arrived) << "no event from the session";
+    if (!arrived) return {};
+    v1::SessionEvent event = events_.front();
+    events_.pop_front();
+    return event;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<v1::SessionRequest> requests_;
+  std::deque<v1::SessionEvent> events_;
+  bool closed_ = false, cancelled_ = false;
+};
+
+v1::SessionRequest Release(int slot) {
+  v1::SessionRequest r;
+  r.mutable_release()->set_slot(slot);
+  return r;
+}
+
+class SessionTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir();
+    auto spec = dataset::PresetSpec("tiny", 0.2);
+    ASSERT_TRUE(spec.ok());
+    ASSERT_TRUE(dataset::Generate(*spec, {.seed = 3, .threads = 2}, *dir_ / "g").ok());
+    registry_ = new DatasetRegistry(/*keep_segments=*/false, 2);
+    ASSERT_TRUE(registry_->Load(Name(), *dir_ / "g", false, nullptr).ok());
+  }
+  static void TearDownTestSuite() {
+    registry_->UnloadAll();
+    delete registry_;
+    delete dir_;
+  }
+  static std::string Name() { return absl::StrCat("session-test-", ::getpid()); }
+
+  v1::OpenSession Request() const {
+    v1::OpenSession r;
+    r.set_dataset(Name());
+    r.set_split("train");
+    r.set_batch_size(100);
+    r.add_fanouts(5);
+    r.add_fanouts(3);
+    r.set_seed(17);
+    r.set_num_slots(2);
+    return r;
+  }
+  absl::StatusOr<std::unique_ptr<Session>> Open(const v1::OpenSession& request) {
+    GNND_ASSIGN_OR_RETURN(auto lease, registry_->Acquire(request.dataset()));
+    return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, backends_);
+  }
+
+  static ScratchDir* dir_;
+  static DatasetRegistry* registry_;
+  SlotBackends backends_{SlotBackends::Options{.producer_threads = 2}};
+};
+ScratchDir* SessionTest::dir_ = nullptr;
+DatasetRegistry* SessionTest::registry_ = nullptr;
+
+TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
+  const v1::OpenSession request = Request();
+  auto session = Open(request);
+  ASSERT_TRUE(session.ok()) << session.status();
+  FakeStream stream;
+  absl::Status result;
+  std::thread run([&] { result = (*session)->Run(stream); });
+
+  const v1::SessionEvent opened = stream.Await();
+  ASSERT_TRUE(opened.has_opened());
+  auto layout = SlotLayoutFromProto(opened.opened().layout());
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const std::string shm = "/" + opened.opened().shm_name();
+  const int fd = ::shm_open(shm.c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  const size_t bytes = layout->total_bytes * opened.opened().num_slots();
+  void* slots = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(slots, MAP_FAILED);
+  v1::SessionRequest attached;
+  attached.mutable_attached();
+  stream.Send(attached);
+
+  auto lease = registry_->Acquire(Name());
+  ASSERT_TRUE(lease.ok());
+  const GraphData& graph = (*lease)->dataset().graph;
+  CpuSampler reference(graph, {5, 3}, 17);
+  BatchBuffer expected(*layout);
+  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
+  const std::span<const int64_t> split(train, graph.manifest.num_train());
+  uint64_t served = 0;
+  for (uint64_t epoch : {0, 1}) {
+    if (epoch > 0) {
+      v1::SessionRequest next;
+      next.mutable_next_epoch()->set_epoch(epoch);
+      stream.Send(next);
+    }
+    const EpochSeeds seeds(split, {.seed = 17, .batch_size = 100}, epoch);
+    ASSERT_EQ(opened.opened().steps_per_epoch(), seeds.num_steps());
+    for (int64_t step = 0; step < seeds.num_steps(); ++step) {
+      const v1::SessionEvent event = stream.Await();
+      ASSERT_TRUE(event.has_ready()) << event.DebugString();
+      const v1::BatchReady& ready = event.ready();
+      EXPECT_EQ(ready.epoch(), epoch);
+      EXPECT_EQ(ready.step(), step);
+      reference.Sample(epoch, seeds.batch_index(step), seeds.batch(step), expected.view());
+      const BatchView got = BatchView::At(static_cast<std::byte*>(slots) + ready.slot() * layout->total_bytes, *layout);
+      EXPECT_EQ(ready.num_nodes(), got.num_nodes());
+      EXPECT_EQ(ready.num_edges(), got.num_edges());
+      ASSERT_EQ(testing::BatchContents(got, layout->feature_row_bytes),
+                testing::BatchContents(expected.view(), layout->feature_row_bytes))
+          << "epoch " << epoch << " step " << step;
+      served += BatchArrayBytes(got.num_nodes(), got.num_edges(), got.num_seeds(), 2, layout->feature_row_bytes);
+      stream.Send(Release(ready.slot()));
+    }
+    const v1::SessionEvent end = stream.Await();
+    ASSERT_TRUE(end.has_epoch_end()) << end.DebugString();
+    EXPECT_EQ(end.epoch_end().epoch(), epoch);
+  }
+  // The slot segment's name went away once the trainer attached.
+  EXPECT_LT(::shm_open(shm.c_str(), O_RDONLY, 0), 0);
+  const v1::SessionStats stats = (*session)->Stats();
+  EXPECT_EQ(stats.batches(), 2 * static_cast<uint64_t>(opened.opened().steps_per_epoch()));
+  EXPECT_EQ(stats.bytes(), served);
+  EXPECT_EQ(stats.device(), "cpu");
+
+  stream.CloseFromTrainer();
+  run.join();
+  EXPECT_TRUE(result.ok()) << result;
+  ::munmap(slots, bytes);
+}
+
+TEST_F(SessionTest, ProtocolErrorEndsTheSessionAndTellsTheTrainer) {
+  auto session = Open(Request());
+  ASSERT_TRUE(session.ok()) << session.status();
+  FakeStream stream;
+  absl::Status result;
+  std::thread run([&] { result = (*session)->Run(stream); });
+  ASSERT_TRUE(stream.Await().has_opened());
+  stream.Send(Release(7));  // a slot never given out
+  v1::SessionEvent event;
+  do {
+    event = stream.Await();
+  } while (event.has_ready());
+  ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
+  EXPECT_EQ(event.shutdown().reason(), "release.slot = 7 (not a batch this trainer holds)");
+  run.join();
+  EXPECT_EQ(result.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SessionTest, DaemonShutdownWakesAProducerWaitingForSlots) {
+  v1::OpenSession request = Request();
+  request.set_num_slots(1);
+  auto session = Open(request);
+  ASSERT_TRUE(session.ok()) << session.status();
+  FakeStream stream;
+  absl::Status result;
+  std::thread run([&] { result = (*session)->Run(stream); });
+  ASSERT_TRUE(stream.Await().has_opened());
+  ASSERT_TRUE(stream.Await().has_ready());  // the one slot, never released: the producer now waits
+  (*session)->Stop(StopReason::kDaemonShutdown, "gnnd is shutting down");
+  const v1::SessionEvent event = stream.Await();
+  ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
+  EXPECT_EQ(event.shutdown().reason(), "gnnd is shutting down");
+  stream.CloseFromTrainer();
+  run.join();
+  EXPECT_TRUE(result.ok()) << result;
+}
+
+TEST_F(SessionTest, BadDeviceIsRefusedNamingTheField) {
+  v1::OpenSession request = Request();
+  request.set_device("gpu");
+  auto session = Open(request);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().message(), "open.device = 'gpu' (cpu or cuda:N)");
+  request.set_device("cuda:63");  // no such GPU here, or no CUDA in this build
+  session = Open(request);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(session.status().message().find("open.device = 'cuda:63'"), std::string::npos) << session.status();
+}
+
+}  // namespace
+}  // namespace gnnd
