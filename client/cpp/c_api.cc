@@ -88,7 +88,11 @@ const char* gnnd_batch_array_name(int32_t index) {
 
 const char* gnnd_default_address(void) {
   thread_local std::string address;
-  address = gnnd::DefaultAddress();
+  try {
+    address = gnnd::DefaultAddress();
+  } catch (...) {  // out of memory: the built-in default needs no allocation
+    return gnnd::kDefaultAddress;
+  }
   return address.c_str();
 }
 
