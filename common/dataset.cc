@@ -1,5 +1,7 @@
 #include "common/dataset.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -151,6 +153,28 @@ absl::Status CheckManifest(const v1::DatasetManifest& m) {
   if (m.num_train() < 0) return bad("num_train", m.num_train(), "must not be negative");
   if (m.num_valid() < 0) return bad("num_valid", m.num_valid(), "must not be negative");
   if (m.num_test() < 0) return bad("num_test", m.num_test(), "must not be negative");
+  // Every size computed from the counts must fit in 64 bits: one that wrapped could pass for a tiny file.
+  constexpr int64_t kMaxCount = int64_t{1} << 48;
+  const std::pair<absl::string_view, int64_t> counts[] = {
+      {"num_nodes", m.num_nodes()}, {"num_edges", m.num_edges()}, {"feature_dim", m.feature_dim()}};
+  for (const auto& [field, value] : counts) {
+    if (value > kMaxCount) return bad(field, value, absl::StrCat("is too large (at most ", kMaxCount, ")"));
+  }
+  for (ArrayId id : kSplits) {
+    const int64_t count = ArrayShape(m, id)[0];
+    if (count > m.num_nodes()) {
+      return bad(absl::StrCat("num_", ArrayName(id)), count, absl::StrCat("exceeds num_nodes = ", m.num_nodes()));
+    }
+  }
+  int64_t feature_bytes = 0;
+  if (__builtin_mul_overflow(m.num_nodes(), m.feature_dim(), &feature_bytes) ||
+      __builtin_mul_overflow(feature_bytes, static_cast<int64_t>(DTypeSize(ArrayDType(m, ArrayId::kFeatures))),
+                             &feature_bytes) ||
+      feature_bytes > kMaxNpyDataBytes) {
+    return bad("feature_dim", m.feature_dim(),
+               absl::StrCat("makes the features (num_nodes = ", m.num_nodes(), " rows) larger than ", kMaxNpyDataBytes,
+                            " bytes"));
+  }
   return absl::OkStatus();
 }
 
@@ -203,11 +227,27 @@ absl::Status ValidateArrays(const v1::DatasetManifest& m, const DatasetArrays& a
 absl::StatusOr<DatasetDir> DatasetDir::Open(const std::string& dir) {
   DatasetDir d;
   d.dir_ = dir;
-  GNND_ASSIGN_OR_RETURN(d.manifest_, ReadManifest(dir));
+  if (dir.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("dataset directory: the path contains a NUL byte");
+  }
+  const FileDescriptor dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) {
+    if (errno == ENOTDIR) return absl::InvalidArgumentError(absl::StrCat(dir, ": not a directory"));
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat(dir, ": no such directory (not a dataset directory?)"));
+    return ErrnoStatus(errno, absl::StrCat("open the dataset directory ", dir));
+  }
+  // Each file is opened once, here; everything after reads through these descriptors.
+  absl::StatusOr<FileDescriptor> manifest = OpenRegularFileIn(dir_fd.get(), kManifestFile, kManifestFile);
+  if (absl::IsNotFound(manifest.status())) {
+    return absl::NotFoundError(absl::StrCat(dir, "/", kManifestFile, ": missing (not a dataset directory?)"));
+  }
+  if (!manifest.ok()) return manifest.status();
+  GNND_ASSIGN_OR_RETURN(d.manifest_, ReadManifest(manifest->get()));
   GNND_RETURN_IF_ERROR(CheckManifest(d.manifest_));
   for (ArrayId id : kAllArrays) {
     const std::string file = absl::StrCat(ArrayName(id), ".npy");
-    absl::StatusOr<NpyFile> npy = NpyFile::Open(absl::StrCat(dir, "/", file));
+    absl::StatusOr<NpyFile> npy = NpyFile::OpenIn(dir_fd.get(), dir, file);
     if (!npy.ok()) {
       if (absl::IsNotFound(npy.status())) return absl::NotFoundError(absl::StrCat(file, ": missing from ", dir));
       return npy.status();

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 #include "common/status.h"
 #include "common/text_proto.h"
 #include "google/protobuf/text_format.h"
@@ -20,15 +21,9 @@ absl::StatusOr<v1::DatasetManifest> ParseManifest(const std::string& text, const
   return manifest;
 }
 
-absl::StatusOr<v1::DatasetManifest> ReadManifest(const std::string& dir) {
-  const std::string path = absl::StrCat(dir, "/", kManifestFile);
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open (not a dataset directory?)"));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseManifest(text.str(), kManifestFile);
+absl::StatusOr<v1::DatasetManifest> ReadManifest(int fd) {
+  GNND_ASSIGN_OR_RETURN(std::string text, ReadAll(fd, kMaxManifestBytes, kManifestFile));
+  return ParseManifest(text, kManifestFile);
 }
 
 std::string ManifestToText(const v1::DatasetManifest& manifest) {

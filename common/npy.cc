@@ -144,6 +144,13 @@ absl::StatusOr<NpyHeader> ParseNpyHeader(absl::string_view bytes, absl::string_v
     }
     header.shape.push_back(dim);
   }
+  // Every size computed from the shape must fit: a header that overflows them could pass for a tiny file.
+  int64_t data_bytes = static_cast<int64_t>(DTypeSize(header.dtype));
+  for (int64_t dim : header.shape) {
+    if (__builtin_mul_overflow(data_bytes, dim, &data_bytes) || data_bytes > kMaxNpyDataBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", shape, " is too large"));
+    }
+  }
   return header;
 }
 
@@ -325,6 +332,7 @@ NpyFile& NpyFile::operator=(NpyFile&& other) noexcept {
   std::swap(map_, other.map_);
   std::swap(map_size_, other.map_size_);
   std::swap(data_, other.data_);
+  std::swap(fd_, other.fd_);
   return *this;
 }
 NpyFile::~NpyFile() {
@@ -333,22 +341,25 @@ NpyFile::~NpyFile() {
 
 absl::StatusOr<NpyFile> NpyFile::Open(const std::string& path) {
   const std::string name = path.substr(path.find_last_of('/') + 1);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  GNND_ASSIGN_OR_RETURN(FileDescriptor fd, OpenRegularFile(path, name));
+  return FromDescriptor(std::move(fd), path);
+}
+
+absl::StatusOr<NpyFile> NpyFile::OpenIn(int dir_fd, const std::string& dir, const std::string& name) {
+  GNND_ASSIGN_OR_RETURN(FileDescriptor fd, OpenRegularFileIn(dir_fd, name, name));
+  return FromDescriptor(std::move(fd), absl::StrCat(dir, "/", name));
+}
+
+absl::StatusOr<NpyFile> NpyFile::FromDescriptor(FileDescriptor fd, const std::string& path) {
+  const std::string name = path.substr(path.find_last_of('/') + 1);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return ErrnoStatus(errno, absl::StrCat("stat ", path));
-  }
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", path));
   NpyFile file;
   file.path_ = path;
   file.map_size_ = static_cast<size_t>(st.st_size);
-  if (file.map_size_ == 0) {
-    ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(name, ": empty file"));
-  }
-  file.map_ = ::mmap(nullptr, file.map_size_, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
+  if (file.map_size_ == 0) return absl::InvalidArgumentError(absl::StrCat(name, ": empty file"));
+  file.map_ = ::mmap(nullptr, file.map_size_, PROT_READ, MAP_SHARED, fd.get(), 0);
+  file.fd_ = std::move(fd);
   if (file.map_ == MAP_FAILED) {
     file.map_ = nullptr;
     return ErrnoStatus(errno, absl::StrCat("mmap ", path));

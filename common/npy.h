@@ -10,8 +10,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/dtype.h"
+#include "common/file_io.h"
 
 namespace gnnd {
+
+// The largest array a header may describe (1 PiB): every size computed from a shape fits in int64.
+inline constexpr int64_t kMaxNpyDataBytes = int64_t{1} << 50;
 
 struct NpyHeader {
   DType dtype = DType::kFloat32;
@@ -68,16 +72,20 @@ class NpyStreamReader {
   std::vector<char> scratch_;
 };
 
-// A read-only memory map of a whole .npy file.
+// A read-only memory map of a whole .npy file, which must be a regular file; the file stays open, so
+// later reads (fd()) see the file that was checked, whatever happens to its name.
 class NpyFile {
  public:
   static absl::StatusOr<NpyFile> Open(const std::string& path);
+  // `name` inside the directory `dir` open as `dir_fd`, by OpenRegularFileIn's rules.
+  static absl::StatusOr<NpyFile> OpenIn(int dir_fd, const std::string& dir, const std::string& name);
   NpyFile(NpyFile&&) noexcept;
   NpyFile& operator=(NpyFile&&) noexcept;
   ~NpyFile();
 
   const NpyHeader& header() const { return header_; }
   const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
   const void* data() const { return data_; }
   template <typename T>
   const T* as() const {
@@ -86,7 +94,9 @@ class NpyFile {
 
  private:
   NpyFile() = default;
+  static absl::StatusOr<NpyFile> FromDescriptor(FileDescriptor fd, const std::string& path);
   std::string path_;
+  FileDescriptor fd_;
   NpyHeader header_;
   void* map_ = nullptr;
   size_t map_size_ = 0;

@@ -9,8 +9,11 @@
 namespace gnnd {
 
 absl::Status CheckSeedScheduleSpec(const SeedScheduleSpec& spec) {
-  if (spec.batch_size < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
+  // A batch's seeds are int32-indexed in the layout, and the step count must not wrap.
+  constexpr int64_t kMaxBatchSize = (int64_t{1} << 31) - 1;
+  if (spec.batch_size < 1 || spec.batch_size > kMaxBatchSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch_size = ", spec.batch_size, " (must be 1 to ", kMaxBatchSize, ")"));
   }
   if (spec.world_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat("world_size = ", spec.world_size, " (must be at least 1)"));

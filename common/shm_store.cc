@@ -112,9 +112,7 @@ absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& name) {
 
 // Copies the element data of an .npy file into `dst` with parallel preads.
 absl::Status ReadInto(const NpyFile& file, char* dst, size_t bytes, int threads) {
-  const int fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", file.path()));
-  absl::Cleanup close_fd = [fd] { ::close(fd); };
+  const int fd = file.fd();  // the file that was checked, not whatever its name points at now
   std::mutex mutex;
   absl::Status first_error;
   ParallelFor(static_cast<int64_t>(bytes), kCopyChunk, threads, [&](int64_t begin, int64_t end) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 #include "common/shm_store.h"
 #include "common/status.h"
 #include "common/text_proto.h"
@@ -14,12 +15,10 @@
 namespace gnnd {
 
 absl::StatusOr<v1::DaemonConfig> ReadDaemonConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open config file"));
-  std::stringstream text;
-  text << in.rdbuf();
+  GNND_ASSIGN_OR_RETURN(FileDescriptor fd, OpenRegularFile(path, path));
+  GNND_ASSIGN_OR_RETURN(std::string text, ReadAll(fd.get(), kMaxConfigBytes, path));
   v1::DaemonConfig config;
-  GNND_RETURN_IF_ERROR(ParseTextProto(text.str(), path, &config));
+  GNND_RETURN_IF_ERROR(ParseTextProto(text, path, &config));
   return config;
 }
 

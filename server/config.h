@@ -9,7 +9,9 @@
 
 namespace gnnd {
 
-// Parses a config file; syntax errors name the file, line and column.
+// Parses a config file (a regular file of at most kMaxConfigBytes); syntax errors name the file, line and
+// column.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
 absl::StatusOr<v1::DaemonConfig> ReadDaemonConfig(const std::string& path);
 // Fills defaults and checks every field ("datasets[1].name: ...").
 absl::Status FinishDaemonConfig(v1::DaemonConfig& config);

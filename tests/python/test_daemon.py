@@ -106,6 +106,7 @@ def test_killed_trainer_frees_its_session_within_a_second_and_others_go_on(daemo
     (dict(fanouts=[]), "INVALID_ARGUMENT", "open.fanouts has 0 entries"),
     (dict(fanouts=[5, -2]), "INVALID_ARGUMENT", "open.fanouts[1] = -2"),
     (dict(batch_size=0), "INVALID_ARGUMENT", "open.batch_size = 0"),
+    (dict(batch_size=2**63 - 1), "INVALID_ARGUMENT", "open.batch_size = 9223372036854775807 (must be 1 to 2147483647)"),
     (dict(rank=2, world_size=2), "INVALID_ARGUMENT", "open.rank = 2 (must be in [0, world_size = 2))"),
     (dict(num_slots=65), "INVALID_ARGUMENT", "open.num_slots = 65"),
     (dict(num_slots=64), "INVALID_ARGUMENT", "over the limit of 20000000 (max_session_bytes)"),

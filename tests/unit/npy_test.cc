@@ -66,6 +66,10 @@ TEST(NpyHeader, RejectsWhatItCannotRead) {
   expect_error(header("{'descr': '<i8', 'shape': (3,), }"), "no 'fortran_order'");
   expect_error(std::string("\x93NUMPY\x07\x00\x40\x00", 10), "version 7");
   expect_error(header("{'descr': '<i8'}").substr(0, 14), "truncated");
+  // Shapes whose byte size wraps (2^61 + 1 int64 = 2^64 + 8 bytes) would pass for an 8-byte file.
+  expect_error(header("{'descr': '<i8', 'fortran_order': False, 'shape': (2305843009213693953,), }"),
+               "shape (2305843009213693953,) is too large");
+  expect_error(header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967297), }"), "is too large");
 }
 
 TEST(NpyWriter, AppendableGrowsAndNumpyLayoutIsExact) {

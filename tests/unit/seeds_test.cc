@@ -108,7 +108,10 @@ TEST(SeedSchedule, EpochsDifferAndRepeat) {
 }
 
 TEST(SeedSchedule, BadSpecsAreNamed) {
-  EXPECT_EQ(CheckSeedScheduleSpec({.batch_size = 0}).message(), "batch_size = 0 (must be at least 1)");
+  EXPECT_EQ(CheckSeedScheduleSpec({.batch_size = 0}).message(), "batch_size = 0 (must be 1 to 2147483647)");
+  // A batch size whose step count would wrap (it once gave a silently empty epoch).
+  EXPECT_EQ(CheckSeedScheduleSpec({.batch_size = INT64_MAX}).message(),
+            "batch_size = 9223372036854775807 (must be 1 to 2147483647)");
   EXPECT_EQ(CheckSeedScheduleSpec({.rank = 2, .world_size = 2}).message(), "rank = 2 (must be in [0, world_size = 2))");
   EXPECT_EQ(CheckSeedScheduleSpec({.world_size = 0}).message(), "world_size = 0 (must be at least 1)");
 }
