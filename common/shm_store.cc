@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/file_io.h"
 #include "common/log.h"
 #include "common/parallel.h"
@@ -85,6 +87,33 @@ bip::permissions Permissions(mode_t mode) {
   bip::permissions p;
   p.set_permissions(mode);
   return p;
+}
+
+// PERMISSION_DENIED unless the open segment belongs to this process's uid and no one else may write it.
+absl::Status CheckOwnSegment(const bip::shared_memory_object& shm, const std::string& segment) {
+  struct stat st;
+  const int fd = shm.get_mapping_handle().handle;
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", segment));
+  if (st.st_uid != ::geteuid()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(segment, ": owned by uid ", st.st_uid, ", not by uid ", ::geteuid(), ": refusing to use it"));
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s: writable by group or others (mode %04o): refusing to use it", segment, st.st_mode & 07777));
+  }
+  return absl::OkStatus();
+}
+
+// Whether the set's meta segment is this process's own (see CheckOwnSegment); NOT_FOUND if absent.
+absl::Status CheckOwnSet(const std::string& name) {
+  const std::string segment = ShmSegmentName(name, "meta");
+  try {
+    bip::shared_memory_object shm(bip::open_only, segment.c_str(), bip::read_only);
+    return CheckOwnSegment(shm, segment);
+  } catch (const bip::interprocess_exception& e) {
+    return FromBoost(e, absl::StrCat("open ", segment));
+  }
 }
 
 // Reads the state of an existing meta segment.
@@ -192,9 +221,18 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
       dataset->segments_.push_back(std::move(segment));
       break;
     } catch (const bip::interprocess_exception& e) {
-      if (e.get_error_code() != bip::already_exists_error || attempt > 0) {
+      if (e.get_error_code() != bip::already_exists_error || attempt > 1) {
         return FromBoost(e, absl::StrCat("create ", meta_name));
       }
+    }
+    if (absl::Status own = CheckOwnSet(name); absl::IsPermissionDenied(own)) {
+      // Another user's (or a writable) set in our name: replace it, if we may remove it.
+      LogWarning("replacing the shared-memory set '%s': %s", name, own.message());
+      for (ArrayId id : kAllArrays) ::shm_unlink(("/" + ShmSegmentName(name, ArrayName(id))).c_str());
+      if (::shm_unlink(("/" + meta_name).c_str()) != 0 && errno != ENOENT) {
+        return ErrnoStatus(errno, absl::StrCat("remove ", meta_name, " (", own.message(), ")"));
+      }
+      continue;
     }
     GNND_ASSIGN_OR_RETURN(ShmDatasetInfo existing, ReadInfo(name));
     if (existing.state == ShmState::kReady) {
@@ -277,8 +315,9 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   return dataset;
 }
 
-absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string& name) {
+absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string& name, bool any_owner) {
   GNND_RETURN_IF_ERROR(CheckName(name));
+  if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSet(name));
   GNND_ASSIGN_OR_RETURN(ShmDatasetInfo info, ReadInfo(name));
   if (info.state == ShmState::kLoading) {
     return absl::UnavailableError(absl::StrCat("dataset '", name, "' is still being loaded by pid ", info.loader_pid));
@@ -293,16 +332,25 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
   std::string segment_name = ShmSegmentName(name, "meta");
   try {
     bip::shared_memory_object meta_shm(bip::open_only, segment_name.c_str(), bip::read_only);
+    if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(meta_shm, segment_name));
     auto meta_segment = std::make_unique<Segment>(Segment{bip::mapped_region(meta_shm, bip::read_only)});
     const auto* meta = static_cast<const MetaHeader*>(meta_segment->region.get_address());
-    if (!dataset->manifest_.ParseFromArray(meta + 1, static_cast<int>(meta->manifest_bytes))) {
+    bip::offset_t meta_size = 0;
+    meta_shm.get_size(meta_size);
+    if (static_cast<size_t>(meta_size) < sizeof(MetaHeader) ||
+        meta->manifest_bytes > static_cast<size_t>(meta_size) - sizeof(MetaHeader) ||
+        !dataset->manifest_.ParseFromArray(meta + 1, static_cast<int>(meta->manifest_bytes))) {
       return absl::DataLossError(absl::StrCat(segment_name, ": manifest does not parse"));
+    }
+    if (absl::Status s = CheckManifest(dataset->manifest_); !s.ok()) {
+      return absl::DataLossError(absl::StrCat(segment_name, ": ", s.message()));
     }
     dataset->segments_.push_back(std::move(meta_segment));
     for (ArrayId id : kAllArrays) {
       segment_name = ShmSegmentName(name, ArrayName(id));
       const size_t bytes = ArrayBytes(dataset->manifest_, id);
       bip::shared_memory_object shm(bip::open_only, segment_name.c_str(), bip::read_only);
+      if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(shm, segment_name));
       bip::offset_t size = 0;
       shm.get_size(size);
       if (static_cast<size_t>(size) != bytes) {

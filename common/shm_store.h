@@ -51,12 +51,15 @@ class ShmDataset {
   ~ShmDataset();
 
   // Copies a dataset directory into fresh segments and marks the set ready. A stale set of the same
-  // name is removed first; a ready one or one still loading is an error (ALREADY_EXISTS / UNAVAILABLE).
-  // On error nothing of this name is left behind.
+  // name is removed first, and so is a set that is not this process's own (another uid's, or writable by
+  // group or others: its contents cannot be trusted); a ready one of its own or one still loading is an
+  // error (ALREADY_EXISTS / UNAVAILABLE). On error nothing of this name is left behind.
   static absl::StatusOr<std::unique_ptr<ShmDataset>> Load(const std::string& name, const DatasetDir& source,
                                                           const ShmLoadOptions& options);
-  // Maps a ready set read-only.
-  static absl::StatusOr<std::unique_ptr<ShmDataset>> Attach(const std::string& name);
+  // Maps a ready set read-only. Unless `any_owner`, every segment must be this process's own (its uid,
+  // no group or other write): PERMISSION_DENIED otherwise. The manifest is checked and the segment sizes
+  // matched against it; the arrays' values are not (ValidateArrays, before trusting them).
+  static absl::StatusOr<std::unique_ptr<ShmDataset>> Attach(const std::string& name, bool any_owner = false);
   // Removes every segment of `name` (whatever its state). NOT_FOUND if there was none.
   static absl::Status Remove(const std::string& name);
   // The sets present in /dev/shm.

@@ -12,8 +12,7 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
   s->seed_ = plan.seed;
   s->threads_ = std::max(1, threads);
   const size_t slot_bytes = plan.layout.total_bytes;
-  GNND_ASSIGN_OR_RETURN(s->segment_,
-                        SlotSegment::Create(plan.session_id, slot_bytes * plan.num_slots, mode, plan.trainer_uid));
+  GNND_ASSIGN_OR_RETURN(s->segment_, SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid));
   for (int k = 0; k < plan.num_slots; ++k) {
     s->views_.push_back(BatchView::At(static_cast<std::byte*>(s->segment_->data()) + k * slot_bytes, plan.layout));
   }

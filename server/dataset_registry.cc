@@ -66,7 +66,18 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
       return absl::AlreadyExistsError(absl::StrCat("shared memory holds a different dataset named '", name,
                                                    "'; remove it with `gnnctl shm remove ", name, "`"));
     }
-    if (shm.ok()) LogInfo("dataset '%s': attached to the copy already in shared memory", name);
+    if (shm.ok()) {
+      // Its values are read by the samplers: check them as a load would, and load afresh if they fail.
+      if (absl::Status valid = ValidateArrays((*shm)->manifest(), (*shm)->arrays(), threads_); !valid.ok()) {
+        LogWarning("dataset '%s': the copy in shared memory is not valid (%s); loading it again", name,
+                   valid.message());
+        shm->reset();
+        (void)ShmDataset::Remove(name);
+        shm = ShmDataset::Load(name, dir, options);
+      } else {
+        LogInfo("dataset '%s': attached to the copy already in shared memory", name);
+      }
+    }
   }
   if (!shm.ok()) return shm.status();
   auto loaded = std::make_shared<LoadedDataset>();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -20,13 +22,18 @@ namespace gnnd {
 
 // Plain shm_open/mmap rather than Boost.Interprocess here: the segment is handed to another uid
 // (fchown) and its pages are committed up front (fallocate), which Boost does not expose.
-absl::StatusOr<std::unique_ptr<SlotSegment>> SlotSegment::Create(uint64_t session_id, size_t bytes, mode_t mode,
-                                                                 uid_t owner) {
+absl::StatusOr<std::unique_ptr<SlotSegment>> SlotSegment::Create(size_t bytes, mode_t mode, uid_t owner) {
   auto segment = std::unique_ptr<SlotSegment>(new SlotSegment());
-  segment->name_ = absl::StrCat("gnnd.slots.", ::getpid(), ".", session_id);
-  const std::string path = "/" + segment->name_;
-  const int fd = ::shm_open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("shm_open ", segment->name_));
+  // An unguessable name, created exclusively: another user cannot squat it in advance.
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    uint64_t random = 0;
+    if (::getrandom(&random, sizeof(random), 0) != sizeof(random)) return ErrnoStatus(errno, "getrandom");
+    segment->name_ = absl::StrFormat("gnnd.slots.%d.%016x", ::getpid(), random);
+    fd = ::shm_open(("/" + segment->name_).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0 && errno != EEXIST) return ErrnoStatus(errno, absl::StrCat("shm_open ", segment->name_));
+  }
+  if (fd < 0) return absl::AlreadyExistsError("no free slot segment name after 16 random draws");
   segment->linked_ = true;
   absl::Status status;
   if (::fchmod(fd, mode) != 0) status = ErrnoStatus(errno, "fchmod slot segment");

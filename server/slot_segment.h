@@ -15,10 +15,10 @@ namespace gnnd {
 
 class SlotSegment {
  public:
-  // "gnnd.slots.<pid>.<session id>", `bytes` long, with permission bits `mode` (and owned by `owner`
-  // when gnnd may chown, so a trainer of another uid can map it).
-  static absl::StatusOr<std::unique_ptr<SlotSegment>> Create(uint64_t session_id, size_t bytes, mode_t mode,
-                                                             uid_t owner);
+  // "gnnd.slots.<pid>.<64 random bits in hex>", created exclusively (unguessable, so no one can take the
+  // name first), `bytes` long, with permission bits `mode` (and owned by `owner` when gnnd may chown, so
+  // a trainer of another uid can map it).
+  static absl::StatusOr<std::unique_ptr<SlotSegment>> Create(size_t bytes, mode_t mode, uid_t owner);
   ~SlotSegment();
 
   const std::string& name() const { return name_; }

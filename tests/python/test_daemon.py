@@ -234,3 +234,21 @@ def test_bad_config_is_named(tmp_path, config, message):
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert message in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a second uid")
+def test_slot_names_cannot_be_squatted(daemon):
+    # Another uid pre-creates every name of the old "gnnd.slots.<pid>.<session id>" scheme.
+    squatted = [f"/dev/shm/gnnd.slots.{daemon.proc.pid}.{n}" for n in range(1, 300)]
+    for path in squatted:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.fchown(fd, 65534, 65534)
+        os.close(fd)
+    try:
+        for _ in range(3):
+            with gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=1000, fanouts=[2],
+                             output="numpy") as loader:
+                assert sum(1 for _ in loader) == len(loader) > 0
+    finally:
+        for path in squatted:
+            os.unlink(path)

@@ -82,3 +82,43 @@ def test_bad_dataset_is_named_and_leaves_nothing(dataset, tmp_path):
     assert segments(name) == []
     proc = subprocess.run([GNND, "--dataset", "no-equals-sign"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "expected NAME=DATASET_DIR" in proc.stderr
+
+
+def test_a_poisoned_copy_left_in_shared_memory_is_validated_and_reloaded(dataset, tmp_path):
+    name = f"pytest-poison-{os.getpid()}"
+    proc = subprocess.run([GNND, "--dataset", f"{name}={dataset}", "--keep_segments", "--exit_after_load"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    # Node ids far out of range in the copy a restarted gnnd would attach to (it once segfaulted on this).
+    with open(f"/dev/shm/gnnd.{name}.indices", "r+b") as f:
+        f.write(np.full(64, 2**30, dtype=np.int32).tobytes())
+    proc = subprocess.Popen([GNND, f"--listen=unix:{tmp_path}/g.sock", f"--dataset={name}={dataset}"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_ready(name, proc)
+        attach = subprocess.run([GNNCTL, "shm", "attach", name], capture_output=True, text=True, check=True).stdout
+        indices = np.load(dataset / "indices.npy")
+        assert f"indices\t{indices.nbytes} bytes\tcrc32 {zlib.crc32(indices.tobytes()):08x}" in attach
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "the copy in shared memory is not valid (indices.npy: indices[0] = 1073741824 is not a node id" in err
+    assert segments(name) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a second uid")
+def test_another_users_copy_in_shared_memory_is_replaced(dataset, tmp_path):
+    name = f"pytest-foreign-{os.getpid()}"
+    proc = subprocess.run([GNND, "--dataset", f"{name}={dataset}", "--keep_segments", "--exit_after_load"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for s in segments(name):  # as if uid 65534 had made the set, marked ready, with poisoned ids
+        os.chown(f"/dev/shm/{s}", 65534, 65534)
+    with open(f"/dev/shm/gnnd.{name}.indices", "r+b") as f:
+        f.write(np.full(64, 2**30, dtype=np.int32).tobytes())
+    proc = subprocess.run([GNND, "--dataset", f"{name}={dataset}", "--exit_after_load"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"replacing the shared-memory set '{name}': gnnd.{name}.meta: owned by uid 65534" in proc.stderr
+    assert segments(name) == []  # loaded afresh as its own, then removed at exit

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
@@ -177,6 +178,53 @@ TEST(ShmName, OnlySafeCharacters) {
   EXPECT_FALSE(ShmDataset::CheckName("a/b").ok());
   EXPECT_FALSE(ShmDataset::CheckName("a.b").ok());
   EXPECT_FALSE(ShmDataset::CheckName(std::string(101, 'a')).ok());
+}
+
+// Segments another user could have made (or changed) are never trusted: attaching refuses them, loading
+// replaces them.
+void ForEachSegment(const std::string& name, const std::function<void(const std::string&)>& fn) {
+  fn(absl::StrCat("/dev/shm/", ShmSegmentName(name, "meta")));
+  for (ArrayId id : kAllArrays) fn(absl::StrCat("/dev/shm/", ShmSegmentName(name, ArrayName(id))));
+}
+
+TEST_F(ShmStore, SegmentsWritableByOthersAreRefusedThenReplaced) {
+  const std::string name = UniqueName("writable");
+  ASSERT_TRUE(ShmDataset::Load(name, *source_, {}).ok());
+  ForEachSegment(name, [](const std::string& path) { ASSERT_EQ(::chmod(path.c_str(), 0666), 0) << path; });
+  auto attached = ShmDataset::Attach(name);
+  ASSERT_FALSE(attached.ok());
+  EXPECT_EQ(attached.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(attached.status().message(), absl::StrCat(ShmSegmentName(name, "meta"),
+                                                      ": writable by group or others (mode 0666): refusing to use it"));
+  EXPECT_TRUE(ShmDataset::Attach(name, /*any_owner=*/true).ok());  // gnnctl's read-only look is allowed
+  auto reloaded = ShmDataset::Load(name, *source_, {});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ForEachSegment(name, [](const std::string& path) {
+    struct stat st;
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << path;
+  });
+  EXPECT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+TEST_F(ShmStore, AnotherUsersSegmentsAreRefusedThenReplaced) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give segments to another uid";
+  const std::string name = UniqueName("foreign");
+  ASSERT_TRUE(ShmDataset::Load(name, *source_, {}).ok());
+  ForEachSegment(name, [](const std::string& path) { ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0) << path; });
+  auto attached = ShmDataset::Attach(name);
+  ASSERT_FALSE(attached.ok());
+  EXPECT_EQ(attached.status().message(),
+            absl::StrCat(ShmSegmentName(name, "meta"), ": owned by uid 65534, not by uid 0: refusing to use it"));
+  auto reloaded = ShmDataset::Load(name, *source_, {});
+  ASSERT_TRUE(reloaded.ok()) << reloaded.status();
+  ForEachSegment(name, [](const std::string& path) {
+    struct stat st;
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 0u) << path;
+  });
+  EXPECT_TRUE(ShmDataset::Attach(name).ok());
+  EXPECT_TRUE(ShmDataset::Remove(name).ok());
 }
 
 }  // namespace

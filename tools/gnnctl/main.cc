@@ -168,7 +168,7 @@ absl::Status RunShm(const std::vector<std::string>& args) {
     return absl::OkStatus();
   }
   if (args.size() == 2 && args[0] == "attach") {
-    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> dataset, ShmDataset::Attach(args[1]));
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> dataset, ShmDataset::Attach(args[1], /*any_owner=*/true));
     absl::PrintF("%s: %s\n", args[1], DescribeDataset(dataset->manifest(), dataset->arrays()));
     for (ArrayId id : kAllArrays) {
       const size_t bytes = ArrayBytes(dataset->manifest(), id);
