@@ -40,41 +40,28 @@ PeerCredentials GnndService::Peer(grpc::ServerContext* context) const {
   return listener_ == nullptr ? PeerCredentials{} : listener_->Lookup(context->peer());
 }
 
-absl::Status GnndService::Authorize(const PeerCredentials& peer) const {
-  if (config_.allowed_uids().empty() && config_.allowed_gids().empty()) return absl::OkStatus();
-  if (!peer.known) {
-    return absl::PermissionDeniedError("this gnnd only admits peers it can identify (Unix socket, SO_PEERCRED)");
-  }
-  const auto& uids = config_.allowed_uids();
-  const auto& gids = config_.allowed_gids();
-  if (std::find(uids.begin(), uids.end(), peer.uid) != uids.end() ||
-      std::find(gids.begin(), gids.end(), peer.gid) != gids.end()) {
-    return absl::OkStatus();
-  }
-  return absl::PermissionDeniedError(
-      absl::StrCat("uid ", peer.uid, " / gid ", peer.gid, " is not in allowed_uids or allowed_gids"));
-}
-
 grpc::Status GnndService::ListDatasets(grpc::ServerContext* context, const v1::ListDatasetsRequest*,
                                        v1::ListDatasetsResponse* response) {
-  if (absl::Status s = Authorize(Peer(context)); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = access_.AuthorizeTrainer(Peer(context)); !s.ok()) return ToGrpc(s);
   for (v1::DatasetInfo& info : registry_->List()) *response->add_datasets() = std::move(info);
   return grpc::Status::OK;
 }
 
 grpc::Status GnndService::LoadDataset(grpc::ServerContext* context, const v1::LoadDatasetRequest* request,
                                       grpc::ServerWriter<v1::LoadProgress>* writer) {
-  if (absl::Status s = Authorize(Peer(context)); !s.ok()) return ToGrpc(s);
+  const PeerCredentials peer = Peer(context);
+  if (absl::Status s = access_.AuthorizeAdmin(peer); !s.ok()) return ToGrpc(s);
   if (request->path().empty()) return ToGrpc(absl::InvalidArgumentError("path: missing"));
-  absl::StatusOr<v1::DatasetInfo> info =
-      registry_->Load(request->name(), request->path(), request->huge_pages(),
-                      [&](const std::string& array, uint64_t done, uint64_t total) {
-                        v1::LoadProgress progress;
-                        progress.set_array(array);
-                        progress.set_bytes_done(done);
-                        progress.set_bytes_total(total);
-                        writer->Write(progress);  // a client that stopped listening does not stop the load
-                      });
+  const absl::StatusOr<std::string> path = access_.ResolveLoadPath(request->path(), peer);
+  if (!path.ok()) return ToGrpc(path.status());
+  absl::StatusOr<v1::DatasetInfo> info = registry_->Load(
+      request->name(), *path, request->huge_pages(), [&](const std::string& array, uint64_t done, uint64_t total) {
+        v1::LoadProgress progress;
+        progress.set_array(array);
+        progress.set_bytes_done(done);
+        progress.set_bytes_total(total);
+        writer->Write(progress);  // a client that stopped listening does not stop the load
+      });
   if (!info.ok()) return ToGrpc(info.status());
   v1::LoadProgress done;
   done.set_done(true);
@@ -87,13 +74,13 @@ grpc::Status GnndService::LoadDataset(grpc::ServerContext* context, const v1::Lo
 
 grpc::Status GnndService::UnloadDataset(grpc::ServerContext* context, const v1::UnloadDatasetRequest* request,
                                         v1::UnloadDatasetResponse*) {
-  if (absl::Status s = Authorize(Peer(context)); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = access_.AuthorizeAdmin(Peer(context)); !s.ok()) return ToGrpc(s);
   return ToGrpc(registry_->Unload(request->name()));
 }
 
 grpc::Status GnndService::DescribeDataset(grpc::ServerContext* context, const v1::DescribeDatasetRequest* request,
                                           v1::DatasetInfo* response) {
-  if (absl::Status s = Authorize(Peer(context)); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = access_.AuthorizeTrainer(Peer(context)); !s.ok()) return ToGrpc(s);
   absl::StatusOr<v1::DatasetInfo> info = registry_->Describe(request->name());
   if (!info.ok()) return ToGrpc(info.status());
   *response = std::move(*info);
@@ -103,7 +90,7 @@ grpc::Status GnndService::DescribeDataset(grpc::ServerContext* context, const v1
 grpc::Status GnndService::Session(grpc::ServerContext* context,
                                   grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* stream) {
   const PeerCredentials peer = Peer(context);
-  if (absl::Status s = Authorize(peer); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = access_.AuthorizeTrainer(peer); !s.ok()) return ToGrpc(s);
   v1::SessionRequest first;
   if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no open request");
   if (!first.has_open()) {
@@ -146,7 +133,7 @@ grpc::Status GnndService::Session(grpc::ServerContext* context,
 }
 
 grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::StatsRequest*, v1::Stats* response) {
-  if (absl::Status s = Authorize(Peer(context)); !s.ok()) return ToGrpc(s);
+  if (absl::Status s = access_.AuthorizeTrainer(Peer(context)); !s.ok()) return ToGrpc(s);
   response->set_uptime_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   std::lock_guard<std::mutex> lock(mutex_);
   uint64_t batches = finished_batches_, bytes = finished_bytes_;

@@ -1,5 +1,6 @@
 // The gRPC service: datasets (list, load with progress, unload, describe), sessions, stats. Every RPC
-// first checks the caller against the configured uid/gid allowlists (Unix socket peers, SO_PEERCRED).
+// first checks the caller (Unix socket peers, SO_PEERCRED) against the access policy (server/access.h):
+// trainers for everything, administrators for load and unload.
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 
 #include "gnnd/v1/config.pb.h"
 #include "gnnd/v1/service.grpc.pb.h"
+#include "server/access.h"
 #include "server/dataset_registry.h"
 #include "server/peer_credentials.h"
 #include "server/session.h"
@@ -40,9 +42,9 @@ class GnndService final : public v1::Gnnd::Service {
 
  private:
   PeerCredentials Peer(grpc::ServerContext* context) const;
-  absl::Status Authorize(const PeerCredentials& peer) const;
 
   const v1::DaemonConfig config_;
+  const AccessPolicy access_{config_};
   DatasetRegistry* const registry_;
   SlotBackends* const backends_;
   const UnixListener* const listener_;

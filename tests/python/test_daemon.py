@@ -31,6 +31,7 @@ def daemon(tmp_path_factory, data):
         datasets {{ name: "bf16" path: "{data['bf16']}" }}
         max_session_bytes: 20000000
         producer_threads: 2
+        dataset_roots: "{data['tiny'].parent}"
     """)
     yield d
     assert d.stop() == 0, d.output()
