@@ -122,7 +122,8 @@ absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& name) {
     bip::shared_memory_object shm(bip::open_only, ShmSegmentName(name, "meta").c_str(), bip::read_only);
     bip::offset_t size = 0;
     shm.get_size(size);
-    ShmDatasetInfo info{name, ShmState::kStale, 0};
+    ShmDatasetInfo info{name, ShmState::kStale, 0, 0};
+    if (struct stat st; ::fstat(shm.get_mapping_handle().handle, &st) == 0) info.owner = st.st_uid;
     if (static_cast<size_t>(size) < sizeof(MetaHeader)) return info;  // died before writing the header
     bip::mapped_region region(shm, bip::read_only, 0, sizeof(MetaHeader));
     const auto* meta = static_cast<const MetaHeader*>(region.get_address());
@@ -181,7 +182,11 @@ std::vector<ShmDatasetInfo> ShmDataset::List() {
     const std::string file = entry.path().filename();
     if (!absl::StartsWith(file, "gnnd.") || !absl::EndsWith(file, ".meta")) continue;
     const std::string name = file.substr(5, file.size() - 10);
-    if (absl::StatusOr<ShmDatasetInfo> info = ReadInfo(name); info.ok()) out.push_back(*info);
+    if (absl::StatusOr<ShmDatasetInfo> info = ReadInfo(name); info.ok()) {
+      out.push_back(*info);
+    } else if (struct stat st; ::stat(entry.path().c_str(), &st) == 0) {
+      out.push_back({name, ShmState::kUnreadable, 0, st.st_uid});  // listed, not hidden
+    }
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;

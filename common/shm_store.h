@@ -38,12 +38,14 @@ struct ShmLoadStats {
   bool huge_pages_active = false;
 };
 
-enum class ShmState { kLoading, kReady, kStale };
+// kUnreadable: this process may not open the set (another user's); `owner` says whose.
+enum class ShmState { kLoading, kReady, kStale, kUnreadable };
 
 struct ShmDatasetInfo {
   std::string name;
   ShmState state = ShmState::kLoading;
   pid_t loader_pid = 0;
+  uid_t owner = 0;  // of the meta segment
 };
 
 class ShmDataset {

@@ -153,7 +153,7 @@ grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::Stats
 void GnndService::StopSessions() {
   std::lock_guard<std::mutex> lock(mutex_);
   stopping_ = true;
-  for (const auto& [id, session] : sessions_) session->Stop(StopReason::kDaemonShutdown, "gnnd is shutting down");
+  for (const auto& [id, session] : sessions_) session->Stop(StopReason::kDaemonShutdown, absl::UnavailableError("gnnd is shutting down"));
 }
 
 }  // namespace gnnd

@@ -79,15 +79,15 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
 }
 
 Session::~Session() {
-  Stop(StopReason::kSessionEnded, "session ended");
+  Stop(StopReason::kSessionEnded, absl::UnavailableError("session ended"));
   if (producer_thread_.joinable()) producer_thread_.join();
 }
 
-void Session::Stop(StopReason reason, absl::string_view message) {
+void Session::Stop(StopReason reason, const absl::Status& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!stop_reason_) {  // the first reason is the one the trainer hears
     stop_reason_ = reason;
-    stop_message_ = std::string(message);
+    stop_why_ = why;
   }
   if (backend_) backend_->Stop();  // null only if Open failed before making it
   changed_.notify_all();
@@ -112,9 +112,9 @@ absl::Status Session::Run(SessionStream& stream) {
   v1::SessionRequest request;
   while (status.ok() && stream.Read(&request)) status = Handle(request);
   if (status.ok()) {
-    Stop(StopReason::kTrainerClosed, "trainer closed the session");
+    Stop(StopReason::kTrainerClosed, absl::OkStatus());
   } else {
-    Stop(StopReason::kProtocolError, status.message());
+    Stop(StopReason::kProtocolError, status);
   }
   // Let the producer finish what it is writing (the trainer hears why the session ends); cancel the stream
   // only if it is stuck in a write to a trainer that no longer reads.
@@ -177,15 +177,16 @@ void Session::Produce(SessionStream& stream) {
     next_epoch_.reset();
   }
   std::optional<StopReason> reason;
-  std::string message;
+  absl::Status why;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     reason = stop_reason_;
-    message = stop_message_;
+    why = stop_why_;
   }
   if (reason && *reason != StopReason::kTrainerClosed) {
     v1::SessionEvent shutdown;
-    shutdown.mutable_shutdown()->set_reason(message);
+    shutdown.mutable_shutdown()->set_reason(std::string(why.message()));
+    shutdown.mutable_shutdown()->set_code(static_cast<int32_t>(why.code()));
     stream.Write(shutdown);  // best effort: the trainer may be gone
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -222,7 +223,7 @@ bool Session::ProduceEpoch(SessionStream& stream) {
   }
   if (!status.ok()) {
     LogError("session %d: %s", id_, status.message());
-    Stop(StopReason::kProducerFailed, status.message());
+    Stop(StopReason::kProducerFailed, status);
     return false;
   }
   std::lock_guard<std::mutex> lock(mutex_);

@@ -62,8 +62,9 @@ class Session {
   // Serves `stream` until the trainer leaves, breaks the protocol, or Stop() is called; returns the
   // status to finish the RPC with. The stream is cancelled on the way out so no write is left blocked.
   absl::Status Run(SessionStream& stream);
-  // Ends the session from another thread; unless the trainer closed it, the trainer is told `message`.
-  void Stop(StopReason reason, absl::string_view message);
+  // Ends the session from another thread; unless the trainer closed it, the trainer is told `why` (its
+  // code and message).
+  void Stop(StopReason reason, const absl::Status& why);
 
   uint64_t id() const { return id_; }
   v1::SessionStats Stats() const;
@@ -91,7 +92,7 @@ class Session {
   std::condition_variable changed_;
   std::set<int> held_;  // slots delivered and not yet released
   std::optional<StopReason> stop_reason_;
-  std::string stop_message_;
+  absl::Status stop_why_;
   uint64_t epoch_ = 0;
   std::optional<uint64_t> next_epoch_;
   uint64_t batches_ = 0, bytes_ = 0;

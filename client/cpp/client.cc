@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/batch_proto.h"
 #include "common/status.h"
@@ -48,6 +49,18 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
   args.SetMaxReceiveMessageSize(64 << 20);
   client->channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   if (!client->channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms))) {
+    // Say why where the socket file tells: absent, or not ours to open.
+    if (absl::StartsWith(address, "unix:")) {
+      const std::string path = address.substr(5);
+      if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+        return absl::UnavailableError(
+            absl::StrCat("gnnd at ", address, " does not answer: there is no socket ", path, " (is gnnd running?)"));
+      }
+      if (::access(path.c_str(), R_OK | W_OK) != 0 && errno == EACCES) {
+        return absl::PermissionDeniedError(absl::StrCat("gnnd at ", address, ": permission denied on the socket ", path,
+                                                        " (its group or socket_mode decide who may connect)"));
+      }
+    }
     return absl::UnavailableError(absl::StrCat("gnnd at ", address, " does not answer (is it running?)"));
   }
   client->stub_ = v1::Gnnd::NewStub(client->channel_);
@@ -229,10 +242,15 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
     }
     case v1::SessionEvent::kEpochEnd:
       return std::nullopt;
-    case v1::SessionEvent::kShutdown:
-      failed_ =
-          absl::UnavailableError(absl::StrCat("gnnd at ", address_, " ended the session: ", event.shutdown().reason()));
+    case v1::SessionEvent::kShutdown: {
+      // A request gnnd could not take keeps its own code; gnnd going away is UNAVAILABLE.
+      const auto code = static_cast<absl::StatusCode>(event.shutdown().code());
+      failed_ = code == absl::StatusCode::kOk || code == absl::StatusCode::kUnavailable
+                    ? absl::UnavailableError(
+                          absl::StrCat("gnnd at ", address_, " ended the session: ", event.shutdown().reason()))
+                    : absl::Status(code, event.shutdown().reason());
       return failed_;
+    }
     default:
       return absl::InternalError("unexpected message from gnnd");
   }

@@ -101,3 +101,16 @@ def test_loads_come_only_from_dataset_roots_and_what_the_peer_may_read(shared, d
         assert code == 0, out
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_socket_the_peer_may_not_open_says_so_and_shm_list_shows_what_it_cannot_read(shared, data):
+    daemon = Daemon(pathlib.Path(shared), f"--dataset=seen={data['readable']}", config="socket_mode: 0600",
+                    name="closed")
+    try:
+        code, out = gnnctl(daemon, "status", uid=NOBODY)
+        assert code != 0 and f"permission denied on the socket {daemon.socket}" in out, out
+        listing = subprocess.run([GNNCTL, "shm", "list"], capture_output=True, text=True, preexec_fn=as_nobody,
+                                 timeout=60).stdout
+        assert "seen\tunreadable\towned by uid 0" in listing, listing
+    finally:
+        assert daemon.stop() == 0, daemon.output()

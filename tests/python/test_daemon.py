@@ -1,6 +1,7 @@
 """gnnd end to end on the CPU backend: trainers in other processes (C++ and Python) read whole epochs and
 check every batch against the reference sampler; failures (killed trainers, a killed daemon, bad requests)
 end in clear errors, never hangs. Run by ctest with GNND, GNNCTL, TRAINER_CHECK, GNND_CLIENT_LIBRARY set."""
+import ctypes
 import os
 import signal
 import subprocess
@@ -253,3 +254,19 @@ def test_slot_names_cannot_be_squatted(daemon):
     finally:
         for path in squatted:
             os.unlink(path)
+
+
+def test_protocol_errors_reach_the_trainer_with_their_code(daemon):
+    from gnnd import _native
+    loader = gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=100, fanouts=[2], output="numpy")
+    lib, batch = loader._native.lib, loader._native.Batch()
+    _native.check(lib.gnnd_next_batch_on_stream(loader._session, None, ctypes.byref(batch)))
+    slot = batch.slot
+    for _ in range(2):  # the second release is of a slot the trainer no longer holds
+        _native.check(lib.gnnd_release_batch_on_stream(loader._session, slot, None))
+    with pytest.raises(gnnd.GnndError) as error:
+        for _ in range(1000):  # batches already on their way may come first
+            _native.check(lib.gnnd_next_batch_on_stream(loader._session, None, ctypes.byref(batch)))
+    assert error.value.code == "INVALID_ARGUMENT"
+    assert error.value.message == f"release.slot = {slot} (not a batch this trainer holds)"
+    loader.close()

@@ -211,8 +211,30 @@ TEST_F(SessionTest, ProtocolErrorEndsTheSessionAndTellsTheTrainer) {
   } while (event.has_ready());
   ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
   EXPECT_EQ(event.shutdown().reason(), "release.slot = 7 (not a batch this trainer holds)");
+  EXPECT_EQ(event.shutdown().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
   run.join();
   EXPECT_EQ(result.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SessionTest, SecondOpenOnTheStreamIsAFailedPrecondition) {
+  auto session = Open(Request());
+  ASSERT_TRUE(session.ok()) << session.status();
+  FakeStream stream;
+  absl::Status result;
+  std::thread run([&] { result = (*session)->Run(stream); });
+  ASSERT_TRUE(stream.Await().has_opened());
+  v1::SessionRequest open;
+  *open.mutable_open() = Request();
+  stream.Send(open);
+  v1::SessionEvent event;
+  do {
+    event = stream.Await();
+  } while (event.has_ready());
+  ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
+  EXPECT_EQ(event.shutdown().reason(), "open: the session is already open");
+  EXPECT_EQ(event.shutdown().code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  run.join();
+  EXPECT_EQ(result.code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(SessionTest, DaemonShutdownWakesAProducerWaitingForSlots) {
@@ -225,10 +247,11 @@ TEST_F(SessionTest, DaemonShutdownWakesAProducerWaitingForSlots) {
   std::thread run([&] { result = (*session)->Run(stream); });
   ASSERT_TRUE(stream.Await().has_opened());
   ASSERT_TRUE(stream.Await().has_ready());  // the one slot, never released: the producer now waits
-  (*session)->Stop(StopReason::kDaemonShutdown, "gnnd is shutting down");
+  (*session)->Stop(StopReason::kDaemonShutdown, absl::UnavailableError("gnnd is shutting down"));
   const v1::SessionEvent event = stream.Await();
   ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
   EXPECT_EQ(event.shutdown().reason(), "gnnd is shutting down");
+  EXPECT_EQ(event.shutdown().code(), static_cast<int>(absl::StatusCode::kUnavailable));
   stream.CloseFromTrainer();
   run.join();
   EXPECT_TRUE(result.ok()) << result;

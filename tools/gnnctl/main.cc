@@ -160,10 +160,14 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
 absl::Status RunShm(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "list") {
     for (const ShmDatasetInfo& info : ShmDataset::List()) {
+      if (info.state == ShmState::kUnreadable) {
+        absl::PrintF("%s\tunreadable\towned by uid %d (this user may not open it)\n", info.name, info.owner);
+        continue;
+      }
       const char* state = info.state == ShmState::kReady     ? "ready"
                           : info.state == ShmState::kLoading ? "loading"
                                                              : "stale";
-      absl::PrintF("%s\t%s\tloader pid %d\n", info.name, state, info.loader_pid);
+      absl::PrintF("%s\t%s\tloader pid %d\towner uid %d\n", info.name, state, info.loader_pid, info.owner);
     }
     return absl::OkStatus();
   }
