@@ -58,6 +58,10 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
   if (config.producer_threads() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("producer_threads: ", config.producer_threads(), " (must be >= 0)"));
   }
+  if (config.uid_share_percent() > 100) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("uid_share_percent: ", config.uid_share_percent(), " (must be 1 to 100, or 0 for 50)"));
+  }
   if (config.producer_sms() < -1) {
     return absl::InvalidArgumentError(
         absl::StrCat("producer_sms: ", config.producer_sms(), " (0: whole GPU, N: N SMs, -1: auto)"));

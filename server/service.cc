@@ -104,7 +104,7 @@ grpc::Status GnndService::Session(grpc::ServerContext* context,
     if (stopping_) return ToGrpc(absl::UnavailableError("gnnd is shutting down"));
     id = next_session_id_++;
   }
-  const SessionLimits limits{config_.default_slots(), config_.max_session_bytes()};
+  const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_};
   absl::StatusOr<std::unique_ptr<class Session>> session =
       Session::Open(id, first.open(), std::move(*lease), limits, peer, *backends_);
   if (!session.ok()) {
@@ -146,6 +146,7 @@ grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::Stats
   response->set_batches(batches);
   response->set_bytes(bytes);
   response->set_sessions_opened(next_session_id_ - 1);
+  *response->mutable_admission() = admission_.Stats();
   for (v1::DatasetInfo& info : registry_->List()) *response->add_datasets() = std::move(info);
   return grpc::Status::OK;
 }
@@ -153,7 +154,8 @@ grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::Stats
 void GnndService::StopSessions() {
   std::lock_guard<std::mutex> lock(mutex_);
   stopping_ = true;
-  for (const auto& [id, session] : sessions_) session->Stop(StopReason::kDaemonShutdown, absl::UnavailableError("gnnd is shutting down"));
+  for (const auto& [id, session] : sessions_)
+    session->Stop(StopReason::kDaemonShutdown, absl::UnavailableError("gnnd is shutting down"));
 }
 
 }  // namespace gnnd

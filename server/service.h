@@ -45,6 +45,7 @@ class GnndService final : public v1::Gnnd::Service {
 
   const v1::DaemonConfig config_;
   const AccessPolicy access_{config_};
+  Admission admission_{Admission::FromConfig(config_)};
   DatasetRegistry* const registry_;
   SlotBackends* const backends_;
   const UnixListener* const listener_;

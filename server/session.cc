@@ -58,6 +58,10 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
                                                    "), over the limit of ", limits.max_session_bytes,
                                                    " (max_session_bytes): lower batch_size, fanouts or num_slots"));
   }
+  const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
+  if (limits.admission != nullptr) {
+    GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, total));
+  }
   s->split_ = {static_cast<const int64_t*>(dataset.graph.arrays[split]), static_cast<size_t>(ArrayShape(m, split)[0])};
   SessionPlan plan;
   plan.session_id = id;
@@ -67,7 +71,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   plan.layout = s->layout_;
   plan.num_slots = s->num_slots_;
   plan.device = s->device_;
-  plan.trainer_uid = peer.known ? peer.uid : ::geteuid();
+  plan.trainer_uid = trainer_uid;
   plan.first_epoch = EpochSeeds(s->split_, s->schedule_, request.epoch());
   plan.max_epoch_seeds =
       (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) / s->schedule_.world_size;

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "common/seeds.h"
 #include "gnnd/v1/service.pb.h"
+#include "server/admission.h"
 #include "server/dataset_registry.h"
 #include "server/peer_credentials.h"
 #include "server/slot_backend.h"
@@ -47,6 +48,7 @@ enum class StopReason {
 struct SessionLimits {
   int default_slots = 2;
   uint64_t max_session_bytes = uint64_t{8} << 30;
+  Admission* admission = nullptr;  // daemon-wide limits (none if null)
 };
 
 class Session {
@@ -86,6 +88,7 @@ class Session {
   BatchLayout layout_;
   int num_slots_ = 0;
   int64_t steps_per_epoch_ = 0;
+  std::unique_ptr<Admission::Ticket> admitted_;
   std::unique_ptr<SlotBackend> backend_;
 
   mutable std::mutex mutex_;

@@ -79,6 +79,9 @@ absl::Status RunDaemonCommand(const std::string& address, const std::string& com
   GNND_ASSIGN_OR_RETURN(v1::Stats stats, client->GetStats());
   absl::PrintF("uptime %.0f s, %d batches (%s) served, %d sessions opened\n", stats.uptime_seconds(), stats.batches(),
                Mib(stats.bytes()), stats.sessions_opened());
+  const v1::AdmissionStats& a = stats.admission();
+  absl::PrintF("in use: %d of max_sessions %d, %s of max_total_slot_bytes %s (one uid: %d%% of each)\n", a.sessions(),
+               a.max_sessions(), Mib(a.slot_bytes()), Mib(a.max_total_slot_bytes()), a.uid_share_percent());
   for (const v1::SessionStats& s : stats.sessions()) {
     absl::PrintF("session %d\t%s/%s\tpid %d uid %d\tepoch %d\t%d batches\t%s\tsampling %.2f s\twaiting %.2f s\n",
                  s.session_id(), s.dataset(), s.split(), s.peer_pid(), s.peer_uid(), s.epoch(), s.batches(),
