@@ -1,0 +1,63 @@
+"""A bounded load test: 32 checking trainers at once on one gnnd, some SIGKILLed at random moments, then
+gnnd itself SIGKILLed mid-epoch and restarted. Nothing is lost: every surviving trainer reads whole epochs,
+each batch byte for byte equal to the reference sampler (trainer_check); trainers cut off by the killed
+daemon fail with an error instead of hanging; and /dev/shm holds nothing of gnnd's at the end. Run by ctest."""
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from daemon_util import Daemon, generate
+
+TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
+TRAINERS = 32
+
+
+def gnnd_segments(name, pids):
+    return [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd.{name}.") or
+            any(f.startswith(f"gnnd.slots.{pid}.") for pid in pids)]
+
+
+def start_trainer(daemon, data, seed, epochs=2):
+    return subprocess.Popen([TRAINER_CHECK, f"--address={daemon.address}", "--dataset=load", f"--dir={data}",
+                             "--batch-size=400", "--fanouts=4,2", f"--seed={seed}", f"--epochs={epochs}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_many_trainers_killed_trainers_and_a_killed_daemon(tmp_path):
+    rng = random.Random(7)
+    data = generate(tmp_path / "tiny", "--seed", 10)
+    daemon = Daemon(tmp_path, f"--dataset=load={data}", "--threads=1", name="load")
+    pids = [daemon.proc.pid]
+    trainers = [start_trainer(daemon, data, seed) for seed in range(TRAINERS)]
+    doomed = set(rng.sample(range(TRAINERS), 8))
+    deadline = time.time() + 5
+    for i in sorted(doomed, key=lambda _: rng.random()):
+        time.sleep(rng.uniform(0, max(0.0, min(0.3, deadline - time.time()))))
+        trainers[i].kill()
+    for i, trainer in enumerate(trainers):
+        out, err = trainer.communicate(timeout=180)
+        if i in doomed and trainer.returncode == -signal.SIGKILL:
+            continue
+        assert trainer.returncode == 0, f"trainer {i}: {err}"
+        assert "checked" in out and "batches" in out, out
+
+    # gnnd killed while trainers read: they end with an error, not a hang; a new gnnd serves the dataset.
+    cut_off = [start_trainer(daemon, data, 100 + seed, epochs=50) for seed in range(4)]
+    time.sleep(0.5)
+    daemon.proc.kill()
+    daemon.proc.wait()
+    for trainer in cut_off:
+        _, err = trainer.communicate(timeout=30)
+        assert trainer.returncode == 2 and ("unavailable" in err.lower() or "ended the session" in err), err
+    daemon = Daemon(tmp_path, f"--dataset=load={data}", name="load2")
+    pids.append(daemon.proc.pid)
+    survivors = [start_trainer(daemon, data, 200 + seed) for seed in range(8)]
+    for trainer in survivors:
+        out, err = trainer.communicate(timeout=180)
+        assert trainer.returncode == 0, err
+    assert daemon.stop() == 0, daemon.output()
+    assert gnnd_segments("load", pids) == []
