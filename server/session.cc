@@ -24,6 +24,36 @@ absl::Status InField(const absl::Status& s, absl::string_view prefix) {
 
 }  // namespace
 
+absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, const v1::DatasetManifest& m,
+                                              int64_t max_in_degree, const SessionLimits& limits) {
+  SessionShape shape;
+  GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
+  const absl::StatusOr<ArrayId> split = SplitArrayId(request.split());
+  if (!split.ok()) return InField(split.status(), "open.");
+  shape.split = *split;
+  shape.sampling = {request.batch_size(), {request.fanouts().begin(), request.fanouts().end()}};
+  GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
+  shape.schedule = {request.seed(),       !request.no_shuffle(), request.drop_last(),
+                    request.batch_size(), request.rank(),        request.world_size() == 0 ? 1 : request.world_size()};
+  GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
+  shape.num_slots = request.num_slots() == 0 ? limits.default_slots : request.num_slots();
+  if (shape.num_slots < 1 || shape.num_slots > kMaxSlots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.num_slots = ", request.num_slots(), " (must be 1 to ", kMaxSlots, ")"));
+  }
+  GNND_ASSIGN_OR_RETURN(BatchCapacity capacity,
+                        ComputeBatchCapacity(shape.sampling, m.num_nodes(), m.num_edges(), max_in_degree));
+  shape.layout = BatchLayout::Make(capacity, static_cast<int>(shape.sampling.fanouts.size()), FeatureRowBytes(m));
+  shape.slot_bytes = static_cast<uint64_t>(shape.layout.total_bytes) * shape.num_slots;
+  if (shape.slot_bytes > limits.max_session_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("open: the session needs ", shape.slot_bytes, " bytes of slots (",
+                                                   shape.num_slots, " x ", shape.layout.total_bytes,
+                                                   "), over the limit of ", limits.max_session_bytes,
+                                                   " (max_session_bytes): lower batch_size, fanouts or num_slots"));
+  }
+  return shape;
+}
+
 absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
@@ -34,30 +64,14 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->peer_ = peer;
   const LoadedDataset& dataset = lease->dataset();
   const v1::DatasetManifest& m = dataset.graph.manifest;
-  GNND_ASSIGN_OR_RETURN(s->device_, ParseDevice(request.device(), "open.device"));
-  const absl::StatusOr<ArrayId> split_id = SplitArrayId(request.split());
-  if (!split_id.ok()) return InField(split_id.status(), "open.");
-  const ArrayId split = *split_id;
-  const SamplingSpec sampling{request.batch_size(), {request.fanouts().begin(), request.fanouts().end()}};
-  GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(sampling), "open."));
-  s->schedule_ = {request.seed(),       !request.no_shuffle(), request.drop_last(),
-                  request.batch_size(), request.rank(),        request.world_size() == 0 ? 1 : request.world_size()};
-  GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(s->schedule_), "open."));
-  s->num_slots_ = request.num_slots() == 0 ? limits.default_slots : request.num_slots();
-  if (s->num_slots_ < 1 || s->num_slots_ > kMaxSlots) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("open.num_slots = ", request.num_slots(), " (must be 1 to ", kMaxSlots, ")"));
-  }
-  GNND_ASSIGN_OR_RETURN(BatchCapacity capacity,
-                        ComputeBatchCapacity(sampling, m.num_nodes(), m.num_edges(), dataset.max_in_degree));
-  s->layout_ = BatchLayout::Make(capacity, static_cast<int>(sampling.fanouts.size()), FeatureRowBytes(m));
-  const uint64_t total = static_cast<uint64_t>(s->layout_.total_bytes) * s->num_slots_;
-  if (total > limits.max_session_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("open: the session needs ", total, " bytes of slots (",
-                                                   s->num_slots_, " x ", s->layout_.total_bytes,
-                                                   "), over the limit of ", limits.max_session_bytes,
-                                                   " (max_session_bytes): lower batch_size, fanouts or num_slots"));
-  }
+  GNND_ASSIGN_OR_RETURN(const SessionShape shape, CheckOpenSession(request, m, dataset.max_in_degree, limits));
+  s->device_ = shape.device;
+  s->schedule_ = shape.schedule;
+  s->num_slots_ = shape.num_slots;
+  s->layout_ = shape.layout;
+  const ArrayId split = shape.split;
+  const SamplingSpec& sampling = shape.sampling;
+  const uint64_t total = shape.slot_bytes;
   const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
   if (limits.admission != nullptr) {
     GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, total));

@@ -51,10 +51,24 @@ struct SessionLimits {
   Admission* admission = nullptr;  // daemon-wide limits (none if null)
 };
 
+// What an open request asks for, checked against its dataset and the limits (errors name the field:
+// "open.batch_size = 0 ..."); no resources are taken.
+struct SessionShape {
+  Device device;
+  ArrayId split = ArrayId::kTrain;
+  SamplingSpec sampling;
+  SeedScheduleSpec schedule;
+  int num_slots = 0;
+  BatchLayout layout;       // of one slot
+  uint64_t slot_bytes = 0;  // of all the slots
+};
+absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, const v1::DatasetManifest& manifest,
+                                              int64_t max_in_degree, const SessionLimits& limits);
+
 class Session {
  public:
-  // Checks the request (errors name the field: "open.batch_size = 0 ..."), sizes the slots and has
-  // `backends` create them.
+  // Checks the request (CheckOpenSession), reserves its share of the daemon's limits and has `backends`
+  // create the slots.
   static absl::StatusOr<std::unique_ptr<Session>> Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
