@@ -118,6 +118,8 @@ class SessionTest : public ::testing::Test {
     return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, backends_);
   }
 
+  void ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code);
+
   static ScratchDir* dir_;
   static DatasetRegistry* registry_;
   SlotBackends backends_{SlotBackends::Options{.producer_threads = 2}};
@@ -197,44 +199,35 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   ::munmap(slots, bytes);
 }
 
-TEST_F(SessionTest, ProtocolErrorEndsTheSessionAndTellsTheTrainer) {
+// Sends `bad` on a fresh session's stream: the session must end, telling the trainer `reason` and `code`.
+void SessionTest::ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code) {
   auto session = Open(Request());
   ASSERT_TRUE(session.ok()) << session.status();
   FakeStream stream;
   absl::Status result;
   std::thread run([&] { result = (*session)->Run(stream); });
   ASSERT_TRUE(stream.Await().has_opened());
-  stream.Send(Release(7));  // a slot never given out
+  stream.Send(bad);
   v1::SessionEvent event;
   do {
     event = stream.Await();
   } while (event.has_ready());
-  ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
-  EXPECT_EQ(event.shutdown().reason(), "release.slot = 7 (not a batch this trainer holds)");
-  EXPECT_EQ(event.shutdown().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_TRUE(event.has_shutdown()) << event.DebugString();
+  EXPECT_EQ(event.shutdown().reason(), reason);
+  EXPECT_EQ(event.shutdown().code(), static_cast<int>(code));
   run.join();
-  EXPECT_EQ(result.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(result.code(), code);
+}
+
+TEST_F(SessionTest, ProtocolErrorEndsTheSessionAndTellsTheTrainer) {
+  ExpectRefused(Release(7), "release.slot = 7 (not a batch this trainer holds)",  // a slot never given out
+                absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(SessionTest, SecondOpenOnTheStreamIsAFailedPrecondition) {
-  auto session = Open(Request());
-  ASSERT_TRUE(session.ok()) << session.status();
-  FakeStream stream;
-  absl::Status result;
-  std::thread run([&] { result = (*session)->Run(stream); });
-  ASSERT_TRUE(stream.Await().has_opened());
   v1::SessionRequest open;
   *open.mutable_open() = Request();
-  stream.Send(open);
-  v1::SessionEvent event;
-  do {
-    event = stream.Await();
-  } while (event.has_ready());
-  ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
-  EXPECT_EQ(event.shutdown().reason(), "open: the session is already open");
-  EXPECT_EQ(event.shutdown().code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
-  run.join();
-  EXPECT_EQ(result.code(), absl::StatusCode::kFailedPrecondition);
+  ExpectRefused(open, "open: the session is already open", absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(SessionTest, DaemonShutdownWakesAProducerWaitingForSlots) {
