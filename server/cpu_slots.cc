@@ -5,12 +5,12 @@
 
 namespace gnnd {
 
-absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, int threads, mode_t mode) {
+absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, CpuWorkers& workers, mode_t mode) {
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
   s->graph_ = &plan.dataset->graph;
   s->fanouts_ = plan.fanouts;
   s->seed_ = plan.seed;
-  s->threads_ = std::max(1, threads);
+  s->workers_ = &workers;
   const size_t slot_bytes = plan.layout.total_bytes;
   GNND_ASSIGN_OR_RETURN(s->segment_, SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid));
   for (int k = 0; k < plan.num_slots; ++k) {
@@ -32,7 +32,8 @@ void CpuSlots::Attached() {
 
 absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  producer_ = std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, threads_);
+  producer_ =
+      std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, *workers_, workers_->threads());
   if (stopped_) producer_->Stop();
   return absl::OkStatus();
 }

@@ -1,6 +1,6 @@
 // The CPU slot backend: a session's slots in one POSIX shared-memory segment that the trainer maps
-// (server/slot_segment.h), filled ahead by a CpuProducer (a pool of threads running the reference
-// sampler) and delivered in step order.
+// (server/slot_segment.h), filled ahead by a CpuProducer (the reference sampler on the daemon's shared
+// worker pool) and delivered in step order.
 #pragma once
 
 #include <memory>
@@ -15,8 +15,8 @@ namespace gnnd {
 
 class CpuSlots final : public SlotBackend {
  public:
-  // `threads` producer threads per epoch; the segment gets permission bits `mode`.
-  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, int threads, mode_t mode);
+  // Batches are made on `workers` (all of its threads at most); the segment gets permission bits `mode`.
+  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, CpuWorkers& workers, mode_t mode);
   ~CpuSlots() override;
 
   absl::Status Describe(v1::SessionOpened& opened) override;
@@ -33,7 +33,7 @@ class CpuSlots final : public SlotBackend {
   const GraphData* graph_ = nullptr;
   std::vector<int32_t> fanouts_;
   uint64_t seed_ = 0;
-  int threads_ = 1;
+  CpuWorkers* workers_ = nullptr;
   std::unique_ptr<SlotSegment> segment_;
   std::vector<BatchView> views_;
 

@@ -13,7 +13,7 @@ class CudaDevices {};
 
 namespace gnnd {
 
-SlotBackends::SlotBackends(const Options& options) : options_(options) {
+SlotBackends::SlotBackends(const Options& options) : options_(options), cpu_workers_(options.producer_threads) {
 #if GNND_WITH_CUDA
   cuda_ = std::make_unique<CudaDevices>(options);
 #endif
@@ -22,7 +22,7 @@ SlotBackends::SlotBackends(const Options& options) : options_(options) {
 SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
-  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, options_.producer_threads, options_.slot_mode);
+  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, cpu_workers_, options_.slot_mode);
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan);
 #else

@@ -17,6 +17,7 @@
 #include "common/seeds.h"
 #include "common/vocabulary.h"
 #include "gnnd/v1/service.pb.h"
+#include "kernels/cpu/workers.h"
 #include "server/dataset_registry.h"
 
 namespace gnnd {
@@ -66,7 +67,7 @@ class SlotBackend {
 class SlotBackends {
  public:
   struct Options {
-    int producer_threads = 1;  // CPU producer threads per session
+    int producer_threads = 1;  // the CPU producers' shared pool (each session may use all of it)
     mode_t slot_mode = 0600;   // CPU slot segments
     bool gpu_csc_in_host_memory = false;
     int producer_sms = 0;  // GPU producers: 0 the whole GPU, N SMs, -1 auto
@@ -81,6 +82,7 @@ class SlotBackends {
 
  private:
   const Options options_;
+  CpuWorkers cpu_workers_;
   std::unique_ptr<class CudaDevices> cuda_;  // null without CUDA
 };
 

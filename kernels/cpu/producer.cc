@@ -1,25 +1,63 @@
 #include "kernels/cpu/producer.h"
 
 namespace gnnd {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 CpuProducer::CpuProducer(const GraphData& graph, const std::vector<int32_t>& fanouts, uint64_t seed, uint64_t epoch,
-                         EpochSeeds seeds, std::vector<BatchView> slots, int threads)
-    : epoch_(epoch), seeds_(std::move(seeds)), slots_(std::move(slots)) {
+                         EpochSeeds seeds, std::vector<BatchView> slots, CpuWorkers& workers, int max_parallel)
+    : epoch_(epoch), seeds_(std::move(seeds)), slots_(std::move(slots)), workers_(workers) {
   for (int i = static_cast<int>(slots_.size()) - 1; i >= 0; --i) free_slots_.push_back(i);
-  for (int t = 0; t < std::max(threads, 1); ++t)
-    workers_.emplace_back(&CpuProducer::Work, this, CpuSampler(graph, fanouts, seed));
+  for (int i = 0; i < std::max(max_parallel, 1); ++i) {
+    samplers_.emplace_back(graph, fanouts, seed);
+    free_samplers_.push_back(i);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ScheduleLocked();
 }
 
 CpuProducer::~CpuProducer() {
-  Stop();
-  for (std::thread& t : workers_) t.join();
+  std::unique_lock<std::mutex> lock(mutex_);
+  stopping_ = true;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return in_flight_ == 0; });  // tasks refer to this object
+}
+
+void CpuProducer::ScheduleLocked() {
+  while (!stopping_ && next_to_claim_ < seeds_.num_steps() && !free_slots_.empty() && !free_samplers_.empty()) {
+    const int64_t step = next_to_claim_++;
+    const int slot = free_slots_.back(), sampler = free_samplers_.back();
+    free_slots_.pop_back();
+    free_samplers_.pop_back();
+    ++in_flight_;
+    workers_.Post([this, step, slot, sampler] { Fill(step, slot, sampler); });
+  }
+  // Steps left but every slot with the consumer: the time until a release is lost to it. Count it.
+  const bool starved = !stopping_ && next_to_claim_ < seeds_.num_steps() && free_slots_.empty();
+  if (starved && !starved_since_) starved_since_ = std::chrono::steady_clock::now();
+}
+
+void CpuProducer::Fill(int64_t step, int slot, int sampler) {
+  const auto start = std::chrono::steady_clock::now();
+  samplers_[sampler].Sample(epoch_, seeds_.batch_index(step), seeds_.batch(step), slots_[slot]);
+  const double seconds = SecondsSince(start);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ready_.emplace(step, slot);
+  free_samplers_.push_back(sampler);
+  sample_seconds_ += seconds;
+  --in_flight_;
+  ScheduleLocked();
+  changed_.notify_all();
 }
 
 void CpuProducer::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
   changed_.notify_all();
 }
 
@@ -31,35 +69,6 @@ double CpuProducer::sample_seconds() const {
 double CpuProducer::wait_seconds() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return wait_seconds_;
-}
-
-void CpuProducer::Work(CpuSampler sampler) {
-  for (;;) {
-    int64_t step;
-    int slot;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      // Waiting with steps left but every slot taken is time lost to the consumer: count it.
-      const bool starved = free_slots_.empty() && next_to_claim_ < seeds_.num_steps();
-      const auto wait_start = std::chrono::steady_clock::now();
-      changed_.wait(lock, [&] { return stopping_ || (!free_slots_.empty() && next_to_claim_ < seeds_.num_steps()); });
-      if (stopping_) return;
-      if (starved)
-        wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-      step = next_to_claim_++;
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-    }
-    const auto start = std::chrono::steady_clock::now();
-    sampler.Sample(epoch_, seeds_.batch_index(step), seeds_.batch(step), slots_[slot]);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ready_.emplace(step, slot);
-      sample_seconds_ += seconds;
-    }
-    changed_.notify_all();
-  }
 }
 
 std::optional<CpuProducer::Ready> CpuProducer::Next() {
@@ -75,11 +84,13 @@ std::optional<CpuProducer::Ready> CpuProducer::Next() {
 }
 
 void CpuProducer::Release(int slot) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_slots_.push_back(slot);
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_slots_.push_back(slot);
+  if (starved_since_) {
+    wait_seconds_ += SecondsSince(*starved_since_);
+    starved_since_.reset();
   }
-  changed_.notify_all();
+  ScheduleLocked();
 }
 
 }  // namespace gnnd

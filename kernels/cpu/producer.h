@@ -1,7 +1,8 @@
-// Fills one epoch's batches ahead, on a pool of threads, into a fixed set of buffers ("slots"), and
-// hands them out in step order. Each batch is a pure function of its step, so the output does not
-// depend on the thread count. Nothing is allocated per batch: slots are filled in place and refilled
-// when the consumer releases them.
+// Fills one epoch's batches ahead into a fixed set of buffers ("slots") and hands them out in step order.
+// Each batch is a pure function of its step, so the output does not depend on how many threads work on
+// it. Nothing is allocated per batch: slots are filled in place and refilled when the consumer releases
+// them. The work runs on a shared CpuWorkers pool, one task per batch, at most `max_parallel` at a time;
+// a producer with no free slot holds no thread.
 #pragma once
 
 #include <chrono>
@@ -10,12 +11,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "common/batch.h"
 #include "common/seeds.h"
 #include "kernels/cpu/sampler.h"
+#include "kernels/cpu/workers.h"
 
 namespace gnnd {
 
@@ -26,9 +27,10 @@ class CpuProducer {
     int64_t step;
   };
 
-  // `slots` must each have room for the spec's capacity; `threads` >= 1 workers start at once.
+  // `slots` must each have room for the spec's capacity; work starts at once on `workers`.
   CpuProducer(const GraphData& graph, const std::vector<int32_t>& fanouts, uint64_t seed, uint64_t epoch,
-              EpochSeeds seeds, std::vector<BatchView> slots, int threads);
+              EpochSeeds seeds, std::vector<BatchView> slots, CpuWorkers& workers, int max_parallel);
+  // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;
   CpuProducer& operator=(const CpuProducer&) = delete;
@@ -38,27 +40,32 @@ class CpuProducer {
   std::optional<Ready> Next();
   // The consumer is done with `slot`: it may be refilled.
   void Release(int slot);
-  // Wakes every waiter: Next() returns nullopt from now on and the workers exit.
+  // Wakes every waiter: Next() returns nullopt from now on and no new batch is started.
   void Stop();
-  // Seconds spent sampling (all workers), and waiting for a free slot (the consumer holding them all).
+  // Seconds spent sampling (all tasks), and with steps left but every slot held by the consumer.
   double sample_seconds() const;
   double wait_seconds() const;
   const BatchView& slot(int index) const { return slots_[index]; }
 
  private:
-  void Work(CpuSampler sampler);
+  // Starts tasks while there are steps, free slots and idle samplers. Called with mutex_ held.
+  void ScheduleLocked();
+  void Fill(int64_t step, int slot, int sampler);
 
   const uint64_t epoch_;
   const EpochSeeds seeds_;
   const std::vector<BatchView> slots_;
+  CpuWorkers& workers_;
+  std::vector<CpuSampler> samplers_;  // scratch for one batch each
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<int> free_slots_;
+  std::vector<int> free_slots_, free_samplers_;
   std::map<int64_t, int> ready_;  // step -> slot
   int64_t next_to_claim_ = 0, next_to_deliver_ = 0;
+  int in_flight_ = 0;
   bool stopping_ = false;
+  std::optional<std::chrono::steady_clock::time_point> starved_since_;
   double sample_seconds_ = 0, wait_seconds_ = 0;  // guarded by mutex_
-  std::vector<std::thread> workers_;
 };
 
 }  // namespace gnnd

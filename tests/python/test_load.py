@@ -61,3 +61,37 @@ def test_many_trainers_killed_trainers_and_a_killed_daemon(tmp_path):
         assert trainer.returncode == 0, err
     assert daemon.stop() == 0, daemon.output()
     assert gnnd_segments("load", pids) == []
+
+
+def test_idle_sessions_hold_no_worker_threads(tmp_path):
+    """A session whose trainer holds every slot waits on the shared worker pool's behalf, not with threads of
+    its own: what it costs is gRPC's thread for its stream and its producer's (2 here; 2 + the producer
+    threads, 4, when each session had its own workers)."""
+    import gnnd
+    data = generate(tmp_path / "tiny", "--seed", 11)
+    daemon = Daemon(tmp_path, f"--dataset=idle={data}", "--threads=2", name="idle")
+
+    def threads():
+        return len(os.listdir(f"/proc/{daemon.proc.pid}/task"))
+
+    def filled():
+        stats = daemon.gnnctl("stats").stdout.splitlines()
+        return sum(1 for line in stats if line.startswith("session ") and "\t1 batches\t" in line)
+
+    try:
+        warm = gnnd.Loader(address=daemon.address, dataset="idle", batch_size=500, fanouts=[3], num_slots=1,
+                           output="numpy")  # gRPC's own threads start with the first session
+        time.sleep(0.5)
+        before = threads()
+        loaders = [gnnd.Loader(address=daemon.address, dataset="idle", batch_size=500, fanouts=[3], num_slots=1,
+                               output="numpy") for _ in range(16)]
+        deadline = time.time() + 30
+        while filled() < 17:  # every session has filled its one slot and waits for the trainer
+            assert time.time() < deadline, daemon.gnnctl("stats").stdout
+            time.sleep(0.05)
+        per_session = (threads() - before) / len(loaders)
+        assert per_session <= 2.5, f"{per_session} threads per idle session"
+        for loader in loaders + [warm]:
+            loader.close()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
