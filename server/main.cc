@@ -36,7 +36,7 @@ ABSL_FLAG(bool, huge_pages, false, "back the --dataset segments with 2 MiB trans
 ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exit (a restart attaches to them)");
 ABSL_FLAG(bool, exit_after_load, false, "load the datasets, print their summaries and exit");
 ABSL_FLAG(std::string, producer_sms, "", "GPU producers' SMs: N, auto, or 0 for the whole GPU (overrides the config)");
-ABSL_FLAG(int, threads, 0, "threads for loading and for each session's producer (0: all cores)");
+ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool (0: all cores)");
 
 namespace gnnd {
 namespace {
