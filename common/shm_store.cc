@@ -195,9 +195,18 @@ std::vector<ShmDatasetInfo> ShmDataset::List() {
 absl::Status ShmDataset::Remove(const std::string& name) {
   GNND_RETURN_IF_ERROR(CheckName(name));
   bool any = false;
-  for (ArrayId id : kAllArrays) any |= bip::shared_memory_object::remove(ShmSegmentName(name, ArrayName(id)).c_str());
-  // The meta segment goes last, so a set is never seen ready with arrays missing.
-  any |= bip::shared_memory_object::remove(ShmSegmentName(name, "meta").c_str());
+  absl::Status failed;
+  auto unlink = [&](absl::string_view suffix) {
+    const std::string segment = ShmSegmentName(name, suffix);
+    if (::shm_unlink(("/" + segment).c_str()) == 0) {
+      any = true;
+    } else if (errno != ENOENT && failed.ok()) {
+      failed = ErrnoStatus(errno, absl::StrCat("remove ", segment));
+    }
+  };
+  for (ArrayId id : kAllArrays) unlink(ArrayName(id));
+  unlink("meta");  // last, so a set is never seen ready with arrays missing
+  GNND_RETURN_IF_ERROR(failed);
   if (!any) return absl::NotFoundError(absl::StrCat("no dataset '", name, "' in shared memory"));
   return absl::OkStatus();
 }
@@ -233,9 +242,8 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
     if (absl::Status own = CheckOwnSet(name); absl::IsPermissionDenied(own)) {
       // Another user's (or a writable) set in our name: replace it, if we may remove it.
       LogWarning("replacing the shared-memory set '%s': %s", name, own.message());
-      for (ArrayId id : kAllArrays) ::shm_unlink(("/" + ShmSegmentName(name, ArrayName(id))).c_str());
-      if (::shm_unlink(("/" + meta_name).c_str()) != 0 && errno != ENOENT) {
-        return ErrnoStatus(errno, absl::StrCat("remove ", meta_name, " (", own.message(), ")"));
+      if (absl::Status removed = Remove(name); !removed.ok() && !absl::IsNotFound(removed)) {
+        return absl::Status(removed.code(), absl::StrCat(removed.message(), " (", own.message(), ")"));
       }
       continue;
     }
@@ -322,7 +330,6 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
 
 absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string& name, bool any_owner) {
   GNND_RETURN_IF_ERROR(CheckName(name));
-  if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSet(name));
   GNND_ASSIGN_OR_RETURN(ShmDatasetInfo info, ReadInfo(name));
   if (info.state == ShmState::kLoading) {
     return absl::UnavailableError(absl::StrCat("dataset '", name, "' is still being loaded by pid ", info.loader_pid));

@@ -25,10 +25,14 @@ bool Contains(const List& list, uint32_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-// The peer's primary and supplementary groups (the socket reports only the primary one).
+// The peer's primary and supplementary groups (the socket reports only the primary one). Reentrant: RPCs
+// are authorized on many threads at once.
 std::vector<gid_t> Groups(const PeerCredentials& peer) {
   std::vector<gid_t> groups = {peer.gid};
-  if (const passwd* user = ::getpwuid(peer.uid); user != nullptr) {
+  passwd entry;
+  passwd* user = nullptr;
+  std::vector<char> buffer(16384);
+  if (::getpwuid_r(peer.uid, &entry, buffer.data(), buffer.size(), &user) == 0 && user != nullptr) {
     int count = 64;
     std::vector<gid_t> found(count);
     if (::getgrouplist(user->pw_name, peer.gid, found.data(), &count) < 0) {

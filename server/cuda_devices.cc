@@ -40,7 +40,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
 }
 
 absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(placed_mutex_);
   auto it = placed_.find({&dataset, device});
   if (it == placed_.end()) {
     const bool in_host = options_.gpu_csc_in_host_memory;
@@ -56,7 +56,7 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
 }
 
 void CudaDevices::Forget(const LoadedDataset& dataset) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(placed_mutex_);
   // Unregisters the host memory before it is unmapped.
   std::erase_if(placed_, [&](const auto& entry) { return entry.first.first == &dataset; });
 }
@@ -65,7 +65,7 @@ absl::StatusOr<cudaStream_t> CudaDevices::ProducerStream(
     int device, const std::function<absl::StatusOr<double>(cudaStream_t)>& rate) {
   const int producer_sms = options_.producer_sms;
   if (producer_sms == 0) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(producers_mutex_);
   if (auto it = producer_contexts_.find(device); it != producer_contexts_.end()) return it->second->stream();
   GNND_ASSIGN_OR_RETURN(const int total, cuda::SmCount(device));
   std::unique_ptr<cuda::GreenContext> chosen;

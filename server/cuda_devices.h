@@ -35,8 +35,9 @@ class CudaDevices {
                                               const std::function<absl::StatusOr<double>(cudaStream_t)>& rate);
 
   const SlotBackends::Options options_;
-  std::mutex mutex_;
+  std::mutex placed_mutex_;  // held while placing; calibration below holds its own
   std::map<std::pair<const LoadedDataset*, int>, std::unique_ptr<cuda::DeviceDataset>> placed_;
+  std::mutex producers_mutex_;
   std::map<int, std::unique_ptr<cuda::GreenContext>> producer_contexts_;
 };
 

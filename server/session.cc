@@ -184,7 +184,7 @@ void Session::Produce(SessionStream& stream) {
       if (stop_reason_) break;
       epoch = epoch_;
     }
-    if (!ProduceEpoch(stream)) break;
+    if (!ProduceEpoch(stream, epoch)) break;
     v1::SessionEvent end;
     end.mutable_epoch_end()->set_epoch(epoch);
     if (!stream.Write(end)) break;
@@ -212,12 +212,7 @@ void Session::Produce(SessionStream& stream) {
   changed_.notify_all();
 }
 
-bool Session::ProduceEpoch(SessionStream& stream) {
-  uint64_t epoch;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    epoch = epoch_;
-  }
+bool Session::ProduceEpoch(SessionStream& stream, uint64_t epoch) {
   absl::Status status = backend_->StartEpoch(epoch, EpochSeeds(split_, schedule_, epoch));
   while (status.ok()) {
     v1::SessionEvent event;

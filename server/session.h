@@ -89,7 +89,7 @@ class Session {
   Session() = default;
   void Produce(SessionStream& stream);
   // Sends one epoch's batches as the backend completes them; false if the session is to end.
-  bool ProduceEpoch(SessionStream& stream);
+  bool ProduceEpoch(SessionStream& stream, uint64_t epoch);
   absl::Status Handle(const v1::SessionRequest& request);
 
   uint64_t id_ = 0;

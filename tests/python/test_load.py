@@ -90,6 +90,7 @@ def test_idle_sessions_hold_no_worker_threads(tmp_path):
             assert time.time() < deadline, daemon.gnnctl("stats").stdout
             time.sleep(0.05)
         per_session = (threads() - before) / len(loaders)
+        print(f"threads per idle session: {per_session:.2f}")  # pytest -s shows the figure
         assert per_session <= 2.5, f"{per_session} threads per idle session"
         for loader in loaders + [warm]:
             loader.close()

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/manifest.h"
+#include "common/shm_store.h"
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 
@@ -209,11 +210,14 @@ TEST(DatasetFiles, WhatIsReadIsWhatWasOpenedEvenIfTheNameIsSwapped) {
   for (float& f : other.features) f = -1;
   testing::WriteNpy(dir / "swap.npy", DType::kFloat32, other.features, {2});
   std::filesystem::rename(dir / "swap.npy", dir / "features.npy");
-  std::vector<float> read(original.features.size());
-  const NpyFile& features = dataset->file(ArrayId::kFeatures);
-  ASSERT_EQ(::pread(features.fd(), read.data(), read.size() * sizeof(float), features.header().data_offset),
-            static_cast<ssize_t>(read.size() * sizeof(float)));
-  EXPECT_EQ(read, original.features);
+  // Loading into shared memory copies the file that was checked, not whatever the name points at now.
+  const std::string name = absl::StrCat("swap-", ::getpid());
+  auto shm = ShmDataset::Load(name, *dataset, {});
+  ASSERT_TRUE(shm.ok()) << shm.status();
+  const auto* features = static_cast<const float*>((*shm)->arrays()[ArrayId::kFeatures]);
+  EXPECT_EQ(std::vector<float>(features, features + original.features.size()), original.features);
+  shm->reset();
+  EXPECT_TRUE(ShmDataset::Remove(name).ok());
 }
 
 TEST(Dataset, NotADatasetDirectory) {
