@@ -36,7 +36,7 @@ void BM_CpuEpoch(benchmark::State& state) {
   const auto& m = fixture->graph.manifest;
   std::span<const int64_t> train(static_cast<const int64_t*>(fixture->graph.arrays[ArrayId::kTrain]), m.num_train());
   std::vector<BatchBuffer> buffers(2 * threads, BatchBuffer(fixture->layout));
-  CpuWorkers workers(threads);
+  ThreadPool workers(threads);
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   int64_t batches = 0, edges = 0, nodes = 0;

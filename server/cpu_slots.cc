@@ -5,12 +5,13 @@
 
 namespace gnnd {
 
-absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, CpuWorkers& workers, mode_t mode) {
+absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode) {
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
   s->graph_ = &plan.dataset->graph;
   s->fanouts_ = plan.fanouts;
   s->seed_ = plan.seed;
   s->workers_ = &workers;
+  s->wake_ = plan.wake;
   const size_t slot_bytes = plan.layout.total_bytes;
   GNND_ASSIGN_OR_RETURN(s->segment_, SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid));
   for (int k = 0; k < plan.num_slots; ++k) {
@@ -33,32 +34,34 @@ void CpuSlots::Attached() {
 absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
   producer_ =
-      std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, *workers_, workers_->threads());
+      std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, *workers_,
+                                            workers_->threads(), wake_);
   if (stopped_) producer_->Stop();
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> CpuSlots::Next(v1::BatchReady& ready) {
+absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready) {
   CpuProducer* producer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     producer = producer_.get();
   }
-  if (producer == nullptr) return false;
-  if (const std::optional<CpuProducer::Ready> next = producer->Next()) {
+  if (producer == nullptr) return PollResult::kEpochDone;
+  if (const std::optional<CpuProducer::Ready> next = producer->TryNext()) {
     const BatchView& batch = views_[next->slot];
     ready.set_slot(next->slot);
     ready.set_step(next->step);
     SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
                    {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);
-    return true;
+    return PollResult::kBatch;
   }
+  if (!producer->done()) return PollResult::kPending;
   // Every step is handed out (or the session stops): the workers are idle. Keep the times, free them.
   std::lock_guard<std::mutex> lock(mutex_);
   finished_.sample_seconds += producer_->sample_seconds();
   finished_.wait_seconds += producer_->wait_seconds();
   producer_.reset();
-  return false;
+  return PollResult::kEpochDone;
 }
 
 void CpuSlots::Release(int slot) {

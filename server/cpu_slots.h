@@ -16,13 +16,13 @@ namespace gnnd {
 class CpuSlots final : public SlotBackend {
  public:
   // Batches are made on `workers` (all of its threads at most); the segment gets permission bits `mode`.
-  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, CpuWorkers& workers, mode_t mode);
+  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode);
   ~CpuSlots() override;
 
   absl::Status Describe(v1::SessionOpened& opened) override;
   void Attached() override;
   absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) override;
-  absl::StatusOr<bool> Next(v1::BatchReady& ready) override;
+  absl::StatusOr<PollResult> Poll(v1::BatchReady& ready) override;
   void Release(int slot) override;
   void Stop() override;
   ProducerTimes times() const override;
@@ -33,12 +33,13 @@ class CpuSlots final : public SlotBackend {
   const GraphData* graph_ = nullptr;
   std::vector<int32_t> fanouts_;
   uint64_t seed_ = 0;
-  CpuWorkers* workers_ = nullptr;
+  ThreadPool* workers_ = nullptr;
+  std::function<void()> wake_;
   std::unique_ptr<SlotSegment> segment_;
   std::vector<BatchView> views_;
 
-  // The producer of the running epoch: replaced only by the producing thread (StartEpoch, Next), under
-  // mutex_, so Release and Stop from the stream's thread never see it go away.
+  // The producer of the running epoch: replaced only by the polling thread (StartEpoch, Poll), under
+  // mutex_, so Release and Stop from other threads never see it go away.
   mutable std::mutex mutex_;
   std::unique_ptr<CpuProducer> producer_;
   bool stopped_ = false;

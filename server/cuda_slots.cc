@@ -13,6 +13,8 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+constexpr int kCountsPerSlot = 2 * kMaxHops + 1;  // nodes per hop (hops + 1), edges per hop
+
 }  // namespace
 
 CudaSlots::~CudaSlots() {
@@ -35,7 +37,8 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   GNND_CUDA(cudaMalloc(&s->slots_, slot_bytes * plan.num_slots), "allocate the session's slots on the GPU");
   s->max_epoch_seeds_ = std::max<int64_t>(plan.max_epoch_seeds, 1);
   GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * s->max_epoch_seeds_), "allocate the epoch's seeds");
-  GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * (2 * kMaxHops + 1)), "allocate pinned counts");
+  GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * kCountsPerSlot * plan.num_slots), "allocate pinned counts");
+  s->wake_ = plan.wake;
   GNND_CUDA(cudaStreamCreateWithFlags(&s->own_stream_, cudaStreamNonBlocking), "create the producer stream");
   s->stream_ = s->own_stream_;
   for (int k = 0; k < plan.num_slots; ++k) {
@@ -76,6 +79,7 @@ absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   epoch_ = epoch;
   seeds_host_ = seeds;
   next_step_ = 0;
+  filling_.clear();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     free_slots_.clear();
@@ -84,28 +88,46 @@ absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   return UploadSeeds(seeds_host_, stream_);
 }
 
-absl::StatusOr<bool> CudaSlots::Next(v1::BatchReady& ready) {
-  int slot;
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (next_step_ >= seeds_host_.num_steps()) return false;
-    const auto wait_start = std::chrono::steady_clock::now();
-    released_.wait(lock, [&] { return stopped_ || !free_slots_.empty(); });
-    if (stopped_) return false;
-    times_.wait_seconds += SecondsSince(wait_start);
-    slot = free_slots_.back();
-    free_slots_.pop_back();
+absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready) {
+  for (;;) {  // enqueue a fill per free slot
+    int slot;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopped_) return PollResult::kEpochDone;
+      if (next_step_ >= seeds_host_.num_steps() || free_slots_.empty()) break;
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      if (starved_since_) times_.wait_seconds += SecondsSince(*starved_since_);
+    }
+    starved_since_.reset();
+    if (!busy_since_) busy_since_ = std::chrono::steady_clock::now();
+    GNND_RETURN_IF_ERROR(EnqueueFill(next_step_, slot, stream_, /*wake=*/true));
+    filling_.push_back({next_step_++, slot});
   }
-  const auto start = std::chrono::steady_clock::now();
-  GNND_RETURN_IF_ERROR(Fill(next_step_, slot, stream_, ready));
-  ready.set_slot(slot);
-  ready.set_step(next_step_++);
-  std::lock_guard<std::mutex> lock(mutex_);
-  times_.sample_seconds += SecondsSince(start);
-  return true;
+  if (filling_.empty()) {
+    if (next_step_ >= seeds_host_.num_steps()) return PollResult::kEpochDone;
+    if (!starved_since_) starved_since_ = std::chrono::steady_clock::now();  // every slot with the trainer
+    return PollResult::kPending;
+  }
+  const Filling oldest = filling_.front();
+  const cudaError_t done = cudaEventQuery(ready_[oldest.slot]);
+  if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
+  GNND_CUDA(done, "fill a batch");
+  filling_.pop_front();
+  const int hops = sampler_->layout().num_hops;
+  const int32_t* counts = counts_ + oldest.slot * kCountsPerSlot;
+  SetBatchCounts({counts, static_cast<size_t>(hops) + 1}, {counts + hops + 1, static_cast<size_t>(hops)}, ready);
+  ready.set_slot(oldest.slot);
+  ready.set_step(oldest.step);
+  if (filling_.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    times_.sample_seconds += SecondsSince(*busy_since_);
+    busy_since_.reset();
+  }
+  return PollResult::kBatch;
 }
 
-absl::Status CudaSlots::Fill(int64_t step, int slot, cudaStream_t stream, v1::BatchReady& ready) {
+absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake) {
   const BatchLayout& layout = sampler_->layout();
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
   // The trainer records `consumed` when it is done with the slot; overwrite only after that.
@@ -116,32 +138,31 @@ absl::Status CudaSlots::Fill(int64_t step, int slot, cudaStream_t stream, v1::Ba
   GNND_RETURN_IF_ERROR(sampler_->Sample(epoch_, seeds_host_.batch_index(step), {seeds_ + offset, batch.size()},
                                         BatchView::At(base, layout), stream));
   const int hops = layout.num_hops;
-  GNND_CUDA(cudaMemcpyAsync(counts_, base + layout.num_nodes_per_hop, sizeof(int32_t) * (hops + 1),
+  int32_t* counts = counts_ + slot * kCountsPerSlot;
+  GNND_CUDA(cudaMemcpyAsync(counts, base + layout.num_nodes_per_hop, sizeof(int32_t) * (hops + 1),
                             cudaMemcpyDeviceToHost, stream),
             "read the batch's counts");
-  GNND_CUDA(cudaMemcpyAsync(counts_ + hops + 1, base + layout.num_edges_per_hop, sizeof(int32_t) * hops,
+  GNND_CUDA(cudaMemcpyAsync(counts + hops + 1, base + layout.num_edges_per_hop, sizeof(int32_t) * hops,
                             cudaMemcpyDeviceToHost, stream),
             "read the batch's counts");
   GNND_CUDA(cudaEventRecord(ready_[slot], stream), "record the ready event");
-  GNND_CUDA(cudaEventSynchronize(ready_[slot]), "finish the batch");
-  SetBatchCounts({counts_, static_cast<size_t>(hops) + 1}, {counts_ + hops + 1, static_cast<size_t>(hops)}, ready);
+  if (wake && wake_) GNND_CUDA(cudaLaunchHostFunc(stream, &CudaSlots::OnFilled, this), "enqueue the wake-up");
   return absl::OkStatus();
 }
 
+void CUDART_CB CudaSlots::OnFilled(void* self) {
+  // A host callback may not call CUDA; the session only posts its next step to its pool.
+  static_cast<CudaSlots*>(self)->wake_();
+}
+
 void CudaSlots::Release(int slot) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_slots_.push_back(slot);
-  }
-  released_.notify_all();
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_slots_.push_back(slot);
 }
 
 void CudaSlots::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopped_ = true;
-  }
-  released_.notify_all();
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = true;
 }
 
 ProducerTimes CudaSlots::times() const {
@@ -162,9 +183,9 @@ absl::StatusOr<double> CudaSlots::Rate(const EpochSeeds& seeds, cudaStream_t str
   absl::Status status = UploadSeeds(seeds_host_, stream);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; status.ok() && i < count; ++i) {
-    v1::BatchReady ready;
-    status = Fill(i % std::max<int64_t>(seeds.num_steps(), 1), 0, stream, ready);
+    status = EnqueueFill(i % std::max<int64_t>(seeds.num_steps(), 1), 0, stream, /*wake=*/false);
   }
+  if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) status = absl::InternalError("calibration failed");
   seeds_host_ = saved;
   GNND_RETURN_IF_ERROR(status);
   return count / SecondsSince(start);

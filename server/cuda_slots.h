@@ -1,15 +1,19 @@
 // The CUDA slot backend: a session's slots in the trainer's GPU memory, shared by CUDA IPC, with an
 // interprocess `ready` and `consumed` event per slot, filled by the session's CudaSampler on a producer
 // stream (a green context's, server/cuda_devices.h). Each fill is enqueued behind the trainer's
-// `consumed` event and records `ready`; nothing is allocated per batch.
+// `consumed` event and records `ready`, then a host callback wakes the session: no thread waits for the
+// GPU. Every free slot is filled ahead; nothing is allocated per batch.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "kernels/cuda/cuda_sampler.h"
@@ -26,9 +30,10 @@ class CudaSlots final : public SlotBackend {
 
   absl::Status Describe(v1::SessionOpened& opened) override;
   absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) override;
-  // Fills the next step's batch into a free slot and waits until it is complete, so that `ready` can
-  // report the shapes; the trainer's stream still orders itself after the slot's `ready` event.
-  absl::StatusOr<bool> Next(v1::BatchReady& ready) override;
+  // Enqueues fills of the next steps into the free slots; reports the oldest once it is complete on the
+  // GPU, so that `ready` can carry the shapes (the trainer's stream still orders itself after the slot's
+  // `ready` event).
+  absl::StatusOr<PollResult> Poll(v1::BatchReady& ready) override;
   void Release(int slot) override;
   void Stop() override;
   ProducerTimes times() const override;
@@ -42,8 +47,11 @@ class CudaSlots final : public SlotBackend {
 
  private:
   CudaSlots() = default;
-  // Fills `slot` with `step`'s batch of the current epoch on `stream` and waits for it.
-  absl::Status Fill(int64_t step, int slot, cudaStream_t stream, v1::BatchReady& ready);
+  // Enqueues the fill of `slot` with `step`'s batch of the current epoch on `stream`: after the trainer's
+  // `consumed`, before `ready`, followed by a copy of the counts to the slot's pinned counts and, if
+  // `wake`, a host callback that calls the plan's `wake`.
+  absl::Status EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake);
+  static void CUDART_CB OnFilled(void* self);
   absl::Status UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream);
 
   int device_ = 0;
@@ -54,15 +62,21 @@ class CudaSlots final : public SlotBackend {
   cudaStream_t stream_ = nullptr;  // the one fills use
   cudaStream_t own_stream_ = nullptr;
   std::vector<cudaEvent_t> ready_, consumed_;
-  int32_t* counts_ = nullptr;  // pinned: the per-hop counts of the slot just filled
+  int32_t* counts_ = nullptr;  // pinned: per slot, the per-hop counts of its last fill
+  std::function<void()> wake_;
 
-  // The running epoch, touched by the producing thread only.
+  struct Filling {
+    int64_t step;
+    int slot;
+  };
+  // The running epoch, touched by the polling thread only.
   uint64_t epoch_ = 0;
   EpochSeeds seeds_host_;
-  int64_t next_step_ = 0;
+  int64_t next_step_ = 0;          // the next step to enqueue
+  std::deque<Filling> filling_;    // enqueued, in step order
+  std::optional<std::chrono::steady_clock::time_point> busy_since_, starved_since_;
 
   mutable std::mutex mutex_;
-  std::condition_variable released_;
   std::vector<int> free_slots_;
   bool stopped_ = false;
   ProducerTimes times_;

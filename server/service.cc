@@ -1,31 +1,14 @@
 #include "server/service.h"
 
 #include <algorithm>
+#include <deque>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/status.h"
 
 namespace gnnd {
-
-namespace {
-
-// A session's gRPC stream as the session sees it.
-class GrpcSessionStream final : public SessionStream {
- public:
-  GrpcSessionStream(grpc::ServerContext* context,
-                    grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* stream)
-      : context_(context), stream_(stream) {}
-  bool Read(v1::SessionRequest* request) override { return stream_->Read(request); }
-  bool Write(const v1::SessionEvent& event) override { return stream_->Write(event); }
-  void Cancel() override { context_->TryCancel(); }
-
- private:
-  grpc::ServerContext* const context_;
-  grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* const stream_;
-};
-
-}  // namespace
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -36,7 +19,7 @@ GnndService::GnndService(const v1::DaemonConfig& config, DatasetRegistry* regist
                          const UnixListener* listener)
     : config_(config), registry_(registry), backends_(backends), listener_(listener) {}
 
-PeerCredentials GnndService::Peer(grpc::ServerContext* context) const {
+PeerCredentials GnndService::Peer(grpc::ServerContextBase* context) const {
   return listener_ == nullptr ? PeerCredentials{} : listener_->Lookup(context->peer());
 }
 
@@ -87,49 +70,166 @@ grpc::Status GnndService::DescribeDataset(grpc::ServerContext* context, const v1
   return grpc::Status::OK;
 }
 
-grpc::Status GnndService::Session(grpc::ServerContext* context,
-                                  grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* stream) {
-  const PeerCredentials peer = Peer(context);
-  if (absl::Status s = access_.AuthorizeTrainer(peer); !s.ok()) return ToGrpc(s);
-  v1::SessionRequest first;
-  if (!stream->Read(&first)) return grpc::Status(grpc::StatusCode::CANCELLED, "no open request");
-  if (!first.has_open()) {
-    return ToGrpc(absl::InvalidArgumentError("the first message of a session must be 'open'"));
+// One Session RPC. It reads the open request, opens the session on the sessions' pool, then passes each
+// request to the session and writes its events from an outbox, one write in flight as gRPC requires.
+// gRPC calls OnDone once every operation is over; the reactor then frees the session and itself.
+class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionEvent>,
+                                          private SessionOutput {
+ public:
+  SessionReactor(GnndService& service, PeerCredentials peer) : service_(service), peer_(peer) {
+    if (absl::Status s = service_.access_.AuthorizeTrainer(peer_); !s.ok()) {
+      End(s);
+      return;
+    }
+    StartRead(&request_);
   }
-  absl::StatusOr<std::unique_ptr<DatasetRegistry::Lease>> lease = registry_->Acquire(first.open().dataset());
-  if (!lease.ok()) return ToGrpc(lease.status());
+
+  void OnReadDone(bool ok) override {
+    if (session_ == nullptr) {  // the first message (the session is set before the next read starts)
+      if (!ok) return End(absl::CancelledError("no open request"));
+      if (!request_.has_open()) return End(absl::InvalidArgumentError("the first message of a session must be 'open'"));
+      service_.session_pool_.Post([this] { Open(); });
+      return;
+    }
+    if (!ok) return session_->OnTrainerClosed();
+    session_->OnRequest(request_);
+    StartRead(&request_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::optional<grpc::Status> finish;
+    const v1::SessionEvent* next = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      outbox_.pop_front();
+      if (!ok) {  // the trainer is gone: nothing more reaches it
+        gone_ = true;
+        outbox_.clear();
+      }
+      if (!outbox_.empty()) {
+        next = &outbox_.front();
+      } else {
+        writing_ = false;
+        finish.swap(finish_after_writes_);
+      }
+    }
+    if (next != nullptr) StartWrite(next);
+    if (!ok && session_ != nullptr) session_->OnTrainerClosed();
+    if (finish) Finish(*finish);
+  }
+
+  void OnCancel() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (session_ != nullptr) session_->OnTrainerClosed();
+  }
+
+  void OnDone() override {
+    std::unique_ptr<class Session> session;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;  // a step still running sends nothing now
+      session = std::move(session_);
+    }
+    if (session != nullptr) service_.SessionEnded(std::move(session), end_status_);
+    delete this;
+  }
+
+ private:
+  void Open() {
+    absl::StatusOr<std::unique_ptr<class Session>> session = service_.OpenSession(request_.open(), peer_);
+    if (!session.ok()) return End(session.status());
+    class Session* started;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      session_ = std::move(*session);
+      started = session_.get();
+    }
+    started->Start(*this);
+    StartRead(&request_);
+  }
+
+  // SessionOutput. The outbox holds at most num_slots + 2 small events, so a write never waits long
+  // on a trainer that stopped reading: they fit in the stream's flow-control window.
+  void Send(v1::SessionEvent event) override {
+    const v1::SessionEvent* first;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (ended_ || gone_ || done_) return;
+      outbox_.push_back(std::move(event));  // a deque: the event being written stays where it is
+      if (writing_) return;
+      writing_ = true;
+      first = &outbox_.front();
+    }
+    StartWrite(first);
+  }
+
+  void End(const absl::Status& status) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (ended_ || done_) return;
+      ended_ = true;
+      end_status_ = status;
+      if (writing_) {
+        finish_after_writes_ = ToGrpc(status);
+        return;
+      }
+    }
+    Finish(ToGrpc(status));
+  }
+
+  GnndService& service_;
+  const PeerCredentials peer_;
+  v1::SessionRequest request_;  // the read in flight
+  std::mutex mutex_;
+  std::unique_ptr<class Session> session_;
+  std::deque<v1::SessionEvent> outbox_;  // front: the write in flight
+  bool writing_ = false, gone_ = false, ended_ = false, done_ = false;
+  std::optional<grpc::Status> finish_after_writes_;
+  absl::Status end_status_;
+};
+
+grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionEvent>* GnndService::Session(
+    grpc::CallbackServerContext* context) {
+  return new SessionReactor(*this, Peer(context));
+}
+
+absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::OpenSession& request,
+                                                                  const PeerCredentials& peer) {
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<DatasetRegistry::Lease> lease, registry_->Acquire(request.dataset()));
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return ToGrpc(absl::UnavailableError("gnnd is shutting down"));
+    if (stopping_) return absl::UnavailableError("gnnd is shutting down");
     id = next_session_id_++;
   }
   const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_};
   absl::StatusOr<std::unique_ptr<class Session>> session =
-      Session::Open(id, first.open(), std::move(*lease), limits, peer, *backends_);
+      Session::Open(id, request, std::move(lease), limits, peer, *backends_, session_pool_);
   if (!session.ok()) {
     LogInfo("session %d refused: %s", id, session.status().message());
-    return ToGrpc(session.status());
+    return session.status();
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return ToGrpc(absl::UnavailableError("gnnd is shutting down"));
+    if (stopping_) return absl::UnavailableError("gnnd is shutting down");
     sessions_[id] = session->get();
   }
-  LogInfo("session %d opened: dataset '%s' split %s, batch %d, pid %d uid %d", id, first.open().dataset(),
-          first.open().split(), first.open().batch_size(), peer.pid, peer.uid);
-  GrpcSessionStream session_stream(context, stream);
-  const absl::Status status = (*session)->Run(session_stream);
-  const v1::SessionStats stats = (*session)->Stats();
+  LogInfo("session %d opened: dataset '%s' split %s, batch %d, pid %d uid %d", id, request.dataset(), request.split(),
+          request.batch_size(), peer.pid, peer.uid);
+  return session;
+}
+
+void GnndService::SessionEnded(std::unique_ptr<class Session> session, const absl::Status& status) {
+  const v1::SessionStats stats = session->Stats();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    sessions_.erase(id);
+    sessions_.erase(session->id());
     finished_batches_ += stats.batches();
     finished_bytes_ += stats.bytes();
   }
-  LogInfo("session %d ended after %d batches: %s", id, stats.batches(), status.ok() ? "closed" : status.message());
-  session->reset();  // frees the slots before the RPC completes
-  return ToGrpc(status);
+  LogInfo("session %d ended after %d batches: %s", session->id(), stats.batches(),
+          status.ok() ? "closed" : status.message());
+  session.reset();  // frees the slots
 }
 
 grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::StatsRequest*, v1::Stats* response) {

@@ -19,7 +19,9 @@
 
 namespace gnnd {
 
-class GnndService final : public v1::Gnnd::Service {
+// Session is served on gRPC's callback API (a reactor per stream, server/service.cc): an open session
+// holds no thread, only its steps on the sessions' pool do, briefly.
+class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::Service> {
  public:
   // `listener` may be null (TCP): peers are then unknown.
   GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, SlotBackends* backends,
@@ -33,15 +35,21 @@ class GnndService final : public v1::Gnnd::Service {
                              v1::UnloadDatasetResponse* response) override;
   grpc::Status DescribeDataset(grpc::ServerContext* context, const v1::DescribeDatasetRequest* request,
                                v1::DatasetInfo* response) override;
-  grpc::Status Session(grpc::ServerContext* context,
-                       grpc::ServerReaderWriter<v1::SessionEvent, v1::SessionRequest>* stream) override;
+  grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionEvent>* Session(grpc::CallbackServerContext* context) override;
   grpc::Status GetStats(grpc::ServerContext* context, const v1::StatsRequest* request, v1::Stats* response) override;
 
   // Refuses new sessions and tells the open ones that gnnd is shutting down.
   void StopSessions();
 
  private:
-  PeerCredentials Peer(grpc::ServerContext* context) const;
+  class SessionReactor;
+
+  PeerCredentials Peer(grpc::ServerContextBase* context) const;
+  // Opens and registers a session for `peer`'s open request.
+  absl::StatusOr<std::unique_ptr<class Session>> OpenSession(const v1::OpenSession& request,
+                                                             const PeerCredentials& peer);
+  // Unregisters a session whose stream is done, keeps its counts and frees it.
+  void SessionEnded(std::unique_ptr<class Session> session, const absl::Status& status);
 
   const v1::DaemonConfig config_;
   const AccessPolicy access_{config_};
@@ -55,6 +63,10 @@ class GnndService final : public v1::Gnnd::Service {
   uint64_t next_session_id_ = 1;
   bool stopping_ = false;
   uint64_t finished_batches_ = 0, finished_bytes_ = 0;
+  // Where sessions open and take their steps (short ones: a step never waits for a trainer or a GPU; an
+  // open may calibrate a GPU producer). Declared last: destroyed first, after the server's shutdown.
+  ThreadPool session_pool_{kSessionThreads};
+  static constexpr int kSessionThreads = 4;
 };
 
 // absl::Status and grpc::Status share their codes.

@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
-
 #include "absl/strings/str_cat.h"
 #include "common/batch_proto.h"
 #include "common/log.h"
@@ -13,8 +11,6 @@ namespace gnnd {
 namespace {
 
 constexpr int kMaxSlots = 64;
-// How long a stopping session waits for its producer's last write before cancelling the stream.
-constexpr std::chrono::seconds kProducerGrace{1};
 
 // Keeps the code, prefixes the message with the request field's path.
 absl::Status InField(const absl::Status& s, absl::string_view prefix) {
@@ -57,8 +53,9 @@ absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, co
 absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
-                                                       SlotBackends& backends) {
+                                                       SlotBackends& backends, ThreadPool& pool) {
   auto s = std::unique_ptr<Session>(new Session());
+  s->pool_ = &pool;
   s->id_ = id;
   s->request_ = request;
   s->peer_ = peer;
@@ -89,8 +86,19 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   plan.first_epoch = EpochSeeds(s->split_, s->schedule_, request.epoch());
   plan.max_epoch_seeds =
       (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) / s->schedule_.world_size;
+  plan.wake = [session = s.get()] { session->Wake(); };
   s->steps_per_epoch_ = plan.first_epoch.num_steps();
   GNND_ASSIGN_OR_RETURN(s->backend_, backends.Create(plan));
+
+  v1::SessionOpened& opened = *s->opened_.mutable_opened();
+  opened.set_session_id(id);
+  opened.set_device(s->device_.ToString());
+  GNND_RETURN_IF_ERROR(s->backend_->Describe(opened));
+  opened.set_num_slots(s->num_slots_);
+  *opened.mutable_layout() = SlotLayoutToProto(s->layout_);
+  opened.set_feature_dim(m.feature_dim());
+  opened.set_feature_dtype(m.feature_dtype());
+  opened.set_steps_per_epoch(s->steps_per_epoch_);
   s->lease_ = std::move(lease);
   s->epoch_ = request.epoch();
   return s;
@@ -98,53 +106,43 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
 
 Session::~Session() {
   Stop(StopReason::kSessionEnded, absl::UnavailableError("session ended"));
-  if (producer_thread_.joinable()) producer_thread_.join();
+  {
+    std::unique_lock<std::mutex> lock(step_mutex_);
+    step_idle_.wait(lock, [&] { return !stepping_; });
+    closed_ = true;  // from now on the backend's wake-ups are ignored
+  }
+  backend_.reset();  // waits for its work in flight, while the step state still exists
+}
+
+void Session::Start(SessionOutput& output) {
+  output_ = &output;
+  output.Send(opened_);
+  {
+    std::lock_guard<std::mutex> lock(step_mutex_);
+    started_ = true;
+  }
+  Wake();
 }
 
 void Session::Stop(StopReason reason, const absl::Status& why) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!stop_reason_) {  // the first reason is the one the trainer hears
-    stop_reason_ = reason;
-    stop_why_ = why;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stop_reason_) {  // the first reason is the one the trainer hears
+      stop_reason_ = reason;
+      stop_why_ = why;
+    }
   }
   if (backend_) backend_->Stop();  // null only if Open failed before making it
-  changed_.notify_all();
+  Wake();
 }
 
-absl::Status Session::Run(SessionStream& stream) {
-  v1::SessionEvent opened_event;
-  v1::SessionOpened& opened = *opened_event.mutable_opened();
-  opened.set_session_id(id_);
-  opened.set_device(device_.ToString());
-  GNND_RETURN_IF_ERROR(backend_->Describe(opened));
-  opened.set_num_slots(num_slots_);
-  *opened.mutable_layout() = SlotLayoutToProto(layout_);
-  const v1::DatasetManifest& m = lease_->dataset().graph.manifest;
-  opened.set_feature_dim(m.feature_dim());
-  opened.set_feature_dtype(m.feature_dtype());
-  opened.set_steps_per_epoch(steps_per_epoch_);
-  if (!stream.Write(opened_event)) return absl::CancelledError("trainer left before the session opened");
-
-  producer_thread_ = std::thread(&Session::Produce, this, std::ref(stream));
-  absl::Status status;
-  v1::SessionRequest request;
-  while (status.ok() && stream.Read(&request)) status = Handle(request);
+void Session::OnRequest(const v1::SessionRequest& request) {
+  const absl::Status status = Handle(request);
   if (status.ok()) {
-    Stop(StopReason::kTrainerClosed, absl::OkStatus());
+    Wake();
   } else {
     Stop(StopReason::kProtocolError, status);
   }
-  // Let the producer finish what it is writing (the trainer hears why the session ends); cancel the stream
-  // only if it is stuck in a write to a trainer that no longer reads.
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!changed_.wait_for(lock, kProducerGrace, [&] { return producer_done_; })) {
-      lock.unlock();
-      stream.Cancel();
-    }
-  }
-  producer_thread_.join();
-  return status;
 }
 
 absl::Status Session::Handle(const v1::SessionRequest& request) {
@@ -160,12 +158,10 @@ absl::Status Session::Handle(const v1::SessionRequest& request) {
       }
       held_.erase(slot);
       backend_->Release(slot);
-      changed_.notify_all();
       return absl::OkStatus();
     }
     case v1::SessionRequest::kNextEpoch:
       next_epoch_ = request.next_epoch().epoch();
-      changed_.notify_all();
       return absl::OkStatus();
     case v1::SessionRequest::kOpen:
       return absl::FailedPreconditionError("open: the session is already open");
@@ -174,73 +170,107 @@ absl::Status Session::Handle(const v1::SessionRequest& request) {
   }
 }
 
-void Session::Produce(SessionStream& stream) {
-  for (;;) {
-    uint64_t epoch;
-    {
-      // A new epoch starts with every slot back from the trainer.
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stop_reason_ || held_.empty(); });
-      if (stop_reason_) break;
-      epoch = epoch_;
-    }
-    if (!ProduceEpoch(stream, epoch)) break;
-    v1::SessionEvent end;
-    end.mutable_epoch_end()->set_epoch(epoch);
-    if (!stream.Write(end)) break;
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return stop_reason_ || next_epoch_.has_value(); });
-    if (stop_reason_) break;
-    epoch_ = *next_epoch_;
-    next_epoch_.reset();
+void Session::Wake() {
+  std::lock_guard<std::mutex> lock(step_mutex_);
+  if (!started_ || closed_) return;
+  if (stepping_) {
+    again_ = true;
+    return;
   }
-  std::optional<StopReason> reason;
-  absl::Status why;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    reason = stop_reason_;
-    why = stop_why_;
-  }
-  if (reason && *reason != StopReason::kTrainerClosed) {
-    v1::SessionEvent shutdown;
-    shutdown.mutable_shutdown()->set_reason(std::string(why.message()));
-    shutdown.mutable_shutdown()->set_code(static_cast<int32_t>(why.code()));
-    stream.Write(shutdown);  // best effort: the trainer may be gone
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  producer_done_ = true;
-  changed_.notify_all();
+  stepping_ = true;
+  pool_->Post([this] { RunSteps(); });
 }
 
-bool Session::ProduceEpoch(SessionStream& stream, uint64_t epoch) {
-  absl::Status status = backend_->StartEpoch(epoch, EpochSeeds(split_, schedule_, epoch));
-  while (status.ok()) {
-    v1::SessionEvent event;
-    v1::BatchReady& ready = *event.mutable_ready();
-    const absl::StatusOr<bool> more = backend_->Next(ready);
-    if (!more.ok()) {
-      status = more.status();
-      break;
+void Session::RunSteps() {
+  for (;;) {
+    while (Step()) {
     }
-    if (!*more) break;
-    ready.set_epoch(epoch);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stop_reason_) return false;
+    std::lock_guard<std::mutex> lock(step_mutex_);
+    if (!again_) {
+      stepping_ = false;
+      step_idle_.notify_all();
+      return;
+    }
+    again_ = false;
+  }
+}
+
+bool Session::Step() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (phase_ == Phase::kEnded) return false;
+  if (stop_reason_) {
+    phase_ = Phase::kEnded;
+    const StopReason reason = *stop_reason_;
+    const absl::Status why = stop_why_;
+    lock.unlock();
+    if (reason == StopReason::kTrainerClosed) {
+      output_->End(absl::OkStatus());
+    } else {
+      v1::SessionEvent shutdown;
+      shutdown.mutable_shutdown()->set_reason(std::string(why.message()));
+      shutdown.mutable_shutdown()->set_code(static_cast<int32_t>(why.code()));
+      output_->Send(std::move(shutdown));
+      output_->End(why);
+    }
+    return false;
+  }
+  switch (phase_) {
+    case Phase::kStartEpoch: {
+      if (!held_.empty()) return false;  // a new epoch starts with every slot back; a Release wakes us
+      const uint64_t epoch = epoch_;
+      lock.unlock();
+      const absl::Status started = backend_->StartEpoch(epoch, EpochSeeds(split_, schedule_, epoch));
+      lock.lock();
+      if (!started.ok()) {
+        lock.unlock();
+        LogError("session %d: %s", id_, started.message());
+        Stop(StopReason::kProducerFailed, started);
+        return true;
+      }
+      phase_ = Phase::kProducing;
+      return true;
+    }
+    case Phase::kProducing:
+      lock.unlock();
+      return Deliver();
+    case Phase::kAwaitNextEpoch:
+      if (!next_epoch_) return false;  // the NextEpoch request wakes us
+      epoch_ = *next_epoch_;
+      next_epoch_.reset();
+      phase_ = Phase::kStartEpoch;
+      return true;
+    case Phase::kEnded:
+      break;
+  }
+  return false;
+}
+
+bool Session::Deliver() {
+  v1::SessionEvent event;
+  const absl::StatusOr<PollResult> polled = backend_->Poll(*event.mutable_ready());
+  if (!polled.ok()) {
+    LogError("session %d: %s", id_, polled.status().message());
+    Stop(StopReason::kProducerFailed, polled.status());
+    return true;
+  }
+  if (*polled == PollResult::kPending) return false;  // the backend, or a Release, wakes us
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_reason_) return true;  // the next step ends the session
+    if (*polled == PollResult::kEpochDone) {
+      phase_ = Phase::kAwaitNextEpoch;
+      event.mutable_epoch_end()->set_epoch(epoch_);
+    } else {
+      v1::BatchReady& ready = *event.mutable_ready();
+      ready.set_epoch(epoch_);
       held_.insert(ready.slot());
       ++batches_;
       bytes_ += BatchArrayBytes(ready.num_nodes(), ready.num_edges(), ready.num_seeds(), layout_.num_hops,
                                 layout_.feature_row_bytes);
     }
-    if (!stream.Write(event)) return false;
   }
-  if (!status.ok()) {
-    LogError("session %d: %s", id_, status.message());
-    Stop(StopReason::kProducerFailed, status);
-    return false;
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  return !stop_reason_;
+  output_->Send(std::move(event));
+  return true;
 }
 
 v1::SessionStats Session::Stats() const {

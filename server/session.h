@@ -3,6 +3,10 @@
 // per filled slot and EpochEnd at the end of each epoch; the trainer sends Attached once it has mapped
 // the slots, Release per batch, NextEpoch for more. A slot is refilled only after the trainer releases
 // it, so a trainer that never releases blocks only itself.
+//
+// A session owns no thread. It advances in steps run on a shared pool whenever something happens (a
+// request from the trainer, a batch completed by the backend, Stop): a session whose trainer holds
+// every slot, or has not asked for the next epoch, costs memory and nothing else.
 #pragma once
 
 #include <condition_variable>
@@ -12,10 +16,10 @@
 #include <set>
 #include <span>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "common/seeds.h"
+#include "common/thread_pool.h"
 #include "gnnd/v1/service.pb.h"
 #include "server/admission.h"
 #include "server/dataset_registry.h"
@@ -24,16 +28,15 @@
 
 namespace gnnd {
 
-// The trainer's end of the session, as the service adapts its RPC stream.
-class SessionStream {
+// The trainer's end of a session, as the service adapts its RPC stream. Neither call blocks.
+class SessionOutput {
  public:
-  virtual ~SessionStream() = default;
-  // Blocks for the trainer's next request; false once the trainer closed the stream or is gone.
-  virtual bool Read(v1::SessionRequest* request) = 0;
-  // False if the event cannot be delivered (the trainer is gone, or Cancel() was called).
-  virtual bool Write(const v1::SessionEvent& event) = 0;
-  // Makes pending and later Read/Write calls fail (a Write may be blocked on a trainer that stopped reading).
-  virtual void Cancel() = 0;
+  virtual ~SessionOutput() = default;
+  // Queues `event` for the trainer, in order; dropped if the trainer is gone. At most num_slots + 2
+  // events are ever queued (a BatchReady per held slot, an EpochEnd, a Shutdown).
+  virtual void Send(v1::SessionEvent event) = 0;
+  // Ends the stream with `status` after the queued events. Called once, and nothing is sent after it.
+  virtual void End(const absl::Status& status) = 0;
 };
 
 // Why a session ends. Every reason but kTrainerClosed is told to the trainer in a Shutdown event.
@@ -69,31 +72,51 @@ class Session {
  public:
   // Checks the request (CheckOpenSession), reserves its share of the daemon's limits and has `backends`
   // create the slots.
+  // The session's steps run on `pool`.
   static absl::StatusOr<std::unique_ptr<Session>> Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
-                                                       SlotBackends& backends);
+                                                       SlotBackends& backends, ThreadPool& pool);
+  // Stops the session and waits for a step in progress; `output` is not used after this.
   ~Session();
 
-  // Serves `stream` until the trainer leaves, breaks the protocol, or Stop() is called; returns the
-  // status to finish the RPC with. The stream is cancelled on the way out so no write is left blocked.
-  absl::Status Run(SessionStream& stream);
-  // Ends the session from another thread; unless the trainer closed it, the trainer is told `why` (its
-  // code and message).
+  // Sends SessionOpened to `output` and starts producing. `output` must outlive the session; the session
+  // calls output.End once, when it ends: the trainer closed it (OK), broke the protocol (the error),
+  // or Stop() was called (`why`).
+  void Start(SessionOutput& output);
+  // A request from the trainer (any thread, one at a time). A protocol error ends the session.
+  void OnRequest(const v1::SessionRequest& request);
+  // The trainer closed its end of the stream or went away.
+  void OnTrainerClosed() { Stop(StopReason::kTrainerClosed, absl::OkStatus()); }
+  // Ends the session from any thread; unless the trainer closed it, the trainer is told `why` (its code
+  // and message) in a Shutdown event.
   void Stop(StopReason reason, const absl::Status& why);
 
   uint64_t id() const { return id_; }
   v1::SessionStats Stats() const;
 
  private:
+  // Where the epoch loop stands.
+  enum class Phase {
+    kStartEpoch,    // waits for every slot to be back, then starts the epoch
+    kProducing,     // delivers the backend's batches in step order
+    kAwaitNextEpoch,  // EpochEnd sent; waits for NextEpoch
+    kEnded,         // output.End called
+  };
+
   Session() = default;
-  void Produce(SessionStream& stream);
-  // Sends one epoch's batches as the backend completes them; false if the session is to end.
-  bool ProduceEpoch(SessionStream& stream, uint64_t epoch);
+  // Schedules a step on the pool unless one is scheduled or running (then that one runs again).
+  void Wake();
+  void RunSteps();
+  // Advances as far as it can without waiting; false when nothing is left to do until the next Wake.
+  bool Step();
   absl::Status Handle(const v1::SessionRequest& request);
+  // One batch, or the end of the epoch, from the backend; false if it has nothing yet.
+  bool Deliver();
 
   uint64_t id_ = 0;
   v1::OpenSession request_;
+  v1::SessionEvent opened_;
   Device device_;
   PeerCredentials peer_;
   std::unique_ptr<DatasetRegistry::Lease> lease_;
@@ -105,16 +128,22 @@ class Session {
   std::unique_ptr<Admission::Ticket> admitted_;
   std::unique_ptr<SlotBackend> backend_;
 
+  ThreadPool* pool_ = nullptr;
+  SessionOutput* output_ = nullptr;
+
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
   std::set<int> held_;  // slots delivered and not yet released
   std::optional<StopReason> stop_reason_;
   absl::Status stop_why_;
+  Phase phase_ = Phase::kStartEpoch;  // changed by steps only
   uint64_t epoch_ = 0;
   std::optional<uint64_t> next_epoch_;
   uint64_t batches_ = 0, bytes_ = 0;
-  bool producer_done_ = false;
-  std::thread producer_thread_;
+
+  // Steps run one at a time: `stepping_` while one is scheduled or running, `again_` if woken meanwhile.
+  std::mutex step_mutex_;
+  std::condition_variable step_idle_;
+  bool started_ = false, stepping_ = false, again_ = false, closed_ = false;
 };
 
 }  // namespace gnnd

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -15,9 +16,9 @@
 #include "common/batch.h"
 #include "common/graph.h"
 #include "common/seeds.h"
+#include "common/thread_pool.h"
 #include "common/vocabulary.h"
 #include "gnnd/v1/service.pb.h"
-#include "kernels/cpu/workers.h"
 #include "server/dataset_registry.h"
 
 namespace gnnd {
@@ -34,6 +35,15 @@ struct SessionPlan {
   uid_t trainer_uid = 0;        // owns the CPU slot segment when gnnd may hand it over
   EpochSeeds first_epoch;       // the first epoch's seeds (sizes GPU buffers; calibrates producer_sms auto)
   int64_t max_epoch_seeds = 0;  // seeds of one rank in any epoch
+  // Called by the backend, on any thread, when Poll() may have a batch that it did not have before.
+  std::function<void()> wake;
+};
+
+// What SlotBackend::Poll found.
+enum class PollResult {
+  kBatch,      // the next step's batch is complete
+  kPending,    // not yet: the backend calls `wake` when it may be, or a Release() may let it start
+  kEpochDone,  // every step of the epoch is delivered (or the backend is stopped)
 };
 
 // Producer time, summed over the session: making batches, and waiting for the trainer to release a slot.
@@ -52,12 +62,13 @@ class SlotBackend {
   virtual void Attached() {}
   // Starts producing an epoch's batches; every slot is free (the session waits for all releases).
   virtual absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) = 0;
-  // Blocks until the next step's batch is complete in a slot and sets `ready`'s slot, step and counts.
-  // False once the epoch's steps are all delivered, or after Stop(); an error if producing failed.
-  virtual absl::StatusOr<bool> Next(v1::BatchReady& ready) = 0;
-  // The trainer is done with `slot` (one that Next() gave out): it may be refilled.
+  // Starts what can start (batches for free slots) and, if the next step's batch is complete, sets
+  // `ready`'s slot, step and counts. Never waits for the trainer or the device; an error if producing
+  // failed. Called by one thread at a time.
+  virtual absl::StatusOr<PollResult> Poll(v1::BatchReady& ready) = 0;
+  // The trainer is done with `slot` (one that Poll() gave out): it may be refilled. Any thread.
   virtual void Release(int slot) = 0;
-  // Makes Next() return false and stops producing; callable from any thread, more than once.
+  // Stops producing (Poll() reports kEpochDone from now on); callable from any thread, more than once.
   virtual void Stop() = 0;
   virtual ProducerTimes times() const = 0;
 };
@@ -82,7 +93,7 @@ class SlotBackends {
 
  private:
   const Options options_;
-  CpuWorkers cpu_workers_;
+  ThreadPool cpu_workers_;
   std::unique_ptr<class CudaDevices> cuda_;  // null without CUDA
 };
 

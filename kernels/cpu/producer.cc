@@ -10,8 +10,10 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 CpuProducer::CpuProducer(const GraphData& graph, const std::vector<int32_t>& fanouts, uint64_t seed, uint64_t epoch,
-                         EpochSeeds seeds, std::vector<BatchView> slots, CpuWorkers& workers, int max_parallel)
-    : epoch_(epoch), seeds_(std::move(seeds)), slots_(std::move(slots)), workers_(workers) {
+                         EpochSeeds seeds, std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
+                         std::function<void()> on_ready)
+    : epoch_(epoch), seeds_(std::move(seeds)), slots_(std::move(slots)), workers_(workers),
+      on_ready_(std::move(on_ready)) {
   for (int i = static_cast<int>(slots_.size()) - 1; i >= 0; --i) free_slots_.push_back(i);
   for (int i = 0; i < std::max(max_parallel, 1); ++i) {
     samplers_.emplace_back(graph, fanouts, seed);
@@ -46,12 +48,18 @@ void CpuProducer::Fill(int64_t step, int slot, int sampler) {
   const auto start = std::chrono::steady_clock::now();
   samplers_[sampler].Sample(epoch_, seeds_.batch_index(step), seeds_.batch(step), slots_[slot]);
   const double seconds = SecondsSince(start);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ready_.emplace(step, slot);
+    free_samplers_.push_back(sampler);
+    sample_seconds_ += seconds;
+    ScheduleLocked();
+    changed_.notify_all();
+  }
+  // Still counted in flight, so the destructor waits for this call too.
+  if (on_ready_) on_ready_();
   std::lock_guard<std::mutex> lock(mutex_);
-  ready_.emplace(step, slot);
-  free_samplers_.push_back(sampler);
-  sample_seconds_ += seconds;
   --in_flight_;
-  ScheduleLocked();
   changed_.notify_all();
 }
 
@@ -73,10 +81,24 @@ double CpuProducer::wait_seconds() const {
 
 std::optional<CpuProducer::Ready> CpuProducer::Next() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(
-      lock, [&] { return stopping_ || next_to_deliver_ >= seeds_.num_steps() || ready_.contains(next_to_deliver_); });
-  if (stopping_ || next_to_deliver_ >= seeds_.num_steps()) return std::nullopt;
+  changed_.wait(lock, [&] { return DoneLocked() || ready_.contains(next_to_deliver_); });
+  return TakeLocked();
+}
+
+std::optional<CpuProducer::Ready> CpuProducer::TryNext() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return TakeLocked();
+}
+
+bool CpuProducer::done() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return DoneLocked();
+}
+
+std::optional<CpuProducer::Ready> CpuProducer::TakeLocked() {
+  if (DoneLocked()) return std::nullopt;
   auto it = ready_.find(next_to_deliver_);
+  if (it == ready_.end()) return std::nullopt;
   Ready ready{it->second, it->first};
   ready_.erase(it);
   ++next_to_deliver_;

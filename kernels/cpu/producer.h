@@ -1,13 +1,14 @@
 // Fills one epoch's batches ahead into a fixed set of buffers ("slots") and hands them out in step order.
 // Each batch is a pure function of its step, so the output does not depend on how many threads work on
 // it. Nothing is allocated per batch: slots are filled in place and refilled when the consumer releases
-// them. The work runs on a shared CpuWorkers pool, one task per batch, at most `max_parallel` at a time;
+// them. The work runs on a shared ThreadPool, one task per batch, at most `max_parallel` at a time;
 // a producer with no free slot holds no thread.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -16,7 +17,7 @@
 #include "common/batch.h"
 #include "common/seeds.h"
 #include "kernels/cpu/sampler.h"
-#include "kernels/cpu/workers.h"
+#include "common/thread_pool.h"
 
 namespace gnnd {
 
@@ -27,9 +28,12 @@ class CpuProducer {
     int64_t step;
   };
 
-  // `slots` must each have room for the spec's capacity; work starts at once on `workers`.
+  // `slots` must each have room for the spec's capacity; work starts at once on `workers`. `on_ready`, if
+  // set, is called on a worker thread after each batch is complete (it must not call back into the
+  // producer's destructor).
   CpuProducer(const GraphData& graph, const std::vector<int32_t>& fanouts, uint64_t seed, uint64_t epoch,
-              EpochSeeds seeds, std::vector<BatchView> slots, CpuWorkers& workers, int max_parallel);
+              EpochSeeds seeds, std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
+              std::function<void()> on_ready = nullptr);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;
@@ -38,6 +42,10 @@ class CpuProducer {
   int64_t num_steps() const { return seeds_.num_steps(); }
   // Blocks until the next step's batch is ready; nullopt once every step has been handed out.
   std::optional<Ready> Next();
+  // The next step's batch if it is ready, without waiting; nullopt if it is not (yet, or at all: done()).
+  std::optional<Ready> TryNext();
+  // Every step handed out, or stopped.
+  bool done() const;
   // The consumer is done with `slot`: it may be refilled.
   void Release(int slot);
   // Wakes every waiter: Next() returns nullopt from now on and no new batch is started.
@@ -51,11 +59,14 @@ class CpuProducer {
   // Starts tasks while there are steps, free slots and idle samplers. Called with mutex_ held.
   void ScheduleLocked();
   void Fill(int64_t step, int slot, int sampler);
+  bool DoneLocked() const { return stopping_ || next_to_deliver_ >= seeds_.num_steps(); }
+  std::optional<Ready> TakeLocked();
 
   const uint64_t epoch_;
   const EpochSeeds seeds_;
   const std::vector<BatchView> slots_;
-  CpuWorkers& workers_;
+  ThreadPool& workers_;
+  const std::function<void()> on_ready_;
   std::vector<CpuSampler> samplers_;  // scratch for one batch each
   mutable std::mutex mutex_;
   std::condition_variable changed_;

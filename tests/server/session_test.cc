@@ -11,7 +11,6 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 
 #include "common/batch_proto.h"
 #include "common/status.h"
@@ -25,41 +24,24 @@ namespace {
 
 using testing::ScratchDir;
 
-// Both ends of a session's stream: the session reads requests and writes events; the test, as the
-// trainer, sends requests and awaits events.
-class FakeStream final : public SessionStream {
+// The trainer's end of a session's stream: the session sends events and ends it; the test, as the
+// trainer, awaits them and passes requests to the session.
+class FakeOutput final : public SessionOutput {
  public:
-  bool Read(v1::SessionRequest* request) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return !requests_.empty() || closed_ || cancelled_; });
-    if (requests_.empty() || cancelled_) return false;
-    *request = requests_.front();
-    requests_.pop_front();
-    return true;
-  }
-  bool Write(const v1::SessionEvent& event) override {
+  void Send(v1::SessionEvent event) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (cancelled_) return false;
-    events_.push_back(event);
+    EXPECT_FALSE(ended_) << "an event after End: " << event.DebugString();
+    events_.push_back(std::move(event));
     changed_.notify_all();
-    return true;
   }
-  void Cancel() override {
+  void End(const absl::Status& status) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    cancelled_ = true;
+    EXPECT_FALSE(ended_) << "End twice";
+    ended_ = true;
+    status_ = status;
     changed_.notify_all();
   }
 
-  void Send(const v1::SessionRequest& request) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    requests_.push_back(request);
-    changed_.notify_all();
-  }
-  void CloseFromTrainer() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
   // The next event; fails the test if none comes within 10 s.
   v1::SessionEvent Await() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -70,13 +52,20 @@ class FakeStream final : public SessionStream {
     events_.pop_front();
     return event;
   }
+  // The status the stream ended with; fails the test if it does not end within 10 s.
+  absl::Status AwaitEnd() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const bool ended = changed_.wait_for(lock, std::chrono::seconds(10), [&] { return ended_; });
+    EXPECT_TRUE(ended) << "the session did not end";
+    return status_;
+  }
 
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<v1::SessionRequest> requests_;
   std::deque<v1::SessionEvent> events_;
-  bool closed_ = false, cancelled_ = false;
+  bool ended_ = false;
+  absl::Status status_;
 };
 
 v1::SessionRequest Release(int slot) {
@@ -115,7 +104,7 @@ class SessionTest : public ::testing::Test {
   }
   absl::StatusOr<std::unique_ptr<Session>> Open(const v1::OpenSession& request) {
     GNND_ASSIGN_OR_RETURN(auto lease, registry_->Acquire(request.dataset()));
-    return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, backends_);
+    return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, backends_, pool_);
   }
 
   void ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code);
@@ -123,6 +112,7 @@ class SessionTest : public ::testing::Test {
   static ScratchDir* dir_;
   static DatasetRegistry* registry_;
   SlotBackends backends_{SlotBackends::Options{.producer_threads = 2}};
+  ThreadPool pool_{1};  // one thread for the sessions' steps: a step that waited would stop every session
 };
 ScratchDir* SessionTest::dir_ = nullptr;
 DatasetRegistry* SessionTest::registry_ = nullptr;
@@ -131,9 +121,8 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   const v1::OpenSession request = Request();
   auto session = Open(request);
   ASSERT_TRUE(session.ok()) << session.status();
-  FakeStream stream;
-  absl::Status result;
-  std::thread run([&] { result = (*session)->Run(stream); });
+  FakeOutput stream;
+  (*session)->Start(stream);
 
   const v1::SessionEvent opened = stream.Await();
   ASSERT_TRUE(opened.has_opened());
@@ -148,7 +137,7 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   ASSERT_NE(slots, MAP_FAILED);
   v1::SessionRequest attached;
   attached.mutable_attached();
-  stream.Send(attached);
+  (*session)->OnRequest(attached);
 
   auto lease = registry_->Acquire(Name());
   ASSERT_TRUE(lease.ok());
@@ -162,7 +151,7 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
     if (epoch > 0) {
       v1::SessionRequest next;
       next.mutable_next_epoch()->set_epoch(epoch);
-      stream.Send(next);
+      (*session)->OnRequest(next);
     }
     const EpochSeeds seeds(split, {.seed = 17, .batch_size = 100}, epoch);
     ASSERT_EQ(opened.opened().steps_per_epoch(), seeds.num_steps());
@@ -180,7 +169,7 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
                 testing::BatchContents(expected.view(), layout->feature_row_bytes))
           << "epoch " << epoch << " step " << step;
       served += BatchArrayBytes(got.num_nodes(), got.num_edges(), got.num_seeds(), 2, layout->feature_row_bytes);
-      stream.Send(Release(ready.slot()));
+      (*session)->OnRequest(Release(ready.slot()));
     }
     const v1::SessionEvent end = stream.Await();
     ASSERT_TRUE(end.has_epoch_end()) << end.DebugString();
@@ -193,8 +182,8 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   EXPECT_EQ(stats.bytes(), served);
   EXPECT_EQ(stats.device(), "cpu");
 
-  stream.CloseFromTrainer();
-  run.join();
+  (*session)->OnTrainerClosed();
+  const absl::Status result = stream.AwaitEnd();
   EXPECT_TRUE(result.ok()) << result;
   ::munmap(slots, bytes);
 }
@@ -203,11 +192,10 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
 void SessionTest::ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code) {
   auto session = Open(Request());
   ASSERT_TRUE(session.ok()) << session.status();
-  FakeStream stream;
-  absl::Status result;
-  std::thread run([&] { result = (*session)->Run(stream); });
+  FakeOutput stream;
+  (*session)->Start(stream);
   ASSERT_TRUE(stream.Await().has_opened());
-  stream.Send(bad);
+  (*session)->OnRequest(bad);
   v1::SessionEvent event;
   do {
     event = stream.Await();
@@ -215,8 +203,7 @@ void SessionTest::ExpectRefused(const v1::SessionRequest& bad, const std::string
   EXPECT_TRUE(event.has_shutdown()) << event.DebugString();
   EXPECT_EQ(event.shutdown().reason(), reason);
   EXPECT_EQ(event.shutdown().code(), static_cast<int>(code));
-  run.join();
-  EXPECT_EQ(result.code(), code);
+  EXPECT_EQ(stream.AwaitEnd().code(), code);
 }
 
 TEST_F(SessionTest, ProtocolErrorEndsTheSessionAndTellsTheTrainer) {
@@ -230,14 +217,13 @@ TEST_F(SessionTest, SecondOpenOnTheStreamIsAFailedPrecondition) {
   ExpectRefused(open, "open: the session is already open", absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(SessionTest, DaemonShutdownWakesAProducerWaitingForSlots) {
+TEST_F(SessionTest, DaemonShutdownEndsASessionWaitingForSlots) {
   v1::OpenSession request = Request();
   request.set_num_slots(1);
   auto session = Open(request);
   ASSERT_TRUE(session.ok()) << session.status();
-  FakeStream stream;
-  absl::Status result;
-  std::thread run([&] { result = (*session)->Run(stream); });
+  FakeOutput stream;
+  (*session)->Start(stream);
   ASSERT_TRUE(stream.Await().has_opened());
   ASSERT_TRUE(stream.Await().has_ready());  // the one slot, never released: the producer now waits
   (*session)->Stop(StopReason::kDaemonShutdown, absl::UnavailableError("gnnd is shutting down"));
@@ -245,9 +231,35 @@ TEST_F(SessionTest, DaemonShutdownWakesAProducerWaitingForSlots) {
   ASSERT_TRUE(event.has_shutdown()) << event.DebugString();
   EXPECT_EQ(event.shutdown().reason(), "gnnd is shutting down");
   EXPECT_EQ(event.shutdown().code(), static_cast<int>(absl::StatusCode::kUnavailable));
-  stream.CloseFromTrainer();
-  run.join();
-  EXPECT_TRUE(result.ok()) << result;
+  EXPECT_EQ(stream.AwaitEnd().code(), absl::StatusCode::kUnavailable);
+}
+
+// The sessions' pool has one thread here: a session whose trainer holds every slot must not keep it,
+// or the second session would never get a batch.
+TEST_F(SessionTest, ASessionWaitingForItsTrainerHoldsNoThread) {
+  v1::OpenSession request = Request();
+  request.set_num_slots(1);
+  auto idle = Open(request);
+  ASSERT_TRUE(idle.ok()) << idle.status();
+  FakeOutput idle_stream;
+  (*idle)->Start(idle_stream);
+  ASSERT_TRUE(idle_stream.Await().has_opened());
+  ASSERT_TRUE(idle_stream.Await().has_ready());  // held, never released
+
+  auto busy = Open(request);
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  FakeOutput busy_stream;
+  (*busy)->Start(busy_stream);
+  const v1::SessionEvent opened = busy_stream.Await();
+  ASSERT_TRUE(opened.has_opened());
+  for (int64_t step = 0; step < opened.opened().steps_per_epoch(); ++step) {
+    const v1::SessionEvent event = busy_stream.Await();
+    ASSERT_TRUE(event.has_ready()) << event.DebugString();
+    EXPECT_EQ(event.ready().step(), step);
+    (*busy)->OnRequest(Release(event.ready().slot()));
+  }
+  EXPECT_TRUE(busy_stream.Await().has_epoch_end());
+  EXPECT_EQ((*idle)->Stats().batches(), 1u);
 }
 
 TEST_F(SessionTest, BadDeviceIsRefusedNamingTheField) {
