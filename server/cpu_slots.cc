@@ -33,8 +33,7 @@ void CpuSlots::Attached() {
 
 absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  producer_ =
-      std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, *workers_,
+  producer_ = std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, *workers_,
                                             workers_->threads(), wake_);
   if (stopped_) producer_->Stop();
   return absl::OkStatus();

@@ -72,8 +72,8 @@ class CudaSlots final : public SlotBackend {
   // The running epoch, touched by the polling thread only.
   uint64_t epoch_ = 0;
   EpochSeeds seeds_host_;
-  int64_t next_step_ = 0;          // the next step to enqueue
-  std::deque<Filling> filling_;    // enqueued, in step order
+  int64_t next_step_ = 0;        // the next step to enqueue
+  std::deque<Filling> filling_;  // enqueued, in step order
   std::optional<std::chrono::steady_clock::time_point> busy_since_, starved_since_;
 
   mutable std::mutex mutex_;

@@ -98,10 +98,10 @@ class Session {
  private:
   // Where the epoch loop stands.
   enum class Phase {
-    kStartEpoch,    // waits for every slot to be back, then starts the epoch
-    kProducing,     // delivers the backend's batches in step order
+    kStartEpoch,      // waits for every slot to be back, then starts the epoch
+    kProducing,       // delivers the backend's batches in step order
     kAwaitNextEpoch,  // EpochEnd sent; waits for NextEpoch
-    kEnded,         // output.End called
+    kEnded,           // output.End called
   };
 
   Session() = default;

@@ -12,7 +12,10 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 CpuProducer::CpuProducer(const GraphData& graph, const std::vector<int32_t>& fanouts, uint64_t seed, uint64_t epoch,
                          EpochSeeds seeds, std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
                          std::function<void()> on_ready)
-    : epoch_(epoch), seeds_(std::move(seeds)), slots_(std::move(slots)), workers_(workers),
+    : epoch_(epoch),
+      seeds_(std::move(seeds)),
+      slots_(std::move(slots)),
+      workers_(workers),
       on_ready_(std::move(on_ready)) {
   for (int i = static_cast<int>(slots_.size()) - 1; i >= 0; --i) free_slots_.push_back(i);
   for (int i = 0; i < std::max(max_parallel, 1); ++i) {

@@ -16,8 +16,8 @@
 
 #include "common/batch.h"
 #include "common/seeds.h"
-#include "kernels/cpu/sampler.h"
 #include "common/thread_pool.h"
+#include "kernels/cpu/sampler.h"
 
 namespace gnnd {
 

@@ -119,9 +119,9 @@ DatasetRegistry* SessionTest::registry_ = nullptr;
 
 TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   const v1::OpenSession request = Request();
+  FakeOutput stream;  // outlives the session
   auto session = Open(request);
   ASSERT_TRUE(session.ok()) << session.status();
-  FakeOutput stream;
   (*session)->Start(stream);
 
   const v1::SessionEvent opened = stream.Await();
@@ -190,9 +190,9 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
 
 // Sends `bad` on a fresh session's stream: the session must end, telling the trainer `reason` and `code`.
 void SessionTest::ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code) {
+  FakeOutput stream;
   auto session = Open(Request());
   ASSERT_TRUE(session.ok()) << session.status();
-  FakeOutput stream;
   (*session)->Start(stream);
   ASSERT_TRUE(stream.Await().has_opened());
   (*session)->OnRequest(bad);
@@ -220,9 +220,9 @@ TEST_F(SessionTest, SecondOpenOnTheStreamIsAFailedPrecondition) {
 TEST_F(SessionTest, DaemonShutdownEndsASessionWaitingForSlots) {
   v1::OpenSession request = Request();
   request.set_num_slots(1);
+  FakeOutput stream;
   auto session = Open(request);
   ASSERT_TRUE(session.ok()) << session.status();
-  FakeOutput stream;
   (*session)->Start(stream);
   ASSERT_TRUE(stream.Await().has_opened());
   ASSERT_TRUE(stream.Await().has_ready());  // the one slot, never released: the producer now waits
@@ -239,16 +239,15 @@ TEST_F(SessionTest, DaemonShutdownEndsASessionWaitingForSlots) {
 TEST_F(SessionTest, ASessionWaitingForItsTrainerHoldsNoThread) {
   v1::OpenSession request = Request();
   request.set_num_slots(1);
+  FakeOutput idle_stream, busy_stream;
   auto idle = Open(request);
   ASSERT_TRUE(idle.ok()) << idle.status();
-  FakeOutput idle_stream;
   (*idle)->Start(idle_stream);
   ASSERT_TRUE(idle_stream.Await().has_opened());
   ASSERT_TRUE(idle_stream.Await().has_ready());  // held, never released
 
   auto busy = Open(request);
   ASSERT_TRUE(busy.ok()) << busy.status();
-  FakeOutput busy_stream;
   (*busy)->Start(busy_stream);
   const v1::SessionEvent opened = busy_stream.Await();
   ASSERT_TRUE(opened.has_opened());
