@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Batches per second that a trainer receives through gnnd: the whole path (sampling, gather, the session
+protocol, the client library), with a trainer that only takes each batch and releases it.
+
+    /usr/bin/python3 bench/session_rate.py --dataset DIR --device cuda:0 [--gnnd A --gnnd B ...]
+
+Each daemon given with --gnnd (default: gnnd on PATH) serves DIR in turn; rounds alternate between them,
+so a drift of the machine's speed hits all alike. Prints one line per measurement and a median table.
+Needs the Python client (PYTHONPATH=client/python) and, for CUDA devices, torch.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def serve(gnnd, dataset, tmp):
+    socket = os.path.join(tmp, "bench.sock")
+    proc = subprocess.Popen([gnnd, f"--listen=unix:{socket}", f"--dataset=bench={dataset}"],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "gnnd.log"), "w"))
+    deadline = time.time() + 300
+    while not os.path.exists(socket):
+        if proc.poll() is not None or time.time() > deadline:
+            raise RuntimeError(f"{gnnd} did not start: {open(os.path.join(tmp, 'gnnd.log')).read()}")
+        time.sleep(0.1)
+    return proc, f"unix:{socket}"
+
+
+def measure(address, args):
+    import gnnd
+    loader = gnnd.Loader(address=address, dataset="bench", batch_size=args.batch_size, fanouts=args.fanouts,
+                         num_slots=args.slots, device=args.device, output="torch" if args.device != "cpu" else "numpy")
+    sync = (lambda: None)
+    if args.device.startswith("cuda"):
+        import torch
+        sync = torch.cuda.synchronize
+    try:
+        done, start = 0, None
+        while done < args.warmup + args.batches:
+            for _ in loader:
+                done += 1
+                if done == args.warmup:
+                    sync()
+                    start = time.perf_counter()
+                if done == args.warmup + args.batches:
+                    break
+        sync()
+        return args.batches / (time.perf_counter() - start)
+    finally:
+        loader.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--gnnd", action="append", help="a gnnd binary (repeatable; default: gnnd on PATH)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--batch-size", type=int, default=1024)
+    parser.add_argument("--fanouts", type=lambda s: [int(x) for x in s.split(",")], default=[15, 10, 5])
+    parser.add_argument("--slots", type=int, nargs="+", default=[2])
+    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    daemons = args.gnnd or [shutil.which("gnnd")]
+    rates = {}
+    for round_ in range(args.rounds):
+        for gnnd in daemons:
+            with tempfile.TemporaryDirectory() as tmp:
+                proc, address = serve(gnnd, args.dataset, tmp)
+                try:
+                    for slots in args.slots:
+                        run = argparse.Namespace(**{**vars(args), "slots": slots})
+                        rate = measure(address, run)
+                        rates.setdefault((gnnd, slots), []).append(rate)
+                        print(f"round {round_ + 1} {gnnd} slots {slots}: {rate:.1f} batches/s", flush=True)
+                finally:
+                    proc.terminate()
+                    proc.wait(timeout=60)
+    print(f"\n{args.device}, batch {args.batch_size}, fanouts {args.fanouts}, {args.batches} batches per "
+          f"measurement, median of {args.rounds}")
+    print("| gnnd | slots | batches/s (median) | all |\n|---|---|---|---|")
+    for (gnnd, slots), values in rates.items():
+        print(f"| {gnnd} | {slots} | {statistics.median(values):.1f} | "
+              f"{' / '.join(f'{v:.1f}' for v in values)} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
