@@ -138,6 +138,7 @@ int Run(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(64 << 20);  // an open request may carry 8 M seed ids
   int tcp_port = 0;
   if (!address.unix_socket) builder.AddListeningPort(address.target, grpc::InsecureServerCredentials(), &tcp_port);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

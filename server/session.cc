@@ -18,15 +18,35 @@ absl::Status InField(const absl::Status& s, absl::string_view prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
 }
 
+// The trainer's own seeds (PyG's input_nodes): node ids of the dataset, in place of a split.
+absl::Status CheckSeedIds(const v1::OpenSession& request, const v1::DatasetManifest& m) {
+  if (!request.split().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.split = '", request.split(), "' and open.seed_ids: give one of them"));
+  }
+  for (int i = 0; i < request.seed_ids_size(); ++i) {
+    const int64_t id = request.seed_ids(i);
+    if (id < 0 || id >= m.num_nodes()) {
+      return absl::InvalidArgumentError(absl::StrCat("open.seed_ids[", i, "] = ", id, " (not a node of '", request.dataset(),
+                                                     "': ids are 0 to ", m.num_nodes() - 1, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, const v1::DatasetManifest& m,
                                               int64_t max_in_degree, const SessionLimits& limits) {
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
-  const absl::StatusOr<ArrayId> split = SplitArrayId(request.split());
-  if (!split.ok()) return InField(split.status(), "open.");
-  shape.split = *split;
+  if (request.seed_ids_size() > 0) {
+    GNND_RETURN_IF_ERROR(CheckSeedIds(request, m));
+  } else {
+    const absl::StatusOr<ArrayId> split = SplitArrayId(request.split());
+    if (!split.ok()) return InField(split.status(), "open.");
+    shape.split = *split;
+  }
   shape.sampling = {request.batch_size(), {request.fanouts().begin(), request.fanouts().end()}};
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
   shape.schedule = {request.seed(),       !request.no_shuffle(), request.drop_last(),
@@ -73,7 +93,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   if (limits.admission != nullptr) {
     GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, total));
   }
-  s->split_ = {static_cast<const int64_t*>(dataset.graph.arrays[split]), static_cast<size_t>(ArrayShape(m, split)[0])};
+  if (request.seed_ids_size() > 0) {  // the request, kept by the session, holds them
+    s->split_ = {s->request_.seed_ids().data(), static_cast<size_t>(s->request_.seed_ids_size())};
+  } else {
+    s->split_ = {static_cast<const int64_t*>(dataset.graph.arrays[split]),
+                 static_cast<size_t>(ArrayShape(m, split)[0])};
+  }
   SessionPlan plan;
   plan.session_id = id;
   plan.dataset = &dataset;
@@ -279,7 +304,8 @@ v1::SessionStats Session::Stats() const {
   v1::SessionStats s;
   s.set_session_id(id_);
   s.set_dataset(request_.dataset());
-  s.set_split(request_.split());
+  s.set_split(request_.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request_.seed_ids_size(), ")")
+                                            : request_.split());
   if (peer_.known) {
     s.set_peer_pid(peer_.pid);
     s.set_peer_uid(static_cast<int32_t>(peer_.uid));

@@ -117,9 +117,11 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     absl::StatusOr<gnnd_session_options> o = ReadOptions(options);
     if (!o.ok()) return Fail(o.status());
     if (o->num_fanouts > 0 && o->fanouts == nullptr) return Null("options.fanouts");
+    if (o->num_seed_ids > 0 && o->seed_ids == nullptr) return Null("options.seed_ids");
     gnnd::v1::OpenSession request;
     request.set_dataset(o->dataset ? o->dataset : "");
-    request.set_split(o->split ? o->split : gnnd::kDefaultSplit);
+    if (o->split != nullptr || o->num_seed_ids <= 0) request.set_split(o->split ? o->split : gnnd::kDefaultSplit);
+    request.mutable_seed_ids()->Add(o->seed_ids, o->seed_ids + std::max<int64_t>(o->num_seed_ids, 0));
     request.set_batch_size(o->batch_size);
     for (int32_t i = 0; i < o->num_fanouts; ++i) request.add_fanouts(o->fanouts[i]);
     request.set_seed(o->seed);
@@ -141,6 +143,18 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
 
 int64_t gnnd_session_steps(const gnnd_session* session) {
   return session == nullptr ? -1 : session->impl->steps_per_epoch();
+}
+
+int32_t gnnd_batch_hop_counts(const gnnd_session* session, int32_t slot, int32_t* num_nodes_per_hop,
+                              int32_t* num_edges_per_hop, int32_t capacity) {
+  if (session == nullptr || num_nodes_per_hop == nullptr || num_edges_per_hop == nullptr) return -1;
+  const gnnd::client::HopCounts* counts = session->impl->hop_counts(slot);
+  if (counts == nullptr) return -1;
+  const int32_t hops = static_cast<int32_t>(counts->edges.size());
+  if (capacity < hops + 1) return -1;
+  std::copy(counts->nodes.begin(), counts->nodes.end(), num_nodes_per_hop);
+  std::copy(counts->edges.begin(), counts->edges.end(), num_edges_per_hop);
+  return hops;
 }
 
 gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out) {

@@ -229,6 +229,11 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
       batch.num_edges = r.num_edges();
       batch.num_seeds = r.num_seeds();
       batch.device = device_;
+      if (r.num_nodes_per_hop_size() != layout_.num_hops + 1 || r.num_edges_per_hop_size() != layout_.num_hops)
+        return absl::InternalError("gnnd sent per-hop counts that do not match the session's hops");
+      hop_counts_.resize(opened_.num_slots());
+      hop_counts_[r.slot()] = {{r.num_nodes_per_hop().begin(), r.num_nodes_per_hop().end()},
+                               {r.num_edges_per_hop().begin(), r.num_edges_per_hop().end()}};
 #if GNND_WITH_CUDA
       if (device_ >= 0) {
         GNND_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(cuda_stream),

@@ -53,6 +53,12 @@ struct Batch {
   BatchView view;   // device pointers when device >= 0
 };
 
+// A batch's per-hop counts, as gnnd announced them (host memory, whatever the device).
+struct HopCounts {
+  std::vector<int32_t> nodes;  // hops + 1
+  std::vector<int32_t> edges;  // hops
+};
+
 class Session {
  public:
   ~Session();
@@ -69,6 +75,12 @@ class Session {
 
   const v1::SessionOpened& opened() const { return opened_; }
   int64_t steps_per_epoch() const { return opened_.steps_per_epoch(); }
+  // The counts of the batch last given out in `slot`; null if there is none.
+  const HopCounts* hop_counts(int slot) const {
+    return slot >= 0 && slot < static_cast<int>(hop_counts_.size()) && !hop_counts_[slot].nodes.empty()
+               ? &hop_counts_[slot]
+               : nullptr;
+  }
 
  private:
   friend class Client;
@@ -85,6 +97,7 @@ class Session {
   size_t slots_bytes_ = 0;
   int device_ = -1;                                    // GPU sessions: the CUDA device of the slots
   std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
+  std::vector<HopCounts> hop_counts_;  // per slot
   absl::Status failed_;
   bool closed_ = false;
 };

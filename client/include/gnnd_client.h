@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 0
+#define GNND_API_VERSION_MINOR 1
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -100,12 +100,15 @@ typedef struct gnnd_session_options {
   int32_t drop_last;  /* nonzero: drop the incomplete last batch */
   int32_t num_slots;  /* 0: gnnd's default */
   const char* device; /* "cpu" (or NULL), or "cuda:N" */
+  /* API 1.1: the seeds to iterate (node ids; duplicates kept) instead of a split (leave `split` NULL). */
+  const int64_t* seed_ids;
+  int64_t num_seed_ids;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
  * seed 0, epoch 0, rank 0 of 1, shuffled, last batch kept, gnnd's number of slots, the CPU. */
 #define GNND_SESSION_OPTIONS_INIT \
-  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL }
+  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0 }
 
 typedef struct gnnd_client gnnd_client;
 typedef struct gnnd_session gnnd_session;
@@ -120,6 +123,11 @@ GNND_API void gnnd_client_free(gnnd_client* client);
 GNND_API gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* options, gnnd_session** out);
 /* Batches per epoch for this rank (-1 for a null session). */
 GNND_API int64_t gnnd_session_steps(const gnnd_session* session);
+/* API 1.1: the per-hop counts of the batch last given out in `slot`, in host memory (also for GPU sessions,
+ * whose arrays are in GPU memory): num_nodes_per_hop[0..hops] and num_edges_per_hop[0..hops-1], each with
+ * room for `capacity` entries. Returns hops, or -1 (null session, no batch in that slot, capacity < hops+1). */
+GNND_API int32_t gnnd_batch_hop_counts(const gnnd_session* session, int32_t slot, int32_t* num_nodes_per_hop,
+                                       int32_t* num_edges_per_hop, int32_t capacity);
 /* Blocks until the next batch is ready; GNND_END_OF_EPOCH after the epoch's last one. */
 GNND_API gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out);
 GNND_API gnnd_status gnnd_release_batch(gnnd_session* session, int32_t slot);

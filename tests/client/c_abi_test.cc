@@ -36,6 +36,8 @@ TEST(CAbi, InitializerFromCGivesTheDefaults) {
   EXPECT_EQ(o.drop_last, 0);
   EXPECT_EQ(o.num_slots, 0);
   EXPECT_EQ(o.device, nullptr);
+  EXPECT_EQ(o.seed_ids, nullptr);
+  EXPECT_EQ(o.num_seed_ids, 0);
 }
 
 TEST(CAbi, NullHandlesAreInvalidArguments) {

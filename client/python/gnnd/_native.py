@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 0
+API_VERSION_MINOR = 1
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -38,7 +38,8 @@ class SessionOptions(ctypes.Structure):
                 ("batch_size", ctypes.c_int64), ("fanouts", ctypes.POINTER(ctypes.c_int32)),
                 ("num_fanouts", ctypes.c_int32), ("seed", ctypes.c_uint64), ("epoch", ctypes.c_uint64),
                 ("rank", ctypes.c_int32), ("world_size", ctypes.c_int32), ("shuffle", ctypes.c_int32),
-                ("drop_last", ctypes.c_int32), ("num_slots", ctypes.c_int32), ("device", ctypes.c_char_p)]
+                ("drop_last", ctypes.c_int32), ("num_slots", ctypes.c_int32), ("device", ctypes.c_char_p),
+                ("seed_ids", ctypes.POINTER(ctypes.c_int64)), ("num_seed_ids", ctypes.c_int64)]
 
     def __init__(self, **fields):
         super().__init__(size=ctypes.sizeof(SessionOptions), **fields)
@@ -110,6 +111,9 @@ def _bind(path, lib):
     lib.gnnd_next_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(batch)]
     lib.gnnd_release_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
     lib.gnnd_start_epoch.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+    lib.gnnd_batch_hop_counts.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32),
+                                          ctypes.POINTER(ctypes.c_int32), ctypes.c_int32]
+    lib.gnnd_batch_hop_counts.restype = ctypes.c_int32
     lib.gnnd_close_session.argtypes = [ctypes.c_void_p]
     lib.gnnd_close_session.restype = None
     lib.gnnd_last_error.restype = ctypes.c_char_p

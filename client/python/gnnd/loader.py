@@ -27,9 +27,27 @@ def _to_torch(view, gnnd_dtype):
     return torch.from_dlpack(view)
 
 
+def _seed_array(seed_ids):
+    """seed_ids as a contiguous int64 numpy array (None stays None)."""
+    if seed_ids is None:
+        return None
+    if hasattr(seed_ids, "detach"):  # a torch tensor, wherever it lives
+        seed_ids = seed_ids.detach().cpu().numpy()
+    seeds = np.ascontiguousarray(np.asarray(seed_ids).reshape(-1))
+    if seeds.dtype.kind not in "iu" and seeds.size:
+        raise ValueError(f"seed_ids: integer node ids expected, got {seeds.dtype}")
+    if seeds.size == 0:
+        raise ValueError("seed_ids: empty")
+    return seeds.astype(np.int64, copy=False)
+
+
+_MAX_HOPS = 64
+
+
 class Batch:
     """One minibatch in the canonical layout, as attributes: node_ids, num_nodes_per_hop, edge_src, edge_dst,
-    num_edges_per_hop, features, labels (torch tensors or numpy arrays), plus epoch and step.
+    num_edges_per_hop, features, labels (torch tensors or numpy arrays), plus epoch, step, and the per-hop
+    counts as Python lists in host memory whatever the device: nodes_per_hop (hops + 1), edges_per_hop (hops).
 
     Unless the loader copies, the arrays alias gnnd's slot and are valid until the batch is released:
     explicitly with release(), or by fetching the next batch."""
@@ -37,6 +55,11 @@ class Batch:
     def __init__(self, loader, native, output, copy):
         self.epoch = native.epoch
         self.step = native.step
+        nodes, edges = (ctypes.c_int32 * _MAX_HOPS)(), (ctypes.c_int32 * _MAX_HOPS)()
+        hops = loader._native.lib.gnnd_batch_hop_counts(loader._session, native.slot, nodes, edges, _MAX_HOPS)
+        if hops < 0:
+            raise RuntimeError("gnnd client: no per-hop counts for this batch")
+        self.nodes_per_hop, self.edges_per_hop = list(nodes[:hops + 1]), list(edges[:hops])
         self._loader, self._slot = loader, native.slot
         for array in native.arrays:
             if array.device_type == _native.DEVICE_CUDA:  # torch only; ordered on the current stream already
@@ -75,7 +98,8 @@ class Loader:
             ...
 
     address: gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock). split: "train" (default),
-    "valid" or "test".
+    "valid" or "test"; or seed_ids: the node ids to iterate instead (any int sequence, numpy array or tensor;
+    duplicates kept, up to 8 M ids).
 
     output: "torch", "numpy", or "auto" (torch when importable). copy=True gives owned arrays (and releases
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
@@ -88,7 +112,7 @@ class Loader:
 
     def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
-                 output="auto", copy=False, timeout_ms=5000):
+                 output="auto", copy=False, timeout_ms=5000, seed_ids=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -112,17 +136,30 @@ class Loader:
         _native.check(lib.gnnd_connect(address.encode() if address else None, timeout_ms, ctypes.byref(self._client)))
         fanouts = list(fanouts)
         self._fanouts = (ctypes.c_int32 * len(fanouts))(*fanouts)
+        seeds = _seed_array(seed_ids)
+        if seeds is not None and split is not None:
+            raise ValueError("split and seed_ids: give one of them")
         options = _native.SessionOptions(
             dataset=dataset.encode(), split=split.encode() if split else None, batch_size=batch_size,
             fanouts=self._fanouts,
             num_fanouts=len(fanouts), seed=seed, epoch=epoch, rank=rank, world_size=world_size,
             shuffle=int(bool(shuffle)), drop_last=int(bool(drop_last)), num_slots=num_slots, device=device.encode())
+        if seeds is not None:
+            options.seed_ids = seeds.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+            options.num_seed_ids = len(seeds)
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
         except Exception:
             self.close()
             raise
         self._started = True
+        self._wanted_epoch = None
+
+    def set_epoch(self, epoch):
+        """Makes the next iteration run epoch `epoch` (its own shuffle order), as DistributedSampler.set_epoch
+        does; without it each iteration runs the epoch after the previous one. Asking for an epoch other
+        than the one already running (the session starts `epoch` at once) finishes that one first."""
+        self._wanted_epoch = int(epoch)
 
     def __len__(self):
         """Batches per epoch for this rank."""
@@ -133,8 +170,11 @@ class Loader:
     def __iter__(self):
         if not self._session:
             raise RuntimeError("the loader is closed")
-        if not self._started:
+        wanted = self.epoch if self._wanted_epoch is None else self._wanted_epoch
+        self._wanted_epoch = None
+        if not self._started or wanted != self.epoch:
             self._drain()
+            self.epoch = wanted
             _native.check(self._native.lib.gnnd_start_epoch(self._session, self.epoch))
         self._started, self._exhausted = False, False
         native = self._native.Batch()
