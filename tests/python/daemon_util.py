@@ -1,6 +1,7 @@
 """Starting and stopping gnnd for the end-to-end tests."""
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -49,3 +50,10 @@ def generate(path, *flags):
     subprocess.run([GNNCTL, "generate", "--preset", "tiny", *map(str, flags), str(path)], check=True,
                    capture_output=True)
     return path
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now (for torch.distributed's rendezvous)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])

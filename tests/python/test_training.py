@@ -23,13 +23,13 @@ FANOUTS, BATCH, EPOCHS, HIDDEN = [10, 5], 256, 4, 64
 def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("training")
     data = generate(root / "g", "--seed", 21, "--scale", 3)
-    daemon = Daemon(root, f"--dataset=g={data}", name="training")
+    daemon = Daemon(root, f"--dataset=training={data}", name="training")
     yield daemon, Dataset(data)
     assert daemon.stop() == 0, daemon.output()
 
 
 def loader(daemon, **kwargs):
-    args = dict(num_neighbors=FANOUTS, batch_size=BATCH, input_nodes="train", shuffle=True, dataset="g",
+    args = dict(num_neighbors=FANOUTS, batch_size=BATCH, input_nodes="train", shuffle=True, dataset="training",
                 address=daemon.address, seed=5)
     return NeighborLoader(None, **{**args, **kwargs})
 
@@ -88,7 +88,7 @@ def test_pyg_batch_shape(served):
 
 def test_dgl_blocks_are_slices_outermost_first(served):
     daemon, _ = served
-    with gnnd.Loader(address=daemon.address, dataset="g", batch_size=64, fanouts=[4, 3], output="torch") as batches:
+    with gnnd.Loader(address=daemon.address, dataset="training", batch_size=64, fanouts=[4, 3], output="torch") as batches:
         batch = next(iter(batches))
         first, last = gnnd.dgl.blocks(batch)
         nodes, edges = batch.nodes_per_hop, batch.edges_per_hop
@@ -111,7 +111,7 @@ def test_seed_ids_and_masks_as_input_nodes(served):
     mask[[7, 8, 9]] = True
     with loader(daemon, input_nodes=mask, batch_size=8, shuffle=False) as batches:
         assert [sorted(batch.n_id[:batch.batch_size].tolist()) for batch in batches] == [[7, 8, 9]]
-    with pytest.raises(gnnd.GnndError, match=r"open.seed_ids\[1\] = -4 \(not a node of 'g'"):
+    with pytest.raises(gnnd.GnndError, match=r"open.seed_ids\[1\] = -4 \(not a node of 'training'"):
         loader(daemon, input_nodes=torch.tensor([1, -4]))
     with pytest.raises(TypeError, match="does not support replace"):
         loader(daemon, replace=True)

@@ -61,42 +61,59 @@ class MLP(torch.nn.Module):
 
 class ReferenceSampler:
     """Hop by hop, up to `fanout` distinct in-neighbors of each node new at the previous hop, uniformly
-    without replacement; nodes numbered seeds first, then in order of discovery. Yields PyG-shaped dicts."""
+    without replacement (random keys, the smallest `fanout` per node); new nodes numbered in id order
+    after the seeds. Vectorized torch on `device` (the dataset's arrays are copied there once). Yields
+    PyG-shaped dicts."""
 
-    def __init__(self, dataset, seeds, fanouts, batch_size, seed):
-        self.dataset, self.seeds, self.fanouts, self.batch_size = dataset, np.asarray(seeds), fanouts, batch_size
-        self.rng = np.random.default_rng(seed)
+    def __init__(self, dataset, seeds, fanouts, batch_size, seed, device="cpu", shuffle=True):
+        self.fanouts, self.batch_size, self.device, self.shuffle = fanouts, batch_size, device, shuffle
+        self.indptr = torch.from_numpy(dataset.indptr).to(device)
+        self.indices = torch.from_numpy(dataset.indices).to(device)
+        self.features = dataset.features.to(device)
+        self.labels = dataset.labels.to(device)
+        self.seeds = torch.as_tensor(seeds, dtype=torch.int64, device=device)
+        self.local = torch.full((dataset.num_nodes,), -1, dtype=torch.int64, device=device)
+        self.generator = torch.Generator(device=device)
+        self.generator.manual_seed(seed)
 
     def __len__(self):
         return (len(self.seeds) + self.batch_size - 1) // self.batch_size
 
     def __iter__(self):
-        order = self.rng.permutation(self.seeds)
+        order = self.seeds
+        if self.shuffle:
+            order = order[torch.randperm(len(order), generator=self.generator, device=self.device)]
         for start in range(0, len(order), self.batch_size):
             yield self.sample(order[start:start + self.batch_size])
 
     def sample(self, batch):
-        d = self.dataset
-        local = {int(v): i for i, v in enumerate(batch)}
-        nodes, frontier, src, dst = list(batch), list(batch), [], []
+        arange = lambda *a: torch.arange(*a, device=self.device)  # noqa: E731
+        nodes = batch  # a split: no duplicates
+        self.local[nodes] = arange(len(nodes))
+        empty = torch.empty(0, dtype=torch.int64, device=self.device)
+        frontier, srcs, dsts, count = nodes, [empty], [empty], len(nodes)
         for fanout in self.fanouts:
-            new = []
-            for v in frontier:
-                neighbors = d.indices[d.indptr[v]:d.indptr[v + 1]]
-                if fanout >= 0 and len(neighbors) > fanout:
-                    neighbors = self.rng.choice(neighbors, fanout, replace=False)
-                for u in neighbors:
-                    u = int(u)
-                    if u not in local:
-                        local[u] = len(nodes)
-                        nodes.append(u)
-                        new.append(u)
-                    src.append(local[u])
-                    dst.append(local[v])
+            starts = self.indptr[frontier]
+            degrees = self.indptr[frontier + 1] - starts
+            segment = torch.repeat_interleave(arange(len(frontier)), degrees)
+            first = torch.cumsum(degrees, 0) - degrees
+            position = arange(len(segment)) - first[segment]
+            candidates = self.indices[starts[segment] + position]
+            if fanout >= 0:
+                keys = torch.rand(len(segment), generator=self.generator, device=self.device)
+                order = torch.argsort(segment.double() + keys * 0.5)  # by node, then by key
+                keep = order[(arange(len(order)) - first[segment[order]]) < fanout]
+                candidates, segment = candidates[keep], segment[keep]
+            new = torch.unique(candidates[self.local[candidates] < 0])
+            self.local[new] = arange(count, count + len(new))
+            count += len(new)
+            srcs.append(self.local[candidates])
+            dsts.append(self.local[frontier[segment]])
+            nodes = torch.cat((nodes, new))
             frontier = new
-        n_id = torch.tensor(nodes, dtype=torch.int64)
-        return dict(x=d.features[n_id], edge_index=torch.tensor([src, dst], dtype=torch.int64),
-                    y=d.labels[n_id[:len(batch)]], batch_size=len(batch))
+        self.local[nodes] = -1
+        return dict(x=self.features[nodes], edge_index=torch.stack((torch.cat(srcs), torch.cat(dsts))),
+                    y=self.labels[nodes[:len(batch)]], batch_size=len(batch))
 
 
 def train(model, batches_per_epoch, epochs, lr=0.01):
@@ -117,9 +134,18 @@ def train(model, batches_per_epoch, epochs, lr=0.01):
 
 
 @torch.no_grad()
-def accuracy(model, dataset, split="valid"):
-    """Accuracy on a split with every in-neighbor (no sampling: the same for every model)."""
+def accuracy(model, dataset, split="valid", sampler=None):
+    """Accuracy on a split: with every in-neighbor on the whole graph (no sampling: the same for every
+    model), or over `sampler`'s batches of the split (large graphs: seed it the same for every model)."""
     model.eval()
+    if sampler is not None:
+        right = total = 0
+        for batch in sampler:
+            size = batch["batch_size"]
+            prediction = model(batch["x"].float(), batch["edge_index"])[:size].argmax(1)
+            right += int((prediction == batch["y"][:size]).sum())
+            total += size
+        return right / total
     counts = np.diff(dataset.indptr)
     dst = torch.from_numpy(np.repeat(np.arange(dataset.num_nodes), counts))
     edge_index = torch.stack((torch.from_numpy(dataset.indices), dst))

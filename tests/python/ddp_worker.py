@@ -1,0 +1,45 @@
+"""One DDP rank for test_ddp.py (gloo, CPU): trains a small SAGE on gnnd.pyg batches for two epochs and
+writes what it saw. Arguments: RANK WORLD PORT ADDRESS OUT [DIE_AT_STEP]."""
+import datetime
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+from gnnd.pyg import NeighborLoader
+from training import SAGE
+
+rank, world, port, address, out_path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+die_at = int(sys.argv[6]) if len(sys.argv) > 6 else None
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=30))
+torch.manual_seed(0)
+loader = NeighborLoader(None, num_neighbors=[5, 3], batch_size=200, input_nodes="train", shuffle=True, dataset="ddp",
+                        address=address, seed=1)  # rank and world size from torch.distributed
+first = next(iter(loader))
+model = DistributedDataParallel(SAGE(first.x.shape[1], 32, 8, 2))
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+report = {"len": len(loader), "steps": [], "seeds": []}
+for epoch in range(2):
+    loader.set_epoch(epoch)
+    steps, seeds = 0, []
+    for batch in loader:
+        if die_at is not None and steps == die_at:
+            os._exit(3)  # a rank that dies mid-epoch
+        seeds += batch.n_id[:batch.batch_size].tolist()
+        out = model(batch.x.float(), batch.edge_index)[:batch.batch_size]
+        loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        steps += 1
+    report["steps"].append(steps)
+    report["seeds"].append(seeds)
+loader.close()
+dist.destroy_process_group()
+with open(out_path, "w") as f:
+    json.dump(report, f)
