@@ -5,8 +5,11 @@
 #pragma once
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
 #include <functional>
+#include <memory>
 
 namespace gnnd {
 
@@ -20,6 +23,11 @@ class ThreadPool {
 
   int threads() const { return threads_; }
   void Post(std::function<void()> task) { boost::asio::post(pool_, std::move(task)); }
+  // Runs `task` on the pool once `delay` has passed (the destructor waits for it).
+  void PostAfter(std::chrono::microseconds delay, std::function<void()> task) {
+    auto timer = std::make_shared<boost::asio::steady_timer>(pool_.get_executor(), delay);
+    timer->async_wait([timer, task = std::move(task)](const boost::system::error_code&) { task(); });
+  }
 
  private:
   const int threads_;

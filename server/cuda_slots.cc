@@ -14,6 +14,9 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }
 
 constexpr int kCountsPerSlot = 2 * kMaxHops + 1;  // nodes per hop (hops + 1), edges per hop
+// How often a released slot's `consumed` event is looked at while the trainer's GPU still works on the
+// batch: from a few microseconds (it is usually done by the time its Release arrives) up to a millisecond.
+constexpr std::chrono::microseconds kFirstConsumedPoll{20}, kMaxConsumedPoll{1000};
 
 }  // namespace
 
@@ -39,6 +42,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * s->max_epoch_seeds_), "allocate the epoch's seeds");
   GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * kCountsPerSlot * plan.num_slots), "allocate pinned counts");
   s->wake_ = plan.wake;
+  s->wake_after_ = plan.wake_after;
   GNND_CUDA(cudaStreamCreateWithFlags(&s->own_stream_, cudaStreamNonBlocking), "create the producer stream");
   s->stream_ = s->own_stream_;
   for (int k = 0; k < plan.num_slots; ++k) {
@@ -89,20 +93,38 @@ absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
 }
 
 absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready) {
-  for (;;) {  // enqueue a fill per free slot
-    int slot;
+  GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
+  bool trainer_busy = false;  // a released slot whose `consumed` is not complete yet
+  for (;;) {                  // enqueue a fill per free slot that the trainer is done with
+    int slot = -1;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopped_) return PollResult::kEpochDone;
-      if (next_step_ >= seeds_host_.num_steps() || free_slots_.empty()) break;
-      slot = free_slots_.back();
-      free_slots_.pop_back();
+      if (next_step_ >= seeds_host_.num_steps()) break;
+      for (size_t i = free_slots_.size(); i-- > 0;) {
+        const cudaError_t consumed = cudaEventQuery(consumed_[free_slots_[i]]);
+        if (consumed == cudaErrorNotReady) {
+          trainer_busy = true;
+          continue;
+        }
+        GNND_CUDA(consumed, "check the trainer's consumed event");
+        slot = free_slots_[i];
+        free_slots_.erase(free_slots_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+      if (slot < 0) break;
       if (starved_since_) times_.wait_seconds += SecondsSince(*starved_since_);
     }
     starved_since_.reset();
     if (!busy_since_) busy_since_ = std::chrono::steady_clock::now();
     GNND_RETURN_IF_ERROR(EnqueueFill(next_step_, slot, stream_, /*wake=*/true));
     filling_.push_back({next_step_++, slot});
+  }
+  if (trainer_busy) {  // nothing tells gnnd when the trainer's work ends: look again soon
+    consumed_poll_ = std::min(std::max(consumed_poll_ * 2, kFirstConsumedPoll), kMaxConsumedPoll);
+    if (wake_after_) wake_after_(consumed_poll_);
+  } else {
+    consumed_poll_ = std::chrono::microseconds{0};
   }
   if (filling_.empty()) {
     if (next_step_ >= seeds_host_.num_steps()) return PollResult::kEpochDone;
@@ -130,8 +152,6 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready) {
 absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake) {
   const BatchLayout& layout = sampler_->layout();
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
-  // The trainer records `consumed` when it is done with the slot; overwrite only after that.
-  GNND_CUDA(cudaStreamWaitEvent(stream, consumed_[slot], 0), "wait for the trainer");
   const std::span<const int64_t> batch = seeds_host_.batch(step);
   const int64_t offset = batch.data() - seeds_host_.all().data();
   char* base = static_cast<char*>(slots_) + slot * layout.total_bytes;

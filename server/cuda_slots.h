@@ -1,8 +1,11 @@
 // The CUDA slot backend: a session's slots in the trainer's GPU memory, shared by CUDA IPC, with an
 // interprocess `ready` and `consumed` event per slot, filled by the session's CudaSampler on a producer
-// stream (a green context's, server/cuda_devices.h). Each fill is enqueued behind the trainer's
-// `consumed` event and records `ready`, then a host callback wakes the session: no thread waits for the
-// GPU. Every free slot is filled ahead; nothing is allocated per batch.
+// stream (a green context's, server/cuda_devices.h). A released slot is refilled once its `consumed`
+// event (recorded by the trainer) is complete, checked from the host: gnnd's streams never wait on a
+// trainer's work, so a trainer that dies with work pending (whose event then never completes) cannot
+// stall gnnd's streams, their teardown or the device. Each fill records `ready`, then a host callback
+// wakes the session: no thread waits for the GPU. Every free slot is filled ahead; nothing is allocated
+// per batch.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,9 +33,9 @@ class CudaSlots final : public SlotBackend {
 
   absl::Status Describe(v1::SessionOpened& opened) override;
   absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) override;
-  // Enqueues fills of the next steps into the free slots; reports the oldest once it is complete on the
-  // GPU, so that `ready` can carry the shapes (the trainer's stream still orders itself after the slot's
-  // `ready` event).
+  // Enqueues fills of the next steps into the free slots whose `consumed` is complete (others are polled
+  // again shortly); reports the oldest fill once it is complete on the GPU, so that `ready` can carry the
+  // shapes (the trainer's stream still orders itself after the slot's `ready` event).
   absl::StatusOr<PollResult> Poll(v1::BatchReady& ready) override;
   void Release(int slot) override;
   void Stop() override;
@@ -47,9 +50,9 @@ class CudaSlots final : public SlotBackend {
 
  private:
   CudaSlots() = default;
-  // Enqueues the fill of `slot` with `step`'s batch of the current epoch on `stream`: after the trainer's
-  // `consumed`, before `ready`, followed by a copy of the counts to the slot's pinned counts and, if
-  // `wake`, a host callback that calls the plan's `wake`.
+  // Enqueues the fill of `slot` with `step`'s batch of the current epoch on `stream`, recording `ready`,
+  // followed by a copy of the counts to the slot's pinned counts and, if `wake`, a host callback that
+  // calls the plan's `wake`. The trainer must be done with the slot (its `consumed` complete).
   absl::Status EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake);
   static void CUDART_CB OnFilled(void* self);
   absl::Status UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream);
@@ -64,6 +67,8 @@ class CudaSlots final : public SlotBackend {
   std::vector<cudaEvent_t> ready_, consumed_;
   int32_t* counts_ = nullptr;  // pinned: per slot, the per-hop counts of its last fill
   std::function<void()> wake_;
+  std::function<void(std::chrono::microseconds)> wake_after_;
+  std::chrono::microseconds consumed_poll_{0};  // the delay before looking at `consumed` again
 
   struct Filling {
     int64_t step;

@@ -27,8 +27,8 @@ absl::Status CheckSeedIds(const v1::OpenSession& request, const v1::DatasetManif
   for (int i = 0; i < request.seed_ids_size(); ++i) {
     const int64_t id = request.seed_ids(i);
     if (id < 0 || id >= m.num_nodes()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.seed_ids[", i, "] = ", id, " (not a node of '", request.dataset(),
-                                                     "': ids are 0 to ", m.num_nodes() - 1, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("open.seed_ids[", i, "] = ", id, " (not a node of '",
+                                                     request.dataset(), "': ids are 0 to ", m.num_nodes() - 1, ")"));
     }
   }
   return absl::OkStatus();
@@ -111,7 +111,11 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   plan.first_epoch = EpochSeeds(s->split_, s->schedule_, request.epoch());
   plan.max_epoch_seeds =
       (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) / s->schedule_.world_size;
-  plan.wake = [session = s.get()] { session->Wake(); };
+  s->wake_handle_->session = s.get();
+  plan.wake = [handle = s->wake_handle_] { handle->Wake(); };
+  plan.wake_after = [handle = s->wake_handle_, &pool](std::chrono::microseconds delay) {
+    pool.PostAfter(delay, [handle] { handle->Wake(); });
+  };
   s->steps_per_epoch_ = plan.first_epoch.num_steps();
   GNND_ASSIGN_OR_RETURN(s->backend_, backends.Create(plan));
 
@@ -132,11 +136,20 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
 Session::~Session() {
   Stop(StopReason::kSessionEnded, absl::UnavailableError("session ended"));
   {
+    std::lock_guard<std::mutex> lock(wake_handle_->mutex);
+    wake_handle_->session = nullptr;  // late callbacks and timers find nothing to wake
+  }
+  {
     std::unique_lock<std::mutex> lock(step_mutex_);
     step_idle_.wait(lock, [&] { return !stepping_; });
-    closed_ = true;  // from now on the backend's wake-ups are ignored
+    closed_ = true;
   }
   backend_.reset();  // waits for its work in flight, while the step state still exists
+}
+
+void Session::WakeHandle::Wake() {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (session != nullptr) session->Wake();
 }
 
 void Session::Start(SessionOutput& output) {
@@ -305,7 +318,7 @@ v1::SessionStats Session::Stats() const {
   s.set_session_id(id_);
   s.set_dataset(request_.dataset());
   s.set_split(request_.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request_.seed_ids_size(), ")")
-                                            : request_.split());
+                                           : request_.split());
   if (peer_.known) {
     s.set_peer_pid(peer_.pid);
     s.set_peer_uid(static_cast<int32_t>(peer_.uid));

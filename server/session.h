@@ -104,6 +104,14 @@ class Session {
     kEnded,           // output.End called
   };
 
+  // How the backend and timers reach the session: by way of this handle, cleared when the session goes,
+  // so a late host callback or timer finds nothing to wake instead of a freed session.
+  struct WakeHandle {
+    std::mutex mutex;
+    Session* session = nullptr;
+    void Wake();
+  };
+
   Session() = default;
   // Schedules a step on the pool unless one is scheduled or running (then that one runs again).
   void Wake();
@@ -130,6 +138,7 @@ class Session {
 
   ThreadPool* pool_ = nullptr;
   SessionOutput* output_ = nullptr;
+  std::shared_ptr<WakeHandle> wake_handle_ = std::make_shared<WakeHandle>();
 
   mutable std::mutex mutex_;
   std::set<int> held_;  // slots delivered and not yet released

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,8 +36,11 @@ struct SessionPlan {
   uid_t trainer_uid = 0;        // owns the CPU slot segment when gnnd may hand it over
   EpochSeeds first_epoch;       // the first epoch's seeds (sizes GPU buffers; calibrates producer_sms auto)
   int64_t max_epoch_seeds = 0;  // seeds of one rank in any epoch
-  // Called by the backend, on any thread, when Poll() may have a batch that it did not have before.
+  // Called by the backend, on any thread, when Poll() may have a batch that it did not have before; or
+  // to be polled again after a delay (something it cannot be told about, e.g. the trainer's GPU work).
+  // Both are safe to call after the session is gone (they do nothing then).
   std::function<void()> wake;
+  std::function<void(std::chrono::microseconds)> wake_after;
 };
 
 // What SlotBackend::Poll found.

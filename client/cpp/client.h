@@ -97,7 +97,7 @@ class Session {
   size_t slots_bytes_ = 0;
   int device_ = -1;                                    // GPU sessions: the CUDA device of the slots
   std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
-  std::vector<HopCounts> hop_counts_;  // per slot
+  std::vector<HopCounts> hop_counts_;                  // per slot
   absl::Status failed_;
   bool closed_ = false;
 };

@@ -56,7 +56,7 @@ def test_a_library_of_another_abi_version_is_refused(tmp_path):
     proc = run_python(code, {"PYTHONPATH": str(REPO / "client/python"),
                              "GNND_CLIENT_LIBRARY": os.environ["GNND_CLIENT_LIBRARY"]}, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "implements the gnnd client API 1.0; this package needs 1.999" in proc.stdout
+    assert "implements the gnnd client API 1.1; this package needs 1.999" in proc.stdout
 
 
 def test_array_names_come_from_the_library():

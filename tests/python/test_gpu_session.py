@@ -94,3 +94,51 @@ def test_producer_in_a_green_context(tmp_path, setup, sms):
         assert "green context of 16 of" in log
     else:
         assert "producer_sms auto on cuda:0" in log
+
+
+DYING_TRAINER = """
+import sys, gnnd, torch
+loader = gnnd.Loader(address=sys.argv[1], dataset="dyingtiny", batch_size=512, fanouts=[10, 5], num_slots=2,
+                     device="cuda:0")
+batch = next(iter(loader))
+torch.cuda._sleep(1 << 40)  # minutes of GPU work on the stream the release is recorded on
+batch.release()  # `consumed` is now recorded behind that work, and gnnd is told the slot is free
+print("released", flush=True)
+sys.stdin.read()  # until killed
+"""
+
+
+def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, setup):
+    """The dead trainer's `consumed` event never completes: gnnd must end its session, keep serving the
+    GPU, and stop on SIGTERM (its streams never wait on a trainer's work). Under MPS, killing a client while
+    its kernels run breaks every client's context on that GPU (MPS's error containment): gnnd must then
+    refuse that GPU's sessions with UNAVAILABLE saying so, and still stop promptly."""
+    import signal
+    import sys
+    import time
+    _, data = setup
+    daemon = Daemon(tmp_path, f"--dataset=dyingtiny={data}", name="dying")
+    try:
+        trainer = subprocess.Popen([sys.executable, "-c", DYING_TRAINER, daemon.address], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True, env=os.environ)
+        assert trainer.stdout.readline().strip() == "released"
+        time.sleep(0.2)
+        trainer.send_signal(signal.SIGKILL)
+        trainer.wait(timeout=60)
+        deadline = time.time() + 20
+        while any(line.startswith("session ") for line in daemon.gnnctl("stats").stdout.splitlines()):
+            assert time.time() < deadline, "the dead trainer's session did not end: " + daemon.output()
+            time.sleep(0.1)
+        mps = "MPS is not running" not in daemon.output()
+        try:
+            with gnnd.Loader(address=daemon.address, dataset="dyingtiny", batch_size=512, fanouts=[10, 5],
+                             device="cuda:0") as loader:
+                assert sum(1 for _ in loader) == len(loader)
+        except gnnd.GnndError as e:
+            if not mps:
+                raise
+            assert e.code == "UNAVAILABLE" and "unusable for gnnd until it restarts" in e.message, e
+    finally:
+        start = time.time()
+        assert daemon.stop() == 0, daemon.output()
+        assert time.time() - start < 10, "gnnd took long to stop"
