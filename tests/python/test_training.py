@@ -78,9 +78,13 @@ def test_pyg_batch_shape(served):
         n_id = batch.n_id
         assert torch.equal(batch.x, dataset.features[n_id])
         assert torch.equal(batch.y, dataset.labels[n_id[:100]])
-        # Hop-ordered: the edges of hop 1 end at seeds, and every edge is an in-edge of its destination.
-        hop1 = batch.num_sampled_edges[0]
-        assert int(batch.edge_index[1, :hop1].max()) < 100
+        # Hop-ordered as trim_to_layer needs: the edges of hops 1..h run from nodes of hops 0..h to nodes of
+        # hops 0..h-1, so dropping the last hops' nodes and edges leaves a consistent graph.
+        for h in (1, 2):
+            edges = sum(batch.num_sampled_edges[:h])
+            assert int(batch.edge_index[0, :edges].max()) < sum(batch.num_sampled_nodes[:h + 1])
+            assert int(batch.edge_index[1, :edges].max()) < sum(batch.num_sampled_nodes[:h])
+        # Every edge is an in-edge of its destination.
         src, dst = n_id[batch.edge_index[0]].numpy(), n_id[batch.edge_index[1]].numpy()
         for s, d in zip(src[:200], dst[:200]):
             assert s in dataset.indices[dataset.indptr[d]:dataset.indptr[d + 1]]
