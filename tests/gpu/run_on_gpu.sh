@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the GPU tests on a machine with a GPU from a relocatable bundle made here:
-#   ../shared/tools/bundle-libs.sh bundle build/tests/gpu_tests build/tools/gnnctl   (or deploy's bundle script)
-#   bash tests/gpu/run_on_gpu.sh bundle OUT_DIR
+# Runs the GPU tests on a machine with a GPU from the relocatable bundle (deploy/bundle.sh) made here:
+#   bash deploy/bundle.sh build out build/tests/gpu_tests && tar -C out -xzf out/gnnd-*.tar.gz
+#   bash tests/gpu/run_on_gpu.sh out/gnnd-VERSION-ARCH OUT_DIR      (on the GPU machine)
 # 1. gpu_tests (CUDA vs CPU byte-identical batches; Philox on the device),
 # 2. compute-sanitizer memcheck over one case of them,
 # 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset, compared with numpy.
