@@ -3,6 +3,7 @@
 // The config file is a text-format DaemonConfig (proto/gnnd/v1/config.proto); flags override it.
 // SIGTERM/SIGINT: sessions are told, the socket closes, segments gnnd created are removed.
 #include <signal.h>
+#include <systemd/sd-daemon.h>
 
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "server/config.h"
+#include "server/configured_datasets.h"
 #include "server/dataset_registry.h"
 #include "server/service.h"
 #include "server/slot_segment.h"
@@ -88,6 +90,22 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   return config;
 }
 
+// SIGHUP: re-reads the config (file and flags) and brings the configured datasets in step; the other
+// settings take effect at the next start.
+void Reload(int argc, char** argv, ConfiguredDatasets& configured) {
+  sd_notify(0, "RELOADING=1");
+  const absl::StatusOr<v1::DaemonConfig> config = BuildConfig(argc, argv);
+  if (!config.ok()) {
+    LogError("reload: %s (the dataset list is unchanged)", config.status().message());
+  } else {
+    const ConfiguredDatasets::Outcome outcome = configured.Apply(config->datasets());
+    for (const std::string& error : outcome.errors) LogError("reload: %s", error);
+    LogInfo("reload: %d dataset(s) loaded, %d unloaded, %d unchanged, %d error(s)", outcome.loaded.size(),
+            outcome.unloaded.size(), outcome.unchanged.size(), outcome.errors.size());
+  }
+  sd_notify(0, "READY=1");
+}
+
 int Run(int argc, char** argv) {
   NormalizeFlagNames(argc, argv);
   absl::ParseCommandLine(argc, argv);
@@ -101,6 +119,7 @@ int Run(int argc, char** argv) {
   sigemptyset(&shutdown);
   sigaddset(&shutdown, SIGINT);
   sigaddset(&shutdown, SIGTERM);
+  sigaddset(&shutdown, SIGHUP);  // reload
   pthread_sigmask(SIG_BLOCK, &shutdown, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
@@ -110,13 +129,11 @@ int Run(int argc, char** argv) {
                          .producer_sms = config->producer_sms()});
   DatasetRegistry registry(config->keep_segments(), config->producer_threads(),
                            [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); });
-  for (const v1::DatasetConfig& d : config->datasets()) {
-    absl::StatusOr<v1::DatasetInfo> info = registry.Load(d.name(), d.path(), d.huge_pages(), nullptr);
-    if (!info.ok()) {
-      LogError("dataset '%s' (%s) not loaded: %s", d.name(), d.path(), info.status().message());
-      registry.UnloadAll();
-      return 1;
-    }
+  ConfiguredDatasets configured(registry);
+  if (const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets()); !loaded.errors.empty()) {
+    for (const std::string& error : loaded.errors) LogError("%s", error);
+    registry.UnloadAll();
+    return 1;
   }
   if (absl::GetFlag(FLAGS_exit_after_load)) {
     registry.UnloadAll();
@@ -152,8 +169,11 @@ int Run(int argc, char** argv) {
     LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", config->listen());
   LogInfo("gnnd serving %d dataset(s) on %s", config->datasets_size(), config->listen());
 
+  // Under systemd (Type=notify): ready once the configured datasets are in memory and the socket serves.
+  sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), config->listen().c_str());
   int signal = 0;
-  sigwait(&shutdown, &signal);
+  while (sigwait(&shutdown, &signal) == 0 && signal == SIGHUP) Reload(argc, argv, configured);
+  sd_notify(0, "STOPPING=1");
   LogInfo("signal %d: shutting down", signal);
   server->GetHealthCheckService()->SetServingStatus(false);
   service.StopSessions();

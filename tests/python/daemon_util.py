@@ -10,7 +10,7 @@ GNND = os.environ.get("GNND", "gnnd")
 
 
 class Daemon:
-    def __init__(self, tmp_path, *args, config=None, name="gnnd"):
+    def __init__(self, tmp_path, *args, config=None, name="gnnd", env=None):
         self.socket = str(tmp_path / f"{name}.sock")
         self.address = f"unix:{self.socket}"
         self.log = open(tmp_path / f"{name}.log", "w+")
@@ -19,7 +19,7 @@ class Daemon:
             path = tmp_path / f"{name}.textproto"
             path.write_text(config)
             command.append(f"--config={path}")
-        self.proc = subprocess.Popen(command, stderr=self.log, stdout=self.log)
+        self.proc = subprocess.Popen(command, stderr=self.log, stdout=self.log, env={**os.environ, **(env or {})})
         deadline = time.time() + 30
         while not os.path.exists(self.socket):
             if self.proc.poll() is not None:

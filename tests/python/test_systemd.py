@@ -1,0 +1,106 @@
+"""gnnd as a systemd service: the units pass `systemd-analyze verify`; the readiness notification (Type=notify)
+comes only once the configured datasets are in memory and served; SIGHUP (`systemctl reload`) re-reads the
+dataset list, loading new datasets, unloading removed ones once no session uses them, and leaving the
+sessions of datasets that stay undisturbed."""
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+import gnnd
+from daemon_util import GNND, Daemon, generate
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+class NotifySocket:
+    """What systemd listens on for sd_notify: a Unix datagram socket named by $NOTIFY_SOCKET."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+
+    def receive(self, timeout=30):
+        self.sock.settimeout(timeout)
+        return self.sock.recv(4096).decode()
+
+    def until(self, word, timeout=30):
+        deadline = time.time() + timeout
+        while True:
+            message = self.receive(max(deadline - time.time(), 0.01))
+            if word in message.split("\n"):
+                return message
+
+
+def datasets(daemon):
+    return sorted(line.split("\t")[0] for line in daemon.gnnctl("datasets").stdout.splitlines() if line.strip())
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+def test_units_pass_systemd_analyze_verify(tmp_path):
+    units = tmp_path / "units"
+    units.mkdir()
+    for name in ("gnnd.service", "gnnd-mps.service"):  # the programs as they are here, not installed
+        text = (REPO / "deploy/systemd" / name).read_text()
+        text = text.replace("/usr/local/bin/gnnd", str(pathlib.Path(GNND).resolve()))
+        text = text.replace("/usr/bin/nvidia-cuda-mps-control", "/bin/true")
+        (units / name).write_text(text)
+    proc = subprocess.run(["systemd-analyze", "verify", "--man=no", *sorted(str(p) for p in units.iterdir())],
+                          capture_output=True, text=True, env={**os.environ, "SYSTEMD_LOG_LEVEL": "warning"})
+    problems = [line for line in proc.stderr.splitlines() if "gnnd" in line]
+    assert proc.returncode == 0 and not problems, proc.stderr
+
+
+def test_ready_only_once_the_datasets_are_served(tmp_path):
+    data = generate(tmp_path / "g", "--seed", 2, "--scale", 3)
+    notify = NotifySocket(tmp_path / "notify")
+    daemon = Daemon(tmp_path, f"--dataset=ready={data}", name="ready", env={"NOTIFY_SOCKET": notify.path})
+    try:
+        message = notify.until("READY=1")
+        assert "dataset 'ready' loaded" in daemon.output()  # written before the notification was sent
+        assert datasets(daemon) == ["ready"]
+        assert "STATUS=serving 1 dataset(s)" in message
+        daemon.proc.send_signal(signal.SIGTERM)
+        assert "STOPPING=1" in notify.receive()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_sighup_reloads_the_dataset_list_without_dropping_sessions(tmp_path):
+    a, b = generate(tmp_path / "a", "--seed", 3), generate(tmp_path / "b", "--seed", 4)
+    config = tmp_path / "gnnd.textproto"
+    config.write_text(f'datasets {{ name: "keep" path: "{a}" }}\n')
+    notify = NotifySocket(tmp_path / "notify")
+    daemon = Daemon(tmp_path, f"--config={config}", name="reload", env={"NOTIFY_SOCKET": notify.path})
+    try:
+        notify.until("READY=1")
+        loader = gnnd.Loader(address=daemon.address, dataset="keep", batch_size=100, fanouts=[3], output="numpy")
+        batches = iter(loader)
+        next(batches)  # a session in the middle of an epoch
+
+        def reload(text):
+            config.write_text(text)
+            daemon.proc.send_signal(signal.SIGHUP)
+            notify.until("RELOADING=1")
+            notify.until("READY=1")
+
+        reload(f'datasets {{ name: "keep" path: "{a}" }}\ndatasets {{ name: "new" path: "{b}" }}\n')
+        assert datasets(daemon) == ["keep", "new"]
+        reload(f'datasets {{ name: "new" path: "{b}" }}\n')  # "keep" is in use: it stays, and the log says why
+        assert datasets(daemon) == ["keep", "new"]
+        assert "reload: dataset 'keep' not unloaded" in daemon.output()
+        assert 1 + sum(1 for _ in batches) == len(loader)  # the session finished its epoch undisturbed
+        loader.close()
+        time.sleep(0.2)
+        reload(f'datasets {{ name: "new" path: "{b}" }}\n')
+        assert datasets(daemon) == ["new"]
+        reload('datasets { name: "new" path: "/nonexistent" }\n')  # a bad entry leaves the rest in place
+        assert "reload: dataset 'new' (/nonexistent) not loaded" in daemon.output()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
