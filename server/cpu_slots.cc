@@ -39,7 +39,7 @@ absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready) {
+absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready, BatchTimes& times) {
   CpuProducer* producer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -50,6 +50,7 @@ absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready) {
     const BatchView& batch = views_[next->slot];
     ready.set_slot(next->slot);
     ready.set_step(next->step);
+    times = {next->times.sample + next->times.gather, next->times.sample, next->times.gather};
     SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
                    {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);
     return PollResult::kBatch;

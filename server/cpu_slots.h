@@ -22,7 +22,7 @@ class CpuSlots final : public SlotBackend {
   absl::Status Describe(v1::SessionOpened& opened) override;
   void Attached() override;
   absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) override;
-  absl::StatusOr<PollResult> Poll(v1::BatchReady& ready) override;
+  absl::StatusOr<PollResult> Poll(v1::BatchReady& ready, BatchTimes& times) override;
   void Release(int slot) override;
   void Stop() override;
   ProducerTimes times() const override;

@@ -25,6 +25,8 @@ CudaSlots::~CudaSlots() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   for (cudaEvent_t e : ready_) cudaEventDestroy(e);
   for (cudaEvent_t e : consumed_) cudaEventDestroy(e);
+  for (cudaEvent_t e : fill_start_) cudaEventDestroy(e);
+  for (cudaEvent_t e : fill_end_) cudaEventDestroy(e);
   if (own_stream_ != nullptr) cudaStreamDestroy(own_stream_);
   if (slots_ != nullptr) cudaFree(slots_);
   if (seeds_ != nullptr) cudaFree(seeds_);
@@ -49,6 +51,11 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
     for (auto* events : {&s->ready_, &s->consumed_}) {
       cudaEvent_t e;
       GNND_CUDA(cudaEventCreateWithFlags(&e, cudaEventInterprocess | cudaEventDisableTiming), "create an IPC event");
+      events->push_back(e);
+    }
+    for (auto* events : {&s->fill_start_, &s->fill_end_}) {
+      cudaEvent_t e;
+      GNND_CUDA(cudaEventCreate(&e), "create a timing event");
       events->push_back(e);
     }
   }
@@ -92,7 +99,7 @@ absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   return UploadSeeds(seeds_host_, stream_);
 }
 
-absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready) {
+absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& times) {
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
   bool trainer_busy = false;  // a released slot whose `consumed` is not complete yet
   for (;;) {                  // enqueue a fill per free slot that the trainer is done with
@@ -141,6 +148,12 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready) {
   SetBatchCounts({counts, static_cast<size_t>(hops) + 1}, {counts + hops + 1, static_cast<size_t>(hops)}, ready);
   ready.set_slot(oldest.slot);
   ready.set_step(oldest.step);
+  float milliseconds = 0;
+  if (cudaEventElapsedTime(&milliseconds, fill_start_[oldest.slot], fill_end_[oldest.slot]) == cudaSuccess) {
+    times.produce = milliseconds / 1e3;
+  } else {
+    (void)cudaGetLastError();  // an unmeasured batch is no error; leave none behind for the next launch
+  }
   if (filling_.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
     times_.sample_seconds += SecondsSince(*busy_since_);
@@ -155,8 +168,10 @@ absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream,
   const std::span<const int64_t> batch = seeds_host_.batch(step);
   const int64_t offset = batch.data() - seeds_host_.all().data();
   char* base = static_cast<char*>(slots_) + slot * layout.total_bytes;
+  GNND_CUDA(cudaEventRecord(fill_start_[slot], stream), "time the fill");
   GNND_RETURN_IF_ERROR(sampler_->Sample(epoch_, seeds_host_.batch_index(step), {seeds_ + offset, batch.size()},
                                         BatchView::At(base, layout), stream));
+  GNND_CUDA(cudaEventRecord(fill_end_[slot], stream), "time the fill");
   const int hops = layout.num_hops;
   int32_t* counts = counts_ + slot * kCountsPerSlot;
   GNND_CUDA(cudaMemcpyAsync(counts, base + layout.num_nodes_per_hop, sizeof(int32_t) * (hops + 1),

@@ -36,7 +36,7 @@ class CudaSlots final : public SlotBackend {
   // Enqueues fills of the next steps into the free slots whose `consumed` is complete (others are polled
   // again shortly); reports the oldest fill once it is complete on the GPU, so that `ready` can carry the
   // shapes (the trainer's stream still orders itself after the slot's `ready` event).
-  absl::StatusOr<PollResult> Poll(v1::BatchReady& ready) override;
+  absl::StatusOr<PollResult> Poll(v1::BatchReady& ready, BatchTimes& times) override;
   void Release(int slot) override;
   void Stop() override;
   ProducerTimes times() const override;
@@ -65,6 +65,7 @@ class CudaSlots final : public SlotBackend {
   cudaStream_t stream_ = nullptr;  // the one fills use
   cudaStream_t own_stream_ = nullptr;
   std::vector<cudaEvent_t> ready_, consumed_;
+  std::vector<cudaEvent_t> fill_start_, fill_end_;  // per slot, timing its last fill (not shared)
   int32_t* counts_ = nullptr;  // pinned: per slot, the per-hop counts of its last fill
   std::function<void()> wake_;
   std::function<void(std::chrono::microseconds)> wake_after_;

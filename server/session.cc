@@ -128,6 +128,14 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   opened.set_feature_dim(m.feature_dim());
   opened.set_feature_dtype(m.feature_dtype());
   opened.set_steps_per_epoch(s->steps_per_epoch_);
+  s->delivered_at_.resize(s->num_slots_);
+  if (limits.histograms != nullptr) {
+    const std::string device = s->device_.ToString();
+    s->produce_ = &limits.histograms->Get("produce", request.dataset(), device);
+    s->sample_ = &limits.histograms->Get("sample", request.dataset(), device);
+    s->gather_ = &limits.histograms->Get("gather", request.dataset(), device);
+    s->release_wait_ = &limits.histograms->Get("release_wait", request.dataset(), device);
+  }
   s->lease_ = std::move(lease);
   s->epoch_ = request.epoch();
   return s;
@@ -195,6 +203,10 @@ absl::Status Session::Handle(const v1::SessionRequest& request) {
         return absl::InvalidArgumentError(absl::StrCat("release.slot = ", slot, " (not a batch this trainer holds)"));
       }
       held_.erase(slot);
+      if (release_wait_ != nullptr) {
+        release_wait_->Observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - delivered_at_[slot]).count());
+      }
       backend_->Release(slot);
       return absl::OkStatus();
     }
@@ -285,7 +297,8 @@ bool Session::Step() {
 
 bool Session::Deliver() {
   v1::SessionEvent event;
-  const absl::StatusOr<PollResult> polled = backend_->Poll(*event.mutable_ready());
+  BatchTimes times;
+  const absl::StatusOr<PollResult> polled = backend_->Poll(*event.mutable_ready(), times);
   if (!polled.ok()) {
     LogError("session %d: %s", id_, polled.status().message());
     Stop(StopReason::kProducerFailed, polled.status());
@@ -302,9 +315,15 @@ bool Session::Deliver() {
       v1::BatchReady& ready = *event.mutable_ready();
       ready.set_epoch(epoch_);
       held_.insert(ready.slot());
+      delivered_at_[ready.slot()] = std::chrono::steady_clock::now();
       ++batches_;
       bytes_ += BatchArrayBytes(ready.num_nodes(), ready.num_edges(), ready.num_seeds(), layout_.num_hops,
                                 layout_.feature_row_bytes);
+    }
+  }
+  if (produce_ != nullptr) {
+    for (auto [cell, seconds] : {std::pair{produce_, times.produce}, {sample_, times.sample}, {gather_, times.gather}}) {
+      if (seconds >= 0) cell->Observe(seconds);
     }
   }
   output_->Send(std::move(event));
@@ -330,6 +349,7 @@ v1::SessionStats Session::Stats() const {
   s.set_sample_seconds(times.sample_seconds);
   s.set_wait_seconds(times.wait_seconds);
   s.set_device(device_.ToString());
+  s.set_slots_held(static_cast<uint32_t>(held_.size()));
   return s;
 }
 

@@ -9,6 +9,7 @@
 // every slot, or has not asked for the next epoch, costs memory and nothing else.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/seeds.h"
@@ -25,6 +27,7 @@
 #include "server/dataset_registry.h"
 #include "server/peer_credentials.h"
 #include "server/slot_backend.h"
+#include "server/stage_histograms.h"
 
 namespace gnnd {
 
@@ -51,7 +54,8 @@ enum class StopReason {
 struct SessionLimits {
   int default_slots = 2;
   uint64_t max_session_bytes = uint64_t{8} << 30;
-  Admission* admission = nullptr;  // daemon-wide limits (none if null)
+  Admission* admission = nullptr;          // daemon-wide limits (none if null)
+  StageHistograms* histograms = nullptr;  // daemon-wide stage latencies (none if null)
 };
 
 // What an open request asks for, checked against its dataset and the limits (errors name the field:
@@ -148,6 +152,9 @@ class Session {
   uint64_t epoch_ = 0;
   std::optional<uint64_t> next_epoch_;
   uint64_t batches_ = 0, bytes_ = 0;
+  std::vector<std::chrono::steady_clock::time_point> delivered_at_;  // per slot
+  // Where this session's stage latencies go (null without histograms).
+  StageHistograms::Cell *produce_ = nullptr, *sample_ = nullptr, *gather_ = nullptr, *release_wait_ = nullptr;
 
   // Steps run one at a time: `stepping_` while one is scheduled or running, `again_` if woken meanwhile.
   std::mutex step_mutex_;

@@ -43,6 +43,13 @@ struct SessionPlan {
   std::function<void(std::chrono::microseconds)> wake_after;
 };
 
+// How long one batch took, as far as the backend measures it (negative: not measured).
+struct BatchTimes {
+  double produce = -1;  // the whole batch
+  double sample = -1;   // neighbors, dedup, relabel
+  double gather = -1;   // feature rows and labels
+};
+
 // What SlotBackend::Poll found.
 enum class PollResult {
   kBatch,      // the next step's batch is complete
@@ -67,9 +74,9 @@ class SlotBackend {
   // Starts producing an epoch's batches; every slot is free (the session waits for all releases).
   virtual absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds) = 0;
   // Starts what can start (batches for free slots) and, if the next step's batch is complete, sets
-  // `ready`'s slot, step and counts. Never waits for the trainer or the device; an error if producing
-  // failed. Called by one thread at a time.
-  virtual absl::StatusOr<PollResult> Poll(v1::BatchReady& ready) = 0;
+  // `ready`'s slot, step and counts, and `times`. Never waits for the trainer or the device; an error if
+  // producing failed. Called by one thread at a time.
+  virtual absl::StatusOr<PollResult> Poll(v1::BatchReady& ready, BatchTimes& times) = 0;
   // The trainer is done with `slot` (one that Poll() gave out): it may be refilled. Any thread.
   virtual void Release(int slot) = 0;
   // Stops producing (Poll() reports kEpochDone from now on); callable from any thread, more than once.

@@ -49,11 +49,12 @@ void CpuProducer::ScheduleLocked() {
 
 void CpuProducer::Fill(int64_t step, int slot, int sampler) {
   const auto start = std::chrono::steady_clock::now();
-  samplers_[sampler].Sample(epoch_, seeds_.batch_index(step), seeds_.batch(step), slots_[slot]);
+  SampleTimes times;
+  samplers_[sampler].Sample(epoch_, seeds_.batch_index(step), seeds_.batch(step), slots_[slot], &times);
   const double seconds = SecondsSince(start);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ready_.emplace(step, slot);
+    ready_.emplace(step, std::make_pair(slot, times));
     free_samplers_.push_back(sampler);
     sample_seconds_ += seconds;
     ScheduleLocked();
@@ -102,7 +103,7 @@ std::optional<CpuProducer::Ready> CpuProducer::TakeLocked() {
   if (DoneLocked()) return std::nullopt;
   auto it = ready_.find(next_to_deliver_);
   if (it == ready_.end()) return std::nullopt;
-  Ready ready{it->second, it->first};
+  Ready ready{it->second.first, it->first, it->second.second};
   ready_.erase(it);
   ++next_to_deliver_;
   return ready;

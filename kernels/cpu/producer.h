@@ -26,6 +26,7 @@ class CpuProducer {
   struct Ready {
     int slot;
     int64_t step;
+    SampleTimes times;
   };
 
   // `slots` must each have room for the spec's capacity; work starts at once on `workers`. `on_ready`, if
@@ -71,7 +72,7 @@ class CpuProducer {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<int> free_slots_, free_samplers_;
-  std::map<int64_t, int> ready_;  // step -> slot
+  std::map<int64_t, std::pair<int, SampleTimes>> ready_;  // step -> slot, its times
   int64_t next_to_claim_ = 0, next_to_deliver_ = 0;
   int in_flight_ = 0;
   bool stopping_ = false;

@@ -14,13 +14,21 @@
 namespace gnnd {
 
 // Samples batches. Holds per-batch scratch, so use one per thread; output depends only on the inputs.
+// Where a batch's time went (seconds).
+struct SampleTimes {
+  double sample = 0;  // neighbors, dedup, relabel
+  double gather = 0;  // feature rows and labels
+};
+
 class CpuSampler {
  public:
   CpuSampler(const GraphData& graph, std::vector<int32_t> fanouts, uint64_t seed);
 
   // Samples around `seeds` for (epoch, batch_index) and writes every array of `out`, which must have
   // room for the capacity of this sampler's spec (see ComputeBatchCapacity).
-  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out);
+  // `times`, if set, gets the time of each stage.
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out,
+              SampleTimes* times = nullptr);
 
  private:
   template <typename Index>
