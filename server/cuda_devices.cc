@@ -55,6 +55,35 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
   return &it->second->graph();
 }
 
+void CudaDevices::AppendStats(v1::Stats& stats) {
+  std::map<int, uint64_t> placed;  // device -> bytes; only GPUs gnnd already uses (no new contexts)
+  uint64_t registered = 0;
+  {
+    std::lock_guard<std::mutex> lock(placed_mutex_);
+    for (const auto& [key, dataset] : placed_) {
+      placed[key.second] += dataset->placed_bytes();
+      registered += dataset->registered_bytes();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(producers_mutex_);
+    for (const auto& [device, context] : producer_contexts_) placed.try_emplace(device, 0);
+  }
+  stats.set_registered_bytes(registered);
+  for (const auto& [device, bytes] : placed) {
+    size_t free = 0, total = 0;
+    if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      (void)cudaGetLastError();
+      continue;
+    }
+    v1::GpuMemory& gpu = *stats.add_gpus();
+    gpu.set_device(device);
+    gpu.set_used_bytes(total - free);
+    gpu.set_total_bytes(total);
+    gpu.set_placed_bytes(bytes);
+  }
+}
+
 void CudaDevices::Forget(const LoadedDataset& dataset) {
   std::lock_guard<std::mutex> lock(placed_mutex_);
   // Unregisters the host memory before it is unmapped.

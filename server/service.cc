@@ -202,7 +202,7 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
     if (stopping_) return absl::UnavailableError("gnnd is shutting down");
     id = next_session_id_++;
   }
-  const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_};
+  const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_, &histograms_};
   absl::StatusOr<std::unique_ptr<class Session>> session =
       Session::Open(id, request, std::move(lease), limits, peer, *backends_, session_pool_);
   if (!session.ok()) {
@@ -213,6 +213,8 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return absl::UnavailableError("gnnd is shutting down");
     sessions_[id] = session->get();
+    v1::ServedTotals& totals = ServedTotalsLocked(request.dataset(), (*session)->Stats().device());
+    totals.set_sessions_opened(totals.sessions_opened() + 1);
   }
   LogInfo("session %d opened: dataset '%s' split %s, batch %d, pid %d uid %d", id, request.dataset(), request.split(),
           request.batch_size(), peer.pid, peer.uid);
@@ -224,31 +226,53 @@ void GnndService::SessionEnded(std::unique_ptr<class Session> session, const abs
   {
     std::lock_guard<std::mutex> lock(mutex_);
     sessions_.erase(session->id());
-    finished_batches_ += stats.batches();
-    finished_bytes_ += stats.bytes();
+    v1::ServedTotals& totals = ServedTotalsLocked(stats.dataset(), stats.device());
+    totals.set_batches(totals.batches() + stats.batches());
+    totals.set_bytes(totals.bytes() + stats.bytes());
   }
   LogInfo("session %d ended after %d batches: %s", session->id(), stats.batches(),
           status.ok() ? "closed" : status.message());
   session.reset();  // frees the slots
 }
 
+v1::ServedTotals& GnndService::ServedTotalsLocked(const std::string& dataset, const std::string& device) {
+  v1::ServedTotals& totals = served_[{dataset, device}];
+  totals.set_dataset(dataset);
+  totals.set_device(device);
+  return totals;
+}
+
 grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::StatsRequest*, v1::Stats* response) {
   if (absl::Status s = access_.AuthorizeTrainer(Peer(context)); !s.ok()) return ToGrpc(s);
-  response->set_uptime_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t batches = finished_batches_, bytes = finished_bytes_;
-  for (const auto& [id, session] : sessions_) {
-    v1::SessionStats s = session->Stats();
-    batches += s.batches();
-    bytes += s.bytes();
-    *response->add_sessions() = std::move(s);
-  }
-  response->set_batches(batches);
-  response->set_bytes(bytes);
-  response->set_sessions_opened(next_session_id_ - 1);
-  *response->mutable_admission() = admission_.Stats();
-  for (v1::DatasetInfo& info : registry_->List()) *response->add_datasets() = std::move(info);
+  *response = CollectStats();
   return grpc::Status::OK;
+}
+
+v1::Stats GnndService::CollectStats() {
+  v1::Stats stats;
+  stats.set_uptime_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::map<std::pair<std::string, std::string>, v1::ServedTotals> served = served_;  // + the open sessions
+    for (const auto& [id, session] : sessions_) {
+      v1::SessionStats s = session->Stats();
+      v1::ServedTotals& totals = served[{s.dataset(), s.device()}];
+      totals.set_batches(totals.batches() + s.batches());
+      totals.set_bytes(totals.bytes() + s.bytes());
+      *stats.add_sessions() = std::move(s);
+    }
+    for (auto& [key, totals] : served) {
+      stats.set_batches(stats.batches() + totals.batches());
+      stats.set_bytes(stats.bytes() + totals.bytes());
+      *stats.add_totals() = std::move(totals);
+    }
+    stats.set_sessions_opened(next_session_id_ - 1);
+  }
+  *stats.mutable_admission() = admission_.Stats();
+  for (v1::DatasetInfo& info : registry_->List()) *stats.add_datasets() = std::move(info);
+  histograms_.AppendTo(stats);
+  backends_->AppendStats(stats);
+  return stats;
 }
 
 void GnndService::StopSessions() {

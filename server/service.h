@@ -15,6 +15,7 @@
 #include "server/peer_credentials.h"
 #include "server/session.h"
 #include "server/slot_backend.h"
+#include "server/stage_histograms.h"
 #include "server/unix_listener.h"
 
 namespace gnnd {
@@ -40,6 +41,8 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
 
   // Refuses new sessions and tells the open ones that gnnd is shutting down.
   void StopSessions();
+  // What GetStats answers (also the Prometheus endpoint's source).
+  v1::Stats CollectStats();
 
  private:
   class SessionReactor;
@@ -62,7 +65,10 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
   std::map<uint64_t, class Session*> sessions_;
   uint64_t next_session_id_ = 1;
   bool stopping_ = false;
-  uint64_t finished_batches_ = 0, finished_bytes_ = 0;
+  // Batches, bytes and sessions per (dataset, device), of the sessions that ended (sessions_opened: all).
+  std::map<std::pair<std::string, std::string>, v1::ServedTotals> served_;
+  v1::ServedTotals& ServedTotalsLocked(const std::string& dataset, const std::string& device);
+  StageHistograms histograms_;
   // Where sessions open and take their steps (short ones: a step never waits for a trainer or a GPU; an
   // open may calibrate a GPU producer). Declared last: destroyed first, after the server's shutdown.
   ThreadPool session_pool_{kSessionThreads};

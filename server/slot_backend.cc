@@ -31,6 +31,14 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 #endif
 }
 
+void SlotBackends::AppendStats(v1::Stats& stats) {
+#if GNND_WITH_CUDA
+  cuda_->AppendStats(stats);
+#else
+  (void)stats;
+#endif
+}
+
 void SlotBackends::Forget(const LoadedDataset& dataset) {
 #if GNND_WITH_CUDA
   cuda_->Forget(dataset);

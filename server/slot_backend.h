@@ -101,6 +101,8 @@ class SlotBackends {
   absl::StatusOr<std::unique_ptr<SlotBackend>> Create(const SessionPlan& plan);
   // Drops what was placed on GPUs for `dataset`; call before its memory is unmapped.
   void Forget(const LoadedDataset& dataset);
+  // GPU memory and registered host memory (nothing without CUDA).
+  void AppendStats(v1::Stats& stats);
 
  private:
   const Options options_;

@@ -20,6 +20,7 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
                           HostRegistration::Register(host.arrays[id], ArrayBytes(m, id)));
     const void* device = r->device_pointer();
     d->registrations_.push_back(std::move(r));
+    d->registered_bytes_ += ArrayBytes(m, id);
     return device;
   };
   if (placement == CscPlacement::kDevice) {
@@ -30,6 +31,7 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
                 absl::StrCat("allocate ", ArrayName(id), " on the GPU"));
       GNND_CUDA(cudaMemcpy(*target, host.arrays[id], bytes, cudaMemcpyHostToDevice),
                 absl::StrCat("copy ", ArrayName(id), " to the GPU"));
+      d->placed_bytes_ += bytes;
     }
     d->graph_.indptr = static_cast<const int64_t*>(d->device_indptr_);
     d->graph_.indices = d->device_indices_;

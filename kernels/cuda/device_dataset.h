@@ -34,10 +34,13 @@ class DeviceDataset {
   static absl::StatusOr<std::unique_ptr<DeviceDataset>> Create(const GraphData& host, CscPlacement placement);
   ~DeviceDataset();
   const DeviceGraph& graph() const { return graph_; }
+  size_t placed_bytes() const { return placed_bytes_; }          // copied into GPU memory
+  size_t registered_bytes() const { return registered_bytes_; }  // host memory registered for zero-copy
 
  private:
   DeviceDataset() = default;
   DeviceGraph graph_;
+  size_t placed_bytes_ = 0, registered_bytes_ = 0;
   std::vector<std::unique_ptr<HostRegistration>> registrations_;
   void* device_indptr_ = nullptr;
   void* device_indices_ = nullptr;
