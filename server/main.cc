@@ -26,6 +26,8 @@
 #include "grpcpp/server_builder.h"
 #include "server/config.h"
 #include "server/configured_datasets.h"
+#include "server/metrics_server.h"
+#include "server/prometheus.h"
 #include "server/dataset_registry.h"
 #include "server/service.h"
 #include "server/slot_segment.h"
@@ -38,6 +40,7 @@ ABSL_FLAG(bool, huge_pages, false, "back the --dataset segments with 2 MiB trans
 ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exit (a restart attaches to them)");
 ABSL_FLAG(bool, exit_after_load, false, "load the datasets, print their summaries and exit");
 ABSL_FLAG(std::string, producer_sms, "", "GPU producers' SMs: N, auto, or 0 for the whole GPU (overrides the config)");
+ABSL_FLAG(std::string, metrics_address, "", "HOST:PORT for Prometheus metrics at /metrics (overrides the config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool (0: all cores)");
 
 namespace gnnd {
@@ -76,6 +79,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   }
   if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
   if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
+  if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
   if (absl::GetFlag(FLAGS_threads) > 0) config.set_producer_threads(absl::GetFlag(FLAGS_threads));
   if (config.producer_threads() == 0) config.set_producer_threads(DefaultThreads());
   if (const std::string sms = absl::GetFlag(FLAGS_producer_sms); !sms.empty()) {
@@ -152,6 +156,18 @@ int Run(int argc, char** argv) {
     listener = std::move(*bound);
   }
   GnndService service(*config, &registry, &backends, listener.get());
+  std::unique_ptr<MetricsServer> metrics;
+  if (!config->metrics_address().empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
+        config->metrics_address(), [&service] { return RenderPrometheus(service.CollectStats()); });
+    if (!started.ok()) {
+      LogError("%s", started.status().message());
+      registry.UnloadAll();
+      return 1;
+    }
+    metrics = std::move(*started);
+    LogInfo("metrics at http://%s/metrics (port %d)", config->metrics_address(), metrics->port());
+  }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);

@@ -1,0 +1,110 @@
+#include "server/prometheus.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+
+namespace gnnd {
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+std::string Format(const Labels& labels) {
+  if (labels.empty()) return "";
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const std::string value =
+        absl::StrReplaceAll(labels[i].second, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
+    absl::StrAppend(&out, i ? "," : "", labels[i].first, "=\"", value, "\"");
+  }
+  return out + "}";
+}
+
+// One metric family: HELP and TYPE once, then its samples.
+class Family {
+ public:
+  Family(std::string& out, const std::string& name, const std::string& type, const std::string& help)
+      : out_(out), name_(name) {
+    absl::StrAppend(&out_, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+  }
+  // Counters and byte counts exactly; seconds with every digit a double has.
+  void Sample(uint64_t value, const Labels& labels = {}, const std::string& suffix = "") {
+    absl::StrAppend(&out_, name_, suffix, Format(labels), " ", value, "\n");
+  }
+  void Sample(double value, const Labels& labels = {}, const std::string& suffix = "") {
+    absl::StrAppend(&out_, name_, suffix, Format(labels), " ", absl::StrFormat("%.17g", value), "\n");
+  }
+
+ private:
+  std::string& out_;
+  const std::string name_;
+};
+
+Labels Where(const std::string& dataset, const std::string& device) {
+  return {{"dataset", dataset}, {"device", device}};
+}
+
+}  // namespace
+
+std::string RenderPrometheus(const v1::Stats& stats) {
+  std::string out;
+  Family(out, "gnnd_uptime_seconds", "gauge", "Seconds since gnnd started.").Sample(stats.uptime_seconds());
+
+  Family batches(out, "gnnd_batches_total", "counter", "Batches delivered to trainers.");
+  for (const v1::ServedTotals& t : stats.totals()) batches.Sample(t.batches(), Where(t.dataset(), t.device()));
+  Family bytes(out, "gnnd_bytes_total", "counter", "Bytes of batch arrays delivered to trainers.");
+  for (const v1::ServedTotals& t : stats.totals()) bytes.Sample(t.bytes(), Where(t.dataset(), t.device()));
+  Family opened(out, "gnnd_sessions_opened_total", "counter", "Sessions opened.");
+  for (const v1::ServedTotals& t : stats.totals()) opened.Sample(t.sessions_opened(), Where(t.dataset(), t.device()));
+
+  std::map<std::pair<std::string, std::string>, std::pair<int, int>> open;  // -> sessions, slots held
+  for (const v1::ServedTotals& t : stats.totals()) open[{t.dataset(), t.device()}];
+  for (const v1::SessionStats& s : stats.sessions()) {
+    auto& [sessions, held] = open[{s.dataset(), s.device()}];
+    ++sessions;
+    held += static_cast<int>(s.slots_held());
+  }
+  Family sessions(out, "gnnd_sessions", "gauge", "Open sessions.");
+  for (const auto& [key, value] : open) sessions.Sample(static_cast<uint64_t>(value.first), Where(key.first, key.second));
+  Family held(out, "gnnd_slots_held", "gauge", "Slots whose batch a trainer holds now.");
+  for (const auto& [key, value] : open) held.Sample(static_cast<uint64_t>(value.second), Where(key.first, key.second));
+
+  const v1::AdmissionStats& a = stats.admission();
+  Family(out, "gnnd_slot_bytes", "gauge", "Bytes of slots of all open sessions.").Sample(a.slot_bytes());
+  Family(out, "gnnd_slot_bytes_limit", "gauge", "max_total_slot_bytes.").Sample(a.max_total_slot_bytes());
+  Family(out, "gnnd_sessions_limit", "gauge", "max_sessions.").Sample(a.max_sessions());
+
+  Family dataset_bytes(out, "gnnd_dataset_bytes", "gauge", "Shared memory of each loaded dataset.");
+  for (const v1::DatasetInfo& d : stats.datasets()) dataset_bytes.Sample(d.bytes(), {{"dataset", d.name()}});
+
+  Family stage(out, "gnnd_stage_seconds", "histogram",
+               "Seconds per batch: sample and gather (CPU backend), produce (a whole batch), release_wait "
+               "(held by the trainer).");
+  for (const v1::StageHistogram& h : stats.histograms()) {
+    Labels labels = {{"stage", h.stage()}, {"dataset", h.dataset()}, {"device", h.device()}};
+    uint64_t cumulative = 0;
+    for (int i = 0; i < h.counts_size(); ++i) {
+      cumulative += h.counts(i);
+      Labels with_le = labels;
+      with_le.emplace_back("le", i < h.bounds_size() ? absl::StrCat(h.bounds(i)) : "+Inf");
+      stage.Sample(cumulative, with_le, "_bucket");
+    }
+    stage.Sample(h.sum(), labels, "_sum");
+    stage.Sample(h.count(), labels, "_count");
+  }
+
+  Family(out, "gnnd_registered_bytes", "gauge", "Host memory registered for the GPUs' zero-copy reads.")
+      .Sample(stats.registered_bytes());
+  Family gpu_used(out, "gnnd_gpu_memory_used_bytes", "gauge", "GPU memory in use, by every process.");
+  for (const v1::GpuMemory& g : stats.gpus()) gpu_used.Sample(g.used_bytes(), {{"gpu", absl::StrCat(g.device())}});
+  Family gpu_total(out, "gnnd_gpu_memory_total_bytes", "gauge", "GPU memory.");
+  for (const v1::GpuMemory& g : stats.gpus()) gpu_total.Sample(g.total_bytes(), {{"gpu", absl::StrCat(g.device())}});
+  Family gpu_placed(out, "gnnd_gpu_placed_bytes", "gauge", "gnnd's copies of datasets' CSC in GPU memory.");
+  for (const v1::GpuMemory& g : stats.gpus()) gpu_placed.Sample(g.placed_bytes(), {{"gpu", absl::StrCat(g.device())}});
+  return out;
+}
+
+}  // namespace gnnd
