@@ -66,7 +66,7 @@ class CudaSlots final : public SlotBackend {
   cudaStream_t own_stream_ = nullptr;
   std::vector<cudaEvent_t> ready_, consumed_;
   std::vector<cudaEvent_t> fill_start_, fill_end_;  // per slot, timing its last fill (not shared)
-  int32_t* counts_ = nullptr;  // pinned: per slot, the per-hop counts of its last fill
+  int32_t* counts_ = nullptr;                       // pinned: per slot, the per-hop counts of its last fill
   std::function<void()> wake_;
   std::function<void(std::chrono::microseconds)> wake_after_;
   std::chrono::microseconds consumed_poll_{0};  // the delay before looking at `consumed` again

@@ -16,8 +16,7 @@ std::string Format(const Labels& labels) {
   if (labels.empty()) return "";
   std::string out = "{";
   for (size_t i = 0; i < labels.size(); ++i) {
-    const std::string value =
-        absl::StrReplaceAll(labels[i].second, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
+    const std::string value = absl::StrReplaceAll(labels[i].second, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}});
     absl::StrAppend(&out, i ? "," : "", labels[i].first, "=\"", value, "\"");
   }
   return out + "}";
@@ -68,7 +67,8 @@ std::string RenderPrometheus(const v1::Stats& stats) {
     held += static_cast<int>(s.slots_held());
   }
   Family sessions(out, "gnnd_sessions", "gauge", "Open sessions.");
-  for (const auto& [key, value] : open) sessions.Sample(static_cast<uint64_t>(value.first), Where(key.first, key.second));
+  for (const auto& [key, value] : open)
+    sessions.Sample(static_cast<uint64_t>(value.first), Where(key.first, key.second));
   Family held(out, "gnnd_slots_held", "gauge", "Slots whose batch a trainer holds now.");
   for (const auto& [key, value] : open) held.Sample(static_cast<uint64_t>(value.second), Where(key.first, key.second));
 

@@ -322,7 +322,8 @@ bool Session::Deliver() {
     }
   }
   if (produce_ != nullptr) {
-    for (auto [cell, seconds] : {std::pair{produce_, times.produce}, {sample_, times.sample}, {gather_, times.gather}}) {
+    for (auto [cell, seconds] :
+         {std::pair{produce_, times.produce}, {sample_, times.sample}, {gather_, times.gather}}) {
       if (seconds >= 0) cell->Observe(seconds);
     }
   }

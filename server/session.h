@@ -54,7 +54,7 @@ enum class StopReason {
 struct SessionLimits {
   int default_slots = 2;
   uint64_t max_session_bytes = uint64_t{8} << 30;
-  Admission* admission = nullptr;          // daemon-wide limits (none if null)
+  Admission* admission = nullptr;         // daemon-wide limits (none if null)
   StageHistograms* histograms = nullptr;  // daemon-wide stage latencies (none if null)
 };
 

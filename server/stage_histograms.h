@@ -17,7 +17,7 @@ class StageHistograms {
  public:
   // Upper bounds in seconds, 50 µs to 10 s.
   static constexpr std::array<double, 17> kBounds = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3,
-                                                     50e-3, 100e-3, 250e-3, 500e-3, 1.0,  2.5,    5.0,    10.0};
+                                                     50e-3, 100e-3, 250e-3, 500e-3, 1.0,  2.5,    5.0,  10.0};
 
   class Cell {
    public:

@@ -1,8 +1,7 @@
 #include "kernels/cpu/sampler.h"
 
-#include <chrono>
-
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace gnnd {

@@ -36,6 +36,48 @@ void ShowProgress(const v1::LoadProgress& p) {
   }
 }
 
+// The upper bound of the bucket holding quantile `q` of a stage histogram ("<= 2.5 ms").
+std::string Quantile(const v1::StageHistogram& h, double q) {
+  uint64_t seen = 0;
+  for (int i = 0; i < h.counts_size(); ++i) {
+    seen += h.counts(i);
+    if (seen >= q * h.count()) {
+      return i < h.bounds_size() ? absl::StrFormat("<= %.3g ms", h.bounds(i) * 1e3)
+                                 : absl::StrFormat("> %.3g ms", h.bounds(h.bounds_size() - 1) * 1e3);
+    }
+  }
+  return "-";
+}
+
+// Everything GetStats says; with `previous` (gnnctl stats --watch), rates since then.
+void PrintStats(const v1::Stats& stats, const v1::Stats* previous) {
+  absl::PrintF("uptime %.0f s, %d batches (%s) served, %d sessions opened\n", stats.uptime_seconds(), stats.batches(),
+               Mib(stats.bytes()), stats.sessions_opened());
+  if (previous != nullptr && stats.uptime_seconds() > previous->uptime_seconds()) {
+    const double seconds = stats.uptime_seconds() - previous->uptime_seconds();
+    absl::PrintF("now: %.1f batches/s, %.1f MiB/s\n", (stats.batches() - previous->batches()) / seconds,
+                 (stats.bytes() - previous->bytes()) / seconds / 1048576.0);
+  }
+  const v1::AdmissionStats& a = stats.admission();
+  absl::PrintF("in use: %d of max_sessions %d, %s of max_total_slot_bytes %s (one uid: %d%% of each)\n", a.sessions(),
+               a.max_sessions(), Mib(a.slot_bytes()), Mib(a.max_total_slot_bytes()), a.uid_share_percent());
+  for (const v1::SessionStats& s : stats.sessions()) {
+    absl::PrintF("session %d\t%s/%s\tpid %d uid %d\tepoch %d\t%d batches\t%s\tsampling %.2f s\twaiting %.2f s\n",
+                 s.session_id(), s.dataset(), s.split(), s.peer_pid(), s.peer_uid(), s.epoch(), s.batches(),
+                 Mib(s.bytes()), s.sample_seconds(), s.wait_seconds());
+  }
+  for (const v1::StageHistogram& h : stats.histograms()) {
+    if (h.count() == 0) continue;
+    absl::PrintF("stage %s\t%s on %s\t%d batches\tmean %.3f ms\tp50 %s\tp99 %s\n", h.stage(), h.dataset(), h.device(),
+                 h.count(), h.sum() / h.count() * 1e3, Quantile(h, 0.5), Quantile(h, 0.99));
+  }
+  for (const v1::GpuMemory& g : stats.gpus()) {
+    absl::PrintF("cuda:%d\t%s of %s in use (gnnd's CSC copies: %s)\n", g.device(), Mib(g.used_bytes()),
+                 Mib(g.total_bytes()), Mib(g.placed_bytes()));
+  }
+  for (const v1::DatasetInfo& d : stats.datasets()) PrintDataset(d);
+}
+
 }  // namespace
 
 bool IsDaemonCommand(const std::string& command) {
@@ -43,7 +85,7 @@ bool IsDaemonCommand(const std::string& command) {
 }
 
 absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
-                              const std::vector<std::string>& args, bool huge_pages) {
+                              const std::vector<std::string>& args, bool huge_pages, double watch_seconds) {
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client, client::Client::Connect(address));
   if (command == "status") {
     GNND_ASSIGN_OR_RETURN(std::string health, client->Health());
@@ -77,17 +119,15 @@ absl::Status RunDaemonCommand(const std::string& address, const std::string& com
     return absl::OkStatus();
   }
   GNND_ASSIGN_OR_RETURN(v1::Stats stats, client->GetStats());
-  absl::PrintF("uptime %.0f s, %d batches (%s) served, %d sessions opened\n", stats.uptime_seconds(), stats.batches(),
-               Mib(stats.bytes()), stats.sessions_opened());
-  const v1::AdmissionStats& a = stats.admission();
-  absl::PrintF("in use: %d of max_sessions %d, %s of max_total_slot_bytes %s (one uid: %d%% of each)\n", a.sessions(),
-               a.max_sessions(), Mib(a.slot_bytes()), Mib(a.max_total_slot_bytes()), a.uid_share_percent());
-  for (const v1::SessionStats& s : stats.sessions()) {
-    absl::PrintF("session %d\t%s/%s\tpid %d uid %d\tepoch %d\t%d batches\t%s\tsampling %.2f s\twaiting %.2f s\n",
-                 s.session_id(), s.dataset(), s.split(), s.peer_pid(), s.peer_uid(), s.epoch(), s.batches(),
-                 Mib(s.bytes()), s.sample_seconds(), s.wait_seconds());
+  PrintStats(stats, nullptr);
+  while (watch_seconds > 0) {  // until interrupted
+    ::usleep(static_cast<useconds_t>(watch_seconds * 1e6));
+    GNND_ASSIGN_OR_RETURN(v1::Stats next, client->GetStats());
+    absl::PrintF(::isatty(STDOUT_FILENO) ? "\033[H\033[J" : "\n");
+    PrintStats(next, &stats);
+    std::fflush(stdout);
+    stats = std::move(next);
   }
-  for (const v1::DatasetInfo& d : stats.datasets()) PrintDataset(d);
   return absl::OkStatus();
 }
 

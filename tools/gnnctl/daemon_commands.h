@@ -10,7 +10,7 @@ namespace gnnd::gnnctl {
 
 // command is one of status | datasets | load | unload | stats; args are its positional arguments.
 absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
-                              const std::vector<std::string>& args, bool huge_pages);
+                              const std::vector<std::string>& args, bool huge_pages, double watch_seconds = 0);
 bool IsDaemonCommand(const std::string& command);
 
 }  // namespace gnnd::gnnctl

@@ -55,6 +55,7 @@ ABSL_FLAG(std::string, out, "batch.npz", "sample: output .npz");
 ABSL_FLAG(std::string, device, "cpu", "sample: the backend, cpu or cuda:N");
 ABSL_FLAG(std::string, address, "", "gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock)");
 ABSL_FLAG(bool, huge_pages, false, "load: back the dataset with 2 MiB transparent huge pages");
+ABSL_FLAG(double, watch, 0, "stats: refresh every SECONDS with rates and stage latencies, until interrupted");
 
 namespace gnnd::gnnctl {
 namespace {
@@ -69,7 +70,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] [--device cpu|cuda:N]
                 --out batch.npz
   gnnctl validate DIR            check every array and print a summary
-  gnnctl status | datasets | stats                  ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
+  gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
   gnnctl unload NAME
   gnnctl shm list                datasets in shared memory and their state
@@ -192,7 +193,8 @@ absl::Status RunCommand(const std::string& command, const std::vector<std::strin
   if (command == "sample") return RunSample(args);
   if (command == "validate") return RunValidate(args);
   if (command == "shm") return RunShm(args);
-  if (IsDaemonCommand(command)) return RunDaemonCommand(Address(), command, args, absl::GetFlag(FLAGS_huge_pages));
+  if (IsDaemonCommand(command))
+    return RunDaemonCommand(Address(), command, args, absl::GetFlag(FLAGS_huge_pages), absl::GetFlag(FLAGS_watch));
   return Usage(absl::StrCat("unknown command '", command, "'"));
 }
 

@@ -1,0 +1,66 @@
+"""The Prometheus endpoint (--metrics-address): the counters and stage histograms move with the batches a
+trainer reads; other paths are 404; a bad address stops gnnd at start, naming it. `gnnctl stats --watch`
+shows the same live, with rates."""
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+import gnnd
+from daemon_util import GNNCTL, GNND, Daemon, free_port, generate
+
+
+def scrape(port, path="/metrics"):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+        assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        samples = {}
+        for line in response.read().decode().splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                samples[name] = float(value)
+        return samples
+
+
+def test_counters_and_histograms_move_with_the_batches(tmp_path):
+    data = generate(tmp_path / "g", "--seed", 6)
+    port = free_port()
+    daemon = Daemon(tmp_path, f"--dataset=metered={data}", f"--metrics-address=127.0.0.1:{port}", name="metrics")
+    where = 'dataset="metered",device="cpu"'
+    try:
+        before = scrape(port)
+        assert before["gnnd_dataset_bytes{dataset=\"metered\"}"] > 0
+        assert f"gnnd_batches_total{{{where}}}" not in before  # nothing served yet
+        with gnnd.Loader(address=daemon.address, dataset="metered", batch_size=300, fanouts=[4, 2],
+                         output="numpy") as loader:
+            steps = sum(1 for _ in loader)
+            assert steps == len(loader)
+            during = scrape(port)
+            assert during[f"gnnd_sessions{{{where}}}"] == 1
+        after = scrape(port)
+        assert after[f"gnnd_batches_total{{{where}}}"] == steps
+        assert after[f"gnnd_bytes_total{{{where}}}"] > 0
+        assert after[f"gnnd_sessions_opened_total{{{where}}}"] == 1
+        assert after[f"gnnd_sessions{{{where}}}"] == 0
+        for stage in ("produce", "sample", "gather"):
+            assert after[f'gnnd_stage_seconds_count{{stage="{stage}",{where}}}'] == steps
+            assert after[f'gnnd_stage_seconds_bucket{{stage="{stage}",{where},le="+Inf"}}'] == steps
+        assert after[f'gnnd_stage_seconds_count{{stage="release_wait",{where}}}'] >= steps - 1
+        with pytest.raises(urllib.error.HTTPError) as error:
+            scrape(port, "/")
+        assert error.value.code == 404
+
+        watch = subprocess.run(["timeout", "1.5", GNNCTL, f"--address={daemon.address}", "stats", "--watch", "0.3"],
+                               capture_output=True, text=True)
+        assert watch.stdout.count("uptime ") >= 3, watch.stdout + watch.stderr
+        assert "now: 0.0 batches/s" in watch.stdout
+        assert f"stage produce\tmetered on cpu\t{steps} batches" in watch.stdout
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_bad_metrics_address_stops_gnnd_at_start(tmp_path):
+    proc = subprocess.run([GNND, f"--listen=unix:{tmp_path}/s.sock", "--metrics-address=nonsense"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1
+    assert "metrics_address = 'nonsense' (HOST:PORT)" in proc.stderr
