@@ -1,7 +1,14 @@
-// Minimal leveled logging to stderr with a timestamp. Debian's Abseil (20220623) predates absl/log, so
-// this formats with absl::StrFormat and writes one line per call.
+// Leveled logging to stderr, one line per event in logfmt (key=value):
+//   time=2026-11-22T03:42:27.804Z level=info event=session_opened session=3 dataset=products msg="..."
+// Debian's Abseil (20220623) predates absl/log, so this formats with absl::StrFormat. Values with spaces,
+// quotes or '=' are quoted, with \" and \\ escaped.
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
@@ -9,7 +16,18 @@ namespace gnnd {
 
 enum class LogLevel { kInfo, kWarning, kError };
 
-void LogLine(LogLevel level, absl::string_view message);
+// Fields of an event, in order: {"session", "3"}, {"dataset", "products"}.
+using LogFields = std::vector<std::pair<std::string, std::string>>;
+
+void LogLine(LogLevel level, absl::string_view message, const LogFields& fields = {});
+
+// A named event with fields (what log processors key on) and a message for people.
+template <typename... Args>
+void LogEvent(LogLevel level, absl::string_view event, LogFields fields, const absl::FormatSpec<Args...>& format,
+              const Args&... args) {
+  fields.insert(fields.begin(), {"event", std::string(event)});
+  LogLine(level, absl::StrFormat(format, args...), fields);
+}
 
 template <typename... Args>
 void LogInfo(const absl::FormatSpec<Args...>& format, const Args&... args) {

@@ -89,9 +89,11 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
   loaded->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ShmLoadStats& stats = loaded->shm->load_stats();
   if (stats.bytes > 0) {
-    LogInfo("dataset '%s' loaded from %s: %.1f MiB in %.2f s (copy %.2f GB/s), validated in %.2f s", name, path,
-            stats.bytes / 1048576.0, loaded->load_seconds, stats.bytes / 1e9 / std::max(stats.copy_seconds, 1e-9),
-            stats.validate_seconds);
+    LogEvent(LogLevel::kInfo, "dataset_loaded",
+             {{"dataset", name}, {"bytes", absl::StrCat(stats.bytes)}, {"seconds", absl::StrCat(loaded->load_seconds)}},
+             "dataset '%s' loaded from %s: %.1f MiB in %.2f s (copy %.2f GB/s), validated in %.2f s", name, path,
+             stats.bytes / 1048576.0, loaded->load_seconds, stats.bytes / 1e9 / std::max(stats.copy_seconds, 1e-9),
+             stats.validate_seconds);
   }
   LogInfo("dataset '%s': %s", name, DescribeDataset(loaded->graph.manifest, loaded->graph.arrays));
   std::lock_guard<std::mutex> lock(mutex_);
@@ -114,7 +116,7 @@ absl::Status DatasetRegistry::Unload(const std::string& name) {
   }
   Unmap(*dataset);
   GNND_RETURN_IF_ERROR(ShmDataset::Remove(name));
-  LogInfo("dataset '%s' unloaded", name);
+  LogEvent(LogLevel::kInfo, "dataset_unloaded", {{"dataset", name}}, "dataset '%s' unloaded", name);
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
 #include "common/log.h"
@@ -104,8 +105,12 @@ void Reload(int argc, char** argv, ConfiguredDatasets& configured) {
   } else {
     const ConfiguredDatasets::Outcome outcome = configured.Apply(config->datasets());
     for (const std::string& error : outcome.errors) LogError("reload: %s", error);
-    LogInfo("reload: %d dataset(s) loaded, %d unloaded, %d unchanged, %d error(s)", outcome.loaded.size(),
-            outcome.unloaded.size(), outcome.unchanged.size(), outcome.errors.size());
+    LogEvent(LogLevel::kInfo, "reload",
+             {{"loaded", absl::StrJoin(outcome.loaded, ",")},
+              {"unloaded", absl::StrJoin(outcome.unloaded, ",")},
+              {"errors", absl::StrCat(outcome.errors.size())}},
+             "reload: %d dataset(s) loaded, %d unloaded, %d unchanged, %d error(s)", outcome.loaded.size(),
+             outcome.unloaded.size(), outcome.unchanged.size(), outcome.errors.size());
   }
   sd_notify(0, "READY=1");
 }
@@ -183,7 +188,9 @@ int Run(int argc, char** argv) {
   if (listener) listener->Start(server.get());
   if (!address.unix_socket)
     LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", config->listen());
-  LogInfo("gnnd serving %d dataset(s) on %s", config->datasets_size(), config->listen());
+  LogEvent(LogLevel::kInfo, "serving",
+           {{"listen", config->listen()}, {"datasets", absl::StrCat(config->datasets_size())}},
+           "gnnd serving %d dataset(s) on %s", config->datasets_size(), config->listen());
 
   // Under systemd (Type=notify): ready once the configured datasets are in memory and the socket serves.
   sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), config->listen().c_str());
@@ -197,7 +204,7 @@ int Run(int argc, char** argv) {
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server->Wait();
   registry.UnloadAll();
-  LogInfo("gnnd stopped");
+  LogEvent(LogLevel::kInfo, "stopped", {}, "gnnd stopped");
   return 0;
 }
 

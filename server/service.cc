@@ -206,7 +206,12 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
   absl::StatusOr<std::unique_ptr<class Session>> session =
       Session::Open(id, request, std::move(lease), limits, peer, *backends_, session_pool_);
   if (!session.ok()) {
-    LogInfo("session %d refused: %s", id, session.status().message());
+    LogEvent(LogLevel::kInfo, "session_refused",
+             {{"session", absl::StrCat(id)},
+              {"dataset", request.dataset()},
+              {"uid", absl::StrCat(peer.uid)},
+              {"code", absl::StatusCodeToString(session.status().code())}},
+             "session %d refused: %s", id, session.status().message());
     return session.status();
   }
   {
@@ -216,8 +221,14 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
     v1::ServedTotals& totals = ServedTotalsLocked(request.dataset(), (*session)->Stats().device());
     totals.set_sessions_opened(totals.sessions_opened() + 1);
   }
-  LogInfo("session %d opened: dataset '%s' split %s, batch %d, pid %d uid %d", id, request.dataset(), request.split(),
-          request.batch_size(), peer.pid, peer.uid);
+  LogEvent(LogLevel::kInfo, "session_opened",
+           {{"session", absl::StrCat(id)},
+            {"dataset", request.dataset()},
+            {"device", (*session)->Stats().device()},
+            {"pid", absl::StrCat(peer.pid)},
+            {"uid", absl::StrCat(peer.uid)}},
+           "session %d opened: dataset '%s' split %s, batch %d, pid %d uid %d", id, request.dataset(), request.split(),
+           request.batch_size(), peer.pid, peer.uid);
   return session;
 }
 
@@ -230,8 +241,13 @@ void GnndService::SessionEnded(std::unique_ptr<class Session> session, const abs
     totals.set_batches(totals.batches() + stats.batches());
     totals.set_bytes(totals.bytes() + stats.bytes());
   }
-  LogInfo("session %d ended after %d batches: %s", session->id(), stats.batches(),
-          status.ok() ? "closed" : status.message());
+  LogEvent(LogLevel::kInfo, "session_ended",
+           {{"session", absl::StrCat(session->id())},
+            {"dataset", stats.dataset()},
+            {"batches", absl::StrCat(stats.batches())},
+            {"code", absl::StatusCodeToString(status.code())}},
+           "session %d ended after %d batches: %s", session->id(), stats.batches(),
+           status.ok() ? "closed" : status.message());
   session.reset();  // frees the slots
 }
 

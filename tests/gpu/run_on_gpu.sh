@@ -42,7 +42,7 @@ gpu_sessions() {
   local rc=$?
   pkill -x gnnd 2>/dev/null  # a crashed test leaves its daemon behind (and MPS would wait for it)
   echo "GPU sessions ($1): $(grep -E '[0-9]+ (passed|failed)' "$out/gpu_session_$1.log" | tail -1)"
-  [ $rc -eq 0 ] || { grep -E "Error|error|W20|E20" "$out/gpu_session_$1.log" | head -20; status=1; }
+  [ $rc -eq 0 ] || { grep -E "Error|error|level=warning|level=error" "$out/gpu_session_$1.log" | head -20; status=1; }
 }
 gpu_sessions no-mps
 if command -v nvidia-cuda-mps-control >/dev/null && nvidia-cuda-mps-control -d; then

@@ -1,6 +1,7 @@
 """The Prometheus endpoint (--metrics-address): the counters and stage histograms move with the batches a
 trainer reads; other paths are 404; a bad address stops gnnd at start, naming it. `gnnctl stats --watch`
 shows the same live, with rates."""
+import re
 import subprocess
 import urllib.error
 import urllib.request
@@ -57,6 +58,19 @@ def test_counters_and_histograms_move_with_the_batches(tmp_path):
         assert f"stage produce\tmetered on cpu\t{steps} batches" in watch.stdout
     finally:
         assert daemon.stop() == 0, daemon.output()
+    # The log is logfmt, one event per line, the lifecycle events with their fields.
+    events = [parse_logfmt(line) for line in daemon.output().splitlines()]
+    assert all({"time", "level", "msg"} <= set(e) for e in events), events
+    opened = [e for e in events if e.get("event") == "session_opened"]
+    assert opened and opened[0]["dataset"] == "metered" and opened[0]["device"] == "cpu"
+    ended = [e for e in events if e.get("event") == "session_ended"]
+    assert ended and ended[0]["batches"] == str(steps) and ended[0]["code"] == "OK"
+
+
+def parse_logfmt(line):
+    pairs = re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)', line)
+    assert " ".join(f"{k}={v}" for k, v in pairs) == line, line  # nothing outside key=value pairs
+    return {k: v[1:-1].replace('\\"', '"').replace("\\\\", "\\") if v.startswith('"') else v for k, v in pairs}
 
 
 def test_a_bad_metrics_address_stops_gnnd_at_start(tmp_path):
