@@ -17,8 +17,12 @@ CudaDevices::~CudaDevices() = default;
 absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const SessionPlan& plan) {
   const int gpu = plan.device.cuda;
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
-  (void)cudaGetLastError();
+  if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
+    (void)cudaGetLastError();
+    return absl::UnavailableError(absl::StrCat("open.device = '", plan.device.ToString(),
+                                               "': no GPU usable by gnnd (cudaGetDeviceCount: ",
+                                               cudaGetErrorName(error), ", ", cudaGetErrorString(error), ")"));
+  }
   if (gpu >= count) {
     return absl::InvalidArgumentError(
         absl::StrCat("open.device = '", plan.device.ToString(), "' (cpu, or cuda:N with N below ", count, ")"));

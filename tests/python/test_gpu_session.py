@@ -96,6 +96,32 @@ def test_producer_in_a_green_context(tmp_path, setup, sms):
         assert "producer_sms auto on cuda:0" in log
 
 
+def test_metrics_of_a_gpu_session(tmp_path, setup):
+    """The Prometheus endpoint for GPU sessions: fill times (GPU time) per batch, the GPU's memory and the
+    CSC copy on it, the host memory registered for zero-copy reads."""
+    import urllib.request
+    from daemon_util import free_port
+    _, data = setup
+    port = free_port()
+    daemon = Daemon(tmp_path, f"--dataset=meteredgpu={data}", f"--metrics-address=127.0.0.1:{port}", name="gpumetrics")
+    try:
+        with gnnd.Loader(address=daemon.address, dataset="meteredgpu", batch_size=512, fanouts=[10, 5],
+                         device="cuda:0") as loader:
+            steps = sum(1 for _ in loader)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            samples = dict(line.rsplit(" ", 1) for line in response.read().decode().splitlines()
+                           if line and not line.startswith("#"))
+        where = 'dataset="meteredgpu",device="cuda:0"'
+        assert float(samples[f"gnnd_batches_total{{{where}}}"]) == steps
+        assert float(samples[f'gnnd_stage_seconds_count{{stage="produce",{where}}}']) == steps
+        assert 0 < float(samples[f'gnnd_stage_seconds_sum{{stage="produce",{where}}}']) < steps
+        assert float(samples['gnnd_gpu_memory_used_bytes{gpu="0"}']) > 0
+        assert float(samples['gnnd_gpu_placed_bytes{gpu="0"}']) > 0  # the CSC copy
+        assert float(samples["gnnd_registered_bytes"]) > 0  # features and labels, zero-copy
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 DYING_TRAINER = """
 import sys, gnnd, torch
 loader = gnnd.Loader(address=sys.argv[1], dataset="dyingtiny", batch_size=512, fanouts=[10, 5], num_slots=2,
@@ -112,7 +138,8 @@ def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, set
     """The dead trainer's `consumed` event never completes: gnnd must end its session, keep serving the
     GPU, and stop on SIGTERM (its streams never wait on a trainer's work). Under MPS, killing a client while
     its kernels run breaks every client's context on that GPU (MPS's error containment): gnnd must then
-    refuse that GPU's sessions with UNAVAILABLE saying so, and still stop promptly."""
+    refuse that GPU's sessions with UNAVAILABLE saying so, and still stop promptly. Last in this file: under
+    MPS the GPU stays unusable for every client until they all exit."""
     import signal
     import sys
     import time
@@ -142,3 +169,4 @@ def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, set
         start = time.time()
         assert daemon.stop() == 0, daemon.output()
         assert time.time() - start < 10, "gnnd took long to stop"
+
