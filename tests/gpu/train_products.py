@@ -8,11 +8,11 @@ each on the same sampled validation batches. Run by tests/gpu/run_on_gpu.sh's ca
 """
 import argparse
 import json
+import pathlib
 import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 from gnnd.pyg import NeighborLoader
 from training import MLP, SAGE, Dataset, ReferenceSampler, accuracy, train
@@ -21,21 +21,10 @@ FANOUTS, BATCH = [15, 10, 5], 1024
 
 
 def pyg_sage(in_dim, hidden, out_dim, layers):
-    from torch_geometric.nn import SAGEConv
-
-    class PygSage(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
-            self.convs = torch.nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
-
-        def forward(self, x, edge_index):
-            for i, conv in enumerate(self.convs):
-                x = conv(x, edge_index)
-                if i < len(self.convs) - 1:
-                    x = F.relu(x)
-            return x
-    return PygSage()
+    """examples/sage_pyg.py's model (PyG's SAGEConv); ImportError without torch_geometric."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples"))
+    from sage_pyg import SAGE as PygSage
+    return PygSage(in_dim, hidden, out_dim, layers)
 
 
 def main():
