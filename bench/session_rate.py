@@ -18,9 +18,9 @@ import tempfile
 import time
 
 
-def serve(gnnd, dataset, tmp):
+def serve(gnnd, dataset, tmp, extra):
     socket = os.path.join(tmp, "bench.sock")
-    proc = subprocess.Popen([gnnd, f"--listen=unix:{socket}", f"--dataset=bench={dataset}"],
+    proc = subprocess.Popen([gnnd, f"--listen=unix:{socket}", f"--dataset=bench={dataset}", *extra.split()],
                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "gnnd.log"), "w"))
     deadline = time.time() + 300
     while not os.path.exists(socket):
@@ -31,7 +31,9 @@ def serve(gnnd, dataset, tmp):
 
 
 def measure(address, args):
+    """(batches/s after the warm-up, seconds from opening the session to its first batch)"""
     import gnnd
+    opened = time.perf_counter()
     loader = gnnd.Loader(address=address, dataset="bench", batch_size=args.batch_size, fanouts=args.fanouts,
                          num_slots=args.slots, device=args.device, output="torch" if args.device != "cpu" else "numpy")
     sync = (lambda: None)
@@ -43,13 +45,16 @@ def measure(address, args):
         while done < args.warmup + args.batches:
             for _ in loader:
                 done += 1
+                if done == 1:
+                    sync()
+                    first = time.perf_counter() - opened
                 if done == args.warmup:
                     sync()
                     start = time.perf_counter()
                 if done == args.warmup + args.batches:
                     break
         sync()
-        return args.batches / (time.perf_counter() - start)
+        return args.batches / (time.perf_counter() - start), first
     finally:
         loader.close()
 
@@ -65,28 +70,31 @@ def main():
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--gnnd-args", default="", help="extra gnnd flags, e.g. --prepare-gpus=none")
     args = parser.parse_args()
     daemons = args.gnnd or [shutil.which("gnnd")]
-    rates = {}
+    rates, firsts = {}, {}
     for round_ in range(args.rounds):
         for gnnd in daemons:
             with tempfile.TemporaryDirectory() as tmp:
-                proc, address = serve(gnnd, args.dataset, tmp)
+                proc, address = serve(gnnd, args.dataset, tmp, args.gnnd_args)
                 try:
                     for slots in args.slots:
                         run = argparse.Namespace(**{**vars(args), "slots": slots})
-                        rate = measure(address, run)
+                        rate, first = measure(address, run)
                         rates.setdefault((gnnd, slots), []).append(rate)
-                        print(f"round {round_ + 1} {gnnd} slots {slots}: {rate:.1f} batches/s", flush=True)
+                        firsts.setdefault((gnnd, slots), []).append(first)
+                        print(f"round {round_ + 1} {gnnd} slots {slots}: {rate:.1f} batches/s, first batch "
+                              f"{first:.3f} s after opening", flush=True)
                 finally:
                     proc.terminate()
                     proc.wait(timeout=60)
     print(f"\n{args.device}, batch {args.batch_size}, fanouts {args.fanouts}, {args.batches} batches per "
           f"measurement, median of {args.rounds}")
-    print("| gnnd | slots | batches/s (median) | all |\n|---|---|---|---|")
+    print("| gnnd | slots | batches/s (median) | all | first batch, s (median) |\n|---|---|---|---|---|")
     for (gnnd, slots), values in rates.items():
         print(f"| {gnnd} | {slots} | {statistics.median(values):.1f} | "
-              f"{' / '.join(f'{v:.1f}' for v in values)} |")
+              f"{' / '.join(f'{v:.1f}' for v in values)} | {statistics.median(firsts[(gnnd, slots)]):.3f} |")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/file_io.h"
 #include "common/shm_store.h"
 #include "common/status.h"
@@ -43,6 +45,20 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen) {
   return address;
 }
 
+absl::StatusOr<PrepareGpus> ParsePrepareGpus(const std::string& value) {
+  if (value.empty() || value == "all") return PrepareGpus{};
+  PrepareGpus gpus{.all = false, .devices = {}};
+  if (value == "none") return gpus;
+  for (absl::string_view item : absl::StrSplit(value, ',')) {
+    int device = -1;
+    if (!absl::SimpleAtoi(item, &device) || device < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("prepare_gpus: '", value, "' (all, none, or GPU numbers: 0,1)"));
+    }
+    gpus.devices.push_back(device);
+  }
+  return gpus;
+}
+
 absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
   if (config.listen().empty()) config.set_listen(kDefaultAddress);
   GNND_RETURN_IF_ERROR(ParseListenAddress(config.listen()).status());
@@ -66,6 +82,7 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("producer_sms: ", config.producer_sms(), " (0: whole GPU, N: N SMs, -1: auto)"));
   }
+  GNND_RETURN_IF_ERROR(ParsePrepareGpus(config.prepare_gpus()).status());
   std::set<std::string> names;
   for (int i = 0; i < config.datasets_size(); ++i) {
     const v1::DatasetConfig& d = config.datasets(i);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "gnnd/v1/config.pb.h"
@@ -23,5 +24,12 @@ struct ListenAddress {
   std::string target;  // tcp: host:port as gRPC takes it
 };
 absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen);
+
+// prepare_gpus parsed: every GPU, or the listed ones (none: an empty list).
+struct PrepareGpus {
+  bool all = true;
+  std::vector<int> devices;
+};
+absl::StatusOr<PrepareGpus> ParsePrepareGpus(const std::string& value);
 
 }  // namespace gnnd

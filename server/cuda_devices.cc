@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -19,9 +20,12 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   int count = 0;
   if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
     (void)cudaGetLastError();
-    return absl::UnavailableError(absl::StrCat("open.device = '", plan.device.ToString(),
-                                               "': no GPU usable by gnnd (cudaGetDeviceCount: ",
-                                               cudaGetErrorName(error), ", ", cudaGetErrorString(error), ")"));
+    // No GPU or driver here: the request names a device that does not exist. Anything else (a broken MPS
+    // server, say) is the machine's state, not the request's.
+    const bool absent = error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver;
+    return absl::Status(absent ? absl::StatusCode::kInvalidArgument : absl::StatusCode::kUnavailable,
+                        absl::StrCat("open.device = '", plan.device.ToString(), "' (no GPU usable by gnnd: ",
+                                     cudaGetErrorName(error), ", ", cudaGetErrorString(error), ")"));
   }
   if (gpu >= count) {
     return absl::InvalidArgumentError(
@@ -57,6 +61,34 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
     it = placed_.emplace(std::make_pair(&dataset, device), std::move(placed)).first;
   }
   return &it->second->graph();
+}
+
+void CudaDevices::Prepare(const LoadedDataset& dataset) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {  // no GPU here: nothing to prepare
+    (void)cudaGetLastError();
+    return;
+  }
+  std::vector<int> devices = options_.prepare_gpus.devices;
+  if (options_.prepare_gpus.all) {
+    for (int device = 0; device < count; ++device) devices.push_back(device);
+  }
+  for (int device : devices) {
+    if (device >= count) {
+      LogWarning("prepare_gpus names cuda:%d, but there are %d GPUs", device, count);
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    if (const absl::StatusOr<const cuda::DeviceGraph*> placed = Place(dataset, device); !placed.ok()) {
+      LogWarning("dataset '%s' not prepared for cuda:%d (its first session will try again): %s", dataset.name, device,
+                 placed.status().message());
+      continue;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    LogEvent(LogLevel::kInfo, "dataset_prepared",
+             {{"dataset", dataset.name}, {"device", absl::StrCat("cuda:", device)}, {"seconds", absl::StrCat(seconds)}},
+             "dataset '%s' prepared for cuda:%d in %.2f s", dataset.name, device, seconds);
+  }
 }
 
 void CudaDevices::AppendStats(v1::Stats& stats) {

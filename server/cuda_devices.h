@@ -25,6 +25,8 @@ class CudaDevices {
   // A CUDA session's slots on plan.device, its producer placed (and calibrated, the first time).
   absl::StatusOr<std::unique_ptr<SlotBackend>> CreateSlots(const SessionPlan& plan);
   void Forget(const LoadedDataset& dataset);
+  // Places `dataset` on the GPUs of options.prepare_gpus; logs what it did and what failed.
+  void Prepare(const LoadedDataset& dataset);
   // Memory of the GPUs gnnd uses (those with a dataset placed or a producer), and the host memory
   // registered for them.
   void AppendStats(v1::Stats& stats);

@@ -96,6 +96,7 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
              stats.validate_seconds);
   }
   LogInfo("dataset '%s': %s", name, DescribeDataset(loaded->graph.manifest, loaded->graph.arrays));
+  if (after_load_) after_load_(*loaded);  // still "loading": no session can use it yet
   std::lock_guard<std::mutex> lock(mutex_);
   datasets_[name] = loaded;
   return InfoLocked(*loaded);

@@ -30,9 +30,14 @@ class DatasetRegistry {
  public:
   // `before_unmap` runs before a dataset's memory goes away (to drop what was derived from it, such as
   // GPU registrations); it may be empty.
+  // `after_load` runs once a dataset is loaded, before Load returns (to prepare it for GPUs).
   using BeforeUnmap = std::function<void(const LoadedDataset&)>;
-  DatasetRegistry(bool keep_segments, int threads, BeforeUnmap before_unmap = nullptr)
-      : keep_segments_(keep_segments), threads_(threads), before_unmap_(std::move(before_unmap)) {}
+  using AfterLoad = std::function<void(const LoadedDataset&)>;
+  DatasetRegistry(bool keep_segments, int threads, BeforeUnmap before_unmap = nullptr, AfterLoad after_load = nullptr)
+      : keep_segments_(keep_segments),
+        threads_(threads),
+        before_unmap_(std::move(before_unmap)),
+        after_load_(std::move(after_load)) {}
   ~DatasetRegistry();
 
   using Progress = std::function<void(const std::string& array, uint64_t done, uint64_t total)>;
@@ -71,6 +76,7 @@ class DatasetRegistry {
   const bool keep_segments_;
   const int threads_;
   const BeforeUnmap before_unmap_;
+  const AfterLoad after_load_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<LoadedDataset>> datasets_;
   std::map<std::string, int> leases_;

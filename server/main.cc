@@ -42,6 +42,8 @@ ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exi
 ABSL_FLAG(bool, exit_after_load, false, "load the datasets, print their summaries and exit");
 ABSL_FLAG(std::string, producer_sms, "", "GPU producers' SMs: N, auto, or 0 for the whole GPU (overrides the config)");
 ABSL_FLAG(std::string, metrics_address, "", "HOST:PORT for Prometheus metrics at /metrics (overrides the config)");
+ABSL_FLAG(std::string, prepare_gpus, "",
+          "GPUs to prepare datasets for at load: all, none or 0,1 (overrides the config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool (0: all cores)");
 
 namespace gnnd {
@@ -80,6 +82,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   }
   if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
   if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
+  if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
   if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
   if (absl::GetFlag(FLAGS_threads) > 0) config.set_producer_threads(absl::GetFlag(FLAGS_threads));
   if (config.producer_threads() == 0) config.set_producer_threads(DefaultThreads());
@@ -135,9 +138,12 @@ int Run(int argc, char** argv) {
   SlotSegment::RemoveStale();
   SlotBackends backends({.producer_threads = config->producer_threads(),
                          .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
-                         .producer_sms = config->producer_sms()});
-  DatasetRegistry registry(config->keep_segments(), config->producer_threads(),
-                           [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); });
+                         .producer_sms = config->producer_sms(),
+                         .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus())});
+  DatasetRegistry registry(
+      config->keep_segments(), config->producer_threads(),
+      [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },
+      [&backends](const LoadedDataset& dataset) { backends.Prepare(dataset); });
   ConfiguredDatasets configured(registry);
   if (const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets()); !loaded.errors.empty()) {
     for (const std::string& error : loaded.errors) LogError("%s", error);

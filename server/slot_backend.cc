@@ -31,6 +31,14 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 #endif
 }
 
+void SlotBackends::Prepare(const LoadedDataset& dataset) {
+#if GNND_WITH_CUDA
+  cuda_->Prepare(dataset);
+#else
+  (void)dataset;
+#endif
+}
+
 void SlotBackends::AppendStats(v1::Stats& stats) {
 #if GNND_WITH_CUDA
   cuda_->AppendStats(stats);

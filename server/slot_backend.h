@@ -20,6 +20,7 @@
 #include "common/thread_pool.h"
 #include "common/vocabulary.h"
 #include "gnnd/v1/service.pb.h"
+#include "server/config.h"
 #include "server/dataset_registry.h"
 
 namespace gnnd {
@@ -92,13 +93,17 @@ class SlotBackends {
     int producer_threads = 1;  // the CPU producers' shared pool (each session may use all of it)
     mode_t slot_mode = 0600;   // CPU slot segments
     bool gpu_csc_in_host_memory = false;
-    int producer_sms = 0;  // GPU producers: 0 the whole GPU, N SMs, -1 auto
+    int producer_sms = 0;      // GPU producers: 0 the whole GPU, N SMs, -1 auto
+    PrepareGpus prepare_gpus;  // the GPUs Prepare() places datasets on
   };
   explicit SlotBackends(const Options& options);
   ~SlotBackends();
 
   // INVALID_ARGUMENT naming open.device for a device this gnnd cannot serve.
   absl::StatusOr<std::unique_ptr<SlotBackend>> Create(const SessionPlan& plan);
+  // Places a newly loaded `dataset` on the GPUs of options.prepare_gpus (registration, CSC copy), so their
+  // first sessions start at once; failures are logged (a session then tries again). Nothing without CUDA.
+  void Prepare(const LoadedDataset& dataset);
   // Drops what was placed on GPUs for `dataset`; call before its memory is unmapped.
   void Forget(const LoadedDataset& dataset);
   // GPU memory and registered host memory (nothing without CUDA).

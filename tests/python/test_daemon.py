@@ -228,6 +228,7 @@ def test_peer_allowlist(tmp_path, data):
     ("datasets { name: 'a.b' path: '/x' }", "datasets[0].name: dataset name 'a.b' is invalid"),
     ("datasets { name: 'a' }", "datasets[0].path: missing"),
     ("default_slots: 100", "default_slots: 100 (must be 1 to 64)"),
+    ("prepare_gpus: '0,x'", "prepare_gpus: '0,x' (all, none, or GPU numbers: 0,1)"),
 ])
 def test_bad_config_is_named(tmp_path, config, message):
     path = tmp_path / "bad.textproto"

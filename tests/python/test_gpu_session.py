@@ -122,6 +122,24 @@ def test_metrics_of_a_gpu_session(tmp_path, setup):
         assert daemon.stop() == 0, daemon.output()
 
 
+
+@pytest.mark.parametrize("prepare", ["all", "none"])
+def test_datasets_are_prepared_for_gpus_at_load(tmp_path, setup, prepare):
+    """With prepare_gpus (default all) the registration and the CSC copy happen at load, not in the GPU's
+    first session; with none, in the first session."""
+    import time
+    _, data = setup
+    daemon = Daemon(tmp_path, f"--dataset=prep{prepare}={data}", f"--prepare-gpus={prepare}", name=f"prep{prepare}")
+    try:
+        time.sleep(0.5)
+        assert ("event=dataset_prepared" in daemon.output()) == (prepare == "all"), daemon.output()
+        with gnnd.Loader(address=daemon.address, dataset=f"prep{prepare}", batch_size=512, fanouts=[10, 5],
+                         device="cuda:0") as loader:
+            next(iter(loader))
+        assert daemon.output().count("placed for cuda:0") == 1, daemon.output()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
 DYING_TRAINER = """
 import sys, gnnd, torch
 loader = gnnd.Loader(address=sys.argv[1], dataset="dyingtiny", batch_size=512, fanouts=[10, 5], num_slots=2,
