@@ -31,11 +31,12 @@ def serve(gnnd, dataset, tmp, extra):
 
 
 def measure(address, args):
-    """(batches/s after the warm-up, seconds from opening the session to its first batch)"""
+    """(batches/s after the warm-up, seconds from opening the session to its first batch, of which opening)"""
     import gnnd
     opened = time.perf_counter()
     loader = gnnd.Loader(address=address, dataset="bench", batch_size=args.batch_size, fanouts=args.fanouts,
                          num_slots=args.slots, device=args.device, output="torch" if args.device != "cpu" else "numpy")
+    open_seconds = time.perf_counter() - opened
     sync = (lambda: None)
     if args.device.startswith("cuda"):
         import torch
@@ -54,7 +55,7 @@ def measure(address, args):
                 if done == args.warmup + args.batches:
                     break
         sync()
-        return args.batches / (time.perf_counter() - start), first
+        return args.batches / (time.perf_counter() - start), first, open_seconds
     finally:
         loader.close()
 
@@ -73,6 +74,10 @@ def main():
     parser.add_argument("--gnnd-args", default="", help="extra gnnd flags, e.g. --prepare-gpus=none")
     args = parser.parse_args()
     daemons = args.gnnd or [shutil.which("gnnd")]
+    if args.device.startswith("cuda"):  # a trainer's CUDA context is up before it opens its loader
+        import torch
+        torch.zeros(1, device=args.device)
+        torch.cuda.synchronize()
     rates, firsts = {}, {}
     for round_ in range(args.rounds):
         for gnnd in daemons:
@@ -81,11 +86,11 @@ def main():
                 try:
                     for slots in args.slots:
                         run = argparse.Namespace(**{**vars(args), "slots": slots})
-                        rate, first = measure(address, run)
+                        rate, first, open_seconds = measure(address, run)
                         rates.setdefault((gnnd, slots), []).append(rate)
                         firsts.setdefault((gnnd, slots), []).append(first)
                         print(f"round {round_ + 1} {gnnd} slots {slots}: {rate:.1f} batches/s, first batch "
-                              f"{first:.3f} s after opening", flush=True)
+                              f"{first:.3f} s after opening (the open itself {open_seconds:.3f} s)", flush=True)
                 finally:
                     proc.terminate()
                     proc.wait(timeout=60)

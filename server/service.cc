@@ -203,6 +203,7 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
     id = next_session_id_++;
   }
   const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_, &histograms_};
+  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<class Session>> session =
       Session::Open(id, request, std::move(lease), limits, peer, *backends_, session_pool_);
   if (!session.ok()) {
@@ -226,7 +227,8 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
             {"dataset", request.dataset()},
             {"device", (*session)->Stats().device()},
             {"pid", absl::StrCat(peer.pid)},
-            {"uid", absl::StrCat(peer.uid)}},
+            {"uid", absl::StrCat(peer.uid)},
+            {"seconds", absl::StrCat(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count())}},
            "session %d opened: dataset '%s' split %s, batch %d, pid %d uid %d", id, request.dataset(), request.split(),
            request.batch_size(), peer.pid, peer.uid);
   return session;
