@@ -127,7 +127,7 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
     GNND_RETURN_IF_ERROR(EnqueueFill(next_step_, slot, stream_, /*wake=*/true));
     filling_.push_back({next_step_++, slot});
   }
-  if (trainer_busy) {  // nothing tells gnnd when the trainer's work ends: look again soon
+  if (trainer_busy && filling_.empty()) {  // no fill will wake the session, nor the trainer: look again soon
     consumed_poll_ = std::min(std::max(consumed_poll_ * 2, kFirstConsumedPoll), kMaxConsumedPoll);
     if (wake_after_) wake_after_(consumed_poll_);
   } else {

@@ -2,7 +2,9 @@
 comes only once the configured datasets are in memory and served; SIGHUP (`systemctl reload`) re-reads the
 dataset list, loading new datasets, unloading removed ones once no session uses them, and leaving the
 sessions of datasets that stay undisturbed."""
+import datetime
 import os
+import re
 import pathlib
 import shutil
 import signal
@@ -58,12 +60,18 @@ def test_units_pass_systemd_analyze_verify(tmp_path):
 
 
 def test_ready_only_once_the_datasets_are_served(tmp_path):
-    data = generate(tmp_path / "g", "--seed", 2, "--scale", 3)
+    data = generate(tmp_path / "g", "--seed", 2, "--scale", 10)
     notify = NotifySocket(tmp_path / "notify")
     daemon = Daemon(tmp_path, f"--dataset=ready={data}", name="ready", env={"NOTIFY_SOCKET": notify.path})
     try:
         message = notify.until("READY=1")
-        assert "dataset 'ready' loaded" in daemon.output()  # written before the notification was sent
+        received = datetime.datetime.now(datetime.timezone.utc)
+        # The load had ended (its log line's time, to the millisecond) when the notification arrived.
+        loaded = re.search(r"time=(\S+) level=info event=dataset_loaded dataset=ready", daemon.output())
+        assert loaded, daemon.output()
+        loaded_at = datetime.datetime.strptime(loaded.group(1), "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc)
+        assert received >= loaded_at, (received, loaded_at)
         assert datasets(daemon) == ["ready"]
         assert "STATUS=serving 1 dataset(s)" in message
         daemon.proc.send_signal(signal.SIGTERM)

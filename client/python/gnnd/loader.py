@@ -55,7 +55,7 @@ class Batch:
     def __init__(self, loader, native, output, copy):
         self.epoch = native.epoch
         self.step = native.step
-        nodes, edges = (ctypes.c_int32 * _MAX_HOPS)(), (ctypes.c_int32 * _MAX_HOPS)()
+        nodes, edges = loader._hop_counts
         hops = loader._native.lib.gnnd_batch_hop_counts(loader._session, native.slot, nodes, edges, _MAX_HOPS)
         if hops < 0:
             raise RuntimeError("gnnd client: no per-hop counts for this batch")
@@ -129,6 +129,7 @@ class Loader:
         self.device = device
         self.output, self.copy, self.epoch = output, copy, epoch
         self._held = None
+        self._hop_counts = (ctypes.c_int32 * _MAX_HOPS)(), (ctypes.c_int32 * _MAX_HOPS)()  # reused per batch
         self._started = False  # the session's first epoch is already running
         self._exhausted = False  # the current epoch has ended
         self._native = _native.bound()

@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""What gnnd costs besides batches: the threads idle sessions hold in gnnd, and the trainer-side time of
+one next() when the batch is already made.
+
+    /usr/bin/python3 bench/trainer_overhead.py --dataset DIR [--gnnd BIN] [--idle 200] [--device cpu|cuda:N]
+
+Idle sessions: opens --idle sessions with one slot each whose trainer never releases, and counts gnnd's
+threads (/proc/PID/task) before and after (the daemon runs with uid_share_percent 100 and max_sessions
+above --idle, so admission does not refuse them). next(): lets the producer fill every slot, then times
+single next() calls. Needs the Python client (PYTHONPATH=client/python).
+"""
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+from session_rate import serve
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--gnnd", default=shutil.which("gnnd"))
+    parser.add_argument("--idle", type=int, default=200)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    import gnnd
+    output = "torch" if args.device != "cpu" else "auto"
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "gnnd.textproto")
+        with open(config, "w") as f:
+            f.write(f"uid_share_percent: 100\nmax_sessions: {args.idle + 16}\n")
+        proc, address = serve(args.gnnd, args.dataset, tmp, f"--config={config}")
+        try:
+            threads = lambda: len(os.listdir(f"/proc/{proc.pid}/task"))  # noqa: E731
+            before = threads()
+            idle = [gnnd.Loader(address=address, dataset="bench", batch_size=500, fanouts=[3], num_slots=1,
+                                device=args.device, output=output) for _ in range(args.idle)]
+            for loader in idle:
+                next(iter(loader))  # the one slot, held from now on
+            time.sleep(1)
+            print(f"gnnd threads: {before} before, {threads()} with {args.idle} idle sessions")
+            for loader in idle:
+                loader.close()
+
+            loader = gnnd.Loader(address=address, dataset="bench", batch_size=64, fanouts=[2], num_slots=8,
+                                 device=args.device, output=output)
+            costs = []
+            for _ in range(5):
+                batches = iter(loader)
+                next(batches)
+                time.sleep(0.2)  # every slot filled
+                for _ in range(6):
+                    start = time.perf_counter()
+                    next(batches)
+                    costs.append(time.perf_counter() - start)
+                for _ in batches:
+                    pass
+            loader.close()
+            print(f"next() with the batch already made ({args.device}): median {statistics.median(costs) * 1e6:.0f} us, "
+                  f"min {min(costs) * 1e6:.0f} us over {len(costs)} calls")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
