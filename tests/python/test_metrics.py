@@ -3,6 +3,7 @@ trainer reads; other paths are 404; a bad address stops gnnd at start, naming it
 shows the same live, with rates."""
 import re
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
@@ -23,6 +24,16 @@ def scrape(port, path="/metrics"):
         return samples
 
 
+def scrape_until(port, condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        samples = scrape(port)
+        if condition(samples) or time.monotonic() > deadline:
+            assert condition(samples), samples
+            return samples
+        time.sleep(0.02)
+
+
 def test_counters_and_histograms_move_with_the_batches(tmp_path):
     data = generate(tmp_path / "g", "--seed", 6)
     port = free_port()
@@ -38,11 +49,11 @@ def test_counters_and_histograms_move_with_the_batches(tmp_path):
             assert steps == len(loader)
             during = scrape(port)
             assert during[f"gnnd_sessions{{{where}}}"] == 1
-        after = scrape(port)
+        # Closing the loader ends the RPC; gnnd retires the session just after, on its own threads.
+        after = scrape_until(port, lambda samples: samples[f"gnnd_sessions{{{where}}}"] == 0)
         assert after[f"gnnd_batches_total{{{where}}}"] == steps
         assert after[f"gnnd_bytes_total{{{where}}}"] > 0
         assert after[f"gnnd_sessions_opened_total{{{where}}}"] == 1
-        assert after[f"gnnd_sessions{{{where}}}"] == 0
         for stage in ("produce", "sample", "gather"):
             assert after[f'gnnd_stage_seconds_count{{stage="{stage}",{where}}}'] == steps
             assert after[f'gnnd_stage_seconds_bucket{{stage="{stage}",{where},le="+Inf"}}'] == steps
