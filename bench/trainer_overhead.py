@@ -7,7 +7,8 @@ one next() when the batch is already made.
 Idle sessions: opens --idle sessions with one slot each whose trainer never releases, and counts gnnd's
 threads (/proc/PID/task) before and after (the daemon runs with uid_share_percent 100 and max_sessions
 above --idle, so admission does not refuse them). next(): lets the producer fill every slot, then times
-single next() calls. Needs the Python client (PYTHONPATH=client/python).
+single next() calls (wall time, and the calling thread's CPU time: on a machine with few cores a CPU
+producer refilling slots meanwhile competes with the trainer for them). Needs the Python client (PYTHONPATH=client/python).
 """
 import argparse
 import os
@@ -48,20 +49,22 @@ def main():
 
             loader = gnnd.Loader(address=address, dataset="bench", batch_size=64, fanouts=[2], num_slots=8,
                                  device=args.device, output=output)
-            costs = []
+            costs, cpu = [], []  # wall time of the call; CPU time of the trainer's thread in it
             for _ in range(5):
                 batches = iter(loader)
                 next(batches)
                 time.sleep(0.2)  # every slot filled
                 for _ in range(6):
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.thread_time()
                     next(batches)
+                    cpu.append(time.thread_time() - start_cpu)
                     costs.append(time.perf_counter() - start)
                 for _ in batches:
                     pass
             loader.close()
             print(f"next() with the batch already made ({args.device}): median {statistics.median(costs) * 1e6:.0f} us, "
-                  f"min {min(costs) * 1e6:.0f} us over {len(costs)} calls")
+                  f"min {min(costs) * 1e6:.0f} us over {len(costs)} calls; the trainer thread's CPU time: median "
+                  f"{statistics.median(cpu) * 1e6:.0f} us")
         finally:
             proc.terminate()
             proc.wait(timeout=60)

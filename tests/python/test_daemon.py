@@ -164,6 +164,25 @@ def test_torch_tensors_without_copies(daemon, data):
     owned.close()
 
 
+def test_torch_batches_reusing_a_slot_have_their_own_lengths_and_values(daemon, data, tmp_path):
+    # The loader keeps each slot's views and slices them per batch: every batch of an epoch through 2 slots
+    # (the last one shorter) must still equal the reference, in torch as in numpy.
+    torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+    train = len(np.load(data["bf16"] / "train.npy"))
+    assert train % 100 != 0
+    with gnnd.Loader(address=daemon.address, dataset="bf16", batch_size=100, fanouts=[3, 2], seed=4, output="torch",
+                     num_slots=2) as loader:
+        for batch in loader:
+            ref = reference_batch(data["bf16"], tmp_path, batch.step, batch_size=100, fanouts="3,2", seed=4)
+            for name in gnnd.ARRAY_NAMES:
+                value = batch[name]
+                if value.dtype == torch.bfloat16:
+                    value = value.view(torch.int16)
+                np.testing.assert_array_equal(value.numpy().view(ref[name].dtype), ref[name],
+                                              err_msg=f"step {batch.step} {name}")
+        assert batch.step == len(loader) - 1 and len(batch.labels) == train % 100
+
+
 def test_daemon_killed_gives_an_error_not_a_hang(tmp_path, data):
     daemon = Daemon(tmp_path, f"--dataset=victim={data['tiny']}", name="victim")
     loader = gnnd.Loader(address=daemon.address, dataset="victim", batch_size=64, fanouts=[2], output="numpy")

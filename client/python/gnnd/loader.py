@@ -1,5 +1,6 @@
 """gnnd's trainer-side loader: minibatches from a running gnnd, read in place from its slots."""
 import ctypes
+import math
 
 import numpy as np
 
@@ -13,7 +14,7 @@ def _numpy_view(array):
     """A numpy array over the slot memory (no copy). bfloat16 comes out as its uint16 bits."""
     dtype = np.dtype(_NUMPY_DTYPES[array.dtype])
     shape = tuple(array.shape[:array.ndim])
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)
     if count == 0:
         return np.empty(shape, dtype)
     buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(array.data)
@@ -44,6 +45,37 @@ def _seed_array(seed_ids):
 _MAX_HOPS = 64
 
 
+def _make_view(array, output):
+    """A tensor or numpy array over a gnnd_array's memory, no copy."""
+    if array.device_type == _native.DEVICE_CUDA:  # torch only
+        import torch.utils.dlpack
+        return torch.utils.dlpack.from_dlpack(_dlpack.capsule(array))
+    view = _numpy_view(array)
+    return _to_torch(view, array.dtype) if output == "torch" else view
+
+
+class _SlotViews:
+    """Views of each slot's arrays, kept between batches. A slot's arrays sit at fixed addresses, so a view
+    made once (at the largest length seen) is sliced per batch: wrapping memory costs tens of µs per array
+    in Python, slicing about one, and next() stays cheap for the trainer."""
+
+    def __init__(self, output):
+        self._output, self._views = output, {}
+
+    def get(self, slot, array):
+        key = (slot, array.name)
+        length, rest = array.shape[0], tuple(array.shape[1:array.ndim])
+        cached = self._views.get(key)
+        if cached is None or cached[0] != array.data or cached[1].shape[0] < length or cached[1].shape[1:] != rest:
+            cached = (array.data, _make_view(array, self._output))
+            self._views[key] = cached
+        view = cached[1]
+        return view if view.shape[0] == length else view[:length]
+
+    def clear(self):
+        self._views.clear()
+
+
 class Batch:
     """One minibatch in the canonical layout, as attributes: node_ids, num_nodes_per_hop, edge_src, edge_dst,
     num_edges_per_hop, features, labels (torch tensors or numpy arrays), plus epoch, step, and the per-hop
@@ -61,17 +93,10 @@ class Batch:
             raise RuntimeError("gnnd client: no per-hop counts for this batch")
         self.nodes_per_hop, self.edges_per_hop = list(nodes[:hops + 1]), list(edges[:hops])
         self._loader, self._slot = loader, native.slot
-        for array in native.arrays:
-            if array.device_type == _native.DEVICE_CUDA:  # torch only; ordered on the current stream already
-                import torch.utils.dlpack
-                value = torch.utils.dlpack.from_dlpack(_dlpack.capsule(array))
-                if copy:
-                    value = value.clone()
-            else:
-                view = _numpy_view(array)
-                if copy:
-                    view = view.copy()
-                value = _to_torch(view, array.dtype) if output == "torch" else view
+        for array in native.arrays:  # GPU arrays: ordered on the current stream already
+            value = loader._views.get(native.slot, array)
+            if copy:
+                value = value.clone() if output == "torch" else value.copy()
             setattr(self, array.name.decode(), value)
         if copy:
             self.release()
@@ -129,6 +154,7 @@ class Loader:
         self.device = device
         self.output, self.copy, self.epoch = output, copy, epoch
         self._held = None
+        self._views = _SlotViews(output)
         self._hop_counts = (ctypes.c_int32 * _MAX_HOPS)(), (ctypes.c_int32 * _MAX_HOPS)()  # reused per batch
         self._started = False  # the session's first epoch is already running
         self._exhausted = False  # the current epoch has ended
@@ -221,6 +247,8 @@ class Loader:
 
     def close(self):
         """Ends the session (gnnd frees its slots) and the connection."""
+        if hasattr(self, "_views"):
+            self._views.clear()  # they point into the slots, unmapped now
         if self._session:
             self._native.lib.gnnd_close_session(self._session)
             self._session = ctypes.c_void_p()
