@@ -21,6 +21,24 @@ import time
 from session_rate import serve
 
 
+def time_next(loader):
+    """Wall and thread CPU seconds of next() calls made when every slot holds a finished batch."""
+    costs, cpu = [], []
+    with loader:
+        for _ in range(5):
+            batches = iter(loader)
+            next(batches)
+            time.sleep(0.2)  # every slot filled
+            for _ in range(6):
+                start, start_cpu = time.perf_counter(), time.thread_time()
+                next(batches)
+                cpu.append(time.thread_time() - start_cpu)
+                costs.append(time.perf_counter() - start)
+            for _ in batches:
+                pass
+    return costs, cpu
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True)
@@ -47,24 +65,18 @@ def main():
             for loader in idle:
                 loader.close()
 
-            loader = gnnd.Loader(address=address, dataset="bench", batch_size=64, fanouts=[2], num_slots=8,
-                                 device=args.device, output=output)
-            costs, cpu = [], []  # wall time of the call; CPU time of the trainer's thread in it
-            for _ in range(5):
-                batches = iter(loader)
-                next(batches)
-                time.sleep(0.2)  # every slot filled
-                for _ in range(6):
-                    start, start_cpu = time.perf_counter(), time.thread_time()
-                    next(batches)
-                    cpu.append(time.thread_time() - start_cpu)
-                    costs.append(time.perf_counter() - start)
-                for _ in batches:
-                    pass
-            loader.close()
-            print(f"next() with the batch already made ({args.device}): median {statistics.median(costs) * 1e6:.0f} us, "
-                  f"min {min(costs) * 1e6:.0f} us over {len(costs)} calls; the trainer thread's CPU time: median "
-                  f"{statistics.median(cpu) * 1e6:.0f} us")
+            make = {"gnnd.Loader": lambda: gnnd.Loader(address=address, dataset="bench", batch_size=64, fanouts=[2],
+                                                       num_slots=8, device=args.device, output=output)}
+            if output == "torch":
+                from gnnd.pyg import NeighborLoader
+                make["gnnd.pyg.NeighborLoader"] = lambda: NeighborLoader(
+                    None, num_neighbors=[2], batch_size=64, shuffle=True, dataset="bench", address=address,
+                    device=args.device, num_slots=8)
+            for name, factory in make.items():
+                costs, cpu = time_next(factory())
+                print(f"{name} next() with the batch already made ({args.device}): median "
+                      f"{statistics.median(costs) * 1e6:.0f} us, min {min(costs) * 1e6:.0f} us over {len(costs)} "
+                      f"calls; the trainer thread's CPU time: median {statistics.median(cpu) * 1e6:.0f} us")
         finally:
             proc.terminate()
             proc.wait(timeout=60)

@@ -25,7 +25,7 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
 }
 
 absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds,
-                                 BatchView out, cudaStream_t stream) {
+                                 BatchView out, cudaStream_t stream, cudaEvent_t sampled) {
   const BatchCapacity& capacity = layout_.capacity;
   const int64_t num_seeds = static_cast<int64_t>(device_seeds.size());
   if (num_seeds > capacity.max_seeds) return absl::InvalidArgumentError("more seeds than the batch capacity");
@@ -38,6 +38,7 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
     GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, fanouts_[hop], key, batch_index, out, stream));
     GNND_RETURN_IF_ERROR(AddHopNodes(w, bound, h, ids_, out, stream));
   }
+  if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
   GNND_RETURN_IF_ERROR(GatherFeatures(w, graph_, capacity.max_nodes, gather_, out, stream));
   return GatherLabels(graph_, num_seeds, out, stream);
 }

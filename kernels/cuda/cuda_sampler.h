@@ -28,9 +28,10 @@ class CudaSampler {
                                                              uint64_t seed, const BatchCapacity& capacity);
 
   // Enqueues the batch for (epoch, batch_index) around `device_seeds` (device memory) on `stream`,
-  // writing every array of `out` (device memory laid out by layout()).
+  // writing every array of `out` (device memory laid out by layout()). `sampled`, if given, is recorded
+  // between the sampling and the gather (the stage split).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, BatchView out,
-                      cudaStream_t stream);
+                      cudaStream_t stream, cudaEvent_t sampled = nullptr);
   const BatchLayout& layout() const { return layout_; }
   // Rows that are not multiples of 16 bytes: read them with 16-byte loads shifted through shared memory
   // (default), or with the widest narrower loads that fit (kept for comparison in benchmarks).

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Does the trainer notice gnnd? The step rate of a PyG SAGEConv 3 x 256 trainer (examples/sage_pyg.py's
+model; a plain-torch mean SAGE without PyG) fed by gnnd through CUDA IPC, against the same loop on the same
+kind of batches already in the trainer's GPU memory (the ideal), rounds alternated; and the trainer's host
+time in one next() of gnnd.pyg.NeighborLoader.
+
+    /usr/bin/python3 bench/coschedule.py --dataset DIR --device cuda:0 [--gnnd-args "--producer-sms=16"]
+
+The ideal runs with gnnd's session closed (no producer work). Run it under MPS by starting the MPS control
+daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio.
+"""
+import argparse
+import pathlib
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+
+from session_rate import serve
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def make_model(dim, classes):
+    try:
+        sys.path.insert(0, str(ROOT / "examples"))
+        from sage_pyg import SAGE
+        return SAGE(dim, 256, classes, 3), "PyG SAGEConv"
+    except ImportError:
+        sys.path.insert(0, str(ROOT / "tests" / "python"))
+        from training import SAGE
+        return SAGE(dim, 256, classes, 3), "mean SAGE (plain torch)"
+
+
+def step(model, optimizer, x, edge_index, y, batch_size):
+    optimizer.zero_grad(set_to_none=True)
+    out = model(x, edge_index)[:batch_size]
+    loss = F.cross_entropy(out, y[:batch_size].clamp(min=0))
+    loss.backward()
+    optimizer.step()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--gnnd", default=shutil.which("gnnd"))
+    parser.add_argument("--gnnd-args", default="")
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--label", default="")
+    args = parser.parse_args()
+    from gnnd.pyg import NeighborLoader
+    device = torch.device(args.device)
+    torch.zeros(1, device=device)
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, address = serve(args.gnnd, args.dataset, tmp, args.gnnd_args)
+        try:
+            def loader():
+                return NeighborLoader(None, num_neighbors=[15, 10, 5], batch_size=1024, input_nodes="train",
+                                      shuffle=True, dataset="bench", address=address, device=args.device, seed=5)
+
+            # The ideal's batches: the same kind, copied into the trainer's memory once.
+            premade = []
+            with loader() as source:
+                for batch in source:
+                    premade.append((batch.x.clone(), batch.edge_index.clone(), batch.y.clone(), batch.batch_size))
+                    if len(premade) == 40:
+                        break
+            dim = premade[0][0].shape[1]
+            classes = int(max(int(b[2].max()) for b in premade)) + 1
+            torch.manual_seed(0)
+            model, conv = make_model(dim, classes)
+            model = model.to(device)
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.003)
+            for i in range(20):  # warm-up: kernels, allocator
+                step(model, optimizer, *premade[i % len(premade)])
+            torch.cuda.synchronize(device)
+
+            ideal, fed = [], []
+            for _ in range(args.rounds):
+                start = time.perf_counter()
+                for i in range(args.steps):
+                    step(model, optimizer, *premade[i % len(premade)])
+                torch.cuda.synchronize(device)
+                ideal.append(args.steps / (time.perf_counter() - start))
+
+                with loader() as source:
+                    batches = iter(source)
+                    for _ in range(10):  # the session's warm-up: slots filled, pipeline running
+                        b = next(batches)
+                        step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
+                    torch.cuda.synchronize(device)
+                    start = time.perf_counter()
+                    for i in range(args.steps):
+                        try:
+                            b = next(batches)
+                        except StopIteration:
+                            batches = iter(source)
+                            b = next(batches)
+                        step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
+                    torch.cuda.synchronize(device)
+                    fed.append(args.steps / (time.perf_counter() - start))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+    i, f = statistics.median(ideal), statistics.median(fed)
+    print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
+          f"steps/s", file=sys.stderr)
+    print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,372 @@
+// GPU benchmarks of the CUDA backend's stages; each prints one markdown table for bench/RESULTS.md.
+//
+//   gpu_bench sampling (--dataset DIR | --synthetic_nodes N) [--fanouts 15,10,5/20,15,10] [--batches 50]
+//     Per CSC placement (GPU memory, host zero-copy): median ms per batch of the sampling stage (hops,
+//     dedup, relabel) and of the whole batch, nodes and edges per batch. --synthetic_nodes builds a
+//     papers-sized graph in memory (in-degrees log-normal with mean --synthetic_degree, uniform sources,
+//     one float feature per node: only the sampling stage means something there).
+//   gpu_bench gather --dataset DIR [--row_bytes 256,512,1024,2052,4096]
+//     The node ids of sampled batches, gathered from a pinned table of each row size: gnnd's gather, a
+//     plain warp-per-row gather of the same ids sorted (the density ceiling), and a pinned cudaMemcpy of
+//     the same bytes, in GB/s of rows delivered.
+#include <cuda_runtime.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/philox.h"
+#include "common/seeds.h"
+#include "common/shm_store.h"
+#include "kernels/cuda/cuda_sampler.h"
+#include "kernels/cuda/host_registration.h"
+
+ABSL_FLAG(std::string, dataset, "", "dataset directory");
+ABSL_FLAG(int64_t, synthetic_nodes, 0, "sampling: build a synthetic graph of this many nodes instead");
+ABSL_FLAG(double, synthetic_degree, 14.5, "mean in-degree of the synthetic graph");
+ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
+ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
+ABSL_FLAG(int, batches, 50, "timed batches per configuration (after 5 warm-up batches)");
+ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
+          "gather: feature row sizes");
+
+namespace gnnd::cuda {
+namespace {
+
+#define CHECK_CUDA(call)                                                                    \
+  do {                                                                                      \
+    if (cudaError_t err = (call); err != cudaSuccess) {                                       \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err)); \
+      std::exit(1);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+template <typename T>
+T OrDie(absl::StatusOr<T> value) {
+  if (!value.ok()) {
+    std::fprintf(stderr, "%s\n", value.status().ToString().c_str());
+    std::exit(2);
+  }
+  return *std::move(value);
+}
+void OrDie(const absl::Status& status) {
+  if (!status.ok()) (void)OrDie(absl::StatusOr<int>(status));
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Page-aligned anonymous memory (registrable), freed with the object.
+struct HostBuffer {
+  void* data = nullptr;
+  size_t bytes = 0;
+  explicit HostBuffer(size_t n) : bytes(std::max<size_t>(n, 1)) {
+    data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (data == MAP_FAILED) std::fprintf(stderr, "mmap %zu bytes failed\n", bytes), std::exit(2);
+  }
+  ~HostBuffer() { ::munmap(data, bytes); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+// Runs fn(begin, end) over [0, n) on every core.
+template <typename Fn>
+void ParallelFor(int64_t n, Fn fn) {
+  const int64_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t) pool.emplace_back(fn, n * t / threads, n * (t + 1) / threads);
+  for (std::thread& t : pool) t.join();
+}
+
+// A graph to sample: a loaded dataset, or a synthetic one in anonymous memory.
+struct BenchGraph {
+  GraphData data;
+  std::string name;
+  std::vector<std::unique_ptr<HostBuffer>> buffers;
+  std::unique_ptr<ShmDataset> shm;
+  ~BenchGraph() {
+    if (shm) (void)ShmDataset::Remove(shm_name);
+  }
+  std::string shm_name;
+};
+
+std::unique_ptr<BenchGraph> LoadDataset(const std::string& dir_path) {
+  auto g = std::make_unique<BenchGraph>();
+  DatasetDir dir = OrDie(DatasetDir::Open(dir_path));
+  g->shm_name = absl::StrCat("bench-", ::getpid());
+  g->shm = OrDie(ShmDataset::Load(g->shm_name, dir, {}));
+  g->data = {g->shm->manifest(), g->shm->arrays()};
+  g->name = absl::StrCat(g->data.num_nodes(), " nodes, ", g->data.manifest.num_edges(), " edges");
+  return g;
+}
+
+std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree) {
+  auto g = std::make_unique<BenchGraph>();
+  auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
+  auto* indptr = static_cast<int64_t*>(buffer(8 * (n + 1)));
+  const double sigma = 1.2, mu = std::log(mean_degree) - sigma * sigma / 2;  // log-normal with that mean
+  ParallelFor(n, [&](int64_t begin, int64_t end) {
+    for (int64_t v = begin; v < end; ++v) {
+      const uint64_t r = Mix64(static_cast<uint64_t>(v) * 0x9e3779b97f4a7c15ull + 1);
+      const double u1 = ((r >> 11) + 0.5) * 0x1.0p-53, u2 = ((Mix64(r) >> 11) + 0.5) * 0x1.0p-53;
+      const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      indptr[v + 1] = std::min<int64_t>(static_cast<int64_t>(std::exp(mu + sigma * z)), 100000);
+    }
+  });
+  indptr[0] = 0;
+  for (int64_t v = 0; v < n; ++v) indptr[v + 1] += indptr[v];
+  const int64_t edges = indptr[n];
+  auto* indices = static_cast<int32_t*>(buffer(4 * edges));
+  ParallelFor(edges, [&](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e)
+      indices[e] = static_cast<int32_t>(Below64(Mix64(static_cast<uint64_t>(e) + 0x51ed27), n));
+  });
+  const int64_t train = std::max<int64_t>(n / 92, 1);  // papers100M: 1.2 M of 111 M nodes
+  auto* train_ids = static_cast<int64_t*>(buffer(8 * train));
+  for (int64_t i = 0; i < train; ++i) train_ids[i] = static_cast<int64_t>(Below64(Mix64(i + 0xabcdef), n));
+  v1::DatasetManifest& m = g->data.manifest;
+  m.set_format_version(1);
+  m.set_num_nodes(n);
+  m.set_num_edges(edges);
+  m.set_index_dtype(v1::INDEX_DTYPE_INT32);
+  m.set_feature_dim(1);
+  m.set_feature_dtype(v1::FEATURE_DTYPE_FLOAT32);
+  m.set_num_classes(2);
+  m.set_num_train(train);
+  DatasetArrays& a = g->data.arrays;
+  a.data[static_cast<int>(ArrayId::kIndptr)] = indptr;
+  a.data[static_cast<int>(ArrayId::kIndices)] = indices;
+  a.data[static_cast<int>(ArrayId::kFeatures)] = buffer(4 * n);
+  a.data[static_cast<int>(ArrayId::kLabels)] = buffer(8 * n);  // all zero: class 0
+  a.data[static_cast<int>(ArrayId::kTrain)] = train_ids;
+  g->name = absl::StrCat("synthetic, ", n, " nodes, ", edges, " edges");
+  return g;
+}
+
+std::vector<int32_t> ParseFanouts(absl::string_view text) {
+  std::vector<int32_t> fanouts;
+  for (absl::string_view f : absl::StrSplit(text, ',')) fanouts.push_back(std::stoi(std::string(f)));
+  return fanouts;
+}
+
+// Samples --batches batches after a warm-up; calls on_batch(out, layout) after each timed one.
+struct SampleRun {
+  double sampling_ms = 0, whole_ms = 0, nodes = 0, edges = 0;
+};
+template <typename OnBatch>
+SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, OnBatch on_batch) {
+  const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  const GraphData& graph = g.data;
+  const BatchCapacity capacity = OrDie(
+      ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree()));
+  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
+  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
+                   0);
+  auto device = OrDie(DeviceDataset::Create(graph, placement));
+  auto sampler = OrDie(CudaSampler::Create(device->graph(), fanouts, 1, capacity));
+  const BatchLayout& layout = sampler->layout();
+  int64_t* device_seeds = nullptr;
+  void* out = nullptr;
+  CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
+  CHECK_CUDA(cudaMalloc(&out, layout.total_bytes));
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  cudaEvent_t start, sampled, stop;
+  for (cudaEvent_t* e : {&start, &sampled, &stop}) CHECK_CUDA(cudaEventCreate(e));
+  std::vector<double> sampling, whole;
+  SampleRun run;
+  const int timed = absl::GetFlag(FLAGS_batches);
+  for (int i = 0; i < timed + 5; ++i) {
+    const int64_t step = i % seeds.num_steps();
+    const auto batch = seeds.batch(step);
+    CHECK_CUDA(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaEventRecord(start, stream));
+    OrDie(sampler->Sample(0, seeds.batch_index(step), {device_seeds, batch.size()}, BatchView::At(out, layout), stream,
+                          sampled));
+    CHECK_CUDA(cudaEventRecord(stop, stream));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    if (i < 5) continue;
+    float a = 0, b = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&a, start, sampled));
+    CHECK_CUDA(cudaEventElapsedTime(&b, start, stop));
+    sampling.push_back(a);
+    whole.push_back(b);
+    int32_t counts[2 * kMaxHops + 1];
+    const size_t hops = fanouts.size();
+    CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_nodes_per_hop, 4 * (hops + 1),
+                          cudaMemcpyDeviceToHost));
+    int64_t nodes = 0;
+    for (size_t h = 0; h <= hops; ++h) nodes += counts[h];
+    run.nodes += nodes;
+    CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_edges_per_hop, 4 * hops, cudaMemcpyDeviceToHost));
+    for (size_t h = 0; h < hops; ++h) run.edges += counts[h];
+    on_batch(static_cast<const int64_t*>(static_cast<const void*>(static_cast<char*>(out) + layout.node_ids)), nodes);
+  }
+  run.sampling_ms = Median(sampling);
+  run.whole_ms = Median(whole);
+  run.nodes /= timed;
+  run.edges /= timed;
+  for (cudaEvent_t e : {start, sampled, stop}) cudaEventDestroy(e);
+  cudaStreamDestroy(stream);
+  cudaFree(out);
+  cudaFree(device_seeds);
+  return run;
+}
+
+int RunSampling() {
+  const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
+  auto g = synthetic > 0 ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree))
+                         : LoadDataset(absl::GetFlag(FLAGS_dataset));
+  std::printf("Graph: %s; batch %lld; median of %d batches.\n\n", g->name.c_str(),
+              static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
+  std::printf("| fanouts | CSC in | sampling ms | whole batch ms | nodes/batch | edges/batch |\n|---|---|---|---|---|---|\n");
+  for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+    for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
+      const SampleRun run = Sample(*g, ParseFanouts(set), placement, [](const int64_t*, int64_t) {});
+      std::printf("| [%s] | %s | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
+                  placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)", run.sampling_ms,
+                  synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+// The ceiling: one warp per row of the sorted ids, the widest loads the row size allows.
+template <typename Word>
+__global__ void SortedGatherKernel(const int64_t* ids, int64_t count, const char* table, size_t row_bytes, char* out) {
+  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / 32;
+  if (i >= count) return;
+  const Word* src = reinterpret_cast<const Word*>(table + ids[i] * row_bytes);
+  Word* dst = reinterpret_cast<Word*>(out + i * row_bytes);
+  for (size_t w = threadIdx.x % 32; w < row_bytes / sizeof(Word); w += 32) dst[w] = src[w];
+}
+
+void LaunchSortedGather(const int64_t* ids, int64_t count, const char* table, size_t row, char* out, cudaStream_t s) {
+  const int blocks = static_cast<int>((count * 32 + 255) / 256);
+  if (row % 16 == 0)
+    SortedGatherKernel<uint4><<<blocks, 256, 0, s>>>(ids, count, table, row, out);
+  else if (row % 8 == 0)
+    SortedGatherKernel<uint2><<<blocks, 256, 0, s>>>(ids, count, table, row, out);
+  else if (row % 4 == 0)
+    SortedGatherKernel<uint32_t><<<blocks, 256, 0, s>>>(ids, count, table, row, out);
+  else
+    SortedGatherKernel<uint16_t><<<blocks, 256, 0, s>>>(ids, count, table, row, out);
+}
+
+int RunGather() {
+  auto g = LoadDataset(absl::GetFlag(FLAGS_dataset));
+  // The node ids of a few sampled batches (gnnd's order), kept on the host.
+  std::vector<std::vector<int64_t>> batches;
+  const std::string fanouts = absl::GetFlag(FLAGS_fanouts);
+  Sample(*g, ParseFanouts(fanouts), CscPlacement::kDevice, [&](const int64_t* ids, int64_t count) {
+    if (batches.size() < 8) {
+      batches.emplace_back(count);
+      CHECK_CUDA(cudaMemcpy(batches.back().data(), ids, 8 * count, cudaMemcpyDeviceToHost));
+    }
+  });
+  const int64_t n = g->data.num_nodes();
+  int64_t max_count = 0;
+  double mean_count = 0;
+  for (const auto& b : batches) max_count = std::max<int64_t>(max_count, b.size()), mean_count += b.size();
+  mean_count /= batches.size();
+  std::printf("Graph: %s; %zu sampled batches of %.0f nodes on average (density 1/%.1f); fanouts [%s]; GB/s of rows "
+              "delivered, median of 20 runs per batch.\n\n",
+              g->name.c_str(), batches.size(), mean_count, n / mean_count, fanouts.c_str());
+  std::printf("| row bytes | gnnd gather | sorted warp-per-row (ceiling) | pinned memcpy | gnnd / ceiling | gnnd / memcpy |\n"
+              "|---|---|---|---|---|---|\n");
+  int64_t *ids = nullptr, *sorted = nullptr;
+  CHECK_CUDA(cudaMalloc(&ids, 8 * max_count));
+  CHECK_CUDA(cudaMalloc(&sorted, 8 * max_count));
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  int device = 0, shared = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  CHECK_CUDA(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlock, device));
+  for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
+    const size_t row = std::stoul(r);
+    HostBuffer table(row * n);
+    ParallelFor(static_cast<int64_t>(table.bytes / 8), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) table.as<uint64_t>()[i] = Mix64(i);
+    });
+    auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
+    const char* device_table = static_cast<const char*>(registration->device_pointer());
+    char* out = nullptr;
+    CHECK_CUDA(cudaMalloc(&out, row * max_count));
+    // gnnd's gather reads node ids and the node count from a batch; point a workspace and a graph at the table.
+    v1::DatasetManifest m = g->data.manifest;
+    m.set_feature_dtype(row % 4 == 0 ? v1::FEATURE_DTYPE_FLOAT32 : v1::FEATURE_DTYPE_FLOAT16);
+    m.set_feature_dim(row / (row % 4 == 0 ? 4 : 2));
+    DeviceGraph graph{m, nullptr, nullptr, device_table, nullptr};
+    BatchCapacity capacity;
+    capacity.max_seeds = capacity.max_nodes = capacity.max_edges = max_count;
+    auto workspace = OrDie(Workspace::Create(capacity));
+    BatchView view{};
+    view.node_ids = ids;
+    view.features = out;
+    std::vector<double> gnnd_rate, ceiling_rate, memcpy_rate;
+    auto time = [&](auto&& launch) {
+      CHECK_CUDA(cudaEventRecord(start, stream));
+      launch();
+      CHECK_CUDA(cudaEventRecord(stop, stream));
+      CHECK_CUDA(cudaEventSynchronize(stop));
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+      return ms;
+    };
+    for (const auto& b : batches) {
+      const int64_t count = static_cast<int64_t>(b.size());
+      std::vector<int64_t> in_order = b;
+      std::sort(in_order.begin(), in_order.end());
+      CHECK_CUDA(cudaMemcpy(ids, b.data(), 8 * count, cudaMemcpyHostToDevice));
+      CHECK_CUDA(cudaMemcpy(sorted, in_order.data(), 8 * count, cudaMemcpyHostToDevice));
+      const HopState state{count, 0, count, 0};
+      CHECK_CUDA(cudaMemcpy(workspace->state, &state, sizeof(state), cudaMemcpyHostToDevice));
+      const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
+      for (int rep = 0; rep < 20; ++rep) {
+        gnnd_rate.push_back(gb / time([&] {
+          OrDie(GatherFeatures(*workspace, graph, count, {.shifted = true, .shared_bytes_limit = size_t(shared)}, view,
+                               stream));
+        }));
+        ceiling_rate.push_back(
+            gb / time([&] { LaunchSortedGather(sorted, count, device_table, row, out, stream); }));
+        memcpy_rate.push_back(gb / time([&] {
+          CHECK_CUDA(cudaMemcpyAsync(out, table.data, row * count, cudaMemcpyHostToDevice, stream));
+        }));
+      }
+    }
+    const double a = Median(gnnd_rate), c = Median(ceiling_rate), p = Median(memcpy_rate);
+    std::printf("| %zu | %.1f | %.1f | %.1f | %.3f | %.3f |\n", row, a, c, p, a / c, a / p);
+    std::fflush(stdout);
+    cudaFree(out);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gnnd::cuda
+
+int main(int argc, char** argv) {
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  const std::string mode = args.size() > 1 ? args[1] : "";
+  if (mode == "sampling") return gnnd::cuda::RunSampling();
+  if (mode == "gather") return gnnd::cuda::RunGather();
+  std::fprintf(stderr, "usage: gpu_bench sampling|gather [flags] (see the file's header)\n");
+  return 2;
+}

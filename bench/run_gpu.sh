@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# gnnd's GPU benchmark suite: checks, then times every stage and the whole path, and writes RESULTS.md.
+#
+#   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
+#   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
+#
+# PARTs (default all): check sampling gather torch coschedule first next. OUT_DIR/RESULTS.md gets the
+# device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
+# `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
+set -uo pipefail
+mode=${1:-}
+case "$mode" in
+  build)
+    [ $# -eq 3 ] || { echo "usage: $0 build BUILD_DIR OUT_DIR" >&2; exit 2; }
+    cmake --build "$2" --target gnnd gnnctl gnnd_client gpu_bench gpu_tests || exit 1
+    archives=$(mktemp -d)
+    bash "$(dirname "$0")/../deploy/bundle.sh" "$2" "$archives" "$2/bench/gpu_bench" "$2/tests/gpu_tests" >/dev/null || exit 1
+    mkdir -p "$3" && rm -rf "$3"/gnnd-*/ && tar -C "$3" -xzf "$archives"/gnnd-*.tar.gz && rm -rf "$archives"
+    git -C "$(dirname "$0")" describe --always --dirty >"$(ls -d "$3"/gnnd-*/ | head -1)/commit.txt"
+    ls -d "$3"/gnnd-*/
+    exit 0 ;;
+  run) ;;
+  *) echo "usage: $0 build BUILD_DIR OUT_DIR | run BUNDLE_DIR OUT_DIR [PART...]" >&2; exit 2 ;;
+esac
+[ $# -ge 3 ] || { echo "usage: $0 run BUNDLE_DIR OUT_DIR [PART...]" >&2; exit 2; }
+bundle=$(realpath "$2")
+out=$(mkdir -p "$3" && realpath "$3")
+shift 3
+parts=${*:-check sampling gather torch coschedule first next}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+source "$bundle/env.sh"
+export PYTHONPATH="$repo/client/python:$repo/bench:$PYTHONPATH" PYTHONUNBUFFERED=1
+python=/usr/bin/python3
+[ -x "$python" ] && "$python" -c "import torch" 2>/dev/null || python=python3
+data=${GNND_BENCH_DATA:-/tmp/gnnd-bench}
+mkdir -p "$data"
+results="$out/RESULTS.md"
+status=0
+
+{
+  echo "# GPU benchmark results"
+  echo
+  echo "- Device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)," \
+    "$(nproc) CPU cores"
+  echo "- Date: $(date -u +%Y-%m-%d); commit $(cat "$bundle/commit.txt" 2>/dev/null || echo unknown)"
+  echo "- Command: \`bash bench/run_gpu.sh run BUNDLE OUT $parts\` (bundle from \`bash bench/run_gpu.sh build build OUT\`)"
+  echo "- Batches: 1024 seeds, fanouts [15, 10, 5] unless a table says otherwise; medians."
+} >"$results"
+
+section() {  # section TITLE TEXT: a heading and a paragraph
+  printf '\n## %s\n\n%s\n\n' "$1" "$2" >>"$results"
+  echo "== $1 ($(date +%T))"
+}
+run() {  # run COMMAND...: its stdout into the results, stderr into the log
+  echo "\$ $*" >>"$out/log.txt"
+  "$@" >>"$results" 2>>"$out/log.txt" || { echo "FAILED: $*"; tail -5 "$out/log.txt"; status=1; }
+}
+products() {
+  [ -f "$data/products/manifest.textproto" ] ||
+    gnnctl generate --preset products --seed 0 "$data/products" >/dev/null 2>>"$out/log.txt"
+  echo "$data/products"
+}
+
+for part in $parts; do
+  case "$part" in
+    check)
+      section "Check: CUDA batches byte-identical to the CPU backend" \
+        "\`gpu_tests\` (every dtype and row shape, fanout -1, Philox on the device)."
+      gpu_tests >"$out/gpu_tests.log" 2>&1 && grep -q PASSED "$out/gpu_tests.log" && ! grep -q FAILED "$out/gpu_tests.log" ||
+        { echo "gpu_tests FAILED"; status=1; }
+      grep -E "^\[  PASSED  \]|^\[  FAILED  \]" "$out/gpu_tests.log" | sed 's/^/    /' >>"$results" ;;
+    sampling)
+      section "Sampling stage and whole batches" \
+        "\`gpu_bench sampling\`: the sampling stage (hops, dedup, relabel; CUDA events around it) and the whole \
+batch (+ feature gather and labels), products preset (2.45 M nodes, 100 float32 features) and a synthetic \
+papers100M-sized graph (111 M nodes, log-normal in-degrees of mean 14.5, uniform sources; one feature)."
+      run gpu_bench sampling --dataset "$(products)" --fanouts 15,10,5/20,15,10
+      echo >>"$results"
+      run gpu_bench sampling --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 ;;
+    gather)
+      section "Feature gather against the ceiling and memcpy" \
+        "\`gpu_bench gather\`: node ids of sampled products batches (gnnd's order), rows from a pinned table of \
+each size; gnnd's gather vs a plain warp-per-row gather of the same ids sorted (the density ceiling) vs a \
+pinned cudaMemcpy of the same bytes."
+      run gpu_bench gather --dataset "$(products)" --row_bytes 256,400,512,1024,2052,4096 ;;
+    torch)
+      section "torch baselines on the same kind of ids" \
+        "\`bench/torch_gather.py\`: products, 400 B rows (compare with the 400 B row of the gather table)."
+      run "$python" "$repo/bench/torch_gather.py" --dataset "$(products)" ;;
+    coschedule)
+      section "Does the trainer notice gnnd? (end to end, SM sweep)" \
+        "\`bench/coschedule.py\`: a PyG SAGEConv 3 x 256 trainer fed by gnnd (gnnd.pyg.NeighborLoader, CUDA IPC) \
+against the same loop on batches already in its GPU memory; products; 200 steps per measurement, median \
+of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto: calibrated; 0: whole GPU)."
+      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal |" >>"$results"
+      echo "|---|---|---|---|" >>"$results"
+      p=$(products)
+      run "$python" "$repo/bench/coschedule.py" --dataset "$p" --label "no MPS, producer_sms auto"
+      if nvidia-cuda-mps-control -d; then
+        for sms in auto 0 8 16 32; do
+          run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args "--producer-sms=$sms" \
+            --label "MPS, producer_sms $sms"
+        done
+        echo quit | timeout 30 nvidia-cuda-mps-control
+      else
+        echo "| MPS: nvidia-cuda-mps-control did not start | | | |" >>"$results"
+      fi ;;
+    first)
+      section "First batch after connecting" \
+        "\`bench/session_rate.py\`: a trainer process connects to a gnnd that has the dataset loaded (datasets \
+prepared for the GPUs at load, the default) and times its first batch; also batches/s of a trainer that only \
+takes and releases."
+      run "$python" "$repo/bench/session_rate.py" --dataset "$(products)" --device cuda:0 --rounds 2 --batches 100 ;;
+    next)
+      section "A trainer's next()" \
+        "\`bench/trainer_overhead.py\`: the trainer-side time of one next() with the batch already made."
+      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 20
+      echo >>"$results"
+      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cpu --idle 0 ;;
+    *) echo "unknown part: $part" >&2; status=2 ;;
+  esac
+done
+echo "results: $results"
+exit $status
