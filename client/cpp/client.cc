@@ -141,6 +141,7 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
     v1::SessionRequest attached;
     attached.mutable_attached();
     if (!session->stream_->Write(attached)) return session->Broken("attaching to the slots");
+    session->io_ = std::make_unique<SessionStream>(session->stream_.get());
     return session;
   }
   const std::string name = "/" + session->opened_.shm_name();
@@ -154,6 +155,7 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   v1::SessionRequest attached;
   attached.mutable_attached();
   if (!session->stream_->Write(attached)) return session->Broken("attaching to the slots");
+  session->io_ = std::make_unique<SessionStream>(session->stream_.get());
   return session;
 }
 
@@ -200,6 +202,7 @@ Session::~Session() {
 absl::Status Session::Broken(absl::string_view what) {
   if (!failed_.ok()) return failed_;
   context_->TryCancel();
+  if (io_) io_->Join();  // Finish only once nothing else uses the stream
   const grpc::Status status = stream_->Finish();
   failed_ = status.ok() || status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                     status.error_code() == grpc::StatusCode::CANCELLED
@@ -214,7 +217,7 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
   if (!failed_.ok()) return failed_;
   if (closed_) return absl::FailedPreconditionError("the session is closed");
   v1::SessionEvent event;
-  if (!stream_->Read(&event)) return Broken("waiting for a batch");
+  if (!io_->Take(&event)) return Broken("waiting for a batch");
   switch (event.kind_case()) {
     case v1::SessionEvent::kReady: {
       const v1::BatchReady& r = event.ready();
@@ -263,6 +266,7 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
 
 absl::Status Session::Release(int slot, void* cuda_stream) {
   if (!failed_.ok()) return failed_;
+  if (closed_) return absl::FailedPreconditionError("the session is closed");
 #if GNND_WITH_CUDA
   if (device_ >= 0 && slot >= 0 && slot < static_cast<int>(consumed_events_.size())) {
     GNND_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(consumed_events_[slot]), static_cast<cudaStream_t>(cuda_stream)),
@@ -273,15 +277,16 @@ absl::Status Session::Release(int slot, void* cuda_stream) {
 #endif
   v1::SessionRequest request;
   request.mutable_release()->set_slot(slot);
-  if (!stream_->Write(request)) return Broken("releasing a batch");
+  if (!io_->Put(std::move(request))) return Broken("releasing a batch");
   return absl::OkStatus();
 }
 
 absl::Status Session::StartEpoch(uint64_t epoch) {
   if (!failed_.ok()) return failed_;
+  if (closed_) return absl::FailedPreconditionError("the session is closed");
   v1::SessionRequest request;
   request.mutable_next_epoch()->set_epoch(epoch);
-  if (!stream_->Write(request)) return Broken("starting an epoch");
+  if (!io_->Put(std::move(request))) return Broken("starting an epoch");
   return absl::OkStatus();
 }
 
@@ -289,6 +294,7 @@ void Session::Close() {
   if (closed_) return;
   closed_ = true;
   context_->TryCancel();  // gnnd sees the stream end and frees the slots
+  if (io_) io_->Join();
   (void)stream_->Finish();
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/cpp/session_stream.h"
 #include "common/batch.h"
 #include "gnnd/v1/service.grpc.pb.h"
 #include "grpcpp/channel.h"
@@ -91,6 +92,7 @@ class Session {
   std::string address_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionEvent>> stream_;
+  std::unique_ptr<SessionStream> io_;  // once attached: reads and writes off the trainer's thread
   v1::SessionOpened opened_;
   BatchLayout layout_;
   void* slots_ = nullptr;
