@@ -10,6 +10,7 @@ The ideal runs with gnnd's session closed (no producer work). Run it under MPS b
 daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio.
 """
 import argparse
+import os
 import pathlib
 import shutil
 import statistics
@@ -108,6 +109,10 @@ def main():
         finally:
             proc.terminate()
             proc.wait(timeout=60)
+            with open(os.path.join(tmp, "gnnd.log")) as log:  # the producer's SMs, as gnnd chose them
+                for line in log:
+                    if "producer_sms" in line or "green context" in line:
+                        print(line.rstrip(), file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
           f"steps/s", file=sys.stderr)

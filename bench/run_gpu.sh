@@ -4,7 +4,7 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all): check sampling gather torch coschedule first next. OUT_DIR/RESULTS.md gets the
+# PARTs (default all): check sessions sampling gather torch coschedule first next. OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -26,7 +26,7 @@ esac
 bundle=$(realpath "$2")
 out=$(mkdir -p "$3" && realpath "$3")
 shift 3
-parts=${*:-check sampling gather torch coschedule first next}
+parts=${*:-check sessions sampling gather torch coschedule first next}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$bundle/env.sh"
 export PYTHONPATH="$repo/client/python:$repo/bench:$PYTHONPATH" PYTHONUNBUFFERED=1
@@ -69,6 +69,18 @@ for part in $parts; do
       gpu_tests >"$out/gpu_tests.log" 2>&1 && grep -q PASSED "$out/gpu_tests.log" && ! grep -q FAILED "$out/gpu_tests.log" ||
         { echo "gpu_tests FAILED"; status=1; }
       grep -E "^\[  PASSED  \]|^\[  FAILED  \]" "$out/gpu_tests.log" | sed 's/^/    /' >>"$results" ;;
+    sessions)
+      section "Check: GPU sessions end to end" \
+        "\`tests/python/test_gpu_session.py\` (gnnd serving torch trainers through CUDA IPC), without and with MPS."
+      for mps in no-mps mps; do
+        [ $mps = mps ] && { nvidia-cuda-mps-control -d || continue; }
+        GNND=$(command -v gnnd) GNNCTL=$(command -v gnnctl) PYTHONPATH="$repo/tests/python:$PYTHONPATH" \
+          timeout 300 "$python" -m pytest -q -p no:cacheprovider "$repo/tests/python/test_gpu_session.py" \
+          >"$out/gpu_session_$mps.log" 2>&1 || { echo "GPU sessions ($mps) FAILED"; status=1; }
+        pkill -x gnnd 2>/dev/null
+        [ $mps = mps ] && { echo quit | timeout 30 nvidia-cuda-mps-control; }
+        echo "    $mps: $(grep -E '[0-9]+ (passed|failed)' "$out/gpu_session_$mps.log" | tail -1)" >>"$results"
+      done ;;
     sampling)
       section "Sampling stage and whole batches" \
         "\`gpu_bench sampling\`: the sampling stage (hops, dedup, relabel; CUDA events around it) and the whole \
@@ -97,7 +109,7 @@ of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto:
       p=$(products)
       run "$python" "$repo/bench/coschedule.py" --dataset "$p" --label "no MPS, producer_sms auto"
       if nvidia-cuda-mps-control -d; then
-        for sms in auto 0 8 16 32; do
+        for sms in auto 0 16 64; do
           run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args "--producer-sms=$sms" \
             --label "MPS, producer_sms $sms"
         done
@@ -114,7 +126,7 @@ takes and releases."
     next)
       section "A trainer's next()" \
         "\`bench/trainer_overhead.py\`: the trainer-side time of one next() with the batch already made."
-      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 20
+      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0
       echo >>"$results"
       run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cpu --idle 0 ;;
     *) echo "unknown part: $part" >&2; status=2 ;;

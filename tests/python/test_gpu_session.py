@@ -92,8 +92,10 @@ def test_producer_in_a_green_context(tmp_path, setup, sms):
     print(log)
     if sms == "16":
         assert "green context of 16 of" in log
-    else:
-        assert "producer_sms auto on cuda:0" in log
+    elif os.path.exists("/tmp/nvidia-mps/control"):  # MPS: calibrated slices
+        assert "producer_sms auto on cuda:0: 8 SMs give" in log
+    else:  # time-slicing: the whole GPU, no calibration
+        assert "producer_sms auto on cuda:0: CUDA MPS is not running" in log and "SMs give" not in log
 
 
 def test_metrics_of_a_gpu_session(tmp_path, setup):
