@@ -110,7 +110,7 @@ of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto:
       run "$python" "$repo/bench/coschedule.py" --dataset "$p" --label "no MPS, producer_sms auto"
       if nvidia-cuda-mps-control -d; then
         for sms in auto 0 16 64; do
-          run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args "--producer-sms=$sms" \
+          run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=$sms" \
             --label "MPS, producer_sms $sms"
         done
         echo quit | timeout 30 nvidia-cuda-mps-control

@@ -1,4 +1,5 @@
 #include <cub/cub.cuh>
+#include <cub/device/device_merge.cuh>
 
 #include "kernels/cuda/dedup.h"
 
@@ -18,9 +19,9 @@ __device__ int64_t LowerBound(const uint64_t* sorted, int64_t n, uint64_t key) {
 }
 
 __global__ void InitKernel(HopState* state, const int64_t* seeds, int64_t num_seeds, int64_t* node_ids,
-                           int32_t* num_nodes_per_hop, uint64_t* pair_ids, int32_t* pair_local, int64_t max_nodes,
+                           int32_t* num_nodes_per_hop, uint64_t* pair_ids, int32_t* pair_local, int64_t max_seeds,
                            uint64_t sentinel) {
-  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_nodes; i += gridDim.x * blockDim.x) {
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_seeds; i += gridDim.x * blockDim.x) {
     if (i < num_seeds) {
       node_ids[i] = seeds[i];
       pair_ids[i] = static_cast<uint64_t>(seeds[i]);
@@ -55,14 +56,20 @@ __global__ void FlagNewKernel(const HopState* state, const uint64_t* unique, con
   flags[i] = fresh;
 }
 
-__global__ void AppendKernel(const HopState* state, const uint64_t* fresh, const int64_t* num_fresh, int64_t* node_ids,
-                             uint64_t* pair_ids, int32_t* pair_local, int64_t bound) {
+// Appends the hop's new nodes (sorted) to the batch and gives each its local index; pads the rest of
+// `fresh` up to `bound` with the sentinel, so it merges into the table as a whole.
+__global__ void AppendKernel(const HopState* state, uint64_t* fresh, const int64_t* num_fresh, int64_t* node_ids,
+                             int32_t* fresh_local, int64_t bound, uint64_t sentinel) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= bound || i >= *num_fresh) return;
-  const int64_t local = state->num_nodes + i;
-  node_ids[local] = static_cast<int64_t>(fresh[i]);
-  pair_ids[local] = fresh[i];
-  pair_local[local] = static_cast<int32_t>(local);
+  if (i >= bound) return;
+  if (i < *num_fresh) {
+    const int64_t local = state->num_nodes + i;
+    node_ids[local] = static_cast<int64_t>(fresh[i]);
+    fresh_local[i] = static_cast<int32_t>(local);
+  } else {
+    fresh[i] = sentinel;
+    fresh_local[i] = -1;
+  }
 }
 
 __global__ void RelabelKernel(const HopState* state, const int64_t* hop_edges, const int64_t* sampled,
@@ -84,12 +91,17 @@ __global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const i
   state->total_edges += *hop_edges;
 }
 
-// Sorts the first `count` (id, local) pairs of the batch: the table RelabelKernel searches.
-absl::Status SortNodeTable(Workspace& w, int64_t count, const IdRange& ids, cudaStream_t stream) {
-  return w.temp.Run("sort batch nodes", [&](void* d, size_t& n) {
-    return cub::DeviceRadixSort::SortPairs(d, n, w.pair_ids, w.sorted_ids, w.pair_local, w.sorted_local, count, 0,
-                                           ids.end_bit, stream);
-  });
+// Merges the hop's new nodes (fresh: `count` entries, sorted, sentinel-padded) into the relabel table.
+absl::Status MergeIntoTable(Workspace& w, int64_t count, cudaStream_t stream) {
+  const int from = w.current, to = 1 - w.current;
+  GNND_RETURN_IF_ERROR(w.temp.Run("merge new nodes", [&](void* d, size_t& n) {
+    return cub::DeviceMerge::MergePairs(d, n, w.table_ids[from], w.table_local[from], w.table_count, w.fresh,
+                                        w.fresh_local, count, w.table_ids[to], w.table_local[to],
+                                        ::cuda::std::less<uint64_t>{}, stream);
+  }));
+  w.current = to;
+  w.table_count += count;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -103,10 +115,15 @@ IdRange IdRange::ForNodes(int64_t num_nodes) {
 
 absl::Status StartBatch(Workspace& w, std::span<const int64_t> device_seeds, const BatchCapacity& capacity,
                         const IdRange& ids, BatchView out, cudaStream_t stream) {
-  GNND_LAUNCH(InitKernel, Blocks(capacity.max_nodes), kThreads, 0, stream, w.state, device_seeds.data(),
+  GNND_LAUNCH(InitKernel, Blocks(capacity.max_seeds), kThreads, 0, stream, w.state, device_seeds.data(),
               static_cast<int64_t>(device_seeds.size()), out.node_ids, out.num_nodes_per_hop, w.pair_ids, w.pair_local,
-              capacity.max_nodes, ids.sentinel);
-  return SortNodeTable(w, capacity.max_seeds, ids, stream);
+              capacity.max_seeds, ids.sentinel);
+  w.current = 0;
+  w.table_count = capacity.max_seeds;
+  return w.temp.Run("sort seeds", [&](void* d, size_t& n) {
+    return cub::DeviceRadixSort::SortPairs(d, n, w.pair_ids, w.table_ids[0], w.pair_local, w.table_local[0],
+                                           capacity.max_seeds, 0, ids.end_bit, stream);
+  });
 }
 
 absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdRange& ids, BatchView out,
@@ -120,16 +137,16 @@ absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdR
   GNND_RETURN_IF_ERROR(w.temp.Run("unique sampled ids", [&](void* d, size_t& n) {
     return cub::DeviceSelect::Unique(d, n, w.sorted_keys, w.unique, w.num_unique, edges, stream);
   }));
-  GNND_LAUNCH(FlagNewKernel, Blocks(edges), kThreads, 0, stream, w.state, w.unique, w.num_unique, w.sorted_ids,
-              ids.sentinel, w.flags, edges);
+  GNND_LAUNCH(FlagNewKernel, Blocks(edges), kThreads, 0, stream, w.state, w.unique, w.num_unique,
+              w.table_ids[w.current], ids.sentinel, w.flags, edges);
   GNND_RETURN_IF_ERROR(w.temp.Run("select new nodes", [&](void* d, size_t& n) {
     return cub::DeviceSelect::Flagged(d, n, w.unique, w.flags, w.fresh, w.num_fresh, edges, stream);
   }));
-  GNND_LAUNCH(AppendKernel, Blocks(edges), kThreads, 0, stream, w.state, w.fresh, w.num_fresh, out.node_ids, w.pair_ids,
-              w.pair_local, edges);
-  GNND_RETURN_IF_ERROR(SortNodeTable(w, bound.nodes_after, ids, stream));
-  GNND_LAUNCH(RelabelKernel, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, w.sorted_ids,
-              w.sorted_local, bound.nodes_after, out.edge_src, edges);
+  GNND_LAUNCH(AppendKernel, Blocks(edges), kThreads, 0, stream, w.state, w.fresh, w.num_fresh, out.node_ids,
+              w.fresh_local, edges, ids.sentinel);
+  GNND_RETURN_IF_ERROR(MergeIntoTable(w, edges, stream));
+  GNND_LAUNCH(RelabelKernel, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, w.table_ids[w.current],
+              w.table_local[w.current], w.table_count, out.edge_src, edges);
   GNND_LAUNCH(AdvanceKernel, 1, 1, 0, stream, w.state, hop_edges, w.num_fresh, out.num_nodes_per_hop,
               out.num_edges_per_hop, hop);
   return absl::OkStatus();

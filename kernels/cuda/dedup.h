@@ -1,6 +1,7 @@
 // Dedup/relabel phase of the CUDA backend: the batch's node table. Seeds start it; each hop's sampled
 // ids are sorted and made unique (CUB), those new to the batch appended in id order (the canonical
-// layout), and the hop's edge sources relabeled to local indices through the table sorted by id.
+// layout) and merged into the table sorted by id (a merge, not a re-sort of every node), and the hop's
+// edge sources relabeled to local indices through that table.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,4 +1,5 @@
 #include <cub/cub.cuh>
+#include <cub/device/device_merge.cuh>
 
 #include "kernels/cuda/workspace.h"
 
@@ -18,12 +19,12 @@ absl::Status Workspace::Allocate(T** out, int64_t count) {
 }
 
 absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity& capacity) {
-  int64_t max_frontier = 1, max_edges = 1;
+  int64_t max_frontier = 1, max_edges = 1, max_table = std::max<int64_t>(capacity.max_seeds, 1);
   for (const HopBound& h : capacity.hops) {
     max_frontier = std::max(max_frontier, h.frontier);
     max_edges = std::max(max_edges, h.edges);
+    max_table += std::max<int64_t>(h.edges, 1);  // each hop merges in up to one new node per edge
   }
-  const int64_t max_nodes = std::max<int64_t>(capacity.max_nodes, 1);
   auto w = std::make_unique<Workspace>();
   GNND_RETURN_IF_ERROR(w->Allocate(&w->state, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->counts, max_frontier + 1));
@@ -36,10 +37,13 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
   GNND_RETURN_IF_ERROR(w->Allocate(&w->flags, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->num_unique, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->num_fresh, 1));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_ids, max_nodes));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->sorted_ids, max_nodes));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_local, max_nodes));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->sorted_local, max_nodes));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_ids, capacity.max_seeds));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_local, capacity.max_seeds));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->fresh_local, max_edges));
+  for (int t = 0; t < 2; ++t) {
+    GNND_RETURN_IF_ERROR(w->Allocate(&w->table_ids[t], max_table));
+    GNND_RETURN_IF_ERROR(w->Allocate(&w->table_local[t], max_table));
+  }
   // The CUB calls of the sampling (scan) and dedup (sorts, unique, select) phases at their largest.
   CubTemp& t = w->temp;
   GNND_RETURN_IF_ERROR(t.Reserve("size scan", [&](void* d, size_t& n) {
@@ -54,8 +58,13 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
   GNND_RETURN_IF_ERROR(t.Reserve("size select", [&](void* d, size_t& n) {
     return cub::DeviceSelect::Flagged(d, n, w->unique, w->flags, w->fresh, w->num_fresh, max_edges);
   }));
-  GNND_RETURN_IF_ERROR(t.Reserve("size pair sort", [&](void* d, size_t& n) {
-    return cub::DeviceRadixSort::SortPairs(d, n, w->pair_ids, w->sorted_ids, w->pair_local, w->sorted_local, max_nodes);
+  GNND_RETURN_IF_ERROR(t.Reserve("size seed sort", [&](void* d, size_t& n) {
+    return cub::DeviceRadixSort::SortPairs(d, n, w->pair_ids, w->table_ids[0], w->pair_local, w->table_local[0],
+                                           std::max<int64_t>(capacity.max_seeds, 1));
+  }));
+  GNND_RETURN_IF_ERROR(t.Reserve("size merge", [&](void* d, size_t& n) {
+    return cub::DeviceMerge::MergePairs(d, n, w->table_ids[0], w->table_local[0], max_table, w->fresh, w->fresh_local,
+                                        max_edges, w->table_ids[1], w->table_local[1]);
   }));
   char* temp = nullptr;
   GNND_RETURN_IF_ERROR(w->Allocate(&temp, static_cast<int64_t>(t.bytes)));

@@ -29,9 +29,16 @@ struct Workspace {
   uint64_t *keys = nullptr, *sorted_keys = nullptr, *unique = nullptr, *fresh = nullptr;
   int64_t *num_unique = nullptr, *num_fresh = nullptr;
   char *flags = nullptr;
-  // The batch's nodes as (global id, local index) pairs, and the same sorted by id: the relabel table.
-  uint64_t *pair_ids = nullptr, *sorted_ids = nullptr;
-  int32_t *pair_local = nullptr, *sorted_local = nullptr;
+  // The seeds as (global id, local index) pairs, sorted into the first node table.
+  uint64_t *pair_ids = nullptr;
+  int32_t *pair_local = nullptr;
+  // The relabel table: the batch's nodes as (global id, local index) pairs sorted by id, then padding
+  // (sentinel ids). Each hop merges its new nodes (fresh, fresh_local: sorted already) into it, from
+  // table `current` into the other one; `table_count` is the host-side bound of its entries.
+  uint64_t *table_ids[2] = {nullptr, nullptr};
+  int32_t *table_local[2] = {nullptr, nullptr}, *fresh_local = nullptr;
+  int current = 0;
+  int64_t table_count = 0;
   CubTemp temp;
 
   // Sized for `capacity` on the current device.
