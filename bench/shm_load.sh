@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generation, import and shared-memory load of the products-sized synthetic graph: wall time, peak
 # resident memory and load throughput. Usage: bash bench/shm_load.sh [BUILD_DIR] [WORK_DIR]
-# Prints a markdown table row set for bench/results.md.
+# Prints a markdown table row set for bench/history.md.
 set -euo pipefail
 build=$(realpath "${1:-build}")
 work=${2:-$(mktemp -d)}
