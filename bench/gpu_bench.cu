@@ -17,13 +17,13 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/parallel.h"
 #include "common/philox.h"
 #include "common/seeds.h"
 #include "common/shm_store.h"
@@ -82,15 +82,6 @@ struct HostBuffer {
   }
 };
 
-// Runs fn(begin, end) over [0, n) on every core.
-template <typename Fn>
-void ParallelFor(int64_t n, Fn fn) {
-  const int64_t threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t) pool.emplace_back(fn, n * t / threads, n * (t + 1) / threads);
-  for (std::thread& t : pool) t.join();
-}
-
 // A graph to sample: a loaded dataset, or a synthetic one in anonymous memory.
 struct BenchGraph {
   GraphData data;
@@ -118,7 +109,7 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree) {
   auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
   auto* indptr = static_cast<int64_t*>(buffer(8 * (n + 1)));
   const double sigma = 1.2, mu = std::log(mean_degree) - sigma * sigma / 2;  // log-normal with that mean
-  ParallelFor(n, [&](int64_t begin, int64_t end) {
+  ParallelFor(n, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
     for (int64_t v = begin; v < end; ++v) {
       const uint64_t r = Mix64(static_cast<uint64_t>(v) * 0x9e3779b97f4a7c15ull + 1);
       const double u1 = ((r >> 11) + 0.5) * 0x1.0p-53, u2 = ((Mix64(r) >> 11) + 0.5) * 0x1.0p-53;
@@ -130,7 +121,7 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree) {
   for (int64_t v = 0; v < n; ++v) indptr[v + 1] += indptr[v];
   const int64_t edges = indptr[n];
   auto* indices = static_cast<int32_t*>(buffer(4 * edges));
-  ParallelFor(edges, [&](int64_t begin, int64_t end) {
+  ParallelFor(edges, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
     for (int64_t e = begin; e < end; ++e)
       indices[e] = static_cast<int32_t>(Below64(Mix64(static_cast<uint64_t>(e) + 0x51ed27), n));
   });
@@ -302,7 +293,7 @@ int RunGather() {
   for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
     const size_t row = std::stoul(r);
     HostBuffer table(row * n);
-    ParallelFor(static_cast<int64_t>(table.bytes / 8), [&](int64_t b, int64_t e) {
+    ParallelFor(static_cast<int64_t>(table.bytes / 8), 1 << 20, DefaultThreads(), [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) table.as<uint64_t>()[i] = Mix64(i);
     });
     auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));

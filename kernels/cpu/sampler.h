@@ -29,6 +29,9 @@ class CpuSampler {
   // `times`, if set, gets the time of each stage.
   void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out,
               SampleTimes* times = nullptr);
+  // The sampling stage alone: node ids, edges and per-hop counts of `out`; features and labels are not
+  // touched (a layout made with a feature row of 0 bytes will do).
+  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out);
 
  private:
   template <typename Index>

@@ -62,3 +62,19 @@ def test_bad_requests_are_named(dataset, tmp_path, flags, message):
     assert proc.returncode != 0
     assert message in proc.stderr
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_hotness_reports_hit_rates_and_writes_the_ranking(dataset, tmp_path):
+    proc = subprocess.run([GNNCTL, "hotness", "--dataset", str(dataset), "--batch-size", "32", "--fanouts", "4,3",
+                           "--presample-batches", "5", "--write"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "| cache, % of rows | rows | expected | lists | presample | ideal |" in proc.stdout
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| 10 |")]
+    assert len(rows) == 1, proc.stdout
+    order = np.load(dataset / "hot_order.npy")
+    assert order.dtype == np.int64 and sorted(order) == list(range(len(np.load(dataset / "labels.npy"))))
+    # The dataset stays valid with the extra file beside it.
+    assert subprocess.run([GNNCTL, "validate", str(dataset)], capture_output=True).returncode == 0
+    bad = subprocess.run([GNNCTL, "hotness", "--dataset", str(dataset), "--fanouts", "0"], capture_output=True,
+                         text=True)
+    assert bad.returncode != 0 and "fanouts: 0" in bad.stderr

@@ -22,6 +22,7 @@
 #include "common/shm_store.h"
 #include "common/status.h"
 #include "common/vocabulary.h"
+#include "tools/dataset/hotness.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/synthetic.h"
 #include "tools/gnnctl/daemon_commands.h"
@@ -38,13 +39,13 @@ ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.np
 ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
 ABSL_FLAG(int64_t, feature_dim, 0, "generate: feature width (0: the preset's)");
-ABSL_FLAG(uint64_t, seed, 0, "generate: random seed");
+ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the session seed");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
-ABSL_FLAG(std::string, dataset, "", "sample: the dataset directory");
-ABSL_FLAG(std::string, split, gnnd::kDefaultSplit, "sample: train, valid or test");
-ABSL_FLAG(int64_t, batch_size, 1024, "sample: seeds per batch");
+ABSL_FLAG(std::string, dataset, "", "sample, hotness: the dataset directory");
+ABSL_FLAG(std::string, split, gnnd::kDefaultSplit, "sample, hotness: train, valid or test");
+ABSL_FLAG(int64_t, batch_size, 1024, "sample, hotness: seeds per batch");
 ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10", "5"}),
-          "sample: in-neighbors per node per hop, comma-separated (-1: all)");
+          "sample, hotness: in-neighbors per node per hop, comma-separated (-1: all)");
 ABSL_FLAG(uint64_t, epoch, 0, "sample: epoch");
 ABSL_FLAG(int64_t, step, 0, "sample: step within the epoch (this rank's)");
 ABSL_FLAG(int32_t, rank, 0, "sample: this trainer's rank");
@@ -55,6 +56,8 @@ ABSL_FLAG(std::string, out, "batch.npz", "sample: output .npz");
 ABSL_FLAG(std::string, device, "cpu", "sample: the backend, cpu or cuda:N");
 ABSL_FLAG(std::string, address, "", "gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock)");
 ABSL_FLAG(bool, huge_pages, false, "load: back the dataset with 2 MiB transparent huge pages");
+ABSL_FLAG(int64_t, presample_batches, 200, "hotness: batches counted per epoch (0: the whole epoch)");
+ABSL_FLAG(bool, write, false, "hotness: store the ranking as hot_order.npy in the dataset directory");
 ABSL_FLAG(double, watch, 0, "stats: refresh every SECONDS with rates and stage latencies, until interrupted");
 
 namespace gnnd::gnnctl {
@@ -69,6 +72,10 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
                 [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] [--device cpu|cuda:N]
                 --out batch.npz
+  gnnctl hotness --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S]
+                 [--presample-batches N] [--write]
+                                 rank the nodes by how often sampling reads their rows and print the hit rate
+                                 of a GPU cache of the top rows per ranking (--write: hot_order.npy)
   gnnctl validate DIR            check every array and print a summary
   gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
@@ -124,6 +131,17 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<int32_t>> Fanouts() {
+  std::vector<int32_t> fanouts;
+  for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) {
+    int32_t fanout;
+    if (!absl::SimpleAtoi(f, &fanout))
+      return absl::InvalidArgumentError(absl::StrCat("--fanouts: '", f, "' is not an integer"));
+    fanouts.push_back(fanout);
+  }
+  return fanouts;
+}
+
 absl::Status RunSample(const std::vector<std::string>& args) {
   if (!args.empty()) return Usage("sample takes flags only");
   SampleRequest request;
@@ -131,12 +149,7 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   if (request.dataset_dir.empty()) return Usage("sample needs --dataset DIR");
   request.split = absl::GetFlag(FLAGS_split);
   request.batch_size = absl::GetFlag(FLAGS_batch_size);
-  for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) {
-    int32_t fanout;
-    if (!absl::SimpleAtoi(f, &fanout))
-      return absl::InvalidArgumentError(absl::StrCat("--fanouts: '", f, "' is not an integer"));
-    request.fanouts.push_back(fanout);
-  }
+  GNND_ASSIGN_OR_RETURN(request.fanouts, Fanouts());
   request.seed = absl::GetFlag(FLAGS_seed);
   request.epoch = absl::GetFlag(FLAGS_epoch);
   request.step = absl::GetFlag(FLAGS_step);
@@ -147,6 +160,22 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.device = absl::GetFlag(FLAGS_device);
   GNND_ASSIGN_OR_RETURN(std::string summary, SampleToNpz(request, absl::GetFlag(FLAGS_out)));
   absl::PrintF("%s\n", summary);
+  return absl::OkStatus();
+}
+
+absl::Status RunHotness(const std::vector<std::string>& args) {
+  if (!args.empty()) return Usage("hotness takes flags only");
+  const std::string dir = absl::GetFlag(FLAGS_dataset);
+  if (dir.empty()) return Usage("hotness needs --dataset DIR");
+  dataset::HotnessSpec spec;
+  GNND_ASSIGN_OR_RETURN(spec.fanouts, Fanouts());
+  spec.batch_size = absl::GetFlag(FLAGS_batch_size);
+  spec.seed = absl::GetFlag(FLAGS_seed);
+  spec.presample_batches = absl::GetFlag(FLAGS_presample_batches);
+  spec.threads = Threads();
+  GNND_ASSIGN_OR_RETURN(std::string report,
+                        dataset::HotnessReport(dir, absl::GetFlag(FLAGS_split), spec, absl::GetFlag(FLAGS_write)));
+  absl::PrintF("%s", report);
   return absl::OkStatus();
 }
 
@@ -192,6 +221,7 @@ absl::Status RunCommand(const std::string& command, const std::vector<std::strin
   if (command == "generate") return RunGenerate(args);
   if (command == "sample") return RunSample(args);
   if (command == "validate") return RunValidate(args);
+  if (command == "hotness") return RunHotness(args);
   if (command == "shm") return RunShm(args);
   if (IsDaemonCommand(command))
     return RunDaemonCommand(Address(), command, args, absl::GetFlag(FLAGS_huge_pages), absl::GetFlag(FLAGS_watch));

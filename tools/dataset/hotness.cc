@@ -1,0 +1,184 @@
+#include "tools/dataset/hotness.h"
+
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/batch.h"
+#include "common/dataset.h"
+#include "common/npy.h"
+#include "common/parallel.h"
+#include "common/sampling.h"
+#include "common/seeds.h"
+#include "common/status.h"
+#include "kernels/cpu/sampler.h"
+
+namespace gnnd::dataset {
+namespace {
+
+// Expected reads are summed in fixed point: integer additions give the same total in any order, so the
+// ranking does not depend on the thread count.
+constexpr double kFixedOne = 1 << 20;
+constexpr int64_t kChunk = 1 << 14;
+
+template <typename Index, typename Fn>
+void ForEachNeighborList(const GraphData& graph, int threads, Fn fn) {
+  const int64_t* indptr = graph.arrays.indptr();
+  const auto* indices = static_cast<const Index*>(graph.arrays[ArrayId::kIndices]);
+  ParallelFor(graph.num_nodes(), kChunk, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t v = begin; v < end; ++v) fn(v, std::span<const Index>(indices + indptr[v], indices + indptr[v + 1]));
+  });
+}
+
+template <typename Fn>
+void ForEachNeighborList(const GraphData& graph, int threads, Fn fn) {
+  if (graph.wide_indices()) {
+    ForEachNeighborList<int64_t>(graph, threads, fn);
+  } else {
+    ForEachNeighborList<int32_t>(graph, threads, fn);
+  }
+}
+
+}  // namespace
+
+std::vector<double> ExpectedReads(const GraphData& graph, std::span<const int64_t> train,
+                                  const std::vector<int32_t>& fanouts, int threads) {
+  const int64_t n = graph.num_nodes();
+  std::vector<uint64_t> level(n, 0), next(n, 0);
+  std::vector<double> total(n, 0);
+  for (int64_t t : train) level[t] += static_cast<uint64_t>(kFixedOne);
+  auto add_level = [&] {
+    for (int64_t v = 0; v < n; ++v) total[v] += static_cast<double>(level[v]) / kFixedOne;
+  };
+  add_level();
+  for (int32_t fanout : fanouts) {
+    std::fill(next.begin(), next.end(), 0);
+    ForEachNeighborList(graph, threads, [&](int64_t v, auto neighbors) {
+      const int64_t degree = static_cast<int64_t>(neighbors.size());
+      if (level[v] == 0 || degree == 0) return;
+      // Each of the node's in-neighbor positions is taken with probability k / degree.
+      const auto share = static_cast<uint64_t>(static_cast<double>(level[v]) *
+                                               static_cast<double>(SampleCount(degree, fanout)) / degree);
+      for (auto u : neighbors) std::atomic_ref<uint64_t>(next[u]).fetch_add(share, std::memory_order_relaxed);
+    });
+    level.swap(next);
+    add_level();
+  }
+  return total;
+}
+
+std::vector<int64_t> ListAppearances(const GraphData& graph, int threads) {
+  std::vector<int64_t> count(graph.num_nodes(), 0);
+  ForEachNeighborList(graph, threads, [&](int64_t, auto neighbors) {
+    for (auto u : neighbors) std::atomic_ref<int64_t>(count[u]).fetch_add(1, std::memory_order_relaxed);
+  });
+  return count;
+}
+
+std::vector<int64_t> CountReads(const GraphData& graph, std::span<const int64_t> train, const HotnessSpec& spec,
+                                uint64_t epoch) {
+  std::vector<int64_t> count(graph.num_nodes(), 0);
+  const EpochSeeds seeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, epoch);
+  const int64_t steps = spec.presample_batches > 0 ? std::min(spec.presample_batches, seeds.num_steps())
+                                                   : seeds.num_steps();
+  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(
+      {spec.batch_size, spec.fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+  if (!capacity.ok() || steps == 0) return count;
+  // No features: a layout with 0-byte rows, sampled without the gather.
+  const BatchLayout layout = BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), 0);
+  const int threads = std::max(1, spec.threads);
+  ParallelFor(steps, std::max<int64_t>(1, steps / (4 * threads)), threads, [&](int64_t begin, int64_t end) {
+    CpuSampler sampler(graph, spec.fanouts, spec.seed);
+    std::vector<uint64_t> buffer(layout.total_bytes / sizeof(uint64_t) + 1);
+    const BatchView out = BatchView::At(buffer.data(), layout);
+    for (int64_t step = begin; step < end; ++step) {
+      sampler.SampleGraph(epoch, seeds.batch_index(step), seeds.batch(step), out);
+      for (int64_t i = 0, nodes = out.num_nodes(); i < nodes; ++i) {
+        std::atomic_ref<int64_t>(count[out.node_ids[i]]).fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  });
+  return count;
+}
+
+template <typename Score>
+std::vector<int64_t> RankByScore(std::span<const Score> scores) {
+  std::vector<int64_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int64_t a, int64_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+  return order;
+}
+template std::vector<int64_t> RankByScore(std::span<const double>);
+template std::vector<int64_t> RankByScore(std::span<const int64_t>);
+
+double HitRate(std::span<const int64_t> order, int64_t k, std::span<const int64_t> reads) {
+  int64_t hit = 0, all = 0;
+  for (int64_t r : reads) all += r;
+  for (int64_t i = 0; i < std::min<int64_t>(k, static_cast<int64_t>(order.size())); ++i) hit += reads[order[i]];
+  return all == 0 ? 0.0 : static_cast<double>(hit) / static_cast<double>(all);
+}
+
+absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const std::string& split,
+                                          const HotnessSpec& spec, bool write) {
+  GNND_ASSIGN_OR_RETURN(const DatasetDir dir, DatasetDir::Open(dataset_dir));
+  GNND_RETURN_IF_ERROR(dir.Validate(spec.threads));  // ids below are used as indices
+  GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
+  if (spec.batch_size <= 0) return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size));
+  for (int32_t f : spec.fanouts) {
+    if (f == 0 || f < -1) return absl::InvalidArgumentError(absl::StrCat("fanouts: ", f, " (positive, or -1: all)"));
+  }
+  const GraphData graph{dir.manifest(), dir.arrays()};
+  const auto* ids = static_cast<const int64_t*>(graph.arrays[split_id]);
+  const std::span<const int64_t> train(ids, ArrayShape(graph.manifest, split_id)[0]);
+  GNND_ASSIGN_OR_RETURN(const BatchCapacity capacity,
+                        ComputeBatchCapacity({spec.batch_size, spec.fanouts}, graph.num_nodes(),
+                                             graph.manifest.num_edges(), graph.MaxInDegree()));
+  (void)capacity;  // refuses specs whose batches outgrow the layout, before any work
+
+  const std::vector<int64_t> truth = CountReads(graph, train, spec, /*epoch=*/0);
+  const std::vector<double> expected = ExpectedReads(graph, train, spec.fanouts, spec.threads);
+  const std::vector<int64_t> lists = ListAppearances(graph, spec.threads);
+  const std::vector<int64_t> presample = CountReads(graph, train, spec, /*epoch=*/1);
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> rankings = {
+      {"expected", RankByScore<double>(expected)},
+      {"lists", RankByScore<int64_t>(lists)},
+      {"presample", RankByScore<int64_t>(presample)},
+      {"ideal", RankByScore<int64_t>(truth)},
+  };
+  const int64_t n = graph.num_nodes();
+  int64_t reads = 0;
+  for (int64_t r : truth) reads += r;
+  const EpochSeeds seeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, 0);
+  const int64_t batches = spec.presample_batches > 0 ? std::min(spec.presample_batches, seeds.num_steps())
+                                                     : seeds.num_steps();
+  std::string report = absl::StrFormat(
+      "%s: %d nodes, split %s (%d seeds), batch %d, fanouts [%s]; hit rate of a cache of the top rows of each "
+      "ranking, against the rows read by %d batches of epoch 0 (%.0f rows per batch; presample counts epoch 1; "
+      "ideal ranks by epoch 0's own counts)\n\n| cache, %% of rows | rows |",
+      dataset_dir, n, split, train.size(), spec.batch_size, absl::StrJoin(spec.fanouts, ","), batches,
+      batches > 0 ? static_cast<double>(reads) / batches : 0.0);
+  for (const auto& [name, order] : rankings) absl::StrAppend(&report, " ", name, " |");
+  absl::StrAppend(&report, "\n|---|---|");
+  for (size_t i = 0; i < rankings.size(); ++i) absl::StrAppend(&report, "---|");
+  absl::StrAppend(&report, "\n");
+  for (double percent : {1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0}) {
+    const auto k = static_cast<int64_t>(static_cast<double>(n) * percent / 100);
+    absl::StrAppendFormat(&report, "| %g | %d |", percent, k);
+    for (const auto& [name, order] : rankings) absl::StrAppendFormat(&report, " %.3f |", HitRate(order, k, truth));
+    absl::StrAppend(&report, "\n");
+  }
+  if (write) {
+    const std::string path = dataset_dir + "/hot_order.npy";
+    GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(path, DType::kInt64, {}));
+    GNND_RETURN_IF_ERROR(writer.Append(rankings[0].second.data(), n));
+    GNND_RETURN_IF_ERROR(writer.Finish());
+    absl::StrAppend(&report, "\nwrote ", path, " (node ids by expected reads, hottest first)\n");
+  }
+  return report;
+}
+
+}  // namespace gnnd::dataset
