@@ -107,7 +107,8 @@ of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto:
       echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal |" >>"$results"
       echo "|---|---|---|---|" >>"$results"
       p=$(products)
-      run "$python" "$repo/bench/coschedule.py" --dataset "$p" --label "no MPS, producer_sms auto"
+      run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=auto" \
+        --label "no MPS, producer_sms auto"
       if nvidia-cuda-mps-control -d; then
         for sms in auto 0 16 64; do
           run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=$sms" \
