@@ -42,12 +42,12 @@ ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", 
 namespace gnnd::cuda {
 namespace {
 
-#define CHECK_CUDA(call)                                                                    \
-  do {                                                                                      \
-    if (cudaError_t err = (call); err != cudaSuccess) {                                       \
+#define CHECK_CUDA(call)                                                                          \
+  do {                                                                                            \
+    if (cudaError_t err = (call); err != cudaSuccess) {                                           \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
 template <typename T>
@@ -197,12 +197,13 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     whole.push_back(b);
     int32_t counts[2 * kMaxHops + 1];
     const size_t hops = fanouts.size();
-    CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_nodes_per_hop, 4 * (hops + 1),
-                          cudaMemcpyDeviceToHost));
+    CHECK_CUDA(
+        cudaMemcpy(counts, static_cast<char*>(out) + layout.num_nodes_per_hop, 4 * (hops + 1), cudaMemcpyDeviceToHost));
     int64_t nodes = 0;
     for (size_t h = 0; h <= hops; ++h) nodes += counts[h];
     run.nodes += nodes;
-    CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + layout.num_edges_per_hop, 4 * hops, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(
+        cudaMemcpy(counts, static_cast<char*>(out) + layout.num_edges_per_hop, 4 * hops, cudaMemcpyDeviceToHost));
     for (size_t h = 0; h < hops; ++h) run.edges += counts[h];
     on_batch(static_cast<const int64_t*>(static_cast<const void*>(static_cast<char*>(out) + layout.node_ids)), nodes);
   }
@@ -223,7 +224,8 @@ int RunSampling() {
                          : LoadDataset(absl::GetFlag(FLAGS_dataset));
   std::printf("Graph: %s; batch %lld; median of %d batches.\n\n", g->name.c_str(),
               static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
-  std::printf("| fanouts | CSC in | sampling ms | whole batch ms | nodes/batch | edges/batch |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| fanouts | CSC in | sampling ms | whole batch ms | nodes/batch | edges/batch |\n|---|---|---|---|---|---|\n");
   for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
     for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
       const SampleRun run = Sample(*g, ParseFanouts(set), placement, [](const int64_t*, int64_t) {});
@@ -274,11 +276,13 @@ int RunGather() {
   double mean_count = 0;
   for (const auto& b : batches) max_count = std::max<int64_t>(max_count, b.size()), mean_count += b.size();
   mean_count /= batches.size();
-  std::printf("Graph: %s; %zu sampled batches of %.0f nodes on average (density 1/%.1f); fanouts [%s]; GB/s of rows "
-              "delivered, median of 20 runs per batch.\n\n",
-              g->name.c_str(), batches.size(), mean_count, n / mean_count, fanouts.c_str());
-  std::printf("| row bytes | gnnd gather | sorted warp-per-row (ceiling) | pinned memcpy | gnnd / ceiling | gnnd / memcpy |\n"
-              "|---|---|---|---|---|---|\n");
+  std::printf(
+      "Graph: %s; %zu sampled batches of %.0f nodes on average (density 1/%.1f); fanouts [%s]; GB/s of rows "
+      "delivered, median of 20 runs per batch.\n\n",
+      g->name.c_str(), batches.size(), mean_count, n / mean_count, fanouts.c_str());
+  std::printf(
+      "| row bytes | gnnd gather | sorted warp-per-row (ceiling) | pinned memcpy | gnnd / ceiling | gnnd / memcpy |\n"
+      "|---|---|---|---|---|---|\n");
   int64_t *ids = nullptr, *sorted = nullptr;
   CHECK_CUDA(cudaMalloc(&ids, 8 * max_count));
   CHECK_CUDA(cudaMalloc(&sorted, 8 * max_count));
@@ -332,14 +336,14 @@ int RunGather() {
       const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
       for (int rep = 0; rep < 20; ++rep) {
         gnnd_rate.push_back(gb / time([&] {
-          OrDie(GatherFeatures(*workspace, graph, count, {.shifted = true, .shared_bytes_limit = size_t(shared)}, view,
-                               stream));
-        }));
-        ceiling_rate.push_back(
-            gb / time([&] { LaunchSortedGather(sorted, count, device_table, row, out, stream); }));
-        memcpy_rate.push_back(gb / time([&] {
-          CHECK_CUDA(cudaMemcpyAsync(out, table.data, row * count, cudaMemcpyHostToDevice, stream));
-        }));
+                              OrDie(GatherFeatures(*workspace, graph, count,
+                                                   {.shifted = true, .shared_bytes_limit = size_t(shared)}, view,
+                                                   stream));
+                            }));
+        ceiling_rate.push_back(gb / time([&] { LaunchSortedGather(sorted, count, device_table, row, out, stream); }));
+        memcpy_rate.push_back(
+            gb /
+            time([&] { CHECK_CUDA(cudaMemcpyAsync(out, table.data, row * count, cudaMemcpyHostToDevice, stream)); }));
       }
     }
     const double a = Median(gnnd_rate), c = Median(ceiling_rate), p = Median(memcpy_rate);

@@ -42,6 +42,11 @@ void ForEachNeighborList(const GraphData& graph, int threads, Fn fn) {
   }
 }
 
+// The batches CountReads samples per epoch.
+int64_t CountedSteps(const EpochSeeds& seeds, const HotnessSpec& spec) {
+  return spec.presample_batches > 0 ? std::min(spec.presample_batches, seeds.num_steps()) : seeds.num_steps();
+}
+
 }  // namespace
 
 std::vector<double> ExpectedReads(const GraphData& graph, std::span<const int64_t> train,
@@ -82,10 +87,9 @@ std::vector<int64_t> CountReads(const GraphData& graph, std::span<const int64_t>
                                 uint64_t epoch) {
   std::vector<int64_t> count(graph.num_nodes(), 0);
   const EpochSeeds seeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, epoch);
-  const int64_t steps = spec.presample_batches > 0 ? std::min(spec.presample_batches, seeds.num_steps())
-                                                   : seeds.num_steps();
-  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(
-      {spec.batch_size, spec.fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+  const int64_t steps = CountedSteps(seeds, spec);
+  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity({spec.batch_size, spec.fanouts}, graph.num_nodes(),
+                                                                graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok() || steps == 0) return count;
   // No features: a layout with 0-byte rows, sampled without the gather.
   const BatchLayout layout = BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), 0);
@@ -134,10 +138,10 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
   const GraphData graph{dir.manifest(), dir.arrays()};
   const auto* ids = static_cast<const int64_t*>(graph.arrays[split_id]);
   const std::span<const int64_t> train(ids, ArrayShape(graph.manifest, split_id)[0]);
-  GNND_ASSIGN_OR_RETURN(const BatchCapacity capacity,
-                        ComputeBatchCapacity({spec.batch_size, spec.fanouts}, graph.num_nodes(),
-                                             graph.manifest.num_edges(), graph.MaxInDegree()));
-  (void)capacity;  // refuses specs whose batches outgrow the layout, before any work
+  // Refuses specs whose batches would outgrow the layout before any work (CountReads would count nothing).
+  GNND_RETURN_IF_ERROR(ComputeBatchCapacity({spec.batch_size, spec.fanouts}, graph.num_nodes(),
+                                            graph.manifest.num_edges(), graph.MaxInDegree())
+                           .status());
 
   const std::vector<int64_t> truth = CountReads(graph, train, spec, /*epoch=*/0);
   const std::vector<double> expected = ExpectedReads(graph, train, spec.fanouts, spec.threads);
@@ -152,9 +156,7 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
   const int64_t n = graph.num_nodes();
   int64_t reads = 0;
   for (int64_t r : truth) reads += r;
-  const EpochSeeds seeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, 0);
-  const int64_t batches = spec.presample_batches > 0 ? std::min(spec.presample_batches, seeds.num_steps())
-                                                     : seeds.num_steps();
+  const int64_t batches = CountedSteps(EpochSeeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, 0), spec);
   std::string report = absl::StrFormat(
       "%s: %d nodes, split %s (%d seeds), batch %d, fanouts [%s]; hit rate of a cache of the top rows of each "
       "ranking, against the rows read by %d batches of epoch 0 (%.0f rows per batch; presample counts epoch 1; "
