@@ -6,7 +6,8 @@
 namespace gnnd::cuda {
 namespace {
 
-__device__ int64_t LowerBound(const uint64_t* sorted, int64_t n, uint64_t key) {
+template <typename Key>
+__device__ int64_t LowerBound(const Key* sorted, int64_t n, Key key) {
   int64_t lo = 0, hi = n;
   while (lo < hi) {
     const int64_t mid = (lo + hi) / 2;
@@ -18,13 +19,14 @@ __device__ int64_t LowerBound(const uint64_t* sorted, int64_t n, uint64_t key) {
   return lo;
 }
 
+template <typename Key>
 __global__ void InitKernel(HopState* state, const int64_t* seeds, int64_t num_seeds, int64_t* node_ids,
-                           int32_t* num_nodes_per_hop, uint64_t* pair_ids, int32_t* pair_local, int64_t max_seeds,
-                           uint64_t sentinel) {
+                           int32_t* num_nodes_per_hop, Key* pair_ids, int32_t* pair_local, int64_t max_seeds,
+                           Key sentinel) {
   for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_seeds; i += gridDim.x * blockDim.x) {
     if (i < num_seeds) {
       node_ids[i] = seeds[i];
-      pair_ids[i] = static_cast<uint64_t>(seeds[i]);
+      pair_ids[i] = static_cast<Key>(seeds[i]);
       pair_local[i] = static_cast<int32_t>(i);
     } else {
       pair_ids[i] = sentinel;
@@ -38,14 +40,15 @@ __global__ void InitKernel(HopState* state, const int64_t* seeds, int64_t num_se
 }
 
 // Copies this hop's sampled ids into the sort input, padding past the hop's edges with the sentinel.
-__global__ void PadKernel(const int64_t* hop_edges, const int64_t* sampled, uint64_t* keys, int64_t bound,
-                          uint64_t sentinel) {
+template <typename Key>
+__global__ void PadKernel(const int64_t* hop_edges, const int64_t* sampled, Key* keys, int64_t bound, Key sentinel) {
   const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (e < bound) keys[e] = e < *hop_edges ? static_cast<uint64_t>(sampled[e]) : sentinel;
+  if (e < bound) keys[e] = e < *hop_edges ? static_cast<Key>(sampled[e]) : sentinel;
 }
 
-__global__ void FlagNewKernel(const HopState* state, const uint64_t* unique, const int64_t* num_unique,
-                              const uint64_t* sorted_ids, uint64_t sentinel, char* flags, int64_t bound) {
+template <typename Key>
+__global__ void FlagNewKernel(const HopState* state, const Key* unique, const int64_t* num_unique,
+                              const Key* sorted_ids, Key sentinel, char* flags, int64_t bound) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= bound) return;
   bool fresh = false;
@@ -58,8 +61,9 @@ __global__ void FlagNewKernel(const HopState* state, const uint64_t* unique, con
 
 // Appends the hop's new nodes (sorted) to the batch and gives each its local index; pads the rest of
 // `fresh` up to `bound` with the sentinel, so it merges into the table as a whole.
-__global__ void AppendKernel(const HopState* state, uint64_t* fresh, const int64_t* num_fresh, int64_t* node_ids,
-                             int32_t* fresh_local, int64_t bound, uint64_t sentinel) {
+template <typename Key>
+__global__ void AppendKernel(const HopState* state, Key* fresh, const int64_t* num_fresh, int64_t* node_ids,
+                             int32_t* fresh_local, int64_t bound, Key sentinel) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= bound) return;
   if (i < *num_fresh) {
@@ -72,12 +76,13 @@ __global__ void AppendKernel(const HopState* state, uint64_t* fresh, const int64
   }
 }
 
+template <typename Key>
 __global__ void RelabelKernel(const HopState* state, const int64_t* hop_edges, const int64_t* sampled,
-                              const uint64_t* sorted_ids, const int32_t* sorted_local, int64_t nodes_bound,
+                              const Key* sorted_ids, const int32_t* sorted_local, int64_t nodes_bound,
                               int32_t* edge_src, int64_t bound) {
   const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (e >= bound || e >= *hop_edges) return;
-  const int64_t at = LowerBound(sorted_ids, nodes_bound, static_cast<uint64_t>(sampled[e]));
+  const int64_t at = LowerBound(sorted_ids, nodes_bound, static_cast<Key>(sampled[e]));
   edge_src[state->total_edges + e] = sorted_local[at];
 }
 
@@ -91,13 +96,27 @@ __global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const i
   state->total_edges += *hop_edges;
 }
 
+// The workspace's id buffers as `Key`s (allocated for 64-bit ids; node ids below 2^32 use half of each).
+template <typename Key>
+struct KeyBuffers {
+  Key *keys, *sorted_keys, *unique, *fresh, *pair_ids, *table_ids[2];
+  explicit KeyBuffers(const Workspace& w)
+      : keys(reinterpret_cast<Key*>(w.keys)),
+        sorted_keys(reinterpret_cast<Key*>(w.sorted_keys)),
+        unique(reinterpret_cast<Key*>(w.unique)),
+        fresh(reinterpret_cast<Key*>(w.fresh)),
+        pair_ids(reinterpret_cast<Key*>(w.pair_ids)),
+        table_ids{reinterpret_cast<Key*>(w.table_ids[0]), reinterpret_cast<Key*>(w.table_ids[1])} {}
+};
+
 // Merges the hop's new nodes (fresh: `count` entries, sorted, sentinel-padded) into the relabel table.
-absl::Status MergeIntoTable(Workspace& w, int64_t count, cudaStream_t stream) {
+template <typename Key>
+absl::Status MergeIntoTable(Workspace& w, const KeyBuffers<Key>& b, int64_t count, cudaStream_t stream) {
   const int from = w.current, to = 1 - w.current;
   GNND_RETURN_IF_ERROR(w.temp.Run("merge new nodes", [&](void* d, size_t& n) {
-    return cub::DeviceMerge::MergePairs(d, n, w.table_ids[from], w.table_local[from], w.table_count, w.fresh,
-                                        w.fresh_local, count, w.table_ids[to], w.table_local[to],
-                                        ::cuda::std::less<uint64_t>{}, stream);
+    return cub::DeviceMerge::MergePairs(d, n, b.table_ids[from], w.table_local[from], w.table_count, b.fresh,
+                                        w.fresh_local, count, b.table_ids[to], w.table_local[to],
+                                        ::cuda::std::less<Key>{}, stream);
   }));
   w.current = to;
   w.table_count += count;
@@ -110,46 +129,56 @@ IdRange IdRange::ForNodes(int64_t num_nodes) {
   IdRange r;
   r.sentinel = static_cast<uint64_t>(num_nodes);  // above every node id
   while (r.end_bit < 64 && (uint64_t{1} << r.end_bit) <= r.sentinel) ++r.end_bit;
+  r.narrow = r.sentinel <= UINT32_MAX;
   return r;
 }
 
 absl::Status StartBatch(Workspace& w, std::span<const int64_t> device_seeds, const BatchCapacity& capacity,
                         const IdRange& ids, BatchView out, cudaStream_t stream) {
-  GNND_LAUNCH(InitKernel, Blocks(capacity.max_seeds), kThreads, 0, stream, w.state, device_seeds.data(),
-              static_cast<int64_t>(device_seeds.size()), out.node_ids, out.num_nodes_per_hop, w.pair_ids, w.pair_local,
-              capacity.max_seeds, ids.sentinel);
-  w.current = 0;
-  w.table_count = capacity.max_seeds;
-  return w.temp.Run("sort seeds", [&](void* d, size_t& n) {
-    return cub::DeviceRadixSort::SortPairs(d, n, w.pair_ids, w.table_ids[0], w.pair_local, w.table_local[0],
-                                           capacity.max_seeds, 0, ids.end_bit, stream);
+  return DispatchKey(ids, [&](auto key) -> absl::Status {
+    using Key = decltype(key);
+    const KeyBuffers<Key> b(w);
+    GNND_LAUNCH(InitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.state, device_seeds.data(),
+                static_cast<int64_t>(device_seeds.size()), out.node_ids, out.num_nodes_per_hop, b.pair_ids,
+                w.pair_local, capacity.max_seeds, static_cast<Key>(ids.sentinel));
+    w.current = 0;
+    w.table_count = capacity.max_seeds;
+    return w.temp.Run("sort seeds", [&](void* d, size_t& n) {
+      return cub::DeviceRadixSort::SortPairs(d, n, b.pair_ids, b.table_ids[0], w.pair_local, w.table_local[0],
+                                             capacity.max_seeds, 0, ids.end_bit, stream);
+    });
   });
 }
 
 absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdRange& ids, BatchView out,
                          cudaStream_t stream) {
-  const int64_t edges = std::max<int64_t>(bound.edges, 1);
-  const int64_t* hop_edges = w.offsets + bound.frontier;  // the sampling scan's last entry
-  GNND_LAUNCH(PadKernel, Blocks(edges), kThreads, 0, stream, hop_edges, w.sampled, w.keys, edges, ids.sentinel);
-  GNND_RETURN_IF_ERROR(w.temp.Run("sort sampled ids", [&](void* d, size_t& n) {
-    return cub::DeviceRadixSort::SortKeys(d, n, w.keys, w.sorted_keys, edges, 0, ids.end_bit, stream);
-  }));
-  GNND_RETURN_IF_ERROR(w.temp.Run("unique sampled ids", [&](void* d, size_t& n) {
-    return cub::DeviceSelect::Unique(d, n, w.sorted_keys, w.unique, w.num_unique, edges, stream);
-  }));
-  GNND_LAUNCH(FlagNewKernel, Blocks(edges), kThreads, 0, stream, w.state, w.unique, w.num_unique,
-              w.table_ids[w.current], ids.sentinel, w.flags, edges);
-  GNND_RETURN_IF_ERROR(w.temp.Run("select new nodes", [&](void* d, size_t& n) {
-    return cub::DeviceSelect::Flagged(d, n, w.unique, w.flags, w.fresh, w.num_fresh, edges, stream);
-  }));
-  GNND_LAUNCH(AppendKernel, Blocks(edges), kThreads, 0, stream, w.state, w.fresh, w.num_fresh, out.node_ids,
-              w.fresh_local, edges, ids.sentinel);
-  GNND_RETURN_IF_ERROR(MergeIntoTable(w, edges, stream));
-  GNND_LAUNCH(RelabelKernel, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, w.table_ids[w.current],
-              w.table_local[w.current], w.table_count, out.edge_src, edges);
-  GNND_LAUNCH(AdvanceKernel, 1, 1, 0, stream, w.state, hop_edges, w.num_fresh, out.num_nodes_per_hop,
-              out.num_edges_per_hop, hop);
-  return absl::OkStatus();
+  return DispatchKey(ids, [&](auto key) -> absl::Status {
+    using Key = decltype(key);
+    const KeyBuffers<Key> b(w);
+    const Key sentinel = static_cast<Key>(ids.sentinel);
+    const int64_t edges = std::max<int64_t>(bound.edges, 1);
+    const int64_t* hop_edges = w.offsets + bound.frontier;  // the sampling scan's last entry
+    GNND_LAUNCH(PadKernel<Key>, Blocks(edges), kThreads, 0, stream, hop_edges, w.sampled, b.keys, edges, sentinel);
+    GNND_RETURN_IF_ERROR(w.temp.Run("sort sampled ids", [&](void* d, size_t& n) {
+      return cub::DeviceRadixSort::SortKeys(d, n, b.keys, b.sorted_keys, edges, 0, ids.end_bit, stream);
+    }));
+    GNND_RETURN_IF_ERROR(w.temp.Run("unique sampled ids", [&](void* d, size_t& n) {
+      return cub::DeviceSelect::Unique(d, n, b.sorted_keys, b.unique, w.num_unique, edges, stream);
+    }));
+    GNND_LAUNCH(FlagNewKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, b.unique, w.num_unique,
+                b.table_ids[w.current], sentinel, w.flags, edges);
+    GNND_RETURN_IF_ERROR(w.temp.Run("select new nodes", [&](void* d, size_t& n) {
+      return cub::DeviceSelect::Flagged(d, n, b.unique, w.flags, b.fresh, w.num_fresh, edges, stream);
+    }));
+    GNND_LAUNCH(AppendKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, b.fresh, w.num_fresh, out.node_ids,
+                w.fresh_local, edges, sentinel);
+    GNND_RETURN_IF_ERROR(MergeIntoTable(w, b, edges, stream));
+    GNND_LAUNCH(RelabelKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled,
+                b.table_ids[w.current], w.table_local[w.current], w.table_count, out.edge_src, edges);
+    GNND_LAUNCH(AdvanceKernel, 1, 1, 0, stream, w.state, hop_edges, w.num_fresh, out.num_nodes_per_hop,
+                out.num_edges_per_hop, hop);
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace gnnd::cuda

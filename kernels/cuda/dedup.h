@@ -16,11 +16,21 @@
 namespace gnnd::cuda {
 
 // Id sorts cover bits [0, end_bit) of ids below `sentinel` (the node count, which pads sort inputs).
+// `narrow`: the sentinel fits 32 bits, so ids are sorted, deduplicated and looked up as uint32 (half the
+// memory traffic of the sorts).
 struct IdRange {
   uint64_t sentinel = 0;
   int end_bit = 1;
+  bool narrow = true;
   static IdRange ForNodes(int64_t num_nodes);
 };
+
+// Calls f(Key{}) with the id type the dedup phase works in: uint32_t when ids.narrow, else uint64_t.
+template <typename F>
+decltype(auto) DispatchKey(const IdRange& ids, F&& f) {
+  if (ids.narrow) return f(uint32_t{});
+  return f(uint64_t{});
+}
 
 // Starts a batch: the seeds (device memory) become its first nodes, hop 0.
 absl::Status StartBatch(Workspace& w, std::span<const int64_t> device_seeds, const BatchCapacity& capacity,
