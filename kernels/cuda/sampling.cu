@@ -6,15 +6,20 @@ namespace gnnd::cuda {
 namespace {
 
 // counts[i] = how many in-neighbors frontier node i contributes; counts[bound] = 0 closes the scan.
+// Also keeps each frontier node's first neighbor position and degree (`firsts`, `degrees`), so the
+// sampling kernel reads indptr once per node, not twice: with the CSC in host memory, each read crosses PCIe.
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, int32_t fanout,
-                            int64_t* counts, int64_t bound) {
+                            int64_t* counts, int64_t* firsts, int64_t* degrees, int64_t bound) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
   int64_t k = 0;
   if (i < bound && v < state->frontier_end) {
     const int64_t node = node_ids[v];
-    k = SampleCount(indptr[node + 1] - indptr[node], fanout);
+    const int64_t first = indptr[node], degree = indptr[node + 1] - first;
+    firsts[i] = first;
+    degrees[i] = degree;
+    k = SampleCount(degree, fanout);
   }
   counts[i] = k;
 }
@@ -22,8 +27,8 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
 // One warp per frontier node: lane 0 draws the positions (the shared rule), the warp reads the
 // neighbors; a node that keeps all its in-neighbors is copied by the whole warp, coalesced.
 template <typename Index>
-__global__ void SampleKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr,
-                             const Index* indices, int32_t fanout, SamplingKey key, uint64_t batch, uint32_t hop,
+__global__ void SampleKernel(const HopState* state, const int64_t* node_ids, const int64_t* firsts,
+                             const int64_t* degrees, const Index* indices, int32_t fanout, SamplingKey key, uint64_t batch, uint32_t hop,
                              const int64_t* offsets, int64_t bound, int64_t* sampled, int32_t* edge_dst) {
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
   const int lane = threadIdx.x % kWarp;
@@ -31,7 +36,7 @@ __global__ void SampleKernel(const HopState* state, const int64_t* node_ids, con
   const int64_t v = state->frontier_begin + i;
   if (v >= state->frontier_end) return;
   const int64_t node = node_ids[v];
-  const int64_t first = indptr[node], degree = indptr[node + 1] - first;
+  const int64_t first = firsts[i], degree = degrees[i];
   const int64_t offset = offsets[i], k = offsets[i + 1] - offset;
   int64_t* out = sampled + offset;
   if (k == degree) {
@@ -51,14 +56,14 @@ absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& b
                        const SamplingKey& key, uint64_t batch_index, BatchView out, cudaStream_t stream) {
   const int64_t frontier = bound.frontier;
   GNND_LAUNCH(CountKernel, Blocks(frontier + 1), kThreads, 0, stream, w.state, out.node_ids, graph.indptr, fanout,
-              w.counts, frontier);
+              w.counts, w.firsts, w.degrees, frontier);
   GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
     return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
   }));
   return DispatchIndex(graph.manifest.index_dtype(), [&](auto index) -> absl::Status {
     using Index = decltype(index);
-    GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kWarp), kThreads, 0, stream, w.state, out.node_ids, graph.indptr,
-                static_cast<const Index*>(graph.indices), fanout, key, batch_index, static_cast<uint32_t>(hop + 1),
+    GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kWarp), kThreads, 0, stream, w.state, out.node_ids, w.firsts,
+                w.degrees, static_cast<const Index*>(graph.indices), fanout, key, batch_index, static_cast<uint32_t>(hop + 1),
                 w.offsets, frontier, w.sampled, out.edge_dst);
     return absl::OkStatus();
   });

@@ -25,6 +25,8 @@ struct Workspace {
   // Sampling: per frontier node counts and their exclusive scan (the last entry: the hop's edges), and
   // the sampled neighbors' global ids.
   int64_t *counts = nullptr, *offsets = nullptr, *sampled = nullptr;
+  // Each frontier node's first neighbor position and in-degree, read from indptr once by the count kernel.
+  int64_t *firsts = nullptr, *degrees = nullptr;
   // Dedup: the hop's sorted and unique ids, those new to the batch, and their counts.
   uint64_t *keys = nullptr, *sorted_keys = nullptr, *unique = nullptr, *fresh = nullptr;
   int64_t *num_unique = nullptr, *num_fresh = nullptr;
