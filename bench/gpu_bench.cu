@@ -9,6 +9,11 @@
 //     The node ids of sampled batches, gathered from a pinned table of each row size: gnnd's gather, a
 //     plain warp-per-row gather of the same ids sorted (the density ceiling), and a pinned cudaMemcpy of
 //     the same bytes, in GB/s of rows delivered.
+//   gpu_bench tier (--dataset DIR | --synthetic_nodes N --synthetic_skew 4) [--row_bytes 512]
+//     The hot tier: hot rows by the expected-reads ranking (what `gnnctl hotness --write` stores), caches
+//     of 0-50 % of the rows; per size, the share of row reads it serves (hit rate; also for a presample
+//     ranking) and gnnd's gather in GB/s of rows delivered, against the same gather with no tier.
+//     --tier_gpus 2: the tier split over two GPUs with peer access (each caches the share), read on cuda:0.
 #include <cuda_runtime.h>
 #include <sys/mman.h>
 
@@ -16,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -29,10 +35,14 @@
 #include "common/shm_store.h"
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/host_registration.h"
+#include "kernels/cuda/hot_tier.h"
+#include "tools/dataset/hotness.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory");
 ABSL_FLAG(int64_t, synthetic_nodes, 0, "sampling: build a synthetic graph of this many nodes instead");
 ABSL_FLAG(double, synthetic_degree, 14.5, "mean in-degree of the synthetic graph");
+ABSL_FLAG(double, synthetic_skew, 1, "synthetic sources: node floor(n * u^skew), scattered (1: uniform)");
+ABSL_FLAG(int, tier_gpus, 1, "tier: GPUs the hot tier is split over");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
 ABSL_FLAG(int, batches, 50, "timed batches per configuration (after 5 warm-up batches)");
@@ -104,7 +114,16 @@ std::unique_ptr<BenchGraph> LoadDataset(const std::string& dir_path) {
   return g;
 }
 
-std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree) {
+// A source node from 64 random bits: floor(n * u^skew) for uniform u (skew 1: uniform; 4: about a third of
+// the edges leave 1 % of the nodes, as in papers100M), scattered over the ids by an odd multiplier.
+int64_t SkewedSource(uint64_t bits, int64_t n, double skew) {
+  if (skew == 1) return static_cast<int64_t>(Below64(bits, n));
+  const double u = ((bits >> 11) + 0.5) * 0x1.0p-53;
+  const auto k = std::min<int64_t>(static_cast<int64_t>(std::pow(u, skew) * static_cast<double>(n)), n - 1);
+  return static_cast<int64_t>((static_cast<unsigned __int128>(k) * 0x9E3779B1u) % static_cast<uint64_t>(n));
+}
+
+std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double skew) {
   auto g = std::make_unique<BenchGraph>();
   auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
   auto* indptr = static_cast<int64_t*>(buffer(8 * (n + 1)));
@@ -123,7 +142,7 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree) {
   auto* indices = static_cast<int32_t*>(buffer(4 * edges));
   ParallelFor(edges, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
     for (int64_t e = begin; e < end; ++e)
-      indices[e] = static_cast<int32_t>(Below64(Mix64(static_cast<uint64_t>(e) + 0x51ed27), n));
+      indices[e] = static_cast<int32_t>(SkewedSource(Mix64(static_cast<uint64_t>(e) + 0x51ed27), n, skew));
   });
   const int64_t train = std::max<int64_t>(n / 92, 1);  // papers100M: 1.2 M of 111 M nodes
   auto* train_ids = static_cast<int64_t*>(buffer(8 * train));
@@ -158,7 +177,8 @@ struct SampleRun {
   double sampling_ms = 0, whole_ms = 0, nodes = 0, edges = 0;
 };
 template <typename OnBatch>
-SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, OnBatch on_batch) {
+SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, bool graphs,
+                 OnBatch on_batch) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
   const BatchCapacity capacity = OrDie(
@@ -168,6 +188,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
                    0);
   auto device = OrDie(DeviceDataset::Create(graph, placement));
   auto sampler = OrDie(CudaSampler::Create(device->graph(), fanouts, 1, capacity));
+  sampler->set_use_graphs(graphs);
   const BatchLayout& layout = sampler->layout();
   int64_t* device_seeds = nullptr;
   void* out = nullptr;
@@ -220,19 +241,23 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
 
 int RunSampling() {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
-  auto g = synthetic > 0 ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree))
+  auto g = synthetic > 0 ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew))
                          : LoadDataset(absl::GetFlag(FLAGS_dataset));
   std::printf("Graph: %s; batch %lld; median of %d batches.\n\n", g->name.c_str(),
               static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
   std::printf(
-      "| fanouts | CSC in | sampling ms | whole batch ms | nodes/batch | edges/batch |\n|---|---|---|---|---|---|\n");
+      "| fanouts | CSC in | launches | sampling ms | whole batch ms | nodes/batch | edges/batch |\n"
+      "|---|---|---|---|---|---|---|\n");
   for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
     for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
-      const SampleRun run = Sample(*g, ParseFanouts(set), placement, [](const int64_t*, int64_t) {});
-      std::printf("| [%s] | %s | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
-                  placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)", run.sampling_ms,
-                  synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
-      std::fflush(stdout);
+      for (bool graphs : {false, true}) {
+        const SampleRun run = Sample(*g, ParseFanouts(set), placement, graphs, [](const int64_t*, int64_t) {});
+        std::printf("| [%s] | %s | %s | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
+                    placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)",
+                    graphs ? "CUDA graphs" : "each kernel", run.sampling_ms,
+                    synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
+        std::fflush(stdout);
+      }
     }
   }
   return 0;
@@ -265,7 +290,7 @@ int RunGather() {
   // The node ids of a few sampled batches (gnnd's order), kept on the host.
   std::vector<std::vector<int64_t>> batches;
   const std::string fanouts = absl::GetFlag(FLAGS_fanouts);
-  Sample(*g, ParseFanouts(fanouts), CscPlacement::kDevice, [&](const int64_t* ids, int64_t count) {
+  Sample(*g, ParseFanouts(fanouts), CscPlacement::kDevice, /*graphs=*/true, [&](const int64_t* ids, int64_t count) {
     if (batches.size() < 8) {
       batches.emplace_back(count);
       CHECK_CUDA(cudaMemcpy(batches.back().data(), ids, 8 * count, cudaMemcpyDeviceToHost));
@@ -304,17 +329,7 @@ int RunGather() {
     const char* device_table = static_cast<const char*>(registration->device_pointer());
     char* out = nullptr;
     CHECK_CUDA(cudaMalloc(&out, row * max_count));
-    // gnnd's gather reads node ids and the node count from a batch; point a workspace and a graph at the table.
-    v1::DatasetManifest m = g->data.manifest;
-    m.set_feature_dtype(row % 4 == 0 ? v1::FEATURE_DTYPE_FLOAT32 : v1::FEATURE_DTYPE_FLOAT16);
-    m.set_feature_dim(row / (row % 4 == 0 ? 4 : 2));
-    DeviceGraph graph{m, nullptr, nullptr, device_table, nullptr};
-    BatchCapacity capacity;
-    capacity.max_seeds = capacity.max_nodes = capacity.max_edges = max_count;
-    auto workspace = OrDie(Workspace::Create(capacity));
-    BatchView view{};
-    view.node_ids = ids;
-    view.features = out;
+    const RowSource source{device_table, n, row};
     std::vector<double> gnnd_rate, ceiling_rate, memcpy_rate;
     auto time = [&](auto&& launch) {
       CHECK_CUDA(cudaEventRecord(start, stream));
@@ -331,14 +346,11 @@ int RunGather() {
       std::sort(in_order.begin(), in_order.end());
       CHECK_CUDA(cudaMemcpy(ids, b.data(), 8 * count, cudaMemcpyHostToDevice));
       CHECK_CUDA(cudaMemcpy(sorted, in_order.data(), 8 * count, cudaMemcpyHostToDevice));
-      const HopState state{count, 0, count, 0};
-      CHECK_CUDA(cudaMemcpy(workspace->state, &state, sizeof(state), cudaMemcpyHostToDevice));
       const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
       for (int rep = 0; rep < 20; ++rep) {
         gnnd_rate.push_back(gb / time([&] {
-                              OrDie(GatherFeatures(*workspace, graph, count,
-                                                   {.shifted = true, .shared_bytes_limit = size_t(shared)}, view,
-                                                   stream));
+                              OrDie(GatherRows(ids, nullptr, count, source,
+                                               {.shifted = true, .shared_bytes_limit = size_t(shared)}, out, stream));
                             }));
         ceiling_rate.push_back(gb / time([&] { LaunchSortedGather(sorted, count, device_table, row, out, stream); }));
         memcpy_rate.push_back(
@@ -354,6 +366,114 @@ int RunGather() {
   return 0;
 }
 
+// Row reads per node over `batches`.
+std::vector<int64_t> CountReads(const std::vector<std::vector<int64_t>>& batches, int64_t n) {
+  std::vector<int64_t> reads(n);
+  for (const auto& b : batches)
+    for (int64_t id : b) ++reads[id];
+  return reads;
+}
+
+int RunTier() {
+  const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
+  auto g = synthetic > 0 ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree),
+                                          absl::GetFlag(FLAGS_synthetic_skew))
+                         : LoadDataset(absl::GetFlag(FLAGS_dataset));
+  const GraphData& graph = g->data;
+  const int64_t n = graph.num_nodes();
+  const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
+  // Batches of one epoch; the first half presamples a ranking, the second half is measured.
+  std::vector<std::vector<int64_t>> batches;
+  Sample(*g, fanouts, CscPlacement::kDevice, /*graphs=*/true, [&](const int64_t* ids, int64_t count) {
+    batches.emplace_back(count);
+    CHECK_CUDA(cudaMemcpy(batches.back().data(), ids, 8 * count, cudaMemcpyDeviceToHost));
+  });
+  const size_t half = batches.size() / 2;
+  const std::vector<std::vector<int64_t>> presampled(batches.begin(), batches.begin() + half),
+      measured(batches.begin() + half, batches.end());
+  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
+  const std::vector<double> expected_reads =
+      dataset::ExpectedReads(graph, {train, static_cast<size_t>(graph.manifest.num_train())}, fanouts, DefaultThreads());
+  const std::vector<int64_t> expected = dataset::RankByScore<double>(expected_reads);
+  const std::vector<int64_t> presample_counts = CountReads(presampled, n);
+  const std::vector<int64_t> presample = dataset::RankByScore<int64_t>(presample_counts);
+  const std::vector<int64_t> truth = CountReads(measured, n);
+  const int gpus = absl::GetFlag(FLAGS_tier_gpus);
+  std::vector<int> devices(gpus);
+  std::iota(devices.begin(), devices.end(), 0);
+  if (gpus > 1 && !EnablePeerAccess(devices)) std::fprintf(stderr, "no peer access between the GPUs\n"), std::exit(2);
+  std::printf(
+      "Graph: %s; %zu measured batches of fanouts [%s] (%zu more rank the presample); hot rows by expected reads%s; "
+      "GB/s of rows delivered on cuda:0, median of 20 runs per batch.\n\n",
+      g->name.c_str(), measured.size(), absl::GetFlag(FLAGS_fanouts).c_str(), half,
+      gpus > 1 ? absl::StrCat(", split over ", gpus, " GPUs (each caches the share shown)").c_str() : "");
+  std::printf(
+      "| row bytes | cached rows | hit rate (expected) | hit rate (presample) | GPU memory per GPU | gather GB/s | vs no "
+      "tier |\n|---|---|---|---|---|---|---|\n");
+  CHECK_CUDA(cudaSetDevice(0));
+  int64_t max_count = 0;
+  for (const auto& b : measured) max_count = std::max<int64_t>(max_count, b.size());
+  int64_t* ids = nullptr;
+  CHECK_CUDA(cudaMalloc(&ids, 8 * max_count));
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  auto labels_registration = OrDie(HostRegistration::Register(graph.arrays[ArrayId::kLabels], 8 * n));
+  const auto* labels = static_cast<const int64_t*>(labels_registration->device_pointer());
+  for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
+    const size_t row = std::stoul(r);
+    HostBuffer table(row * n);
+    ParallelFor(static_cast<int64_t>(table.bytes / 8), 1 << 20, DefaultThreads(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) table.as<uint64_t>()[i] = Mix64(i);
+    });
+    auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
+    v1::DatasetManifest m = graph.manifest;
+    m.set_feature_dtype(row % 4 == 0 ? v1::FEATURE_DTYPE_FLOAT32 : v1::FEATURE_DTYPE_FLOAT16);
+    m.set_feature_dim(row / (row % 4 == 0 ? 4 : 2));
+    const DeviceGraph source{m, nullptr, nullptr, registration->device_pointer(), labels};
+    char* out = nullptr;
+    CHECK_CUDA(cudaMalloc(&out, row * max_count));
+    double base_rate = 0;
+    for (double percent : {0.0, 10.0, 20.0, 25.0, 50.0}) {
+      const auto per_gpu = static_cast<int64_t>(percent / 100 * static_cast<double>(n));
+      const int64_t num_hot = std::min<int64_t>(per_gpu * gpus, n);
+      std::unique_ptr<HotTier> tier;
+      RowSource rows{static_cast<const char*>(source.features), n, row};
+      if (percent > 0) {
+        tier = OrDie(HotTier::Create(source, expected, num_hot, devices));
+        rows.hot = tier->view(0);
+      }
+      CHECK_CUDA(cudaSetDevice(0));
+      std::vector<double> rate;
+      for (const auto& b : measured) {
+        const int64_t count = static_cast<int64_t>(b.size());
+        CHECK_CUDA(cudaMemcpy(ids, b.data(), 8 * count, cudaMemcpyHostToDevice));
+        const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
+        for (int rep = 0; rep < 20; ++rep) {
+          CHECK_CUDA(cudaEventRecord(start, stream));
+          OrDie(GatherRows(ids, nullptr, count, rows, {}, out, stream));
+          CHECK_CUDA(cudaEventRecord(stop, stream));
+          CHECK_CUDA(cudaEventSynchronize(stop));
+          float ms = 0;
+          CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+          rate.push_back(gb / ms);
+        }
+      }
+      const double median = Median(rate);
+      if (percent == 0) base_rate = median;
+      std::printf("| %zu | %g %% (%lld) | %.3f | %.3f | %.2f GB | %.1f | %.2f |\n", row, percent,
+                  static_cast<long long>(num_hot), dataset::HitRate(expected, num_hot, truth),
+                  dataset::HitRate(presample, num_hot, truth),
+                  tier ? static_cast<double>(tier->bytes_per_device()) / 1e9 : 0.0, median, median / base_rate);
+      std::fflush(stdout);
+    }
+    cudaFree(out);
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace gnnd::cuda
 
@@ -362,6 +482,7 @@ int main(int argc, char** argv) {
   const std::string mode = args.size() > 1 ? args[1] : "";
   if (mode == "sampling") return gnnd::cuda::RunSampling();
   if (mode == "gather") return gnnd::cuda::RunGather();
-  std::fprintf(stderr, "usage: gpu_bench sampling|gather [flags] (see the file's header)\n");
+  if (mode == "tier") return gnnd::cuda::RunTier();
+  std::fprintf(stderr, "usage: gpu_bench sampling|gather|tier [flags] (see the file's header)\n");
   return 2;
 }

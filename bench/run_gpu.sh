@@ -4,7 +4,7 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all): check sessions sampling gather torch coschedule first next. OUT_DIR/RESULTS.md gets the
+# PARTs (default all): check sessions sampling gather tier torch coschedule first next. OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -26,7 +26,7 @@ esac
 bundle=$(realpath "$2")
 out=$(mkdir -p "$3" && realpath "$3")
 shift 3
-parts=${*:-check sessions sampling gather torch coschedule first next}
+parts=${*:-check sessions sampling gather tier torch coschedule first next}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$bundle/env.sh"
 export PYTHONPATH="$repo/client/python:$repo/bench:$PYTHONPATH" PYTHONUNBUFFERED=1
@@ -95,6 +95,15 @@ papers100M-sized graph (111 M nodes, log-normal in-degrees of mean 14.5, uniform
 each size; gnnd's gather vs a plain warp-per-row gather of the same ids sorted (the density ceiling) vs a \
 pinned cudaMemcpy of the same bytes."
       run gpu_bench gather --dataset "$(products)" --row_bytes 256,400,512,1024,2052,4096 ;;
+    tier)
+      section "Hot tier: feature rows in GPU memory" \
+        "\`gpu_bench tier\`: hot rows by the expected-reads ranking (what \`gnnctl hotness --write\` stores), caches \
+of 0-50 % of the rows, gnnd's gather of sampled batches in GB/s of rows delivered; a papers100M-sized synthetic \
+graph whose sources are skewed like papers100M's (about a third of the edges leave 1 % of the nodes), 128 \
+float32 features (512 B rows), and the products preset (its generator's skew)."
+      run gpu_bench tier --synthetic_nodes 111059956 --synthetic_skew 4 --row_bytes 512 --batches 40
+      echo >>"$results"
+      run gpu_bench tier --dataset "$(products)" --row_bytes 512 --batches 40 ;;
     torch)
       section "torch baselines on the same kind of ids" \
         "\`bench/torch_gather.py\`: products, 400 B rows (compare with the 400 B row of the gather table)."

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/file_io.h"
 #include "common/shm_store.h"
 #include "common/status.h"
@@ -59,6 +60,51 @@ absl::StatusOr<PrepareGpus> ParsePrepareGpus(const std::string& value) {
   return gpus;
 }
 
+absl::StatusOr<GpuCacheSize> ParseGpuCache(const std::string& value) {
+  GpuCacheSize size;
+  if (value.empty() || value == "auto") return size;
+  const auto invalid = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gpu_cache: '", value, "' (auto, none, bytes such as 20GiB or 512MiB, or a share such as 25%)"));
+  };
+  if (value == "none") return GpuCacheSize{.kind = GpuCacheSize::Kind::kBytes};
+  if (absl::EndsWith(value, "%")) {
+    double percent = 0;
+    if (!absl::SimpleAtod(value.substr(0, value.size() - 1), &percent) || !(percent >= 0 && percent <= 100)) {
+      return invalid();
+    }
+    return GpuCacheSize{.kind = GpuCacheSize::Kind::kShare, .share = percent / 100};
+  }
+  absl::string_view number = value;
+  uint64_t unit = 1;
+  for (const auto& [suffix, scale] : {std::pair<absl::string_view, uint64_t>{"KiB", uint64_t{1} << 10},
+                                      {"MiB", uint64_t{1} << 20},
+                                      {"GiB", uint64_t{1} << 30},
+                                      {"TiB", uint64_t{1} << 40}}) {
+    if (absl::ConsumeSuffix(&number, suffix)) {
+      unit = scale;
+      break;
+    }
+  }
+  uint64_t count = 0;
+  if (!absl::SimpleAtoi(number, &count) || count > UINT64_MAX / unit) return invalid();
+  return GpuCacheSize{.kind = GpuCacheSize::Kind::kBytes, .bytes = count * unit};
+}
+
+uint64_t GpuCacheSize::For(uint64_t free, uint64_t total) const {
+  switch (kind) {
+    case Kind::kBytes:
+      return bytes;
+    case Kind::kShare:
+      return static_cast<uint64_t>(share * static_cast<double>(total));
+    case Kind::kAuto:
+      break;
+  }
+  // A quarter of the GPU, but never leaving trainers less than half of it.
+  const uint64_t keep_free = total / 2;
+  return free > keep_free ? std::min(total / 4, free - keep_free) : 0;
+}
+
 absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
   if (config.listen().empty()) config.set_listen(kDefaultAddress);
   GNND_RETURN_IF_ERROR(ParseListenAddress(config.listen()).status());
@@ -83,6 +129,7 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
         absl::StrCat("producer_sms: ", config.producer_sms(), " (0: whole GPU, N: N SMs, -1: auto)"));
   }
   GNND_RETURN_IF_ERROR(ParsePrepareGpus(config.prepare_gpus()).status());
+  GNND_RETURN_IF_ERROR(ParseGpuCache(config.gpu_cache()).status());
   std::set<std::string> names;
   for (int i = 0; i < config.datasets_size(); ++i) {
     const v1::DatasetConfig& d = config.datasets(i);

@@ -32,4 +32,15 @@ struct PrepareGpus {
 };
 absl::StatusOr<PrepareGpus> ParsePrepareGpus(const std::string& value);
 
+// gpu_cache parsed: how much of a GPU's memory its hot tier may take.
+struct GpuCacheSize {
+  enum class Kind { kAuto, kBytes, kShare };
+  Kind kind = Kind::kAuto;
+  uint64_t bytes = 0;  // kBytes
+  double share = 0;    // kShare: of the GPU's memory
+  // The bytes for a GPU with `total` bytes of memory, `free` of them free now.
+  uint64_t For(uint64_t free, uint64_t total) const;
+};
+absl::StatusOr<GpuCacheSize> ParseGpuCache(const std::string& value);
+
 }  // namespace gnnd

@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/hot_order.h"
 #include "common/cuda_check.h"
 #include "common/log.h"
 #include "common/status.h"
@@ -36,7 +38,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
         "CUDA MPS is not running: gnnd and the trainer will time-slice the GPU instead of sharing it "
         "(start it with nvidia-cuda-mps-control -d)");
   }
-  GNND_ASSIGN_OR_RETURN(const cuda::DeviceGraph* graph, Place(*plan.dataset, gpu));
+  GNND_ASSIGN_OR_RETURN(const cuda::DeviceGraph* graph, Place(*plan.dataset, gpu, /*hot_tier=*/true));
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<CudaSlots> slots, CudaSlots::Create(plan, *graph));
   CudaSlots* raw = slots.get();
   GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,
@@ -47,7 +49,8 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   return slots;
 }
 
-absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device) {
+absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device,
+                                                           bool hot_tier) {
   std::lock_guard<std::mutex> lock(placed_mutex_);
   auto it = placed_.find({&dataset, device});
   if (it == placed_.end()) {
@@ -59,8 +62,63 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
     LogInfo("dataset '%s' placed for cuda:%d (CSC in %s memory, features zero-copy)", dataset.name, device,
             in_host ? "host" : "GPU");
     it = placed_.emplace(std::make_pair(&dataset, device), std::move(placed)).first;
+    if (hot_tier) BuildHotTiers(dataset, {device});
   }
   return &it->second->graph();
+}
+
+void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<int>& devices) {
+  const v1::DatasetManifest& m = dataset.graph.manifest;
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t budget = UINT64_MAX;  // per device: the smallest GPU's
+  for (int device : devices) {
+    size_t free = 0, total = 0;
+    if (cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return;
+    }
+    budget = std::min(budget, options_.gpu_cache.For(free, total));
+  }
+  const int64_t rows = cuda::HotRowsFor(m, budget);
+  if (rows == 0) return;  // gpu_cache none, or no room
+  absl::StatusOr<std::vector<int64_t>> order = ReadHotOrder(dataset.path, m.num_nodes());
+  if (!order.ok()) {
+    if (absl::IsNotFound(order.status())) {
+      LogInfo("dataset '%s' has no %s: no GPU hot tier (gnnctl hotness --write ranks its nodes)", dataset.name,
+              kHotOrderFile);
+    } else {
+      LogWarning("dataset '%s': no GPU hot tier: %s", dataset.name, order.status().message());
+    }
+    return;
+  }
+  std::vector<std::vector<int>> groups;
+  if (devices.size() > 1 && cuda::EnablePeerAccess(devices)) {
+    groups.push_back(devices);
+  } else {
+    for (int device : devices) groups.push_back({device});
+  }
+  for (const std::vector<int>& group : groups) {
+    const int64_t num_hot = std::min<int64_t>(rows * static_cast<int64_t>(group.size()), order->size());
+    const cuda::DeviceGraph& source = placed_.at({&dataset, group[0]})->graph();
+    absl::StatusOr<std::unique_ptr<cuda::HotTier>> tier = cuda::HotTier::Create(source, *order, num_hot, group);
+    const std::string where = absl::StrCat("cuda:", absl::StrJoin(group, ",cuda:"));
+    if (!tier.ok()) {
+      LogWarning("dataset '%s': no GPU hot tier on %s: %s", dataset.name, where, tier.status().message());
+      continue;
+    }
+    for (int device : group) placed_.at({&dataset, device})->set_hot((*tier)->view(device));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    LogEvent(LogLevel::kInfo, "hot_tier_built",
+             {{"dataset", dataset.name},
+              {"devices", where},
+              {"rows", absl::StrCat(num_hot)},
+              {"bytes_per_device", absl::StrCat((*tier)->bytes_per_device())},
+              {"seconds", absl::StrCat(seconds)}},
+             "dataset '%s': hot tier of %d rows (%.1f%% of nodes) on %s%s, %.2f GB per GPU, in %.2f s", dataset.name,
+             num_hot, 100.0 * num_hot / std::max<int64_t>(m.num_nodes(), 1), where,
+             group.size() > 1 ? " (split over NVLink peers)" : "", (*tier)->bytes_per_device() / 1e9, seconds);
+    hot_tiers_[&dataset].push_back(*std::move(tier));
+  }
 }
 
 void CudaDevices::Prepare(const LoadedDataset& dataset) {
@@ -73,22 +131,28 @@ void CudaDevices::Prepare(const LoadedDataset& dataset) {
   if (options_.prepare_gpus.all) {
     for (int device = 0; device < count; ++device) devices.push_back(device);
   }
+  std::vector<int> placed_devices;
   for (int device : devices) {
     if (device >= count) {
       LogWarning("prepare_gpus names cuda:%d, but there are %d GPUs", device, count);
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    if (const absl::StatusOr<const cuda::DeviceGraph*> placed = Place(dataset, device); !placed.ok()) {
+    if (const absl::StatusOr<const cuda::DeviceGraph*> placed = Place(dataset, device, /*hot_tier=*/false);
+        !placed.ok()) {
       LogWarning("dataset '%s' not prepared for cuda:%d (its first session will try again): %s", dataset.name, device,
                  placed.status().message());
       continue;
     }
+    placed_devices.push_back(device);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     LogEvent(LogLevel::kInfo, "dataset_prepared",
              {{"dataset", dataset.name}, {"device", absl::StrCat("cuda:", device)}, {"seconds", absl::StrCat(seconds)}},
              "dataset '%s' prepared for cuda:%d in %.2f s", dataset.name, device, seconds);
   }
+  if (placed_devices.empty()) return;
+  std::lock_guard<std::mutex> lock(placed_mutex_);
+  BuildHotTiers(dataset, placed_devices);
 }
 
 void CudaDevices::AppendStats(v1::Stats& stats) {
@@ -99,6 +163,11 @@ void CudaDevices::AppendStats(v1::Stats& stats) {
     for (const auto& [key, dataset] : placed_) {
       placed[key.second] += dataset->placed_bytes();
       registered += dataset->registered_bytes();
+    }
+    for (const auto& [dataset, tiers] : hot_tiers_) {
+      for (const auto& tier : tiers) {
+        for (int device : tier->devices()) placed[device] += tier->bytes_per_device();
+      }
     }
   }
   {
@@ -122,6 +191,7 @@ void CudaDevices::AppendStats(v1::Stats& stats) {
 
 void CudaDevices::Forget(const LoadedDataset& dataset) {
   std::lock_guard<std::mutex> lock(placed_mutex_);
+  hot_tiers_.erase(&dataset);
   // Unregisters the host memory before it is unmapped.
   std::erase_if(placed_, [&](const auto& entry) { return entry.first.first == &dataset; });
 }

@@ -13,6 +13,7 @@
 
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/green_context.h"
+#include "kernels/cuda/hot_tier.h"
 #include "server/slot_backend.h"
 
 namespace gnnd {
@@ -32,8 +33,12 @@ class CudaDevices {
   void AppendStats(v1::Stats& stats);
 
  private:
-  // `dataset` placed for `device`, made on first use.
-  absl::StatusOr<const cuda::DeviceGraph*> Place(const LoadedDataset& dataset, int device);
+  // `dataset` placed for `device`, made on first use (with a hot tier of its own if `hot_tier`).
+  absl::StatusOr<const cuda::DeviceGraph*> Place(const LoadedDataset& dataset, int device, bool hot_tier);
+  // Builds `dataset`'s hot tier on `devices` (placed already): split between them when they have peer
+  // access to each other, else one per device. Logs what it did; without a ranking, or without room,
+  // there is none. Holds placed_mutex_.
+  void BuildHotTiers(const LoadedDataset& dataset, const std::vector<int>& devices);
   // The stream for a new session's producer on `device`, or null for a stream of its own on the whole
   // GPU. `rate` measures batches/s on a stream (null: the whole GPU) for producer_sms auto.
   absl::StatusOr<cudaStream_t> ProducerStream(int device,
@@ -42,6 +47,7 @@ class CudaDevices {
   const SlotBackends::Options options_;
   std::mutex placed_mutex_;  // held while placing; calibration below holds its own
   std::map<std::pair<const LoadedDataset*, int>, std::unique_ptr<cuda::DeviceDataset>> placed_;
+  std::map<const LoadedDataset*, std::vector<std::unique_ptr<cuda::HotTier>>> hot_tiers_;
   std::mutex producers_mutex_;
   std::map<int, std::unique_ptr<cuda::GreenContext>> producer_contexts_;
 };

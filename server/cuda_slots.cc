@@ -221,6 +221,7 @@ absl::StatusOr<double> CudaSlots::Rate(const EpochSeeds& seeds, cudaStream_t str
     status = EnqueueFill(i % std::max<int64_t>(seeds.num_steps(), 1), 0, stream, /*wake=*/false);
   }
   if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) status = absl::InternalError("calibration failed");
+  sampler_->DropGraphs();  // `stream` may be a candidate producer context that is about to go away
   seeds_host_ = saved;
   GNND_RETURN_IF_ERROR(status);
   return count / SecondsSince(start);

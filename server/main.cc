@@ -44,6 +44,8 @@ ABSL_FLAG(std::string, producer_sms, "", "GPU producers' SMs: N, auto, or 0 for 
 ABSL_FLAG(std::string, metrics_address, "", "HOST:PORT for Prometheus metrics at /metrics (overrides the config)");
 ABSL_FLAG(std::string, prepare_gpus, "",
           "GPUs to prepare datasets for at load: all, none or 0,1 (overrides the config)");
+ABSL_FLAG(std::string, gpu_cache, "",
+          "GPU memory per GPU for each dataset's hot tier: auto, none, 20GiB or 25% (overrides the config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool (0: all cores)");
 
 namespace gnnd {
@@ -83,6 +85,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
   if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
   if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
+  if (!absl::GetFlag(FLAGS_gpu_cache).empty()) config.set_gpu_cache(absl::GetFlag(FLAGS_gpu_cache));
   if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
   if (absl::GetFlag(FLAGS_threads) > 0) config.set_producer_threads(absl::GetFlag(FLAGS_threads));
   if (config.producer_threads() == 0) config.set_producer_threads(DefaultThreads());
@@ -139,7 +142,8 @@ int Run(int argc, char** argv) {
   SlotBackends backends({.producer_threads = config->producer_threads(),
                          .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
                          .producer_sms = config->producer_sms(),
-                         .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus())});
+                         .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus()),
+                         .gpu_cache = *ParseGpuCache(config->gpu_cache())});
   DatasetRegistry registry(
       config->keep_segments(), config->producer_threads(),
       [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },

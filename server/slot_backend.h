@@ -95,14 +95,16 @@ class SlotBackends {
     bool gpu_csc_in_host_memory = false;
     int producer_sms = 0;      // GPU producers: 0 the whole GPU, N SMs, -1 auto
     PrepareGpus prepare_gpus;  // the GPUs Prepare() places datasets on
+    GpuCacheSize gpu_cache;    // each GPU's hot tier
   };
   explicit SlotBackends(const Options& options);
   ~SlotBackends();
 
   // INVALID_ARGUMENT naming open.device for a device this gnnd cannot serve.
   absl::StatusOr<std::unique_ptr<SlotBackend>> Create(const SessionPlan& plan);
-  // Places a newly loaded `dataset` on the GPUs of options.prepare_gpus (registration, CSC copy), so their
-  // first sessions start at once; failures are logged (a session then tries again). Nothing without CUDA.
+  // Places a newly loaded `dataset` on the GPUs of options.prepare_gpus (registration, CSC copy, hot
+  // tier), so their first sessions start at once; failures are logged (a session then tries again).
+  // Nothing without CUDA.
   void Prepare(const LoadedDataset& dataset);
   // Drops what was placed on GPUs for `dataset`; call before its memory is unmapped.
   void Forget(const LoadedDataset& dataset);

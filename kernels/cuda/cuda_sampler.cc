@@ -1,11 +1,34 @@
 #include "kernels/cuda/cuda_sampler.h"
 
+#include <functional>
+
 #include "common/cuda_check.h"
 #include "common/sampling.h"
 #include "common/status.h"
 #include "kernels/cuda/sampling.h"
 
 namespace gnnd::cuda {
+namespace {
+
+// Captures what `enqueue` launches on `stream` as an executable graph. Thread-local capture mode: other
+// threads' CUDA calls (other sessions) go on as usual meanwhile.
+absl::StatusOr<cudaGraphExec_t> Capture(cudaStream_t stream, const std::function<absl::Status()>& enqueue) {
+  GNND_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "start capturing a batch");
+  const absl::Status enqueued = enqueue();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  GNND_RETURN_IF_ERROR(enqueued);
+  GNND_CUDA(ended, "capture a batch");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  GNND_CUDA(made, "instantiate a batch's graph");
+  return exec;
+}
+
+}  // namespace
+
+CudaSampler::~CudaSampler() { DropGraphs(); }
 
 absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph, std::vector<int32_t> fanouts,
                                                                  uint64_t seed, const BatchCapacity& capacity) {
@@ -24,23 +47,70 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   return s;
 }
 
-absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds,
-                                 BatchView out, cudaStream_t stream, cudaEvent_t sampled) {
+absl::Status CudaSampler::EnqueueSampling(BatchView out, cudaStream_t stream) {
   const BatchCapacity& capacity = layout_.capacity;
-  const int64_t num_seeds = static_cast<int64_t>(device_seeds.size());
-  if (num_seeds > capacity.max_seeds) return absl::InvalidArgumentError("more seeds than the batch capacity");
   Workspace& w = *workspace_;
-  const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
-  GNND_RETURN_IF_ERROR(StartBatch(w, device_seeds, capacity, ids_, out, stream));
+  GNND_RETURN_IF_ERROR(StartBatch(w, capacity, ids_, out, stream));
   for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
     const HopBound& bound = capacity.hops[hop];
     const int h = static_cast<int>(hop);
-    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, fanouts_[hop], key, batch_index, out, stream));
+    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, fanouts_[hop], out, stream));
     GNND_RETURN_IF_ERROR(AddHopNodes(w, bound, h, ids_, out, stream));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CudaSampler::EnqueueGather(BatchView out, cudaStream_t stream) {
+  const BatchCapacity& capacity = layout_.capacity;
+  GNND_RETURN_IF_ERROR(GatherFeatures(*workspace_, graph_, capacity.max_nodes, gather_, out, stream));
+  return GatherLabels(*workspace_, graph_, capacity.max_seeds, out, stream);
+}
+
+void CudaSampler::DropGraphs() {
+  for (const Graphs& g : graphs_) {
+    cudaGraphExecDestroy(g.sampling);
+    cudaGraphExecDestroy(g.gather);
+  }
+  graphs_.clear();
+}
+
+absl::StatusOr<const CudaSampler::Graphs*> CudaSampler::GraphsFor(BatchView out, cudaStream_t stream) {
+  if (stream != graphs_stream_) {
+    // Captured work belongs to the stream's context (a producer's green context, or none): a new stream
+    // (calibration tries several) gets graphs of its own.
+    DropGraphs();
+    graphs_stream_ = stream;
+  }
+  for (const Graphs& g : graphs_) {
+    if (g.node_ids == out.node_ids) return &g;
+  }
+  GNND_ASSIGN_OR_RETURN(cudaGraphExec_t sampling, Capture(stream, [&] { return EnqueueSampling(out, stream); }));
+  auto gather = Capture(stream, [&] { return EnqueueGather(out, stream); });
+  if (!gather.ok()) {
+    cudaGraphExecDestroy(sampling);
+    return gather.status();
+  }
+  graphs_.push_back({out.node_ids, sampling, *gather});
+  return &graphs_.back();
+}
+
+absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds,
+                                 BatchView out, cudaStream_t stream, cudaEvent_t sampled) {
+  const int64_t num_seeds = static_cast<int64_t>(device_seeds.size());
+  if (num_seeds > layout_.capacity.max_seeds) return absl::InvalidArgumentError("more seeds than the batch capacity");
+  const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
+                       batch_index};
+  GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
+  if (!use_graphs_ || stream == nullptr) {  // the legacy default stream cannot be captured
+    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream));
+    if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
+    return EnqueueGather(out, stream);
+  }
+  GNND_ASSIGN_OR_RETURN(const Graphs* graphs, GraphsFor(out, stream));
+  GNND_CUDA(cudaGraphLaunch(graphs->sampling, stream), "launch a batch's sampling");
   if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-  GNND_RETURN_IF_ERROR(GatherFeatures(w, graph_, capacity.max_nodes, gather_, out, stream));
-  return GatherLabels(graph_, num_seeds, out, stream);
+  GNND_CUDA(cudaGraphLaunch(graphs->gather, stream), "launch a batch's gather");
+  return absl::OkStatus();
 }
 
 }  // namespace gnnd::cuda

@@ -3,6 +3,10 @@
 // batch capacity; Sample() only launches work on its stream (no allocation, no host synchronization):
 // hop sizes stay on the device and each launch covers the host-side upper bound. The work is split by
 // phase: sampling.h (neighbors), dedup.h (node table, relabel), gather.h (features, labels).
+//
+// A batch's ~70 launches are the same for every batch into the same output (what varies, the seeds and
+// the draw's key, is written to the device first: BatchArgs), so they are captured once per output as
+// two CUDA graphs (sampling, gather) and replayed: three launches per batch instead of ~70.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,6 +30,7 @@ class CudaSampler {
   // Sizes every buffer for `capacity` (ComputeBatchCapacity of the same spec) on the current device.
   static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, std::vector<int32_t> fanouts,
                                                              uint64_t seed, const BatchCapacity& capacity);
+  ~CudaSampler();
 
   // Enqueues the batch for (epoch, batch_index) around `device_seeds` (device memory) on `stream`,
   // writing every array of `out` (device memory laid out by layout()). `sampled`, if given, is recorded
@@ -36,16 +41,35 @@ class CudaSampler {
   // Rows that are not multiples of 16 bytes: read them with 16-byte loads shifted through shared memory
   // (default), or with the widest narrower loads that fit (kept for comparison in benchmarks).
   void set_shifted_gather(bool shifted) { gather_.shifted = shifted; }
+  // Replay captured CUDA graphs (default), or launch every kernel each batch (kept for comparison).
+  void set_use_graphs(bool use) { use_graphs_ = use; }
+  // Destroys the captured graphs; call before the stream they were captured on goes away (the next
+  // batch captures again).
+  void DropGraphs();
 
  private:
+  // The two captured phases of batches written to one output.
+  struct Graphs {
+    void* node_ids = nullptr;  // identifies the output
+    cudaGraphExec_t sampling = nullptr, gather = nullptr;
+  };
+
   CudaSampler() = default;
+  absl::Status EnqueueSampling(BatchView out, cudaStream_t stream);
+  absl::Status EnqueueGather(BatchView out, cudaStream_t stream);
+  // The graphs for `out`, captured on `stream` the first time.
+  absl::StatusOr<const Graphs*> GraphsFor(BatchView out, cudaStream_t stream);
+
   DeviceGraph graph_;
   std::vector<int32_t> fanouts_;
   uint64_t seed_ = 0;
   BatchLayout layout_;
   IdRange ids_;
   GatherOptions gather_;
+  bool use_graphs_ = true;
   std::unique_ptr<Workspace> workspace_;
+  std::vector<Graphs> graphs_;  // one per output (a session's slots: a handful), all captured on:
+  cudaStream_t graphs_stream_ = nullptr;
 };
 
 }  // namespace gnnd::cuda

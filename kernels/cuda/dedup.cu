@@ -20,9 +20,10 @@ __device__ int64_t LowerBound(const Key* sorted, int64_t n, Key key) {
 }
 
 template <typename Key>
-__global__ void InitKernel(HopState* state, const int64_t* seeds, int64_t num_seeds, int64_t* node_ids,
-                           int32_t* num_nodes_per_hop, Key* pair_ids, int32_t* pair_local, int64_t max_seeds,
-                           Key sentinel) {
+__global__ void InitKernel(const BatchArgs* args, HopState* state, int64_t* node_ids, int32_t* num_nodes_per_hop,
+                           Key* pair_ids, int32_t* pair_local, int64_t max_seeds, Key sentinel) {
+  const int64_t* seeds = args->seeds;
+  const int64_t num_seeds = args->num_seeds;
   for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_seeds; i += gridDim.x * blockDim.x) {
     if (i < num_seeds) {
       node_ids[i] = seeds[i];
@@ -133,14 +134,13 @@ IdRange IdRange::ForNodes(int64_t num_nodes) {
   return r;
 }
 
-absl::Status StartBatch(Workspace& w, std::span<const int64_t> device_seeds, const BatchCapacity& capacity,
-                        const IdRange& ids, BatchView out, cudaStream_t stream) {
+absl::Status StartBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, BatchView out,
+                        cudaStream_t stream) {
   return DispatchKey(ids, [&](auto key) -> absl::Status {
     using Key = decltype(key);
     const KeyBuffers<Key> b(w);
-    GNND_LAUNCH(InitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.state, device_seeds.data(),
-                static_cast<int64_t>(device_seeds.size()), out.node_ids, out.num_nodes_per_hop, b.pair_ids,
-                w.pair_local, capacity.max_seeds, static_cast<Key>(ids.sentinel));
+    GNND_LAUNCH(InitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, w.state, out.node_ids,
+                out.num_nodes_per_hop, b.pair_ids, w.pair_local, capacity.max_seeds, static_cast<Key>(ids.sentinel));
     w.current = 0;
     w.table_count = capacity.max_seeds;
     return w.temp.Run("sort seeds", [&](void* d, size_t& n) {

@@ -7,7 +7,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <span>
 
 #include "absl/status/status.h"
 #include "common/batch.h"
@@ -32,9 +31,9 @@ decltype(auto) DispatchKey(const IdRange& ids, F&& f) {
   return f(uint64_t{});
 }
 
-// Starts a batch: the seeds (device memory) become its first nodes, hop 0.
-absl::Status StartBatch(Workspace& w, std::span<const int64_t> device_seeds, const BatchCapacity& capacity,
-                        const IdRange& ids, BatchView out, cudaStream_t stream);
+// Starts a batch: the seeds (w.args) become its first nodes, hop 0.
+absl::Status StartBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, BatchView out,
+                        cudaStream_t stream);
 // After SampleHop: appends the hop's new nodes, relabels its edges' sources, records its counts and
 // moves the frontier to the new nodes.
 absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdRange& ids, BatchView out,

@@ -18,6 +18,16 @@ enum class CscPlacement {
   kHost,    // read from (registered) host memory over PCIe, zero-copy
 };
 
+// A hot tier as one GPU's kernels see it (hot_tier.h builds it): rank[node] is the node's place in the
+// hot set, -1 when it is not hot. Rank r's feature row and label are entry r / num_parts of part
+// r % num_parts: each GPU of an NVLink group holds one part and reads the others' through peer access.
+struct HotView {
+  const int32_t* rank = nullptr;  // null: no hot tier
+  const char* const* rows = nullptr;  // num_parts pointers (device memory)
+  const int64_t* const* labels = nullptr;
+  int32_t num_parts = 1;
+};
+
 // Device-visible pointers to a dataset's arrays.
 struct DeviceGraph {
   v1::DatasetManifest manifest;
@@ -25,6 +35,7 @@ struct DeviceGraph {
   const void* indices = nullptr;
   const void* features = nullptr;
   const int64_t* labels = nullptr;
+  HotView hot;
 };
 
 // Places `host` for the current device: CSC per `placement`, features and labels used in place
@@ -34,6 +45,8 @@ class DeviceDataset {
   static absl::StatusOr<std::unique_ptr<DeviceDataset>> Create(const GraphData& host, CscPlacement placement);
   ~DeviceDataset();
   const DeviceGraph& graph() const { return graph_; }
+  // Gathers read hot rows through `hot` from now on (samplers created after this call).
+  void set_hot(const HotView& hot) { graph_.hot = hot; }
   size_t placed_bytes() const { return placed_bytes_; }          // copied into GPU memory
   size_t registered_bytes() const { return registered_bytes_; }  // host memory registered for zero-copy
 

@@ -3,16 +3,39 @@
 namespace gnnd::cuda {
 namespace {
 
+// Where row `id` starts, and how many bytes from `base` may be read (a hot part is padded by 16 bytes, so
+// a 16-byte-aligned read never leaves it; the host array's end is exact).
+struct RowAt {
+  const char* base;
+  size_t offset;
+  size_t limit;
+};
+
+__device__ RowAt Locate(const RowSource& s, int64_t id) {
+  if (s.hot.rank != nullptr) {
+    const int32_t r = s.hot.rank[id];
+    if (r >= 0) {
+      const char* part = s.hot.rows[r % s.hot.num_parts];
+      return {part, static_cast<size_t>(r / s.hot.num_parts) * s.row_bytes, SIZE_MAX};
+    }
+  }
+  return {s.host, static_cast<size_t>(id) * s.row_bytes, static_cast<size_t>(s.num_rows) * s.row_bytes};
+}
+
+__device__ int64_t Limit(const int64_t* count, int64_t bound) {
+  return count == nullptr ? bound : min(*count, bound);
+}
+
 // One warp per row, `Vector`-wide loads (the widest that the row size allows).
 template <typename Vector>
-__global__ void GatherKernel(const HopState* state, const int64_t* node_ids, const char* features, size_t row_bytes,
-                             char* out, int64_t bound) {
+__global__ void GatherKernel(const int64_t* ids, const int64_t* count, int64_t bound, RowSource s, char* out) {
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
   const int lane = threadIdx.x % kWarp;
-  if (i >= bound || i >= state->num_nodes) return;
-  const auto* src = reinterpret_cast<const Vector*>(features + node_ids[i] * row_bytes);
-  auto* dst = reinterpret_cast<Vector*>(out + i * row_bytes);
-  const size_t words = row_bytes / sizeof(Vector);
+  if (i >= Limit(count, bound)) return;
+  const RowAt at = Locate(s, ids[i]);
+  const auto* src = reinterpret_cast<const Vector*>(at.base + at.offset);
+  auto* dst = reinterpret_cast<Vector*>(out + i * s.row_bytes);
+  const size_t words = s.row_bytes / sizeof(Vector);
   for (size_t w = lane; w < words; w += kWarp) dst[w] = src[w];
 }
 
@@ -24,63 +47,72 @@ __host__ __device__ size_t StageWords(size_t row_bytes) { return (row_bytes + 31
 // span covering the row with 16-byte loads into shared memory, then writes the row out shifted into
 // place. `Word` is the widest unit that divides the row size (4 or 2 bytes).
 template <typename Word>
-__global__ void GatherShiftedKernel(const HopState* state, const int64_t* node_ids, const char* features,
-                                    size_t features_bytes, size_t row_bytes, char* out, int64_t bound) {
+__global__ void GatherShiftedKernel(const int64_t* ids, const int64_t* count, int64_t bound, RowSource s, char* out) {
   extern __shared__ uint4 stage[];
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  uint4* mine = stage + warp * StageWords(row_bytes);
+  uint4* mine = stage + warp * StageWords(s.row_bytes);
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
-  if (i >= bound || i >= state->num_nodes) return;
-  const size_t start = static_cast<size_t>(node_ids[i]) * row_bytes;
-  const size_t first = start & ~size_t{15}, end = start + row_bytes;
-  const size_t head = start - first, chunks = (end - first + 15) / 16;
+  if (i >= Limit(count, bound)) return;
+  const RowAt row = Locate(s, ids[i]);
+  const size_t first = row.offset & ~size_t{15}, end = row.offset + s.row_bytes;
+  const size_t head = row.offset - first, chunks = (end - first + 15) / 16;
   for (size_t c = lane; c < chunks; c += kWarp) {
     const size_t at = first + 16 * c;
-    if (at + 16 <= features_bytes) {
-      mine[c] = *reinterpret_cast<const uint4*>(features + at);
+    if (at + 16 <= row.limit) {
+      mine[c] = *reinterpret_cast<const uint4*>(row.base + at);
     } else {  // the array's last bytes: never read past its end
-      const Word* tail = reinterpret_cast<const Word*>(features + at);
+      const Word* tail = reinterpret_cast<const Word*>(row.base + at);
       Word* dst = reinterpret_cast<Word*>(mine + c);
-      for (size_t w = 0; at + (w + 1) * sizeof(Word) <= features_bytes && w < 16 / sizeof(Word); ++w) dst[w] = tail[w];
+      for (size_t w = 0; at + (w + 1) * sizeof(Word) <= row.limit && w < 16 / sizeof(Word); ++w) dst[w] = tail[w];
     }
   }
   __syncwarp();
   const Word* src = reinterpret_cast<const Word*>(reinterpret_cast<const char*>(mine) + head);
-  Word* dst = reinterpret_cast<Word*>(out + i * row_bytes);
-  for (size_t w = lane; w < row_bytes / sizeof(Word); w += kWarp) dst[w] = src[w];
+  Word* dst = reinterpret_cast<Word*>(out + i * s.row_bytes);
+  for (size_t w = lane; w < s.row_bytes / sizeof(Word); w += kWarp) dst[w] = src[w];
 }
 
-__global__ void LabelsKernel(const int64_t* node_ids, const int64_t* labels, int64_t* out, int64_t num_seeds) {
+__global__ void LabelsKernel(const BatchArgs* args, const int64_t* node_ids, const int64_t* labels, HotView hot,
+                             int64_t* out, int64_t bound) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < num_seeds) out[i] = labels[node_ids[i]];
+  if (i >= bound || i >= args->num_seeds) return;
+  const int64_t id = node_ids[i];
+  const int32_t r = hot.rank == nullptr ? -1 : hot.rank[id];
+  out[i] = r >= 0 ? hot.labels[r % hot.num_parts][r / hot.num_parts] : labels[id];
 }
 
 }  // namespace
 
-absl::Status GatherFeatures(const Workspace& w, const DeviceGraph& graph, int64_t max_nodes,
-                            const GatherOptions& options, BatchView out, cudaStream_t stream) {
-  const size_t row = FeatureRowBytes(graph.manifest);
-  const char* features = static_cast<const char*>(graph.features);
-  char* dst = static_cast<char*>(out.features);
-  const int blocks = Blocks(max_nodes * kWarp);
+absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound, const RowSource& source,
+                        const GatherOptions& options, void* out, cudaStream_t stream) {
+  const size_t row = source.row_bytes;
+  char* dst = static_cast<char*>(out);
+  const int blocks = Blocks(bound * kWarp);
   const size_t stage_bytes = (kThreads / kWarp) * StageWords(row) * 16;
   if (row % 16 != 0 && options.shifted && stage_bytes <= options.shared_bytes_limit) {
-    const size_t features_bytes = row * static_cast<size_t>(graph.manifest.num_nodes());
     return DispatchWord<4>(row, [&](auto word) -> absl::Status {
-      GNND_LAUNCH(GatherShiftedKernel<decltype(word)>, blocks, kThreads, stage_bytes, stream, w.state, out.node_ids,
-                  features, features_bytes, row, dst, max_nodes);
+      GNND_LAUNCH(GatherShiftedKernel<decltype(word)>, blocks, kThreads, stage_bytes, stream, ids, count, bound,
+                  source, dst);
       return absl::OkStatus();
     });
   }
   return DispatchWord<16>(row, [&](auto word) -> absl::Status {
-    GNND_LAUNCH(GatherKernel<decltype(word)>, blocks, kThreads, 0, stream, w.state, out.node_ids, features, row, dst,
-                max_nodes);
+    GNND_LAUNCH(GatherKernel<decltype(word)>, blocks, kThreads, 0, stream, ids, count, bound, source, dst);
     return absl::OkStatus();
   });
 }
 
-absl::Status GatherLabels(const DeviceGraph& graph, int64_t num_seeds, BatchView out, cudaStream_t stream) {
-  GNND_LAUNCH(LabelsKernel, Blocks(num_seeds), kThreads, 0, stream, out.node_ids, graph.labels, out.labels, num_seeds);
+absl::Status GatherFeatures(const Workspace& w, const DeviceGraph& graph, int64_t max_nodes,
+                            const GatherOptions& options, BatchView out, cudaStream_t stream) {
+  const RowSource source{static_cast<const char*>(graph.features), graph.manifest.num_nodes(),
+                         FeatureRowBytes(graph.manifest), graph.hot};
+  return GatherRows(out.node_ids, &w.state->num_nodes, max_nodes, source, options, out.features, stream);
+}
+
+absl::Status GatherLabels(const Workspace& w, const DeviceGraph& graph, int64_t max_seeds, BatchView out,
+                          cudaStream_t stream) {
+  GNND_LAUNCH(LabelsKernel, Blocks(max_seeds), kThreads, 0, stream, w.args, out.node_ids, graph.labels, graph.hot,
+              out.labels, max_seeds);
   return absl::OkStatus();
 }
 

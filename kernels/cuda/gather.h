@@ -1,5 +1,6 @@
-// Gather phase of the CUDA backend: each batch node's feature row, read zero-copy from registered host
-// memory (or wherever the features live), one warp per row, and the seeds' labels.
+// Gather phase of the CUDA backend: each batch node's feature row, one warp per row, from the hot tier
+// (GPU memory, this GPU's or an NVLink peer's) when the node is hot, else zero-copy from registered host
+// memory; and the seeds' labels the same way.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,10 +22,23 @@ struct GatherOptions {
   size_t shared_bytes_limit = 48 * 1024;  // the device's per-block limit (cudaDevAttrMaxSharedMemoryPerBlock)
 };
 
-// Copies the features of the batch's nodes (w.state->num_nodes of at most `max_nodes`) into out.features.
+// Where rows are read from: `host` (num_rows rows of row_bytes, device-visible), except those of nodes
+// that `hot` holds.
+struct RowSource {
+  const char* host = nullptr;
+  int64_t num_rows = 0;
+  size_t row_bytes = 0;
+  HotView hot;
+};
+
+// out[i] = the row of ids[i], for i < *count (device memory; null: all) and i < bound.
+absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound, const RowSource& source,
+                        const GatherOptions& options, void* out, cudaStream_t stream);
+// The features of the batch's nodes (w.state->num_nodes of at most `max_nodes`) into out.features.
 absl::Status GatherFeatures(const Workspace& w, const DeviceGraph& graph, int64_t max_nodes,
                             const GatherOptions& options, BatchView out, cudaStream_t stream);
-// Copies the labels of the `num_seeds` seeds into out.labels.
-absl::Status GatherLabels(const DeviceGraph& graph, int64_t num_seeds, BatchView out, cudaStream_t stream);
+// The labels of the batch's seeds (w.args->num_seeds of at most `max_seeds`) into out.labels.
+absl::Status GatherLabels(const Workspace& w, const DeviceGraph& graph, int64_t max_seeds, BatchView out,
+                          cudaStream_t stream);
 
 }  // namespace gnnd::cuda

@@ -27,8 +27,8 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
 // One warp per frontier node: lane 0 draws the positions (the shared rule), the warp reads the
 // neighbors; a node that keeps all its in-neighbors is copied by the whole warp, coalesced.
 template <typename Index>
-__global__ void SampleKernel(const HopState* state, const int64_t* node_ids, const int64_t* firsts,
-                             const int64_t* degrees, const Index* indices, int32_t fanout, SamplingKey key, uint64_t batch, uint32_t hop,
+__global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
+                             const int64_t* firsts, const int64_t* degrees, const Index* indices, uint32_t hop,
                              const int64_t* offsets, int64_t bound, int64_t* sampled, int32_t* edge_dst) {
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
   const int lane = threadIdx.x % kWarp;
@@ -42,7 +42,7 @@ __global__ void SampleKernel(const HopState* state, const int64_t* node_ids, con
   if (k == degree) {
     for (int64_t p = lane; p < degree; p += kWarp) out[p] = indices[first + p];
   } else {
-    if (lane == 0) ChoosePositions(key, batch, hop, static_cast<uint64_t>(node), degree, k, out);
+    if (lane == 0) ChoosePositions(args->key, args->batch_index, hop, static_cast<uint64_t>(node), degree, k, out);
     __syncwarp();
     for (int64_t p = lane; p < k; p += kWarp) out[p] = indices[first + out[p]];
   }
@@ -53,7 +53,7 @@ __global__ void SampleKernel(const HopState* state, const int64_t* node_ids, con
 }  // namespace
 
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       const SamplingKey& key, uint64_t batch_index, BatchView out, cudaStream_t stream) {
+                       BatchView out, cudaStream_t stream) {
   const int64_t frontier = bound.frontier;
   GNND_LAUNCH(CountKernel, Blocks(frontier + 1), kThreads, 0, stream, w.state, out.node_ids, graph.indptr, fanout,
               w.counts, w.firsts, w.degrees, frontier);
@@ -62,8 +62,8 @@ absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& b
   }));
   return DispatchIndex(graph.manifest.index_dtype(), [&](auto index) -> absl::Status {
     using Index = decltype(index);
-    GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kWarp), kThreads, 0, stream, w.state, out.node_ids, w.firsts,
-                w.degrees, static_cast<const Index*>(graph.indices), fanout, key, batch_index, static_cast<uint32_t>(hop + 1),
+    GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kWarp), kThreads, 0, stream, w.args, w.state, out.node_ids,
+                w.firsts, w.degrees, static_cast<const Index*>(graph.indices), static_cast<uint32_t>(hop + 1),
                 w.offsets, frontier, w.sampled, out.edge_dst);
     return absl::OkStatus();
   });

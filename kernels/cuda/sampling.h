@@ -17,7 +17,8 @@ namespace gnnd::cuda {
 // Samples hop `hop` (0-based) of `bound.frontier` frontier nodes at most: writes each sampled edge's
 // destination (out.edge_dst), its source's global id (w.sampled) and the per-node offsets (w.offsets,
 // whose entry bound.frontier is the hop's edge count).
+// The draws use the batch's key and index (w.args).
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       const SamplingKey& key, uint64_t batch_index, BatchView out, cudaStream_t stream);
+                       BatchView out, cudaStream_t stream);
 
 }  // namespace gnnd::cuda

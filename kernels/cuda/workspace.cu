@@ -4,6 +4,16 @@
 #include "kernels/cuda/workspace.h"
 
 namespace gnnd::cuda {
+namespace {
+
+__global__ void SetBatchArgsKernel(BatchArgs* out, BatchArgs args) { *out = args; }
+
+}  // namespace
+
+absl::Status SetBatchArgs(const Workspace& w, const BatchArgs& args, cudaStream_t stream) {
+  GNND_LAUNCH(SetBatchArgsKernel, 1, 1, 0, stream, w.args, args);
+  return absl::OkStatus();
+}
 
 Workspace::~Workspace() {
   for (void* p : owned_) cudaFree(p);
@@ -26,6 +36,7 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
     max_table += std::max<int64_t>(h.edges, 1);  // each hop merges in up to one new node per edge
   }
   auto w = std::make_unique<Workspace>();
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->args, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->state, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->counts, max_frontier + 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->offsets, max_frontier + 1));

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/batch.h"
+#include "common/sampling.h"
 #include "kernels/cuda/launch.h"
 
 namespace gnnd::cuda {
@@ -20,7 +21,17 @@ struct HopState {
   int64_t total_edges;  // edges of the hops before the current one
 };
 
+// What changes from one batch to the next, written on the device by SetBatchArgs before each batch, so
+// that the launches of a batch are the same every time (and are replayed as a CUDA graph).
+struct BatchArgs {
+  const int64_t *seeds;  // device memory
+  int64_t num_seeds;
+  SamplingKey key;
+  uint64_t batch_index;
+};
+
 struct Workspace {
+  BatchArgs *args = nullptr;
   HopState *state = nullptr;
   // Sampling: per frontier node counts and their exclusive scan (the last entry: the hop's edges), and
   // the sampled neighbors' global ids.
@@ -52,5 +63,8 @@ struct Workspace {
   absl::Status Allocate(T **out, int64_t count);
   std::vector<void *> owned_;
 };
+
+// Enqueues the write of `args` into w.args (a launch: its arguments are copied when it is enqueued).
+absl::Status SetBatchArgs(const Workspace &w, const BatchArgs &args, cudaStream_t stream);
 
 }  // namespace gnnd::cuda

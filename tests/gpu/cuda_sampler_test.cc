@@ -1,16 +1,21 @@
 // The CUDA backend against the CPU reference: byte-identical batches over seeds, fanouts (with -1),
 // feature dtypes and widths that are not multiples of 128 bytes, with the CSC in GPU or host memory
-// (zero-copy from the registered shared-memory segments). Skips without a GPU.
+// (zero-copy from the registered shared-memory segments), with captured graphs and without, and with a
+// hot tier of none, 0 %, part and all of the rows (on one GPU, and split over two). Skips without a GPU.
 #include "kernels/cuda/cuda_sampler.h"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
+#include "common/philox.h"
 #include "common/seeds.h"
 #include "common/shm_store.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
+#include "kernels/cuda/hot_tier.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
 
@@ -18,6 +23,84 @@ namespace gnnd::cuda {
 namespace {
 
 using gnnd::testing::ScratchDir;
+
+// A generated dataset in shared memory, removed at the end.
+class ShmGraph {
+ public:
+  ShmGraph(const std::string& name, int64_t feature_dim, v1::FeatureDType dtype) : name_(absl::StrCat(name, "-", ::getpid())) {
+    auto spec = dataset::PresetSpec("tiny", 0.5);
+    EXPECT_TRUE(spec.ok());
+    spec->feature_dim = feature_dim;
+    EXPECT_TRUE(dataset::Generate(*spec, {.seed = 11, .feature_dtype = dtype, .threads = 4}, dir_ / "g").ok());
+    auto source = DatasetDir::Open(dir_ / "g");
+    EXPECT_TRUE(source.ok());
+    auto shm = ShmDataset::Load(name_, *source, {});
+    EXPECT_TRUE(shm.ok()) << shm.status();
+    shm_ = *std::move(shm);
+    graph_ = {shm_->manifest(), shm_->arrays()};
+  }
+  ~ShmGraph() {
+    shm_.reset();
+    EXPECT_TRUE(ShmDataset::Remove(name_).ok());
+  }
+  const GraphData& graph() const { return graph_; }
+
+ private:
+  ScratchDir dir_;
+  std::string name_;
+  std::unique_ptr<ShmDataset> shm_;
+  GraphData graph_;
+};
+
+// A ranking that mixes high and low ids (not the identity, so a wrong rank lookup shows).
+std::vector<int64_t> ShuffledOrder(int64_t num_nodes) {
+  std::vector<int64_t> order(num_nodes);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [](int64_t a, int64_t b) { return Mix64(a) < Mix64(b); });
+  return order;
+}
+
+// Every batch of an epoch sampled on the current device through `device_graph` equals CpuSampler's.
+void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, const std::vector<int32_t>& fanouts,
+                      uint64_t seed, bool graphs, const std::string& what) {
+  const int64_t batch_size = 200;
+  auto capacity =
+      ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+  ASSERT_TRUE(capacity.ok());
+  auto gpu = CudaSampler::Create(device_graph, fanouts, seed, *capacity);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  (*gpu)->set_use_graphs(graphs);
+  const BatchLayout& layout = (*gpu)->layout();
+  CpuSampler cpu(graph, fanouts, seed);
+  BatchBuffer expected(layout), got(layout);
+  void* device_batch = nullptr;
+  int64_t* device_seeds = nullptr;
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
+  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
+  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = seed, .batch_size = batch_size},
+                   3);
+  for (int64_t step = 0; step < seeds.num_steps(); ++step) {
+    const auto batch = seeds.batch(step);
+    cpu.Sample(3, seeds.batch_index(step), batch, expected.view());
+    ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // poison: every byte must be written
+    ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    absl::Status s = (*gpu)->Sample(3, seeds.batch_index(step), {device_seeds, batch.size()},
+                                    BatchView::At(device_batch, layout), stream);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(got.view().node_ids, device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess)
+        << cudaGetErrorString(cudaGetLastError());
+    ASSERT_EQ(gnnd::testing::BatchContents(got.view(), layout.feature_row_bytes),
+              gnnd::testing::BatchContents(expected.view(), layout.feature_row_bytes))
+        << what << ", seed " << seed << " step " << step;
+  }
+  cudaFree(device_batch);
+  cudaFree(device_seeds);
+  cudaStreamDestroy(stream);
+}
 
 struct Case {
   std::string name;
@@ -33,56 +116,22 @@ class CudaVsCpu : public ::testing::TestWithParam<Case> {};
 TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   const Case& c = GetParam();
-  ScratchDir dir;
-  auto spec = dataset::PresetSpec("tiny", 0.5);
-  ASSERT_TRUE(spec.ok());
-  spec->feature_dim = c.feature_dim;
-  ASSERT_TRUE(dataset::Generate(*spec, {.seed = 11, .feature_dtype = c.dtype, .threads = 4}, dir / "g").ok());
-  auto source = DatasetDir::Open(dir / "g");
-  ASSERT_TRUE(source.ok());
-  const std::string name = absl::StrCat("gpu-test-", ::getpid(), "-", c.name);
-  auto shm = ShmDataset::Load(name, *source, {});
-  ASSERT_TRUE(shm.ok()) << shm.status();
-  const GraphData graph{(*shm)->manifest(), (*shm)->arrays()};
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ShmGraph shm(absl::StrCat("gpu-test-", c.name), c.feature_dim, c.dtype);
+  const GraphData& graph = shm.graph();
   auto device = DeviceDataset::Create(graph, c.placement);
   ASSERT_TRUE(device.ok()) << device.status();
-
-  const int64_t batch_size = 200;
-  auto capacity =
-      ComputeBatchCapacity({batch_size, c.fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
-  ASSERT_TRUE(capacity.ok());
-  for (uint64_t seed : {0, 77}) {
-    auto gpu = CudaSampler::Create((*device)->graph(), c.fanouts, seed, *capacity);
-    ASSERT_TRUE(gpu.ok()) << gpu.status();
-    const BatchLayout& layout = (*gpu)->layout();
-    CpuSampler cpu(graph, c.fanouts, seed);
-    BatchBuffer expected(layout), got(layout);
-    void* device_batch = nullptr;
-    int64_t* device_seeds = nullptr;
-    ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
-    const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
-    EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()),
-                     {.seed = seed, .batch_size = batch_size}, 3);
-    for (int64_t step = 0; step < seeds.num_steps(); ++step) {
-      const auto batch = seeds.batch(step);
-      cpu.Sample(3, seeds.batch_index(step), batch, expected.view());
-      ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // poison: every byte must be written
-      ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-      absl::Status s = (*gpu)->Sample(3, seeds.batch_index(step), {device_seeds, batch.size()},
-                                      BatchView::At(device_batch, layout), nullptr);
-      ASSERT_TRUE(s.ok()) << s;
-      ASSERT_EQ(cudaMemcpy(got.view().node_ids, device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess)
-          << cudaGetErrorString(cudaGetLastError());
-      ASSERT_EQ(gnnd::testing::BatchContents(got.view(), layout.feature_row_bytes),
-                gnnd::testing::BatchContents(expected.view(), layout.feature_row_bytes))
-          << "seed " << seed << " step " << step;
-    }
-    cudaFree(device_batch);
-    cudaFree(device_seeds);
+  // Seed 0 replays captured graphs (the production path), seed 77 launches each kernel.
+  for (uint64_t seed : {0, 77}) ExpectCpuBatches(graph, (*device)->graph(), c.fanouts, seed, seed == 0, "no hot tier");
+  const std::vector<int64_t> order = ShuffledOrder(graph.num_nodes());
+  for (double share : {0.0, 0.3, 1.0}) {
+    const auto num_hot = static_cast<int64_t>(share * static_cast<double>(graph.num_nodes()));
+    auto tier = HotTier::Create((*device)->graph(), order, num_hot, {0});
+    ASSERT_TRUE(tier.ok()) << tier.status();
+    DeviceGraph cached = (*device)->graph();
+    cached.hot = (*tier)->view(0);
+    ExpectCpuBatches(graph, cached, c.fanouts, 5, true, absl::StrCat("hot tier of ", num_hot, " rows"));
   }
-  device->reset();
-  ASSERT_TRUE(ShmDataset::Remove(name).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -94,6 +143,35 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"f16_33", 33, v1::FEATURE_DTYPE_FLOAT16, {4, 4, 4}, CscPlacement::kHost},
                       Case{"bf16_128", 128, v1::FEATURE_DTYPE_BFLOAT16, {25, 10}, CscPlacement::kDevice}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// Two GPUs with peer access split the hot set (each holds every other rank) and read each other's part.
+TEST(HotTierTest, SplitOverTwoGpusIsByteIdentical) {
+  int count = 0;
+  if (!HaveGpu() || cudaGetDeviceCount(&count) != cudaSuccess || count < 2) {
+    GTEST_SKIP() << "fewer than two CUDA devices: two-GPU test skipped";
+  }
+  if (!EnablePeerAccess({0, 1})) GTEST_SKIP() << "cuda:0 and cuda:1 have no peer access: two-GPU test skipped";
+  ShmGraph shm("gpu-test-two", 33, v1::FEATURE_DTYPE_FLOAT16);
+  const GraphData& graph = shm.graph();
+  std::vector<std::unique_ptr<DeviceDataset>> devices;
+  for (int d : {0, 1}) {
+    ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
+    auto placed = DeviceDataset::Create(graph, CscPlacement::kDevice);
+    ASSERT_TRUE(placed.ok()) << placed.status();
+    devices.push_back(*std::move(placed));
+  }
+  const int64_t num_hot = graph.num_nodes() * 3 / 5;
+  auto tier = HotTier::Create(devices[0]->graph(), ShuffledOrder(graph.num_nodes()), num_hot, {0, 1});
+  ASSERT_TRUE(tier.ok()) << tier.status();
+  EXPECT_EQ((*tier)->view(1).num_parts, 2);
+  for (int d : {0, 1}) {
+    ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
+    DeviceGraph cached = devices[d]->graph();
+    cached.hot = (*tier)->view(d);
+    ExpectCpuBatches(graph, cached, {15, 10, 5}, 9, true, absl::StrCat("split hot tier, cuda:", d));
+  }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+}
 
 }  // namespace
 }  // namespace gnnd::cuda

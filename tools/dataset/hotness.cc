@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/batch.h"
 #include "common/dataset.h"
+#include "common/hot_order.h"
 #include "common/npy.h"
 #include "common/parallel.h"
 #include "common/sampling.h"
@@ -174,7 +175,7 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
     absl::StrAppend(&report, "\n");
   }
   if (write) {
-    const std::string path = dataset_dir + "/hot_order.npy";
+    const std::string path = absl::StrCat(dataset_dir, "/", kHotOrderFile);
     GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(path, DType::kInt64, {}));
     GNND_RETURN_IF_ERROR(writer.Append(rankings[0].second.data(), n));
     GNND_RETURN_IF_ERROR(writer.Finish());
