@@ -142,6 +142,37 @@ def test_datasets_are_prepared_for_gpus_at_load(tmp_path, setup, prepare):
     finally:
         assert daemon.stop() == 0, daemon.output()
 
+@pytest.mark.parametrize("prepare", ["all", "none"])
+def test_hot_tier_serves_batches_equal_to_the_cpu_reference(tmp_path, prepare):
+    """A dataset with a stored ranking (gnnctl hotness --write) gets a GPU hot tier of what gpu_cache allows
+    (here half the rows), at load or at the GPU's first session; batches read through it are unchanged."""
+    data = generate(tmp_path / "hot", "--seed", 6, "--feature-dtype", "float16")
+    subprocess.run([GNNCTL, "hotness", f"--dataset={data}", "--fanouts=10,5", "--write"], check=True,
+                   capture_output=True)
+    features = np.load(data / "features.npy", mmap_mode="r")
+    num_nodes, row_bytes = features.shape[0], features[0].nbytes
+    cache = 4 * num_nodes + 16 + (num_nodes // 2) * (row_bytes + 8)  # rank table, then rows and labels
+    daemon = Daemon(tmp_path, f"--dataset=hot={data}", f"--prepare-gpus={prepare}", f"--gpu-cache={cache}",
+                    name=f"hot{prepare}")
+    try:
+        with gnnd.Loader(address=daemon.address, dataset="hot", batch_size=256, fanouts=[10, 5], seed=2,
+                         device="cuda:0") as loader:
+            steps = 0
+            for batch in loader:
+                ref = reference(data, tmp_path, batch.step, 0, batch_size=256, fanouts="10,5", seed=2)
+                for name in gnnd.ARRAY_NAMES:
+                    value = getattr(batch, name)
+                    got = (value.view(torch.int16) if name == "features" else value).cpu().numpy()
+                    want = ref[name].view(np.int16) if name == "features" else ref[name]
+                    np.testing.assert_array_equal(got, want, err_msg=f"step {batch.step} {name}")
+                steps += 1
+            assert steps == len(loader)
+        assert "event=hot_tier_built" in daemon.output(), daemon.output()
+        assert f"hot tier of {num_nodes // 2} rows" in daemon.output(), daemon.output()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 DYING_TRAINER = """
 import sys, gnnd, torch
 loader = gnnd.Loader(address=sys.argv[1], dataset="dyingtiny", batch_size=512, fanouts=[10, 5], num_slots=2,

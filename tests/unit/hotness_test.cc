@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "common/hot_order.h"
 #include "common/npy.h"
 #include "common/seeds.h"
 #include "gtest/gtest.h"
@@ -146,3 +147,46 @@ TEST(Hotness, BadRequestsNameTheField) {
 
 }  // namespace
 }  // namespace gnnd::dataset
+
+namespace gnnd {
+namespace {
+
+// Writes `ids` as DIR/hot_order.npy in `dtype`.
+template <typename T>
+void WriteOrder(const std::filesystem::path& dir, const std::vector<T>& ids, DType dtype) {
+  auto writer = NpyWriter::CreateAppendable(dir / kHotOrderFile, dtype, {});
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE(writer->Append(ids.data(), static_cast<int64_t>(ids.size())).ok());
+  ASSERT_TRUE(writer->Finish().ok());
+}
+
+TEST(HotOrder, ReadsAPrefixOfDistinctIds) {
+  testing::ScratchDir dir;
+  EXPECT_TRUE(absl::IsNotFound(ReadHotOrder(dir.path(), 10).status()));
+  WriteOrder<int64_t>(dir.path(), {7, 0, 9}, DType::kInt64);
+  auto order = ReadHotOrder(dir.path(), 10);
+  ASSERT_TRUE(order.ok()) << order.status();
+  EXPECT_EQ(*order, (std::vector<int64_t>{7, 0, 9}));
+}
+
+TEST(HotOrder, RejectsWhatIsNotARanking) {
+  struct Bad {
+    std::vector<int64_t> ids;
+    std::string message;
+  };
+  for (const Bad& bad : {Bad{{1, 10}, "entry 1 is 10"}, Bad{{-1}, "entry 0 is -1"}, Bad{{3, 4, 3}, "node 3 appears twice"},
+                         Bad{std::vector<int64_t>(11, 0), "11 ids for a dataset of 10 nodes"}}) {
+    testing::ScratchDir dir;
+    WriteOrder(dir.path(), bad.ids, DType::kInt64);
+    const absl::Status s = ReadHotOrder(dir.path(), 10).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_NE(s.message().find(bad.message), absl::string_view::npos) << s;
+  }
+  testing::ScratchDir dir;
+  WriteOrder<int32_t>(dir.path(), {1, 2}, DType::kInt32);
+  const absl::Status s = ReadHotOrder(dir.path(), 10).status();
+  EXPECT_NE(s.message().find("1-D int64"), absl::string_view::npos) << s;
+}
+
+}  // namespace
+}  // namespace gnnd
