@@ -241,8 +241,9 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
 
 int RunSampling() {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
-  auto g = synthetic > 0 ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew))
-                         : LoadDataset(absl::GetFlag(FLAGS_dataset));
+  auto g = synthetic > 0
+               ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew))
+               : LoadDataset(absl::GetFlag(FLAGS_dataset));
   std::printf("Graph: %s; batch %lld; median of %d batches.\n\n", g->name.c_str(),
               static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
   std::printf(
@@ -376,9 +377,9 @@ std::vector<int64_t> CountReads(const std::vector<std::vector<int64_t>>& batches
 
 int RunTier() {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
-  auto g = synthetic > 0 ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree),
-                                          absl::GetFlag(FLAGS_synthetic_skew))
-                         : LoadDataset(absl::GetFlag(FLAGS_dataset));
+  auto g = synthetic > 0
+               ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew))
+               : LoadDataset(absl::GetFlag(FLAGS_dataset));
   const GraphData& graph = g->data;
   const int64_t n = graph.num_nodes();
   const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
@@ -392,8 +393,8 @@ int RunTier() {
   const std::vector<std::vector<int64_t>> presampled(batches.begin(), batches.begin() + half),
       measured(batches.begin() + half, batches.end());
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
-  const std::vector<double> expected_reads =
-      dataset::ExpectedReads(graph, {train, static_cast<size_t>(graph.manifest.num_train())}, fanouts, DefaultThreads());
+  const std::vector<double> expected_reads = dataset::ExpectedReads(
+      graph, {train, static_cast<size_t>(graph.manifest.num_train())}, fanouts, DefaultThreads());
   const std::vector<int64_t> expected = dataset::RankByScore<double>(expected_reads);
   const std::vector<int64_t> presample_counts = CountReads(presampled, n);
   const std::vector<int64_t> presample = dataset::RankByScore<int64_t>(presample_counts);
@@ -408,7 +409,8 @@ int RunTier() {
       g->name.c_str(), measured.size(), absl::GetFlag(FLAGS_fanouts).c_str(), half,
       gpus > 1 ? absl::StrCat(", split over ", gpus, " GPUs (each caches the share shown)").c_str() : "");
   std::printf(
-      "| row bytes | cached rows | hit rate (expected) | hit rate (presample) | GPU memory per GPU | gather GB/s | vs no "
+      "| row bytes | cached rows | hit rate (expected) | hit rate (presample) | GPU memory per GPU | gather GB/s | vs "
+      "no "
       "tier |\n|---|---|---|---|---|---|---|\n");
   CHECK_CUDA(cudaSetDevice(0));
   int64_t max_count = 0;

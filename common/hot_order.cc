@@ -23,7 +23,8 @@ absl::StatusOr<std::vector<int64_t>> ReadHotOrder(const std::string& dir, int64_
   for (size_t i = 0; i < order.size(); ++i) {
     const int64_t id = order[i];
     if (id < 0 || id >= num_nodes) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": entry ", i, " is ", id, ", not a node id below ", num_nodes));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": entry ", i, " is ", id, ", not a node id below ", num_nodes));
     }
     if (seen[id]) return absl::InvalidArgumentError(absl::StrCat(path, ": node ", id, " appears twice"));
     seen[id] = true;

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/hot_order.h"
 #include "common/cuda_check.h"
+#include "common/hot_order.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "server/cuda_slots.h"
@@ -49,8 +49,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   return slots;
 }
 
-absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device,
-                                                           bool hot_tier) {
+absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device, bool hot_tier) {
   std::lock_guard<std::mutex> lock(placed_mutex_);
   auto it = placed_.find({&dataset, device});
   if (it == placed_.end()) {
@@ -212,8 +211,10 @@ absl::StatusOr<cudaStream_t> CudaDevices::ProducerStream(
   if (producer_sms > 0) {
     GNND_ASSIGN_OR_RETURN(chosen, cuda::GreenContext::Create(device, std::min(producer_sms, total)));
   } else if (!MpsActive()) {
-    LogInfo("producer_sms auto on cuda:%d: CUDA MPS is not running, so gnnd and the trainer take turns on the GPU: "
-            "producers use all of it (a slice would only make their turns longer)", device);
+    LogInfo(
+        "producer_sms auto on cuda:%d: CUDA MPS is not running, so gnnd and the trainer take turns on the GPU: "
+        "producers use all of it (a slice would only make their turns longer)",
+        device);
     return nullptr;
   } else {
     // Auto: the smallest slice that keeps up with a trainer with room to spare, half the whole GPU's rate

@@ -1,6 +1,8 @@
 #include "server/cuda_slots.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "common/batch_proto.h"
 #include "common/cuda_check.h"
@@ -38,6 +40,10 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   s->device_ = plan.device.cuda;
   GNND_CUDA(cudaSetDevice(s->device_), "select the session's GPU");
   GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaSampler::Create(graph, plan.fanouts, plan.seed, plan.layout.capacity));
+  // GNND_CUDA_GRAPHS=0 launches every kernel instead of replaying graphs (for comparisons).
+  if (const char* graphs = std::getenv("GNND_CUDA_GRAPHS"); graphs != nullptr && std::string(graphs) == "0") {
+    s->sampler_->set_use_graphs(false);
+  }
   const size_t slot_bytes = s->sampler_->layout().total_bytes;
   GNND_CUDA(cudaMalloc(&s->slots_, slot_bytes * plan.num_slots), "allocate the session's slots on the GPU");
   s->max_epoch_seeds_ = std::max<int64_t>(plan.max_epoch_seeds, 1);

@@ -22,7 +22,7 @@ enum class CscPlacement {
 // hot set, -1 when it is not hot. Rank r's feature row and label are entry r / num_parts of part
 // r % num_parts: each GPU of an NVLink group holds one part and reads the others' through peer access.
 struct HotView {
-  const int32_t* rank = nullptr;  // null: no hot tier
+  const int32_t* rank = nullptr;      // null: no hot tier
   const char* const* rows = nullptr;  // num_parts pointers (device memory)
   const int64_t* const* labels = nullptr;
   int32_t num_parts = 1;

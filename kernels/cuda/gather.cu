@@ -22,9 +22,7 @@ __device__ RowAt Locate(const RowSource& s, int64_t id) {
   return {s.host, static_cast<size_t>(id) * s.row_bytes, static_cast<size_t>(s.num_rows) * s.row_bytes};
 }
 
-__device__ int64_t Limit(const int64_t* count, int64_t bound) {
-  return count == nullptr ? bound : min(*count, bound);
-}
+__device__ int64_t Limit(const int64_t* count, int64_t bound) { return count == nullptr ? bound : min(*count, bound); }
 
 // One warp per row, `Vector`-wide loads (the widest that the row size allows).
 template <typename Vector>
@@ -91,8 +89,8 @@ absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound,
   const size_t stage_bytes = (kThreads / kWarp) * StageWords(row) * 16;
   if (row % 16 != 0 && options.shifted && stage_bytes <= options.shared_bytes_limit) {
     return DispatchWord<4>(row, [&](auto word) -> absl::Status {
-      GNND_LAUNCH(GatherShiftedKernel<decltype(word)>, blocks, kThreads, stage_bytes, stream, ids, count, bound,
-                  source, dst);
+      GNND_LAUNCH(GatherShiftedKernel<decltype(word)>, blocks, kThreads, stage_bytes, stream, ids, count, bound, source,
+                  dst);
       return absl::OkStatus();
     });
   }

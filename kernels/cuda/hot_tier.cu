@@ -1,11 +1,10 @@
-#include "kernels/cuda/hot_tier.h"
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/cuda_check.h"
 #include "common/status.h"
 #include "kernels/cuda/gather.h"
+#include "kernels/cuda/hot_tier.h"
 #include "kernels/cuda/launch.h"
 
 namespace gnnd::cuda {

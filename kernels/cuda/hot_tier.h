@@ -34,7 +34,7 @@ class HotTier {
   size_t bytes_per_device() const { return bytes_per_device_; }
 
  private:
-  struct Part {  // what one device holds
+  struct Part {               // what one device holds
     int32_t* rank = nullptr;  // per node, its rank or -1 (every device has all of it)
     char* rows = nullptr;
     int64_t* labels = nullptr;

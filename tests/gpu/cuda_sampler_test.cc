@@ -27,7 +27,8 @@ using gnnd::testing::ScratchDir;
 // A generated dataset in shared memory, removed at the end.
 class ShmGraph {
  public:
-  ShmGraph(const std::string& name, int64_t feature_dim, v1::FeatureDType dtype) : name_(absl::StrCat(name, "-", ::getpid())) {
+  ShmGraph(const std::string& name, int64_t feature_dim, v1::FeatureDType dtype)
+      : name_(absl::StrCat(name, "-", ::getpid())) {
     auto spec = dataset::PresetSpec("tiny", 0.5);
     EXPECT_TRUE(spec.ok());
     spec->feature_dim = feature_dim;
@@ -80,8 +81,8 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
   ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
-  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = seed, .batch_size = batch_size},
-                   3);
+  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()),
+                   {.seed = seed, .batch_size = batch_size}, 3);
   for (int64_t step = 0; step < seeds.num_steps(); ++step) {
     const auto batch = seeds.batch(step);
     cpu.Sample(3, seeds.batch_index(step), batch, expected.view());

@@ -1,6 +1,7 @@
 // gpu_cache: every accepted spelling, what `auto` leaves to trainers, and the errors for the rest.
-#include "gtest/gtest.h"
 #include "server/config.h"
+
+#include "gtest/gtest.h"
 
 namespace gnnd {
 namespace {

@@ -174,8 +174,9 @@ TEST(HotOrder, RejectsWhatIsNotARanking) {
     std::vector<int64_t> ids;
     std::string message;
   };
-  for (const Bad& bad : {Bad{{1, 10}, "entry 1 is 10"}, Bad{{-1}, "entry 0 is -1"}, Bad{{3, 4, 3}, "node 3 appears twice"},
-                         Bad{std::vector<int64_t>(11, 0), "11 ids for a dataset of 10 nodes"}}) {
+  for (const Bad& bad :
+       {Bad{{1, 10}, "entry 1 is 10"}, Bad{{-1}, "entry 0 is -1"}, Bad{{3, 4, 3}, "node 3 appears twice"},
+        Bad{std::vector<int64_t>(11, 0), "11 ids for a dataset of 10 nodes"}}) {
     testing::ScratchDir dir;
     WriteOrder(dir.path(), bad.ids, DType::kInt64);
     const absl::Status s = ReadHotOrder(dir.path(), 10).status();
