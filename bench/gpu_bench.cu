@@ -176,9 +176,14 @@ std::vector<int32_t> ParseFanouts(absl::string_view text) {
 struct SampleRun {
   double sampling_ms = 0, whole_ms = 0, nodes = 0, edges = 0;
 };
+// A hot tier to sample through: the first num_hot nodes of `order` (none by default).
+struct HotSpec {
+  std::span<const int64_t> order;
+  int64_t num_hot = 0;
+};
 template <typename OnBatch>
 SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, bool graphs,
-                 OnBatch on_batch) {
+                 OnBatch on_batch, const HotSpec& hot = {}) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
   const BatchCapacity capacity = OrDie(
@@ -187,7 +192,13 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
                    0);
   auto device = OrDie(DeviceDataset::Create(graph, placement));
-  auto sampler = OrDie(CudaSampler::Create(device->graph(), fanouts, 1, capacity));
+  DeviceGraph device_graph = device->graph();
+  std::unique_ptr<HotTier> tier;
+  if (hot.num_hot > 0) {  // with the CSC in host memory, the hot nodes' lists too (as gnnd does)
+    tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement == CscPlacement::kHost));
+    device_graph.hot = tier->view(0);
+  }
+  auto sampler = OrDie(CudaSampler::Create(device_graph, fanouts, 1, capacity));
   sampler->set_use_graphs(graphs);
   const BatchLayout& layout = sampler->layout();
   int64_t* device_seeds = nullptr;
@@ -399,6 +410,22 @@ int RunTier() {
   const std::vector<int64_t> presample_counts = CountReads(presampled, n);
   const std::vector<int64_t> presample = dataset::RankByScore<int64_t>(presample_counts);
   const std::vector<int64_t> truth = CountReads(measured, n);
+  std::printf(
+      "Graph: %s; whole batches through a hot tier of 25 %% of the nodes by expected reads (their rows and labels; "
+      "with the CSC in host memory also their in-neighbor lists), median of %zu batches.\n\n"
+      "| fanouts | CSC in | hot tier | sampling ms | whole batch ms |\n|---|---|---|---|---|\n",
+      g->name.c_str(), batches.size());
+  for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+    for (int64_t num_hot : {int64_t{0}, n / 4}) {
+      const SampleRun run = Sample(
+          *g, fanouts, placement, /*graphs=*/true, [](const int64_t*, int64_t) {}, HotSpec{expected, num_hot});
+      std::printf("| [%s] | %s | %s | %.3f | %.3f |\n", absl::GetFlag(FLAGS_fanouts).c_str(),
+                  placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)", num_hot ? "25 %" : "none",
+                  run.sampling_ms, run.whole_ms);
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\n");
   const int gpus = absl::GetFlag(FLAGS_tier_gpus);
   std::vector<int> devices(gpus);
   std::iota(devices.begin(), devices.end(), 0);
@@ -444,7 +471,7 @@ int RunTier() {
       std::unique_ptr<HotTier> tier;
       RowSource rows{static_cast<const char*>(source.features), n, row};
       if (percent > 0) {
-        tier = OrDie(HotTier::Create(source, expected, num_hot, devices));
+        tier = OrDie(HotTier::Create(source, expected, num_hot, devices, /*adjacency=*/false));
         rows.hot = tier->view(0);
       }
       CHECK_CUDA(cudaSetDevice(0));

@@ -78,8 +78,7 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
     }
     budget = std::min(budget, options_.gpu_cache.For(free, total));
   }
-  const int64_t rows = cuda::HotRowsFor(m, budget);
-  if (rows == 0) return;  // gpu_cache none, or no room
+  if (budget == 0) return;  // gpu_cache none, or no room
   absl::StatusOr<std::vector<int64_t>> order = ReadHotOrder(dataset.path, m.num_nodes());
   if (!order.ok()) {
     if (absl::IsNotFound(order.status())) {
@@ -96,10 +95,14 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
   } else {
     for (int device : devices) groups.push_back({device});
   }
+  // With the CSC in host memory the hot nodes' in-neighbor lists are cached too (sampling reads them).
+  const bool adjacency = options_.gpu_csc_in_host_memory;
   for (const std::vector<int>& group : groups) {
-    const int64_t num_hot = std::min<int64_t>(rows * static_cast<int64_t>(group.size()), order->size());
+    const int64_t num_hot = cuda::HotNodesWithin(dataset.graph, *order, budget, group.size(), adjacency);
+    if (num_hot == 0) continue;
     const cuda::DeviceGraph& source = placed_.at({&dataset, group[0]})->graph();
-    absl::StatusOr<std::unique_ptr<cuda::HotTier>> tier = cuda::HotTier::Create(source, *order, num_hot, group);
+    absl::StatusOr<std::unique_ptr<cuda::HotTier>> tier =
+        cuda::HotTier::Create(source, *order, num_hot, group, adjacency);
     const std::string where = absl::StrCat("cuda:", absl::StrJoin(group, ",cuda:"));
     if (!tier.ok()) {
       LogWarning("dataset '%s': no GPU hot tier on %s: %s", dataset.name, where, tier.status().message());
@@ -113,9 +116,9 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
               {"rows", absl::StrCat(num_hot)},
               {"bytes_per_device", absl::StrCat((*tier)->bytes_per_device())},
               {"seconds", absl::StrCat(seconds)}},
-             "dataset '%s': hot tier of %d rows (%.1f%% of nodes) on %s%s, %.2f GB per GPU, in %.2f s", dataset.name,
-             num_hot, 100.0 * num_hot / std::max<int64_t>(m.num_nodes(), 1), where,
-             group.size() > 1 ? " (split over NVLink peers)" : "", (*tier)->bytes_per_device() / 1e9, seconds);
+             "dataset '%s': hot tier of %d rows%s (%.1f%% of nodes) on %s%s, %.2f GB per GPU, in %.2f s", dataset.name,
+             num_hot, adjacency ? " and in-neighbor lists" : "", 100.0 * num_hot / std::max<int64_t>(m.num_nodes(), 1),
+             where, group.size() > 1 ? " (split over NVLink peers)" : "", (*tier)->bytes_per_device() / 1e9, seconds);
     hot_tiers_[&dataset].push_back(*std::move(tier));
   }
 }

@@ -1,3 +1,5 @@
+#include <thrust/iterator/counting_iterator.h>
+
 #include <cub/cub.cuh>
 #include <cub/device/device_merge.cuh>
 
@@ -47,18 +49,24 @@ __global__ void PadKernel(const int64_t* hop_edges, const int64_t* sampled, Key*
   if (e < bound) keys[e] = e < *hop_edges ? static_cast<Key>(sampled[e]) : sentinel;
 }
 
+// Whether position i of the hop's sorted ids holds a node new to the batch: the first of its run of equal
+// ids, not padding, and not in the node table (sorted, its first state->num_nodes entries real). CUB's
+// select calls it with each position (a counting iterator as the "flags"), so deduplicating, looking up
+// and compacting take one pass.
 template <typename Key>
-__global__ void FlagNewKernel(const HopState* state, const Key* unique, const int64_t* num_unique,
-                              const Key* sorted_ids, Key sentinel, char* flags, int64_t bound) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= bound) return;
-  bool fresh = false;
-  if (i < *num_unique && unique[i] != sentinel) {
-    const int64_t at = LowerBound(sorted_ids, state->num_nodes, unique[i]);
-    fresh = at == state->num_nodes || sorted_ids[at] != unique[i];
+struct IsNewNode {
+  const Key* sorted;
+  const Key* table;
+  const HopState* state;
+  Key sentinel;
+  __device__ bool operator()(int64_t i) const {
+    const Key id = sorted[i];
+    if (id == sentinel || (i > 0 && sorted[i - 1] == id)) return false;
+    const int64_t n = state->num_nodes;
+    const int64_t at = LowerBound(table, n, id);
+    return at == n || table[at] != id;
   }
-  flags[i] = fresh;
-}
+};
 
 // Appends the hop's new nodes (sorted) to the batch and gives each its local index; pads the rest of
 // `fresh` up to `bound` with the sentinel, so it merges into the table as a whole.
@@ -100,11 +108,10 @@ __global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const i
 // The workspace's id buffers as `Key`s (allocated for 64-bit ids; node ids below 2^32 use half of each).
 template <typename Key>
 struct KeyBuffers {
-  Key *keys, *sorted_keys, *unique, *fresh, *pair_ids, *table_ids[2];
+  Key *keys, *sorted_keys, *fresh, *pair_ids, *table_ids[2];
   explicit KeyBuffers(const Workspace& w)
       : keys(reinterpret_cast<Key*>(w.keys)),
         sorted_keys(reinterpret_cast<Key*>(w.sorted_keys)),
-        unique(reinterpret_cast<Key*>(w.unique)),
         fresh(reinterpret_cast<Key*>(w.fresh)),
         pair_ids(reinterpret_cast<Key*>(w.pair_ids)),
         table_ids{reinterpret_cast<Key*>(w.table_ids[0]), reinterpret_cast<Key*>(w.table_ids[1])} {}
@@ -125,6 +132,32 @@ absl::Status MergeIntoTable(Workspace& w, const KeyBuffers<Key>& b, int64_t coun
 }
 
 }  // namespace
+
+absl::Status ReserveDedup(Workspace& w, const BatchCapacity& capacity, int64_t max_edges, int64_t max_table) {
+  // For either id width (DispatchKey): the buffers hold 64-bit ids or 32-bit ones.
+  auto reserve = [&](auto key) -> absl::Status {
+    using Key = decltype(key);
+    const KeyBuffers<Key> b(w);
+    CubTemp& t = w.temp;
+    GNND_RETURN_IF_ERROR(t.Reserve("size sort", [&](void* d, size_t& n) {
+      return cub::DeviceRadixSort::SortKeys(d, n, b.keys, b.sorted_keys, max_edges);
+    }));
+    GNND_RETURN_IF_ERROR(t.Reserve("size select", [&](void* d, size_t& n) {
+      return cub::DeviceSelect::FlaggedIf(d, n, b.sorted_keys, thrust::counting_iterator<int64_t>(0), b.fresh,
+                                          w.num_fresh, max_edges, IsNewNode<Key>{}, nullptr);
+    }));
+    GNND_RETURN_IF_ERROR(t.Reserve("size seed sort", [&](void* d, size_t& n) {
+      return cub::DeviceRadixSort::SortPairs(d, n, b.pair_ids, b.table_ids[0], w.pair_local, w.table_local[0],
+                                             std::max<int64_t>(capacity.max_seeds, 1));
+    }));
+    return t.Reserve("size merge", [&](void* d, size_t& n) {
+      return cub::DeviceMerge::MergePairs(d, n, b.table_ids[0], w.table_local[0], max_table, b.fresh, w.fresh_local,
+                                          max_edges, b.table_ids[1], w.table_local[1], ::cuda::std::less<Key>{});
+    });
+  };
+  GNND_RETURN_IF_ERROR(reserve(uint32_t{}));
+  return reserve(uint64_t{});
+}
 
 IdRange IdRange::ForNodes(int64_t num_nodes) {
   IdRange r;
@@ -162,13 +195,10 @@ absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdR
     GNND_RETURN_IF_ERROR(w.temp.Run("sort sampled ids", [&](void* d, size_t& n) {
       return cub::DeviceRadixSort::SortKeys(d, n, b.keys, b.sorted_keys, edges, 0, ids.end_bit, stream);
     }));
-    GNND_RETURN_IF_ERROR(w.temp.Run("unique sampled ids", [&](void* d, size_t& n) {
-      return cub::DeviceSelect::Unique(d, n, b.sorted_keys, b.unique, w.num_unique, edges, stream);
-    }));
-    GNND_LAUNCH(FlagNewKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, b.unique, w.num_unique,
-                b.table_ids[w.current], sentinel, w.flags, edges);
+    const IsNewNode<Key> is_new{b.sorted_keys, b.table_ids[w.current], w.state, sentinel};
     GNND_RETURN_IF_ERROR(w.temp.Run("select new nodes", [&](void* d, size_t& n) {
-      return cub::DeviceSelect::Flagged(d, n, b.unique, w.flags, b.fresh, w.num_fresh, edges, stream);
+      return cub::DeviceSelect::FlaggedIf(d, n, b.sorted_keys, thrust::counting_iterator<int64_t>(0), b.fresh,
+                                          w.num_fresh, edges, is_new, stream);
     }));
     GNND_LAUNCH(AppendKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, b.fresh, w.num_fresh, out.node_ids,
                 w.fresh_local, edges, sentinel);

@@ -31,6 +31,10 @@ decltype(auto) DispatchKey(const IdRange& ids, F&& f) {
   return f(uint64_t{});
 }
 
+// Grows w.temp to what the dedup phase's CUB calls need at their largest (hops of up to `max_edges`
+// edges, a node table of up to `max_table` entries).
+absl::Status ReserveDedup(Workspace& w, const BatchCapacity& capacity, int64_t max_edges, int64_t max_table);
+
 // Starts a batch: the seeds (w.args) become its first nodes, hop 0.
 absl::Status StartBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, BatchView out,
                         cudaStream_t stream);

@@ -25,6 +25,10 @@ struct HotView {
   const int32_t* rank = nullptr;      // null: no hot tier
   const char* const* rows = nullptr;  // num_parts pointers (device memory)
   const int64_t* const* labels = nullptr;
+  // With the CSC in host memory, also the hot nodes' in-neighbor lists: rank r's list is
+  // adjacency[p][adjacency_indptr[p][r / num_parts] ...] with p = r % num_parts. Null: not cached.
+  const int64_t* const* adjacency_indptr = nullptr;
+  const void* const* adjacency = nullptr;
   int32_t num_parts = 1;
 };
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cub/cub.cuh>
 
 #include "absl/strings/str_cat.h"
 #include "common/cuda_check.h"
@@ -10,8 +11,10 @@
 namespace gnnd::cuda {
 namespace {
 
-// Ids are uploaded and scattered in chunks, so building a large tier needs little scratch memory.
+// The ranking is uploaded and scattered in chunks, so building a large tier needs little scratch memory.
 constexpr int64_t kChunk = int64_t{1} << 24;
+// Every array a part reads with 16-byte words ends with this much padding (gather.cu).
+constexpr size_t kPad = 16;
 
 __global__ void RankKernel(const int64_t* ids, int64_t count, int64_t first_rank, int32_t* rank) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -23,32 +26,80 @@ __global__ void LabelsKernel(const int64_t* ids, int64_t count, const int64_t* l
   if (i < count) out[i] = labels[ids[i]];
 }
 
-template <typename T>
-absl::Status Allocate(T** out, size_t count, int device) {
-  GNND_CUDA(cudaMalloc(out, std::max<size_t>(count, 1) * sizeof(T)),
-            absl::StrCat("allocate the hot tier on cuda:", device));
-  return absl::OkStatus();
+// degrees[i] = in-degree of ids[i]; degrees[count] = 0 (the scan's total).
+__global__ void DegreesKernel(const int64_t* ids, int64_t count, const int64_t* indptr, int64_t* degrees) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < count) degrees[i] = indptr[ids[i] + 1] - indptr[ids[i]];
+  if (i == count) degrees[i] = 0;
+}
+
+// One warp per node: its in-neighbor list, from host memory into the part's copy.
+template <typename Index>
+__global__ void ListsKernel(const int64_t* ids, int64_t count, const int64_t* indptr, const Index* indices,
+                            const int64_t* part_indptr, Index* part_indices) {
+  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
+  if (i >= count) return;
+  const Index* src = indices + indptr[ids[i]];
+  Index* dst = part_indices + part_indptr[i];
+  const int64_t degree = part_indptr[i + 1] - part_indptr[i];
+  for (int64_t p = threadIdx.x % kWarp; p < degree; p += kWarp) dst[p] = src[p];
 }
 
 // Ranks of part `index` of `parts` among the first `num_hot`.
-int64_t PartRows(int64_t num_hot, size_t index, size_t parts) {
+int64_t PartNodes(int64_t num_hot, size_t index, size_t parts) {
   const auto n = static_cast<int64_t>(parts), i = static_cast<int64_t>(index);
   return num_hot > i ? (num_hot - i + n - 1) / n : 0;
 }
 
-}  // namespace
-
-size_t HotTierBytes(const v1::DatasetManifest& manifest, int64_t rows_per_device) {
-  if (rows_per_device <= 0) return 0;
-  const size_t per_row = FeatureRowBytes(manifest) + sizeof(int64_t);
-  return sizeof(int32_t) * static_cast<size_t>(manifest.num_nodes()) + per_row * rows_per_device + 16;
+size_t IndexBytes(const v1::DatasetManifest& m) {
+  return m.index_dtype() == v1::INDEX_DTYPE_INT64 ? sizeof(int64_t) : sizeof(int32_t);
 }
 
-int64_t HotRowsFor(const v1::DatasetManifest& manifest, size_t bytes) {
-  const size_t fixed = sizeof(int32_t) * static_cast<size_t>(manifest.num_nodes()) + 16;
-  if (bytes <= fixed) return 0;
-  const size_t per_row = FeatureRowBytes(manifest) + sizeof(int64_t);
-  return static_cast<int64_t>(std::min<size_t>((bytes - fixed) / per_row, INT32_MAX));
+}  // namespace
+
+struct HotTier::Part {
+  int device = 0;
+  std::vector<void*> owned;  // every allocation below
+  int32_t* rank = nullptr;   // per node, its rank or -1 (every device has all of it)
+  char* rows = nullptr;
+  int64_t* labels = nullptr;
+  int64_t* adjacency_indptr = nullptr;  // with adjacency
+  void* adjacency = nullptr;
+  // Every device's rows, labels, adjacency_indptr and adjacency pointers, in that order.
+  void** shared = nullptr;
+  size_t bytes = 0;
+
+  template <typename T>
+  absl::Status Allocate(T** out, size_t count) {
+    const size_t size = std::max<size_t>(count, 1) * sizeof(T) + kPad;
+    GNND_CUDA(cudaMalloc(out, size), absl::StrCat("allocate the hot tier on cuda:", device));
+    owned.push_back(*out);
+    bytes += size;
+    return absl::OkStatus();
+  }
+  ~Part() {
+    cudaSetDevice(device);
+    for (void* p : owned) cudaFree(p);
+  }
+};
+
+int64_t HotNodesWithin(const GraphData& host, std::span<const int64_t> order, size_t bytes_per_device, size_t devices,
+                       bool adjacency) {
+  const v1::DatasetManifest& m = host.manifest;
+  const size_t fixed = sizeof(int32_t) * static_cast<size_t>(m.num_nodes());  // (and a few bytes of padding)
+  if (bytes_per_device <= fixed) return 0;
+  const double room = static_cast<double>(bytes_per_device - fixed) * static_cast<double>(devices);
+  const size_t row = FeatureRowBytes(m) + sizeof(int64_t);
+  const auto* indptr = static_cast<const int64_t*>(host.arrays[ArrayId::kIndptr]);
+  double used = 0;
+  int64_t n = 0;
+  for (; n < static_cast<int64_t>(std::min<size_t>(order.size(), INT32_MAX)); ++n) {
+    const int64_t id = order[n];
+    used += static_cast<double>(row);
+    if (adjacency) used += sizeof(int64_t) + static_cast<double>((indptr[id + 1] - indptr[id]) * IndexBytes(m));
+    if (used > room) break;
+  }
+  return n;
 }
 
 bool EnablePeerAccess(const std::vector<int>& devices) {
@@ -66,97 +117,128 @@ bool EnablePeerAccess(const std::vector<int>& devices) {
     for (int b : devices) {
       if (a == b) continue;
       const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
-      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
-        (void)cudaGetLastError();
-        return false;
-      }
       (void)cudaGetLastError();  // clears cudaErrorPeerAccessAlreadyEnabled
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) return false;
     }
   }
   return true;
 }
 
-HotTier::~HotTier() {
-  for (size_t i = 0; i < parts_.size(); ++i) {
-    cudaSetDevice(devices_[i]);
-    const Part& p = parts_[i];
-    for (void* ptr : {static_cast<void*>(p.rank), static_cast<void*>(p.rows), static_cast<void*>(p.labels),
-                      static_cast<void*>(p.row_parts), static_cast<void*>(p.label_parts)}) {
-      if (ptr != nullptr) cudaFree(ptr);
-    }
-  }
-}
+HotTier::~HotTier() = default;
 
 absl::StatusOr<std::unique_ptr<HotTier>> HotTier::Create(const DeviceGraph& source, std::span<const int64_t> order,
-                                                         int64_t num_hot, const std::vector<int>& devices) {
+                                                         int64_t num_hot, const std::vector<int>& devices,
+                                                         bool adjacency) {
   if (devices.empty()) return absl::InvalidArgumentError("a hot tier needs a GPU");
   if (num_hot < 0 || num_hot > static_cast<int64_t>(order.size()) || num_hot > INT32_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat("hot tier of ", num_hot, " rows from a ranking of ", order.size()));
+    return absl::InvalidArgumentError(absl::StrCat("hot tier of ", num_hot, " nodes from a ranking of ", order.size()));
   }
   auto tier = std::unique_ptr<HotTier>(new HotTier());
   tier->num_hot_ = num_hot;
   tier->devices_ = devices;
-  tier->parts_.resize(devices.size());
   for (size_t i = 0; i < devices.size(); ++i) {
-    GNND_CUDA(cudaSetDevice(devices[i]), absl::StrCat("select cuda:", devices[i]));
-    Part& p = tier->parts_[i];
-    const int64_t rows = PartRows(num_hot, i, devices.size());
-    GNND_RETURN_IF_ERROR(Allocate(&p.rank, source.manifest.num_nodes(), devices[i]));
-    // 16 bytes of padding: the gather reads rows in aligned 16-byte words (gather.cu).
-    GNND_RETURN_IF_ERROR(Allocate(&p.rows, FeatureRowBytes(source.manifest) * rows + 16, devices[i]));
-    GNND_RETURN_IF_ERROR(Allocate(&p.labels, rows, devices[i]));
-    GNND_RETURN_IF_ERROR(Allocate(&p.row_parts, devices.size(), devices[i]));
-    GNND_RETURN_IF_ERROR(Allocate(&p.label_parts, devices.size(), devices[i]));
-    tier->bytes_per_device_ = std::max(tier->bytes_per_device_, HotTierBytes(source.manifest, rows));
+    tier->parts_.push_back(std::make_unique<Part>());
+    tier->parts_.back()->device = devices[i];
+    GNND_RETURN_IF_ERROR(tier->Fill(source, order.first(num_hot), i, adjacency));
   }
-  for (size_t i = 0; i < devices.size(); ++i) GNND_RETURN_IF_ERROR(tier->Fill(source, order.first(num_hot), i));
+  for (size_t i = 0; i < devices.size(); ++i) {
+    GNND_RETURN_IF_ERROR(tier->ShareParts(i));
+    tier->bytes_per_device_ = std::max(tier->bytes_per_device_, tier->parts_[i]->bytes);
+  }
   return tier;
 }
 
-absl::Status HotTier::Fill(const DeviceGraph& source, std::span<const int64_t> order, size_t index) {
-  const int device = devices_[index];
-  const Part& p = parts_[index];
+absl::Status HotTier::Fill(const DeviceGraph& source, std::span<const int64_t> order, size_t index, bool adjacency) {
+  Part& p = *parts_[index];
   const size_t n = devices_.size();
   const int64_t num_nodes = source.manifest.num_nodes();
-  const std::string what = absl::StrCat("fill the hot tier on cuda:", device);
-  GNND_CUDA(cudaSetDevice(device), what);
-  std::vector<const char*> rows(n);
-  std::vector<const int64_t*> labels(n);
-  for (size_t i = 0; i < n; ++i) rows[i] = parts_[i].rows, labels[i] = parts_[i].labels;
-  GNND_CUDA(cudaMemcpy(p.row_parts, rows.data(), n * sizeof(rows[0]), cudaMemcpyHostToDevice), what);
-  GNND_CUDA(cudaMemcpy(p.label_parts, labels.data(), n * sizeof(labels[0]), cudaMemcpyHostToDevice), what);
+  const std::string what = absl::StrCat("fill the hot tier on cuda:", p.device);
+  GNND_CUDA(cudaSetDevice(p.device), what);
+  const int64_t own = PartNodes(static_cast<int64_t>(order.size()), index, n);
+  GNND_RETURN_IF_ERROR(p.Allocate(&p.rank, num_nodes));
+  GNND_RETURN_IF_ERROR(p.Allocate(&p.rows, FeatureRowBytes(source.manifest) * own));
+  GNND_RETURN_IF_ERROR(p.Allocate(&p.labels, own));
+  GNND_RETURN_IF_ERROR(p.Allocate(&p.shared, 4 * n));
   GNND_CUDA(cudaMemset(p.rank, 0xff, sizeof(int32_t) * num_nodes), what);  // -1: not hot
 
-  int64_t* scratch = nullptr;
-  GNND_RETURN_IF_ERROR(Allocate(&scratch, std::min<int64_t>(kChunk, std::max<int64_t>(order.size(), 1)), device));
-  const std::unique_ptr<int64_t, cudaError_t (*)(void*)> ids(scratch, &cudaFree);
+  int64_t* ids = nullptr;  // the part's node ids while filling (all of them: the adjacency scan needs them)
+  GNND_CUDA(cudaMalloc(&ids, sizeof(int64_t) * std::max<int64_t>({own, std::min<int64_t>(kChunk, order.size()), 1})),
+            what);
+  const std::unique_ptr<int64_t, cudaError_t (*)(void*)> scratch(ids, &cudaFree);
   // Every device's rank table covers the whole hot set.
   for (int64_t first = 0; first < static_cast<int64_t>(order.size()); first += kChunk) {
     const int64_t count = std::min<int64_t>(kChunk, order.size() - first);
-    GNND_CUDA(cudaMemcpy(ids.get(), order.data() + first, count * sizeof(int64_t), cudaMemcpyHostToDevice), what);
-    GNND_LAUNCH(RankKernel, Blocks(count), kThreads, 0, nullptr, ids.get(), count, first, p.rank);
+    GNND_CUDA(cudaMemcpy(ids, order.data() + first, count * sizeof(int64_t), cudaMemcpyHostToDevice), what);
+    GNND_LAUNCH(RankKernel, Blocks(count), kThreads, 0, nullptr, ids, count, first, p.rank);
   }
-  // Its own rows and labels: ranks index, index + n, ... read zero-copy from host memory.
+  // Its own nodes: ranks index, index + n, ... read zero-copy from host memory.
+  std::vector<int64_t> mine(own);
+  for (int64_t j = 0; j < own; ++j) mine[j] = order[j * n + index];
+  GNND_CUDA(cudaMemcpy(ids, mine.data(), own * sizeof(int64_t), cudaMemcpyHostToDevice), what);
   const RowSource host{static_cast<const char*>(source.features), num_nodes, FeatureRowBytes(source.manifest)};
-  const int64_t own = PartRows(static_cast<int64_t>(order.size()), index, n);
-  std::vector<int64_t> mine;
-  for (int64_t first = 0; first < own; first += kChunk) {
-    const int64_t count = std::min<int64_t>(kChunk, own - first);
-    mine.resize(count);
-    for (int64_t j = 0; j < count; ++j) mine[j] = order[(first + j) * n + index];
-    GNND_CUDA(cudaMemcpy(ids.get(), mine.data(), count * sizeof(int64_t), cudaMemcpyHostToDevice), what);
-    GNND_RETURN_IF_ERROR(GatherRows(ids.get(), nullptr, count, host, {}, p.rows + first * host.row_bytes, nullptr));
-    GNND_LAUNCH(LabelsKernel, Blocks(count), kThreads, 0, nullptr, ids.get(), count, source.labels, p.labels + first);
-  }
+  GNND_RETURN_IF_ERROR(GatherRows(ids, nullptr, own, host, {}, p.rows, nullptr));
+  GNND_LAUNCH(LabelsKernel, Blocks(own), kThreads, 0, nullptr, ids, own, source.labels, p.labels);
+  if (adjacency) GNND_RETURN_IF_ERROR(FillAdjacency(source, ids, own, index));
   GNND_CUDA(cudaDeviceSynchronize(), what);
   return absl::OkStatus();
 }
 
+absl::Status HotTier::FillAdjacency(const DeviceGraph& source, const int64_t* ids, int64_t count, size_t index) {
+  Part& p = *parts_[index];
+  const std::string what = absl::StrCat("copy hot adjacency to cuda:", p.device);
+  int64_t* degrees = nullptr;
+  GNND_RETURN_IF_ERROR(p.Allocate(&p.adjacency_indptr, count + 1));
+  GNND_CUDA(cudaMalloc(&degrees, sizeof(int64_t) * (count + 1)), what);
+  const std::unique_ptr<int64_t, cudaError_t (*)(void*)> owned_degrees(degrees, &cudaFree);
+  GNND_LAUNCH(DegreesKernel, Blocks(count + 1), kThreads, 0, nullptr, ids, count, source.indptr, degrees);
+  size_t temp_bytes = 0;
+  GNND_CUDA(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, degrees, p.adjacency_indptr, count + 1), what);
+  void* temp = nullptr;
+  GNND_CUDA(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)), what);
+  const std::unique_ptr<void, cudaError_t (*)(void*)> owned_temp(temp, &cudaFree);
+  GNND_CUDA(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, degrees, p.adjacency_indptr, count + 1), what);
+  int64_t total = 0;
+  GNND_CUDA(cudaMemcpy(&total, p.adjacency_indptr + count, sizeof(total), cudaMemcpyDeviceToHost), what);
+  return DispatchIndex(source.manifest.index_dtype(), [&](auto index_type) -> absl::Status {
+    using Index = decltype(index_type);
+    Index* lists = nullptr;
+    GNND_RETURN_IF_ERROR(p.Allocate(&lists, total));
+    p.adjacency = lists;
+    GNND_LAUNCH(ListsKernel<Index>, Blocks(count * kWarp), kThreads, 0, nullptr, ids, count, source.indptr,
+                static_cast<const Index*>(source.indices), p.adjacency_indptr, lists);
+    GNND_CUDA(cudaDeviceSynchronize(), what);  // before the scratch goes
+    return absl::OkStatus();
+  });
+}
+
+absl::Status HotTier::ShareParts(size_t index) {
+  const size_t n = parts_.size();
+  std::vector<void*> shared(4 * n);
+  for (size_t i = 0; i < n; ++i) {
+    shared[i] = parts_[i]->rows;
+    shared[n + i] = parts_[i]->labels;
+    shared[2 * n + i] = parts_[i]->adjacency_indptr;
+    shared[3 * n + i] = parts_[i]->adjacency;
+  }
+  const Part& p = *parts_[index];
+  GNND_CUDA(cudaSetDevice(p.device), "select the hot tier's GPU");
+  GNND_CUDA(cudaMemcpy(p.shared, shared.data(), shared.size() * sizeof(void*), cudaMemcpyHostToDevice),
+            "share the hot tier's parts");
+  return absl::OkStatus();
+}
+
 HotView HotTier::view(int device) const {
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i] != device) continue;
-    const Part& p = parts_[i];
-    return {p.rank, p.row_parts, p.label_parts, static_cast<int32_t>(devices_.size())};
+  for (const auto& part : parts_) {
+    if (part->device != device) continue;
+    const auto n = static_cast<int32_t>(parts_.size());
+    void* const* shared = part->shared;
+    const bool adjacency = part->adjacency_indptr != nullptr;
+    return {part->rank,
+            reinterpret_cast<const char* const*>(shared),
+            reinterpret_cast<const int64_t* const*>(shared + n),
+            adjacency ? reinterpret_cast<const int64_t* const*>(shared + 2 * n) : nullptr,
+            adjacency ? reinterpret_cast<const void* const*>(shared + 3 * n) : nullptr,
+            n};
   }
   return {};
 }

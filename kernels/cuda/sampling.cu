@@ -6,18 +6,28 @@ namespace gnnd::cuda {
 namespace {
 
 // counts[i] = how many in-neighbors frontier node i contributes; counts[bound] = 0 closes the scan.
-// Also keeps each frontier node's first neighbor position and degree (`firsts`, `degrees`), so the
-// sampling kernel reads indptr once per node, not twice: with the CSC in host memory, each read crosses PCIe.
-__global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, int32_t fanout,
-                            int64_t* counts, int64_t* firsts, int64_t* degrees, int64_t bound) {
+// Also keeps where each frontier node's in-neighbor list starts and its degree (`lists`, `degrees`), so
+// the sampling kernel reads indptr once per node, not twice (with the CSC in host memory each read
+// crosses PCIe), and reads a hot node's list from the hot tier's copy in GPU memory when there is one.
+template <typename Index>
+__global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
+                            HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
+                            int64_t bound) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
   int64_t k = 0;
   if (i < bound && v < state->frontier_end) {
     const int64_t node = node_ids[v];
-    const int64_t first = indptr[node], degree = indptr[node + 1] - first;
-    firsts[i] = first;
+    const int32_t r = hot.adjacency_indptr == nullptr ? -1 : hot.rank[node];
+    const int64_t* ptr = indptr + node;
+    const Index* list = indices;
+    if (r >= 0) {
+      ptr = hot.adjacency_indptr[r % hot.num_parts] + r / hot.num_parts;
+      list = static_cast<const Index*>(hot.adjacency[r % hot.num_parts]);
+    }
+    const int64_t first = ptr[0], degree = ptr[1] - first;
+    lists[i] = list + first;
     degrees[i] = degree;
     k = SampleCount(degree, fanout);
   }
@@ -28,23 +38,24 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
 // neighbors; a node that keeps all its in-neighbors is copied by the whole warp, coalesced.
 template <typename Index>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
-                             const int64_t* firsts, const int64_t* degrees, const Index* indices, uint32_t hop,
-                             const int64_t* offsets, int64_t bound, int64_t* sampled, int32_t* edge_dst) {
+                             const void* const* lists, const int64_t* degrees, uint32_t hop, const int64_t* offsets,
+                             int64_t bound, int64_t* sampled, int32_t* edge_dst) {
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
   const int lane = threadIdx.x % kWarp;
   if (i >= bound) return;
   const int64_t v = state->frontier_begin + i;
   if (v >= state->frontier_end) return;
   const int64_t node = node_ids[v];
-  const int64_t first = firsts[i], degree = degrees[i];
+  const Index* list = static_cast<const Index*>(lists[i]);
+  const int64_t degree = degrees[i];
   const int64_t offset = offsets[i], k = offsets[i + 1] - offset;
   int64_t* out = sampled + offset;
   if (k == degree) {
-    for (int64_t p = lane; p < degree; p += kWarp) out[p] = indices[first + p];
+    for (int64_t p = lane; p < degree; p += kWarp) out[p] = list[p];
   } else {
     if (lane == 0) ChoosePositions(args->key, args->batch_index, hop, static_cast<uint64_t>(node), degree, k, out);
     __syncwarp();
-    for (int64_t p = lane; p < k; p += kWarp) out[p] = indices[first + out[p]];
+    for (int64_t p = lane; p < k; p += kWarp) out[p] = list[out[p]];
   }
   int32_t* dst = edge_dst + state->total_edges + offset;
   for (int64_t p = lane; p < k; p += kWarp) dst[p] = static_cast<int32_t>(v);
@@ -55,16 +66,15 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
                        BatchView out, cudaStream_t stream) {
   const int64_t frontier = bound.frontier;
-  GNND_LAUNCH(CountKernel, Blocks(frontier + 1), kThreads, 0, stream, w.state, out.node_ids, graph.indptr, fanout,
-              w.counts, w.firsts, w.degrees, frontier);
-  GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
-    return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
-  }));
   return DispatchIndex(graph.manifest.index_dtype(), [&](auto index) -> absl::Status {
     using Index = decltype(index);
+    GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, w.state, out.node_ids, graph.indptr,
+                static_cast<const Index*>(graph.indices), graph.hot, fanout, w.counts, w.lists, w.degrees, frontier);
+    GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
+      return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
+    }));
     GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kWarp), kThreads, 0, stream, w.args, w.state, out.node_ids,
-                w.firsts, w.degrees, static_cast<const Index*>(graph.indices), static_cast<uint32_t>(hop + 1),
-                w.offsets, frontier, w.sampled, out.edge_dst);
+                w.lists, w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst);
     return absl::OkStatus();
   });
 }

@@ -1,6 +1,6 @@
 #include <cub/cub.cuh>
-#include <cub/device/device_merge.cuh>
 
+#include "kernels/cuda/dedup.h"
 #include "kernels/cuda/workspace.h"
 
 namespace gnnd::cuda {
@@ -40,15 +40,12 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
   GNND_RETURN_IF_ERROR(w->Allocate(&w->state, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->counts, max_frontier + 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->offsets, max_frontier + 1));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->firsts, max_frontier));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->lists, max_frontier));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->degrees, max_frontier));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sampled, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->keys, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sorted_keys, max_edges));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->unique, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->fresh, max_edges));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->flags, max_edges));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->num_unique, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->num_fresh, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_ids, capacity.max_seeds));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_local, capacity.max_seeds));
@@ -57,40 +54,12 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
     GNND_RETURN_IF_ERROR(w->Allocate(&w->table_ids[t], max_table));
     GNND_RETURN_IF_ERROR(w->Allocate(&w->table_local[t], max_table));
   }
-  // The CUB calls of the sampling (scan) and dedup (sorts, unique, select) phases at their largest.
+  // The CUB calls of the sampling (scan) and dedup (sorts, select, merge) phases at their largest.
   CubTemp& t = w->temp;
   GNND_RETURN_IF_ERROR(t.Reserve("size scan", [&](void* d, size_t& n) {
     return cub::DeviceScan::ExclusiveSum(d, n, w->counts, w->offsets, max_frontier + 1);
   }));
-  // The dedup calls for either id width (dedup.h DispatchKey): the buffers hold 64-bit ids or 32-bit ones.
-  auto reserve_dedup = [&](auto key) -> absl::Status {
-    using Key = decltype(key);
-    auto* keys = reinterpret_cast<Key*>(w->keys);
-    auto* sorted = reinterpret_cast<Key*>(w->sorted_keys);
-    auto* unique = reinterpret_cast<Key*>(w->unique);
-    auto* fresh = reinterpret_cast<Key*>(w->fresh);
-    auto* table0 = reinterpret_cast<Key*>(w->table_ids[0]);
-    auto* table1 = reinterpret_cast<Key*>(w->table_ids[1]);
-    GNND_RETURN_IF_ERROR(t.Reserve("size sort", [&](void* d, size_t& n) {
-      return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, max_edges);
-    }));
-    GNND_RETURN_IF_ERROR(t.Reserve("size unique", [&](void* d, size_t& n) {
-      return cub::DeviceSelect::Unique(d, n, sorted, unique, w->num_unique, max_edges);
-    }));
-    GNND_RETURN_IF_ERROR(t.Reserve("size select", [&](void* d, size_t& n) {
-      return cub::DeviceSelect::Flagged(d, n, unique, w->flags, fresh, w->num_fresh, max_edges);
-    }));
-    GNND_RETURN_IF_ERROR(t.Reserve("size seed sort", [&](void* d, size_t& n) {
-      return cub::DeviceRadixSort::SortPairs(d, n, reinterpret_cast<Key*>(w->pair_ids), table0, w->pair_local,
-                                             w->table_local[0], std::max<int64_t>(capacity.max_seeds, 1));
-    }));
-    return t.Reserve("size merge", [&](void* d, size_t& n) {
-      return cub::DeviceMerge::MergePairs(d, n, table0, w->table_local[0], max_table, fresh, w->fresh_local, max_edges,
-                                          table1, w->table_local[1], ::cuda::std::less<Key>{});
-    });
-  };
-  GNND_RETURN_IF_ERROR(reserve_dedup(uint32_t{}));
-  GNND_RETURN_IF_ERROR(reserve_dedup(uint64_t{}));
+  GNND_RETURN_IF_ERROR(ReserveDedup(*w, capacity, max_edges, max_table));
   char* temp = nullptr;
   GNND_RETURN_IF_ERROR(w->Allocate(&temp, static_cast<int64_t>(t.bytes)));
   t.data = temp;

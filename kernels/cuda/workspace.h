@@ -36,12 +36,13 @@ struct Workspace {
   // Sampling: per frontier node counts and their exclusive scan (the last entry: the hop's edges), and
   // the sampled neighbors' global ids.
   int64_t *counts = nullptr, *offsets = nullptr, *sampled = nullptr;
-  // Each frontier node's first neighbor position and in-degree, read from indptr once by the count kernel.
-  int64_t *firsts = nullptr, *degrees = nullptr;
-  // Dedup: the hop's sorted and unique ids, those new to the batch, and their counts.
-  uint64_t *keys = nullptr, *sorted_keys = nullptr, *unique = nullptr, *fresh = nullptr;
-  int64_t *num_unique = nullptr, *num_fresh = nullptr;
-  char *flags = nullptr;
+  // Each frontier node's in-neighbor list (where it starts: host memory, or the hot tier's copy) and
+  // in-degree, looked up once by the count kernel.
+  const void **lists = nullptr;
+  int64_t *degrees = nullptr;
+  // Dedup: the hop's sampled ids, sorted, those new to the batch, and their count.
+  uint64_t *keys = nullptr, *sorted_keys = nullptr, *fresh = nullptr;
+  int64_t *num_fresh = nullptr;
   // The seeds as (global id, local index) pairs, sorted into the first node table.
   uint64_t *pair_ids = nullptr;
   int32_t *pair_local = nullptr;

@@ -127,7 +127,8 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
   const std::vector<int64_t> order = ShuffledOrder(graph.num_nodes());
   for (double share : {0.0, 0.3, 1.0}) {
     const auto num_hot = static_cast<int64_t>(share * static_cast<double>(graph.num_nodes()));
-    auto tier = HotTier::Create((*device)->graph(), order, num_hot, {0});
+    // The adjacency too when the CSC is in host memory (as gnnd does).
+    auto tier = HotTier::Create((*device)->graph(), order, num_hot, {0}, c.placement == CscPlacement::kHost);
     ASSERT_TRUE(tier.ok()) << tier.status();
     DeviceGraph cached = (*device)->graph();
     cached.hot = (*tier)->view(0);
@@ -154,22 +155,27 @@ TEST(HotTierTest, SplitOverTwoGpusIsByteIdentical) {
   if (!EnablePeerAccess({0, 1})) GTEST_SKIP() << "cuda:0 and cuda:1 have no peer access: two-GPU test skipped";
   ShmGraph shm("gpu-test-two", 33, v1::FEATURE_DTYPE_FLOAT16);
   const GraphData& graph = shm.graph();
-  std::vector<std::unique_ptr<DeviceDataset>> devices;
-  for (int d : {0, 1}) {
-    ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
-    auto placed = DeviceDataset::Create(graph, CscPlacement::kDevice);
-    ASSERT_TRUE(placed.ok()) << placed.status();
-    devices.push_back(*std::move(placed));
-  }
-  const int64_t num_hot = graph.num_nodes() * 3 / 5;
-  auto tier = HotTier::Create(devices[0]->graph(), ShuffledOrder(graph.num_nodes()), num_hot, {0, 1});
-  ASSERT_TRUE(tier.ok()) << tier.status();
-  EXPECT_EQ((*tier)->view(1).num_parts, 2);
-  for (int d : {0, 1}) {
-    ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
-    DeviceGraph cached = devices[d]->graph();
-    cached.hot = (*tier)->view(d);
-    ExpectCpuBatches(graph, cached, {15, 10, 5}, 9, true, absl::StrCat("split hot tier, cuda:", d));
+  for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+    std::vector<std::unique_ptr<DeviceDataset>> devices;
+    for (int d : {0, 1}) {
+      ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
+      auto placed = DeviceDataset::Create(graph, placement);
+      ASSERT_TRUE(placed.ok()) << placed.status();
+      devices.push_back(*std::move(placed));
+    }
+    const int64_t num_hot = graph.num_nodes() * 3 / 5;
+    const bool adjacency = placement == CscPlacement::kHost;
+    auto tier = HotTier::Create(devices[0]->graph(), ShuffledOrder(graph.num_nodes()), num_hot, {0, 1}, adjacency);
+    ASSERT_TRUE(tier.ok()) << tier.status();
+    EXPECT_EQ((*tier)->view(1).num_parts, 2);
+    EXPECT_EQ((*tier)->view(1).adjacency != nullptr, adjacency);
+    for (int d : {0, 1}) {
+      ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
+      DeviceGraph cached = devices[d]->graph();
+      cached.hot = (*tier)->view(d);
+      ExpectCpuBatches(graph, cached, {15, 10, 5}, 9, true,
+                       absl::StrCat("split hot tier, cuda:", d, adjacency ? ", with adjacency" : ""));
+    }
   }
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
 }

@@ -151,7 +151,7 @@ def test_hot_tier_serves_batches_equal_to_the_cpu_reference(tmp_path, prepare):
                    capture_output=True)
     features = np.load(data / "features.npy", mmap_mode="r")
     num_nodes, row_bytes = features.shape[0], features[0].nbytes
-    cache = 4 * num_nodes + 16 + (num_nodes // 2) * (row_bytes + 8)  # rank table, then rows and labels
+    cache = 4 * num_nodes + (num_nodes // 2) * (row_bytes + 8)  # the rank table, then rows and labels
     daemon = Daemon(tmp_path, f"--dataset=hot={data}", f"--prepare-gpus={prepare}", f"--gpu-cache={cache}",
                     name=f"hot{prepare}")
     try:
