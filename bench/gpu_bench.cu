@@ -23,6 +23,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -85,7 +86,11 @@ struct HostBuffer {
     data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (data == MAP_FAILED) std::fprintf(stderr, "mmap %zu bytes failed\n", bytes), std::exit(2);
   }
-  ~HostBuffer() { ::munmap(data, bytes); }
+  HostBuffer(HostBuffer&& other) noexcept : data(std::exchange(other.data, nullptr)), bytes(other.bytes) {}
+  HostBuffer(const HostBuffer&) = delete;
+  ~HostBuffer() {
+    if (data != nullptr) ::munmap(data, bytes);
+  }
   template <typename T>
   T* as() const {
     return static_cast<T*>(data);
@@ -164,6 +169,24 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double
   a.data[static_cast<int>(ArrayId::kTrain)] = train_ids;
   g->name = absl::StrCat("synthetic, ", n, " nodes, ", edges, " edges");
   return g;
+}
+
+// --synthetic_nodes's graph, else --dataset's.
+std::unique_ptr<BenchGraph> GraphFromFlags() {
+  const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
+  if (synthetic > 0) {
+    return SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew));
+  }
+  return LoadDataset(absl::GetFlag(FLAGS_dataset));
+}
+
+// A pinnable table of `bytes` of distinct words (the rows the gathers read).
+HostBuffer RowTable(size_t bytes) {
+  HostBuffer table(bytes);
+  ParallelFor(static_cast<int64_t>(table.bytes / 8), 1 << 20, DefaultThreads(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) table.as<uint64_t>()[i] = Mix64(i);
+  });
+  return table;
 }
 
 std::vector<int32_t> ParseFanouts(absl::string_view text) {
@@ -252,9 +275,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
 
 int RunSampling() {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
-  auto g = synthetic > 0
-               ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew))
-               : LoadDataset(absl::GetFlag(FLAGS_dataset));
+  auto g = GraphFromFlags();
   std::printf("Graph: %s; batch %lld; median of %d batches.\n\n", g->name.c_str(),
               static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
   std::printf(
@@ -333,10 +354,7 @@ int RunGather() {
   CHECK_CUDA(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlock, device));
   for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
     const size_t row = std::stoul(r);
-    HostBuffer table(row * n);
-    ParallelFor(static_cast<int64_t>(table.bytes / 8), 1 << 20, DefaultThreads(), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) table.as<uint64_t>()[i] = Mix64(i);
-    });
+    const HostBuffer table = RowTable(row * n);
     auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
     const char* device_table = static_cast<const char*>(registration->device_pointer());
     char* out = nullptr;
@@ -387,10 +405,7 @@ std::vector<int64_t> CountReads(const std::vector<std::vector<int64_t>>& batches
 }
 
 int RunTier() {
-  const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
-  auto g = synthetic > 0
-               ? SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew))
-               : LoadDataset(absl::GetFlag(FLAGS_dataset));
+  auto g = GraphFromFlags();
   const GraphData& graph = g->data;
   const int64_t n = graph.num_nodes();
   const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
@@ -453,10 +468,7 @@ int RunTier() {
   const auto* labels = static_cast<const int64_t*>(labels_registration->device_pointer());
   for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
     const size_t row = std::stoul(r);
-    HostBuffer table(row * n);
-    ParallelFor(static_cast<int64_t>(table.bytes / 8), 1 << 20, DefaultThreads(), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) table.as<uint64_t>()[i] = Mix64(i);
-    });
+    const HostBuffer table = RowTable(row * n);
     auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
     v1::DatasetManifest m = graph.manifest;
     m.set_feature_dtype(row % 4 == 0 ? v1::FEATURE_DTYPE_FLOAT32 : v1::FEATURE_DTYPE_FLOAT16);
