@@ -20,8 +20,10 @@ class Daemon:
             path.write_text(config)
             command.append(f"--config={path}")
         self.proc = subprocess.Popen(command, stderr=self.log, stdout=self.log, env={**os.environ, **(env or {})})
+        # Ready once gnnd logs `event=serving`: the socket file appears earlier, before the metrics
+        # endpoint and the gRPC server are up.
         deadline = time.time() + 30
-        while not os.path.exists(self.socket):
+        while " event=serving " not in self.output():
             if self.proc.poll() is not None:
                 raise RuntimeError(f"gnnd exited with {self.proc.returncode}: {self.output()}")
             if time.time() > deadline:
