@@ -13,22 +13,26 @@
 //     The hot tier: hot rows by the expected-reads ranking (what `gnnctl hotness --write` stores), caches
 //     of 0-50 % of the rows; per size, the share of row reads it serves (hit rate; also for a presample
 //     ranking) and gnnd's gather in GB/s of rows delivered, against the same gather with no tier.
-//     --tier_gpus 2: the tier split over two GPUs with peer access (each caches the share), read on cuda:0.
+//     --tier_gpus 2: the tier split over two GPUs with peer access (each caches the share), both gathering at
+//     once (each reads the other's share over NVLink), rates per GPU.
 #include <cuda_runtime.h>
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/parallel.h"
 #include "common/philox.h"
@@ -404,6 +408,57 @@ std::vector<int64_t> CountReads(const std::vector<std::vector<int64_t>>& batches
   return reads;
 }
 
+// Median GB/s of rows delivered on each device, all devices gathering `batches` through their own row
+// source at once (threads started together), 20 runs per batch.
+std::vector<double> ConcurrentGatherRates(const std::vector<std::vector<int64_t>>& batches,
+                                          const std::vector<int>& devices, const std::vector<RowSource>& rows) {
+  std::vector<double> medians(devices.size());
+  std::barrier start_together(static_cast<std::ptrdiff_t>(devices.size()));
+  std::vector<std::thread> threads;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    threads.emplace_back([&, d] {
+      CHECK_CUDA(cudaSetDevice(devices[d]));
+      std::vector<int64_t*> ids(batches.size());
+      size_t max_count = 0;
+      for (size_t b = 0; b < batches.size(); ++b) {
+        CHECK_CUDA(cudaMalloc(&ids[b], 8 * batches[b].size()));
+        CHECK_CUDA(cudaMemcpy(ids[b], batches[b].data(), 8 * batches[b].size(), cudaMemcpyHostToDevice));
+        max_count = std::max(max_count, batches[b].size());
+      }
+      char* out = nullptr;
+      CHECK_CUDA(cudaMalloc(&out, rows[d].row_bytes * max_count));
+      cudaStream_t stream;
+      CHECK_CUDA(cudaStreamCreate(&stream));
+      cudaEvent_t start, stop;
+      CHECK_CUDA(cudaEventCreate(&start));
+      CHECK_CUDA(cudaEventCreate(&stop));
+      std::vector<double> rate;
+      start_together.arrive_and_wait();
+      for (size_t b = 0; b < batches.size(); ++b) {
+        const auto count = static_cast<int64_t>(batches[b].size());
+        const double gb = static_cast<double>(rows[d].row_bytes) * count / 1e6;  // per ms -> GB/s
+        for (int rep = 0; rep < 20; ++rep) {
+          CHECK_CUDA(cudaEventRecord(start, stream));
+          OrDie(GatherRows(ids[b], nullptr, count, rows[d], {}, out, stream));
+          CHECK_CUDA(cudaEventRecord(stop, stream));
+          CHECK_CUDA(cudaEventSynchronize(stop));
+          float ms = 0;
+          CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+          rate.push_back(gb / ms);
+        }
+      }
+      medians[d] = Median(rate);
+      for (int64_t* p : ids) cudaFree(p);
+      cudaFree(out);
+      cudaStreamDestroy(stream);
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return medians;
+}
+
 int RunTier() {
   auto g = GraphFromFlags();
   const GraphData& graph = g->data;
@@ -447,23 +502,13 @@ int RunTier() {
   if (gpus > 1 && !EnablePeerAccess(devices)) std::fprintf(stderr, "no peer access between the GPUs\n"), std::exit(2);
   std::printf(
       "Graph: %s; %zu measured batches of fanouts [%s] (%zu more rank the presample); hot rows by expected reads%s; "
-      "GB/s of rows delivered on cuda:0, median of 20 runs per batch.\n\n",
+      "GB/s of rows delivered, median of 20 runs per batch; with several GPUs all gather at once (cuda:0 / "
+      "cuda:1 ...).\n\n",
       g->name.c_str(), measured.size(), absl::GetFlag(FLAGS_fanouts).c_str(), half,
       gpus > 1 ? absl::StrCat(", split over ", gpus, " GPUs (each caches the share shown)").c_str() : "");
   std::printf(
-      "| row bytes | cached rows | hit rate (expected) | hit rate (presample) | GPU memory per GPU | gather GB/s | vs "
-      "no "
-      "tier |\n|---|---|---|---|---|---|---|\n");
-  CHECK_CUDA(cudaSetDevice(0));
-  int64_t max_count = 0;
-  for (const auto& b : measured) max_count = std::max<int64_t>(max_count, b.size());
-  int64_t* ids = nullptr;
-  CHECK_CUDA(cudaMalloc(&ids, 8 * max_count));
-  cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreate(&stream));
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
+      "| row bytes | cached rows | hit rate (expected) | hit rate (presample) | GPU memory per GPU | gather GB/s | "
+      "vs no tier |\n|---|---|---|---|---|---|---|\n");
   auto labels_registration = OrDie(HostRegistration::Register(graph.arrays[ArrayId::kLabels], 8 * n));
   const auto* labels = static_cast<const int64_t*>(labels_registration->device_pointer());
   for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
@@ -474,43 +519,27 @@ int RunTier() {
     m.set_feature_dtype(row % 4 == 0 ? v1::FEATURE_DTYPE_FLOAT32 : v1::FEATURE_DTYPE_FLOAT16);
     m.set_feature_dim(row / (row % 4 == 0 ? 4 : 2));
     const DeviceGraph source{m, nullptr, nullptr, registration->device_pointer(), labels};
-    char* out = nullptr;
-    CHECK_CUDA(cudaMalloc(&out, row * max_count));
-    double base_rate = 0;
+    std::vector<double> base_rates;
     for (double percent : {0.0, 10.0, 20.0, 25.0, 50.0}) {
       const auto per_gpu = static_cast<int64_t>(percent / 100 * static_cast<double>(n));
       const int64_t num_hot = std::min<int64_t>(per_gpu * gpus, n);
       std::unique_ptr<HotTier> tier;
-      RowSource rows{static_cast<const char*>(source.features), n, row};
-      if (percent > 0) {
-        tier = OrDie(HotTier::Create(source, expected, num_hot, devices, /*adjacency=*/false));
-        rows.hot = tier->view(0);
+      if (percent > 0) tier = OrDie(HotTier::Create(source, expected, num_hot, devices, /*adjacency=*/false));
+      std::vector<RowSource> rows(gpus, RowSource{static_cast<const char*>(source.features), n, row});
+      for (int d = 0; d < gpus && tier; ++d) rows[d].hot = tier->view(devices[d]);
+      const std::vector<double> rates = ConcurrentGatherRates(measured, devices, rows);
+      if (percent == 0) base_rates = rates;
+      std::string rate_cells, ratio_cells;
+      for (int d = 0; d < gpus; ++d) {
+        absl::StrAppend(&rate_cells, d ? " / " : "", absl::StrFormat("%.1f", rates[d]));
+        absl::StrAppend(&ratio_cells, d ? " / " : "", absl::StrFormat("%.2f", rates[d] / base_rates[d]));
       }
-      CHECK_CUDA(cudaSetDevice(0));
-      std::vector<double> rate;
-      for (const auto& b : measured) {
-        const int64_t count = static_cast<int64_t>(b.size());
-        CHECK_CUDA(cudaMemcpy(ids, b.data(), 8 * count, cudaMemcpyHostToDevice));
-        const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
-        for (int rep = 0; rep < 20; ++rep) {
-          CHECK_CUDA(cudaEventRecord(start, stream));
-          OrDie(GatherRows(ids, nullptr, count, rows, {}, out, stream));
-          CHECK_CUDA(cudaEventRecord(stop, stream));
-          CHECK_CUDA(cudaEventSynchronize(stop));
-          float ms = 0;
-          CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-          rate.push_back(gb / ms);
-        }
-      }
-      const double median = Median(rate);
-      if (percent == 0) base_rate = median;
-      std::printf("| %zu | %g %% (%lld) | %.3f | %.3f | %.2f GB | %.1f | %.2f |\n", row, percent,
-                  static_cast<long long>(num_hot), dataset::HitRate(expected, num_hot, truth),
-                  dataset::HitRate(presample, num_hot, truth),
-                  tier ? static_cast<double>(tier->bytes_per_device()) / 1e9 : 0.0, median, median / base_rate);
+      std::printf(
+          "| %zu | %g %% (%lld) | %.3f | %.3f | %.2f GB | %s | %s |\n", row, percent, static_cast<long long>(num_hot),
+          dataset::HitRate(expected, num_hot, truth), dataset::HitRate(presample, num_hot, truth),
+          tier ? static_cast<double>(tier->bytes_per_device()) / 1e9 : 0.0, rate_cells.c_str(), ratio_cells.c_str());
       std::fflush(stdout);
     }
-    cudaFree(out);
   }
   return 0;
 }

@@ -1,7 +1,5 @@
 #include "server/cuda_devices.h"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdlib>
 
@@ -12,6 +10,7 @@
 #include "common/log.h"
 #include "common/status.h"
 #include "server/cuda_slots.h"
+#include "server/mps.h"
 
 namespace gnnd {
 
@@ -241,13 +240,6 @@ absl::StatusOr<cudaStream_t> CudaDevices::ProducerStream(
   const cudaStream_t stream = chosen->stream();
   producer_contexts_.emplace(device, std::move(chosen));
   return stream;
-}
-
-bool MpsActive() {
-  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-  const std::string control = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp/nvidia-mps") + "/control";
-  struct stat st;
-  return ::stat(control.c_str(), &st) == 0;
 }
 
 }  // namespace gnnd

@@ -52,7 +52,4 @@ class CudaDevices {
   std::map<int, std::unique_ptr<cuda::GreenContext>> producer_contexts_;
 };
 
-// Whether CUDA MPS serves this machine (its control pipe exists); gnnd warns when it does not.
-bool MpsActive();
-
 }  // namespace gnnd

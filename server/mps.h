@@ -1,0 +1,12 @@
+#ifndef GNND_SERVER_MPS_H_
+#define GNND_SERVER_MPS_H_
+
+namespace gnnd {
+
+// Whether a CUDA MPS control daemon accepts connections on its socket ($CUDA_MPS_PIPE_DIRECTORY/control,
+// /tmp/nvidia-mps/control by default). Decides producer_sms auto; gnnd warns when none does.
+bool MpsActive();
+
+}  // namespace gnnd
+
+#endif  // GNND_SERVER_MPS_H_
