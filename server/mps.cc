@@ -19,11 +19,15 @@ bool MpsActive() {
   address.sun_family = AF_UNIX;
   if (control.size() >= sizeof(address.sun_path)) return false;
   std::memcpy(address.sun_path, control.c_str(), control.size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  const bool connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
-  ::close(fd);
-  return connected;
+  // The socket type is the daemon's to choose; a mismatch fails with EPROTOTYPE, a stale file with ECONNREFUSED.
+  for (const int type : {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM}) {
+    const int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    const bool connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+    ::close(fd);
+    if (connected) return true;
+  }
+  return false;
 }
 
 }  // namespace gnnd

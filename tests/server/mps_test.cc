@@ -28,8 +28,8 @@ class MpsActiveTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   // A Unix socket bound at DIR/control; listening or not.
-  void BindControl(bool listen) {
-    fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
+  void BindControl(bool listen, int type = SOCK_STREAM) {
+    fd_ = socket(AF_UNIX, type, 0);
     ASSERT_GE(fd_, 0);
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
@@ -49,6 +49,11 @@ TEST_F(MpsActiveTest, NoControlSocketIsInactive) { EXPECT_FALSE(MpsActive()); }
 
 TEST_F(MpsActiveTest, ListeningControlSocketIsActive) {
   BindControl(/*listen=*/true);
+  EXPECT_TRUE(MpsActive());
+}
+
+TEST_F(MpsActiveTest, ListeningSeqpacketControlSocketIsActive) {
+  BindControl(/*listen=*/true, SOCK_SEQPACKET);
   EXPECT_TRUE(MpsActive());
 }
 
