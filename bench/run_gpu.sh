@@ -60,12 +60,6 @@ products() {
     gnnctl generate --preset products --seed 0 "$data/products" >/dev/null 2>>"$out/log.txt"
   echo "$data/products"
 }
-products_hot() {  # the products preset with its hot_order.npy: gnnd's hot tier (gpu_cache auto) caches it all
-  [ -f "$data/products-hot/hot_order.npy" ] ||
-    { gnnctl generate --preset products --seed 0 "$data/products-hot" >/dev/null &&
-      gnnctl hotness --dataset "$data/products-hot" --write >/dev/null; } 2>>"$out/log.txt"
-  echo "$data/products-hot"
-}
 
 for part in $parts; do
   case "$part" in
@@ -121,22 +115,23 @@ against the same loop on batches already in its GPU memory; products; 200 steps 
 of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto: calibrated; 0: whole GPU)."
       echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal |" >>"$results"
       echo "|---|---|---|---|" >>"$results"
-      p=$(products) hot=$(products_hot)
-      run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=auto" \
-        --label "no MPS, producer_sms auto"
-      run "$python" "$repo/bench/coschedule.py" --dataset "$hot" --gnnd-args="--producer-sms=auto" \
-        --label "no MPS, producer_sms auto, hot tier (every row)"
-      if nvidia-cuda-mps-control -d; then
-        for sms in auto 0 16 64; do
-          run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=$sms" \
-            --label "MPS, producer_sms $sms"
+      # The products set has its hot_order.npy (gnnctl generate stores it), so gnnd's default gpu_cache (auto)
+      # caches every row; --gpu-cache=none is the path where every row crosses PCIe.
+      p=$(products)
+      for mps in no-mps mps; do
+        [ $mps = mps ] && { nvidia-cuda-mps-control -d || { echo "| MPS did not start | | | |" >>"$results"; break; }; }
+        label=${mps/no-mps/no MPS}; label=${label/mps/MPS}
+        run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=auto --gpu-cache=none" \
+          --label "$label, producer_sms auto, no hot tier"
+        run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=auto" \
+          --label "$label, producer_sms auto, hot tier (gpu_cache auto: every row)"
+        [ $mps = mps ] || continue
+        for sms in 0 16 64; do
+          run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=$sms --gpu-cache=none" \
+            --label "MPS, producer_sms $sms, no hot tier"
         done
-        run "$python" "$repo/bench/coschedule.py" --dataset "$hot" --gnnd-args="--producer-sms=auto" \
-          --label "MPS, producer_sms auto, hot tier (every row)"
         echo quit | timeout 30 nvidia-cuda-mps-control
-      else
-        echo "| MPS: nvidia-cuda-mps-control did not start | | | |" >>"$results"
-      fi ;;
+      done ;;
     first)
       section "First batch after connecting" \
         "\`bench/session_rate.py\`: a trainer process connects to a gnnd that has the dataset loaded (datasets \

@@ -22,7 +22,7 @@ def run(*args, ok=True):
 
 def load(out):
     return {name: np.load(out / f"{name}.npy") for name in
-            ("indptr", "indices", "features", "labels", "train", "valid", "test")}
+            ("indptr", "indices", "features", "labels", "train", "valid", "test", "hot_order")}
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +171,10 @@ def test_every_format_gives_identical_arrays(tmp_path, graph, flags):
         np.testing.assert_array_equal(arrays["labels"], want_labels, err_msg=name)
         for split, ids in splits.items():
             np.testing.assert_array_equal(arrays[split], ids, err_msg=f"{name} {split}")
+        # The hot tier's ranking is stored with every import: a permutation of the nodes, the same graph ranked
+        # the same way whatever the source format.
+        np.testing.assert_array_equal(np.sort(arrays["hot_order"]), np.arange(N), err_msg=name)
+        np.testing.assert_array_equal(arrays["hot_order"], results["ogb"]["hot_order"], err_msg=name)
 
 
 def test_npz_errors_are_named(tmp_path, graph):

@@ -77,4 +77,29 @@ def test_hotness_reports_hit_rates_and_writes_the_ranking(dataset, tmp_path):
     assert subprocess.run([GNNCTL, "validate", str(dataset)], capture_output=True).returncode == 0
     bad = subprocess.run([GNNCTL, "hotness", "--dataset", str(dataset), "--fanouts", "0"], capture_output=True,
                          text=True)
-    assert bad.returncode != 0 and "fanouts: 0" in bad.stderr
+    assert bad.returncode != 0 and "fanouts[0] = 0 (must be -1 for all neighbors, or at least 1)" in bad.stderr
+
+
+def test_generate_stores_the_hot_tier_ranking(tmp_path):
+    """generate (like import) stores hot_order.npy: the ranking `hotness --write` stores for the same fanouts."""
+    def generate(out, *flags):
+        return subprocess.run([GNNCTL, "generate", "--preset", "tiny", "--scale", "0.2", "--seed", "9", *flags,
+                               str(out)], capture_output=True, text=True)
+
+    ranked = tmp_path / "ranked"
+    proc = generate(ranked, "--fanouts", "4,3")
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {ranked}/hot_order.npy" in proc.stdout
+    stored = np.load(ranked / "hot_order.npy")
+    assert sorted(stored) == list(range(len(np.load(ranked / "labels.npy"))))
+    assert not np.array_equal(stored, np.arange(len(stored)))  # ranked, not left in id order
+    proc = subprocess.run([GNNCTL, "hotness", "--dataset", str(ranked), "--fanouts", "4,3", "--presample-batches",
+                           "2", "--write"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(ranked / "hot_order.npy"), stored)
+
+    assert generate(tmp_path / "plain", "--hot-order=false").returncode == 0
+    assert not (tmp_path / "plain" / "hot_order.npy").exists()
+    bad = generate(tmp_path / "bad", "--fanouts", "4,0")
+    assert bad.returncode != 0 and "fanouts[1] = 0" in bad.stderr
+    assert not (tmp_path / "bad").exists()  # refused before anything is written

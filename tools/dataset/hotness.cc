@@ -48,6 +48,15 @@ int64_t CountedSteps(const EpochSeeds& seeds, const HotnessSpec& spec) {
   return spec.presample_batches > 0 ? std::min(spec.presample_batches, seeds.num_steps()) : seeds.num_steps();
 }
 
+// Writes `order` as DIR/hot_order.npy (int64, hottest first); returns the path.
+absl::StatusOr<std::string> StoreHotOrder(const std::string& dataset_dir, const std::vector<int64_t>& order) {
+  const std::string path = absl::StrCat(dataset_dir, "/", kHotOrderFile);
+  GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(path, DType::kInt64, {}));
+  GNND_RETURN_IF_ERROR(writer.Append(order.data(), static_cast<int64_t>(order.size())));
+  GNND_RETURN_IF_ERROR(writer.Finish());
+  return path;
+}
+
 }  // namespace
 
 std::vector<double> ExpectedReads(const GraphData& graph, std::span<const int64_t> train,
@@ -132,10 +141,7 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
   GNND_ASSIGN_OR_RETURN(const DatasetDir dir, DatasetDir::Open(dataset_dir));
   GNND_RETURN_IF_ERROR(dir.Validate(spec.threads));  // ids below are used as indices
   GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
-  if (spec.batch_size <= 0) return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size));
-  for (int32_t f : spec.fanouts) {
-    if (f == 0 || f < -1) return absl::InvalidArgumentError(absl::StrCat("fanouts: ", f, " (positive, or -1: all)"));
-  }
+  GNND_RETURN_IF_ERROR(CheckSamplingSpec({spec.batch_size, spec.fanouts}));
   const GraphData graph{dir.manifest(), dir.arrays()};
   const auto* ids = static_cast<const int64_t*>(graph.arrays[split_id]);
   const std::span<const int64_t> train(ids, ArrayShape(graph.manifest, split_id)[0]);
@@ -175,13 +181,25 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
     absl::StrAppend(&report, "\n");
   }
   if (write) {
-    const std::string path = absl::StrCat(dataset_dir, "/", kHotOrderFile);
-    GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(path, DType::kInt64, {}));
-    GNND_RETURN_IF_ERROR(writer.Append(rankings[0].second.data(), n));
-    GNND_RETURN_IF_ERROR(writer.Finish());
+    GNND_ASSIGN_OR_RETURN(const std::string path, StoreHotOrder(dataset_dir, rankings[0].second));
     absl::StrAppend(&report, "\nwrote ", path, " (node ids by expected reads, hottest first)\n");
   }
   return report;
+}
+
+absl::StatusOr<std::string> WriteHotOrder(const std::string& dataset_dir, const std::string& split,
+                                          const std::vector<int32_t>& fanouts, int threads) {
+  GNND_RETURN_IF_ERROR(CheckSamplingSpec({1, fanouts}));
+  GNND_ASSIGN_OR_RETURN(const DatasetDir dir, DatasetDir::Open(dataset_dir));
+  GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
+  const GraphData graph{dir.manifest(), dir.arrays()};
+  const std::span<const int64_t> seeds(static_cast<const int64_t*>(graph.arrays[split_id]),
+                                       ArrayShape(graph.manifest, split_id)[0]);
+  if (seeds.empty()) return absl::StrCat("no ", kHotOrderFile, ": the ", split, " split is empty");
+  GNND_ASSIGN_OR_RETURN(const std::string path,
+                        StoreHotOrder(dataset_dir, RankByScore<double>(ExpectedReads(graph, seeds, fanouts, threads))));
+  return absl::StrCat("wrote ", path, " (the GPU hot tier's ranking: expected reads with fanouts [",
+                      absl::StrJoin(fanouts, ","), "])");
 }
 
 }  // namespace gnnd::dataset

@@ -47,4 +47,10 @@ double HitRate(std::span<const int64_t> order, int64_t k, std::span<const int64_
 absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const std::string& split,
                                           const HotnessSpec& spec, bool write);
 
+// Stores the `expected` ranking of the dataset in `dataset_dir` (seeds: `split`) as hot_order.npy there, as
+// `gnnctl import` and `generate` do for the datasets they write (their ids are checked as they are written;
+// HotnessReport validates first). Returns a line saying what was stored; an empty split stores nothing.
+absl::StatusOr<std::string> WriteHotOrder(const std::string& dataset_dir, const std::string& split,
+                                          const std::vector<int32_t>& fanouts, int threads);
+
 }  // namespace gnnd::dataset

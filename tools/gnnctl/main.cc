@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/batch.h"
 #include "common/dataset.h"
 #include "common/flags.h"
 #include "common/parallel.h"
@@ -57,6 +58,8 @@ ABSL_FLAG(std::string, device, "cpu", "sample: the backend, cpu or cuda:N");
 ABSL_FLAG(std::string, address, "", "gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock)");
 ABSL_FLAG(bool, huge_pages, false, "load: back the dataset with 2 MiB transparent huge pages");
 ABSL_FLAG(int64_t, presample_batches, 200, "hotness: batches counted per epoch (0: the whole epoch)");
+ABSL_FLAG(bool, hot_order, true,
+          "import/generate: also store hot_order.npy, the GPU hot tier's ranking (expected reads under --fanouts)");
 ABSL_FLAG(bool, write, false, "hotness: store the ranking as hot_order.npy in the dataset directory");
 ABSL_FLAG(double, watch, 0, "stats: refresh every SECONDS with rates and stage latencies, until interrupted");
 
@@ -69,6 +72,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
   gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
                   OUT_DIR
+                                 both also store hot_order.npy, the GPU hot tier's ranking by expected reads
+                                 under --fanouts (default 15,10,5); --hot-order=false: none
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
                 [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] [--device cpu|cuda:N]
                 --out batch.npz
@@ -98,6 +103,36 @@ absl::Status Usage(absl::string_view problem) {
   return absl::InvalidArgumentError(absl::StrCat(problem, "\n", kUsage));
 }
 
+absl::StatusOr<std::vector<int32_t>> Fanouts() {
+  std::vector<int32_t> fanouts;
+  for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) {
+    int32_t fanout;
+    if (!absl::SimpleAtoi(f, &fanout))
+      return absl::InvalidArgumentError(absl::StrCat("--fanouts: '", f, "' is not an integer"));
+    fanouts.push_back(fanout);
+  }
+  return fanouts;
+}
+
+// import and generate rank the nodes with --fanouts: checked before anything is written.
+absl::StatusOr<std::vector<int32_t>> HotOrderFanouts() {
+  GNND_ASSIGN_OR_RETURN(std::vector<int32_t> fanouts, Fanouts());
+  if (absl::GetFlag(FLAGS_hot_order)) GNND_RETURN_IF_ERROR(CheckSamplingSpec({1, fanouts}));
+  return fanouts;
+}
+
+// After import or generate: the hot tier's ranking (unless --hot_order=false), then the summary.
+
+absl::Status Summarize(const std::string& dir, const std::vector<int32_t>& fanouts) {
+  if (absl::GetFlag(FLAGS_hot_order)) {
+    GNND_ASSIGN_OR_RETURN(const std::string stored, dataset::WriteHotOrder(dir, "train", fanouts, Threads()));
+    absl::PrintF("%s\n", stored);
+  }
+  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(dir));
+  absl::PrintF("%s: %s\n", dir, dataset.Summary());
+  return absl::OkStatus();
+}
+
 absl::Status RunImport(const std::vector<std::string>& args) {
   if (args.size() != 2) return Usage("import takes SRC and OUT_DIR");
   dataset::ImportOptions options;
@@ -109,10 +144,9 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   options.labels_npy = absl::GetFlag(FLAGS_labels);
   options.splits_dir = absl::GetFlag(FLAGS_splits);
   options.threads = Threads();
+  GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
   GNND_RETURN_IF_ERROR(dataset::Import(absl::GetFlag(FLAGS_format), args[0], args[1], options));
-  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[1]));
-  absl::PrintF("%s: %s\n", args[1], dataset.Summary());
-  return absl::OkStatus();
+  return Summarize(args[1], fanouts);
 }
 
 absl::Status RunGenerate(const std::vector<std::string>& args) {
@@ -125,21 +159,9 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
   GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
   if (options.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) options.feature_dtype = v1::FEATURE_DTYPE_FLOAT32;
   options.threads = Threads();
+  GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
   GNND_RETURN_IF_ERROR(dataset::Generate(spec, options, args[0]));
-  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(args[0]));
-  absl::PrintF("%s: %s\n", args[0], dataset.Summary());
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<int32_t>> Fanouts() {
-  std::vector<int32_t> fanouts;
-  for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) {
-    int32_t fanout;
-    if (!absl::SimpleAtoi(f, &fanout))
-      return absl::InvalidArgumentError(absl::StrCat("--fanouts: '", f, "' is not an integer"));
-    fanouts.push_back(fanout);
-  }
-  return fanouts;
+  return Summarize(args[0], fanouts);
 }
 
 absl::Status RunSample(const std::vector<std::string>& args) {
