@@ -480,23 +480,25 @@ int RunTier() {
   const std::vector<int64_t> presample_counts = CountReads(presampled, n);
   const std::vector<int64_t> presample = dataset::RankByScore<int64_t>(presample_counts);
   const std::vector<int64_t> truth = CountReads(measured, n);
-  std::printf(
-      "Graph: %s; whole batches through a hot tier of 25 %% of the nodes by expected reads (their rows and labels; "
-      "with the CSC in host memory also their in-neighbor lists), median of %zu batches.\n\n"
-      "| fanouts | CSC in | hot tier | sampling ms | whole batch ms |\n|---|---|---|---|---|\n",
-      g->name.c_str(), batches.size());
-  for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
-    for (int64_t num_hot : {int64_t{0}, n / 4}) {
-      const SampleRun run = Sample(
-          *g, fanouts, placement, /*graphs=*/true, [](const int64_t*, int64_t) {}, HotSpec{expected, num_hot});
-      std::printf("| [%s] | %s | %s | %.3f | %.3f |\n", absl::GetFlag(FLAGS_fanouts).c_str(),
-                  placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)", num_hot ? "25 %" : "none",
-                  run.sampling_ms, run.whole_ms);
-      std::fflush(stdout);
-    }
-  }
-  std::printf("\n");
   const int gpus = absl::GetFlag(FLAGS_tier_gpus);
+  if (gpus == 1) {  // sampling through the tier runs on one GPU: the split tier adds nothing to it
+    std::printf(
+        "Graph: %s; whole batches through a hot tier of 25 %% of the nodes by expected reads (their rows and labels; "
+        "with the CSC in host memory also their in-neighbor lists), median of %zu batches.\n\n"
+        "| fanouts | CSC in | hot tier | sampling ms | whole batch ms |\n|---|---|---|---|---|\n",
+        g->name.c_str(), batches.size());
+    for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+      for (int64_t num_hot : {int64_t{0}, n / 4}) {
+        const SampleRun run = Sample(
+            *g, fanouts, placement, /*graphs=*/true, [](const int64_t*, int64_t) {}, HotSpec{expected, num_hot});
+        std::printf("| [%s] | %s | %s | %.3f | %.3f |\n", absl::GetFlag(FLAGS_fanouts).c_str(),
+                    placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)", num_hot ? "25 %" : "none",
+                    run.sampling_ms, run.whole_ms);
+        std::fflush(stdout);
+      }
+    }
+    std::printf("\n");
+  }
   std::vector<int> devices(gpus);
   std::iota(devices.begin(), devices.end(), 0);
   if (gpus > 1 && !EnablePeerAccess(devices)) std::fprintf(stderr, "no peer access between the GPUs\n"), std::exit(2);
