@@ -201,7 +201,9 @@ Session::~Session() {
 
 absl::Status Session::Broken(absl::string_view what) {
   if (!failed_.ok()) return failed_;
-  context_->TryCancel();
+  // A failed write means gnnd ended the call: its status, soon read, says why. Cancelling at once would
+  // replace that reason with CANCELLED; cancel only if the end does not arrive.
+  if (io_ == nullptr || !io_->ReadEndedWithin(std::chrono::seconds(5))) context_->TryCancel();
   if (io_) io_->Join();  // Finish only once nothing else uses the stream
   const grpc::Status status = stream_->Finish();
   failed_ = status.ok() || status.error_code() == grpc::StatusCode::UNAVAILABLE ||

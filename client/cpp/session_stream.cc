@@ -57,6 +57,11 @@ bool SessionStream::Put(v1::SessionRequest request) {
   return true;
 }
 
+bool SessionStream::ReadEndedWithin(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return read_ended_; });
+}
+
 void SessionStream::Join() {
   {
     std::lock_guard<std::mutex> lock(mutex_);

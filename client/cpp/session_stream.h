@@ -4,6 +4,7 @@
 // read or write on its own thread costs it tens of microseconds per batch.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -27,6 +28,8 @@ class SessionStream {
   bool Take(v1::SessionEvent* event);
   // Queues a request; false if a write already failed (the stream is broken).
   bool Put(v1::SessionRequest request);
+  // Whether gnnd's side of the stream ended within `timeout` (its status is then what Finish returns).
+  bool ReadEndedWithin(std::chrono::milliseconds timeout);
   // Waits for both threads. Cancel the stream's context first, or the reader waits for gnnd.
   void Join();
 

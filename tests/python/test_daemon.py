@@ -288,3 +288,18 @@ def test_protocol_errors_reach_the_trainer_with_their_code(daemon):
     assert error.value.code == "INVALID_ARGUMENT"
     assert error.value.message == "release.slot = 7 (not a batch this trainer holds)"
     loader.close()
+
+
+def test_a_release_after_gnnd_ended_the_session_names_gnnds_reason(daemon):
+    """A release whose write fails because gnnd ended the call reports why gnnd ended it, not CANCELLED."""
+    from gnnd import _native
+    loader = gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=100, fanouts=[2], output="numpy")
+    lib = loader._native.lib
+    _native.check(lib.gnnd_release_batch_on_stream(loader._session, 7, None))  # gnnd ends the session
+    with pytest.raises(gnnd.GnndError) as error:
+        for _ in range(200):  # queued releases succeed until the writer finds the call over
+            _native.check(lib.gnnd_release_batch_on_stream(loader._session, 0, None))
+            time.sleep(0.01)
+    assert error.value.code == "INVALID_ARGUMENT", error.value.message
+    assert error.value.message == "release.slot = 7 (not a batch this trainer holds)"
+    loader.close()

@@ -51,7 +51,7 @@ def test_ddp_example_in_torchruns_environment(tmp_path):
         lines = []
         for proc in ranks:
             out, err = proc.communicate(timeout=300)
-            assert proc.returncode == 0, err[-3000:]
+            assert proc.returncode == 0, err[-3000:] + "\ngnnd's log:\n" + daemon.output()[-3000:]
             lines += [line for line in out.splitlines() if line.startswith("rank ")]
         assert len(lines) == 4, lines
         steps = {line.split(": ")[1].split(",")[0] for line in lines}
