@@ -34,6 +34,12 @@ ABSL_FLAG(int64_t, hold_after, -1, "stop releasing after this many batches and s
 namespace gnnd {
 namespace {
 
+// A client call that failed: its status on stderr (the load test reads it), exit code 2.
+int Failed(const absl::Status& status) {
+  std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+  return 2;
+}
+
 bool Same(const BatchView& a, const BatchView& b, size_t row) {
   if (a.num_nodes() != b.num_nodes() || a.num_edges() != b.num_edges() || a.num_seeds() != b.num_seeds()) return false;
   const int64_t n = a.num_nodes(), e = a.num_edges();
@@ -79,12 +85,13 @@ int Run() {
 
   int64_t checked = 0;
   for (int epoch = 0; epoch < absl::GetFlag(FLAGS_epochs); ++epoch) {
-    if (epoch > 0 && !(*session)->StartEpoch(epoch).ok()) return 2;
+    if (absl::Status started = epoch > 0 ? (*session)->StartEpoch(epoch) : absl::OkStatus(); !started.ok())
+      return Failed(started);
     EpochSeeds seeds(ids, schedule, epoch);
     int64_t steps = 0;
     for (;;) {
       auto batch = (*session)->Next();
-      if (!batch.ok()) return std::fprintf(stderr, "%s\n", std::string(batch.status().message()).c_str()), 2;
+      if (!batch.ok()) return Failed(batch.status());
       if (!batch->has_value()) break;
       const client::Batch& b = **batch;
       if (static_cast<int>(b.epoch) != epoch || b.step != steps) {
@@ -103,7 +110,7 @@ int Run() {
         std::fflush(stdout);
         ::pause();
       }
-      if (!(*session)->Release(b.slot).ok()) return 2;
+      if (absl::Status released = (*session)->Release(b.slot); !released.ok()) return Failed(released);
     }
     if (steps != seeds.num_steps()) {
       std::fprintf(stderr, "epoch %d ended after %d of %d steps\n", epoch, int(steps), int(seeds.num_steps()));
