@@ -19,8 +19,9 @@ bool MpsActive() {
   address.sun_family = AF_UNIX;
   if (control.size() >= sizeof(address.sun_path)) return false;
   std::memcpy(address.sun_path, control.c_str(), control.size() + 1);
-  // The socket type is the daemon's to choose; a mismatch fails with EPROTOTYPE, a stale file with ECONNREFUSED.
-  for (const int type : {SOCK_STREAM, SOCK_SEQPACKET, SOCK_DGRAM}) {
+  // The daemon listens with SOCK_SEQPACKET (driver 580); SOCK_STREAM is tried too. A type mismatch fails with
+  // EPROTOTYPE, a stale file with ECONNREFUSED.
+  for (const int type : {SOCK_SEQPACKET, SOCK_STREAM}) {
     const int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
     const bool connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;

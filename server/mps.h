@@ -1,5 +1,5 @@
-#ifndef GNND_SERVER_MPS_H_
-#define GNND_SERVER_MPS_H_
+// CUDA MPS detection.
+#pragma once
 
 namespace gnnd {
 
@@ -8,5 +8,3 @@ namespace gnnd {
 bool MpsActive();
 
 }  // namespace gnnd
-
-#endif  // GNND_SERVER_MPS_H_

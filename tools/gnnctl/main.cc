@@ -121,8 +121,7 @@ absl::StatusOr<std::vector<int32_t>> HotOrderFanouts() {
   return fanouts;
 }
 
-// After import or generate: the hot tier's ranking (unless --hot_order=false), then the summary.
-
+// After import or generate: the hot tier's ranking (unless --hot-order=false), then the summary.
 absl::Status Summarize(const std::string& dir, const std::vector<int32_t>& fanouts) {
   if (absl::GetFlag(FLAGS_hot_order)) {
     GNND_ASSIGN_OR_RETURN(const std::string stored, dataset::WriteHotOrder(dir, "train", fanouts, Threads()));
