@@ -90,6 +90,21 @@ def test_pyg_batch_shape(served):
             assert s in dataset.indices[dataset.indptr[d]:dataset.indptr[d + 1]]
 
 
+def test_pyg_edge_index_is_both_edge_arrays_in_one_copy(served):
+    daemon, _ = served
+    with gnnd.Loader(address=daemon.address, dataset="training", batch_size=50, fanouts=[4, 3], output="torch",
+                     num_slots=2) as batches:
+        batches._edge_pairs = True  # as gnnd.pyg.NeighborLoader asks
+        lengths = set()
+        for _, batch in zip(range(6), batches):  # both slots, several edge counts: cached views sliced or remade
+            assert batch._edge_pair is not None
+            edge_index = gnnd.pyg.to_pyg(batch)["edge_index"]
+            assert edge_index.is_contiguous() and edge_index.dtype == torch.int64
+            assert torch.equal(edge_index, torch.stack((batch.edge_src, batch.edge_dst)).long())
+            lengths.add(len(batch.edge_src))
+        assert len(lengths) > 1
+
+
 def test_dgl_blocks_are_slices_outermost_first(served):
     daemon, _ = served
     with gnnd.Loader(address=daemon.address, dataset="training", batch_size=64, fanouts=[4, 3], output="torch") as batches:

@@ -45,13 +45,17 @@ _capsule_new.restype = ctypes.py_object
 _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
-def capsule(array):
-    """A "dltensor" capsule for a gnnd_array (any device); consumed by torch.utils.dlpack.from_dlpack."""
+def capsule(array, shape=None, strides=None):
+    """A "dltensor" capsule for a gnnd_array (any device); consumed by torch.utils.dlpack.from_dlpack. By
+    default the array's own shape, compact; `shape` and `strides` (in elements) view its memory otherwise."""
     code, bits = _DTYPES[array.dtype]
-    shape = (ctypes.c_int64 * 2)(*array.shape)
+    ndim = array.ndim if shape is None else len(shape)
+    shape = (ctypes.c_int64 * 2)(*(array.shape if shape is None else shape))
+    strides = None if strides is None else (ctypes.c_int64 * 2)(*strides)
     managed = _Managed()
-    managed.dl_tensor = _Tensor(data=array.data, device=_Device(array.device_type, array.device_id), ndim=array.ndim,
-                                dtype=_DataType(code, bits, 1), shape=shape, strides=None, byte_offset=0)
+    managed.dl_tensor = _Tensor(data=array.data, device=_Device(array.device_type, array.device_id),
+                                ndim=ndim, dtype=_DataType(code, bits, 1), shape=shape,
+                                strides=strides, byte_offset=0)
     managed.deleter = _delete
-    _alive[ctypes.addressof(managed)] = (managed, shape)
+    _alive[ctypes.addressof(managed)] = (managed, shape, strides)
     return _capsule_new(ctypes.addressof(managed), b"dltensor", None)

@@ -72,6 +72,22 @@ class _SlotViews:
         view = cached[1]
         return view if view.shape[0] == length else view[:length]
 
+    def edge_pair(self, slot, src, dst):
+        """edge_src and edge_dst as one (2, E) torch view (rows at their own addresses), so a PyG edge_index is
+        one copy; None when the two are not both int32 with edge_dst after edge_src in the slot."""
+        delta = dst.data - src.data
+        if src.dtype != _native.INT32 or dst.dtype != _native.INT32 or delta <= 0 or delta % 4:
+            return None
+        length, key = src.shape[0], (slot, "edge pair")
+        cached = self._views.get(key)
+        if cached is None or cached[0] != (src.data, dst.data) or cached[1].shape[1] < length:
+            import torch.utils.dlpack
+            view = torch.utils.dlpack.from_dlpack(_dlpack.capsule(src, shape=(2, length), strides=(delta // 4, 1)))
+            cached = ((src.data, dst.data), view)
+            self._views[key] = cached
+        view = cached[1]
+        return view if view.shape[1] == length else view[:, :length]
+
     def clear(self):
         self._views.clear()
 
@@ -93,11 +109,17 @@ class Batch:
             raise RuntimeError("gnnd client: no per-hop counts for this batch")
         self.nodes_per_hop, self.edges_per_hop = list(nodes[:hops + 1]), list(edges[:hops])
         self._loader, self._slot = loader, native.slot
+        arrays = {}
         for array in native.arrays:  # GPU arrays: ordered on the current stream already
+            name = array.name.decode()
+            arrays[name] = array
             value = loader._views.get(native.slot, array)
             if copy:
                 value = value.clone() if output == "torch" else value.copy()
-            setattr(self, array.name.decode(), value)
+            setattr(self, name, value)
+        # For gnnd.pyg: both edge arrays in one view (valid as long as the slot is held).
+        self._edge_pair = loader._views.edge_pair(native.slot, arrays["edge_src"], arrays["edge_dst"]) \
+            if loader._edge_pairs and not copy else None
         if copy:
             self.release()
 
@@ -155,6 +177,7 @@ class Loader:
         self.output, self.copy, self.epoch = output, copy, epoch
         self._held = None
         self._views = _SlotViews(output)
+        self._edge_pairs = False  # gnnd.pyg sets it: batches carry edge_src and edge_dst as one view
         self._hop_counts = (ctypes.c_int32 * _MAX_HOPS)(), (ctypes.c_int32 * _MAX_HOPS)()  # reused per batch
         self._started = False  # the session's first epoch is already running
         self._exhausted = False  # the current epoch has ended

@@ -87,6 +87,7 @@ class NeighborLoader:
             world_size=_distributed_default(world_size, torch.distributed.get_world_size) or 1,
             shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, output="torch",
             timeout_ms=timeout_ms)
+        self._loader._edge_pairs = True  # batches carry both edge arrays as one view: edge_index in one copy
         try:
             from torch_geometric.data import Data
             self._make = Data
@@ -120,9 +121,13 @@ class NeighborLoader:
 
 def to_pyg(batch):
     """The PyG attributes of a gnnd.Batch (torch output), as a dict."""
-    edge_index = torch.empty((2, batch.edge_src.numel()), dtype=torch.int64, device=batch.edge_src.device)
-    edge_index[0].copy_(batch.edge_src)
-    edge_index[1].copy_(batch.edge_dst)
+    pair = getattr(batch, "_edge_pair", None)
+    if pair is not None:  # one conversion kernel instead of an allocation and two copies
+        edge_index = pair.to(torch.int64, memory_format=torch.contiguous_format)
+    else:
+        edge_index = torch.empty((2, batch.edge_src.numel()), dtype=torch.int64, device=batch.edge_src.device)
+        edge_index[0].copy_(batch.edge_src)
+        edge_index[1].copy_(batch.edge_dst)
     return dict(x=batch.features, edge_index=edge_index, y=batch.labels, n_id=batch.node_ids,
                 batch_size=batch.nodes_per_hop[0], num_sampled_nodes=list(batch.nodes_per_hop),
                 num_sampled_edges=list(batch.edges_per_hop))
