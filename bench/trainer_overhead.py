@@ -11,6 +11,7 @@ single next() calls (wall time, and the calling thread's CPU time: on a machine 
 producer refilling slots meanwhile competes with the trainer for them). Needs the Python client (PYTHONPATH=client/python).
 """
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -39,6 +40,26 @@ def time_next(loader):
     return costs, cpu
 
 
+def pyg_split(address, device):
+    """Host µs of what gnnd.pyg adds to a gnnd.Loader's next(): to_pyg (edge_index) and the Data object."""
+    import gnnd
+    from gnnd.pyg import NeighborLoader, to_pyg
+    make = NeighborLoader(None, num_neighbors=[2], dataset="bench", address=address, device=device)._make
+    with gnnd.Loader(address=address, dataset="bench", batch_size=64, fanouts=[2], device=device,
+                     output="torch") as loader:
+        loader._edge_pairs = True
+        batch = next(iter(loader))
+        parts = {"to_pyg": lambda: to_pyg(batch), f"{make.__module__}.{make.__name__}(**)": lambda: make(**attributes)}
+        attributes = to_pyg(batch)
+        for name, part in parts.items():
+            costs = []
+            for _ in range(300):
+                start = time.perf_counter()
+                part()
+                costs.append(time.perf_counter() - start)
+            print(f"  of which {name}: median {statistics.median(costs[50:]) * 1e6:.1f} us")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True)
@@ -47,7 +68,7 @@ def main():
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     import gnnd
-    output = "torch" if args.device != "cpu" else "auto"
+    output = "torch" if args.device != "cpu" or importlib.util.find_spec("torch") else "numpy"
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "gnnd.textproto")
         with open(config, "w") as f:
@@ -77,6 +98,8 @@ def main():
                 print(f"{name} next() with the batch already made ({args.device}): median "
                       f"{statistics.median(costs) * 1e6:.0f} us, min {min(costs) * 1e6:.0f} us over {len(costs)} "
                       f"calls; the trainer thread's CPU time: median {statistics.median(cpu) * 1e6:.0f} us")
+            if output == "torch":
+                pyg_split(address, args.device)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
