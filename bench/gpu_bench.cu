@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
@@ -47,6 +48,7 @@ ABSL_FLAG(std::string, dataset, "", "dataset directory");
 ABSL_FLAG(int64_t, synthetic_nodes, 0, "sampling: build a synthetic graph of this many nodes instead");
 ABSL_FLAG(double, synthetic_degree, 14.5, "mean in-degree of the synthetic graph");
 ABSL_FLAG(double, synthetic_skew, 1, "synthetic sources: node floor(n * u^skew), scattered (1: uniform)");
+ABSL_FLAG(std::string, csc, "gpu,host", "sampling: CSC placements to time (gpu, host)");
 ABSL_FLAG(int, tier_gpus, 1, "tier: GPUs the hot tier is split over");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
@@ -285,7 +287,9 @@ int RunSampling() {
   std::printf(
       "| fanouts | CSC in | launches | sampling ms | whole batch ms | nodes/batch | edges/batch |\n"
       "|---|---|---|---|---|---|---|\n");
+  const std::vector<std::string> placements = absl::StrSplit(absl::GetFlag(FLAGS_csc), ',');
   for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+    if (!absl::c_linear_search(placements, placement == CscPlacement::kDevice ? "gpu" : "host")) continue;
     for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
       for (bool graphs : {false, true}) {
         const SampleRun run = Sample(*g, ParseFanouts(set), placement, graphs, [](const int64_t*, int64_t) {});
