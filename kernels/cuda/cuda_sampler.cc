@@ -44,6 +44,8 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
             "query the shared memory per block");
   s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
   GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(capacity));
+  GNND_RETURN_IF_ERROR(ResetDedup(*s->workspace_, s->ids_, nullptr));
+  GNND_CUDA(cudaStreamSynchronize(nullptr), "prepare the sampler's buffers");
   return s;
 }
 
@@ -57,7 +59,7 @@ absl::Status CudaSampler::EnqueueSampling(BatchView out, cudaStream_t stream) {
     GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, fanouts_[hop], out, stream));
     GNND_RETURN_IF_ERROR(AddHopNodes(w, bound, h, ids_, out, stream));
   }
-  return absl::OkStatus();
+  return EndBatch(w, capacity, ids_, stream);
 }
 
 absl::Status CudaSampler::EnqueueGather(BatchView out, cudaStream_t stream) {
@@ -100,14 +102,19 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   if (num_seeds > layout_.capacity.max_seeds) return absl::InvalidArgumentError("more seeds than the batch capacity");
   const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
                        batch_index};
+  // A batch whose sampling was not enqueued whole may have left its nodes in the node table.
+  if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
+  needs_reset_ = true;  // until this batch's sampling is enqueued whole
   GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
   if (!use_graphs_ || stream == nullptr) {  // the legacy default stream cannot be captured
     GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream));
+    needs_reset_ = false;
     if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
     return EnqueueGather(out, stream);
   }
   GNND_ASSIGN_OR_RETURN(const Graphs* graphs, GraphsFor(out, stream));
   GNND_CUDA(cudaGraphLaunch(graphs->sampling, stream), "launch a batch's sampling");
+  needs_reset_ = false;
   if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
   GNND_CUDA(cudaGraphLaunch(graphs->gather, stream), "launch a batch's gather");
   return absl::OkStatus();

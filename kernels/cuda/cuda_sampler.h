@@ -67,6 +67,7 @@ class CudaSampler {
   IdRange ids_;
   GatherOptions gather_;
   bool use_graphs_ = true;
+  bool needs_reset_ = false;  // a batch's sampling was not enqueued whole: reset the dedup state first
   std::unique_ptr<Workspace> workspace_;
   std::vector<Graphs> graphs_;  // one per output (a session's slots: a handful), all captured on:
   cudaStream_t graphs_stream_ = nullptr;

@@ -1,40 +1,65 @@
-#include <thrust/iterator/counting_iterator.h>
-
 #include <cub/cub.cuh>
-#include <cub/device/device_merge.cuh>
 
 #include "kernels/cuda/dedup.h"
 
 namespace gnnd::cuda {
 namespace {
 
-template <typename Key>
-__device__ int64_t LowerBound(const Key* sorted, int64_t n, Key key) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) / 2;
-    if (sorted[mid] < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+inline constexpr uint32_t kNoLocal = UINT32_MAX;  // a slot's local index before one is assigned
+
+__device__ uint32_t CompareAndSwap(uint32_t* at, uint32_t expected, uint32_t desired) {
+  return atomicCAS(at, expected, desired);
+}
+__device__ uint64_t CompareAndSwap(uint64_t* at, uint64_t expected, uint64_t desired) {
+  return atomicCAS(reinterpret_cast<unsigned long long*>(at), expected, desired);
 }
 
+// The batch's node table on the device: open addressing, linear probing, keys `Key` (all ones: empty).
+template <typename Key>
+struct NodeTable {
+  static constexpr Key kEmpty = ~Key{0};
+  Key* keys;
+  uint32_t* locals;
+  uint64_t mask;
+  int shift;
+
+  __device__ uint64_t Home(Key id) const { return (static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ull) >> shift; }
+  // Puts `id` in the table; returns its slot and whether this call added it (exactly one caller per id).
+  __device__ uint64_t Insert(Key id, bool* added) const {
+    for (uint64_t s = Home(id);; s = (s + 1) & mask) {
+      const Key before = CompareAndSwap(keys + s, kEmpty, id);
+      if (before == kEmpty || before == id) {
+        *added = before == kEmpty;
+        return s;
+      }
+    }
+  }
+  // The slot of an id in the table.
+  __device__ uint64_t Find(Key id) const {
+    uint64_t s = Home(id);
+    while (keys[s] != id) s = (s + 1) & mask;
+    return s;
+  }
+};
+
+template <typename Key>
+NodeTable<Key> TableOf(const Workspace& w) {
+  return {reinterpret_cast<Key*>(w.table_keys), w.table_locals, w.table_mask, w.table_shift};
+}
+
+// The seeds become the batch's first nodes, in their order; a seed given twice maps to its first local
+// index (as on the CPU backend).
 template <typename Key>
 __global__ void InitKernel(const BatchArgs* args, HopState* state, int64_t* node_ids, int32_t* num_nodes_per_hop,
-                           Key* pair_ids, int32_t* pair_local, int64_t max_seeds, Key sentinel) {
+                           NodeTable<Key> table, uint32_t* node_slots, int64_t max_seeds) {
   const int64_t* seeds = args->seeds;
   const int64_t num_seeds = args->num_seeds;
-  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_seeds; i += gridDim.x * blockDim.x) {
-    if (i < num_seeds) {
-      node_ids[i] = seeds[i];
-      pair_ids[i] = static_cast<Key>(seeds[i]);
-      pair_local[i] = static_cast<int32_t>(i);
-    } else {
-      pair_ids[i] = sentinel;
-      pair_local[i] = -1;
-    }
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_seeds && i < num_seeds; i += gridDim.x * blockDim.x) {
+    node_ids[i] = seeds[i];
+    bool added = false;
+    const uint64_t s = table.Insert(static_cast<Key>(seeds[i]), &added);
+    atomicMin(table.locals + s, static_cast<uint32_t>(i));
+    node_slots[i] = static_cast<uint32_t>(s);
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     *state = {num_seeds, 0, num_seeds, 0};
@@ -42,57 +67,46 @@ __global__ void InitKernel(const BatchArgs* args, HopState* state, int64_t* node
   }
 }
 
-// Copies this hop's sampled ids into the sort input, padding past the hop's edges with the sentinel.
+// Puts the hop's sampled ids in the table; the one call that adds an id writes it into `keys` (at its
+// edge's position; the rest of `keys` holds the sentinel), so sorting `keys` lists the hop's new nodes.
 template <typename Key>
-__global__ void PadKernel(const int64_t* hop_edges, const int64_t* sampled, Key* keys, int64_t bound, Key sentinel) {
+__global__ void InsertKernel(const int64_t* hop_edges, const int64_t* sampled, NodeTable<Key> table, Key* keys,
+                             int64_t bound) {
   const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (e < bound) keys[e] = e < *hop_edges ? static_cast<Key>(sampled[e]) : sentinel;
+  if (e >= bound || e >= *hop_edges) return;
+  bool added = false;
+  const Key id = static_cast<Key>(sampled[e]);
+  table.Insert(id, &added);
+  if (added) keys[e] = id;
 }
 
-// Whether position i of the hop's sorted ids holds a node new to the batch: the first of its run of equal
-// ids, not padding, and not in the node table (sorted, its first state->num_nodes entries real). CUB's
-// select calls it with each position (a counting iterator as the "flags"), so deduplicating, looking up
-// and compacting take one pass.
+// Position i of the sorted keys: a new node (before the sentinels) gets local index num_nodes + i; the
+// first sentinel's position is the count of new nodes. Also puts the sentinel back into `keys`.
 template <typename Key>
-struct IsNewNode {
-  const Key* sorted;
-  const Key* table;
-  const HopState* state;
-  Key sentinel;
-  __device__ bool operator()(int64_t i) const {
-    const Key id = sorted[i];
-    if (id == sentinel || (i > 0 && sorted[i - 1] == id)) return false;
-    const int64_t n = state->num_nodes;
-    const int64_t at = LowerBound(table, n, id);
-    return at == n || table[at] != id;
-  }
-};
-
-// Appends the hop's new nodes (sorted) to the batch and gives each its local index; pads the rest of
-// `fresh` up to `bound` with the sentinel, so it merges into the table as a whole.
-template <typename Key>
-__global__ void AppendKernel(const HopState* state, Key* fresh, const int64_t* num_fresh, int64_t* node_ids,
-                             int32_t* fresh_local, int64_t bound, Key sentinel) {
+__global__ void AssignKernel(const HopState* state, const int64_t* hop_edges, const Key* sorted, Key* keys,
+                             NodeTable<Key> table, int64_t* node_ids, uint32_t* node_slots, int64_t* num_fresh,
+                             Key sentinel) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= bound) return;
-  if (i < *num_fresh) {
-    const int64_t local = state->num_nodes + i;
-    node_ids[local] = static_cast<int64_t>(fresh[i]);
-    fresh_local[i] = static_cast<int32_t>(local);
-  } else {
-    fresh[i] = sentinel;
-    fresh_local[i] = -1;
-  }
+  const int64_t edges = *hop_edges;
+  if (i > edges) return;  // edges <= bound
+  const bool is_new = i < edges && sorted[i] != sentinel;
+  if (!is_new && (i == 0 || sorted[i - 1] != sentinel)) *num_fresh = i;
+  if (i == edges) return;
+  keys[i] = sentinel;
+  if (!is_new) return;
+  const int64_t local = state->num_nodes + i;
+  const uint64_t s = table.Find(sorted[i]);
+  table.locals[s] = static_cast<uint32_t>(local);
+  node_ids[local] = static_cast<int64_t>(sorted[i]);
+  node_slots[local] = static_cast<uint32_t>(s);
 }
 
 template <typename Key>
 __global__ void RelabelKernel(const HopState* state, const int64_t* hop_edges, const int64_t* sampled,
-                              const Key* sorted_ids, const int32_t* sorted_local, int64_t nodes_bound,
-                              int32_t* edge_src, int64_t bound) {
+                              NodeTable<Key> table, int32_t* edge_src, int64_t bound) {
   const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (e >= bound || e >= *hop_edges) return;
-  const int64_t at = LowerBound(sorted_ids, nodes_bound, static_cast<Key>(sampled[e]));
-  edge_src[state->total_edges + e] = sorted_local[at];
+  edge_src[state->total_edges + e] = static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
 }
 
 __global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const int64_t* num_fresh,
@@ -105,54 +119,33 @@ __global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const i
   state->total_edges += *hop_edges;
 }
 
-// The workspace's id buffers as `Key`s (allocated for 64-bit ids; node ids below 2^32 use half of each).
+// Empties the slots of the batch's nodes, so the next batch starts with an empty table.
 template <typename Key>
-struct KeyBuffers {
-  Key *keys, *sorted_keys, *fresh, *pair_ids, *table_ids[2];
-  explicit KeyBuffers(const Workspace& w)
-      : keys(reinterpret_cast<Key*>(w.keys)),
-        sorted_keys(reinterpret_cast<Key*>(w.sorted_keys)),
-        fresh(reinterpret_cast<Key*>(w.fresh)),
-        pair_ids(reinterpret_cast<Key*>(w.pair_ids)),
-        table_ids{reinterpret_cast<Key*>(w.table_ids[0]), reinterpret_cast<Key*>(w.table_ids[1])} {}
-};
+__global__ void ClearKernel(const HopState* state, const uint32_t* node_slots, NodeTable<Key> table, int64_t bound) {
+  const int64_t local = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (local >= bound || local >= state->num_nodes) return;
+  const uint32_t s = node_slots[local];
+  table.keys[s] = NodeTable<Key>::kEmpty;
+  table.locals[s] = kNoLocal;
+}
 
-// Merges the hop's new nodes (fresh: `count` entries, sorted, sentinel-padded) into the relabel table.
 template <typename Key>
-absl::Status MergeIntoTable(Workspace& w, const KeyBuffers<Key>& b, int64_t count, cudaStream_t stream) {
-  const int from = w.current, to = 1 - w.current;
-  GNND_RETURN_IF_ERROR(w.temp.Run("merge new nodes", [&](void* d, size_t& n) {
-    return cub::DeviceMerge::MergePairs(d, n, b.table_ids[from], w.table_local[from], w.table_count, b.fresh,
-                                        w.fresh_local, count, b.table_ids[to], w.table_local[to],
-                                        ::cuda::std::less<Key>{}, stream);
-  }));
-  w.current = to;
-  w.table_count += count;
-  return absl::OkStatus();
+__global__ void FillKernel(Key* keys, int64_t count, Key value) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    keys[i] = value;
+  }
 }
 
 }  // namespace
 
-absl::Status ReserveDedup(Workspace& w, const BatchCapacity& capacity, int64_t max_edges, int64_t max_table) {
+absl::Status ReserveDedup(Workspace& w, int64_t max_edges) {
   // For either id width (DispatchKey): the buffers hold 64-bit ids or 32-bit ones.
   auto reserve = [&](auto key) -> absl::Status {
     using Key = decltype(key);
-    const KeyBuffers<Key> b(w);
-    CubTemp& t = w.temp;
-    GNND_RETURN_IF_ERROR(t.Reserve("size sort", [&](void* d, size_t& n) {
-      return cub::DeviceRadixSort::SortKeys(d, n, b.keys, b.sorted_keys, max_edges);
-    }));
-    GNND_RETURN_IF_ERROR(t.Reserve("size select", [&](void* d, size_t& n) {
-      return cub::DeviceSelect::FlaggedIf(d, n, b.sorted_keys, thrust::counting_iterator<int64_t>(0), b.fresh,
-                                          w.num_fresh, max_edges, IsNewNode<Key>{}, nullptr);
-    }));
-    GNND_RETURN_IF_ERROR(t.Reserve("size seed sort", [&](void* d, size_t& n) {
-      return cub::DeviceRadixSort::SortPairs(d, n, b.pair_ids, b.table_ids[0], w.pair_local, w.table_local[0],
-                                             std::max<int64_t>(capacity.max_seeds, 1));
-    }));
-    return t.Reserve("size merge", [&](void* d, size_t& n) {
-      return cub::DeviceMerge::MergePairs(d, n, b.table_ids[0], w.table_local[0], max_table, b.fresh, w.fresh_local,
-                                          max_edges, b.table_ids[1], w.table_local[1], ::cuda::std::less<Key>{});
+    return w.temp.Reserve("size sort", [&](void* d, size_t& n) {
+      return cub::DeviceRadixSort::SortKeys(d, n, reinterpret_cast<Key*>(w.keys), reinterpret_cast<Key*>(w.sorted_keys),
+                                            max_edges);
     });
   };
   GNND_RETURN_IF_ERROR(reserve(uint32_t{}));
@@ -163,23 +156,29 @@ IdRange IdRange::ForNodes(int64_t num_nodes) {
   IdRange r;
   r.sentinel = static_cast<uint64_t>(num_nodes);  // above every node id
   while (r.end_bit < 64 && (uint64_t{1} << r.end_bit) <= r.sentinel) ++r.end_bit;
-  r.narrow = r.sentinel <= UINT32_MAX;
+  r.narrow = r.sentinel <= UINT32_MAX;  // so ids stay below all ones, the node table's empty key
   return r;
+}
+
+absl::Status ResetDedup(Workspace& w, const IdRange& ids, cudaStream_t stream) {
+  GNND_CUDA(cudaMemsetAsync(w.table_keys, 0xff, (w.table_mask + 1) * sizeof(uint64_t), stream), "empty the node table");
+  GNND_CUDA(cudaMemsetAsync(w.table_locals, 0xff, (w.table_mask + 1) * sizeof(uint32_t), stream),
+            "empty the node table");
+  return DispatchKey(ids, [&](auto key) -> absl::Status {
+    using Key = decltype(key);
+    GNND_LAUNCH(FillKernel<Key>, Blocks(w.max_edges), kThreads, 0, stream, reinterpret_cast<Key*>(w.keys), w.max_edges,
+                static_cast<Key>(ids.sentinel));
+    return absl::OkStatus();
+  });
 }
 
 absl::Status StartBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, BatchView out,
                         cudaStream_t stream) {
   return DispatchKey(ids, [&](auto key) -> absl::Status {
     using Key = decltype(key);
-    const KeyBuffers<Key> b(w);
     GNND_LAUNCH(InitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, w.state, out.node_ids,
-                out.num_nodes_per_hop, b.pair_ids, w.pair_local, capacity.max_seeds, static_cast<Key>(ids.sentinel));
-    w.current = 0;
-    w.table_count = capacity.max_seeds;
-    return w.temp.Run("sort seeds", [&](void* d, size_t& n) {
-      return cub::DeviceRadixSort::SortPairs(d, n, b.pair_ids, b.table_ids[0], w.pair_local, w.table_local[0],
-                                             capacity.max_seeds, 0, ids.end_bit, stream);
-    });
+                out.num_nodes_per_hop, TableOf<Key>(w), w.node_slots, capacity.max_seeds);
+    return absl::OkStatus();
   });
 }
 
@@ -187,26 +186,31 @@ absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdR
                          cudaStream_t stream) {
   return DispatchKey(ids, [&](auto key) -> absl::Status {
     using Key = decltype(key);
-    const KeyBuffers<Key> b(w);
+    const NodeTable<Key> table = TableOf<Key>(w);
+    Key* keys = reinterpret_cast<Key*>(w.keys);
+    Key* sorted = reinterpret_cast<Key*>(w.sorted_keys);
     const Key sentinel = static_cast<Key>(ids.sentinel);
     const int64_t edges = std::max<int64_t>(bound.edges, 1);
     const int64_t* hop_edges = w.offsets + bound.frontier;  // the sampling scan's last entry
-    GNND_LAUNCH(PadKernel<Key>, Blocks(edges), kThreads, 0, stream, hop_edges, w.sampled, b.keys, edges, sentinel);
-    GNND_RETURN_IF_ERROR(w.temp.Run("sort sampled ids", [&](void* d, size_t& n) {
-      return cub::DeviceRadixSort::SortKeys(d, n, b.keys, b.sorted_keys, edges, 0, ids.end_bit, stream);
+    GNND_LAUNCH(InsertKernel<Key>, Blocks(edges), kThreads, 0, stream, hop_edges, w.sampled, table, keys, edges);
+    GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
+      return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, edges, 0, ids.end_bit, stream);
     }));
-    const IsNewNode<Key> is_new{b.sorted_keys, b.table_ids[w.current], w.state, sentinel};
-    GNND_RETURN_IF_ERROR(w.temp.Run("select new nodes", [&](void* d, size_t& n) {
-      return cub::DeviceSelect::FlaggedIf(d, n, b.sorted_keys, thrust::counting_iterator<int64_t>(0), b.fresh,
-                                          w.num_fresh, edges, is_new, stream);
-    }));
-    GNND_LAUNCH(AppendKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, b.fresh, w.num_fresh, out.node_ids,
-                w.fresh_local, edges, sentinel);
-    GNND_RETURN_IF_ERROR(MergeIntoTable(w, b, edges, stream));
-    GNND_LAUNCH(RelabelKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled,
-                b.table_ids[w.current], w.table_local[w.current], w.table_count, out.edge_src, edges);
+    GNND_LAUNCH(AssignKernel<Key>, Blocks(edges + 1), kThreads, 0, stream, w.state, hop_edges, sorted, keys, table,
+                out.node_ids, w.node_slots, w.num_fresh, sentinel);
+    GNND_LAUNCH(RelabelKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, table,
+                out.edge_src, edges);
     GNND_LAUNCH(AdvanceKernel, 1, 1, 0, stream, w.state, hop_edges, w.num_fresh, out.num_nodes_per_hop,
                 out.num_edges_per_hop, hop);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status EndBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, cudaStream_t stream) {
+  return DispatchKey(ids, [&](auto key) -> absl::Status {
+    using Key = decltype(key);
+    GNND_LAUNCH(ClearKernel<Key>, Blocks(capacity.max_nodes), kThreads, 0, stream, w.state, w.node_slots,
+                TableOf<Key>(w), capacity.max_nodes);
     return absl::OkStatus();
   });
 }

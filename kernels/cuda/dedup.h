@@ -1,7 +1,8 @@
-// Dedup/relabel phase of the CUDA backend: the batch's node table. Seeds start it; each hop's sampled
-// ids are sorted and made unique (CUB), those new to the batch appended in id order (the canonical
-// layout) and merged into the table sorted by id (a merge, not a re-sort of every node), and the hop's
-// edge sources relabeled to local indices through that table.
+// Dedup/relabel phase of the CUDA backend: the batch's node table, a hash table from global id to local
+// index. Seeds start it; each hop's sampled ids are inserted, and the ids a hop adds (each added by
+// exactly one thread) are sorted, so its new nodes are appended in id order (the canonical layout); the
+// hop's edge sources are then relabeled through the table. The table is emptied at the batch's end by
+// the slots its nodes took, not by clearing all of it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,8 +16,7 @@
 namespace gnnd::cuda {
 
 // Id sorts cover bits [0, end_bit) of ids below `sentinel` (the node count, which pads sort inputs).
-// `narrow`: the sentinel fits 32 bits, so ids are sorted, deduplicated and looked up as uint32 (half the
-// memory traffic of the sorts).
+// `narrow`: the sentinel fits 32 bits, so ids are sorted and hashed as uint32 (half the memory traffic).
 struct IdRange {
   uint64_t sentinel = 0;
   int end_bit = 1;
@@ -31,9 +31,12 @@ decltype(auto) DispatchKey(const IdRange& ids, F&& f) {
   return f(uint64_t{});
 }
 
-// Grows w.temp to what the dedup phase's CUB calls need at their largest (hops of up to `max_edges`
-// edges, a node table of up to `max_table` entries).
-absl::Status ReserveDedup(Workspace& w, const BatchCapacity& capacity, int64_t max_edges, int64_t max_table);
+// Grows w.temp to what the dedup phase's CUB calls need at their largest (hops of up to `max_edges` edges).
+absl::Status ReserveDedup(Workspace& w, int64_t max_edges);
+
+// Puts the dedup phase's state in its between-batches form (an empty table, sentinel sort input): at
+// the start, and after a batch that failed half-way.
+absl::Status ResetDedup(Workspace& w, const IdRange& ids, cudaStream_t stream);
 
 // Starts a batch: the seeds (w.args) become its first nodes, hop 0.
 absl::Status StartBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, BatchView out,
@@ -42,5 +45,7 @@ absl::Status StartBatch(Workspace& w, const BatchCapacity& capacity, const IdRan
 // moves the frontier to the new nodes.
 absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdRange& ids, BatchView out,
                          cudaStream_t stream);
+// After the last hop: empties the node table for the next batch.
+absl::Status EndBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, cudaStream_t stream);
 
 }  // namespace gnnd::cuda

@@ -29,11 +29,10 @@ absl::Status Workspace::Allocate(T** out, int64_t count) {
 }
 
 absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity& capacity) {
-  int64_t max_frontier = 1, max_edges = 1, max_table = std::max<int64_t>(capacity.max_seeds, 1);
+  int64_t max_frontier = 1, max_edges = 1;
   for (const HopBound& h : capacity.hops) {
     max_frontier = std::max(max_frontier, h.frontier);
     max_edges = std::max(max_edges, h.edges);
-    max_table += std::max<int64_t>(h.edges, 1);  // each hop merges in up to one new node per edge
   }
   auto w = std::make_unique<Workspace>();
   GNND_RETURN_IF_ERROR(w->Allocate(&w->args, 1));
@@ -45,21 +44,23 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sampled, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->keys, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sorted_keys, max_edges));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->fresh, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->num_fresh, 1));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_ids, capacity.max_seeds));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->pair_local, capacity.max_seeds));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->fresh_local, max_edges));
-  for (int t = 0; t < 2; ++t) {
-    GNND_RETURN_IF_ERROR(w->Allocate(&w->table_ids[t], max_table));
-    GNND_RETURN_IF_ERROR(w->Allocate(&w->table_local[t], max_table));
-  }
-  // The CUB calls of the sampling (scan) and dedup (sorts, select, merge) phases at their largest.
+  w->max_edges = max_edges;
+  // Every node of a batch has a slot, and the table stays at most half full (short probes).
+  int k = 10;
+  while ((int64_t{1} << k) < 2 * capacity.max_nodes) ++k;
+  if (k > 32) return absl::ResourceExhaustedError("batch capacity too large for the CUDA node table (2^32 slots)");
+  w->table_mask = (uint64_t{1} << k) - 1;
+  w->table_shift = 64 - k;
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->table_keys, int64_t{1} << k));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->table_locals, int64_t{1} << k));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->node_slots, capacity.max_nodes));
+  // The CUB calls of the sampling (scan) and dedup (sort) phases at their largest.
   CubTemp& t = w->temp;
   GNND_RETURN_IF_ERROR(t.Reserve("size scan", [&](void* d, size_t& n) {
     return cub::DeviceScan::ExclusiveSum(d, n, w->counts, w->offsets, max_frontier + 1);
   }));
-  GNND_RETURN_IF_ERROR(ReserveDedup(*w, capacity, max_edges, max_table));
+  GNND_RETURN_IF_ERROR(ReserveDedup(*w, max_edges));
   char* temp = nullptr;
   GNND_RETURN_IF_ERROR(w->Allocate(&temp, static_cast<int64_t>(t.bytes)));
   t.data = temp;

@@ -40,19 +40,18 @@ struct Workspace {
   // in-degree, looked up once by the count kernel.
   const void **lists = nullptr;
   int64_t *degrees = nullptr;
-  // Dedup: the hop's sampled ids, sorted, those new to the batch, and their count.
-  uint64_t *keys = nullptr, *sorted_keys = nullptr, *fresh = nullptr;
+  // Dedup: the hop's sort input (the ids it adds to the batch at their edges' positions, the sentinel
+  // elsewhere; all sentinel between hops), that input sorted, and the count of new nodes.
+  uint64_t *keys = nullptr, *sorted_keys = nullptr;
   int64_t *num_fresh = nullptr;
-  // The seeds as (global id, local index) pairs, sorted into the first node table.
-  uint64_t *pair_ids = nullptr;
-  int32_t *pair_local = nullptr;
-  // The relabel table: the batch's nodes as (global id, local index) pairs sorted by id, then padding
-  // (sentinel ids). Each hop merges its new nodes (fresh, fresh_local: sorted already) into it, from
-  // table `current` into the other one; `table_count` is the host-side bound of its entries.
-  uint64_t *table_ids[2] = {nullptr, nullptr};
-  int32_t *table_local[2] = {nullptr, nullptr}, *fresh_local = nullptr;
-  int current = 0;
-  int64_t table_count = 0;
+  int64_t max_edges = 0;
+  // The node table (dedup.h): 2^k slots of id (all ones: empty) and local index, at most half full.
+  uint64_t *table_keys = nullptr;
+  uint32_t *table_locals = nullptr;
+  uint64_t table_mask = 0;
+  int table_shift = 64;  // 64 - k: a hash's top k bits pick the home slot
+  // The slot each of the batch's nodes took, by local index: the slots to empty at the batch's end.
+  uint32_t *node_slots = nullptr;
   CubTemp temp;
 
   // Sized for `capacity` on the current device.
