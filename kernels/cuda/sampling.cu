@@ -34,26 +34,29 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
   counts[i] = k;
 }
 
-// Shared memory per warp of the sampling kernel: the positions lane 0 draws (up to kPickRoom; more go
-// through global memory), and a short in-neighbor list read whole.
-inline constexpr int kWarpsPerBlock = kThreads / kWarp;
-inline constexpr int kPickRoom = 64;
-inline constexpr int kListRoom = 128;
+// The sampling kernel gives each frontier node a group of kGroup lanes (several nodes per warp, so that
+// more nodes' draws, a chain of dependent steps, run at once) and shared memory for the positions its
+// first lane draws (up to kPickRoom; more go through global memory) and for a short list read whole.
+inline constexpr int kGroup = 8;
+inline constexpr int kNodesPerBlock = kThreads / kGroup;
+inline constexpr int kPickRoom = 32;
+inline constexpr int kListRoom = 64;
 // A read of a scattered neighbor id moves one 32-byte sector (over PCIe when the CSC is in host memory).
 inline constexpr int64_t kSectorBytes = 32;
 
-// One warp per frontier node: lane 0 draws the positions (the shared rule) into shared memory, the warp
-// reads the neighbors; a node that keeps all its in-neighbors is copied by the whole warp, coalesced. A
-// list no longer than the k sectors its scattered reads would touch is read whole, coalesced, while
-// lane 0 draws (EMOGI's merged reads: fewer, fuller transactions).
+// One lane group per frontier node: its first lane draws the positions (the shared rule), the group
+// reads the neighbors; a node that keeps all its in-neighbors is copied by the group, coalesced. A list
+// no longer than the k sectors its scattered reads would touch is read whole, coalesced, while the
+// positions are drawn (EMOGI's merged reads: fewer, fuller transactions).
 template <typename Index>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, uint32_t hop, const int64_t* offsets,
                              int64_t bound, int64_t* sampled, int32_t* edge_dst) {
-  __shared__ int64_t picks[kWarpsPerBlock][kPickRoom];
-  __shared__ Index cached[kWarpsPerBlock][kListRoom];
-  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
+  __shared__ Index cached[kNodesPerBlock][kListRoom];
+  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
+  const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
+  const unsigned group_lanes = ((1u << kGroup) - 1) << (threadIdx.x % kWarp / kGroup * kGroup);
   if (i >= bound) return;
   const int64_t v = state->frontier_begin + i;
   if (v >= state->frontier_end) return;
@@ -63,20 +66,28 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
   const int64_t offset = offsets[i], k = offsets[i + 1] - offset;
   int64_t* out = sampled + offset;
   if (k == degree) {
-    for (int64_t p = lane; p < degree; p += kWarp) out[p] = list[p];
+    for (int64_t p = lane; p < degree; p += kGroup) out[p] = list[p];
   } else {
     const bool whole = degree <= kListRoom && degree * static_cast<int64_t>(sizeof(Index)) <= k * kSectorBytes;
     if (whole) {
-      for (int64_t p = lane; p < degree; p += kWarp) cached[warp][p] = list[p];
+      for (int64_t p = lane; p < degree; p += kGroup) cached[group][p] = list[p];
     }
-    int64_t* positions = k <= kPickRoom ? picks[warp] : out;
-    if (lane == 0)
-      ChoosePositions(args->key, args->batch_index, hop, static_cast<uint64_t>(node), degree, k, positions);
-    __syncwarp();
-    for (int64_t p = lane; p < k; p += kWarp) out[p] = whole ? cached[warp][positions[p]] : list[positions[p]];
+    const bool in_shared = k <= kPickRoom && degree <= UINT32_MAX;
+    if (lane == 0) {
+      const uint64_t id = static_cast<uint64_t>(node);
+      if (in_shared)
+        ChoosePositions(args->key, args->batch_index, hop, id, degree, k, picks[group]);
+      else
+        ChoosePositions(args->key, args->batch_index, hop, id, degree, k, out);
+    }
+    __syncwarp(group_lanes);
+    for (int64_t p = lane; p < k; p += kGroup) {
+      const int64_t at = in_shared ? static_cast<int64_t>(picks[group][p]) : out[p];
+      out[p] = whole ? cached[group][at] : list[at];
+    }
   }
   int32_t* dst = edge_dst + state->total_edges + offset;
-  for (int64_t p = lane; p < k; p += kWarp) dst[p] = static_cast<int32_t>(v);
+  for (int64_t p = lane; p < k; p += kGroup) dst[p] = static_cast<int32_t>(v);
 }
 
 }  // namespace
@@ -91,7 +102,7 @@ absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& b
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
-    GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kWarp), kThreads, 0, stream, w.args, w.state, out.node_ids,
+    GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kGroup), kThreads, 0, stream, w.args, w.state, out.node_ids,
                 w.lists, w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst);
     return absl::OkStatus();
   });
