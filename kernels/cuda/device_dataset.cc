@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
     GNND_ASSIGN_OR_RETURN(d->graph_.indices, place(ArrayId::kIndices));
     d->graph_.indptr = static_cast<const int64_t*>(indptr);
   }
+  d->graph_.csc = placement;
   GNND_ASSIGN_OR_RETURN(d->graph_.features, place(ArrayId::kFeatures));
   GNND_ASSIGN_OR_RETURN(const void* labels, place(ArrayId::kLabels));
   d->graph_.labels = static_cast<const int64_t*>(labels);

@@ -40,6 +40,7 @@ struct DeviceGraph {
   const void* features = nullptr;
   const int64_t* labels = nullptr;
   HotView hot;
+  CscPlacement csc = CscPlacement::kDevice;  // where indptr and indices are
 };
 
 // Places `host` for the current device: CSC per `placement`, features and labels used in place

@@ -34,11 +34,11 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
   counts[i] = k;
 }
 
-// The sampling kernel gives each frontier node a group of kGroup lanes (several nodes per warp, so that
-// more nodes' draws, a chain of dependent steps, run at once) and shared memory for the positions its
-// first lane draws (up to kPickRoom; more go through global memory) and for a short list read whole.
-inline constexpr int kGroup = 8;
-inline constexpr int kNodesPerBlock = kThreads / kGroup;
+// The sampling kernel gives each frontier node a group of kGroup lanes and shared memory for the
+// positions its first lane draws (up to kPickRoom; more go through global memory) and for a short list
+// read whole. With the CSC in GPU memory a group is 8 lanes: several nodes per warp, so more nodes' draws
+// (a chain of dependent steps) run at once. In host memory it is a warp: each read of a list over PCIe
+// is then one 128-byte request rather than four of 32 (measured: 8 lanes were 18 % slower there).
 inline constexpr int kPickRoom = 32;
 inline constexpr int kListRoom = 64;
 // A read of a scattered neighbor id moves one 32-byte sector (over PCIe when the CSC is in host memory).
@@ -48,15 +48,16 @@ inline constexpr int64_t kSectorBytes = 32;
 // reads the neighbors; a node that keeps all its in-neighbors is copied by the group, coalesced. A list
 // no longer than the k sectors its scattered reads would touch is read whole, coalesced, while the
 // positions are drawn (EMOGI's merged reads: fewer, fuller transactions).
-template <typename Index>
+template <typename Index, int kGroup>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, uint32_t hop, const int64_t* offsets,
                              int64_t bound, int64_t* sampled, int32_t* edge_dst) {
+  constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
-  const unsigned group_lanes = ((1u << kGroup) - 1) << (threadIdx.x % kWarp / kGroup * kGroup);
+  const unsigned group_lanes = (0xffffffffu >> (kWarp - kGroup)) << (threadIdx.x % kWarp / kGroup * kGroup);
   if (i >= bound) return;
   const int64_t v = state->frontier_begin + i;
   if (v >= state->frontier_end) return;
@@ -102,9 +103,13 @@ absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& b
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
-    GNND_LAUNCH(SampleKernel<Index>, Blocks(frontier * kGroup), kThreads, 0, stream, w.args, w.state, out.node_ids,
-                w.lists, w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst);
-    return absl::OkStatus();
+    auto sample = [&](auto kernel, int group) -> absl::Status {
+      GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, w.state, out.node_ids, w.lists,
+                  w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst);
+      return absl::OkStatus();
+    };
+    if (graph.csc == CscPlacement::kHost) return sample(SampleKernel<Index, kWarp>, kWarp);
+    return sample(SampleKernel<Index, 8>, 8);
   });
 }
 
