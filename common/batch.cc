@@ -1,6 +1,7 @@
 #include "common/batch.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -29,23 +30,29 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec) {
 
 absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
                                                    int64_t max_in_degree) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   BatchCapacity c;
-  c.max_seeds = std::min(spec.batch_size, num_nodes);
+  c.max_seeds = spec.seeds_may_repeat ? spec.batch_size : std::min(spec.batch_size, num_nodes);
+  // A batch holds its seed entries plus at most every other node.
+  const int64_t node_cap = spec.seeds_may_repeat ? c.max_seeds + num_nodes - 1 : num_nodes;
   c.max_nodes = c.max_seeds;
   int64_t frontier = c.max_seeds;
+  bool distinct = !spec.seeds_may_repeat;  // frontier entries are distinct nodes (all but repeated seeds)
   for (int32_t fanout : spec.fanouts) {
     const int64_t per_node = fanout < 0 ? max_in_degree : std::min<int64_t>(fanout, max_in_degree);
-    // Saturating products: bounds for deep hops exceed int64 long before they are capped.
-    const int64_t edges = per_node == 0 || frontier <= num_edges / per_node ? frontier * per_node : num_edges;
-    const int64_t hop_edges = std::min(edges, num_edges);
+    // Saturating: bounds for deep hops exceed int64 long before they are capped.
+    const int64_t edges = per_node == 0 ? 0 : frontier > kMax / per_node ? kMax : frontier * per_node;
+    // Distinct nodes have at most every edge of the graph; a repeated seed is expanded once per entry.
+    const int64_t hop_edges = distinct ? std::min(edges, num_edges) : edges;
     HopBound& hop = c.hops.emplace_back();
     hop.frontier = frontier;
     hop.edges = hop_edges;
-    c.max_edges += hop_edges;
+    c.max_edges = hop_edges > kMax - c.max_edges ? kMax : c.max_edges + hop_edges;
     // Nodes first reached here: at most one per edge, and at most the graph. (Not num_nodes minus the
     // bound so far: a batch may have fewer nodes than its bound, leaving more to be reached.)
     frontier = std::min(hop_edges, num_nodes);
-    c.max_nodes = std::min(c.max_nodes + frontier, num_nodes);
+    distinct = true;
+    c.max_nodes = std::min(c.max_nodes + frontier, node_cap);
     hop.nodes_after = c.max_nodes;
   }
   constexpr int64_t kLimit = (int64_t{1} << 31) - 1;  // local indices and per-hop counts are int32

@@ -23,6 +23,9 @@ namespace gnnd {
 struct SamplingSpec {
   int64_t batch_size = 0;
   std::vector<int32_t> fanouts;
+  // The seeds come from a list of ids that may repeat one (kept, as PyG keeps them), not from a split
+  // of distinct nodes: a batch may then hold more seed entries, and hop-1 edges, than the graph has.
+  bool seeds_may_repeat = false;
 };
 inline constexpr int kMaxHops = 16;
 absl::Status CheckSamplingSpec(const SamplingSpec& spec);

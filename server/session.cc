@@ -47,7 +47,9 @@ absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, co
     if (!split.ok()) return InField(split.status(), "open.");
     shape.split = *split;
   }
-  shape.sampling = {request.batch_size(), {request.fanouts().begin(), request.fanouts().end()}};
+  shape.sampling = {request.batch_size(),
+                    {request.fanouts().begin(), request.fanouts().end()},
+                    /*seeds_may_repeat=*/request.seed_ids_size() > 0};
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
   shape.schedule = {request.seed(),       !request.no_shuffle(), request.drop_last(),
                     request.batch_size(), request.rank(),        request.world_size() == 0 ? 1 : request.world_size()};

@@ -136,6 +136,23 @@ def test_seed_ids_and_masks_as_input_nodes(served):
         loader(daemon, replace=True)
 
 
+def test_repeated_seed_ids_beyond_the_graph_size(served):
+    """A seed list may repeat a node: a batch can hold more seed entries, and hop-1 edges, than the graph
+    has; each entry is expanded, and the slot is sized for it."""
+    daemon, dataset = served
+    degrees = np.diff(dataset.indptr)
+    hub, n = int(degrees.argmax()), dataset.num_nodes
+    ids = torch.full((n + 10,), hub)
+    with loader(daemon, input_nodes=ids, batch_size=n + 10, num_neighbors=[-1, 2], shuffle=False,
+                num_slots=1) as batches:
+        batch = next(iter(batches))
+        assert batch.batch_size == n + 10 and bool((batch.n_id[:n + 10] == hub).all())
+        assert batch.num_sampled_edges[0] == (n + 10) * int(degrees[hub])
+        reached = batch.n_id[n + 10:].tolist()
+        assert len(reached) == len(set(reached)) and hub not in reached and len(reached) > 0
+        assert torch.equal(batch.x, dataset.features[batch.n_id])
+
+
 def test_epoch_api(served):
     """len() is the steps per epoch; set_epoch picks the shuffle order; several epochs run on one session;
     a loader re-created after a failure carries on from the epoch it was at."""

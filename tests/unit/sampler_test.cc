@@ -174,6 +174,30 @@ TEST_F(SamplerTest, SameSeedsDifferentSeedGiveDifferentNeighbors) {
             testing::BatchContents(b.view(), layout.feature_row_bytes));
 }
 
+// Seed lists keep duplicates: a batch of one node repeated as often as the graph has nodes holds all those
+// entries plus every node they reach, more entries than the graph has nodes. The layout must hold them.
+TEST_F(SamplerTest, RepeatedSeedsFitTheLayout) {
+  const int64_t n = graph_->num_nodes();
+  const int64_t* indptr = graph_->arrays.indptr();
+  int64_t hub = 0;
+  for (int64_t v = 1; v < n; ++v) {
+    if (indptr[v + 1] - indptr[v] > indptr[hub + 1] - indptr[hub]) hub = v;
+  }
+  const std::vector<int32_t> fanouts = {-1, -1};
+  const BatchLayout layout = Layout({n, fanouts, /*seeds_may_repeat=*/true});
+  BatchBuffer buffer(layout);
+  const std::vector<int64_t> seeds(n, hub);
+  CpuSampler(*graph_, fanouts, 1).Sample(0, 0, seeds, buffer.view());
+  const BatchView b = buffer.view();
+  ASSERT_GT(b.num_nodes(), n);
+  ASSERT_LE(b.num_nodes(), layout.capacity.max_nodes);
+  ASSERT_LE(b.num_edges(), layout.capacity.max_edges);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(b.node_ids[i], hub);
+  const std::set<int64_t> reached(b.node_ids + n, b.node_ids + b.num_nodes());
+  EXPECT_EQ(static_cast<int64_t>(reached.size()), b.num_nodes() - n) << "each node reached once";
+  EXPECT_FALSE(reached.contains(hub));
+}
+
 TEST(BatchCapacity, BoundsAndLimits) {
   auto c = ComputeBatchCapacity({1024, {15, 10, 5}}, 1'000'000'000, 10'000'000'000, 5000);
   ASSERT_TRUE(c.ok());
@@ -189,6 +213,13 @@ TEST(BatchCapacity, BoundsAndLimits) {
   ASSERT_EQ(small->hops.size(), 2u);
   EXPECT_EQ(small->hops[1].frontier, 100);
   EXPECT_FALSE(ComputeBatchCapacity({1 << 20, {-1, -1}}, 1'000'000'000, 100'000'000'000, 100000).ok());
+  // Seeds from a list that may repeat: seed entries and hop-1 edges are not capped by the graph.
+  auto repeated = ComputeBatchCapacity({1024, {-1, 5}, /*seeds_may_repeat=*/true}, 100, 900, 40);
+  ASSERT_TRUE(repeated.ok());
+  EXPECT_EQ(repeated->max_seeds, 1024);
+  EXPECT_EQ(repeated->hops[0].edges, 1024 * 40);
+  EXPECT_EQ(repeated->hops[1].edges, 100 * 5);
+  EXPECT_EQ(repeated->max_nodes, 1024 + 99);
   EXPECT_EQ(CheckSamplingSpec({0, {5}}).message(), "batch_size = 0 (must be at least 1)");
   EXPECT_EQ(CheckSamplingSpec({8, {}}).message(), "fanouts has 0 entries (need 1 to 16, one per hop)");
   EXPECT_EQ(CheckSamplingSpec({8, {5, -2}}).message(), "fanouts[1] = -2 (must be -1 for all neighbors, or at least 1)");
