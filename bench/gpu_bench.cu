@@ -48,7 +48,8 @@ ABSL_FLAG(std::string, dataset, "", "dataset directory");
 ABSL_FLAG(int64_t, synthetic_nodes, 0, "sampling: build a synthetic graph of this many nodes instead");
 ABSL_FLAG(double, synthetic_degree, 14.5, "mean in-degree of the synthetic graph");
 ABSL_FLAG(double, synthetic_skew, 1, "synthetic sources: node floor(n * u^skew), scattered (1: uniform)");
-ABSL_FLAG(std::string, csc, "gpu,host", "sampling: CSC placements to time (gpu, host)");
+ABSL_FLAG(std::string, csc, "gpu,host-indices,host",
+          "sampling: CSC placements to time (gpu; host-indices: indptr in GPU memory; host)");
 ABSL_FLAG(int, tier_gpus, 1, "tier: GPUs the hot tier is split over");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
@@ -224,7 +225,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   DeviceGraph device_graph = device->graph();
   std::unique_ptr<HotTier> tier;
   if (hot.num_hot > 0) {  // with the CSC in host memory, the hot nodes' lists too (as gnnd does)
-    tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement == CscPlacement::kHost));
+    tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement != CscPlacement::kDevice));
     device_graph.hot = tier->view(0);
   }
   auto sampler = OrDie(CudaSampler::Create(device_graph, fanouts, 1, capacity));
@@ -279,6 +280,18 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   return run;
 }
 
+const char* PlacementName(CscPlacement placement) {
+  switch (placement) {
+    case CscPlacement::kDevice:
+      return "GPU memory";
+    case CscPlacement::kHostIndices:
+      return "host, indptr in GPU memory";
+    case CscPlacement::kHost:
+      break;
+  }
+  return "host (zero-copy)";
+}
+
 int RunSampling() {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
   auto g = GraphFromFlags();
@@ -288,14 +301,15 @@ int RunSampling() {
       "| fanouts | CSC in | launches | sampling ms | whole batch ms | nodes/batch | edges/batch |\n"
       "|---|---|---|---|---|---|---|\n");
   const std::vector<std::string> placements = absl::StrSplit(absl::GetFlag(FLAGS_csc), ',');
-  for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
-    if (!absl::c_linear_search(placements, placement == CscPlacement::kDevice ? "gpu" : "host")) continue;
+  const std::pair<CscPlacement, const char*> kinds[] = {
+      {CscPlacement::kDevice, "gpu"}, {CscPlacement::kHostIndices, "host-indices"}, {CscPlacement::kHost, "host"}};
+  for (const auto& [placement, name] : kinds) {
+    if (!absl::c_linear_search(placements, name)) continue;
     for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
       for (bool graphs : {false, true}) {
         const SampleRun run = Sample(*g, ParseFanouts(set), placement, graphs, [](const int64_t*, int64_t) {});
         std::printf("| [%s] | %s | %s | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
-                    placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)",
-                    graphs ? "CUDA graphs" : "each kernel", run.sampling_ms,
+                    PlacementName(placement), graphs ? "CUDA graphs" : "each kernel", run.sampling_ms,
                     synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
         std::fflush(stdout);
       }
@@ -491,13 +505,12 @@ int RunTier() {
         "with the CSC in host memory also their in-neighbor lists), median of %zu batches.\n\n"
         "| fanouts | CSC in | hot tier | sampling ms | whole batch ms |\n|---|---|---|---|---|\n",
         g->name.c_str(), batches.size());
-    for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+    for (CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHostIndices, CscPlacement::kHost}) {
       for (int64_t num_hot : {int64_t{0}, n / 4}) {
         const SampleRun run = Sample(
             *g, fanouts, placement, /*graphs=*/true, [](const int64_t*, int64_t) {}, HotSpec{expected, num_hot});
         std::printf("| [%s] | %s | %s | %.3f | %.3f |\n", absl::GetFlag(FLAGS_fanouts).c_str(),
-                    placement == CscPlacement::kDevice ? "GPU memory" : "host (zero-copy)", num_hot ? "25 %" : "none",
-                    run.sampling_ms, run.whole_ms);
+                    PlacementName(placement), num_hot ? "25 %" : "none", run.sampling_ms, run.whole_ms);
         std::fflush(stdout);
       }
     }

@@ -48,17 +48,30 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   return slots;
 }
 
+cuda::CscPlacement CudaDevices::CscPlacementFor(const v1::DatasetManifest& m) const {
+  if (!options_.gpu_csc_in_host_memory) return cuda::CscPlacement::kDevice;
+  // indptr (8 bytes a node) in GPU memory when it takes at most an eighth of what is free: the sampler's
+  // per-node reads then stay off PCIe, and only the neighbor lists cross it.
+  size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return cuda::CscPlacement::kHost;
+  }
+  return ArrayBytes(m, ArrayId::kIndptr) <= free / 8 ? cuda::CscPlacement::kHostIndices : cuda::CscPlacement::kHost;
+}
+
 absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device, bool hot_tier) {
   std::lock_guard<std::mutex> lock(placed_mutex_);
   auto it = placed_.find({&dataset, device});
   if (it == placed_.end()) {
-    const bool in_host = options_.gpu_csc_in_host_memory;
     GNND_CUDA(cudaSetDevice(device), absl::StrCat("select cuda:", device));
-    GNND_ASSIGN_OR_RETURN(
-        std::unique_ptr<cuda::DeviceDataset> placed,
-        cuda::DeviceDataset::Create(dataset.graph, in_host ? cuda::CscPlacement::kHost : cuda::CscPlacement::kDevice));
-    LogInfo("dataset '%s' placed for cuda:%d (CSC in %s memory, features zero-copy)", dataset.name, device,
-            in_host ? "host" : "GPU");
+    const cuda::CscPlacement placement = CscPlacementFor(dataset.graph.manifest);
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::DeviceDataset> placed,
+                          cuda::DeviceDataset::Create(dataset.graph, placement));
+    LogInfo("dataset '%s' placed for cuda:%d (%s, features zero-copy)", dataset.name, device,
+            placement == cuda::CscPlacement::kDevice        ? "CSC in GPU memory"
+            : placement == cuda::CscPlacement::kHostIndices ? "CSC indices in host memory, indptr in GPU memory"
+                                                            : "CSC in host memory");
     it = placed_.emplace(std::make_pair(&dataset, device), std::move(placed)).first;
     if (hot_tier) BuildHotTiers(dataset, {device});
   }

@@ -23,8 +23,11 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
     d->registered_bytes_ += ArrayBytes(m, id);
     return device;
   };
-  if (placement == CscPlacement::kDevice) {
-    for (ArrayId id : {ArrayId::kIndptr, ArrayId::kIndices}) {
+  for (ArrayId id : {ArrayId::kIndptr, ArrayId::kIndices}) {
+    const bool copy =
+        placement == CscPlacement::kDevice || (placement == CscPlacement::kHostIndices && id == ArrayId::kIndptr);
+    const void* where = nullptr;
+    if (copy) {
       void** target = id == ArrayId::kIndptr ? &d->device_indptr_ : &d->device_indices_;
       const size_t bytes = ArrayBytes(m, id);
       GNND_CUDA(cudaMalloc(target, std::max<size_t>(bytes, 1)),
@@ -32,13 +35,15 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
       GNND_CUDA(cudaMemcpy(*target, host.arrays[id], bytes, cudaMemcpyHostToDevice),
                 absl::StrCat("copy ", ArrayName(id), " to the GPU"));
       d->placed_bytes_ += bytes;
+      where = *target;
+    } else {
+      GNND_ASSIGN_OR_RETURN(where, place(id));
     }
-    d->graph_.indptr = static_cast<const int64_t*>(d->device_indptr_);
-    d->graph_.indices = d->device_indices_;
-  } else {
-    GNND_ASSIGN_OR_RETURN(const void* indptr, place(ArrayId::kIndptr));
-    GNND_ASSIGN_OR_RETURN(d->graph_.indices, place(ArrayId::kIndices));
-    d->graph_.indptr = static_cast<const int64_t*>(indptr);
+    if (id == ArrayId::kIndptr) {
+      d->graph_.indptr = static_cast<const int64_t*>(where);
+    } else {
+      d->graph_.indices = where;
+    }
   }
   d->graph_.csc = placement;
   GNND_ASSIGN_OR_RETURN(d->graph_.features, place(ArrayId::kFeatures));

@@ -14,8 +14,9 @@
 namespace gnnd::cuda {
 
 enum class CscPlacement {
-  kDevice,  // indptr/indices copied into GPU memory
-  kHost,    // read from (registered) host memory over PCIe, zero-copy
+  kDevice,       // indptr/indices copied into GPU memory
+  kHostIndices,  // indptr (8 bytes a node) copied into GPU memory, indices (the bulk) read from host memory
+  kHost,         // both read from (registered) host memory over PCIe, zero-copy
 };
 
 // A hot tier as one GPU's kernels see it (hot_tier.h builds it): rank[node] is the node's place in the

@@ -37,7 +37,7 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
 // The sampling kernel gives each frontier node a group of kGroup lanes and shared memory for the
 // positions its first lane draws (up to kPickRoom; more go through global memory) and for a short list
 // read whole. With the CSC in GPU memory a group is 8 lanes: several nodes per warp, so more nodes' draws
-// (a chain of dependent steps) run at once. In host memory it is a warp: each read of a list over PCIe
+// (a chain of dependent steps) run at once. With indices in host memory it is a warp: each read of a list over PCIe
 // is then one 128-byte request rather than four of 32 (measured: 8 lanes were 18 % slower there).
 inline constexpr int kPickRoom = 32;
 inline constexpr int kListRoom = 64;
@@ -108,7 +108,7 @@ absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& b
                   w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst);
       return absl::OkStatus();
     };
-    if (graph.csc == CscPlacement::kHost) return sample(SampleKernel<Index, kWarp>, kWarp);
+    if (graph.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp>, kWarp);
     return sample(SampleKernel<Index, 8>, 8);
   });
 }

@@ -128,7 +128,7 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
   for (double share : {0.0, 0.3, 1.0}) {
     const auto num_hot = static_cast<int64_t>(share * static_cast<double>(graph.num_nodes()));
     // The adjacency too when the CSC is in host memory (as gnnd does).
-    auto tier = HotTier::Create((*device)->graph(), order, num_hot, {0}, c.placement == CscPlacement::kHost);
+    auto tier = HotTier::Create((*device)->graph(), order, num_hot, {0}, c.placement != CscPlacement::kDevice);
     ASSERT_TRUE(tier.ok()) << tier.status();
     DeviceGraph cached = (*device)->graph();
     cached.hot = (*tier)->view(0);
@@ -143,6 +143,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"f32_129_all", 129, v1::FEATURE_DTYPE_FLOAT32, {-1, 3}, CscPlacement::kHost},
                       Case{"f32_353", 353, v1::FEATURE_DTYPE_FLOAT32, {5, -1}, CscPlacement::kDevice},
                       Case{"f16_33", 33, v1::FEATURE_DTYPE_FLOAT16, {4, 4, 4}, CscPlacement::kHost},
+                      Case{"f32_64_host_indices", 64, v1::FEATURE_DTYPE_FLOAT32, {10, 5}, CscPlacement::kHostIndices},
                       Case{"bf16_128", 128, v1::FEATURE_DTYPE_BFLOAT16, {25, 10}, CscPlacement::kDevice}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 

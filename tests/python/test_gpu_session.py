@@ -173,6 +173,27 @@ def test_hot_tier_serves_batches_equal_to_the_cpu_reference(tmp_path, prepare):
         assert daemon.stop() == 0, daemon.output()
 
 
+def test_csc_in_host_memory_serves_batches_equal_to_the_cpu_reference(tmp_path, setup):
+    """gpu_csc_in_host_memory: neighbor lists read over PCIe, indptr in GPU memory (it fits); same batches."""
+    _, data = setup
+    config = tmp_path / "gnnd.textproto"
+    config.write_text("gpu_csc_in_host_memory: true\n")
+    daemon = Daemon(tmp_path, f"--dataset=hostcsc={data}", f"--config={config}", name="hostcsc")
+    try:
+        with gnnd.Loader(address=daemon.address, dataset="hostcsc", batch_size=512, fanouts=[10, 5], seed=3,
+                         device="cuda:0") as loader:
+            for batch in loader:
+                ref = reference(data, tmp_path, batch.step, 0, batch_size=512, fanouts="10,5", seed=3)
+                for name in gnnd.ARRAY_NAMES:
+                    value = getattr(batch, name)
+                    got = (value.view(torch.int16) if name == "features" else value).cpu().numpy()
+                    want = ref[name].view(np.int16) if name == "features" else ref[name]
+                    np.testing.assert_array_equal(got, want, err_msg=f"step {batch.step} {name}")
+        assert "CSC indices in host memory, indptr in GPU memory" in daemon.output(), daemon.output()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 DYING_TRAINER = """
 import sys, gnnd, torch
 loader = gnnd.Loader(address=sys.argv[1], dataset="dyingtiny", batch_size=512, fanouts=[10, 5], num_slots=2,
