@@ -140,8 +140,9 @@ takes and releases."
       run "$python" "$repo/bench/session_rate.py" --dataset "$(products)" --device cuda:0 --rounds 2 --batches 100 ;;
     next)
       section "A trainer's next()" \
-        "\`bench/trainer_overhead.py\`: the trainer-side time of one next() with the batch already made."
-      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0
+        "\`bench/trainer_overhead.py\`: the trainer-side time of one next() with the batch already made (on the GPU \
+with a cProfile of those calls)."
+      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0 --profile
       echo >>"$results"
       run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cpu --idle 0 ;;
     *) echo "unknown part: $part" >&2; status=2 ;;

@@ -11,8 +11,10 @@ single next() calls (wall time, and the calling thread's CPU time: on a machine 
 producer refilling slots meanwhile competes with the trainer for them). Needs the Python client (PYTHONPATH=client/python).
 """
 import argparse
+import cProfile
 import importlib.util
 import os
+import pstats
 import shutil
 import statistics
 import sys
@@ -22,19 +24,24 @@ import time
 from session_rate import serve
 
 
-def time_next(loader):
-    """Wall and thread CPU seconds of next() calls made when every slot holds a finished batch."""
+def time_next(loader, rounds=20, profiler=None):
+    """Wall and thread CPU seconds of next() calls made when every slot holds a finished batch (`profiler`,
+    a cProfile.Profile, runs only during those calls)."""
     costs, cpu = [], []
     with loader:
-        for _ in range(5):
+        for _ in range(rounds):
             batches = iter(loader)
             next(batches)
             time.sleep(0.2)  # every slot filled
             for _ in range(6):
+                if profiler:
+                    profiler.enable()
                 start, start_cpu = time.perf_counter(), time.thread_time()
                 next(batches)
                 cpu.append(time.thread_time() - start_cpu)
                 costs.append(time.perf_counter() - start)
+                if profiler:
+                    profiler.disable()
             for _ in batches:
                 pass
     return costs, cpu
@@ -66,6 +73,7 @@ def main():
     parser.add_argument("--gnnd", default=shutil.which("gnnd"))
     parser.add_argument("--idle", type=int, default=200)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 12 by own time)")
     args = parser.parse_args()
     import gnnd
     output = "torch" if args.device != "cpu" or importlib.util.find_spec("torch") else "numpy"
@@ -94,10 +102,15 @@ def main():
                     None, num_neighbors=[2], batch_size=64, shuffle=True, dataset="bench", address=address,
                     device=args.device, num_slots=8)
             for name, factory in make.items():
-                costs, cpu = time_next(factory())
+                profiler = cProfile.Profile() if args.profile else None
+                costs, cpu = time_next(factory(), profiler=profiler)
+                quartiles = statistics.quantiles(costs, n=4)
                 print(f"{name} next() with the batch already made ({args.device}): median "
-                      f"{statistics.median(costs) * 1e6:.0f} us, min {min(costs) * 1e6:.0f} us over {len(costs)} "
-                      f"calls; the trainer thread's CPU time: median {statistics.median(cpu) * 1e6:.0f} us")
+                      f"{statistics.median(costs) * 1e6:.0f} us (quartiles {quartiles[0] * 1e6:.0f} / "
+                      f"{quartiles[2] * 1e6:.0f} us) over {len(costs)} calls; the trainer thread's CPU time: "
+                      f"median {statistics.median(cpu) * 1e6:.0f} us")
+                if profiler:
+                    pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(12)
             if output == "torch":
                 pyg_split(address, args.device)
         finally:
