@@ -174,6 +174,7 @@ class Loader:
         if device.startswith("cuda") and output != "torch":
             raise ValueError(f"device = {device!r} gives CUDA tensors: output must be torch")
         self.device = device
+        self._cuda_index = None
         self.output, self.copy, self.epoch = output, copy, epoch
         self._held = None
         self._views = _SlotViews(output)
@@ -262,7 +263,10 @@ class Loader:
         if not self.device.startswith("cuda"):
             return None
         import torch
-        return torch.cuda.current_stream(torch.device(self.device)).cuda_stream
+        if self._cuda_index is None:  # parsed once: a torch.device per call was a third of next()'s Python time
+            index = torch.device(self.device).index
+            self._cuda_index = torch.cuda.current_device() if index is None else index
+        return torch.cuda.current_stream(self._cuda_index).cuda_stream
 
     def _release(self, slot):
         if self._session:
