@@ -144,6 +144,8 @@ takes and releases."
 with a cProfile of those calls)."
       run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0 --profile
       echo >>"$results"
+      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0 --wait sleep
+      echo >>"$results"
       run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cpu --idle 0 ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac

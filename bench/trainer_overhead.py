@@ -24,7 +24,18 @@ import time
 from session_rate import serve
 
 
-def time_next(loader, rounds=20, profiler=None):
+def wait_for_slots(busy):
+    """Waits until every slot is filled: busy, as a trainer's thread is between batches (a core that slept
+    for 0.2 s wakes at a low clock with cold caches, and the first calls after it measure that), or asleep."""
+    if not busy:
+        time.sleep(0.2)
+        return
+    deadline = time.perf_counter() + 0.2
+    while time.perf_counter() < deadline:
+        pass
+
+
+def time_next(loader, busy, rounds=20, profiler=None):
     """Wall and thread CPU seconds of next() calls made when every slot holds a finished batch (`profiler`,
     a cProfile.Profile, runs only during those calls)."""
     costs, cpu = [], []
@@ -32,7 +43,7 @@ def time_next(loader, rounds=20, profiler=None):
         for _ in range(rounds):
             batches = iter(loader)
             next(batches)
-            time.sleep(0.2)  # every slot filled
+            wait_for_slots(busy)
             for _ in range(6):
                 if profiler:
                     profiler.enable()
@@ -45,6 +56,30 @@ def time_next(loader, rounds=20, profiler=None):
             for _ in batches:
                 pass
     return costs, cpu
+
+
+def native_split(address, device, busy):
+    """Host µs of the client library's calls inside next(): taking a ready batch (and, on a GPU, ordering the
+    trainer's stream after it), and releasing one (recording the stream's progress)."""
+    import ctypes
+    import gnnd
+    with gnnd.Loader(address=address, dataset="bench", batch_size=64, fanouts=[2], num_slots=8, device=device,
+                     output="torch") as loader:
+        lib, stream = loader._native.lib, loader._stream()
+        next(iter(loader))  # the epoch runs; that batch stays held
+        native = loader._native.Batch()
+        take, give = [], []
+        for _ in range(20):
+            wait_for_slots(busy)
+            for _ in range(6):
+                start = time.perf_counter()
+                lib.gnnd_next_batch_on_stream(loader._session, stream, ctypes.byref(native))
+                taken = time.perf_counter()
+                lib.gnnd_release_batch_on_stream(loader._session, native.slot, stream)
+                take.append(taken - start)
+                give.append(time.perf_counter() - taken)
+        print(f"  of which the client library's next: median {statistics.median(take) * 1e6:.1f} us, release: "
+              f"median {statistics.median(give) * 1e6:.1f} us")
 
 
 def pyg_split(address, device):
@@ -73,6 +108,8 @@ def main():
     parser.add_argument("--gnnd", default=shutil.which("gnnd"))
     parser.add_argument("--idle", type=int, default=200)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--wait", choices=["busy", "sleep"], default="busy",
+                        help="how the trainer waits for the slots to fill between rounds of timed calls")
     parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 12 by own time)")
     args = parser.parse_args()
     import gnnd
@@ -103,16 +140,19 @@ def main():
                     device=args.device, num_slots=8)
             for name, factory in make.items():
                 profiler = cProfile.Profile() if args.profile else None
-                costs, cpu = time_next(factory(), profiler=profiler)
+                costs, cpu = time_next(factory(), args.wait == "busy", profiler=profiler)
                 quartiles = statistics.quantiles(costs, n=4)
-                print(f"{name} next() with the batch already made ({args.device}): median "
+                print(f"{name} next() with the batch already made ({args.device}, {args.wait} wait): median "
                       f"{statistics.median(costs) * 1e6:.0f} us (quartiles {quartiles[0] * 1e6:.0f} / "
                       f"{quartiles[2] * 1e6:.0f} us) over {len(costs)} calls; the trainer thread's CPU time: "
                       f"median {statistics.median(cpu) * 1e6:.0f} us")
                 if profiler:
                     pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(12)
-            if output == "torch":
-                pyg_split(address, args.device)
+                if output == "torch":
+                    if name == "gnnd.Loader":
+                        native_split(address, args.device, args.wait == "busy")
+                    else:
+                        pyg_split(address, args.device)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
