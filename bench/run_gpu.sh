@@ -142,9 +142,9 @@ takes and releases."
       section "A trainer's next()" \
         "\`bench/trainer_overhead.py\`: the trainer-side time of one next() with the batch already made (on the GPU \
 with a cProfile of those calls)."
-      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0 --profile
+      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0
       echo >>"$results"
-      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0 --wait sleep
+      run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0 --wait busy --profile
       echo >>"$results"
       run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cpu --idle 0 ;;
     *) echo "unknown part: $part" >&2; status=2 ;;

@@ -25,8 +25,8 @@ from session_rate import serve
 
 
 def wait_for_slots(busy):
-    """Waits until every slot is filled: busy, as a trainer's thread is between batches (a core that slept
-    for 0.2 s wakes at a low clock with cold caches, and the first calls after it measure that), or asleep."""
+    """Waits until every slot is filled: asleep, or busy as a trainer's thread is between batches (on the
+    H100 machine busy waiting made next() slower, not faster: RESULTS.md)."""
     if not busy:
         time.sleep(0.2)
         return
@@ -108,7 +108,7 @@ def main():
     parser.add_argument("--gnnd", default=shutil.which("gnnd"))
     parser.add_argument("--idle", type=int, default=200)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--wait", choices=["busy", "sleep"], default="busy",
+    parser.add_argument("--wait", choices=["busy", "sleep"], default="sleep",
                         help="how the trainer waits for the slots to fill between rounds of timed calls")
     parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 12 by own time)")
     args = parser.parse_args()
