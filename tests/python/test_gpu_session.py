@@ -33,6 +33,17 @@ def reference(data, tmp_path, step, epoch, **flags):
     return np.load(out)
 
 
+def assert_matches_reference(batch, data, tmp_path, epoch, **flags):
+    """Every array of a CUDA batch equals the CPU reference's (16-bit features compared as their bits)."""
+    ref = reference(data, tmp_path, batch.step, epoch, **flags)
+    for name in gnnd.ARRAY_NAMES:
+        value = getattr(batch, name)
+        is_16_bit = name == "features" and value.element_size() == 2
+        got = (value.view(torch.int16) if is_16_bit else value).cpu().numpy()
+        want = ref[name].view(np.int16) if is_16_bit else ref[name]
+        np.testing.assert_array_equal(got, want, err_msg=f"epoch {epoch} step {batch.step} {name}")
+
+
 def test_cuda_tensors_over_ipc_match_the_cpu_reference(setup, tmp_path):
     daemon, data = setup
     loader = gnnd.Loader(address=daemon.address, dataset="gputiny", batch_size=512, fanouts=[10, -1], seed=3,
@@ -41,14 +52,7 @@ def test_cuda_tensors_over_ipc_match_the_cpu_reference(setup, tmp_path):
         steps = 0
         for batch in loader:
             assert batch.features.is_cuda and batch.features.dtype == torch.bfloat16
-            ref = reference(data, tmp_path, batch.step, epoch, batch_size=512, fanouts="10,-1", seed=3)
-            for name in gnnd.ARRAY_NAMES:
-                value = getattr(batch, name)
-                if name == "features":
-                    value = value.view(torch.int16)
-                got = value.cpu().numpy()
-                want = ref[name].view(np.int16) if name == "features" else ref[name]
-                np.testing.assert_array_equal(got, want, err_msg=f"epoch {epoch} step {batch.step} {name}")
+            assert_matches_reference(batch, data, tmp_path, epoch, batch_size=512, fanouts="10,-1", seed=3)
             steps += 1
         assert steps == len(loader)
     loader.close()
@@ -159,12 +163,7 @@ def test_hot_tier_serves_batches_equal_to_the_cpu_reference(tmp_path, prepare):
                          device="cuda:0") as loader:
             steps = 0
             for batch in loader:
-                ref = reference(data, tmp_path, batch.step, 0, batch_size=256, fanouts="10,5", seed=2)
-                for name in gnnd.ARRAY_NAMES:
-                    value = getattr(batch, name)
-                    got = (value.view(torch.int16) if name == "features" else value).cpu().numpy()
-                    want = ref[name].view(np.int16) if name == "features" else ref[name]
-                    np.testing.assert_array_equal(got, want, err_msg=f"step {batch.step} {name}")
+                assert_matches_reference(batch, data, tmp_path, 0, batch_size=256, fanouts="10,5", seed=2)
                 steps += 1
             assert steps == len(loader)
         assert "event=hot_tier_built" in daemon.output(), daemon.output()
@@ -183,12 +182,7 @@ def test_csc_in_host_memory_serves_batches_equal_to_the_cpu_reference(tmp_path, 
         with gnnd.Loader(address=daemon.address, dataset="hostcsc", batch_size=512, fanouts=[10, 5], seed=3,
                          device="cuda:0") as loader:
             for batch in loader:
-                ref = reference(data, tmp_path, batch.step, 0, batch_size=512, fanouts="10,5", seed=3)
-                for name in gnnd.ARRAY_NAMES:
-                    value = getattr(batch, name)
-                    got = (value.view(torch.int16) if name == "features" else value).cpu().numpy()
-                    want = ref[name].view(np.int16) if name == "features" else ref[name]
-                    np.testing.assert_array_equal(got, want, err_msg=f"step {batch.step} {name}")
+                assert_matches_reference(batch, data, tmp_path, 0, batch_size=512, fanouts="10,5", seed=3)
         assert "CSC indices in host memory, indptr in GPU memory" in daemon.output(), daemon.output()
     finally:
         assert daemon.stop() == 0, daemon.output()
