@@ -67,17 +67,22 @@ __global__ void InitKernel(const BatchArgs* args, HopState* state, int64_t* node
   }
 }
 
+// The kernels below loop over the device-side count (grid-stride) on a grid sized by StrideBlocks: the
+// host-side bounds are several times the counts, and a grid of idle blocks costs microseconds per launch.
+__device__ int64_t FirstIndex() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
+__device__ int64_t Stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
 // Puts the hop's sampled ids in the table; the one call that adds an id writes it into `keys` (at its
 // edge's position; the rest of `keys` holds the sentinel), so sorting `keys` lists the hop's new nodes.
 template <typename Key>
-__global__ void InsertKernel(const int64_t* hop_edges, const int64_t* sampled, NodeTable<Key> table, Key* keys,
-                             int64_t bound) {
-  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (e >= bound || e >= *hop_edges) return;
-  bool added = false;
-  const Key id = static_cast<Key>(sampled[e]);
-  table.Insert(id, &added);
-  if (added) keys[e] = id;
+__global__ void InsertKernel(const int64_t* hop_edges, const int64_t* sampled, NodeTable<Key> table, Key* keys) {
+  const int64_t edges = *hop_edges;
+  for (int64_t e = FirstIndex(); e < edges; e += Stride()) {
+    bool added = false;
+    const Key id = static_cast<Key>(sampled[e]);
+    table.Insert(id, &added);
+    if (added) keys[e] = id;
+  }
 }
 
 // Position i of the sorted keys: a new node (before the sentinels) gets local index num_nodes + i; the
@@ -86,27 +91,29 @@ template <typename Key>
 __global__ void AssignKernel(const HopState* state, const int64_t* hop_edges, const Key* sorted, Key* keys,
                              NodeTable<Key> table, int64_t* node_ids, uint32_t* node_slots, int64_t* num_fresh,
                              Key sentinel) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   const int64_t edges = *hop_edges;
-  if (i > edges) return;  // edges <= bound
-  const bool is_new = i < edges && sorted[i] != sentinel;
-  if (!is_new && (i == 0 || sorted[i - 1] != sentinel)) *num_fresh = i;
-  if (i == edges) return;
-  keys[i] = sentinel;
-  if (!is_new) return;
-  const int64_t local = state->num_nodes + i;
-  const uint64_t s = table.Find(sorted[i]);
-  table.locals[s] = static_cast<uint32_t>(local);
-  node_ids[local] = static_cast<int64_t>(sorted[i]);
-  node_slots[local] = static_cast<uint32_t>(s);
+  for (int64_t i = FirstIndex(); i <= edges; i += Stride()) {
+    const bool is_new = i < edges && sorted[i] != sentinel;
+    if (!is_new && (i == 0 || sorted[i - 1] != sentinel)) *num_fresh = i;
+    if (i == edges) continue;
+    keys[i] = sentinel;
+    if (!is_new) continue;
+    const int64_t local = state->num_nodes + i;
+    const uint64_t s = table.Find(sorted[i]);
+    table.locals[s] = static_cast<uint32_t>(local);
+    node_ids[local] = static_cast<int64_t>(sorted[i]);
+    node_slots[local] = static_cast<uint32_t>(s);
+  }
 }
 
 template <typename Key>
 __global__ void RelabelKernel(const HopState* state, const int64_t* hop_edges, const int64_t* sampled,
-                              NodeTable<Key> table, int32_t* edge_src, int64_t bound) {
-  const int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (e >= bound || e >= *hop_edges) return;
-  edge_src[state->total_edges + e] = static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
+                              NodeTable<Key> table, int32_t* edge_src) {
+  const int64_t edges = *hop_edges;
+  int32_t* out = edge_src + state->total_edges;
+  for (int64_t e = FirstIndex(); e < edges; e += Stride()) {
+    out[e] = static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
+  }
 }
 
 __global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const int64_t* num_fresh,
@@ -121,12 +128,13 @@ __global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const i
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table.
 template <typename Key>
-__global__ void ClearKernel(const HopState* state, const uint32_t* node_slots, NodeTable<Key> table, int64_t bound) {
-  const int64_t local = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (local >= bound || local >= state->num_nodes) return;
-  const uint32_t s = node_slots[local];
-  table.keys[s] = NodeTable<Key>::kEmpty;
-  table.locals[s] = kNoLocal;
+__global__ void ClearKernel(const HopState* state, const uint32_t* node_slots, NodeTable<Key> table) {
+  const int64_t nodes = state->num_nodes;
+  for (int64_t local = FirstIndex(); local < nodes; local += Stride()) {
+    const uint32_t s = node_slots[local];
+    table.keys[s] = NodeTable<Key>::kEmpty;
+    table.locals[s] = kNoLocal;
+  }
 }
 
 template <typename Key>
@@ -192,14 +200,14 @@ absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdR
     const Key sentinel = static_cast<Key>(ids.sentinel);
     const int64_t edges = std::max<int64_t>(bound.edges, 1);
     const int64_t* hop_edges = w.offsets + bound.frontier;  // the sampling scan's last entry
-    GNND_LAUNCH(InsertKernel<Key>, Blocks(edges), kThreads, 0, stream, hop_edges, w.sampled, table, keys, edges);
+    GNND_LAUNCH(InsertKernel<Key>, StrideBlocks(edges), kThreads, 0, stream, hop_edges, w.sampled, table, keys);
     GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
       return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, edges, 0, ids.end_bit, stream);
     }));
-    GNND_LAUNCH(AssignKernel<Key>, Blocks(edges + 1), kThreads, 0, stream, w.state, hop_edges, sorted, keys, table,
-                out.node_ids, w.node_slots, w.num_fresh, sentinel);
-    GNND_LAUNCH(RelabelKernel<Key>, Blocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, table,
-                out.edge_src, edges);
+    GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(edges + 1), kThreads, 0, stream, w.state, hop_edges, sorted, keys,
+                table, out.node_ids, w.node_slots, w.num_fresh, sentinel);
+    GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, table,
+                out.edge_src);
     GNND_LAUNCH(AdvanceKernel, 1, 1, 0, stream, w.state, hop_edges, w.num_fresh, out.num_nodes_per_hop,
                 out.num_edges_per_hop, hop);
     return absl::OkStatus();
@@ -209,8 +217,8 @@ absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdR
 absl::Status EndBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, cudaStream_t stream) {
   return DispatchKey(ids, [&](auto key) -> absl::Status {
     using Key = decltype(key);
-    GNND_LAUNCH(ClearKernel<Key>, Blocks(capacity.max_nodes), kThreads, 0, stream, w.state, w.node_slots,
-                TableOf<Key>(w), capacity.max_nodes);
+    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(capacity.max_nodes), kThreads, 0, stream, w.state, w.node_slots,
+                TableOf<Key>(w));
     return absl::OkStatus();
   });
 }

@@ -25,6 +25,10 @@ inline int Blocks(int64_t items, int per_block = kThreads) {
   return static_cast<int>(std::max<int64_t>(1, (items + per_block - 1) / per_block));
 }
 
+// For a grid-stride kernel over a device-side count of at most `items`: enough blocks to fill an H100-sized
+// GPU once (8 blocks of kThreads on each of 128 SMs), fewer when `items` needs fewer.
+inline int StrideBlocks(int64_t items) { return std::min(Blocks(items), 1024); }
+
 // Launches `kernel` on `stream` and returns (from the enclosing function) a status naming the kernel if
 // the launch failed.
 #define GNND_LAUNCH(kernel, blocks, threads, shared_bytes, stream, ...)     \
