@@ -56,7 +56,7 @@ absl::Status CudaSampler::EnqueueSampling(BatchView out, cudaStream_t stream) {
   for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
     const HopBound& bound = capacity.hops[hop];
     const int h = static_cast<int>(hop);
-    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, fanouts_[hop], out, stream));
+    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, fanouts_[hop], ids_, out, stream));
     GNND_RETURN_IF_ERROR(AddHopNodes(w, bound, h, ids_, out, stream));
   }
   return EndBatch(w, capacity, ids_, stream);

@@ -1,51 +1,10 @@
 #include <cub/cub.cuh>
 
 #include "kernels/cuda/dedup.h"
+#include "kernels/cuda/node_table.cuh"
 
 namespace gnnd::cuda {
 namespace {
-
-inline constexpr uint32_t kNoLocal = UINT32_MAX;  // a slot's local index before one is assigned
-
-__device__ uint32_t CompareAndSwap(uint32_t* at, uint32_t expected, uint32_t desired) {
-  return atomicCAS(at, expected, desired);
-}
-__device__ uint64_t CompareAndSwap(uint64_t* at, uint64_t expected, uint64_t desired) {
-  return atomicCAS(reinterpret_cast<unsigned long long*>(at), expected, desired);
-}
-
-// The batch's node table on the device: open addressing, linear probing, keys `Key` (all ones: empty).
-template <typename Key>
-struct NodeTable {
-  static constexpr Key kEmpty = ~Key{0};
-  Key* keys;
-  uint32_t* locals;
-  uint64_t mask;
-  int shift;
-
-  __device__ uint64_t Home(Key id) const { return (static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ull) >> shift; }
-  // Puts `id` in the table; returns its slot and whether this call added it (exactly one caller per id).
-  __device__ uint64_t Insert(Key id, bool* added) const {
-    for (uint64_t s = Home(id);; s = (s + 1) & mask) {
-      const Key before = CompareAndSwap(keys + s, kEmpty, id);
-      if (before == kEmpty || before == id) {
-        *added = before == kEmpty;
-        return s;
-      }
-    }
-  }
-  // The slot of an id in the table.
-  __device__ uint64_t Find(Key id) const {
-    uint64_t s = Home(id);
-    while (keys[s] != id) s = (s + 1) & mask;
-    return s;
-  }
-};
-
-template <typename Key>
-NodeTable<Key> TableOf(const Workspace& w) {
-  return {reinterpret_cast<Key*>(w.table_keys), w.table_locals, w.table_mask, w.table_shift};
-}
 
 // The seeds become the batch's first nodes, in their order; a seed given twice maps to its first local
 // index (as on the CPU backend).
@@ -72,19 +31,6 @@ __global__ void InitKernel(const BatchArgs* args, HopState* state, int64_t* node
 __device__ int64_t FirstIndex() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
 __device__ int64_t Stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
-// Puts the hop's sampled ids in the table; the one call that adds an id writes it into `keys` (at its
-// edge's position; the rest of `keys` holds the sentinel), so sorting `keys` lists the hop's new nodes.
-template <typename Key>
-__global__ void InsertKernel(const int64_t* hop_edges, const int64_t* sampled, NodeTable<Key> table, Key* keys) {
-  const int64_t edges = *hop_edges;
-  for (int64_t e = FirstIndex(); e < edges; e += Stride()) {
-    bool added = false;
-    const Key id = static_cast<Key>(sampled[e]);
-    table.Insert(id, &added);
-    if (added) keys[e] = id;
-  }
-}
-
 // Position i of the sorted keys: a new node (before the sentinels) gets local index num_nodes + i; the
 // first sentinel's position is the count of new nodes. Also puts the sentinel back into `keys`.
 template <typename Key>
@@ -106,24 +52,33 @@ __global__ void AssignKernel(const HopState* state, const int64_t* hop_edges, co
   }
 }
 
+// Relabels the hop's edge sources through the table. The last block to finish then records the hop's
+// counts and moves the frontier to its new nodes (no launch of its own): every block has read the state
+// by then.
 template <typename Key>
-__global__ void RelabelKernel(const HopState* state, const int64_t* hop_edges, const int64_t* sampled,
-                              NodeTable<Key> table, int32_t* edge_src) {
+__global__ void RelabelKernel(HopState* state, const int64_t* hop_edges, const int64_t* sampled, NodeTable<Key> table,
+                              int32_t* edge_src, const int64_t* num_fresh, int32_t* num_nodes_per_hop,
+                              int32_t* num_edges_per_hop, int hop, uint32_t* blocks_done) {
   const int64_t edges = *hop_edges;
   int32_t* out = edge_src + state->total_edges;
   for (int64_t e = FirstIndex(); e < edges; e += Stride()) {
     out[e] = static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
   }
-}
-
-__global__ void AdvanceKernel(HopState* state, const int64_t* hop_edges, const int64_t* num_fresh,
-                              int32_t* num_nodes_per_hop, int32_t* num_edges_per_hop, int hop) {
-  num_edges_per_hop[hop] = static_cast<int32_t>(*hop_edges);
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  *blocks_done = 0;
+  num_edges_per_hop[hop] = static_cast<int32_t>(edges);
   num_nodes_per_hop[hop + 1] = static_cast<int32_t>(*num_fresh);
   state->frontier_begin = state->num_nodes;
   state->num_nodes += *num_fresh;
   state->frontier_end = state->num_nodes;
-  state->total_edges += *hop_edges;
+  state->total_edges += edges;
 }
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table.
@@ -172,6 +127,7 @@ absl::Status ResetDedup(Workspace& w, const IdRange& ids, cudaStream_t stream) {
   GNND_CUDA(cudaMemsetAsync(w.table_keys, 0xff, (w.table_mask + 1) * sizeof(uint64_t), stream), "empty the node table");
   GNND_CUDA(cudaMemsetAsync(w.table_locals, 0xff, (w.table_mask + 1) * sizeof(uint32_t), stream),
             "empty the node table");
+  GNND_CUDA(cudaMemsetAsync(w.blocks_done, 0, sizeof(uint32_t), stream), "reset the relabel's block count");
   return DispatchKey(ids, [&](auto key) -> absl::Status {
     using Key = decltype(key);
     GNND_LAUNCH(FillKernel<Key>, Blocks(w.max_edges), kThreads, 0, stream, reinterpret_cast<Key*>(w.keys), w.max_edges,
@@ -200,16 +156,13 @@ absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdR
     const Key sentinel = static_cast<Key>(ids.sentinel);
     const int64_t edges = std::max<int64_t>(bound.edges, 1);
     const int64_t* hop_edges = w.offsets + bound.frontier;  // the sampling scan's last entry
-    GNND_LAUNCH(InsertKernel<Key>, StrideBlocks(edges), kThreads, 0, stream, hop_edges, w.sampled, table, keys);
     GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
       return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, edges, 0, ids.end_bit, stream);
     }));
     GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(edges + 1), kThreads, 0, stream, w.state, hop_edges, sorted, keys,
                 table, out.node_ids, w.node_slots, w.num_fresh, sentinel);
     GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, table,
-                out.edge_src);
-    GNND_LAUNCH(AdvanceKernel, 1, 1, 0, stream, w.state, hop_edges, w.num_fresh, out.num_nodes_per_hop,
-                out.num_edges_per_hop, hop);
+                out.edge_src, w.num_fresh, out.num_nodes_per_hop, out.num_edges_per_hop, hop, w.blocks_done);
     return absl::OkStatus();
   });
 }

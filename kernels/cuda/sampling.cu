@@ -1,5 +1,7 @@
 #include <cub/cub.cuh>
 
+#include "kernels/cuda/dedup.h"
+#include "kernels/cuda/node_table.cuh"
 #include "kernels/cuda/sampling.h"
 
 namespace gnnd::cuda {
@@ -48,10 +50,13 @@ inline constexpr int64_t kSectorBytes = 32;
 // reads the neighbors; a node that keeps all its in-neighbors is copied by the group, coalesced. A list
 // no longer than the k sectors its scattered reads would touch is read whole, coalesced, while the
 // positions are drawn (EMOGI's merged reads: fewer, fuller transactions).
-template <typename Index, int kGroup>
+//
+// Each sampled id also goes into the node table; the one insert that adds it writes it into `keys` at its
+// edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
+template <typename Index, int kGroup, typename Key>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, uint32_t hop, const int64_t* offsets,
-                             int64_t bound, int64_t* sampled, int32_t* edge_dst) {
+                             int64_t bound, int64_t* sampled, int32_t* edge_dst, NodeTable<Key> table, Key* keys) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
@@ -66,8 +71,14 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
   const int64_t degree = degrees[i];
   const int64_t offset = offsets[i], k = offsets[i + 1] - offset;
   int64_t* out = sampled + offset;
+  auto emit = [&](int64_t p, int64_t neighbor) {
+    out[p] = neighbor;
+    bool added = false;
+    table.Insert(static_cast<Key>(neighbor), &added);
+    if (added) keys[offset + p] = static_cast<Key>(neighbor);
+  };
   if (k == degree) {
-    for (int64_t p = lane; p < degree; p += kGroup) out[p] = list[p];
+    for (int64_t p = lane; p < degree; p += kGroup) emit(p, list[p]);
   } else {
     const bool whole = degree <= kListRoom && degree * static_cast<int64_t>(sizeof(Index)) <= k * kSectorBytes;
     if (whole) {
@@ -84,7 +95,7 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
     __syncwarp(group_lanes);
     for (int64_t p = lane; p < k; p += kGroup) {
       const int64_t at = in_shared ? static_cast<int64_t>(picks[group][p]) : out[p];
-      out[p] = whole ? cached[group][at] : list[at];
+      emit(p, whole ? cached[group][at] : list[at]);
     }
   }
   int32_t* dst = edge_dst + state->total_edges + offset;
@@ -94,7 +105,7 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
 }  // namespace
 
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       BatchView out, cudaStream_t stream) {
+                       const IdRange& ids, BatchView out, cudaStream_t stream) {
   const int64_t frontier = bound.frontier;
   return DispatchIndex(graph.manifest.index_dtype(), [&](auto index) -> absl::Status {
     using Index = decltype(index);
@@ -103,13 +114,17 @@ absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& b
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
-    auto sample = [&](auto kernel, int group) -> absl::Status {
-      GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, w.state, out.node_ids, w.lists,
-                  w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst);
-      return absl::OkStatus();
-    };
-    if (graph.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp>, kWarp);
-    return sample(SampleKernel<Index, 8>, 8);
+    return DispatchKey(ids, [&](auto key) -> absl::Status {
+      using Key = decltype(key);
+      auto sample = [&](auto kernel, int group) -> absl::Status {
+        GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, w.state, out.node_ids, w.lists,
+                    w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst,
+                    TableOf<Key>(w), reinterpret_cast<Key*>(w.keys));
+        return absl::OkStatus();
+      };
+      if (graph.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key>, kWarp);
+      return sample(SampleKernel<Index, 8, Key>, 8);
+    });
   });
 }
 

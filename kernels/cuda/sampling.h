@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "common/batch.h"
 #include "common/sampling.h"
+#include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/workspace.h"
 
@@ -16,9 +17,10 @@ namespace gnnd::cuda {
 
 // Samples hop `hop` (0-based) of `bound.frontier` frontier nodes at most: writes each sampled edge's
 // destination (out.edge_dst), its source's global id (w.sampled) and the per-node offsets (w.offsets,
-// whose entry bound.frontier is the hop's edge count).
+// whose entry bound.frontier is the hop's edge count), and inserts the sources into the node table (the
+// ids it adds into w.keys: dedup.h's AddHopNodes goes on from there).
 // The draws use the batch's key and index (w.args).
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       BatchView out, cudaStream_t stream);
+                       const IdRange& ids, BatchView out, cudaStream_t stream);
 
 }  // namespace gnnd::cuda

@@ -55,6 +55,7 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
   GNND_RETURN_IF_ERROR(w->Allocate(&w->table_keys, int64_t{1} << k));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->table_locals, int64_t{1} << k));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->node_slots, capacity.max_nodes));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->blocks_done, 1));
   // The CUB calls of the sampling (scan) and dedup (sort) phases at their largest.
   CubTemp& t = w->temp;
   GNND_RETURN_IF_ERROR(t.Reserve("size scan", [&](void* d, size_t& n) {

@@ -52,6 +52,8 @@ struct Workspace {
   int table_shift = 64;  // 64 - k: a hash's top k bits pick the home slot
   // The slot each of the batch's nodes took, by local index: the slots to empty at the batch's end.
   uint32_t *node_slots = nullptr;
+  // Blocks of the relabel kernel that have finished (its last one moves the frontier); 0 between hops.
+  uint32_t *blocks_done = nullptr;
   CubTemp temp;
 
   // Sized for `capacity` on the current device.

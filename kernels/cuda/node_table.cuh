@@ -1,0 +1,55 @@
+// The batch's node table on the device (dedup.h): written by the sampling kernel, which inserts each
+// sampled id, and by the dedup phase, which assigns local indices and relabels through it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/workspace.h"
+
+namespace gnnd::cuda {
+
+inline constexpr uint32_t kNoLocal = UINT32_MAX;  // a slot's local index before one is assigned
+
+__device__ inline uint32_t CompareAndSwap(uint32_t* at, uint32_t expected, uint32_t desired) {
+  return atomicCAS(at, expected, desired);
+}
+__device__ inline uint64_t CompareAndSwap(uint64_t* at, uint64_t expected, uint64_t desired) {
+  return atomicCAS(reinterpret_cast<unsigned long long*>(at), expected, desired);
+}
+
+// The batch's node table on the device: open addressing, linear probing, keys `Key` (all ones: empty).
+template <typename Key>
+struct NodeTable {
+  static constexpr Key kEmpty = ~Key{0};
+  Key* keys;
+  uint32_t* locals;
+  uint64_t mask;
+  int shift;
+
+  __device__ uint64_t Home(Key id) const { return (static_cast<uint64_t>(id) * 0x9e3779b97f4a7c15ull) >> shift; }
+  // Puts `id` in the table; returns its slot and whether this call added it (exactly one caller per id).
+  __device__ uint64_t Insert(Key id, bool* added) const {
+    for (uint64_t s = Home(id);; s = (s + 1) & mask) {
+      const Key before = CompareAndSwap(keys + s, kEmpty, id);
+      if (before == kEmpty || before == id) {
+        *added = before == kEmpty;
+        return s;
+      }
+    }
+  }
+  // The slot of an id in the table.
+  __device__ uint64_t Find(Key id) const {
+    uint64_t s = Home(id);
+    while (keys[s] != id) s = (s + 1) & mask;
+    return s;
+  }
+};
+
+template <typename Key>
+inline NodeTable<Key> TableOf(const Workspace& w) {
+  return {reinterpret_cast<Key*>(w.table_keys), w.table_locals, w.table_mask, w.table_shift};
+}
+
+}  // namespace gnnd::cuda
