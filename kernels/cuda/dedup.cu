@@ -1,5 +1,4 @@
 #include <cub/cub.cuh>
-#include <type_traits>
 
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/node_table.cuh"
@@ -31,22 +30,6 @@ __global__ void InitKernel(const BatchArgs* args, HopState* state, int64_t* node
 // host-side bounds are several times the counts, and a grid of idle blocks costs microseconds per launch.
 __device__ int64_t FirstIndex() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
 __device__ int64_t Stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
-
-// A hop of few edges (hop 1: seeds x fanout) is sorted by one block in shared memory: the device-wide
-// radix sort costs ~7 us a pass (4 passes for 27-bit ids) whatever the size, far more than the work.
-inline constexpr int kBlockSortThreads = 1024;
-inline constexpr int kBlockSortItems = 24;
-inline constexpr int64_t kBlockSortMax = int64_t{kBlockSortThreads} * kBlockSortItems;
-using BlockSort = cub::BlockRadixSort<uint32_t, kBlockSortThreads, kBlockSortItems>;
-
-__global__ void __launch_bounds__(kBlockSortThreads)
-    BlockSortKernel(const uint32_t* keys, uint32_t* sorted, int count, uint32_t sentinel, int end_bit) {
-  extern __shared__ __align__(16) unsigned char shared[];
-  uint32_t items[kBlockSortItems];
-  cub::LoadDirectBlocked(static_cast<int>(threadIdx.x), keys, items, count, sentinel);
-  BlockSort(*reinterpret_cast<BlockSort::TempStorage*>(shared)).Sort(items, 0, end_bit);
-  cub::StoreDirectBlocked(static_cast<int>(threadIdx.x), sorted, items, count);
-}
 
 // Position i of the sorted keys: a new node (before the sentinels) gets local index num_nodes + i; the
 // first sentinel's position is the count of new nodes. Also puts the sentinel back into `keys`.
@@ -129,9 +112,6 @@ absl::Status ReserveDedup(Workspace& w, int64_t max_edges) {
     });
   };
   GNND_RETURN_IF_ERROR(reserve(uint32_t{}));
-  GNND_CUDA(cudaFuncSetAttribute(BlockSortKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(sizeof(BlockSort::TempStorage))),
-            "allow the block sort its shared memory");
   return reserve(uint64_t{});
 }
 
@@ -176,17 +156,9 @@ absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdR
     const Key sentinel = static_cast<Key>(ids.sentinel);
     const int64_t edges = std::max<int64_t>(bound.edges, 1);
     const int64_t* hop_edges = w.offsets + bound.frontier;  // the sampling scan's last entry
-    if constexpr (std::is_same_v<Key, uint32_t>) {
-      if (edges <= kBlockSortMax) {
-        GNND_LAUNCH(BlockSortKernel, 1, kBlockSortThreads, sizeof(BlockSort::TempStorage), stream, keys, sorted,
-                    static_cast<int>(edges), sentinel, ids.end_bit);
-      }
-    }
-    if (!std::is_same_v<Key, uint32_t> || edges > kBlockSortMax) {
-      GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
-        return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, edges, 0, ids.end_bit, stream);
-      }));
-    }
+    GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
+      return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, edges, 0, ids.end_bit, stream);
+    }));
     GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(edges + 1), kThreads, 0, stream, w.state, hop_edges, sorted, keys,
                 table, out.node_ids, w.node_slots, w.num_fresh, sentinel);
     GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(edges), kThreads, 0, stream, w.state, hop_edges, w.sampled, table,
