@@ -1,8 +1,8 @@
 // Dedup/relabel phase of the CUDA backend: the batch's node table, a hash table from global id to local
-// index. Seeds start it; each hop's sampled ids are inserted, and the ids a hop adds (each added by
-// exactly one thread) are sorted, so its new nodes are appended in id order (the canonical layout); the
-// hop's edge sources are then relabeled through the table. The table is emptied at the batch's end by
-// the slots its nodes took, not by clearing all of it.
+// index (node_table.cuh). Seeds start it; the sampling kernel inserts each hop's sampled ids, and the ids
+// a hop adds (each added by exactly one thread) are sorted, so its new nodes are appended in id order (the
+// canonical layout); the hop's edge sources are then relabeled through the table. The table is emptied at
+// the batch's end by the slots its nodes took, not by clearing all of it.
 #pragma once
 
 #include <cuda_runtime.h>
