@@ -94,10 +94,7 @@ __global__ void ClearKernel(const HopState* state, const uint32_t* node_slots, N
 
 template <typename Key>
 __global__ void FillKernel(Key* keys, int64_t count, Key value) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    keys[i] = value;
-  }
+  for (int64_t i = FirstIndex(); i < count; i += Stride()) keys[i] = value;
 }
 
 }  // namespace
@@ -130,8 +127,8 @@ absl::Status ResetDedup(Workspace& w, const IdRange& ids, cudaStream_t stream) {
   GNND_CUDA(cudaMemsetAsync(w.blocks_done, 0, sizeof(uint32_t), stream), "reset the relabel's block count");
   return DispatchKey(ids, [&](auto key) -> absl::Status {
     using Key = decltype(key);
-    GNND_LAUNCH(FillKernel<Key>, Blocks(w.max_edges), kThreads, 0, stream, reinterpret_cast<Key*>(w.keys), w.max_edges,
-                static_cast<Key>(ids.sentinel));
+    GNND_LAUNCH(FillKernel<Key>, StrideBlocks(w.max_edges), kThreads, 0, stream, reinterpret_cast<Key*>(w.keys),
+                w.max_edges, static_cast<Key>(ids.sentinel));
     return absl::OkStatus();
   });
 }

@@ -109,17 +109,15 @@ class Batch:
             raise RuntimeError("gnnd client: no per-hop counts for this batch")
         self.nodes_per_hop, self.edges_per_hop = list(nodes[:hops + 1]), list(edges[:hops])
         self._loader, self._slot = loader, native.slot
-        arrays = {}
         for array in native.arrays:  # GPU arrays: ordered on the current stream already
-            name = array.name.decode()
-            arrays[name] = array
             value = loader._views.get(native.slot, array)
             if copy:
                 value = value.clone() if output == "torch" else value.copy()
-            setattr(self, name, value)
-        # For gnnd.pyg: both edge arrays in one view (valid as long as the slot is held).
-        self._edge_pair = loader._views.edge_pair(native.slot, arrays["edge_src"], arrays["edge_dst"]) \
-            if loader._edge_pairs and not copy else None
+            setattr(self, array.name.decode(), value)
+        self._edge_pair = None  # for gnnd.pyg: both edge arrays in one view (valid while the slot is held)
+        if loader._edge_pairs and not copy:
+            arrays = {array.name: array for array in native.arrays}
+            self._edge_pair = loader._views.edge_pair(native.slot, arrays[b"edge_src"], arrays[b"edge_dst"])
         if copy:
             self.release()
 
@@ -263,7 +261,7 @@ class Loader:
         if not self.device.startswith("cuda"):
             return None
         import torch
-        if self._cuda_index is None:  # parsed once: a torch.device per call was a third of next()'s Python time
+        if self._cuda_index is None:  # parsed once, not a torch.device per call
             index = torch.device(self.device).index
             self._cuda_index = torch.cuda.current_device() if index is None else index
         return torch.cuda.current_stream(self._cuda_index).cuda_stream
