@@ -2,12 +2,14 @@
 """Does the trainer notice gnnd? The step rate of a PyG SAGEConv 3 x 256 trainer (examples/sage_pyg.py's
 model; a plain-torch mean SAGE without PyG) fed by gnnd through CUDA IPC, against the same loop on the same
 kind of batches already in the trainer's GPU memory (the ideal), rounds alternated; and the trainer's host
-time in one next() of gnnd.pyg.NeighborLoader.
+time in each next() of gnnd.pyg.NeighborLoader inside that loop (between real steps, so with the caches and
+the CPU as a trainer leaves them; a next() that had to wait for its batch counts too).
 
     /usr/bin/python3 bench/coschedule.py --dataset DIR --device cuda:0 [--gnnd-args "--producer-sms=16"]
 
 The ideal runs with gnnd's session closed (no producer work). Run it under MPS by starting the MPS control
-daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio.
+daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio,
+next() µs (median and quartiles over the fed steps).
 """
 import argparse
 import os
@@ -82,7 +84,7 @@ def main():
                 step(model, optimizer, *premade[i % len(premade)])
             torch.cuda.synchronize(device)
 
-            ideal, fed = [], []
+            ideal, fed, next_seconds = [], [], []
             for _ in range(args.rounds):
                 start = time.perf_counter()
                 for i in range(args.steps):
@@ -98,9 +100,11 @@ def main():
                     torch.cuda.synchronize(device)
                     start = time.perf_counter()
                     for i in range(args.steps):
+                        taken = time.perf_counter()
                         try:
                             b = next(batches)
-                        except StopIteration:
+                            next_seconds.append(time.perf_counter() - taken)
+                        except StopIteration:  # an epoch's end: not a batch's cost
                             batches = iter(source)
                             b = next(batches)
                         step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
@@ -116,7 +120,9 @@ def main():
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
           f"steps/s", file=sys.stderr)
-    print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} |")
+    q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
+    print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} | "
+          f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) |")
 
 
 if __name__ == "__main__":

@@ -112,14 +112,15 @@ float32 features (512 B rows), and the products preset (its generator's skew)."
       section "Does the trainer notice gnnd? (end to end, SM sweep)" \
         "\`bench/coschedule.py\`: a PyG SAGEConv 3 x 256 trainer fed by gnnd (gnnd.pyg.NeighborLoader, CUDA IPC) \
 against the same loop on batches already in its GPU memory; products; 200 steps per measurement, median \
-of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto: calibrated; 0: whole GPU)."
-      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal |" >>"$results"
-      echo "|---|---|---|---|" >>"$results"
+of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto: calibrated; 0: whole GPU). \
+next(): the trainer's host µs in each next() of the fed loop, median (quartiles)."
+      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | next() µs |" >>"$results"
+      echo "|---|---|---|---|---|" >>"$results"
       # The products set has its hot_order.npy (gnnctl generate stores it), so gnnd's default gpu_cache (auto)
       # caches every row; --gpu-cache=none is the path where every row crosses PCIe.
       p=$(products)
       for mps in no-mps mps; do
-        [ $mps = mps ] && { nvidia-cuda-mps-control -d || { echo "| MPS did not start | | | |" >>"$results"; break; }; }
+        [ $mps = mps ] && { nvidia-cuda-mps-control -d || { echo "| MPS did not start | | | | |" >>"$results"; break; }; }
         label=${mps/no-mps/no MPS}; label=${label/mps/MPS}
         run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=auto --gpu-cache=none" \
           --label "$label, producer_sms auto, no hot tier"

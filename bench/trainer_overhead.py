@@ -59,27 +59,25 @@ def time_next(loader, busy, rounds=20, profiler=None):
 
 
 def native_split(address, device, busy):
-    """Host µs of the client library's calls inside next(): taking a ready batch (and, on a GPU, ordering the
-    trainer's stream after it), and releasing one (recording the stream's progress)."""
+    """Host µs of the client library's one call inside next(): releasing the last batch (on a GPU, recording
+    the stream's progress) and taking a ready one (ordering the trainer's stream after it)."""
     import ctypes
     import gnnd
+    from gnnd import _native
     with gnnd.Loader(address=address, dataset="bench", batch_size=64, fanouts=[2], num_slots=8, device=device,
                      output="torch") as loader:
         lib, stream = loader._native.lib, loader._stream()
-        next(iter(loader))  # the epoch runs; that batch stays held
-        native = loader._native.Batch()
-        take, give = [], []
+        release = next(iter(loader))._give_up_slot()  # the epoch runs; that batch is released by the first call
+        counts, calls = _native.BatchCounts(), []
         for _ in range(20):
             wait_for_slots(busy)
             for _ in range(6):
                 start = time.perf_counter()
-                lib.gnnd_next_batch_on_stream(loader._session, stream, ctypes.byref(native))
-                taken = time.perf_counter()
-                lib.gnnd_release_batch_on_stream(loader._session, native.slot, stream)
-                take.append(taken - start)
-                give.append(time.perf_counter() - taken)
-        print(f"  of which the client library's next: median {statistics.median(take) * 1e6:.1f} us, release: "
-              f"median {statistics.median(give) * 1e6:.1f} us")
+                lib.gnnd_next_batch_counts(loader._session, release, stream, ctypes.byref(counts))
+                calls.append(time.perf_counter() - start)
+                release = counts.slot
+        print(f"  of which the client library's call (release the last batch, take the next): median "
+              f"{statistics.median(calls) * 1e6:.1f} us")
 
 
 def pyg_split(address, device):

@@ -1,5 +1,6 @@
 // The C ABI (client/include/gnnd_client.h) over the C++ client. Each entry point checks its arguments and
 // runs inside Guard, so no C++ exception crosses into the caller.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -13,6 +14,7 @@
 #include "common/vocabulary.h"
 
 static_assert(GNND_BATCH_ARRAYS == gnnd::kNumBatchArrays, "the C ABI's batch arrays are the layout's");
+static_assert(GNND_MAX_HOPS == gnnd::kMaxHops, "the C ABI's hop limit is the sampler's");
 
 struct gnnd_client {
   std::unique_ptr<gnnd::client::Client> impl;
@@ -73,6 +75,24 @@ gnnd_dtype ToGnndDType(gnnd::DType dtype) {
       return GNND_BFLOAT16;
     default:
       return GNND_FLOAT32;
+  }
+}
+
+// The C view of a batch's or a slot's arrays, with the given row counts.
+void ToGnndArrays(const gnnd_session& session, const gnnd::BatchView& view, int64_t num_nodes, int64_t num_edges,
+                  int64_t num_seeds, int device, gnnd_array* out) {
+  const auto arrays =
+      gnnd::BatchArrays(view, num_nodes, num_edges, num_seeds, session.feature_dim, session.feature_dtype);
+  for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
+    gnnd_array& a = out[i];
+    a.name = arrays[i].name;
+    a.data = arrays[i].data;
+    a.dtype = ToGnndDType(arrays[i].dtype);
+    a.ndim = arrays[i].ndim;
+    a.shape[0] = arrays[i].shape[0];
+    a.shape[1] = arrays[i].shape[1];
+    a.device_type = device >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
+    a.device_id = device >= 0 ? device : 0;
   }
 }
 
@@ -172,19 +192,51 @@ gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, 
     out->slot = b.slot;
     out->epoch = b.epoch;
     out->step = b.step;
-    const auto arrays =
-        gnnd::BatchArrays(b.view, b.num_nodes, b.num_edges, b.num_seeds, session->feature_dim, session->feature_dtype);
-    for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
-      gnnd_array& a = out->arrays[i];
-      a.name = arrays[i].name;
-      a.data = arrays[i].data;
-      a.dtype = ToGnndDType(arrays[i].dtype);
-      a.ndim = arrays[i].ndim;
-      a.shape[0] = arrays[i].shape[0];
-      a.shape[1] = arrays[i].shape[1];
-      a.device_type = b.device >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
-      a.device_id = b.device >= 0 ? b.device : 0;
+    ToGnndArrays(*session, b.view, b.num_nodes, b.num_edges, b.num_seeds, b.device, out->arrays);
+    return GNND_OK;
+  });
+}
+
+int32_t gnnd_session_slots(const gnnd_session* session) { return session == nullptr ? -1 : session->impl->num_slots(); }
+
+gnnd_status gnnd_slot_arrays(const gnnd_session* session, int32_t slot, gnnd_array* out) {
+  if (session == nullptr) return Null("session");
+  if (out == nullptr) return Null("out");
+  const gnnd::client::Session& s = *session->impl;
+  if (slot < 0 || slot >= s.num_slots()) {
+    return Fail(absl::OutOfRangeError(absl::StrCat("slot ", slot, ": the session has ", s.num_slots(), " slots")));
+  }
+  return Guard([&] {
+    const gnnd::BatchCapacity& capacity = s.capacity();
+    ToGnndArrays(*session, s.SlotView(slot), capacity.max_nodes, capacity.max_edges, capacity.max_seeds, s.device(),
+                 out);
+    return GNND_OK;
+  });
+}
+
+gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t release_slot, void* cuda_stream,
+                                   gnnd_batch_counts* out) {
+  if (session == nullptr) return Null("session");
+  if (out == nullptr) return Null("out");
+  return Guard([&] {
+    if (release_slot >= 0) {
+      const gnnd_status released = Check(session->impl->Release(release_slot, cuda_stream));
+      if (released != GNND_OK) return released;
     }
+    auto batch = session->impl->Next(cuda_stream);
+    if (!batch.ok()) return Fail(batch.status());
+    if (!batch->has_value()) return GNND_END_OF_EPOCH;
+    const gnnd::client::Batch& b = **batch;
+    const gnnd::client::HopCounts& hops = *session->impl->hop_counts(b.slot);  // Next checked them
+    out->slot = b.slot;
+    out->num_hops = static_cast<int32_t>(hops.edges.size());
+    out->epoch = b.epoch;
+    out->step = b.step;
+    out->num_nodes = b.num_nodes;
+    out->num_edges = b.num_edges;
+    out->num_seeds = b.num_seeds;
+    std::copy(hops.nodes.begin(), hops.nodes.end(), out->num_nodes_per_hop);
+    std::copy(hops.edges.begin(), hops.edges.end(), out->num_edges_per_hop);
     return GNND_OK;
   });
 }

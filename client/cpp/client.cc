@@ -229,7 +229,7 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
       batch.slot = r.slot();
       batch.epoch = r.epoch();
       batch.step = r.step();
-      batch.view = BatchView::At(static_cast<std::byte*>(slots_) + r.slot() * layout_.total_bytes, layout_);
+      batch.view = SlotView(r.slot());
       batch.num_nodes = r.num_nodes();
       batch.num_edges = r.num_edges();
       batch.num_seeds = r.num_seeds();

@@ -76,6 +76,14 @@ class Session {
 
   const v1::SessionOpened& opened() const { return opened_; }
   int64_t steps_per_epoch() const { return opened_.steps_per_epoch(); }
+  int num_slots() const { return opened_.num_slots(); }
+  // The arrays of `slot` (in [0, num_slots())) at the slot's capacity(), where every batch given out in it
+  // lies for the whole session; device pointers for a GPU session (device() >= 0).
+  BatchView SlotView(int slot) const {
+    return BatchView::At(static_cast<std::byte*>(slots_) + slot * layout_.total_bytes, layout_);
+  }
+  const BatchCapacity& capacity() const { return layout_.capacity; }
+  int device() const { return device_; }
   // The counts of the batch last given out in `slot`; null if there is none.
   const HopCounts* hop_counts(int slot) const {
     return slot >= 0 && slot < static_cast<int>(hop_counts_.size()) && !hop_counts_[slot].nodes.empty()

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 1
+#define GNND_API_VERSION_MINOR 2
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -85,6 +85,24 @@ typedef struct gnnd_batch {
   gnnd_array arrays[GNND_BATCH_ARRAYS];
 } gnnd_batch;
 
+/* API 1.2: the most hops (fanouts) a session may have. */
+#define GNND_MAX_HOPS 16
+
+/* API 1.2: a batch as counts, for callers that view each slot's arrays once (gnnd_slot_arrays) and slice
+ * them per batch: node_ids and features hold num_nodes rows, edge_src and edge_dst num_edges, labels
+ * num_seeds; num_nodes_per_hop and num_edges_per_hop (also copied here, in host memory) are whole. */
+typedef struct gnnd_batch_counts {
+  int32_t slot; /* pass to gnnd_release_batch, or as release_slot to the next gnnd_next_batch_counts */
+  int32_t num_hops;
+  uint64_t epoch;
+  int64_t step;
+  int64_t num_nodes;
+  int64_t num_edges;
+  int64_t num_seeds;
+  int32_t num_nodes_per_hop[GNND_MAX_HOPS + 1]; /* [0, num_hops] are set */
+  int32_t num_edges_per_hop[GNND_MAX_HOPS];     /* [0, num_hops) are set */
+} gnnd_batch_counts;
+
 typedef struct gnnd_session_options {
   size_t size; /* sizeof(gnnd_session_options) as the caller knows it: start from GNND_SESSION_OPTIONS_INIT */
   const char* dataset;
@@ -136,6 +154,16 @@ GNND_API gnnd_status gnnd_release_batch(gnnd_session* session, int32_t slot);
  * the slot's "consumed" event on the stream, so gnnd overwrites it only after the work queued there. */
 GNND_API gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, gnnd_batch* out);
 GNND_API gnnd_status gnnd_release_batch_on_stream(gnnd_session* session, int32_t slot, void* cuda_stream);
+/* API 1.2: the number of slots the session's batches come in (-1 for a null session). */
+GNND_API int32_t gnnd_session_slots(const gnnd_session* session);
+/* API 1.2: the arrays of `slot` (0 <= slot < gnnd_session_slots) at the slot's capacity: shape[0] is the
+ * most rows a batch there can have. They stay at these addresses for the whole session, so a caller can
+ * view them once and take each batch as a prefix of each (gnnd_batch_counts says how long). */
+GNND_API gnnd_status gnnd_slot_arrays(const gnnd_session* session, int32_t slot, gnnd_array* out);
+/* API 1.2: one call per batch: releases `release_slot` as gnnd_release_batch_on_stream does (none if it is
+ * negative), then takes the next batch as gnnd_next_batch_on_stream does, as counts. */
+GNND_API gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t release_slot, void* cuda_stream,
+                                            gnnd_batch_counts* out);
 /* After GNND_END_OF_EPOCH (and every batch released): start another epoch. */
 GNND_API gnnd_status gnnd_start_epoch(gnnd_session* session, uint64_t epoch);
 /* Ends the session and frees the handle. */

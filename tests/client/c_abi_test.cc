@@ -49,6 +49,12 @@ TEST(CAbi, NullHandlesAreInvalidArguments) {
   EXPECT_EQ(gnnd_release_batch_on_stream(nullptr, 0, nullptr), GNND_INVALID_ARGUMENT);
   EXPECT_EQ(gnnd_start_epoch(nullptr, 1), GNND_INVALID_ARGUMENT);
   EXPECT_EQ(gnnd_session_steps(nullptr), -1);
+  EXPECT_EQ(gnnd_session_slots(nullptr), -1);
+  gnnd_array arrays[GNND_BATCH_ARRAYS];
+  EXPECT_EQ(gnnd_slot_arrays(nullptr, 0, arrays), GNND_INVALID_ARGUMENT);
+  gnnd_batch_counts counts;
+  EXPECT_EQ(gnnd_next_batch_counts(nullptr, -1, nullptr, &counts), GNND_INVALID_ARGUMENT);
+  EXPECT_STREQ(gnnd_last_error(), "session: NULL");
   gnnd_session_options options = GNND_SESSION_OPTIONS_INIT;
   gnnd_session* session = nullptr;
   EXPECT_EQ(gnnd_open_session(nullptr, &options, &session), GNND_INVALID_ARGUMENT);

@@ -56,7 +56,21 @@ def test_a_library_of_another_abi_version_is_refused(tmp_path):
     proc = run_python(code, {"PYTHONPATH": str(REPO / "client/python"),
                              "GNND_CLIENT_LIBRARY": os.environ["GNND_CLIENT_LIBRARY"]}, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "implements the gnnd client API 1.1; this package needs 1.999" in proc.stdout
+    assert "implements the gnnd client API 1.2; this package needs 1.999" in proc.stdout
+
+
+def test_a_library_with_other_batch_arrays_is_refused(tmp_path):
+    code = ("import gnnd._native as native\n"
+            "native.ARRAY_NAMES = native.ARRAY_NAMES[1:]\n"
+            "try:\n"
+            "    native.bound()\n"
+            "except native.LibraryError as e:\n"
+            "    print('LibraryError:', e)\n")
+    proc = run_python(code, {"PYTHONPATH": str(REPO / "client/python"),
+                             "GNND_CLIENT_LIBRARY": os.environ["GNND_CLIENT_LIBRARY"]}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "names the batch arrays ['node_ids', 'num_nodes_per_hop'" in proc.stdout
+    assert "this package knows ['num_nodes_per_hop'" in proc.stdout
 
 
 def test_array_names_come_from_the_library():

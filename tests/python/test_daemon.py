@@ -290,6 +290,49 @@ def test_protocol_errors_reach_the_trainer_with_their_code(daemon):
     loader.close()
 
 
+def test_one_call_per_batch_over_slot_arrays_viewed_once(daemon, data, tmp_path):
+    """gnnd_next_batch_counts releases the last batch and takes the next; every batch lies at the start of its
+    slot's arrays as gnnd_slot_arrays gave them, with the counts' lengths."""
+    from gnnd import _native
+    from gnnd.loader import _numpy_view
+    loader = gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=300, fanouts=[4, -1], seed=9,
+                         num_slots=2, output="numpy")
+    lib, session = loader._native.lib, loader._session
+    assert lib.gnnd_session_slots(session) == 2 and lib.gnnd_session_slots(None) == -1
+    slots = [(_native.Array * 7)() for _ in range(2)]
+    for slot, arrays in enumerate(slots):
+        _native.check(lib.gnnd_slot_arrays(session, slot, arrays))
+    with pytest.raises(gnnd.GnndError) as error:
+        _native.check(lib.gnnd_slot_arrays(session, 2, slots[0]))
+    assert (error.value.code, error.value.message) == ("OUT_OF_RANGE", "slot 2: the session has 2 slots")
+    with pytest.raises(gnnd.GnndError, match="INVALID_ARGUMENT: out: NULL"):
+        _native.check(lib.gnnd_slot_arrays(session, 0, None))
+
+    counts, release, steps = _native.BatchCounts(), -1, 0
+    while _native.check(lib.gnnd_next_batch_counts(session, release, None, ctypes.byref(counts))) == _native.GNND_OK:
+        ref = reference_batch(data["tiny"], tmp_path, counts.step, batch_size=300, fanouts="4,-1", seed=9)
+        assert counts.num_hops == 2
+        assert counts.num_nodes_per_hop[:3] == ref["num_nodes_per_hop"].tolist()
+        assert counts.num_edges_per_hop[:2] == ref["num_edges_per_hop"].tolist()
+        rows = {"node_ids": counts.num_nodes, "num_nodes_per_hop": 3, "edge_src": counts.num_edges,
+                "edge_dst": counts.num_edges, "num_edges_per_hop": 2, "features": counts.num_nodes,
+                "labels": counts.num_seeds}
+        for array in slots[counts.slot]:
+            name = array.name.decode()
+            assert rows[name] <= array.shape[0], name  # the slot's capacity holds the batch
+            array = _native.Array.from_buffer_copy(array)
+            array.shape[0] = rows[name]
+            np.testing.assert_array_equal(_numpy_view(array), ref[name], err_msg=f"step {counts.step} {name}")
+        release, steps = counts.slot, steps + 1  # with 2 slots, the epoch ends only if releases happen
+    assert steps == len(loader) > 2
+    with pytest.raises(gnnd.GnndError) as error:  # a bad release fails the call before it takes a batch
+        _native.check(lib.gnnd_start_epoch(session, 1))
+        for _ in range(2):
+            _native.check(lib.gnnd_next_batch_counts(session, 7, None, ctypes.byref(counts)))
+    assert error.value.message == "release.slot = 7 (not a batch this trainer holds)"
+    loader.close()
+
+
 def test_a_release_after_gnnd_ended_the_session_names_gnnds_reason(daemon):
     """A release whose write fails because gnnd ended the call reports why gnnd ended it, not CANCELLED."""
     from gnnd import _native

@@ -1,8 +1,8 @@
 """ctypes bindings of the C ABI in client/include/gnnd_client.h.
 
 The library is found and bound at first use, not at import, so `import gnnd` works anywhere and a missing
-or mismatched library is one clear error when a loader is made. The batch's array names and count come
-from the library itself (gnnd_batch_array_name), as does the default address."""
+or mismatched library is one clear error when a loader is made (also when its batch arrays, as
+gnnd_batch_array_name names them, are not the ones this package knows)."""
 import ctypes
 import ctypes.util
 import os
@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 1
+API_VERSION_MINOR = 2
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -21,6 +21,10 @@ STATUS_NAMES = {
     10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED", 13: "INTERNAL", 14: "UNAVAILABLE",
     15: "DATA_LOSS", 16: "UNAUTHENTICATED",
 }
+
+# The batch's arrays in the order of the canonical layout (gnnd_batch_array_name must agree).
+ARRAY_NAMES = ("node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "labels")
+MAX_HOPS = 16  # GNND_MAX_HOPS
 
 # gnnd_dtype and gnnd_device_type
 INT32, INT64, FLOAT32, FLOAT16, BFLOAT16 = range(5)
@@ -43,6 +47,13 @@ class SessionOptions(ctypes.Structure):
 
     def __init__(self, **fields):
         super().__init__(size=ctypes.sizeof(SessionOptions), **fields)
+
+
+class BatchCounts(ctypes.Structure):
+    _fields_ = [("slot", ctypes.c_int32), ("num_hops", ctypes.c_int32), ("epoch", ctypes.c_uint64),
+                ("step", ctypes.c_int64), ("num_nodes", ctypes.c_int64), ("num_edges", ctypes.c_int64),
+                ("num_seeds", ctypes.c_int64), ("num_nodes_per_hop", ctypes.c_int32 * (MAX_HOPS + 1)),
+                ("num_edges_per_hop", ctypes.c_int32 * MAX_HOPS)]
 
 
 class GnndError(RuntimeError):
@@ -98,6 +109,8 @@ def _bind(path, lib):
     names = []
     while (name := lib.gnnd_batch_array_name(len(names))) is not None:
         names.append(name.decode())
+    if tuple(names) != ARRAY_NAMES:
+        raise LibraryError(f"{path} names the batch arrays {names}; this package knows {list(ARRAY_NAMES)}")
     lib.gnnd_default_address.restype = ctypes.c_char_p
     lib.gnnd_connect.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
     lib.gnnd_client_free.argtypes = [ctypes.c_void_p]
@@ -110,6 +123,11 @@ def _bind(path, lib):
         ("arrays", Array * len(names))]})
     lib.gnnd_next_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(batch)]
     lib.gnnd_release_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
+    lib.gnnd_session_slots.argtypes = [ctypes.c_void_p]
+    lib.gnnd_session_slots.restype = ctypes.c_int32
+    lib.gnnd_slot_arrays.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(Array)]
+    lib.gnnd_next_batch_counts.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
+                                           ctypes.POINTER(BatchCounts)]
     lib.gnnd_start_epoch.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
     lib.gnnd_batch_hop_counts.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32),
                                           ctypes.POINTER(ctypes.c_int32), ctypes.c_int32]
@@ -118,7 +136,7 @@ def _bind(path, lib):
     lib.gnnd_close_session.restype = None
     lib.gnnd_last_error.restype = ctypes.c_char_p
     for f in ("gnnd_connect", "gnnd_open_session", "gnnd_start_epoch", "gnnd_next_batch_on_stream",
-              "gnnd_release_batch_on_stream"):
+              "gnnd_release_batch_on_stream", "gnnd_slot_arrays", "gnnd_next_batch_counts"):
         getattr(lib, f).restype = ctypes.c_int
     return _Bound(path, lib, tuple(names), batch)
 

@@ -42,9 +42,6 @@ def _seed_array(seed_ids):
     return seeds.astype(np.int64, copy=False)
 
 
-_MAX_HOPS = 64
-
-
 def _make_view(array, output):
     """A tensor or numpy array over a gnnd_array's memory, no copy."""
     if array.device_type == _native.DEVICE_CUDA:  # torch only
@@ -55,41 +52,34 @@ def _make_view(array, output):
 
 
 class _SlotViews:
-    """Views of each slot's arrays, kept between batches. A slot's arrays sit at fixed addresses, so a view
-    made once (at the largest length seen) is sliced per batch: wrapping memory costs tens of µs per array
-    in Python, slicing about one, and next() stays cheap for the trainer."""
+    """Every slot's arrays, viewed once at the slot's capacity when the loader opens. gnnd keeps a slot's
+    arrays at their addresses for the session, so a batch is a prefix of each view: slicing costs about a
+    µs, wrapping memory tens of µs per array in Python, too much for a trainer's next()."""
 
-    def __init__(self, output):
-        self._output, self._views = output, {}
+    def __init__(self, lib, session, output):
+        self.arrays, self._edges, self._pairs = [], [], {}
+        slot_arrays = (_native.Array * len(_native.ARRAY_NAMES))()
+        for slot in range(lib.gnnd_session_slots(session)):
+            _native.check(lib.gnnd_slot_arrays(session, slot, slot_arrays))
+            self.arrays.append(tuple(_make_view(array, output) for array in slot_arrays))
+            self._edges.append(tuple(_native.Array.from_buffer_copy(slot_arrays[i]) for i in (2, 3)))
 
-    def get(self, slot, array):
-        key = (slot, array.name)
-        length, rest = array.shape[0], tuple(array.shape[1:array.ndim])
-        cached = self._views.get(key)
-        if cached is None or cached[0] != array.data or cached[1].shape[0] < length or cached[1].shape[1:] != rest:
-            cached = (array.data, _make_view(array, self._output))
-            self._views[key] = cached
-        view = cached[1]
-        return view if view.shape[0] == length else view[:length]
-
-    def edge_pair(self, slot, src, dst):
-        """edge_src and edge_dst as one (2, E) torch view (rows at their own addresses), so a PyG edge_index is
-        one copy; None when the two are not both int32 with edge_dst after edge_src in the slot."""
-        delta = dst.data - src.data
-        if src.dtype != _native.INT32 or dst.dtype != _native.INT32 or delta <= 0 or delta % 4:
-            return None
-        length, key = src.shape[0], (slot, "edge pair")
-        cached = self._views.get(key)
-        if cached is None or cached[0] != (src.data, dst.data) or cached[1].shape[1] < length:
-            import torch.utils.dlpack
-            view = torch.utils.dlpack.from_dlpack(_dlpack.capsule(src, shape=(2, length), strides=(delta // 4, 1)))
-            cached = ((src.data, dst.data), view)
-            self._views[key] = cached
-        view = cached[1]
-        return view if view.shape[1] == length else view[:, :length]
+    def edge_pair(self, slot, length):
+        """The slot's edge_src and edge_dst as one (2, length) torch view (rows at their own addresses), so a
+        PyG edge_index is one conversion; None unless both are int32 with edge_dst after edge_src."""
+        pair = self._pairs.get(slot, False)
+        if pair is False:
+            src, dst = self._edges[slot]
+            delta, pair = dst.data - src.data, None
+            if src.dtype == _native.INT32 and dst.dtype == _native.INT32 and delta > 0 and delta % 4 == 0:
+                import torch.utils.dlpack
+                pair = torch.utils.dlpack.from_dlpack(
+                    _dlpack.capsule(src, shape=(2, src.shape[0]), strides=(delta // 4, 1)))
+            self._pairs[slot] = pair
+        return None if pair is None else pair[:, :length]
 
     def clear(self):
-        self._views.clear()
+        self.arrays, self._pairs = [], {}
 
 
 class Batch:
@@ -100,32 +90,36 @@ class Batch:
     Unless the loader copies, the arrays alias gnnd's slot and are valid until the batch is released:
     explicitly with release(), or by fetching the next batch."""
 
-    def __init__(self, loader, native, output, copy):
-        self.epoch = native.epoch
-        self.step = native.step
-        nodes, edges = loader._hop_counts
-        hops = loader._native.lib.gnnd_batch_hop_counts(loader._session, native.slot, nodes, edges, _MAX_HOPS)
-        if hops < 0:
-            raise RuntimeError("gnnd client: no per-hop counts for this batch")
-        self.nodes_per_hop, self.edges_per_hop = list(nodes[:hops + 1]), list(edges[:hops])
-        self._loader, self._slot = loader, native.slot
-        for array in native.arrays:  # GPU arrays: ordered on the current stream already
-            value = loader._views.get(native.slot, array)
-            if copy:
-                value = value.clone() if output == "torch" else value.copy()
-            setattr(self, array.name.decode(), value)
+    def __init__(self, loader, counts, copy):
+        """counts: the gnnd_batch_counts of the batch just taken."""
+        slot, hops, nodes, edges = counts.slot, counts.num_hops, counts.num_nodes, counts.num_edges
+        self.epoch, self.step = counts.epoch, counts.step
+        self.nodes_per_hop = counts.num_nodes_per_hop[:hops + 1]
+        self.edges_per_hop = counts.num_edges_per_hop[:hops]
+        self._loader, self._slot = loader, slot
+        node_ids, self.num_nodes_per_hop, edge_src, edge_dst, self.num_edges_per_hop, features, labels = \
+            loader._views.arrays[slot]
+        self.node_ids, self.features, self.labels = node_ids[:nodes], features[:nodes], labels[:counts.num_seeds]
+        self.edge_src, self.edge_dst = edge_src[:edges], edge_dst[:edges]
         self._edge_pair = None  # for gnnd.pyg: both edge arrays in one view (valid while the slot is held)
-        if loader._edge_pairs and not copy:
-            arrays = {array.name: array for array in native.arrays}
-            self._edge_pair = loader._views.edge_pair(native.slot, arrays[b"edge_src"], arrays[b"edge_dst"])
         if copy:
+            for name in _native.ARRAY_NAMES:
+                value = getattr(self, name)
+                setattr(self, name, value.clone() if loader.output == "torch" else value.copy())
             self.release()
+        elif loader._edge_pairs:
+            self._edge_pair = loader._views.edge_pair(slot, edges)
 
     def release(self):
         """Hands the slot back to gnnd (idempotent). The arrays must not be used afterwards unless copied."""
         if self._slot is not None:
             self._loader._release(self._slot)
             self._slot = None
+
+    def _give_up_slot(self):
+        """The slot, for the loader to release with its next fetch (-1 if already released)."""
+        slot, self._slot = self._slot, None
+        return -1 if slot is None else slot
 
     def __getitem__(self, name):
         return getattr(self, name)
@@ -175,9 +169,9 @@ class Loader:
         self._cuda_index = None
         self.output, self.copy, self.epoch = output, copy, epoch
         self._held = None
-        self._views = _SlotViews(output)
+        self._views = None
+        self._current_stream = None  # torch's current cudaStream_t of a device index, for a CUDA device
         self._edge_pairs = False  # gnnd.pyg sets it: batches carry edge_src and edge_dst as one view
-        self._hop_counts = (ctypes.c_int32 * _MAX_HOPS)(), (ctypes.c_int32 * _MAX_HOPS)()  # reused per batch
         self._started = False  # the session's first epoch is already running
         self._exhausted = False  # the current epoch has ended
         self._native = _native.bound()
@@ -198,6 +192,7 @@ class Loader:
             options.num_seed_ids = len(seeds)
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
+            self._views = _SlotViews(lib, self._session, output)
         except Exception:
             self.close()
             raise
@@ -226,15 +221,15 @@ class Loader:
             self.epoch = wanted
             _native.check(self._native.lib.gnnd_start_epoch(self._session, self.epoch))
         self._started, self._exhausted = False, False
-        native = self._native.Batch()
+        counts = _native.BatchCounts()  # one gnnd_next_batch_counts per batch: releases the last, takes the next
+        next_batch = self._native.lib.gnnd_next_batch_counts
         while True:
-            if self._held is not None:
-                self._held.release()
-                self._held = None
-            if _native.check(self._native.lib.gnnd_next_batch_on_stream(self._session, self._stream(), ctypes.byref(native))) \
+            release = self._held._give_up_slot() if self._held is not None else -1
+            self._held = None
+            if _native.check(next_batch(self._session, release, self._stream(), ctypes.byref(counts))) \
                     == _native.GNND_END_OF_EPOCH:
                 break
-            batch = Batch(self, native, self.output, self.copy)
+            batch = Batch(self, counts, self.copy)
             if not self.copy:
                 self._held = batch
             yield batch
@@ -246,25 +241,26 @@ class Loader:
         if self._held is not None:
             self._held.release()
             self._held = None
-        native = self._native.Batch()
+        release, counts = -1, _native.BatchCounts()
         while not self._exhausted:
-            stream = self._stream()
-            if _native.check(self._native.lib.gnnd_next_batch_on_stream(self._session, stream, ctypes.byref(native))) \
+            if _native.check(self._native.lib.gnnd_next_batch_counts(self._session, release, self._stream(),
+                                                                     ctypes.byref(counts))) \
                     == _native.GNND_END_OF_EPOCH:
                 self._exhausted = True
                 self.epoch += 1
-            else:
-                _native.check(self._native.lib.gnnd_release_batch_on_stream(self._session, native.slot, stream))
+            release = counts.slot
 
     def _stream(self):
         """The cudaStream_t batches are ordered on: torch's current stream for this loader's GPU."""
         if not self.device.startswith("cuda"):
             return None
-        import torch
-        if self._cuda_index is None:  # parsed once, not a torch.device per call
+        if self._current_stream is None:  # once: no torch.device, and no torch.cuda.Stream, per call
+            import torch
             index = torch.device(self.device).index
             self._cuda_index = torch.cuda.current_device() if index is None else index
-        return torch.cuda.current_stream(self._cuda_index).cuda_stream
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # the handle alone
+            self._current_stream = raw or (lambda i: torch.cuda.current_stream(i).cuda_stream)
+        return self._current_stream(self._cuda_index)
 
     def _release(self, slot):
         if self._session:
@@ -272,7 +268,7 @@ class Loader:
 
     def close(self):
         """Ends the session (gnnd frees its slots) and the connection."""
-        if hasattr(self, "_views"):
+        if getattr(self, "_views", None) is not None:
             self._views.clear()  # they point into the slots, unmapped now
         if self._session:
             self._native.lib.gnnd_close_session(self._session)
