@@ -2,18 +2,23 @@
 """Does the trainer notice gnnd? The step rate of a PyG SAGEConv 3 x 256 trainer (examples/sage_pyg.py's
 model; a plain-torch mean SAGE without PyG) fed by gnnd through CUDA IPC, against the same loop on the same
 kind of batches already in the trainer's GPU memory (the ideal), rounds alternated; and the trainer's host
-time in each next() of gnnd.pyg.NeighborLoader inside that loop (between real steps, so with the caches and
-the CPU as a trainer leaves them; a next() that had to wait for its batch counts too).
+time of one next() of gnnd.pyg.NeighborLoader between real steps (the caches as a trainer leaves them), in
+80 more steps of the fed loop that each wait for the GPU and then 5 ms for gnnd to refill the slots (in the
+timed loop the host runs ahead of its queued steps, and its next() waits there until the GPU has consumed a
+slot it released and gnnd has refilled it); every other one of them times first, in the same place, a
+stand-in of next()'s torch and PyG work without gnnd (slices, the int64 edge_index, the Data).
 
     /usr/bin/python3 bench/coschedule.py --dataset DIR --device cuda:0 [--gnnd-args "--producer-sms=16"]
 
 The ideal runs with gnnd's session closed (no producer work). Run it under MPS by starting the MPS control
 daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio,
-next() µs (median and quartiles over the fed steps).
+next() µs (median and quartiles), the stand-in's µs (median).
 """
 import argparse
+import cProfile
 import os
 import pathlib
+import pstats
 import shutil
 import statistics
 import sys
@@ -22,6 +27,11 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+try:
+    from torch_geometric.data import Data as make_data
+except ImportError:
+    from gnnd.pyg import Batch as make_data
 
 from session_rate import serve
 
@@ -47,6 +57,16 @@ def step(model, optimizer, x, edge_index, y, batch_size):
     optimizer.step()
 
 
+def stand_in(batch, pair32):
+    """next()'s torch and PyG work without gnnd: slices of three arrays and of an int32 (2, E) edge pair, its
+    int64 copy, and the PyG Data of it all."""
+    x, _, y, batch_size = batch
+    nodes, edges = x.shape[0] - 1, pair32.shape[1] - 1
+    edge_index = pair32[:, :edges].to(torch.int64, memory_format=torch.contiguous_format)
+    return make_data(x=x[:nodes], edge_index=edge_index, y=y[:batch_size], n_id=y[:nodes], batch_size=batch_size,
+                     num_sampled_nodes=[batch_size, nodes - batch_size], num_sampled_edges=[edges])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True)
@@ -56,6 +76,7 @@ def main():
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--label", default="")
+    parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 15 by own time)")
     args = parser.parse_args()
     from gnnd.pyg import NeighborLoader
     device = torch.device(args.device)
@@ -84,7 +105,9 @@ def main():
                 step(model, optimizer, *premade[i % len(premade)])
             torch.cuda.synchronize(device)
 
-            ideal, fed, next_seconds = [], [], []
+            ideal, fed, next_seconds, next_cpu, stand_in_seconds = [], [], [], [], []
+            pairs32 = [b[1].int() for b in premade[:4]]
+            profiler = cProfile.Profile() if args.profile else None
             for _ in range(args.rounds):
                 start = time.perf_counter()
                 for i in range(args.steps):
@@ -100,16 +123,35 @@ def main():
                     torch.cuda.synchronize(device)
                     start = time.perf_counter()
                     for i in range(args.steps):
-                        taken = time.perf_counter()
                         try:
                             b = next(batches)
-                            next_seconds.append(time.perf_counter() - taken)
-                        except StopIteration:  # an epoch's end: not a batch's cost
+                        except StopIteration:
                             batches = iter(source)
                             b = next(batches)
                         step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
                     torch.cuda.synchronize(device)
                     fed.append(args.steps / (time.perf_counter() - start))
+                    for i in range(80):  # next()'s own time: the GPU caught up and gnnd refilled the slots
+                        torch.cuda.synchronize(device)
+                        time.sleep(0.005)  # gnnd looks at released slots at least every ms; a fill takes < 1 ms
+                        if i % 2:  # every other step, the stand-in in next()'s place
+                            taken = time.perf_counter()
+                            stand_in(premade[i % len(premade)], pairs32[i % len(pairs32)])
+                            stand_in_seconds.append(time.perf_counter() - taken)
+                        if profiler and not i % 2:
+                            profiler.enable()
+                        taken, taken_cpu = time.perf_counter(), time.thread_time()
+                        try:
+                            b = next(batches)
+                            if not i % 2:
+                                next_seconds.append(time.perf_counter() - taken)
+                                next_cpu.append(time.thread_time() - taken_cpu)
+                        except StopIteration:  # an epoch's end: not a batch's cost
+                            batches = iter(source)
+                            b = next(batches)
+                        if profiler:
+                            profiler.disable()
+                        step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -119,10 +161,14 @@ def main():
                         print(line.rstrip(), file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
-          f"steps/s", file=sys.stderr)
+          f"steps/s; next() median {statistics.median(next_seconds) * 1e6:.0f} us, the thread's CPU "
+          f"{statistics.median(next_cpu) * 1e6:.0f} us; the stand-in {statistics.median(stand_in_seconds) * 1e6:.0f} us",
+          file=sys.stderr)
+    if profiler:
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
     q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
     print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} | "
-          f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) |")
+          f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) | {statistics.median(stand_in_seconds) * 1e6:.0f} |")
 
 
 if __name__ == "__main__":

@@ -113,14 +113,17 @@ float32 features (512 B rows), and the products preset (its generator's skew)."
         "\`bench/coschedule.py\`: a PyG SAGEConv 3 x 256 trainer fed by gnnd (gnnd.pyg.NeighborLoader, CUDA IPC) \
 against the same loop on batches already in its GPU memory; products; 200 steps per measurement, median \
 of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto: calibrated; 0: whole GPU). \
-next(): the trainer's host µs in each next() of the fed loop, median (quartiles)."
-      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | next() µs |" >>"$results"
-      echo "|---|---|---|---|---|" >>"$results"
+next(): the trainer's host µs in one next() between steps, after waiting for the GPU and 5 ms for gnnd's refill \
+(in the timed loop the host runs ahead of its queued steps and next() waits for the GPU to consume a released slot \
+and gnnd to refill it), median (quartiles); stand-in: next()'s torch and PyG work without gnnd in the same place \
+(slices, the int64 edge_index, PyG's Data), median."
+      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | next() µs | stand-in µs |" >>"$results"
+      echo "|---|---|---|---|---|---|" >>"$results"
       # The products set has its hot_order.npy (gnnctl generate stores it), so gnnd's default gpu_cache (auto)
       # caches every row; --gpu-cache=none is the path where every row crosses PCIe.
       p=$(products)
       for mps in no-mps mps; do
-        [ $mps = mps ] && { nvidia-cuda-mps-control -d || { echo "| MPS did not start | | | | |" >>"$results"; break; }; }
+        [ $mps = mps ] && { nvidia-cuda-mps-control -d || { echo "| MPS did not start | | | | | |" >>"$results"; break; }; }
         label=${mps/no-mps/no MPS}; label=${label/mps/MPS}
         run "$python" "$repo/bench/coschedule.py" --dataset "$p" --gnnd-args="--producer-sms=auto --gpu-cache=none" \
           --label "$label, producer_sms auto, no hot tier"

@@ -92,16 +92,19 @@ def test_pyg_batch_shape(served):
 
 def test_pyg_edge_index_is_both_edge_arrays_in_one_copy(served):
     daemon, _ = served
-    with gnnd.Loader(address=daemon.address, dataset="training", batch_size=50, fanouts=[4, 3], output="torch",
-                     num_slots=2) as batches:
-        batches._edge_pairs = True  # as gnnd.pyg.NeighborLoader asks
+    def loader():
+        return gnnd.Loader(address=daemon.address, dataset="training", batch_size=50, fanouts=[4, 3], seed=3,
+                           output="torch", num_slots=2)
+    with loader() as paired, loader() as plain:
+        paired._edge_pairs = True  # as gnnd.pyg.NeighborLoader asks
         lengths = set()
-        for _, batch in zip(range(6), batches):  # both slots, several edge counts: cached views sliced or remade
-            assert batch._edge_pair is not None
+        for _, batch, expected in zip(range(6), paired, plain):  # both slots, several edge counts
+            assert batch._edge_pair is not None and "edge_src" not in batch.__dict__  # made only if asked for
             edge_index = gnnd.pyg.to_pyg(batch)["edge_index"]
             assert edge_index.is_contiguous() and edge_index.dtype == torch.int64
-            assert torch.equal(edge_index, torch.stack((batch.edge_src, batch.edge_dst)).long())
-            lengths.add(len(batch.edge_src))
+            assert torch.equal(edge_index, torch.stack((expected.edge_src, expected.edge_dst)).long())
+            assert torch.equal(batch.edge_src, expected.edge_src) and torch.equal(batch.edge_dst, expected.edge_dst)
+            lengths.add(len(expected.edge_src))
         assert len(lengths) > 1
 
 

@@ -100,15 +100,24 @@ class Batch:
         node_ids, self.num_nodes_per_hop, edge_src, edge_dst, self.num_edges_per_hop, features, labels = \
             loader._views.arrays[slot]
         self.node_ids, self.features, self.labels = node_ids[:nodes], features[:nodes], labels[:counts.num_seeds]
-        self.edge_src, self.edge_dst = edge_src[:edges], edge_dst[:edges]
-        self._edge_pair = None  # for gnnd.pyg: both edge arrays in one view (valid while the slot is held)
+        # gnnd.pyg: both edge arrays as one view (valid while the slot is held); edge_src and edge_dst are then
+        # its rows, made only if asked for (__getattr__)
+        self._edge_pair = loader._views.edge_pair(slot, edges) if loader._edge_pairs and not copy else None
+        if self._edge_pair is None:
+            self.edge_src, self.edge_dst = edge_src[:edges], edge_dst[:edges]
         if copy:
             for name in _native.ARRAY_NAMES:
                 value = getattr(self, name)
                 setattr(self, name, value.clone() if loader.output == "torch" else value.copy())
             self.release()
-        elif loader._edge_pairs:
-            self._edge_pair = loader._views.edge_pair(slot, edges)
+
+    def __getattr__(self, name):  # only for an attribute not set: edge_src or edge_dst of a pair view
+        pair = self.__dict__.get("_edge_pair")
+        if pair is None or name not in ("edge_src", "edge_dst"):
+            raise AttributeError(f"'Batch' object has no attribute {name!r}")
+        value = pair[0 if name == "edge_src" else 1]
+        setattr(self, name, value)
+        return value
 
     def release(self):
         """Hands the slot back to gnnd (idempotent). The arrays must not be used afterwards unless copied."""
@@ -222,12 +231,12 @@ class Loader:
             _native.check(self._native.lib.gnnd_start_epoch(self._session, self.epoch))
         self._started, self._exhausted = False, False
         counts = _native.BatchCounts()  # one gnnd_next_batch_counts per batch: releases the last, takes the next
-        next_batch = self._native.lib.gnnd_next_batch_counts
+        next_batch, session, counts_ref = self._native.lib.gnnd_next_batch_counts, self._session, ctypes.byref(counts)
         while True:
             release = self._held._give_up_slot() if self._held is not None else -1
             self._held = None
-            if _native.check(next_batch(self._session, release, self._stream(), ctypes.byref(counts))) \
-                    == _native.GNND_END_OF_EPOCH:
+            status = next_batch(session, release, self._stream(), counts_ref)
+            if status != _native.GNND_OK and _native.check(status) == _native.GNND_END_OF_EPOCH:
                 break
             batch = Batch(self, counts, self.copy)
             if not self.copy:
