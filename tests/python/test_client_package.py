@@ -46,9 +46,10 @@ def test_import_needs_no_library_and_first_use_says_what_is_missing(tmp_path):
     assert "GNND_CLIENT_LIBRARY" in proc.stdout and str(tmp_path / "libgnnd_client.so") in proc.stdout
 
 
-def test_a_library_of_another_abi_version_is_refused(tmp_path):
+def bind_refusal(tmp_path, change):
+    """What binding the library says after `change` (a line of Python) to what the package expects of it."""
     code = ("import gnnd._native as native\n"
-            "native.API_VERSION_MINOR = 999\n"
+            f"{change}\n"
             "try:\n"
             "    native.bound()\n"
             "except native.LibraryError as e:\n"
@@ -56,21 +57,18 @@ def test_a_library_of_another_abi_version_is_refused(tmp_path):
     proc = run_python(code, {"PYTHONPATH": str(REPO / "client/python"),
                              "GNND_CLIENT_LIBRARY": os.environ["GNND_CLIENT_LIBRARY"]}, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "implements the gnnd client API 1.2; this package needs 1.999" in proc.stdout
+    return proc.stdout
+
+
+def test_a_library_of_another_abi_version_is_refused(tmp_path):
+    said = bind_refusal(tmp_path, "native.API_VERSION_MINOR = 999")
+    assert "implements the gnnd client API 1.2; this package needs 1.999" in said
 
 
 def test_a_library_with_other_batch_arrays_is_refused(tmp_path):
-    code = ("import gnnd._native as native\n"
-            "native.ARRAY_NAMES = native.ARRAY_NAMES[1:]\n"
-            "try:\n"
-            "    native.bound()\n"
-            "except native.LibraryError as e:\n"
-            "    print('LibraryError:', e)\n")
-    proc = run_python(code, {"PYTHONPATH": str(REPO / "client/python"),
-                             "GNND_CLIENT_LIBRARY": os.environ["GNND_CLIENT_LIBRARY"]}, tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "names the batch arrays ['node_ids', 'num_nodes_per_hop'" in proc.stdout
-    assert "this package knows ['num_nodes_per_hop'" in proc.stdout
+    said = bind_refusal(tmp_path, "native.ARRAY_NAMES = native.ARRAY_NAMES[1:]")
+    assert "names the batch arrays ['node_ids', 'num_nodes_per_hop'" in said
+    assert "this package knows ['num_nodes_per_hop'" in said
 
 
 def test_array_names_come_from_the_library():
