@@ -62,7 +62,8 @@ class _SlotViews:
         for slot in range(lib.gnnd_session_slots(session)):
             _native.check(lib.gnnd_slot_arrays(session, slot, slot_arrays))
             self.arrays.append(tuple(_make_view(array, output) for array in slot_arrays))
-            self._edges.append(tuple(_native.Array.from_buffer_copy(slot_arrays[i]) for i in (2, 3)))
+            self._edges.append(tuple(_native.Array.from_buffer_copy(slot_arrays[_native.ARRAY_NAMES.index(name)])
+                                     for name in ("edge_src", "edge_dst")))
 
     def edge_pair(self, slot, length):
         """The slot's edge_src and edge_dst as one (2, length) torch view (rows at their own addresses), so a
