@@ -156,6 +156,20 @@ def test_repeated_seed_ids_beyond_the_graph_size(served):
         assert torch.equal(batch.x, dataset.features[batch.n_id])
 
 
+def test_an_epoch_left_early_is_finished_before_the_next_one(served):
+    """Breaking out of an epoch leaves batches in gnnd's slots; the next iteration releases and drains them,
+    then runs its epoch whole (with 2 slots, a batch not released would stall it)."""
+    daemon, _ = served
+    with loader(daemon, num_slots=2) as batches:
+        whole = [batch.n_id[:batch.batch_size].clone() for batch in batches]
+        for _, _ in zip(range(2), batches):  # epoch 1, left after 2 batches
+            pass
+        batches.set_epoch(0)
+        again = [batch.n_id[:batch.batch_size].clone() for batch in batches]
+        assert len(again) == len(whole) > 2 and all(torch.equal(a, w) for a, w in zip(again, whole))
+        assert batches.epoch == 1
+
+
 def test_epoch_api(served):
     """len() is the steps per epoch; set_epoch picks the shuffle order; several epochs run on one session;
     a loader re-created after a failure carries on from the epoch it was at."""
