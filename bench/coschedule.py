@@ -57,14 +57,47 @@ def step(model, optimizer, x, edge_index, y, batch_size):
     optimizer.step()
 
 
+def endless(source):
+    """The loader's batches, epoch after epoch."""
+    while True:
+        yield from source
+
+
 def stand_in(batch, pair32):
-    """next()'s torch and PyG work without gnnd: slices of three arrays and of an int32 (2, E) edge pair, its
-    int64 copy, and the PyG Data of it all."""
+    """next()'s torch and PyG work without gnnd: slices of three arrays (y's again standing in for n_id) and of
+    an int32 (2, E) edge pair, its int64 copy, and the PyG Data of it all."""
     x, _, y, batch_size = batch
     nodes, edges = x.shape[0] - 1, pair32.shape[1] - 1
     edge_index = pair32[:, :edges].to(torch.int64, memory_format=torch.contiguous_format)
-    return make_data(x=x[:nodes], edge_index=edge_index, y=y[:batch_size], n_id=y[:nodes], batch_size=batch_size,
-                     num_sampled_nodes=[batch_size, nodes - batch_size], num_sampled_edges=[edges])
+    return make_data(x=x[:nodes], edge_index=edge_index, y=y[:batch_size], n_id=y[:batch_size - 1],
+                     batch_size=batch_size, num_sampled_nodes=[batch_size, nodes - batch_size],
+                     num_sampled_edges=[edges])
+
+
+def time_next_between_steps(batches, train, premade, profiler, device, steps=80):
+    """Seconds of next() (wall, and the thread's CPU) and of the stand-in, each after a real step, with the GPU
+    caught up and gnnd's slots refilled; next() and the stand-in take turns in that place."""
+    pairs32 = [b[1].int() for b in premade[:4]]
+    wall, cpu, stand_ins = [], [], []
+    for i in range(steps):
+        torch.cuda.synchronize(device)
+        time.sleep(0.005)  # gnnd looks at released slots at least every ms; a fill takes < 1 ms
+        if i % 2:
+            start = time.perf_counter()
+            stand_in(premade[i % len(premade)], pairs32[i % len(pairs32)])
+            stand_ins.append(time.perf_counter() - start)
+            batch = next(batches)
+        else:
+            if profiler:
+                profiler.enable()
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            batch = next(batches)
+            wall.append(time.perf_counter() - start)
+            cpu.append(time.thread_time() - start_cpu)
+            if profiler:
+                profiler.disable()
+        train(batch)
+    return wall, cpu, stand_ins
 
 
 def main():
@@ -106,7 +139,6 @@ def main():
             torch.cuda.synchronize(device)
 
             ideal, fed, next_seconds, next_cpu, stand_in_seconds = [], [], [], [], []
-            pairs32 = [b[1].int() for b in premade[:4]]
             profiler = cProfile.Profile() if args.profile else None
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -116,42 +148,20 @@ def main():
                 ideal.append(args.steps / (time.perf_counter() - start))
 
                 with loader() as source:
-                    batches = iter(source)
+                    batches = endless(source)
+                    train = lambda b: step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)  # noqa: E731
                     for _ in range(10):  # the session's warm-up: slots filled, pipeline running
-                        b = next(batches)
-                        step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
+                        train(next(batches))
                     torch.cuda.synchronize(device)
                     start = time.perf_counter()
-                    for i in range(args.steps):
-                        try:
-                            b = next(batches)
-                        except StopIteration:
-                            batches = iter(source)
-                            b = next(batches)
-                        step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
+                    for _ in range(args.steps):
+                        train(next(batches))
                     torch.cuda.synchronize(device)
                     fed.append(args.steps / (time.perf_counter() - start))
-                    for i in range(80):  # next()'s own time: the GPU caught up and gnnd refilled the slots
-                        torch.cuda.synchronize(device)
-                        time.sleep(0.005)  # gnnd looks at released slots at least every ms; a fill takes < 1 ms
-                        if i % 2:  # every other step, the stand-in in next()'s place
-                            taken = time.perf_counter()
-                            stand_in(premade[i % len(premade)], pairs32[i % len(pairs32)])
-                            stand_in_seconds.append(time.perf_counter() - taken)
-                        if profiler and not i % 2:
-                            profiler.enable()
-                        taken, taken_cpu = time.perf_counter(), time.thread_time()
-                        try:
-                            b = next(batches)
-                            if not i % 2:
-                                next_seconds.append(time.perf_counter() - taken)
-                                next_cpu.append(time.thread_time() - taken_cpu)
-                        except StopIteration:  # an epoch's end: not a batch's cost
-                            batches = iter(source)
-                            b = next(batches)
-                        if profiler:
-                            profiler.disable()
-                        step(model, optimizer, b.x, b.edge_index, b.y, b.batch_size)
+                    wall, cpu, stand_ins = time_next_between_steps(batches, train, premade, profiler, device)
+                    next_seconds += wall
+                    next_cpu += cpu
+                    stand_in_seconds += stand_ins
         finally:
             proc.terminate()
             proc.wait(timeout=60)

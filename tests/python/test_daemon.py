@@ -325,7 +325,7 @@ def test_one_call_per_batch_over_slot_arrays_viewed_once(daemon, data, tmp_path)
             np.testing.assert_array_equal(_numpy_view(array), ref[name], err_msg=f"step {counts.step} {name}")
         release, steps = counts.slot, steps + 1  # with 2 slots, the epoch ends only if releases happen
     assert steps == len(loader) > 2
-    with pytest.raises(gnnd.GnndError) as error:  # a bad release fails the call before it takes a batch
+    with pytest.raises(gnnd.GnndError) as error:  # a bad release: gnnd ends the session, the call says why
         _native.check(lib.gnnd_start_epoch(session, 1))
         for _ in range(2):
             _native.check(lib.gnnd_next_batch_counts(session, 7, None, ctypes.byref(counts)))

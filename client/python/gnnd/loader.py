@@ -80,7 +80,7 @@ class _SlotViews:
         return None if pair is None else pair[:, :length]
 
     def clear(self):
-        self.arrays, self._pairs = [], {}
+        self.arrays, self._edges, self._pairs = [], [], {}
 
 
 class Batch:
