@@ -13,13 +13,16 @@ class Daemon:
     def __init__(self, tmp_path, *args, config=None, name="gnnd", env=None):
         self.socket = str(tmp_path / f"{name}.sock")
         self.address = f"unix:{self.socket}"
-        self.log = open(tmp_path / f"{name}.log", "w+")
+        self.log_path = tmp_path / f"{name}.log"
         command = [GNND, f"--listen={self.address}", *args]
         if config is not None:
             path = tmp_path / f"{name}.textproto"
             path.write_text(config)
             command.append(f"--config={path}")
-        self.proc = subprocess.Popen(command, stderr=self.log, stdout=self.log, env={**os.environ, **(env or {})})
+        # gnnd writes through its own file description: reading the log through a shared one (seek, read)
+        # would move the offset gnnd writes at, and its next line would overwrite the start of the log.
+        with open(self.log_path, "w") as log:
+            self.proc = subprocess.Popen(command, stderr=log, stdout=log, env={**os.environ, **(env or {})})
         # Ready once gnnd logs `event=serving`: the socket file appears earlier, before the metrics
         # endpoint and the gRPC server are up.
         deadline = time.time() + 30
@@ -31,9 +34,7 @@ class Daemon:
             time.sleep(0.02)
 
     def output(self):
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
+        return self.log_path.read_text()
 
     def gnnctl(self, *args, check=True):
         proc = subprocess.run([GNNCTL, f"--address={self.address}", *map(str, args)], capture_output=True, text=True)
