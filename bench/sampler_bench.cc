@@ -36,14 +36,14 @@ void BM_CpuEpoch(benchmark::State& state) {
   const auto& m = fixture->graph.manifest;
   std::span<const int64_t> train(static_cast<const int64_t*>(fixture->graph.arrays[ArrayId::kTrain]), m.num_train());
   std::vector<BatchBuffer> buffers(2 * threads, BatchBuffer(fixture->layout));
-  ThreadPool workers(threads);
+  const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the producers");
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   int64_t batches = 0, edges = 0, nodes = 0;
   uint64_t epoch = 0;
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
-    CpuProducer producer(fixture->graph, fixture->fanouts, 1, epoch, std::move(seeds), slots, workers, threads);
+    CpuProducer producer(fixture->graph, fixture->fanouts, 1, epoch, std::move(seeds), slots, *workers, threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
       auto ready = producer.Next();
       if (!ready) break;

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "common/log.h"
 
 namespace gnnd {
 
@@ -22,7 +25,14 @@ void ParallelFor(int64_t n, int64_t chunk, int threads, const std::function<void
   const int64_t helpers = std::min<int64_t>(std::max(threads, 1), num_chunks) - 1;
   std::vector<std::thread> pool;
   pool.reserve(helpers);
-  for (int64_t i = 0; i < helpers; ++i) pool.emplace_back(worker);
+  for (int64_t i = 0; i < helpers; ++i) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error& e) {  // a thread limit: the chunks go to the threads there are
+      LogWarning("ParallelFor: %d of %d threads started (%s); going on with those", i + 1, helpers + 1, e.what());
+      break;
+    }
+  }
   worker();
   for (std::thread& t : pool) t.join();
 }

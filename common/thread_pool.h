@@ -1,37 +1,55 @@
-// A fixed set of threads that run posted tasks (Boost.Asio's thread_pool underneath). gnnd shares pools
+// A fixed set of threads that run posted tasks (a Boost.Asio io_context underneath). gnnd shares pools
 // rather than giving each session threads of its own: the CPU producers' pool (one task per batch, sized
-// by producer_threads) and the sessions' pool (protocol steps, see server/session.h), so a session waiting
-// for its trainer costs no thread.
+// by producer_threads) and the sessions' pools (protocol steps and teardowns, see server/session.h), so a
+// session waiting for its trainer costs no thread.
+//
+// The pool starts its threads itself, rather than through boost::asio::thread_pool, so that a thread the
+// system refuses (a process or memory limit) is an error to report, not an exception out of a constructor
+// that leaves the threads already started running.
 #pragma once
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gnnd {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads), pool_(threads_) {}
-  // Waits for the posted work to finish.
-  ~ThreadPool() { pool_.join(); }
+  // Starts `threads` threads (at least 1) for `what` (named in errors). RESOURCE_EXHAUSTED if the system
+  // refuses one; none is left running then.
+  static absl::StatusOr<std::unique_ptr<ThreadPool>> Create(int threads, absl::string_view what);
+  // Runs the posted work and pending timers, then joins the threads.
+  ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int threads() const { return threads_; }
-  void Post(std::function<void()> task) { boost::asio::post(pool_, std::move(task)); }
+  int threads() const { return static_cast<int>(threads_.size()); }
+  void Post(std::function<void()> task) { boost::asio::post(io_, std::move(task)); }
   // Runs `task` on the pool once `delay` has passed (the destructor waits for it).
   void PostAfter(std::chrono::microseconds delay, std::function<void()> task) {
-    auto timer = std::make_shared<boost::asio::steady_timer>(pool_.get_executor(), delay);
+    auto timer = std::make_shared<boost::asio::steady_timer>(io_, delay);
     timer->async_wait([timer, task = std::move(task)](const boost::system::error_code&) { task(); });
   }
 
  private:
-  const int threads_;
-  boost::asio::thread_pool pool_;
+  explicit ThreadPool(int threads) : io_(threads) {}
+  void Join();
+
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> idle_ =
+      std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+          io_.get_executor());  // keeps run() going while nothing is posted
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace gnnd

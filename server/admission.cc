@@ -7,6 +7,11 @@
 namespace gnnd {
 namespace {
 
+// percent% of `limit`, rounded down, without overflow.
+uint64_t ShareOf(uint64_t limit, uint32_t percent) {
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(limit) * percent / 100);
+}
+
 uint64_t ShmBytes() {
   struct statvfs st;
   if (::statvfs("/dev/shm", &st) != 0) return uint64_t{8} << 30;
@@ -27,26 +32,28 @@ Admission::Ticket::~Ticket() { admission_->Release(uid_, bytes_); }
 
 absl::StatusOr<std::unique_ptr<Admission::Ticket>> Admission::Reserve(uid_t uid, uint64_t slot_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const Use& mine = by_uid_[uid];
-  const uint64_t uid_sessions = std::max<uint64_t>(1, limits_.max_sessions * limits_.uid_share_percent / 100);
-  const uint64_t uid_bytes = limits_.max_total_slot_bytes / 100 * limits_.uid_share_percent;
+  const auto found = by_uid_.find(uid);  // no entry for a uid that is refused
+  const Use mine = found == by_uid_.end() ? Use{} : found->second;
+  const uint64_t uid_sessions = std::max<uint64_t>(1, ShareOf(limits_.max_sessions, limits_.uid_share_percent));
+  const uint64_t uid_bytes = ShareOf(limits_.max_total_slot_bytes, limits_.uid_share_percent);
   auto refuse = [&](absl::string_view limit, uint64_t value, absl::string_view what) {
     return absl::ResourceExhaustedError(absl::StrCat("open: ", what, " (", limit, " = ", value,
                                                      "); close sessions or ask the administrator to raise it"));
   };
-  if (total_.sessions + 1 > limits_.max_sessions) {
+  // Every sum below is of what was admitted within the limit, so `limit - in use` cannot wrap.
+  if (total_.sessions >= limits_.max_sessions) {
     return refuse("max_sessions", limits_.max_sessions, "gnnd has as many sessions open as it allows");
   }
-  if (mine.sessions + 1 > uid_sessions) {
+  if (mine.sessions >= uid_sessions) {
     return refuse("uid_share_percent", limits_.uid_share_percent,
                   absl::StrCat("uid ", uid, " has its share of sessions open (", uid_sessions, ")"));
   }
-  if (total_.bytes + slot_bytes > limits_.max_total_slot_bytes) {
+  if (slot_bytes > limits_.max_total_slot_bytes - total_.bytes) {
     return refuse("max_total_slot_bytes", limits_.max_total_slot_bytes,
                   absl::StrCat("the session's ", slot_bytes, " bytes of slots would exceed what gnnd allows, with ",
                                total_.bytes, " in use"));
   }
-  if (mine.bytes + slot_bytes > uid_bytes) {
+  if (mine.bytes > uid_bytes || slot_bytes > uid_bytes - mine.bytes) {
     return refuse("uid_share_percent", limits_.uid_share_percent,
                   absl::StrCat("the session's ", slot_bytes, " bytes of slots would exceed uid ", uid, "'s share (",
                                uid_bytes, " bytes, ", mine.bytes, " in use)"));

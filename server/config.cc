@@ -117,8 +117,13 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
     return absl::InvalidArgumentError(absl::StrCat("default_slots: ", config.default_slots(), " (must be 1 to 64)"));
   }
   if (config.max_session_bytes() == 0) config.set_max_session_bytes(uint64_t{8} << 30);
-  if (config.producer_threads() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("producer_threads: ", config.producer_threads(), " (must be >= 0)"));
+  if (config.producer_threads() < 0 || config.producer_threads() > kMaxThreads) {
+    return absl::InvalidArgumentError(absl::StrCat("producer_threads: ", config.producer_threads(), " (must be 1 to ",
+                                                   kMaxThreads, ", or 0 for every core)"));
+  }
+  if (config.max_sessions() > kMaxSessions) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_sessions: ", config.max_sessions(), " (must be 1 to ", kMaxSessions, ", or 0 for 256)"));
   }
   if (config.uid_share_percent() > 100) {
     return absl::InvalidArgumentError(

@@ -10,6 +10,11 @@
 
 namespace gnnd {
 
+// Upper bounds of fields that size threads and tables; beyond them a value is a mistake, and arithmetic on
+// it could overflow.
+inline constexpr int kMaxThreads = 1024;           // producer_threads, --threads
+inline constexpr uint64_t kMaxSessions = 1 << 20;  // max_sessions
+
 // Parses a config file (a regular file of at most kMaxConfigBytes); syntax errors name the file, line and
 // column.
 inline constexpr size_t kMaxConfigBytes = 1 << 20;

@@ -87,8 +87,13 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
   if (!absl::GetFlag(FLAGS_gpu_cache).empty()) config.set_gpu_cache(absl::GetFlag(FLAGS_gpu_cache));
   if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
-  if (absl::GetFlag(FLAGS_threads) > 0) config.set_producer_threads(absl::GetFlag(FLAGS_threads));
-  if (config.producer_threads() == 0) config.set_producer_threads(DefaultThreads());
+  if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
+    if (threads < 0 || threads > kMaxThreads) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--threads ", threads, " (must be 1 to ", kMaxThreads, ", or 0 for every core)"));
+    }
+    config.set_producer_threads(threads);
+  }
   if (const std::string sms = absl::GetFlag(FLAGS_producer_sms); !sms.empty()) {
     int value = -1;
     if (sms != "auto" && !absl::SimpleAtoi(sms, &value)) {
@@ -98,6 +103,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   }
   GNND_RETURN_IF_ERROR(CollectDatasetFlags(argc, argv, config));
   GNND_RETURN_IF_ERROR(FinishDaemonConfig(config));
+  if (config.producer_threads() == 0) config.set_producer_threads(std::min(DefaultThreads(), kMaxThreads));
   return config;
 }
 
@@ -139,11 +145,17 @@ int Run(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   SlotSegment::RemoveStale();
-  SlotBackends backends({.producer_threads = config->producer_threads(),
-                         .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
-                         .producer_sms = config->producer_sms(),
-                         .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus()),
-                         .gpu_cache = *ParseGpuCache(config->gpu_cache())});
+  absl::StatusOr<std::unique_ptr<SlotBackends>> made_backends =
+      SlotBackends::Create({.producer_threads = config->producer_threads(),
+                            .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
+                            .producer_sms = config->producer_sms(),
+                            .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus()),
+                            .gpu_cache = *ParseGpuCache(config->gpu_cache())});
+  if (!made_backends.ok()) {
+    LogError("%s", made_backends.status().message());
+    return 1;
+  }
+  SlotBackends& backends = **made_backends;
   DatasetRegistry registry(
       config->keep_segments(), config->producer_threads(),
       [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },
@@ -170,7 +182,14 @@ int Run(int argc, char** argv) {
     }
     listener = std::move(*bound);
   }
-  GnndService service(*config, &registry, &backends, listener.get());
+  absl::StatusOr<std::unique_ptr<GnndService>> made_service =
+      GnndService::Create(*config, &registry, &backends, listener.get());
+  if (!made_service.ok()) {
+    LogError("%s", made_service.status().message());
+    registry.UnloadAll();
+    return 1;
+  }
+  GnndService& service = **made_service;
   std::unique_ptr<MetricsServer> metrics;
   if (!config->metrics_address().empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
@@ -195,15 +214,25 @@ int Run(int argc, char** argv) {
     registry.UnloadAll();
     return 1;
   }
-  if (listener) listener->Start(server.get());
+  if (listener) {
+    if (absl::Status started = listener->Start(server.get()); !started.ok()) {
+      LogError("%s", started.message());
+      server->Shutdown();
+      registry.UnloadAll();
+      return 1;
+    }
+  }
+  // Where it listens, with the port bound (a configured port 0 picks one).
+  const std::string listening = address.unix_socket
+                                    ? config->listen()
+                                    : absl::StrCat(address.target.substr(0, address.target.rfind(':')), ":", tcp_port);
   if (!address.unix_socket)
-    LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", config->listen());
-  LogEvent(LogLevel::kInfo, "serving",
-           {{"listen", config->listen()}, {"datasets", absl::StrCat(config->datasets_size())}},
-           "gnnd serving %d dataset(s) on %s", config->datasets_size(), config->listen());
+    LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", listening);
+  LogEvent(LogLevel::kInfo, "serving", {{"listen", listening}, {"datasets", absl::StrCat(config->datasets_size())}},
+           "gnnd serving %d dataset(s) on %s", config->datasets_size(), listening);
 
   // Under systemd (Type=notify): ready once the configured datasets are in memory and the socket serves.
-  sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), config->listen().c_str());
+  sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), listening.c_str());
   int signal = 0;
   while (sigwait(&shutdown, &signal) == 0 && signal == SIGHUP) Reload(argc, argv, configured);
   sd_notify(0, "STOPPING=1");

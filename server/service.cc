@@ -15,6 +15,15 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+absl::StatusOr<std::unique_ptr<GnndService>> GnndService::Create(const v1::DaemonConfig& config,
+                                                                 DatasetRegistry* registry, SlotBackends* backends,
+                                                                 const UnixListener* listener) {
+  auto service = std::unique_ptr<GnndService>(new GnndService(config, registry, backends, listener));
+  GNND_ASSIGN_OR_RETURN(service->session_teardown_, ThreadPool::Create(kTeardownThreads, "session teardowns"));
+  GNND_ASSIGN_OR_RETURN(service->session_pool_, ThreadPool::Create(kSessionThreads, "session steps"));
+  return service;
+}
+
 GnndService::GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, SlotBackends* backends,
                          const UnixListener* listener)
     : config_(config), registry_(registry), backends_(backends), listener_(listener) {}
@@ -72,7 +81,13 @@ grpc::Status GnndService::DescribeDataset(grpc::ServerContext* context, const v1
 
 // One Session RPC. It reads the open request, opens the session on the sessions' pool, then passes each
 // request to the session and writes its events from an outbox, one write in flight as gRPC requires.
-// gRPC calls OnDone once every operation is over; the reactor then frees the session and itself.
+//
+// Lifetimes. gRPC calls OnDone once Finish was called and every operation is over; our own tasks (the open on
+// the sessions' pool, the teardown) are not operations, so each holds the reactor (RunHeld) and the reactor
+// is deleted by whichever of OnDone and the last hold comes last. Finish is called only after the session
+// is torn down (its slots freed, its share of the limits given back, off the sessions' pool so that the
+// teardown can wait for the session's step), so a trainer that hears the end of its session may open
+// another at once. No read or write starts after Finish: both are started under the mutex that End takes.
 class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionEvent>,
                                           private SessionOutput {
  public:
@@ -85,15 +100,18 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
   }
 
   void OnReadDone(bool ok) override {
-    if (session_ == nullptr) {  // the first message (the session is set before the next read starts)
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!open_requested_) {  // the first message
+      open_requested_ = true;
+      lock.unlock();
       if (!ok) return End(absl::CancelledError("no open request"));
       if (!request_.has_open()) return End(absl::InvalidArgumentError("the first message of a session must be 'open'"));
-      service_.session_pool_.Post([this] { Open(); });
-      return;
+      return RunHeld(*service_.session_pool_, [this] { Open(); });
     }
+    if (session_ == nullptr) return;  // torn down: nothing reads on
     if (!ok) return session_->OnTrainerClosed();
     session_->OnRequest(request_);
-    StartRead(&request_);
+    if (!ended_) StartRead(&request_);
   }
 
   void OnWriteDone(bool ok) override {
@@ -105,6 +123,7 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
       if (!ok) {  // the trainer is gone: nothing more reaches it
         gone_ = true;
         outbox_.clear();
+        if (session_ != nullptr) session_->OnTrainerClosed();
       }
       if (!outbox_.empty()) {
         next = &outbox_.front();
@@ -113,28 +132,43 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
         finish.swap(finish_after_writes_);
       }
     }
-    if (next != nullptr) StartWrite(next);
-    if (!ok && session_ != nullptr) session_->OnTrainerClosed();
+    if (next != nullptr) StartWrite(next);  // `writing_` holds Finish back meanwhile
     if (finish) Finish(*finish);
   }
 
   void OnCancel() override {
     std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = true;
     if (session_ != nullptr) session_->OnTrainerClosed();
   }
 
   void OnDone() override {
-    std::unique_ptr<class Session> session;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;  // a step still running sends nothing now
-      session = std::move(session_);
+      done_ = true;
+      if (holds_ > 0) return;  // the last hold deletes the reactor
     }
-    if (session != nullptr) service_.SessionEnded(std::move(session), end_status_);
     delete this;
   }
 
  private:
+  // Runs `task` on `pool` with the reactor held: it is not deleted before `task` returns.
+  void RunHeld(ThreadPool& pool, std::function<void()> task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++holds_;
+    }
+    pool.Post([this, task = std::move(task)] {
+      task();
+      bool last;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        last = --holds_ == 0 && done_;
+      }
+      if (last) delete this;
+    });
+  }
+
   void Open() {
     absl::StatusOr<std::unique_ptr<class Session>> session = service_.OpenSession(request_.open(), peer_);
     if (!session.ok()) return End(session.status());
@@ -143,9 +177,12 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
       std::lock_guard<std::mutex> lock(mutex_);
       session_ = std::move(*session);
       started = session_.get();
+      if (cancelled_) started->OnTrainerClosed();  // the trainer left while the session opened
     }
+    // Once started, the session may end and be torn down at any time: only the mutex guards it now.
     started->Start(*this);
-    StartRead(&request_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!ended_) StartRead(&request_);
   }
 
   // SessionOutput. The outbox holds at most num_slots + 2 small events, so a write never waits long
@@ -154,27 +191,46 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
     const v1::SessionEvent* first;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (ended_ || gone_ || done_) return;
+      if (ended_ || gone_) return;
       outbox_.push_back(std::move(event));  // a deque: the event being written stays where it is
       if (writing_) return;
       writing_ = true;
       first = &outbox_.front();
     }
-    StartWrite(first);
+    StartWrite(first);  // not ended: Finish waits for `writing_`
   }
 
+  // Called once by the session (from its step) or before there is one. The session is torn down before
+  // the stream finishes.
   void End(const absl::Status& status) override {
+    bool tear_down;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (ended_ || done_) return;
+      if (ended_) return;
       ended_ = true;
-      end_status_ = status;
+      tear_down = session_ != nullptr;
+    }
+    if (!tear_down) return FinishAfterWrites(ToGrpc(status));
+    RunHeld(*service_.session_teardown_, [this, status] {
+      std::unique_ptr<class Session> session;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        session = std::move(session_);
+      }
+      service_.SessionEnded(std::move(session), status);  // waits for the step that called End
+      FinishAfterWrites(ToGrpc(status));
+    });
+  }
+
+  void FinishAfterWrites(grpc::Status status) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
       if (writing_) {
-        finish_after_writes_ = ToGrpc(status);
+        finish_after_writes_ = std::move(status);
         return;
       }
     }
-    Finish(ToGrpc(status));
+    Finish(std::move(status));
   }
 
   GnndService& service_;
@@ -183,9 +239,9 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
   std::mutex mutex_;
   std::unique_ptr<class Session> session_;
   std::deque<v1::SessionEvent> outbox_;  // front: the write in flight
-  bool writing_ = false, gone_ = false, ended_ = false, done_ = false;
+  bool open_requested_ = false, cancelled_ = false, writing_ = false, gone_ = false, ended_ = false, done_ = false;
+  int holds_ = 0;  // tasks of ours that use the reactor (RunHeld)
   std::optional<grpc::Status> finish_after_writes_;
-  absl::Status end_status_;
 };
 
 grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionEvent>* GnndService::Session(
@@ -205,7 +261,7 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
   const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_, &histograms_};
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<class Session>> session =
-      Session::Open(id, request, std::move(lease), limits, peer, *backends_, session_pool_);
+      Session::Open(id, request, std::move(lease), limits, peer, *backends_, *session_pool_);
   if (!session.ok()) {
     LogEvent(LogLevel::kInfo, "session_refused",
              {{"session", absl::StrCat(id)},

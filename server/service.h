@@ -24,9 +24,10 @@ namespace gnnd {
 // holds no thread, only its steps on the sessions' pool do, briefly.
 class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::Service> {
  public:
-  // `listener` may be null (TCP): peers are then unknown.
-  GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, SlotBackends* backends,
-              const UnixListener* listener);
+  // `listener` may be null (TCP): peers are then unknown. RESOURCE_EXHAUSTED if the sessions' threads
+  // cannot start.
+  static absl::StatusOr<std::unique_ptr<GnndService>> Create(const v1::DaemonConfig& config, DatasetRegistry* registry,
+                                                             SlotBackends* backends, const UnixListener* listener);
 
   grpc::Status ListDatasets(grpc::ServerContext* context, const v1::ListDatasetsRequest* request,
                             v1::ListDatasetsResponse* response) override;
@@ -46,6 +47,9 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
 
  private:
   class SessionReactor;
+
+  GnndService(const v1::DaemonConfig& config, DatasetRegistry* registry, SlotBackends* backends,
+              const UnixListener* listener);
 
   PeerCredentials Peer(grpc::ServerContextBase* context) const;
   // Opens and registers a session for `peer`'s open request.
@@ -69,9 +73,13 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
   std::map<std::pair<std::string, std::string>, v1::ServedTotals> served_;
   v1::ServedTotals& ServedTotalsLocked(const std::string& dataset, const std::string& device);
   StageHistograms histograms_;
+  // Where ended sessions are freed before their streams finish: a teardown waits for the session's step
+  // in progress, so it must not take a thread of the sessions' pool.
+  std::unique_ptr<ThreadPool> session_teardown_;
+  static constexpr int kTeardownThreads = 2;
   // Where sessions open and take their steps (short ones: a step never waits for a trainer or a GPU; an
   // open may calibrate a GPU producer). Declared last: destroyed first, after the server's shutdown.
-  ThreadPool session_pool_{kSessionThreads};
+  std::unique_ptr<ThreadPool> session_pool_;
   static constexpr int kSessionThreads = 4;
 };
 

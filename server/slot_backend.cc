@@ -2,6 +2,7 @@
 #include "server/slot_backend.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/status.h"
 #include "server/cpu_slots.h"
 #if GNND_WITH_CUDA
 #include "server/cuda_devices.h"
@@ -13,7 +14,14 @@ class CudaDevices {};
 
 namespace gnnd {
 
-SlotBackends::SlotBackends(const Options& options) : options_(options), cpu_workers_(options.producer_threads) {
+absl::StatusOr<std::unique_ptr<SlotBackends>> SlotBackends::Create(const Options& options) {
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<ThreadPool> workers,
+                        ThreadPool::Create(options.producer_threads, "the CPU producers (producer_threads)"));
+  return std::unique_ptr<SlotBackends>(new SlotBackends(options, std::move(workers)));
+}
+
+SlotBackends::SlotBackends(const Options& options, std::unique_ptr<ThreadPool> cpu_workers)
+    : options_(options), cpu_workers_(std::move(cpu_workers)) {
 #if GNND_WITH_CUDA
   cuda_ = std::make_unique<CudaDevices>(options);
 #endif
@@ -22,7 +30,7 @@ SlotBackends::SlotBackends(const Options& options) : options_(options), cpu_work
 SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
-  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, cpu_workers_, options_.slot_mode);
+  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode);
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan);
 #else

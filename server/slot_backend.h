@@ -97,7 +97,8 @@ class SlotBackends {
     PrepareGpus prepare_gpus;  // the GPUs Prepare() places datasets on
     GpuCacheSize gpu_cache;    // each GPU's hot tier
   };
-  explicit SlotBackends(const Options& options);
+  // Starts the CPU producers' pool: RESOURCE_EXHAUSTED naming producer_threads if its threads cannot start.
+  static absl::StatusOr<std::unique_ptr<SlotBackends>> Create(const Options& options);
   ~SlotBackends();
 
   // INVALID_ARGUMENT naming open.device for a device this gnnd cannot serve.
@@ -112,8 +113,10 @@ class SlotBackends {
   void AppendStats(v1::Stats& stats);
 
  private:
+  SlotBackends(const Options& options, std::unique_ptr<ThreadPool> cpu_workers);
+
   const Options options_;
-  ThreadPool cpu_workers_;
+  std::unique_ptr<ThreadPool> cpu_workers_;
   std::unique_ptr<class CudaDevices> cuda_;  // null without CUDA
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -56,7 +57,14 @@ UnixListener::~UnixListener() {
   }
 }
 
-void UnixListener::Start(grpc::Server* server) { thread_ = std::thread(&UnixListener::Accept, this, server); }
+absl::Status UnixListener::Start(grpc::Server* server) {
+  try {
+    thread_ = std::thread(&UnixListener::Accept, this, server);
+  } catch (const std::system_error& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot start the thread accepting on ", path_, ": ", e.what()));
+  }
+  return absl::OkStatus();
+}
 
 void UnixListener::Stop() {
   if (thread_.joinable()) {
@@ -68,7 +76,11 @@ void UnixListener::Stop() {
 
 void UnixListener::Accept(grpc::Server* server) {
   pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+  bool failing = false;  // accept has been failing since it last worked (logged once)
   for (;;) {
+    // While accept fails for want of descriptors the connection stays pending and poll() returns at once:
+    // wait a little (for Stop only) rather than spin.
+    if (failing && ::poll(&fds[1], 1, kAcceptRetry.count()) > 0) return;
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       LogError("poll on %s: %s", path_, std::strerror(errno));
@@ -77,7 +89,17 @@ void UnixListener::Accept(grpc::Server* server) {
     if (fds[1].revents != 0) return;
     // gRPC drives the connection with non-blocking I/O.
     const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      const int error = errno;
+      if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
+        if (!failing)
+          LogWarning("accept on %s: %s; retrying every %d ms", path_, std::strerror(error), kAcceptRetry.count());
+        failing = true;
+      }
+      continue;  // the others (the peer left first, a signal) concern that connection only
+    }
+    if (failing) LogInfo("accept on %s works again", path_);
+    failing = false;
     PeerCredentials peer;
     ucred cred{};
     socklen_t length = sizeof(cred);

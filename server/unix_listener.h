@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -21,8 +22,8 @@ class UnixListener {
   static absl::StatusOr<std::unique_ptr<UnixListener>> Bind(const std::string& path, mode_t mode);
   ~UnixListener();
 
-  // Starts accepting into `server` on a thread of its own.
-  void Start(grpc::Server* server);
+  // Starts accepting into `server` on a thread of its own; RESOURCE_EXHAUSTED if it cannot start one.
+  absl::Status Start(grpc::Server* server);
   // Stops accepting and removes the socket file.
   void Stop();
   // The credentials of the connection gRPC reports as `peer` ("fd:<n>"); unknown otherwise.
@@ -30,6 +31,8 @@ class UnixListener {
 
  private:
   UnixListener() = default;
+  // How long accept waits after failing for want of descriptors or memory.
+  static constexpr std::chrono::milliseconds kAcceptRetry{50};
   void Accept(grpc::Server* server);
 
   std::string path_;

@@ -134,29 +134,33 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   }
   if (!event.has_opened()) return absl::InternalError("gnnd answered the open request with something else");
   session->opened_ = event.opened();
+  // From here on gnnd holds the session: the stream's threads run, so that Close() (also on the errors
+  // below) waits for gnnd to end it.
+  session->io_ = std::make_unique<SessionStream>(session->stream_.get());
   GNND_ASSIGN_OR_RETURN(session->layout_, SlotLayoutFromProto(session->opened_.layout()));
   GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(session->opened_.device(), "the session's device"));
   if (device.is_cuda()) {
     GNND_RETURN_IF_ERROR(session->MapGpuSlots(device.cuda));
-    v1::SessionRequest attached;
-    attached.mutable_attached();
-    if (!session->stream_->Write(attached)) return session->Broken("attaching to the slots");
-    session->io_ = std::make_unique<SessionStream>(session->stream_.get());
-    return session;
+  } else {
+    GNND_RETURN_IF_ERROR(session->MapCpuSlots());
   }
-  const std::string name = "/" + session->opened_.shm_name();
-  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
-  session->slots_bytes_ = session->layout_.total_bytes * session->opened_.num_slots();
-  void* data = ::mmap(nullptr, session->slots_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (data == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap ", name));
-  session->slots_ = data;
   v1::SessionRequest attached;
   attached.mutable_attached();
-  if (!session->stream_->Write(attached)) return session->Broken("attaching to the slots");
-  session->io_ = std::make_unique<SessionStream>(session->stream_.get());
+  if (!session->io_->Put(std::move(attached))) return session->Broken("attaching to the slots");
   return session;
+}
+
+absl::Status Session::MapCpuSlots() {
+  const std::string name = "/" + opened_.shm_name();
+  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
+  const size_t bytes = layout_.total_bytes * opened_.num_slots();
+  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (data == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap ", name));
+  slots_ = data;
+  slots_bytes_ = bytes;
+  return absl::OkStatus();
 }
 
 absl::Status Session::MapGpuSlots(int device) {
@@ -295,8 +299,17 @@ absl::Status Session::StartEpoch(uint64_t epoch) {
 void Session::Close() {
   if (closed_) return;
   closed_ = true;
-  context_->TryCancel();  // gnnd sees the stream end and frees the slots
-  if (io_) io_->Join();
+  if (io_ == nullptr) {  // never opened: nothing of it is left in gnnd
+    context_->TryCancel();
+    (void)stream_->Finish();
+    return;
+  }
+  // Half-close, and wait for gnnd to end the stream: it does so once the session's slots are freed and its
+  // share of the daemon's limits is back, so a session opened after Close() never finds this one counted.
+  // A gnnd that does not answer in time is cancelled (it then frees the session on its own).
+  io_->CloseWrites();
+  if (!io_->ReadEndedWithin(kCloseTimeout)) context_->TryCancel();
+  io_->Join();
   (void)stream_->Finish();
 }
 

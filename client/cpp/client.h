@@ -2,6 +2,7 @@
 // place from the slots gnnd fills (a shared-memory segment mapped once per session).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -71,8 +72,10 @@ class Session {
   absl::Status Release(int slot, void* cuda_stream = nullptr);
   // Asks for epoch `epoch` after the previous one ended (every batch released first).
   absl::Status StartEpoch(uint64_t epoch);
-  // Ends the session; its slots are freed on both sides.
+  // Ends the session and waits (up to kCloseTimeout) until gnnd has freed it: its slots, and its share of
+  // the daemon's session limits, are back when Close returns.
   void Close();
+  static constexpr std::chrono::seconds kCloseTimeout{10};
 
   const v1::SessionOpened& opened() const { return opened_; }
   int64_t steps_per_epoch() const { return opened_.steps_per_epoch(); }
@@ -96,6 +99,7 @@ class Session {
   Session() = default;
   absl::Status Broken(absl::string_view what);
   absl::Status MapGpuSlots(int device);
+  absl::Status MapCpuSlots();
 
   std::string address_;
   std::unique_ptr<grpc::ClientContext> context_;

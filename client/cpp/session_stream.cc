@@ -24,8 +24,14 @@ void SessionStream::ReadLoop() {
 void SessionStream::WriteLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    changed_.wait(lock, [&] { return stopping_ || !requests_.empty(); });
-    if (requests_.empty()) return;  // stopping, everything queued written
+    changed_.wait(lock, [&] { return stopping_ || writes_closing_ || !requests_.empty(); });
+    if (requests_.empty()) {  // everything queued is written
+      if (writes_closing_ && !stopping_) {
+        lock.unlock();
+        stream_->WritesDone();
+      }
+      return;
+    }
     v1::SessionRequest request = std::move(requests_.front());
     requests_.pop_front();
     lock.unlock();
@@ -55,6 +61,12 @@ bool SessionStream::Put(v1::SessionRequest request) {
   requests_.push_back(std::move(request));
   changed_.notify_all();
   return true;
+}
+
+void SessionStream::CloseWrites() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  writes_closing_ = true;
+  changed_.notify_all();
 }
 
 bool SessionStream::ReadEndedWithin(std::chrono::milliseconds timeout) {

@@ -28,6 +28,8 @@ class SessionStream {
   bool Take(v1::SessionEvent* event);
   // Queues a request; false if a write already failed (the stream is broken).
   bool Put(v1::SessionRequest request);
+  // Half-closes the stream once the queued requests are written: gnnd then ends the session.
+  void CloseWrites();
   // Whether gnnd's side of the stream ended within `timeout` (its status is then what Finish returns).
   bool ReadEndedWithin(std::chrono::milliseconds timeout);
   // Waits for both threads. Cancel the stream's context first, or the reader waits for gnnd.
@@ -42,7 +44,7 @@ class SessionStream {
   std::condition_variable changed_;
   std::deque<v1::SessionEvent> events_;
   std::deque<v1::SessionRequest> requests_;
-  bool read_ended_ = false, write_failed_ = false, stopping_ = false;
+  bool read_ended_ = false, write_failed_ = false, writes_closing_ = false, stopping_ = false;
   std::thread reader_, writer_;
 };
 

@@ -104,15 +104,16 @@ class SessionTest : public ::testing::Test {
   }
   absl::StatusOr<std::unique_ptr<Session>> Open(const v1::OpenSession& request) {
     GNND_ASSIGN_OR_RETURN(auto lease, registry_->Acquire(request.dataset()));
-    return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, backends_, pool_);
+    return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, *backends_, *pool_);
   }
 
   void ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code);
 
   static ScratchDir* dir_;
   static DatasetRegistry* registry_;
-  SlotBackends backends_{SlotBackends::Options{.producer_threads = 2}};
-  ThreadPool pool_{1};  // one thread for the sessions' steps: a step that waited would stop every session
+  std::unique_ptr<SlotBackends> backends_ = *SlotBackends::Create({.producer_threads = 2});
+  // One thread for the sessions' steps: a step that waited would stop every session.
+  std::unique_ptr<ThreadPool> pool_ = *ThreadPool::Create(1, "the sessions' steps");
 };
 ScratchDir* SessionTest::dir_ = nullptr;
 DatasetRegistry* SessionTest::registry_ = nullptr;

@@ -137,8 +137,8 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
   std::vector<BatchBuffer> buffers(num_slots, BatchBuffer(layout));
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
-  ThreadPool workers(threads);
-  CpuProducer producer(graph, fanouts, seed, 2, std::move(seeds), slots, workers, threads);
+  const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
+  CpuProducer producer(graph, fanouts, seed, 2, std::move(seeds), slots, *workers, threads);
   std::vector<std::vector<std::byte>> out;
   int64_t expected_step = 0;
   while (auto ready = producer.Next()) {

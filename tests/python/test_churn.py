@@ -1,0 +1,87 @@
+"""Session churn: 16 trainers open and close sessions as fast as they can (closing right after opening,
+after a batch, with a batch held, after an epoch; some SIGKILLed and restarted) for GNND_CHURN_SECONDS
+(default 20). gnnd stays up, no trainer is ever refused for sessions it closed, and afterwards /dev/shm,
+gnnd's descriptors, threads and memory are where they were before. Runs in every build of tests/run_all.sh
+(plain, ASan, TSan). Run by ctest."""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+from daemon_util import Daemon, generate
+
+TRAINERS = 16
+KILLED = 3  # per churn: their sessions end once gnnd notices, so the uid's share leaves room for them
+SECONDS = float(os.environ.get("GNND_CHURN_SECONDS", "20"))
+WORKER = os.path.join(os.path.dirname(__file__), "churn_worker.py")
+
+
+def footprint(pid):
+    """gnnd's open descriptors, threads and resident memory (KiB)."""
+    with open(f"/proc/{pid}/status") as status:
+        fields = dict(line.split(":", 1) for line in status)
+    return (len(os.listdir(f"/proc/{pid}/fd")), int(fields["Threads"]), int(fields["VmRSS"].split()[0]))
+
+
+def shm_of(pid):
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("gnnd.churn.") or f".{pid}." in f)
+
+
+def churn(daemon, seconds, seed):
+    """Runs the trainers for `seconds`, killing and restarting a few; returns the sessions the survivors opened."""
+    rng = random.Random(seed)
+
+    def start(i):
+        return subprocess.Popen([sys.executable, WORKER, daemon.address, "churn", str(seconds), str(seed * 100 + i)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    trainers = [start(i) for i in range(TRAINERS)]
+    for i in rng.sample(range(TRAINERS), KILLED):  # killed mid-churn: gnnd sees their sessions break off
+        time.sleep(rng.uniform(0, seconds / 6))
+        trainers[i].kill()
+        trainers[i].communicate()
+        trainers[i] = start(TRAINERS + i)
+    opened = 0
+    for trainer in trainers:
+        out, err = trainer.communicate(timeout=seconds + 120)
+        assert trainer.returncode == 0, f"a trainer failed: {out} {err}"
+        opened += int(out.split()[-1])
+    return opened
+
+
+def wait_idle(daemon):
+    """Until gnnd holds no session (the killed trainers' sessions end once gnnd sees them gone)."""
+    deadline = time.time() + 30
+    while "in use: 0 of" not in daemon.gnnctl("stats").stdout:
+        assert time.time() < deadline, daemon.gnnctl("stats").stdout
+        time.sleep(0.1)
+
+
+def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path):
+    data = generate(tmp_path / "tiny", "--seed", 21)
+    # A tight share per uid: sessions still counted after their trainers closed them are refused at once.
+    daemon = Daemon(tmp_path, f"--dataset=churn={data}", "--threads=2", name="churn",
+                    config=f"max_sessions: {2 * (TRAINERS + KILLED)}\nuid_share_percent: 50")
+    pid = daemon.proc.pid
+    try:
+        churn(daemon, 2, seed=1)  # warms gRPC's and gnnd's pools up to their working size
+        wait_idle(daemon)
+        before, shm_before = footprint(pid), shm_of(pid)
+        opened = churn(daemon, SECONDS, seed=2)
+        assert daemon.proc.poll() is None, daemon.output()
+        assert opened >= TRAINERS, opened
+        wait_idle(daemon)
+        after = footprint(pid)
+        assert shm_of(pid) == shm_before, "segments left in /dev/shm"
+        assert after[0] <= before[0] + 4, f"descriptors {before[0]} -> {after[0]}"
+        assert after[1] <= before[1] + 4, f"threads {before[1]} -> {after[1]}"
+        # ASan keeps freed memory in quarantine: RSS is not a leak measure there (LeakSanitizer is).
+        if os.environ.get("GNND_SANITIZE") != "address":
+            assert after[2] <= before[2] + 64 * 1024, f"RSS {before[2]} -> {after[2]} KiB"
+        assert "refused" not in daemon.output()
+        print(f"{opened} sessions in {SECONDS:.0f} s; fds, threads, RSS KiB: {before} -> {after}")
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+        assert daemon.proc.returncode == 0
