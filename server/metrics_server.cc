@@ -4,10 +4,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <system_error>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 
 namespace gnnd {
 namespace {
@@ -17,30 +19,52 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-// One scrape: read a request, answer it, close.
+// Connections served at once; one more is closed as soon as it is accepted. TCP has no peer identity to
+// share by, so the bound is on all of them: whoever connects, the port holds at most this many of gnnd's
+// descriptors, and the gRPC socket keeps the rest.
+constexpr int kMaxConnections = 32;
+// How long a connection may take to send its request and read the answer.
+constexpr std::chrono::seconds kConnectionTimeout{5};
+// A scrape is a GET with no body.
+constexpr uint64_t kMaxRequestBodyBytes = 4096;
+// How long accepting pauses after it failed (descriptors, memory) before it tries again.
+constexpr std::chrono::milliseconds kAcceptRetry{100};
+
+// One scrape: read a request, answer it, close. Counted in `open` while it lives (all on the io thread).
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, const std::function<std::string()>& render)
-      : stream_(std::move(socket)), render_(render) {}
+  Connection(tcp::socket socket, const std::function<std::string()>& render, int& open)
+      : stream_(std::move(socket)), render_(render), open_(open) {
+    ++open_;
+    parser_.body_limit(kMaxRequestBodyBytes);
+  }
+  ~Connection() { --open_; }
 
   void Start() {
-    stream_.expires_after(std::chrono::seconds(5));
-    http::async_read(stream_, buffer_, request_,
+    stream_.expires_after(kConnectionTimeout);
+    http::async_read(stream_, buffer_, parser_,
                      [self = shared_from_this()](beast::error_code error, size_t) { self->Answer(error); });
   }
 
  private:
   void Answer(beast::error_code error) {
-    if (error) return;
-    response_.version(request_.version());
+    // A request that does not parse gets 400; a peer that left or timed out gets nothing.
+    const bool malformed = error && error.category() == http::make_error_code(http::error::bad_target).category() &&
+                           error != http::error::end_of_stream && error != http::error::partial_message;
+    if (error && !malformed) return;
+    const http::request<http::string_body>& request = parser_.get();
+    response_.version(malformed ? 11 : request.version());
     response_.keep_alive(false);
-    if (request_.method() == http::verb::get && request_.target() == "/metrics") {
+    response_.set(http::field::content_type, "text/plain");
+    if (malformed) {
+      response_.result(http::status::bad_request);
+      response_.body() = absl::StrCat("bad request: ", error.message(), "\n");
+    } else if (request.method() == http::verb::get && request.target() == "/metrics") {
       response_.result(http::status::ok);
       response_.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
       response_.body() = render_();
     } else {
       response_.result(http::status::not_found);
-      response_.set(http::field::content_type, "text/plain");
       response_.body() = "gnnd serves GET /metrics\n";
     }
     response_.prepare_payload();
@@ -52,25 +76,54 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   beast::tcp_stream stream_;
   const std::function<std::string()>& render_;
+  int& open_;
   beast::flat_buffer buffer_;
-  http::request<http::string_body> request_;
+  http::request_parser<http::string_body> parser_;
   http::response<http::string_body> response_;
 };
 
 }  // namespace
 
 struct MetricsServer::State {
+  int open = 0;  // connections alive; before `io`, whose destruction ends the last ones
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  asio::steady_timer retry{io};
   std::function<std::string()> render;
   std::thread thread;
+  bool accept_failing = false, full = false;  // each logged once per episode
 
   void Accept() {
     acceptor.async_accept([this](beast::error_code error, tcp::socket socket) {
-      if (error) return;  // closed: stopping
-      std::make_shared<Connection>(std::move(socket), render)->Start();
+      if (error == asio::error::operation_aborted || !acceptor.is_open()) return;  // stopping
+      if (error) {  // out of descriptors or memory (another user's connections may be the cause): later
+        if (!accept_failing) {
+          LogWarning("metrics: accepting on port %d failed: %s; retrying every %d ms", port(), error.message(),
+                     kAcceptRetry.count());
+        }
+        accept_failing = true;
+        retry.expires_after(kAcceptRetry);
+        retry.async_wait([this](beast::error_code wait_error) {
+          if (!wait_error) Accept();
+        });
+        return;
+      }
+      if (accept_failing) LogInfo("metrics: accepting on port %d again", port());
+      accept_failing = false;
+      if (open >= kMaxConnections) {  // the socket closes as it goes out of scope
+        if (!full) LogWarning("metrics: %d connections open, refusing more until some end", open);
+        full = true;
+      } else {
+        full = false;
+        std::make_shared<Connection>(std::move(socket), render, open)->Start();
+      }
       Accept();
     });
+  }
+
+  int port() const {
+    beast::error_code ignored;
+    return acceptor.local_endpoint(ignored).port();
   }
 };
 
@@ -99,21 +152,22 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::s
     return absl::InvalidArgumentError(absl::StrCat("metrics_address = '", address, "': ", error.message()));
   }
   state->Accept();
-  state->thread = std::thread([s = state.get()] { s->io.run(); });
+  try {
+    state->thread = std::thread([s = state.get()] { s->io.run(); });
+  } catch (const std::system_error& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("metrics_address = '", address, "': no thread to serve it: ", e.what()));
+  }
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(state)));
 }
 
 MetricsServer::MetricsServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 MetricsServer::~MetricsServer() {
-  asio::post(state_->io, [s = state_.get()] {
-    beast::error_code ignored;
-    s->acceptor.close(ignored);
-  });
   state_->io.stop();
   state_->thread.join();
 }
 
-int MetricsServer::port() const { return state_->acceptor.local_endpoint().port(); }
+int MetricsServer::port() const { return state_->port(); }
 
 }  // namespace gnnd

@@ -1,5 +1,8 @@
 // The opt-in HTTP listener for Prometheus: GET /metrics answers the text exposition that `render`
-// returns; anything else is 404. Boost.Beast on one thread of its own; each connection gets 5 s.
+// returns; anything else is 404, a request that does not parse 400. Boost.Beast on one thread of its own;
+// each connection gets 5 s, and at most 32 are served at once (past that, one is closed as it arrives), so
+// whoever connects cannot take gnnd's descriptors from the gRPC socket. An accept that fails (out of
+// descriptors or memory) is retried after a pause, logged once.
 #pragma once
 
 #include <functional>

@@ -62,7 +62,7 @@ def wait_idle(daemon):
 def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path):
     data = generate(tmp_path / "tiny", "--seed", 21)
     # A tight share per uid: sessions still counted after their trainers closed them are refused at once.
-    daemon = Daemon(tmp_path, f"--dataset=churn={data}", "--threads=2", name="churn",
+    daemon = Daemon(tmp_path, f"--dataset=churn={data}", "--threads=2", name="churn", env={"ASAN_OPTIONS": "detect_leaks=1"},
                     config=f"max_sessions: {2 * (TRAINERS + KILLED)}\nuid_share_percent: 50")
     pid = daemon.proc.pid
     try:

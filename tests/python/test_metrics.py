@@ -1,7 +1,10 @@
 """The Prometheus endpoint (--metrics-address): the counters and stage histograms move with the batches a
 trainer reads; other paths are 404; a bad address stops gnnd at start, naming it. `gnnctl stats --watch`
 shows the same live, with rates."""
+import os
 import re
+import resource
+import socket
 import subprocess
 import time
 import urllib.error
@@ -49,8 +52,9 @@ def test_counters_and_histograms_move_with_the_batches(tmp_path):
             assert steps == len(loader)
             during = scrape(port)
             assert during[f"gnnd_sessions{{{where}}}"] == 1
-        # Closing the loader ends the RPC; gnnd retires the session just after, on its own threads.
-        after = scrape_until(port, lambda samples: samples[f"gnnd_sessions{{{where}}}"] == 0)
+        # Closing the loader returns once gnnd has retired the session.
+        after = scrape(port)
+        assert after[f"gnnd_sessions{{{where}}}"] == 0
         assert after[f"gnnd_batches_total{{{where}}}"] == steps
         assert after[f"gnnd_bytes_total{{{where}}}"] > 0
         assert after[f"gnnd_sessions_opened_total{{{where}}}"] == 1
@@ -89,3 +93,63 @@ def test_a_bad_metrics_address_stops_gnnd_at_start(tmp_path):
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1
     assert "metrics_address = 'nonsense' (HOST:PORT)" in proc.stderr
+
+
+def open_descriptors(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def settle(pid, descriptors):
+    """Until gnnd has closed its end of connections the test closed."""
+    deadline = time.time() + 10
+    while open_descriptors(pid) > descriptors:
+        assert time.time() < deadline, f"{open_descriptors(pid)} descriptors open, {descriptors} before"
+        time.sleep(0.05)
+
+
+def flood(port, count):
+    """`count` idle TCP connections to the metrics port (the kernel completes them whether gnnd accepts or not)."""
+    return [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(count)]
+
+
+def test_a_connection_flood_neither_closes_the_metrics_port_nor_starves_sessions(tmp_path):
+    data = generate(tmp_path / "g", "--seed", 6)
+    port = int(free_port())
+    daemon = Daemon(tmp_path, f"--dataset=metered={data}", f"--metrics-address=127.0.0.1:{port}", name="flood")
+    pid = daemon.proc.pid
+    try:
+        scrape(port)
+        rest = open_descriptors(pid)
+        # Room for the bounded metrics connections and the sessions' own, not for 300 more.
+        limit = rest + 64
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (limit, limit))
+        held = flood(port, 300)
+        time.sleep(0.5)  # gnnd accepts what it will
+        assert open_descriptors(pid) <= limit - 20, "the metrics port took the descriptors"
+        with gnnd.Loader(address=daemon.address, dataset="metered", batch_size=300, fanouts=[4, 2],
+                         output="numpy", timeout_ms=3000) as loader:
+            assert sum(1 for _ in loader) == len(loader)
+        for s in held:
+            s.close()
+        settle(pid, rest)
+
+        # Out of descriptors outright (another process's doing, say): accepting pauses, and serves again after.
+        # The limit bounds descriptor numbers: 4 past the highest in use.
+        highest = max(int(fd) for fd in os.listdir(f"/proc/{pid}/fd"))
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (highest + 5, limit))
+        held = flood(port, 40)
+        time.sleep(0.5)
+        for s in held:
+            s.close()
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (limit, limit))
+        assert scrape(port)["gnnd_uptime_seconds"] > 0
+
+        # A request that does not parse is answered 400.
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            raw.sendall(b"GET /metrics NOT-HTTP\r\n\r\n")
+            assert raw.recv(100).startswith(b"HTTP/1.1 400 Bad Request"), "no 400"
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+    log = daemon.output()
+    assert log.count("metrics: accepting on port") == 2, log  # failing, then working again: once each
+    assert "refusing more until some end" in log
