@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "common/file_io.h"
 #include "common/log.h"
 #include "common/parallel.h"
@@ -193,7 +194,9 @@ std::vector<ShmDatasetInfo> ShmDataset::List() {
 }
 
 absl::Status ShmDataset::Remove(const std::string& name) {
-  GNND_RETURN_IF_ERROR(CheckName(name));
+  absl::string_view dataset = name;
+  (void)absl::ConsumeSuffix(&dataset, ".staged");
+  GNND_RETURN_IF_ERROR(CheckName(std::string(dataset)));
   bool any = false;
   absl::Status failed;
   auto unlink = [&](absl::string_view suffix) {
@@ -211,14 +214,16 @@ absl::Status ShmDataset::Remove(const std::string& name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& name, const DatasetDir& source,
+absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& dataset_name, const DatasetDir& source,
                                                              const ShmLoadOptions& options) {
-  GNND_RETURN_IF_ERROR(CheckName(name));
+  GNND_RETURN_IF_ERROR(CheckName(dataset_name));
+  const std::string name = options.staging ? StagedName(dataset_name) : dataset_name;  // the set's
   const v1::DatasetManifest& manifest = source.manifest();
   const std::string meta_name = ShmSegmentName(name, "meta");
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
   dataset->name_ = name;
+  dataset->dataset_ = dataset_name;
   dataset->manifest_ = manifest;
 
   // 1. Claim the name: create the meta segment exclusively.
@@ -248,6 +253,11 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
       continue;
     }
     GNND_ASSIGN_OR_RETURN(ShmDatasetInfo existing, ReadInfo(name));
+    if (existing.state == ShmState::kReady && options.staging) {  // left by a gnnd that stopped before publishing
+      LogWarning("removing the staged shared-memory set '%s' left by an earlier load", name);
+      (void)Remove(name);
+      continue;
+    }
     if (existing.state == ShmState::kReady) {
       return absl::AlreadyExistsError(
           absl::StrCat("dataset '", name, "' is already in shared memory; unload it first"));
@@ -341,6 +351,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
   }
   auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
   dataset->name_ = name;
+  dataset->dataset_ = name;
   std::string segment_name = ShmSegmentName(name, "meta");
   try {
     bip::shared_memory_object meta_shm(bip::open_only, segment_name.c_str(), bip::read_only);
@@ -380,6 +391,33 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
     return FromBoost(e, absl::StrCat("attach ", segment_name));
   }
   return dataset;
+}
+
+absl::Status ShmDataset::Publish() {
+  if (name_ == dataset_) return absl::OkStatus();
+  std::vector<std::string> suffixes;
+  for (ArrayId id : kAllArrays) suffixes.emplace_back(ArrayName(id));
+  suffixes.emplace_back("meta");  // last: see the header
+  for (const std::string& suffix : suffixes) {
+    const std::string from = absl::StrCat("/dev/shm/", ShmSegmentName(name_, suffix));
+    const std::string to = absl::StrCat("/dev/shm/", ShmSegmentName(dataset_, suffix));
+    // Never over a segment someone else made in the meantime (/dev/shm is everyone's).
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+      const int error = errno;
+      for (const std::string& done : suffixes) {  // back to the staged names, all of them
+        if (done == suffix) break;
+        (void)::rename(absl::StrCat("/dev/shm/", ShmSegmentName(dataset_, done)).c_str(),
+                       absl::StrCat("/dev/shm/", ShmSegmentName(name_, done)).c_str());
+      }
+      if (error == EEXIST) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("publish the staged set '", name_, "': ", to, " exists (remove the old copy first)"));
+      }
+      return ErrnoStatus(error, absl::StrCat("rename ", from, " to ", to));
+    }
+  }
+  name_ = dataset_;
+  return absl::OkStatus();
 }
 
 }  // namespace gnnd

@@ -4,6 +4,10 @@
 // marked "ready" only after every array is written and validated: a set whose loader died is never
 // mistaken for a complete one. Attach refuses anything not ready and names a stale set; the next load
 // of that name removes it.
+//
+// A new copy of a dataset that is being served is loaded as a staged set, gnnd.<name>.staged.<array> (no
+// dataset name has a dot), and published under the dataset's name once the old copy's segments are gone,
+// so that a copy that fails to load never costs the one in use.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +31,8 @@ struct ShmLoadOptions {
   // Check every value after copying (ValidateArrays).
   bool validate = true;
   int threads = 0;  // 0: all cores
+  // Load as the staged set of the name (see above): a ready staged set left by an earlier gnnd is replaced.
+  bool staging = false;
   // Called after each array has been copied (progress reporting; tests use it to interrupt a load).
   std::function<void(ArrayId, size_t bytes_done, size_t bytes_total)> on_array_loaded;
 };
@@ -62,13 +68,22 @@ class ShmDataset {
   // no group or other write): PERMISSION_DENIED otherwise. The manifest is checked and the segment sizes
   // matched against it; the arrays' values are not (ValidateArrays, before trusting them).
   static absl::StatusOr<std::unique_ptr<ShmDataset>> Attach(const std::string& name, bool any_owner = false);
-  // Removes every segment of `name` (whatever its state). NOT_FOUND if there was none.
+  // Removes every segment of the set `name` (a dataset's name, or its staged set's "<name>.staged"),
+  // whatever its state. NOT_FOUND if there was none.
   static absl::Status Remove(const std::string& name);
   // The sets present in /dev/shm.
   static std::vector<ShmDatasetInfo> List();
   // Names are [A-Za-z0-9_-], 1 to 100 characters (they become file names).
   static absl::Status CheckName(const std::string& name);
+  // The name of the staged set of dataset `name`.
+  static std::string StagedName(const std::string& name) { return name + ".staged"; }
 
+  // Renames a staged set's segments to the dataset's own names (arrays first, the meta segment last, so
+  // the set is never seen ready with arrays missing). FAILED_PRECONDITION if a segment of that name
+  // exists (remove the old copy's first); the set keeps its staged name then. The mappings are unchanged.
+  absl::Status Publish();
+
+  // The set's name: the dataset's, or its staged set's until Publish().
   const std::string& name() const { return name_; }
   const v1::DatasetManifest& manifest() const { return manifest_; }
   const DatasetArrays& arrays() const { return arrays_; }
@@ -78,6 +93,7 @@ class ShmDataset {
   struct Segment;
   ShmDataset() = default;
   std::string name_;
+  std::string dataset_;  // the dataset's name
   v1::DatasetManifest manifest_;
   DatasetArrays arrays_;
   std::vector<std::unique_ptr<Segment>> segments_;

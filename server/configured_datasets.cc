@@ -31,7 +31,16 @@ ConfiguredDatasets::Outcome ConfiguredDatasets::Apply(
         outcome.unchanged.push_back(d.name());
         continue;
       }
-      if (!unload(d.name(), "replaced")) continue;
+      // The old copy serves until the new one is loaded whole; if it cannot be, the old one stays.
+      if (const absl::StatusOr<v1::DatasetInfo> info = registry_.Replace(d.name(), d.path(), d.huge_pages());
+          !info.ok()) {
+        outcome.errors.push_back(absl::StrCat("dataset '", d.name(), "' not replaced by ", d.path(), " (the copy from ",
+                                              it->second.path(), " serves on): ", info.status().message()));
+        continue;
+      }
+      it->second = d;
+      outcome.loaded.push_back(d.name());
+      continue;
     }
     const absl::StatusOr<v1::DatasetInfo> info = registry_.Load(d.name(), d.path(), d.huge_pages(), nullptr);
     if (!info.ok()) {

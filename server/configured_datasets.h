@@ -1,6 +1,7 @@
 // The datasets the config names, kept in step with the registry: loaded at start, and on a reload
 // (SIGHUP) new names are loaded, names gone from the config are unloaded, names whose path changed are
-// reloaded, and the others are left alone with their sessions. Datasets loaded by RPC (gnnctl load) are
+// replaced (the new copy loaded beside the old one, swapped in only when whole: a bad path costs nothing
+// that serves), and the others are left alone with their sessions. Datasets loaded by RPC (gnnctl load) are
 // not the config's and are never touched here.
 #pragma once
 

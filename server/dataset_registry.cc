@@ -50,16 +50,68 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
     std::lock_guard<std::mutex> lock(mutex_);
     loading_.erase(name);
   };
+  GNND_ASSIGN_OR_RETURN(std::shared_ptr<LoadedDataset> loaded,
+                        MakeCopy(name, path, huge_pages, /*staging=*/false, progress));
+  std::lock_guard<std::mutex> lock(mutex_);
+  datasets_[name] = loaded;
+  return InfoLocked(*loaded);
+}
+
+absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const std::string& name, const std::string& path,
+                                                         bool huge_pages) {
+  auto in_use = [&] {
+    return absl::FailedPreconditionError(
+        absl::StrCat("dataset '", name, "' is used by ", leases_[name], " session(s); close them first"));
+  };
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!datasets_.contains(name)) return absl::NotFoundError(absl::StrCat("dataset '", name, "' is not loaded"));
+    if (loading_.contains(name)) return absl::AlreadyExistsError(absl::StrCat("dataset '", name, "' is loading"));
+    if (leases_[name] > 0) return in_use();
+    loading_.insert(name);
+  }
+  absl::Cleanup done_loading = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    loading_.erase(name);
+  };
+  // The new copy is made beside the old one, which serves meanwhile; it is swapped in only when whole.
+  GNND_ASSIGN_OR_RETURN(std::shared_ptr<LoadedDataset> fresh,
+                        MakeCopy(name, path, huge_pages, /*staging=*/true, nullptr));
+  std::shared_ptr<LoadedDataset> old;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (leases_[name] == 0) old = std::exchange(datasets_[name], fresh);
+  }
+  if (old == nullptr) {  // a session took the old copy while the new one loaded: it stays
+    Drop(*fresh);
+    std::lock_guard<std::mutex> lock(mutex_);
+    return in_use();
+  }
+  Drop(*old);
+  if (const absl::Status published = fresh->shm->Publish(); !published.ok()) {
+    LogWarning("dataset '%s' serves from its staged segments: %s", name, published.message());
+  }
+  fresh->shm_set = fresh->shm->name();
+  LogEvent(LogLevel::kInfo, "dataset_replaced", {{"dataset", name}, {"path", path}},
+           "dataset '%s' replaced by the copy from %s", name, path);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return InfoLocked(*fresh);
+}
+
+absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const std::string& name,
+                                                                         const std::string& path, bool huge_pages,
+                                                                         bool staging, const Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   GNND_ASSIGN_OR_RETURN(DatasetDir dir, DatasetDir::Open(path));
   ShmLoadOptions options;
   options.huge_pages = huge_pages;
   options.threads = threads_;
+  options.staging = staging;
   options.on_array_loaded = [&](ArrayId id, size_t done, size_t total) {
     if (progress) progress(std::string(ArrayName(id)), done, total);
   };
   absl::StatusOr<std::unique_ptr<ShmDataset>> shm = ShmDataset::Load(name, dir, options);
-  if (absl::IsAlreadyExists(shm.status())) {
+  if (absl::IsAlreadyExists(shm.status()) && !staging) {
     // Left by an earlier gnnd with keep_segments: reuse it if it is the same dataset.
     shm = ShmDataset::Attach(name);
     if (shm.ok() && (*shm)->manifest().SerializeAsString() != dir.manifest().SerializeAsString()) {
@@ -83,6 +135,7 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
   auto loaded = std::make_shared<LoadedDataset>();
   loaded->name = name;
   loaded->path = path;
+  loaded->shm_set = (*shm)->name();
   loaded->graph = GraphData{(*shm)->manifest(), (*shm)->arrays()};
   loaded->shm = std::move(*shm);
   loaded->max_in_degree = loaded->graph.MaxInDegree();
@@ -97,9 +150,14 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
   }
   LogInfo("dataset '%s': %s", name, DescribeDataset(loaded->graph.manifest, loaded->graph.arrays));
   if (after_load_) after_load_(*loaded);  // still "loading": no session can use it yet
-  std::lock_guard<std::mutex> lock(mutex_);
-  datasets_[name] = loaded;
-  return InfoLocked(*loaded);
+  return loaded;
+}
+
+void DatasetRegistry::Drop(LoadedDataset& dataset) {
+  Unmap(dataset);
+  if (absl::Status s = ShmDataset::Remove(dataset.shm_set); !s.ok()) {
+    LogWarning("removing dataset '%s' (%s): %s", dataset.name, dataset.shm_set, s.message());
+  }
 }
 
 absl::Status DatasetRegistry::Unload(const std::string& name) {
@@ -116,7 +174,7 @@ absl::Status DatasetRegistry::Unload(const std::string& name) {
     datasets_.erase(it);
   }
   Unmap(*dataset);
-  GNND_RETURN_IF_ERROR(ShmDataset::Remove(name));
+  GNND_RETURN_IF_ERROR(ShmDataset::Remove(dataset->shm_set));
   LogEvent(LogLevel::kInfo, "dataset_unloaded", {{"dataset", name}}, "dataset '%s' unloaded", name);
   return absl::OkStatus();
 }
@@ -153,7 +211,7 @@ void DatasetRegistry::UnloadAll() {
     Unmap(*dataset);
     if (keep_segments_) {
       LogInfo("dataset '%s' left in shared memory (keep_segments)", name);
-    } else if (absl::Status s = ShmDataset::Remove(name); !s.ok()) {
+    } else if (absl::Status s = ShmDataset::Remove(dataset->shm_set); !s.ok()) {
       LogWarning("removing dataset '%s': %s", name, s.message());
     }
   }

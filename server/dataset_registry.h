@@ -20,6 +20,7 @@ namespace gnnd {
 // A loaded dataset, shared by the sessions that use it.
 struct LoadedDataset {
   std::string name, path;
+  std::string shm_set;  // its segments' set in /dev/shm: the name, or the staged set's if it could not be published
   std::unique_ptr<ShmDataset> shm;
   GraphData graph;
   int64_t max_in_degree = 0;
@@ -45,6 +46,10 @@ class DatasetRegistry {
   // instead of copied when its manifest matches. ALREADY_EXISTS if gnnd already serves the name.
   absl::StatusOr<v1::DatasetInfo> Load(const std::string& name, const std::string& path, bool huge_pages,
                                        const Progress& progress);
+  // Serves `name` from DIR instead: the new copy is loaded (and prepared for GPUs) beside the one in use,
+  // and swapped in only once it is whole; on any error the old copy stays, serving. FAILED_PRECONDITION
+  // while sessions hold the dataset (checked again at the swap); NOT_FOUND if it is not loaded.
+  absl::StatusOr<v1::DatasetInfo> Replace(const std::string& name, const std::string& path, bool huge_pages);
   // FAILED_PRECONDITION while sessions hold it; NOT_FOUND if unknown.
   absl::Status Unload(const std::string& name);
   absl::StatusOr<v1::DatasetInfo> Describe(const std::string& name) const;
@@ -71,7 +76,12 @@ class DatasetRegistry {
 
  private:
   v1::DatasetInfo InfoLocked(const LoadedDataset& d) const;
+  // A copy of DIR in shared memory (a staged set with `staging`), prepared by after_load.
+  absl::StatusOr<std::shared_ptr<LoadedDataset>> MakeCopy(const std::string& name, const std::string& path,
+                                                          bool huge_pages, bool staging, const Progress& progress);
   void Unmap(LoadedDataset& dataset);
+  // Unmaps a copy no session uses and removes its segments.
+  void Drop(LoadedDataset& dataset);
 
   const bool keep_segments_;
   const int threads_;

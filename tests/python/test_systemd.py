@@ -1,7 +1,7 @@
 """gnnd as a systemd service: the units pass `systemd-analyze verify`; the readiness notification (Type=notify)
 comes only once the configured datasets are in memory and served; SIGHUP (`systemctl reload`) re-reads the
-dataset list, loading new datasets, unloading removed ones once no session uses them, and leaving the
-sessions of datasets that stay undisturbed."""
+dataset list, loading new datasets, unloading removed ones once no session uses them, replacing those whose
+path changed only once the new copy is whole, and leaving the sessions of datasets that stay undisturbed."""
 import datetime
 import os
 import re
@@ -109,6 +109,49 @@ def test_sighup_reloads_the_dataset_list_without_dropping_sessions(tmp_path):
         reload(f'datasets {{ name: "new" path: "{b}" }}\n')
         assert datasets(daemon) == ["new"]
         reload('datasets { name: "new" path: "/nonexistent" }\n')  # a bad entry leaves the rest in place
-        assert "reload: dataset 'new' (/nonexistent) not loaded" in daemon.output()
+        assert f"reload: dataset 'new' not replaced by /nonexistent (the copy from {b} serves on)" in daemon.output()
+        assert datasets(daemon) == ["new"]
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_reload_that_cannot_load_the_new_path_keeps_the_dataset_serving(tmp_path):
+    import numpy as np
+    a, b = generate(tmp_path / "a", "--seed", 3), generate(tmp_path / "b", "--seed", 4)
+    (tmp_path / "empty").mkdir()
+    corrupt = generate(tmp_path / "corrupt", "--seed", 5)  # fails only once copied: an index out of range
+    indices = np.load(corrupt / "indices.npy")
+    indices[len(indices) // 2] = 10 ** 9
+    np.save(corrupt / "indices.npy", indices)
+    config = tmp_path / "gnnd.textproto"
+    config.write_text(f'datasets {{ name: "d" path: "{a}" }}\n')
+    notify = NotifySocket(tmp_path / "notify")
+    daemon = Daemon(tmp_path, f"--config={config}", name="replace", env={"NOTIFY_SOCKET": notify.path})
+
+    def reload(path):
+        config.write_text(f'datasets {{ name: "d" path: "{path}" }}\n')
+        daemon.proc.send_signal(signal.SIGHUP)
+        notify.until("RELOADING=1")
+        notify.until("READY=1")
+
+    def serves(path):
+        assert daemon.gnnctl("datasets").stdout.split("\t")[-1].strip() == str(path)
+        with gnnd.Loader(address=daemon.address, dataset="d", batch_size=500, fanouts=[3], output="numpy") as loader:
+            assert sum(1 for _ in loader) == len(loader)
+        assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.d.staged.")]
+
+    try:
+        notify.until("READY=1")
+        for bad in (tmp_path / "missing", tmp_path / "empty", corrupt):
+            reload(bad)
+            assert f"reload: dataset 'd' not replaced by {bad} (the copy from {a} serves on)" in daemon.output()
+            serves(a)
+        reload(b)  # a good path replaces it
+        serves(b)
+        assert "event=dataset_replaced dataset=d" in daemon.output()
+        assert sorted(f for f in os.listdir("/dev/shm") if f.startswith("gnnd.d.")) == \
+            sorted(f"gnnd.d.{array}" for array in ("meta", "indptr", "indices", "features", "labels", "train",
+                                                    "valid", "test"))
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.d.")]

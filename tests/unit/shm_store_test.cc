@@ -172,6 +172,45 @@ TEST_F(ShmStore, InvalidContentIsRejectedAndNothingIsLeft) {
   EXPECT_FALSE(SegmentExists(name, "indices"));
 }
 
+TEST_F(ShmStore, AStagedSetBesideTheServedOneIsPublishedUnderItsName) {
+  const std::string name = UniqueName("staged");
+  auto served = ShmDataset::Load(name, *source_, {});
+  ASSERT_TRUE(served.ok()) << served.status();
+  auto staged = ShmDataset::Load(name, *source_, {.staging = true});  // beside the served copy
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_EQ((*staged)->name(), ShmDataset::StagedName(name));
+  EXPECT_TRUE(SegmentExists(ShmDataset::StagedName(name), "features"));
+  // Never over the served copy's segments.
+  EXPECT_EQ((*staged)->Publish().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*staged)->name(), ShmDataset::StagedName(name));
+  EXPECT_TRUE(SegmentExists(ShmDataset::StagedName(name), "indptr")) << "a refused publish renamed a segment";
+  EXPECT_TRUE(SegmentExists(ShmDataset::StagedName(name), "meta"));
+
+  served->reset();
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+  ASSERT_TRUE((*staged)->Publish().ok());
+  EXPECT_EQ((*staged)->name(), name);
+  EXPECT_FALSE(SegmentExists(ShmDataset::StagedName(name), "meta"));
+  auto attached = ShmDataset::Attach(name);  // whole and ready under the dataset's name
+  ASSERT_TRUE(attached.ok()) << attached.status();
+  const ArrayId id = ArrayId::kFeatures;
+  EXPECT_EQ(std::memcmp((*attached)->arrays()[id], (*staged)->arrays()[id], ArrayBytes(source_->manifest(), id)), 0);
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+TEST_F(ShmStore, AStagedSetLeftByAnEarlierLoadIsReplacedAndCanBeRemoved) {
+  const std::string name = UniqueName("debris");
+  auto left = ShmDataset::Load(name, *source_, {.staging = true});
+  ASSERT_TRUE(left.ok()) << left.status();
+  left->reset();  // gnnd stopped before publishing it
+  auto again = ShmDataset::Load(name, *source_, {.staging = true});
+  ASSERT_TRUE(again.ok()) << again.status();
+  again->reset();
+  EXPECT_TRUE(ShmDataset::Remove(ShmDataset::StagedName(name)).ok());
+  EXPECT_FALSE(SegmentExists(ShmDataset::StagedName(name), "meta"));
+  EXPECT_EQ(ShmDataset::Remove(name + ".other").code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ShmName, OnlySafeCharacters) {
   EXPECT_TRUE(ShmDataset::CheckName("ogbn-products_v2").ok());
   EXPECT_FALSE(ShmDataset::CheckName("").ok());
