@@ -3,9 +3,12 @@ check every batch against the reference sampler; failures (killed trainers, a ki
 end in clear errors, never hangs. Run by ctest with GNND, GNNCTL, TRAINER_CHECK, GNND_CLIENT_LIBRARY set."""
 import ctypes
 import os
+import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -248,6 +251,9 @@ def test_peer_allowlist(tmp_path, data):
     ("datasets { name: 'a' }", "datasets[0].path: missing"),
     ("default_slots: 100", "default_slots: 100 (must be 1 to 64)"),
     ("prepare_gpus: '0,x'", "prepare_gpus: '0,x' (all, none, or GPU numbers: 0,1)"),
+    ("producer_threads: 5000", "producer_threads: 5000 (must be 1 to 1024, or 0 for every core)"),
+    ("producer_threads: -1", "producer_threads: -1 (must be 1 to 1024, or 0 for every core)"),
+    ("max_sessions: 9223372036854775808", "max_sessions: 9223372036854775808 (must be 1 to 1048576, or 0 for 256)"),
 ])
 def test_bad_config_is_named(tmp_path, config, message):
     path = tmp_path / "bad.textproto"
@@ -256,6 +262,36 @@ def test_bad_config_is_named(tmp_path, config, message):
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert message in proc.stderr
+
+
+@pytest.mark.parametrize("threads", ["1000000", "-1", "1025"])
+def test_threads_flag_out_of_range_is_named(tmp_path, threads):
+    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--threads={threads}", f"--listen=unix:{tmp_path}/s.sock"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert f"--threads {threads} (must be 1 to 1024, or 0 for every core)" in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run gnnd as a second uid under a process limit "
+                                               "(root is exempt from RLIMIT_NPROC)")
+def test_a_thread_the_system_refuses_is_an_error_not_an_abort(tmp_path):
+    def limited():  # uid 65534 may have 64 threads in all
+        resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+        os.setgid(65534)
+        os.setuid(65534)
+
+    where = tempfile.mkdtemp(prefix="gnnd-nproc-")
+    os.chmod(where, 0o777)
+    try:
+        proc = subprocess.run([os.environ.get("GNND", "gnnd"), "--threads=1000", f"--listen=unix:{where}/s.sock"],
+                              capture_output=True, text=True, timeout=60, preexec_fn=limited)
+    except PermissionError as e:
+        pytest.skip(f"uid 65534 cannot run gnnd from this checkout: {e}")
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "cannot start thread" in proc.stderr and "for the CPU producers (producer_threads)" in proc.stderr, \
+        proc.stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a second uid")
