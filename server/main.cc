@@ -46,7 +46,7 @@ ABSL_FLAG(std::string, prepare_gpus, "",
           "GPUs to prepare datasets for at load: all, none or 0,1 (overrides the config)");
 ABSL_FLAG(std::string, gpu_cache, "",
           "GPU memory per GPU for each dataset's hot tier: auto, none, 20GiB or 25% (overrides the config)");
-X
+ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
     namespace gnnd {
   namespace {
