@@ -48,206 +48,206 @@ ABSL_FLAG(std::string, gpu_cache, "",
           "GPU memory per GPU for each dataset's hot tier: auto, none, 20GiB or 25% (overrides the config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
-    namespace gnnd {
-  namespace {
+namespace gnnd {
+namespace {
 
-  // --dataset may repeat; absl keeps only the last occurrence, so collect them all from argv.
-  absl::Status CollectDatasetFlags(int argc, char** argv, v1::DaemonConfig& config) {
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      std::string value;
-      if (arg == "--dataset" && i + 1 < argc) {
-        value = argv[i + 1];
-      } else if (absl::StartsWith(arg, "--dataset=")) {
-        value = arg.substr(10);
-      } else {
-        continue;
-      }
-      for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
-        const size_t eq = item.find('=');
-        if (eq == absl::string_view::npos || eq == 0 || eq + 1 == item.size()) {
-          return absl::InvalidArgumentError(absl::StrCat("--dataset ", item, ": expected NAME=DATASET_DIR"));
-        }
-        v1::DatasetConfig* d = config.add_datasets();
-        d->set_name(std::string(item.substr(0, eq)));
-        d->set_path(std::string(item.substr(eq + 1)));
-        d->set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
-    v1::DaemonConfig config;
-    if (!absl::GetFlag(FLAGS_config).empty()) {
-      GNND_ASSIGN_OR_RETURN(config, ReadDaemonConfig(absl::GetFlag(FLAGS_config)));
-    }
-    if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
-    if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
-    if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
-    if (!absl::GetFlag(FLAGS_gpu_cache).empty()) config.set_gpu_cache(absl::GetFlag(FLAGS_gpu_cache));
-    if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
-    if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
-      if (threads < 0 || threads > kMaxThreads) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--threads ", threads, " (must be 1 to ", kMaxThreads, ", or 0 for every core)"));
-      }
-      config.set_producer_threads(threads);
-    }
-    if (const std::string sms = absl::GetFlag(FLAGS_producer_sms); !sms.empty()) {
-      int value = -1;
-      if (sms != "auto" && !absl::SimpleAtoi(sms, &value)) {
-        return absl::InvalidArgumentError(absl::StrCat("--producer-sms ", sms, ": a number of SMs, or auto"));
-      }
-      config.set_producer_sms(value);
-    }
-    GNND_RETURN_IF_ERROR(CollectDatasetFlags(argc, argv, config));
-    GNND_RETURN_IF_ERROR(FinishDaemonConfig(config));
-    if (config.producer_threads() == 0) config.set_producer_threads(std::min(DefaultThreads(), kMaxThreads));
-    return config;
-  }
-
-  // SIGHUP: re-reads the config (file and flags) and brings the configured datasets in step; the other
-  // settings take effect at the next start.
-  void Reload(int argc, char** argv, ConfiguredDatasets& configured) {
-    sd_notify(0, "RELOADING=1");
-    const absl::StatusOr<v1::DaemonConfig> config = BuildConfig(argc, argv);
-    if (!config.ok()) {
-      LogError("reload: %s (the dataset list is unchanged)", config.status().message());
+// --dataset may repeat; absl keeps only the last occurrence, so collect them all from argv.
+absl::Status CollectDatasetFlags(int argc, char** argv, v1::DaemonConfig& config) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    std::string value;
+    if (arg == "--dataset" && i + 1 < argc) {
+      value = argv[i + 1];
+    } else if (absl::StartsWith(arg, "--dataset=")) {
+      value = arg.substr(10);
     } else {
-      const ConfiguredDatasets::Outcome outcome = configured.Apply(config->datasets());
-      for (const std::string& error : outcome.errors) LogError("reload: %s", error);
-      LogEvent(LogLevel::kInfo, "reload",
-               {{"loaded", absl::StrJoin(outcome.loaded, ",")},
-                {"unloaded", absl::StrJoin(outcome.unloaded, ",")},
-                {"errors", absl::StrCat(outcome.errors.size())}},
-               "reload: %d dataset(s) loaded, %d unloaded, %d unchanged, %d error(s)", outcome.loaded.size(),
-               outcome.unloaded.size(), outcome.unchanged.size(), outcome.errors.size());
+      continue;
     }
-    sd_notify(0, "READY=1");
+    for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+      const size_t eq = item.find('=');
+      if (eq == absl::string_view::npos || eq == 0 || eq + 1 == item.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("--dataset ", item, ": expected NAME=DATASET_DIR"));
+      }
+      v1::DatasetConfig* d = config.add_datasets();
+      d->set_name(std::string(item.substr(0, eq)));
+      d->set_path(std::string(item.substr(eq + 1)));
+      d->set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
+    }
   }
+  return absl::OkStatus();
+}
 
-  int Run(int argc, char** argv) {
-    NormalizeFlagNames(argc, argv);
-    absl::ParseCommandLine(argc, argv);
-    absl::StatusOr<v1::DaemonConfig> config = BuildConfig(argc, argv);
-    if (!config.ok()) {
-      LogError("%s", config.status().message());
-      return 2;
+absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
+  v1::DaemonConfig config;
+  if (!absl::GetFlag(FLAGS_config).empty()) {
+    GNND_ASSIGN_OR_RETURN(config, ReadDaemonConfig(absl::GetFlag(FLAGS_config)));
+  }
+  if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
+  if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
+  if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
+  if (!absl::GetFlag(FLAGS_gpu_cache).empty()) config.set_gpu_cache(absl::GetFlag(FLAGS_gpu_cache));
+  if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
+  if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
+    if (threads < 0 || threads > kMaxThreads) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--threads ", threads, " (must be 1 to ", kMaxThreads, ", or 0 for every core)"));
     }
-    // Block the shutdown signals before any thread starts; the main thread waits for them.
-    sigset_t shutdown;
-    sigemptyset(&shutdown);
-    sigaddset(&shutdown, SIGINT);
-    sigaddset(&shutdown, SIGTERM);
-    sigaddset(&shutdown, SIGHUP);  // reload
-    pthread_sigmask(SIG_BLOCK, &shutdown, nullptr);
-    ::signal(SIGPIPE, SIG_IGN);
+    config.set_producer_threads(threads);
+  }
+  if (const std::string sms = absl::GetFlag(FLAGS_producer_sms); !sms.empty()) {
+    int value = -1;
+    if (sms != "auto" && !absl::SimpleAtoi(sms, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("--producer-sms ", sms, ": a number of SMs, or auto"));
+    }
+    config.set_producer_sms(value);
+  }
+  GNND_RETURN_IF_ERROR(CollectDatasetFlags(argc, argv, config));
+  GNND_RETURN_IF_ERROR(FinishDaemonConfig(config));
+  if (config.producer_threads() == 0) config.set_producer_threads(std::min(DefaultThreads(), kMaxThreads));
+  return config;
+}
 
-    SlotSegment::RemoveStale();
-    absl::StatusOr<std::unique_ptr<SlotBackends>> made_backends =
-        SlotBackends::Create({.producer_threads = config->producer_threads(),
-                              .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
-                              .producer_sms = config->producer_sms(),
-                              .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus()),
-                              .gpu_cache = *ParseGpuCache(config->gpu_cache())});
-    if (!made_backends.ok()) {
-      LogError("%s", made_backends.status().message());
-      return 1;
-    }
-    SlotBackends& backends = **made_backends;
-    DatasetRegistry registry(
-        config->keep_segments(), config->producer_threads(),
-        [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },
-        [&backends](const LoadedDataset& dataset) { backends.Prepare(dataset); });
-    ConfiguredDatasets configured(registry);
-    if (const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets()); !loaded.errors.empty()) {
-      for (const std::string& error : loaded.errors) LogError("%s", error);
-      registry.UnloadAll();
-      return 1;
-    }
-    if (absl::GetFlag(FLAGS_exit_after_load)) {
-      registry.UnloadAll();
-      return 0;
-    }
+// SIGHUP: re-reads the config (file and flags) and brings the configured datasets in step; the other
+// settings take effect at the next start.
+void Reload(int argc, char** argv, ConfiguredDatasets& configured) {
+  sd_notify(0, "RELOADING=1");
+  const absl::StatusOr<v1::DaemonConfig> config = BuildConfig(argc, argv);
+  if (!config.ok()) {
+    LogError("reload: %s (the dataset list is unchanged)", config.status().message());
+  } else {
+    const ConfiguredDatasets::Outcome outcome = configured.Apply(config->datasets());
+    for (const std::string& error : outcome.errors) LogError("reload: %s", error);
+    LogEvent(LogLevel::kInfo, "reload",
+             {{"loaded", absl::StrJoin(outcome.loaded, ",")},
+              {"unloaded", absl::StrJoin(outcome.unloaded, ",")},
+              {"errors", absl::StrCat(outcome.errors.size())}},
+             "reload: %d dataset(s) loaded, %d unloaded, %d unchanged, %d error(s)", outcome.loaded.size(),
+             outcome.unloaded.size(), outcome.unchanged.size(), outcome.errors.size());
+  }
+  sd_notify(0, "READY=1");
+}
 
-    const ListenAddress address = *ParseListenAddress(config->listen());
-    std::unique_ptr<UnixListener> listener;
-    if (address.unix_socket) {
-      absl::StatusOr<std::unique_ptr<UnixListener>> bound = UnixListener::Bind(address.path, config->socket_mode());
-      if (!bound.ok()) {
-        LogError("%s", bound.status().message());
-        registry.UnloadAll();
-        return 1;
-      }
-      listener = std::move(*bound);
-    }
-    absl::StatusOr<std::unique_ptr<GnndService>> made_service =
-        GnndService::Create(*config, &registry, &backends, listener.get());
-    if (!made_service.ok()) {
-      LogError("%s", made_service.status().message());
-      registry.UnloadAll();
-      return 1;
-    }
-    GnndService& service = **made_service;
-    std::unique_ptr<MetricsServer> metrics;
-    if (!config->metrics_address().empty()) {
-      absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
-          config->metrics_address(), [&service] { return RenderPrometheus(service.CollectStats()); });
-      if (!started.ok()) {
-        LogError("%s", started.status().message());
-        registry.UnloadAll();
-        return 1;
-      }
-      metrics = std::move(*started);
-      LogInfo("metrics at http://%s/metrics (port %d)", config->metrics_address(), metrics->port());
-    }
-    grpc::EnableDefaultHealthCheckService(true);
-    grpc::ServerBuilder builder;
-    builder.RegisterService(&service);
-    builder.SetMaxReceiveMessageSize(64 << 20);  // an open request may carry 8 M seed ids
-    int tcp_port = 0;
-    if (!address.unix_socket) builder.AddListeningPort(address.target, grpc::InsecureServerCredentials(), &tcp_port);
-    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-    if (server == nullptr || (!address.unix_socket && tcp_port == 0)) {
-      LogError("cannot serve on %s", config->listen());
-      registry.UnloadAll();
-      return 1;
-    }
-    if (listener) {
-      if (absl::Status started = listener->Start(server.get()); !started.ok()) {
-        LogError("%s", started.message());
-        server->Shutdown();
-        registry.UnloadAll();
-        return 1;
-      }
-    }
-    // Where it listens, with the port bound (a configured port 0 picks one).
-    const std::string listening =
-        address.unix_socket ? config->listen()
-                            : absl::StrCat(address.target.substr(0, address.target.rfind(':')), ":", tcp_port);
-    if (!address.unix_socket)
-      LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", listening);
-    LogEvent(LogLevel::kInfo, "serving", {{"listen", listening}, {"datasets", absl::StrCat(config->datasets_size())}},
-             "gnnd serving %d dataset(s) on %s", config->datasets_size(), listening);
+int Run(int argc, char** argv) {
+  NormalizeFlagNames(argc, argv);
+  absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<v1::DaemonConfig> config = BuildConfig(argc, argv);
+  if (!config.ok()) {
+    LogError("%s", config.status().message());
+    return 2;
+  }
+  // Block the shutdown signals before any thread starts; the main thread waits for them.
+  sigset_t shutdown;
+  sigemptyset(&shutdown);
+  sigaddset(&shutdown, SIGINT);
+  sigaddset(&shutdown, SIGTERM);
+  sigaddset(&shutdown, SIGHUP);  // reload
+  pthread_sigmask(SIG_BLOCK, &shutdown, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
 
-    // Under systemd (Type=notify): ready once the configured datasets are in memory and the socket serves.
-    sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), listening.c_str());
-    int signal = 0;
-    while (sigwait(&shutdown, &signal) == 0 && signal == SIGHUP) Reload(argc, argv, configured);
-    sd_notify(0, "STOPPING=1");
-    LogInfo("signal %d: shutting down", signal);
-    server->GetHealthCheckService()->SetServingStatus(false);
-    service.StopSessions();
-    if (listener) listener->Stop();
-    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-    server->Wait();
+  SlotSegment::RemoveStale();
+  absl::StatusOr<std::unique_ptr<SlotBackends>> made_backends =
+      SlotBackends::Create({.producer_threads = config->producer_threads(),
+                            .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
+                            .producer_sms = config->producer_sms(),
+                            .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus()),
+                            .gpu_cache = *ParseGpuCache(config->gpu_cache())});
+  if (!made_backends.ok()) {
+    LogError("%s", made_backends.status().message());
+    return 1;
+  }
+  SlotBackends& backends = **made_backends;
+  DatasetRegistry registry(
+      config->keep_segments(), config->producer_threads(),
+      [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },
+      [&backends](const LoadedDataset& dataset) { backends.Prepare(dataset); });
+  ConfiguredDatasets configured(registry);
+  if (const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets()); !loaded.errors.empty()) {
+    for (const std::string& error : loaded.errors) LogError("%s", error);
     registry.UnloadAll();
-    LogEvent(LogLevel::kInfo, "stopped", {}, "gnnd stopped");
+    return 1;
+  }
+  if (absl::GetFlag(FLAGS_exit_after_load)) {
+    registry.UnloadAll();
     return 0;
   }
 
-  }  // namespace
+  const ListenAddress address = *ParseListenAddress(config->listen());
+  std::unique_ptr<UnixListener> listener;
+  if (address.unix_socket) {
+    absl::StatusOr<std::unique_ptr<UnixListener>> bound = UnixListener::Bind(address.path, config->socket_mode());
+    if (!bound.ok()) {
+      LogError("%s", bound.status().message());
+      registry.UnloadAll();
+      return 1;
+    }
+    listener = std::move(*bound);
+  }
+  absl::StatusOr<std::unique_ptr<GnndService>> made_service =
+      GnndService::Create(*config, &registry, &backends, listener.get());
+  if (!made_service.ok()) {
+    LogError("%s", made_service.status().message());
+    registry.UnloadAll();
+    return 1;
+  }
+  GnndService& service = **made_service;
+  std::unique_ptr<MetricsServer> metrics;
+  if (!config->metrics_address().empty()) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
+        config->metrics_address(), [&service] { return RenderPrometheus(service.CollectStats()); });
+    if (!started.ok()) {
+      LogError("%s", started.status().message());
+      registry.UnloadAll();
+      return 1;
+    }
+    metrics = std::move(*started);
+    LogInfo("metrics at http://%s/metrics (port %d)", config->metrics_address(), metrics->port());
+  }
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(64 << 20);  // an open request may carry 8 M seed ids
+  int tcp_port = 0;
+  if (!address.unix_socket) builder.AddListeningPort(address.target, grpc::InsecureServerCredentials(), &tcp_port);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || (!address.unix_socket && tcp_port == 0)) {
+    LogError("cannot serve on %s", config->listen());
+    registry.UnloadAll();
+    return 1;
+  }
+  if (listener) {
+    if (absl::Status started = listener->Start(server.get()); !started.ok()) {
+      LogError("%s", started.message());
+      server->Shutdown();
+      registry.UnloadAll();
+      return 1;
+    }
+  }
+  // Where it listens, with the port bound (a configured port 0 picks one).
+  const std::string listening = address.unix_socket
+                                    ? config->listen()
+                                    : absl::StrCat(address.target.substr(0, address.target.rfind(':')), ":", tcp_port);
+  if (!address.unix_socket)
+    LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", listening);
+  LogEvent(LogLevel::kInfo, "serving", {{"listen", listening}, {"datasets", absl::StrCat(config->datasets_size())}},
+           "gnnd serving %d dataset(s) on %s", config->datasets_size(), listening);
+
+  // Under systemd (Type=notify): ready once the configured datasets are in memory and the socket serves.
+  sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), listening.c_str());
+  int signal = 0;
+  while (sigwait(&shutdown, &signal) == 0 && signal == SIGHUP) Reload(argc, argv, configured);
+  sd_notify(0, "STOPPING=1");
+  LogInfo("signal %d: shutting down", signal);
+  server->GetHealthCheckService()->SetServingStatus(false);
+  service.StopSessions();
+  if (listener) listener->Stop();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server->Wait();
+  registry.UnloadAll();
+  LogEvent(LogLevel::kInfo, "stopped", {}, "gnnd stopped");
+  return 0;
+}
+
+}  // namespace
 }  // namespace gnnd
 
 int main(int argc, char** argv) {
