@@ -1,5 +1,6 @@
 """`gnnctl sample` writes one batch as .npz; numpy checks it against the dataset and the layout."""
 import os
+import stat
 import subprocess
 
 import numpy as np
@@ -62,6 +63,38 @@ def test_bad_requests_are_named(dataset, tmp_path, flags, message):
     assert proc.returncode != 0
     assert message in proc.stderr
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_out_is_only_ever_a_new_or_regular_file(dataset, tmp_path):
+    fifo, directory, link = tmp_path / "fifo", tmp_path / "dir", tmp_path / "link"
+    os.mkfifo(fifo)
+    directory.mkdir()
+    os.symlink(tmp_path / "elsewhere.npz", link)
+    targets = [(fifo, "a FIFO"), (directory, "a directory"), (link, "a symbolic link")]
+    if os.geteuid() == 0:  # a character device of our own, as /dev/full or /dev/null would be
+        device = tmp_path / "null"
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        targets.append((device, "a character device"))
+    for target, what in targets:
+        before = os.lstat(target)
+        proc = sample(dataset, target)
+        assert proc.returncode != 0
+        assert f"{target} is {what}: the output must be a new or regular file" in proc.stderr, proc.stderr
+        after = os.lstat(target)
+        assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino), f"{target} was replaced"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["fifo", "dir", "link"] +
+                                                                (["null"] if os.geteuid() == 0 else []))
+    regular = tmp_path / "old.npz"
+    regular.write_text("an older batch")
+    assert sample(dataset, regular).returncode == 0  # a regular file is replaced
+    assert set(np.load(regular).files) >= {"node_ids", "features"}
+    assert oct(os.stat(regular).st_mode & 0o777) == oct(0o666 & ~current_umask())
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_hotness_reports_hit_rates_and_writes_the_ranking(dataset, tmp_path):
