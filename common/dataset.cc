@@ -89,7 +89,7 @@ absl::StatusOr<ArrayId> SplitArrayId(absl::string_view split) {
   for (ArrayId id : kSplits) {
     if (split == ArrayName(id)) return id;
   }
-  return absl::InvalidArgumentError(absl::StrCat("split = '", split, "' (must be train, valid or test)"));
+  return absl::InvalidArgumentError(absl::StrCat("split = ", Quoted(split), " (must be train, valid or test)"));
 }
 
 DType ArrayDType(const v1::DatasetManifest& m, ArrayId id) {

@@ -1,7 +1,9 @@
 // Leveled logging to stderr, one line per event in logfmt (key=value):
 //   time=2026-11-22T03:42:27.804Z level=info event=session_opened session=3 dataset=products msg="..."
 // Debian's Abseil (20220623) predates absl/log, so this formats with absl::StrFormat. Values with spaces,
-// quotes or '=' are quoted, with \" and \\ escaped.
+// quotes, '=' or control bytes are quoted, with \" and \\ escaped and control bytes written as \n, \r, \t
+// or \xHH: whatever a value holds (a trainer's dataset name, say), an event is one line and cannot forge
+// another.
 #pragma once
 
 #include <string>
@@ -20,6 +22,8 @@ enum class LogLevel { kInfo, kWarning, kError };
 using LogFields = std::vector<std::pair<std::string, std::string>>;
 
 void LogLine(LogLevel level, absl::string_view message, const LogFields& fields = {});
+// `value` as it appears after `key=` in a line.
+std::string LogfmtValue(absl::string_view value);
 
 // A named event with fields (what log processors key on) and a message for people.
 template <typename... Args>

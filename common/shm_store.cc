@@ -171,7 +171,7 @@ absl::Status ShmDataset::CheckName(const std::string& name) {
   });
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat("dataset name '", name, "' is invalid: use 1 to 100 of A-Z a-z 0-9 _ -"));
+      absl::StrCat("dataset name ", Quoted(name), " is invalid: use 1 to 100 of A-Z a-z 0-9 _ -"));
 }
 
 ShmDataset::~ShmDataset() = default;

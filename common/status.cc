@@ -27,4 +27,9 @@ absl::Status ErrnoStatus(int err, absl::string_view what) {
   }
 }
 
+std::string Quoted(absl::string_view text, size_t max) {
+  if (text.size() <= max) return absl::StrCat("'", text, "'");
+  return absl::StrCat("'", text.substr(0, max), "...' (", text.size(), " bytes)");
+}
+
 }  // namespace gnnd

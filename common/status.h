@@ -2,6 +2,8 @@
 // two macros keep the early returns short. (Abseil does not export its own versions of them.)
 #pragma once
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,5 +29,9 @@ namespace gnnd {
 
 // An absl::Status for a failed system call: "<what>: <strerror(errno)>", code from errno.
 absl::Status ErrnoStatus(int err, absl::string_view what);
+
+// `text` in single quotes for a message, cut to its first `max` bytes with its length said ("'abc...'
+// (10240 bytes)"): a name from a peer may be any length, and a status message travels in gRPC metadata.
+std::string Quoted(absl::string_view text, size_t max = 100);
 
 }  // namespace gnnd

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/status.h"
 
 namespace gnnd {
 
@@ -32,7 +33,7 @@ absl::StatusOr<v1::FeatureDType> ParseFeatureDType(absl::string_view name, absl:
   for (v1::FeatureDType t : {v1::FEATURE_DTYPE_FLOAT32, v1::FEATURE_DTYPE_FLOAT16, v1::FEATURE_DTYPE_BFLOAT16}) {
     if (name == FeatureDTypeName(t)) return t;
   }
-  return absl::InvalidArgumentError(absl::StrCat(field, " = '", name, "' (float32, float16 or bfloat16)"));
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(name), " (float32, float16 or bfloat16)"));
 }
 
 std::string Device::ToString() const { return is_cuda() ? absl::StrCat("cuda:", cuda) : "cpu"; }
@@ -46,7 +47,7 @@ absl::StatusOr<Device> ParseDevice(absl::string_view text, absl::string_view fie
       absl::SimpleAtoi(ordinal, &device.cuda)) {
     return device;
   }
-  return absl::InvalidArgumentError(absl::StrCat(field, " = '", text, "' (cpu or cuda:N)"));
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text), " (cpu or cuda:N)"));
 }
 
 }  // namespace gnnd

@@ -46,6 +46,20 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen) {
   return address;
 }
 
+absl::StatusOr<HostPort> ParseMetricsAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  HostPort parsed;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(address.substr(colon + 1), &parsed.port) ||
+      parsed.port < 0 || parsed.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("metrics_address = ", Quoted(address), " (HOST:PORT)"));
+  }
+  parsed.host = address.substr(0, colon);
+  if (parsed.host.size() > 1 && parsed.host.front() == '[' && parsed.host.back() == ']') {
+    parsed.host = parsed.host.substr(1, parsed.host.size() - 2);
+  }
+  return parsed;
+}
+
 absl::StatusOr<PrepareGpus> ParsePrepareGpus(const std::string& value) {
   if (value.empty() || value == "all") return PrepareGpus{};
   PrepareGpus gpus{.all = false, .devices = {}};
@@ -134,6 +148,7 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
         absl::StrCat("producer_sms: ", config.producer_sms(), " (0: whole GPU, N: N SMs, -1: auto)"));
   }
   GNND_RETURN_IF_ERROR(ParsePrepareGpus(config.prepare_gpus()).status());
+  if (!config.metrics_address().empty()) GNND_RETURN_IF_ERROR(ParseMetricsAddress(config.metrics_address()).status());
   GNND_RETURN_IF_ERROR(ParseGpuCache(config.gpu_cache()).status());
   std::set<std::string> names;
   for (int i = 0; i < config.datasets_size(); ++i) {

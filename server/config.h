@@ -30,6 +30,13 @@ struct ListenAddress {
 };
 absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen);
 
+// metrics_address parsed: HOST:PORT ("[::1]:9400" for IPv6; port 0 picks one when bound).
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+absl::StatusOr<HostPort> ParseMetricsAddress(const std::string& address);
+
 // prepare_gpus parsed: every GPU, or the listed ones (none: an empty list).
 struct PrepareGpus {
   bool all = true;

@@ -42,7 +42,7 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (datasets_.contains(name) || loading_.contains(name)) {
-      return absl::AlreadyExistsError(absl::StrCat("dataset '", name, "' is already loaded (or loading)"));
+      return absl::AlreadyExistsError(absl::StrCat("dataset ", Quoted(name), " is already loaded (or loading)"));
     }
     loading_.insert(name);
   }
@@ -61,12 +61,12 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const std::string& name
                                                          bool huge_pages) {
   auto in_use = [&] {
     return absl::FailedPreconditionError(
-        absl::StrCat("dataset '", name, "' is used by ", leases_[name], " session(s); close them first"));
+        absl::StrCat("dataset ", Quoted(name), " is used by ", leases_[name], " session(s); close them first"));
   };
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!datasets_.contains(name)) return absl::NotFoundError(absl::StrCat("dataset '", name, "' is not loaded"));
-    if (loading_.contains(name)) return absl::AlreadyExistsError(absl::StrCat("dataset '", name, "' is loading"));
+    if (!datasets_.contains(name)) return absl::NotFoundError(absl::StrCat("dataset ", Quoted(name), " is not loaded"));
+    if (loading_.contains(name)) return absl::AlreadyExistsError(absl::StrCat("dataset ", Quoted(name), " is loading"));
     if (leases_[name] > 0) return in_use();
     loading_.insert(name);
   }
@@ -165,10 +165,10 @@ absl::Status DatasetRegistry::Unload(const std::string& name) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = datasets_.find(name);
-    if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("dataset '", name, "' is not loaded"));
+    if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("dataset ", Quoted(name), " is not loaded"));
     if (leases_[name] > 0) {
       return absl::FailedPreconditionError(
-          absl::StrCat("dataset '", name, "' is used by ", leases_[name], " session(s); close them first"));
+          absl::StrCat("dataset ", Quoted(name), " is used by ", leases_[name], " session(s); close them first"));
     }
     dataset = std::move(it->second);
     datasets_.erase(it);
@@ -182,7 +182,7 @@ absl::Status DatasetRegistry::Unload(const std::string& name) {
 absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Describe(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = datasets_.find(name);
-  if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("dataset '", name, "' is not loaded"));
+  if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("dataset ", Quoted(name), " is not loaded"));
   return InfoLocked(*it->second);
 }
 
@@ -196,7 +196,7 @@ std::vector<v1::DatasetInfo> DatasetRegistry::List() const {
 absl::StatusOr<std::unique_ptr<DatasetRegistry::Lease>> DatasetRegistry::Acquire(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = datasets_.find(name);
-  if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("open.dataset: '", name, "' is not loaded"));
+  if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("open.dataset: ", Quoted(name), " is not loaded"));
   ++leases_[name];
   return std::make_unique<Lease>(this, it->second);
 }

@@ -7,9 +7,10 @@
 #include <system_error>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/status.h"
+#include "server/config.h"
 
 namespace gnnd {
 namespace {
@@ -129,17 +130,11 @@ struct MetricsServer::State {
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string& address,
                                                                     std::function<std::string()> render) {
-  const size_t colon = address.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("metrics_address = '", address, "' (HOST:PORT)"));
-  }
-  std::string host = address.substr(0, colon);
-  if (host.size() > 1 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  GNND_ASSIGN_OR_RETURN(const HostPort where, ParseMetricsAddress(address));
   auto state = std::make_unique<State>();
   state->render = std::move(render);
   beast::error_code error;
-  const auto endpoints = tcp::resolver(state->io).resolve(host, std::to_string(port), error);
+  const auto endpoints = tcp::resolver(state->io).resolve(where.host, std::to_string(where.port), error);
   if (error || endpoints.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("metrics_address = '", address, "': ", error.message()));
   }

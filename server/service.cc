@@ -12,7 +12,14 @@ namespace gnnd {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  // The message travels in trailing metadata (8 KiB at most by default): a long one would cost the
+  // trainer the status itself.
+  constexpr size_t kMaxMessageBytes = 2048;
+  std::string message(status.message().substr(0, kMaxMessageBytes));
+  if (status.message().size() > kMaxMessageBytes) {
+    absl::StrAppend(&message, "... (", status.message().size(), " bytes)");
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::move(message));
 }
 
 absl::StatusOr<std::unique_ptr<GnndService>> GnndService::Create(const v1::DaemonConfig& config,
@@ -265,7 +272,7 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
   if (!session.ok()) {
     LogEvent(LogLevel::kInfo, "session_refused",
              {{"session", absl::StrCat(id)},
-              {"dataset", request.dataset()},
+              {"dataset", request.dataset().substr(0, 100)},
               {"uid", absl::StrCat(peer.uid)},
               {"code", absl::StatusCodeToString(session.status().code())}},
              "session %d refused: %s", id, session.status().message());

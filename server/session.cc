@@ -22,7 +22,7 @@ absl::Status InField(const absl::Status& s, absl::string_view prefix) {
 absl::Status CheckSeedIds(const v1::OpenSession& request, const v1::DatasetManifest& m) {
   if (!request.split().empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("open.split = '", request.split(), "' and open.seed_ids: give one of them"));
+        absl::StrCat("open.split = ", Quoted(request.split()), " and open.seed_ids: give one of them"));
   }
   for (int i = 0; i < request.seed_ids_size(); ++i) {
     const int64_t id = request.seed_ids(i);

@@ -116,6 +116,9 @@ def test_killed_trainer_frees_its_session_within_a_second_and_others_go_on(daemo
     (dict(num_slots=65), "INVALID_ARGUMENT", "open.num_slots = 65"),
     (dict(num_slots=64), "INVALID_ARGUMENT", "over the limit of 20000000 (max_session_bytes)"),
     (dict(device="tpu:0"), "INVALID_ARGUMENT", "open.device = 'tpu:0'"),
+    # A peer's names are cut: the whole would not fit in the status's metadata (8 KiB).
+    (dict(dataset="n" * 10240), "NOT_FOUND", "open.dataset: '" + "n" * 100 + "...' (10240 bytes) is not loaded"),
+    (dict(device="d" * 20000), "INVALID_ARGUMENT", "open.device = '" + "d" * 100 + "...' (20000 bytes) (cpu or"),
 ])
 def test_bad_session_requests_name_the_field(daemon, kwargs, code, message):
     options = dict(address=daemon.address, dataset="tiny", output="numpy")
@@ -262,6 +265,47 @@ def test_bad_config_is_named(tmp_path, config, message):
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert message in proc.stderr
+
+
+def test_a_peers_control_bytes_cannot_forge_log_lines(daemon):
+    forged = "dev\r\ntime=2026-01-01T00:00:00.000Z level=error msg=forged"
+    with pytest.raises(gnnd.GnndError) as error:
+        gnnd.Loader(address=daemon.address, dataset="tiny", split=forged, output="numpy")
+    assert error.value.code == "INVALID_ARGUMENT"
+    log = daemon.output()
+    assert "\r" not in log
+    assert not [line for line in log.splitlines() if line.startswith("time=2026-01-01")], "a forged line"
+    assert "open.split = 'dev\\r\\ntime=2026-01-01T00:00:00.000Z level=error msg=forged' (must be" in log
+
+
+def test_a_tcp_port_0_is_logged_as_the_port_bound(tmp_path):
+    proc = subprocess.Popen([os.environ.get("GNND", "gnnd"), "--listen=127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:
+            if "event=serving" in line:
+                break
+        port = int(line.split("listen=127.0.0.1:")[1].split()[0])
+        assert port > 0, line
+        status = subprocess.run([GNNCTL, f"--address=127.0.0.1:{port}", "status"], capture_output=True, text=True)
+        assert status.returncode == 0 and "SERVING" in status.stdout, status.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_exit_after_load_checks_the_metrics_address(tmp_path):
+    proc = subprocess.run([os.environ.get("GNND", "gnnd"), "--exit-after-load", "--metrics-address=nonsense",
+                           f"--listen=unix:{tmp_path}/s.sock"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert "metrics_address = 'nonsense' (HOST:PORT)" in proc.stderr
+
+
+@pytest.mark.parametrize("seconds", ["1e-9", "0.05", "1e30", "-1", "nan"])
+def test_stats_watch_takes_a_sane_interval(daemon, seconds):
+    proc = subprocess.run([GNNCTL, f"--address={daemon.address}", "stats", "--watch", seconds], capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode != 0
+    assert "refresh every 0.1 to 86400 seconds (0: once)" in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("threads", ["1000000", "-1", "1025"])

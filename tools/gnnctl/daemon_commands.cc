@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -87,6 +89,12 @@ bool IsDaemonCommand(const std::string& command) {
 
 absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
                               const std::vector<std::string>& args, bool huge_pages, double watch_seconds) {
+  // Not a busy loop on gnnd, and a sleep that fits its clock.
+  constexpr double kMinWatch = 0.1, kMaxWatch = 86400;
+  if (watch_seconds != 0 && !(watch_seconds >= kMinWatch && watch_seconds <= kMaxWatch)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--watch ", watch_seconds, ": refresh every 0.1 to 86400 seconds (0: once)"));
+  }
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client, client::Client::Connect(address));
   if (command == "status") {
     GNND_ASSIGN_OR_RETURN(std::string health, client->Health());
@@ -122,7 +130,7 @@ absl::Status RunDaemonCommand(const std::string& address, const std::string& com
   GNND_ASSIGN_OR_RETURN(v1::Stats stats, client->GetStats());
   PrintStats(stats, nullptr);
   while (watch_seconds > 0) {  // until interrupted
-    ::usleep(static_cast<useconds_t>(watch_seconds * 1e6));
+    std::this_thread::sleep_for(std::chrono::duration<double>(watch_seconds));
     GNND_ASSIGN_OR_RETURN(v1::Stats next, client->GetStats());
     absl::PrintF(::isatty(STDOUT_FILENO) ? "\033[H\033[J" : "\n");
     PrintStats(next, &stats);
