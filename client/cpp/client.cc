@@ -189,18 +189,27 @@ absl::Status Session::MapGpuSlots(int device) {
 #endif
 }
 
-Session::~Session() {
-  Close();
+Session::~Session() { Close(); }
+
+void Session::Unmap() {
 #if GNND_WITH_CUDA
   if (device_ >= 0) {
     cudaSetDevice(device_);
+    // Work this process queued may still read the slots: it finishes first. (gnnd frees them only once
+    // told the session is closed, after this: freeing an exported allocation that another process still
+    // has open is undefined.)
+    cudaDeviceSynchronize();
     for (void* e : ready_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
     for (void* e : consumed_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    ready_events_.clear();
+    consumed_events_.clear();
     if (slots_ != nullptr) cudaIpcCloseMemHandle(slots_);
+    slots_ = nullptr;
     return;
   }
 #endif
   if (slots_ != nullptr) ::munmap(slots_, slots_bytes_);
+  slots_ = nullptr;
 }
 
 absl::Status Session::Broken(absl::string_view what) {
@@ -297,6 +306,7 @@ absl::Status Session::StartEpoch(uint64_t epoch) {
 }
 
 void Session::Close() {
+  Unmap();  // before gnnd frees the slots
   if (closed_) return;
   closed_ = true;
   if (io_ == nullptr) {  // never opened: nothing of it is left in gnnd

@@ -72,8 +72,9 @@ class Session {
   absl::Status Release(int slot, void* cuda_stream = nullptr);
   // Asks for epoch `epoch` after the previous one ended (every batch released first).
   absl::Status StartEpoch(uint64_t epoch);
-  // Ends the session and waits (up to kCloseTimeout) until gnnd has freed it: its slots, and its share of
-  // the daemon's session limits, are back when Close returns.
+  // Ends the session: unmaps the slots (a GPU session first waits for the work this process queued, which
+  // may read them), then waits (up to kCloseTimeout) until gnnd has freed it: its slots, and its share of
+  // the daemon's session limits, are back when Close returns. Batches are invalid from the start of it.
   void Close();
   static constexpr std::chrono::seconds kCloseTimeout{10};
 
@@ -100,6 +101,7 @@ class Session {
   absl::Status Broken(absl::string_view what);
   absl::Status MapGpuSlots(int device);
   absl::Status MapCpuSlots();
+  void Unmap();
 
   std::string address_;
   std::unique_ptr<grpc::ClientContext> context_;

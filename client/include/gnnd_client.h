@@ -166,7 +166,9 @@ GNND_API gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t relea
                                             gnnd_batch_counts* out);
 /* After GNND_END_OF_EPOCH (and every batch released): start another epoch. */
 GNND_API gnnd_status gnnd_start_epoch(gnnd_session* session, uint64_t epoch);
-/* Ends the session and frees the handle. */
+/* Ends the session and frees the handle: unmaps the slots (for a GPU session after the work this process
+ * queued, which may read them, is done), then waits (10 s at most) until gnnd has freed the session, so
+ * that its share of gnnd's session limits is back on return. */
 GNND_API void gnnd_close_session(gnnd_session* session);
 
 /* The calling thread's last error message ("" if none). */
