@@ -4,7 +4,8 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all): check sessions sampling gather tier torch coschedule first next. OUT_DIR/RESULTS.md gets the
+# PARTs (default all but soak): check sessions sampling gather tier torch coschedule first next; soak (6 min:
+# bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -151,6 +152,19 @@ with a cProfile of those calls)."
       run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cuda:0 --idle 0 --wait busy --profile
       echo >>"$results"
       run "$python" "$repo/bench/trainer_overhead.py" --dataset "$(products)" --device cpu --idle 0 ;;
+    soak)
+      section "Soak: GPU sessions opened and closed beside steady trainers" \
+        "\`bench/gpu_soak.py\`: one gnnd under MPS serving products on cuda:0; 2 steady trainers (batch 1024, \
+[15, 10, 5], a 100 x 256 matmul per batch) alone, then beside ${GNND_SOAK_CHURNERS:-16} processes opening and \
+closing GPU sessions of varied shapes (batch 64-1024, [5, 5] or [15, 10, 5], 1-4 slots, 0-3 batches each; 6 \
+SIGKILLed mid-run and restarted) for ${GNND_SOAK_SECONDS:-300} s, then alone again; a checker comparing every GPU batch \
+with the CPU backend's. Leaks: gnnd's descriptors, threads, RSS, slot bytes and the GPU's used memory, before and \
+after the churn with the same 4 sessions open."
+      nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)" >>"$results"
+      run "$python" "$repo/bench/gpu_soak.py" --dataset "$(products)" --seconds "${GNND_SOAK_SECONDS:-300}" \
+        --churners "${GNND_SOAK_CHURNERS:-16}"
+      pkill -x gnnd 2>/dev/null
+      echo quit | timeout 30 nvidia-cuda-mps-control ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac
 done
