@@ -91,8 +91,10 @@ def churn(args):
     opened = 0
     while time.time() < args.until:
         try:
-            loader = gnnd.Loader(address=args.address, dataset=DATASET, batch_size=rng.choice([64, 256, 1024]),
-                                 fanouts=rng.choice([[5, 5], [15, 10, 5]]), num_slots=rng.choice([1, 2, 4]),
+            shape = dict(batch_size=1, fanouts=[1], num_slots=1) if args.tiny else dict(
+                batch_size=rng.choice([64, 256, 1024]), fanouts=rng.choice([[5, 5], [15, 10, 5]]),
+                num_slots=rng.choice([1, 2, 4]))
+            loader = gnnd.Loader(address=args.address, dataset=DATASET, **shape,
                                  device=args.device, output="torch", seed=rng.randrange(1 << 30))
             opened += 1
             batches = iter(loader)
@@ -108,8 +110,11 @@ def churn(args):
 def footprint(pid):
     with open(f"/proc/{pid}/status") as status:
         fields = dict(line.split(":", 1) for line in status)
+    with open(f"/proc/{pid}/stat") as stat:
+        times = stat.read().rsplit(")", 1)[1].split()[11:13]  # utime, stime
     return {"fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(fields["Threads"]),
-            "rss_mib": int(fields["VmRSS"].split()[0]) / 1024}
+            "rss_mib": int(fields["VmRSS"].split()[0]) / 1024,
+            "cpu_s": sum(int(t) for t in times) / os.sysconf("SC_CLK_TCK"), "at": time.time()}
 
 
 def scrape(port):
@@ -119,7 +124,11 @@ def scrape(port):
             if line and not line.startswith("#"):
                 name, value = line.rsplit(" ", 1)
                 samples[name] = float(value)
+    produce = [(v, k) for k, v in samples.items() if k.startswith('gnnd_stage_seconds_') and 'stage="produce"' in k
+               and 'device="cuda:0"' in k]
     return {"sessions": sum(v for k, v in samples.items() if k.startswith("gnnd_sessions{")),
+            "produce_s": sum(v for v, k in produce if k.startswith("gnnd_stage_seconds_sum")),
+            "produced": sum(v for v, k in produce if k.startswith("gnnd_stage_seconds_count")),
             "slot_mib": samples["gnnd_slot_bytes"] / 2**20,
             "gpu_used_mib": samples.get('gnnd_gpu_memory_used_bytes{gpu="0"}', 0) / 2**20}
 
@@ -145,6 +154,9 @@ def main():
     parser.add_argument("--kills", type=int, default=6, help="churners SIGKILLed mid-run (and restarted)")
     parser.add_argument("--gnnd-args", default="")
     parser.add_argument("--device", default="cuda:0", help="of the trainers' sessions (cpu: a dry run of the script)")
+    parser.add_argument("--churn-device", help="of the churners' sessions (default: --device)")
+    parser.add_argument("--churn-nice", type=int, default=0, help="the churners' niceness (theirs, not gnnd's)")
+    parser.add_argument("--tiny", action="store_true", help="churners' sessions of batch 1, fanout [1], 1 slot")
     parser.add_argument("--role", choices=["steady", "check", "churn"], help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--until", type=float, help=argparse.SUPPRESS)
@@ -168,8 +180,11 @@ def main():
     dim = int(re.search(r"features (\d+) x", open(log.name).read()).group(1))
 
     def worker(role, rank, until):
-        return subprocess.Popen([sys.executable, __file__, f"--role={role}", f"--address={address}", f"--rank={rank}",
-                                 f"--until={until}", f"--feature-dim={dim}", f"--device={args.device}"], stdout=subprocess.PIPE,
+        device = args.churn_device or args.device if role == "churn" else args.device
+        nice = ["nice", "-n", str(args.churn_nice)] if role == "churn" and args.churn_nice else []
+        return subprocess.Popen([*nice, sys.executable, __file__, f"--role={role}", f"--address={address}", f"--rank={rank}",
+                                 f"--until={until}", f"--feature-dim={dim}", f"--device={device}",
+                                 *(["--tiny"] if args.tiny else [])], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
 
     warm = 20  # processes start, CUDA initializes
@@ -177,6 +192,8 @@ def main():
     churn_start, churn_end = start + args.baseline, start + args.baseline + args.seconds
     end = churn_end + args.after
     steadies = [worker("steady", rank, end) for rank in range(2)] + [worker("check", 0, end)]
+    time.sleep(max(0.0, start - time.time()))
+    first = footprint(gnnd.pid)
     time.sleep(max(0.0, churn_start - time.time()))
     before = {**footprint(gnnd.pid), **scrape(port)}
     churners = [worker("churn", rank, churn_end) for rank in range(args.churners)]
@@ -190,13 +207,18 @@ def main():
         churners[i].communicate()
         churners[i] = worker("churn", 100 + killed, churn_end)
         killed += 1
+    during = {**footprint(gnnd.pid), **scrape(port)}
     failures, opened = [], 0
     for proc in churners:
         out, err = proc.communicate(timeout=args.seconds + 300)
         result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {"opened": 0, "errors": [err[-500:]]}
         opened += result["opened"]
         failures += [f"churner: {e}" for e in result["errors"]]
-    after = {**footprint(gnnd.pid), **settle(port, 4)}  # 2 steady trainers, the checker's GPU and CPU sessions
+    try:  # 2 steady trainers, the checker's GPU and CPU sessions
+        after = {**footprint(gnnd.pid), **settle(port, 4)}
+    except RuntimeError as error:
+        failures.append(str(error))
+        after = {**footprint(gnnd.pid), **scrape(port)}
     settled = time.time()
     results = []
     for proc in steadies:
@@ -205,6 +227,7 @@ def main():
             failures.append(f"a steady trainer failed: {err[-800:]}")
             continue
         results.append(json.loads(out.strip().splitlines()[-1]))
+    last = {**footprint(gnnd.pid), **scrape(port)}
     gnnd_alive = gnnd.poll() is None
     gnnd.send_signal(signal.SIGTERM)
     gnnd_exit = gnnd.wait(timeout=60)
@@ -216,14 +239,20 @@ def main():
         inside = [t for t in stamps if begin + 2 <= t < finish - 2]
         return len(inside) / (finish - begin - 4) if finish - begin > 8 else float("nan")
 
-    print("| phase | steady trainer 0 batches/s | steady trainer 1 batches/s |")
-    print("|---|---|---|")
+    print("| phase | steady trainer 0 batches/s | steady trainer 1 batches/s | GPU batch, mean ms (all sessions) "
+          "| gnnd CPU, cores |")
+    print("|---|---|---|---|---|")
+    first.update(produce_s=0, produced=0)
+    produce = [(first, before), (before, during), (after, last)]
     rates = {}
-    for phase, (begin, finish) in {"alone, before": (start, churn_start),
-                                   f"beside {args.churners} churners": (churn_start, churn_end),
-                                   "alone, after": (settled, end)}.items():
+    for (phase, (begin, finish)), (a, b) in zip({"alone, before": (start, churn_start),
+                                                 f"beside {args.churners} churners": (churn_start, churn_end),
+                                                 "alone, after": (settled, end)}.items(), produce):
         rates[phase] = [rate(r["stamps"], begin, finish) for r in results if "stamps" in r]
-        print(f"| {phase} | " + " | ".join(f"{x:.1f}" for x in rates[phase]) + " |")
+        batches = b["produced"] - a["produced"]
+        mean = f"{1e3 * (b['produce_s'] - a['produce_s']) / batches:.3f}" if batches > 0 else "-"
+        cores = (b["cpu_s"] - a["cpu_s"]) / (b["at"] - a["at"])
+        print(f"| {phase} | " + " | ".join(f"{x:.1f}" for x in rates[phase]) + f" | {mean} | {cores:.2f} |")
     print()
     checked = [r for r in results if "compared" in r]
     print(f"- GPU sessions opened and closed by {args.churners} churners in {args.seconds:.0f} s: {opened} "

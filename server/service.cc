@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<GnndService>> GnndService::Create(const v1::Daemo
                                                                  const UnixListener* listener) {
   auto service = std::unique_ptr<GnndService>(new GnndService(config, registry, backends, listener));
   GNND_ASSIGN_OR_RETURN(service->session_teardown_, ThreadPool::Create(kTeardownThreads, "session teardowns"));
+  GNND_ASSIGN_OR_RETURN(service->session_setup_, ThreadPool::Create(kSetupThreads, "session setups"));
   GNND_ASSIGN_OR_RETURN(service->session_pool_, ThreadPool::Create(kSessionThreads, "session steps"));
   return service;
 }
@@ -86,7 +87,7 @@ grpc::Status GnndService::DescribeDataset(grpc::ServerContext* context, const v1
   return grpc::Status::OK;
 }
 
-// One Session RPC. It reads the open request, opens the session on the sessions' pool, then passes each
+// One Session RPC. It reads the open request, opens the session on the setup pool, then passes each
 // request to the session and writes its events from an outbox, one write in flight as gRPC requires.
 //
 // Lifetimes. gRPC calls OnDone once Finish was called and every operation is over; our own tasks (the open on
@@ -113,7 +114,7 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
       lock.unlock();
       if (!ok) return End(absl::CancelledError("no open request"));
       if (!request_.has_open()) return End(absl::InvalidArgumentError("the first message of a session must be 'open'"));
-      return RunHeld(*service_.session_pool_, [this] { Open(); });
+      return RunHeld(*service_.session_setup_, [this] { Open(); });
     }
     if (session_ == nullptr) return;  // torn down: nothing reads on
     if (!ok) return session_->OnTrainerClosed();
@@ -268,7 +269,7 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
   const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_, &histograms_};
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<class Session>> session =
-      Session::Open(id, request, std::move(lease), limits, peer, *backends_, *session_pool_);
+      Session::Open(id, request, std::move(lease), limits, peer, *backends_, *session_pool_, *session_setup_);
   if (!session.ok()) {
     LogEvent(LogLevel::kInfo, "session_refused",
              {{"session", absl::StrCat(id)},

@@ -77,8 +77,12 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
   // in progress, so it must not take a thread of the sessions' pool.
   std::unique_ptr<ThreadPool> session_teardown_;
   static constexpr int kTeardownThreads = 2;
-  // Where sessions open and take their steps (short ones: a step never waits for a trainer or a GPU; an
-  // open may calibrate a GPU producer). Declared last: destroyed first, after the server's shutdown.
+  // Where sessions open and their epochs' seed orders are made: work of tens of milliseconds (a sort of
+  // the split) that must not hold up other sessions' steps.
+  std::unique_ptr<ThreadPool> session_setup_;
+  static constexpr int kSetupThreads = 4;
+  // Where sessions take their steps: short ones (a step never waits for a trainer, a GPU or a sort).
+  // Declared last: destroyed first, after the server's shutdown.
   std::unique_ptr<ThreadPool> session_pool_;
   static constexpr int kSessionThreads = 4;
 };

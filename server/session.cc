@@ -75,9 +75,10 @@ absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, co
 absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
-                                                       SlotBackends& backends, ThreadPool& pool) {
+                                                       SlotBackends& backends, ThreadPool& pool, ThreadPool& setup) {
   auto s = std::unique_ptr<Session>(new Session());
   s->pool_ = &pool;
+  s->setup_ = &setup;
   s->id_ = id;
   s->request_ = request;
   s->peer_ = peer;
@@ -120,6 +121,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   };
   s->steps_per_epoch_ = plan.first_epoch.num_steps();
   GNND_ASSIGN_OR_RETURN(s->backend_, backends.Create(plan));
+  s->ready_seeds_ = std::move(plan.first_epoch);  // the first epoch starts with it
+  s->ready_seeds_epoch_ = request.epoch();
 
   v1::SessionOpened& opened = *s->opened_.mutable_opened();
   opened.set_session_id(id);
@@ -153,6 +156,10 @@ Session::~Session() {
     std::unique_lock<std::mutex> lock(step_mutex_);
     step_idle_.wait(lock, [&] { return !stepping_; });
     closed_ = true;
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    prepared_.wait(lock, [&] { return !preparing_; });
   }
   backend_.reset();  // waits for its work in flight, while the step state still exists
 }
@@ -270,8 +277,18 @@ bool Session::Step() {
     case Phase::kStartEpoch: {
       if (!held_.empty()) return false;  // a new epoch starts with every slot back; a Release wakes us
       const uint64_t epoch = epoch_;
+      if (!ready_seeds_ || ready_seeds_epoch_ != epoch) {  // its seed order comes from the setup pool
+        if (!preparing_) {
+          preparing_ = true;
+          lock.unlock();
+          PrepareEpoch(epoch);
+        }
+        return false;  // the prepared seeds wake us
+      }
+      const EpochSeeds seeds = *std::move(ready_seeds_);
+      ready_seeds_.reset();
       lock.unlock();
-      const absl::Status started = backend_->StartEpoch(epoch, EpochSeeds(split_, schedule_, epoch));
+      const absl::Status started = backend_->StartEpoch(epoch, seeds);
       lock.lock();
       if (!started.ok()) {
         lock.unlock();
@@ -295,6 +312,29 @@ bool Session::Step() {
       break;
   }
   return false;
+}
+
+void Session::PrepareEpoch(uint64_t epoch) {
+  setup_->Post([this, epoch, handle = wake_handle_] {
+    std::optional<EpochSeeds> seeds;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stop_reason_) {  // ending: nobody will use it
+        preparing_ = false;
+        prepared_.notify_all();
+        return;
+      }
+    }
+    seeds.emplace(split_, schedule_, epoch);  // split_ and schedule_ stay as they are while the session lives
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_seeds_ = std::move(seeds);
+      ready_seeds_epoch_ = epoch;
+      preparing_ = false;
+      prepared_.notify_all();  // the session may be freed from here on: only `handle` is used below
+    }
+    handle->Wake();
+  });
 }
 
 bool Session::Deliver() {

@@ -6,7 +6,9 @@
 //
 // A session owns no thread. It advances in steps run on a shared pool whenever something happens (a
 // request from the trainer, a batch completed by the backend, Stop): a session whose trainer holds
-// every slot, or has not asked for the next epoch, costs memory and nothing else.
+// every slot, or has not asked for the next epoch, costs memory and nothing else. Steps are short: what
+// takes long for one session (an epoch's seed order: a sort of the split) runs on a setup pool, so that
+// no session's steps wait behind another's setup.
 #pragma once
 
 #include <chrono>
@@ -75,13 +77,13 @@ absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, co
 class Session {
  public:
   // Checks the request (CheckOpenSession), reserves its share of the daemon's limits and has `backends`
-  // create the slots.
-  // The session's steps run on `pool`.
+  // create the slots (the first epoch's seed order too: call it on the setup pool).
+  // The session's steps run on `pool`, the seed orders of later epochs on `setup`.
   static absl::StatusOr<std::unique_ptr<Session>> Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
-                                                       SlotBackends& backends, ThreadPool& pool);
-  // Stops the session and waits for a step in progress; `output` is not used after this.
+                                                       SlotBackends& backends, ThreadPool& pool, ThreadPool& setup);
+  // Stops the session and waits for a step or seed order in progress; `output` is not used after this.
   ~Session();
 
   // Sends SessionOpened to `output` and starts producing. `output` must outlive the session; the session
@@ -123,6 +125,8 @@ class Session {
   // Advances as far as it can without waiting; false when nothing is left to do until the next Wake.
   bool Step();
   absl::Status Handle(const v1::SessionRequest& request);
+  // Computes epoch `epoch`'s seed order on the setup pool and wakes the session with it.
+  void PrepareEpoch(uint64_t epoch);
   // One batch, or the end of the epoch, from the backend; false if it has nothing yet.
   bool Deliver();
 
@@ -141,6 +145,7 @@ class Session {
   std::unique_ptr<SlotBackend> backend_;
 
   ThreadPool* pool_ = nullptr;
+  ThreadPool* setup_ = nullptr;
   SessionOutput* output_ = nullptr;
   std::shared_ptr<WakeHandle> wake_handle_ = std::make_shared<WakeHandle>();
 
@@ -151,6 +156,11 @@ class Session {
   Phase phase_ = Phase::kStartEpoch;  // changed by steps only
   uint64_t epoch_ = 0;
   std::optional<uint64_t> next_epoch_;
+  // The seed order of epoch `ready_seeds_epoch_`, made ahead of the step that starts it.
+  std::optional<EpochSeeds> ready_seeds_;
+  uint64_t ready_seeds_epoch_ = 0;
+  bool preparing_ = false;  // a PrepareEpoch task is queued or running
+  std::condition_variable prepared_;
   uint64_t batches_ = 0, bytes_ = 0;
   std::vector<std::chrono::steady_clock::time_point> delivered_at_;  // per slot
   // Where this session's stage latencies go (null without histograms).

@@ -102,9 +102,10 @@ class SessionTest : public ::testing::Test {
     r.set_num_slots(2);
     return r;
   }
-  absl::StatusOr<std::unique_ptr<Session>> Open(const v1::OpenSession& request) {
+  absl::StatusOr<std::unique_ptr<Session>> Open(const v1::OpenSession& request, ThreadPool* setup = nullptr) {
     GNND_ASSIGN_OR_RETURN(auto lease, registry_->Acquire(request.dataset()));
-    return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, *backends_, *pool_);
+    return Session::Open(1, request, std::move(lease), SessionLimits{}, PeerCredentials{}, *backends_, *pool_,
+                         setup != nullptr ? *setup : *pool_);
   }
 
   void ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code);
@@ -117,6 +118,74 @@ class SessionTest : public ::testing::Test {
 };
 ScratchDir* SessionTest::dir_ = nullptr;
 DatasetRegistry* SessionTest::registry_ = nullptr;
+
+// Another session's setup (an open, an epoch's seed order: a sort of the split) takes a thread of the
+// setup pool for long; this session's batches flow meanwhile, and its next epoch starts once its own seed
+// order is made there.
+TEST_F(SessionTest, StepsNeverWaitForTheSetupPool) {
+  const std::unique_ptr<ThreadPool> setup = *ThreadPool::Create(1, "the sessions' setups");
+  FakeOutput stream;
+  auto session = Open(Request(), setup.get());
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool busy = true;
+  setup->Post([&] {  // another session's long setup
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return !busy; });
+  });
+  (*session)->Start(stream);
+  const v1::SessionEvent opened = stream.Await();
+  ASSERT_TRUE(opened.has_opened());
+  v1::SessionRequest attached;
+  attached.mutable_attached();
+  (*session)->OnRequest(attached);
+  for (int64_t step = 0; step < opened.opened().steps_per_epoch(); ++step) {  // the first epoch, setup busy
+    const v1::SessionEvent event = stream.Await();
+    ASSERT_TRUE(event.has_ready()) << event.DebugString();
+    EXPECT_EQ(event.ready().step(), step);
+    (*session)->OnRequest(Release(event.ready().slot()));
+  }
+  ASSERT_TRUE(stream.Await().has_epoch_end());
+  v1::SessionRequest next;
+  next.mutable_next_epoch()->set_epoch(1);
+  (*session)->OnRequest(next);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    busy = false;
+  }
+  changed.notify_all();
+  const v1::SessionEvent event = stream.Await();  // epoch 1's seeds, made on the setup pool
+  ASSERT_TRUE(event.has_ready()) << event.DebugString();
+  EXPECT_EQ(event.ready().epoch(), 1u);
+  EXPECT_EQ(event.ready().step(), 0);
+  session->reset();
+}
+
+// A session that ends while its next epoch's seed order waits on the setup pool is freed without it.
+TEST_F(SessionTest, EndingWhileTheNextEpochIsPreparedWaitsForNothing) {
+  const std::unique_ptr<ThreadPool> setup = *ThreadPool::Create(1, "the sessions' setups");
+  FakeOutput stream;
+  auto session = Open(Request(), setup.get());
+  ASSERT_TRUE(session.ok()) << session.status();
+  (*session)->Start(stream);
+  ASSERT_TRUE(stream.Await().has_opened());
+  v1::SessionRequest attached;
+  attached.mutable_attached();
+  (*session)->OnRequest(attached);
+  for (;;) {
+    const v1::SessionEvent event = stream.Await();
+    if (event.has_epoch_end()) break;
+    ASSERT_TRUE(event.has_ready()) << event.DebugString();
+    (*session)->OnRequest(Release(event.ready().slot()));
+  }
+  v1::SessionRequest next;
+  next.mutable_next_epoch()->set_epoch(1);
+  (*session)->OnRequest(next);
+  (*session)->OnTrainerClosed();
+  EXPECT_TRUE(stream.AwaitEnd().ok());
+  session->reset();  // waits for the seed order task, which sees the session stopping
+}
 
 TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   const v1::OpenSession request = Request();
