@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,
                         ProducerStream(gpu, [&](cudaStream_t st) { return raw->Rate(plan.first_epoch, st, 20); }));
   if (stream != nullptr) slots->UseStream(stream);
+  GNND_RETURN_IF_ERROR(slots->PrepareGraphs());  // here, on the setup pool, not in the session's first steps
   LogInfo("session %d: %s, %d slots of %d bytes in GPU memory", plan.session_id, plan.device.ToString(), plan.num_slots,
           plan.layout.total_bytes);
   return slots;

@@ -87,8 +87,9 @@ absl::Status CudaSlots::UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
   const std::span<const int64_t> ids = seeds.all();
   if (static_cast<int64_t>(ids.size()) > max_epoch_seeds_) return absl::InternalError("epoch seeds exceed the buffer");
+  // From pageable memory the copy returns once `ids` is staged (no wait for the stream: this runs in a
+  // session's step), so `ids` may go away after it.
   GNND_CUDA(cudaMemcpyAsync(seeds_, ids.data(), ids.size_bytes(), cudaMemcpyHostToDevice, stream), "upload seeds");
-  GNND_CUDA(cudaStreamSynchronize(stream), "upload seeds");  // once per epoch: `ids` may go away
   return absl::OkStatus();
 }
 
@@ -214,6 +215,16 @@ ProducerTimes CudaSlots::times() const {
 void CudaSlots::UseStream(cudaStream_t stream) {
   cudaStreamSynchronize(stream_);
   stream_ = stream;
+}
+
+absl::Status CudaSlots::PrepareGraphs() {
+  GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
+  const BatchLayout& layout = sampler_->layout();
+  for (size_t slot = 0; slot < ready_.size(); ++slot) {
+    GNND_RETURN_IF_ERROR(
+        sampler_->Prepare(BatchView::At(static_cast<char*>(slots_) + slot * layout.total_bytes, layout), stream_));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<double> CudaSlots::Rate(const EpochSeeds& seeds, cudaStream_t stream, int count) {

@@ -44,6 +44,8 @@ class CudaSlots final : public SlotBackend {
   // Fills slots on `stream` from now on (a green context's, shared with other sessions) instead of the
   // session's own stream.
   void UseStream(cudaStream_t stream);
+  // Makes every slot's batch graphs on the session's stream (see CudaSampler::Prepare).
+  absl::Status PrepareGraphs();
   // Batches per second over `count` batches of `seeds` on `stream` (calibration; uses slot 0, before the
   // session's first epoch).
   absl::StatusOr<double> Rate(const EpochSeeds& seeds, cudaStream_t stream, int count);

@@ -96,6 +96,11 @@ absl::StatusOr<const CudaSampler::Graphs*> CudaSampler::GraphsFor(BatchView out,
   return &graphs_.back();
 }
 
+absl::Status CudaSampler::Prepare(BatchView out, cudaStream_t stream) {
+  if (!use_graphs_ || stream == nullptr) return absl::OkStatus();
+  return GraphsFor(out, stream).status();
+}
+
 absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds,
                                  BatchView out, cudaStream_t stream, cudaEvent_t sampled) {
   const int64_t num_seeds = static_cast<int64_t>(device_seeds.size());

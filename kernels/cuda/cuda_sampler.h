@@ -43,6 +43,9 @@ class CudaSampler {
   void set_shifted_gather(bool shifted) { gather_.shifted = shifted; }
   // Replay captured CUDA graphs (default), or launch every kernel each batch (kept for comparison).
   void set_use_graphs(bool use) { use_graphs_ = use; }
+  // Captures and instantiates the graphs that Sample launches for `out` on `stream` now, rather than at
+  // its first batch (tens of kernels each: work for a setup thread, not for a session's step).
+  absl::Status Prepare(BatchView out, cudaStream_t stream);
   // Destroys the captured graphs; call before the stream they were captured on goes away (the next
   // batch captures again).
   void DropGraphs();
