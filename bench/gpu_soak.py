@@ -112,7 +112,15 @@ def footprint(pid):
         fields = dict(line.split(":", 1) for line in status)
     with open(f"/proc/{pid}/stat") as stat:
         times = stat.read().rsplit(")", 1)[1].split()[11:13]  # utime, stime
-    return {"fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(fields["Threads"]),
+    names = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as comm:
+                name = re.sub(r"\d+$", "#", comm.read().strip())
+            names[name] = names.get(name, 0) + 1
+        except OSError:
+            pass
+    return {"fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": int(fields["Threads"]), "names": names,
             "rss_mib": int(fields["VmRSS"].split()[0]) / 1024,
             "cpu_s": sum(int(t) for t in times) / os.sysconf("SC_CLK_TCK"), "at": time.time()}
 
@@ -225,6 +233,8 @@ def main():
         failures.append(str(error))
         after = {**footprint(gnnd.pid), **scrape(port)}
     settled = time.time()
+    time.sleep(10)
+    later = scrape(port)
     results = []
     for proc in steadies:
         out, err = proc.communicate(timeout=args.after + 300)
@@ -267,7 +277,11 @@ def main():
     print(f"- checker: {checked[0]['compared'] if checked else 0} GPU batches byte-identical to the CPU backend's"
           f" ({len(checked[0]['errors']) if checked else '?'} differing)")
     print(f"- gnnd's threads: {before['threads']} before the churn, {mid['threads']} halfway, {during['threads']} at its "
-          f"end, {after['threads']} after")
+          f"end, {after['threads']} after; by name, before -> after: " +
+          ", ".join(f"{n} {before['names'].get(n, 0)} -> {after['names'].get(n, 0)}"
+                    for n in sorted(set(before["names"]) | set(after["names"]))
+                    if before["names"].get(n, 0) != after["names"].get(n, 0)))
+    print(f"- the GPU's used memory 10 s after that: {later['gpu_used_mib']:.0f} MiB")
     print("- gnnd, steady sessions only, before -> after the churn: " +
           ", ".join(f"{k} {before[k]:.0f} -> {after[k]:.0f}" for k in ("fds", "threads", "rss_mib", "sessions",
                                                                           "slot_mib", "gpu_used_mib")))
