@@ -289,10 +289,12 @@ def main():
     leaks = []
     if after["fds"] > before["fds"] + 8:
         leaks.append("descriptors")
-    # Threads: gRPC's and the driver's pools grow with the load, so a leak is growth while the churn goes on
-    # (per session, thousands of them), or after it.
-    if during["threads"] > mid["threads"] + 4 or after["threads"] > during["threads"] + 2:
-        leaks.append(f"threads (mid-churn {mid['threads']}, its end {during['threads']}, after {after['threads']})")
+    # Threads: gRPC's default executor grows with the load (to twice the cores at most, its own bound); any
+    # other growth is a leak.
+    def others(f):
+        return f["threads"] - f["names"].get("default-executo", 0)
+    if others(after) > others(before) + 2 or after["names"].get("default-executo", 0) > 2 * os.cpu_count():
+        leaks.append(f"threads: {before['names']} -> {after['names']}")
     if after["slot_mib"] > before["slot_mib"] + 1:
         leaks.append("slot bytes")
     if after["gpu_used_mib"] > before["gpu_used_mib"] + 256:
