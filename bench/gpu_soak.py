@@ -28,13 +28,20 @@ import urllib.request
 DATASET = "soak"
 
 
+def reserved_now():
+    """(time, bytes torch's caching allocator holds on the GPU): part of the device's used memory that is the
+    trainer's, and grows with the largest batch it has seen."""
+    import torch
+    return time.time(), torch.cuda.memory_reserved() if torch.cuda.is_available() else 0
+
+
 def steady(args):
     """Reads epochs on the GPU until --until; prints the times its batches arrived and what went wrong."""
     import torch
     import gnnd
     weight = torch.randn(args.feature_dim, 256, device=args.device)
     total = torch.zeros((), device=args.device)
-    stamps, errors, epochs = [], [], 0
+    stamps, errors, epochs, reserved = [], [], 0, []
     loader = gnnd.Loader(address=args.address, dataset=DATASET, batch_size=1024, fanouts=[15, 10, 5],
                          device=args.device, seed=args.rank)
     while time.time() < args.until:
@@ -48,9 +55,10 @@ def steady(args):
         if expected != len(loader):
             errors.append(f"an epoch of {expected} batches, not {len(loader)}")
         epochs += 1
+        reserved.append(reserved_now())
     total.item()
     loader.close()
-    print(json.dumps({"stamps": stamps, "errors": errors, "epochs": epochs}))
+    print(json.dumps({"stamps": stamps, "errors": errors, "epochs": epochs, "reserved": reserved}))
 
 
 def check(args):
@@ -60,8 +68,9 @@ def check(args):
     options = dict(address=args.address, dataset=DATASET, batch_size=512, fanouts=[10, 5], seed=77)
     gpu = gnnd.Loader(device=args.device, output="torch", **options)
     cpu = gnnd.Loader(device="cpu", output="numpy", **options)
-    compared, errors = 0, []
+    compared, errors, reserved = 0, [], []
     while time.time() < args.until:
+        reserved.append(reserved_now())
         cpu_batches = iter(cpu)
         for g in gpu:
             c = next(cpu_batches, None)
@@ -81,7 +90,7 @@ def check(args):
         break  # a mismatch in length
     gpu.close()
     cpu.close()
-    print(json.dumps({"compared": compared, "errors": errors}))
+    print(json.dumps({"compared": compared, "errors": errors, "reserved": reserved}))
 
 
 def churn(args):
@@ -297,7 +306,18 @@ def main():
         leaks.append(f"threads: {before['names']} -> {after['names']}")
     if after["slot_mib"] > before["slot_mib"] + 1:
         leaks.append("slot bytes")
-    if after["gpu_used_mib"] > before["gpu_used_mib"] + 256:
+    def trainers_mib(at):  # what the workers' torch allocators held at `at`
+        held = 0
+        for r in results:
+            samples = [b for t, b in r.get("reserved", []) if t <= at] or [b for _, b in r.get("reserved", [])[:1]]
+            held += samples[-1] if samples else 0
+        return held / 2**20
+    others_before = before["gpu_used_mib"] - trainers_mib(before["at"])
+    others_after = after["gpu_used_mib"] - trainers_mib(after["at"])
+    print(f"- the GPU's used memory less the trainers' torch allocators (gnnd, MPS, contexts): {others_before:.0f} -> "
+          f"{others_after:.0f} MiB; the trainers' allocators: {trainers_mib(before['at']):.0f} -> "
+          f"{trainers_mib(after['at']):.0f} MiB")
+    if others_after > others_before + 256:
         leaks.append("GPU memory")
     if after["rss_mib"] > before["rss_mib"] + 256:
         leaks.append("RSS")
