@@ -35,10 +35,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "common/parallel.h"
-#include "common/philox.h"
-#include "common/seeds.h"
-#include "common/shm_store.h"
+#include "common/base/parallel.h"
+#include "common/base/philox.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/shm_store.h"
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/host_registration.h"
 #include "kernels/cuda/hot_tier.h"
@@ -228,7 +228,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement != CscPlacement::kDevice));
     device_graph.hot = tier->view(0);
   }
-  auto sampler = OrDie(CudaSampler::Create(device_graph, fanouts, 1, capacity));
+  auto sampler = OrDie(CudaSampler::Create(device_graph, {.fanouts = fanouts}, 1, capacity));
   sampler->set_use_graphs(graphs);
   const BatchLayout& layout = sampler->layout();
   int64_t* device_seeds = nullptr;

@@ -10,8 +10,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
-#include "common/dataset.h"
-#include "common/seeds.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/dataset.h"
 #include "kernels/cpu/producer.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory (e.g. gnnctl generate --preset products)");
@@ -43,7 +43,8 @@ void BM_CpuEpoch(benchmark::State& state) {
   uint64_t epoch = 0;
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
-    CpuProducer producer(fixture->graph, fixture->fanouts, 1, epoch, std::move(seeds), slots, *workers, threads);
+    CpuProducer producer(fixture->graph, {.fanouts = fixture->fanouts}, 1, epoch, std::move(seeds), slots, *workers,
+                         threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
       auto ready = producer.Next();
       if (!ready) break;

@@ -13,9 +13,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/dataset.h"
-#include "common/manifest.h"
-#include "common/status.h"
+#include "common/base/status.h"
+#include "common/dataset/dataset.h"
+#include "common/dataset/manifest.h"
 
 namespace gnnd {
 namespace {

@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/limits.h"
 
 namespace gnnd {
 namespace {
@@ -22,7 +23,7 @@ uint64_t ShmBytes() {
 
 Admission::Limits Admission::FromConfig(const v1::DaemonConfig& config) {
   Limits l;
-  l.max_sessions = config.max_sessions() > 0 ? config.max_sessions() : 256;
+  l.max_sessions = config.max_sessions() > 0 ? config.max_sessions() : kDefaultMaxSessions;
   l.max_total_slot_bytes = config.max_total_slot_bytes() > 0 ? config.max_total_slot_bytes() : ShmBytes() / 2;
   l.uid_share_percent = config.uid_share_percent() > 0 ? config.uid_share_percent() : 50;
   return l;

@@ -9,11 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "common/file_io.h"
-#include "common/shm_store.h"
-#include "common/status.h"
-#include "common/text_proto.h"
-#include "common/vocabulary.h"
+#include "common/base/file_io.h"
+#include "common/base/status.h"
+#include "common/base/text_proto.h"
+#include "common/base/vocabulary.h"
+#include "common/dataset/shm_store.h"
 
 namespace gnnd {
 
@@ -126,18 +126,19 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
   if (config.socket_mode() > 0777) {
     return absl::InvalidArgumentError(absl::StrCat("socket_mode: ", config.socket_mode(), " is not a permission mode"));
   }
-  if (config.default_slots() == 0) config.set_default_slots(2);
-  if (config.default_slots() < 1 || config.default_slots() > 64) {
-    return absl::InvalidArgumentError(absl::StrCat("default_slots: ", config.default_slots(), " (must be 1 to 64)"));
+  if (config.default_slots() == 0) config.set_default_slots(kDefaultSlots);
+  if (config.default_slots() < 1 || config.default_slots() > kMaxSlots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("default_slots: ", config.default_slots(), " (must be 1 to ", kMaxSlots, ")"));
   }
-  if (config.max_session_bytes() == 0) config.set_max_session_bytes(uint64_t{8} << 30);
+  if (config.max_session_bytes() == 0) config.set_max_session_bytes(kDefaultMaxSessionBytes);
   if (config.producer_threads() < 0 || config.producer_threads() > kMaxThreads) {
     return absl::InvalidArgumentError(absl::StrCat("producer_threads: ", config.producer_threads(), " (must be 1 to ",
                                                    kMaxThreads, ", or 0 for every core)"));
   }
   if (config.max_sessions() > kMaxSessions) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_sessions: ", config.max_sessions(), " (must be 1 to ", kMaxSessions, ", or 0 for 256)"));
+    return absl::InvalidArgumentError(absl::StrCat("max_sessions: ", config.max_sessions(), " (must be 1 to ",
+                                                   kMaxSessions, ", or 0 for ", kDefaultMaxSessions, ")"));
   }
   if (config.uid_share_percent() > 100) {
     return absl::InvalidArgumentError(

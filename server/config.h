@@ -6,14 +6,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/base/limits.h"
 #include "gnnd/v1/config.pb.h"
 
 namespace gnnd {
-
-// Upper bounds of fields that size threads and tables; beyond them a value is a mistake, and arithmetic on
-// it could overflow.
-inline constexpr int kMaxThreads = 1024;           // producer_threads, --threads
-inline constexpr uint64_t kMaxSessions = 1 << 20;  // max_sessions
 
 // Parses a config file (a regular file of at most kMaxConfigBytes); syntax errors name the file, line and
 // column.

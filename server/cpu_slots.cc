@@ -1,14 +1,14 @@
 #include "server/cpu_slots.h"
 
-#include "common/batch_proto.h"
-#include "common/status.h"
+#include "common/base/status.h"
+#include "common/batch/batch_proto.h"
 
 namespace gnnd {
 
 absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode) {
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
   s->graph_ = &plan.dataset->graph;
-  s->fanouts_ = plan.fanouts;
+  s->sampling_ = plan.sampling;
   s->seed_ = plan.seed;
   s->workers_ = &workers;
   s->wake_ = plan.wake;
@@ -33,7 +33,7 @@ void CpuSlots::Attached() {
 
 absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  producer_ = std::make_unique<CpuProducer>(*graph_, fanouts_, seed_, epoch, seeds, views_, *workers_,
+  producer_ = std::make_unique<CpuProducer>(*graph_, sampling_, seed_, epoch, seeds, views_, *workers_,
                                             workers_->threads(), wake_);
   if (stopped_) producer_->Stop();
   return absl::OkStatus();

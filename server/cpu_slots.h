@@ -31,7 +31,7 @@ class CpuSlots final : public SlotBackend {
   CpuSlots() = default;
 
   const GraphData* graph_ = nullptr;
-  std::vector<int32_t> fanouts_;
+  SamplingSpec sampling_;
   uint64_t seed_ = 0;
   ThreadPool* workers_ = nullptr;
   std::function<void()> wake_;

@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/cuda_check.h"
-#include "common/hot_order.h"
-#include "common/log.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/log.h"
+#include "common/base/status.h"
+#include "common/dataset/hot_order.h"
 #include "server/cuda_slots.h"
 #include "server/mps.h"
 

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "common/batch_proto.h"
-#include "common/cuda_check.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
+#include "common/batch/batch_proto.h"
 
 namespace gnnd {
 namespace {
@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   auto s = std::unique_ptr<CudaSlots>(new CudaSlots());
   s->device_ = plan.device.cuda;
   GNND_CUDA(cudaSetDevice(s->device_), "select the session's GPU");
-  GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaSampler::Create(graph, plan.fanouts, plan.seed, plan.layout.capacity));
+  GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout.capacity));
   // GNND_CUDA_GRAPHS=0 launches every kernel instead of replaying graphs (for comparisons).
   if (const char* graphs = std::getenv("GNND_CUDA_GRAPHS"); graphs != nullptr && std::string(graphs) == "0") {
     s->sampler_->set_use_graphs(false);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/graph.h"
-#include "common/shm_store.h"
+#include "common/dataset/graph.h"
+#include "common/dataset/shm_store.h"
 #include "gnnd/v1/service.pb.h"
 
 namespace gnnd {

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
-#include "common/status.h"
+#include "common/base/log.h"
+#include "common/base/status.h"
 #include "server/config.h"
 
 namespace gnnd {

@@ -5,8 +5,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
-#include "common/status.h"
+#include "common/base/log.h"
+#include "common/base/status.h"
 
 namespace gnnd {
 

@@ -22,8 +22,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/seeds.h"
-#include "common/thread_pool.h"
+#include "common/base/limits.h"
+#include "common/base/thread_pool.h"
+#include "common/batch/open_request.h"
+#include "common/batch/seeds.h"
 #include "gnnd/v1/service.pb.h"
 #include "server/admission.h"
 #include "server/dataset_registry.h"
@@ -54,29 +56,15 @@ enum class StopReason {
 };
 
 struct SessionLimits {
-  int default_slots = 2;
-  uint64_t max_session_bytes = uint64_t{8} << 30;
+  int default_slots = kDefaultSlots;
+  uint64_t max_session_bytes = kDefaultMaxSessionBytes;
   Admission* admission = nullptr;         // daemon-wide limits (none if null)
   StageHistograms* histograms = nullptr;  // daemon-wide stage latencies (none if null)
 };
 
-// What an open request asks for, checked against its dataset and the limits (errors name the field:
-// "open.batch_size = 0 ..."); no resources are taken.
-struct SessionShape {
-  Device device;
-  ArrayId split = ArrayId::kTrain;
-  SamplingSpec sampling;
-  SeedScheduleSpec schedule;
-  int num_slots = 0;
-  BatchLayout layout;       // of one slot
-  uint64_t slot_bytes = 0;  // of all the slots
-};
-absl::StatusOr<SessionShape> CheckOpenSession(const v1::OpenSession& request, const v1::DatasetManifest& manifest,
-                                              int64_t max_in_degree, const SessionLimits& limits);
-
 class Session {
  public:
-  // Checks the request (CheckOpenSession), reserves its share of the daemon's limits and has `backends`
+  // Checks the request (CheckOpenRequest), reserves its share of the daemon's limits and has `backends`
   // create the slots (the first epoch's seed order too: call it on the setup pool).
   // The session's steps run on `pool`, the seed orders of later epochs on `setup`.
   static absl::StatusOr<std::unique_ptr<Session>> Open(uint64_t id, const v1::OpenSession& request,

@@ -2,7 +2,7 @@
 #include "server/slot_backend.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/status.h"
+#include "common/base/status.h"
 #include "server/cpu_slots.h"
 #if GNND_WITH_CUDA
 #include "server/cuda_devices.h"

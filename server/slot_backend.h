@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/batch.h"
-#include "common/graph.h"
-#include "common/seeds.h"
-#include "common/thread_pool.h"
-#include "common/vocabulary.h"
+#include "common/base/thread_pool.h"
+#include "common/base/vocabulary.h"
+#include "common/batch/batch.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/graph.h"
 #include "gnnd/v1/service.pb.h"
 #include "server/config.h"
 #include "server/dataset_registry.h"
@@ -29,7 +29,7 @@ namespace gnnd {
 struct SessionPlan {
   uint64_t session_id = 0;
   const LoadedDataset* dataset = nullptr;  // outlives the backend (the session holds a lease)
-  std::vector<int32_t> fanouts;
+  SamplingSpec sampling;
   uint64_t seed = 0;
   BatchLayout layout;  // of one slot
   int num_slots = 0;

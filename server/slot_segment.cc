@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "common/log.h"
-#include "common/status.h"
+#include "common/base/log.h"
+#include "common/base/status.h"
 
 namespace gnnd {
 

@@ -13,8 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
-#include "common/status.h"
+#include "common/base/log.h"
+#include "common/base/status.h"
 #include "grpcpp/server_posix.h"
 
 namespace gnnd {

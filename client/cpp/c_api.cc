@@ -4,14 +4,15 @@
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "client/cpp/client.h"
 #include "client/include/gnnd_client.h"
-#include "common/batch.h"
-#include "common/dataset.h"
-#include "common/vocabulary.h"
+#include "common/base/vocabulary.h"
+#include "common/batch/batch.h"
+#include "common/dataset/dataset.h"
 
 static_assert(GNND_BATCH_ARRAYS == gnnd::kNumBatchArrays, "the C ABI's batch arrays are the layout's");
 static_assert(GNND_MAX_HOPS == gnnd::kMaxHops, "the C ABI's hop limit is the sampler's");
@@ -63,19 +64,21 @@ absl::StatusOr<gnnd_session_options> ReadOptions(const gnnd_session_options* giv
   return o;
 }
 
-gnnd_dtype ToGnndDType(gnnd::DType dtype) {
-  switch (dtype) {
-    case gnnd::DType::kInt32:
-      return GNND_INT32;
-    case gnnd::DType::kInt64:
-      return GNND_INT64;
-    case gnnd::DType::kFloat16:
-      return GNND_FLOAT16;
-    case gnnd::DType::kUInt16:  // bfloat16 features travel as their uint16 bits
-      return GNND_BFLOAT16;
-    default:
-      return GNND_FLOAT32;
+// The C ABI's dtype codes (gnnd_dtype) for the dtypes a batch may hold.
+struct CDType {
+  gnnd::DType dtype;
+  gnnd_dtype code;
+};
+constexpr CDType kCDTypes[] = {
+    {gnnd::DType::kInt32, GNND_INT32},       {gnnd::DType::kInt64, GNND_INT64},
+    {gnnd::DType::kFloat32, GNND_FLOAT32},   {gnnd::DType::kFloat16, GNND_FLOAT16},
+    {gnnd::DType::kBFloat16, GNND_BFLOAT16}, {gnnd::DType::kFloat8E4M3FN, GNND_FLOAT8_E4M3FN}};
+
+std::optional<gnnd_dtype> ToGnndDType(gnnd::DType dtype) {
+  for (const CDType& c : kCDTypes) {
+    if (c.dtype == dtype) return c.code;
   }
+  return std::nullopt;
 }
 
 // The C view of a batch's or a slot's arrays, with the given row counts.
@@ -87,7 +90,7 @@ void ToGnndArrays(const gnnd_session& session, const gnnd::BatchView& view, int6
     gnnd_array& a = out[i];
     a.name = arrays[i].name;
     a.data = arrays[i].data;
-    a.dtype = ToGnndDType(arrays[i].dtype);
+    a.dtype = *ToGnndDType(arrays[i].dtype);  // checked when the session opened
     a.ndim = arrays[i].ndim;
     a.shape[0] = arrays[i].shape[0];
     a.shape[1] = arrays[i].shape[1];
@@ -101,6 +104,13 @@ void ToGnndArrays(const gnnd_session& session, const gnnd::BatchView& view, int6
 extern "C" {
 
 int32_t gnnd_api_version(void) { return GNND_API_VERSION; }
+
+const char* gnnd_dtype_name(int32_t dtype) {
+  for (const CDType& c : kCDTypes) {
+    if (c.code == dtype) return gnnd::DTypeName(c.dtype).data();
+  }
+  return nullptr;
+}
 
 const char* gnnd_batch_array_name(int32_t index) {
   return index >= 0 && index < gnnd::kNumBatchArrays ? gnnd::kBatchArrayNames[index] : nullptr;
@@ -155,8 +165,13 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     auto session = client->impl->OpenSession(request);
     if (!session.ok()) return Fail(session.status());
     const auto& opened = (*session)->opened();
-    *out =
-        new gnnd_session{std::move(*session), gnnd::FeatureStorageDType(opened.feature_dtype()), opened.feature_dim()};
+    const std::optional<gnnd::DType> feature_dtype = gnnd::FeatureElementDType(opened.feature_dtype());
+    if (!feature_dtype || !ToGnndDType(*feature_dtype)) {
+      return Fail(absl::UnimplementedError(absl::StrCat("the dataset's feature dtype is ",
+                                                        gnnd::FeatureDTypeName(opened.feature_dtype()),
+                                                        ", which this client library does not know (update it)")));
+    }
+    *out = new gnnd_session{std::move(*session), *feature_dtype, opened.feature_dim()};
     return GNND_OK;
   });
 }

@@ -9,9 +9,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/batch_proto.h"
-#include "common/status.h"
-#include "common/vocabulary.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
+#include "common/batch/batch_proto.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -19,7 +19,7 @@
 #if GNND_WITH_CUDA
 #include <cuda_runtime.h>
 
-#include "common/cuda_check.h"
+#include "common/base/cuda_check.h"
 #endif
 
 namespace gnnd::client {

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/cpp/session_stream.h"
-#include "common/batch.h"
+#include "common/batch/batch.h"
 #include "gnnd/v1/service.grpc.pb.h"
 #include "grpcpp/channel.h"
 

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 2
+#define GNND_API_VERSION_MINOR 3
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -56,8 +56,13 @@ typedef enum gnnd_dtype {
   GNND_INT64 = 1,
   GNND_FLOAT32 = 2,
   GNND_FLOAT16 = 3,
-  GNND_BFLOAT16 = 4
+  GNND_BFLOAT16 = 4,
+  GNND_FLOAT8_E4M3FN = 5 /* API 1.3 */
 } gnnd_dtype;
+
+/* API 1.3: a dtype's name as torch spells it ("int32", "int64", "float32", "float16", "bfloat16",
+ * "float8_e4m3fn"); NULL for a code this library does not know. */
+GNND_API const char* gnnd_dtype_name(int32_t dtype);
 
 /* DLPack's device codes. */
 typedef enum gnnd_device_type { GNND_DEVICE_CPU = 1, GNND_DEVICE_CUDA = 2 } gnnd_device_type;

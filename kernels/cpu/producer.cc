@@ -9,7 +9,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-CpuProducer::CpuProducer(const GraphData& graph, const std::vector<int32_t>& fanouts, uint64_t seed, uint64_t epoch,
+CpuProducer::CpuProducer(const GraphData& graph, const SamplingSpec& spec, uint64_t seed, uint64_t epoch,
                          EpochSeeds seeds, std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
                          std::function<void()> on_ready)
     : epoch_(epoch),
@@ -19,7 +19,7 @@ CpuProducer::CpuProducer(const GraphData& graph, const std::vector<int32_t>& fan
       on_ready_(std::move(on_ready)) {
   for (int i = static_cast<int>(slots_.size()) - 1; i >= 0; --i) free_slots_.push_back(i);
   for (int i = 0; i < std::max(max_parallel, 1); ++i) {
-    samplers_.emplace_back(graph, fanouts, seed);
+    samplers_.emplace_back(graph, spec, seed);
     free_samplers_.push_back(i);
   }
   std::lock_guard<std::mutex> lock(mutex_);

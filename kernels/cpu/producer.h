@@ -14,9 +14,9 @@
 #include <optional>
 #include <vector>
 
-#include "common/batch.h"
-#include "common/seeds.h"
-#include "common/thread_pool.h"
+#include "common/base/thread_pool.h"
+#include "common/batch/batch.h"
+#include "common/batch/seeds.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd {
@@ -32,8 +32,8 @@ class CpuProducer {
   // `slots` must each have room for the spec's capacity; work starts at once on `workers`. `on_ready`, if
   // set, is called on a worker thread after each batch is complete (it must not call back into the
   // producer's destructor).
-  CpuProducer(const GraphData& graph, const std::vector<int32_t>& fanouts, uint64_t seed, uint64_t epoch,
-              EpochSeeds seeds, std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
+  CpuProducer(const GraphData& graph, const SamplingSpec& spec, uint64_t seed, uint64_t epoch, EpochSeeds seeds,
+              std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
               std::function<void()> on_ready = nullptr);
   // Waits for this producer's batches in progress.
   ~CpuProducer();

@@ -6,8 +6,8 @@
 
 namespace gnnd {
 
-CpuSampler::CpuSampler(const GraphData& graph, std::vector<int32_t> fanouts, uint64_t seed)
-    : graph_(graph), fanouts_(std::move(fanouts)), seed_(seed) {}
+CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed)
+    : graph_(graph), spec_(spec), seed_(seed) {}
 
 void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out,
                         SampleTimes* times) {
@@ -46,14 +46,14 @@ void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* i
   const int64_t* indptr = graph_.arrays.indptr();
   int64_t frontier_begin = 0, frontier_end = out.num_nodes_per_hop[0];
   int64_t num_nodes = frontier_end, num_edges = 0;
-  for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
+  for (size_t hop = 0; hop < spec_.fanouts.size(); ++hop) {
     // 1. Sample every frontier node's in-neighbors, in frontier order, positions ascending.
     sampled_.clear();
     const int64_t hop_edges_begin = num_edges;
     for (int64_t v = frontier_begin; v < frontier_end; ++v) {
       const int64_t node = out.node_ids[v];
       const int64_t first = indptr[node], degree = indptr[node + 1] - first;
-      const int64_t k = SampleCount(degree, fanouts_[hop]);
+      const int64_t k = SampleCount(degree, spec_.fanouts[hop]);
       if (k == degree) {
         for (int64_t p = 0; p < degree; ++p) sampled_.push_back(indices[first + p]);
       } else {

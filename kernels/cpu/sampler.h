@@ -1,5 +1,5 @@
-// The reference (CPU) backend: samples one batch with the shared rule (common/sampling.h) and
-// assembles it in the canonical layout (common/batch.h), features and labels included.
+// The reference (CPU) backend: samples one batch with the shared rule (common/batch/sampling.h) and
+// assembles it in the canonical layout (common/batch/batch.h), features and labels included.
 #pragma once
 
 #include <cstdint>
@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "common/batch.h"
-#include "common/graph.h"
-#include "common/sampling.h"
+#include "common/batch/batch.h"
+#include "common/batch/sampling.h"
+#include "common/dataset/graph.h"
 
 namespace gnnd {
 
@@ -22,7 +22,7 @@ struct SampleTimes {
 
 class CpuSampler {
  public:
-  CpuSampler(const GraphData& graph, std::vector<int32_t> fanouts, uint64_t seed);
+  CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
 
   // Samples around `seeds` for (epoch, batch_index) and writes every array of `out`, which must have
   // room for the capacity of this sampler's spec (see ComputeBatchCapacity).
@@ -39,7 +39,7 @@ class CpuSampler {
   void Gather(const BatchView& out, int64_t num_nodes, int64_t num_seeds) const;
 
   const GraphData& graph_;
-  std::vector<int32_t> fanouts_;
+  SamplingSpec spec_;
   uint64_t seed_;
   absl::flat_hash_map<int64_t, int32_t> local_;  // global id -> local index, this batch
   std::vector<int64_t> positions_, sampled_, fresh_, reset_;

@@ -2,9 +2,9 @@
 
 #include <functional>
 
-#include "common/cuda_check.h"
-#include "common/sampling.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
+#include "common/batch/sampling.h"
 #include "kernels/cuda/sampling.h"
 
 namespace gnnd::cuda {
@@ -30,13 +30,13 @@ absl::StatusOr<cudaGraphExec_t> Capture(cudaStream_t stream, const std::function
 
 CudaSampler::~CudaSampler() { DropGraphs(); }
 
-absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph, std::vector<int32_t> fanouts,
+absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph, const SamplingSpec& spec,
                                                                  uint64_t seed, const BatchCapacity& capacity) {
   auto s = std::unique_ptr<CudaSampler>(new CudaSampler());
   s->graph_ = graph;
-  s->fanouts_ = std::move(fanouts);
+  s->spec_ = spec;
   s->seed_ = seed;
-  s->layout_ = BatchLayout::Make(capacity, static_cast<int>(s->fanouts_.size()), FeatureRowBytes(graph.manifest));
+  s->layout_ = BatchLayout::Make(capacity, static_cast<int>(s->spec_.fanouts.size()), FeatureRowBytes(graph.manifest));
   s->ids_ = IdRange::ForNodes(graph.manifest.num_nodes());
   int device = 0, shared = 0;
   GNND_CUDA(cudaGetDevice(&device), "query the current device");
@@ -53,10 +53,10 @@ absl::Status CudaSampler::EnqueueSampling(BatchView out, cudaStream_t stream) {
   const BatchCapacity& capacity = layout_.capacity;
   Workspace& w = *workspace_;
   GNND_RETURN_IF_ERROR(StartBatch(w, capacity, ids_, out, stream));
-  for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
+  for (size_t hop = 0; hop < spec_.fanouts.size(); ++hop) {
     const HopBound& bound = capacity.hops[hop];
     const int h = static_cast<int>(hop);
-    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, fanouts_[hop], ids_, out, stream));
+    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, spec_.fanouts[hop], ids_, out, stream));
     GNND_RETURN_IF_ERROR(AddHopNodes(w, bound, h, ids_, out, stream));
   }
   return EndBatch(w, capacity, ids_, stream);

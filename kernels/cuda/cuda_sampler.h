@@ -1,4 +1,4 @@
-// The CUDA backend: samples a batch on the GPU with the shared rule (common/sampling.h) and assembles it
+// The CUDA backend: samples a batch on the GPU with the shared rule (common/batch/sampling.h) and assembles it
 // in the canonical layout, bit-identical to CpuSampler. Every buffer is allocated up front from the
 // batch capacity; Sample() only launches work on its stream (no allocation, no host synchronization):
 // hop sizes stay on the device and each launch covers the host-side upper bound. The work is split by
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/batch.h"
+#include "common/batch/batch.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/gather.h"
@@ -28,7 +28,7 @@ namespace gnnd::cuda {
 class CudaSampler {
  public:
   // Sizes every buffer for `capacity` (ComputeBatchCapacity of the same spec) on the current device.
-  static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, std::vector<int32_t> fanouts,
+  static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const SamplingSpec& spec,
                                                              uint64_t seed, const BatchCapacity& capacity);
   ~CudaSampler();
 
@@ -64,7 +64,7 @@ class CudaSampler {
   absl::StatusOr<const Graphs*> GraphsFor(BatchView out, cudaStream_t stream);
 
   DeviceGraph graph_;
-  std::vector<int32_t> fanouts_;
+  SamplingSpec spec_;
   uint64_t seed_ = 0;
   BatchLayout layout_;
   IdRange ids_;

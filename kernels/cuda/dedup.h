@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "common/batch.h"
+#include "common/batch/batch.h"
 #include "kernels/cuda/workspace.h"
 
 namespace gnnd::cuda {

@@ -1,8 +1,8 @@
 #include "kernels/cuda/device_dataset.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/cuda_check.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
 
 namespace gnnd::cuda {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/graph.h"
+#include "common/dataset/graph.h"
 #include "kernels/cuda/host_registration.h"
 
 namespace gnnd::cuda {

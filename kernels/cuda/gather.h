@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "common/batch.h"
+#include "common/batch/batch.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/workspace.h"
 

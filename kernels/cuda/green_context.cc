@@ -3,8 +3,8 @@
 #include <cuda.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/cuda_check.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
 
 namespace gnnd::cuda {
 namespace {

@@ -1,7 +1,7 @@
 #include "kernels/cuda/host_registration.h"
 
-#include "common/cuda_check.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
 
 namespace gnnd::cuda {
 

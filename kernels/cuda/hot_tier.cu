@@ -2,8 +2,8 @@
 #include <cub/cub.cuh>
 
 #include "absl/strings/str_cat.h"
-#include "common/cuda_check.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
 #include "kernels/cuda/gather.h"
 #include "kernels/cuda/hot_tier.h"
 #include "kernels/cuda/launch.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/graph.h"
+#include "common/dataset/graph.h"
 #include "kernels/cuda/device_dataset.h"
 
 namespace gnnd::cuda {

@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "common/cuda_check.h"
-#include "common/status.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
 #include "gnnd/v1/dataset.pb.h"
 
 namespace gnnd::cuda {
@@ -65,7 +65,7 @@ decltype(auto) DispatchIndex(v1::IndexDType dtype, F&& f) {
   return f(int32_t{});
 }
 
-// Calls f(Word{}) with the widest load of at most kMaxBytes (16, 8, 4 or 2) that divides `row_bytes`.
+// Calls f(Word{}) with the widest load of at most kMaxBytes (16, 8, 4, 2 or 1) that divides `row_bytes`.
 template <size_t kMaxBytes, typename F>
 decltype(auto) DispatchWord(size_t row_bytes, F&& f) {
   if constexpr (kMaxBytes >= 16) {
@@ -75,7 +75,8 @@ decltype(auto) DispatchWord(size_t row_bytes, F&& f) {
     if (row_bytes % 8 == 0) return f(uint2{});
   }
   if (row_bytes % 4 == 0) return f(uint32_t{});
-  return f(uint16_t{});
+  if (row_bytes % 2 == 0) return f(uint16_t{});
+  return f(uint8_t{});  // float8 rows of an odd width
 }
 
 }  // namespace gnnd::cuda

@@ -1,5 +1,5 @@
 // Sampling phase of the CUDA backend: for one hop, how many in-neighbors each frontier node contributes
-// (the shared rule, common/sampling.h), their offsets, and the sampled neighbors themselves.
+// (the shared rule, common/batch/sampling.h), their offsets, and the sampled neighbors themselves.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "common/batch.h"
-#include "common/sampling.h"
+#include "common/batch/batch.h"
+#include "common/batch/sampling.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/workspace.h"

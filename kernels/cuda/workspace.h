@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/batch.h"
-#include "common/sampling.h"
+#include "common/batch/batch.h"
+#include "common/batch/sampling.h"
 #include "kernels/cuda/launch.h"
 
 namespace gnnd::cuda {

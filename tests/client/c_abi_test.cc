@@ -23,6 +23,17 @@ TEST(CAbi, BatchArrayNamesInLayoutOrder) {
   EXPECT_EQ(gnnd_batch_array_name(-1), nullptr);
 }
 
+TEST(CAbi, DTypeNamesAreTorchs) {
+  EXPECT_STREQ(gnnd_dtype_name(GNND_INT32), "int32");
+  EXPECT_STREQ(gnnd_dtype_name(GNND_INT64), "int64");
+  EXPECT_STREQ(gnnd_dtype_name(GNND_FLOAT32), "float32");
+  EXPECT_STREQ(gnnd_dtype_name(GNND_FLOAT16), "float16");
+  EXPECT_STREQ(gnnd_dtype_name(GNND_BFLOAT16), "bfloat16");
+  EXPECT_STREQ(gnnd_dtype_name(GNND_FLOAT8_E4M3FN), "float8_e4m3fn");
+  EXPECT_EQ(gnnd_dtype_name(GNND_FLOAT8_E4M3FN + 1), nullptr);
+  EXPECT_EQ(gnnd_dtype_name(-1), nullptr);
+}
+
 TEST(CAbi, InitializerFromCGivesTheDefaults) {
   const gnnd_session_options o = gnnd_test_default_options();
   EXPECT_EQ(o.size, sizeof(gnnd_session_options));

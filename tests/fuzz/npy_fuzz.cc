@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/npy.h"
+#include "common/dataset/npy.h"
 
 namespace {
 

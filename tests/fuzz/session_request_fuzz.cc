@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "server/session.h"
+#include "common/batch/open_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gnnd::v1::OpenSession request;
@@ -17,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   manifest.set_feature_dtype(gnnd::v1::FEATURE_DTYPE_FLOAT32);
   manifest.set_num_classes(47);
   manifest.set_num_train(196'615);
-  const gnnd::SessionLimits limits;
-  auto shape = gnnd::CheckOpenSession(request, manifest, 7'626, limits);
+  const gnnd::SlotLimits limits;
+  auto shape = gnnd::CheckOpenRequest(request, manifest, 7'626, limits);
   if (shape.ok() &&
       (shape->slot_bytes > limits.max_session_bytes || shape->num_slots < 1 || shape->layout.total_bytes == 0)) {
     std::abort();  // an accepted request must be one the daemon can hold

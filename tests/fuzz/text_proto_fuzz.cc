@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "common/dataset.h"
-#include "common/manifest.h"
-#include "common/text_proto.h"
+#include "common/base/text_proto.h"
+#include "common/dataset/dataset.h"
+#include "common/dataset/manifest.h"
 #include "server/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <numeric>
 
-#include "common/philox.h"
-#include "common/seeds.h"
-#include "common/shm_store.h"
+#include "common/base/philox.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
 #include "kernels/cuda/hot_tier.h"
@@ -68,11 +68,11 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
   auto capacity =
       ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   ASSERT_TRUE(capacity.ok());
-  auto gpu = CudaSampler::Create(device_graph, fanouts, seed, *capacity);
+  auto gpu = CudaSampler::Create(device_graph, {.fanouts = fanouts}, seed, *capacity);
   ASSERT_TRUE(gpu.ok()) << gpu.status();
   (*gpu)->set_use_graphs(graphs);
   const BatchLayout& layout = (*gpu)->layout();
-  CpuSampler cpu(graph, fanouts, seed);
+  CpuSampler cpu(graph, {.fanouts = fanouts}, seed);
   BatchBuffer expected(layout), got(layout);
   void* device_batch = nullptr;
   int64_t* device_seeds = nullptr;
@@ -144,7 +144,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"f32_353", 353, v1::FEATURE_DTYPE_FLOAT32, {5, -1}, CscPlacement::kDevice},
                       Case{"f16_33", 33, v1::FEATURE_DTYPE_FLOAT16, {4, 4, 4}, CscPlacement::kHost},
                       Case{"f32_64_host_indices", 64, v1::FEATURE_DTYPE_FLOAT32, {10, 5}, CscPlacement::kHostIndices},
-                      Case{"bf16_128", 128, v1::FEATURE_DTYPE_BFLOAT16, {25, 10}, CscPlacement::kDevice}),
+                      Case{"bf16_128", 128, v1::FEATURE_DTYPE_BFLOAT16, {25, 10}, CscPlacement::kDevice},
+                      Case{"fp8_101", 101, v1::FEATURE_DTYPE_FLOAT8_E4M3FN, {10, 5}, CscPlacement::kHost},
+                      Case{"fp8_1024", 1024, v1::FEATURE_DTYPE_FLOAT8_E4M3FN, {15, 10, 5}, CscPlacement::kDevice}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 // Two GPUs with peer access split the hot set (each holds every other rank) and read each other's part.

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "common/philox.h"
+#include "common/base/philox.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {

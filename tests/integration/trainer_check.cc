@@ -14,9 +14,9 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "client/cpp/client.h"
-#include "common/dataset.h"
-#include "common/flags.h"
-#include "common/seeds.h"
+#include "common/base/flags.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/dataset.h"
 #include "kernels/cpu/sampler.h"
 
 ABSL_FLAG(std::string, address, "unix:/tmp/gnnd.sock", "gnnd address");
@@ -77,7 +77,7 @@ int Run() {
   auto capacity = ComputeBatchCapacity({open.batch_size(), fanouts}, graph.num_nodes(), graph.manifest.num_edges(),
                                        graph.MaxInDegree());
   BatchBuffer expected(BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
-  CpuSampler reference(graph, fanouts, open.seed());
+  CpuSampler reference(graph, {.fanouts = fanouts}, open.seed());
   const ArrayId split = *SplitArrayId(open.split());
   std::span<const int64_t> ids(static_cast<const int64_t*>(graph.arrays[split]), ArrayShape(graph.manifest, split)[0]);
   const SeedScheduleSpec schedule{open.seed(),       true,        false,

@@ -12,8 +12,8 @@
 #include <deque>
 #include <mutex>
 
-#include "common/batch_proto.h"
-#include "common/status.h"
+#include "common/base/status.h"
+#include "common/batch/batch_proto.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"
@@ -212,7 +212,7 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   auto lease = registry_->Acquire(Name());
   ASSERT_TRUE(lease.ok());
   const GraphData& graph = (*lease)->dataset().graph;
-  CpuSampler reference(graph, {5, 3}, 17);
+  CpuSampler reference(graph, {.fanouts = {5, 3}}, 17);
   BatchBuffer expected(*layout);
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   const std::span<const int64_t> split(train, graph.manifest.num_train());

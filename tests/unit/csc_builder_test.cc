@@ -1,6 +1,6 @@
 #include "tools/dataset/csc_builder.h"
 
-#include "common/npy.h"
+#include "common/dataset/npy.h"
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 

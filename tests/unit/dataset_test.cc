@@ -1,4 +1,4 @@
-#include "common/dataset.h"
+#include "common/dataset/dataset.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/manifest.h"
-#include "common/shm_store.h"
+#include "common/dataset/manifest.h"
+#include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 

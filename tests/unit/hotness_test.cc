@@ -8,9 +8,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "common/hot_order.h"
-#include "common/npy.h"
-#include "common/seeds.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/hot_order.h"
+#include "common/dataset/npy.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"
@@ -89,7 +89,7 @@ TEST_F(HotnessOnAGraph, CountsAreTheBatchesHoldingEachNodeWhateverTheThreads) {
   ASSERT_TRUE(capacity.ok());
   const BatchLayout layout = BatchLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest));
   std::vector<uint64_t> buffer(layout.total_bytes / 8 + 1);
-  CpuSampler sampler(graph, spec.fanouts, 7);
+  CpuSampler sampler(graph, {.fanouts = spec.fanouts}, 7);
   for (int64_t step = 0; step < 6; ++step) {
     const BatchView out = BatchView::At(buffer.data(), layout);
     sampler.Sample(2, seeds.batch_index(step), seeds.batch(step), out);

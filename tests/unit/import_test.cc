@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/dataset.h"
+#include "common/dataset/dataset.h"
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 
@@ -77,6 +77,30 @@ TEST(ImportOgb, FeatureDTypeConversion) {
   EXPECT_EQ(d->manifest().feature_dtype(), v1::FEATURE_DTYPE_BFLOAT16);
   EXPECT_EQ(d->file(ArrayId::kFeatures).header().dtype, DType::kUInt16);
   EXPECT_EQ(d->file(ArrayId::kFeatures).as<uint16_t>()[9], FloatToBFloat16(-4.5f));
+}
+
+TEST(ImportOgb, Float8FeaturesAndTheirRange) {
+  ScratchDir dir;
+  WriteOgbCsv(dir / "src");
+  ImportOptions options;
+  options.feature_dtype = v1::FEATURE_DTYPE_FLOAT8_E4M3FN;
+  ASSERT_TRUE(ImportOgbCsv(dir / "src", dir / "out", options).ok());
+  auto d = DatasetDir::Open(dir / "out");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->manifest().feature_dtype(), v1::FEATURE_DTYPE_FLOAT8_E4M3FN);
+  EXPECT_EQ(d->file(ArrayId::kFeatures).header().dtype, DType::kUInt8);
+  EXPECT_EQ(d->file(ArrayId::kFeatures).as<uint8_t>()[9], FloatToFloat8E4M3FN(-4.5f));
+  EXPECT_EQ(Float8E4M3FNToFloat(d->file(ArrayId::kFeatures).as<uint8_t>()[9]), -4.5f);
+  EXPECT_TRUE(d->Validate(1).ok());
+
+  ScratchDir big;
+  WriteOgbCsv(big / "src");
+  WriteGzip(big / "src/raw/node-feat.csv.gz", "0,0\n1,1\n2,500\n3,3\n4,4\n");
+  absl::Status s = ImportOgbCsv(big / "src", big / "out", options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("feature value 500"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("float8_e4m3fn's range"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("raw/node-feat.csv.gz"), std::string::npos) << s;
 }
 
 TEST(ImportOgb, BadInputIsNamedAndLeavesNothing) {

@@ -1,4 +1,4 @@
-#include "common/npy.h"
+#include "common/dataset/npy.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "common/philox.h"
+#include "common/base/philox.h"
 
 #include <set>
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <set>
 
-#include "common/seeds.h"
+#include "common/batch/seeds.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/producer.h"
 #include "tests/unit/test_util.h"
@@ -120,7 +120,7 @@ TEST_F(SamplerTest, WholeEpochsSatisfyTheDefinition) {
       const SamplingSpec spec{64, fanouts};
       const BatchLayout layout = Layout(spec);
       BatchBuffer buffer(layout);
-      CpuSampler sampler(*graph_, fanouts, seed);
+      CpuSampler sampler(*graph_, {.fanouts = fanouts}, seed);
       EpochSeeds seeds(Split(ArrayId::kTrain), {.seed = seed, .batch_size = 64}, 1);
       for (int64_t step = 0; step < seeds.num_steps(); ++step) {
         sampler.Sample(1, seeds.batch_index(step), seeds.batch(step), buffer.view());
@@ -138,7 +138,7 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
-  CpuProducer producer(graph, fanouts, seed, 2, std::move(seeds), slots, *workers, threads);
+  CpuProducer producer(graph, {.fanouts = fanouts}, seed, 2, std::move(seeds), slots, *workers, threads);
   std::vector<std::vector<std::byte>> out;
   int64_t expected_step = 0;
   while (auto ready = producer.Next()) {
@@ -168,8 +168,8 @@ TEST_F(SamplerTest, SameSeedsDifferentSeedGiveDifferentNeighbors) {
   const BatchLayout layout = Layout({128, fanouts});
   BatchBuffer a(layout), b(layout);
   const auto seeds = Split(ArrayId::kTrain).subspan(0, 128);
-  CpuSampler(*graph_, fanouts, 1).Sample(0, 0, seeds, a.view());
-  CpuSampler(*graph_, fanouts, 2).Sample(0, 0, seeds, b.view());
+  CpuSampler(*graph_, {.fanouts = fanouts}, 1).Sample(0, 0, seeds, a.view());
+  CpuSampler(*graph_, {.fanouts = fanouts}, 2).Sample(0, 0, seeds, b.view());
   EXPECT_NE(testing::BatchContents(a.view(), layout.feature_row_bytes),
             testing::BatchContents(b.view(), layout.feature_row_bytes));
 }
@@ -187,7 +187,7 @@ TEST_F(SamplerTest, RepeatedSeedsFitTheLayout) {
   const BatchLayout layout = Layout({n, fanouts, /*seeds_may_repeat=*/true});
   BatchBuffer buffer(layout);
   const std::vector<int64_t> seeds(n, hub);
-  CpuSampler(*graph_, fanouts, 1).Sample(0, 0, seeds, buffer.view());
+  CpuSampler(*graph_, {.fanouts = fanouts}, 1).Sample(0, 0, seeds, buffer.view());
   const BatchView b = buffer.view();
   ASSERT_GT(b.num_nodes(), n);
   ASSERT_LE(b.num_nodes(), layout.capacity.max_nodes);

@@ -1,11 +1,11 @@
-// The shared sampling rule (common/sampling.h) on its own: counts, distinctness, determinism, and
+// The shared sampling rule (common/batch/sampling.h) on its own: counts, distinctness, determinism, and
 // uniformity by chi-square tests that a biased rule fails.
 #include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
 
-#include "common/sampling.h"
+#include "common/batch/sampling.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {

@@ -1,4 +1,4 @@
-#include "common/seeds.h"
+#include "common/batch/seeds.h"
 
 #include <map>
 #include <numeric>

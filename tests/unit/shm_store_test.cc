@@ -1,4 +1,4 @@
-#include "common/shm_store.h"
+#include "common/dataset/shm_store.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "common/dataset.h"
+#include "common/dataset/dataset.h"
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
 

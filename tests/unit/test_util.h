@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/batch.h"
-#include "common/dataset.h"
-#include "common/manifest.h"
-#include "common/npy.h"
+#include "common/batch/batch.h"
+#include "common/dataset/dataset.h"
+#include "common/dataset/manifest.h"
+#include "common/dataset/npy.h"
 #include "gtest/gtest.h"
 
 namespace gnnd::testing {

@@ -1,11 +1,11 @@
 // The shared vocabulary: device strings, feature dtype names, the default address, and the batch layout
 // as it travels on the session stream.
-#include "common/vocabulary.h"
+#include "common/base/vocabulary.h"
 
 #include <cstdlib>
 
-#include "common/batch.h"
-#include "common/batch_proto.h"
+#include "common/batch/batch.h"
+#include "common/batch/batch_proto.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {
@@ -33,17 +33,21 @@ TEST(Vocabulary, BadDevicesNameTheFieldAndValue) {
 }
 
 TEST(Vocabulary, FeatureDTypeNamesRoundTrip) {
-  for (v1::FeatureDType t : {v1::FEATURE_DTYPE_FLOAT32, v1::FEATURE_DTYPE_FLOAT16, v1::FEATURE_DTYPE_BFLOAT16}) {
+  for (v1::FeatureDType t : {v1::FEATURE_DTYPE_FLOAT32, v1::FEATURE_DTYPE_FLOAT16, v1::FEATURE_DTYPE_BFLOAT16,
+                             v1::FEATURE_DTYPE_FLOAT8_E4M3FN}) {
     auto parsed = ParseFeatureDType(FeatureDTypeName(t), "--feature-dtype");
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, t);
   }
   auto bad = ParseFeatureDType("float64", "--feature-dtype");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "--feature-dtype = 'float64' (float32, float16 or bfloat16)");
-  EXPECT_EQ(FeatureStorageDType(v1::FEATURE_DTYPE_BFLOAT16), DType::kUInt16);
-  EXPECT_EQ(FeatureStorageDType(v1::FEATURE_DTYPE_FLOAT16), DType::kFloat16);
-  EXPECT_EQ(FeatureStorageDType(v1::FEATURE_DTYPE_FLOAT32), DType::kFloat32);
+  EXPECT_EQ(bad.status().message(), "--feature-dtype = 'float64' (one of float32, float16, bfloat16, float8_e4m3fn)");
+  EXPECT_EQ(FeatureElementDType(v1::FEATURE_DTYPE_BFLOAT16), DType::kBFloat16);
+  EXPECT_EQ(FeatureElementDType(v1::FEATURE_DTYPE_FLOAT8_E4M3FN), DType::kFloat8E4M3FN);
+  EXPECT_EQ(FeatureElementDType(v1::FEATURE_DTYPE_FLOAT32), DType::kFloat32);
+  EXPECT_FALSE(FeatureElementDType(v1::FEATURE_DTYPE_UNSPECIFIED).has_value());
+  EXPECT_FALSE(FeatureElementDType(static_cast<v1::FeatureDType>(99)).has_value());
+  EXPECT_EQ(FeatureDTypeName(static_cast<v1::FeatureDType>(99)), "unknown (99)");
 }
 
 TEST(Vocabulary, DefaultAddressHonorsTheEnvironment) {

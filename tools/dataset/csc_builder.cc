@@ -7,10 +7,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "common/file_io.h"
-#include "common/npy.h"
-#include "common/parallel.h"
-#include "common/status.h"
+#include "common/base/file_io.h"
+#include "common/base/parallel.h"
+#include "common/base/status.h"
+#include "common/dataset/npy.h"
 #include "tools/dataset/progress.h"
 
 namespace gnnd::dataset {

@@ -7,14 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/batch.h"
-#include "common/dataset.h"
-#include "common/hot_order.h"
-#include "common/npy.h"
-#include "common/parallel.h"
-#include "common/sampling.h"
-#include "common/seeds.h"
-#include "common/status.h"
+#include "common/base/parallel.h"
+#include "common/base/status.h"
+#include "common/batch/batch.h"
+#include "common/batch/sampling.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/dataset.h"
+#include "common/dataset/hot_order.h"
+#include "common/dataset/npy.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd::dataset {
@@ -105,7 +105,7 @@ std::vector<int64_t> CountReads(const GraphData& graph, std::span<const int64_t>
   const BatchLayout layout = BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), 0);
   const int threads = std::max(1, spec.threads);
   ParallelFor(steps, std::max<int64_t>(1, steps / (4 * threads)), threads, [&](int64_t begin, int64_t end) {
-    CpuSampler sampler(graph, spec.fanouts, spec.seed);
+    CpuSampler sampler(graph, {.batch_size = spec.batch_size, .fanouts = spec.fanouts}, spec.seed);
     std::vector<uint64_t> buffer(layout.total_bytes / sizeof(uint64_t) + 1);
     const BatchView out = BatchView::At(buffer.data(), layout);
     for (int64_t step = begin; step < end; ++step) {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/graph.h"
+#include "common/dataset/graph.h"
 
 namespace gnnd::dataset {
 

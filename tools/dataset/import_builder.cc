@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/dtype.h"
-#include "common/status.h"
-#include "common/vocabulary.h"
+#include "common/base/dtype.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
 #include "tools/dataset/input.h"
 #include "tools/dataset/progress.h"
 
@@ -18,18 +18,37 @@ constexpr size_t kBlockBytes = 16 << 20;
 
 std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
 
-// Converts values to the stored feature dtype (float32, float16 or bfloat16 bits).
+// Converts values to the feature dtype's stored bits; float8_e4m3fn refuses a finite value past its range
+// (it has no infinity: PyTorch's conversion would make it NaN).
 template <typename In>
-void EncodeFeatures(v1::FeatureDType target, const In* in, size_t count, char* out) {
+absl::Status EncodeFeatures(DType target, const In* in, size_t count, char* out, absl::string_view where) {
   for (size_t i = 0; i < count; ++i) {
     const float f = static_cast<float>(in[i]);
-    if (target == v1::FEATURE_DTYPE_FLOAT32) {
-      std::memcpy(out + 4 * i, &f, 4);
-    } else {
-      const uint16_t h = target == v1::FEATURE_DTYPE_FLOAT16 ? FloatToHalf(f) : FloatToBFloat16(f);
-      std::memcpy(out + 2 * i, &h, 2);
+    switch (target) {
+      case DType::kFloat16: {
+        const uint16_t h = FloatToHalf(f);
+        std::memcpy(out + 2 * i, &h, 2);
+        break;
+      }
+      case DType::kBFloat16: {
+        const uint16_t b = FloatToBFloat16(f);
+        std::memcpy(out + 2 * i, &b, 2);
+        break;
+      }
+      case DType::kFloat8E4M3FN:
+        if (std::isfinite(f) && std::fabs(f) > kFloat8E4M3FNMax) {
+          return absl::InvalidArgumentError(absl::StrCat(where, ": feature value ", f, " (value ", i,
+                                                         " of this block) is past float8_e4m3fn's range (|x| <= ",
+                                                         kFloat8E4M3FNMax, "): scale the features first"));
+        }
+        out[i] = static_cast<char>(FloatToFloat8E4M3FN(f));
+        break;
+      default:
+        std::memcpy(out + 4 * i, &f, 4);
+        break;
     }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -67,8 +86,9 @@ absl::Status ImportBuilder::StartFeatures(DType source_dtype, int64_t dim, absl:
     feature_dtype_ = source_dtype == DType::kFloat16 ? v1::FEATURE_DTYPE_FLOAT16 : v1::FEATURE_DTYPE_FLOAT32;
   }
   feature_dim_ = dim;
-  GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(writer_->Path("features.npy"),
-                                                                      FeatureStorageDType(feature_dtype_), {dim}));
+  GNND_ASSIGN_OR_RETURN(
+      NpyWriter writer,
+      NpyWriter::CreateAppendable(writer_->Path("features.npy"), FeatureElementDType(feature_dtype_).value(), {dim}));
   features_.emplace(std::move(writer));
   return absl::OkStatus();
 }
@@ -83,8 +103,9 @@ absl::Status ImportBuilder::AppendFeatureRow(const std::vector<double>& row, abs
   if (features_->rows() >= num_nodes_) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": more feature rows than num_nodes = ", num_nodes_));
   }
-  row_scratch_.resize(row.size() * DTypeSize(FeatureStorageDType(feature_dtype_)));
-  EncodeFeatures(feature_dtype_, row.data(), row.size(), row_scratch_.data());
+  const DType element = FeatureElementDType(feature_dtype_).value();
+  row_scratch_.resize(row.size() * DTypeSize(element));
+  GNND_RETURN_IF_ERROR(EncodeFeatures(element, row.data(), row.size(), row_scratch_.data(), where));
   return features_->Append(row_scratch_.data(), 1);
 }
 
@@ -94,9 +115,10 @@ absl::Status ImportBuilder::AppendFeatureRows(const float* data, int64_t rows, i
     return absl::InternalError("feature rows do not match the dataset shape");
   }
   if (feature_dtype_ == v1::FEATURE_DTYPE_FLOAT32) return features_->Append(data, rows);
+  const DType element = FeatureElementDType(feature_dtype_).value();
   const size_t count = static_cast<size_t>(rows * dim);
-  row_scratch_.resize(count * 2);
-  EncodeFeatures(feature_dtype_, data, count, row_scratch_.data());
+  row_scratch_.resize(count * DTypeSize(element));
+  GNND_RETURN_IF_ERROR(EncodeFeatures(element, data, count, row_scratch_.data(), "features"));
   return features_->Append(row_scratch_.data(), rows);
 }
 
@@ -109,21 +131,21 @@ absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
   }
   const int64_t dim = h.shape.size() == 2 ? h.shape[1] : 1;
   GNND_RETURN_IF_ERROR(StartFeatures(h.dtype, dim, reader.what()));
-  const DType stored = FeatureStorageDType(feature_dtype_);
-  const bool same = h.dtype == stored && feature_dtype_ != v1::FEATURE_DTYPE_BFLOAT16;
+  const DType element = FeatureElementDType(feature_dtype_).value();
+  const bool same = h.dtype == element;  // numpy has no bfloat16 or float8: those are always converted
   const int64_t rows_per_block = std::max<int64_t>(1, kBlockBytes / (dim * 8));
   std::vector<double> values;
   std::vector<char> encoded;
   for (int64_t row = 0; row < num_nodes_; row += rows_per_block) {
     const int64_t rows = std::min(rows_per_block, num_nodes_ - row);
     const size_t count = static_cast<size_t>(rows * dim);
-    encoded.resize(count * DTypeSize(stored));
+    encoded.resize(count * DTypeSize(element));
     if (same) {
       GNND_RETURN_IF_ERROR(reader.ReadRaw(encoded.data(), count));
     } else {
       values.resize(count);
       GNND_RETURN_IF_ERROR(reader.ReadDouble(values.data(), count));
-      EncodeFeatures(feature_dtype_, values.data(), count, encoded.data());
+      GNND_RETURN_IF_ERROR(EncodeFeatures(element, values.data(), count, encoded.data(), reader.what()));
     }
     GNND_RETURN_IF_ERROR(features_->Append(encoded.data(), rows));
   }

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/dataset.h"
-#include "common/dataset_writer.h"
-#include "common/npy.h"
+#include "common/dataset/dataset.h"
+#include "common/dataset/dataset_writer.h"
+#include "common/dataset/npy.h"
 #include "gnnd/v1/dataset.pb.h"
 #include "tools/dataset/csc_builder.h"
 

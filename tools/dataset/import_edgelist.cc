@@ -1,5 +1,5 @@
 #include "absl/strings/str_cat.h"
-#include "common/status.h"
+#include "common/base/status.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/input.h"
 

@@ -1,7 +1,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/str_cat.h"
-#include "common/status.h"
+#include "common/base/status.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/input.h"
 

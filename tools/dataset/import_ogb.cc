@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/status.h"
+#include "common/base/status.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/input.h"
 #include "tools/dataset/progress.h"

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/npy.h"
+#include "common/dataset/npy.h"
 
 namespace gnnd::dataset {
 

@@ -9,8 +9,8 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "common/npy.h"
-#include "common/status.h"
+#include "common/base/status.h"
+#include "common/dataset/npy.h"
 
 namespace gnnd::dataset {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/dtype.h"
+#include "common/base/dtype.h"
 
 namespace gnnd::dataset {
 

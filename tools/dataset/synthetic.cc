@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/parallel.h"
-#include "common/philox.h"
-#include "common/status.h"
+#include "common/base/parallel.h"
+#include "common/base/philox.h"
+#include "common/base/status.h"
 #include "tools/dataset/import_builder.h"
 #include "tools/dataset/progress.h"
 

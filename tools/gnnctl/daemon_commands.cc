@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/cpp/client.h"
-#include "common/dataset.h"
-#include "common/status.h"
-#include "common/vocabulary.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
+#include "common/dataset/dataset.h"
 
 namespace gnnd::gnnctl {
 namespace {

@@ -16,13 +16,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/batch.h"
-#include "common/dataset.h"
-#include "common/flags.h"
-#include "common/parallel.h"
-#include "common/shm_store.h"
-#include "common/status.h"
-#include "common/vocabulary.h"
+#include "common/base/flags.h"
+#include "common/base/parallel.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
+#include "common/batch/batch.h"
+#include "common/dataset/dataset.h"
+#include "common/dataset/shm_store.h"
 #include "tools/dataset/hotness.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/synthetic.h"
@@ -33,7 +33,8 @@ ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbo
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
 ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
 ABSL_FLAG(std::string, split_scheme, "", "import (ogb, ogb-bin): the folder under split/ (default: the only one)");
-ABSL_FLAG(std::string, feature_dtype, "", "import/generate: float32, float16 or bfloat16 (default: as the source)");
+ABSL_FLAG(std::string, feature_dtype, "",
+          "import/generate: float32, float16, bfloat16 or float8_e4m3fn (default: as the source)");
 ABSL_FLAG(std::string, features, "", "import (edgelist): node features, an (N, D) .npy");
 ABSL_FLAG(std::string, labels, "", "import (edgelist): node labels, an (N,) .npy (-1 or NaN: unlabeled)");
 ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.npy, valid.npy, test.npy");

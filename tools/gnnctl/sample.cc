@@ -3,16 +3,17 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/batch.h"
-#include "common/dataset.h"
-#include "common/parallel.h"
-#include "common/seeds.h"
-#include "common/status.h"
-#include "common/vocabulary.h"
+#include "common/base/parallel.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
+#include "common/batch/batch.h"
+#include "common/batch/open_request.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/dataset.h"
 #include "kernels/cpu/sampler.h"
 #include "tools/dataset/npz.h"
 #if GNND_WITH_CUDA
-#include "common/cuda_check.h"
+#include "common/base/cuda_check.h"
 #include "kernels/cuda/cuda_sampler.h"
 #endif
 
@@ -21,13 +22,13 @@ namespace gnnd::gnnctl {
 namespace {
 
 // The same batch through the CUDA backend, copied back into `buffer` (which has the same layout).
-absl::Status SampleOnGpu(const SampleRequest& request, int device, const GraphData& graph,
-                         const BatchCapacity& capacity, const EpochSeeds& seeds, BatchBuffer& buffer) {
+absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape, const GraphData& graph,
+                         const EpochSeeds& seeds, BatchBuffer& buffer) {
 #if GNND_WITH_CUDA
-  GNND_CUDA(cudaSetDevice(device), absl::StrCat("select ", request.device));
+  GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
-  GNND_ASSIGN_OR_RETURN(auto sampler,
-                        cuda::CudaSampler::Create(placed->graph(), request.fanouts, request.seed, capacity));
+  GNND_ASSIGN_OR_RETURN(
+      auto sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed, shape.layout.capacity));
   const BatchLayout& layout = sampler->layout();
   const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
   void* out = nullptr;
@@ -43,41 +44,54 @@ absl::Status SampleOnGpu(const SampleRequest& request, int device, const GraphDa
   GNND_CUDA(cudaMemcpy(buffer.view().node_ids, out, layout.total_bytes, cudaMemcpyDeviceToHost), "copy the batch back");
   return absl::OkStatus();
 #else
-  (void)device, (void)graph, (void)capacity, (void)seeds, (void)buffer;
+  (void)shape, (void)graph, (void)seeds, (void)buffer;
   return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
 #endif
+}
+
+// The open request a trainer would send for this batch's session.
+v1::OpenSession OpenRequest(const SampleRequest& request) {
+  v1::OpenSession open;
+  open.set_dataset(request.dataset_dir);
+  open.set_split(request.split);
+  open.set_batch_size(request.batch_size);
+  for (int32_t fanout : request.fanouts) open.add_fanouts(fanout);
+  open.set_seed(request.seed);
+  open.set_epoch(request.epoch);
+  open.set_rank(request.rank);
+  open.set_world_size(request.world_size);
+  open.set_no_shuffle(!request.shuffle);
+  open.set_drop_last(request.drop_last);
+  open.set_num_slots(1);
+  open.set_device(request.device);
+  return open;
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz) {
-  const SamplingSpec sampling{request.batch_size, request.fanouts};
-  GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
-  const SeedScheduleSpec schedule{request.seed,       request.shuffle, request.drop_last,
-                                  request.batch_size, request.rank,    request.world_size};
-  GNND_RETURN_IF_ERROR(CheckSeedScheduleSpec(schedule));
-  GNND_ASSIGN_OR_RETURN(ArrayId split, SplitArrayId(request.split));
-  GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(request.device, "device"));
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(request.dataset_dir));
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
   const GraphData graph{m, dataset.arrays()};
+  // Checked as gnnd checks a session's request, with room for one slot of any size.
+  GNND_ASSIGN_OR_RETURN(const SessionShape shape,
+                        CheckOpenRequest(OpenRequest(request), m, graph.MaxInDegree(),
+                                         {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
 
-  const auto* split_ids = static_cast<const int64_t*>(graph.arrays[split]);
-  const int64_t split_size = ArrayShape(m, split)[0];
-  EpochSeeds seeds(std::span<const int64_t>(split_ids, split_size), schedule, request.epoch);
+  const auto* split_ids = static_cast<const int64_t*>(graph.arrays[shape.split]);
+  const int64_t split_size = ArrayShape(m, shape.split)[0];
+  EpochSeeds seeds(std::span<const int64_t>(split_ids, split_size), shape.schedule, request.epoch);
   if (request.step < 0 || request.step >= seeds.num_steps()) {
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
                                               request.split, "' has ", seeds.num_steps(), " steps for this rank)"));
   }
-  GNND_ASSIGN_OR_RETURN(BatchCapacity capacity,
-                        ComputeBatchCapacity(sampling, m.num_nodes(), m.num_edges(), graph.MaxInDegree()));
-  BatchBuffer buffer(BatchLayout::Make(capacity, static_cast<int>(request.fanouts.size()), FeatureRowBytes(m)));
+  BatchBuffer buffer(shape.layout);
   BatchView batch = buffer.view();
-  if (device.is_cuda()) {
-    GNND_RETURN_IF_ERROR(SampleOnGpu(request, device.cuda, graph, capacity, seeds, buffer));
+  if (shape.device.is_cuda()) {
+    GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer));
   } else {
-    CpuSampler sampler(graph, request.fanouts, request.seed);
+    CpuSampler sampler(graph, shape.sampling, request.seed);
     sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch);
   }
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/dataset.h"
+#include "common/dataset/dataset.h"
 
 namespace gnnd::gnnctl {
 

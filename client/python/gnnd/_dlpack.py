@@ -6,9 +6,11 @@ import ctypes
 
 from . import _native
 
-_DL_INT, _DL_FLOAT, _DL_BFLOAT = 0, 2, 4
-_DTYPES = {_native.INT32: (_DL_INT, 32), _native.INT64: (_DL_INT, 64), _native.FLOAT32: (_DL_FLOAT, 32),
-           _native.FLOAT16: (_DL_FLOAT, 16), _native.BFLOAT16: (_DL_BFLOAT, 16)}
+_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT = 0, 1, 2, 4
+# By gnnd's dtype name. float8 goes as its uint8 bits (not every torch reads DLPack's float8 codes); the
+# loader reinterprets it where torch has the dtype.
+_DTYPES = {"int32": (_DL_INT, 32), "int64": (_DL_INT, 64), "float32": (_DL_FLOAT, 32), "float16": (_DL_FLOAT, 16),
+           "bfloat16": (_DL_BFLOAT, 16), "float8_e4m3fn": (_DL_UINT, 8)}
 
 
 class _Device(ctypes.Structure):
@@ -48,7 +50,7 @@ _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 def capsule(array, shape=None, strides=None):
     """A "dltensor" capsule for a gnnd_array (any device); consumed by torch.utils.dlpack.from_dlpack. By
     default the array's own shape, compact; `shape` and `strides` (in elements) view its memory otherwise."""
-    code, bits = _DTYPES[array.dtype]
+    code, bits = _DTYPES[_native.DTYPE_NAMES[array.dtype]]
     ndim = array.ndim if shape is None else len(shape)
     shape = (ctypes.c_int64 * 2)(*(array.shape if shape is None else shape))
     strides = None if strides is None else (ctypes.c_int64 * 2)(*strides)

@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 2
+API_VERSION_MINOR = 3
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -26,8 +26,9 @@ STATUS_NAMES = {
 ARRAY_NAMES = ("node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "labels")
 MAX_HOPS = 16  # GNND_MAX_HOPS
 
-# gnnd_dtype and gnnd_device_type
-INT32, INT64, FLOAT32, FLOAT16, BFLOAT16 = range(5)
+# gnnd_dtype codes (their names, as torch spells them, come from the library: DTYPE_NAMES) and gnnd_device_type
+INT32, INT64, FLOAT32, FLOAT16, BFLOAT16, FLOAT8_E4M3FN = range(6)
+DTYPE_NAMES = {}  # gnnd_dtype -> "int32", ..., "bfloat16", "float8_e4m3fn"; filled when the library is bound
 DEVICE_CPU, DEVICE_CUDA = 1, 2
 
 
@@ -104,6 +105,10 @@ def _bind(path, lib):
     if major != API_VERSION_MAJOR or minor < API_VERSION_MINOR:
         raise LibraryError(f"{path} implements the gnnd client API {major}.{minor}; this package needs "
                            f"{API_VERSION_MAJOR}.{API_VERSION_MINOR} or a later {API_VERSION_MAJOR}.x")
+    lib.gnnd_dtype_name.argtypes = [ctypes.c_int32]
+    lib.gnnd_dtype_name.restype = ctypes.c_char_p
+    while (name := lib.gnnd_dtype_name(len(DTYPE_NAMES))) is not None:
+        DTYPE_NAMES[len(DTYPE_NAMES)] = name.decode()
     lib.gnnd_batch_array_name.argtypes = [ctypes.c_int32]
     lib.gnnd_batch_array_name.restype = ctypes.c_char_p
     names = []

@@ -6,13 +6,14 @@ import numpy as np
 
 from . import _dlpack, _native
 
-_NUMPY_DTYPES = {_native.INT32: np.int32, _native.INT64: np.int64, _native.FLOAT32: np.float32,
-                 _native.FLOAT16: np.float16, _native.BFLOAT16: np.uint16}
+# numpy has no bfloat16 or float8: such arrays carry their bits (torch views them as the real dtype).
+_NUMPY_BITS = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8}
 
 
 def _numpy_view(array):
-    """A numpy array over the slot memory (no copy). bfloat16 comes out as its uint16 bits."""
-    dtype = np.dtype(_NUMPY_DTYPES[array.dtype])
+    """A numpy array over the slot memory (no copy). bfloat16 and float8 come out as their bits."""
+    name = _native.DTYPE_NAMES[array.dtype]
+    dtype = np.dtype(_NUMPY_BITS.get(name, name))
     shape = tuple(array.shape[:array.ndim])
     count = math.prod(shape)
     if count == 0:
@@ -21,11 +22,20 @@ def _numpy_view(array):
     return np.frombuffer(buffer, dtype).reshape(shape)
 
 
+def _as_dtype(tensor, gnnd_dtype):
+    """Reinterprets a tensor of bits as its dtype where torch has it (float8_e4m3fn needs torch 2.1)."""
+    import torch
+    name = _native.DTYPE_NAMES[gnnd_dtype]
+    if name in _NUMPY_BITS and hasattr(torch, name):
+        return tensor.view(getattr(torch, name))
+    return tensor
+
+
 def _to_torch(view, gnnd_dtype):
     import torch
-    if gnnd_dtype == _native.BFLOAT16:  # numpy has no bfloat16: carry the bits as int16, then reinterpret
-        return torch.from_dlpack(view.view(np.int16)).view(torch.bfloat16)
-    return torch.from_dlpack(view)
+    if view.dtype == np.uint16:  # torch before 2.3 cannot take uint16 from numpy: carry the bits as int16
+        view = view.view(np.int16)
+    return _as_dtype(torch.from_dlpack(view), gnnd_dtype)
 
 
 def _seed_array(seed_ids):
@@ -46,7 +56,7 @@ def _make_view(array, output):
     """A tensor or numpy array over a gnnd_array's memory, no copy."""
     if array.device_type == _native.DEVICE_CUDA:  # torch only
         import torch.utils.dlpack
-        return torch.utils.dlpack.from_dlpack(_dlpack.capsule(array))
+        return _as_dtype(torch.utils.dlpack.from_dlpack(_dlpack.capsule(array)), array.dtype)
     view = _numpy_view(array)
     return _to_torch(view, array.dtype) if output == "torch" else view
 

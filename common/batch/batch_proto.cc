@@ -1,4 +1,4 @@
-#include "common/batch_proto.h"
+#include "common/batch/batch_proto.h"
 
 #include "absl/strings/str_cat.h"
 

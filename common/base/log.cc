@@ -1,4 +1,4 @@
-#include "common/log.h"
+#include "common/base/log.h"
 
 #include <algorithm>
 #include <cstdio>

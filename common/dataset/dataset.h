@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/dtype.h"
-#include "common/npy.h"
+#include "common/base/dtype.h"
+#include "common/dataset/npy.h"
 #include "gnnd/v1/dataset.pb.h"
 
 namespace gnnd {

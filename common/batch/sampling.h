@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "common/philox.h"
+#include "common/base/philox.h"
 
 namespace gnnd {
 

@@ -1,4 +1,4 @@
-#include "common/thread_pool.h"
+#include "common/base/thread_pool.h"
 
 #include <system_error>
 

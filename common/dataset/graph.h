@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "common/dataset.h"
+#include "common/dataset/dataset.h"
 #include "gnnd/v1/dataset.pb.h"
 
 namespace gnnd {

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/dtype.h"
-#include "common/file_io.h"
+#include "common/base/dtype.h"
+#include "common/base/file_io.h"
 
 namespace gnnd {
 

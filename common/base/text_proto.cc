@@ -1,4 +1,4 @@
-#include "common/text_proto.h"
+#include "common/base/text_proto.h"
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"

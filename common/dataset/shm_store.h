@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/dataset.h"
+#include "common/dataset/dataset.h"
 
 namespace gnnd {
 

@@ -1,10 +1,10 @@
-#include "common/seeds.h"
+#include "common/batch/seeds.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "common/philox.h"
-#include "common/sampling.h"
+#include "common/base/philox.h"
+#include "common/batch/sampling.h"
 
 namespace gnnd {
 

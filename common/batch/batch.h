@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/dtype.h"
+#include "common/base/dtype.h"
 
 namespace gnnd {
 

@@ -1,4 +1,4 @@
-#include "common/npy.h"
+#include "common/dataset/npy.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/file_io.h"
-#include "common/status.h"
+#include "common/base/file_io.h"
+#include "common/base/status.h"
 
 namespace gnnd {
 namespace {
@@ -65,6 +65,7 @@ absl::StatusOr<absl::string_view> DictValue(absl::string_view dict, absl::string
 }  // namespace
 
 absl::string_view NpyDescr(DType t) {
+  t = NpyStorage(t);
   for (const DescrName& d : kDescrs) {
     if (d.dtype == t) {
       static const std::string kNames[] = {"|b1", "|i1", "|u1", "<i2", "<u2", "<i4",
@@ -300,6 +301,16 @@ void Convert(DType dtype, const char* in, Out* out, size_t count) {
         std::memcpy(&h, in + 2 * i, 2);
         out[i] = static_cast<Out>(HalfToFloat(h));
       }
+      break;
+    case DType::kBFloat16:
+      for (size_t i = 0; i < count; ++i) {
+        uint16_t b;
+        std::memcpy(&b, in + 2 * i, 2);
+        out[i] = static_cast<Out>(BFloat16ToFloat(b));
+      }
+      break;
+    case DType::kFloat8E4M3FN:
+      for (size_t i = 0; i < count; ++i) out[i] = static_cast<Out>(Float8E4M3FNToFloat(static_cast<uint8_t>(in[i])));
       break;
   }
 }

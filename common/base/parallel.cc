@@ -1,4 +1,4 @@
-#include "common/parallel.h"
+#include "common/base/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/log.h"
+#include "common/base/log.h"
 
 namespace gnnd {
 

@@ -1,8 +1,8 @@
-#include "common/hot_order.h"
+#include "common/dataset/hot_order.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/npy.h"
-#include "common/status.h"
+#include "common/base/status.h"
+#include "common/dataset/npy.h"
 
 namespace gnnd {
 

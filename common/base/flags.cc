@@ -1,4 +1,4 @@
-#include "common/flags.h"
+#include "common/base/flags.h"
 
 #include <cstring>
 

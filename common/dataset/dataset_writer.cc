@@ -1,4 +1,4 @@
-#include "common/dataset_writer.h"
+#include "common/dataset/dataset_writer.h"
 
 #include <unistd.h>
 
@@ -6,10 +6,10 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "common/dataset.h"
-#include "common/log.h"
-#include "common/manifest.h"
-#include "common/status.h"
+#include "common/base/log.h"
+#include "common/base/status.h"
+#include "common/dataset/dataset.h"
+#include "common/dataset/manifest.h"
 
 namespace gnnd {
 namespace fs = std::filesystem;

@@ -1,14 +1,15 @@
 // The words gnnd's parts share with each other and with trainers, each defined once: where gnnd listens
-// by default, feature dtype names, and device strings ("cpu", "cuda:N"). The names of a batch's arrays
-// live with the batch layout (common/batch.h), dataset array and split names with the dataset
-// (common/dataset.h).
+// by default, feature dtypes, and device strings ("cpu", "cuda:N"). The names of a batch's arrays
+// live with the batch layout (common/batch/batch.h), dataset array and split names with the dataset
+// (common/dataset/dataset.h).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/dtype.h"
+#include "common/base/dtype.h"
 #include "gnnd/v1/dataset.pb.h"
 
 namespace gnnd {
@@ -17,16 +18,13 @@ namespace gnnd {
 inline constexpr char kDefaultAddress[] = "unix:/tmp/gnnd.sock";
 std::string DefaultAddress();
 
-// "float32" | "float16" | "bfloat16" (UNSPECIFIED prints as "unspecified").
-absl::string_view FeatureDTypeName(v1::FeatureDType t);
-// The inverse; anything else is INVALID_ARGUMENT naming `field`.
+// The feature dtypes a dataset may declare (the manifest's FeatureDType) and their element dtypes:
+// float32, float16, bfloat16, float8_e4m3fn. nullopt for UNSPECIFIED or a value this build does not know.
+std::optional<DType> FeatureElementDType(v1::FeatureDType t);
+// The element dtype's name ("unspecified" or "unknown (N)" otherwise).
+std::string FeatureDTypeName(v1::FeatureDType t);
+// The inverse; anything else is INVALID_ARGUMENT naming `field` and the choices.
 absl::StatusOr<v1::FeatureDType> ParseFeatureDType(absl::string_view name, absl::string_view field);
-// How feature values are stored (bfloat16 as its uint16 bits, as numpy has no bfloat16).
-constexpr DType FeatureStorageDType(v1::FeatureDType t) {
-  return t == v1::FEATURE_DTYPE_FLOAT16    ? DType::kFloat16
-         : t == v1::FEATURE_DTYPE_BFLOAT16 ? DType::kUInt16
-                                           : DType::kFloat32;
-}
 
 // Where a batch is made and delivered: "cpu" (also "") or "cuda:N".
 struct Device {

@@ -1,4 +1,4 @@
-#include "common/batch.h"
+#include "common/batch/batch.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "common/graph.h"
+#include "common/dataset/graph.h"
 
 #include <algorithm>
 

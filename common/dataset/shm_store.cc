@@ -1,4 +1,4 @@
-#include "common/shm_store.h"
+#include "common/dataset/shm_store.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -22,10 +22,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "common/file_io.h"
-#include "common/log.h"
-#include "common/parallel.h"
-#include "common/status.h"
+#include "common/base/file_io.h"
+#include "common/base/log.h"
+#include "common/base/parallel.h"
+#include "common/base/status.h"
 
 namespace gnnd {
 namespace bip = boost::interprocess;

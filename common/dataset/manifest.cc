@@ -1,4 +1,4 @@
-#include "common/manifest.h"
+#include "common/dataset/manifest.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/file_io.h"
-#include "common/status.h"
-#include "common/text_proto.h"
+#include "common/base/file_io.h"
+#include "common/base/status.h"
+#include "common/base/text_proto.h"
 #include "google/protobuf/text_format.h"
 
 namespace gnnd {

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "absl/status/statusor.h"
-#include "common/batch.h"
+#include "common/batch/batch.h"
 #include "gnnd/v1/service.pb.h"
 
 namespace gnnd {

@@ -1,4 +1,4 @@
-#include "common/dataset.h"
+#include "common/dataset/dataset.h"
 
 #include <fcntl.h>
 
@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/manifest.h"
-#include "common/parallel.h"
-#include "common/status.h"
-#include "common/vocabulary.h"
+#include "common/base/parallel.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
+#include "common/dataset/manifest.h"
 
 namespace gnnd {
 namespace {
@@ -97,7 +97,7 @@ DType ArrayDType(const v1::DatasetManifest& m, ArrayId id) {
     case ArrayId::kIndices:
       return m.index_dtype() == v1::INDEX_DTYPE_INT32 ? DType::kInt32 : DType::kInt64;
     case ArrayId::kFeatures:
-      return FeatureStorageDType(m.feature_dtype());
+      return NpyStorage(FeatureElementDType(m.feature_dtype()).value_or(DType::kFloat32));
     default:
       return DType::kInt64;
   }
@@ -148,7 +148,9 @@ absl::Status CheckManifest(const v1::DatasetManifest& m) {
     return bad("index_dtype", "INDEX_DTYPE_INT32", absl::StrCat("cannot hold ", m.num_nodes(), " node ids"));
   }
   if (m.feature_dim() <= 0) return bad("feature_dim", m.feature_dim(), "must be positive");
-  if (m.feature_dtype() == v1::FEATURE_DTYPE_UNSPECIFIED) return bad("feature_dtype", "unspecified", "must be set");
+  if (!FeatureElementDType(m.feature_dtype())) {
+    return bad("feature_dtype", FeatureDTypeName(m.feature_dtype()), "must be set to a known feature dtype");
+  }
   if (m.num_classes() <= 0) return bad("num_classes", m.num_classes(), "must be positive");
   if (m.num_train() < 0) return bad("num_train", m.num_train(), "must not be negative");
   if (m.num_valid() < 0) return bad("num_valid", m.num_valid(), "must not be negative");

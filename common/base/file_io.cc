@@ -1,4 +1,4 @@
-#include "common/file_io.h"
+#include "common/base/file_io.h"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "common/status.h"
+#include "common/base/status.h"
 
 namespace gnnd {
 namespace {

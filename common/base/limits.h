@@ -1,0 +1,20 @@
+// Every default and bound of the daemon's sizing fields, written once: the config's defaults
+// (FinishDaemonConfig), its checks, the open request's checks (common/batch/open_request.h) and
+// admission all read them here.
+#pragma once
+
+#include <cstdint>
+
+namespace gnnd {
+
+// Beyond these a value is a mistake, and arithmetic on it could overflow.
+inline constexpr int kMaxThreads = 1024;           // producer_threads, --threads
+inline constexpr uint64_t kMaxSessions = 1 << 20;  // max_sessions
+inline constexpr int kMaxSlots = 64;               // default_slots, open.num_slots
+
+// What a field left at 0 means.
+inline constexpr uint64_t kDefaultMaxSessions = 256;
+inline constexpr int kDefaultSlots = 2;
+inline constexpr uint64_t kDefaultMaxSessionBytes = uint64_t{8} << 30;
+
+}  // namespace gnnd

@@ -1,0 +1,67 @@
+#include "common/base/vocabulary.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/base/status.h"
+
+namespace gnnd {
+
+std::string DefaultAddress() {
+  const char* env = std::getenv("GNND_ADDRESS");
+  return env != nullptr && *env != '\0' ? env : kDefaultAddress;
+}
+
+namespace {
+struct FeatureDTypeEntry {
+  v1::FeatureDType proto;
+  DType dtype;
+};
+constexpr FeatureDTypeEntry kFeatureDTypes[] = {
+    {v1::FEATURE_DTYPE_FLOAT32, DType::kFloat32},
+    {v1::FEATURE_DTYPE_FLOAT16, DType::kFloat16},
+    {v1::FEATURE_DTYPE_BFLOAT16, DType::kBFloat16},
+    {v1::FEATURE_DTYPE_FLOAT8_E4M3FN, DType::kFloat8E4M3FN},
+};
+}  // namespace
+
+std::optional<DType> FeatureElementDType(v1::FeatureDType t) {
+  for (const FeatureDTypeEntry& e : kFeatureDTypes) {
+    if (e.proto == t) return e.dtype;
+  }
+  return std::nullopt;
+}
+
+std::string FeatureDTypeName(v1::FeatureDType t) {
+  if (std::optional<DType> dtype = FeatureElementDType(t)) return std::string(DTypeName(*dtype));
+  return t == v1::FEATURE_DTYPE_UNSPECIFIED ? "unspecified" : absl::StrCat("unknown (", static_cast<int>(t), ")");
+}
+
+absl::StatusOr<v1::FeatureDType> ParseFeatureDType(absl::string_view name, absl::string_view field) {
+  std::string choices;
+  for (const FeatureDTypeEntry& e : kFeatureDTypes) {
+    if (name == DTypeName(e.dtype)) return e.proto;
+    absl::StrAppend(&choices, choices.empty() ? "" : ", ", DTypeName(e.dtype));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(name), " (one of ", choices, ")"));
+}
+
+std::string Device::ToString() const { return is_cuda() ? absl::StrCat("cuda:", cuda) : "cpu"; }
+
+absl::StatusOr<Device> ParseDevice(absl::string_view text, absl::string_view field) {
+  Device device;
+  if (text.empty() || text == "cpu") return device;
+  absl::string_view ordinal = text;
+  if (absl::ConsumePrefix(&ordinal, "cuda:") && !ordinal.empty() && ordinal.size() <= 4 &&
+      std::all_of(ordinal.begin(), ordinal.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      absl::SimpleAtoi(ordinal, &device.cuda)) {
+    return device;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text), " (cpu or cuda:N)"));
+}
+
+}  // namespace gnnd
