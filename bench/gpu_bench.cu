@@ -168,6 +168,8 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double
   m.set_feature_dtype(v1::FEATURE_DTYPE_FLOAT32);
   m.set_num_classes(2);
   m.set_num_train(train);
+  g->data.schema = OrDie(DatasetSchema::FromManifest(m));
+  g->data.arrays = DatasetArrays(g->data.schema);
   DatasetArrays& a = g->data.arrays;
   a.data[static_cast<int>(ArrayId::kIndptr)] = indptr;
   a.data[static_cast<int>(ArrayId::kIndices)] = indices;

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     if (!absl::SimpleAtoi(f, &value)) return 2;
     fanouts.push_back(value);
   }
-  gnnd::GraphData graph{dataset->manifest(), dataset->arrays()};
+  gnnd::GraphData graph{dataset->manifest(), dataset->arrays(), dataset->schema()};
   auto capacity = gnnd::ComputeBatchCapacity({absl::GetFlag(FLAGS_batch_size), fanouts}, graph.num_nodes(),
                                              graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok()) return 2;

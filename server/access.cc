@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -129,8 +130,13 @@ absl::StatusOr<std::string> AccessPolicy::ResolveLoadPath(const std::string& pat
       break;
     }
   }
+  // The manifest and every array file, whatever the schema names them.
   std::vector<std::string> files = {kManifestFile};
-  for (ArrayId id : kAllArrays) files.push_back(absl::StrCat(ArrayName(id), ".npy"));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(resolved, ec)) {
+    const std::string name = entry.path().filename();
+    if (absl::EndsWith(name, ".npy")) files.push_back(name);
+  }
   for (const std::string& file : files) {
     struct stat st;
     const std::string full = absl::StrCat(resolved, "/", file);

@@ -27,9 +27,7 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
   info.set_path(d.path);
   *info.mutable_manifest() = d.graph.manifest;
   info.set_max_in_degree(d.max_in_degree);
-  uint64_t bytes = 0;
-  for (ArrayId id : kAllArrays) bytes += ArrayBytes(d.graph.manifest, id);
-  info.set_bytes(bytes);
+  info.set_bytes(d.graph.schema.total_bytes());
   info.set_load_seconds(d.load_seconds);
   auto it = leases_.find(d.name);
   info.set_sessions(it == leases_.end() ? 0 : it->second);
@@ -107,8 +105,8 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
   options.huge_pages = huge_pages;
   options.threads = threads_;
   options.staging = staging;
-  options.on_array_loaded = [&](ArrayId id, size_t done, size_t total) {
-    if (progress) progress(std::string(ArrayName(id)), done, total);
+  options.on_array_loaded = [&](const std::string& array, size_t done, size_t total) {
+    if (progress) progress(array, done, total);
   };
   absl::StatusOr<std::unique_ptr<ShmDataset>> shm = ShmDataset::Load(name, dir, options);
   if (absl::IsAlreadyExists(shm.status()) && !staging) {
@@ -120,7 +118,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
     }
     if (shm.ok()) {
       // Its values are read by the samplers: check them as a load would, and load afresh if they fail.
-      if (absl::Status valid = ValidateArrays((*shm)->manifest(), (*shm)->arrays(), threads_); !valid.ok()) {
+      if (absl::Status valid = ValidateArrays((*shm)->schema(), (*shm)->arrays(), threads_); !valid.ok()) {
         LogWarning("dataset '%s': the copy in shared memory is not valid (%s); loading it again", name,
                    valid.message());
         shm->reset();
@@ -136,7 +134,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
   loaded->name = name;
   loaded->path = path;
   loaded->shm_set = (*shm)->name();
-  loaded->graph = GraphData{(*shm)->manifest(), (*shm)->arrays()};
+  loaded->graph = GraphData{(*shm)->manifest(), (*shm)->arrays(), (*shm)->schema()};
   loaded->shm = std::move(*shm);
   loaded->max_in_degree = loaded->graph.MaxInDegree();
   loaded->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -148,7 +146,8 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
              stats.bytes / 1048576.0, loaded->load_seconds, stats.bytes / 1e9 / std::max(stats.copy_seconds, 1e-9),
              stats.validate_seconds);
   }
-  LogInfo("dataset '%s': %s", name, DescribeDataset(loaded->graph.manifest, loaded->graph.arrays));
+  LogInfo("dataset '%s': %s", name,
+          DescribeDataset(loaded->graph.manifest, loaded->graph.schema, loaded->graph.arrays));
   if (after_load_) after_load_(*loaded);  // still "loading": no session can use it yet
   return loaded;
 }

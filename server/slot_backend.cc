@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 
 void SlotBackends::Prepare(const LoadedDataset& dataset) {
 #if GNND_WITH_CUDA
+  if (dataset.graph.schema.format_version != 1) return;  // typed datasets are not served by sessions yet
   cuda_->Prepare(dataset);
 #else
   (void)dataset;

@@ -33,6 +33,11 @@ absl::Status CheckSeedIds(const v1::OpenSession& request, const v1::DatasetManif
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const v1::DatasetManifest& m,
                                               int64_t max_in_degree, const SlotLimits& limits) {
   SessionShape shape;
+  if (m.format_version() != 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("open.dataset = ", Quoted(request.dataset(), 100),
+                     " is a typed dataset (format_version 2): sessions serve homogeneous datasets for now"));
+  }
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
   if (request.seed_ids_size() > 0) {
     GNND_RETURN_IF_ERROR(CheckSeedIds(request, m));

@@ -30,31 +30,58 @@ absl::Status FirstError(int64_t n, int threads, const std::function<absl::Status
   return absl::OkStatus();
 }
 
+// How an error names a node id's range: "(num_nodes = N)", or "(type 'author' has N nodes)" when typed.
+std::string NodeRange(const DatasetSchema& schema, int type) {
+  const NodeTypeSchema& t = schema.node_types[type];
+  if (schema.format_version == 1) return absl::StrCat("(num_nodes = ", t.num_nodes, ")");
+  return absl::StrCat("(type '", t.name, "' has ", t.num_nodes, " nodes)");
+}
+
 template <typename Index>
-absl::Status CheckIndices(const Index* indices, int64_t num_edges, int64_t num_nodes, int threads) {
+absl::Status CheckIndices(const std::string& file, const Index* indices, int64_t num_edges, int64_t num_nodes,
+                          const std::string& range, int threads) {
   return FirstError(num_edges, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       if (indices[i] < 0 || indices[i] >= num_nodes) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "indices.npy: indices[%d] = %d is not a node id (num_nodes = %d)", i, int64_t{indices[i]}, num_nodes));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: indices[%d] = %d is not a node id %s", file, i, int64_t{indices[i]}, range));
       }
     }
     return absl::OkStatus();
   });
 }
 
-absl::Status CheckSplit(absl::string_view name, std::span<const int64_t> ids, const int64_t* labels, int64_t num_nodes,
-                        int threads) {
-  const std::string file = absl::StrCat(name, ".npy");
+absl::Status CheckIndptr(const std::string& file, const int64_t* indptr, int64_t n, int64_t num_edges, int threads) {
+  if (indptr[0] != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": indptr[0] = ", indptr[0], " (must be 0)"));
+  }
+  GNND_RETURN_IF_ERROR(FirstError(n, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t v = begin; v < end; ++v) {
+      if (indptr[v + 1] < indptr[v]) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: indptr[%d] = %d is less than indptr[%d] = %d (must never decrease)", file, v + 1,
+                            indptr[v + 1], v, indptr[v]));
+      }
+    }
+    return absl::OkStatus();
+  }));
+  if (indptr[n] != num_edges) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: indptr[%d] = %d but the manifest says num_edges = %d", file, n, indptr[n], num_edges));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSplit(const std::string& file, absl::string_view name, std::span<const int64_t> ids,
+                        const std::string& labels_file, const int64_t* labels, int64_t num_nodes,
+                        const std::string& range, int threads) {
   auto describe = [&](int64_t i, absl::string_view problem) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s[%d] = %d %s", file, name, i, ids[i], problem));
   };
   GNND_RETURN_IF_ERROR(FirstError(static_cast<int64_t>(ids.size()), threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      if (ids[i] < 0 || ids[i] >= num_nodes) {
-        return describe(i, absl::StrCat("is not a node id (num_nodes = ", num_nodes, ")"));
-      }
-      if (labels[ids[i]] < 0) return describe(i, "is unlabeled (labels.npy has -1 there)");
+      if (ids[i] < 0 || ids[i] >= num_nodes) return describe(i, absl::StrCat("is not a node id ", range));
+      if (labels[ids[i]] < 0) return describe(i, absl::StrCat("is unlabeled (", labels_file, " has -1 there)"));
     }
     return absl::OkStatus();
   }));
@@ -133,95 +160,50 @@ size_t FeatureRowBytes(const v1::DatasetManifest& m) {
   return DTypeSize(ArrayDType(m, ArrayId::kFeatures)) * static_cast<size_t>(m.feature_dim());
 }
 
-absl::Status CheckManifest(const v1::DatasetManifest& m) {
-  auto bad = [](absl::string_view field, auto value, absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(kManifestFile, ": ", field, " = ", value, " ", why));
-  };
-  if (m.format_version() != kDatasetFormatVersion) {
-    return bad("format_version", m.format_version(),
-               absl::StrCat("is not supported (want ", kDatasetFormatVersion, ")"));
-  }
-  if (m.num_nodes() <= 0) return bad("num_nodes", m.num_nodes(), "must be positive");
-  if (m.num_edges() < 0) return bad("num_edges", m.num_edges(), "must not be negative");
-  if (m.index_dtype() == v1::INDEX_DTYPE_UNSPECIFIED) return bad("index_dtype", "unspecified", "must be set");
-  if (m.index_dtype() == v1::INDEX_DTYPE_INT32 && m.num_nodes() >= (int64_t{1} << 31)) {
-    return bad("index_dtype", "INDEX_DTYPE_INT32", absl::StrCat("cannot hold ", m.num_nodes(), " node ids"));
-  }
-  if (m.feature_dim() <= 0) return bad("feature_dim", m.feature_dim(), "must be positive");
-  if (!FeatureElementDType(m.feature_dtype())) {
-    return bad("feature_dtype", FeatureDTypeName(m.feature_dtype()), "must be set to a known feature dtype");
-  }
-  if (m.num_classes() <= 0) return bad("num_classes", m.num_classes(), "must be positive");
-  if (m.num_train() < 0) return bad("num_train", m.num_train(), "must not be negative");
-  if (m.num_valid() < 0) return bad("num_valid", m.num_valid(), "must not be negative");
-  if (m.num_test() < 0) return bad("num_test", m.num_test(), "must not be negative");
-  // Every size computed from the counts must fit in 64 bits: one that wrapped could pass for a tiny file.
-  constexpr int64_t kMaxCount = int64_t{1} << 48;
-  const std::pair<absl::string_view, int64_t> counts[] = {
-      {"num_nodes", m.num_nodes()}, {"num_edges", m.num_edges()}, {"feature_dim", m.feature_dim()}};
-  for (const auto& [field, value] : counts) {
-    if (value > kMaxCount) return bad(field, value, absl::StrCat("is too large (at most ", kMaxCount, ")"));
-  }
-  for (ArrayId id : kSplits) {
-    const int64_t count = ArrayShape(m, id)[0];
-    if (count > m.num_nodes()) {
-      return bad(absl::StrCat("num_", ArrayName(id)), count, absl::StrCat("exceeds num_nodes = ", m.num_nodes()));
-    }
-  }
-  int64_t feature_bytes = 0;
-  if (__builtin_mul_overflow(m.num_nodes(), m.feature_dim(), &feature_bytes) ||
-      __builtin_mul_overflow(feature_bytes, static_cast<int64_t>(DTypeSize(ArrayDType(m, ArrayId::kFeatures))),
-                             &feature_bytes) ||
-      feature_bytes > kMaxNpyDataBytes) {
-    return bad("feature_dim", m.feature_dim(),
-               absl::StrCat("makes the features (num_nodes = ", m.num_nodes(), " rows) larger than ", kMaxNpyDataBytes,
-                            " bytes"));
-  }
-  return absl::OkStatus();
+absl::Status CheckManifest(const v1::DatasetManifest& m) { return DatasetSchema::FromManifest(m).status(); }
+
+DatasetArrays::DatasetArrays(const DatasetSchema& schema) : DatasetArrays() {
+  data.assign(schema.arrays.size(), nullptr);
+  if (schema.format_version != 1) return;  // the homogeneous samplers serve format_version 1 datasets
+  for (size_t i = 0; i < schema.arrays.size(); ++i) positions[i] = static_cast<int>(i);  // kAllArrays' order
 }
 
-absl::Status ValidateArrays(const v1::DatasetManifest& m, const DatasetArrays& arrays, int threads) {
-  const int64_t n = m.num_nodes();
-  const int64_t* indptr = arrays.indptr();
-  if (indptr[0] != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("indptr.npy: indptr[0] = ", indptr[0], " (must be 0)"));
-  }
-  GNND_RETURN_IF_ERROR(FirstError(n, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end; ++v) {
-      if (indptr[v + 1] < indptr[v]) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("indptr.npy: indptr[%d] = %d is less than indptr[%d] = %d (must never decrease)", v + 1,
-                            indptr[v + 1], v, indptr[v]));
-      }
-    }
-    return absl::OkStatus();
-  }));
-  if (indptr[n] != m.num_edges()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "indptr.npy: indptr[%d] = %d but the manifest says num_edges = %d", n, indptr[n], m.num_edges()));
-  }
-  if (m.index_dtype() == v1::INDEX_DTYPE_INT32) {
+absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& arrays, int threads) {
+  for (const RelationSchema& r : schema.relations) {
+    const std::string indptr_file = schema.arrays[r.indptr].file();
+    const int64_t dst_nodes = schema.node_types[r.dst_type].num_nodes;
     GNND_RETURN_IF_ERROR(
-        CheckIndices(static_cast<const int32_t*>(arrays[ArrayId::kIndices]), m.num_edges(), n, threads));
-  } else {
+        CheckIndptr(indptr_file, static_cast<const int64_t*>(arrays.data[r.indptr]), dst_nodes, r.num_edges, threads));
+    const std::string file = schema.arrays[r.indices].file();
+    const int64_t src_nodes = schema.node_types[r.src_type].num_nodes;
+    const std::string range = NodeRange(schema, r.src_type);
+    const void* indices = arrays.data[r.indices];
     GNND_RETURN_IF_ERROR(
-        CheckIndices(static_cast<const int64_t*>(arrays[ArrayId::kIndices]), m.num_edges(), n, threads));
+        r.index_dtype == DType::kInt32
+            ? CheckIndices(file, static_cast<const int32_t*>(indices), r.num_edges, src_nodes, range, threads)
+            : CheckIndices(file, static_cast<const int64_t*>(indices), r.num_edges, src_nodes, range, threads));
   }
-  const int64_t* labels = arrays.labels();
-  GNND_RETURN_IF_ERROR(FirstError(n, threads, [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end; ++v) {
-      if (labels[v] < -1 || labels[v] >= m.num_classes()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "labels.npy: labels[%d] = %d is neither -1 nor a class in [0, %d)", v, labels[v], m.num_classes()));
+  for (size_t type = 0; type < schema.node_types.size(); ++type) {
+    const NodeTypeSchema& t = schema.node_types[type];
+    if (t.labels < 0) continue;
+    const std::string labels_file = schema.arrays[t.labels].file();
+    const auto* labels = static_cast<const int64_t*>(arrays.data[t.labels]);
+    GNND_RETURN_IF_ERROR(FirstError(t.num_nodes, threads, [&](int64_t begin, int64_t end) {
+      for (int64_t v = begin; v < end; ++v) {
+        if (labels[v] < -1 || labels[v] >= t.num_classes) {
+          return absl::InvalidArgumentError(absl::StrFormat("%s: labels[%d] = %d is neither -1 nor a class in [0, %d)",
+                                                            labels_file, v, labels[v], t.num_classes));
+        }
       }
+      return absl::OkStatus();
+    }));
+    for (int split = 0; split < 3; ++split) {
+      const ArraySchema& a = schema.arrays[t.splits[split]];
+      std::span<const int64_t> ids(static_cast<const int64_t*>(arrays.data[t.splits[split]]),
+                                   static_cast<size_t>(a.shape[0]));
+      GNND_RETURN_IF_ERROR(CheckSplit(a.file(), kSplitNames[split], ids, labels_file, labels, t.num_nodes,
+                                      NodeRange(schema, static_cast<int>(type)), threads));
     }
-    return absl::OkStatus();
-  }));
-  const std::pair<ArrayId, int64_t> splits[] = {
-      {ArrayId::kTrain, m.num_train()}, {ArrayId::kValid, m.num_valid()}, {ArrayId::kTest, m.num_test()}};
-  for (auto [id, count] : splits) {
-    std::span<const int64_t> ids(static_cast<const int64_t*>(arrays[id]), static_cast<size_t>(count));
-    GNND_RETURN_IF_ERROR(CheckSplit(ArrayName(id), ids, labels, n, threads));
   }
   return absl::OkStatus();
 }
@@ -246,23 +228,22 @@ absl::StatusOr<DatasetDir> DatasetDir::Open(const std::string& dir) {
   }
   if (!manifest.ok()) return manifest.status();
   GNND_ASSIGN_OR_RETURN(d.manifest_, ReadManifest(manifest->get()));
-  GNND_RETURN_IF_ERROR(CheckManifest(d.manifest_));
-  for (ArrayId id : kAllArrays) {
-    const std::string file = absl::StrCat(ArrayName(id), ".npy");
+  GNND_ASSIGN_OR_RETURN(d.schema_, DatasetSchema::FromManifest(d.manifest_));
+  for (const ArraySchema& a : d.schema_.arrays) {
+    const std::string file = a.file();
     absl::StatusOr<NpyFile> npy = NpyFile::OpenIn(dir_fd.get(), dir, file);
     if (!npy.ok()) {
       if (absl::IsNotFound(npy.status())) return absl::NotFoundError(absl::StrCat(file, ": missing from ", dir));
       return npy.status();
     }
-    const DType want_dtype = ArrayDType(d.manifest_, id);
+    const DType want_dtype = NpyStorage(a.dtype);
     if (npy->header().dtype != want_dtype) {
       return absl::InvalidArgumentError(absl::StrCat(file, ": dtype is ", NpyDescr(npy->header().dtype),
                                                      " but the manifest implies ", NpyDescr(want_dtype)));
     }
-    const std::vector<int64_t> want_shape = ArrayShape(d.manifest_, id);
-    if (npy->header().shape != want_shape) {
+    if (npy->header().shape != a.shape) {
       return absl::InvalidArgumentError(absl::StrCat(file, ": shape is (", absl::StrJoin(npy->header().shape, ", "),
-                                                     ") but the manifest implies (", absl::StrJoin(want_shape, ", "),
+                                                     ") but the manifest implies (", absl::StrJoin(a.shape, ", "),
                                                      ")"));
     }
     d.files_.push_back(std::move(*npy));
@@ -271,31 +252,52 @@ absl::StatusOr<DatasetDir> DatasetDir::Open(const std::string& dir) {
 }
 
 DatasetArrays DatasetDir::arrays() const {
-  DatasetArrays a;
-  for (ArrayId id : kAllArrays) a.data[static_cast<int>(id)] = file(id).data();
+  DatasetArrays a(schema_);
+  for (size_t i = 0; i < files_.size(); ++i) a.data[i] = files_[i].data();
   return a;
 }
 
-std::string DatasetDir::Summary() const { return DescribeDataset(manifest_, arrays()); }
+std::string DatasetDir::Summary() const { return DescribeDataset(manifest_, schema_, arrays()); }
 
-std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetArrays& arrays) {
-  const int64_t* indptr = arrays.indptr();
-  int64_t max_degree = 0, isolated = 0;
-  for (int64_t v = 0; v < m.num_nodes(); ++v) {
-    const int64_t degree = indptr[v + 1] - indptr[v];
-    max_degree = std::max(max_degree, degree);
-    isolated += degree == 0;
+std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& schema, const DatasetArrays& arrays) {
+  const double mib = 1048576.0;
+  const std::string source = m.source().empty() ? "" : absl::StrCat("; source: ", m.source());
+  if (schema.format_version == 1) {
+    const NodeTypeSchema& t = schema.node_types[0];
+    const RelationSchema& r = schema.relations[0];
+    const int64_t* indptr = arrays.indptr();
+    int64_t max_degree = 0, isolated = 0;
+    for (int64_t v = 0; v < t.num_nodes; ++v) {
+      const int64_t degree = indptr[v + 1] - indptr[v];
+      max_degree = std::max(max_degree, degree);
+      isolated += degree == 0;
+    }
+    return absl::StrFormat(
+        "%d nodes, %d edges (in-degree mean %.2f, max %d, %d without in-edges), %s indices; "
+        "features %d x %s (%.1f MiB); %d classes; splits train %d / valid %d / test %d; %.1f MiB in all%s",
+        t.num_nodes, r.num_edges, static_cast<double>(r.num_edges) / t.num_nodes, max_degree, isolated,
+        DTypeName(r.index_dtype), t.feature_dim, DTypeName(t.feature_dtype), schema.arrays[t.features].bytes() / mib,
+        t.num_classes, t.split_sizes[0], t.split_sizes[1], t.split_sizes[2], schema.total_bytes() / mib, source);
   }
-  size_t total = 0;
-  for (ArrayId id : kAllArrays) total += ArrayBytes(m, id);
-  return absl::StrFormat(
-      "%d nodes, %d edges (in-degree mean %.2f, max %d, %d without in-edges), %s indices; "
-      "features %d x %s (%.1f MiB); %d classes; splits train %d / valid %d / test %d; %.1f MiB in all%s",
-      m.num_nodes(), m.num_edges(), static_cast<double>(m.num_edges()) / m.num_nodes(), max_degree, isolated,
-      m.index_dtype() == v1::INDEX_DTYPE_INT32 ? "int32" : "int64", m.feature_dim(),
-      FeatureDTypeName(m.feature_dtype()), ArrayBytes(m, ArrayId::kFeatures) / 1048576.0, m.num_classes(),
-      m.num_train(), m.num_valid(), m.num_test(), total / 1048576.0,
-      m.source().empty() ? "" : absl::StrCat("; source: ", m.source()));
+  std::vector<std::string> parts;
+  for (const NodeTypeSchema& t : schema.node_types) {
+    std::string part = absl::StrFormat("%s: %d nodes", t.name, t.num_nodes);
+    if (t.features >= 0) {
+      absl::StrAppendFormat(&part, ", features %d x %s (%.1f MiB)", t.feature_dim, DTypeName(t.feature_dtype),
+                            schema.arrays[t.features].bytes() / mib);
+    }
+    if (t.labels >= 0) {
+      absl::StrAppendFormat(&part, ", %d classes, splits train %d / valid %d / test %d", t.num_classes,
+                            t.split_sizes[0], t.split_sizes[1], t.split_sizes[2]);
+    }
+    parts.push_back(std::move(part));
+  }
+  for (const RelationSchema& r : schema.relations) {
+    parts.push_back(absl::StrFormat("(%s, %s, %s): %d edges, %s indices", r.src, r.name, r.dst, r.num_edges,
+                                    DTypeName(r.index_dtype)));
+  }
+  return absl::StrFormat("%d node types, %d relations; %s; %.1f MiB in all%s", schema.node_types.size(),
+                         schema.relations.size(), absl::StrJoin(parts, "; "), schema.total_bytes() / mib, source);
 }
 
 }  // namespace gnnd

@@ -1,6 +1,6 @@
-// The dataset directory: what arrays it holds, their dtypes and shapes as the manifest implies them,
-// and the validation every reader applies. The same checks run on files (DatasetDir) and on any other
-// copy of the arrays (e.g. shared memory) through DatasetArrays.
+// The dataset directory: what arrays it holds (its schema, common/dataset/schema.h), and the validation
+// every reader applies. The same checks run on files (DatasetDir) and on any other copy of the arrays
+// (e.g. shared memory) through DatasetArrays.
 #pragma once
 
 #include <array>
@@ -13,10 +13,12 @@
 #include "absl/strings/string_view.h"
 #include "common/base/dtype.h"
 #include "common/dataset/npy.h"
+#include "common/dataset/schema.h"
 #include "gnnd/v1/dataset.pb.h"
 
 namespace gnnd {
 
+// The arrays of a one-type, one-relation (homogeneous) dataset by role: what the samplers read today.
 enum class ArrayId : uint8_t { kIndptr, kIndices, kFeatures, kLabels, kTrain, kValid, kTest };
 inline constexpr int kNumArrays = 7;
 inline constexpr std::array<ArrayId, kNumArrays> kAllArrays = {ArrayId::kIndptr, ArrayId::kIndices, ArrayId::kFeatures,
@@ -26,33 +28,44 @@ inline constexpr std::array<ArrayId, kNumArrays> kAllArrays = {ArrayId::kIndptr,
 inline constexpr std::array<ArrayId, 3> kSplits = {ArrayId::kTrain, ArrayId::kValid, ArrayId::kTest};
 inline constexpr char kDefaultSplit[] = "train";
 
-// "indptr", "indices", ... (the file is NAME.npy).
+// "indptr", "indices", ... (a format_version 1 dataset's files are NAME.npy).
 absl::string_view ArrayName(ArrayId id);
 // "train" | "valid" | "test" -> the split's array; anything else is INVALID_ARGUMENT naming the field.
 absl::StatusOr<ArrayId> SplitArrayId(absl::string_view split);
-// The dtype stored on disk (bfloat16 features are stored as uint16).
+// For a format_version 1 manifest (what the homogeneous samplers serve): the dtype stored on disk
+// (bfloat16 features are stored as uint16), shapes and sizes of the seven arrays.
 DType ArrayDType(const v1::DatasetManifest& m, ArrayId id);
 std::vector<int64_t> ArrayShape(const v1::DatasetManifest& m, ArrayId id);
 size_t ArrayBytes(const v1::DatasetManifest& m, ArrayId id);
 // Bytes per feature row.
 size_t FeatureRowBytes(const v1::DatasetManifest& m);
 
-// The manifest's own consistency: version, positive counts, dtypes set, index dtype wide enough.
+// The manifest's own consistency (DatasetSchema::FromManifest).
 absl::Status CheckManifest(const v1::DatasetManifest& m);
 
-// Pointers to the seven arrays' element data, wherever they live.
+// Pointers to a dataset's arrays' element data, wherever they live: one per schema array, in its order.
 struct DatasetArrays {
-  std::array<const void*, kNumArrays> data{};
+  std::vector<const void*> data;
+  // The position of each homogeneous role in `data`, -1 where the dataset has none (a typed dataset).
+  std::array<int, kNumArrays> positions;
 
-  const void* operator[](ArrayId id) const { return data[static_cast<int>(id)]; }
+  DatasetArrays() { positions.fill(-1); }
+  // Sized for `schema`, every pointer null.
+  explicit DatasetArrays(const DatasetSchema& schema);
+
+  const void* operator[](ArrayId id) const {
+    const int at = positions[static_cast<int>(id)];
+    return at < 0 ? nullptr : data[at];
+  }
   const int64_t* indptr() const { return static_cast<const int64_t*>((*this)[ArrayId::kIndptr]); }
   const int64_t* labels() const { return static_cast<const int64_t*>((*this)[ArrayId::kLabels]); }
 };
 
-// Checks every value: indptr starts at 0, never decreases and ends at num_edges; every neighbor id is a
-// node id; labels are -1 or a class; split ids are node ids, unique within their split and labeled.
-// Returns the first problem (lowest position) naming file, field and value.
-absl::Status ValidateArrays(const v1::DatasetManifest& m, const DatasetArrays& arrays, int threads);
+// Checks every value, relation by relation and type by type: indptr starts at 0, never decreases and
+// ends at num_edges; every neighbor id is a node of the relation's source type; labels are -1 or a class;
+// split ids are nodes of their type, unique within their split and labeled. Returns the first problem
+// (lowest position) naming file, field and value.
+absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& arrays, int threads);
 
 // A dataset directory opened read-only: manifest parsed and checked, every .npy header matched against
 // it. Call Validate() to check the contents too.
@@ -62,9 +75,12 @@ class DatasetDir {
 
   const std::string& dir() const { return dir_; }
   const v1::DatasetManifest& manifest() const { return manifest_; }
-  const NpyFile& file(ArrayId id) const { return files_[static_cast<int>(id)]; }
+  const DatasetSchema& schema() const { return schema_; }
+  // The file of schema array `position`, or of a homogeneous role (a format_version 1 dataset).
+  const NpyFile& file(size_t position) const { return files_[position]; }
+  const NpyFile& file(ArrayId id) const { return files_[arrays().positions[static_cast<int>(id)]]; }
   DatasetArrays arrays() const;
-  absl::Status Validate(int threads) const { return ValidateArrays(manifest_, arrays(), threads); }
+  absl::Status Validate(int threads) const { return ValidateArrays(schema_, arrays(), threads); }
   // A one-paragraph human summary (counts, dtypes, degree stats, sizes).
   std::string Summary() const;
 
@@ -72,10 +88,11 @@ class DatasetDir {
   DatasetDir() = default;
   std::string dir_;
   v1::DatasetManifest manifest_;
+  DatasetSchema schema_;
   std::vector<NpyFile> files_;
 };
 
 // Describes a dataset's counts and sizes in one paragraph; used by gnnctl and gnnd.
-std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetArrays& arrays);
+std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& schema, const DatasetArrays& arrays);
 
 }  // namespace gnnd

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
@@ -50,14 +51,14 @@ DatasetWriter::~DatasetWriter() {
 std::string DatasetWriter::Path(absl::string_view file) const { return absl::StrCat(work_dir_, "/", file); }
 
 absl::Status DatasetWriter::Commit(v1::DatasetManifest manifest, int threads) {
+  if (manifest.format_version() == 0) manifest.set_format_version(kDatasetFormatVersion);
+  GNND_ASSIGN_OR_RETURN(const DatasetSchema schema, DatasetSchema::FromManifest(manifest));
+  absl::flat_hash_set<std::string> arrays;
+  for (const ArraySchema& array : schema.arrays) arrays.insert(array.file());
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(work_dir_, ec)) {
-    const std::string name = entry.path().filename();
-    bool keep = false;
-    for (ArrayId id : kAllArrays) keep |= name == absl::StrCat(ArrayName(id), ".npy");
-    if (!keep) fs::remove_all(entry.path(), ec);
+    if (!arrays.contains(entry.path().filename().string())) fs::remove_all(entry.path(), ec);  // scratch
   }
-  manifest.set_format_version(kDatasetFormatVersion);
   GNND_RETURN_IF_ERROR(WriteManifest(work_dir_, manifest));
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(work_dir_));
   GNND_RETURN_IF_ERROR(dataset.Validate(threads));

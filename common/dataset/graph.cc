@@ -5,9 +5,12 @@
 namespace gnnd {
 
 int64_t GraphData::MaxInDegree() const {
-  const int64_t* indptr = arrays.indptr();
   int64_t best = 0;
-  for (int64_t v = 0; v < num_nodes(); ++v) best = std::max(best, indptr[v + 1] - indptr[v]);
+  for (const RelationSchema& r : schema.relations) {
+    const auto* indptr = static_cast<const int64_t*>(arrays.data[r.indptr]);
+    const int64_t n = schema.node_types[r.dst_type].num_nodes;
+    for (int64_t v = 0; v < n; ++v) best = std::max(best, indptr[v + 1] - indptr[v]);
+  }
   return best;
 }
 

@@ -1,4 +1,4 @@
-// The graph and node data every sampler reads: a dataset's manifest and pointers to its arrays, wherever
+// The graph and node data every sampler reads: a dataset's manifest, schema and pointers to its arrays, wherever
 // they live (files, shared memory). Shared by the CPU and CUDA backends and by the tools.
 #pragma once
 
@@ -12,10 +12,11 @@ namespace gnnd {
 struct GraphData {
   v1::DatasetManifest manifest;
   DatasetArrays arrays;
+  DatasetSchema schema;
 
   int64_t num_nodes() const { return manifest.num_nodes(); }
   bool wide_indices() const { return manifest.index_dtype() == v1::INDEX_DTYPE_INT64; }
-  // The largest in-degree (bounds a fanout of -1); a pass over indptr.
+  // The largest in-degree in any relation (bounds a fanout of -1); a pass over each indptr.
   int64_t MaxInDegree() const;
 };
 

@@ -9,6 +9,7 @@
 namespace gnnd {
 
 inline constexpr char kManifestFile[] = "manifest.textproto";
+// What the importers write for a homogeneous dataset; typed datasets are format_version 2.
 inline constexpr uint32_t kDatasetFormatVersion = 1;
 
 // Parses text; `what` names the source in errors, which give line and column.

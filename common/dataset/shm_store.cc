@@ -199,16 +199,25 @@ absl::Status ShmDataset::Remove(const std::string& name) {
   GNND_RETURN_IF_ERROR(CheckName(std::string(dataset)));
   bool any = false;
   absl::Status failed;
-  auto unlink = [&](absl::string_view suffix) {
-    const std::string segment = ShmSegmentName(name, suffix);
+  auto unlink = [&](const std::string& segment) {
     if (::shm_unlink(("/" + segment).c_str()) == 0) {
       any = true;
     } else if (errno != ENOENT && failed.ok()) {
       failed = ErrnoStatus(errno, absl::StrCat("remove ", segment));
     }
   };
-  for (ArrayId id : kAllArrays) unlink(ArrayName(id));
-  unlink("meta");  // last, so a set is never seen ready with arrays missing
+  // Every array segment of the set, whatever its schema (a typed set names its arrays after its types):
+  // gnnd.NAME.*, less the staged set's gnnd.NAME.staged.* (no node type is named "staged").
+  const std::string prefix = ShmSegmentName(name, ""), staged = ShmSegmentName(name, "staged."),
+                    meta = ShmSegmentName(name, "meta");
+  std::vector<std::string> segments;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string file = entry.path().filename();
+    if (absl::StartsWith(file, prefix) && !absl::StartsWith(file, staged) && file != meta) segments.push_back(file);
+  }
+  for (const std::string& segment : segments) unlink(segment);
+  unlink(meta);  // last, so a set is never seen ready with arrays missing
   GNND_RETURN_IF_ERROR(failed);
   if (!any) return absl::NotFoundError(absl::StrCat("no dataset '", name, "' in shared memory"));
   return absl::OkStatus();
@@ -219,12 +228,15 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   GNND_RETURN_IF_ERROR(CheckName(dataset_name));
   const std::string name = options.staging ? StagedName(dataset_name) : dataset_name;  // the set's
   const v1::DatasetManifest& manifest = source.manifest();
+  const DatasetSchema& schema = source.schema();
   const std::string meta_name = ShmSegmentName(name, "meta");
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
   dataset->name_ = name;
   dataset->dataset_ = dataset_name;
   dataset->manifest_ = manifest;
+  dataset->schema_ = schema;
+  dataset->arrays_ = DatasetArrays(schema);
 
   // 1. Claim the name: create the meta segment exclusively.
   std::string serialized;
@@ -294,19 +306,20 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   }
 
   // 2. Copy every array into its own segment.
-  size_t total = 0, done = 0;
-  for (ArrayId id : kAllArrays) total += ArrayBytes(manifest, id);
+  const size_t total = schema.total_bytes();
+  size_t done = 0;
   const auto copy_start = std::chrono::steady_clock::now();
-  for (ArrayId id : kAllArrays) {
-    const std::string segment_name = ShmSegmentName(name, ArrayName(id));
-    const size_t bytes = ArrayBytes(manifest, id);
+  for (size_t i = 0; i < schema.arrays.size(); ++i) {
+    const ArraySchema& array = schema.arrays[i];
+    const std::string segment_name = ShmSegmentName(name, array.name);
+    const size_t bytes = array.bytes();
     try {
       bip::shared_memory_object::remove(segment_name.c_str());  // debris of a crashed load
       bip::shared_memory_object shm(bip::create_only, segment_name.c_str(), bip::read_write,
                                     Permissions(options.permissions));
       shm.truncate(static_cast<bip::offset_t>(bytes));
       if (bytes == 0) {
-        dataset->arrays_.data[static_cast<int>(id)] = meta;  // any valid pointer: nothing is read
+        dataset->arrays_.data[i] = meta;  // any valid pointer: nothing is read
         continue;
       }
       auto segment = std::make_unique<Segment>(Segment{bip::mapped_region(shm, bip::read_write)});
@@ -314,14 +327,14 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
       if (options.huge_pages) ::madvise(dst, bytes, MADV_HUGEPAGE);
       // pread into the segment: measured faster than memcpy from a mapping of the file (no faults on
       // the source side).
-      GNND_RETURN_IF_ERROR(ReadInto(source.file(id), dst, bytes, threads));
-      dataset->arrays_.data[static_cast<int>(id)] = dst;
+      GNND_RETURN_IF_ERROR(ReadInto(source.file(i), dst, bytes, threads));
+      dataset->arrays_.data[i] = dst;
       dataset->segments_.push_back(std::move(segment));
     } catch (const bip::interprocess_exception& e) {
       return FromBoost(e, absl::StrCat("create ", segment_name, " (", bytes, " bytes)"));
     }
     done += bytes;
-    if (options.on_array_loaded) options.on_array_loaded(id, done, total);
+    if (options.on_array_loaded) options.on_array_loaded(array.name, done, total);
   }
   const auto copy_end = std::chrono::steady_clock::now();
   dataset->stats_.bytes = total;
@@ -329,7 +342,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
 
   // 3. Validate the copy, then mark the set ready: the last write.
   if (options.validate) {
-    GNND_RETURN_IF_ERROR(ValidateArrays(manifest, dataset->arrays_, threads));
+    GNND_RETURN_IF_ERROR(ValidateArrays(schema, dataset->arrays_, threads));
     dataset->stats_.validate_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - copy_end).count();
   }
@@ -365,13 +378,15 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
         !dataset->manifest_.ParseFromArray(meta + 1, static_cast<int>(meta->manifest_bytes))) {
       return absl::DataLossError(absl::StrCat(segment_name, ": manifest does not parse"));
     }
-    if (absl::Status s = CheckManifest(dataset->manifest_); !s.ok()) {
-      return absl::DataLossError(absl::StrCat(segment_name, ": ", s.message()));
-    }
+    absl::StatusOr<DatasetSchema> schema = DatasetSchema::FromManifest(dataset->manifest_);
+    if (!schema.ok()) return absl::DataLossError(absl::StrCat(segment_name, ": ", schema.status().message()));
+    dataset->schema_ = *std::move(schema);
+    dataset->arrays_ = DatasetArrays(dataset->schema_);
     dataset->segments_.push_back(std::move(meta_segment));
-    for (ArrayId id : kAllArrays) {
-      segment_name = ShmSegmentName(name, ArrayName(id));
-      const size_t bytes = ArrayBytes(dataset->manifest_, id);
+    for (size_t i = 0; i < dataset->schema_.arrays.size(); ++i) {
+      const ArraySchema& array = dataset->schema_.arrays[i];
+      segment_name = ShmSegmentName(name, array.name);
+      const size_t bytes = array.bytes();
       bip::shared_memory_object shm(bip::open_only, segment_name.c_str(), bip::read_only);
       if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(shm, segment_name));
       bip::offset_t size = 0;
@@ -380,11 +395,11 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
         return absl::DataLossError(absl::StrCat(segment_name, ": ", size, " bytes, the manifest implies ", bytes));
       }
       if (bytes == 0) {
-        dataset->arrays_.data[static_cast<int>(id)] = dataset->segments_.front()->region.get_address();
+        dataset->arrays_.data[i] = dataset->segments_.front()->region.get_address();
         continue;
       }
       auto segment = std::make_unique<Segment>(Segment{bip::mapped_region(shm, bip::read_only)});
-      dataset->arrays_.data[static_cast<int>(id)] = segment->region.get_address();
+      dataset->arrays_.data[i] = segment->region.get_address();
       dataset->segments_.push_back(std::move(segment));
     }
   } catch (const bip::interprocess_exception& e) {
@@ -396,7 +411,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
 absl::Status ShmDataset::Publish() {
   if (name_ == dataset_) return absl::OkStatus();
   std::vector<std::string> suffixes;
-  for (ArrayId id : kAllArrays) suffixes.emplace_back(ArrayName(id));
+  for (const ArraySchema& array : schema_.arrays) suffixes.push_back(array.name);
   suffixes.emplace_back("meta");  // last: see the header
   for (const std::string& suffix : suffixes) {
     const std::string from = absl::StrCat("/dev/shm/", ShmSegmentName(name_, suffix));

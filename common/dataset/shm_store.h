@@ -1,4 +1,4 @@
-// Datasets in POSIX shared memory, one segment per array: /dev/shm/gnnd.<name>.<array>, plus
+// Datasets in POSIX shared memory, one segment per array of the schema: /dev/shm/gnnd.<name>.<array>, plus
 // gnnd.<name>.meta holding the manifest and the state. The meta segment is created first and
 // exclusively (so two loaders of one name cannot race), says "loading" with the loader's pid, and is
 // marked "ready" only after every array is written and validated: a set whose loader died is never
@@ -34,7 +34,7 @@ struct ShmLoadOptions {
   // Load as the staged set of the name (see above): a ready staged set left by an earlier gnnd is replaced.
   bool staging = false;
   // Called after each array has been copied (progress reporting; tests use it to interrupt a load).
-  std::function<void(ArrayId, size_t bytes_done, size_t bytes_total)> on_array_loaded;
+  std::function<void(const std::string& array, size_t bytes_done, size_t bytes_total)> on_array_loaded;
 };
 
 struct ShmLoadStats {
@@ -86,6 +86,7 @@ class ShmDataset {
   // The set's name: the dataset's, or its staged set's until Publish().
   const std::string& name() const { return name_; }
   const v1::DatasetManifest& manifest() const { return manifest_; }
+  const DatasetSchema& schema() const { return schema_; }
   const DatasetArrays& arrays() const { return arrays_; }
   const ShmLoadStats& load_stats() const { return stats_; }
 
@@ -95,6 +96,7 @@ class ShmDataset {
   std::string name_;
   std::string dataset_;  // the dataset's name
   v1::DatasetManifest manifest_;
+  DatasetSchema schema_;
   DatasetArrays arrays_;
   std::vector<std::unique_ptr<Segment>> segments_;
   ShmLoadStats stats_;

@@ -12,6 +12,9 @@ DeviceDataset::~DeviceDataset() {
 }
 
 absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const GraphData& host, CscPlacement placement) {
+  if (host.schema.format_version != 1) {
+    return absl::FailedPreconditionError("a typed dataset (format_version 2) is not placed on GPUs yet");
+  }
   auto d = std::unique_ptr<DeviceDataset>(new DeviceDataset());
   d->graph_.manifest = host.manifest;
   const v1::DatasetManifest& m = host.manifest;

@@ -38,7 +38,7 @@ class ShmGraph {
     auto shm = ShmDataset::Load(name_, *source, {});
     EXPECT_TRUE(shm.ok()) << shm.status();
     shm_ = *std::move(shm);
-    graph_ = {shm_->manifest(), shm_->arrays()};
+    graph_ = {shm_->manifest(), shm_->arrays(), shm_->schema()};
   }
   ~ShmGraph() {
     shm_.reset();

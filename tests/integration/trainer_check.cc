@@ -73,7 +73,7 @@ int Run() {
   auto session = (*client)->OpenSession(open);
   if (!session.ok()) return std::fprintf(stderr, "%s\n", std::string(session.status().message()).c_str()), 2;
 
-  const GraphData graph{dir->manifest(), dir->arrays()};
+  const GraphData graph{dir->manifest(), dir->arrays(), dir->schema()};
   auto capacity = ComputeBatchCapacity({open.batch_size(), fanouts}, graph.num_nodes(), graph.manifest.num_edges(),
                                        graph.MaxInDegree());
   BatchBuffer expected(BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));

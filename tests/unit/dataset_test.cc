@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"WrongCount", [](SmallDataset& d) { d.manifest.set_num_valid(2); },
                 "valid.npy: shape is (1) but the manifest implies (2)"},
         BadCase{"FormatVersion", [](SmallDataset& d) { d.manifest.set_format_version(9); },
-                "manifest.textproto: format_version = 9 is not supported (want 1)"},
+                "manifest.textproto: format_version = 9 is not supported (want 1 or 2)"},
         BadCase{"NoClasses", [](SmallDataset& d) { d.manifest.set_num_classes(0); },
                 "manifest.textproto: num_classes = 0 must be positive"},
         BadCase{"FeatureDimOverflows", [](SmallDataset& d) { d.manifest.set_feature_dim(4611686018427387905); },
@@ -240,11 +240,13 @@ TEST(Dataset, ValidationReportsLowestPositionAcrossChunks) {
   v1::DatasetManifest m;
   m.set_format_version(1), m.set_num_nodes(n), m.set_num_edges(n), m.set_index_dtype(v1::INDEX_DTYPE_INT32);
   m.set_feature_dim(1), m.set_feature_dtype(v1::FEATURE_DTYPE_FLOAT32), m.set_num_classes(1), m.set_num_train(1);
-  DatasetArrays arrays;
+  const absl::StatusOr<DatasetSchema> schema = DatasetSchema::FromManifest(m);
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  DatasetArrays arrays(*schema);
   float feature = 0;
   arrays.data = {indptr.data(), indices.data(), &feature, labels.data(), split.data(), split.data(), split.data()};
   for (int run = 0; run < 3; ++run) {
-    absl::Status s = ValidateArrays(m, arrays, 4);
+    absl::Status s = ValidateArrays(*schema, arrays, 4);
     EXPECT_EQ(s.message(), "indices.npy: indices[1300000] = 5000000 is not a node id (num_nodes = 5000000)");
   }
 }

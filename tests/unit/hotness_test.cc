@@ -30,6 +30,8 @@ struct HandGraph {
     graph.manifest.set_num_nodes(5);
     graph.manifest.set_num_edges(5);
     graph.manifest.set_index_dtype(v1::INDEX_DTYPE_INT32);
+    graph.arrays.data.assign(kNumArrays, nullptr);  // a format_version 1 dataset's table
+    for (int i = 0; i < kNumArrays; ++i) graph.arrays.positions[i] = i;
     graph.arrays.data[static_cast<int>(ArrayId::kIndptr)] = indptr.data();
     graph.arrays.data[static_cast<int>(ArrayId::kIndices)] = indices.data();
   }
@@ -72,7 +74,7 @@ ScratchDir* HotnessOnAGraph::dir_ = nullptr;
 TEST_F(HotnessOnAGraph, CountsAreTheBatchesHoldingEachNodeWhateverTheThreads) {
   auto dir = DatasetDir::Open(*dir_ / "g");
   ASSERT_TRUE(dir.ok()) << dir.status();
-  const GraphData graph{dir->manifest(), dir->arrays()};
+  const GraphData graph{dir->manifest(), dir->arrays(), dir->schema()};
   const std::span<const int64_t> train(static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]),
                                        graph.manifest.num_train());
   HotnessSpec spec{.fanouts = {5, 3}, .batch_size = 64, .seed = 7, .presample_batches = 6, .threads = 1};

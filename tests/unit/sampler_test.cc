@@ -27,7 +27,7 @@ class SamplerTest : public ::testing::Test {
     auto d = DatasetDir::Open(*dir_ / "g");
     ASSERT_TRUE(d.ok()) << d.status();
     dataset_ = new DatasetDir(std::move(*d));
-    graph_ = new GraphData{dataset_->manifest(), dataset_->arrays()};
+    graph_ = new GraphData{dataset_->manifest(), dataset_->arrays(), dataset_->schema()};
   }
   static void TearDownTestSuite() {
     delete graph_;

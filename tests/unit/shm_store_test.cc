@@ -105,6 +105,39 @@ TEST_F(ShmStore, SecondProcessSeesTheSameBytes) {
   ASSERT_TRUE(ShmDataset::Remove(name).ok());
 }
 
+TEST(ShmStoreTyped, EveryArrayOfTheSchemaIsASegmentAndRemoveTakesThemAll) {
+  ScratchDir dir;
+  testing::TypedDataset().Write(dir.path());
+  auto source = DatasetDir::Open(dir.path());
+  ASSERT_TRUE(source.ok()) << source.status();
+  const std::string name = UniqueName("typed");
+  ShmLoadOptions options;
+  options.staging = true;  // published below, as a reload is
+  std::vector<std::string> loaded_arrays;
+  options.on_array_loaded = [&](const std::string& array, size_t, size_t) { loaded_arrays.push_back(array); };
+  auto staged = ShmDataset::Load(name, *source, options);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  ASSERT_EQ(loaded_arrays.size(), source->schema().arrays.size() - 1);  // paper.test is empty
+  EXPECT_TRUE(SegmentExists(name + ".staged", "author___writes___paper.indices"));
+  ASSERT_TRUE((*staged)->Publish().ok());
+  EXPECT_FALSE(SegmentExists(name + ".staged", "author___writes___paper.indices"));
+
+  auto attached = ShmDataset::Attach(name);
+  ASSERT_TRUE(attached.ok()) << attached.status();
+  EXPECT_EQ((*attached)->schema().node_types.size(), 3u);
+  for (size_t i = 0; i < source->schema().arrays.size(); ++i) {
+    const ArraySchema& array = source->schema().arrays[i];
+    EXPECT_TRUE(SegmentExists(name, array.name)) << array.name;
+    EXPECT_EQ(std::memcmp((*attached)->arrays().data[i], source->file(i).data(), array.bytes()), 0) << array.name;
+  }
+  EXPECT_TRUE(ValidateArrays((*attached)->schema(), (*attached)->arrays(), 1).ok());
+  attached->reset();
+  staged->reset();
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+  for (const ArraySchema& array : source->schema().arrays) EXPECT_FALSE(SegmentExists(name, array.name)) << array.name;
+  EXPECT_FALSE(SegmentExists(name, "meta"));
+}
+
 TEST_F(ShmStore, KilledLoadIsNeverSeenAsCompleteAndIsCleanedByTheNextLoad) {
   const std::string name = UniqueName("killed");
   int fds[2];
@@ -112,8 +145,8 @@ TEST_F(ShmStore, KilledLoadIsNeverSeenAsCompleteAndIsCleanedByTheNextLoad) {
   const pid_t child = ::fork();
   if (child == 0) {
     ShmLoadOptions options;
-    options.on_array_loaded = [&](ArrayId id, size_t, size_t) {
-      if (id == ArrayId::kIndices) {  // two arrays in: tell the parent, then wait to be killed
+    options.on_array_loaded = [&](const std::string& array, size_t, size_t) {
+      if (array == "indices") {  // two arrays in: tell the parent, then wait to be killed
         (void)!::write(fds[1], "x", 1);
         ::pause();
       }
@@ -145,8 +178,8 @@ TEST_F(ShmStore, LoadWhileAnotherLoadRunsIsRefused) {
   const std::string name = UniqueName("busy");
   absl::Status inner;
   ShmLoadOptions options;
-  options.on_array_loaded = [&](ArrayId id, size_t, size_t) {
-    if (id == ArrayId::kIndptr) {
+  options.on_array_loaded = [&](const std::string& array, size_t, size_t) {
+    if (array == "indptr") {
       inner = ShmDataset::Load(name, *source_, {}).status();
       EXPECT_EQ(ShmDataset::Attach(name).status().code(), absl::StatusCode::kUnavailable);
     }

@@ -97,4 +97,57 @@ struct SmallDataset {
   }
 };
 
+// A small typed (format_version 2) dataset, valid as constructed: papers (3, float16 features, labeled),
+// authors (2, no features, no labels), fields (1, float32 features); paper-cites-paper, author-writes-paper,
+// paper-has_topic-field.
+struct TypedDataset {
+  std::vector<int64_t> cites_indptr = {0, 1, 2, 3};  // paper 0 <- 1, 1 <- 2, 2 <- 0
+  std::vector<int32_t> cites_indices = {1, 2, 0};
+  std::vector<int64_t> writes_indptr = {0, 2, 2, 3};  // paper 0 <- authors 0, 1; paper 2 <- author 1
+  std::vector<int32_t> writes_indices = {0, 1, 1};
+  std::vector<int64_t> topic_indptr = {0, 2};  // field 0 <- papers 0, 2
+  std::vector<int64_t> topic_indices = {0, 2};
+  std::vector<uint16_t> paper_features = {0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600};  // 3 x 2 float16
+  std::vector<int64_t> paper_labels = {1, 0, 1};
+  std::vector<int64_t> train = {0, 2}, valid = {1}, test = {};
+  std::vector<float> field_features = {0.5f, 1.5f, 2.5f, 3.5f};  // 1 x 4
+  v1::DatasetManifest manifest;
+
+  TypedDataset() {
+    manifest.set_format_version(2);
+    v1::NodeType* paper = manifest.add_node_types();
+    paper->set_name("paper"), paper->set_num_nodes(3), paper->set_feature_dim(2);
+    paper->set_feature_dtype(v1::FEATURE_DTYPE_FLOAT16), paper->set_num_classes(2);
+    paper->set_num_train(2), paper->set_num_valid(1);
+    v1::NodeType* author = manifest.add_node_types();
+    author->set_name("author"), author->set_num_nodes(2);
+    v1::NodeType* field = manifest.add_node_types();
+    field->set_name("field"), field->set_num_nodes(1), field->set_feature_dim(4);
+    field->set_feature_dtype(v1::FEATURE_DTYPE_FLOAT32);
+    auto relation = [&](const char* src, const char* name, const char* dst, int64_t edges, v1::IndexDType dtype) {
+      v1::Relation* r = manifest.add_relations();
+      r->set_src_type(src), r->set_name(name), r->set_dst_type(dst), r->set_num_edges(edges), r->set_index_dtype(dtype);
+    };
+    relation("paper", "cites", "paper", 3, v1::INDEX_DTYPE_INT32);
+    relation("author", "writes", "paper", 3, v1::INDEX_DTYPE_INT32);
+    relation("paper", "has_topic", "field", 2, v1::INDEX_DTYPE_INT64);
+  }
+
+  void Write(const std::string& dir) const {
+    WriteNpy(dir + "/paper___cites___paper.indptr.npy", DType::kInt64, cites_indptr);
+    WriteNpy(dir + "/paper___cites___paper.indices.npy", DType::kInt32, cites_indices);
+    WriteNpy(dir + "/author___writes___paper.indptr.npy", DType::kInt64, writes_indptr);
+    WriteNpy(dir + "/author___writes___paper.indices.npy", DType::kInt32, writes_indices);
+    WriteNpy(dir + "/paper___has_topic___field.indptr.npy", DType::kInt64, topic_indptr);
+    WriteNpy(dir + "/paper___has_topic___field.indices.npy", DType::kInt64, topic_indices);
+    WriteNpy(dir + "/paper.features.npy", DType::kFloat16, paper_features, {2});
+    WriteNpy(dir + "/paper.labels.npy", DType::kInt64, paper_labels);
+    WriteNpy(dir + "/paper.train.npy", DType::kInt64, train);
+    WriteNpy(dir + "/paper.valid.npy", DType::kInt64, valid);
+    WriteNpy(dir + "/paper.test.npy", DType::kInt64, test);
+    WriteNpy(dir + "/field.features.npy", DType::kFloat32, field_features, {4});
+    ASSERT_TRUE(WriteManifest(dir, manifest).ok());
+  }
+};
+
 }  // namespace gnnd::testing

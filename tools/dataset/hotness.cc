@@ -142,7 +142,7 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
   GNND_RETURN_IF_ERROR(dir.Validate(spec.threads));  // ids below are used as indices
   GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
   GNND_RETURN_IF_ERROR(CheckSamplingSpec({spec.batch_size, spec.fanouts}));
-  const GraphData graph{dir.manifest(), dir.arrays()};
+  const GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
   const auto* ids = static_cast<const int64_t*>(graph.arrays[split_id]);
   const std::span<const int64_t> train(ids, ArrayShape(graph.manifest, split_id)[0]);
   // Refuses specs whose batches would outgrow the layout before any work (CountReads would count nothing).
@@ -192,7 +192,7 @@ absl::StatusOr<std::string> WriteHotOrder(const std::string& dataset_dir, const 
   GNND_RETURN_IF_ERROR(CheckSamplingSpec({1, fanouts}));
   GNND_ASSIGN_OR_RETURN(const DatasetDir dir, DatasetDir::Open(dataset_dir));
   GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
-  const GraphData graph{dir.manifest(), dir.arrays()};
+  const GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
   const std::span<const int64_t> seeds(static_cast<const int64_t*>(graph.arrays[split_id]),
                                        ArrayShape(graph.manifest, split_id)[0]);
   if (seeds.empty()) return absl::StrCat("no ", kHotOrderFile, ": the ", split, " split is empty");

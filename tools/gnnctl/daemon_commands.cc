@@ -18,10 +18,20 @@ namespace {
 
 std::string Mib(uint64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
 
+// One line: name, size, nodes, edges, feature dtypes (per type where typed), sessions, path.
 void PrintDataset(const v1::DatasetInfo& d) {
+  absl::StatusOr<DatasetSchema> schema = DatasetSchema::FromManifest(d.manifest());
+  int64_t edges = 0;
+  std::string dtypes;
+  if (schema.ok()) {
+    for (const RelationSchema& r : schema->relations) edges += r.num_edges;
+    for (const NodeTypeSchema& t : schema->node_types) {
+      const std::string dtype = t.feature_dim > 0 ? std::string(DTypeName(t.feature_dtype)) : "none";
+      absl::StrAppend(&dtypes, dtypes.empty() ? "" : ",", schema->homogeneous() ? "" : t.name + ":", dtype);
+    }
+  }
   absl::PrintF("%s\t%s\t%d nodes\t%d edges\t%s\t%d session(s)\t%s\n", d.name(), Mib(d.bytes()),
-               d.manifest().num_nodes(), d.manifest().num_edges(), FeatureDTypeName(d.manifest().feature_dtype()),
-               d.sessions(), d.path());
+               schema.ok() ? schema->num_nodes : 0, edges, schema.ok() ? dtypes : "?", d.sessions(), d.path());
 }
 
 // "[#########.........]  45%  array 1.2 GiB/2.6 GiB" on a terminal, a line per array otherwise.

@@ -225,12 +225,12 @@ absl::Status RunShm(const std::vector<std::string>& args) {
   }
   if (args.size() == 2 && args[0] == "attach") {
     GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> dataset, ShmDataset::Attach(args[1], /*any_owner=*/true));
-    absl::PrintF("%s: %s\n", args[1], DescribeDataset(dataset->manifest(), dataset->arrays()));
-    for (ArrayId id : kAllArrays) {
-      const size_t bytes = ArrayBytes(dataset->manifest(), id);
+    absl::PrintF("%s: %s\n", args[1], DescribeDataset(dataset->manifest(), dataset->schema(), dataset->arrays()));
+    for (size_t i = 0; i < dataset->schema().arrays.size(); ++i) {
+      const ArraySchema& array = dataset->schema().arrays[i];
       uLong crc = crc32_z(0L, Z_NULL, 0);
-      crc = crc32_z(crc, static_cast<const Bytef*>(dataset->arrays()[id]), bytes);
-      absl::PrintF("%s\t%d bytes\tcrc32 %08x\n", ArrayName(id), bytes, crc);
+      crc = crc32_z(crc, static_cast<const Bytef*>(dataset->arrays().data[i]), array.bytes());
+      absl::PrintF("%s\t%d bytes\tcrc32 %08x\n", array.name, array.bytes(), crc);
     }
     return absl::OkStatus();
   }

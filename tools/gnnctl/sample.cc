@@ -73,7 +73,7 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(request.dataset_dir));
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
-  const GraphData graph{m, dataset.arrays()};
+  const GraphData graph{m, dataset.arrays(), dataset.schema()};
   // Checked as gnnd checks a session's request, with room for one slot of any size.
   GNND_ASSIGN_OR_RETURN(const SessionShape shape,
                         CheckOpenRequest(OpenRequest(request), m, graph.MaxInDegree(),

@@ -1,0 +1,239 @@
+#include "common/dataset/schema.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
+#include "common/dataset/manifest.h"
+#include "common/dataset/npy.h"
+
+namespace gnnd {
+namespace {
+
+// Every size computed from the counts must fit in 64 bits: one that wrapped could pass for a tiny file.
+constexpr int64_t kMaxCount = int64_t{1} << 48;
+// The sampling rule keys a relation's draws with 8 bits of the Philox counter.
+constexpr size_t kMaxRelations = 256;
+constexpr size_t kMaxNodeTypes = 256;
+constexpr size_t kMaxNameBytes = 64;
+// The names a format_version 1 dataset's one type and relation get (DGL's for a homogeneous graph).
+constexpr char kHomogeneousType[] = "_N";
+constexpr char kHomogeneousRelation[] = "_E";
+
+absl::Status Bad(absl::string_view field, const auto& value, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(kManifestFile, ": ", field, " = ", value, " ", why));
+}
+
+absl::Status CheckName(absl::string_view field, const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= kMaxNameBytes && !absl::StrContains(name, "___") &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+                  });
+  if (ok) return absl::OkStatus();
+  return Bad(field, absl::StrCat("'", name.substr(0, kMaxNameBytes), name.size() > kMaxNameBytes ? "...'" : "'"),
+             absl::StrCat("is not a name (letters, digits and _, at most ", kMaxNameBytes, " bytes, no ___)"));
+}
+
+// One node type's counts; `prefix` is its field path ("" for a format_version 1 manifest).
+absl::Status CheckNodeType(const std::string& prefix, const v1::NodeType& t, bool features_required) {
+  auto field = [&](absl::string_view name) { return absl::StrCat(prefix, name); };
+  if (t.num_nodes() <= 0) return Bad(field("num_nodes"), t.num_nodes(), "must be positive");
+  if (t.num_nodes() > kMaxCount) {
+    return Bad(field("num_nodes"), t.num_nodes(), absl::StrCat("is too large (at most ", kMaxCount, ")"));
+  }
+  if (features_required ? t.feature_dim() <= 0 : t.feature_dim() < 0) {
+    return Bad(field("feature_dim"), t.feature_dim(), features_required ? "must be positive" : "must not be negative");
+  }
+  if (t.feature_dim() > kMaxCount) {
+    return Bad(field("feature_dim"), t.feature_dim(), absl::StrCat("is too large (at most ", kMaxCount, ")"));
+  }
+  if (t.feature_dim() > 0 && !FeatureElementDType(t.feature_dtype())) {
+    return Bad(field("feature_dtype"), FeatureDTypeName(t.feature_dtype()), "must be set to a known feature dtype");
+  }
+  if (features_required ? t.num_classes() <= 0 : t.num_classes() < 0) {
+    return Bad(field("num_classes"), t.num_classes(), features_required ? "must be positive" : "must not be negative");
+  }
+  const std::array<int64_t, 3> sizes = {t.num_train(), t.num_valid(), t.num_test()};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string name = field(absl::StrCat("num_", kSplitNames[i]));
+    if (sizes[i] < 0) return Bad(name, sizes[i], "must not be negative");
+    if (sizes[i] > t.num_nodes()) return Bad(name, sizes[i], absl::StrCat("exceeds num_nodes = ", t.num_nodes()));
+    if (sizes[i] > 0 && t.num_classes() == 0) return Bad(name, sizes[i], "needs labels (num_classes is 0)");
+  }
+  int64_t feature_bytes = 0;
+  if (t.feature_dim() > 0) {
+    const size_t element = DTypeSize(FeatureElementDType(t.feature_dtype()).value());
+    if (__builtin_mul_overflow(t.num_nodes(), t.feature_dim(), &feature_bytes) ||
+        __builtin_mul_overflow(feature_bytes, static_cast<int64_t>(element), &feature_bytes) ||
+        feature_bytes > kMaxNpyDataBytes) {
+      return Bad(field("feature_dim"), t.feature_dim(),
+                 absl::StrCat("makes the features (num_nodes = ", t.num_nodes(), " rows) larger than ",
+                              kMaxNpyDataBytes, " bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRelation(const std::string& prefix, const v1::Relation& r, int64_t src_nodes) {
+  auto field = [&](absl::string_view name) { return absl::StrCat(prefix, name); };
+  if (r.num_edges() < 0) return Bad(field("num_edges"), r.num_edges(), "must not be negative");
+  if (r.num_edges() > kMaxCount) {
+    return Bad(field("num_edges"), r.num_edges(), absl::StrCat("is too large (at most ", kMaxCount, ")"));
+  }
+  if (r.index_dtype() == v1::INDEX_DTYPE_UNSPECIFIED) return Bad(field("index_dtype"), "unspecified", "must be set");
+  if (r.index_dtype() == v1::INDEX_DTYPE_INT32 && src_nodes >= (int64_t{1} << 31)) {
+    return Bad(field("index_dtype"), "INDEX_DTYPE_INT32", absl::StrCat("cannot hold ", src_nodes, " node ids"));
+  }
+  return absl::OkStatus();
+}
+
+// A format_version 1 manifest as its one type and one relation.
+void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation& relation) {
+  type.set_name(kHomogeneousType);
+  type.set_num_nodes(m.num_nodes());
+  type.set_feature_dim(m.feature_dim());
+  type.set_feature_dtype(m.feature_dtype());
+  type.set_num_classes(m.num_classes());
+  type.set_num_train(m.num_train());
+  type.set_num_valid(m.num_valid());
+  type.set_num_test(m.num_test());
+  relation.set_src_type(kHomogeneousType);
+  relation.set_name(kHomogeneousRelation);
+  relation.set_dst_type(kHomogeneousType);
+  relation.set_num_edges(m.num_edges());
+  relation.set_index_dtype(m.index_dtype());
+}
+
+}  // namespace
+
+size_t ArraySchema::bytes() const {
+  size_t n = DTypeSize(dtype);
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+size_t DatasetSchema::total_bytes() const {
+  size_t total = 0;
+  for (const ArraySchema& a : arrays) total += a.bytes();
+  return total;
+}
+
+int DatasetSchema::NodeTypeNamed(absl::string_view name) const {
+  for (size_t t = 0; t < node_types.size(); ++t) {
+    if (node_types[t].name == name) return static_cast<int>(t);
+  }
+  return -1;
+}
+
+absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManifest& m) {
+  DatasetSchema s;
+  s.format_version = m.format_version();
+  std::vector<v1::NodeType> types;
+  std::vector<v1::Relation> relations;
+  const bool v1 = m.format_version() == 1;
+  if (v1) {
+    if (m.node_types_size() > 0 || m.relations_size() > 0) {
+      return Bad("format_version", 1, "has no node_types or relations (typed datasets are format_version 2)");
+    }
+    Homogeneous(m, types.emplace_back(), relations.emplace_back());
+    if (m.num_nodes() <= 0) return Bad("num_nodes", m.num_nodes(), "must be positive");
+    GNND_RETURN_IF_ERROR(CheckRelation("", relations[0], m.num_nodes()));
+    GNND_RETURN_IF_ERROR(CheckNodeType("", types[0], /*features_required=*/true));
+  } else if (m.format_version() == 2) {
+    if (m.num_nodes() != 0 || m.num_edges() != 0 || m.feature_dim() != 0 || m.num_classes() != 0) {
+      return Bad("format_version", 2, "describes its graph in node_types and relations, not num_nodes, num_edges, ...");
+    }
+    if (m.node_types_size() == 0 || static_cast<size_t>(m.node_types_size()) > kMaxNodeTypes) {
+      return Bad("node_types", m.node_types_size(), absl::StrCat("entries (must be 1 to ", kMaxNodeTypes, ")"));
+    }
+    if (m.relations_size() == 0 || static_cast<size_t>(m.relations_size()) > kMaxRelations) {
+      return Bad("relations", m.relations_size(), absl::StrCat("entries (must be 1 to ", kMaxRelations, ")"));
+    }
+    types.assign(m.node_types().begin(), m.node_types().end());
+    relations.assign(m.relations().begin(), m.relations().end());
+  } else {
+    return Bad("format_version", m.format_version(), "is not supported (want 1 or 2)");
+  }
+
+  absl::flat_hash_set<std::string> names;
+  for (size_t t = 0; t < types.size(); ++t) {
+    const std::string prefix = v1 ? "" : absl::StrCat("node_types[", t, "].");
+    if (!v1) {
+      GNND_RETURN_IF_ERROR(CheckName(prefix + "name", types[t].name()));
+      if (types[t].name() == "staged") {  // gnnd.DATASET.staged.* is a staged set's (shm_store.h)
+        return Bad(prefix + "name", "'staged'", "is reserved");
+      }
+      if (!names.insert(types[t].name()).second) return Bad(prefix + "name", Quoted(types[t].name()), "is given twice");
+      GNND_RETURN_IF_ERROR(CheckNodeType(prefix, types[t], /*features_required=*/false));
+    }
+    NodeTypeSchema& n = s.node_types.emplace_back();
+    n.name = types[t].name();
+    n.num_nodes = types[t].num_nodes();
+    n.offset = s.num_nodes;
+    s.num_nodes += n.num_nodes;
+    if (s.num_nodes > kMaxCount) {
+      return Bad(prefix + "num_nodes", n.num_nodes, absl::StrCat("makes more than ", kMaxCount, " nodes in all"));
+    }
+    n.feature_dim = types[t].feature_dim();
+    if (n.feature_dim > 0) n.feature_dtype = FeatureElementDType(types[t].feature_dtype()).value();
+    n.num_classes = types[t].num_classes();
+    n.split_sizes = {types[t].num_train(), types[t].num_valid(), types[t].num_test()};
+  }
+  absl::flat_hash_set<std::string> keys;
+  for (size_t i = 0; i < relations.size(); ++i) {
+    const v1::Relation& r = relations[i];
+    const std::string prefix = absl::StrCat("relations[", i, "].");
+    RelationSchema& rel = s.relations.emplace_back();
+    rel.src = r.src_type();
+    rel.name = r.name();
+    rel.dst = r.dst_type();
+    rel.src_type = s.NodeTypeNamed(rel.src);
+    rel.dst_type = s.NodeTypeNamed(rel.dst);
+    if (!v1) {
+      GNND_RETURN_IF_ERROR(CheckName(prefix + "name", r.name()));
+      if (rel.src_type < 0) return Bad(prefix + "src_type", Quoted(rel.src), "is not one of node_types");
+      if (rel.dst_type < 0) return Bad(prefix + "dst_type", Quoted(rel.dst), "is not one of node_types");
+      if (!keys.insert(rel.key()).second) return Bad(prefix + "name", Quoted(rel.key()), "is given twice");
+      GNND_RETURN_IF_ERROR(CheckRelation(prefix, r, s.node_types[rel.src_type].num_nodes));
+    }
+    rel.num_edges = r.num_edges();
+    rel.index_dtype = r.index_dtype() == v1::INDEX_DTYPE_INT32 ? DType::kInt32 : DType::kInt64;
+  }
+
+  // The array table: each relation's CSC, then each type's features, labels and splits. A format_version
+  // 1 dataset keeps its files' names.
+  auto add = [&s](std::string name, ArrayRole role, int owner, DType dtype, std::vector<int64_t> shape) {
+    s.arrays.push_back({std::move(name), role, owner, -1, dtype, std::move(shape)});
+    return static_cast<int>(s.arrays.size() - 1);
+  };
+  for (size_t i = 0; i < s.relations.size(); ++i) {
+    RelationSchema& r = s.relations[i];
+    const std::string prefix = v1 ? "" : r.key() + ".";
+    const int owner = static_cast<int>(i);
+    r.indptr =
+        add(prefix + "indptr", ArrayRole::kIndptr, owner, DType::kInt64, {s.node_types[r.dst_type].num_nodes + 1});
+    r.indices = add(prefix + "indices", ArrayRole::kIndices, owner, r.index_dtype, {r.num_edges});
+  }
+  for (size_t t = 0; t < s.node_types.size(); ++t) {
+    NodeTypeSchema& n = s.node_types[t];
+    const std::string prefix = v1 ? "" : n.name + ".";
+    const int owner = static_cast<int>(t);
+    if (n.feature_dim > 0) {
+      n.features = add(prefix + "features", ArrayRole::kFeatures, owner, n.feature_dtype, {n.num_nodes, n.feature_dim});
+    }
+    if (n.num_classes > 0) {
+      n.labels = add(prefix + "labels", ArrayRole::kLabels, owner, DType::kInt64, {n.num_nodes});
+      for (int split = 0; split < 3; ++split) {
+        n.splits[split] = add(prefix + std::string(kSplitNames[split]), ArrayRole::kSplit, owner, DType::kInt64,
+                              {n.split_sizes[split]});
+        s.arrays.back().split = split;
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace gnnd

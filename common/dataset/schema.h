@@ -1,0 +1,81 @@
+// What a dataset holds, described as data: its node types (each a range of one global id space), its
+// relations (src_type, name, dst_type), each one CSC, and the table of its arrays (name, role, owner,
+// dtype, shape). Made from the manifest once and checked there; loading, validation, shared memory and
+// GPU placement iterate `arrays`. A format_version 1 manifest (homogeneous) is the one-type,
+// one-relation case, with its arrays under their old names (indptr, indices, features, ...).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/base/dtype.h"
+#include "gnnd/v1/dataset.pb.h"
+
+namespace gnnd {
+
+enum class ArrayRole : uint8_t { kIndptr, kIndices, kFeatures, kLabels, kSplit };
+
+// The node splits, by position: their names are what sessions ask for.
+inline constexpr std::array<absl::string_view, 3> kSplitNames = {"train", "valid", "test"};
+
+struct NodeTypeSchema {
+  std::string name;
+  int64_t num_nodes = 0;
+  int64_t offset = 0;       // the global id of its node 0
+  int64_t feature_dim = 0;  // 0: none
+  DType feature_dtype = DType::kFloat32;
+  int32_t num_classes = 0;  // 0: no labels
+  std::array<int64_t, 3> split_sizes = {0, 0, 0};
+  // Positions in DatasetSchema::arrays, -1 where the type has none.
+  int features = -1, labels = -1;
+  std::array<int, 3> splits = {-1, -1, -1};
+
+  size_t feature_row_bytes() const { return DTypeSize(feature_dtype) * static_cast<size_t>(feature_dim); }
+};
+
+struct RelationSchema {
+  std::string src, name, dst;
+  int src_type = 0, dst_type = 0;  // positions in DatasetSchema::node_types
+  int64_t num_edges = 0;
+  DType index_dtype = DType::kInt64;
+  int indptr = -1, indices = -1;  // positions in DatasetSchema::arrays
+
+  // "src___name___dst", OGB's spelling.
+  std::string key() const { return src + "___" + name + "___" + dst; }
+};
+
+struct ArraySchema {
+  std::string name;  // the file is NAME.npy and the segment gnnd.DATASET.NAME
+  ArrayRole role = ArrayRole::kIndptr;
+  int owner = 0;                // the relation (indptr, indices) or node type (the rest)
+  int split = -1;               // kSplit: a position in kSplitNames
+  DType dtype = DType::kInt64;  // element dtype; a .npy holds NpyStorage(dtype)
+  std::vector<int64_t> shape;
+
+  size_t bytes() const;
+  std::string file() const { return name + ".npy"; }
+};
+
+struct DatasetSchema {
+  uint32_t format_version = 0;
+  std::vector<NodeTypeSchema> node_types;
+  std::vector<RelationSchema> relations;
+  std::vector<ArraySchema> arrays;
+  int64_t num_nodes = 0;  // over all types: the size of the global id space
+
+  // Checks the manifest's own consistency (version, names, positive counts, dtypes set, index dtypes wide
+  // enough, sizes that fit in 64 bits) and describes it; errors name manifest.textproto and the field.
+  static absl::StatusOr<DatasetSchema> FromManifest(const v1::DatasetManifest& manifest);
+
+  // One node type and one relation: what the homogeneous samplers serve.
+  bool homogeneous() const { return node_types.size() == 1 && relations.size() == 1; }
+  size_t total_bytes() const;
+  // The position of the type or relation named `name`, or -1.
+  int NodeTypeNamed(absl::string_view name) const;
+};
+
+}  // namespace gnnd
