@@ -6,6 +6,7 @@
 #include "common/base/log.h"
 #include "common/base/status.h"
 #include "common/batch/batch_proto.h"
+#include "common/batch/batch_schema.h"
 
 namespace gnnd {
 
@@ -68,6 +69,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   GNND_RETURN_IF_ERROR(s->backend_->Describe(opened));
   opened.set_num_slots(s->num_slots_);
   *opened.mutable_layout() = SlotLayoutToProto(s->layout_);
+  *opened.mutable_schema() = BatchSchemaToProto(
+      HomogeneousBatchSchema(s->layout_, m.feature_dim(), FeatureElementDType(m.feature_dtype()).value()));
   opened.set_feature_dim(m.feature_dim());
   opened.set_feature_dtype(m.feature_dtype());
   opened.set_steps_per_epoch(s->steps_per_epoch_);

@@ -165,13 +165,17 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     auto session = client->impl->OpenSession(request);
     if (!session.ok()) return Fail(session.status());
     const auto& opened = (*session)->opened();
-    const std::optional<gnnd::DType> feature_dtype = gnnd::FeatureElementDType(opened.feature_dtype());
-    if (!feature_dtype || !ToGnndDType(*feature_dtype)) {
-      return Fail(absl::UnimplementedError(absl::StrCat("the dataset's feature dtype is ",
-                                                        gnnd::FeatureDTypeName(opened.feature_dtype()),
-                                                        ", which this client library does not know (update it)")));
+    for (const gnnd::BatchArraySchema& array : (*session)->schema().arrays) {
+      if (!ToGnndDType(array.dtype)) {
+        return Fail(absl::UnimplementedError(absl::StrCat("the batch's array ", array.name, " is ",
+                                                          gnnd::DTypeName(array.dtype),
+                                                          ", a dtype the C API cannot express (update the library)")));
+      }
     }
-    *out = new gnnd_session{std::move(*session), *feature_dtype, opened.feature_dim()};
+    const int features = (*session)->schema().ArrayNamed("features");
+    const gnnd::DType feature_dtype =
+        features >= 0 ? (*session)->schema().arrays[features].dtype : gnnd::DType::kFloat32;
+    *out = new gnnd_session{std::move(*session), feature_dtype, opened.feature_dim()};
     return GNND_OK;
   });
 }
@@ -252,6 +256,95 @@ gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t release_slot, 
     out->num_seeds = b.num_seeds;
     std::copy(hops.nodes.begin(), hops.nodes.end(), out->num_nodes_per_hop);
     std::copy(hops.edges.begin(), hops.edges.end(), out->num_edges_per_hop);
+    return GNND_OK;
+  });
+}
+
+int32_t gnnd_session_arrays(const gnnd_session* session) {
+  return session == nullptr ? -1 : static_cast<int32_t>(session->impl->schema().arrays.size());
+}
+
+int32_t gnnd_session_counts(const gnnd_session* session) {
+  return session == nullptr ? -1 : static_cast<int32_t>(session->impl->schema().counts.size());
+}
+
+const char* gnnd_session_count_name(const gnnd_session* session, int32_t index) {
+  if (session == nullptr || index < 0 || index >= gnnd_session_counts(session)) return nullptr;
+  return session->impl->schema().counts[index].c_str();
+}
+
+gnnd_status gnnd_session_array_info(const gnnd_session* session, int32_t index, gnnd_array_info* out) {
+  if (session == nullptr) return Null("session");
+  if (out == nullptr) return Null("out");
+  const gnnd::BatchSchema& schema = session->impl->schema();
+  if (index < 0 || index >= static_cast<int32_t>(schema.arrays.size())) {
+    return Fail(absl::OutOfRangeError(absl::StrCat("array ", index, ": the batch has ", schema.arrays.size())));
+  }
+  if (out->size < sizeof(gnnd_array_info)) {
+    return Fail(
+        absl::InvalidArgumentError(absl::StrCat("out.size = ", out->size, " (set it to sizeof(gnnd_array_info))")));
+  }
+  const gnnd::BatchArraySchema& a = schema.arrays[index];
+  out->name = a.name.c_str();
+  out->dtype = *ToGnndDType(a.dtype);  // checked when the session opened
+  out->ndim = a.row_shape.empty() ? 1 : 2;
+  out->row_width = a.row_shape.empty() ? 1 : a.row_shape[0];
+  out->count = a.count;
+  return GNND_OK;
+}
+
+gnnd_status gnnd_slot_array(const gnnd_session* session, int32_t slot, int32_t index, gnnd_array* out) {
+  if (session == nullptr) return Null("session");
+  if (out == nullptr) return Null("out");
+  const gnnd::client::Session& s = *session->impl;
+  const gnnd::BatchSchema& schema = s.schema();
+  if (slot < 0 || slot >= s.num_slots()) {
+    return Fail(absl::OutOfRangeError(absl::StrCat("slot ", slot, ": the session has ", s.num_slots(), " slots")));
+  }
+  if (index < 0 || index >= static_cast<int32_t>(schema.arrays.size())) {
+    return Fail(absl::OutOfRangeError(absl::StrCat("array ", index, ": the batch has ", schema.arrays.size())));
+  }
+  const gnnd::BatchArraySchema& a = schema.arrays[index];
+  out->name = a.name.c_str();
+  out->data = static_cast<std::byte*>(s.SlotBase(slot)) + a.offset;
+  out->dtype = *ToGnndDType(a.dtype);
+  out->ndim = a.row_shape.empty() ? 1 : 2;
+  out->shape[0] = schema.capacity[a.count];
+  out->shape[1] = a.row_shape.empty() ? 0 : a.row_shape[0];
+  out->device_type = s.device() >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
+  out->device_id = s.device() >= 0 ? s.device() : 0;
+  return GNND_OK;
+}
+
+gnnd_status gnnd_next_batch_values(gnnd_session* session, int32_t release_slot, void* cuda_stream,
+                                   gnnd_batch_values* out) {
+  if (session == nullptr) return Null("session");
+  if (out == nullptr) return Null("out");
+  constexpr size_t kHeader = offsetof(gnnd_batch_values, counts);
+  if (out->size < kHeader) {
+    return Fail(
+        absl::InvalidArgumentError(absl::StrCat("out.size = ", out->size, " (set it to sizeof(gnnd_batch_values))")));
+  }
+  const size_t room = std::min<size_t>((out->size - kHeader) / sizeof(int64_t), GNND_MAX_BATCH_COUNTS);
+  if (session->impl->schema().counts.size() > room) {
+    return Fail(absl::OutOfRangeError(
+        absl::StrCat("the batch has ", session->impl->schema().counts.size(), " counts; out has room for ", room)));
+  }
+  return Guard([&] {
+    if (release_slot >= 0) {
+      const gnnd_status released = Check(session->impl->Release(release_slot, cuda_stream));
+      if (released != GNND_OK) return released;
+    }
+    auto batch = session->impl->Next(cuda_stream);
+    if (!batch.ok()) return Fail(batch.status());
+    if (!batch->has_value()) return GNND_END_OF_EPOCH;
+    const gnnd::client::Batch& b = **batch;
+    const std::vector<int64_t>& counts = *session->impl->counts(b.slot);  // Next checked them
+    out->slot = b.slot;
+    out->epoch = b.epoch;
+    out->step = b.step;
+    out->num_counts = static_cast<int32_t>(counts.size());
+    std::copy(counts.begin(), counts.end(), out->counts);
     return GNND_OK;
   });
 }

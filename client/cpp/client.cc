@@ -138,6 +138,10 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   // below) waits for gnnd to end it.
   session->io_ = std::make_unique<SessionStream>(session->stream_.get());
   GNND_ASSIGN_OR_RETURN(session->layout_, SlotLayoutFromProto(session->opened_.layout()));
+  GNND_ASSIGN_OR_RETURN(session->schema_, BatchSchemaFromProto(session->opened_.schema()));
+  if (session->schema_.slot_bytes != session->layout_.total_bytes) {
+    return absl::InternalError("gnnd's batch schema and slot layout disagree on the slot size");
+  }
   GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(session->opened_.device(), "the session's device"));
   if (device.is_cuda()) {
     GNND_RETURN_IF_ERROR(session->MapGpuSlots(device.cuda));
@@ -252,6 +256,9 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
       hop_counts_.resize(opened_.num_slots());
       hop_counts_[r.slot()] = {{r.num_nodes_per_hop().begin(), r.num_nodes_per_hop().end()},
                                {r.num_edges_per_hop().begin(), r.num_edges_per_hop().end()}};
+      GNND_RETURN_IF_ERROR(CheckBatchCounts(schema_, {r.counts().data(), static_cast<size_t>(r.counts_size())}));
+      counts_.resize(opened_.num_slots());
+      counts_[r.slot()].assign(r.counts().begin(), r.counts().end());
 #if GNND_WITH_CUDA
       if (device_ >= 0) {
         GNND_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(cuda_stream),

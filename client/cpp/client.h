@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "client/cpp/session_stream.h"
 #include "common/batch/batch.h"
+#include "common/batch/batch_schema.h"
 #include "gnnd/v1/service.grpc.pb.h"
 #include "grpcpp/channel.h"
 
@@ -87,6 +88,14 @@ class Session {
     return BatchView::At(static_cast<std::byte*>(slots_) + slot * layout_.total_bytes, layout_);
   }
   const BatchCapacity& capacity() const { return layout_.capacity; }
+  // The batch as data (common/batch/batch_schema.h): array i of slot s starts at SlotBase(s) +
+  // schema().arrays[i].offset and holds counts(s)[arrays[i].count] rows of the batch last given out there.
+  const BatchSchema& schema() const { return schema_; }
+  void* SlotBase(int slot) const { return static_cast<std::byte*>(slots_) + slot * schema_.slot_bytes; }
+  // The count values of the batch last given out in `slot` (schema().counts' order); null if none.
+  const std::vector<int64_t>* counts(int slot) const {
+    return slot >= 0 && slot < static_cast<int>(counts_.size()) && !counts_[slot].empty() ? &counts_[slot] : nullptr;
+  }
   int device() const { return device_; }
   // The counts of the batch last given out in `slot`; null if there is none.
   const HopCounts* hop_counts(int slot) const {
@@ -109,11 +118,13 @@ class Session {
   std::unique_ptr<SessionStream> io_;  // once attached: reads and writes off the trainer's thread
   v1::SessionOpened opened_;
   BatchLayout layout_;
+  BatchSchema schema_;
   void* slots_ = nullptr;
   size_t slots_bytes_ = 0;
   int device_ = -1;                                    // GPU sessions: the CUDA device of the slots
   std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
   std::vector<HopCounts> hop_counts_;                  // per slot
+  std::vector<std::vector<int64_t>> counts_;           // per slot
   absl::Status failed_;
   bool closed_ = false;
 };

@@ -169,6 +169,39 @@ GNND_API gnnd_status gnnd_slot_arrays(const gnnd_session* session, int32_t slot,
  * negative), then takes the next batch as gnnd_next_batch_on_stream does, as counts. */
 GNND_API gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t release_slot, void* cuda_stream,
                                             gnnd_batch_counts* out);
+/* API 1.3: the batch as data. A session's batches hold gnnd_session_arrays() arrays, described by gnnd's
+ * batch schema: array i has a name, a dtype, one or two dimensions, and in each batch as many rows as the
+ * value of count info.count (one of gnnd_session_counts() named counts, e.g. "nodes"; each batch gives them
+ * all in host memory, also for GPU sessions). Homogeneous batches have the seven arrays of gnnd_batch in
+ * its order; typed batches name theirs per node type and relation. */
+#define GNND_MAX_BATCH_COUNTS 1024
+typedef struct gnnd_array_info {
+  size_t size;      /* sizeof(gnnd_array_info) as the caller knows it */
+  const char* name; /* valid until the session is closed */
+  int32_t dtype;    /* gnnd_dtype */
+  int32_t ndim;     /* 1, or 2: rows of row_width elements */
+  int64_t row_width;
+  int32_t count; /* the index of the count that gives its rows */
+} gnnd_array_info;
+typedef struct gnnd_batch_values {
+  size_t size;  /* sizeof(gnnd_batch_values) as the caller knows it */
+  int32_t slot; /* pass to gnnd_release_batch, or as release_slot to the next gnnd_next_batch_values */
+  uint64_t epoch;
+  int64_t step;
+  int32_t num_counts;
+  int64_t counts[GNND_MAX_BATCH_COUNTS]; /* [0, num_counts) are set */
+} gnnd_batch_values;
+/* The number of arrays and of counts of the session's batches (-1 for a null session). */
+GNND_API int32_t gnnd_session_arrays(const gnnd_session* session);
+GNND_API int32_t gnnd_session_counts(const gnnd_session* session);
+/* The name of count `index`; NULL outside [0, gnnd_session_counts). */
+GNND_API const char* gnnd_session_count_name(const gnnd_session* session, int32_t index);
+GNND_API gnnd_status gnnd_session_array_info(const gnnd_session* session, int32_t index, gnnd_array_info* out);
+/* Array `index` of `slot` at the slot's capacity (as gnnd_slot_arrays, by the schema's index). */
+GNND_API gnnd_status gnnd_slot_array(const gnnd_session* session, int32_t slot, int32_t index, gnnd_array* out);
+/* One call per batch, as gnnd_next_batch_counts, with every count of the batch. */
+GNND_API gnnd_status gnnd_next_batch_values(gnnd_session* session, int32_t release_slot, void* cuda_stream,
+                                            gnnd_batch_values* out);
 /* After GNND_END_OF_EPOCH (and every batch released): start another epoch. */
 GNND_API gnnd_status gnnd_start_epoch(gnnd_session* session, uint64_t epoch);
 /* Ends the session and frees the handle: unmaps the slots (for a GPU session after the work this process

@@ -1,6 +1,7 @@
 #include "common/batch/batch_proto.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/batch/batch_schema.h"
 
 namespace gnnd {
 
@@ -55,6 +56,8 @@ void SetBatchCounts(std::span<const int32_t> nodes_per_hop, std::span<const int3
   ready.set_num_nodes(nodes);
   ready.set_num_edges(edges);
   ready.set_num_seeds(nodes_per_hop.empty() ? 0 : nodes_per_hop[0]);
+  ready.clear_counts();
+  for (int64_t c : HomogeneousBatchCounts(nodes_per_hop, edges_per_hop)) ready.add_counts(c);
 }
 
 }  // namespace gnnd

@@ -16,7 +16,8 @@ v1::SlotLayout SlotLayoutToProto(const BatchLayout& layout);
 // stay with gnnd: a client needs only the offsets and capacities.)
 absl::StatusOr<BatchLayout> SlotLayoutFromProto(const v1::SlotLayout& proto);
 
-// Sets `ready`'s per-hop counts (hops + 1 node counts, hops edge counts) and their totals.
+// Sets `ready`'s per-hop counts (hops + 1 node counts, hops edge counts), their totals and its counts (in
+// HomogeneousBatchSchema's order).
 void SetBatchCounts(std::span<const int32_t> nodes_per_hop, std::span<const int32_t> edges_per_hop,
                     v1::BatchReady& ready);
 

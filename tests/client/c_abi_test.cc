@@ -66,6 +66,15 @@ TEST(CAbi, NullHandlesAreInvalidArguments) {
   gnnd_batch_counts counts;
   EXPECT_EQ(gnnd_next_batch_counts(nullptr, -1, nullptr, &counts), GNND_INVALID_ARGUMENT);
   EXPECT_STREQ(gnnd_last_error(), "session: NULL");
+  EXPECT_EQ(gnnd_session_arrays(nullptr), -1);
+  EXPECT_EQ(gnnd_session_counts(nullptr), -1);
+  EXPECT_EQ(gnnd_session_count_name(nullptr, 0), nullptr);
+  gnnd_array_info info = {sizeof(gnnd_array_info)};
+  EXPECT_EQ(gnnd_session_array_info(nullptr, 0, &info), GNND_INVALID_ARGUMENT);
+  EXPECT_EQ(gnnd_slot_array(nullptr, 0, 0, arrays), GNND_INVALID_ARGUMENT);
+  static gnnd_batch_values values = {sizeof(gnnd_batch_values)};
+  EXPECT_EQ(gnnd_next_batch_values(nullptr, -1, nullptr, &values), GNND_INVALID_ARGUMENT);
+  EXPECT_STREQ(gnnd_last_error(), "session: NULL");
   gnnd_session_options options = GNND_SESSION_OPTIONS_INIT;
   gnnd_session* session = nullptr;
   EXPECT_EQ(gnnd_open_session(nullptr, &options, &session), GNND_INVALID_ARGUMENT);

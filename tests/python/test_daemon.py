@@ -438,6 +438,67 @@ def test_one_call_per_batch_over_slot_arrays_viewed_once(daemon, data, tmp_path)
     loader.close()
 
 
+def test_the_batch_schema_describes_every_array_and_count(daemon, data, tmp_path):
+    """C API 1.3: the session's batch schema (names, dtypes, the count sizing each array) and one call per batch
+    with every count give the reference batch, in host memory, without the library's fixed layout."""
+    from gnnd import _native
+    loader = gnnd.Loader(address=daemon.address, dataset="bf16", batch_size=150, fanouts=[3, 2], seed=3, num_slots=2,
+                         output="numpy")
+    lib, session = loader._native.lib, loader._session
+    count_names = [lib.gnnd_session_count_name(session, i).decode() for i in range(lib.gnnd_session_counts(session))]
+    assert count_names == ["nodes", "edges", "seeds", "node_hops", "edge_hops", "nodes_hop0", "nodes_hop1",
+                           "nodes_hop2", "edges_hop0", "edges_hop1"]
+    assert lib.gnnd_session_count_name(session, len(count_names)) is None
+    infos = []
+    for index in range(lib.gnnd_session_arrays(session)):
+        info = _native.ArrayInfo()
+        _native.check(lib.gnnd_session_array_info(session, index, ctypes.byref(info)))
+        infos.append((info.name.decode(), _native.DTYPE_NAMES[info.dtype], info.ndim, info.row_width,
+                      count_names[info.count]))
+    assert infos == [("node_ids", "int64", 1, 1, "nodes"), ("num_nodes_per_hop", "int32", 1, 1, "node_hops"),
+                     ("edge_src", "int32", 1, 1, "edges"), ("edge_dst", "int32", 1, 1, "edges"),
+                     ("num_edges_per_hop", "int32", 1, 1, "edge_hops"), ("features", "bfloat16", 2, 32, "nodes"),
+                     ("labels", "int64", 1, 1, "seeds")]
+    with pytest.raises(gnnd.GnndError, match="OUT_OF_RANGE: array 7: the batch has 7"):
+        _native.check(lib.gnnd_session_array_info(session, 7, ctypes.byref(_native.ArrayInfo())))
+    short = _native.ArrayInfo()
+    short.size = 8
+    with pytest.raises(gnnd.GnndError, match="INVALID_ARGUMENT: out.size = 8"):
+        _native.check(lib.gnnd_session_array_info(session, 0, ctypes.byref(short)))
+    slots = []
+    for slot in range(2):
+        arrays = []
+        for index in range(len(infos)):
+            array = _native.Array()
+            _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
+            arrays.append(array)
+        slots.append(arrays)
+    with pytest.raises(gnnd.GnndError, match="OUT_OF_RANGE: slot 2: the session has 2 slots"):
+        _native.check(lib.gnnd_slot_array(session, 2, 0, ctypes.byref(_native.Array())))
+    values, release, steps = _native.BatchValues(), -1, 0
+    while _native.check(lib.gnnd_next_batch_values(session, release, None, ctypes.byref(values))) == _native.GNND_OK:
+        ref = reference_batch(data["bf16"], tmp_path, values.step, batch_size=150, fanouts="3,2", seed=3)
+        counts = dict(zip(count_names, values.counts[:values.num_counts]))
+        assert values.num_counts == len(count_names)
+        assert [counts[f"nodes_hop{h}"] for h in range(3)] == ref["num_nodes_per_hop"].tolist()
+        assert [counts[f"edges_hop{h}"] for h in range(2)] == ref["num_edges_per_hop"].tolist()
+        for (name, _, _, _, count), array in zip(infos, slots[values.slot]):
+            array = _native.Array.from_buffer_copy(array)
+            array.shape[0] = counts[count]
+            np.testing.assert_array_equal(_numpy_view_of(array), ref[name], err_msg=f"step {values.step} {name}")
+        release, steps = values.slot, steps + 1
+    assert steps == len(loader)
+    values.size = 16
+    with pytest.raises(gnnd.GnndError, match="INVALID_ARGUMENT: out.size = 16"):
+        _native.check(lib.gnnd_next_batch_values(session, -1, None, ctypes.byref(values)))
+    loader.close()
+
+
+def _numpy_view_of(array):
+    from gnnd.loader import _numpy_view
+    return _numpy_view(array)
+
+
 def test_a_release_after_gnnd_ended_the_session_names_gnnds_reason(daemon):
     """A release whose write fails because gnnd ended the call reports why gnnd ended it, not CANCELLED."""
     from gnnd import _native

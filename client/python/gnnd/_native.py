@@ -57,6 +57,26 @@ class BatchCounts(ctypes.Structure):
                 ("num_edges_per_hop", ctypes.c_int32 * MAX_HOPS)]
 
 
+MAX_BATCH_COUNTS = 1024  # GNND_MAX_BATCH_COUNTS
+
+
+class ArrayInfo(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("name", ctypes.c_char_p), ("dtype", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("row_width", ctypes.c_int64), ("count", ctypes.c_int32)]
+
+    def __init__(self):
+        super().__init__(size=ctypes.sizeof(ArrayInfo))
+
+
+class BatchValues(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("slot", ctypes.c_int32), ("epoch", ctypes.c_uint64),
+                ("step", ctypes.c_int64), ("num_counts", ctypes.c_int32),
+                ("counts", ctypes.c_int64 * MAX_BATCH_COUNTS)]
+
+    def __init__(self):
+        super().__init__(size=ctypes.sizeof(BatchValues))
+
+
 class GnndError(RuntimeError):
     """A failed gnnd call: `code` is the gRPC status name (e.g. "UNAVAILABLE", "INVALID_ARGUMENT")."""
 
@@ -133,6 +153,16 @@ def _bind(path, lib):
     lib.gnnd_slot_arrays.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(Array)]
     lib.gnnd_next_batch_counts.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
                                            ctypes.POINTER(BatchCounts)]
+    lib.gnnd_session_arrays.argtypes = [ctypes.c_void_p]
+    lib.gnnd_session_arrays.restype = ctypes.c_int32
+    lib.gnnd_session_counts.argtypes = [ctypes.c_void_p]
+    lib.gnnd_session_counts.restype = ctypes.c_int32
+    lib.gnnd_session_count_name.argtypes = [ctypes.c_void_p, ctypes.c_int32]
+    lib.gnnd_session_count_name.restype = ctypes.c_char_p
+    lib.gnnd_session_array_info.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ArrayInfo)]
+    lib.gnnd_slot_array.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(Array)]
+    lib.gnnd_next_batch_values.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
+                                           ctypes.POINTER(BatchValues)]
     lib.gnnd_start_epoch.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
     lib.gnnd_batch_hop_counts.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32),
                                           ctypes.POINTER(ctypes.c_int32), ctypes.c_int32]
@@ -141,7 +171,8 @@ def _bind(path, lib):
     lib.gnnd_close_session.restype = None
     lib.gnnd_last_error.restype = ctypes.c_char_p
     for f in ("gnnd_connect", "gnnd_open_session", "gnnd_start_epoch", "gnnd_next_batch_on_stream",
-              "gnnd_release_batch_on_stream", "gnnd_slot_arrays", "gnnd_next_batch_counts"):
+              "gnnd_release_batch_on_stream", "gnnd_slot_arrays", "gnnd_next_batch_counts",
+              "gnnd_session_array_info", "gnnd_slot_array", "gnnd_next_batch_values"):
         getattr(lib, f).restype = ctypes.c_int
     return _Bound(path, lib, tuple(names), batch)
 

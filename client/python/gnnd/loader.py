@@ -62,18 +62,34 @@ def _make_view(array, output):
 
 
 class _SlotViews:
-    """Every slot's arrays, viewed once at the slot's capacity when the loader opens. gnnd keeps a slot's
-    arrays at their addresses for the session, so a batch is a prefix of each view: slicing costs about a
-    µs, wrapping memory tens of µs per array in Python, too much for a trainer's next()."""
+    """Every slot's arrays, viewed once at the slot's capacity when the loader opens, by the session's batch
+    schema (names, dtypes, the count that sizes each). gnnd keeps a slot's arrays at their addresses for the
+    session, so a batch is a prefix of each view: slicing costs about a µs, wrapping memory tens of µs per
+    array in Python, too much for a trainer's next()."""
 
     def __init__(self, lib, session, output):
         self.arrays, self._edges, self._pairs = [], [], {}
-        slot_arrays = (_native.Array * len(_native.ARRAY_NAMES))()
+        info = _native.ArrayInfo()
+        self.names, self.count_of = [], []  # per array: its name, the index of the count giving its rows
+        for index in range(lib.gnnd_session_arrays(session)):
+            _native.check(lib.gnnd_session_array_info(session, index, ctypes.byref(info)))
+            self.names.append(info.name.decode())
+            self.count_of.append(info.count)
+        self.count_names = [lib.gnnd_session_count_name(session, i).decode()
+                            for i in range(lib.gnnd_session_counts(session))]
+        hops = len([n for n in self.count_names if n.startswith("edges_hop")])
+        self.node_hop_counts = slice(self.count_names.index("nodes_hop0"), self.count_names.index("nodes_hop0") + hops + 1)
+        self.edge_hop_counts = slice(self.count_names.index("edges_hop0"), self.count_names.index("edges_hop0") + hops)
+        array = _native.Array()
         for slot in range(lib.gnnd_session_slots(session)):
-            _native.check(lib.gnnd_slot_arrays(session, slot, slot_arrays))
-            self.arrays.append(tuple(_make_view(array, output) for array in slot_arrays))
-            self._edges.append(tuple(_native.Array.from_buffer_copy(slot_arrays[_native.ARRAY_NAMES.index(name)])
-                                     for name in ("edge_src", "edge_dst")))
+            views = []
+            for index in range(len(self.names)):
+                _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
+                views.append(_make_view(array, output))
+                if self.names[index] in ("edge_src", "edge_dst"):
+                    self._edges.append(_native.Array.from_buffer_copy(array))
+            self.arrays.append(tuple(views))
+        self._edges = [tuple(self._edges[i:i + 2]) for i in range(0, len(self._edges), 2)]
 
     def edge_pair(self, slot, length):
         """The slot's edge_src and edge_dst as one (2, length) torch view (rows at their own addresses), so a
@@ -101,23 +117,30 @@ class Batch:
     Unless the loader copies, the arrays alias gnnd's slot and are valid until the batch is released:
     explicitly with release(), or by fetching the next batch."""
 
-    def __init__(self, loader, counts, copy):
-        """counts: the gnnd_batch_counts of the batch just taken."""
-        slot, hops, nodes, edges = counts.slot, counts.num_hops, counts.num_nodes, counts.num_edges
-        self.epoch, self.step = counts.epoch, counts.step
-        self.nodes_per_hop = counts.num_nodes_per_hop[:hops + 1]
-        self.edges_per_hop = counts.num_edges_per_hop[:hops]
+    def __init__(self, loader, values, copy):
+        """values: the gnnd_batch_values of the batch just taken."""
+        views = loader._views
+        counts = values.counts[:values.num_counts]
+        slot = values.slot
+        self.epoch, self.step = values.epoch, values.step
+        self.nodes_per_hop = counts[views.node_hop_counts]
+        self.edges_per_hop = counts[views.edge_hop_counts]
         self._loader, self._slot = loader, slot
-        node_ids, self.num_nodes_per_hop, edge_src, edge_dst, self.num_edges_per_hop, features, labels = \
-            loader._views.arrays[slot]
-        self.node_ids, self.features, self.labels = node_ids[:nodes], features[:nodes], labels[:counts.num_seeds]
         # gnnd.pyg: both edge arrays as one view (valid while the slot is held); edge_src and edge_dst are then
         # its rows, made only if asked for (__getattr__)
-        self._edge_pair = loader._views.edge_pair(slot, edges) if loader._edge_pairs and not copy else None
-        if self._edge_pair is None:
-            self.edge_src, self.edge_dst = edge_src[:edges], edge_dst[:edges]
+        pair = loader._edge_pairs and not copy
+        for name, view, count in zip(views.names, views.arrays[slot], views.count_of):
+            if pair and name in ("edge_src", "edge_dst"):
+                continue
+            setattr(self, name, view[:counts[count]])
+        self._edge_pair = views.edge_pair(slot, counts[views.count_of[views.names.index("edge_src")]]) \
+            if pair else None
+        if pair and self._edge_pair is None:
+            for name in ("edge_src", "edge_dst"):
+                index = views.names.index(name)
+                setattr(self, name, views.arrays[slot][index][:counts[views.count_of[index]]])
         if copy:
-            for name in _native.ARRAY_NAMES:
+            for name in views.names:
                 value = getattr(self, name)
                 setattr(self, name, value.clone() if loader.output == "torch" else value.copy())
             self.release()
@@ -241,15 +264,15 @@ class Loader:
             self.epoch = wanted
             _native.check(self._native.lib.gnnd_start_epoch(self._session, self.epoch))
         self._started, self._exhausted = False, False
-        counts = _native.BatchCounts()  # one gnnd_next_batch_counts per batch: releases the last, takes the next
-        next_batch, session, counts_ref = self._native.lib.gnnd_next_batch_counts, self._session, ctypes.byref(counts)
+        values = _native.BatchValues()  # one gnnd_next_batch_values per batch: releases the last, takes the next
+        next_batch, session, values_ref = self._native.lib.gnnd_next_batch_values, self._session, ctypes.byref(values)
         while True:
             release = self._held._give_up_slot() if self._held is not None else -1
             self._held = None
-            status = next_batch(session, release, self._stream(), counts_ref)
+            status = next_batch(session, release, self._stream(), values_ref)
             if status != _native.GNND_OK and _native.check(status) == _native.GNND_END_OF_EPOCH:
                 break
-            batch = Batch(self, counts, self.copy)
+            batch = Batch(self, values, self.copy)
             if not self.copy:
                 self._held = batch
             yield batch
@@ -261,14 +284,14 @@ class Loader:
         if self._held is not None:
             self._held.release()
             self._held = None
-        release, counts = -1, _native.BatchCounts()
+        release, values = -1, _native.BatchValues()
         while not self._exhausted:
-            if _native.check(self._native.lib.gnnd_next_batch_counts(self._session, release, self._stream(),
-                                                                     ctypes.byref(counts))) \
+            if _native.check(self._native.lib.gnnd_next_batch_values(self._session, release, self._stream(),
+                                                                     ctypes.byref(values))) \
                     == _native.GNND_END_OF_EPOCH:
                 self._exhausted = True
                 self.epoch += 1
-            release = counts.slot
+            release = values.slot
 
     def _stream(self):
         """The cudaStream_t batches are ordered on: torch's current stream for this loader's GPU."""

@@ -1,0 +1,148 @@
+#include "common/batch/batch_schema.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/base/status.h"
+
+namespace gnnd {
+
+size_t BatchArraySchema::row_bytes() const {
+  size_t bytes = DTypeSize(dtype);
+  for (int64_t d : row_shape) bytes *= static_cast<size_t>(d);
+  return bytes;
+}
+
+int BatchSchema::ArrayNamed(std::string_view name) const {
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int BatchSchema::CountNamed(std::string_view name) const {
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+BatchSchema HomogeneousBatchSchema(const BatchLayout& layout, int64_t feature_dim, DType feature_dtype) {
+  enum Count { kNodes, kEdges, kSeeds, kNodeHops, kEdgeHops };
+  const int hops = layout.num_hops;
+  BatchSchema s;
+  s.counts = {"nodes", "edges", "seeds", "node_hops", "edge_hops"};
+  s.capacity = {layout.capacity.max_nodes, layout.capacity.max_edges, layout.capacity.max_seeds, hops + 1, hops};
+  for (int h = 0; h <= hops; ++h) {
+    s.counts.push_back(absl::StrCat("nodes_hop", h));
+    s.capacity.push_back(h == 0 ? layout.capacity.max_seeds : layout.capacity.max_nodes);
+  }
+  for (int h = 0; h < hops; ++h) {
+    s.counts.push_back(absl::StrCat("edges_hop", h));
+    s.capacity.push_back(layout.capacity.max_edges);
+  }
+  const BatchArraySchema arrays[kNumBatchArrays] = {
+      {kBatchArrayNames[0], DType::kInt64, {}, kNodes, layout.node_ids},
+      {kBatchArrayNames[1], DType::kInt32, {}, kNodeHops, layout.num_nodes_per_hop},
+      {kBatchArrayNames[2], DType::kInt32, {}, kEdges, layout.edge_src},
+      {kBatchArrayNames[3], DType::kInt32, {}, kEdges, layout.edge_dst},
+      {kBatchArrayNames[4], DType::kInt32, {}, kEdgeHops, layout.num_edges_per_hop},
+      {kBatchArrayNames[5], feature_dtype, {feature_dim}, kNodes, layout.features},
+      {kBatchArrayNames[6], DType::kInt64, {}, kSeeds, layout.labels},
+  };
+  s.arrays.assign(std::begin(arrays), std::end(arrays));
+  s.slot_bytes = layout.total_bytes;
+  return s;
+}
+
+std::vector<int64_t> HomogeneousBatchCounts(std::span<const int32_t> nodes_per_hop,
+                                            std::span<const int32_t> edges_per_hop) {
+  int64_t nodes = 0, edges = 0;
+  for (int32_t n : nodes_per_hop) nodes += n;
+  for (int32_t e : edges_per_hop) edges += e;
+  std::vector<int64_t> counts = {nodes, edges, nodes_per_hop.empty() ? 0 : nodes_per_hop[0],
+                                 static_cast<int64_t>(nodes_per_hop.size()),
+                                 static_cast<int64_t>(edges_per_hop.size())};
+  counts.insert(counts.end(), nodes_per_hop.begin(), nodes_per_hop.end());
+  counts.insert(counts.end(), edges_per_hop.begin(), edges_per_hop.end());
+  return counts;
+}
+
+v1::BatchSchema BatchSchemaToProto(const BatchSchema& schema) {
+  v1::BatchSchema p;
+  for (const std::string& c : schema.counts) p.add_counts(c);
+  for (int64_t c : schema.capacity) p.add_capacity(c);
+  for (const BatchArraySchema& a : schema.arrays) {
+    v1::BatchArraySchema& out = *p.add_arrays();
+    out.set_name(a.name);
+    out.set_dtype(std::string(DTypeName(a.dtype)));
+    for (int64_t d : a.row_shape) out.add_row_shape(d);
+    out.set_count(a.count);
+    out.set_offset(a.offset);
+  }
+  p.set_slot_bytes(schema.slot_bytes);
+  return p;
+}
+
+absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& p) {
+  auto bad = [](const std::string& what) { return absl::InvalidArgumentError(absl::StrCat("batch schema: ", what)); };
+  if (p.counts_size() > kMaxBatchCounts || p.arrays_size() > kMaxBatchArrays) {
+    return bad(absl::StrCat(p.counts_size(), " counts and ", p.arrays_size(), " arrays"));
+  }
+  if (p.capacity_size() != p.counts_size()) return bad("a capacity per count expected");
+  BatchSchema s;
+  s.slot_bytes = p.slot_bytes();
+  absl::flat_hash_set<std::string> names;
+  for (int i = 0; i < p.counts_size(); ++i) {
+    if (p.counts(i).empty() || !names.insert(p.counts(i)).second) {
+      return bad(absl::StrCat("counts[", i, "] = ", Quoted(p.counts(i)), " (empty or repeated)"));
+    }
+    if (p.capacity(i) < 0) return bad(absl::StrCat("capacity[", i, "] = ", p.capacity(i)));
+    s.counts.push_back(p.counts(i));
+    s.capacity.push_back(p.capacity(i));
+  }
+  names.clear();
+  for (int i = 0; i < p.arrays_size(); ++i) {
+    const v1::BatchArraySchema& a = p.arrays(i);
+    const std::string where = absl::StrCat("arrays[", i, "] (", Quoted(a.name()), ")");
+    if (a.name().empty() || !names.insert(a.name()).second) return bad(where + ": empty or repeated name");
+    const std::optional<DType> dtype = DTypeNamed(a.dtype());
+    if (!dtype) return bad(absl::StrCat(where, ": dtype ", Quoted(a.dtype()), " is not one this client knows"));
+    if (a.count() < 0 || a.count() >= p.counts_size()) return bad(absl::StrCat(where, ": count ", a.count()));
+    if (a.row_shape_size() > kMaxRowDims) return bad(absl::StrCat(where, ": ", a.row_shape_size(), " row dims"));
+    BatchArraySchema& out = s.arrays.emplace_back();
+    out.name = a.name();
+    out.dtype = *dtype;
+    out.count = a.count();
+    out.offset = a.offset();
+    // The array at its capacity must lie inside the slot; every product checked for overflow.
+    uint64_t bytes = DTypeSize(*dtype);
+    for (int64_t d : a.row_shape()) {
+      if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) {
+        return bad(absl::StrCat(where, ": row dimension ", d));
+      }
+      out.row_shape.push_back(d);
+    }
+    uint64_t end = 0;
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(p.capacity(a.count())), &bytes) ||
+        __builtin_add_overflow(bytes, a.offset(), &end) || end > s.slot_bytes) {
+      return bad(absl::StrCat(where, ": does not fit in a slot of ", s.slot_bytes, " bytes"));
+    }
+  }
+  return s;
+}
+
+absl::Status CheckBatchCounts(const BatchSchema& schema, std::span<const int64_t> counts) {
+  if (counts.size() != schema.counts.size()) {
+    return absl::InternalError(
+        absl::StrCat("gnnd sent ", counts.size(), " counts for a batch of ", schema.counts.size()));
+  }
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] < 0 || counts[i] > schema.capacity[i]) {
+      return absl::InternalError(
+          absl::StrCat("gnnd sent ", schema.counts[i], " = ", counts[i], " (capacity ", schema.capacity[i], ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd
