@@ -69,10 +69,12 @@ TEST(CAbi, NullHandlesAreInvalidArguments) {
   EXPECT_EQ(gnnd_session_arrays(nullptr), -1);
   EXPECT_EQ(gnnd_session_counts(nullptr), -1);
   EXPECT_EQ(gnnd_session_count_name(nullptr, 0), nullptr);
-  gnnd_array_info info = {sizeof(gnnd_array_info)};
+  gnnd_array_info info{};
+  info.size = sizeof(info);
   EXPECT_EQ(gnnd_session_array_info(nullptr, 0, &info), GNND_INVALID_ARGUMENT);
   EXPECT_EQ(gnnd_slot_array(nullptr, 0, 0, arrays), GNND_INVALID_ARGUMENT);
-  static gnnd_batch_values values = {sizeof(gnnd_batch_values)};
+  static gnnd_batch_values values{};
+  values.size = sizeof(values);
   EXPECT_EQ(gnnd_next_batch_values(nullptr, -1, nullptr, &values), GNND_INVALID_ARGUMENT);
   EXPECT_STREQ(gnnd_last_error(), "session: NULL");
   gnnd_session_options options = GNND_SESSION_OPTIONS_INIT;
