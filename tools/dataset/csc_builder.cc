@@ -16,10 +16,17 @@
 namespace gnnd::dataset {
 
 absl::StatusOr<EdgeSpool> EdgeSpool::Create(const std::string& path, int64_t num_nodes) {
+  return CreateTyped(path, num_nodes, num_nodes, /*same_type=*/true);
+}
+
+absl::StatusOr<EdgeSpool> EdgeSpool::CreateTyped(const std::string& path, int64_t num_src, int64_t num_dst,
+                                                 bool same_type) {
   EdgeSpool spool;
   spool.path_ = path;
-  spool.num_nodes_ = num_nodes;
-  spool.wide_ = num_nodes >= (int64_t{1} << 31);
+  spool.num_src_ = num_src;
+  spool.num_dst_ = num_dst;
+  spool.same_type_ = same_type;
+  spool.wide_ = std::max(num_src, num_dst) >= (int64_t{1} << 31);
   spool.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (spool.fd_ < 0) return ErrnoStatus(errno, absl::StrCat("create ", path));
   spool.buffer_.reserve(kFlushBytes + 16);
@@ -29,7 +36,9 @@ absl::StatusOr<EdgeSpool> EdgeSpool::Create(const std::string& path, int64_t num
 EdgeSpool::EdgeSpool(EdgeSpool&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(other.fd_),
-      num_nodes_(other.num_nodes_),
+      num_src_(other.num_src_),
+      num_dst_(other.num_dst_),
+      same_type_(other.same_type_),
       wide_(other.wide_),
       count_(other.count_),
       buffer_(std::move(other.buffer_)) {
@@ -43,8 +52,12 @@ EdgeSpool::~EdgeSpool() {
 }
 
 absl::Status EdgeSpool::OutOfRange(int64_t src, int64_t dst, absl::string_view where) const {
-  const int64_t bad = (src < 0 || src >= num_nodes_) ? src : dst;
-  return absl::InvalidArgumentError(absl::StrCat(where, ": node id ", bad, " is out of range [0, ", num_nodes_, ")"));
+  const bool source = src < 0 || src >= num_src_;
+  const int64_t bad = source ? src : dst, bound = source ? num_src_ : num_dst_;
+  const absl::string_view what = same_type_ && num_src_ == num_dst_ ? "node id"
+                                 : source                           ? "source id"
+                                                                    : "destination id";
+  return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, " ", bad, " is out of range [0, ", bound, ")"));
 }
 
 absl::Status EdgeSpool::Flush() {
@@ -112,16 +125,22 @@ int64_t SortAndPack(Index* indices, std::vector<int64_t>& indptr, bool dedup, in
 
 }  // namespace
 
-absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOptions& options) {
+absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOptions& given,
+                                            const std::string& prefix) {
   GNND_RETURN_IF_ERROR(Flush());
-  const int64_t n = num_nodes_;
+  if (given.undirected && !(same_type_ && num_src_ == num_dst_)) {
+    return absl::InternalError("undirected edges between two node types (add a reverse relation instead)");
+  }
+  CscOptions options = given;
+  const bool loops_are_repeats = same_type_;  // u == v names one node only within one type
+  const int64_t n = num_dst_;
   // 1. In-degrees (indptr[v + 1] counts v's in-edges), then their prefix sum.
   std::vector<int64_t> indptr(n + 1, 0);
   {
     Progress progress("csc: counting", count_, "edges");
     int64_t seen = 0;
     GNND_RETURN_IF_ERROR(ForEach([&](int64_t u, int64_t v) {
-      if (!(options.dedup && u == v)) {
+      if (!(options.dedup && loops_are_repeats && u == v)) {
         ++indptr[v + 1];
         if (options.undirected) ++indptr[u + 1];
       }
@@ -133,10 +152,10 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
   const int64_t scattered = indptr[n];
 
   // 2. Scatter sources into the mapped indices file, at each destination's cursor.
-  const bool narrow = n < (int64_t{1} << 31);
-  GNND_ASSIGN_OR_RETURN(
-      NpyWriter indices_file,
-      NpyWriter::CreateMapped(absl::StrCat(dir, "/indices.npy"), narrow ? DType::kInt32 : DType::kInt64, {scattered}));
+  const bool narrow = num_src_ < (int64_t{1} << 31);
+  GNND_ASSIGN_OR_RETURN(NpyWriter indices_file,
+                        NpyWriter::CreateMapped(absl::StrCat(dir, "/", prefix, "indices.npy"),
+                                                narrow ? DType::kInt32 : DType::kInt64, {scattered}));
   int64_t edges;
   {
     std::vector<int64_t> cursor(indptr.begin(), indptr.end() - 1);
@@ -144,7 +163,7 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
     int64_t seen = 0;
     auto scatter = [&](auto* indices) {
       return ForEach([&](int64_t u, int64_t v) {
-        if (!(options.dedup && u == v)) {
+        if (!(options.dedup && loops_are_repeats && u == v)) {
           indices[cursor[v]++] = static_cast<std::remove_pointer_t<decltype(indices)>>(u);
           if (options.undirected) indices[cursor[u]++] = static_cast<std::remove_pointer_t<decltype(indices)>>(v);
         }
@@ -161,7 +180,7 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
   GNND_RETURN_IF_ERROR(indices_file.Truncate(edges));
   GNND_RETURN_IF_ERROR(indices_file.Finish());
   GNND_ASSIGN_OR_RETURN(NpyWriter indptr_file,
-                        NpyWriter::CreateAppendable(absl::StrCat(dir, "/indptr.npy"), DType::kInt64, {}));
+                        NpyWriter::CreateAppendable(absl::StrCat(dir, "/", prefix, "indptr.npy"), DType::kInt64, {}));
   GNND_RETURN_IF_ERROR(indptr_file.Append(indptr.data(), n + 1));
   GNND_RETURN_IF_ERROR(indptr_file.Finish());
   return edges;

@@ -23,13 +23,17 @@ class EdgeSpool {
  public:
   // Spools edges over node ids [0, num_nodes) into `path` (int32 pairs when ids fit, else int64).
   static absl::StatusOr<EdgeSpool> Create(const std::string& path, int64_t num_nodes);
+  // A typed relation's edges: sources in [0, num_src) of one type, destinations in [0, num_dst) of another
+  // (or the same, `same_type`: then dedup also drops self-loops and undirected is allowed).
+  static absl::StatusOr<EdgeSpool> CreateTyped(const std::string& path, int64_t num_src, int64_t num_dst,
+                                               bool same_type);
   EdgeSpool(EdgeSpool&&) noexcept;
   EdgeSpool& operator=(EdgeSpool&&) = delete;
   ~EdgeSpool();
 
   // Adds u -> v; an id outside [0, num_nodes) is an error naming `where` (file and line, or position).
   absl::Status Add(int64_t src, int64_t dst, absl::string_view where) {
-    if (src < 0 || src >= num_nodes_ || dst < 0 || dst >= num_nodes_) return OutOfRange(src, dst, where);
+    if (src < 0 || src >= num_src_ || dst < 0 || dst >= num_dst_) return OutOfRange(src, dst, where);
     if (wide_) {
       const int64_t pair[2] = {src, dst};
       Append(pair, sizeof(pair));
@@ -42,10 +46,12 @@ class EdgeSpool {
   }
   absl::Status Flush();
   int64_t count() const { return count_; }
-  int64_t num_nodes() const { return num_nodes_; }
+  int64_t num_src() const { return num_src_; }
+  int64_t num_dst() const { return num_dst_; }
 
-  // Builds indptr.npy and indices.npy in `dir` from the spooled edges; returns the edge count written.
-  absl::StatusOr<int64_t> BuildCsc(const std::string& dir, const CscOptions& options);
+  // Builds PREFIXindptr.npy (num_dst + 1) and PREFIXindices.npy (int32 when num_src < 2^31) in `dir` from
+  // the spooled edges; returns the edge count written.
+  absl::StatusOr<int64_t> BuildCsc(const std::string& dir, const CscOptions& options, const std::string& prefix = "");
 
  private:
   static constexpr size_t kFlushBytes = 8 << 20;
@@ -61,7 +67,8 @@ class EdgeSpool {
 
   std::string path_;
   int fd_ = -1;
-  int64_t num_nodes_ = 0;
+  int64_t num_src_ = 0, num_dst_ = 0;
+  bool same_type_ = true;
   bool wide_ = false;
   int64_t count_ = 0;
   std::vector<char> buffer_;

@@ -14,6 +14,12 @@ absl::Status Import(const std::string& format, const std::string& source, const 
 
 // OGB node-property raw layout: raw/{num-node-list,edge,node-feat,node-label}.csv.gz + split/<scheme>/.
 absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+// OGB's heterogeneous raw layout (raw/num-node-dict.csv.gz, raw/relations/S___R___D/, ...), as ogbn-mag
+// ships it, into a typed (format_version 2) dataset; ImportOgbCsv takes it when it finds that layout.
+bool IsOgbTypedCsv(const std::string& source);
+absl::Status ImportOgbTypedCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+// The split/<scheme> folder of an OGB source: the named one, or the only one present.
+absl::StatusOr<std::string> OgbSplitDir(const std::string& source, const std::string& scheme);
 // OGB binary: raw/data.npz + raw/node-label.npz + split/<scheme>/*.csv.gz.
 absl::Status ImportOgbBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 // A GraphBolt OnDiskDataset directory (metadata.yaml), homogeneous graph, node feature "feat".

@@ -12,16 +12,11 @@
 #include "tools/dataset/progress.h"
 
 namespace gnnd::dataset {
-namespace {
-
-constexpr size_t kBlockBytes = 16 << 20;
-
-std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
 
 // Converts values to the feature dtype's stored bits; float8_e4m3fn refuses a finite value past its range
 // (it has no infinity: PyTorch's conversion would make it NaN).
 template <typename In>
-absl::Status EncodeFeatures(DType target, const In* in, size_t count, char* out, absl::string_view where) {
+absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, absl::string_view where) {
   for (size_t i = 0; i < count; ++i) {
     const float f = static_cast<float>(in[i]);
     switch (target) {
@@ -50,6 +45,15 @@ absl::Status EncodeFeatures(DType target, const In* in, size_t count, char* out,
   }
   return absl::OkStatus();
 }
+
+template absl::Status EncodeFeaturesAs<double>(DType, const double*, size_t, char*, absl::string_view);
+template absl::Status EncodeFeaturesAs<float>(DType, const float*, size_t, char*, absl::string_view);
+
+namespace {
+
+constexpr size_t kBlockBytes = 16 << 20;
+
+std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
 
 }  // namespace
 
@@ -105,7 +109,7 @@ absl::Status ImportBuilder::AppendFeatureRow(const std::vector<double>& row, abs
   }
   const DType element = FeatureElementDType(feature_dtype_).value();
   row_scratch_.resize(row.size() * DTypeSize(element));
-  GNND_RETURN_IF_ERROR(EncodeFeatures(element, row.data(), row.size(), row_scratch_.data(), where));
+  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(), where));
   return features_->Append(row_scratch_.data(), 1);
 }
 
@@ -118,7 +122,7 @@ absl::Status ImportBuilder::AppendFeatureRows(const float* data, int64_t rows, i
   const DType element = FeatureElementDType(feature_dtype_).value();
   const size_t count = static_cast<size_t>(rows * dim);
   row_scratch_.resize(count * DTypeSize(element));
-  GNND_RETURN_IF_ERROR(EncodeFeatures(element, data, count, row_scratch_.data(), "features"));
+  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, data, count, row_scratch_.data(), "features"));
   return features_->Append(row_scratch_.data(), rows);
 }
 
@@ -145,7 +149,7 @@ absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
     } else {
       values.resize(count);
       GNND_RETURN_IF_ERROR(reader.ReadDouble(values.data(), count));
-      GNND_RETURN_IF_ERROR(EncodeFeatures(element, values.data(), count, encoded.data(), reader.what()));
+      GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, values.data(), count, encoded.data(), reader.what()));
     }
     GNND_RETURN_IF_ERROR(features_->Append(encoded.data(), rows));
   }

@@ -21,6 +21,8 @@ namespace gnnd::dataset {
 struct ImportOptions {
   bool undirected = false;
   bool dedup = false;
+  // Typed graphs: also (t, rev_r, h) for every relation (h, r, t).
+  bool add_reverse = false;
   // Feature dtype of the dataset; unspecified keeps float32/float16 and turns anything else into float32.
   v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_UNSPECIFIED;
   // OGB formats: the folder under split/ (empty: the only one there).
@@ -29,6 +31,11 @@ struct ImportOptions {
   std::string features_npy, labels_npy, splits_dir;
   int threads = 1;
 };
+
+// Converts `count` values to the bits of feature dtype `target` into `out`; float8_e4m3fn refuses a finite
+// value past its range, naming `where`.
+template <typename In>
+absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, absl::string_view where);
 
 class ImportBuilder {
  public:

@@ -38,8 +38,22 @@ absl::StatusOr<int64_t> ReadNumNodes(const std::string& source) {
   return num_nodes;
 }
 
+absl::Status ReadSplits(const std::string& source, const ImportOptions& options, ImportBuilder& builder) {
+  GNND_ASSIGN_OR_RETURN(std::string dir, OgbSplitDir(source, options.split_scheme));
+  const std::string scheme = fs::path(dir).filename();
+  for (ArrayId split : kSplits) {
+    const absl::string_view name = ArrayName(split);
+    GNND_RETURN_IF_ERROR(
+        ForEachIntLine(absl::StrCat(dir, "/", name, ".csv.gz"), absl::StrCat("split/", scheme, "/", name, ".csv.gz"),
+                       [&](int64_t id, const std::string& where) { return builder.AddSplitId(split, id, where); }));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // The split/<scheme> folder: the named one, or the only one present.
-absl::StatusOr<std::string> SplitDir(const std::string& source, const std::string& scheme) {
+absl::StatusOr<std::string> OgbSplitDir(const std::string& source, const std::string& scheme) {
   const fs::path root = fs::path(source) / "split";
   std::error_code ec;
   if (!scheme.empty()) {
@@ -60,21 +74,8 @@ absl::StatusOr<std::string> SplitDir(const std::string& source, const std::strin
   return (root / schemes[0]).string();
 }
 
-absl::Status ReadSplits(const std::string& source, const ImportOptions& options, ImportBuilder& builder) {
-  GNND_ASSIGN_OR_RETURN(std::string dir, SplitDir(source, options.split_scheme));
-  const std::string scheme = fs::path(dir).filename();
-  for (ArrayId split : kSplits) {
-    const absl::string_view name = ArrayName(split);
-    GNND_RETURN_IF_ERROR(
-        ForEachIntLine(absl::StrCat(dir, "/", name, ".csv.gz"), absl::StrCat("split/", scheme, "/", name, ".csv.gz"),
-                       [&](int64_t id, const std::string& where) { return builder.AddSplitId(split, id, where); }));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
+  if (IsOgbTypedCsv(source)) return ImportOgbTypedCsv(source, out_dir, options);
   GNND_ASSIGN_OR_RETURN(int64_t num_nodes, ReadNumNodes(source));
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
   GNND_RETURN_IF_ERROR(builder.ReadEdgeLines(absl::StrCat(source, "/raw/edge.csv.gz"), "raw/edge.csv.gz", ','));

@@ -32,6 +32,7 @@
 ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist)");
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
 ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
+ABSL_FLAG(bool, add_reverse, false, "import (typed graphs): add (t, rev_r, h) for every relation (h, r, t)");
 ABSL_FLAG(std::string, split_scheme, "", "import (ogb, ogb-bin): the folder under split/ (default: the only one)");
 ABSL_FLAG(std::string, feature_dtype, "",
           "import/generate: float32, float16, bfloat16 or float8_e4m3fn (default: as the source)");
@@ -69,7 +70,8 @@ namespace {
 
 constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl import --format ogb|ogb-bin|graphbolt|edgelist SRC OUT_DIR [--undirected] [--dedup]
-                [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16]
+                [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16|float8_e4m3fn]
+                [--add-reverse]   (ogb, typed: OGB's heterogeneous layout gives a typed dataset)
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
   gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
                   OUT_DIR
@@ -124,11 +126,11 @@ absl::StatusOr<std::vector<int32_t>> HotOrderFanouts() {
 
 // After import or generate: the hot tier's ranking (unless --hot-order=false), then the summary.
 absl::Status Summarize(const std::string& dir, const std::vector<int32_t>& fanouts) {
-  if (absl::GetFlag(FLAGS_hot_order)) {
+  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(dir));
+  if (absl::GetFlag(FLAGS_hot_order) && dataset.schema().format_version == 1) {  // typed: no ranking yet
     GNND_ASSIGN_OR_RETURN(const std::string stored, dataset::WriteHotOrder(dir, "train", fanouts, Threads()));
     absl::PrintF("%s\n", stored);
   }
-  GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(dir));
   absl::PrintF("%s: %s\n", dir, dataset.Summary());
   return absl::OkStatus();
 }
@@ -138,6 +140,7 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   dataset::ImportOptions options;
   options.undirected = absl::GetFlag(FLAGS_undirected);
   options.dedup = absl::GetFlag(FLAGS_dedup);
+  options.add_reverse = absl::GetFlag(FLAGS_add_reverse);
   options.split_scheme = absl::GetFlag(FLAGS_split_scheme);
   GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
   options.features_npy = absl::GetFlag(FLAGS_features);

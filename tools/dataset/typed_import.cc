@@ -1,0 +1,173 @@
+#include "tools/dataset/typed_import.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status.h"
+#include "common/base/vocabulary.h"
+#include "common/dataset/schema.h"
+
+namespace gnnd::dataset {
+
+absl::StatusOr<TypedImportBuilder> TypedImportBuilder::Create(const std::string& out_dir, const TypedSource& source,
+                                                              const ImportOptions& options) {
+  TypedImportBuilder b;
+  b.options_ = options;
+  GNND_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir));
+  b.writer_.emplace(std::move(writer));
+  for (const auto& [name, count] : source.node_types) {
+    if (count <= 0) return absl::InvalidArgumentError(absl::StrCat("node type '", name, "': ", count, " nodes"));
+    b.types_.push_back({name, count});
+  }
+  auto add = [&b](const std::string& src, const std::string& name, const std::string& dst) -> absl::Status {
+    const int src_type = b.NodeTypeNamed(src), dst_type = b.NodeTypeNamed(dst);
+    if (src_type < 0 || dst_type < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("relation (", src, ", ", name, ", ", dst, "): node type '",
+                                                     src_type < 0 ? src : dst, "' has no count"));
+    }
+    Relation& r = b.relations_.emplace_back();
+    r.src = src, r.name = name, r.dst = dst, r.src_type = src_type, r.dst_type = dst_type;
+    const std::string spool = b.writer_->Path(absl::StrCat("edges.", b.relations_.size() - 1, ".spool"));
+    GNND_ASSIGN_OR_RETURN(EdgeSpool edges, EdgeSpool::CreateTyped(spool, b.types_[src_type].num_nodes,
+                                                                  b.types_[dst_type].num_nodes, src_type == dst_type));
+    r.edges.emplace(std::move(edges));
+    return absl::OkStatus();
+  };
+  for (const auto& [src, name, dst] : source.relations) GNND_RETURN_IF_ERROR(add(src, name, dst));
+  if (options.add_reverse) {
+    const size_t given = b.relations_.size();
+    for (size_t i = 0; i < given; ++i) {
+      const Relation& r = b.relations_[i];
+      const std::string src = r.dst, name = "rev_" + r.name, dst = r.src;
+      GNND_RETURN_IF_ERROR(add(src, name, dst));
+      b.relations_[i].reverse = static_cast<int>(b.relations_.size() - 1);
+    }
+  }
+  return b;
+}
+
+int TypedImportBuilder::NodeTypeNamed(const std::string& name) const {
+  for (size_t t = 0; t < types_.size(); ++t) {
+    if (types_[t].name == name) return static_cast<int>(t);
+  }
+  return -1;
+}
+
+absl::Status TypedImportBuilder::AddEdge(int relation, int64_t src, int64_t dst, absl::string_view where) {
+  Relation& r = relations_[relation];
+  GNND_RETURN_IF_ERROR(r.edges->Add(src, dst, where));
+  if (r.reverse >= 0) GNND_RETURN_IF_ERROR(relations_[r.reverse].edges->Add(dst, src, where));
+  return absl::OkStatus();
+}
+
+absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where) {
+  Type& t = types_[type];
+  const v1::FeatureDType wanted =
+      options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED ? v1::FEATURE_DTYPE_FLOAT32 : options_.feature_dtype;
+  const DType element = FeatureElementDType(wanted).value();
+  if (!t.features.has_value()) {
+    if (row.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": a feature row with no values"));
+    t.feature_dim = static_cast<int64_t>(row.size());
+    GNND_ASSIGN_OR_RETURN(
+        NpyWriter writer,
+        NpyWriter::CreateAppendable(writer_->Path(absl::StrCat(t.name, ".features.npy")), element, {t.feature_dim}));
+    t.features.emplace(std::move(writer));
+  }
+  if (static_cast<int64_t>(row.size()) != t.feature_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", row.size(), " feature values, expected ", t.feature_dim));
+  }
+  if (t.features->rows() >= t.num_nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": more feature rows than '", t.name, "' has nodes (", t.num_nodes, ")"));
+  }
+  row_scratch_.resize(row.size() * DTypeSize(element));
+  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(), where));
+  return t.features->Append(row_scratch_.data(), 1);
+}
+
+absl::Status TypedImportBuilder::SetLabel(int type, int64_t node, double label, absl::string_view where) {
+  Type& t = types_[type];
+  if (node < 0 || node >= t.num_nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": node id ", node, " is out of range [0, ", t.num_nodes, ")"));
+  }
+  if (t.labels.empty()) t.labels.assign(t.num_nodes, -1);
+  if (std::isnan(label) || label == -1) return absl::OkStatus();
+  if (label < 0 || label != std::floor(label) || label > 2147483647.0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": label ", label, " is not a class id (a non-negative integer, or NaN/-1 for none)"));
+  }
+  t.labels[node] = static_cast<int64_t>(label);
+  return absl::OkStatus();
+}
+
+absl::Status TypedImportBuilder::AddSplitId(int type, int split, int64_t node, absl::string_view where) {
+  Type& t = types_[type];
+  if (node < 0 || node >= t.num_nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": node id ", node, " is out of range [0, ", t.num_nodes, ")"));
+  }
+  t.splits[split].push_back(node);
+  return absl::OkStatus();
+}
+
+absl::Status TypedImportBuilder::Finish(const std::string& source) {
+  v1::DatasetManifest m;
+  m.set_format_version(2);
+  m.set_source(source);
+  m.set_deduplicated(options_.dedup);
+  for (Type& t : types_) {
+    v1::NodeType& out = *m.add_node_types();
+    out.set_name(t.name);
+    out.set_num_nodes(t.num_nodes);
+    if (t.features.has_value()) {
+      if (t.features->rows() != t.num_nodes) {
+        return absl::InvalidArgumentError(absl::StrCat("node type '", t.name, "': ", t.features->rows(),
+                                                       " feature rows but ", t.num_nodes, " nodes"));
+      }
+      GNND_RETURN_IF_ERROR(t.features->Finish());
+      out.set_feature_dim(t.feature_dim);
+      out.set_feature_dtype(options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED ? v1::FEATURE_DTYPE_FLOAT32
+                                                                                    : options_.feature_dtype);
+    }
+    const bool any_split = !t.splits[0].empty() || !t.splits[1].empty() || !t.splits[2].empty();
+    if (any_split && t.labels.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("node type '", t.name, "' has splits but no labels"));
+    }
+    if (t.labels.empty()) continue;
+    const int64_t max_label = *std::max_element(t.labels.begin(), t.labels.end());
+    out.set_num_classes(static_cast<int32_t>(std::max<int64_t>(max_label + 1, 1)));
+    GNND_ASSIGN_OR_RETURN(NpyWriter labels, NpyWriter::CreateAppendable(
+                                                writer_->Path(absl::StrCat(t.name, ".labels.npy")), DType::kInt64, {}));
+    GNND_RETURN_IF_ERROR(labels.Append(t.labels.data(), t.num_nodes));
+    GNND_RETURN_IF_ERROR(labels.Finish());
+    for (int split = 0; split < 3; ++split) {
+      GNND_ASSIGN_OR_RETURN(
+          NpyWriter ids, NpyWriter::CreateAppendable(
+                             writer_->Path(absl::StrCat(t.name, ".", kSplitNames[split], ".npy")), DType::kInt64, {}));
+      GNND_RETURN_IF_ERROR(ids.Append(t.splits[split].data(), static_cast<int64_t>(t.splits[split].size())));
+      GNND_RETURN_IF_ERROR(ids.Finish());
+    }
+    out.set_num_train(static_cast<int64_t>(t.splits[0].size()));
+    out.set_num_valid(static_cast<int64_t>(t.splits[1].size()));
+    out.set_num_test(static_cast<int64_t>(t.splits[2].size()));
+  }
+  for (Relation& r : relations_) {
+    const std::string key = absl::StrCat(r.src, "___", r.name, "___", r.dst);
+    const CscOptions csc{/*undirected=*/false, options_.dedup, options_.threads};
+    GNND_ASSIGN_OR_RETURN(const int64_t edges, r.edges->BuildCsc(writer_->work_dir(), csc, key + "."));
+    r.edges.reset();  // closes and deletes the spool
+    v1::Relation& out = *m.add_relations();
+    out.set_src_type(r.src);
+    out.set_name(r.name);
+    out.set_dst_type(r.dst);
+    out.set_num_edges(edges);
+    out.set_index_dtype(types_[r.src_type].num_nodes < (int64_t{1} << 31) ? v1::INDEX_DTYPE_INT32
+                                                                          : v1::INDEX_DTYPE_INT64);
+  }
+  return writer_->Commit(m, options_.threads);
+}
+
+}  // namespace gnnd::dataset

@@ -1,0 +1,71 @@
+// What every importer of a typed graph produces: per relation, edges spooled and turned into its CSC; per
+// node type, features (converted to the chosen dtype), labels and splits where the source has them.
+// Finish() derives the format_version 2 manifest and commits the directory atomically (DatasetWriter).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/dataset/dataset_writer.h"
+#include "common/dataset/npy.h"
+#include "tools/dataset/csc_builder.h"
+#include "tools/dataset/import_builder.h"
+
+namespace gnnd::dataset {
+
+struct TypedSource {
+  std::vector<std::pair<std::string, int64_t>> node_types;  // name, node count
+  std::vector<std::array<std::string, 3>> relations;        // src type, name, dst type
+};
+
+class TypedImportBuilder {
+ public:
+  // With options.add_reverse, every relation (h, r, t) gets (t, rev_r, h) beside it, same-type ones included
+  // (PyG's ToUndirected(merge=False) names).
+  static absl::StatusOr<TypedImportBuilder> Create(const std::string& out_dir, const TypedSource& source,
+                                                   const ImportOptions& options);
+  TypedImportBuilder(TypedImportBuilder&&) = default;
+
+  int NodeTypeNamed(const std::string& name) const;
+  int64_t num_nodes(int type) const { return types_[type].num_nodes; }
+
+  // relation: a position in the source's relations.
+  absl::Status AddEdge(int relation, int64_t src, int64_t dst, absl::string_view where);
+  // One feature row of `type`, in node order; the first row fixes the width.
+  absl::Status AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where);
+  // Labels of `type` (NaN or -1: none); a type with any label gets labels.npy and splits.
+  absl::Status SetLabel(int type, int64_t node, double label, absl::string_view where);
+  // split: 0 train, 1 valid, 2 test.
+  absl::Status AddSplitId(int type, int split, int64_t node, absl::string_view where);
+
+  absl::Status Finish(const std::string& source);
+
+ private:
+  struct Type {
+    std::string name;
+    int64_t num_nodes = 0;
+    std::optional<NpyWriter> features;
+    int64_t feature_dim = 0;
+    std::vector<int64_t> labels;  // empty: none
+    std::array<std::vector<int64_t>, 3> splits;
+  };
+  struct Relation {
+    std::string src, name, dst;
+    int src_type = 0, dst_type = 0;
+    std::optional<EdgeSpool> edges;
+    int reverse = -1;  // the relation that gets each edge reversed, if any
+  };
+  TypedImportBuilder() = default;
+
+  ImportOptions options_;
+  std::optional<DatasetWriter> writer_;
+  std::vector<Type> types_;
+  std::vector<Relation> relations_;
+  std::vector<char> row_scratch_;
+};
+
+}  // namespace gnnd::dataset
