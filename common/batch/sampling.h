@@ -31,13 +31,16 @@ GNND_HOST_DEVICE int64_t SampleCount(int64_t degree, int32_t fanout) {
 
 // Chooses k = SampleCount(degree, fanout) < degree distinct positions in [0, degree) uniformly
 // (Floyd's algorithm) and writes them to positions[0..k) in ascending order. Draws come from Philox
-// under `key` with counter (node, hop, batch, block). `batch` is the global batch index
-// (step * world_size + rank). Call only when k < degree (otherwise take positions 0..degree-1).
+// under `key` with counter (node, relation, hop, batch, block): node < 2^48 (its id within its type) in
+// the low 48 bits, the relation (< 256; 0 for a homogeneous graph) in the next 8, hop (1-based) in the
+// top 8. `batch` is the global batch index (step * world_size + rank). Call only when k < degree
+// (otherwise take positions 0..degree-1).
 template <typename Position>
-GNND_HOST_DEVICE void ChoosePositions(SamplingKey key, uint64_t batch, uint32_t hop, uint64_t node, int64_t degree,
-                                      int64_t k, Position* positions) {
-  const Philox4x32 base = {
-      {static_cast<uint32_t>(node), static_cast<uint32_t>(node >> 32) | (hop << 24), static_cast<uint32_t>(batch), 0}};
+GNND_HOST_DEVICE void ChoosePositions(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                                      int64_t degree, int64_t k, Position* positions) {
+  const Philox4x32 base = {{static_cast<uint32_t>(node),
+                            static_cast<uint32_t>(node >> 32) | (relation << 16) | (hop << 24),
+                            static_cast<uint32_t>(batch), 0}};
   Philox4x32 words{};
   for (int64_t i = 0; i < k; ++i) {
     if ((i & 1) == 0) {  // two 64-bit draws per Philox block

@@ -58,8 +58,8 @@ void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* i
         for (int64_t p = 0; p < degree; ++p) sampled_.push_back(indices[first + p]);
       } else {
         positions_.resize(k);
-        ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint64_t>(node), degree, k,
-                        positions_.data());
+        ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0, static_cast<uint64_t>(node),
+                        degree, k, positions_.data());
         for (int64_t p : positions_) sampled_.push_back(indices[first + p]);
       }
       std::fill_n(out.edge_dst + num_edges, k, static_cast<int32_t>(v));

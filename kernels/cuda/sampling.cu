@@ -88,9 +88,9 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
     if (lane == 0) {
       const uint64_t id = static_cast<uint64_t>(node);
       if (in_shared)
-        ChoosePositions(args->key, args->batch_index, hop, id, degree, k, picks[group]);
+        ChoosePositions(args->key, args->batch_index, hop, /*relation=*/0, id, degree, k, picks[group]);
       else
-        ChoosePositions(args->key, args->batch_index, hop, id, degree, k, out);
+        ChoosePositions(args->key, args->batch_index, hop, /*relation=*/0, id, degree, k, out);
     }
     __syncwarp(group_lanes);
     for (int64_t p = lane; p < k; p += kGroup) {

@@ -18,7 +18,7 @@ std::vector<int64_t> Choose(uint64_t seed, uint64_t epoch, uint64_t batch, uint3
   if (k == degree) {
     for (int64_t i = 0; i < k; ++i) positions[i] = i;
   } else {
-    ChoosePositions(MakeSamplingKey(seed, epoch, RandomPurpose::kNeighbors), batch, hop, node, degree, k,
+    ChoosePositions(MakeSamplingKey(seed, epoch, RandomPurpose::kNeighbors), batch, hop, 0, node, degree, k,
                     positions.data());
   }
   return positions;

@@ -1,0 +1,221 @@
+#include "common/batch/typed_batch.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace gnnd {
+namespace {
+constexpr size_t kAlign = 256;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b; }
+int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMax / b ? kMax : a * b; }
+}  // namespace
+
+absl::Status CheckTypedSamplingSpec(const TypedSamplingSpec& spec, const DatasetSchema& schema) {
+  if (spec.batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
+  }
+  if (spec.seed_type < 0 || spec.seed_type >= static_cast<int>(schema.node_types.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("seed type ", spec.seed_type, " is not a node type"));
+  }
+  if (spec.fanouts.size() != schema.relations.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fanouts for ", spec.fanouts.size(), " relations, the dataset has ", schema.relations.size()));
+  }
+  const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
+  if (hops < 1 || hops > kMaxHops) {
+    return absl::InvalidArgumentError(absl::StrCat("fanouts have ", hops, " hops (need 1 to ", kMaxHops, ")"));
+  }
+  for (size_t r = 0; r < spec.fanouts.size(); ++r) {
+    const std::string key = schema.relations[r].key();
+    if (spec.fanouts[r].size() != hops) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fanouts[", key, "] has ", spec.fanouts[r].size(), " hops, the others ", hops));
+    }
+    for (size_t h = 0; h < hops; ++h) {
+      if (spec.fanouts[r][h] < -1) {
+        return absl::InvalidArgumentError(absl::StrCat("fanouts[", key, "][", h, "] = ", spec.fanouts[r][h],
+                                                       " (must be -1 for all neighbors, 0 for none, or more)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec, const DatasetSchema& schema,
+                                                   const std::vector<int64_t>& max_in_degree) {
+  const size_t types = schema.node_types.size(), relations = schema.relations.size();
+  TypedCapacity c;
+  c.max_nodes.assign(types, 0);
+  c.max_edges.assign(relations, 0);
+  const int64_t seed_nodes = schema.node_types[spec.seed_type].num_nodes;
+  c.max_seeds = spec.seeds_may_repeat ? spec.batch_size : std::min(spec.batch_size, seed_nodes);
+  std::vector<int64_t> frontier(types, 0);
+  frontier[spec.seed_type] = c.max_seeds;
+  c.max_nodes[spec.seed_type] = c.max_seeds;
+  std::vector<bool> distinct(types, true);  // frontier entries are distinct nodes (all but repeated seeds)
+  distinct[spec.seed_type] = !spec.seeds_may_repeat;
+  for (int hop = 0; hop < spec.num_hops(); ++hop) {
+    std::vector<int64_t> reached(types, 0);
+    for (size_t r = 0; r < relations; ++r) {
+      const RelationSchema& rel = schema.relations[r];
+      const int32_t fanout = spec.fanouts[r][hop];
+      const int64_t per_node = fanout < 0 ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
+      int64_t edges = SaturatingMul(frontier[rel.dst_type], per_node);
+      if (distinct[rel.dst_type]) edges = std::min(edges, rel.num_edges);
+      c.max_edges[r] = SaturatingAdd(c.max_edges[r], edges);
+      reached[rel.src_type] = SaturatingAdd(reached[rel.src_type], edges);
+    }
+    for (size_t t = 0; t < types; ++t) {
+      frontier[t] = std::min(reached[t], schema.node_types[t].num_nodes);
+      distinct[t] = true;
+      const int64_t cap = t == static_cast<size_t>(spec.seed_type) && spec.seeds_may_repeat
+                              ? c.max_seeds + schema.node_types[t].num_nodes - 1
+                              : schema.node_types[t].num_nodes;
+      c.max_nodes[t] = std::min(SaturatingAdd(c.max_nodes[t], frontier[t]), cap);
+    }
+  }
+  constexpr int64_t kLimit = (int64_t{1} << 31) - 1;  // local indices and per-hop counts are int32
+  for (size_t t = 0; t < types; ++t) {
+    if (c.max_nodes[t] > kLimit) {
+      return absl::InvalidArgumentError(absl::StrCat("a batch could hold ", c.max_nodes[t], " '",
+                                                     schema.node_types[t].name,
+                                                     "' nodes, beyond the int32 layout: lower batch_size or fanouts"));
+    }
+  }
+  for (size_t r = 0; r < relations; ++r) {
+    if (c.max_edges[r] > kLimit) {
+      return absl::InvalidArgumentError(absl::StrCat("a batch could hold ", c.max_edges[r], " ",
+                                                     schema.relations[r].key(),
+                                                     " edges, beyond the int32 layout: lower batch_size or fanouts"));
+    }
+  }
+  return c;
+}
+
+TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const TypedSamplingSpec& spec,
+                                        const DatasetSchema& schema) {
+  TypedBatchLayout l;
+  l.num_hops = spec.num_hops();
+  l.seed_type = spec.seed_type;
+  l.capacity = capacity;
+  size_t at = 0;
+  auto place = [&](size_t bytes) {
+    const size_t offset = at;
+    at = AlignUp(at + bytes);
+    return offset;
+  };
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const NodeTypeSchema& type = schema.node_types[t];
+    TypeArrays& a = l.types.emplace_back();
+    const size_t nodes = static_cast<size_t>(capacity.max_nodes[t]);
+    a.node_ids = place(sizeof(int64_t) * nodes);
+    a.num_nodes_per_hop = place(sizeof(int32_t) * (l.num_hops + 1));
+    if (type.features >= 0) {
+      a.feature_row_bytes = type.feature_row_bytes();
+      a.features = place(a.feature_row_bytes * nodes);
+    }
+    if (static_cast<int>(t) == spec.seed_type && type.labels >= 0) {
+      a.labels = place(sizeof(int64_t) * capacity.max_seeds);
+    }
+  }
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    RelationArrays& a = l.relations.emplace_back();
+    const size_t edges = static_cast<size_t>(capacity.max_edges[r]);
+    a.edge_src = place(sizeof(int32_t) * edges);
+    a.edge_dst = place(sizeof(int32_t) * edges);
+    a.num_edges_per_hop = place(sizeof(int32_t) * l.num_hops);
+  }
+  l.total_bytes = at;
+  return l;
+}
+
+TypedBatchView TypedBatchView::At(void* base, const TypedBatchLayout& layout) {
+  auto* bytes = static_cast<std::byte*>(base);
+  TypedBatchView v;
+  v.num_hops = layout.num_hops;
+  for (const TypedBatchLayout::TypeArrays& a : layout.types) {
+    v.types.push_back({reinterpret_cast<int64_t*>(bytes + a.node_ids),
+                       reinterpret_cast<int32_t*>(bytes + a.num_nodes_per_hop),
+                       a.features == SIZE_MAX ? nullptr : bytes + a.features,
+                       a.labels == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.labels)});
+  }
+  for (const TypedBatchLayout::RelationArrays& a : layout.relations) {
+    v.relations.push_back({reinterpret_cast<int32_t*>(bytes + a.edge_src),
+                           reinterpret_cast<int32_t*>(bytes + a.edge_dst),
+                           reinterpret_cast<int32_t*>(bytes + a.num_edges_per_hop)});
+  }
+  return v;
+}
+
+int64_t TypedBatchView::num_nodes(int type) const {
+  int64_t n = 0;
+  for (int h = 0; h <= num_hops; ++h) n += types[type].num_nodes_per_hop[h];
+  return n;
+}
+
+int64_t TypedBatchView::num_edges(int relation) const {
+  int64_t n = 0;
+  for (int h = 0; h < num_hops; ++h) n += relations[relation].num_edges_per_hop[h];
+  return n;
+}
+
+BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema& schema) {
+  BatchSchema s;
+  const int hops = layout.num_hops;
+  auto count = [&s](std::string name, int64_t capacity) {
+    s.counts.push_back(std::move(name));
+    s.capacity.push_back(capacity);
+    return static_cast<int>(s.counts.size() - 1);
+  };
+  const int node_hops = count("node_hops", hops + 1), edge_hops = count("edge_hops", hops);
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const std::string& name = schema.node_types[t].name;
+    const TypedBatchLayout::TypeArrays& a = layout.types[t];
+    const int64_t cap = layout.capacity.max_nodes[t];
+    const int nodes = count(name + ".nodes", cap);
+    for (int h = 0; h <= hops; ++h) count(absl::StrCat(name, ".nodes_hop", h), cap);
+    s.arrays.push_back({name + ".node_ids", DType::kInt64, {}, nodes, a.node_ids});
+    s.arrays.push_back({name + ".num_nodes_per_hop", DType::kInt32, {}, node_hops, a.num_nodes_per_hop});
+    if (a.features != SIZE_MAX) {
+      const NodeTypeSchema& type = schema.node_types[t];
+      s.arrays.push_back({name + ".features", type.feature_dtype, {type.feature_dim}, nodes, a.features});
+    }
+    if (static_cast<int>(t) == layout.seed_type) {
+      const int seeds = count(name + ".seeds", layout.capacity.max_seeds);
+      if (a.labels != SIZE_MAX) s.arrays.push_back({name + ".labels", DType::kInt64, {}, seeds, a.labels});
+    }
+  }
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const std::string key = schema.relations[r].key();
+    const TypedBatchLayout::RelationArrays& a = layout.relations[r];
+    const int64_t cap = layout.capacity.max_edges[r];
+    const int edges = count(key + ".edges", cap);
+    for (int h = 0; h < hops; ++h) count(absl::StrCat(key, ".edges_hop", h), cap);
+    s.arrays.push_back({key + ".edge_src", DType::kInt32, {}, edges, a.edge_src});
+    s.arrays.push_back({key + ".edge_dst", DType::kInt32, {}, edges, a.edge_dst});
+    s.arrays.push_back({key + ".num_edges_per_hop", DType::kInt32, {}, edge_hops, a.num_edges_per_hop});
+  }
+  s.slot_bytes = layout.total_bytes;
+  return s;
+}
+
+std::vector<int64_t> TypedBatchCounts(const TypedBatchView& view, int seed_type) {
+  const int hops = view.num_hops;
+  std::vector<int64_t> counts = {hops + 1, hops};
+  for (size_t t = 0; t < view.types.size(); ++t) {
+    counts.push_back(view.num_nodes(static_cast<int>(t)));
+    for (int h = 0; h <= hops; ++h) counts.push_back(view.types[t].num_nodes_per_hop[h]);
+    if (static_cast<int>(t) == seed_type) counts.push_back(view.types[t].num_nodes_per_hop[0]);
+  }
+  for (size_t r = 0; r < view.relations.size(); ++r) {
+    counts.push_back(view.num_edges(static_cast<int>(r)));
+    for (int h = 0; h < hops; ++h) counts.push_back(view.relations[r].num_edges_per_hop[h]);
+  }
+  return counts;
+}
+
+}  // namespace gnnd

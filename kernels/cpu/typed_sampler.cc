@@ -1,0 +1,125 @@
+#include "kernels/cpu/typed_sampler.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/batch/sampling.h"
+
+namespace gnnd {
+
+TypedCpuSampler::TypedCpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed)
+    : graph_(graph),
+      spec_(spec),
+      seed_(seed),
+      local_(graph.schema.node_types.size()),
+      sampled_(graph.schema.relations.size()) {}
+
+template <typename Index>
+void TypedCpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index,
+                                     const TypedBatchView& out, int64_t frontier_begin, int64_t frontier_end,
+                                     std::vector<int64_t>& sampled) {
+  const RelationSchema& r = graph_.schema.relations[relation];
+  const auto* indptr = static_cast<const int64_t*>(graph_.arrays.data[r.indptr]);
+  const auto* indices = static_cast<const Index*>(graph_.arrays.data[r.indices]);
+  const int32_t fanout = spec_.fanouts[relation][hop];
+  const TypedBatchView::Relation& edges = out.relations[relation];
+  int64_t num_edges = 0;
+  for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
+  const int64_t* dst_ids = out.types[r.dst_type].node_ids;
+  for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
+    const int64_t node = dst_ids[v];
+    const int64_t first = indptr[node], degree = indptr[node + 1] - first;
+    const int64_t k = SampleCount(degree, fanout);
+    if (k == degree) {
+      for (int64_t p = 0; p < degree; ++p) sampled.push_back(indices[first + p]);
+    } else {
+      positions_.resize(k);
+      ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation),
+                      static_cast<uint64_t>(node), degree, k, positions_.data());
+      for (int64_t p : positions_) sampled.push_back(indices[first + p]);
+    }
+    std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
+    num_edges += k;
+  }
+}
+
+void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out) {
+  const DatasetSchema& schema = graph_.schema;
+  const size_t types = schema.node_types.size(), relations = schema.relations.size();
+  const int hops = spec_.num_hops();
+  const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
+  for (auto& map : local_) map.clear();
+  // Hop 0: the seeds, in their type; every other type starts empty.
+  std::vector<int64_t> num_nodes(types, 0), frontier_begin(types, 0), frontier_end(types, 0);
+  const int seed_type = spec_.seed_type;
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    out.types[seed_type].node_ids[i] = seeds[i];
+    local_[seed_type].emplace(seeds[i], static_cast<int32_t>(i));
+  }
+  num_nodes[seed_type] = frontier_end[seed_type] = static_cast<int64_t>(seeds.size());
+  for (size_t t = 0; t < types; ++t) out.types[t].num_nodes_per_hop[0] = static_cast<int32_t>(num_nodes[t]);
+
+  for (int hop = 0; hop < hops; ++hop) {
+    // 1. Every relation's draws around its destination type's frontier.
+    for (size_t r = 0; r < relations; ++r) {
+      sampled_[r].clear();
+      const int dst = schema.relations[r].dst_type;
+      if (schema.relations[r].index_dtype == DType::kInt32) {
+        SampleRelation<int32_t>(static_cast<int>(r), hop, key, batch_index, out, frontier_begin[dst], frontier_end[dst],
+                                sampled_[r]);
+      } else {
+        SampleRelation<int64_t>(static_cast<int>(r), hop, key, batch_index, out, frontier_begin[dst], frontier_end[dst],
+                                sampled_[r]);
+      }
+    }
+    // 2. Per type, the sources first reached at this hop, sorted by id, get the next local indices.
+    for (size_t t = 0; t < types; ++t) {
+      fresh_.clear();
+      for (size_t r = 0; r < relations; ++r) {
+        if (schema.relations[r].src_type != static_cast<int>(t)) continue;
+        for (int64_t u : sampled_[r]) {
+          if (local_[t].try_emplace(u, -1).second) fresh_.push_back(u);  // index assigned below, in id order
+        }
+      }
+      std::sort(fresh_.begin(), fresh_.end());
+      for (int64_t u : fresh_) {
+        local_[t][u] = static_cast<int32_t>(num_nodes[t]);
+        out.types[t].node_ids[num_nodes[t]++] = u;
+      }
+      out.types[t].num_nodes_per_hop[hop + 1] = static_cast<int32_t>(fresh_.size());
+      frontier_begin[t] = frontier_end[t];
+      frontier_end[t] = num_nodes[t];
+    }
+    // 3. Relabel the sources.
+    for (size_t r = 0; r < relations; ++r) {
+      const TypedBatchView::Relation& edges = out.relations[r];
+      int64_t begin = 0;
+      for (int h = 0; h < hop; ++h) begin += edges.num_edges_per_hop[h];
+      const auto& local = local_[schema.relations[r].src_type];
+      for (size_t e = 0; e < sampled_[r].size(); ++e) edges.edge_src[begin + e] = local.at(sampled_[r][e]);
+      edges.num_edges_per_hop[hop] = static_cast<int32_t>(sampled_[r].size());
+    }
+  }
+  Gather(out);
+}
+
+void TypedCpuSampler::Gather(const TypedBatchView& out) const {
+  const DatasetSchema& schema = graph_.schema;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const NodeTypeSchema& type = schema.node_types[t];
+    const TypedBatchView::Type& view = out.types[t];
+    const int64_t n = out.num_nodes(static_cast<int>(t));
+    if (view.features != nullptr) {
+      const size_t row = type.feature_row_bytes();
+      const auto* features = static_cast<const std::byte*>(graph_.arrays.data[type.features]);
+      auto* dst = static_cast<std::byte*>(view.features);
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * row, features + view.node_ids[i] * row, row);
+    }
+    if (view.labels != nullptr) {
+      const auto* labels = static_cast<const int64_t*>(graph_.arrays.data[type.labels]);
+      for (int64_t i = 0; i < view.num_nodes_per_hop[0]; ++i) view.labels[i] = labels[view.node_ids[i]];
+    }
+  }
+}
+
+}  // namespace gnnd

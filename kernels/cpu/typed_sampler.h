@@ -1,0 +1,42 @@
+// The reference (CPU) sampler of typed graphs, the rule of common/batch/sampling.h per relation: at each
+// hop, for each relation R in the dataset's order and each frontier node v of R's destination type (in
+// frontier order), draw fanout[R][hop] of v's in-neighbors in R uniformly without replacement (-1: all;
+// Philox counter (v, R, hop, batch)); the sources first reached at that hop join their type's node list
+// sorted by id and are the next hop's frontier of their type. PyG's typed NeighborLoader semantics. On a
+// one-type, one-relation dataset it gives the homogeneous sampler's batch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/batch/sampling.h"
+#include "common/batch/typed_batch.h"
+#include "common/dataset/graph.h"
+
+namespace gnnd {
+
+class TypedCpuSampler {
+ public:
+  TypedCpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed);
+
+  // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
+  // laid out for this spec's capacity (ComputeTypedCapacity).
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out);
+
+ private:
+  template <typename Index>
+  void SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index, const TypedBatchView& out,
+                      int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
+  void Gather(const TypedBatchView& out) const;
+
+  const GraphData& graph_;
+  TypedSamplingSpec spec_;
+  uint64_t seed_;
+  std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: id -> local index, this batch
+  std::vector<int64_t> positions_, fresh_;
+  std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop
+};
+
+}  // namespace gnnd
