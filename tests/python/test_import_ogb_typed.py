@@ -116,3 +116,36 @@ def test_bad_files_are_refused_by_name(tmp_path):
     proc = gnnctl_import(src, tmp_path / "out-d")
     assert proc.returncode != 0
     assert "raw/node-feat/paper/node-feat.csv.gz line 2: 2 feature values, expected 3" in proc.stderr, proc.stderr
+
+
+def test_gnnctl_samples_a_typed_batch_by_the_rule(tmp_path):
+    out = tmp_path / "out"
+    assert gnnctl_import(write_mag(tmp_path / "mag"), out, "--add-reverse").returncode == 0
+    npz = tmp_path / "batch.npz"
+    proc = subprocess.run([GNNCTL, "sample", f"--dataset={out}", "--batch-size=2", "--fanouts=2,2", "--seed=1",
+                           "--shuffle=false", f"--out={npz}"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 'paper' seeds" in proc.stdout, proc.stdout
+    b = np.load(npz)
+    papers = b["paper.node_ids"]
+    assert papers[:2].tolist() == SPLITS["train"][:2]  # the seeds first, in split order (no shuffle)
+    assert len(set(papers.tolist())) == len(papers)
+    np.testing.assert_array_equal(b["paper.features"], PAPER_FEATURES[papers])
+    np.testing.assert_array_equal(b["paper.labels"], np.array(PAPER_LABELS)[papers[:2]])
+    relations = dict(EDGES)
+    relations.update({(t, f"rev_{r}", h): [(d, s) for s, d in pairs] for (h, r, t), pairs in EDGES.items()})
+    for (h, r, t), pairs in relations.items():
+        key = f"{h}___{r}___{t}"
+        src = b[f"{h}.node_ids"][b[f"{key}.edge_src"]]
+        dst = b[f"{t}.node_ids"][b[f"{key}.edge_dst"]]
+        assert set(zip(src.tolist(), dst.tolist())) <= set(pairs), key  # only edges of that relation
+        hop0 = b[f"{key}.num_edges_per_hop"][0]
+        if t == "paper":  # every seed expanded through every relation into papers: min(2, in-degree) edges
+            for seed in papers[:2]:
+                degree = sum(1 for _, d in pairs if d == seed)
+                assert int(np.sum(dst[:hop0] == seed)) == min(2, degree), (key, seed)
+        else:
+            assert hop0 == 0, key  # hop 0 expands the seeds' type only
+    bad = subprocess.run([GNNCTL, "sample", f"--dataset={out}", "--node-type=author", f"--out={npz}"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "node_type = 'author' (a node type of the dataset with splits)" in bad.stderr

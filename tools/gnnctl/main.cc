@@ -46,6 +46,7 @@ ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the sessio
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
 ABSL_FLAG(std::string, dataset, "", "sample, hotness: the dataset directory");
 ABSL_FLAG(std::string, split, gnnd::kDefaultSplit, "sample, hotness: train, valid or test");
+ABSL_FLAG(std::string, node_type, "", "sample (typed datasets): the seeds' node type (default: the one with splits)");
 ABSL_FLAG(int64_t, batch_size, 1024, "sample, hotness: seeds per batch");
 ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10", "5"}),
           "sample, hotness: in-neighbors per node per hop, comma-separated (-1: all)");
@@ -78,7 +79,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
                                  under --fanouts (default 15,10,5); --hot-order=false: none
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
-                [--step T] [--rank r --world-size W] [--no-shuffle] [--drop-last] [--device cpu|cuda:N]
+                [--node-type T]   (typed datasets: the seeds' type; --fanouts for every relation; cpu)
+                [--step T] [--rank r --world-size W] [--noshuffle] [--drop-last] [--device cpu|cuda:N]
                 --out batch.npz
   gnnctl hotness --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S]
                  [--presample-batches N] [--write]
@@ -173,6 +175,7 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.dataset_dir = absl::GetFlag(FLAGS_dataset);
   if (request.dataset_dir.empty()) return Usage("sample needs --dataset DIR");
   request.split = absl::GetFlag(FLAGS_split);
+  request.node_type = absl::GetFlag(FLAGS_node_type);
   request.batch_size = absl::GetFlag(FLAGS_batch_size);
   GNND_ASSIGN_OR_RETURN(request.fanouts, Fanouts());
   request.seed = absl::GetFlag(FLAGS_seed);

@@ -9,8 +9,10 @@
 #include "common/batch/batch.h"
 #include "common/batch/open_request.h"
 #include "common/batch/seeds.h"
+#include "common/batch/typed_batch.h"
 #include "common/dataset/dataset.h"
 #include "kernels/cpu/sampler.h"
+#include "kernels/cpu/typed_sampler.h"
 #include "tools/dataset/npz.h"
 #if GNND_WITH_CUDA
 #include "common/base/cuda_check.h"
@@ -69,11 +71,81 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
 
 }  // namespace
 
+// A typed dataset's batch, on the CPU backend, its arrays named as the typed batch schema names them.
+absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const GraphData& graph,
+                                             const std::string& out_npz) {
+  const DatasetSchema& schema = graph.schema;
+  if (request.device != "cpu" && !request.device.empty()) {
+    return absl::UnimplementedError(
+        absl::StrCat("device = '", request.device, "': typed datasets are sampled on the CPU backend for now"));
+  }
+  int seed_type = schema.NodeTypeNamed(request.node_type);
+  if (request.node_type.empty()) {  // the one type with splits
+    for (size_t t = 0; t < schema.node_types.size(); ++t) {
+      if (schema.node_types[t].labels < 0) continue;
+      if (seed_type >= 0) return absl::InvalidArgumentError("node_type: several types have splits; name one");
+      seed_type = static_cast<int>(t);
+    }
+  }
+  if (seed_type < 0 || schema.node_types[seed_type].labels < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node_type = ", Quoted(request.node_type), " (a node type of the dataset with splits)"));
+  }
+  const TypedSamplingSpec spec{request.batch_size, seed_type,
+                               std::vector<std::vector<int32_t>>(schema.relations.size(), request.fanouts)};
+  GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(spec, schema));
+  const SeedScheduleSpec schedule{request.seed,       request.shuffle, request.drop_last,
+                                  request.batch_size, request.rank,    request.world_size};
+  GNND_RETURN_IF_ERROR(CheckSeedScheduleSpec(schedule));
+  int split = -1;
+  for (int s = 0; s < 3; ++s) split = request.split == kSplitNames[s] ? s : split;
+  if (split < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("split = ", Quoted(request.split), " (must be train, valid or test)"));
+  const NodeTypeSchema& type = schema.node_types[seed_type];
+  const std::span<const int64_t> ids(static_cast<const int64_t*>(graph.arrays.data[type.splits[split]]),
+                                     static_cast<size_t>(type.split_sizes[split]));
+  EpochSeeds seeds(ids, schedule, request.epoch);
+  if (request.step < 0 || request.step >= seeds.num_steps()) {
+    return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
+                                              request.split, "' has ", seeds.num_steps(), " steps for this rank)"));
+  }
+  std::vector<int64_t> max_in_degree;
+  for (const RelationSchema& r : schema.relations) {
+    const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]);
+    int64_t best = 0;
+    for (int64_t v = 0; v < schema.node_types[r.dst_type].num_nodes; ++v)
+      best = std::max(best, indptr[v + 1] - indptr[v]);
+    max_in_degree.push_back(best);
+  }
+  GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(spec, schema, max_in_degree));
+  const TypedBatchLayout layout = TypedBatchLayout::Make(capacity, spec, schema);
+  std::vector<std::byte> buffer(layout.total_bytes);
+  const TypedBatchView view = TypedBatchView::At(buffer.data(), layout);
+  TypedCpuSampler(graph, spec, request.seed)
+      .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
+  const BatchSchema batch = TypedBatchSchema(layout, schema);
+  const std::vector<int64_t> counts = TypedBatchCounts(view, seed_type);
+  std::vector<dataset::NpzArray> arrays;
+  for (const BatchArraySchema& a : batch.arrays) {
+    std::vector<int64_t> shape = {counts[a.count]};
+    shape.insert(shape.end(), a.row_shape.begin(), a.row_shape.end());
+    arrays.push_back({a.name, a.dtype, shape, buffer.data() + a.offset});
+  }
+  GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
+  int64_t nodes = 0, edges = 0;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) nodes += view.num_nodes(static_cast<int>(t));
+  for (size_t r = 0; r < schema.relations.size(); ++r) edges += view.num_edges(static_cast<int>(r));
+  return absl::StrFormat("%s: step %d of %d, %d '%s' seeds, %d nodes, %d edges in all", out_npz, request.step,
+                         seeds.num_steps(), seeds.batch(request.step).size(), type.name, nodes, edges);
+}
+
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz) {
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(request.dataset_dir));
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
   const GraphData graph{m, dataset.arrays(), dataset.schema()};
+  if (graph.schema.format_version != 1) return SampleTypedToNpz(request, graph, out_npz);
   // Checked as gnnd checks a session's request, with room for one slot of any size.
   GNND_ASSIGN_OR_RETURN(const SessionShape shape,
                         CheckOpenRequest(OpenRequest(request), m, graph.MaxInDegree(),

@@ -24,6 +24,9 @@ struct SampleRequest {
   bool shuffle = true;
   bool drop_last = false;
   std::string device = "cpu";  // "cpu" or "cuda:N" (CSC copied to GPU memory, features read zero-copy)
+  // Typed datasets: the node type of the seeds (empty: the one type with splits); `fanouts` then applies
+  // to every relation.
+  std::string node_type;
 };
 
 // Samples the request's batch on the chosen backend and writes its arrays (names as in the batch layout)
