@@ -242,6 +242,7 @@ int Run(int argc, char** argv) {
   if (listener) listener->Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server->Wait();
+  service.WaitForStreamTasks();  // a teardown's Finish may still read the server
   registry.UnloadAll();
   LogEvent(LogLevel::kInfo, "stopped", {}, "gnnd stopped");
   return 0;

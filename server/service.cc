@@ -166,7 +166,12 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
       std::lock_guard<std::mutex> lock(mutex_);
       ++holds_;
     }
+    {
+      std::lock_guard<std::mutex> lock(service_.stream_tasks_mutex_);
+      ++service_.stream_tasks_;
+    }
     pool.Post([this, task = std::move(task)] {
+      GnndService& service = service_;
       task();
       bool last;
       {
@@ -174,6 +179,8 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
         last = --holds_ == 0 && done_;
       }
       if (last) delete this;
+      std::lock_guard<std::mutex> lock(service.stream_tasks_mutex_);
+      if (--service.stream_tasks_ == 0) service.stream_tasks_done_.notify_all();
     });
   }
 
@@ -355,6 +362,11 @@ v1::Stats GnndService::CollectStats() {
   histograms_.AppendTo(stats);
   backends_->AppendStats(stats);
   return stats;
+}
+
+void GnndService::WaitForStreamTasks() {
+  std::unique_lock<std::mutex> lock(stream_tasks_mutex_);
+  stream_tasks_done_.wait(lock, [this] { return stream_tasks_ == 0; });
 }
 
 void GnndService::StopSessions() {

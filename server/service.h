@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 
@@ -42,6 +43,9 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
 
   // Refuses new sessions and tells the open ones that gnnd is shutting down.
   void StopSessions();
+  // Waits until every task of ours that holds a session's stream (an open, a teardown that ends with
+  // Finish) has returned. Call after the server's Wait(), before the server is destroyed: Finish reads it.
+  void WaitForStreamTasks();
   // What GetStats answers (also the Prometheus endpoint's source).
   v1::Stats CollectStats();
 
@@ -76,6 +80,9 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
   // Where ended sessions are freed before their streams finish: a teardown waits for the session's step
   // in progress, so it must not take a thread of the sessions' pool.
   std::unique_ptr<ThreadPool> session_teardown_;
+  std::mutex stream_tasks_mutex_;
+  std::condition_variable stream_tasks_done_;
+  int stream_tasks_ = 0;  // RunHeld tasks posted and not yet returned
   static constexpr int kTeardownThreads = 2;
   // Where sessions open and their epochs' seed orders are made: work of tens of milliseconds (a sort of
   // the split) that must not hold up other sessions' steps.

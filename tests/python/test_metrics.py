@@ -151,5 +151,9 @@ def test_a_connection_flood_neither_closes_the_metrics_port_nor_starves_sessions
     finally:
         assert daemon.stop() == 0, daemon.output()
     log = daemon.output()
-    assert log.count("metrics: accepting on port") == 2, log  # failing, then working again: once each
+    # Each episode of failing accepts is logged once, and its end once: not every 100 ms retry. (A slow build
+    # may also run out in the first flood, beside the session's descriptors: one more episode.)
+    failed = log.count(f"metrics: accepting on port {port} failed")
+    again = log.count(f"metrics: accepting on port {port} again")
+    assert 1 <= failed <= 3 and again == failed, log
     assert "refusing more until some end" in log
