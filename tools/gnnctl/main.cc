@@ -26,6 +26,7 @@
 #include "tools/dataset/hotness.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/synthetic.h"
+#include "tools/dataset/synthetic_typed.h"
 #include "tools/gnnctl/daemon_commands.h"
 #include "tools/gnnctl/sample.h"
 
@@ -39,7 +40,7 @@ ABSL_FLAG(std::string, feature_dtype, "",
 ABSL_FLAG(std::string, features, "", "import (edgelist): node features, an (N, D) .npy");
 ABSL_FLAG(std::string, labels, "", "import (edgelist): node labels, an (N,) .npy (-1 or NaN: unlabeled)");
 ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.npy, valid.npy, test.npy");
-ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers");
+ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers; typed: mag or igbh");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
 ABSL_FLAG(int64_t, feature_dim, 0, "generate: feature width (0: the preset's)");
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the session seed");
@@ -74,7 +75,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16|float8_e4m3fn]
                 [--add-reverse]   (ogb, typed: OGB's heterogeneous layout gives a typed dataset)
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
-  gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
+  gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
                   OUT_DIR
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
                                  under --fanouts (default 15,10,5); --hot-order=false: none
@@ -156,6 +157,19 @@ absl::Status RunImport(const std::vector<std::string>& args) {
 
 absl::Status RunGenerate(const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("generate takes OUT_DIR");
+  if (dataset::IsTypedPreset(absl::GetFlag(FLAGS_preset))) {
+    GNND_ASSIGN_OR_RETURN(dataset::TypedSyntheticSpec spec,
+                          dataset::TypedPresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
+    if (absl::GetFlag(FLAGS_feature_dim) > 0) {
+      for (auto& type : spec.types) type.feature_dim = type.feature_dim > 0 ? absl::GetFlag(FLAGS_feature_dim) : 0;
+    }
+    dataset::GenerateOptions options;
+    options.seed = absl::GetFlag(FLAGS_seed);
+    GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
+    options.threads = Threads();
+    GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
+    return Summarize(args[0], {});
+  }
   GNND_ASSIGN_OR_RETURN(dataset::SyntheticSpec spec,
                         dataset::PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
   if (absl::GetFlag(FLAGS_feature_dim) > 0) spec.feature_dim = absl::GetFlag(FLAGS_feature_dim);

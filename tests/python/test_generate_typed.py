@@ -1,0 +1,67 @@
+"""gnnctl generate --preset mag | igbh: typed synthetic datasets with the node types and relations of
+ogbn-mag and IGBH, valid, seeded, skewed, with features where the real graphs have them (float8 on request)."""
+import hashlib
+import subprocess
+
+import numpy as np
+
+from daemon_util import GNNCTL
+
+
+def generate(out, *flags):
+    proc = subprocess.run([GNNCTL, "generate", *map(str, flags), str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def digest(directory):
+    h = hashlib.sha256()
+    for f in sorted(directory.glob("*.npy")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def test_mag_has_ogbn_mags_types_relations_and_skew(tmp_path):
+    out = generate(tmp_path / "mag", "--preset=mag", "--scale=0.005", "--seed=4")
+    manifest = (out / "manifest.textproto").read_text()
+    for name in ("author", "field_of_study", "institution", "paper"):
+        assert f'name: "{name}"' in manifest
+    features = np.load(out / "paper.features.npy")
+    assert features.shape[1] == 128 and features.dtype == np.float32
+    assert not (out / "author.features.npy").exists()  # as ogbn-mag: features on papers only
+    labels = np.load(out / "paper.labels.npy")
+    assert labels.max() < 349 and (labels >= 0).all()
+    train = np.load(out / "paper.train.npy")
+    assert 0.8 < len(train) / len(labels) < 0.9
+    degrees = np.diff(np.load(out / "paper___cites___paper.indptr.npy"))
+    assert degrees.max() > 20 * degrees.mean(), "no hubs: the sources are not skewed"
+    # Papers' features cluster by class: a class's rows are nearer their own mean than another class's.
+    a, b = [features[labels == c] for c in np.unique(labels)[:2]]
+    assert np.linalg.norm(a.mean(0) - b.mean(0)) > 0.1
+    assert subprocess.run([GNNCTL, "validate", str(out)], capture_output=True).returncode == 0
+    assert digest(generate(tmp_path / "again", "--preset=mag", "--scale=0.005", "--seed=4")) == digest(out)
+    assert digest(generate(tmp_path / "other", "--preset=mag", "--scale=0.005", "--seed=5")) != digest(out)
+
+
+def test_igbh_with_float8_features_on_papers_and_authors(tmp_path):
+    out = generate(tmp_path / "igbh", "--preset=igbh", "--scale=0.000002", "--feature-dtype=float8_e4m3fn",
+                   "--feature-dim=64")
+    manifest = (out / "manifest.textproto").read_text()
+    assert manifest.count("FEATURE_DTYPE_FLOAT8_E4M3FN") == 2
+    for name in ("paper", "author"):
+        bits = np.load(out / f"{name}.features.npy")
+        assert bits.dtype == np.uint8 and bits.shape[1] == 64
+        assert not np.any((bits & 0x7F) == 0x7F), "NaN in float8 features"
+    assert np.load(out / "paper.labels.npy").max() < 19
+    npz = tmp_path / "b.npz"
+    proc = subprocess.run([GNNCTL, "sample", f"--dataset={out}", "--batch-size=8", "--fanouts=3,2", f"--out={npz}"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    batch = np.load(npz)
+    assert batch["author.features"].dtype == np.uint8 and len(batch["paper.labels"]) == 8
+
+
+def test_a_bad_scale_is_refused(tmp_path):
+    proc = subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=2", str(tmp_path / "x")],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "scale = 2 (must be in (0, 1])" in proc.stderr

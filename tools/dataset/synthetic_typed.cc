@@ -1,0 +1,154 @@
+#include "tools/dataset/synthetic_typed.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/philox.h"
+#include "common/base/status.h"
+#include "tools/dataset/progress.h"
+#include "tools/dataset/typed_import.h"
+
+namespace gnnd::dataset {
+namespace {
+
+// Philox streams of the typed generator (the homogeneous one uses others).
+enum Stream : uint32_t { kEdges = 101, kLabels = 102, kSplits = 103, kFeatures = 104, kCenters = 105 };
+
+// A node id in [0, n) skewed toward small ids (a power law: P(id < x) = (x / n)^(1/3)), then spread over the
+// range by a fixed odd multiplier, so hubs are not all at the start.
+int64_t SkewedNode(uint64_t random, int64_t n) {
+  const double u = static_cast<double>(random >> 11) * (1.0 / 9007199254740992.0);
+  const int64_t rank = std::min<int64_t>(static_cast<int64_t>(std::pow(u, 3.0) * static_cast<double>(n)), n - 1);
+  return static_cast<int64_t>((static_cast<unsigned __int128>(rank) * 0x9e3779b97f4a7c15ull) %
+                              static_cast<uint64_t>(n));
+}
+
+// Two standard normal values from two uniform words (Box-Muller).
+void Normals(uint32_t a, uint32_t b, double* out) {
+  const double u1 = (static_cast<double>(a) + 1.0) / 4294967297.0, u2 = static_cast<double>(b) / 4294967296.0;
+  const double radius = std::sqrt(-2.0 * std::log(u1));
+  out[0] = radius * std::cos(6.283185307179586 * u2);
+  out[1] = radius * std::sin(6.283185307179586 * u2);
+}
+
+int64_t Scaled(int64_t count, double scale, int64_t at_least) {
+  return std::max<int64_t>(at_least, static_cast<int64_t>(std::llround(static_cast<double>(count) * scale)));
+}
+
+}  // namespace
+
+bool IsTypedPreset(const std::string& preset) { return preset == "mag" || preset == "igbh"; }
+
+absl::StatusOr<TypedSyntheticSpec> TypedPresetSpec(const std::string& preset, double scale) {
+  if (!(scale > 0) || scale > 1)
+    return absl::InvalidArgumentError(absl::StrCat("scale = ", scale, " (must be in (0, 1])"));
+  TypedSyntheticSpec s;
+  s.preset = preset;
+  if (preset == "mag") {  // ogbn-mag: features on papers only, 349 venues as classes
+    s.types = {{"author", 1134649},
+               {"field_of_study", 59965},
+               {"institution", 8740},
+               {"paper", 736389, 128, 349, 1.0, 0.855, 0.088}};
+    s.relations = {{"author", "affiliated_with", "institution", 1043998},
+                   {"author", "writes", "paper", 7145660},
+                   {"paper", "cites", "paper", 5416271},
+                   {"paper", "has_topic", "field_of_study", 7505078}};
+  } else if (preset == "igbh") {  // IGBH-Full: 1024-d features on papers and authors, 19 classes
+    s.types = {{"paper", 269346174, 1024, 19, 0.843, 0.6, 0.2},
+               {"author", 277220883, 1024},
+               {"institute", 26918},
+               {"fos", 712960}};
+    s.relations = {{"paper", "cites", "paper", 3996442004},
+                   {"paper", "written_by", "author", 716761549},
+                   {"paper", "topic", "fos", 1050280600},
+                   {"author", "affiliated_to", "institute", 48521486}};
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("preset = '", preset, "' (mag or igbh)"));
+  }
+  for (auto& t : s.types) t.num_nodes = Scaled(t.num_nodes, scale, std::max<int64_t>(t.num_classes, 8));
+  for (auto& r : s.relations) r.num_edges = Scaled(r.num_edges, scale, 1);
+  return s;
+}
+
+absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions& options, const std::string& out_dir) {
+  TypedSource source;
+  for (const auto& t : spec.types) source.node_types.emplace_back(t.name, t.num_nodes);
+  for (const auto& r : spec.relations) source.relations.push_back({r.src, r.name, r.dst});
+  ImportOptions import;
+  import.feature_dtype = options.feature_dtype;
+  import.dedup = true;
+  import.threads = options.threads;
+  GNND_ASSIGN_OR_RETURN(TypedImportBuilder builder, TypedImportBuilder::Create(out_dir, source, import));
+  const uint64_t seed = options.seed;
+  auto class_of = [](int64_t node, int32_t classes) { return static_cast<int32_t>(Mix64(node) % classes); };
+
+  for (size_t r = 0; r < spec.relations.size(); ++r) {
+    const auto& rel = spec.relations[r];
+    const int src = builder.NodeTypeNamed(rel.src), dst = builder.NodeTypeNamed(rel.dst);
+    const int64_t num_src = builder.num_nodes(src), num_dst = builder.num_nodes(dst);
+    const int32_t classes = spec.types[src].num_classes;
+    const bool homophilous = src == dst && classes > 0;
+    Progress progress(absl::StrCat("edges ", rel.name), rel.num_edges, "edges");
+    for (int64_t e = 0; e < rel.num_edges; ++e) {
+      const Philox4x32 w = RandomWords(seed, kEdges + static_cast<uint32_t>(r) * 16, static_cast<uint64_t>(e));
+      const int64_t to = SkewedNode((uint64_t{w.v[0]} << 32) | w.v[1], num_dst);
+      int64_t from = SkewedNode((uint64_t{w.v[2]} << 32) | w.v[3], num_src);
+      if (homophilous && static_cast<double>(w.v[0] & 0xffff) / 65536.0 < spec.homophily) {
+        // A node of the destination's class near `from` (class_of is a hash: probe a few ids).
+        for (int64_t probe = 0; probe < 4 * classes && class_of(from, classes) != class_of(to, classes); ++probe) {
+          from = (from + 1) % num_src;
+        }
+      }
+      GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), from, to, "synthetic"));
+      if ((e & 0xfffff) == 0) progress.Set(e);
+    }
+    progress.Set(rel.num_edges);
+  }
+  for (size_t t = 0; t < spec.types.size(); ++t) {
+    const auto& type = spec.types[t];
+    const int index = builder.NodeTypeNamed(type.name);
+    if (type.num_classes > 0) {
+      for (int64_t v = 0; v < type.num_nodes; ++v) {
+        const Philox4x32 w = RandomWords(seed, kLabels, static_cast<uint64_t>(v), static_cast<uint32_t>(t));
+        const double u = static_cast<double>(w.v[0]) / 4294967296.0, s = static_cast<double>(w.v[1]) / 4294967296.0;
+        if (u >= type.labeled_fraction) continue;
+        GNND_RETURN_IF_ERROR(builder.SetLabel(index, v, class_of(v, type.num_classes), "synthetic"));
+        const int split = s < type.train_fraction ? 0 : s < type.train_fraction + type.valid_fraction ? 1 : 2;
+        GNND_RETURN_IF_ERROR(builder.AddSplitId(index, split, v, "synthetic"));
+      }
+    }
+    if (type.feature_dim == 0) continue;
+    // Class centers (a type without classes has one), then each row its center plus noise.
+    const int32_t centers_count = std::max(type.num_classes, 1);
+    std::vector<double> centers(static_cast<size_t>(centers_count * type.feature_dim));
+    const double separation = 2.5 / std::sqrt(2.0 * static_cast<double>(type.feature_dim));
+    for (size_t i = 0; i < centers.size(); i += 2) {
+      const Philox4x32 w = RandomWords(seed, kCenters, i, static_cast<uint32_t>(t));
+      double g[2];
+      Normals(w.v[0], w.v[1], g);
+      centers[i] = g[0] * separation;
+      if (i + 1 < centers.size()) centers[i + 1] = g[1] * separation;
+    }
+    std::vector<double> row(static_cast<size_t>(type.feature_dim));
+    Progress progress(absl::StrCat("features ", type.name), type.num_nodes, "rows");
+    for (int64_t v = 0; v < type.num_nodes; ++v) {
+      const double* center =
+          centers.data() + (type.num_classes > 0 ? class_of(v, type.num_classes) : 0) * type.feature_dim;
+      for (int64_t j = 0; j < type.feature_dim; j += 4) {
+        const Philox4x32 w = RandomWords(seed, kFeatures + static_cast<uint32_t>(t) * 16, static_cast<uint64_t>(v),
+                                         static_cast<uint32_t>(j / 4));
+        double noise[4];
+        Normals(w.v[0], w.v[1], noise);
+        Normals(w.v[2], w.v[3], noise + 2);
+        for (int64_t k = j; k < std::min(j + 4, type.feature_dim); ++k) row[k] = center[k] + noise[k - j] * 0.25;
+      }
+      GNND_RETURN_IF_ERROR(builder.AppendFeatureRow(index, row, "synthetic"));
+      if ((v & 0xffff) == 0) progress.Set(v);
+    }
+    progress.Set(type.num_nodes);
+  }
+  return builder.Finish(absl::StrCat("synthetic preset=", spec.preset, " seed=", seed));
+}
+
+}  // namespace gnnd::dataset
