@@ -149,3 +149,50 @@ def test_gnnctl_samples_a_typed_batch_by_the_rule(tmp_path):
     bad = subprocess.run([GNNCTL, "sample", f"--dataset={out}", "--node-type=author", f"--out={npz}"],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "node_type = 'author' (a node type of the dataset with splits)" in bad.stderr
+
+
+def write_mag_npz(root, feature_dtype=np.float32):
+    """The same graph in OGB's binary heterogeneous layout (npz tables, CSV splits)."""
+    raw = root / "raw"
+    raw.mkdir(parents=True)
+    np.savez(raw / "num_nodes_dict.npz", **{t: np.array([n]) for t, n in TYPES.items()})
+    np.savez(raw / "num_edges_dict.npz", **{"___".join(k): np.array([len(v)]) for k, v in EDGES.items()})
+    np.savez(raw / "edge_index_dict.npz", **{"___".join(k): np.array(v, np.int64).T for k, v in EDGES.items()})
+    np.savez(raw / "node_feat.npz", paper=PAPER_FEATURES.astype(feature_dtype))
+    np.savez(raw / "node-label.npz", paper=np.array(PAPER_LABELS, np.float64).reshape(-1, 1))
+    split = root / "split" / "time"
+    write_gz(split / "nodetype-has-split.csv.gz", ",".join(TYPES) + "\nFalse,False,False,True\n")
+    for name, ids in SPLITS.items():
+        write_gz(split / "paper" / f"{name}.csv.gz", "".join(f"{v}\n" for v in ids))
+    return root
+
+
+def test_the_binary_layout_gives_the_csv_layouts_dataset(tmp_path):
+    from_csv, from_npz = tmp_path / "csv", tmp_path / "npz"
+    assert gnnctl_import(write_mag(tmp_path / "a"), from_csv).returncode == 0
+    proc = subprocess.run([GNNCTL, "import", "--format=ogb-bin", str(write_mag_npz(tmp_path / "b")), str(from_npz)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in from_csv.glob("*.npy"))
+    assert names == sorted(p.name for p in from_npz.glob("*.npy")) and len(names) == 13
+    for name in names:
+        assert (from_csv / name).read_bytes() == (from_npz / name).read_bytes(), name
+    # float16 features keep their dtype unless another is asked for
+    half = tmp_path / "half"
+    src = write_mag_npz(tmp_path / "c", np.float16)
+    assert subprocess.run([GNNCTL, "import", "--format=ogb-bin", str(src), str(half)]).returncode == 0
+    features = np.load(half / "paper.features.npy")
+    assert features.dtype == np.float16
+    np.testing.assert_array_equal(features, PAPER_FEATURES.astype(np.float16))
+    # a relation array misnamed, or ids past a type's count, are refused by name
+    bad = write_mag_npz(tmp_path / "d")
+    np.savez(bad / "raw" / "edge_index_dict.npz", author__writes=np.zeros((2, 1), np.int64))
+    proc = subprocess.run([GNNCTL, "import", "--format=ogb-bin", str(bad), str(tmp_path / "x")], capture_output=True,
+                          text=True)
+    assert proc.returncode != 0 and "array 'author__writes' is not named H___R___T" in proc.stderr, proc.stderr
+    np.savez(bad / "raw" / "edge_index_dict.npz", author___writes___paper=np.array([[0, 9], [1, 1]], np.int64))
+    proc = subprocess.run([GNNCTL, "import", "--format=ogb-bin", str(bad), str(tmp_path / "y")], capture_output=True,
+                          text=True)
+    assert proc.returncode != 0
+    assert "raw/edge_index_dict.npz:author___writes___paper[:, 1]: source id 9 is out of range [0, 4)" in proc.stderr, \
+        proc.stderr

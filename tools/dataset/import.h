@@ -18,6 +18,11 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
 // ships it, into a typed (format_version 2) dataset; ImportOgbCsv takes it when it finds that layout.
 bool IsOgbTypedCsv(const std::string& source);
 absl::Status ImportOgbTypedCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+// OGB's heterogeneous binary layout: raw/num_nodes_dict.npz, raw/edge_index_dict.npz (arrays H___R___T),
+// raw/node_feat.npz and raw/node-label.npz (arrays by node type), keeping each table's dtype; CSV splits.
+// ImportOgbBinary takes it when it finds raw/num_nodes_dict.npz.
+bool IsOgbTypedBinary(const std::string& source);
+absl::Status ImportOgbTypedBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 // The split/<scheme> folder of an OGB source: the named one, or the only one present.
 absl::StatusOr<std::string> OgbSplitDir(const std::string& source, const std::string& scheme);
 // OGB binary: raw/data.npz + raw/node-label.npz + split/<scheme>/*.csv.gz.

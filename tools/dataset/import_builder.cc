@@ -247,7 +247,8 @@ absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::st
   return absl::OkStatus();
 }
 
-absl::Status ImportBuilder::ReadEdgeIndex(const std::function<absl::StatusOr<NpyStreamReader>()>& open) {
+absl::Status ReadEdgeIndexPairs(const std::function<absl::StatusOr<NpyStreamReader>()>& open,
+                                const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& add) {
   GNND_ASSIGN_OR_RETURN(NpyStreamReader sources, open());
   const NpyHeader& h = sources.header();
   if (h.shape.size() != 2 || h.shape[0] != 2) {
@@ -274,14 +275,18 @@ absl::Status ImportBuilder::ReadEdgeIndex(const std::function<absl::StatusOr<Npy
       GNND_RETURN_IF_ERROR(targets->ReadInt64(dst.data(), count));
     }
     for (int64_t i = 0; i < count; ++i) {
-      if (src[i] < 0 || src[i] >= num_nodes_ || dst[i] < 0 || dst[i] >= num_nodes_) {
-        return edges_->Add(src[i], dst[i], absl::StrCat(sources.what(), "[:, ", start + i, "]"));
-      }
-      GNND_RETURN_IF_ERROR(edges_->Add(src[i], dst[i], ""));
+      // `add` has no effect when it fails: then call it again for the error, naming the position.
+      if (!add(src[i], dst[i], "").ok())
+        return add(src[i], dst[i], absl::StrCat(sources.what(), "[:, ", start + i, "]"));
     }
     progress.Set(start + count);
   }
   return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::ReadEdgeIndex(const std::function<absl::StatusOr<NpyStreamReader>()>& open) {
+  return ReadEdgeIndexPairs(
+      open, [this](int64_t src, int64_t dst, absl::string_view where) { return edges_->Add(src, dst, where); });
 }
 
 absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classes) {

@@ -37,6 +37,12 @@ struct ImportOptions {
 template <typename In>
 absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, absl::string_view where);
 
+// Reads a (2, E) integer edge index, C or Fortran order, calling add(src, dst, where) per edge; `add` must
+// have no effect when it fails (it is called again to name the position). `open` opens the array anew each
+// call (a C-order array is read by two streams side by side: sources and destinations).
+absl::Status ReadEdgeIndexPairs(const std::function<absl::StatusOr<NpyStreamReader>()>& open,
+                                const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& add);
+
 class ImportBuilder {
  public:
   static absl::StatusOr<ImportBuilder> Create(const std::string& out_dir, int64_t num_nodes,

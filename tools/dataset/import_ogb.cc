@@ -126,6 +126,7 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
 }
 
 absl::Status ImportOgbBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
+  if (IsOgbTypedBinary(source)) return ImportOgbTypedBinary(source, out_dir, options);
   const std::string data = absl::StrCat(source, "/raw/data.npz");
   int64_t num_nodes;
   {

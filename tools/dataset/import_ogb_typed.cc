@@ -5,11 +5,13 @@
 //   raw/node-feat/T/node-feat.csv.gz      for the types with features
 //   raw/nodetype-has-label.csv.gz, raw/node-label/T/node-label.csv.gz
 //   split/SCHEME/nodetype-has-split.csv.gz, split/SCHEME/T/{train,valid,test}.csv.gz
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/base/status.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/input.h"
@@ -69,6 +71,30 @@ absl::Status ForEachNumberRow(const std::string& source, const std::string& name
     }
     GNND_RETURN_IF_ERROR(fn(values, where));
   }
+}
+
+// split/SCHEME/nodetype-has-split.csv.gz and each split type's {train,valid,test}.csv.gz (both OGB forms).
+absl::Status ReadTypedSplits(const std::string& source, const ImportOptions& options, TypedImportBuilder& builder) {
+  GNND_ASSIGN_OR_RETURN(const std::string split_dir, OgbSplitDir(source, options.split_scheme));
+  const std::string scheme = fs::path(split_dir).filename();
+  GNND_ASSIGN_OR_RETURN(auto has_split, ReadDict(source, absl::StrCat("split/", scheme, "/nodetype-has-split.csv.gz")));
+  for (const auto& [type, split] : has_split) {
+    if (!IsTrue(split)) continue;
+    const int t = builder.NodeTypeNamed(type);
+    if (t < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("split/", scheme, "/nodetype-has-split.csv.gz: unknown type '", type, "'"));
+    for (int s = 0; s < 3; ++s) {
+      const std::string name = absl::StrCat("split/", scheme, "/", type, "/", kSplitNames[s], ".csv.gz");
+      GNND_RETURN_IF_ERROR(ForEachNumberRow(source, name, [&](const auto& v, const std::string& where) {
+        if (v.size() != 1 || v[0] != std::floor(v[0])) {
+          return absl::InvalidArgumentError(absl::StrCat(where, ": expected one node id"));
+        }
+        return builder.AddSplitId(t, s, static_cast<int64_t>(v[0]), where);
+      }));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -140,26 +166,60 @@ absl::Status ImportOgbTypedCsv(const std::string& source, const std::string& out
           absl::StrCat(name, ": ", node, " labels but '", type, "' has ", builder.num_nodes(t), " nodes"));
     }
   }
-  GNND_ASSIGN_OR_RETURN(const std::string split_dir, OgbSplitDir(source, options.split_scheme));
-  const std::string scheme = fs::path(split_dir).filename();
-  GNND_ASSIGN_OR_RETURN(auto has_split, ReadDict(source, absl::StrCat("split/", scheme, "/nodetype-has-split.csv.gz")));
-  for (const auto& [type, split] : has_split) {
-    if (!IsTrue(split)) continue;
-    const int t = builder.NodeTypeNamed(type);
-    if (t < 0)
+  GNND_RETURN_IF_ERROR(ReadTypedSplits(source, options, builder));
+  return builder.Finish(absl::StrCat("ogb:", source));
+}
+
+bool IsOgbTypedBinary(const std::string& source) {
+  std::error_code ec;
+  return fs::exists(fs::path(source) / "raw" / "num_nodes_dict.npz", ec);
+}
+
+absl::Status ImportOgbTypedBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
+  const std::string raw = source + "/raw/";
+  TypedSource typed;
+  GNND_ASSIGN_OR_RETURN(const std::vector<std::string> types, ListNpzArrays(raw + "num_nodes_dict.npz"));
+  for (const std::string& type : types) {
+    GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(raw + "num_nodes_dict.npz", type,
+                                                               absl::StrCat("raw/num_nodes_dict.npz:", type)));
+    int64_t count = 0;
+    if (reader.header().NumElements() < 1) return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": empty"));
+    GNND_RETURN_IF_ERROR(reader.ReadInt64(&count, 1));
+    typed.node_types.emplace_back(type, count);
+  }
+  std::sort(typed.node_types.begin(), typed.node_types.end());  // OGB's order: by name
+  GNND_ASSIGN_OR_RETURN(std::vector<std::string> keys, ListNpzArrays(raw + "edge_index_dict.npz"));
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& key : keys) {
+    const std::vector<std::string> parts = absl::StrSplit(key, "___");
+    if (parts.size() != 3) {
       return absl::InvalidArgumentError(
-          absl::StrCat("split/", scheme, "/nodetype-has-split.csv.gz: unknown type '", type, "'"));
-    for (int s = 0; s < 3; ++s) {
-      const std::string name = absl::StrCat("split/", scheme, "/", type, "/", kSplitNames[s], ".csv.gz");
-      GNND_RETURN_IF_ERROR(ForEachNumberRow(source, name, [&](const auto& v, const std::string& where) {
-        if (v.size() != 1 || v[0] != std::floor(v[0])) {
-          return absl::InvalidArgumentError(absl::StrCat(where, ": expected one node id"));
-        }
-        return builder.AddSplitId(t, s, static_cast<int64_t>(v[0]), where);
-      }));
+          absl::StrCat("raw/edge_index_dict.npz: array '", key, "' is not named H___R___T"));
+    }
+    typed.relations.push_back({parts[0], parts[1], parts[2]});
+  }
+  GNND_ASSIGN_OR_RETURN(TypedImportBuilder builder, TypedImportBuilder::Create(out_dir, typed, options));
+  for (size_t r = 0; r < keys.size(); ++r) {
+    GNND_RETURN_IF_ERROR(ReadEdgeIndexPairs(
+        [&] { return OpenNpzArray(raw + "edge_index_dict.npz", keys[r], "raw/edge_index_dict.npz:" + keys[r]); },
+        [&](int64_t src, int64_t dst, absl::string_view where) {
+          return builder.AddEdge(static_cast<int>(r), src, dst, where);
+        }));
+  }
+  for (const auto& [file, labels] : {std::pair<std::string, bool>{"node_feat.npz", false}, {"node-label.npz", true}}) {
+    if (std::error_code ec; !fs::exists(raw + file, ec)) continue;
+    GNND_ASSIGN_OR_RETURN(const std::vector<std::string> arrays, ListNpzArrays(raw + file));
+    for (const std::string& type : arrays) {
+      const int t = builder.NodeTypeNamed(type);
+      if (t < 0)
+        return absl::InvalidArgumentError(absl::StrCat("raw/", file, ": array '", type, "' is not a node type"));
+      GNND_ASSIGN_OR_RETURN(NpyStreamReader reader,
+                            OpenNpzArray(raw + file, type, absl::StrCat("raw/", file, ":", type)));
+      GNND_RETURN_IF_ERROR(labels ? builder.ReadLabels(t, reader) : builder.ReadFeatures(t, reader));
     }
   }
-  return builder.Finish(absl::StrCat("ogb:", source));
+  GNND_RETURN_IF_ERROR(ReadTypedSplits(source, options, builder));
+  return builder.Finish(absl::StrCat("ogb-bin:", source));
 }
 
 }  // namespace gnnd::dataset

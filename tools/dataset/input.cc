@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/base/status.h"
 
 namespace gnnd::dataset {
@@ -138,18 +139,38 @@ class ZipMemberSource : public ByteSource {
 };
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ByteSource>> OpenNpzMember(const std::string& npz_path, const std::string& member) {
+namespace {
+absl::StatusOr<zip_t*> OpenZip(const std::string& npz_path) {
   int error = 0;
   zip_t* archive = zip_open(npz_path.c_str(), ZIP_RDONLY, &error);
-  if (archive == nullptr) {
-    zip_error_t ze;
-    zip_error_init_with_code(&ze, error);
-    absl::Status status = error == ZIP_ER_NOENT || error == ZIP_ER_OPEN
-                              ? absl::NotFoundError(absl::StrCat(npz_path, ": ", zip_error_strerror(&ze)))
-                              : absl::InvalidArgumentError(absl::StrCat(npz_path, ": ", zip_error_strerror(&ze)));
-    zip_error_fini(&ze);
-    return status;
+  if (archive != nullptr) return archive;
+  zip_error_t ze;
+  zip_error_init_with_code(&ze, error);
+  absl::Status status = error == ZIP_ER_NOENT || error == ZIP_ER_OPEN
+                            ? absl::NotFoundError(absl::StrCat(npz_path, ": ", zip_error_strerror(&ze)))
+                            : absl::InvalidArgumentError(absl::StrCat(npz_path, ": ", zip_error_strerror(&ze)));
+  zip_error_fini(&ze);
+  return status;
+}
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ListNpzArrays(const std::string& npz_path) {
+  GNND_ASSIGN_OR_RETURN(zip_t * archive, OpenZip(npz_path));
+  std::vector<std::string> names;
+  const zip_int64_t entries = zip_get_num_entries(archive, 0);
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    const char* name = zip_get_name(archive, static_cast<zip_uint64_t>(i), 0);
+    if (name == nullptr) continue;
+    absl::string_view member = name;
+    absl::ConsumeSuffix(&member, ".npy");
+    names.emplace_back(member);
   }
+  zip_discard(archive);
+  return names;
+}
+
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenNpzMember(const std::string& npz_path, const std::string& member) {
+  GNND_ASSIGN_OR_RETURN(zip_t * archive, OpenZip(npz_path));
   zip_int64_t index = zip_name_locate(archive, (member + ".npy").c_str(), 0);
   if (index < 0) index = zip_name_locate(archive, member.c_str(), 0);
   if (index < 0) {

@@ -47,6 +47,8 @@ std::vector<absl::string_view> SplitFields(absl::string_view line, char separato
 absl::StatusOr<int64_t> ParseInt(absl::string_view field, absl::string_view where);
 absl::StatusOr<double> ParseDouble(absl::string_view field, absl::string_view where);
 
+// The arrays of a .npz (zip) archive, by name (without ".npy").
+absl::StatusOr<std::vector<std::string>> ListNpzArrays(const std::string& npz_path);
 // A member of a .npz (zip) archive as a byte stream: "name" or "name.npy".
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenNpzMember(const std::string& npz_path, const std::string& member);
 

@@ -63,9 +63,11 @@ absl::Status TypedImportBuilder::AddEdge(int relation, int64_t src, int64_t dst,
 
 absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where) {
   Type& t = types_[type];
-  const v1::FeatureDType wanted =
-      options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED ? v1::FEATURE_DTYPE_FLOAT32 : options_.feature_dtype;
-  const DType element = FeatureElementDType(wanted).value();
+  if (t.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) {
+    t.feature_dtype =
+        options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED ? v1::FEATURE_DTYPE_FLOAT32 : options_.feature_dtype;
+  }
+  const DType element = FeatureElementDType(t.feature_dtype).value();
   if (!t.features.has_value()) {
     if (row.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": a feature row with no values"));
     t.feature_dim = static_cast<int64_t>(row.size());
@@ -85,6 +87,44 @@ absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<do
   row_scratch_.resize(row.size() * DTypeSize(element));
   GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(), where));
   return t.features->Append(row_scratch_.data(), 1);
+}
+
+absl::Status TypedImportBuilder::ReadFeatures(int type, NpyStreamReader& reader) {
+  const NpyHeader& h = reader.header();
+  const int64_t n = types_[type].num_nodes;
+  if (h.shape.empty() || h.shape.size() > 2 || h.shape[0] != n || (h.fortran_order && h.shape.size() == 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": not a C-order array of ", n, " rows"));
+  }
+  // Unless a dtype was asked for, float16 features stay float16 (as MAG240M's), anything else becomes float32.
+  if (options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED && h.dtype == DType::kFloat16) {
+    types_[type].feature_dtype = v1::FEATURE_DTYPE_FLOAT16;
+  }
+  std::vector<double> row(h.shape.size() == 2 ? static_cast<size_t>(h.shape[1]) : 1);
+  for (int64_t v = 0; v < n; ++v) {
+    GNND_RETURN_IF_ERROR(reader.ReadDouble(row.data(), row.size()));
+    GNND_RETURN_IF_ERROR(AppendFeatureRow(type, row, reader.what()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TypedImportBuilder::ReadLabels(int type, NpyStreamReader& reader) {
+  const NpyHeader& h = reader.header();
+  const int64_t n = types_[type].num_nodes;
+  if (!(h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1)) || h.shape[0] != n) {
+    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": expected ", n, " labels"));
+  }
+  std::vector<double> labels(static_cast<size_t>(n));
+  if (IsFloat(h.dtype)) {
+    GNND_RETURN_IF_ERROR(reader.ReadDouble(labels.data(), labels.size()));
+  } else {
+    std::vector<int64_t> ints(labels.size());
+    GNND_RETURN_IF_ERROR(reader.ReadInt64(ints.data(), ints.size()));
+    for (size_t i = 0; i < ints.size(); ++i) labels[i] = static_cast<double>(ints[i]);
+  }
+  for (int64_t v = 0; v < n; ++v) {
+    GNND_RETURN_IF_ERROR(SetLabel(type, v, labels[v], absl::StrCat(reader.what(), "[", v, "]")));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TypedImportBuilder::SetLabel(int type, int64_t node, double label, absl::string_view where) {
@@ -129,8 +169,7 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
       }
       GNND_RETURN_IF_ERROR(t.features->Finish());
       out.set_feature_dim(t.feature_dim);
-      out.set_feature_dtype(options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED ? v1::FEATURE_DTYPE_FLOAT32
-                                                                                    : options_.feature_dtype);
+      out.set_feature_dtype(t.feature_dtype);
     }
     const bool any_split = !t.splits[0].empty() || !t.splits[1].empty() || !t.splits[2].empty();
     if (any_split && t.labels.empty()) {

@@ -37,6 +37,10 @@ class TypedImportBuilder {
   absl::Status AddEdge(int relation, int64_t src, int64_t dst, absl::string_view where);
   // One feature row of `type`, in node order; the first row fixes the width.
   absl::Status AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where);
+  // The whole [num_nodes, D] feature array of `type` from an .npy stream (any float or int dtype).
+  absl::Status ReadFeatures(int type, NpyStreamReader& reader);
+  // num_nodes labels of `type` from an .npy stream ([N] or [N, 1]; float NaN or -1: none).
+  absl::Status ReadLabels(int type, NpyStreamReader& reader);
   // Labels of `type` (NaN or -1: none); a type with any label gets labels.npy and splits.
   absl::Status SetLabel(int type, int64_t node, double label, absl::string_view where);
   // split: 0 train, 1 valid, 2 test.
@@ -50,6 +54,7 @@ class TypedImportBuilder {
     int64_t num_nodes = 0;
     std::optional<NpyWriter> features;
     int64_t feature_dim = 0;
+    v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_UNSPECIFIED;  // set by the first row
     std::vector<int64_t> labels;  // empty: none
     std::array<std::vector<int64_t>, 3> splits;
   };
