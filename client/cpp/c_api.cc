@@ -99,6 +99,21 @@ void ToGnndArrays(const gnnd_session& session, const gnnd::BatchView& view, int6
   }
 }
 
+// One call per batch: releases `release_slot` (none if negative), then takes the next batch into `batch`.
+// GNND_OK, GNND_END_OF_EPOCH, or the failure.
+gnnd_status ReleaseThenNext(gnnd_session& session, int32_t release_slot, void* cuda_stream,
+                            gnnd::client::Batch& batch) {
+  if (release_slot >= 0) {
+    const gnnd_status released = Check(session.impl->Release(release_slot, cuda_stream));
+    if (released != GNND_OK) return released;
+  }
+  auto next = session.impl->Next(cuda_stream);
+  if (!next.ok()) return Fail(next.status());
+  if (!next->has_value()) return GNND_END_OF_EPOCH;
+  batch = **next;
+  return GNND_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -238,14 +253,8 @@ gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t release_slot, 
   if (session == nullptr) return Null("session");
   if (out == nullptr) return Null("out");
   return Guard([&] {
-    if (release_slot >= 0) {
-      const gnnd_status released = Check(session->impl->Release(release_slot, cuda_stream));
-      if (released != GNND_OK) return released;
-    }
-    auto batch = session->impl->Next(cuda_stream);
-    if (!batch.ok()) return Fail(batch.status());
-    if (!batch->has_value()) return GNND_END_OF_EPOCH;
-    const gnnd::client::Batch& b = **batch;
+    gnnd::client::Batch b;
+    if (const gnnd_status next = ReleaseThenNext(*session, release_slot, cuda_stream, b); next != GNND_OK) return next;
     const gnnd::client::HopCounts& hops = *session->impl->hop_counts(b.slot);  // Next checked them
     out->slot = b.slot;
     out->num_hops = static_cast<int32_t>(hops.edges.size());
@@ -331,14 +340,8 @@ gnnd_status gnnd_next_batch_values(gnnd_session* session, int32_t release_slot, 
         absl::StrCat("the batch has ", session->impl->schema().counts.size(), " counts; out has room for ", room)));
   }
   return Guard([&] {
-    if (release_slot >= 0) {
-      const gnnd_status released = Check(session->impl->Release(release_slot, cuda_stream));
-      if (released != GNND_OK) return released;
-    }
-    auto batch = session->impl->Next(cuda_stream);
-    if (!batch.ok()) return Fail(batch.status());
-    if (!batch->has_value()) return GNND_END_OF_EPOCH;
-    const gnnd::client::Batch& b = **batch;
+    gnnd::client::Batch b;
+    if (const gnnd_status next = ReleaseThenNext(*session, release_slot, cuda_stream, b); next != GNND_OK) return next;
     const std::vector<int64_t>& counts = *session->impl->counts(b.slot);  // Next checked them
     out->slot = b.slot;
     out->epoch = b.epoch;
