@@ -43,13 +43,13 @@ void BM_CpuEpoch(benchmark::State& state) {
   uint64_t epoch = 0;
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
-    CpuProducer producer(fixture->graph, {.fanouts = fixture->fanouts}, 1, epoch, std::move(seeds), slots, *workers,
-                         threads);
+    CpuProducer producer(CpuProducer::Sampling(fixture->graph, {.fanouts = fixture->fanouts}, 1, slots, threads),
+                         static_cast<int>(slots.size()), epoch, std::move(seeds), *workers, threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
       auto ready = producer.Next();
       if (!ready) break;
-      edges += producer.slot(ready->slot).num_edges();
-      nodes += producer.slot(ready->slot).num_nodes();
+      edges += slots[ready->slot].num_edges();
+      nodes += slots[ready->slot].num_nodes();
       ++batches;
       producer.Release(ready->slot);
     }

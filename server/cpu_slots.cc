@@ -33,8 +33,9 @@ void CpuSlots::Attached() {
 
 absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  producer_ = std::make_unique<CpuProducer>(*graph_, sampling_, seed_, epoch, seeds, views_, *workers_,
-                                            workers_->threads(), wake_);
+  const int parallel = workers_->threads();
+  producer_ = std::make_unique<CpuProducer>(CpuProducer::Sampling(*graph_, sampling_, seed_, views_, parallel),
+                                            static_cast<int>(views_.size()), epoch, seeds, *workers_, parallel, wake_);
   if (stopped_) producer_->Stop();
   return absl::OkStatus();
 }

@@ -1,5 +1,7 @@
 #include "kernels/cpu/producer.h"
 
+#include <memory>
+
 namespace gnnd {
 namespace {
 
@@ -9,21 +11,29 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-CpuProducer::CpuProducer(const GraphData& graph, const SamplingSpec& spec, uint64_t seed, uint64_t epoch,
-                         EpochSeeds seeds, std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
-                         std::function<void()> on_ready)
-    : epoch_(epoch),
+CpuProducer::CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, ThreadPool& workers,
+                         int max_parallel, std::function<void()> on_ready)
+    : fill_(std::move(fill)),
+      epoch_(epoch),
       seeds_(std::move(seeds)),
-      slots_(std::move(slots)),
       workers_(workers),
       on_ready_(std::move(on_ready)) {
-  for (int i = static_cast<int>(slots_.size()) - 1; i >= 0; --i) free_slots_.push_back(i);
-  for (int i = 0; i < std::max(max_parallel, 1); ++i) {
-    samplers_.emplace_back(graph, spec, seed);
-    free_samplers_.push_back(i);
-  }
+  for (int i = num_slots - 1; i >= 0; --i) free_slots_.push_back(i);
+  for (int i = 0; i < std::max(max_parallel, 1); ++i) free_samplers_.push_back(i);
   std::lock_guard<std::mutex> lock(mutex_);
   ScheduleLocked();
+}
+
+CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
+                                             std::vector<BatchView> slots, int max_parallel) {
+  auto samplers = std::make_shared<std::vector<CpuSampler>>();
+  for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
+  return [samplers, slots = std::move(slots)](int sampler, uint64_t epoch, uint64_t batch_index,
+                                              std::span<const int64_t> seeds, int slot) {
+    SampleTimes times;
+    (*samplers)[sampler].Sample(epoch, batch_index, seeds, slots[slot], &times);
+    return times;
+  };
 }
 
 CpuProducer::~CpuProducer() {
@@ -49,8 +59,7 @@ void CpuProducer::ScheduleLocked() {
 
 void CpuProducer::Fill(int64_t step, int slot, int sampler) {
   const auto start = std::chrono::steady_clock::now();
-  SampleTimes times;
-  samplers_[sampler].Sample(epoch_, seeds_.batch_index(step), seeds_.batch(step), slots_[slot], &times);
+  const SampleTimes times = fill_(sampler, epoch_, seeds_.batch_index(step), seeds_.batch(step), slot);
   const double seconds = SecondsSince(start);
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "common/base/thread_pool.h"
@@ -29,12 +30,18 @@ class CpuProducer {
     SampleTimes times;
   };
 
-  // `slots` must each have room for the spec's capacity; work starts at once on `workers`. `on_ready`, if
-  // set, is called on a worker thread after each batch is complete (it must not call back into the
-  // producer's destructor).
-  CpuProducer(const GraphData& graph, const SamplingSpec& spec, uint64_t seed, uint64_t epoch, EpochSeeds seeds,
-              std::vector<BatchView> slots, ThreadPool& workers, int max_parallel,
+  // Fills slot `slot` with the batch of `seeds` (batch `batch_index` of `epoch`) using the scratch of
+  // sampler `sampler` (in [0, max_parallel): one batch at a time uses each). Homogeneous or typed: the
+  // producer only schedules.
+  using FillBatch = std::function<SampleTimes(int sampler, uint64_t epoch, uint64_t batch_index,
+                                              std::span<const int64_t> seeds, int slot)>;
+  // Work starts at once on `workers`. `on_ready`, if set, is called on a worker thread after each batch is
+  // complete (it must not call back into the producer's destructor).
+  CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, ThreadPool& workers, int max_parallel,
               std::function<void()> on_ready = nullptr);
+  // The homogeneous batch of `graph`: one CpuSampler per parallel batch, filling `slots`.
+  static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
+                            std::vector<BatchView> slots, int max_parallel);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;
@@ -54,7 +61,6 @@ class CpuProducer {
   // Seconds spent sampling (all tasks), and with steps left but every slot held by the consumer.
   double sample_seconds() const;
   double wait_seconds() const;
-  const BatchView& slot(int index) const { return slots_[index]; }
 
  private:
   // Starts tasks while there are steps, free slots and idle samplers. Called with mutex_ held.
@@ -63,12 +69,11 @@ class CpuProducer {
   bool DoneLocked() const { return stopping_ || next_to_deliver_ >= seeds_.num_steps(); }
   std::optional<Ready> TakeLocked();
 
+  const FillBatch fill_;
   const uint64_t epoch_;
   const EpochSeeds seeds_;
-  const std::vector<BatchView> slots_;
   ThreadPool& workers_;
   const std::function<void()> on_ready_;
-  std::vector<CpuSampler> samplers_;  // scratch for one batch each
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<int> free_slots_, free_samplers_;

@@ -138,12 +138,13 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
-  CpuProducer producer(graph, {.fanouts = fanouts}, seed, 2, std::move(seeds), slots, *workers, threads);
+  CpuProducer producer(CpuProducer::Sampling(graph, {.fanouts = fanouts}, seed, slots, threads),
+                       static_cast<int>(slots.size()), 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   int64_t expected_step = 0;
   while (auto ready = producer.Next()) {
     EXPECT_EQ(ready->step, expected_step++);
-    out.push_back(testing::BatchContents(producer.slot(ready->slot), layout.feature_row_bytes));
+    out.push_back(testing::BatchContents(slots[ready->slot], layout.feature_row_bytes));
     producer.Release(ready->slot);
   }
   EXPECT_EQ(expected_step, producer.num_steps());
