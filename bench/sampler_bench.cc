@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   const gnnd::BatchLayout layout =
       gnnd::BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), gnnd::FeatureRowBytes(graph.manifest));
   gnnd::fixture = new gnnd::Fixture{std::move(*dataset), {}, fanouts, layout};
-  gnnd::fixture->graph = {gnnd::fixture->dataset.manifest(), gnnd::fixture->dataset.arrays()};
+  gnnd::fixture->graph = {gnnd::fixture->dataset.manifest(), gnnd::fixture->dataset.arrays(),
+                          gnnd::fixture->dataset.schema()};
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -4,14 +4,21 @@
 
 namespace gnnd {
 
-int64_t GraphData::MaxInDegree() const {
-  int64_t best = 0;
+std::vector<int64_t> GraphData::MaxInDegrees() const {
+  std::vector<int64_t> out;
   for (const RelationSchema& r : schema.relations) {
     const auto* indptr = static_cast<const int64_t*>(arrays.data[r.indptr]);
     const int64_t n = schema.node_types[r.dst_type].num_nodes;
+    int64_t best = 0;
     for (int64_t v = 0; v < n; ++v) best = std::max(best, indptr[v + 1] - indptr[v]);
+    out.push_back(best);
   }
-  return best;
+  return out;
+}
+
+int64_t GraphData::MaxInDegree() const {
+  const std::vector<int64_t> each = MaxInDegrees();
+  return each.empty() ? 0 : *std::max_element(each.begin(), each.end());
 }
 
 }  // namespace gnnd

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "common/dataset/dataset.h"
 #include "gnnd/v1/dataset.pb.h"
@@ -16,7 +17,9 @@ struct GraphData {
 
   int64_t num_nodes() const { return manifest.num_nodes(); }
   bool wide_indices() const { return manifest.index_dtype() == v1::INDEX_DTYPE_INT64; }
-  // The largest in-degree in any relation (bounds a fanout of -1); a pass over each indptr.
+  // The largest in-degree of each relation (bounds a fanout of -1 through it); a pass over each indptr.
+  std::vector<int64_t> MaxInDegrees() const;
+  // The largest of those.
   int64_t MaxInDegree() const;
 };
 

@@ -25,16 +25,7 @@ struct TypedBuffer {
   std::vector<std::byte> bytes;
   TypedBatchView view;
   TypedBuffer(const GraphData& graph, const TypedSamplingSpec& spec) {
-    std::vector<int64_t> max_in_degree;
-    for (const RelationSchema& r : graph.schema.relations) {
-      const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]);
-      int64_t best = 0;
-      for (int64_t v = 0; v < graph.schema.node_types[r.dst_type].num_nodes; ++v) {
-        best = std::max(best, indptr[v + 1] - indptr[v]);
-      }
-      max_in_degree.push_back(best);
-    }
-    absl::StatusOr<TypedCapacity> capacity = ComputeTypedCapacity(spec, graph.schema, max_in_degree);
+    absl::StatusOr<TypedCapacity> capacity = ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees());
     EXPECT_TRUE(capacity.ok()) << capacity.status();
     layout = TypedBatchLayout::Make(*capacity, spec, graph.schema);
     bytes.assign(layout.total_bytes, std::byte{0x5a});
@@ -192,7 +183,9 @@ TEST(TypedSampler, EveryBatchKeepsEveryRule) {
       for (int h = 0; h <= 2; ++h) {
         hop_start[t].push_back(at);
         const int64_t count = b.types[t].num_nodes_per_hop[h];
-        if (h > 0) ASSERT_TRUE(std::is_sorted(b.types[t].node_ids + at, b.types[t].node_ids + at + count));
+        if (h > 0) {
+          ASSERT_TRUE(std::is_sorted(b.types[t].node_ids + at, b.types[t].node_ids + at + count));
+        }
         at += count;
       }
       hop_start[t].push_back(at);

@@ -97,11 +97,8 @@ absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const
   const SeedScheduleSpec schedule{request.seed,       request.shuffle, request.drop_last,
                                   request.batch_size, request.rank,    request.world_size};
   GNND_RETURN_IF_ERROR(CheckSeedScheduleSpec(schedule));
-  int split = -1;
-  for (int s = 0; s < 3; ++s) split = request.split == kSplitNames[s] ? s : split;
-  if (split < 0)
-    return absl::InvalidArgumentError(
-        absl::StrCat("split = ", Quoted(request.split), " (must be train, valid or test)"));
+  GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(request.split));
+  const int split = static_cast<int>(split_id) - static_cast<int>(kSplits[0]);  // kSplitNames' position
   const NodeTypeSchema& type = schema.node_types[seed_type];
   const std::span<const int64_t> ids(static_cast<const int64_t*>(graph.arrays.data[type.splits[split]]),
                                      static_cast<size_t>(type.split_sizes[split]));
@@ -110,15 +107,7 @@ absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
                                               request.split, "' has ", seeds.num_steps(), " steps for this rank)"));
   }
-  std::vector<int64_t> max_in_degree;
-  for (const RelationSchema& r : schema.relations) {
-    const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]);
-    int64_t best = 0;
-    for (int64_t v = 0; v < schema.node_types[r.dst_type].num_nodes; ++v)
-      best = std::max(best, indptr[v + 1] - indptr[v]);
-    max_in_degree.push_back(best);
-  }
-  GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(spec, schema, max_in_degree));
+  GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(spec, schema, graph.MaxInDegrees()));
   const TypedBatchLayout layout = TypedBatchLayout::Make(capacity, spec, schema);
   std::vector<std::byte> buffer(layout.total_bytes);
   const TypedBatchView view = TypedBatchView::At(buffer.data(), layout);
