@@ -6,11 +6,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace gnnd {
-namespace {
-constexpr size_t kAlign = 256;
-size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-}  // namespace
-
 absl::Status CheckSamplingSpec(const SamplingSpec& spec) {
   if (spec.batch_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
@@ -71,7 +66,7 @@ BatchLayout BatchLayout::Make(const BatchCapacity& capacity, int num_hops, size_
   size_t at = 0;
   auto place = [&](size_t bytes) {
     const size_t offset = at;
-    at = AlignUp(at + bytes);
+    at = AlignBatchOffset(at + bytes);
     return offset;
   };
   l.node_ids = place(sizeof(int64_t) * capacity.max_nodes);

@@ -47,8 +47,12 @@ struct BatchCapacity {
 absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
                                                    int64_t max_in_degree);
 
-// Byte offsets of each array in one contiguous buffer (each 256-byte aligned, so GPU and host views
-// of a slot agree and loads can be vectorized).
+// Every array of a batch buffer starts at a multiple of this, so GPU and host views of a slot agree and
+// loads can be vectorized (the homogeneous and the typed layouts alike).
+inline constexpr size_t kBatchAlignment = 256;
+constexpr size_t AlignBatchOffset(size_t n) { return (n + kBatchAlignment - 1) / kBatchAlignment * kBatchAlignment; }
+
+// Byte offsets of each array in one contiguous buffer (each kBatchAlignment-aligned).
 struct BatchLayout {
   int num_hops = 0;
   BatchCapacity capacity;

@@ -7,8 +7,6 @@
 
 namespace gnnd {
 namespace {
-constexpr size_t kAlign = 256;
-size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b; }
 int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMax / b ? kMax : a * b; }
@@ -105,7 +103,7 @@ TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const Typ
   size_t at = 0;
   auto place = [&](size_t bytes) {
     const size_t offset = at;
-    at = AlignUp(at + bytes);
+    at = AlignBatchOffset(at + bytes);
     return offset;
   };
   for (size_t t = 0; t < schema.node_types.size(); ++t) {

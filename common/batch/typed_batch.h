@@ -45,8 +45,8 @@ struct TypedCapacity {
 absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec, const DatasetSchema& schema,
                                                    const std::vector<int64_t>& max_in_degree);
 
-// Byte offsets of every array in one buffer (256-byte aligned, as BatchLayout's); SIZE_MAX where a type has
-// no such array.
+// Byte offsets of every array in one buffer (kBatchAlignment-aligned, as BatchLayout's); SIZE_MAX where a
+// type has no such array.
 struct TypedBatchLayout {
   struct TypeArrays {
     size_t node_ids = 0, num_nodes_per_hop = 0, features = SIZE_MAX, labels = SIZE_MAX;
