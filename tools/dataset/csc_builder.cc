@@ -125,14 +125,14 @@ int64_t SortAndPack(Index* indices, std::vector<int64_t>& indptr, bool dedup, in
 
 }  // namespace
 
-absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOptions& given,
+absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOptions& options,
                                             const std::string& prefix) {
   GNND_RETURN_IF_ERROR(Flush());
-  if (given.undirected && !(same_type_ && num_src_ == num_dst_)) {
+  if (options.undirected && !(same_type_ && num_src_ == num_dst_)) {
     return absl::InternalError("undirected edges between two node types (add a reverse relation instead)");
   }
-  CscOptions options = given;
-  const bool loops_are_repeats = same_type_;  // u == v names one node only within one type
+  // u == v is a self-loop (dropped by dedup) only within one type.
+  const bool drop_loops = options.dedup && same_type_;
   const int64_t n = num_dst_;
   // 1. In-degrees (indptr[v + 1] counts v's in-edges), then their prefix sum.
   std::vector<int64_t> indptr(n + 1, 0);
@@ -140,7 +140,7 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
     Progress progress("csc: counting", count_, "edges");
     int64_t seen = 0;
     GNND_RETURN_IF_ERROR(ForEach([&](int64_t u, int64_t v) {
-      if (!(options.dedup && loops_are_repeats && u == v)) {
+      if (!(drop_loops && u == v)) {
         ++indptr[v + 1];
         if (options.undirected) ++indptr[u + 1];
       }
@@ -163,7 +163,7 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
     int64_t seen = 0;
     auto scatter = [&](auto* indices) {
       return ForEach([&](int64_t u, int64_t v) {
-        if (!(options.dedup && loops_are_repeats && u == v)) {
+        if (!(drop_loops && u == v)) {
           indices[cursor[v]++] = static_cast<std::remove_pointer_t<decltype(indices)>>(u);
           if (options.undirected) indices[cursor[u]++] = static_cast<std::remove_pointer_t<decltype(indices)>>(v);
         }
