@@ -12,6 +12,7 @@ TypedCpuSampler::TypedCpuSampler(const GraphData& graph, const TypedSamplingSpec
       spec_(spec),
       seed_(seed),
       local_(graph.schema.node_types.size()),
+      reset_(graph.schema.node_types.size()),
       sampled_(graph.schema.relations.size()) {}
 
 template <typename Index>
@@ -48,7 +49,11 @@ void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<con
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   const int hops = spec_.num_hops();
   const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
-  for (auto& map : local_) map.clear();
+  // Erase the last batch's entries one by one, as CpuSampler does: clear() frees a large table, and refilling
+  // a fresh one page-faults.
+  for (size_t t = 0; t < types; ++t) {
+    for (int64_t node : reset_[t]) local_[t].erase(node);
+  }
   // Hop 0: the seeds, in their type; every other type starts empty.
   std::vector<int64_t> num_nodes(types, 0), frontier_begin(types, 0), frontier_end(types, 0);
   const int seed_type = spec_.seed_type;
@@ -100,6 +105,7 @@ void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<con
       edges.num_edges_per_hop[hop] = static_cast<int32_t>(sampled_[r].size());
     }
   }
+  for (size_t t = 0; t < types; ++t) reset_[t].assign(out.types[t].node_ids, out.types[t].node_ids + num_nodes[t]);
   Gather(out);
 }
 

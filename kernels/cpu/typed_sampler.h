@@ -35,6 +35,7 @@ class TypedCpuSampler {
   TypedSamplingSpec spec_;
   uint64_t seed_;
   std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: id -> local index, this batch
+  std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's ids, to erase
   std::vector<int64_t> positions_, fresh_;
   std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop
 };
