@@ -156,36 +156,33 @@ absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
   return absl::OkStatus();
 }
 
-absl::Status ImportBuilder::SetLabel(int64_t node, double label, absl::string_view where) {
-  if (node < 0 || node >= num_nodes_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
-  }
-  if (std::isnan(label) || label == -1) {
-    label_data_[node] = -1;
-    return absl::OkStatus();
-  }
+absl::Status CheckNodeId(int64_t node, int64_t num_nodes, absl::string_view where) {
+  if (node >= 0 && node < num_nodes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes, ")"));
+}
+
+absl::StatusOr<int64_t> ParseLabel(double label, absl::string_view where) {
+  if (std::isnan(label) || label == -1) return -1;
   if (label < 0 || label != std::floor(label) || label > 2147483647.0) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": label ", label, " is not a class id (a non-negative integer, or NaN/-1 for none)"));
   }
-  label_data_[node] = static_cast<int64_t>(label);
-  return absl::OkStatus();
+  return static_cast<int64_t>(label);
 }
 
-absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
+absl::Status ForEachLabel(NpyStreamReader& reader, int64_t num_nodes,
+                          const std::function<absl::Status(int64_t, double, absl::string_view)>& set) {
   const NpyHeader& h = reader.header();
   const bool column = h.shape.size() == 2 && h.shape[1] == 1;
-  if (!(h.shape.size() == 1 || column) || h.shape[0] != num_nodes_) {
+  if (!(h.shape.size() == 1 || column) || h.shape[0] != num_nodes) {
     return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": shape ", ShapeText(h.shape),
-                                                   ", expected (num_nodes = ", num_nodes_, ") or (", num_nodes_,
-                                                   ", 1)"));
+                                                   ", expected (num_nodes = ", num_nodes, ") or (", num_nodes, ", 1)"));
   }
   constexpr int64_t kBlock = 1 << 20;
   std::vector<double> values(kBlock);
   std::vector<int64_t> ints(kBlock);
-  for (int64_t start = 0; start < num_nodes_; start += kBlock) {
-    const int64_t count = std::min(kBlock, num_nodes_ - start);
+  for (int64_t start = 0; start < num_nodes; start += kBlock) {
+    const int64_t count = std::min(kBlock, num_nodes - start);
     if (IsFloat(h.dtype)) {
       GNND_RETURN_IF_ERROR(reader.ReadDouble(values.data(), count));
     } else {
@@ -193,17 +190,29 @@ absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
       for (int64_t i = 0; i < count; ++i) values[i] = static_cast<double>(ints[i]);
     }
     for (int64_t i = 0; i < count; ++i) {
-      GNND_RETURN_IF_ERROR(SetLabel(start + i, values[i], absl::StrCat(reader.what(), "[", start + i, "]")));
+      // `set` has no effect when it fails: then it runs again for the error, naming the element.
+      if (!set(start + i, values[i], "").ok()) {
+        return set(start + i, values[i], absl::StrCat(reader.what(), "[", start + i, "]"));
+      }
     }
   }
   return absl::OkStatus();
 }
 
+absl::Status ImportBuilder::SetLabel(int64_t node, double label, absl::string_view where) {
+  GNND_RETURN_IF_ERROR(CheckNodeId(node, num_nodes_, where));
+  GNND_ASSIGN_OR_RETURN(label_data_[node], ParseLabel(label, where));
+  return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
+  return ForEachLabel(reader, num_nodes_, [this](int64_t node, double label, absl::string_view where) {
+    return SetLabel(node, label, where);
+  });
+}
+
 absl::Status ImportBuilder::AddSplitId(ArrayId split, int64_t node, absl::string_view where) {
-  if (node < 0 || node >= num_nodes_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": node id ", node, " is out of range [0, ", num_nodes_, ")"));
-  }
+  GNND_RETURN_IF_ERROR(CheckNodeId(node, num_nodes_, where));
   return splits_[static_cast<int>(split) - static_cast<int>(kSplits[0])]->Append(&node, 1);
 }
 

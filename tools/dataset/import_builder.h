@@ -37,6 +37,15 @@ struct ImportOptions {
 template <typename In>
 absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, absl::string_view where);
 
+// A node id of a table of `num_nodes`, or INVALID_ARGUMENT naming `where`.
+absl::Status CheckNodeId(int64_t node, int64_t num_nodes, absl::string_view where);
+// A label as every importer reads it: NaN or -1 is none (-1), else a non-negative integer class id.
+absl::StatusOr<int64_t> ParseLabel(double label, absl::string_view where);
+// Reads the `num_nodes` labels of an .npy stream ([N] or [N, 1], any int or float dtype) in blocks and calls
+// set(node, label, where) for each; `where` names the element ("FILE[17]") only when set fails.
+absl::Status ForEachLabel(NpyStreamReader& reader, int64_t num_nodes,
+                          const std::function<absl::Status(int64_t, double, absl::string_view)>& set);
+
 // Reads a (2, E) integer edge index, C or Fortran order, calling add(src, dst, where) per edge; `add` must
 // have no effect when it fails (it is called again to name the position). `open` opens the array anew each
 // call (a C-order array is read by two streams side by side: sources and destinations).

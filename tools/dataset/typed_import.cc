@@ -18,7 +18,9 @@ absl::StatusOr<TypedImportBuilder> TypedImportBuilder::Create(const std::string&
   b.writer_.emplace(std::move(writer));
   for (const auto& [name, count] : source.node_types) {
     if (count <= 0) return absl::InvalidArgumentError(absl::StrCat("node type '", name, "': ", count, " nodes"));
-    b.types_.push_back({name, count});
+    Type& type = b.types_.emplace_back();
+    type.name = name;
+    type.num_nodes = count;
   }
   auto add = [&b](const std::string& src, const std::string& name, const std::string& dst) -> absl::Status {
     const int src_type = b.NodeTypeNamed(src), dst_type = b.NodeTypeNamed(dst);
@@ -108,48 +110,23 @@ absl::Status TypedImportBuilder::ReadFeatures(int type, NpyStreamReader& reader)
 }
 
 absl::Status TypedImportBuilder::ReadLabels(int type, NpyStreamReader& reader) {
-  const NpyHeader& h = reader.header();
-  const int64_t n = types_[type].num_nodes;
-  if (!(h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1)) || h.shape[0] != n) {
-    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": expected ", n, " labels"));
-  }
-  std::vector<double> labels(static_cast<size_t>(n));
-  if (IsFloat(h.dtype)) {
-    GNND_RETURN_IF_ERROR(reader.ReadDouble(labels.data(), labels.size()));
-  } else {
-    std::vector<int64_t> ints(labels.size());
-    GNND_RETURN_IF_ERROR(reader.ReadInt64(ints.data(), ints.size()));
-    for (size_t i = 0; i < ints.size(); ++i) labels[i] = static_cast<double>(ints[i]);
-  }
-  for (int64_t v = 0; v < n; ++v) {
-    GNND_RETURN_IF_ERROR(SetLabel(type, v, labels[v], absl::StrCat(reader.what(), "[", v, "]")));
-  }
-  return absl::OkStatus();
+  return ForEachLabel(
+      reader, types_[type].num_nodes,
+      [this, type](int64_t node, double label, absl::string_view where) { return SetLabel(type, node, label, where); });
 }
 
 absl::Status TypedImportBuilder::SetLabel(int type, int64_t node, double label, absl::string_view where) {
   Type& t = types_[type];
-  if (node < 0 || node >= t.num_nodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": node id ", node, " is out of range [0, ", t.num_nodes, ")"));
-  }
+  GNND_RETURN_IF_ERROR(CheckNodeId(node, t.num_nodes, where));
+  GNND_ASSIGN_OR_RETURN(const int64_t value, ParseLabel(label, where));
   if (t.labels.empty()) t.labels.assign(t.num_nodes, -1);
-  if (std::isnan(label) || label == -1) return absl::OkStatus();
-  if (label < 0 || label != std::floor(label) || label > 2147483647.0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": label ", label, " is not a class id (a non-negative integer, or NaN/-1 for none)"));
-  }
-  t.labels[node] = static_cast<int64_t>(label);
+  t.labels[node] = value;
   return absl::OkStatus();
 }
 
 absl::Status TypedImportBuilder::AddSplitId(int type, int split, int64_t node, absl::string_view where) {
-  Type& t = types_[type];
-  if (node < 0 || node >= t.num_nodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": node id ", node, " is out of range [0, ", t.num_nodes, ")"));
-  }
-  t.splits[split].push_back(node);
+  GNND_RETURN_IF_ERROR(CheckNodeId(node, types_[type].num_nodes, where));
+  types_[type].splits[split].push_back(node);
   return absl::OkStatus();
 }
 
