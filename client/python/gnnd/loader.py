@@ -77,19 +77,17 @@ class _SlotViews:
             self.count_of.append(info.count)
         self.count_names = [lib.gnnd_session_count_name(session, i).decode()
                             for i in range(lib.gnnd_session_counts(session))]
-        hops = len([n for n in self.count_names if n.startswith("edges_hop")])
-        self.node_hop_counts = slice(self.count_names.index("nodes_hop0"), self.count_names.index("nodes_hop0") + hops + 1)
-        self.edge_hop_counts = slice(self.count_names.index("edges_hop0"), self.count_names.index("edges_hop0") + hops)
-        array = _native.Array()
+        # The per-hop counts (host memory, whatever the device): nodes_hop0..L and edges_hop0..L-1.
+        hops = sum(1 for name in self.count_names if name.startswith("edges_hop"))
+        first_node_hop, first_edge_hop = self.count_names.index("nodes_hop0"), self.count_names.index("edges_hop0")
+        self.node_hop_counts = slice(first_node_hop, first_node_hop + hops + 1)
+        self.edge_hop_counts = slice(first_edge_hop, first_edge_hop + hops)
         for slot in range(lib.gnnd_session_slots(session)):
-            views = []
-            for index in range(len(self.names)):
+            arrays = [_native.Array() for _ in self.names]
+            for index, array in enumerate(arrays):
                 _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
-                views.append(_make_view(array, output))
-                if self.names[index] in ("edge_src", "edge_dst"):
-                    self._edges.append(_native.Array.from_buffer_copy(array))
-            self.arrays.append(tuple(views))
-        self._edges = [tuple(self._edges[i:i + 2]) for i in range(0, len(self._edges), 2)]
+            self.arrays.append(tuple(_make_view(array, output) for array in arrays))
+            self._edges.append(tuple(arrays[self.names.index(name)] for name in ("edge_src", "edge_dst")))
 
     def edge_pair(self, slot, length):
         """The slot's edge_src and edge_dst as one (2, length) torch view (rows at their own addresses), so a
