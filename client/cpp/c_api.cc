@@ -22,8 +22,6 @@ struct gnnd_client {
 };
 struct gnnd_session {
   std::unique_ptr<gnnd::client::Session> impl;
-  gnnd::DType feature_dtype;
-  int64_t feature_dim;
 };
 
 namespace {
@@ -81,22 +79,23 @@ std::optional<gnnd_dtype> ToGnndDType(gnnd::DType dtype) {
   return std::nullopt;
 }
 
-// The C view of a batch's or a slot's arrays, with the given row counts.
-void ToGnndArrays(const gnnd_session& session, const gnnd::BatchView& view, int64_t num_nodes, int64_t num_edges,
-                  int64_t num_seeds, int device, gnnd_array* out) {
-  const auto arrays =
-      gnnd::BatchArrays(view, num_nodes, num_edges, num_seeds, session.feature_dim, session.feature_dtype);
-  for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
-    gnnd_array& a = out[i];
-    a.name = arrays[i].name;
-    a.data = arrays[i].data;
-    a.dtype = *ToGnndDType(arrays[i].dtype);  // checked when the session opened
-    a.ndim = arrays[i].ndim;
-    a.shape[0] = arrays[i].shape[0];
-    a.shape[1] = arrays[i].shape[1];
-    a.device_type = device >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
-    a.device_id = device >= 0 ? device : 0;
-  }
+// Array `index` of the session's batch schema in `slot`, with `rows` rows (a batch's count, or the slot's
+// capacity): what every C call that gives arrays hands out.
+void SchemaArray(const gnnd::client::Session& session, int slot, int index, int64_t rows, gnnd_array* out) {
+  const gnnd::BatchArraySchema& a = session.schema().arrays[index];
+  out->name = a.name.c_str();
+  out->data = static_cast<std::byte*>(session.SlotBase(slot)) + a.offset;
+  out->dtype = *ToGnndDType(a.dtype);  // checked when the session opened
+  out->ndim = a.row_shape.empty() ? 1 : 2;
+  out->shape[0] = rows;
+  out->shape[1] = a.row_shape.empty() ? 0 : a.row_shape[0];
+  out->device_type = session.device() >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
+  out->device_id = session.device() >= 0 ? session.device() : 0;
+}
+
+absl::Status CheckArrayIndex(const gnnd::BatchSchema& schema, int32_t index) {
+  if (index >= 0 && index < static_cast<int32_t>(schema.arrays.size())) return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat("array ", index, ": the batch has ", schema.arrays.size()));
 }
 
 // One call per batch: releases `release_slot` (none if negative), then takes the next batch into `batch`.
@@ -179,7 +178,6 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     request.set_device(o->device ? o->device : "");
     auto session = client->impl->OpenSession(request);
     if (!session.ok()) return Fail(session.status());
-    const auto& opened = (*session)->opened();
     for (const gnnd::BatchArraySchema& array : (*session)->schema().arrays) {
       if (!ToGnndDType(array.dtype)) {
         return Fail(absl::UnimplementedError(absl::StrCat("the batch's array ", array.name, " is ",
@@ -187,10 +185,14 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
                                                           ", a dtype the C API cannot express (update the library)")));
       }
     }
-    const int features = (*session)->schema().ArrayNamed("features");
-    const gnnd::DType feature_dtype =
-        features >= 0 ? (*session)->schema().arrays[features].dtype : gnnd::DType::kFloat32;
-    *out = new gnnd_session{std::move(*session), feature_dtype, opened.feature_dim()};
+    // The 1.x calls hand out gnnd_batch's seven arrays: the schema's first seven, by those names.
+    const gnnd::BatchSchema& schema = (*session)->schema();
+    for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
+      if (i >= static_cast<int>(schema.arrays.size()) || schema.arrays[i].name != gnnd::kBatchArrayNames[i]) {
+        return Fail(absl::InternalError("gnnd's batch schema does not start with gnnd_batch's arrays"));
+      }
+    }
+    *out = new gnnd_session{std::move(*session)};
     return GNND_OK;
   });
 }
@@ -226,7 +228,11 @@ gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, 
     out->slot = b.slot;
     out->epoch = b.epoch;
     out->step = b.step;
-    ToGnndArrays(*session, b.view, b.num_nodes, b.num_edges, b.num_seeds, b.device, out->arrays);
+    const gnnd::client::Session& s = *session->impl;
+    const std::vector<int64_t>& counts = *s.counts(b.slot);  // Next checked them
+    for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
+      SchemaArray(s, b.slot, i, counts[s.schema().arrays[i].count], &out->arrays[i]);
+    }
     return GNND_OK;
   });
 }
@@ -241,9 +247,9 @@ gnnd_status gnnd_slot_arrays(const gnnd_session* session, int32_t slot, gnnd_arr
     return Fail(absl::OutOfRangeError(absl::StrCat("slot ", slot, ": the session has ", s.num_slots(), " slots")));
   }
   return Guard([&] {
-    const gnnd::BatchCapacity& capacity = s.capacity();
-    ToGnndArrays(*session, s.SlotView(slot), capacity.max_nodes, capacity.max_edges, capacity.max_seeds, s.device(),
-                 out);
+    for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
+      SchemaArray(s, slot, i, s.schema().capacity[s.schema().arrays[i].count], &out[i]);
+    }
     return GNND_OK;
   });
 }
@@ -286,9 +292,7 @@ gnnd_status gnnd_session_array_info(const gnnd_session* session, int32_t index, 
   if (session == nullptr) return Null("session");
   if (out == nullptr) return Null("out");
   const gnnd::BatchSchema& schema = session->impl->schema();
-  if (index < 0 || index >= static_cast<int32_t>(schema.arrays.size())) {
-    return Fail(absl::OutOfRangeError(absl::StrCat("array ", index, ": the batch has ", schema.arrays.size())));
-  }
+  if (absl::Status s = CheckArrayIndex(schema, index); !s.ok()) return Fail(s);
   if (out->size < sizeof(gnnd_array_info)) {
     return Fail(
         absl::InvalidArgumentError(absl::StrCat("out.size = ", out->size, " (set it to sizeof(gnnd_array_info))")));
@@ -310,18 +314,8 @@ gnnd_status gnnd_slot_array(const gnnd_session* session, int32_t slot, int32_t i
   if (slot < 0 || slot >= s.num_slots()) {
     return Fail(absl::OutOfRangeError(absl::StrCat("slot ", slot, ": the session has ", s.num_slots(), " slots")));
   }
-  if (index < 0 || index >= static_cast<int32_t>(schema.arrays.size())) {
-    return Fail(absl::OutOfRangeError(absl::StrCat("array ", index, ": the batch has ", schema.arrays.size())));
-  }
-  const gnnd::BatchArraySchema& a = schema.arrays[index];
-  out->name = a.name.c_str();
-  out->data = static_cast<std::byte*>(s.SlotBase(slot)) + a.offset;
-  out->dtype = *ToGnndDType(a.dtype);
-  out->ndim = a.row_shape.empty() ? 1 : 2;
-  out->shape[0] = schema.capacity[a.count];
-  out->shape[1] = a.row_shape.empty() ? 0 : a.row_shape[0];
-  out->device_type = s.device() >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
-  out->device_id = s.device() >= 0 ? s.device() : 0;
+  if (absl::Status status = CheckArrayIndex(schema, index); !status.ok()) return Fail(status);
+  SchemaArray(s, slot, index, schema.capacity[schema.arrays[index].count], out);
   return GNND_OK;
 }
 

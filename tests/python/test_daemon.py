@@ -494,6 +494,22 @@ def test_the_batch_schema_describes_every_array_and_count(daemon, data, tmp_path
     loader.close()
 
 
+def test_the_1_0_batch_call_gives_the_reference_arrays(daemon, data, tmp_path):
+    """gnnd_next_batch (API 1.0) hands out gnnd_batch's seven arrays, each with the batch's own rows."""
+    from gnnd import _native
+    loader = gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=200, fanouts=[3, 2], seed=8,
+                         output="numpy")
+    lib, batch = loader._native.lib, loader._native.Batch()
+    for _ in range(2):
+        _native.check(lib.gnnd_next_batch_on_stream(loader._session, None, ctypes.byref(batch)))
+        ref = reference_batch(data["tiny"], tmp_path, batch.step, batch_size=200, fanouts="3,2", seed=8)
+        for array in batch.arrays:
+            name = array.name.decode()
+            np.testing.assert_array_equal(_numpy_view_of(array), ref[name], err_msg=f"step {batch.step} {name}")
+        _native.check(lib.gnnd_release_batch_on_stream(loader._session, batch.slot, None))
+    loader.close()
+
+
 def _numpy_view_of(array):
     from gnnd.loader import _numpy_view
     return _numpy_view(array)
