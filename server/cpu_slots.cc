@@ -1,5 +1,7 @@
 #include "server/cpu_slots.h"
 
+#include <algorithm>
+
 #include "common/base/status.h"
 #include "common/batch/batch_proto.h"
 
@@ -7,15 +9,25 @@ namespace gnnd {
 
 absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode) {
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
-  s->graph_ = &plan.dataset->graph;
-  s->sampling_ = plan.sampling;
-  s->seed_ = plan.seed;
   s->workers_ = &workers;
   s->wake_ = plan.wake;
-  const size_t slot_bytes = plan.layout.total_bytes;
+  const size_t slot_bytes = plan.typed ? plan.typed->layout.total_bytes : plan.layout.total_bytes;
   GNND_ASSIGN_OR_RETURN(s->segment_, SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid));
   for (int k = 0; k < plan.num_slots; ++k) {
-    s->views_.push_back(BatchView::At(static_cast<std::byte*>(s->segment_->data()) + k * slot_bytes, plan.layout));
+    std::byte* base = static_cast<std::byte*>(s->segment_->data()) + k * slot_bytes;
+    if (plan.typed) {
+      s->typed_views_.push_back(TypedBatchView::At(base, plan.typed->layout));
+    } else {
+      s->views_.push_back(BatchView::At(base, plan.layout));
+    }
+  }
+  const GraphData& graph = plan.dataset->graph;
+  const int parallel = workers.threads();
+  if (plan.typed) {
+    s->seed_type_ = plan.typed->sampling.seed_type;
+    s->fill_ = CpuProducer::TypedSampling(graph, plan.typed->sampling, plan.seed, s->typed_views_, parallel);
+  } else {
+    s->fill_ = CpuProducer::Sampling(graph, plan.sampling, plan.seed, s->views_, parallel);
   }
   return s;
 }
@@ -33,9 +45,8 @@ void CpuSlots::Attached() {
 
 absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int parallel = workers_->threads();
-  producer_ = std::make_unique<CpuProducer>(CpuProducer::Sampling(*graph_, sampling_, seed_, views_, parallel),
-                                            static_cast<int>(views_.size()), epoch, seeds, *workers_, parallel, wake_);
+  const int slots = static_cast<int>(std::max(views_.size(), typed_views_.size()));
+  producer_ = std::make_unique<CpuProducer>(fill_, slots, epoch, seeds, *workers_, workers_->threads(), wake_);
   if (stopped_) producer_->Stop();
   return absl::OkStatus();
 }
@@ -48,12 +59,16 @@ absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready, BatchTimes& tim
   }
   if (producer == nullptr) return PollResult::kEpochDone;
   if (const std::optional<CpuProducer::Ready> next = producer->TryNext()) {
-    const BatchView& batch = views_[next->slot];
     ready.set_slot(next->slot);
     ready.set_step(next->step);
     times = {next->times.sample + next->times.gather, next->times.sample, next->times.gather};
-    SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
-                   {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);
+    if (typed_views_.empty()) {
+      const BatchView& batch = views_[next->slot];
+      SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
+                     {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);
+    } else {
+      for (int64_t c : TypedBatchCounts(typed_views_[next->slot], seed_type_)) ready.add_counts(c);
+    }
     return PollResult::kBatch;
   }
   if (!producer->done()) return PollResult::kPending;

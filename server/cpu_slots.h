@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/batch/typed_batch.h"
 #include "kernels/cpu/producer.h"
 #include "server/slot_backend.h"
 #include "server/slot_segment.h"
@@ -31,12 +32,13 @@ class CpuSlots final : public SlotBackend {
   CpuSlots() = default;
 
   const GraphData* graph_ = nullptr;
-  SamplingSpec sampling_;
-  uint64_t seed_ = 0;
+  CpuProducer::FillBatch fill_;
   ThreadPool* workers_ = nullptr;
   std::function<void()> wake_;
   std::unique_ptr<SlotSegment> segment_;
-  std::vector<BatchView> views_;
+  std::vector<BatchView> views_;             // homogeneous sessions
+  std::vector<TypedBatchView> typed_views_;  // typed sessions
+  int seed_type_ = 0;
 
   // The producer of the running epoch: replaced only by the polling thread (StartEpoch, Poll), under
   // mutex_, so Release and Stop from other threads never see it go away.

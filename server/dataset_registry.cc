@@ -1,5 +1,6 @@
 #include "server/dataset_registry.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/cleanup/cleanup.h"
@@ -26,7 +27,7 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
   info.set_name(d.name);
   info.set_path(d.path);
   *info.mutable_manifest() = d.graph.manifest;
-  info.set_max_in_degree(d.max_in_degree);
+  info.set_max_in_degree(*std::max_element(d.max_in_degrees.begin(), d.max_in_degrees.end()));
   info.set_bytes(d.graph.schema.total_bytes());
   info.set_load_seconds(d.load_seconds);
   auto it = leases_.find(d.name);
@@ -136,7 +137,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
   loaded->shm_set = (*shm)->name();
   loaded->graph = GraphData{(*shm)->manifest(), (*shm)->arrays(), (*shm)->schema()};
   loaded->shm = std::move(*shm);
-  loaded->max_in_degree = loaded->graph.MaxInDegree();
+  loaded->max_in_degrees = loaded->graph.MaxInDegrees();
   loaded->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ShmLoadStats& stats = loaded->shm->load_stats();
   if (stats.bytes > 0) {

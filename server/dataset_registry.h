@@ -23,7 +23,7 @@ struct LoadedDataset {
   std::string shm_set;  // its segments' set in /dev/shm: the name, or the staged set's if it could not be published
   std::unique_ptr<ShmDataset> shm;
   GraphData graph;
-  int64_t max_in_degree = 0;
+  std::vector<int64_t> max_in_degrees;  // per relation (bounds a fanout of -1)
   double load_seconds = 0;
 };
 

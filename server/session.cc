@@ -21,32 +21,33 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->request_ = request;
   s->peer_ = peer;
   const LoadedDataset& dataset = lease->dataset();
-  const v1::DatasetManifest& m = dataset.graph.manifest;
-  GNND_ASSIGN_OR_RETURN(const SessionShape shape, CheckOpenRequest(request, m, dataset.max_in_degree,
-                                                                   {limits.default_slots, limits.max_session_bytes}));
+  const GraphData& graph = dataset.graph;
+  GNND_ASSIGN_OR_RETURN(SessionShape shape, CheckOpenRequest(request, graph, dataset.max_in_degrees,
+                                                             {limits.default_slots, limits.max_session_bytes}));
   s->device_ = shape.device;
   s->schedule_ = shape.schedule;
   s->num_slots_ = shape.num_slots;
-  s->layout_ = shape.layout;
-  const ArrayId split = shape.split;
-  const SamplingSpec& sampling = shape.sampling;
-  const uint64_t total = shape.slot_bytes;
+  s->schema_ = shape.schema;
+  // What `gnnctl stats` says the seeds are: "train", "paper.train", "seed_ids (N)".
+  s->seeds_ = request.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request.seed_ids_size(), ")") : request.split();
+  if (shape.typed) s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
   const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
   if (limits.admission != nullptr) {
-    GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, total));
+    GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, shape.slot_bytes));
   }
   if (request.seed_ids_size() > 0) {  // the request, kept by the session, holds them
     s->split_ = {s->request_.seed_ids().data(), static_cast<size_t>(s->request_.seed_ids_size())};
   } else {
-    s->split_ = {static_cast<const int64_t*>(dataset.graph.arrays[split]),
-                 static_cast<size_t>(ArrayShape(m, split)[0])};
+    s->split_ = {static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
+                 static_cast<size_t>(graph.schema.arrays[shape.split_array].shape[0])};
   }
   SessionPlan plan;
   plan.session_id = id;
   plan.dataset = &dataset;
-  plan.sampling = sampling;
+  plan.sampling = shape.sampling;
+  plan.layout = shape.layout;
+  plan.typed = std::move(shape.typed);
   plan.seed = request.seed();
-  plan.layout = s->layout_;
   plan.num_slots = s->num_slots_;
   plan.device = s->device_;
   plan.trainer_uid = trainer_uid;
@@ -68,11 +69,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   opened.set_device(s->device_.ToString());
   GNND_RETURN_IF_ERROR(s->backend_->Describe(opened));
   opened.set_num_slots(s->num_slots_);
-  *opened.mutable_layout() = SlotLayoutToProto(s->layout_);
-  *opened.mutable_schema() = BatchSchemaToProto(
-      HomogeneousBatchSchema(s->layout_, m.feature_dim(), FeatureElementDType(m.feature_dtype()).value()));
-  opened.set_feature_dim(m.feature_dim());
-  opened.set_feature_dtype(m.feature_dtype());
+  *opened.mutable_schema() = BatchSchemaToProto(s->schema_);
+  if (!plan.typed) {  // what API 1.0-1.2 clients read
+    *opened.mutable_layout() = SlotLayoutToProto(shape.layout);
+    opened.set_feature_dim(graph.manifest.feature_dim());
+    opened.set_feature_dtype(graph.manifest.feature_dtype());
+  }
   opened.set_steps_per_epoch(s->steps_per_epoch_);
   s->delivered_at_.resize(s->num_slots_);
   if (limits.histograms != nullptr) {
@@ -300,8 +302,11 @@ bool Session::Deliver() {
       held_.insert(ready.slot());
       delivered_at_[ready.slot()] = std::chrono::steady_clock::now();
       ++batches_;
-      bytes_ += BatchArrayBytes(ready.num_nodes(), ready.num_edges(), ready.num_seeds(), layout_.num_hops,
-                                layout_.feature_row_bytes);
+      if (ready.counts_size() != static_cast<int>(schema_.counts.size())) {
+        LogError("session %d: the backend gave %d counts for %d", id_, ready.counts_size(), schema_.counts.size());
+      } else {
+        bytes_ += BatchBytes(schema_, {ready.counts().data(), static_cast<size_t>(ready.counts_size())});
+      }
     }
   }
   if (produce_ != nullptr) {
@@ -320,8 +325,7 @@ v1::SessionStats Session::Stats() const {
   v1::SessionStats s;
   s.set_session_id(id_);
   s.set_dataset(request_.dataset());
-  s.set_split(request_.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request_.seed_ids_size(), ")")
-                                           : request_.split());
+  s.set_split(seeds_);
   if (peer_.known) {
     s.set_peer_pid(peer_.pid);
     s.set_peer_uid(static_cast<int32_t>(peer_.uid));

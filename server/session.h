@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "common/base/limits.h"
 #include "common/base/thread_pool.h"
+#include "common/batch/batch_schema.h"
 #include "common/batch/open_request.h"
 #include "common/batch/seeds.h"
 #include "gnnd/v1/service.pb.h"
@@ -126,7 +127,8 @@ class Session {
   std::unique_ptr<DatasetRegistry::Lease> lease_;
   std::span<const int64_t> split_;
   SeedScheduleSpec schedule_;
-  BatchLayout layout_;
+  BatchSchema schema_;  // of every batch
+  std::string seeds_;   // the split or seed ids, as stats name them
   int num_slots_ = 0;
   int64_t steps_per_epoch_ = 0;
   std::unique_ptr<Admission::Ticket> admitted_;

@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/base/thread_pool.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
+#include "common/batch/open_request.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/graph.h"
 #include "gnnd/v1/service.pb.h"
@@ -29,9 +31,10 @@ namespace gnnd {
 struct SessionPlan {
   uint64_t session_id = 0;
   const LoadedDataset* dataset = nullptr;  // outlives the backend (the session holds a lease)
-  SamplingSpec sampling;
+  SamplingSpec sampling;                   // homogeneous datasets
+  BatchLayout layout;                      // homogeneous datasets: one slot
+  std::optional<TypedShape> typed;         // typed datasets: their spec and slot layout instead
   uint64_t seed = 0;
-  BatchLayout layout;  // of one slot
   int num_slots = 0;
   Device device;
   uid_t trainer_uid = 0;        // owns the CPU slot segment when gnnd may hand it over

@@ -93,6 +93,14 @@ void SchemaArray(const gnnd::client::Session& session, int slot, int index, int6
   out->device_id = session.device() >= 0 ? session.device() : 0;
 }
 
+// The 1.x calls describe the homogeneous layout only.
+absl::Status CheckHomogeneous(const gnnd::client::Session& session) {
+  if (session.homogeneous()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "a typed session's batches are read by their schema (gnnd_session_arrays, gnnd_slot_array, "
+      "gnnd_next_batch_values), not as gnnd_batch or gnnd_batch_counts");
+}
+
 absl::Status CheckArrayIndex(const gnnd::BatchSchema& schema, int32_t index) {
   if (index >= 0 && index < static_cast<int32_t>(schema.arrays.size())) return absl::OkStatus();
   return absl::OutOfRangeError(absl::StrCat("array ", index, ": the batch has ", schema.arrays.size()));
@@ -162,12 +170,23 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     if (!o.ok()) return Fail(o.status());
     if (o->num_fanouts > 0 && o->fanouts == nullptr) return Null("options.fanouts");
     if (o->num_seed_ids > 0 && o->seed_ids == nullptr) return Null("options.seed_ids");
+    if (o->num_fanout_relations > 0 && o->fanout_relations == nullptr) return Null("options.fanout_relations");
     gnnd::v1::OpenSession request;
     request.set_dataset(o->dataset ? o->dataset : "");
     if (o->split != nullptr || o->num_seed_ids <= 0) request.set_split(o->split ? o->split : gnnd::kDefaultSplit);
     request.mutable_seed_ids()->Add(o->seed_ids, o->seed_ids + std::max<int64_t>(o->num_seed_ids, 0));
     request.set_batch_size(o->batch_size);
-    for (int32_t i = 0; i < o->num_fanouts; ++i) request.add_fanouts(o->fanouts[i]);
+    if (o->num_fanout_relations > 0) {
+      for (int32_t r = 0; r < o->num_fanout_relations; ++r) {
+        if (o->fanout_relations[r] == nullptr) return Null(absl::StrCat("options.fanout_relations[", r, "]").c_str());
+        gnnd::v1::RelationFanouts& f = *request.add_relation_fanouts();
+        f.set_relation(o->fanout_relations[r]);
+        for (int32_t h = 0; h < o->num_fanouts; ++h) f.add_fanouts(o->fanouts[r * o->num_fanouts + h]);
+      }
+    } else {
+      for (int32_t i = 0; i < o->num_fanouts; ++i) request.add_fanouts(o->fanouts[i]);
+    }
+    if (o->node_type != nullptr) request.set_node_type(o->node_type);
     request.set_seed(o->seed);
     request.set_epoch(o->epoch);
     request.set_rank(o->rank);
@@ -187,7 +206,7 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     }
     // The 1.x calls hand out gnnd_batch's seven arrays: the schema's first seven, by those names.
     const gnnd::BatchSchema& schema = (*session)->schema();
-    for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
+    for (int i = 0; i < gnnd::kNumBatchArrays && (*session)->homogeneous(); ++i) {
       if (i >= static_cast<int>(schema.arrays.size()) || schema.arrays[i].name != gnnd::kBatchArrayNames[i]) {
         return Fail(absl::InternalError("gnnd's batch schema does not start with gnnd_batch's arrays"));
       }
@@ -220,6 +239,7 @@ gnnd_status gnnd_next_batch(gnnd_session* session, gnnd_batch* out) {
 gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, gnnd_batch* out) {
   if (session == nullptr) return Null("session");
   if (out == nullptr) return Null("out");
+  if (absl::Status s = CheckHomogeneous(*session->impl); !s.ok()) return Fail(s);
   return Guard([&] {
     auto batch = session->impl->Next(cuda_stream);
     if (!batch.ok()) return Fail(batch.status());
@@ -246,6 +266,7 @@ gnnd_status gnnd_slot_arrays(const gnnd_session* session, int32_t slot, gnnd_arr
   if (slot < 0 || slot >= s.num_slots()) {
     return Fail(absl::OutOfRangeError(absl::StrCat("slot ", slot, ": the session has ", s.num_slots(), " slots")));
   }
+  if (absl::Status status = CheckHomogeneous(s); !status.ok()) return Fail(status);
   return Guard([&] {
     for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
       SchemaArray(s, slot, i, s.schema().capacity[s.schema().arrays[i].count], &out[i]);
@@ -258,6 +279,7 @@ gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t release_slot, 
                                    gnnd_batch_counts* out) {
   if (session == nullptr) return Null("session");
   if (out == nullptr) return Null("out");
+  if (absl::Status s = CheckHomogeneous(*session->impl); !s.ok()) return Fail(s);
   return Guard([&] {
     gnnd::client::Batch b;
     if (const gnnd_status next = ReleaseThenNext(*session, release_slot, cuda_stream, b); next != GNND_OK) return next;

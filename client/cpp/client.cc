@@ -137,10 +137,12 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   // From here on gnnd holds the session: the stream's threads run, so that Close() (also on the errors
   // below) waits for gnnd to end it.
   session->io_ = std::make_unique<SessionStream>(session->stream_.get());
-  GNND_ASSIGN_OR_RETURN(session->layout_, SlotLayoutFromProto(session->opened_.layout()));
   GNND_ASSIGN_OR_RETURN(session->schema_, BatchSchemaFromProto(session->opened_.schema()));
-  if (session->schema_.slot_bytes != session->layout_.total_bytes) {
-    return absl::InternalError("gnnd's batch schema and slot layout disagree on the slot size");
+  if (session->homogeneous()) {
+    GNND_ASSIGN_OR_RETURN(session->layout_, SlotLayoutFromProto(session->opened_.layout()));
+    if (session->schema_.slot_bytes != session->layout_.total_bytes) {
+      return absl::InternalError("gnnd's batch schema and slot layout disagree on the slot size");
+    }
   }
   GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(session->opened_.device(), "the session's device"));
   if (device.is_cuda()) {
@@ -158,7 +160,7 @@ absl::Status Session::MapCpuSlots() {
   const std::string name = "/" + opened_.shm_name();
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
-  const size_t bytes = layout_.total_bytes * opened_.num_slots();
+  const size_t bytes = schema_.slot_bytes * opened_.num_slots();
   void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (data == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap ", name));
@@ -246,16 +248,18 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
       batch.slot = r.slot();
       batch.epoch = r.epoch();
       batch.step = r.step();
-      batch.view = SlotView(r.slot());
-      batch.num_nodes = r.num_nodes();
-      batch.num_edges = r.num_edges();
-      batch.num_seeds = r.num_seeds();
       batch.device = device_;
-      if (r.num_nodes_per_hop_size() != layout_.num_hops + 1 || r.num_edges_per_hop_size() != layout_.num_hops)
-        return absl::InternalError("gnnd sent per-hop counts that do not match the session's hops");
-      hop_counts_.resize(opened_.num_slots());
-      hop_counts_[r.slot()] = {{r.num_nodes_per_hop().begin(), r.num_nodes_per_hop().end()},
-                               {r.num_edges_per_hop().begin(), r.num_edges_per_hop().end()}};
+      if (homogeneous()) {
+        batch.view = SlotView(r.slot());
+        batch.num_nodes = r.num_nodes();
+        batch.num_edges = r.num_edges();
+        batch.num_seeds = r.num_seeds();
+        if (r.num_nodes_per_hop_size() != layout_.num_hops + 1 || r.num_edges_per_hop_size() != layout_.num_hops)
+          return absl::InternalError("gnnd sent per-hop counts that do not match the session's hops");
+        hop_counts_.resize(opened_.num_slots());
+        hop_counts_[r.slot()] = {{r.num_nodes_per_hop().begin(), r.num_nodes_per_hop().end()},
+                                 {r.num_edges_per_hop().begin(), r.num_edges_per_hop().end()}};
+      }
       GNND_RETURN_IF_ERROR(CheckBatchCounts(schema_, {r.counts().data(), static_cast<size_t>(r.counts_size())}));
       counts_.resize(opened_.num_slots());
       counts_[r.slot()].assign(r.counts().begin(), r.counts().end());

@@ -53,7 +53,7 @@ struct Batch {
   int64_t step = 0;
   int64_t num_nodes = 0, num_edges = 0, num_seeds = 0;
   int device = -1;  // the CUDA device holding the arrays, or -1: host memory
-  BatchView view;   // device pointers when device >= 0
+  BatchView view;   // device pointers when device >= 0; homogeneous sessions only (else empty)
 };
 
 // A batch's per-hop counts, as gnnd announced them (host memory, whatever the device).
@@ -82,8 +82,12 @@ class Session {
   const v1::SessionOpened& opened() const { return opened_; }
   int64_t steps_per_epoch() const { return opened_.steps_per_epoch(); }
   int num_slots() const { return opened_.num_slots(); }
+  // A session of a homogeneous dataset: its batches have the canonical layout (common/batch/batch.h), and
+  // SlotView, capacity, hop_counts and Batch::view describe them. A typed session's batches are read by
+  // schema() alone.
+  bool homogeneous() const { return opened_.has_layout(); }
   // The arrays of `slot` (in [0, num_slots())) at the slot's capacity(), where every batch given out in it
-  // lies for the whole session; device pointers for a GPU session (device() >= 0).
+  // lies for the whole session; device pointers for a GPU session (device() >= 0). Homogeneous sessions.
   BatchView SlotView(int slot) const {
     return BatchView::At(static_cast<std::byte*>(slots_) + slot * layout_.total_bytes, layout_);
   }

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 3
+#define GNND_API_VERSION_MINOR 4
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -126,12 +126,19 @@ typedef struct gnnd_session_options {
   /* API 1.1: the seeds to iterate (node ids; duplicates kept) instead of a split (leave `split` NULL). */
   const int64_t* seed_ids;
   int64_t num_seed_ids;
+  /* API 1.4, typed datasets: the seeds' node type (NULL: the one type with splits); `split` and `seed_ids`
+   * are then that type's. Per-relation fanouts: num_fanout_relations relation keys ("src___rel___dst", each
+   * of the dataset's relations once), and `fanouts` holds num_fanout_relations rows of num_fanouts (one per
+   * hop), row r for fanout_relations[r]. Without them, `fanouts` applies to every relation. */
+  const char* node_type;
+  const char* const* fanout_relations;
+  int32_t num_fanout_relations;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
  * seed 0, epoch 0, rank 0 of 1, shuffled, last batch kept, gnnd's number of slots, the CPU. */
 #define GNND_SESSION_OPTIONS_INIT \
-  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0 }
+  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0 }
 
 typedef struct gnnd_client gnnd_client;
 typedef struct gnnd_session gnnd_session;
@@ -173,7 +180,10 @@ GNND_API gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t relea
  * batch schema: array i has a name, a dtype, one or two dimensions, and in each batch as many rows as the
  * value of count info.count (one of gnnd_session_counts() named counts, e.g. "nodes"; each batch gives them
  * all in host memory, also for GPU sessions). Homogeneous batches have the seven arrays of gnnd_batch in
- * its order; typed batches name theirs per node type and relation. */
+ * its order; typed batches (API 1.4) name theirs per node type and relation ("paper.node_ids",
+ * "author___writes___paper.edge_src", ...) and are read only through these calls: on a typed session the
+ * calls that give gnnd_batch or gnnd_batch_counts fail with GNND_FAILED_PRECONDITION (gnnd_batch_hop_counts
+ * returns -1). */
 #define GNND_MAX_BATCH_COUNTS 1024
 typedef struct gnnd_array_info {
   size_t size;      /* sizeof(gnnd_array_info) as the caller knows it */

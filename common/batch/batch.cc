@@ -29,7 +29,7 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int
   BatchCapacity c;
   c.max_seeds = spec.seeds_may_repeat ? spec.batch_size : std::min(spec.batch_size, num_nodes);
   // A batch holds its seed entries plus at most every other node.
-  const int64_t node_cap = spec.seeds_may_repeat ? c.max_seeds + num_nodes - 1 : num_nodes;
+  const int64_t node_cap = spec.seeds_may_repeat ? std::min(c.max_seeds, kMax - num_nodes) + num_nodes - 1 : num_nodes;
   c.max_nodes = c.max_seeds;
   int64_t frontier = c.max_seeds;
   bool distinct = !spec.seeds_may_repeat;  // frontier entries are distinct nodes (all but repeated seeds)

@@ -145,4 +145,10 @@ absl::Status CheckBatchCounts(const BatchSchema& schema, std::span<const int64_t
   return absl::OkStatus();
 }
 
+uint64_t BatchBytes(const BatchSchema& schema, std::span<const int64_t> counts) {
+  uint64_t bytes = 0;
+  for (const BatchArraySchema& a : schema.arrays) bytes += a.row_bytes() * static_cast<uint64_t>(counts[a.count]);
+  return bytes;
+}
+
 }  // namespace gnnd

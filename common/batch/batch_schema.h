@@ -56,5 +56,7 @@ v1::BatchSchema BatchSchemaToProto(const BatchSchema& schema);
 absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& proto);
 // Checks a batch's count values against the schema (their number, 0 <= value <= capacity).
 absl::Status CheckBatchCounts(const BatchSchema& schema, std::span<const int64_t> counts);
+// The bytes of a batch's arrays: each array's rows (its count's value) times its row's bytes.
+uint64_t BatchBytes(const BatchSchema& schema, std::span<const int64_t> counts);
 
 }  // namespace gnnd

@@ -12,59 +12,170 @@ absl::Status InField(const absl::Status& s, absl::string_view prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
 }
 
-// The trainer's own seeds (PyG's input_nodes): node ids of the dataset, in place of a split.
-absl::Status CheckSeedIds(const v1::OpenSession& request, const v1::DatasetManifest& m) {
+// The seeds' node type: the one named, or the one type with splits.
+absl::StatusOr<int> SeedType(const v1::OpenSession& request, const DatasetSchema& schema) {
+  if (schema.format_version == 1) {
+    if (!request.node_type().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100), " ('",
+                                                     request.dataset(), "' is homogeneous: leave it empty)"));
+    }
+    return 0;
+  }
+  if (!request.node_type().empty()) {
+    const int type = schema.NodeTypeNamed(request.node_type());
+    if (type < 0) {
+      std::string types;
+      for (const NodeTypeSchema& t : schema.node_types) absl::StrAppend(&types, types.empty() ? "" : ", ", t.name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100), " (the node types are ", types, ")"));
+    }
+    return type;
+  }
+  int with_splits = -1;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const auto& splits = schema.node_types[t].splits;
+    if (splits[0] < 0 && splits[1] < 0 && splits[2] < 0) continue;
+    if (with_splits >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.node_type is empty, and node types '", schema.node_types[with_splits].name, "' and '",
+                       schema.node_types[t].name, "' both have splits: name the seeds' type"));
+    }
+    with_splits = static_cast<int>(t);
+  }
+  if (with_splits < 0) {
+    return absl::InvalidArgumentError("open.node_type is empty and no node type has splits: name the seeds' type");
+  }
+  return with_splits;
+}
+
+// The trainer's own seeds (PyG's input_nodes): ids of the seed type, in place of a split.
+absl::Status CheckSeedIds(const v1::OpenSession& request, const NodeTypeSchema& type, bool typed) {
   if (!request.split().empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("open.split = ", Quoted(request.split()), " and open.seed_ids: give one of them"));
   }
+  const std::string what = typed ? absl::StrCat("a '", type.name, "' node") : "a node";
   for (int i = 0; i < request.seed_ids_size(); ++i) {
     const int64_t id = request.seed_ids(i);
-    if (id < 0 || id >= m.num_nodes()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.seed_ids[", i, "] = ", id, " (not a node of '",
-                                                     request.dataset(), "': ids are 0 to ", m.num_nodes() - 1, ")"));
+    if (id < 0 || id >= type.num_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat("open.seed_ids[", i, "] = ", id, " (not ", what, " of '",
+                                                     request.dataset(), "': ids are 0 to ", type.num_nodes - 1, ")"));
     }
   }
   return absl::OkStatus();
 }
 
+// The seeds' split: its position in the dataset's arrays.
+absl::StatusOr<int> SplitArray(const v1::OpenSession& request, const NodeTypeSchema& type) {
+  for (size_t s = 0; s < kSplitNames.size(); ++s) {
+    if (request.split() != kSplitNames[s]) continue;
+    if (type.splits[s] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.split = ", Quoted(request.split()), " (node type '", type.name, "' has no such split)"));
+    }
+    return type.splits[s];
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("open.split = ", Quoted(request.split(), 100), " (must be train, valid or test)"));
+}
+
+// Typed fanouts: `fanouts` for every relation, or `relation_fanouts` naming each relation once.
+absl::StatusOr<std::vector<std::vector<int32_t>>> TypedFanouts(const v1::OpenSession& request,
+                                                               const DatasetSchema& schema) {
+  if (request.relation_fanouts_size() == 0) {
+    return std::vector<std::vector<int32_t>>(schema.relations.size(),
+                                             {request.fanouts().begin(), request.fanouts().end()});
+  }
+  if (request.fanouts_size() > 0) {
+    return absl::InvalidArgumentError("open.fanouts and open.relation_fanouts: give one of them");
+  }
+  std::vector<std::vector<int32_t>> fanouts(schema.relations.size());
+  std::vector<bool> given(schema.relations.size(), false);
+  for (int i = 0; i < request.relation_fanouts_size(); ++i) {
+    const v1::RelationFanouts& f = request.relation_fanouts(i);
+    int r = 0;
+    while (r < static_cast<int>(schema.relations.size()) && schema.relations[r].key() != f.relation()) ++r;
+    if (r == static_cast<int>(schema.relations.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.relation_fanouts[", i, "].relation = ", Quoted(f.relation(), 100), " (not a relation of '",
+                       request.dataset(), "': keys are src___rel___dst)"));
+    }
+    if (given[r]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.relation_fanouts[", i, "].relation = ", Quoted(f.relation()), " (given twice)"));
+    }
+    given[r] = true;
+    fanouts[r].assign(f.fanouts().begin(), f.fanouts().end());
+  }
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    if (!given[r]) {
+      return absl::InvalidArgumentError(absl::StrCat("open.relation_fanouts: relation ", schema.relations[r].key(),
+                                                     " has none (give every relation, "
+                                                     "0 per hop to sample none through it)"));
+    }
+  }
+  return fanouts;
+}
+
 }  // namespace
 
-absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const v1::DatasetManifest& m,
-                                              int64_t max_in_degree, const SlotLimits& limits) {
+absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
+                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits) {
+  const DatasetSchema& schema = graph.schema;
+  const bool typed = schema.format_version != 1;
   SessionShape shape;
-  if (m.format_version() != 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("open.dataset = ", Quoted(request.dataset(), 100),
-                     " is a typed dataset (format_version 2): sessions serve homogeneous datasets for now"));
-  }
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
+  GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
+  const NodeTypeSchema& seed_type = schema.node_types[shape.seed_type];
   if (request.seed_ids_size() > 0) {
-    GNND_RETURN_IF_ERROR(CheckSeedIds(request, m));
+    GNND_RETURN_IF_ERROR(CheckSeedIds(request, seed_type, typed));
   } else {
-    const absl::StatusOr<ArrayId> split = SplitArrayId(request.split());
-    if (!split.ok()) return InField(split.status(), "open.");
-    shape.split = *split;
+    GNND_ASSIGN_OR_RETURN(shape.split_array, SplitArray(request, seed_type));
   }
-  shape.sampling = {request.batch_size(),
-                    {request.fanouts().begin(), request.fanouts().end()},
-                    /*seeds_may_repeat=*/request.seed_ids_size() > 0};
-  GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
-  shape.schedule = {request.seed(),       !request.no_shuffle(), request.drop_last(),
-                    request.batch_size(), request.rank(),        request.world_size() == 0 ? 1 : request.world_size()};
-  GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   shape.num_slots = request.num_slots() == 0 ? limits.default_slots : request.num_slots();
   if (shape.num_slots < 1 || shape.num_slots > kMaxSlots) {
     return absl::InvalidArgumentError(
         absl::StrCat("open.num_slots = ", request.num_slots(), " (must be 1 to ", kMaxSlots, ")"));
   }
-  GNND_ASSIGN_OR_RETURN(BatchCapacity capacity,
-                        ComputeBatchCapacity(shape.sampling, m.num_nodes(), m.num_edges(), max_in_degree));
-  shape.layout = BatchLayout::Make(capacity, static_cast<int>(shape.sampling.fanouts.size()), FeatureRowBytes(m));
-  shape.slot_bytes = static_cast<uint64_t>(shape.layout.total_bytes) * shape.num_slots;
+  const bool seeds_may_repeat = request.seed_ids_size() > 0;
+  shape.schedule = {request.seed(),       !request.no_shuffle(), request.drop_last(),
+                    request.batch_size(), request.rank(),        request.world_size() == 0 ? 1 : request.world_size()};
+  // After the sampling spec's checks (their messages name batch_size first), before any capacity.
+  auto check_schedule = [&] { return InField(CheckSeedScheduleSpec(shape.schedule), "open."); };
+  if (!typed) {
+    if (request.relation_fanouts_size() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.relation_fanouts: '", request.dataset(), "' is homogeneous (give open.fanouts)"));
+    }
+    shape.sampling = {request.batch_size(), {request.fanouts().begin(), request.fanouts().end()}, seeds_may_repeat};
+    GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
+    GNND_RETURN_IF_ERROR(check_schedule());
+    GNND_ASSIGN_OR_RETURN(
+        const BatchCapacity capacity,
+        ComputeBatchCapacity(shape.sampling, graph.num_nodes(), graph.manifest.num_edges(), max_in_degrees.at(0)));
+    shape.layout =
+        BatchLayout::Make(capacity, static_cast<int>(shape.sampling.fanouts.size()), seed_type.feature_row_bytes());
+    shape.schema = HomogeneousBatchSchema(shape.layout, seed_type.feature_dim, seed_type.feature_dtype);
+  } else {
+    TypedShape& t = shape.typed.emplace();
+    t.sampling.batch_size = request.batch_size();
+    t.sampling.seed_type = shape.seed_type;
+    t.sampling.seeds_may_repeat = seeds_may_repeat;
+    GNND_ASSIGN_OR_RETURN(t.sampling.fanouts, TypedFanouts(request, schema));
+    GNND_RETURN_IF_ERROR(InField(CheckTypedSamplingSpec(t.sampling, schema), "open."));
+    GNND_RETURN_IF_ERROR(check_schedule());
+    if (shape.device.is_cuda()) {
+      return absl::UnimplementedError(absl::StrCat("open.device = ", Quoted(request.device()),
+                                                   ": typed datasets are sampled on the CPU backend for now"));
+    }
+    GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(t.sampling, schema, max_in_degrees));
+    t.layout = TypedBatchLayout::Make(capacity, t.sampling, schema);
+    shape.schema = TypedBatchSchema(t.layout, schema);
+  }
+  shape.slot_bytes = shape.schema.slot_bytes * shape.num_slots;
   if (shape.slot_bytes > limits.max_session_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("open: the session needs ", shape.slot_bytes, " bytes of slots (",
-                                                   shape.num_slots, " x ", shape.layout.total_bytes,
+                                                   shape.num_slots, " x ", shape.schema.slot_bytes,
                                                    "), over the limit of ", limits.max_session_bytes,
                                                    " (max_session_bytes): lower batch_size, fanouts or num_slots"));
   }

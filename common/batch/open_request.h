@@ -4,13 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/base/limits.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
+#include "common/batch/batch_schema.h"
 #include "common/batch/seeds.h"
-#include "common/dataset/dataset.h"
+#include "common/batch/typed_batch.h"
+#include "common/dataset/graph.h"
 #include "gnnd/v1/service.pb.h"
 
 namespace gnnd {
@@ -20,17 +24,27 @@ struct SlotLimits {
   uint64_t max_session_bytes = kDefaultMaxSessionBytes;  // all of a session's slots together
 };
 
-struct SessionShape {
-  Device device;
-  ArrayId split = ArrayId::kTrain;  // unless the request gives seed_ids
-  SamplingSpec sampling;
-  SeedScheduleSpec schedule;
-  int num_slots = 0;
-  BatchLayout layout;       // of one slot
-  uint64_t slot_bytes = 0;  // of all the slots
+// A typed dataset's session: its sampling spec and one slot's layout.
+struct TypedShape {
+  TypedSamplingSpec sampling;
+  TypedBatchLayout layout;
 };
 
-absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const v1::DatasetManifest& manifest,
-                                              int64_t max_in_degree, const SlotLimits& limits);
+struct SessionShape {
+  Device device;
+  int split_array = -1;  // the seeds' split: a position in the dataset schema's arrays (-1: seed_ids)
+  int seed_type = 0;     // the node type of the seeds
+  SeedScheduleSpec schedule;
+  int num_slots = 0;
+  SamplingSpec sampling;            // homogeneous datasets
+  BatchLayout layout;               // homogeneous datasets: one slot
+  std::optional<TypedShape> typed;  // typed datasets (format_version 2)
+  BatchSchema schema;               // the batch as the trainer reads it, either way
+  uint64_t slot_bytes = 0;          // of all the slots
+};
+
+// `max_in_degrees`: per relation (GraphData::MaxInDegrees).
+absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
+                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits);
 
 }  // namespace gnnd

@@ -71,7 +71,7 @@ absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec
       frontier[t] = std::min(reached[t], schema.node_types[t].num_nodes);
       distinct[t] = true;
       const int64_t cap = t == static_cast<size_t>(spec.seed_type) && spec.seeds_may_repeat
-                              ? c.max_seeds + schema.node_types[t].num_nodes - 1
+                              ? SaturatingAdd(c.max_seeds, schema.node_types[t].num_nodes - 1)
                               : schema.node_types[t].num_nodes;
       c.max_nodes[t] = std::min(SaturatingAdd(c.max_nodes[t], frontier[t]), cap);
     }

@@ -1,6 +1,9 @@
 #include "kernels/cpu/producer.h"
 
+#include <algorithm>
 #include <memory>
+
+#include "kernels/cpu/typed_sampler.h"
 
 namespace gnnd {
 namespace {
@@ -27,6 +30,18 @@ CpuProducer::CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSee
 CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                                              std::vector<BatchView> slots, int max_parallel) {
   auto samplers = std::make_shared<std::vector<CpuSampler>>();
+  for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
+  return [samplers, slots = std::move(slots)](int sampler, uint64_t epoch, uint64_t batch_index,
+                                              std::span<const int64_t> seeds, int slot) {
+    SampleTimes times;
+    (*samplers)[sampler].Sample(epoch, batch_index, seeds, slots[slot], &times);
+    return times;
+  };
+}
+
+CpuProducer::FillBatch CpuProducer::TypedSampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
+                                                  std::vector<TypedBatchView> slots, int max_parallel) {
+  auto samplers = std::make_shared<std::vector<TypedCpuSampler>>();
   for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
   return [samplers, slots = std::move(slots)](int sampler, uint64_t epoch, uint64_t batch_index,
                                               std::span<const int64_t> seeds, int slot) {

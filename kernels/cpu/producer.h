@@ -18,6 +18,7 @@
 #include "common/base/thread_pool.h"
 #include "common/batch/batch.h"
 #include "common/batch/seeds.h"
+#include "common/batch/typed_batch.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd {
@@ -42,6 +43,9 @@ class CpuProducer {
   // The homogeneous batch of `graph`: one CpuSampler per parallel batch, filling `slots`.
   static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                             std::vector<BatchView> slots, int max_parallel);
+  // The typed batch of `graph`: one TypedCpuSampler per parallel batch, filling `slots`.
+  static FillBatch TypedSampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
+                                 std::vector<TypedBatchView> slots, int max_parallel);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;

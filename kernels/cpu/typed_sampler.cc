@@ -1,6 +1,7 @@
 #include "kernels/cpu/typed_sampler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "common/batch/sampling.h"
@@ -44,7 +45,9 @@ void TypedCpuSampler::SampleRelation(int relation, int hop, const SamplingKey& k
   }
 }
 
-void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out) {
+void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out,
+                             SampleTimes* times) {
+  const auto start = std::chrono::steady_clock::now();
   const DatasetSchema& schema = graph_.schema;
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   const int hops = spec_.num_hops();
@@ -106,7 +109,12 @@ void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<con
     }
   }
   for (size_t t = 0; t < types; ++t) reset_[t].assign(out.types[t].node_ids, out.types[t].node_ids + num_nodes[t]);
+  const auto sampled = std::chrono::steady_clock::now();
   Gather(out);
+  if (times != nullptr) {
+    times->sample = std::chrono::duration<double>(sampled - start).count();
+    times->gather = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampled).count();
+  }
 }
 
 void TypedCpuSampler::Gather(const TypedBatchView& out) const {

@@ -14,6 +14,7 @@
 #include "common/batch/sampling.h"
 #include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
+#include "kernels/cpu/sampler.h"
 
 namespace gnnd {
 
@@ -22,8 +23,9 @@ class TypedCpuSampler {
   TypedCpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
-  // laid out for this spec's capacity (ComputeTypedCapacity).
-  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out);
+  // laid out for this spec's capacity (ComputeTypedCapacity). `times`, if set, gets the stages' seconds.
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out,
+              SampleTimes* times = nullptr);
 
  private:
   template <typename Index>

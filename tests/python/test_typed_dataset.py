@@ -50,7 +50,7 @@ def test_gnnctl_validates_and_names_the_bad_file(tmp_path):
             in proc.stderr), proc.stderr
 
 
-def test_gnnd_serves_the_schema_into_shared_memory_and_refuses_sessions_for_now(tmp_path):
+def test_gnnd_serves_the_schema_into_shared_memory_and_sessions_from_it(tmp_path):
     data, arrays = write_typed(tmp_path / "mag")
     name = f"typed{os.getpid()}"
     daemon = Daemon(tmp_path, f"--dataset={name}={data}")
@@ -63,10 +63,12 @@ def test_gnnd_serves_the_schema_into_shared_memory_and_refuses_sessions_for_now(
             assert f.read() == arrays["paper.features"].tobytes()
         listed = daemon.gnnctl("datasets").stdout
         assert f"{name}\t" in listed and "\t5 nodes\t6 edges\tpaper:float16,author:none\t" in listed, listed
-        with pytest.raises(gnnd.GnndError) as error:
-            gnnd.Loader(address=daemon.address, dataset=name, batch_size=2, fanouts=[2], output="numpy")
-        assert error.value.code == "FAILED_PRECONDITION"
-        assert f"open.dataset = '{name}' is a typed dataset (format_version 2)" in error.value.message
+        with gnnd.Loader(address=daemon.address, dataset=name, batch_size=2, fanouts=[2], output="numpy") as loader:
+            batch = next(iter(loader))
+            papers = batch["paper.node_ids"]
+            np.testing.assert_array_equal(batch["paper.features"], arrays["paper.features"][papers])
+            np.testing.assert_array_equal(batch["paper.labels"], arrays["paper.labels"][papers[:2]])
+            assert "author.features" not in batch.arrays  # authors have none
     finally:
         assert daemon.stop() == 0
     assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd.{name}.")]

@@ -156,3 +156,175 @@ def accuracy(model, dataset, split="valid", sampler=None):
 
 def report(path, **figures):
     pathlib.Path(path).write_text(json.dumps(figures, indent=1))
+
+
+class TypedDataset:
+    """A typed gnnd dataset directory (format_version 2) read with numpy: per relation its CSC, per node type
+    its features (float32; types without get none), labels and splits where it has them."""
+
+    def __init__(self, path):
+        path = pathlib.Path(path)
+        text = (path / "manifest.textproto").read_text()
+        self.relations = [tuple(f.stem.split(".")[0].split("___")) for f in sorted(path.glob("*___*.indptr.npy"))]
+        self.csc = {r: (np.load(path / f"{'___'.join(r)}.indptr.npy").astype(np.int64),
+                        np.load(path / f"{'___'.join(r)}.indices.npy").astype(np.int64)) for r in self.relations}
+        self.num_nodes = {}
+        for block in text.split("node_types {")[1:]:
+            name = block.split('name: "')[1].split('"')[0]
+            self.num_nodes[name] = int(block.split("num_nodes: ")[1].split()[0])
+        self.features = {t: torch.from_numpy(np.load(path / f"{t}.features.npy").astype(np.float32))
+                         for t in self.num_nodes if (path / f"{t}.features.npy").exists()}
+        self.labels = {t: torch.from_numpy(np.load(path / f"{t}.labels.npy").astype(np.int64))
+                       for t in self.num_nodes if (path / f"{t}.labels.npy").exists()}
+        self.splits = {(t, s): np.load(path / f"{t}.{s}.npy").astype(np.int64)
+                       for t in self.labels for s in ("train", "valid", "test")}
+
+    def num_classes(self, node_type):
+        return int(self.labels[node_type].max()) + 1
+
+
+class HeteroSAGE(torch.nn.Module):
+    """GraphSAGE per relation (PyG's to_hetero of SAGEConv, mean aggregation, sum over relations): per layer
+    and node type, a linear of the node's own state plus, per relation into the type, a linear of the mean of
+    its sampled in-neighbors' states. Types without features start at zero."""
+
+    def __init__(self, relations, dims, hidden, out_dim, layers):
+        super().__init__()
+        self.relations, self.layers = relations, layers
+        types = sorted(set(dims) | {t for r in relations for t in (r[0], r[2])})
+        sizes = lambda i, t: (dims.get(t, hidden) if i == 0 else hidden, out_dim if i == layers - 1 else hidden)  # noqa
+        self.own = torch.nn.ModuleList(
+            torch.nn.ModuleDict({t: torch.nn.Linear(*sizes(i, t)) for t in types}) for i in range(layers))
+        self.neighbors = torch.nn.ModuleList(
+            torch.nn.ModuleDict({"___".join(r): torch.nn.Linear(sizes(i, r[0])[0], sizes(i, r[2])[1], bias=False)
+                                 for r in relations}) for i in range(layers))
+        self.dims, self.hidden = dims, hidden
+
+    def forward(self, x_dict, edge_index_dict, num_nodes, target, size=None):
+        """The last layer's output for the first `size` nodes (all if None) of type `target`: the only ones
+        computed there (the loss reads no others; the reference BLAS of Debian's torch makes that matter)."""
+        # Featureless types are zeros at the first layer: their own linear gives its bias, they send nothing.
+        h = {t: x_dict[t] for t in x_dict if t in self.own[0]}
+        scale = {}  # per relation: 1 / in-degree of each destination, the same at every layer
+        for i in range(self.layers):
+            last = i == self.layers - 1
+            rows = {t: size if last and size is not None else n for t, n in num_nodes.items()}
+            out = {t: self.own[i][t](h[t][:rows[t]]) if t in h else self.own[i][t].bias.expand(rows[t], -1)
+                   for t in num_nodes if t in self.own[i] and (not last or t == target)}
+            for r, (src, dst) in edge_index_dict.items():
+                key = "___".join(r)
+                if key not in self.neighbors[i] or r[0] not in h or r[2] not in out:
+                    continue  # a relation the model does not use, from zeros, or into an unused output
+                if rows[r[2]] < num_nodes[r[2]]:
+                    keep = dst < rows[r[2]]
+                    src, dst = src[keep], dst[keep]
+                if key not in scale:
+                    degree = torch.zeros(num_nodes[r[2]]).index_add_(0, dst, torch.ones(len(dst)))
+                    scale[key] = 1 / degree.clamp(min=1).unsqueeze(1)
+                x = h[r[0]]
+                mean = torch.zeros(rows[r[2]], x.shape[1]).index_add_(0, dst, x[src]) * scale[key][:rows[r[2]]]
+                out[r[2]] = out[r[2]] + self.neighbors[i][key](mean)
+            h = {t: F.relu(v) if i < self.layers - 1 else v for t, v in out.items()}
+        return h[target]
+
+
+class TypedReferenceSampler:
+    """PyG's typed neighbor sampling, straightforwardly: per hop, per relation, up to `fanout` distinct
+    in-neighbors (random keys, the smallest per node) of each node of the relation's destination type that
+    was new at the previous hop; new nodes numbered per type after that type's earlier ones. Yields
+    PyG-shaped typed batches (dicts of x_dict, edge_index_dict, num_nodes, y, batch_size)."""
+
+    def __init__(self, dataset, node_type, seeds, fanouts, batch_size, seed, shuffle=True):
+        self.dataset, self.node_type, self.fanouts = dataset, node_type, fanouts
+        self.batch_size, self.shuffle = batch_size, shuffle
+        self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
+        self.local = {t: torch.full((n,), -1, dtype=torch.int64) for t, n in dataset.num_nodes.items()}
+        self.generator = torch.Generator()
+        self.generator.manual_seed(seed)
+
+    def __len__(self):
+        return (len(self.seeds) + self.batch_size - 1) // self.batch_size
+
+    def __iter__(self):
+        order = self.seeds
+        if self.shuffle:
+            order = order[torch.randperm(len(order), generator=self.generator)]
+        for start in range(0, len(order), self.batch_size):
+            yield self.sample(order[start:start + self.batch_size])
+
+    def sample(self, batch):
+        d = self.dataset
+        empty = torch.empty(0, dtype=torch.int64)
+        nodes = {t: empty for t in d.num_nodes}
+        nodes[self.node_type] = batch
+        self.local[self.node_type][batch] = torch.arange(len(batch))
+        frontier = dict(nodes)
+        edges = {r: ([], []) for r in d.relations}
+        for hop in range(len(next(iter(self.fanouts.values())))):
+            drawn = {t: [] for t in d.num_nodes}
+            for r in d.relations:
+                indptr, indices = (torch.from_numpy(a) for a in d.csc[r])
+                dst_nodes = frontier[r[2]]
+                starts, degrees = indptr[dst_nodes], indptr[dst_nodes + 1] - indptr[dst_nodes]
+                segment = torch.repeat_interleave(torch.arange(len(dst_nodes)), degrees)
+                first = torch.cumsum(degrees, 0) - degrees
+                candidates = indices[starts[segment] + torch.arange(len(segment)) - first[segment]]
+                fanout = self.fanouts[r][hop]
+                if fanout >= 0:
+                    keys = torch.rand(len(segment), generator=self.generator)
+                    order = torch.argsort(segment.double() + keys * 0.5)
+                    keep = order[(torch.arange(len(order)) - first[segment[order]]) < fanout]
+                    candidates, segment = candidates[keep], segment[keep]
+                edges[r][0].append(candidates)
+                edges[r][1].append(self.local[r[2]][dst_nodes[segment]])
+                drawn[r[0]].append(candidates)
+            for t, parts in drawn.items():
+                if not parts:
+                    frontier[t] = empty
+                    continue
+                candidates = torch.cat(parts)
+                new = torch.unique(candidates[self.local[t][candidates] < 0])
+                self.local[t][new] = torch.arange(len(nodes[t]), len(nodes[t]) + len(new))
+                nodes[t] = torch.cat((nodes[t], new))
+                frontier[t] = new
+        edge_index = {r: torch.stack((self.local[r[0]][torch.cat(src)], torch.cat(dst)))
+                      for r, (src, dst) in edges.items() if src}
+        for t in nodes:
+            self.local[t][nodes[t]] = -1
+        return dict(x_dict={t: d.features[t][n] for t, n in nodes.items() if t in d.features},
+                    edge_index_dict=edge_index, num_nodes={t: len(n) for t, n in nodes.items()},
+                    y=d.labels[self.node_type][batch], batch_size=len(batch))
+
+
+def train_typed(model, node_type, batches_per_epoch, epochs, lr=0.01):
+    """Adam on the seeds' cross-entropy over typed batches: gnnd.pyg HeteroData-shaped ones or the reference
+    sampler's dicts."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    for epoch in range(epochs):
+        for batch in batches_per_epoch(epoch):
+            if isinstance(batch, dict):
+                x, edges, num_nodes, y, size = (batch[k] for k in ("x_dict", "edge_index_dict", "num_nodes", "y",
+                                                                   "batch_size"))
+            else:
+                x, edges = {t: v.float() for t, v in batch.x_dict.items()}, batch.edge_index_dict
+                num_nodes = {t: batch[t].num_nodes for t in batch.node_types}
+                y, size = batch[node_type].y, batch[node_type].batch_size
+            out = model(x, edges, num_nodes, node_type, size)
+            loss = F.cross_entropy(out, y[:size].long(), ignore_index=-1)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+@torch.no_grad()
+def typed_accuracy(model, dataset, node_type, split="valid"):
+    """Accuracy on a split with every in-neighbor of every relation on the whole graph (no sampling)."""
+    model.eval()
+    edges = {}
+    for r, (indptr, indices) in dataset.csc.items():
+        dst = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+        edges[r] = torch.stack((torch.from_numpy(indices), torch.from_numpy(dst)))
+    prediction = model(dataset.features, edges, dataset.num_nodes, node_type).argmax(1)
+    ids = torch.from_numpy(dataset.splits[(node_type, split)])
+    return float((prediction[ids] == dataset.labels[node_type][ids]).float().mean())

@@ -34,6 +34,7 @@ struct GenerateOptions {
   uint64_t seed = 0;
   v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_FLOAT32;
   int threads = 1;
+  bool add_reverse = false;  // typed presets: (t, rev_r, h) beside every relation (h, r, t), as import does
 };
 
 absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options, const std::string& out_dir);

@@ -79,6 +79,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
   import.feature_dtype = options.feature_dtype;
   import.dedup = true;
   import.threads = options.threads;
+  import.add_reverse = options.add_reverse;
   GNND_ASSIGN_OR_RETURN(TypedImportBuilder builder, TypedImportBuilder::Create(out_dir, source, import));
   const uint64_t seed = options.seed;
   auto class_of = [](int64_t node, int32_t classes) { return static_cast<int32_t>(Mix64(node) % classes); };

@@ -33,7 +33,8 @@
 ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist)");
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
 ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
-ABSL_FLAG(bool, add_reverse, false, "import (typed graphs): add (t, rev_r, h) for every relation (h, r, t)");
+ABSL_FLAG(bool, add_reverse, false,
+          "import and generate (typed graphs): add (t, rev_r, h) for every relation (h, r, t)");
 ABSL_FLAG(std::string, split_scheme, "", "import (ogb, ogb-bin): the folder under split/ (default: the only one)");
 ABSL_FLAG(std::string, feature_dtype, "",
           "import/generate: float32, float16, bfloat16 or float8_e4m3fn (default: as the source)");
@@ -76,7 +77,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--add-reverse]   (ogb, typed: OGB's heterogeneous layout gives a typed dataset)
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
   gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
-                  OUT_DIR
+                  [--add-reverse]   (mag, igbh) OUT_DIR
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
                                  under --fanouts (default 15,10,5); --hot-order=false: none
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
@@ -167,6 +168,7 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
     options.seed = absl::GetFlag(FLAGS_seed);
     GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
     options.threads = Threads();
+    options.add_reverse = absl::GetFlag(FLAGS_add_reverse);
     GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
     return Summarize(args[0], {});
   }

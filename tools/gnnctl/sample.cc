@@ -66,6 +66,7 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
   open.set_drop_last(request.drop_last);
   open.set_num_slots(1);
   open.set_device(request.device);
+  open.set_node_type(request.node_type);
   return open;
 }
 
@@ -73,60 +74,28 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
 
 // A typed dataset's batch, on the CPU backend, its arrays named as the typed batch schema names them.
 absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const GraphData& graph,
+                                             const SessionShape& shape, const EpochSeeds& seeds,
                                              const std::string& out_npz) {
   const DatasetSchema& schema = graph.schema;
-  if (request.device != "cpu" && !request.device.empty()) {
-    return absl::UnimplementedError(
-        absl::StrCat("device = '", request.device, "': typed datasets are sampled on the CPU backend for now"));
-  }
-  int seed_type = schema.NodeTypeNamed(request.node_type);
-  if (request.node_type.empty()) {  // the one type with splits
-    for (size_t t = 0; t < schema.node_types.size(); ++t) {
-      if (schema.node_types[t].labels < 0) continue;
-      if (seed_type >= 0) return absl::InvalidArgumentError("node_type: several types have splits; name one");
-      seed_type = static_cast<int>(t);
-    }
-  }
-  if (seed_type < 0 || schema.node_types[seed_type].labels < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("node_type = ", Quoted(request.node_type), " (a node type of the dataset with splits)"));
-  }
-  const TypedSamplingSpec spec{request.batch_size, seed_type,
-                               std::vector<std::vector<int32_t>>(schema.relations.size(), request.fanouts)};
-  GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(spec, schema));
-  const SeedScheduleSpec schedule{request.seed,       request.shuffle, request.drop_last,
-                                  request.batch_size, request.rank,    request.world_size};
-  GNND_RETURN_IF_ERROR(CheckSeedScheduleSpec(schedule));
-  GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(request.split));
-  const int split = static_cast<int>(split_id) - static_cast<int>(kSplits[0]);  // kSplitNames' position
-  const NodeTypeSchema& type = schema.node_types[seed_type];
-  const std::span<const int64_t> ids(static_cast<const int64_t*>(graph.arrays.data[type.splits[split]]),
-                                     static_cast<size_t>(type.split_sizes[split]));
-  EpochSeeds seeds(ids, schedule, request.epoch);
-  if (request.step < 0 || request.step >= seeds.num_steps()) {
-    return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
-                                              request.split, "' has ", seeds.num_steps(), " steps for this rank)"));
-  }
-  GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(spec, schema, graph.MaxInDegrees()));
-  const TypedBatchLayout layout = TypedBatchLayout::Make(capacity, spec, schema);
+  const TypedBatchLayout& layout = shape.typed->layout;
   std::vector<std::byte> buffer(layout.total_bytes);
   const TypedBatchView view = TypedBatchView::At(buffer.data(), layout);
-  TypedCpuSampler(graph, spec, request.seed)
+  TypedCpuSampler(graph, shape.typed->sampling, request.seed)
       .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
-  const BatchSchema batch = TypedBatchSchema(layout, schema);
-  const std::vector<int64_t> counts = TypedBatchCounts(view, seed_type);
+  const std::vector<int64_t> counts = TypedBatchCounts(view, shape.seed_type);
   std::vector<dataset::NpzArray> arrays;
-  for (const BatchArraySchema& a : batch.arrays) {
-    std::vector<int64_t> shape = {counts[a.count]};
-    shape.insert(shape.end(), a.row_shape.begin(), a.row_shape.end());
-    arrays.push_back({a.name, a.dtype, shape, buffer.data() + a.offset});
+  for (const BatchArraySchema& a : shape.schema.arrays) {
+    std::vector<int64_t> array_shape = {counts[a.count]};
+    array_shape.insert(array_shape.end(), a.row_shape.begin(), a.row_shape.end());
+    arrays.push_back({a.name, a.dtype, array_shape, buffer.data() + a.offset});
   }
   GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
   int64_t nodes = 0, edges = 0;
   for (size_t t = 0; t < schema.node_types.size(); ++t) nodes += view.num_nodes(static_cast<int>(t));
   for (size_t r = 0; r < schema.relations.size(); ++r) edges += view.num_edges(static_cast<int>(r));
   return absl::StrFormat("%s: step %d of %d, %d '%s' seeds, %d nodes, %d edges in all", out_npz, request.step,
-                         seeds.num_steps(), seeds.batch(request.step).size(), type.name, nodes, edges);
+                         seeds.num_steps(), seeds.batch(request.step).size(), schema.node_types[shape.seed_type].name,
+                         nodes, edges);
 }
 
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz) {
@@ -134,19 +103,18 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
   const GraphData graph{m, dataset.arrays(), dataset.schema()};
-  if (graph.schema.format_version != 1) return SampleTypedToNpz(request, graph, out_npz);
   // Checked as gnnd checks a session's request, with room for one slot of any size.
   GNND_ASSIGN_OR_RETURN(const SessionShape shape,
-                        CheckOpenRequest(OpenRequest(request), m, graph.MaxInDegree(),
+                        CheckOpenRequest(OpenRequest(request), graph, graph.MaxInDegrees(),
                                          {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
-
-  const auto* split_ids = static_cast<const int64_t*>(graph.arrays[shape.split]);
-  const int64_t split_size = ArrayShape(m, shape.split)[0];
-  EpochSeeds seeds(std::span<const int64_t>(split_ids, split_size), shape.schedule, request.epoch);
+  const std::span<const int64_t> split(static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
+                                       static_cast<size_t>(graph.schema.arrays[shape.split_array].shape[0]));
+  EpochSeeds seeds(split, shape.schedule, request.epoch);
   if (request.step < 0 || request.step >= seeds.num_steps()) {
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
                                               request.split, "' has ", seeds.num_steps(), " steps for this rank)"));
   }
+  if (shape.typed) return SampleTypedToNpz(request, graph, shape, seeds, out_npz);
   BatchBuffer buffer(shape.layout);
   BatchView batch = buffer.view();
   if (shape.device.is_cuda()) {

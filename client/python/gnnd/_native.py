@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 3
+API_VERSION_MINOR = 4
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -44,7 +44,9 @@ class SessionOptions(ctypes.Structure):
                 ("num_fanouts", ctypes.c_int32), ("seed", ctypes.c_uint64), ("epoch", ctypes.c_uint64),
                 ("rank", ctypes.c_int32), ("world_size", ctypes.c_int32), ("shuffle", ctypes.c_int32),
                 ("drop_last", ctypes.c_int32), ("num_slots", ctypes.c_int32), ("device", ctypes.c_char_p),
-                ("seed_ids", ctypes.POINTER(ctypes.c_int64)), ("num_seed_ids", ctypes.c_int64)]
+                ("seed_ids", ctypes.POINTER(ctypes.c_int64)), ("num_seed_ids", ctypes.c_int64),
+                ("node_type", ctypes.c_char_p), ("fanout_relations", ctypes.POINTER(ctypes.c_char_p)),
+                ("num_fanout_relations", ctypes.c_int32)]
 
     def __init__(self, **fields):
         super().__init__(size=ctypes.sizeof(SessionOptions), **fields)

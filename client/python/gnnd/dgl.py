@@ -12,6 +12,10 @@ block's destinations are the seeds (their labels are batch.labels).
             h = layer(block, h)
 
 With DGL importable the blocks are dgl.create_block objects (idtype int32); otherwise gnnd.dgl.Block.
+
+A typed batch (gnnd.TypedBatch) gives one heterogeneous block per layer, the same slices per node type and
+relation: its sources are each type's nodes of hops 0..h, its destinations those of hops 0..h-1, and each
+relation's edges of hops 1..h (dgl.create_block with a dict of relations, or gnnd.dgl.HeteroBlock).
 """
 from itertools import accumulate
 
@@ -38,12 +42,48 @@ def block_shapes(nodes_per_hop, edges_per_hop):
     return [(nodes[h], nodes[h - 1], edges[h - 1]) for h in range(hops, 0, -1)]
 
 
+class HeteroBlock:
+    """One layer's typed bipartite graph: per node type its source and destination counts, per relation
+    (src, rel, dst) its edges' local (src, dst) indices."""
+
+    def __init__(self, num_src_nodes, num_dst_nodes, edges):
+        self.num_src_nodes, self.num_dst_nodes, self.edges = num_src_nodes, num_dst_nodes, edges
+
+    def num_edges(self, edge_type):
+        return len(self.edges[edge_type][0])
+
+    def __repr__(self):
+        return f"HeteroBlock(num_src_nodes={self.num_src_nodes}, num_dst_nodes={self.num_dst_nodes}, " \
+               f"num_edges={ {k: len(v[0]) for k, v in self.edges.items()} })"
+
+
+def _typed_blocks(batch, dgl):
+    hops = batch.counts["edge_hops"]
+    nodes = {t: list(accumulate(batch.nodes_per_hop(t))) for t in batch.node_types}
+    edges = {et: list(accumulate(batch.edges_per_hop(et))) for et in batch.edge_types}
+    result = []
+    for h in range(hops, 0, -1):
+        num_src = {t: n[h] for t, n in nodes.items()}
+        num_dst = {t: n[h - 1] for t, n in nodes.items()}
+        pairs = {et: (batch["___".join(et) + ".edge_src"][:e[h - 1]], batch["___".join(et) + ".edge_dst"][:e[h - 1]])
+                 for et, e in edges.items()}
+        if dgl is not None:
+            some = next(iter(pairs.values()))[0]
+            result.append(dgl.create_block(pairs, num_src_nodes=num_src, num_dst_nodes=num_dst, idtype=some.dtype,
+                                           device=some.device))
+        else:
+            result.append(HeteroBlock(num_src, num_dst, pairs))
+    return result
+
+
 def blocks(batch):
-    """The blocks of a gnnd.Batch (numpy or torch arrays), outermost first."""
+    """The blocks of a gnnd.Batch or gnnd.TypedBatch (numpy or torch arrays), outermost first."""
     try:
         import dgl
     except ImportError:
         dgl = None
+    if hasattr(batch, "edge_types"):
+        return _typed_blocks(batch, dgl)
     result = []
     for num_src, num_dst, num_edges in block_shapes(batch.nodes_per_hop, batch.edges_per_hop):
         src, dst = batch.edge_src[:num_edges], batch.edge_dst[:num_edges]

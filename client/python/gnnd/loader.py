@@ -77,17 +77,26 @@ class _SlotViews:
             self.count_of.append(info.count)
         self.count_names = [lib.gnnd_session_count_name(session, i).decode()
                             for i in range(lib.gnnd_session_counts(session))]
-        # The per-hop counts (host memory, whatever the device): nodes_hop0..L and edges_hop0..L-1.
-        hops = sum(1 for name in self.count_names if name.startswith("edges_hop"))
-        first_node_hop, first_edge_hop = self.count_names.index("nodes_hop0"), self.count_names.index("edges_hop0")
-        self.node_hop_counts = slice(first_node_hop, first_node_hop + hops + 1)
-        self.edge_hop_counts = slice(first_edge_hop, first_edge_hop + hops)
+        # A typed dataset's arrays are named TYPE.* and SRC___REL___DST.*; a homogeneous one's are not.
+        self.homogeneous = "node_ids" in self.names
+        if self.homogeneous:
+            # The per-hop counts (host memory, whatever the device): nodes_hop0..L and edges_hop0..L-1.
+            hops = sum(1 for name in self.count_names if name.startswith("edges_hop"))
+            first_node_hop, first_edge_hop = self.count_names.index("nodes_hop0"), self.count_names.index("edges_hop0")
+            self.node_hop_counts = slice(first_node_hop, first_node_hop + hops + 1)
+            self.edge_hop_counts = slice(first_edge_hop, first_edge_hop + hops)
+        else:
+            suffixed = lambda suffix: [n[:-len(suffix)] for n in self.names if n.endswith(suffix)]  # noqa: E731
+            self.node_types = suffixed(".node_ids")
+            self.edge_types = [tuple(key.split("___")) for key in suffixed(".edge_src")]
+            self.seed_type = next(n[:-len(".seeds")] for n in self.count_names if n.endswith(".seeds"))
         for slot in range(lib.gnnd_session_slots(session)):
             arrays = [_native.Array() for _ in self.names]
             for index, array in enumerate(arrays):
                 _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
             self.arrays.append(tuple(_make_view(array, output) for array in arrays))
-            self._edges.append(tuple(arrays[self.names.index(name)] for name in ("edge_src", "edge_dst")))
+            if self.homogeneous:
+                self._edges.append(tuple(arrays[self.names.index(name)] for name in ("edge_src", "edge_dst")))
 
     def edge_pair(self, slot, length):
         """The slot's edge_src and edge_dst as one (2, length) torch view (rows at their own addresses), so a
@@ -107,7 +116,22 @@ class _SlotViews:
         self.arrays, self._edges, self._pairs = [], [], {}
 
 
-class Batch:
+class _SlotBatch:
+    """What every batch does with the slot it is read from."""
+
+    def release(self):
+        """Hands the slot back to gnnd (idempotent). The arrays must not be used afterwards unless copied."""
+        if self._slot is not None:
+            self._loader._release(self._slot)
+            self._slot = None
+
+    def _give_up_slot(self):
+        """The slot, for the loader to release with its next fetch (-1 if already released)."""
+        slot, self._slot = self._slot, None
+        return -1 if slot is None else slot
+
+
+class Batch(_SlotBatch):
     """One minibatch in the canonical layout, as attributes: node_ids, num_nodes_per_hop, edge_src, edge_dst,
     num_edges_per_hop, features, labels (torch tensors or numpy arrays), plus epoch, step, and the per-hop
     counts as Python lists in host memory whatever the device: nodes_per_hop (hops + 1), edges_per_hop (hops).
@@ -151,23 +175,59 @@ class Batch:
         setattr(self, name, value)
         return value
 
-    def release(self):
-        """Hands the slot back to gnnd (idempotent). The arrays must not be used afterwards unless copied."""
-        if self._slot is not None:
-            self._loader._release(self._slot)
-            self._slot = None
-
-    def _give_up_slot(self):
-        """The slot, for the loader to release with its next fetch (-1 if already released)."""
-        slot, self._slot = self._slot, None
-        return -1 if slot is None else slot
-
     def __getitem__(self, name):
         return getattr(self, name)
 
     def __repr__(self):
         return (f"Batch(epoch={self.epoch}, step={self.step}, nodes={len(self.node_ids)}, "
                 f"edges={len(self.edge_src)}, seeds={len(self.labels)})")
+
+
+def relation_key(edge_type):
+    """A relation's key as gnnd names it: "src___rel___dst" for a (src, rel, dst) tuple; a string as given."""
+    return edge_type if isinstance(edge_type, str) else "___".join(edge_type)
+
+
+class TypedBatch(_SlotBatch):
+    """One minibatch of a typed dataset. Its arrays by the names of gnnd's batch schema, as batch[name] or in
+    the dict batch.arrays: per node type T "T.node_ids" (ids within T: the seeds first, then by hop),
+    "T.num_nodes_per_hop", "T.features" (types with features), "T.labels" (the seeds', when their type has
+    labels); per relation "SRC___REL___DST.edge_src" and ".edge_dst" (int32 local indices into the source and
+    destination types' node_ids, message direction src -> dst, by hop) and ".num_edges_per_hop".
+
+    batch.counts maps every count's name to its value (host ints), e.g. "T.nodes", "T.nodes_hop1",
+    "SRC___REL___DST.edges"; node_types, edge_types ((src, rel, dst) tuples), seed_type and batch_size (the
+    seeds) describe the batch; nodes_per_hop(T) and edges_per_hop(edge_type) give the per-hop lists. Valid
+    until released, as Batch."""
+
+    def __init__(self, loader, values, copy):
+        views = loader._views
+        counts = values.counts[:values.num_counts]
+        self.epoch, self.step = values.epoch, values.step
+        self._loader, self._slot = loader, values.slot
+        self.counts = dict(zip(views.count_names, counts))
+        self.arrays = {name: view[:counts[count]]
+                       for name, view, count in zip(views.names, views.arrays[values.slot], views.count_of)}
+        self.node_types, self.edge_types, self.seed_type = views.node_types, views.edge_types, views.seed_type
+        self.batch_size = self.counts[f"{self.seed_type}.seeds"]
+        if copy:
+            self.arrays = {name: value.clone() if loader.output == "torch" else value.copy()
+                           for name, value in self.arrays.items()}
+            self.release()
+
+    def nodes_per_hop(self, node_type):
+        return [self.counts[f"{node_type}.nodes_hop{h}"] for h in range(self.counts["node_hops"])]
+
+    def edges_per_hop(self, edge_type):
+        key = relation_key(edge_type)
+        return [self.counts[f"{key}.edges_hop{h}"] for h in range(self.counts["edge_hops"])]
+
+    def __getitem__(self, name):
+        return self.arrays[name]
+
+    def __repr__(self):
+        nodes = ", ".join(f"{t}={self.counts[t + '.nodes']}" for t in self.node_types)
+        return f"TypedBatch(epoch={self.epoch}, step={self.step}, seeds={self.batch_size}, nodes: {nodes})"
 
 
 class Loader:
@@ -185,6 +245,11 @@ class Loader:
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
     Errors raise gnnd.GnndError with the gRPC status name in .code (UNAVAILABLE when gnnd is not there).
 
+    Typed datasets: node_type names the seeds' type (default: the one type with splits; split and seed_ids
+    are then that type's), and fanouts is one list for every relation or a dict with one list per relation
+    ({("author", "writes", "paper"): [15, 10], ...} or by "author___writes___paper"; every relation, lists
+    of one length, 0 to sample none through a relation). Batches are then gnnd.TypedBatch.
+
     device="cuda:N": gnnd samples on that GPU into slots in its memory (CUDA IPC); batches are CUDA tensors
     ordered on torch's current stream (no host synchronization), and releasing one records that stream's
     progress, so gnnd refills the slot only after the work queued on it.
@@ -192,7 +257,7 @@ class Loader:
 
     def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
-                 output="auto", copy=False, timeout_ms=5000, seed_ids=None):
+                 output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -218,22 +283,36 @@ class Loader:
         self._native = _native.bound()
         lib = self._native.lib
         _native.check(lib.gnnd_connect(address.encode() if address else None, timeout_ms, ctypes.byref(self._client)))
+        relations = None
+        if isinstance(fanouts, dict):
+            relations = [relation_key(edge_type).encode() for edge_type in fanouts]
+            rows = [list(row) for row in fanouts.values()]
+            if not rows or any(len(row) != len(rows[0]) for row in rows):
+                raise ValueError(f"fanouts: one list per relation, all of one length (one per hop); got {fanouts!r}")
+            fanouts = [f for row in rows for f in row]
         fanouts = list(fanouts)
         self._fanouts = (ctypes.c_int32 * len(fanouts))(*fanouts)
+        self._relations = (ctypes.c_char_p * len(relations))(*relations) if relations else None
         seeds = _seed_array(seed_ids)
         if seeds is not None and split is not None:
             raise ValueError("split and seed_ids: give one of them")
         options = _native.SessionOptions(
             dataset=dataset.encode(), split=split.encode() if split else None, batch_size=batch_size,
-            fanouts=self._fanouts,
-            num_fanouts=len(fanouts), seed=seed, epoch=epoch, rank=rank, world_size=world_size,
+            fanouts=self._fanouts, num_fanouts=len(fanouts) // len(relations) if relations else len(fanouts),
+            seed=seed, epoch=epoch, rank=rank, world_size=world_size,
             shuffle=int(bool(shuffle)), drop_last=int(bool(drop_last)), num_slots=num_slots, device=device.encode())
         if seeds is not None:
             options.seed_ids = seeds.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
             options.num_seed_ids = len(seeds)
+        if node_type is not None:
+            options.node_type = node_type.encode()
+        if relations:
+            options.fanout_relations = self._relations
+            options.num_fanout_relations = len(relations)
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)
+            self._batch_type = Batch if self._views.homogeneous else TypedBatch
         except Exception:
             self.close()
             raise
@@ -270,7 +349,7 @@ class Loader:
             status = next_batch(session, release, self._stream(), values_ref)
             if status != _native.GNND_OK and _native.check(status) == _native.GNND_END_OF_EPOCH:
                 break
-            batch = Batch(self, values, self.copy)
+            batch = self._batch_type(self, values, self.copy)
             if not self.copy:
                 self._held = batch
             yield batch

@@ -7,6 +7,18 @@
         out = model(batch.x, batch.edge_index)[:batch.batch_size]
         loss = F.cross_entropy(out, batch.y[:batch.batch_size])
 
+Typed datasets (PyG's HeteroData): num_neighbors is one list for every relation or a dict of lists by edge
+type, input_nodes is (node type, split name / ids / mask), and a batch is a torch_geometric.data.HeteroData
+(a gnnd.pyg.HeteroBatch with the same attributes without PyG): per node type batch[t].n_id, .x (types with
+features), .num_sampled_nodes, and on the seed type .y (the seeds' labels) and .batch_size; per edge type
+batch[et].edge_index (int64 local indices, src -> dst) and .num_sampled_edges; batch.node_types,
+batch.edge_types, batch.x_dict, batch.edge_index_dict.
+
+    loader = NeighborLoader(data, num_neighbors={("paper", "cites", "paper"): [15, 10], ...},
+                            input_nodes=("paper", "train"), batch_size=1024, dataset="mag")
+    for batch in loader:
+        out = model(batch.x_dict, batch.edge_index_dict)["paper"][:batch["paper"].batch_size]
+
 gnnd holds the graph and the features, so `data` is not read (pass it or None). A batch has x (the
 features of n_id, zero-copy from gnnd's slot), edge_index (2 x E, int64, src -> dst, ordered by hop: the one
 array made per batch, from gnnd's int32 local indices), y (the seeds' labels; PyG's y[:batch_size]), n_id,
@@ -16,7 +28,7 @@ x, y and n_id stay valid until the next batch is fetched: copy what must outlive
 """
 import torch
 
-from .loader import Loader
+from .loader import Loader, relation_key
 
 # PyG arguments that only tune PyG's own worker processes: gnnd does that work, so they are accepted and unused.
 _WORKER_ARGUMENTS = {"num_workers", "persistent_workers", "pin_memory", "prefetch_factor", "worker_init_fn"}
@@ -36,6 +48,56 @@ class Batch:
                 f"batch_size={self.batch_size})")
 
 
+class _Store:
+    """One node or edge type's attributes in a HeteroBatch."""
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        setattr(self, key, value)
+
+    def __contains__(self, key):
+        return key in self.__dict__
+
+    def __repr__(self):
+        return "{" + ", ".join(f"{k}={tuple(v.shape) if hasattr(v, 'shape') else v}"
+                               for k, v in self.__dict__.items()) + "}"
+
+
+class HeteroBatch:
+    """A PyG-shaped typed batch, for when torch_geometric is not installed: batch[node_type] and
+    batch[(src, rel, dst)] hold the attributes, as HeteroData's stores do."""
+
+    def __init__(self):
+        self._stores = {}
+
+    def __getitem__(self, key):
+        return self._stores.setdefault(key, _Store())
+
+    @property
+    def node_types(self):
+        return [k for k in self._stores if isinstance(k, str)]
+
+    @property
+    def edge_types(self):
+        return [k for k in self._stores if isinstance(k, tuple)]
+
+    def _collect(self, key, types):
+        return {t: self._stores[t][key] for t in types if key in self._stores[t]}
+
+    @property
+    def x_dict(self):
+        return self._collect("x", self.node_types)
+
+    @property
+    def edge_index_dict(self):
+        return self._collect("edge_index", self.edge_types)
+
+    def __repr__(self):
+        return "HeteroBatch(" + ", ".join(f"{k}={v!r}" for k, v in self._stores.items()) + ")"
+
+
 def _distributed_default(value, getter):
     if value is not None:
         return value
@@ -45,17 +107,24 @@ def _distributed_default(value, getter):
 
 
 def _input_nodes(input_nodes):
-    """(split name, seed ids) for PyG's input_nodes: a split name, node ids, or a boolean mask over nodes."""
-    if input_nodes is None:
-        return "train", None
-    if isinstance(input_nodes, str):
-        return input_nodes, None
+    """(node type, split name, seed ids) for PyG's input_nodes: a split name, node ids, or a boolean mask
+    over nodes; for a typed graph a (node type, one of those) pair."""
+    node_type = None
     if isinstance(input_nodes, tuple):
-        raise ValueError("input_nodes: heterogeneous graphs (node type, ids) are not supported by gnnd")
+        if len(input_nodes) != 2 or not isinstance(input_nodes[0], str):
+            raise ValueError(f"input_nodes: (node type, split name, ids or mask) expected, got {input_nodes!r}")
+        node_type, input_nodes = input_nodes
+        if input_nodes is None:
+            raise ValueError(f"input_nodes: ({node_type!r}, None): give a split name ('train'), ids or a mask "
+                             "(gnnd iterates a split or given seeds)")
+    if input_nodes is None:
+        return node_type, "train", None
+    if isinstance(input_nodes, str):
+        return node_type, input_nodes, None
     ids = torch.as_tensor(input_nodes)
     if ids.dtype == torch.bool:
         ids = ids.nonzero().view(-1)
-    return None, ids
+    return node_type, None, ids
 
 
 class NeighborLoader:
@@ -79,20 +148,23 @@ class NeighborLoader:
         if not num_neighbors:
             raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5]")
         del data  # gnnd serves the graph and its features
-        split, seed_ids = _input_nodes(input_nodes)
+        node_type, split, seed_ids = _input_nodes(input_nodes)
+        fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()} \
+            if isinstance(num_neighbors, dict) else list(num_neighbors)
         self._loader = Loader(
-            address=address, dataset=dataset, split=split, seed_ids=seed_ids, batch_size=batch_size,
-            fanouts=list(num_neighbors), seed=seed, epoch=epoch,
+            address=address, dataset=dataset, split=split, seed_ids=seed_ids, node_type=node_type,
+            batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch,
             rank=_distributed_default(rank, torch.distributed.get_rank) or 0,
             world_size=_distributed_default(world_size, torch.distributed.get_world_size) or 1,
             shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, output="torch",
             timeout_ms=timeout_ms)
         self._loader._edge_pairs = True  # batches carry both edge arrays as one view: edge_index in one copy
+        self._typed = not self._loader._views.homogeneous
         try:
-            from torch_geometric.data import Data
-            self._make = Data
+            from torch_geometric.data import Data, HeteroData
+            self._make = HeteroData if self._typed else Data
         except ImportError:
-            self._make = Batch
+            self._make = HeteroBatch if self._typed else Batch
 
     def __len__(self):
         return len(self._loader)
@@ -105,8 +177,12 @@ class NeighborLoader:
         return self._loader.epoch
 
     def __iter__(self):
-        for batch in self._loader:
-            yield self._make(**to_pyg(batch))
+        if self._typed:
+            for batch in self._loader:
+                yield to_hetero(batch, self._make())
+        else:
+            for batch in self._loader:
+                yield self._make(**to_pyg(batch))
 
     def close(self):
         """Ends the gnnd session (also when the loader is garbage-collected)."""
@@ -131,3 +207,27 @@ def to_pyg(batch):
     return dict(x=batch.features, edge_index=edge_index, y=batch.labels, n_id=batch.node_ids,
                 batch_size=batch.nodes_per_hop[0], num_sampled_nodes=list(batch.nodes_per_hop),
                 num_sampled_edges=list(batch.edges_per_hop))
+
+
+def to_hetero(batch, out):
+    """Fills `out` (a HeteroData or HeteroBatch) with a gnnd.TypedBatch's arrays (torch output), PyG's names."""
+    for t in batch.node_types:
+        store = out[t]
+        store.n_id = batch[f"{t}.node_ids"]
+        store.num_nodes = len(store.n_id)
+        if f"{t}.features" in batch.arrays:
+            store.x = batch[f"{t}.features"]
+        store.num_sampled_nodes = batch.nodes_per_hop(t)
+    seeds = out[batch.seed_type]
+    seeds.batch_size = batch.batch_size
+    if f"{batch.seed_type}.labels" in batch.arrays:
+        seeds.y = batch[f"{batch.seed_type}.labels"]
+    for et in batch.edge_types:
+        key = "___".join(et)
+        src, dst = batch[f"{key}.edge_src"], batch[f"{key}.edge_dst"]
+        edge_index = torch.empty((2, src.numel()), dtype=torch.int64, device=src.device)
+        edge_index[0].copy_(src)
+        edge_index[1].copy_(dst)
+        out[et].edge_index = edge_index
+        out[et].num_sampled_edges = batch.edges_per_hop(et)
+    return out
