@@ -1,5 +1,5 @@
-"""The examples stay true: the gnnd GraphSAGE script differs from the PyG one in exactly two lines (the
-README shows that diff), every example compiles, and the DDP example trains two CPU ranks under torchrun
+"""The examples stay true: the gnnd GraphSAGE scripts (homogeneous and typed) differ from the PyG ones in
+exactly two lines (the README shows that diff), every example compiles, and the DDP example trains two CPU ranks under torchrun
 against a running gnnd."""
 import difflib
 import os
@@ -25,6 +25,19 @@ def test_switching_from_pyg_is_a_two_line_change():
         "+from gnnd.pyg import NeighborLoader",
         "-    loader_args = dict(num_neighbors=[15, 10, 5], batch_size=1024)",
         "+    loader_args = dict(num_neighbors=[15, 10, 5], batch_size=1024, dataset=args.dataset, device=args.device)",
+    ], changed
+
+
+def test_switching_a_typed_script_from_pyg_is_a_two_line_change():
+    pyg = (EXAMPLES / "hetero_pyg.py").read_text().splitlines()
+    ours = (EXAMPLES / "hetero_gnnd.py").read_text().splitlines()
+    changed = [line for line in difflib.unified_diff(pyg, ours, lineterm="", n=0)
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed == [
+        "-from torch_geometric.loader import NeighborLoader",
+        "+from gnnd.pyg import NeighborLoader",
+        "-    loader_args = dict(num_neighbors=[15, 10], batch_size=1024)",
+        "+    loader_args = dict(num_neighbors=[15, 10], batch_size=1024, dataset=args.dataset, device=args.device)",
     ], changed
 
 
