@@ -539,7 +539,10 @@ int RunTier() {
     v1::DatasetManifest m = graph.manifest;
     m.set_feature_dtype(row % 4 == 0 ? v1::FEATURE_DTYPE_FLOAT32 : v1::FEATURE_DTYPE_FLOAT16);
     m.set_feature_dim(row / (row % 4 == 0 ? 4 : 2));
-    const DeviceGraph source{m, nullptr, nullptr, registration->device_pointer(), labels};
+    DeviceGraph source;
+    source.manifest = m;
+    source.features = registration->device_pointer();
+    source.labels = labels;
     std::vector<double> base_rates;
     for (double percent : {0.0, 10.0, 20.0, 25.0, 50.0}) {
       const auto per_gpu = static_cast<int64_t>(percent / 100 * static_cast<double>(n));

@@ -110,7 +110,7 @@ def main():
                 out = model(batch)[target][:size]
                 right += int((out.argmax(1) == batch[target].y[:size]).sum())
                 total += size
-        print(f"epoch {epoch}: loss {float(loss):.4f}, valid accuracy {right / total:.4f}, "
+        print(f"epoch {epoch}: loss {loss.item():.4f}, valid accuracy {right / total:.4f}, "
               f"{len(train_loader) / seconds:.1f} steps/s", flush=True)
 
 

@@ -31,6 +31,10 @@ SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
   if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode);
+  if (plan.typed) {
+    return absl::UnimplementedError(absl::StrCat("open.device = '", plan.device.ToString(),
+                                                 "': sessions of typed datasets run on the CPU backend for now"));
+  }
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan);
 #else

@@ -164,10 +164,6 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
     GNND_ASSIGN_OR_RETURN(t.sampling.fanouts, TypedFanouts(request, schema));
     GNND_RETURN_IF_ERROR(InField(CheckTypedSamplingSpec(t.sampling, schema), "open."));
     GNND_RETURN_IF_ERROR(check_schedule());
-    if (shape.device.is_cuda()) {
-      return absl::UnimplementedError(absl::StrCat("open.device = ", Quoted(request.device()),
-                                                   ": typed datasets are sampled on the CPU backend for now"));
-    }
     GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(t.sampling, schema, max_in_degrees));
     t.layout = TypedBatchLayout::Make(capacity, t.sampling, schema);
     shape.schema = TypedBatchSchema(t.layout, schema);

@@ -58,12 +58,15 @@ absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec
   distinct[spec.seed_type] = !spec.seeds_may_repeat;
   for (int hop = 0; hop < spec.num_hops(); ++hop) {
     std::vector<int64_t> reached(types, 0);
+    TypedCapacity::Hop& bound = c.hops.emplace_back();
+    bound.frontier = frontier;
     for (size_t r = 0; r < relations; ++r) {
       const RelationSchema& rel = schema.relations[r];
       const int32_t fanout = spec.fanouts[r][hop];
       const int64_t per_node = fanout < 0 ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
       int64_t edges = SaturatingMul(frontier[rel.dst_type], per_node);
       if (distinct[rel.dst_type]) edges = std::min(edges, rel.num_edges);
+      bound.edges.push_back(edges);
       c.max_edges[r] = SaturatingAdd(c.max_edges[r], edges);
       reached[rel.src_type] = SaturatingAdd(reached[rel.src_type], edges);
     }

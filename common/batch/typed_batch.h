@@ -41,6 +41,13 @@ struct TypedCapacity {
   std::vector<int64_t> max_nodes;  // per node type
   std::vector<int64_t> max_edges;  // per relation
   int64_t max_seeds = 0;
+  // Per hop: each type's frontier (nodes it expands) and each relation's edges, at most (what a GPU
+  // launch covers).
+  struct Hop {
+    std::vector<int64_t> frontier;  // per node type
+    std::vector<int64_t> edges;     // per relation
+  };
+  std::vector<Hop> hops;
 };
 absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec, const DatasetSchema& schema,
                                                    const std::vector<int64_t>& max_in_degree);

@@ -1,35 +1,11 @@
 #include "kernels/cuda/cuda_sampler.h"
 
-#include <functional>
-
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
 #include "common/batch/sampling.h"
 #include "kernels/cuda/sampling.h"
 
 namespace gnnd::cuda {
-namespace {
-
-// Captures what `enqueue` launches on `stream` as an executable graph. Thread-local capture mode: other
-// threads' CUDA calls (other sessions) go on as usual meanwhile.
-absl::StatusOr<cudaGraphExec_t> Capture(cudaStream_t stream, const std::function<absl::Status()>& enqueue) {
-  GNND_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "start capturing a batch");
-  const absl::Status enqueued = enqueue();
-  cudaGraph_t graph = nullptr;
-  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
-  GNND_RETURN_IF_ERROR(enqueued);
-  GNND_CUDA(ended, "capture a batch");
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  GNND_CUDA(made, "instantiate a batch's graph");
-  return exec;
-}
-
-}  // namespace
-
-CudaSampler::~CudaSampler() { DropGraphs(); }
-
 absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph, const SamplingSpec& spec,
                                                                  uint64_t seed, const BatchCapacity& capacity) {
   auto s = std::unique_ptr<CudaSampler>(new CudaSampler());
@@ -68,37 +44,13 @@ absl::Status CudaSampler::EnqueueGather(BatchView out, cudaStream_t stream) {
   return GatherLabels(*workspace_, graph_, capacity.max_seeds, out, stream);
 }
 
-void CudaSampler::DropGraphs() {
-  for (const Graphs& g : graphs_) {
-    cudaGraphExecDestroy(g.sampling);
-    cudaGraphExecDestroy(g.gather);
-  }
-  graphs_.clear();
-}
-
-absl::StatusOr<const CudaSampler::Graphs*> CudaSampler::GraphsFor(BatchView out, cudaStream_t stream) {
-  if (stream != graphs_stream_) {
-    // Captured work belongs to the stream's context (a producer's green context, or none): a new stream
-    // (calibration tries several) gets graphs of its own.
-    DropGraphs();
-    graphs_stream_ = stream;
-  }
-  for (const Graphs& g : graphs_) {
-    if (g.node_ids == out.node_ids) return &g;
-  }
-  GNND_ASSIGN_OR_RETURN(cudaGraphExec_t sampling, Capture(stream, [&] { return EnqueueSampling(out, stream); }));
-  auto gather = Capture(stream, [&] { return EnqueueGather(out, stream); });
-  if (!gather.ok()) {
-    cudaGraphExecDestroy(sampling);
-    return gather.status();
-  }
-  graphs_.push_back({out.node_ids, sampling, *gather});
-  return &graphs_.back();
-}
-
 absl::Status CudaSampler::Prepare(BatchView out, cudaStream_t stream) {
   if (!use_graphs_ || stream == nullptr) return absl::OkStatus();
-  return GraphsFor(out, stream).status();
+  return graphs_
+      .For(
+          out.node_ids, stream, [&] { return EnqueueSampling(out, stream); },
+          [&] { return EnqueueGather(out, stream); })
+      .status();
 }
 
 absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds,
@@ -117,11 +69,14 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
     if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
     return EnqueueGather(out, stream);
   }
-  GNND_ASSIGN_OR_RETURN(const Graphs* graphs, GraphsFor(out, stream));
-  GNND_CUDA(cudaGraphLaunch(graphs->sampling, stream), "launch a batch's sampling");
+  GNND_ASSIGN_OR_RETURN(const BatchGraphs::Phases graphs,
+                        graphs_.For(
+                            out.node_ids, stream, [&] { return EnqueueSampling(out, stream); },
+                            [&] { return EnqueueGather(out, stream); }));
+  GNND_CUDA(cudaGraphLaunch(graphs.sampling, stream), "launch a batch's sampling");
   needs_reset_ = false;
   if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-  GNND_CUDA(cudaGraphLaunch(graphs->gather, stream), "launch a batch's gather");
+  GNND_CUDA(cudaGraphLaunch(graphs.gather, stream), "launch a batch's gather");
   return absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/batch/batch.h"
+#include "kernels/cuda/batch_graphs.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/gather.h"
@@ -30,7 +31,6 @@ class CudaSampler {
   // Sizes every buffer for `capacity` (ComputeBatchCapacity of the same spec) on the current device.
   static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const SamplingSpec& spec,
                                                              uint64_t seed, const BatchCapacity& capacity);
-  ~CudaSampler();
 
   // Enqueues the batch for (epoch, batch_index) around `device_seeds` (device memory) on `stream`,
   // writing every array of `out` (device memory laid out by layout()). `sampled`, if given, is recorded
@@ -48,20 +48,12 @@ class CudaSampler {
   absl::Status Prepare(BatchView out, cudaStream_t stream);
   // Destroys the captured graphs; call before the stream they were captured on goes away (the next
   // batch captures again).
-  void DropGraphs();
+  void DropGraphs() { graphs_.Drop(); }
 
  private:
-  // The two captured phases of batches written to one output.
-  struct Graphs {
-    void* node_ids = nullptr;  // identifies the output
-    cudaGraphExec_t sampling = nullptr, gather = nullptr;
-  };
-
   CudaSampler() = default;
   absl::Status EnqueueSampling(BatchView out, cudaStream_t stream);
   absl::Status EnqueueGather(BatchView out, cudaStream_t stream);
-  // The graphs for `out`, captured on `stream` the first time.
-  absl::StatusOr<const Graphs*> GraphsFor(BatchView out, cudaStream_t stream);
 
   DeviceGraph graph_;
   SamplingSpec spec_;
@@ -72,8 +64,7 @@ class CudaSampler {
   bool use_graphs_ = true;
   bool needs_reset_ = false;  // a batch's sampling was not enqueued whole: reset the dedup state first
   std::unique_ptr<Workspace> workspace_;
-  std::vector<Graphs> graphs_;  // one per output (a session's slots: a handful), all captured on:
-  cudaStream_t graphs_stream_ = nullptr;
+  BatchGraphs graphs_;  // keyed by the output's node_ids
 };
 
 }  // namespace gnnd::cuda

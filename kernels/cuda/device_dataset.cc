@@ -7,51 +7,60 @@
 namespace gnnd::cuda {
 
 DeviceDataset::~DeviceDataset() {
-  if (device_indptr_ != nullptr) cudaFree(device_indptr_);
-  if (device_indices_ != nullptr) cudaFree(device_indices_);
+  for (void* p : copies_) cudaFree(p);
+}
+
+absl::StatusOr<const void*> DeviceDataset::Register(const void* host, size_t bytes) {
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<HostRegistration> r, HostRegistration::Register(host, bytes));
+  const void* device = r->device_pointer();
+  registrations_.push_back(std::move(r));
+  registered_bytes_ += bytes;
+  return device;
+}
+
+absl::StatusOr<const void*> DeviceDataset::Copy(const void* host, size_t bytes, const std::string& what) {
+  void* target = nullptr;
+  GNND_CUDA(cudaMalloc(&target, std::max<size_t>(bytes, 1)), absl::StrCat("allocate ", what, " on the GPU"));
+  copies_.push_back(target);
+  GNND_CUDA(cudaMemcpy(target, host, bytes, cudaMemcpyHostToDevice), absl::StrCat("copy ", what, " to the GPU"));
+  placed_bytes_ += bytes;
+  return target;
 }
 
 absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const GraphData& host, CscPlacement placement) {
-  if (host.schema.format_version != 1) {
-    return absl::FailedPreconditionError("a typed dataset (format_version 2) is not placed on GPUs yet");
-  }
   auto d = std::unique_ptr<DeviceDataset>(new DeviceDataset());
   d->graph_.manifest = host.manifest;
-  const v1::DatasetManifest& m = host.manifest;
-  auto place = [&](ArrayId id) -> absl::StatusOr<const void*> {
-    GNND_ASSIGN_OR_RETURN(std::unique_ptr<HostRegistration> r,
-                          HostRegistration::Register(host.arrays[id], ArrayBytes(m, id)));
-    const void* device = r->device_pointer();
-    d->registrations_.push_back(std::move(r));
-    d->registered_bytes_ += ArrayBytes(m, id);
-    return device;
-  };
-  for (ArrayId id : {ArrayId::kIndptr, ArrayId::kIndices}) {
-    const bool copy =
-        placement == CscPlacement::kDevice || (placement == CscPlacement::kHostIndices && id == ArrayId::kIndptr);
-    const void* where = nullptr;
+  d->graph_.schema = host.schema;
+  d->graph_.csc = placement;
+  const DatasetSchema& schema = host.schema;
+  // Each array of the schema where it goes: indptr copied unless kHost, indices only with kDevice, the rest
+  // (features, labels) read in place.
+  std::vector<const void*> placed(schema.arrays.size(), nullptr);
+  for (size_t i = 0; i < schema.arrays.size(); ++i) {
+    const ArraySchema& a = schema.arrays[i];
+    if (a.role == ArrayRole::kSplit) continue;  // seeds reach the GPU per batch
+    const bool copy = (a.role == ArrayRole::kIndptr && placement != CscPlacement::kHost) ||
+                      (a.role == ArrayRole::kIndices && placement == CscPlacement::kDevice);
     if (copy) {
-      void** target = id == ArrayId::kIndptr ? &d->device_indptr_ : &d->device_indices_;
-      const size_t bytes = ArrayBytes(m, id);
-      GNND_CUDA(cudaMalloc(target, std::max<size_t>(bytes, 1)),
-                absl::StrCat("allocate ", ArrayName(id), " on the GPU"));
-      GNND_CUDA(cudaMemcpy(*target, host.arrays[id], bytes, cudaMemcpyHostToDevice),
-                absl::StrCat("copy ", ArrayName(id), " to the GPU"));
-      d->placed_bytes_ += bytes;
-      where = *target;
+      GNND_ASSIGN_OR_RETURN(placed[i], d->Copy(host.arrays.data[i], a.bytes(), a.name));
     } else {
-      GNND_ASSIGN_OR_RETURN(where, place(id));
-    }
-    if (id == ArrayId::kIndptr) {
-      d->graph_.indptr = static_cast<const int64_t*>(where);
-    } else {
-      d->graph_.indices = where;
+      GNND_ASSIGN_OR_RETURN(placed[i], d->Register(host.arrays.data[i], a.bytes()));
     }
   }
-  d->graph_.csc = placement;
-  GNND_ASSIGN_OR_RETURN(d->graph_.features, place(ArrayId::kFeatures));
-  GNND_ASSIGN_OR_RETURN(const void* labels, place(ArrayId::kLabels));
-  d->graph_.labels = static_cast<const int64_t*>(labels);
+  for (const RelationSchema& r : schema.relations) {
+    d->graph_.relations.push_back({static_cast<const int64_t*>(placed[r.indptr]), placed[r.indices],
+                                   r.index_dtype == DType::kInt32 ? v1::INDEX_DTYPE_INT32 : v1::INDEX_DTYPE_INT64});
+  }
+  for (const NodeTypeSchema& t : schema.node_types) {
+    d->graph_.types.push_back({t.features >= 0 ? placed[t.features] : nullptr,
+                               t.labels >= 0 ? static_cast<const int64_t*>(placed[t.labels]) : nullptr});
+  }
+  if (schema.format_version == 1) {  // the homogeneous kernels' fields
+    d->graph_.indptr = d->graph_.relations[0].indptr;
+    d->graph_.indices = d->graph_.relations[0].indices;
+    d->graph_.features = d->graph_.types[0].features;
+    d->graph_.labels = d->graph_.types[0].labels;
+  }
   return d;
 }
 

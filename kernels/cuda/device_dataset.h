@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,13 +34,28 @@ struct HotView {
   int32_t num_parts = 1;
 };
 
-// Device-visible pointers to a dataset's arrays.
+// A typed dataset's relation (its CSC) and node type (features, labels), device-visible.
+struct DeviceRelation {
+  const int64_t* indptr = nullptr;
+  const void* indices = nullptr;
+  v1::IndexDType index_dtype = v1::INDEX_DTYPE_INT64;
+};
+struct DeviceNodeType {
+  const void* features = nullptr;   // null: the type has none
+  const int64_t* labels = nullptr;  // null: the type has none
+};
+
+// Device-visible pointers to a dataset's arrays. A typed dataset (schema.format_version 2) has its arrays
+// in `relations` and `types` (by the schema's positions); a homogeneous one in the fields above them.
 struct DeviceGraph {
   v1::DatasetManifest manifest;
+  DatasetSchema schema;
   const int64_t* indptr = nullptr;
   const void* indices = nullptr;
   const void* features = nullptr;
   const int64_t* labels = nullptr;
+  std::vector<DeviceRelation> relations;
+  std::vector<DeviceNodeType> types;
   HotView hot;
   CscPlacement csc = CscPlacement::kDevice;  // where indptr and indices are
 };
@@ -58,11 +74,14 @@ class DeviceDataset {
 
  private:
   DeviceDataset() = default;
+  // Registers a host array for zero-copy reads (its device pointer), or copies it into GPU memory.
+  absl::StatusOr<const void*> Register(const void* host, size_t bytes);
+  absl::StatusOr<const void*> Copy(const void* host, size_t bytes, const std::string& what);
+
   DeviceGraph graph_;
   size_t placed_bytes_ = 0, registered_bytes_ = 0;
   std::vector<std::unique_ptr<HostRegistration>> registrations_;
-  void* device_indptr_ = nullptr;
-  void* device_indices_ = nullptr;
+  std::vector<void*> copies_;  // GPU memory this object owns
 };
 
 // Whether a CUDA device is present (GPU tests skip otherwise).

@@ -53,10 +53,12 @@ inline constexpr int64_t kSectorBytes = 32;
 //
 // Each sampled id also goes into the node table; the one insert that adds it writes it into `keys` at its
 // edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
+// Typed batches draw per relation (the counter's `relation`) and give sources as global ids (id_offset + id).
 template <typename Index, int kGroup, typename Key>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
-                             const void* const* lists, const int64_t* degrees, uint32_t hop, const int64_t* offsets,
-                             int64_t bound, int64_t* sampled, int32_t* edge_dst, NodeTable<Key> table, Key* keys) {
+                             const void* const* lists, const int64_t* degrees, uint32_t hop, uint32_t relation,
+                             int64_t id_offset, const int64_t* offsets, int64_t bound, int64_t* sampled,
+                             int32_t* edge_dst, NodeTable<Key> table, Key* keys) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
@@ -72,6 +74,7 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
   const int64_t offset = offsets[i], k = offsets[i + 1] - offset;
   int64_t* out = sampled + offset;
   auto emit = [&](int64_t p, int64_t neighbor) {
+    neighbor += id_offset;
     out[p] = neighbor;
     bool added = false;
     table.Insert(static_cast<Key>(neighbor), &added);
@@ -88,9 +91,9 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
     if (lane == 0) {
       const uint64_t id = static_cast<uint64_t>(node);
       if (in_shared)
-        ChoosePositions(args->key, args->batch_index, hop, /*relation=*/0, id, degree, k, picks[group]);
+        ChoosePositions(args->key, args->batch_index, hop, relation, id, degree, k, picks[group]);
       else
-        ChoosePositions(args->key, args->batch_index, hop, /*relation=*/0, id, degree, k, out);
+        ChoosePositions(args->key, args->batch_index, hop, relation, id, degree, k, out);
     }
     __syncwarp(group_lanes);
     for (int64_t p = lane; p < k; p += kGroup) {
@@ -104,28 +107,35 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
 
 }  // namespace
 
-absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       const IdRange& ids, BatchView out, cudaStream_t stream) {
-  const int64_t frontier = bound.frontier;
-  return DispatchIndex(graph.manifest.index_dtype(), [&](auto index) -> absl::Status {
+absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
+                            int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
+                            int64_t keys_at, int32_t* edge_dst, cudaStream_t stream) {
+  return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
-    GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, w.state, out.node_ids, graph.indptr,
-                static_cast<const Index*>(graph.indices), graph.hot, fanout, w.counts, w.lists, w.degrees, frontier);
+    GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
+                static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees, frontier);
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
     return DispatchKey(ids, [&](auto key) -> absl::Status {
       using Key = decltype(key);
       auto sample = [&](auto kernel, int group) -> absl::Status {
-        GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, w.state, out.node_ids, w.lists,
-                    w.degrees, static_cast<uint32_t>(hop + 1), w.offsets, frontier, w.sampled, out.edge_dst,
-                    TableOf<Key>(w), reinterpret_cast<Key*>(w.keys));
+        GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, state, node_ids, w.lists, w.degrees,
+                    static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier, sampled,
+                    edge_dst, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at);
         return absl::OkStatus();
       };
-      if (graph.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key>, kWarp);
+      if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key>, kWarp);
       return sample(SampleKernel<Index, 8, Key>, 8);
     });
   });
+}
+
+absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
+                       const IdRange& ids, BatchView out, cudaStream_t stream) {
+  const FrontierSource source{graph.indptr, graph.indices, graph.manifest.index_dtype(), graph.hot, graph.csc, 0, 0};
+  return SampleFrontier(w, w.state, source, bound.frontier, hop, fanout, ids, out.node_ids, w.sampled, 0, out.edge_dst,
+                        stream);
 }
 
 }  // namespace gnnd::cuda

@@ -20,6 +20,24 @@ namespace gnnd::cuda {
 // whose entry bound.frontier is the hop's edge count), and inserts the sources into the node table (the
 // ids it adds into w.keys: dedup.h's AddHopNodes goes on from there).
 // The draws use the batch's key and index (w.args).
+// The typed form's parts (kernels/cuda/typed_sampler.h): a relation's CSC, where a hop reads neighbors.
+struct FrontierSource {
+  const int64_t* indptr = nullptr;
+  const void* indices = nullptr;
+  v1::IndexDType index_dtype = v1::INDEX_DTYPE_INT64;
+  HotView hot;
+  CscPlacement csc = CscPlacement::kDevice;
+  uint32_t relation = 0;  // in the draw's counter
+  int64_t id_offset = 0;  // added to each sampled id (a typed batch's table holds global ids)
+};
+// Samples one hop around the frontier `state` gives (of at most `frontier` nodes, ids in `node_ids`) from
+// `source`: edge destinations into edge_dst (after state->total_edges), sources into `sampled` and the ids
+// it adds to the node table into w.keys (from `keys_at`); the hop's edge count is then w.offsets[frontier].
+// `keys_at`: where in w.keys (in elements of the dedup's id type) this hop's keys start.
+absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
+                            int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
+                            int64_t keys_at, int32_t* edge_dst, cudaStream_t stream);
+
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
                        const IdRange& ids, BatchView out, cudaStream_t stream);
 

@@ -4,7 +4,9 @@
 #   bash tests/gpu/run_on_gpu.sh out/gnnd-VERSION-ARCH OUT_DIR      (on the GPU machine)
 # 1. gpu_tests (CUDA vs CPU byte-identical batches; Philox on the device),
 # 2. compute-sanitizer memcheck over one case of them,
-# 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset, compared with numpy.
+# 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset, compared with numpy,
+# 4. the same for typed datasets (mag, igbh with float8 features),
+# 5. GPU sessions (a torch trainer through CUDA IPC), without and with MPS.
 set -uo pipefail
 bundle=$(realpath "$1")
 out=${2:-/tmp/gnnd-gpu}
@@ -15,7 +17,7 @@ status=0
 gpu_tests 2>&1 | tee "$out/gpu_tests.log" | tail -25 || status=1
 grep -q "FAILED" "$out/gpu_tests.log" && status=1
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*' \
+  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*igbh_fp8*' \
     >"$out/memcheck.log" 2>&1 && echo "memcheck: clean" || { echo "memcheck: FAILED"; tail -30 "$out/memcheck.log"; status=1; }
   grep -E "ERROR SUMMARY" "$out/memcheck.log"
 fi
@@ -32,7 +34,25 @@ for k in a.files:
     assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
 print("gnnctl sample: cpu and cuda:0 batches identical,", {k: a[k].shape for k in ("node_ids", "edge_src", "features")})
 PY
-# 4. GPU sessions end to end: gnnd serving a torch trainer through CUDA IPC, without and with MPS.
+# 4. Typed: `gnnctl sample --device cuda:0` against `--device cpu` on the mag and igbh (float8) presets.
+for preset in "mag --scale 0.01 --add-reverse" "igbh --scale 0.00002 --feature-dtype float8_e4m3fn --feature-dim 100"; do
+  name=${preset%% *}
+  gnnctl generate --preset $preset --seed 4 "$data/$name" >/dev/null 2>&1
+  for device in cpu cuda:0; do
+    gnnctl sample --dataset "$data/$name" --node-type paper --batch-size 512 --fanouts 10,5 --seed 5 --epoch 1 \
+      --step 2 --device "$device" --out "$data/$name-${device/:/}.npz" || status=1
+  done
+  python3 - "$data/$name" <<'PY' || status=1
+import sys, numpy as np
+a, b = np.load(f"{sys.argv[1]}-cpu.npz"), np.load(f"{sys.argv[1]}-cuda0.npz")
+assert sorted(a.files) == sorted(b.files), (a.files, b.files)
+for k in a.files:
+    assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
+print(f"typed gnnctl sample ({sys.argv[1].split('/')[-1]}): cpu and cuda:0 identical,", len(a.files), "arrays,",
+      sum(a[k].shape[0] for k in a.files if k.endswith(".edge_src")), "edges")
+PY
+done
+# 5. GPU sessions end to end: gnnd serving a torch trainer through CUDA IPC, without and with MPS.
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 gpu_sessions() {
   GNND=$(command -v gnnd) GNNCTL=$(command -v gnnctl) GNND_CLIENT_LIBRARY="$bundle/lib/libgnnd_client.so" \

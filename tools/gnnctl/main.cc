@@ -81,7 +81,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
                                  under --fanouts (default 15,10,5); --hot-order=false: none
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
-                [--node-type T]   (typed datasets: the seeds' type; --fanouts for every relation; cpu)
+                [--node-type T]   (typed datasets: the seeds' type; --fanouts for every relation)
                 [--step T] [--rank r --world-size W] [--noshuffle] [--drop-last] [--device cpu|cuda:N]
                 --out batch.npz
   gnnctl hotness --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S]

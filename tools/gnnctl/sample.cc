@@ -17,6 +17,7 @@
 #if GNND_WITH_CUDA
 #include "common/base/cuda_check.h"
 #include "kernels/cuda/cuda_sampler.h"
+#include "kernels/cuda/typed_sampler.h"
 #endif
 
 namespace gnnd::gnnctl {
@@ -72,7 +73,34 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
 
 }  // namespace
 
-// A typed dataset's batch, on the CPU backend, its arrays named as the typed batch schema names them.
+// The same typed batch through the CUDA backend, copied back into `buffer`.
+absl::Status SampleTypedOnGpu(const SampleRequest& request, const SessionShape& shape, const GraphData& graph,
+                              const EpochSeeds& seeds, std::vector<std::byte>& buffer) {
+#if GNND_WITH_CUDA
+  GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
+  GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
+  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::TypedCudaSampler::Create(placed->graph(), shape.typed->sampling,
+                                                                     request.seed, shape.typed->layout.capacity, {}));
+  const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
+  void* out = nullptr;
+  int64_t* device_seeds = nullptr;
+  GNND_CUDA(cudaMalloc(&out, buffer.size()), "allocate the batch");
+  absl::Cleanup free_out = [out] { cudaFree(out); };
+  GNND_CUDA(cudaMalloc(&device_seeds, std::max<size_t>(batch_seeds.size_bytes(), 1)), "allocate the seeds");
+  absl::Cleanup free_seeds = [device_seeds] { cudaFree(device_seeds); };
+  GNND_CUDA(cudaMemcpy(device_seeds, batch_seeds.data(), batch_seeds.size_bytes(), cudaMemcpyHostToDevice),
+            "copy seeds");
+  GNND_RETURN_IF_ERROR(sampler->Sample(request.epoch, seeds.batch_index(request.step),
+                                       {device_seeds, batch_seeds.size()}, out, nullptr));
+  GNND_CUDA(cudaMemcpy(buffer.data(), out, buffer.size(), cudaMemcpyDeviceToHost), "copy the batch back");
+  return absl::OkStatus();
+#else
+  (void)shape, (void)graph, (void)seeds, (void)buffer;
+  return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
+#endif
+}
+
+// A typed dataset's batch, its arrays named as the typed batch schema names them.
 absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const GraphData& graph,
                                              const SessionShape& shape, const EpochSeeds& seeds,
                                              const std::string& out_npz) {
@@ -80,8 +108,12 @@ absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const
   const TypedBatchLayout& layout = shape.typed->layout;
   std::vector<std::byte> buffer(layout.total_bytes);
   const TypedBatchView view = TypedBatchView::At(buffer.data(), layout);
-  TypedCpuSampler(graph, shape.typed->sampling, request.seed)
-      .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
+  if (shape.device.is_cuda()) {
+    GNND_RETURN_IF_ERROR(SampleTypedOnGpu(request, shape, graph, seeds, buffer));
+  } else {
+    TypedCpuSampler(graph, shape.typed->sampling, request.seed)
+        .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
+  }
   const std::vector<int64_t> counts = TypedBatchCounts(view, shape.seed_type);
   std::vector<dataset::NpzArray> arrays;
   for (const BatchArraySchema& a : shape.schema.arrays) {

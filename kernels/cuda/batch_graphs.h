@@ -1,0 +1,38 @@
+// A sampler's batches as captured CUDA graphs: a batch's launches are the same for every batch written to
+// the same output (what varies is written to the device first), so each output's two phases (sampling,
+// gather) are captured once and replayed. Shared by the homogeneous and typed CUDA samplers.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gnnd::cuda {
+
+class BatchGraphs {
+ public:
+  struct Phases {
+    cudaGraphExec_t sampling = nullptr, gather = nullptr;
+  };
+  using Enqueue = std::function<absl::Status()>;
+
+  ~BatchGraphs() { Drop(); }
+  // The graphs of output `out`, captured from `sampling` and `gather` (which launch on `stream`) the first
+  // time; a new stream drops the graphs of the old one (captured work belongs to its stream's context).
+  absl::StatusOr<Phases> For(const void* out, cudaStream_t stream, const Enqueue& sampling, const Enqueue& gather);
+  // Destroys every graph; call before the stream they were captured on goes away.
+  void Drop();
+
+ private:
+  struct Entry {
+    const void* out;
+    Phases phases;
+  };
+  std::vector<Entry> entries_;  // one per output (a session's slots: a handful)
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace gnnd::cuda

@@ -1,0 +1,338 @@
+#include <cub/cub.cuh>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/batch/sampling.h"
+#include "kernels/cuda/node_table.cuh"
+#include "kernels/cuda/sampling.h"
+#include "kernels/cuda/typed_sampler.h"
+
+namespace gnnd::cuda {
+
+struct TypedState {
+  int64_t num_nodes[kMaxCudaTypes];  // of each type, so far
+  int64_t frontier_begin[kMaxCudaTypes], frontier_end[kMaxCudaTypes];
+  int64_t fresh[kMaxCudaTypes];  // nodes each type gains at the current hop
+  int64_t total_edges[kMaxCudaRelations];  // of each relation, hops before the current one
+  int64_t hop_edges[kMaxCudaRelations];    // of each relation, the current hop
+};
+
+namespace {
+
+// Where a batch's arrays are and how global ids map to types (one launch's arguments).
+struct TypedArgs {
+  int num_types = 0, num_relations = 0;
+  int64_t type_offset[kMaxCudaTypes + 1];  // global id of each type's node 0; the last: every node
+  int64_t type_base[kMaxCudaTypes];        // each type's first entry in w.node_slots
+  int64_t* node_ids[kMaxCudaTypes];
+  int32_t* num_nodes_per_hop[kMaxCudaTypes];
+  int32_t* edge_src[kMaxCudaRelations];
+  int32_t* num_edges_per_hop[kMaxCudaRelations];
+  int32_t dst_type[kMaxCudaRelations];
+  int64_t segment[kMaxCudaRelations];  // where each relation's keys start in this hop's buffer
+};
+
+__device__ int64_t FirstIndex() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
+__device__ int64_t Stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+__device__ int TypeOf(const TypedArgs& a, uint64_t id) {
+  int t = 0;
+  while (t + 1 < a.num_types && static_cast<uint64_t>(a.type_offset[t + 1]) <= id) ++t;
+  return t;
+}
+
+// The seeds become their type's first nodes, in their order (a repeated seed maps to its first index).
+template <typename Key>
+__global__ void TypedInitKernel(const BatchArgs* args, TypedState* state, NodeTable<Key> table, uint32_t* node_slots,
+                                TypedArgs a, int seed_type, int64_t max_seeds) {
+  const int64_t num_seeds = args->num_seeds;
+  for (int64_t i = FirstIndex(); i < max_seeds && i < num_seeds; i += Stride()) {
+    const int64_t id = args->seeds[i];
+    a.node_ids[seed_type][i] = id;
+    bool added = false;
+    const uint64_t s = table.Insert(static_cast<Key>(id + a.type_offset[seed_type]), &added);
+    atomicMin(table.locals + s, static_cast<uint32_t>(i));
+    node_slots[a.type_base[seed_type] + i] = static_cast<uint32_t>(s);
+  }
+  if (FirstIndex() != 0) return;
+  for (int t = 0; t < a.num_types; ++t) {
+    const int64_t n = t == seed_type ? num_seeds : 0;
+    state->num_nodes[t] = state->frontier_end[t] = n;
+    state->frontier_begin[t] = state->fresh[t] = 0;
+    a.num_nodes_per_hop[t][0] = static_cast<int32_t>(n);
+  }
+  for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = state->hop_edges[r] = 0;
+}
+
+// Each relation's view of the hop: its destination type's frontier and its own edges so far.
+__global__ void PrepareHopKernel(TypedState* state, HopState* rel_states, TypedArgs a) {
+  const int r = threadIdx.x;
+  if (r >= a.num_relations) return;
+  const int t = a.dst_type[r];
+  rel_states[r] = {state->num_nodes[t], state->frontier_begin[t], state->frontier_end[t], state->total_edges[r]};
+  state->hop_edges[r] = 0;
+}
+
+__global__ void RecordEdgesKernel(int64_t* to, const int64_t* from) { *to = *from; }
+
+// Position i of the sorted keys (global ids, types in order, then the sentinel): a new node of type t gets
+// local index num_nodes[t] + (i - the first position of type t). Also puts the sentinel back into `keys`.
+template <typename Key>
+__global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* sorted, Key* keys,
+                                  NodeTable<Key> table, uint32_t* node_slots, TypedArgs a, Key sentinel) {
+  for (int64_t i = FirstIndex(); i < bound; i += Stride()) {
+    const Key key = sorted[i];
+    keys[i] = sentinel;
+    if (key == sentinel) continue;
+    const int t = TypeOf(a, key);
+    const Key first_id = static_cast<Key>(a.type_offset[t]), end_id = static_cast<Key>(a.type_offset[t + 1]);
+    int64_t lo = 0, hi = i;  // the first position of a key >= first_id
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (sorted[mid] < first_id) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    const int64_t local = state->num_nodes[t] + (i - lo);
+    const uint64_t s = table.Find(key);
+    table.locals[s] = static_cast<uint32_t>(local);
+    a.node_ids[t][local] = static_cast<int64_t>(key - first_id);
+    node_slots[a.type_base[t] + local] = static_cast<uint32_t>(s);
+    if (i + 1 == bound || sorted[i + 1] >= end_id) state->fresh[t] = i - lo + 1;  // the type's last new node
+  }
+}
+
+// Relabels each relation's sources through the table. The last block then records the hop's counts and
+// moves every type's frontier to its new nodes.
+template <typename Key>
+__global__ void TypedRelabelKernel(TypedState* state, int64_t bound, const int64_t* sampled, NodeTable<Key> table,
+                                   TypedArgs a, int hop, uint32_t* blocks_done) {
+  for (int64_t e = FirstIndex(); e < bound; e += Stride()) {
+    int r = 0;
+    while (r + 1 < a.num_relations && a.segment[r + 1] <= e) ++r;
+    const int64_t p = e - a.segment[r];
+    if (p >= state->hop_edges[r]) continue;
+    a.edge_src[r][state->total_edges[r] + p] =
+        static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
+  }
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  *blocks_done = 0;
+  for (int r = 0; r < a.num_relations; ++r) {
+    a.num_edges_per_hop[r][hop] = static_cast<int32_t>(state->hop_edges[r]);
+    state->total_edges[r] += state->hop_edges[r];
+  }
+  for (int t = 0; t < a.num_types; ++t) {
+    a.num_nodes_per_hop[t][hop + 1] = static_cast<int32_t>(state->fresh[t]);
+    state->frontier_begin[t] = state->num_nodes[t];
+    state->num_nodes[t] += state->fresh[t];
+    state->frontier_end[t] = state->num_nodes[t];
+    state->fresh[t] = 0;
+  }
+}
+
+// Empties the slots of the batch's nodes, so the next batch starts with an empty table.
+template <typename Key>
+__global__ void TypedClearKernel(const TypedState* state, const uint32_t* node_slots, NodeTable<Key> table,
+                                 TypedArgs a, int64_t total) {
+  for (int64_t i = FirstIndex(); i < total; i += Stride()) {
+    int t = 0;
+    while (t + 1 < a.num_types && a.type_base[t + 1] <= i) ++t;
+    if (i - a.type_base[t] >= state->num_nodes[t]) continue;
+    const uint32_t s = node_slots[i];
+    table.keys[s] = NodeTable<Key>::kEmpty;
+    table.locals[s] = kNoLocal;
+  }
+}
+
+TypedArgs MakeArgs(const DatasetSchema& schema, const TypedBatchView& view, const std::vector<int64_t>& type_offset,
+                   const std::vector<int64_t>& type_base) {
+  TypedArgs a;
+  a.num_types = static_cast<int>(schema.node_types.size());
+  a.num_relations = static_cast<int>(schema.relations.size());
+  for (int t = 0; t <= a.num_types; ++t) a.type_offset[t] = type_offset[t];
+  for (int t = 0; t < a.num_types; ++t) {
+    a.type_base[t] = type_base[t];
+    a.node_ids[t] = view.types[t].node_ids;
+    a.num_nodes_per_hop[t] = view.types[t].num_nodes_per_hop;
+  }
+  for (int r = 0; r < a.num_relations; ++r) {
+    a.edge_src[r] = view.relations[r].edge_src;
+    a.num_edges_per_hop[r] = view.relations[r].num_edges_per_hop;
+    a.dst_type[r] = schema.relations[r].dst_type;
+    a.segment[r] = 0;
+  }
+  return a;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TypedCudaSampler>> TypedCudaSampler::Create(const DeviceGraph& graph,
+                                                                        const TypedSamplingSpec& spec, uint64_t seed,
+                                                                        const TypedCapacity& capacity,
+                                                                        Options options) {
+  const DatasetSchema& schema = graph.schema;
+  if (schema.node_types.size() > kMaxCudaTypes || schema.relations.size() > kMaxCudaRelations) {
+    return absl::UnimplementedError(absl::StrCat("the CUDA backend samples typed graphs of up to ", kMaxCudaTypes,
+                                                 " node types and ", kMaxCudaRelations, " relations; this one has ",
+                                                 schema.node_types.size(), " and ", schema.relations.size()));
+  }
+  auto s = std::unique_ptr<TypedCudaSampler>(new TypedCudaSampler());
+  s->graph_ = graph;
+  s->spec_ = spec;
+  s->seed_ = seed;
+  s->options_ = options;
+  s->layout_ = TypedBatchLayout::Make(capacity, spec, schema);
+  s->ids_ = IdRange::ForNodes(schema.num_nodes);
+  if (options.wide_ids) s->ids_.narrow = false;
+  for (const NodeTypeSchema& t : schema.node_types) s->type_offset_.push_back(t.offset);
+  s->type_offset_.push_back(schema.num_nodes);
+  // One workspace for the whole batch: the node table and slots hold every type's nodes, the key buffer a
+  // hop's edges of every relation, the per-node scratch the largest frontier of any relation.
+  BatchCapacity whole;
+  whole.max_seeds = capacity.max_seeds;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    s->type_base_.push_back(whole.max_nodes);
+    whole.max_nodes += capacity.max_nodes[t];
+  }
+  for (const TypedCapacity::Hop& hop : capacity.hops) {
+    HopBound& bound = whole.hops.emplace_back();
+    for (size_t r = 0; r < schema.relations.size(); ++r) {
+      bound.frontier = std::max(bound.frontier, hop.frontier[schema.relations[r].dst_type]);
+      bound.edges += hop.edges[r];
+    }
+  }
+  int device = 0, shared = 0;
+  GNND_CUDA(cudaGetDevice(&device), "query the current device");
+  GNND_CUDA(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlock, device),
+            "query the shared memory per block");
+  s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
+  GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole));
+  GNND_CUDA(cudaMalloc(&s->state_, sizeof(TypedState)), "allocate the typed sampler's state");
+  GNND_CUDA(cudaMalloc(&s->rel_states_, sizeof(HopState) * kMaxCudaRelations), "allocate the typed sampler's state");
+  GNND_RETURN_IF_ERROR(ResetDedup(*s->workspace_, s->ids_, nullptr));
+  GNND_CUDA(cudaStreamSynchronize(nullptr), "prepare the sampler's buffers");
+  return s;
+}
+
+TypedCudaSampler::~TypedCudaSampler() {
+  graphs_.Drop();
+  if (state_ != nullptr) cudaFree(state_);
+  if (rel_states_ != nullptr) cudaFree(rel_states_);
+}
+
+absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream) {
+  const DatasetSchema& schema = graph_.schema;
+  const TypedBatchView view = TypedBatchView::At(out, layout_);
+  const TypedCapacity& capacity = layout_.capacity;
+  Workspace& w = *workspace_;
+  TypedArgs args = MakeArgs(schema, view, type_offset_, type_base_);
+  int64_t total_nodes = 0;
+  for (int64_t n : capacity.max_nodes) total_nodes += n;
+  return DispatchKey(ids_, [&](auto key) -> absl::Status {
+    using Key = decltype(key);
+    const NodeTable<Key> table = TableOf<Key>(w);
+    GNND_LAUNCH(TypedInitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, table,
+                w.node_slots, args, spec_.seed_type, capacity.max_seeds);
+    for (int hop = 0; hop < spec_.num_hops(); ++hop) {
+      const TypedCapacity::Hop& bound = capacity.hops[hop];
+      int64_t hop_bound = 0;
+      for (size_t r = 0; r < schema.relations.size(); ++r) {
+        args.segment[r] = hop_bound;
+        hop_bound += bound.edges[r];
+      }
+      GNND_LAUNCH(PrepareHopKernel, 1, kMaxCudaRelations, 0, stream, state_, rel_states_, args);
+      for (size_t r = 0; r < schema.relations.size(); ++r) {
+        const RelationSchema& rel = schema.relations[r];
+        const int64_t frontier = bound.frontier[rel.dst_type];
+        if (frontier == 0 || bound.edges[r] == 0) continue;  // nothing to draw: its hop_edges stay 0
+        const DeviceRelation& csc = graph_.relations[r];
+        const FrontierSource source{csc.indptr,     csc.indices,
+                                    csc.index_dtype, {},
+                                    graph_.csc,     static_cast<uint32_t>(r),
+                                    type_offset_[rel.src_type]};
+        GNND_RETURN_IF_ERROR(SampleFrontier(w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_,
+                                            view.types[rel.dst_type].node_ids, w.sampled + args.segment[r],
+                                            args.segment[r], view.relations[r].edge_dst, stream));
+        GNND_LAUNCH(RecordEdgesKernel, 1, 1, 0, stream, &state_->hop_edges[r], w.offsets + frontier);
+      }
+      const int64_t sorted_bound = std::max<int64_t>(hop_bound, 1);
+      Key* keys = reinterpret_cast<Key*>(w.keys);
+      Key* sorted = reinterpret_cast<Key*>(w.sorted_keys);
+      GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
+        return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, sorted_bound, 0, ids_.end_bit, stream);
+      }));
+      GNND_LAUNCH(TypedAssignKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, sorted_bound, sorted,
+                  keys, table, w.node_slots, args, static_cast<Key>(ids_.sentinel));
+      GNND_LAUNCH(TypedRelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, sorted_bound,
+                  w.sampled, table, args, hop, w.blocks_done);
+    }
+    GNND_LAUNCH(TypedClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table,
+                args, total_nodes);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status TypedCudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
+  const DatasetSchema& schema = graph_.schema;
+  const TypedBatchView view = TypedBatchView::At(out, layout_);
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const NodeTypeSchema& type = schema.node_types[t];
+    if (view.types[t].features != nullptr) {
+      const RowSource rows{static_cast<const char*>(graph_.types[t].features), type.num_nodes,
+                           type.feature_row_bytes(), {}};
+      GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &state_->num_nodes[t], layout_.capacity.max_nodes[t],
+                                      rows, gather_, view.types[t].features, stream));
+    }
+    if (view.types[t].labels != nullptr) {
+      const RowSource labels{reinterpret_cast<const char*>(graph_.types[t].labels), type.num_nodes, sizeof(int64_t),
+                             {}};
+      GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &workspace_->args->num_seeds, layout_.capacity.max_seeds,
+                                      labels, gather_, view.types[t].labels, stream));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TypedCudaSampler::Prepare(void* out, cudaStream_t stream) {
+  if (!options_.use_graphs || stream == nullptr) return absl::OkStatus();
+  return graphs_.For(out, stream, [&] { return EnqueueSampling(out, stream); },
+                     [&] { return EnqueueGather(out, stream); })
+      .status();
+}
+
+absl::Status TypedCudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds,
+                                      void* out, cudaStream_t stream, cudaEvent_t sampled) {
+  const int64_t num_seeds = static_cast<int64_t>(device_seeds.size());
+  if (num_seeds > layout_.capacity.max_seeds) return absl::InvalidArgumentError("more seeds than the batch capacity");
+  const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
+                       batch_index};
+  if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
+  needs_reset_ = true;  // until this batch's sampling is enqueued whole
+  GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
+  if (!options_.use_graphs || stream == nullptr) {
+    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream));
+    needs_reset_ = false;
+    if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
+    return EnqueueGather(out, stream);
+  }
+  GNND_ASSIGN_OR_RETURN(const BatchGraphs::Phases graphs,
+                        graphs_.For(out, stream, [&] { return EnqueueSampling(out, stream); },
+                                    [&] { return EnqueueGather(out, stream); }));
+  GNND_CUDA(cudaGraphLaunch(graphs.sampling, stream), "launch a batch's sampling");
+  needs_reset_ = false;
+  if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
+  GNND_CUDA(cudaGraphLaunch(graphs.gather, stream), "launch a batch's gather");
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd::cuda

@@ -1,0 +1,75 @@
+// The CUDA backend of typed graphs: TypedCpuSampler's rule (kernels/cpu/typed_sampler.h) on the GPU,
+// bit-identical to it, with the homogeneous backend's kernels per relation (sampling.h) and one node table of
+// global ids (a type's offset plus its id) for the whole batch. Each hop runs every relation's draws around
+// its destination type's frontier, each into its own segment of one key buffer; one sort of that buffer
+// then orders the new nodes by type and by id within a type, which is the order the rule appends them in.
+// As CudaSampler: buffers sized up front from the typed capacity, no allocation or host synchronization
+// per batch, the sampling and gather phases replayed as captured CUDA graphs.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch/typed_batch.h"
+#include "kernels/cuda/batch_graphs.h"
+#include "kernels/cuda/dedup.h"
+#include "kernels/cuda/device_dataset.h"
+#include "kernels/cuda/gather.h"
+#include "kernels/cuda/workspace.h"
+
+namespace gnnd::cuda {
+
+// What one typed kernel launch is told about the batch (passed by value: under the 4 KiB parameter limit).
+inline constexpr int kMaxCudaTypes = 16;
+inline constexpr int kMaxCudaRelations = 48;
+
+struct TypedState;  // per-type and per-relation sizes on the device (typed_sampler.cu)
+
+class TypedCudaSampler {
+ public:
+  struct Options {
+    bool use_graphs = true;
+    bool wide_ids = false;  // dedup in 64-bit ids even where 32 bits hold them (tests of that path)
+  };
+  // Sizes every buffer for `capacity` (ComputeTypedCapacity of the same spec) on the current device. A
+  // hot tier is not read for typed graphs yet: rows come from host memory.
+  static absl::StatusOr<std::unique_ptr<TypedCudaSampler>> Create(const DeviceGraph& graph,
+                                                                  const TypedSamplingSpec& spec, uint64_t seed,
+                                                                  const TypedCapacity& capacity, Options options);
+  ~TypedCudaSampler();
+
+  // Enqueues the batch for (epoch, batch_index) around `device_seeds` (ids of the seed type, device memory)
+  // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
+                      cudaStream_t stream, cudaEvent_t sampled = nullptr);
+  const TypedBatchLayout& layout() const { return layout_; }
+  // Captures the graphs for `out` now (see CudaSampler::Prepare).
+  absl::Status Prepare(void* out, cudaStream_t stream);
+  void DropGraphs() { graphs_.Drop(); }
+
+ private:
+  TypedCudaSampler() = default;
+  absl::Status EnqueueSampling(void* out, cudaStream_t stream);
+  absl::Status EnqueueGather(void* out, cudaStream_t stream);
+
+  DeviceGraph graph_;
+  TypedSamplingSpec spec_;
+  uint64_t seed_ = 0;
+  TypedBatchLayout layout_;
+  IdRange ids_;
+  Options options_;
+  GatherOptions gather_;
+  bool needs_reset_ = false;
+  std::unique_ptr<Workspace> workspace_;
+  TypedState* state_ = nullptr;     // device memory
+  HopState* rel_states_ = nullptr;  // per relation: its destination type's frontier, its edges so far
+  std::vector<int64_t> type_offset_, type_base_;  // global id of each type's node 0; its first node slot
+  BatchGraphs graphs_;
+};
+
+}  // namespace gnnd::cuda

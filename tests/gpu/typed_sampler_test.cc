@@ -1,0 +1,210 @@
+// The typed CUDA backend against TypedCpuSampler: byte-identical typed batches (every array of the batch
+// schema, up to its count, and every count) over the mag and igbh presets, fanouts for every relation and
+// per relation (with -1 and 0), float8 rows of an odd width, the CSC in GPU or host memory, captured graphs
+// or not, int64 neighbor ids, the dedup's 64-bit id path (forced), and seeds given with repeats.
+// Skips without a GPU.
+#include "kernels/cuda/typed_sampler.h"
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/npy.h"
+#include "common/dataset/shm_store.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/typed_sampler.h"
+#include "tests/unit/test_util.h"
+#include "tools/dataset/synthetic_typed.h"
+
+namespace gnnd::cuda {
+namespace {
+
+using gnnd::testing::ScratchDir;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Rewrites every relation's int32 indices as int64 (the manifest says so too): the int64 path of the kernels.
+void WidenIndices(const std::string& dir, const DatasetSchema& schema) {
+  for (const RelationSchema& r : schema.relations) {
+    if (r.index_dtype != DType::kInt32) continue;
+    const std::string path = dir + "/" + r.key() + ".indices.npy";
+    const std::string bytes = ReadFile(path);
+    auto header = ParseNpyHeader(bytes, path);
+    ASSERT_TRUE(header.ok()) << header.status();
+    std::vector<int64_t> wide(r.num_edges);
+    for (int64_t e = 0; e < r.num_edges; ++e) {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + header->data_offset + 4 * e, 4);
+      wide[e] = v;
+    }
+    auto out = FormatNpyHeader(DType::kInt64, {r.num_edges});
+    ASSERT_TRUE(out.ok());
+    WriteFile(path, *out + std::string(reinterpret_cast<const char*>(wide.data()), wide.size() * 8));
+  }
+  const std::string manifest = dir + "/manifest.textproto";
+  WriteFile(manifest, absl::StrReplaceAll(ReadFile(manifest), {{"INDEX_DTYPE_INT32", "INDEX_DTYPE_INT64"}}));
+}
+
+// A typed preset in shared memory, removed at the end.
+class ShmTyped {
+ public:
+  ShmTyped(const std::string& name, const std::string& preset, double scale, v1::FeatureDType dtype,
+           int64_t feature_dim, bool wide_indices)
+      : name_(absl::StrCat(name, "-", ::getpid())) {
+    auto spec = dataset::TypedPresetSpec(preset, scale);
+    EXPECT_TRUE(spec.ok());
+    if (feature_dim > 0) {
+      for (auto& t : spec->types) t.feature_dim = t.feature_dim > 0 ? feature_dim : 0;
+    }
+    const std::string out = dir_ / "g";
+    EXPECT_TRUE(dataset::GenerateTyped(*spec, {.seed = 5, .feature_dtype = dtype, .threads = 4}, out).ok());
+    if (wide_indices) {
+      auto source = DatasetDir::Open(out);
+      EXPECT_TRUE(source.ok());
+      WidenIndices(out, source->schema());
+    }
+    auto source = DatasetDir::Open(out);
+    EXPECT_TRUE(source.ok()) << source.status();
+    auto shm = ShmDataset::Load(name_, *source, {});
+    EXPECT_TRUE(shm.ok()) << shm.status();
+    shm_ = *std::move(shm);
+    graph_ = {shm_->manifest(), shm_->arrays(), shm_->schema()};
+  }
+  ~ShmTyped() {
+    shm_.reset();
+    EXPECT_TRUE(ShmDataset::Remove(name_).ok());
+  }
+  const GraphData& graph() const { return graph_; }
+
+ private:
+  ScratchDir dir_;
+  std::string name_;
+  std::unique_ptr<ShmDataset> shm_;
+  GraphData graph_;
+};
+
+// Every array of `schema` up to its count, and the counts: what a trainer reads.
+std::string Contents(const BatchSchema& schema, const std::vector<int64_t>& counts, const std::byte* base) {
+  std::string out(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(int64_t));
+  for (const BatchArraySchema& a : schema.arrays) {
+    out.append(reinterpret_cast<const char*>(base + a.offset), a.row_bytes() * counts[a.count]);
+  }
+  return out;
+}
+
+struct Case {
+  std::string name;
+  std::string preset;
+  double scale;
+  v1::FeatureDType dtype;
+  int64_t feature_dim;  // 0: the preset's
+  std::vector<int32_t> fanouts;                // for every relation, unless...
+  std::vector<std::vector<int32_t>> per_relation;  // ...one list per relation
+  CscPlacement placement;
+  bool wide_indices = false;
+  bool wide_ids = false;
+  bool repeated_seeds = false;
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+};
+
+class TypedCudaVsCpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  const Case& c = GetParam();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ShmTyped shm(absl::StrCat("typed-gpu-", c.name), c.preset, c.scale, c.dtype, c.feature_dim, c.wide_indices);
+  const GraphData& graph = shm.graph();
+  const DatasetSchema& schema = graph.schema;
+  const int seed_type = schema.NodeTypeNamed("paper");
+  ASSERT_GE(seed_type, 0);
+  const int64_t batch_size = 128;
+  TypedSamplingSpec spec{batch_size, seed_type,
+                         c.per_relation.empty() ? std::vector<std::vector<int32_t>>(schema.relations.size(), c.fanouts)
+                                                : c.per_relation,
+                         c.repeated_seeds};
+  ASSERT_TRUE(CheckTypedSamplingSpec(spec, schema).ok());
+  auto capacity = ComputeTypedCapacity(spec, schema, graph.MaxInDegrees());
+  ASSERT_TRUE(capacity.ok()) << capacity.status();
+  auto placed = DeviceDataset::Create(graph, c.placement);
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  const NodeTypeSchema& papers = schema.node_types[seed_type];
+  std::vector<int64_t> ids(static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]),
+                           static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]) + papers.split_sizes[0]);
+  if (c.repeated_seeds) ids.insert(ids.end(), ids.begin(), ids.begin() + ids.size() / 2);
+  for (uint64_t seed : {0, 77}) {
+    const bool graphs = seed == 0;  // captured graphs (the production path), then every kernel launched
+    auto gpu = TypedCudaSampler::Create((*placed)->graph(), spec, seed, *capacity,
+                                        {.use_graphs = graphs, .wide_ids = c.wide_ids});
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    const TypedBatchLayout& layout = (*gpu)->layout();
+    const BatchSchema batch_schema = TypedBatchSchema(layout, schema);
+    TypedCpuSampler cpu(graph, spec, seed);
+    std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
+    void* device_batch = nullptr;
+    int64_t* device_seeds = nullptr;
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
+    EpochSeeds seeds(ids, {.seed = seed, .batch_size = batch_size}, 2);
+    for (int64_t step = 0; step < std::min<int64_t>(seeds.num_steps(), 8); ++step) {
+      const auto batch = seeds.batch(step);
+      const TypedBatchView want = TypedBatchView::At(expected.data(), layout);
+      cpu.Sample(2, seeds.batch_index(step), batch, want);
+      ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // every byte read must be written
+      ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+      const absl::Status s =
+          (*gpu)->Sample(2, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch, stream);
+      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
+      ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      const TypedBatchView have = TypedBatchView::At(got.data(), layout);
+      const std::vector<int64_t> want_counts = TypedBatchCounts(want, seed_type);
+      ASSERT_EQ(TypedBatchCounts(have, seed_type), want_counts) << c.name << " seed " << seed << " step " << step;
+      ASSERT_EQ(Contents(batch_schema, want_counts, got.data()), Contents(batch_schema, want_counts, expected.data()))
+          << c.name << " seed " << seed << " step " << step;
+    }
+    cudaFree(device_batch);
+    cudaFree(device_seeds);
+    cudaStreamDestroy(stream);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Typed, TypedCudaVsCpu,
+    ::testing::Values(
+        Case{"mag_device", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 0, {4, 3}, {}, CscPlacement::kDevice},
+        Case{"mag_host_per_relation", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT16, 40, {},
+             {{2, 0, 1}, {5, -1, 2}, {-1, 3, 3}, {0, 2, 0}}, CscPlacement::kHost},
+        Case{"mag_host_indices_3hops", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 0, {6, 4, 2}, {},
+             CscPlacement::kHostIndices},
+        Case{"igbh_fp8_odd_rows", "igbh", 0.00001, v1::FEATURE_DTYPE_FLOAT8_E4M3FN, 33, {5, 4}, {},
+             CscPlacement::kDevice},
+        Case{"mag_int64_indices", "mag", 0.005, v1::FEATURE_DTYPE_BFLOAT16, 24, {4, 3}, {}, CscPlacement::kDevice,
+             /*wide_indices=*/true},
+        Case{"mag_int64_indices_host", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 16, {3, 3}, {}, CscPlacement::kHost,
+             /*wide_indices=*/true},
+        Case{"mag_wide_ids", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 16, {4, 3}, {}, CscPlacement::kDevice,
+             /*wide_indices=*/false, /*wide_ids=*/true},
+        Case{"mag_repeated_seeds", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 16, {4, 3}, {}, CscPlacement::kDevice,
+             /*wide_indices=*/false, /*wide_ids=*/false, /*repeated_seeds=*/true}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace gnnd::cuda
