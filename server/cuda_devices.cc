@@ -45,11 +45,11 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   if (stream != nullptr) slots->UseStream(stream);
   GNND_RETURN_IF_ERROR(slots->PrepareGraphs());  // here, on the setup pool, not in the session's first steps
   LogInfo("session %d: %s, %d slots of %d bytes in GPU memory", plan.session_id, plan.device.ToString(), plan.num_slots,
-          plan.layout.total_bytes);
+          plan.typed ? plan.typed->layout.total_bytes : plan.layout.total_bytes);
   return slots;
 }
 
-cuda::CscPlacement CudaDevices::CscPlacementFor(const v1::DatasetManifest& m) const {
+cuda::CscPlacement CudaDevices::CscPlacementFor(const DatasetSchema& schema) const {
   if (!options_.gpu_csc_in_host_memory) return cuda::CscPlacement::kDevice;
   // indptr (8 bytes a node) in GPU memory when it takes at most an eighth of what is free: the sampler's
   // per-node reads then stay off PCIe, and only the neighbor lists cross it.
@@ -58,7 +58,9 @@ cuda::CscPlacement CudaDevices::CscPlacementFor(const v1::DatasetManifest& m) co
     (void)cudaGetLastError();
     return cuda::CscPlacement::kHost;
   }
-  return ArrayBytes(m, ArrayId::kIndptr) <= free / 8 ? cuda::CscPlacement::kHostIndices : cuda::CscPlacement::kHost;
+  size_t indptr_bytes = 0;  // of every relation
+  for (const ArraySchema& a : schema.arrays) indptr_bytes += a.role == ArrayRole::kIndptr ? a.bytes() : 0;
+  return indptr_bytes <= free / 8 ? cuda::CscPlacement::kHostIndices : cuda::CscPlacement::kHost;
 }
 
 absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset& dataset, int device, bool hot_tier) {
@@ -66,7 +68,7 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
   auto it = placed_.find({&dataset, device});
   if (it == placed_.end()) {
     GNND_CUDA(cudaSetDevice(device), absl::StrCat("select cuda:", device));
-    const cuda::CscPlacement placement = CscPlacementFor(dataset.graph.manifest);
+    const cuda::CscPlacement placement = CscPlacementFor(dataset.graph.schema);
     GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::DeviceDataset> placed,
                           cuda::DeviceDataset::Create(dataset.graph, placement));
     LogInfo("dataset '%s' placed for cuda:%d (%s, features zero-copy)", dataset.name, device,
@@ -80,6 +82,10 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
 }
 
 void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<int>& devices) {
+  if (dataset.graph.schema.format_version != 1) {
+    LogInfo("dataset '%s' is typed: no GPU hot tier yet (rows are read from host memory)", dataset.name);
+    return;
+  }
   const v1::DatasetManifest& m = dataset.graph.manifest;
   const auto start = std::chrono::steady_clock::now();
   uint64_t budget = UINT64_MAX;  // per device: the smallest GPU's

@@ -37,7 +37,7 @@ class CudaDevices {
   absl::StatusOr<const cuda::DeviceGraph*> Place(const LoadedDataset& dataset, int device, bool hot_tier);
   // Where the current device gets a dataset's CSC: GPU memory, unless options say host memory; then
   // indptr still goes to GPU memory when it is small beside what is free.
-  cuda::CscPlacement CscPlacementFor(const v1::DatasetManifest& m) const;
+  cuda::CscPlacement CscPlacementFor(const DatasetSchema& schema) const;
   // Builds `dataset`'s hot tier on `devices` (placed already): split between them when they have peer
   // access to each other, else one per device. Logs what it did; without a ranking, or without room,
   // there is none. Holds placed_mutex_.

@@ -15,10 +15,90 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-constexpr int kCountsPerSlot = 2 * kMaxHops + 1;  // nodes per hop (hops + 1), edges per hop
 // How often a released slot's `consumed` event is looked at while the trainer's GPU still works on the
 // batch: from a few microseconds (it is usually done by the time its Release arrives) up to a millisecond.
 constexpr std::chrono::microseconds kFirstConsumedPoll{20}, kMaxConsumedPoll{1000};
+
+}  // namespace
+
+// What CudaSlots asks of a CUDA sampler, homogeneous or typed: fill a slot, and say where its per-hop
+// counts are (int32 arrays, copied to the host after each fill) and what the batch's counts are from them.
+class SlotSampler {
+ public:
+  virtual ~SlotSampler() = default;
+  virtual size_t slot_bytes() const = 0;
+  virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
+                              cudaStream_t stream) = 0;
+  virtual absl::Status Prepare(char* slot, cudaStream_t stream) = 0;
+  virtual void DropGraphs() = 0;
+  // (byte offset in a slot, int32 entries) of each per-hop count array, in the order they are copied.
+  virtual std::vector<std::pair<size_t, int>> HopArrays() const = 0;
+  // `ready`'s counts from the copied arrays (HopArrays' order, one after another).
+  virtual void SetCounts(const int32_t* hops, v1::BatchReady& ready) const = 0;
+};
+
+namespace {
+
+class HomogeneousSlotSampler final : public SlotSampler {
+ public:
+  explicit HomogeneousSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler) : sampler_(std::move(sampler)) {}
+  size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
+                      cudaStream_t stream) override {
+    return sampler_->Sample(epoch, batch_index, seeds, BatchView::At(slot, sampler_->layout()), stream);
+  }
+  absl::Status Prepare(char* slot, cudaStream_t stream) override {
+    return sampler_->Prepare(BatchView::At(slot, sampler_->layout()), stream);
+  }
+  void DropGraphs() override { sampler_->DropGraphs(); }
+  std::vector<std::pair<size_t, int>> HopArrays() const override {
+    const BatchLayout& l = sampler_->layout();
+    return {{l.num_nodes_per_hop, l.num_hops + 1}, {l.num_edges_per_hop, l.num_hops}};
+  }
+  void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
+    const size_t n = sampler_->layout().num_hops;
+    SetBatchCounts({hops, n + 1}, {hops + n + 1, n}, ready);
+  }
+
+ private:
+  std::unique_ptr<cuda::CudaSampler> sampler_;
+};
+
+class TypedSlotSampler final : public SlotSampler {
+ public:
+  explicit TypedSlotSampler(std::unique_ptr<cuda::TypedCudaSampler> sampler, int seed_type)
+      : sampler_(std::move(sampler)), seed_type_(seed_type) {}
+  size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
+                      cudaStream_t stream) override {
+    return sampler_->Sample(epoch, batch_index, seeds, slot, stream);
+  }
+  absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
+  void DropGraphs() override { sampler_->DropGraphs(); }
+  std::vector<std::pair<size_t, int>> HopArrays() const override {
+    const TypedBatchLayout& l = sampler_->layout();
+    std::vector<std::pair<size_t, int>> arrays;
+    for (const auto& t : l.types) arrays.emplace_back(t.num_nodes_per_hop, l.num_hops + 1);
+    for (const auto& r : l.relations) arrays.emplace_back(r.num_edges_per_hop, l.num_hops);
+    return arrays;
+  }
+  void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
+    const TypedBatchLayout& l = sampler_->layout();
+    TypedBatchView view;  // the host copies of the per-hop arrays: all TypedBatchCounts reads
+    view.num_hops = l.num_hops;
+    for (size_t t = 0; t < l.types.size(); ++t, hops += l.num_hops + 1) {
+      view.types.push_back({nullptr, const_cast<int32_t*>(hops), nullptr, nullptr});
+    }
+    for (size_t r = 0; r < l.relations.size(); ++r, hops += l.num_hops) {
+      view.relations.push_back({nullptr, nullptr, const_cast<int32_t*>(hops)});
+    }
+    for (int64_t c : TypedBatchCounts(view, seed_type_)) ready.add_counts(c);
+  }
+
+ private:
+  std::unique_ptr<cuda::TypedCudaSampler> sampler_;
+  int seed_type_;
+};
 
 }  // namespace
 
@@ -39,16 +119,28 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   auto s = std::unique_ptr<CudaSlots>(new CudaSlots());
   s->device_ = plan.device.cuda;
   GNND_CUDA(cudaSetDevice(s->device_), "select the session's GPU");
-  GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout.capacity));
   // GNND_CUDA_GRAPHS=0 launches every kernel instead of replaying graphs (for comparisons).
-  if (const char* graphs = std::getenv("GNND_CUDA_GRAPHS"); graphs != nullptr && std::string(graphs) == "0") {
-    s->sampler_->set_use_graphs(false);
+  const char* graphs = std::getenv("GNND_CUDA_GRAPHS");
+  const bool use_graphs = graphs == nullptr || std::string(graphs) != "0";
+  if (plan.typed) {
+    GNND_ASSIGN_OR_RETURN(
+        auto typed, cuda::TypedCudaSampler::Create(graph, plan.typed->sampling, plan.seed, plan.typed->layout.capacity,
+                                                   {.use_graphs = use_graphs}));
+    s->sampler_ = std::make_unique<TypedSlotSampler>(std::move(typed), plan.typed->sampling.seed_type);
+  } else {
+    GNND_ASSIGN_OR_RETURN(auto sampler,
+                          cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout.capacity));
+    sampler->set_use_graphs(use_graphs);
+    s->sampler_ = std::make_unique<HomogeneousSlotSampler>(std::move(sampler));
   }
-  const size_t slot_bytes = s->sampler_->layout().total_bytes;
+  s->hop_arrays_ = s->sampler_->HopArrays();
+  for (const auto& [offset, entries] : s->hop_arrays_) s->counts_per_slot_ += entries;
+  const size_t slot_bytes = s->sampler_->slot_bytes();
   GNND_CUDA(cudaMalloc(&s->slots_, slot_bytes * plan.num_slots), "allocate the session's slots on the GPU");
   s->max_epoch_seeds_ = std::max<int64_t>(plan.max_epoch_seeds, 1);
   GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * s->max_epoch_seeds_), "allocate the epoch's seeds");
-  GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * kCountsPerSlot * plan.num_slots), "allocate pinned counts");
+  GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * s->counts_per_slot_ * plan.num_slots),
+            "allocate pinned counts");
   s->wake_ = plan.wake;
   s->wake_after_ = plan.wake_after;
   GNND_CUDA(cudaStreamCreateWithFlags(&s->own_stream_, cudaStreamNonBlocking), "create the producer stream");
@@ -150,9 +242,7 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
   GNND_CUDA(done, "fill a batch");
   filling_.pop_front();
-  const int hops = sampler_->layout().num_hops;
-  const int32_t* counts = counts_ + oldest.slot * kCountsPerSlot;
-  SetBatchCounts({counts, static_cast<size_t>(hops) + 1}, {counts + hops + 1, static_cast<size_t>(hops)}, ready);
+  sampler_->SetCounts(counts_ + oldest.slot * counts_per_slot_, ready);
   ready.set_slot(oldest.slot);
   ready.set_step(oldest.step);
   float milliseconds = 0;
@@ -170,23 +260,20 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
 }
 
 absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake) {
-  const BatchLayout& layout = sampler_->layout();
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
   const std::span<const int64_t> batch = seeds_host_.batch(step);
   const int64_t offset = batch.data() - seeds_host_.all().data();
-  char* base = static_cast<char*>(slots_) + slot * layout.total_bytes;
+  char* base = static_cast<char*>(slots_) + slot * sampler_->slot_bytes();
   GNND_CUDA(cudaEventRecord(fill_start_[slot], stream), "time the fill");
-  GNND_RETURN_IF_ERROR(sampler_->Sample(epoch_, seeds_host_.batch_index(step), {seeds_ + offset, batch.size()},
-                                        BatchView::At(base, layout), stream));
+  GNND_RETURN_IF_ERROR(
+      sampler_->Sample(epoch_, seeds_host_.batch_index(step), {seeds_ + offset, batch.size()}, base, stream));
   GNND_CUDA(cudaEventRecord(fill_end_[slot], stream), "time the fill");
-  const int hops = layout.num_hops;
-  int32_t* counts = counts_ + slot * kCountsPerSlot;
-  GNND_CUDA(cudaMemcpyAsync(counts, base + layout.num_nodes_per_hop, sizeof(int32_t) * (hops + 1),
-                            cudaMemcpyDeviceToHost, stream),
-            "read the batch's counts");
-  GNND_CUDA(cudaMemcpyAsync(counts + hops + 1, base + layout.num_edges_per_hop, sizeof(int32_t) * hops,
-                            cudaMemcpyDeviceToHost, stream),
-            "read the batch's counts");
+  int32_t* counts = counts_ + slot * counts_per_slot_;
+  for (const auto& [at, entries] : hop_arrays_) {
+    GNND_CUDA(cudaMemcpyAsync(counts, base + at, sizeof(int32_t) * entries, cudaMemcpyDeviceToHost, stream),
+              "read the batch's counts");
+    counts += entries;
+  }
   GNND_CUDA(cudaEventRecord(ready_[slot], stream), "record the ready event");
   if (wake && wake_) GNND_CUDA(cudaLaunchHostFunc(stream, &CudaSlots::OnFilled, this), "enqueue the wake-up");
   return absl::OkStatus();
@@ -219,10 +306,8 @@ void CudaSlots::UseStream(cudaStream_t stream) {
 
 absl::Status CudaSlots::PrepareGraphs() {
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
-  const BatchLayout& layout = sampler_->layout();
   for (size_t slot = 0; slot < ready_.size(); ++slot) {
-    GNND_RETURN_IF_ERROR(
-        sampler_->Prepare(BatchView::At(static_cast<char*>(slots_) + slot * layout.total_bytes, layout), stream_));
+    GNND_RETURN_IF_ERROR(sampler_->Prepare(static_cast<char*>(slots_) + slot * sampler_->slot_bytes(), stream_));
   }
   return absl::OkStatus();
 }

@@ -21,6 +21,7 @@
 
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/device_dataset.h"
+#include "kernels/cuda/typed_sampler.h"
 #include "server/slot_backend.h"
 
 namespace gnnd {
@@ -60,7 +61,7 @@ class CudaSlots final : public SlotBackend {
   absl::Status UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream);
 
   int device_ = 0;
-  std::unique_ptr<cuda::CudaSampler> sampler_;
+  std::unique_ptr<class SlotSampler> sampler_;  // homogeneous or typed (cuda_slots.cc)
   void* slots_ = nullptr;
   int64_t* seeds_ = nullptr;  // the epoch's seeds on the device
   int64_t max_epoch_seeds_ = 0;
@@ -69,6 +70,8 @@ class CudaSlots final : public SlotBackend {
   std::vector<cudaEvent_t> ready_, consumed_;
   std::vector<cudaEvent_t> fill_start_, fill_end_;  // per slot, timing its last fill (not shared)
   int32_t* counts_ = nullptr;                       // pinned: per slot, the per-hop counts of its last fill
+  size_t counts_per_slot_ = 0;
+  std::vector<std::pair<size_t, int>> hop_arrays_;  // the sampler's HopArrays()
   std::function<void()> wake_;
   std::function<void(std::chrono::microseconds)> wake_after_;
   std::chrono::microseconds consumed_poll_{0};  // the delay before looking at `consumed` again

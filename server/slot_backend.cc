@@ -31,10 +31,7 @@ SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
   if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode);
-  if (plan.typed) {
-    return absl::UnimplementedError(absl::StrCat("open.device = '", plan.device.ToString(),
-                                                 "': sessions of typed datasets run on the CPU backend for now"));
-  }
+
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan);
 #else
@@ -45,7 +42,6 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 
 void SlotBackends::Prepare(const LoadedDataset& dataset) {
 #if GNND_WITH_CUDA
-  if (dataset.graph.schema.format_version != 1) return;  // typed datasets are not served by sessions yet
   cuda_->Prepare(dataset);
 #else
   (void)dataset;

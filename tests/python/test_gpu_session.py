@@ -1,6 +1,7 @@
 """GPU sessions end to end (needs a CUDA device and torch with CUDA; skipped otherwise): a trainer process
 reads whole epochs of CUDA tensors from gnnd through CUDA IPC, every batch equal to the CPU reference;
-closing the session returns its GPU memory."""
+closing the session returns its GPU memory. (The test that kills a trainer with GPU work pending stays last:
+under MPS it leaves the MPS server refusing new clients for a while.)"""
 import os
 import subprocess
 
@@ -56,6 +57,33 @@ def test_cuda_tensors_over_ipc_match_the_cpu_reference(setup, tmp_path):
             steps += 1
         assert steps == len(loader)
     loader.close()
+
+
+def test_typed_cuda_session_matches_the_cpu_reference(tmp_path):
+    """A typed dataset (the mag preset, float16 paper features) served on cuda:0: every array of every batch of
+    an epoch equals `gnnctl sample --device cpu` of the same step."""
+    data = tmp_path / "mag"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--add-reverse", "--feature-dtype=float16",
+                    "--seed=2", str(data)], check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=gpumag={data}", name="gpumag")
+    try:
+        with gnnd.Loader(address=daemon.address, dataset="gpumag", node_type="paper", batch_size=256,
+                         fanouts=[6, -1], seed=4, device="cuda:0") as loader:
+            steps = 0
+            for batch in loader:
+                out = tmp_path / f"ref-{batch.step}.npz"
+                subprocess.run([GNNCTL, "sample", f"--dataset={data}", "--node-type=paper", "--batch-size=256",
+                                "--fanouts=6,-1", "--seed=4", f"--step={batch.step}", "--device=cpu", f"--out={out}"],
+                               check=True, capture_output=True)
+                ref = np.load(out)
+                assert sorted(ref.files) == sorted(batch.arrays)
+                for name in ref.files:
+                    assert batch[name].is_cuda, name
+                    np.testing.assert_array_equal(batch[name].cpu().numpy(), ref[name], err_msg=f"step {batch.step} {name}")
+                steps += 1
+            assert steps == len(loader)
+    finally:
+        assert daemon.stop() == 0, daemon.output()
 
 
 def test_closing_a_session_returns_its_gpu_memory(setup):
@@ -249,4 +277,5 @@ def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, set
         start = time.time()
         assert daemon.stop() == 0, daemon.output()
         assert time.time() - start < 10, "gnnd took long to stop"
+
 

@@ -94,7 +94,6 @@ def test_bad_typed_requests_are_refused_naming_the_field(mag):
         (dict(fanouts={("paper", "cited", "paper"): [2]}), "INVALID_ARGUMENT", f"not a relation of '{NAME}'"),
         (dict(fanouts=[4, -3]), "INVALID_ARGUMENT", "open.fanouts["),
         (dict(seed_ids=[10**9]), "INVALID_ARGUMENT", f"not a 'paper' node of '{NAME}'"),
-        (dict(device="cuda:0", output="torch"), "UNIMPLEMENTED", "sessions of typed datasets run on the CPU backend for now"),
     ]
     for options, code, message in cases:
         with pytest.raises(gnnd.GnndError) as error:
