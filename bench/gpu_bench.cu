@@ -15,6 +15,9 @@
 //     ranking) and gnnd's gather in GB/s of rows delivered, against the same gather with no tier.
 //     --tier_gpus 2: the tier split over two GPUs with peer access (each caches the share), both gathering at
 //     once (each reads the other's share over NVLink), rates per GPU.
+//   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5]
+//     Typed sampling on in-memory graphs of the presets' node and edge counts (reverse relations added, 16-byte
+//     features), and the homogeneous sampler on a graph of the same size: sampled edges per second of each.
 #include <cuda_runtime.h>
 #include <sys/mman.h>
 
@@ -42,6 +45,7 @@
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/host_registration.h"
 #include "kernels/cuda/hot_tier.h"
+#include "kernels/cuda/typed_sampler.h"
 #include "tools/dataset/hotness.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory");
@@ -54,6 +58,8 @@ ABSL_FLAG(int, tier_gpus, 1, "tier: GPUs the hot tier is split over");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
 ABSL_FLAG(int, batches, 50, "timed batches per configuration (after 5 warm-up batches)");
+ABSL_FLAG(std::vector<std::string>, typed_presets, std::vector<std::string>({"mag240m:1", "igbh:0.5"}),
+          "typed: PRESET:SCALE graphs (mag240m, igbh)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
           "gather: feature row sizes");
 
@@ -121,7 +127,7 @@ std::unique_ptr<BenchGraph> LoadDataset(const std::string& dir_path) {
   DatasetDir dir = OrDie(DatasetDir::Open(dir_path));
   g->shm_name = absl::StrCat("bench-", ::getpid());
   g->shm = OrDie(ShmDataset::Load(g->shm_name, dir, {}));
-  g->data = {g->shm->manifest(), g->shm->arrays()};
+  g->data = {g->shm->manifest(), g->shm->arrays(), g->shm->schema()};
   g->name = absl::StrCat(g->data.num_nodes(), " nodes, ", g->data.manifest.num_edges(), " edges");
   return g;
 }
@@ -135,27 +141,41 @@ int64_t SkewedSource(uint64_t bits, int64_t n, double skew) {
   return static_cast<int64_t>((static_cast<unsigned __int128>(k) * 0x9E3779B1u) % static_cast<uint64_t>(n));
 }
 
-std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double skew) {
-  auto g = std::make_unique<BenchGraph>();
-  auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
-  auto* indptr = static_cast<int64_t*>(buffer(8 * (n + 1)));
+// A CSC of `num_dst` destinations with log-normal in-degrees of mean `mean_degree`, sources among `num_src`
+// (SkewedSource), in buffers of `g`; `salt` varies the draws between relations. Returns indptr, indices, edges.
+struct SyntheticCsc {
+  int64_t* indptr;
+  int32_t* indices;
+  int64_t edges;
+};
+SyntheticCsc BuildSyntheticCsc(BenchGraph& g, int64_t num_dst, int64_t num_src, double mean_degree, double skew,
+                               uint64_t salt = 0) {
+  auto buffer = [&](size_t bytes) { return g.buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
+  auto* indptr = static_cast<int64_t*>(buffer(8 * (num_dst + 1)));
   const double sigma = 1.2, mu = std::log(mean_degree) - sigma * sigma / 2;  // log-normal with that mean
-  ParallelFor(n, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
+  ParallelFor(num_dst, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
     for (int64_t v = begin; v < end; ++v) {
-      const uint64_t r = Mix64(static_cast<uint64_t>(v) * 0x9e3779b97f4a7c15ull + 1);
+      const uint64_t r = Mix64(static_cast<uint64_t>(v) * 0x9e3779b97f4a7c15ull + 1 + salt);
       const double u1 = ((r >> 11) + 0.5) * 0x1.0p-53, u2 = ((Mix64(r) >> 11) + 0.5) * 0x1.0p-53;
       const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
       indptr[v + 1] = std::min<int64_t>(static_cast<int64_t>(std::exp(mu + sigma * z)), 100000);
     }
   });
   indptr[0] = 0;
-  for (int64_t v = 0; v < n; ++v) indptr[v + 1] += indptr[v];
-  const int64_t edges = indptr[n];
+  for (int64_t v = 0; v < num_dst; ++v) indptr[v + 1] += indptr[v];
+  const int64_t edges = indptr[num_dst];
   auto* indices = static_cast<int32_t*>(buffer(4 * edges));
   ParallelFor(edges, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
     for (int64_t e = begin; e < end; ++e)
-      indices[e] = static_cast<int32_t>(SkewedSource(Mix64(static_cast<uint64_t>(e) + 0x51ed27), n, skew));
+      indices[e] = static_cast<int32_t>(SkewedSource(Mix64(static_cast<uint64_t>(e) + 0x51ed27 + salt), num_src, skew));
   });
+  return {indptr, indices, edges};
+}
+
+std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double skew) {
+  auto g = std::make_unique<BenchGraph>();
+  auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
+  const auto [indptr, indices, edges] = BuildSyntheticCsc(*g, n, n, mean_degree, skew);
   const int64_t train = std::max<int64_t>(n / 92, 1);  // papers100M: 1.2 M of 111 M nodes
   auto* train_ids = static_cast<int64_t*>(buffer(8 * train));
   for (int64_t i = 0; i < train; ++i) train_ids[i] = static_cast<int64_t>(Below64(Mix64(i + 0xabcdef), n));
@@ -177,6 +197,99 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double
   a.data[static_cast<int>(ArrayId::kLabels)] = buffer(8 * n);  // all zero: class 0
   a.data[static_cast<int>(ArrayId::kTrain)] = train_ids;
   g->name = absl::StrCat("synthetic, ", n, " nodes, ", edges, " edges");
+  return g;
+}
+
+// A typed graph with a preset's node and relation counts (times `scale`), every relation's reverse beside
+// it (as PyG's ToUndirected), log-normal in-degrees and uniform sources per relation, 8 float16 features
+// (16 bytes) on the types the real graph has features on, and 1 % of the papers as the train split.
+std::unique_ptr<BenchGraph> TypedSyntheticGraph(const std::string& preset, double scale) {
+  struct Type {
+    const char* name;
+    int64_t nodes;
+    bool features;
+  };
+  struct Relation {
+    const char *src, *name, *dst;
+    int64_t edges;
+  };
+  std::vector<Type> types;
+  std::vector<Relation> relations;
+  if (preset == "mag240m") {  // MAG240M: features on papers only
+    types = {{"author", 122383112, false}, {"institution", 25721, false}, {"paper", 121751666, true}};
+    relations = {{"author", "writes", "paper", 386022720},
+                 {"paper", "cites", "paper", 1297748926},
+                 {"author", "affiliated_with", "institution", 44592586}};
+  } else {  // IGBH-Full: features on papers and authors
+    types = {{"author", 277220883, true}, {"fos", 712960, false}, {"institute", 26918, false},
+             {"paper", 269346174, true}};
+    relations = {{"paper", "cites", "paper", 3996442004},
+                 {"paper", "written_by", "author", 716761549},
+                 {"paper", "topic", "fos", 1050280600},
+                 {"author", "affiliated_to", "institute", 48521486}};
+  }
+  for (auto& t : types) t.nodes = std::max<int64_t>(static_cast<int64_t>(t.nodes * scale), 16);
+  const size_t given = relations.size();
+  for (size_t r = 0; r < given; ++r) {
+    relations[r].edges = static_cast<int64_t>(relations[r].edges * scale);
+    relations.push_back({relations[r].dst, nullptr, relations[r].src, relations[r].edges});
+  }
+  auto g = std::make_unique<BenchGraph>();
+  auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
+  v1::DatasetManifest& m = g->data.manifest;
+  m.set_format_version(2);
+  auto nodes_of = [&](const char* name) {
+    for (const Type& t : types) {
+      if (std::string(t.name) == name) return t.nodes;
+    }
+    return int64_t{0};
+  };
+  for (const Type& t : types) {
+    v1::NodeType& nt = *m.add_node_types();
+    nt.set_name(t.name);
+    nt.set_num_nodes(t.nodes);
+    if (t.features) {
+      nt.set_feature_dim(8);
+      nt.set_feature_dtype(v1::FEATURE_DTYPE_FLOAT16);
+    }
+    if (std::string(t.name) == "paper") {
+      nt.set_num_classes(2);
+      nt.set_num_train(std::max<int64_t>(t.nodes / 100, 1));
+    }
+  }
+  std::vector<SyntheticCsc> csc;
+  for (size_t r = 0; r < relations.size(); ++r) {
+    const Relation& rel = relations[r];
+    const int64_t num_dst = nodes_of(rel.dst), num_src = nodes_of(rel.src);
+    csc.push_back(BuildSyntheticCsc(*g, num_dst, num_src, static_cast<double>(rel.edges) / num_dst, 1, r * 7919));
+    v1::Relation& out = *m.add_relations();
+    out.set_src_type(rel.src);
+    out.set_name(rel.name != nullptr ? rel.name : absl::StrCat("rev_", relations[r - given].name));
+    out.set_dst_type(rel.dst);
+    out.set_num_edges(csc.back().edges);
+    out.set_index_dtype(v1::INDEX_DTYPE_INT32);
+  }
+  g->data.schema = OrDie(DatasetSchema::FromManifest(m));
+  g->data.arrays = DatasetArrays(g->data.schema);
+  const DatasetSchema& schema = g->data.schema;
+  int64_t total_edges = 0;
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    g->data.arrays.data[schema.relations[r].indptr] = csc[r].indptr;
+    g->data.arrays.data[schema.relations[r].indices] = csc[r].indices;
+    total_edges += csc[r].edges;
+  }
+  for (const NodeTypeSchema& t : schema.node_types) {
+    if (t.features >= 0) g->data.arrays.data[t.features] = buffer(t.feature_row_bytes() * t.num_nodes);
+    if (t.labels >= 0) g->data.arrays.data[t.labels] = buffer(8 * t.num_nodes);  // all zero: class 0
+    for (int s = 0; s < 3; ++s) {
+      if (t.splits[s] < 0) continue;
+      auto* ids = static_cast<int64_t*>(buffer(8 * std::max<int64_t>(t.split_sizes[s], 1)));
+      for (int64_t i = 0; i < t.split_sizes[s]; ++i) ids[i] = static_cast<int64_t>(Below64(Mix64(i + 0xabcdef + s), t.num_nodes));
+      g->data.arrays.data[t.splits[s]] = ids;
+    }
+  }
+  g->name = absl::StrCat(preset, "-shaped x ", scale, ": ", schema.num_nodes, " nodes of ", types.size(), " types, ",
+                         total_edges, " edges in ", relations.size(), " relations (reverses included)");
   return g;
 }
 
@@ -316,6 +429,90 @@ int RunSampling() {
         std::fflush(stdout);
       }
     }
+  }
+  return 0;
+}
+
+// Typed sampling (TypedCudaSampler, CSC in GPU memory, captured graphs) on a preset-shaped typed graph, then
+// the homogeneous sampler on a graph of the same node and edge counts: sampled edges per second of each.
+int RunTyped() {
+  const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
+  std::printf("Batch %lld, fanouts [%s] for every relation, CSC in GPU memory, CUDA graphs; median of %d batches.\n\n",
+              static_cast<long long>(batch_size), absl::GetFlag(FLAGS_fanouts).c_str(), absl::GetFlag(FLAGS_batches));
+  std::printf(
+      "| graph | sampler | sampling ms | whole batch ms | edges/batch | sampled edges/s (sampling) | typed / "
+      "homogeneous |\n|---|---|---|---|---|---|---|\n");
+  for (const std::string& preset : absl::GetFlag(FLAGS_typed_presets)) {
+    const std::vector<std::string> parts = absl::StrSplit(preset, ':');
+    const double scale = parts.size() > 1 ? std::stod(parts[1]) : 1.0;
+    int64_t num_nodes = 0, num_edges = 0;
+    double typed_rate = 0;
+    {
+      auto g = TypedSyntheticGraph(parts[0], scale);
+      const GraphData& graph = g->data;
+      const DatasetSchema& schema = graph.schema;
+      num_nodes = schema.num_nodes;
+      for (const RelationSchema& r : schema.relations) num_edges += r.num_edges;
+      const int seed_type = schema.NodeTypeNamed("paper");
+      const TypedSamplingSpec spec{batch_size, seed_type,
+                                   std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts)};
+      const TypedCapacity capacity = OrDie(ComputeTypedCapacity(spec, schema, graph.MaxInDegrees()));
+      auto device = OrDie(DeviceDataset::Create(graph, CscPlacement::kDevice));
+      auto sampler = OrDie(TypedCudaSampler::Create(device->graph(), spec, 1, capacity, {}));
+      const TypedBatchLayout& layout = sampler->layout();
+      const NodeTypeSchema& papers = schema.node_types[seed_type];
+      EpochSeeds seeds(std::span<const int64_t>(static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]),
+                                                papers.split_sizes[0]),
+                       {.seed = 1, .batch_size = batch_size}, 0);
+      int64_t* device_seeds = nullptr;
+      void* out = nullptr;
+      CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
+      CHECK_CUDA(cudaMalloc(&out, layout.total_bytes));
+      cudaStream_t stream;
+      CHECK_CUDA(cudaStreamCreate(&stream));
+      cudaEvent_t start, sampled, stop;
+      for (cudaEvent_t* e : {&start, &sampled, &stop}) CHECK_CUDA(cudaEventCreate(e));
+      std::vector<double> sampling, whole;
+      double edges = 0;
+      const int timed = absl::GetFlag(FLAGS_batches);
+      for (int i = 0; i < timed + 5; ++i) {
+        const int64_t step = i % seeds.num_steps();
+        const auto batch = seeds.batch(step);
+        CHECK_CUDA(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        OrDie(sampler->Sample(0, seeds.batch_index(step), {device_seeds, batch.size()}, out, stream, sampled));
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        if (i < 5) continue;
+        float a = 0, b = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&a, start, sampled));
+        CHECK_CUDA(cudaEventElapsedTime(&b, start, stop));
+        sampling.push_back(a);
+        whole.push_back(b);
+        for (const auto& r : layout.relations) {
+          std::vector<int32_t> hops(layout.num_hops);
+          CHECK_CUDA(cudaMemcpy(hops.data(), static_cast<char*>(out) + r.num_edges_per_hop, 4 * hops.size(),
+                                cudaMemcpyDeviceToHost));
+          for (int32_t e : hops) edges += e;
+        }
+      }
+      edges /= timed;
+      typed_rate = edges / (Median(sampling) / 1e3);
+      std::printf("| %s | typed | %.3f | %.3f | %.0f | %.3g | |\n", g->name.c_str(), Median(sampling), Median(whole),
+                  edges, typed_rate);
+      std::fflush(stdout);
+      for (cudaEvent_t e : {start, sampled, stop}) cudaEventDestroy(e);
+      cudaStreamDestroy(stream);
+      cudaFree(out);
+      cudaFree(device_seeds);
+    }
+    auto same_size = SyntheticGraph(num_nodes, static_cast<double>(num_edges) / num_nodes, 1);
+    const SampleRun run = Sample(*same_size, fanouts, CscPlacement::kDevice, true, [](const int64_t*, int64_t) {});
+    const double rate = run.edges / (run.sampling_ms / 1e3);
+    std::printf("| %s | homogeneous | %.3f | – | %.0f | %.3g | %.2f |\n", same_size->name.c_str(), run.sampling_ms,
+                run.edges, rate, typed_rate / rate);
+    std::fflush(stdout);
   }
   return 0;
 }
@@ -577,6 +774,7 @@ int main(int argc, char** argv) {
   if (mode == "sampling") return gnnd::cuda::RunSampling();
   if (mode == "gather") return gnnd::cuda::RunGather();
   if (mode == "tier") return gnnd::cuda::RunTier();
-  std::fprintf(stderr, "usage: gpu_bench sampling|gather|tier [flags] (see the file's header)\n");
+  if (mode == "typed") return gnnd::cuda::RunTyped();
+  std::fprintf(stderr, "usage: gpu_bench sampling|gather|tier|typed [flags] (see the file's header)\n");
   return 2;
 }

@@ -4,7 +4,7 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all but soak): check sessions sampling gather tier torch coschedule first next; soak (6 min:
+# PARTs (default all but soak): check sessions sampling gather typed tier torch coschedule first next; soak (6 min:
 # bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
@@ -27,7 +27,7 @@ esac
 bundle=$(realpath "$2")
 out=$(mkdir -p "$3" && realpath "$3")
 shift 3
-parts=${*:-check sessions sampling gather tier torch coschedule first next}
+parts=${*:-check sessions sampling gather typed tier torch coschedule first next}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$bundle/env.sh"
 export PYTHONPATH="$repo/client/python:$repo/bench:$PYTHONPATH" PYTHONUNBUFFERED=1
@@ -96,6 +96,16 @@ papers100M-sized graph (111 M nodes, log-normal in-degrees of mean 14.5, uniform
 each size; gnnd's gather vs a plain warp-per-row gather of the same ids sorted (the density ceiling) vs a \
 pinned cudaMemcpy of the same bytes."
       run gpu_bench gather --dataset "$(products)" --row_bytes 256,400,512,1024,2052,4096 ;;
+    typed)
+      section "Typed graphs: sampling against the homogeneous kernel" \
+        "\`gpu_bench typed\`: typed sampling (TypedCudaSampler, CSC in GPU memory, CUDA graphs, every relation's \
+reverse added, 16-byte features) on in-memory graphs of MAG240M's node and edge counts and IGBH-Full's at half \
+scale, seeds 1 % of the papers, then the homogeneous sampler on a graph of the same node and edge counts; sampled \
+edges per second of the sampling stage. Then the gather for MAG240M's 1536-byte float16 rows and IGBH's \
+1024-byte float8 rows."
+      run gpu_bench typed --batches 30
+      echo >>"$results"
+      run gpu_bench gather --dataset "$(products)" --row_bytes 1536,1024 ;;
     tier)
       section "Hot tier: feature rows in GPU memory" \
         "\`gpu_bench tier\`: hot rows by the expected-reads ranking (what \`gnnctl hotness --write\` stores), caches \
