@@ -30,6 +30,8 @@ absl::Status ImportOgbBinary(const std::string& source, const std::string& out_d
 // A GraphBolt OnDiskDataset directory (metadata.yaml), homogeneous graph, node feature "feat".
 absl::Status ImportGraphBolt(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 // Whitespace-separated "src dst" lines ('#' comments), plain or gzip, plus --features/--labels/--splits.
+// OGB-LSC MAG240M's processed layout of .npy arrays (import_mag240m.cc), a typed dataset.
+absl::Status ImportMag240m(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 absl::Status ImportEdgeList(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 
 }  // namespace gnnd::dataset

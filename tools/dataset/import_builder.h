@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ struct ImportOptions {
   std::string split_scheme;
   // edgelist: the arrays that an edge list does not carry (.npy files).
   std::string features_npy, labels_npy, splits_dir;
+  // mag240m: node counts by type (else from features or the largest id).
+  std::map<std::string, int64_t> num_nodes;
   int threads = 1;
 };
 

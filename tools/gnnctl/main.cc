@@ -1,5 +1,5 @@
 // gnnctl: the command-line tool for datasets.
-//   gnnctl import --format ogb|ogb-bin|graphbolt|edgelist SRC OUT_DIR [--undirected] [--dedup] ...
+//   gnnctl import --format ogb|ogb-bin|graphbolt|edgelist|mag240m SRC OUT_DIR [--undirected] [--dedup] ...
 //   gnnctl generate --preset tiny|products|papers [--scale S] [--seed N] OUT_DIR
 //   gnnctl validate DIR
 //   gnnctl shm list | shm attach NAME | shm remove NAME
@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "common/base/flags.h"
 #include "common/base/parallel.h"
 #include "common/base/status.h"
@@ -30,7 +31,8 @@
 #include "tools/gnnctl/daemon_commands.h"
 #include "tools/gnnctl/sample.h"
 
-ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist)");
+ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist, mag240m)");
+ABSL_FLAG(std::string, num_nodes, "", "import (mag240m): node counts, T=N,T=N (default: features' rows or largest id + 1)");
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
 ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
 ABSL_FLAG(bool, add_reverse, false,
@@ -76,6 +78,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16|float8_e4m3fn]
                 [--add-reverse]   (ogb, typed: OGB's heterogeneous layout gives a typed dataset)
                 [--features F.npy --labels L.npy --splits DIR]   (edgelist)
+                [--num-nodes T=N,...]   (mag240m: OGB-LSC's processed .npy layout, typed)
   gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
                   [--add-reverse]   (mag, igbh) OUT_DIR
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
@@ -150,6 +153,14 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   options.features_npy = absl::GetFlag(FLAGS_features);
   options.labels_npy = absl::GetFlag(FLAGS_labels);
   options.splits_dir = absl::GetFlag(FLAGS_splits);
+  for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_num_nodes), ',', absl::SkipEmpty())) {
+    const std::pair<std::string, std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    int64_t count = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &count) || count < 1) {
+      return Usage(absl::StrCat("--num-nodes: '", pair, "' is not TYPE=COUNT with COUNT >= 1"));
+    }
+    options.num_nodes[kv.first] = count;
+  }
   options.threads = Threads();
   GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
   GNND_RETURN_IF_ERROR(dataset::Import(absl::GetFlag(FLAGS_format), args[0], args[1], options));
