@@ -82,10 +82,6 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
 }
 
 void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<int>& devices) {
-  if (dataset.graph.schema.format_version != 1) {
-    LogInfo("dataset '%s' is typed: no GPU hot tier yet (rows are read from host memory)", dataset.name);
-    return;
-  }
   const v1::DatasetManifest& m = dataset.graph.manifest;
   const auto start = std::chrono::steady_clock::now();
   uint64_t budget = UINT64_MAX;  // per device: the smallest GPU's
@@ -98,7 +94,7 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
     budget = std::min(budget, options_.gpu_cache.For(free, total));
   }
   if (budget == 0) return;  // gpu_cache none, or no room
-  absl::StatusOr<std::vector<int64_t>> order = ReadHotOrder(dataset.path, m.num_nodes());
+  absl::StatusOr<std::vector<int64_t>> order = ReadHotOrder(dataset.path, dataset.graph.schema.num_nodes);
   if (!order.ok()) {
     if (absl::IsNotFound(order.status())) {
       LogInfo("dataset '%s' has no %s: no GPU hot tier (gnnctl hotness --write ranks its nodes)", dataset.name,
@@ -113,6 +109,10 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
     groups.push_back(devices);
   } else {
     for (int device : devices) groups.push_back({device});
+  }
+  if (dataset.graph.schema.format_version != 1) {
+    for (const std::vector<int>& group : groups) BuildTypedHotTiers(dataset, *order, budget, group);
+    return;
   }
   // With the CSC in host memory the hot nodes' in-neighbor lists are cached too (sampling reads them).
   const bool adjacency = options_.gpu_csc_in_host_memory;
@@ -138,6 +138,59 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
              "dataset '%s': hot tier of %d rows%s (%.1f%% of nodes) on %s%s, %.2f GB per GPU, in %.2f s", dataset.name,
              num_hot, adjacency ? " and in-neighbor lists" : "", 100.0 * num_hot / std::max<int64_t>(m.num_nodes(), 1),
              where, group.size() > 1 ? " (split over NVLink peers)" : "", (*tier)->bytes_per_device() / 1e9, seconds);
+    hot_tiers_[&dataset].push_back(*std::move(tier));
+  }
+}
+
+void CudaDevices::BuildTypedHotTiers(const LoadedDataset& dataset, const std::vector<int64_t>& order, uint64_t budget,
+                                     const std::vector<int>& group) {
+  const DatasetSchema& schema = dataset.graph.schema;
+  // Every featured type keeps a rank table (4 bytes a node) on each GPU; then the ranking's rows, hottest
+  // first across all types, as long as they fit (a row and its label each).
+  uint64_t fixed = 0;
+  for (const NodeTypeSchema& t : schema.node_types)
+    fixed += t.features >= 0 ? 4 * static_cast<uint64_t>(t.num_nodes) : 0;
+  if (budget <= fixed) return;
+  const double room = static_cast<double>(budget - fixed) * static_cast<double>(group.size());
+  std::vector<std::vector<int64_t>> hot(schema.node_types.size());  // ids within each type, hottest first
+  double used = 0;
+  for (int64_t id : order) {
+    const auto type = std::upper_bound(schema.node_types.begin(), schema.node_types.end(), id,
+                                       [](int64_t v, const NodeTypeSchema& t) { return v < t.offset; }) -
+                      1;
+    if (type->features < 0) continue;
+    used += static_cast<double>(type->feature_row_bytes() + sizeof(int64_t));
+    if (used > room) break;
+    hot[type - schema.node_types.begin()].push_back(id - type->offset);
+  }
+  const std::string where = absl::StrCat("cuda:", absl::StrJoin(group, ",cuda:"));
+  for (size_t t = 0; t < hot.size(); ++t) {
+    if (hot[t].empty()) continue;
+    const NodeTypeSchema& type = schema.node_types[t];
+    const cuda::DeviceNodeType& placed = placed_.at({&dataset, group[0]})->graph().types[t];
+    cuda::DeviceGraph source;  // the type's table as HotTier reads a dataset's
+    source.manifest.set_num_nodes(type.num_nodes);
+    source.manifest.set_feature_dim(type.feature_dim);
+    source.manifest.set_feature_dtype(dataset.graph.manifest.node_types(static_cast<int>(t)).feature_dtype());
+    source.features = placed.features;
+    source.labels = placed.labels;
+    const auto num_hot = static_cast<int64_t>(hot[t].size());
+    absl::StatusOr<std::unique_ptr<cuda::HotTier>> tier = cuda::HotTier::Create(source, hot[t], num_hot, group, false);
+    if (!tier.ok()) {
+      LogWarning("dataset '%s': no GPU hot tier of '%s' on %s: %s", dataset.name, type.name, where,
+                 tier.status().message());
+      continue;
+    }
+    for (int device : group) placed_.at({&dataset, device})->set_type_hot(static_cast<int>(t), (*tier)->view(device));
+    LogEvent(LogLevel::kInfo, "hot_tier_built",
+             {{"dataset", dataset.name},
+              {"node_type", type.name},
+              {"devices", where},
+              {"rows", absl::StrCat(num_hot)},
+              {"bytes_per_device", absl::StrCat((*tier)->bytes_per_device())}},
+             "dataset '%s': hot tier of %d '%s' rows (%.1f%% of them) on %s, %.2f GB per GPU", dataset.name, num_hot,
+             type.name, 100.0 * num_hot / std::max<int64_t>(type.num_nodes, 1), where,
+             (*tier)->bytes_per_device() / 1e9);
     hot_tiers_[&dataset].push_back(*std::move(tier));
   }
 }

@@ -42,6 +42,9 @@ class CudaDevices {
   // access to each other, else one per device. Logs what it did; without a ranking, or without room,
   // there is none. Holds placed_mutex_.
   void BuildHotTiers(const LoadedDataset& dataset, const std::vector<int>& devices);
+  // A typed dataset's: one tier per featured type, filled from the global ranking `order` within `budget`.
+  void BuildTypedHotTiers(const LoadedDataset& dataset, const std::vector<int64_t>& order, uint64_t budget,
+                          const std::vector<int>& group);
   // The stream for a new session's producer on `device`, or null for a stream of its own on the whole
   // GPU. `rate` measures batches/s on a stream (null: the whole GPU) for producer_sms auto.
   absl::StatusOr<cudaStream_t> ProducerStream(int device,

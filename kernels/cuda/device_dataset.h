@@ -43,6 +43,7 @@ struct DeviceRelation {
 struct DeviceNodeType {
   const void* features = nullptr;   // null: the type has none
   const int64_t* labels = nullptr;  // null: the type has none
+  HotView hot;                      // the type's rows in a hot tier (ids within the type), if any
 };
 
 // Device-visible pointers to a dataset's arrays. A typed dataset (schema.format_version 2) has its arrays
@@ -69,6 +70,8 @@ class DeviceDataset {
   const DeviceGraph& graph() const { return graph_; }
   // Gathers read hot rows through `hot` from now on (samplers created after this call).
   void set_hot(const HotView& hot) { graph_.hot = hot; }
+  // A typed dataset's: node type `type`'s rows through `hot`.
+  void set_type_hot(int type, const HotView& hot) { graph_.types[type].hot = hot; }
   size_t placed_bytes() const { return placed_bytes_; }          // copied into GPU memory
   size_t registered_bytes() const { return registered_bytes_; }  // host memory registered for zero-copy
 

@@ -23,7 +23,7 @@ __global__ void RankKernel(const int64_t* ids, int64_t count, int64_t first_rank
 
 __global__ void LabelsKernel(const int64_t* ids, int64_t count, const int64_t* labels, int64_t* out) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < count) out[i] = labels[ids[i]];
+  if (i < count) out[i] = labels == nullptr ? -1 : labels[ids[i]];  // a type without labels (typed datasets)
 }
 
 // degrees[i] = in-degree of ids[i]; degrees[count] = 0 (the scan's total).

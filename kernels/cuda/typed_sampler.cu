@@ -1,6 +1,5 @@
-#include <cub/cub.cuh>
-
 #include <algorithm>
+#include <cub/cub.cuh>
 
 #include "absl/strings/str_cat.h"
 #include "common/batch/sampling.h"
@@ -13,7 +12,7 @@ namespace gnnd::cuda {
 struct TypedState {
   int64_t num_nodes[kMaxCudaTypes];  // of each type, so far
   int64_t frontier_begin[kMaxCudaTypes], frontier_end[kMaxCudaTypes];
-  int64_t fresh[kMaxCudaTypes];  // nodes each type gains at the current hop
+  int64_t fresh[kMaxCudaTypes];            // nodes each type gains at the current hop
   int64_t total_edges[kMaxCudaRelations];  // of each relation, hops before the current one
   int64_t hop_edges[kMaxCudaRelations];    // of each relation, the current hop
 };
@@ -79,8 +78,8 @@ __global__ void RecordEdgesKernel(int64_t* to, const int64_t* from) { *to = *fro
 // Position i of the sorted keys (global ids, types in order, then the sentinel): a new node of type t gets
 // local index num_nodes[t] + (i - the first position of type t). Also puts the sentinel back into `keys`.
 template <typename Key>
-__global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* sorted, Key* keys,
-                                  NodeTable<Key> table, uint32_t* node_slots, TypedArgs a, Key sentinel) {
+__global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* sorted, Key* keys, NodeTable<Key> table,
+                                  uint32_t* node_slots, TypedArgs a, Key sentinel) {
   for (int64_t i = FirstIndex(); i < bound; i += Stride()) {
     const Key key = sorted[i];
     keys[i] = sentinel;
@@ -142,8 +141,8 @@ __global__ void TypedRelabelKernel(TypedState* state, int64_t bound, const int64
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table.
 template <typename Key>
-__global__ void TypedClearKernel(const TypedState* state, const uint32_t* node_slots, NodeTable<Key> table,
-                                 TypedArgs a, int64_t total) {
+__global__ void TypedClearKernel(const TypedState* state, const uint32_t* node_slots, NodeTable<Key> table, TypedArgs a,
+                                 int64_t total) {
   for (int64_t i = FirstIndex(); i < total; i += Stride()) {
     int t = 0;
     while (t + 1 < a.num_types && a.type_base[t + 1] <= i) ++t;
@@ -177,9 +176,9 @@ TypedArgs MakeArgs(const DatasetSchema& schema, const TypedBatchView& view, cons
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TypedCudaSampler>> TypedCudaSampler::Create(const DeviceGraph& graph,
-                                                                        const TypedSamplingSpec& spec, uint64_t seed,
-                                                                        const TypedCapacity& capacity,
-                                                                        Options options) {
+                                                                           const TypedSamplingSpec& spec, uint64_t seed,
+                                                                           const TypedCapacity& capacity,
+                                                                           Options options) {
   const DatasetSchema& schema = graph.schema;
   if (schema.node_types.size() > kMaxCudaTypes || schema.relations.size() > kMaxCudaRelations) {
     return absl::UnimplementedError(absl::StrCat("the CUDA backend samples typed graphs of up to ", kMaxCudaTypes,
@@ -256,9 +255,12 @@ absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream) {
         const int64_t frontier = bound.frontier[rel.dst_type];
         if (frontier == 0 || bound.edges[r] == 0) continue;  // nothing to draw: its hop_edges stay 0
         const DeviceRelation& csc = graph_.relations[r];
-        const FrontierSource source{csc.indptr,     csc.indices,
-                                    csc.index_dtype, {},
-                                    graph_.csc,     static_cast<uint32_t>(r),
+        const FrontierSource source{csc.indptr,
+                                    csc.indices,
+                                    csc.index_dtype,
+                                    {},
+                                    graph_.csc,
+                                    static_cast<uint32_t>(r),
                                     type_offset_[rel.src_type]};
         GNND_RETURN_IF_ERROR(SampleFrontier(w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_,
                                             view.types[rel.dst_type].node_ids, w.sampled + args.segment[r],
@@ -288,14 +290,14 @@ absl::Status TypedCudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     const NodeTypeSchema& type = schema.node_types[t];
     if (view.types[t].features != nullptr) {
-      const RowSource rows{static_cast<const char*>(graph_.types[t].features), type.num_nodes,
-                           type.feature_row_bytes(), {}};
+      const RowSource rows{static_cast<const char*>(graph_.types[t].features), type.num_nodes, type.feature_row_bytes(),
+                           graph_.types[t].hot};
       GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &state_->num_nodes[t], layout_.capacity.max_nodes[t],
                                       rows, gather_, view.types[t].features, stream));
     }
     if (view.types[t].labels != nullptr) {
-      const RowSource labels{reinterpret_cast<const char*>(graph_.types[t].labels), type.num_nodes, sizeof(int64_t),
-                             {}};
+      const RowSource labels{
+          reinterpret_cast<const char*>(graph_.types[t].labels), type.num_nodes, sizeof(int64_t), {}};
       GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &workspace_->args->num_seeds, layout_.capacity.max_seeds,
                                       labels, gather_, view.types[t].labels, stream));
     }
@@ -305,8 +307,9 @@ absl::Status TypedCudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
 
 absl::Status TypedCudaSampler::Prepare(void* out, cudaStream_t stream) {
   if (!options_.use_graphs || stream == nullptr) return absl::OkStatus();
-  return graphs_.For(out, stream, [&] { return EnqueueSampling(out, stream); },
-                     [&] { return EnqueueGather(out, stream); })
+  return graphs_
+      .For(
+          out, stream, [&] { return EnqueueSampling(out, stream); }, [&] { return EnqueueGather(out, stream); })
       .status();
 }
 
@@ -325,9 +328,9 @@ absl::Status TypedCudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std:
     if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
     return EnqueueGather(out, stream);
   }
-  GNND_ASSIGN_OR_RETURN(const BatchGraphs::Phases graphs,
-                        graphs_.For(out, stream, [&] { return EnqueueSampling(out, stream); },
-                                    [&] { return EnqueueGather(out, stream); }));
+  GNND_ASSIGN_OR_RETURN(const BatchGraphs::Phases graphs, graphs_.For(
+                                                              out, stream, [&] { return EnqueueSampling(out, stream); },
+                                                              [&] { return EnqueueGather(out, stream); }));
   GNND_CUDA(cudaGraphLaunch(graphs.sampling, stream), "launch a batch's sampling");
   needs_reset_ = false;
   if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");

@@ -36,8 +36,8 @@ class TypedCudaSampler {
     bool use_graphs = true;
     bool wide_ids = false;  // dedup in 64-bit ids even where 32 bits hold them (tests of that path)
   };
-  // Sizes every buffer for `capacity` (ComputeTypedCapacity of the same spec) on the current device. A
-  // hot tier is not read for typed graphs yet: rows come from host memory.
+  // Sizes every buffer for `capacity` (ComputeTypedCapacity of the same spec) on the current device. Feature
+  // rows come through each type's hot tier where graph.types[t].hot has one (in-neighbor lists are not cached).
   static absl::StatusOr<std::unique_ptr<TypedCudaSampler>> Create(const DeviceGraph& graph,
                                                                   const TypedSamplingSpec& spec, uint64_t seed,
                                                                   const TypedCapacity& capacity, Options options);
@@ -66,8 +66,8 @@ class TypedCudaSampler {
   GatherOptions gather_;
   bool needs_reset_ = false;
   std::unique_ptr<Workspace> workspace_;
-  TypedState* state_ = nullptr;     // device memory
-  HopState* rel_states_ = nullptr;  // per relation: its destination type's frontier, its edges so far
+  TypedState* state_ = nullptr;                   // device memory
+  HopState* rel_states_ = nullptr;                // per relation: its destination type's frontier, its edges so far
   std::vector<int64_t> type_offset_, type_base_;  // global id of each type's node 0; its first node slot
   BatchGraphs graphs_;
 };

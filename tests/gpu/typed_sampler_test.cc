@@ -1,7 +1,8 @@
 // The typed CUDA backend against TypedCpuSampler: byte-identical typed batches (every array of the batch
 // schema, up to its count, and every count) over the mag and igbh presets, fanouts for every relation and
 // per relation (with -1 and 0), float8 rows of an odd width, the CSC in GPU or host memory, captured graphs
-// or not, int64 neighbor ids, the dedup's 64-bit id path (forced), and seeds given with repeats.
+// or not, int64 neighbor ids, the dedup's 64-bit id path (forced), seeds given with repeats, and each featured
+// type's rows partly or wholly in a hot tier (by the typed expected-reads ranking).
 // Skips without a GPU.
 #include "kernels/cuda/typed_sampler.h"
 
@@ -19,7 +20,9 @@
 #include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/typed_sampler.h"
+#include "kernels/cuda/hot_tier.h"
 #include "tests/unit/test_util.h"
+#include "tools/dataset/hotness.h"
 #include "tools/dataset/synthetic_typed.h"
 
 namespace gnnd::cuda {
@@ -112,13 +115,14 @@ struct Case {
   std::string preset;
   double scale;
   v1::FeatureDType dtype;
-  int64_t feature_dim;  // 0: the preset's
-  std::vector<int32_t> fanouts;                // for every relation, unless...
+  int64_t feature_dim;                             // 0: the preset's
+  std::vector<int32_t> fanouts;                    // for every relation, unless...
   std::vector<std::vector<int32_t>> per_relation;  // ...one list per relation
   CscPlacement placement;
   bool wide_indices = false;
   bool wide_ids = false;
   bool repeated_seeds = false;
+  double hot_share = 0;  // of each featured type's rows in a hot tier (by the stored typed ranking)
   friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -134,15 +138,42 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   const int seed_type = schema.NodeTypeNamed("paper");
   ASSERT_GE(seed_type, 0);
   const int64_t batch_size = 128;
-  TypedSamplingSpec spec{batch_size, seed_type,
-                         c.per_relation.empty() ? std::vector<std::vector<int32_t>>(schema.relations.size(), c.fanouts)
-                                                : c.per_relation,
-                         c.repeated_seeds};
+  TypedSamplingSpec spec{
+      batch_size, seed_type,
+      c.per_relation.empty() ? std::vector<std::vector<int32_t>>(schema.relations.size(), c.fanouts) : c.per_relation,
+      c.repeated_seeds};
   ASSERT_TRUE(CheckTypedSamplingSpec(spec, schema).ok());
   auto capacity = ComputeTypedCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
   auto placed = DeviceDataset::Create(graph, c.placement);
   ASSERT_TRUE(placed.ok()) << placed.status();
+  std::vector<std::unique_ptr<HotTier>> tiers;
+  if (c.hot_share > 0) {  // each featured type's hottest rows by the typed expected-reads ranking
+    const NodeTypeSchema& seeds_type = schema.node_types[seed_type];
+    const std::span<const int64_t> train(static_cast<const int64_t*>(graph.arrays.data[seeds_type.splits[0]]),
+                                         seeds_type.split_sizes[0]);
+    const std::vector<double> reads = dataset::TypedExpectedReads(graph, seed_type, train, c.fanouts, 4);
+    const std::vector<int64_t> order = dataset::RankByScore<double>(reads);
+    for (size_t t = 0; t < schema.node_types.size(); ++t) {
+      const NodeTypeSchema& type = schema.node_types[t];
+      if (type.features < 0) continue;
+      std::vector<int64_t> ids;
+      for (int64_t id : order) {
+        if (id >= type.offset && id < type.offset + type.num_nodes) ids.push_back(id - type.offset);
+      }
+      DeviceGraph source;
+      source.manifest.set_num_nodes(type.num_nodes);
+      source.manifest.set_feature_dim(type.feature_dim);
+      source.manifest.set_feature_dtype(graph.manifest.node_types(static_cast<int>(t)).feature_dtype());
+      source.features = (*placed)->graph().types[t].features;
+      source.labels = (*placed)->graph().types[t].labels;
+      const auto num_hot = static_cast<int64_t>(c.hot_share * static_cast<double>(ids.size()));
+      auto tier = HotTier::Create(source, ids, num_hot, {0}, false);
+      ASSERT_TRUE(tier.ok()) << tier.status();
+      (*placed)->set_type_hot(static_cast<int>(t), (*tier)->view(0));
+      tiers.push_back(*std::move(tier));
+    }
+  }
   const NodeTypeSchema& papers = schema.node_types[seed_type];
   std::vector<int64_t> ids(static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]),
                            static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]) + papers.split_sizes[0]);
@@ -188,22 +219,94 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(
     Typed, TypedCudaVsCpu,
-    ::testing::Values(
-        Case{"mag_device", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 0, {4, 3}, {}, CscPlacement::kDevice},
-        Case{"mag_host_per_relation", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT16, 40, {},
-             {{2, 0, 1}, {5, -1, 2}, {-1, 3, 3}, {0, 2, 0}}, CscPlacement::kHost},
-        Case{"mag_host_indices_3hops", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 0, {6, 4, 2}, {},
-             CscPlacement::kHostIndices},
-        Case{"igbh_fp8_odd_rows", "igbh", 0.00001, v1::FEATURE_DTYPE_FLOAT8_E4M3FN, 33, {5, 4}, {},
-             CscPlacement::kDevice},
-        Case{"mag_int64_indices", "mag", 0.005, v1::FEATURE_DTYPE_BFLOAT16, 24, {4, 3}, {}, CscPlacement::kDevice,
-             /*wide_indices=*/true},
-        Case{"mag_int64_indices_host", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 16, {3, 3}, {}, CscPlacement::kHost,
-             /*wide_indices=*/true},
-        Case{"mag_wide_ids", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 16, {4, 3}, {}, CscPlacement::kDevice,
-             /*wide_indices=*/false, /*wide_ids=*/true},
-        Case{"mag_repeated_seeds", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 16, {4, 3}, {}, CscPlacement::kDevice,
-             /*wide_indices=*/false, /*wide_ids=*/false, /*repeated_seeds=*/true}),
+    ::testing::Values(Case{"mag_device", "mag", 0.005, v1::FEATURE_DTYPE_FLOAT32, 0, {4, 3}, {}, CscPlacement::kDevice},
+                      Case{"mag_host_per_relation",
+                           "mag",
+                           0.005,
+                           v1::FEATURE_DTYPE_FLOAT16,
+                           40,
+                           {},
+                           {{2, 0, 1}, {5, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                           CscPlacement::kHost},
+                      Case{"mag_host_indices_3hops",
+                           "mag",
+                           0.005,
+                           v1::FEATURE_DTYPE_FLOAT32,
+                           0,
+                           {6, 4, 2},
+                           {},
+                           CscPlacement::kHostIndices},
+                      Case{"igbh_fp8_odd_rows",
+                           "igbh",
+                           0.00001,
+                           v1::FEATURE_DTYPE_FLOAT8_E4M3FN,
+                           33,
+                           {5, 4},
+                           {},
+                           CscPlacement::kDevice},
+                      Case{"mag_int64_indices",
+                           "mag",
+                           0.005,
+                           v1::FEATURE_DTYPE_BFLOAT16,
+                           24,
+                           {4, 3},
+                           {},
+                           CscPlacement::kDevice,
+                           /*wide_indices=*/true},
+                      Case{"mag_int64_indices_host",
+                           "mag",
+                           0.005,
+                           v1::FEATURE_DTYPE_FLOAT32,
+                           16,
+                           {3, 3},
+                           {},
+                           CscPlacement::kHost,
+                           /*wide_indices=*/true},
+                      Case{"mag_wide_ids",
+                           "mag",
+                           0.005,
+                           v1::FEATURE_DTYPE_FLOAT32,
+                           16,
+                           {4, 3},
+                           {},
+                           CscPlacement::kDevice,
+                           /*wide_indices=*/false,
+                           /*wide_ids=*/true},
+                      Case{"mag_repeated_seeds",
+                           "mag",
+                           0.005,
+                           v1::FEATURE_DTYPE_FLOAT32,
+                           16,
+                           {4, 3},
+                           {},
+                           CscPlacement::kDevice,
+                           /*wide_indices=*/false,
+                           /*wide_ids=*/false,
+                           /*repeated_seeds=*/true},
+                      Case{"mag_hot_tier",
+                           "mag",
+                           0.005,
+                           v1::FEATURE_DTYPE_FLOAT16,
+                           40,
+                           {4, 3},
+                           {},
+                           CscPlacement::kDevice,
+                           /*wide_indices=*/false,
+                           /*wide_ids=*/false,
+                           /*repeated_seeds=*/false,
+                           /*hot_share=*/0.4},
+                      Case{"igbh_fp8_hot_tier_host",
+                           "igbh",
+                           0.00001,
+                           v1::FEATURE_DTYPE_FLOAT8_E4M3FN,
+                           33,
+                           {5, 4},
+                           {},
+                           CscPlacement::kHost,
+                           /*wide_indices=*/false,
+                           /*wide_ids=*/false,
+                           /*repeated_seeds=*/false,
+                           /*hot_share=*/1.0}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -1,6 +1,7 @@
 """gnnctl generate --preset mag | igbh: typed synthetic datasets with the node types and relations of
 ogbn-mag and IGBH, valid, seeded, skewed, with features where the real graphs have them (float8 on request)."""
 import hashlib
+import re
 import subprocess
 
 import numpy as np
@@ -65,3 +66,21 @@ def test_a_bad_scale_is_refused(tmp_path):
     proc = subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=2", str(tmp_path / "x")],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "scale = 2 (must be in (0, 1])" in proc.stderr
+
+
+def test_typed_hot_order_ranks_featured_rows_by_global_id(tmp_path):
+    """generate (as import) stores hot_order.npy for a typed dataset: every row of the featured types (papers,
+    for mag), as global ids (a type's offset + id), the training papers first: each is read at least once an
+    epoch, as a seed, and most others are reached with a probability below one."""
+    out = generate(tmp_path / "mag", "--preset=mag", "--scale=0.002", "--seed=6", "--fanouts=5,3")
+    manifest = (out / "manifest.textproto").read_text()
+    counts = [int(x) for x in re.findall(r"num_nodes: (\d+)", manifest)]
+    paper_offset, papers = sum(counts[:3]), counts[3]  # types in manifest order: author, field, institution, paper
+    order = np.load(out / "hot_order.npy")
+    assert order.dtype == np.int64
+    assert sorted(order.tolist()) == list(range(paper_offset, paper_offset + papers))  # papers only: featured
+    train = np.load(out / "paper.train.npy") + paper_offset
+    top = set(order[:len(train)].tolist())
+    assert len(top & set(train.tolist())) > 0.8 * len(train)
+    assert generate(tmp_path / "again", "--preset=mag", "--scale=0.002", "--seed=6", "--fanouts=5,3") and \
+        np.array_equal(np.load(tmp_path / "again" / "hot_order.npy"), order)

@@ -174,7 +174,7 @@ def test_the_binary_layout_gives_the_csv_layouts_dataset(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in from_csv.glob("*.npy"))
-    assert names == sorted(p.name for p in from_npz.glob("*.npy")) and len(names) == 13
+    assert names == sorted(p.name for p in from_npz.glob("*.npy")) and len(names) == 14  # hot_order.npy too
     for name in names:
         assert (from_csv / name).read_bytes() == (from_npz / name).read_bytes(), name
     # float16 features keep their dtype unless another is asked for

@@ -85,6 +85,46 @@ std::vector<double> ExpectedReads(const GraphData& graph, std::span<const int64_
   return total;
 }
 
+std::vector<double> TypedExpectedReads(const GraphData& graph, int seed_type, std::span<const int64_t> seeds,
+                                       const std::vector<int32_t>& fanouts, int threads) {
+  const DatasetSchema& schema = graph.schema;
+  const auto n = static_cast<size_t>(schema.num_nodes);
+  std::vector<uint64_t> level(n, 0), next(n, 0);
+  std::vector<double> total(n, 0);
+  const int64_t seed_offset = schema.node_types[seed_type].offset;
+  for (int64_t s : seeds) level[seed_offset + s] += static_cast<uint64_t>(kFixedOne);
+  auto add_level = [&] {
+    for (size_t v = 0; v < n; ++v) total[v] += static_cast<double>(level[v]) / kFixedOne;
+  };
+  add_level();
+  for (int32_t fanout : fanouts) {
+    std::fill(next.begin(), next.end(), 0);
+    for (const RelationSchema& r : schema.relations) {  // the typed rule: every relation into a frontier type
+      const int64_t dst_offset = schema.node_types[r.dst_type].offset,
+                    src_offset = schema.node_types[r.src_type].offset;
+      const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]);
+      const void* indices = graph.arrays.data[r.indices];
+      const bool wide = r.index_dtype == DType::kInt64;
+      ParallelFor(schema.node_types[r.dst_type].num_nodes, kChunk, threads, [&](int64_t begin, int64_t end) {
+        for (int64_t v = begin; v < end; ++v) {
+          const uint64_t weight = level[dst_offset + v];
+          const int64_t degree = indptr[v + 1] - indptr[v];
+          if (weight == 0 || degree == 0) continue;
+          const auto share = static_cast<uint64_t>(static_cast<double>(weight) *
+                                                   static_cast<double>(SampleCount(degree, fanout)) / degree);
+          for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
+            const int64_t u = wide ? static_cast<const int64_t*>(indices)[p] : static_cast<const int32_t*>(indices)[p];
+            std::atomic_ref<uint64_t>(next[src_offset + u]).fetch_add(share, std::memory_order_relaxed);
+          }
+        }
+      });
+    }
+    level.swap(next);
+    add_level();
+  }
+  return total;
+}
+
 std::vector<int64_t> ListAppearances(const GraphData& graph, int threads) {
   std::vector<int64_t> count(graph.num_nodes(), 0);
   ForEachNeighborList(graph, threads, [&](int64_t, auto neighbors) {
@@ -136,10 +176,24 @@ double HitRate(std::span<const int64_t> order, int64_t k, std::span<const int64_
   return all == 0 ? 0.0 : static_cast<double>(hit) / static_cast<double>(all);
 }
 
+absl::StatusOr<std::string> WriteTypedHotOrder(const std::string& dataset_dir, const GraphData& graph,
+                                               const std::string& split, const std::vector<int32_t>& fanouts,
+                                               int threads);
+
 absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const std::string& split,
                                           const HotnessSpec& spec, bool write) {
   GNND_ASSIGN_OR_RETURN(const DatasetDir dir, DatasetDir::Open(dataset_dir));
   GNND_RETURN_IF_ERROR(dir.Validate(spec.threads));  // ids below are used as indices
+  if (dir.schema().format_version != 1) {            // typed: the ranking, without the hit-rate table
+    if (!write) {
+      return absl::UnimplementedError(
+          "a typed dataset: gnnctl hotness reports hit rates of homogeneous datasets only (--write stores the "
+          "typed ranking)");
+    }
+    GNND_RETURN_IF_ERROR(CheckSamplingSpec({spec.batch_size, spec.fanouts}));
+    return WriteTypedHotOrder(dataset_dir, {dir.manifest(), dir.arrays(), dir.schema()}, split, spec.fanouts,
+                              spec.threads);
+  }
   GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
   GNND_RETURN_IF_ERROR(CheckSamplingSpec({spec.batch_size, spec.fanouts}));
   const GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
@@ -187,10 +241,46 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
   return report;
 }
 
+absl::StatusOr<std::string> WriteTypedHotOrder(const std::string& dataset_dir, const GraphData& graph,
+                                               const std::string& split, const std::vector<int32_t>& fanouts,
+                                               int threads) {
+  const DatasetSchema& schema = graph.schema;
+  const auto s = std::find(kSplitNames.begin(), kSplitNames.end(), split) - kSplitNames.begin();
+  if (s == static_cast<int64_t>(kSplitNames.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("split = ", Quoted(split), " (must be train, valid or test)"));
+  }
+  int seed_type = -1;  // the first type with that split (typed datasets have their splits on one type)
+  for (size_t t = 0; t < schema.node_types.size() && seed_type < 0; ++t) {
+    if (schema.node_types[t].splits[s] >= 0) seed_type = static_cast<int>(t);
+  }
+  if (seed_type < 0 || schema.node_types[seed_type].split_sizes[s] == 0) {
+    return absl::StrCat("no ", kHotOrderFile, ": no node type has a ", split, " split");
+  }
+  const NodeTypeSchema& seeds_type = schema.node_types[seed_type];
+  const std::span<const int64_t> seeds(static_cast<const int64_t*>(graph.arrays.data[seeds_type.splits[s]]),
+                                       static_cast<size_t>(seeds_type.split_sizes[s]));
+  const std::vector<double> reads = TypedExpectedReads(graph, seed_type, seeds, fanouts, threads);
+  // Only rows that exist are ranked: the nodes of types with features (global ids, as the hot tier reads them).
+  std::vector<int64_t> order;
+  for (int64_t id : RankByScore<double>(reads)) {
+    const auto type = std::upper_bound(schema.node_types.begin(), schema.node_types.end(), id,
+                                       [](int64_t v, const NodeTypeSchema& t) { return v < t.offset; }) -
+                      1;
+    if (type->features >= 0) order.push_back(id);
+  }
+  GNND_ASSIGN_OR_RETURN(const std::string path, StoreHotOrder(dataset_dir, order));
+  return absl::StrCat("wrote ", path, " (the GPU hot tier's ranking of every featured type's rows, global ids: ",
+                      "expected reads from the ", seeds_type.name, " ", split, " split with fanouts [",
+                      absl::StrJoin(fanouts, ","), "] through every relation)");
+}
+
 absl::StatusOr<std::string> WriteHotOrder(const std::string& dataset_dir, const std::string& split,
                                           const std::vector<int32_t>& fanouts, int threads) {
   GNND_RETURN_IF_ERROR(CheckSamplingSpec({1, fanouts}));
   GNND_ASSIGN_OR_RETURN(const DatasetDir dir, DatasetDir::Open(dataset_dir));
+  if (dir.schema().format_version != 1) {
+    return WriteTypedHotOrder(dataset_dir, {dir.manifest(), dir.arrays(), dir.schema()}, split, fanouts, threads);
+  }
   GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
   const GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
   const std::span<const int64_t> seeds(static_cast<const int64_t*>(graph.arrays[split_id]),

@@ -29,6 +29,10 @@ struct HotnessSpec {
 // Expected row reads per node in one epoch whose seeds are `train` (see the header comment).
 std::vector<double> ExpectedReads(const GraphData& graph, std::span<const int64_t> train,
                                   const std::vector<int32_t>& fanouts, int threads);
+// A typed dataset's expected reads per node (global ids: a type's offset plus its id): the same weights pushed
+// through every relation into each hop's frontier types (common/batch/typed_batch.h's rule).
+std::vector<double> TypedExpectedReads(const GraphData& graph, int seed_type, std::span<const int64_t> seeds,
+                                       const std::vector<int32_t>& fanouts, int threads);
 // Per node, the number of in-neighbor lists holding it.
 std::vector<int64_t> ListAppearances(const GraphData& graph, int threads);
 // Per node, the batches holding it among the first `spec.presample_batches` of `epoch` (shuffled seeds).
@@ -47,7 +51,8 @@ double HitRate(std::span<const int64_t> order, int64_t k, std::span<const int64_
 absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const std::string& split,
                                           const HotnessSpec& spec, bool write);
 
-// Stores the `expected` ranking of the dataset in `dataset_dir` (seeds: `split`) as hot_order.npy there, as
+// Stores the `expected` ranking of the dataset in `dataset_dir` (seeds: `split`; of a typed dataset, the type with
+// that split, ranking every featured type's rows by global id) as hot_order.npy there, as
 // `gnnctl import` and `generate` do for the datasets they write (their ids are checked as they are written;
 // HotnessReport validates first). Returns a line saying what was stored; an empty split stores nothing.
 absl::StatusOr<std::string> WriteHotOrder(const std::string& dataset_dir, const std::string& split,

@@ -32,7 +32,8 @@
 #include "tools/gnnctl/sample.h"
 
 ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist, mag240m)");
-ABSL_FLAG(std::string, num_nodes, "", "import (mag240m): node counts, T=N,T=N (default: features' rows or largest id + 1)");
+ABSL_FLAG(std::string, num_nodes, "",
+          "import (mag240m): node counts, T=N,T=N (default: features' rows or largest id + 1)");
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
 ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
 ABSL_FLAG(bool, add_reverse, false,
@@ -134,7 +135,7 @@ absl::StatusOr<std::vector<int32_t>> HotOrderFanouts() {
 // After import or generate: the hot tier's ranking (unless --hot-order=false), then the summary.
 absl::Status Summarize(const std::string& dir, const std::vector<int32_t>& fanouts) {
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(dir));
-  if (absl::GetFlag(FLAGS_hot_order) && dataset.schema().format_version == 1) {  // typed: no ranking yet
+  if (absl::GetFlag(FLAGS_hot_order)) {
     GNND_ASSIGN_OR_RETURN(const std::string stored, dataset::WriteHotOrder(dir, "train", fanouts, Threads()));
     absl::PrintF("%s\n", stored);
   }
@@ -180,8 +181,9 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
     GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
     options.threads = Threads();
     options.add_reverse = absl::GetFlag(FLAGS_add_reverse);
+    GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
     GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
-    return Summarize(args[0], {});
+    return Summarize(args[0], fanouts);
   }
   GNND_ASSIGN_OR_RETURN(dataset::SyntheticSpec spec,
                         dataset::PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
