@@ -95,21 +95,23 @@ class _SlotViews:
             for index, array in enumerate(arrays):
                 _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
             self.arrays.append(tuple(_make_view(array, output) for array in arrays))
-            if self.homogeneous:
-                self._edges.append(tuple(arrays[self.names.index(name)] for name in ("edge_src", "edge_dst")))
+            prefixes = [""] if self.homogeneous else ["___".join(et) + "." for et in self.edge_types]
+            self._edges.append({prefix: tuple(arrays[self.names.index(prefix + name)] for name in ("edge_src", "edge_dst"))
+                                for prefix in prefixes})
 
-    def edge_pair(self, slot, length):
-        """The slot's edge_src and edge_dst as one (2, length) torch view (rows at their own addresses), so a
-        PyG edge_index is one conversion; None unless both are int32 with edge_dst after edge_src."""
-        pair = self._pairs.get(slot, False)
+    def edge_pair(self, slot, length, prefix=""):
+        """The slot's edge_src and edge_dst (of relation "SRC___REL___DST." for a typed batch) as one
+        (2, length) torch view (rows at their own addresses), so a PyG edge_index is one conversion; None
+        unless both are int32 with edge_dst after edge_src."""
+        pair = self._pairs.get((slot, prefix), False)
         if pair is False:
-            src, dst = self._edges[slot]
+            src, dst = self._edges[slot][prefix]
             delta, pair = dst.data - src.data, None
             if src.dtype == _native.INT32 and dst.dtype == _native.INT32 and delta > 0 and delta % 4 == 0:
                 import torch.utils.dlpack
                 pair = torch.utils.dlpack.from_dlpack(
                     _dlpack.capsule(src, shape=(2, src.shape[0]), strides=(delta // 4, 1)))
-            self._pairs[slot] = pair
+            self._pairs[(slot, prefix)] = pair
         return None if pair is None else pair[:, :length]
 
     def clear(self):
@@ -214,6 +216,14 @@ class TypedBatch(_SlotBatch):
             self.arrays = {name: value.clone() if loader.output == "torch" else value.copy()
                            for name, value in self.arrays.items()}
             self.release()
+
+    def edge_pair(self, edge_type):
+        """Relation `edge_type`'s edge_src and edge_dst as one (2, E) int32 torch view of the slot (None for
+        numpy output or a copied batch): a PyG edge_index is then one conversion."""
+        if self._loader.output != "torch" or self._slot is None:
+            return None
+        key = relation_key(edge_type)
+        return self._loader._views.edge_pair(self._slot, self.counts[key + ".edges"], key + ".")
 
     def nodes_per_hop(self, node_type):
         return [self.counts[f"{node_type}.nodes_hop{h}"] for h in range(self.counts["node_hops"])]

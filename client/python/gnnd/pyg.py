@@ -224,10 +224,14 @@ def to_hetero(batch, out):
         seeds.y = batch[f"{batch.seed_type}.labels"]
     for et in batch.edge_types:
         key = "___".join(et)
-        src, dst = batch[f"{key}.edge_src"], batch[f"{key}.edge_dst"]
-        edge_index = torch.empty((2, src.numel()), dtype=torch.int64, device=src.device)
-        edge_index[0].copy_(src)
-        edge_index[1].copy_(dst)
+        pair = batch.edge_pair(et)
+        if pair is not None:  # one conversion kernel per relation
+            edge_index = pair.to(torch.int64, memory_format=torch.contiguous_format)
+        else:
+            src, dst = batch[f"{key}.edge_src"], batch[f"{key}.edge_dst"]
+            edge_index = torch.empty((2, src.numel()), dtype=torch.int64, device=src.device)
+            edge_index[0].copy_(src)
+            edge_index[1].copy_(dst)
         out[et].edge_index = edge_index
         out[et].num_sampled_edges = batch.edges_per_hop(et)
     return out
