@@ -261,7 +261,7 @@ TEST(ImportGraphBolt, HeterogeneousAndMissingPiecesAreNamed) {
 
 TEST(Import, UnknownFormat) {
   EXPECT_EQ(Import("parquet", "a", "b", {}).message(),
-            "--format parquet: unknown (ogb, ogb-bin, graphbolt or edgelist)");
+            "--format parquet: unknown (ogb, ogb-bin, graphbolt, edgelist or mag240m)");
 }
 
 }  // namespace
