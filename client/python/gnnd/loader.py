@@ -1,4 +1,5 @@
 """gnnd's trainer-side loader: minibatches from a running gnnd, read in place from its slots."""
+import collections.abc
 import ctypes
 import math
 
@@ -71,8 +72,10 @@ class _SlotViews:
         self.arrays, self._edges, self._pairs = [], [], {}
         info = _native.ArrayInfo()
         self.names, self.count_of = [], []  # per array: its name, the index of the count giving its rows
+        self.index = {}  # name -> position
         for index in range(lib.gnnd_session_arrays(session)):
             _native.check(lib.gnnd_session_array_info(session, index, ctypes.byref(info)))
+            self.index[info.name.decode()] = len(self.names)
             self.names.append(info.name.decode())
             self.count_of.append(info.count)
         self.count_names = [lib.gnnd_session_count_name(session, i).decode()
@@ -190,6 +193,28 @@ def relation_key(edge_type):
     return edge_type if isinstance(edge_type, str) else "___".join(edge_type)
 
 
+class _BatchArrays(collections.abc.Mapping):
+    """A typed batch's arrays by name, each sliced to its count when first asked for (a batch has dozens; a
+    trainer reads a few)."""
+
+    def __init__(self, views, slot_arrays, counts):
+        self._index, self._slot_arrays, self._counts, self._count_of = views.index, slot_arrays, counts, views.count_of
+        self._sliced = {}
+
+    def __getitem__(self, name):
+        value = self._sliced.get(name)
+        if value is None:
+            i = self._index[name]  # KeyError for a name the batch does not have
+            value = self._sliced[name] = self._slot_arrays[i][:self._counts[self._count_of[i]]]
+        return value
+
+    def __iter__(self):
+        return iter(self._index)
+
+    def __len__(self):
+        return len(self._index)
+
+
 class TypedBatch(_SlotBatch):
     """One minibatch of a typed dataset. Its arrays by the names of gnnd's batch schema, as batch[name] or in
     the dict batch.arrays: per node type T "T.node_ids" (ids within T: the seeds first, then by hop),
@@ -208,8 +233,7 @@ class TypedBatch(_SlotBatch):
         self.epoch, self.step = values.epoch, values.step
         self._loader, self._slot = loader, values.slot
         self.counts = dict(zip(views.count_names, counts))
-        self.arrays = {name: view[:counts[count]]
-                       for name, view, count in zip(views.names, views.arrays[values.slot], views.count_of)}
+        self.arrays = _BatchArrays(views, views.arrays[values.slot], counts)
         self.node_types, self.edge_types, self.seed_type = views.node_types, views.edge_types, views.seed_type
         self.batch_size = self.counts[f"{self.seed_type}.seeds"]
         if copy:
