@@ -8,10 +8,13 @@ Needs torch_geometric. Run it under MPS by starting the MPS control daemon first
     python3 bench/coschedule_typed.py --dir DIR --device cuda:0 [--gnnd-args "--producer-sms=16"]
 
 DIR is a typed dataset with reverse relations (gnnctl generate --preset mag --add-reverse). Prints one
-markdown row: label, ideal and fed steps/s (medians), fed / ideal.
+markdown row: label, ideal and fed steps/s (medians), fed / ideal, and next()'s host time between real steps
+(µs, median and quartiles; the GPU caught up and the slots refilled first).
 """
 import argparse
+import cProfile
 import pathlib
+import pstats
 import shutil
 import statistics
 import sys
@@ -38,7 +41,9 @@ def main():
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--label", default="")
+    parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 15 by own time)")
     args = parser.parse_args()
+    profiler = cProfile.Profile() if args.profile else None
     from gnnd.pyg import NeighborLoader
     device = torch.device(args.device)
     data = load(args.dir)
@@ -73,7 +78,7 @@ def main():
             for i in range(10):  # warm-up: kernels, allocator
                 step(premade[i % len(premade)])
             torch.cuda.synchronize(device)
-            ideal, fed = [], []
+            ideal, fed, next_seconds = [], [], []
             for _ in range(args.rounds):
                 start = time.perf_counter()
                 for i in range(args.steps):
@@ -93,13 +98,28 @@ def main():
                         step(next(batches))
                     torch.cuda.synchronize(device)
                     fed.append(args.steps / (time.perf_counter() - start))
+                    for _ in range(40):  # next()'s host time between real steps, the GPU caught up and slots refilled
+                        torch.cuda.synchronize(device)
+                        time.sleep(0.005)
+                        if profiler:
+                            profiler.enable()
+                        start = time.perf_counter()
+                        batch = next(batches)
+                        next_seconds.append(time.perf_counter() - start)
+                        if profiler:
+                            profiler.disable()
+                        step(batch)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} steps/s",
           file=sys.stderr)
-    print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} |")
+    if profiler:
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
+    q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
+    print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} | "
+          f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) |")
 
 
 if __name__ == "__main__":
