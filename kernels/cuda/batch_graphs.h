@@ -23,6 +23,12 @@ class BatchGraphs {
   // The graphs of output `out`, captured from `sampling` and `gather` (which launch on `stream`) the first
   // time; a new stream drops the graphs of the old one (captured work belongs to its stream's context).
   absl::StatusOr<Phases> For(const void* out, cudaStream_t stream, const Enqueue& sampling, const Enqueue& gather);
+  // Enqueues a batch written to `out` on `stream`: replays its graphs (captured from `sampling` and `gather` the
+  // first time), or launches both phases without graphs (use_graphs false, or the legacy default stream,
+  // which cannot be captured); records `sampled` (if set) between the phases. `*sampling_enqueued` is set
+  // once the sampling phase is enqueued whole (a sampler resets its state before the next batch otherwise).
+  absl::Status Run(const void* out, cudaStream_t stream, bool use_graphs, const Enqueue& sampling,
+                   const Enqueue& gather, cudaEvent_t sampled, bool* sampling_enqueued);
   // Destroys every graph; call before the stream they were captured on goes away.
   void Drop();
 

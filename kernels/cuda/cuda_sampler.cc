@@ -63,21 +63,12 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
   needs_reset_ = true;  // until this batch's sampling is enqueued whole
   GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
-  if (!use_graphs_ || stream == nullptr) {  // the legacy default stream cannot be captured
-    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream));
-    needs_reset_ = false;
-    if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-    return EnqueueGather(out, stream);
-  }
-  GNND_ASSIGN_OR_RETURN(const BatchGraphs::Phases graphs,
-                        graphs_.For(
-                            out.node_ids, stream, [&] { return EnqueueSampling(out, stream); },
-                            [&] { return EnqueueGather(out, stream); }));
-  GNND_CUDA(cudaGraphLaunch(graphs.sampling, stream), "launch a batch's sampling");
-  needs_reset_ = false;
-  if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-  GNND_CUDA(cudaGraphLaunch(graphs.gather, stream), "launch a batch's gather");
-  return absl::OkStatus();
+  bool enqueued = false;
+  const absl::Status status = graphs_.Run(
+      out.node_ids, stream, use_graphs_, [&] { return EnqueueSampling(out, stream); },
+      [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
+  if (enqueued) needs_reset_ = false;
+  return status;
 }
 
 }  // namespace gnnd::cuda

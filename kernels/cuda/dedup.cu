@@ -64,15 +64,7 @@ __global__ void RelabelKernel(HopState* state, const int64_t* hop_edges, const i
   for (int64_t e = FirstIndex(); e < edges; e += Stride()) {
     out[e] = static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
   }
-  __shared__ bool last;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last || threadIdx.x != 0) return;
-  *blocks_done = 0;
+  if (!LastBlockDone(blocks_done) || threadIdx.x != 0) return;
   num_edges_per_hop[hop] = static_cast<int32_t>(edges);
   num_nodes_per_hop[hop + 1] = static_cast<int32_t>(*num_fresh);
   state->frontier_begin = state->num_nodes;

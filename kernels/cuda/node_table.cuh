@@ -47,6 +47,21 @@ struct NodeTable {
   }
 };
 
+// Whether the calling block is the last of its grid to get here (every thread of the block calls it; each
+// thread gets the answer). The last one resets `blocks_done` for the next launch. The relabel kernels end with
+// it, so that their last block can move the frontier once every block has read it.
+__device__ inline bool LastBlockDone(uint32_t* blocks_done) {
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
+    if (last) *blocks_done = 0;
+  }
+  __syncthreads();
+  return last;
+}
+
 template <typename Key>
 inline NodeTable<Key> TableOf(const Workspace& w) {
   return {reinterpret_cast<Key*>(w.table_keys), w.table_locals, w.table_mask, w.table_shift};

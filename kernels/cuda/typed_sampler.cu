@@ -117,15 +117,7 @@ __global__ void TypedRelabelKernel(TypedState* state, int64_t bound, const int64
     a.edge_src[r][state->total_edges[r] + p] =
         static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
   }
-  __shared__ bool last;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last || threadIdx.x != 0) return;
-  *blocks_done = 0;
+  if (!LastBlockDone(blocks_done) || threadIdx.x != 0) return;
   for (int r = 0; r < a.num_relations; ++r) {
     a.num_edges_per_hop[r][hop] = static_cast<int32_t>(state->hop_edges[r]);
     state->total_edges[r] += state->hop_edges[r];
@@ -322,20 +314,12 @@ absl::Status TypedCudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std:
   if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
   needs_reset_ = true;  // until this batch's sampling is enqueued whole
   GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
-  if (!options_.use_graphs || stream == nullptr) {
-    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream));
-    needs_reset_ = false;
-    if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-    return EnqueueGather(out, stream);
-  }
-  GNND_ASSIGN_OR_RETURN(const BatchGraphs::Phases graphs, graphs_.For(
-                                                              out, stream, [&] { return EnqueueSampling(out, stream); },
-                                                              [&] { return EnqueueGather(out, stream); }));
-  GNND_CUDA(cudaGraphLaunch(graphs.sampling, stream), "launch a batch's sampling");
-  needs_reset_ = false;
-  if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-  GNND_CUDA(cudaGraphLaunch(graphs.gather, stream), "launch a batch's gather");
-  return absl::OkStatus();
+  bool enqueued = false;
+  const absl::Status status = graphs_.Run(
+      out, stream, options_.use_graphs, [&] { return EnqueueSampling(out, stream); },
+      [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
+  if (enqueued) needs_reset_ = false;
+  return status;
 }
 
 }  // namespace gnnd::cuda

@@ -3,6 +3,7 @@ to_hetero of SAGEConv, written in plain torch) trained through gnnd.pyg.Neighbor
 reaches the validation accuracy of the same model and seeds trained on an in-process typed neighbor sampler
 (within 1 point), clearly above the same model without relations. Also the HeteroData-shaped batch (every
 edge an edge of its relation, PyG's attribute names), typed DGL blocks and PyG's input_nodes forms."""
+import os
 import subprocess
 import time
 
@@ -17,7 +18,7 @@ from daemon_util import GNNCTL, Daemon  # noqa: E402
 from training import HeteroSAGE, TypedDataset, TypedReferenceSampler, train_typed, typed_accuracy  # noqa: E402
 
 FANOUTS, BATCH, EPOCHS, HIDDEN = [6, 4], 256, 4, 32
-NAME = "typed-training"
+NAME = f"typed-training-{os.getpid()}"  # shared-memory names are host-wide
 
 
 @pytest.fixture(scope="module")

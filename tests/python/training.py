@@ -228,29 +228,20 @@ class HeteroSAGE(torch.nn.Module):
         return h[target]
 
 
-class TypedReferenceSampler:
+class TypedReferenceSampler(ReferenceSampler):
     """PyG's typed neighbor sampling, straightforwardly: per hop, per relation, up to `fanout` distinct
     in-neighbors (random keys, the smallest per node) of each node of the relation's destination type that
     was new at the previous hop; new nodes numbered per type after that type's earlier ones. Yields
-    PyG-shaped typed batches (dicts of x_dict, edge_index_dict, num_nodes, y, batch_size)."""
+    PyG-shaped typed batches (dicts of x_dict, edge_index_dict, num_nodes, y, batch_size). Seeds, epochs and
+    their order as ReferenceSampler's (CPU)."""
 
     def __init__(self, dataset, node_type, seeds, fanouts, batch_size, seed, shuffle=True):
         self.dataset, self.node_type, self.fanouts = dataset, node_type, fanouts
-        self.batch_size, self.shuffle = batch_size, shuffle
+        self.batch_size, self.shuffle, self.device = batch_size, shuffle, "cpu"
         self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
         self.local = {t: torch.full((n,), -1, dtype=torch.int64) for t, n in dataset.num_nodes.items()}
         self.generator = torch.Generator()
         self.generator.manual_seed(seed)
-
-    def __len__(self):
-        return (len(self.seeds) + self.batch_size - 1) // self.batch_size
-
-    def __iter__(self):
-        order = self.seeds
-        if self.shuffle:
-            order = order[torch.randperm(len(order), generator=self.generator)]
-        for start in range(0, len(order), self.batch_size):
-            yield self.sample(order[start:start + self.batch_size])
 
     def sample(self, batch):
         d = self.dataset
