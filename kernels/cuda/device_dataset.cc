@@ -52,8 +52,9 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
                                    r.index_dtype == DType::kInt32 ? v1::INDEX_DTYPE_INT32 : v1::INDEX_DTYPE_INT64});
   }
   for (const NodeTypeSchema& t : schema.node_types) {
-    d->graph_.types.push_back({t.features >= 0 ? placed[t.features] : nullptr,
-                               t.labels >= 0 ? static_cast<const int64_t*>(placed[t.labels]) : nullptr});
+    DeviceNodeType& type = d->graph_.types.emplace_back();
+    type.features = t.features >= 0 ? placed[t.features] : nullptr;
+    type.labels = t.labels >= 0 ? static_cast<const int64_t*>(placed[t.labels]) : nullptr;
   }
   if (schema.format_version == 1) {  // the homogeneous kernels' fields
     d->graph_.indptr = d->graph_.relations[0].indptr;

@@ -13,7 +13,9 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device: GPU session tests skipped", allow_module_level=True)
 
 import gnnd
+import gnnd.pyg
 from daemon_util import GNNCTL, Daemon, generate
+from test_typed_session import assert_hetero_batch_equals
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +84,13 @@ def test_typed_cuda_session_matches_the_cpu_reference(tmp_path):
                     np.testing.assert_array_equal(batch[name].cpu().numpy(), ref[name], err_msg=f"step {batch.step} {name}")
                 steps += 1
             assert steps == len(loader)
+        # The same batches as PyG's HeteroData (every relation's int64 edge_index made on the GPU at once).
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[6, -1], batch_size=256, input_nodes=("paper", "train"),
+                                     shuffle=True, dataset="gpumag", address=daemon.address, seed=4,
+                                     device="cuda:0") as batches:
+            for step, batch in enumerate(batches):
+                assert batch["paper"].n_id.is_cuda
+                assert_hetero_batch_equals(batch, np.load(tmp_path / f"ref-{step}.npz"))
     finally:
         assert daemon.stop() == 0, daemon.output()
 

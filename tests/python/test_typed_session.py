@@ -68,6 +68,61 @@ def test_batches_equal_gnnctl_sample_and_are_described_by_the_schema(mag, tmp_pa
     assert np.array_equal(np.sort(seeds), np.sort(np.load(data / "paper.train.npy")))
 
 
+def assert_hetero_batch_equals(batch, reference):
+    """A gnnd.pyg typed batch (HeteroData, or HeteroBatch without PyG) holds exactly the arrays of the
+    reference npz (gnnctl sample's) under PyG's names: n_id, x, y, num_sampled_nodes per node type, edge_index
+    (int64, edge_src over edge_dst) and num_sampled_edges per relation."""
+    import torch
+    host = lambda tensor: tensor.cpu().numpy()  # noqa: E731
+    for t in batch.node_types:
+        store = batch[t]
+        assert np.array_equal(host(store.n_id), reference[f"{t}.node_ids"]), t
+        assert store.num_nodes == len(reference[f"{t}.node_ids"])
+        assert list(store.num_sampled_nodes) == reference[f"{t}.num_nodes_per_hop"].tolist(), t
+        if f"{t}.features" in reference.files:
+            x = store.x
+            bits = x.view(torch.int16) if x.element_size() == 2 else x
+            assert np.array_equal(host(bits), reference[f"{t}.features"].view(host(bits).dtype)), t
+        else:
+            assert "x" not in store, t
+    seeds = next(batch[t] for t in batch.node_types if "batch_size" in batch[t])
+    assert np.array_equal(host(seeds.y), next(reference[n] for n in reference.files if n.endswith(".labels")))
+    assert seeds.batch_size == len(seeds.y)
+    relations = {tuple(n[:-len(".edge_src")].split("___")) for n in reference.files if n.endswith(".edge_src")}
+    assert set(batch.edge_types) == relations
+    for et in relations:
+        key, edge_index = "___".join(et), batch[et].edge_index
+        assert edge_index.dtype == torch.int64 and edge_index.shape[0] == 2, et
+        want = np.stack((reference[f"{key}.edge_src"], reference[f"{key}.edge_dst"])).astype(np.int64)
+        assert np.array_equal(host(edge_index), want), et
+        assert list(batch[et].num_sampled_edges) == reference[f"{key}.num_edges_per_hop"].tolist(), et
+
+
+def test_pyg_hetero_batches_equal_gnnctl_sample(mag, tmp_path):
+    pytest.importorskip("torch")
+    import gnnd.pyg
+    daemon, data = mag
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[4, 3], batch_size=64, input_nodes=("paper", "train"),
+                                 shuffle=True, dataset=NAME, address=daemon.address, seed=11) as batches:
+        steps = 0
+        for batch in batches:
+            assert_hetero_batch_equals(batch, sample(data, tmp_path, steps, "--node-type=paper"))
+            steps += 1
+        assert steps == len(batches) > 2
+
+
+def test_edge_indices_of_relations_with_and_without_edges():
+    torch = pytest.importorskip("torch")
+    from gnnd.pyg import edge_indices
+    pairs = [(torch.tensor([3, 1, 2], dtype=torch.int32), torch.tensor([0, 0, 1], dtype=torch.int32)),
+             (torch.tensor([], dtype=torch.int32), torch.tensor([], dtype=torch.int32)),
+             (torch.tensor([7], dtype=torch.int32), torch.tensor([2**31 - 1], dtype=torch.int32))]
+    out = edge_indices(pairs)
+    assert [e.dtype for e in out] == [torch.int64] * 3 and [tuple(e.shape) for e in out] == [(2, 3), (2, 0), (2, 1)]
+    assert out[0].tolist() == [[3, 1, 2], [0, 0, 1]] and out[2].tolist() == [[7], [2**31 - 1]]
+    assert all(e.is_contiguous() for e in out) and edge_indices([]) == []
+
+
 def test_per_relation_fanouts_and_seed_ids(mag):
     daemon, data = mag
     fanouts = {edge_type: [0, 0] for edge_type in loader(daemon).__enter__()._views.edge_types}

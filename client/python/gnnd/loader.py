@@ -93,6 +93,16 @@ class _SlotViews:
             self.node_types = suffixed(".node_ids")
             self.edge_types = [tuple(key.split("___")) for key in suffixed(".edge_src")]
             self.seed_type = next(n[:-len(".seeds")] for n in self.count_names if n.endswith(".seeds"))
+            # Positions of the counts a batch is read by, found by name once: per node type (by name) and
+            # relation (by key) its total and its per-hop counts.
+            count = {name: i for i, name in enumerate(self.count_names)}
+            hops = next(h for h in range(len(self.count_names)) if f"{self.node_types[0]}.nodes_hop{h + 1}" not in count)
+            keys = ["___".join(et) for et in self.edge_types]
+            self.total_count = {t: count[f"{t}.nodes"] for t in self.node_types}
+            self.hop_counts = {t: [count[f"{t}.nodes_hop{h}"] for h in range(hops + 1)] for t in self.node_types}
+            self.edge_total_count = {k: count[f"{k}.edges"] for k in keys}
+            self.edge_hop_counts = {k: [count[f"{k}.edges_hop{h}"] for h in range(hops)] for k in keys}
+            self.seeds_count = count[f"{self.seed_type}.seeds"]
         for slot in range(lib.gnnd_session_slots(session)):
             arrays = [_native.Array() for _ in self.names]
             for index, array in enumerate(arrays):
@@ -224,43 +234,56 @@ class TypedBatch(_SlotBatch):
 
     batch.counts maps every count's name to its value (host ints), e.g. "T.nodes", "T.nodes_hop1",
     "SRC___REL___DST.edges"; node_types, edge_types ((src, rel, dst) tuples), seed_type and batch_size (the
-    seeds) describe the batch; nodes_per_hop(T) and edges_per_hop(edge_type) give the per-hop lists. Valid
-    until released, as Batch."""
+    seeds) describe the batch; num_nodes(T), num_edges(edge_type), nodes_per_hop(T) and
+    edges_per_hop(edge_type) give the totals and per-hop lists. Valid until released, as Batch."""
 
     def __init__(self, loader, values, copy):
-        views = loader._views
-        counts = values.counts[:values.num_counts]
+        views = self._views = loader._views
+        self._values = counts = values.counts[:values.num_counts]
         self.epoch, self.step = values.epoch, values.step
         self._loader, self._slot = loader, values.slot
-        self.counts = dict(zip(views.count_names, counts))
+        self._counts = None
         self.arrays = _BatchArrays(views, views.arrays[values.slot], counts)
         self.node_types, self.edge_types, self.seed_type = views.node_types, views.edge_types, views.seed_type
-        self.batch_size = self.counts[f"{self.seed_type}.seeds"]
+        self.batch_size = counts[views.seeds_count]
         if copy:
             self.arrays = {name: value.clone() if loader.output == "torch" else value.copy()
                            for name, value in self.arrays.items()}
             self.release()
 
+    @property
+    def counts(self):
+        if self._counts is None:  # made when first asked for: the readers of a batch use positions
+            self._counts = dict(zip(self._views.count_names, self._values))
+        return self._counts
+
     def edge_pair(self, edge_type):
         """Relation `edge_type`'s edge_src and edge_dst as one (2, E) int32 torch view of the slot (None for
-        numpy output or a copied batch): a PyG edge_index is then one conversion."""
+        numpy output or a copied batch)."""
         if self._loader.output != "torch" or self._slot is None:
             return None
         key = relation_key(edge_type)
-        return self._loader._views.edge_pair(self._slot, self.counts[key + ".edges"], key + ".")
+        return self._views.edge_pair(self._slot, self.num_edges(key), key + ".")
+
+    def num_nodes(self, node_type):
+        return self._values[self._views.total_count[node_type]]
+
+    def num_edges(self, edge_type):
+        return self._values[self._views.edge_total_count[relation_key(edge_type)]]
 
     def nodes_per_hop(self, node_type):
-        return [self.counts[f"{node_type}.nodes_hop{h}"] for h in range(self.counts["node_hops"])]
+        values = self._values
+        return [values[i] for i in self._views.hop_counts[node_type]]
 
     def edges_per_hop(self, edge_type):
-        key = relation_key(edge_type)
-        return [self.counts[f"{key}.edges_hop{h}"] for h in range(self.counts["edge_hops"])]
+        values = self._values
+        return [values[i] for i in self._views.edge_hop_counts[relation_key(edge_type)]]
 
     def __getitem__(self, name):
         return self.arrays[name]
 
     def __repr__(self):
-        nodes = ", ".join(f"{t}={self.counts[t + '.nodes']}" for t in self.node_types)
+        nodes = ", ".join(f"{t}={self.num_nodes(t)}" for t in self.node_types)
         return f"TypedBatch(epoch={self.epoch}, step={self.step}, seeds={self.batch_size}, nodes: {nodes})"
 
 

@@ -51,6 +51,9 @@ class Batch:
 class _Store:
     """One node or edge type's attributes in a HeteroBatch."""
 
+    def __init__(self, attributes=()):
+        self.__dict__.update(attributes)
+
     def __getitem__(self, key):
         return getattr(self, key)
 
@@ -71,6 +74,13 @@ class HeteroBatch:
 
     def __init__(self):
         self._stores = {}
+
+    @classmethod
+    def from_dict(cls, mapping):
+        """As HeteroData.from_dict: {node type or edge type: {attribute: value}}."""
+        out = cls()
+        out._stores = {key: _Store(attributes) for key, attributes in mapping.items()}
+        return out
 
     def __getitem__(self, key):
         return self._stores.setdefault(key, _Store())
@@ -144,7 +154,7 @@ class NeighborLoader:
         unsupported = sorted(set(pyg_arguments) - _WORKER_ARGUMENTS)
         if unsupported:
             raise TypeError(f"gnnd.pyg.NeighborLoader does not support {', '.join(unsupported)} "
-                            "(gnnd samples uniformly without replacement, in-edges, homogeneous graphs)")
+                            "(gnnd samples uniformly without replacement, in-edges)")
         if not num_neighbors:
             raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5]")
         del data  # gnnd serves the graph and its features
@@ -178,8 +188,11 @@ class NeighborLoader:
 
     def __iter__(self):
         if self._typed:
+            reader = _HeteroReader(self._loader._views)
+            make = getattr(self._make, "from_dict", None)
             for batch in self._loader:
-                yield to_hetero(batch, self._make())
+                mapping = reader.mapping(batch)
+                yield make(mapping) if make else _hetero_by_attributes(mapping, self._make())
         else:
             for batch in self._loader:
                 yield self._make(**to_pyg(batch))
@@ -209,29 +222,70 @@ def to_pyg(batch):
                 num_sampled_edges=list(batch.edges_per_hop))
 
 
-def to_hetero(batch, out):
-    """Fills `out` (a HeteroData or HeteroBatch) with a gnnd.TypedBatch's arrays (torch output), PyG's names."""
-    for t in batch.node_types:
-        store = out[t]
-        store.n_id = batch[f"{t}.node_ids"]
-        store.num_nodes = len(store.n_id)
-        if f"{t}.features" in batch.arrays:
-            store.x = batch[f"{t}.features"]
-        store.num_sampled_nodes = batch.nodes_per_hop(t)
-    seeds = out[batch.seed_type]
-    seeds.batch_size = batch.batch_size
-    if f"{batch.seed_type}.labels" in batch.arrays:
-        seeds.y = batch[f"{batch.seed_type}.labels"]
-    for et in batch.edge_types:
-        key = "___".join(et)
-        pair = batch.edge_pair(et)
-        if pair is not None:  # one conversion kernel per relation
-            edge_index = pair.to(torch.int64, memory_format=torch.contiguous_format)
-        else:
-            src, dst = batch[f"{key}.edge_src"], batch[f"{key}.edge_dst"]
-            edge_index = torch.empty((2, src.numel()), dtype=torch.int64, device=src.device)
-            edge_index[0].copy_(src)
-            edge_index[1].copy_(dst)
-        out[et].edge_index = edge_index
-        out[et].num_sampled_edges = batch.edges_per_hop(et)
+class _HeteroReader:
+    """Reads a session's typed batches into PyG's HeteroData attributes. The arrays and counts each attribute
+    comes from are looked up by name once per session: a typed batch has dozens, and a trainer's step
+    should not pay for building their names."""
+
+    def __init__(self, views):
+        index = views.index
+        self.types = [(t, index[f"{t}.node_ids"], index.get(f"{t}.features"), views.total_count[t],
+                       views.hop_counts[t]) for t in views.node_types]
+        self.seed_type, self.labels = views.seed_type, index.get(f"{views.seed_type}.labels")
+        keys = ["___".join(et) for et in views.edge_types]
+        self.relations = [(et, index[f"{k}.edge_src"], index[f"{k}.edge_dst"], views.edge_total_count[k],
+                           views.edge_hop_counts[k]) for et, k in zip(views.edge_types, keys)]
+        self.views = views  # the slots' arrays, viewed once
+
+    def mapping(self, batch):
+        """{node type: {n_id, num_nodes, x, num_sampled_nodes (, batch_size, y)}, edge type: {edge_index,
+        num_sampled_edges}} of a gnnd.TypedBatch (torch output) in its slot."""
+        arrays, counts = self.views.arrays[batch._slot], batch._values
+        out = {}
+        for t, ids, features, total, hops in self.types:
+            n = counts[total]
+            store = out[t] = {"n_id": arrays[ids][:n], "num_nodes": n,
+                              "num_sampled_nodes": [counts[i] for i in hops]}
+            if features is not None:
+                store["x"] = arrays[features][:n]
+        seeds = out[self.seed_type]
+        seeds["batch_size"] = batch.batch_size
+        if self.labels is not None:
+            seeds["y"] = arrays[self.labels][:batch.batch_size]
+        pairs = [(arrays[src][:counts[total]], arrays[dst][:counts[total]]) for _, src, dst, total, _ in self.relations]
+        for (et, _, _, _, hops), edge_index in zip(self.relations, edge_indices(pairs)):
+            out[et] = {"edge_index": edge_index, "num_sampled_edges": [counts[i] for i in hops]}
+        return out
+
+
+def edge_indices(pairs):
+    """PyG's int64 (2, E) edge_index of every (edge_src, edge_dst) pair of int32 views, in one buffer. On a
+    GPU one kernel converts them all (torch._foreach_copy_, torch 2.1 and later): a launch per relation
+    costs a host-bound typed trainer more than the copy."""
+    sizes = [len(src) for src, _ in pairs]
+    if not pairs:
+        return []
+    some = pairs[0][0]
+    buffer = torch.empty(2 * sum(sizes), dtype=torch.int64, device=some.device)
+    edge_index = [piece.view(2, n) for piece, n in zip(buffer.split([2 * n for n in sizes]), sizes)]
+    foreach_copy = getattr(torch, "_foreach_copy_", None)
+    if foreach_copy is not None and some.is_cuda:
+        rows = buffer.split([n for n in sizes for _ in range(2)])
+        sources = [row for pair in pairs for row in pair]
+        filled = [(r, s) for r, s in zip(rows, sources) if len(s)]
+        if filled:
+            foreach_copy([r for r, _ in filled], [s for _, s in filled])
+    else:
+        for out, (src, dst) in zip(edge_index, pairs):
+            out[0].copy_(src)
+            out[1].copy_(dst)
+    return edge_index
+
+
+def _hetero_by_attributes(mapping, out):
+    """Fills `out` (a HeteroData without from_dict) attribute by attribute."""
+    for key, attributes in mapping.items():
+        store = out[key]
+        for name, value in attributes.items():
+            setattr(store, name, value)
     return out
