@@ -40,8 +40,9 @@ def main():
     parser.add_argument("--fanouts", default="15,10")
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--slots", type=int, default=0, help="the session's slots (0: gnnd's default)")
     parser.add_argument("--label", default="")
-    parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 15 by own time)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 20 by own and by cumulative time)")
     args = parser.parse_args()
     profiler = cProfile.Profile() if args.profile else None
     from gnnd.pyg import NeighborLoader
@@ -54,7 +55,8 @@ def main():
         try:
             def loader():
                 return NeighborLoader(None, num_neighbors=fanouts, batch_size=1024, input_nodes=(target, "train"),
-                                      shuffle=True, dataset="bench", address=address, device=args.device, seed=5)
+                                      shuffle=True, dataset="bench", address=address, device=args.device, seed=5,
+                                      num_slots=args.slots)
 
             premade = []  # the ideal's batches: the same kind, copied into the trainer's memory once
             with loader() as source:
@@ -112,11 +114,14 @@ def main():
         finally:
             proc.terminate()
             proc.wait(timeout=60)
+            with open(pathlib.Path(tmp) / "gnnd.log") as log:  # the producer_sms choice
+                print("".join(line for line in log if "producer" in line), end="", file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} steps/s",
           file=sys.stderr)
     if profiler:
-        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
+        for order in ("tottime", "cumulative"):
+            pstats.Stats(profiler, stream=sys.stderr).sort_stats(order).print_stats(20)
     q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
     print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} | "
           f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) |")
