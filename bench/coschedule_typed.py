@@ -2,14 +2,16 @@
 """Does a typed trainer notice gnnd? The step rate of examples/hetero_pyg.py's model (PyG's to_hetero of a
 2-layer GraphSAGE, 128 wide, learned embeddings for types without features) trained on typed batches that
 gnnd samples on the GPU and hands over through CUDA IPC (gnnd.pyg.NeighborLoader, HeteroData), against the
-same loop on batches of the same kind already in the trainer's GPU memory (the ideal), rounds alternated.
+same loop on batches of the same kind already in the trainer's GPU memory (the ideal), in blocks taken in turn.
 Needs torch_geometric. Run it under MPS by starting the MPS control daemon first.
 
     python3 bench/coschedule_typed.py --dir DIR --device cuda:0 [--gnnd-args "--producer-sms=16"]
 
-DIR is a typed dataset with reverse relations (gnnctl generate --preset mag --add-reverse). Prints one
-markdown row: label, ideal and fed steps/s (medians), fed / ideal, and next()'s host time between real steps
-(µs, median and quartiles; the GPU caught up and the slots refilled first).
+DIR is a typed dataset with reverse relations (gnnctl generate --preset mag --add-reverse). Ideal and fed
+steps run in blocks taken in turn (--blocks of --steps each) on one open session. Prints one markdown row:
+label, ideal and fed steps/s (medians over blocks), their ratio, the ratio of each fed block to the ideal block
+before it (median and quartiles), and next()'s host time between real steps (µs, median and quartiles; the
+GPU caught up and the slots refilled first).
 """
 import argparse
 import cProfile
@@ -38,8 +40,8 @@ def main():
     parser.add_argument("--gnnd-args", default="")
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--fanouts", default="15,10")
-    parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=100, help="steps per block")
+    parser.add_argument("--blocks", type=int, default=10, help="blocks of ideal and of fed steps, taken in turn")
     parser.add_argument("--slots", type=int, default=0, help="the session's slots (0: gnnd's default)")
     parser.add_argument("--label", default="")
     parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 20 by own and by cumulative time)")
@@ -81,36 +83,39 @@ def main():
                 step(premade[i % len(premade)])
             torch.cuda.synchronize(device)
             ideal, fed, next_seconds = [], [], []
-            for _ in range(args.rounds):
+
+            def timed(take):  # steps/s of one block of steps
+                torch.cuda.synchronize(device)
                 start = time.perf_counter()
                 for i in range(args.steps):
-                    step(premade[i % len(premade)])
+                    step(take(i))
                 torch.cuda.synchronize(device)
-                ideal.append(args.steps / (time.perf_counter() - start))
-                with loader() as source:
-                    def endless():
-                        while True:
-                            yield from source
-                    batches = endless()
-                    for _ in range(10):  # the session's warm-up
-                        step(next(batches))
+                return args.steps / (time.perf_counter() - start)
+
+            with loader() as source:
+                def endless():
+                    while True:
+                        yield from source
+                batches = endless()
+                for _ in range(10):  # the session's warm-up
+                    step(next(batches))
+                # Blocks of ideal and fed steps taken in turn: a host-bound trainer's rate drifts by several
+                # percent over seconds, as much as the effect measured. During an ideal block gnnd's slots are
+                # full and its producer idle.
+                for _ in range(args.blocks):
+                    ideal.append(timed(lambda i: premade[i % len(premade)]))
+                    fed.append(timed(lambda i: next(batches)))
+                for _ in range(40):  # next()'s host time between real steps, the GPU caught up and slots refilled
                     torch.cuda.synchronize(device)
+                    time.sleep(0.005)
+                    if profiler:
+                        profiler.enable()
                     start = time.perf_counter()
-                    for _ in range(args.steps):
-                        step(next(batches))
-                    torch.cuda.synchronize(device)
-                    fed.append(args.steps / (time.perf_counter() - start))
-                    for _ in range(40):  # next()'s host time between real steps, the GPU caught up and slots refilled
-                        torch.cuda.synchronize(device)
-                        time.sleep(0.005)
-                        if profiler:
-                            profiler.enable()
-                        start = time.perf_counter()
-                        batch = next(batches)
-                        next_seconds.append(time.perf_counter() - start)
-                        if profiler:
-                            profiler.disable()
-                        step(batch)
+                    batch = next(batches)
+                    next_seconds.append(time.perf_counter() - start)
+                    if profiler:
+                        profiler.disable()
+                    step(batch)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -123,8 +128,9 @@ def main():
         for order in ("tottime", "cumulative"):
             pstats.Stats(profiler, stream=sys.stderr).sort_stats(order).print_stats(20)
     q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
+    pairs = statistics.quantiles([b / a for a, b in zip(ideal, fed)], n=4)  # each fed block over the ideal before it
     print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} | "
-          f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) |")
+          f"{pairs[1]:.3f} ({pairs[0]:.3f} / {pairs[2]:.3f}) | {q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) |")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all but soak): check sessions sampling gather typed tier torch coschedule first next; soak (6 min:
+# PARTs (default all but soak): check sessions sampling gather typed tier torch coschedule hetero first next; soak (6 min:
 # bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
@@ -27,7 +27,7 @@ esac
 bundle=$(realpath "$2")
 out=$(mkdir -p "$3" && realpath "$3")
 shift 3
-parts=${*:-check sessions sampling gather typed tier torch coschedule first next}
+parts=${*:-check sessions sampling gather typed tier torch coschedule hetero first next}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$bundle/env.sh"
 export PYTHONPATH="$repo/client/python:$repo/bench:$PYTHONPATH" PYTHONUNBUFFERED=1
@@ -147,6 +147,21 @@ and gnnd to refill it), median (quartiles); stand-in: next()'s torch and PyG wor
         done
         echo quit | timeout 30 nvidia-cuda-mps-control
       done ;;
+    hetero)
+      section "Does a typed trainer notice gnnd? (end to end, MPS)" \
+        "\`bench/coschedule_typed.py\`: examples/hetero_pyg.py's \`to_hetero\` GraphSAGE (2 x 128) on the mag preset \
+at scale 0.1 with reverses (8 relations), batch 1024, [15, 10], fed by gnnd.pyg.NeighborLoader on cuda:0 against the \
+same loop on 30 premade batches in its memory, 12 blocks of 100 steps of each taken in turn; producer_sms auto."
+      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | per block pair, median (quartiles) | next() µs |" >>"$results"
+      echo "|---|---|---|---|---|---|" >>"$results"
+      [ -f "$data/mag/manifest.textproto" ] ||
+        gnnctl generate --preset mag --scale 0.1 --add-reverse --seed 0 "$data/mag" >/dev/null 2>>"$out/log.txt"
+      nvidia-cuda-mps-control -d || { echo "| MPS did not start | | | | | |" >>"$results"; continue; }
+      for slots in 2 4; do
+        run "$python" "$repo/bench/coschedule_typed.py" --dir "$data/mag" --steps 100 --blocks 12 --slots $slots \
+          --label "MPS, producer_sms auto, $slots slots"
+      done
+      echo quit | timeout 30 nvidia-cuda-mps-control ;;
     first)
       section "First batch after connecting" \
         "\`bench/session_rate.py\`: a trainer process connects to a gnnd that has the dataset loaded (datasets \
