@@ -120,8 +120,12 @@ uint64_t GpuCacheSize::For(uint64_t free, uint64_t total) const {
 }
 
 absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
-  if (config.listen().empty()) config.set_listen(kDefaultAddress);
+  if (!config.instance().empty()) GNND_RETURN_IF_ERROR(CheckInstanceName(config.instance(), "instance"));
+  if (config.listen().empty()) {
+    config.set_listen(config.instance().empty() ? kDefaultAddress : InstanceAddress(config.instance()));
+  }
   GNND_RETURN_IF_ERROR(ParseListenAddress(config.listen()).status());
+  if (config.instance().empty()) config.set_instance(InstanceOfAddress(config.listen()));
   if (config.socket_mode() == 0) config.set_socket_mode(0660);
   if (config.socket_mode() > 0777) {
     return absl::InvalidArgumentError(absl::StrCat("socket_mode: ", config.socket_mode(), " is not a permission mode"));

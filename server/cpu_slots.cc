@@ -7,12 +7,14 @@
 
 namespace gnnd {
 
-absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode) {
+absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode,
+                                                           const std::string& instance) {
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
   s->workers_ = &workers;
   s->wake_ = plan.wake;
   const size_t slot_bytes = plan.typed ? plan.typed->layout.total_bytes : plan.layout.total_bytes;
-  GNND_ASSIGN_OR_RETURN(s->segment_, SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid));
+  GNND_ASSIGN_OR_RETURN(s->segment_,
+                        SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid, instance));
   for (int k = 0; k < plan.num_slots; ++k) {
     std::byte* base = static_cast<std::byte*>(s->segment_->data()) + k * slot_bytes;
     if (plan.typed) {

@@ -17,7 +17,8 @@ namespace gnnd {
 class CpuSlots final : public SlotBackend {
  public:
   // Batches are made on `workers` (all of its threads at most); the segment gets permission bits `mode`.
-  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode);
+  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode,
+                                                          const std::string& instance = kDefaultInstance);
   ~CpuSlots() override;
 
   absl::Status Describe(v1::SessionOpened& opened) override;

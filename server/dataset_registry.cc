@@ -106,13 +106,23 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
   options.huge_pages = huge_pages;
   options.threads = threads_;
   options.staging = staging;
+  options.instance = instance_;
   options.on_array_loaded = [&](const std::string& array, size_t done, size_t total) {
     if (progress) progress(array, done, total);
   };
   absl::StatusOr<std::unique_ptr<ShmDataset>> shm = ShmDataset::Load(name, dir, options);
-  if (absl::IsAlreadyExists(shm.status()) && !staging) {
+  if (absl::IsAlreadyExists(shm.status()) && !staging && !keep_segments_) {
+    // Left by an earlier gnnd of this instance that did not remove it (a killed one): nothing asked to
+    // keep it, so it is not trusted to be this directory's copy.
+    LogWarning(
+        "dataset '%s': removing the copy an earlier gnnd of instance '%s' left in shared memory (attaching "
+        "to it takes keep_segments)",
+        name, instance_);
+    (void)ShmDataset::Remove(name, instance_);
+    shm = ShmDataset::Load(name, dir, options);
+  } else if (absl::IsAlreadyExists(shm.status()) && !staging) {
     // Left by an earlier gnnd with keep_segments: reuse it if it is the same dataset.
-    shm = ShmDataset::Attach(name);
+    shm = ShmDataset::Attach(name, /*any_owner=*/false, instance_);
     if (shm.ok() && (*shm)->manifest().SerializeAsString() != dir.manifest().SerializeAsString()) {
       return absl::AlreadyExistsError(absl::StrCat("shared memory holds a different dataset named '", name,
                                                    "'; remove it with `gnnctl shm remove ", name, "`"));
@@ -123,7 +133,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
         LogWarning("dataset '%s': the copy in shared memory is not valid (%s); loading it again", name,
                    valid.message());
         shm->reset();
-        (void)ShmDataset::Remove(name);
+        (void)ShmDataset::Remove(name, instance_);
         shm = ShmDataset::Load(name, dir, options);
       } else {
         LogInfo("dataset '%s': attached to the copy already in shared memory", name);
@@ -155,7 +165,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
 
 void DatasetRegistry::Drop(LoadedDataset& dataset) {
   Unmap(dataset);
-  if (absl::Status s = ShmDataset::Remove(dataset.shm_set); !s.ok()) {
+  if (absl::Status s = ShmDataset::Remove(dataset.shm_set, instance_); !s.ok()) {
     LogWarning("removing dataset '%s' (%s): %s", dataset.name, dataset.shm_set, s.message());
   }
 }
@@ -174,7 +184,7 @@ absl::Status DatasetRegistry::Unload(const std::string& name) {
     datasets_.erase(it);
   }
   Unmap(*dataset);
-  GNND_RETURN_IF_ERROR(ShmDataset::Remove(dataset->shm_set));
+  GNND_RETURN_IF_ERROR(ShmDataset::Remove(dataset->shm_set, instance_));
   LogEvent(LogLevel::kInfo, "dataset_unloaded", {{"dataset", name}}, "dataset '%s' unloaded", name);
   return absl::OkStatus();
 }
@@ -211,7 +221,7 @@ void DatasetRegistry::UnloadAll() {
     Unmap(*dataset);
     if (keep_segments_) {
       LogInfo("dataset '%s' left in shared memory (keep_segments)", name);
-    } else if (absl::Status s = ShmDataset::Remove(dataset->shm_set); !s.ok()) {
+    } else if (absl::Status s = ShmDataset::Remove(dataset->shm_set, instance_); !s.ok()) {
       LogWarning("removing dataset '%s': %s", name, s.message());
     }
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/base/vocabulary.h"
 #include "common/dataset/graph.h"
 #include "common/dataset/shm_store.h"
 #include "gnnd/v1/service.pb.h"
@@ -34,16 +35,21 @@ class DatasetRegistry {
   // `after_load` runs once a dataset is loaded, before Load returns (to prepare it for GPUs).
   using BeforeUnmap = std::function<void(const LoadedDataset&)>;
   using AfterLoad = std::function<void(const LoadedDataset&)>;
-  DatasetRegistry(bool keep_segments, int threads, BeforeUnmap before_unmap = nullptr, AfterLoad after_load = nullptr)
+  // Segments take `instance`'s names (common/base/vocabulary.h).
+  DatasetRegistry(bool keep_segments, int threads, BeforeUnmap before_unmap = nullptr, AfterLoad after_load = nullptr,
+                  std::string instance = kDefaultInstance)
       : keep_segments_(keep_segments),
         threads_(threads),
         before_unmap_(std::move(before_unmap)),
-        after_load_(std::move(after_load)) {}
+        after_load_(std::move(after_load)),
+        instance_(std::move(instance)) {}
   ~DatasetRegistry();
 
   using Progress = std::function<void(const std::string& array, uint64_t done, uint64_t total)>;
-  // Loads DIR under `name`. A set left in shared memory by an earlier gnnd (keep_segments) is attached
-  // instead of copied when its manifest matches. ALREADY_EXISTS if gnnd already serves the name.
+  // Loads DIR under `name`. A set of this instance that an earlier gnnd left in shared memory is attached
+  // instead of copied when keep_segments is set and its manifest matches; otherwise it is removed and the
+  // dataset loaded afresh (one gnnd runs per instance: InstanceLock). ALREADY_EXISTS if gnnd already
+  // serves the name.
   absl::StatusOr<v1::DatasetInfo> Load(const std::string& name, const std::string& path, bool huge_pages,
                                        const Progress& progress);
   // Serves `name` from DIR instead: the new copy is loaded (and prepared for GPUs) beside the one in use,
@@ -87,6 +93,7 @@ class DatasetRegistry {
   const int threads_;
   const BeforeUnmap before_unmap_;
   const AfterLoad after_load_;
+  const std::string instance_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<LoadedDataset>> datasets_;
   std::map<std::string, int> leases_;

@@ -28,6 +28,7 @@
 #include "server/config.h"
 #include "server/configured_datasets.h"
 #include "server/dataset_registry.h"
+#include "server/instance_lock.h"
 #include "server/metrics_server.h"
 #include "server/prometheus.h"
 #include "server/service.h"
@@ -36,6 +37,9 @@
 
 ABSL_FLAG(std::string, config, "", "daemon config file (text-format gnnd.v1.DaemonConfig)");
 ABSL_FLAG(std::string, listen, "", "unix:/path/to/gnnd.sock (default unix:/tmp/gnnd.sock) or host:port for TCP");
+ABSL_FLAG(std::string, instance, "",
+          "this gnnd's instance name, when several share a host (default: from the socket's name; overrides the "
+          "config)");
 ABSL_FLAG(std::vector<std::string>, dataset, {}, "NAME=DATASET_DIR to load at start (repeatable)");
 ABSL_FLAG(bool, huge_pages, false, "back the --dataset segments with 2 MiB transparent huge pages");
 ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exit (a restart attaches to them)");
@@ -83,6 +87,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
     GNND_ASSIGN_OR_RETURN(config, ReadDaemonConfig(absl::GetFlag(FLAGS_config)));
   }
   if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
+  if (!absl::GetFlag(FLAGS_instance).empty()) config.set_instance(absl::GetFlag(FLAGS_instance));
   if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
   if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
   if (!absl::GetFlag(FLAGS_gpu_cache).empty()) config.set_gpu_cache(absl::GetFlag(FLAGS_gpu_cache));
@@ -144,13 +149,19 @@ int Run(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &shutdown, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  absl::StatusOr<std::unique_ptr<InstanceLock>> instance = InstanceLock::Acquire(config->instance());
+  if (!instance.ok()) {
+    LogError("%s", instance.status().message());
+    return 1;
+  }
   SlotSegment::RemoveStale();
   absl::StatusOr<std::unique_ptr<SlotBackends>> made_backends =
       SlotBackends::Create({.producer_threads = config->producer_threads(),
                             .gpu_csc_in_host_memory = config->gpu_csc_in_host_memory(),
                             .producer_sms = config->producer_sms(),
                             .prepare_gpus = *ParsePrepareGpus(config->prepare_gpus()),
-                            .gpu_cache = *ParseGpuCache(config->gpu_cache())});
+                            .gpu_cache = *ParseGpuCache(config->gpu_cache()),
+                            .instance = config->instance()});
   if (!made_backends.ok()) {
     LogError("%s", made_backends.status().message());
     return 1;
@@ -159,7 +170,7 @@ int Run(int argc, char** argv) {
   DatasetRegistry registry(
       config->keep_segments(), config->producer_threads(),
       [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },
-      [&backends](const LoadedDataset& dataset) { backends.Prepare(dataset); });
+      [&backends](const LoadedDataset& dataset) { backends.Prepare(dataset); }, config->instance());
   ConfiguredDatasets configured(registry);
   if (const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets()); !loaded.errors.empty()) {
     for (const std::string& error : loaded.errors) LogError("%s", error);
@@ -228,8 +239,10 @@ int Run(int argc, char** argv) {
                                     : absl::StrCat(address.target.substr(0, address.target.rfind(':')), ":", tcp_port);
   if (!address.unix_socket)
     LogWarning("serving over TCP (%s): peers are not identified, use a Unix socket where you can", listening);
-  LogEvent(LogLevel::kInfo, "serving", {{"listen", listening}, {"datasets", absl::StrCat(config->datasets_size())}},
-           "gnnd serving %d dataset(s) on %s", config->datasets_size(), listening);
+  LogEvent(
+      LogLevel::kInfo, "serving",
+      {{"listen", listening}, {"instance", config->instance()}, {"datasets", absl::StrCat(config->datasets_size())}},
+      "gnnd (instance %s) serving %d dataset(s) on %s", config->instance(), config->datasets_size(), listening);
 
   // Under systemd (Type=notify): ready once the configured datasets are in memory and the socket serves.
   sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), listening.c_str());

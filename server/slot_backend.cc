@@ -30,7 +30,7 @@ SlotBackends::SlotBackends(const Options& options, std::unique_ptr<ThreadPool> c
 SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
-  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode);
+  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode, options_.instance);
 
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan);

@@ -22,14 +22,15 @@ namespace gnnd {
 
 // Plain shm_open/mmap rather than Boost.Interprocess here: the segment is handed to another uid
 // (fchown) and its pages are committed up front (fallocate), which Boost does not expose.
-absl::StatusOr<std::unique_ptr<SlotSegment>> SlotSegment::Create(size_t bytes, mode_t mode, uid_t owner) {
+absl::StatusOr<std::unique_ptr<SlotSegment>> SlotSegment::Create(size_t bytes, mode_t mode, uid_t owner,
+                                                                 const std::string& instance) {
   auto segment = std::unique_ptr<SlotSegment>(new SlotSegment());
   // An unguessable name, created exclusively: another user cannot squat it in advance.
   int fd = -1;
   for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
     uint64_t random = 0;
     if (::getrandom(&random, sizeof(random), 0) != sizeof(random)) return ErrnoStatus(errno, "getrandom");
-    segment->name_ = absl::StrFormat("gnnd.slots.%d.%016x", ::getpid(), random);
+    segment->name_ = absl::StrFormat("%s.slots.%d.%016x", InstancePrefix(instance), ::getpid(), random);
     fd = ::shm_open(("/" + segment->name_).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0 && errno != EEXIST) return ErrnoStatus(errno, absl::StrCat("shm_open ", segment->name_));
   }
@@ -75,10 +76,10 @@ void SlotSegment::RemoveStale() {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
     const std::string file = entry.path().filename();
-    if (!absl::StartsWith(file, "gnnd.slots.")) continue;
+    if (!absl::StartsWith(file, kDefaultInstance)) continue;  // gnnd.slots.PID.* or gnnd-INSTANCE.slots.PID.*
     const std::vector<std::string> parts = absl::StrSplit(file, '.');
     int pid = 0;
-    if (parts.size() != 4 || !absl::SimpleAtoi(parts[2], &pid)) continue;
+    if (parts.size() != 4 || parts[1] != "slots" || !absl::SimpleAtoi(parts[2], &pid)) continue;
     if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
     LogInfo("removing %s, left by gnnd pid %d which is gone", file, pid);
     ::shm_unlink(("/" + file).c_str());

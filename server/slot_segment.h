@@ -10,15 +10,17 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/base/vocabulary.h"
 
 namespace gnnd {
 
 class SlotSegment {
  public:
-  // "gnnd.slots.<pid>.<64 random bits in hex>", created exclusively (unguessable, so no one can take the
-  // name first), `bytes` long, with permission bits `mode` (and owned by `owner` when gnnd may chown, so
-  // a trainer of another uid can map it).
-  static absl::StatusOr<std::unique_ptr<SlotSegment>> Create(size_t bytes, mode_t mode, uid_t owner);
+  // "<instance prefix>.slots.<pid>.<64 random bits in hex>" (gnnd.slots... for the default instance),
+  // created exclusively (unguessable, so no one can take the name first), `bytes` long, with permission
+  // bits `mode` (and owned by `owner` when gnnd may chown, so a trainer of another uid can map it).
+  static absl::StatusOr<std::unique_ptr<SlotSegment>> Create(size_t bytes, mode_t mode, uid_t owner,
+                                                             const std::string& instance = kDefaultInstance);
   ~SlotSegment();
 
   const std::string& name() const { return name_; }
@@ -27,7 +29,7 @@ class SlotSegment {
   // Removes the name (the mapping stays). Idempotent.
   void Unlink();
 
-  // Removes slot segments of gnnd processes that no longer run.
+  // Removes slot segments of gnnd processes that no longer run (of every instance).
   static void RemoveStale();
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,45 @@ namespace gnnd {
 std::string DefaultAddress() {
   const char* env = std::getenv("GNND_ADDRESS");
   return env != nullptr && *env != '\0' ? env : kDefaultAddress;
+}
+
+namespace {
+bool InstanceCharacter(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+}  // namespace
+
+absl::Status CheckInstanceName(absl::string_view name, absl::string_view field) {
+  if (!name.empty() && name.size() <= 32 && std::all_of(name.begin(), name.end(), InstanceCharacter)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " = ", Quoted(name), " (an instance name: 1 to 32 of A-Z a-z 0-9 _ -)"));
+}
+
+std::string InstanceOfAddress(absl::string_view address) {
+  std::string name;
+  if (absl::ConsumePrefix(&address, "unix:")) {
+    const size_t slash = address.rfind('/');
+    if (slash != absl::string_view::npos) address.remove_prefix(slash + 1);
+    (void)absl::ConsumeSuffix(&address, ".sock");
+    if (address != kDefaultInstance) (void)absl::ConsumePrefix(&address, "gnnd-");  // InstanceAddress's inverse
+    for (char c : address) {
+      if (InstanceCharacter(c)) name.push_back(c);
+    }
+  } else {
+    const size_t colon = address.rfind(':');
+    name = absl::StrCat("tcp-", colon == absl::string_view::npos ? address : address.substr(colon + 1));
+    name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return !InstanceCharacter(c); }), name.end());
+  }
+  if (name.size() > 32) name.resize(32);
+  return name.empty() ? kDefaultInstance : name;
+}
+
+std::string InstanceAddress(absl::string_view instance) {
+  return absl::StrCat("unix:/tmp/", InstancePrefix(instance), ".sock");
+}
+
+std::string InstancePrefix(absl::string_view instance) {
+  return instance == kDefaultInstance ? std::string(kDefaultInstance) : absl::StrCat("gnnd-", instance);
 }
 
 namespace {

@@ -18,6 +18,20 @@ namespace gnnd {
 inline constexpr char kDefaultAddress[] = "unix:/tmp/gnnd.sock";
 std::string DefaultAddress();
 
+// Instances: several gnnd on one host, each namespacing its host-global names (shared-memory segments,
+// default socket) by its instance name. The default instance, "gnnd", keeps the plain names.
+inline constexpr char kDefaultInstance[] = "gnnd";
+// [A-Za-z0-9_-], 1 to 32 characters; INVALID_ARGUMENT naming `field` otherwise.
+absl::Status CheckInstanceName(absl::string_view name, absl::string_view field);
+// The instance a listen address implies: the socket file's name less ".sock" and a leading "gnnd-"
+// (unix:/tmp/gnnd-a.sock is instance "a", unix:/run/x.sock "x", unix:/tmp/gnnd.sock "gnnd"), or "tcp-PORT";
+// characters an instance name may not have are dropped.
+std::string InstanceOfAddress(absl::string_view address);
+// An instance's default address: unix:/tmp/gnnd.sock for the default instance, unix:/tmp/gnnd-NAME.sock.
+std::string InstanceAddress(absl::string_view instance);
+// The first part of every shared-memory name of an instance: "gnnd" or "gnnd-NAME".
+std::string InstancePrefix(absl::string_view instance);
+
 // The feature dtypes a dataset may declare (the manifest's FeatureDType) and their element dtypes:
 // float32, float16, bfloat16, float8_e4m3fn. nullopt for UNSPECIFIED or a value this build does not know.
 std::optional<DType> FeatureElementDType(v1::FeatureDType t);

@@ -15,17 +15,20 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <tuple>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/base/file_io.h"
 #include "common/base/log.h"
 #include "common/base/parallel.h"
 #include "common/base/status.h"
+#include "common/base/vocabulary.h"
 
 namespace gnnd {
 namespace bip = boost::interprocess;
@@ -107,8 +110,8 @@ absl::Status CheckOwnSegment(const bip::shared_memory_object& shm, const std::st
 }
 
 // Whether the set's meta segment is this process's own (see CheckOwnSegment); NOT_FOUND if absent.
-absl::Status CheckOwnSet(const std::string& name) {
-  const std::string segment = ShmSegmentName(name, "meta");
+absl::Status CheckOwnSet(const std::string& instance, const std::string& name) {
+  const std::string segment = ShmSegmentName(instance, name, "meta");
   try {
     bip::shared_memory_object shm(bip::open_only, segment.c_str(), bip::read_only);
     return CheckOwnSegment(shm, segment);
@@ -118,12 +121,12 @@ absl::Status CheckOwnSet(const std::string& name) {
 }
 
 // Reads the state of an existing meta segment.
-absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& name) {
+absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& instance, const std::string& name) {
   try {
-    bip::shared_memory_object shm(bip::open_only, ShmSegmentName(name, "meta").c_str(), bip::read_only);
+    bip::shared_memory_object shm(bip::open_only, ShmSegmentName(instance, name, "meta").c_str(), bip::read_only);
     bip::offset_t size = 0;
     shm.get_size(size);
-    ShmDatasetInfo info{name, ShmState::kStale, 0, 0};
+    ShmDatasetInfo info{name, ShmState::kStale, 0, 0, instance};
     if (struct stat st; ::fstat(shm.get_mapping_handle().handle, &st) == 0) info.owner = st.st_uid;
     if (static_cast<size_t>(size) < sizeof(MetaHeader)) return info;  // died before writing the header
     bip::mapped_region region(shm, bip::read_only, 0, sizeof(MetaHeader));
@@ -161,8 +164,12 @@ struct ShmDataset::Segment {
   bip::mapped_region region;
 };
 
-std::string ShmSegmentName(const std::string& dataset, absl::string_view suffix) {
-  return absl::StrCat("gnnd.", dataset, ".", suffix);
+std::string ShmSegmentName(absl::string_view instance, absl::string_view dataset, absl::string_view suffix) {
+  return absl::StrCat(InstancePrefix(instance), ".", dataset, ".", suffix);
+}
+
+std::string ShmSegmentName(absl::string_view dataset, absl::string_view suffix) {
+  return ShmSegmentName(kDefaultInstance, dataset, suffix);
 }
 
 absl::Status ShmDataset::CheckName(const std::string& name) {
@@ -180,20 +187,31 @@ std::vector<ShmDatasetInfo> ShmDataset::List() {
   std::vector<ShmDatasetInfo> out;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    // PREFIX.NAME.meta or PREFIX.NAME.staged.meta, PREFIX "gnnd" (the default instance) or "gnnd-INSTANCE".
     const std::string file = entry.path().filename();
-    if (!absl::StartsWith(file, "gnnd.") || !absl::EndsWith(file, ".meta")) continue;
-    const std::string name = file.substr(5, file.size() - 10);
-    if (absl::StatusOr<ShmDatasetInfo> info = ReadInfo(name); info.ok()) {
+    const std::vector<std::string> parts = absl::StrSplit(file, '.');
+    if (parts.size() < 3 || parts.back() != "meta") continue;
+    std::string instance;
+    if (parts[0] == kDefaultInstance) {
+      instance = kDefaultInstance;
+    } else if (absl::StartsWith(parts[0], "gnnd-")) {
+      instance = parts[0].substr(5);
+    }
+    if (!CheckInstanceName(instance, "instance").ok()) continue;
+    const std::string name = file.substr(parts[0].size() + 1, file.size() - parts[0].size() - 6);
+    if (absl::StatusOr<ShmDatasetInfo> info = ReadInfo(instance, name); info.ok()) {
       out.push_back(*info);
     } else if (struct stat st; ::stat(entry.path().c_str(), &st) == 0) {
-      out.push_back({name, ShmState::kUnreadable, 0, st.st_uid});  // listed, not hidden
+      out.push_back({name, ShmState::kUnreadable, 0, st.st_uid, instance});  // listed, not hidden
     }
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.instance, a.name) < std::tie(b.instance, b.name); });
   return out;
 }
 
-absl::Status ShmDataset::Remove(const std::string& name) {
+absl::Status ShmDataset::Remove(const std::string& name, const std::string& instance) {
+  GNND_RETURN_IF_ERROR(CheckInstanceName(instance, "instance"));
   absl::string_view dataset = name;
   (void)absl::ConsumeSuffix(&dataset, ".staged");
   GNND_RETURN_IF_ERROR(CheckName(std::string(dataset)));
@@ -208,8 +226,8 @@ absl::Status ShmDataset::Remove(const std::string& name) {
   };
   // Every array segment of the set, whatever its schema (a typed set names its arrays after its types):
   // gnnd.NAME.*, less the staged set's gnnd.NAME.staged.* (no node type is named "staged").
-  const std::string prefix = ShmSegmentName(name, ""), staged = ShmSegmentName(name, "staged."),
-                    meta = ShmSegmentName(name, "meta");
+  const std::string prefix = ShmSegmentName(instance, name, ""), staged = ShmSegmentName(instance, name, "staged."),
+                    meta = ShmSegmentName(instance, name, "meta");
   std::vector<std::string> segments;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
@@ -219,21 +237,28 @@ absl::Status ShmDataset::Remove(const std::string& name) {
   for (const std::string& segment : segments) unlink(segment);
   unlink(meta);  // last, so a set is never seen ready with arrays missing
   GNND_RETURN_IF_ERROR(failed);
-  if (!any) return absl::NotFoundError(absl::StrCat("no dataset '", name, "' in shared memory"));
+  if (!any) {
+    return absl::NotFoundError(
+        absl::StrCat("no dataset '", name, "' in shared memory",
+                     instance == kDefaultInstance ? "" : absl::StrCat(" (instance '", instance, "')")));
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& dataset_name, const DatasetDir& source,
                                                              const ShmLoadOptions& options) {
   GNND_RETURN_IF_ERROR(CheckName(dataset_name));
+  const std::string& instance = options.instance;
+  GNND_RETURN_IF_ERROR(CheckInstanceName(instance, "instance"));
   const std::string name = options.staging ? StagedName(dataset_name) : dataset_name;  // the set's
   const v1::DatasetManifest& manifest = source.manifest();
   const DatasetSchema& schema = source.schema();
-  const std::string meta_name = ShmSegmentName(name, "meta");
+  const std::string meta_name = ShmSegmentName(instance, name, "meta");
   const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
   dataset->name_ = name;
   dataset->dataset_ = dataset_name;
+  dataset->instance_ = instance;
   dataset->manifest_ = manifest;
   dataset->schema_ = schema;
   dataset->arrays_ = DatasetArrays(schema);
@@ -256,18 +281,18 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
         return FromBoost(e, absl::StrCat("create ", meta_name));
       }
     }
-    if (absl::Status own = CheckOwnSet(name); absl::IsPermissionDenied(own)) {
+    if (absl::Status own = CheckOwnSet(instance, name); absl::IsPermissionDenied(own)) {
       // Another user's (or a writable) set in our name: replace it, if we may remove it.
       LogWarning("replacing the shared-memory set '%s': %s", name, own.message());
-      if (absl::Status removed = Remove(name); !removed.ok() && !absl::IsNotFound(removed)) {
+      if (absl::Status removed = Remove(name, instance); !removed.ok() && !absl::IsNotFound(removed)) {
         return absl::Status(removed.code(), absl::StrCat(removed.message(), " (", own.message(), ")"));
       }
       continue;
     }
-    GNND_ASSIGN_OR_RETURN(ShmDatasetInfo existing, ReadInfo(name));
+    GNND_ASSIGN_OR_RETURN(ShmDatasetInfo existing, ReadInfo(instance, name));
     if (existing.state == ShmState::kReady && options.staging) {  // left by a gnnd that stopped before publishing
       LogWarning("removing the staged shared-memory set '%s' left by an earlier load", name);
-      (void)Remove(name);
+      (void)Remove(name, instance);
       continue;
     }
     if (existing.state == ShmState::kReady) {
@@ -279,12 +304,12 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
     }
     LogWarning("removing a stale shared-memory set '%s' (its load by pid %d never finished)", name,
                existing.loader_pid);
-    (void)Remove(name);
+    (void)Remove(name, instance);
   }
   // From here on, any failure removes every segment of this name.
   absl::Cleanup remove_on_error = [&] {
     dataset->segments_.clear();
-    (void)Remove(name);
+    (void)Remove(name, instance);
   };
   std::memcpy(meta->magic, kMagic, sizeof(kMagic));
   meta->loader_pid = ::getpid();
@@ -311,7 +336,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   const auto copy_start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < schema.arrays.size(); ++i) {
     const ArraySchema& array = schema.arrays[i];
-    const std::string segment_name = ShmSegmentName(name, array.name);
+    const std::string segment_name = ShmSegmentName(instance, name, array.name);
     const size_t bytes = array.bytes();
     try {
       bip::shared_memory_object::remove(segment_name.c_str());  // debris of a crashed load
@@ -351,9 +376,11 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   return dataset;
 }
 
-absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string& name, bool any_owner) {
+absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string& name, bool any_owner,
+                                                               const std::string& instance) {
   GNND_RETURN_IF_ERROR(CheckName(name));
-  GNND_ASSIGN_OR_RETURN(ShmDatasetInfo info, ReadInfo(name));
+  GNND_RETURN_IF_ERROR(CheckInstanceName(instance, "instance"));
+  GNND_ASSIGN_OR_RETURN(ShmDatasetInfo info, ReadInfo(instance, name));
   if (info.state == ShmState::kLoading) {
     return absl::UnavailableError(absl::StrCat("dataset '", name, "' is still being loaded by pid ", info.loader_pid));
   }
@@ -365,7 +392,8 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
   auto dataset = std::unique_ptr<ShmDataset>(new ShmDataset());
   dataset->name_ = name;
   dataset->dataset_ = name;
-  std::string segment_name = ShmSegmentName(name, "meta");
+  dataset->instance_ = instance;
+  std::string segment_name = ShmSegmentName(instance, name, "meta");
   try {
     bip::shared_memory_object meta_shm(bip::open_only, segment_name.c_str(), bip::read_only);
     if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(meta_shm, segment_name));
@@ -385,7 +413,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
     dataset->segments_.push_back(std::move(meta_segment));
     for (size_t i = 0; i < dataset->schema_.arrays.size(); ++i) {
       const ArraySchema& array = dataset->schema_.arrays[i];
-      segment_name = ShmSegmentName(name, array.name);
+      segment_name = ShmSegmentName(instance, name, array.name);
       const size_t bytes = array.bytes();
       bip::shared_memory_object shm(bip::open_only, segment_name.c_str(), bip::read_only);
       if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(shm, segment_name));
@@ -414,15 +442,15 @@ absl::Status ShmDataset::Publish() {
   for (const ArraySchema& array : schema_.arrays) suffixes.push_back(array.name);
   suffixes.emplace_back("meta");  // last: see the header
   for (const std::string& suffix : suffixes) {
-    const std::string from = absl::StrCat("/dev/shm/", ShmSegmentName(name_, suffix));
-    const std::string to = absl::StrCat("/dev/shm/", ShmSegmentName(dataset_, suffix));
+    const std::string from = absl::StrCat("/dev/shm/", ShmSegmentName(instance_, name_, suffix));
+    const std::string to = absl::StrCat("/dev/shm/", ShmSegmentName(instance_, dataset_, suffix));
     // Never over a segment someone else made in the meantime (/dev/shm is everyone's).
     if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
       const int error = errno;
       for (const std::string& done : suffixes) {  // back to the staged names, all of them
         if (done == suffix) break;
-        (void)::rename(absl::StrCat("/dev/shm/", ShmSegmentName(dataset_, done)).c_str(),
-                       absl::StrCat("/dev/shm/", ShmSegmentName(name_, done)).c_str());
+        (void)::rename(absl::StrCat("/dev/shm/", ShmSegmentName(instance_, dataset_, done)).c_str(),
+                       absl::StrCat("/dev/shm/", ShmSegmentName(instance_, name_, done)).c_str());
       }
       if (error == EEXIST) {
         return absl::FailedPreconditionError(

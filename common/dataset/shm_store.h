@@ -1,8 +1,9 @@
 // Datasets in POSIX shared memory, one segment per array of the schema: /dev/shm/gnnd.<name>.<array>, plus
-// gnnd.<name>.meta holding the manifest and the state. The meta segment is created first and
-// exclusively (so two loaders of one name cannot race), says "loading" with the loader's pid, and is
-// marked "ready" only after every array is written and validated: a set whose loader died is never
-// mistaken for a complete one. Attach refuses anything not ready and names a stale set; the next load
+// gnnd.<name>.meta holding the manifest and the state ("gnnd-<instance>." instead of "gnnd." for a gnnd
+// instance other than the default: several gnnd on one host never share a name). The meta segment is
+// created first and exclusively (so two loaders of one name cannot race), says "loading" with the
+// loader's pid, and is marked "ready" only after every array is written and validated: a set whose loader
+// died is never mistaken for a complete one. Attach refuses anything not ready and names a stale set; the next load
 // of that name removes it.
 //
 // A new copy of a dataset that is being served is loaded as a staged set, gnnd.<name>.staged.<array> (no
@@ -19,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/base/vocabulary.h"
 #include "common/dataset/dataset.h"
 
 namespace gnnd {
@@ -34,7 +36,9 @@ struct ShmLoadOptions {
   // Load as the staged set of the name (see above): a ready staged set left by an earlier gnnd is replaced.
   bool staging = false;
   // Called after each array has been copied (progress reporting; tests use it to interrupt a load).
-  std::function<void(const std::string& array, size_t bytes_done, size_t bytes_total)> on_array_loaded;
+  std::function<void(const std::string& array, size_t bytes_done, size_t bytes_total)> on_array_loaded = nullptr;
+  // The gnnd instance whose names the set takes (common/base/vocabulary.h).
+  std::string instance = kDefaultInstance;
 };
 
 struct ShmLoadStats {
@@ -52,6 +56,7 @@ struct ShmDatasetInfo {
   ShmState state = ShmState::kLoading;
   pid_t loader_pid = 0;
   uid_t owner = 0;  // of the meta segment
+  std::string instance = kDefaultInstance;
 };
 
 class ShmDataset {
@@ -67,11 +72,12 @@ class ShmDataset {
   // Maps a ready set read-only. Unless `any_owner`, every segment must be this process's own (its uid,
   // no group or other write): PERMISSION_DENIED otherwise. The manifest is checked and the segment sizes
   // matched against it; the arrays' values are not (ValidateArrays, before trusting them).
-  static absl::StatusOr<std::unique_ptr<ShmDataset>> Attach(const std::string& name, bool any_owner = false);
-  // Removes every segment of the set `name` (a dataset's name, or its staged set's "<name>.staged"),
-  // whatever its state. NOT_FOUND if there was none.
-  static absl::Status Remove(const std::string& name);
-  // The sets present in /dev/shm.
+  static absl::StatusOr<std::unique_ptr<ShmDataset>> Attach(const std::string& name, bool any_owner = false,
+                                                            const std::string& instance = kDefaultInstance);
+  // Removes every segment of the set `name` (a dataset's name, or its staged set's "<name>.staged") of
+  // `instance`, whatever its state. NOT_FOUND if there was none.
+  static absl::Status Remove(const std::string& name, const std::string& instance = kDefaultInstance);
+  // The sets present in /dev/shm, of every instance.
   static std::vector<ShmDatasetInfo> List();
   // Names are [A-Za-z0-9_-], 1 to 100 characters (they become file names).
   static absl::Status CheckName(const std::string& name);
@@ -95,6 +101,7 @@ class ShmDataset {
   ShmDataset() = default;
   std::string name_;
   std::string dataset_;  // the dataset's name
+  std::string instance_;
   v1::DatasetManifest manifest_;
   DatasetSchema schema_;
   DatasetArrays arrays_;
@@ -102,7 +109,9 @@ class ShmDataset {
   ShmLoadStats stats_;
 };
 
-// "gnnd.<name>.<suffix>": the shm_open name (the file under /dev/shm).
-std::string ShmSegmentName(const std::string& dataset, absl::string_view suffix);
+// "<instance prefix>.<name>.<suffix>": the shm_open name (the file under /dev/shm); without an instance,
+// the default one's ("gnnd.<name>.<suffix>").
+std::string ShmSegmentName(absl::string_view instance, absl::string_view dataset, absl::string_view suffix);
+std::string ShmSegmentName(absl::string_view dataset, absl::string_view suffix);
 
 }  // namespace gnnd

@@ -11,8 +11,12 @@ GNND = os.environ.get("GNND", "gnnd")
 
 class Daemon:
     def __init__(self, tmp_path, *args, config=None, name="gnnd", env=None):
+        """gnnd on the socket TMP_PATH/NAME.sock, so its instance is NAME: its shared-memory names start with
+        shm_prefix ("gnnd" for the default instance, "gnnd-NAME" otherwise)."""
         self.socket = str(tmp_path / f"{name}.sock")
         self.address = f"unix:{self.socket}"
+        self.instance = name if name == "gnnd" or not name.startswith("gnnd-") else name[len("gnnd-"):]
+        self.shm_prefix = "gnnd" if self.instance == "gnnd" else f"gnnd-{self.instance}"
         self.log_path = tmp_path / f"{name}.log"
         command = [GNND, f"--listen={self.address}", *args]
         if config is not None:

@@ -25,8 +25,9 @@ def footprint(pid):
     return (len(os.listdir(f"/proc/{pid}/fd")), int(fields["Threads"]), int(fields["VmRSS"].split()[0]))
 
 
-def shm_of(pid):
-    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("gnnd.churn.") or f".{pid}." in f)
+def shm_of(daemon):
+    pid = daemon.proc.pid
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.churn.") or f".{pid}." in f)
 
 
 def churn(daemon, seconds, seed):
@@ -68,13 +69,13 @@ def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path):
     try:
         churn(daemon, 2, seed=1)  # warms gRPC's and gnnd's pools up to their working size
         wait_idle(daemon)
-        before, shm_before = footprint(pid), shm_of(pid)
+        before, shm_before = footprint(pid), shm_of(daemon)
         opened = churn(daemon, SECONDS, seed=2)
         assert daemon.proc.poll() is None, daemon.output()
         assert opened >= TRAINERS, opened
         wait_idle(daemon)
         after = footprint(pid)
-        assert shm_of(pid) == shm_before, "segments left in /dev/shm"
+        assert shm_of(daemon) == shm_before, "segments left in /dev/shm"
         assert after[0] <= before[0] + 4, f"descriptors {before[0]} -> {after[0]}"
         assert after[1] <= before[1] + 4, f"threads {before[1]} -> {after[1]}"
         # ASan keeps freed memory in quarantine: RSS is not a leak measure there (LeakSanitizer is).

@@ -104,7 +104,7 @@ def test_killed_trainer_frees_its_session_within_a_second_and_others_go_on(daemo
     while any(f"pid {holder.pid} " in s for s in sessions(daemon)):
         assert time.time() - killed < 1.0, "the killed trainer's session outlived it by a second"
         time.sleep(0.02)
-    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd.slots.{daemon.proc.pid}.")]
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.slots.{daemon.proc.pid}.")]
 
 
 @pytest.mark.parametrize("kwargs,code,message", [
@@ -237,13 +237,15 @@ def test_daemon_killed_gives_an_error_not_a_hang(tmp_path, data):
     assert outcome["error"] is not None and outcome["error"].code == "UNAVAILABLE", outcome
     loader.close()
     # Restart on the same socket (the dead one's socket file is stale): the dataset the killed gnnd left
-    # complete in shared memory is attached, not reloaded, and served again.
+    # complete in shared memory is its instance's, but nothing asked to keep it (keep_segments): it is removed
+    # and loaded afresh, and served again.
+    assert [f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.victim.")]
     restarted = Daemon(tmp_path, f"--dataset=victim={data['tiny']}", name="victim")
     with gnnd.Loader(address=restarted.address, dataset="victim", batch_size=2000, fanouts=[2], output="numpy") as l:
         assert sum(1 for _ in l) == -(-len(np.load(data["tiny"] / "train.npy")) // 2000)
     assert restarted.stop() == 0
-    assert "attached to the copy already in shared memory" in restarted.output()
-    assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.victim.")]
+    assert "removing the copy an earlier gnnd of instance 'victim' left in shared memory" in restarted.output()
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.victim.")]
 
 
 def test_sigterm_tells_sessions_and_cleans_up(tmp_path, data):
@@ -258,7 +260,7 @@ def test_sigterm_tells_sessions_and_cleans_up(tmp_path, data):
     assert error.value.code == "UNAVAILABLE"
     loader.close()
     assert not os.path.exists(daemon.socket)
-    assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.tiny9.")]
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.tiny9.")]
     assert "shutting down" in daemon.output()
 
 
@@ -365,7 +367,7 @@ def test_a_thread_the_system_refuses_is_an_error_not_an_abort(tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a second uid")
 def test_slot_names_cannot_be_squatted(daemon):
     # Another uid pre-creates every name of the old "gnnd.slots.<pid>.<session id>" scheme.
-    squatted = [f"/dev/shm/gnnd.slots.{daemon.proc.pid}.{n}" for n in range(1, 300)]
+    squatted = [f"/dev/shm/{daemon.shm_prefix}.slots.{daemon.proc.pid}.{n}" for n in range(1, 300)]
     for path in squatted:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.fchown(fd, 65534, 65534)

@@ -92,8 +92,9 @@ def test_a_poisoned_copy_left_in_shared_memory_is_validated_and_reloaded(dataset
     # Node ids far out of range in the copy a restarted gnnd would attach to (it once segfaulted on this).
     with open(f"/dev/shm/gnnd.{name}.indices", "r+b") as f:
         f.write(np.full(64, 2**30, dtype=np.int32).tobytes())
-    proc = subprocess.Popen([GNND, f"--listen=unix:{tmp_path}/g.sock", f"--dataset={name}={dataset}"],
-                            stderr=subprocess.PIPE, text=True)
+    # Attaching to a copy left in shared memory is asked for (keep_segments), by the same instance ("gnnd").
+    proc = subprocess.Popen([GNND, f"--listen=unix:{tmp_path}/gnnd.sock", f"--dataset={name}={dataset}",
+                             "--keep_segments"], stderr=subprocess.PIPE, text=True)
     try:
         wait_ready(name, proc)
         attach = subprocess.run([GNNCTL, "shm", "attach", name], capture_output=True, text=True, check=True).stdout
@@ -104,6 +105,7 @@ def test_a_poisoned_copy_left_in_shared_memory_is_validated_and_reloaded(dataset
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "the copy in shared memory is not valid (indices.npy: indices[0] = 1073741824 is not a node id" in err
+    subprocess.run([GNNCTL, "shm", "remove", name], check=True)
     assert segments(name) == []
 
 

@@ -16,9 +16,9 @@ TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
 TRAINERS = 32
 
 
-def gnnd_segments(name, pids):
-    return [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd.{name}.") or
-            any(f.startswith(f"gnnd.slots.{pid}.") for pid in pids)]
+def gnnd_segments(prefix, name, pids):
+    return [f for f in os.listdir("/dev/shm") if f.startswith(f"{prefix}.{name}.") or
+            any(f.startswith(f"{prefix}.slots.{pid}.") for pid in pids)]
 
 
 def start_trainer(daemon, data, seed, epochs=2):
@@ -53,14 +53,14 @@ def test_many_trainers_killed_trainers_and_a_killed_daemon(tmp_path):
     for trainer in cut_off:
         _, err = trainer.communicate(timeout=30)
         assert trainer.returncode == 2 and ("unavailable" in err.lower() or "ended the session" in err), err
-    daemon = Daemon(tmp_path, f"--dataset=load={data}", name="load2")
+    daemon = Daemon(tmp_path, f"--dataset=load={data}", name="load")  # the same instance: it cleans up after the dead one
     pids.append(daemon.proc.pid)
     survivors = [start_trainer(daemon, data, 200 + seed) for seed in range(8)]
     for trainer in survivors:
         out, err = trainer.communicate(timeout=180)
         assert trainer.returncode == 0, err
     assert daemon.stop() == 0, daemon.output()
-    assert gnnd_segments("load", pids) == []
+    assert gnnd_segments(daemon.shm_prefix, "load", pids) == []
 
 
 def test_idle_sessions_hold_no_threads(tmp_path):

@@ -138,7 +138,7 @@ def test_a_reload_that_cannot_load_the_new_path_keeps_the_dataset_serving(tmp_pa
         assert daemon.gnnctl("datasets").stdout.split("\t")[-1].strip() == str(path)
         with gnnd.Loader(address=daemon.address, dataset="d", batch_size=500, fanouts=[3], output="numpy") as loader:
             assert sum(1 for _ in loader) == len(loader)
-        assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.d.staged.")]
+        assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.d.staged.")]
 
     try:
         notify.until("READY=1")
@@ -149,9 +149,9 @@ def test_a_reload_that_cannot_load_the_new_path_keeps_the_dataset_serving(tmp_pa
         reload(b)  # a good path replaces it
         serves(b)
         assert "event=dataset_replaced dataset=d" in daemon.output()
-        assert sorted(f for f in os.listdir("/dev/shm") if f.startswith("gnnd.d.")) == \
-            sorted(f"gnnd.d.{array}" for array in ("meta", "indptr", "indices", "features", "labels", "train",
+        assert sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.d.")) == \
+            sorted(f"{daemon.shm_prefix}.d.{array}" for array in ("meta", "indptr", "indices", "features", "labels", "train",
                                                     "valid", "test"))
     finally:
         assert daemon.stop() == 0, daemon.output()
-    assert not [f for f in os.listdir("/dev/shm") if f.startswith("gnnd.d.")]
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.d.")]

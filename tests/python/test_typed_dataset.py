@@ -56,10 +56,10 @@ def test_gnnd_serves_the_schema_into_shared_memory_and_sessions_from_it(tmp_path
     daemon = Daemon(tmp_path, f"--dataset={name}={data}")
     try:
         for array, values in arrays.items():
-            segment = f"/dev/shm/gnnd.{name}.{array}"
+            segment = f"/dev/shm/{daemon.shm_prefix}.{name}.{array}"
             assert os.path.exists(segment), segment
             assert os.path.getsize(segment) == values.nbytes, array
-        with open(f"/dev/shm/gnnd.{name}.paper.features", "rb") as f:
+        with open(f"/dev/shm/{daemon.shm_prefix}.{name}.paper.features", "rb") as f:
             assert f.read() == arrays["paper.features"].tobytes()
         listed = daemon.gnnctl("datasets").stdout
         assert f"{name}\t" in listed and "\t5 nodes\t6 edges\tpaper:float16,author:none\t" in listed, listed
@@ -71,4 +71,4 @@ def test_gnnd_serves_the_schema_into_shared_memory_and_sessions_from_it(tmp_path
             assert "author.features" not in batch.arrays  # authors have none
     finally:
         assert daemon.stop() == 0
-    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd.{name}.")]
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"{daemon.shm_prefix}.{name}.")]

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <set>
 
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
@@ -242,6 +243,37 @@ TEST_F(ShmStore, AStagedSetLeftByAnEarlierLoadIsReplacedAndCanBeRemoved) {
   EXPECT_TRUE(ShmDataset::Remove(ShmDataset::StagedName(name)).ok());
   EXPECT_FALSE(SegmentExists(ShmDataset::StagedName(name), "meta"));
   EXPECT_EQ(ShmDataset::Remove(name + ".other").code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ShmStore, InstancesNeverShareANameAndAreListed) {
+  // Two gnnd instances on one host load a dataset of the same name: distinct segments, each removable
+  // alone, both listed with their instance.
+  const std::string name = UniqueName("instances");
+  const std::string other = absl::StrCat("t", ::getpid());
+  ShmLoadOptions in_other;
+  in_other.instance = other;
+  auto mine = ShmDataset::Load(name, *source_, {});
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  auto theirs = ShmDataset::Load(name, *source_, in_other);
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  EXPECT_EQ(ShmSegmentName(other, name, "meta"), absl::StrCat("gnnd-", other, ".", name, ".meta"));
+  EXPECT_TRUE(std::filesystem::exists(absl::StrCat("/dev/shm/", ShmSegmentName(other, name, "indices"))));
+  std::set<std::string> listed;
+  for (const ShmDatasetInfo& info : ShmDataset::List()) {
+    if (info.name == name && info.state == ShmState::kReady) listed.insert(info.instance);
+  }
+  EXPECT_EQ(listed, (std::set<std::string>{kDefaultInstance, other}));
+  auto attached = ShmDataset::Attach(name, /*any_owner=*/false, other);
+  ASSERT_TRUE(attached.ok()) << attached.status();
+  EXPECT_EQ(std::memcmp((*attached)->arrays()[ArrayId::kIndices], (*mine)->arrays()[ArrayId::kIndices],
+                        ArrayBytes(source_->manifest(), ArrayId::kIndices)),
+            0);
+  ASSERT_TRUE(ShmDataset::Remove(name, other).ok());
+  EXPECT_TRUE(SegmentExists(name, "meta"));  // the default instance's set is untouched
+  EXPECT_FALSE(std::filesystem::exists(absl::StrCat("/dev/shm/", ShmSegmentName(other, name, "meta"))));
+  EXPECT_EQ(ShmDataset::Remove(name, other).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ShmDataset::Remove(name, "bad.name").code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
 }
 
 TEST(ShmName, OnlySafeCharacters) {

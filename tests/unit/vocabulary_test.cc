@@ -60,6 +60,28 @@ TEST(Vocabulary, DefaultAddressHonorsTheEnvironment) {
   ::unsetenv("GNND_ADDRESS");
 }
 
+TEST(Vocabulary, InstanceNamesAddressesAndPrefixes) {
+  EXPECT_TRUE(CheckInstanceName("node-1_a", "instance").ok());
+  for (const char* bad : {"", "a.b", "a/b", "123456789012345678901234567890123"}) {
+    const absl::Status s = CheckInstanceName(bad, "instance");
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("instance = "), std::string::npos) << s;
+  }
+  // The default instance keeps today's names; the others are prefixed, and address and instance are inverses.
+  EXPECT_EQ(InstancePrefix(kDefaultInstance), "gnnd");
+  EXPECT_EQ(InstancePrefix("node1"), "gnnd-node1");
+  EXPECT_EQ(InstanceAddress(kDefaultInstance), kDefaultAddress);
+  EXPECT_EQ(InstanceAddress("node1"), "unix:/tmp/gnnd-node1.sock");
+  for (const char* instance : {"gnnd", "node1", "a-b"})
+    EXPECT_EQ(InstanceOfAddress(InstanceAddress(instance)), instance);
+  EXPECT_EQ(InstanceOfAddress("unix:/run/gnnd/gnnd.sock"), "gnnd");
+  EXPECT_EQ(InstanceOfAddress("unix:/run/x/socket-2.sock"), "socket-2");
+  EXPECT_EQ(InstanceOfAddress("unix:/tmp/we.ird name"), "weirdname");
+  EXPECT_EQ(InstanceOfAddress("127.0.0.1:50051"), "tcp-50051");
+  EXPECT_EQ(InstanceOfAddress("unix:/tmp/.sock"), kDefaultInstance);
+  EXPECT_TRUE(CheckInstanceName(InstanceOfAddress(absl::StrCat("unix:/tmp/", std::string(80, 'x'))), "i").ok());
+}
+
 BatchLayout SomeLayout() {
   BatchCapacity capacity{1000, 60000, 90000, {{1000, 15000, 16000}, {16000, 75000, 60000}}};
   return BatchLayout::Make(capacity, 2, 516);

@@ -69,6 +69,8 @@ ABSL_FLAG(int64_t, presample_batches, 200, "hotness: batches counted per epoch (
 ABSL_FLAG(bool, hot_order, true,
           "import/generate: also store hot_order.npy, the GPU hot tier's ranking (expected reads under --fanouts)");
 ABSL_FLAG(bool, write, false, "hotness: store the ranking as hot_order.npy in the dataset directory");
+ABSL_FLAG(std::string, instance, gnnd::kDefaultInstance,
+          "shm: the gnnd instance whose shared memory to attach to or remove (list shows every instance's)");
 ABSL_FLAG(double, watch, 0, "stats: refresh every SECONDS with rates and stage latencies, until interrupted");
 
 namespace gnnd::gnnctl {
@@ -96,9 +98,9 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
   gnnctl unload NAME
-  gnnctl shm list                datasets in shared memory and their state
-  gnnctl shm attach NAME         attach read-only, print the summary and a CRC32 of every array
-  gnnctl shm remove NAME         remove a dataset's segments (also a stale, half-loaded set))";
+  gnnctl shm list                datasets in shared memory, their state and gnnd instance
+  gnnctl shm attach NAME         attach read-only, print the summary and a CRC32 of every array (--instance)
+  gnnctl shm remove NAME         remove a dataset's segments (also a stale, half-loaded set; --instance))";
 
 std::string Address() { return absl::GetFlag(FLAGS_address).empty() ? DefaultAddress() : absl::GetFlag(FLAGS_address); }
 
@@ -248,18 +250,21 @@ absl::Status RunShm(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "list") {
     for (const ShmDatasetInfo& info : ShmDataset::List()) {
       if (info.state == ShmState::kUnreadable) {
-        absl::PrintF("%s\tunreadable\towned by uid %d (this user may not open it)\n", info.name, info.owner);
+        absl::PrintF("%s\tunreadable\towned by uid %d (this user may not open it)\tinstance %s\n", info.name,
+                     info.owner, info.instance);
         continue;
       }
       const char* state = info.state == ShmState::kReady     ? "ready"
                           : info.state == ShmState::kLoading ? "loading"
                                                              : "stale";
-      absl::PrintF("%s\t%s\tloader pid %d\towner uid %d\n", info.name, state, info.loader_pid, info.owner);
+      absl::PrintF("%s\t%s\tloader pid %d\towner uid %d\tinstance %s\n", info.name, state, info.loader_pid, info.owner,
+                   info.instance);
     }
     return absl::OkStatus();
   }
   if (args.size() == 2 && args[0] == "attach") {
-    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> dataset, ShmDataset::Attach(args[1], /*any_owner=*/true));
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> dataset,
+                          ShmDataset::Attach(args[1], /*any_owner=*/true, absl::GetFlag(FLAGS_instance)));
     absl::PrintF("%s: %s\n", args[1], DescribeDataset(dataset->manifest(), dataset->schema(), dataset->arrays()));
     for (size_t i = 0; i < dataset->schema().arrays.size(); ++i) {
       const ArraySchema& array = dataset->schema().arrays[i];
@@ -269,7 +274,7 @@ absl::Status RunShm(const std::vector<std::string>& args) {
     }
     return absl::OkStatus();
   }
-  if (args.size() == 2 && args[0] == "remove") return ShmDataset::Remove(args[1]);
+  if (args.size() == 2 && args[0] == "remove") return ShmDataset::Remove(args[1], absl::GetFlag(FLAGS_instance));
   return Usage("shm takes: list | attach NAME | remove NAME");
 }
 
