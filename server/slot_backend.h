@@ -97,8 +97,8 @@ class SlotBackends {
     mode_t slot_mode = 0600;   // CPU slot segments
     bool gpu_csc_in_host_memory = false;
     int producer_sms = 0;                     // GPU producers: 0 the whole GPU, N SMs, -1 auto
-    PrepareGpus prepare_gpus;                 // the GPUs Prepare() places datasets on
-    GpuCacheSize gpu_cache;                   // each GPU's hot tier
+    PrepareGpus prepare_gpus = {};            // the GPUs Prepare() places datasets on
+    GpuCacheSize gpu_cache = {};              // each GPU's hot tier
     std::string instance = kDefaultInstance;  // whose names the CPU slot segments take
   };
   // Starts the CPU producers' pool: RESOURCE_EXHAUSTED naming producer_threads if its threads cannot start.
