@@ -51,6 +51,9 @@ Labels Where(const std::string& dataset, const std::string& device) {
 std::string RenderPrometheus(const v1::Stats& stats) {
   std::string out;
   Family(out, "gnnd_uptime_seconds", "gauge", "Seconds since gnnd started.").Sample(stats.uptime_seconds());
+  // The instance as a label of its own series ("instance" is Prometheus's target label).
+  Family(out, "gnnd_info", "gauge", "This gnnd; gnnd_instance names it among the gnnd of its host.")
+      .Sample(uint64_t{1}, {{"gnnd_instance", stats.instance()}});
 
   Family batches(out, "gnnd_batches_total", "counter", "Batches delivered to trainers.");
   for (const v1::ServedTotals& t : stats.totals()) batches.Sample(t.batches(), Where(t.dataset(), t.device()));

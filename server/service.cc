@@ -340,6 +340,7 @@ grpc::Status GnndService::GetStats(grpc::ServerContext* context, const v1::Stats
 v1::Stats GnndService::CollectStats() {
   v1::Stats stats;
   stats.set_uptime_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  stats.set_instance(config_.instance());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     std::map<std::pair<std::string, std::string>, v1::ServedTotals> served = served_;  // + the open sessions

@@ -57,6 +57,35 @@ def test_daemonset_shares_ipc_and_the_socket_and_runs_mps():
     assert daemonset["spec"]["selector"]["matchLabels"] == daemonset["spec"]["template"]["metadata"]["labels"]
 
 
+def test_trainer_job_runs_one_torchrun_per_node_against_that_nodes_gnnd():
+    yaml = pytest.importorskip("yaml")
+    daemonset = list(yaml.safe_load_all((REPO / "deploy/kubernetes/gnnd-daemonset.yaml").read_text()))
+    listen = re.search(r'listen: "([^"]+)"', next(d for d in daemonset if d["kind"] == "ConfigMap")["data"]
+                       ["gnnd.textproto"]).group(1)
+    documents = list(yaml.safe_load_all((REPO / "deploy/kubernetes/trainer-job.yaml").read_text()))
+    job, service = (next(d for d in documents if d["kind"] == kind) for kind in ("Job", "Service"))
+    spec, pod = job["spec"], job["spec"]["template"]["spec"]
+    nodes = spec["completions"]
+    assert spec["completionMode"] == "Indexed" and spec["parallelism"] == nodes and pod["hostIPC"] is True
+    anti = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+    assert anti["topologyKey"] == "kubernetes.io/hostname"
+    (trainer,) = pod["containers"]
+    command = " ".join(trainer["args"])
+    assert f"--nnodes {nodes} " in command and '--node-rank "$JOB_COMPLETION_INDEX"' in command
+    endpoint = re.search(r"--rdzv-endpoint (\S+):(\d+)", command)
+    assert "--rdzv-backend c10d" in command
+    assert endpoint.group(1) == f"{job['metadata']['name']}-0.{service['metadata']['name']}"  # pod 0's DNS name
+    assert pod["subdomain"] == service["metadata"]["name"] and service["spec"]["clusterIP"] == "None"
+    assert int(endpoint.group(2)) in [p["port"] for p in service["spec"]["ports"]]
+    env = {e["name"]: e["value"] for e in trainer["env"]}
+    assert env["GNND_ADDRESS"] == listen  # the DaemonSet's gnnd on the pod's node
+    mounts = {m["name"]: m["mountPath"] for m in trainer["volumeMounts"]}
+    volumes = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"]}
+    socket_dir = str(pathlib.Path(listen[len("unix:"):]).parent)
+    assert any(volumes[name] == socket_dir == path for name, path in mounts.items())
+    assert (REPO / re.search(r"(examples/\S+\.py)", command).group(1)).exists()
+
+
 @pytest.mark.parametrize("source", ["systemd", "kubernetes"])
 def test_shipped_configs_are_valid(tmp_path, source):
     if source == "systemd":

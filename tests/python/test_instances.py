@@ -38,6 +38,7 @@ def test_two_instances_share_a_host_without_touching_each_other(tmp_path, data):
     b = Daemon(tmp_path, f"--dataset=shared={data}", name=f"b{PID}")
     try:
         assert a.shm_prefix == f"gnnd-a{PID}" and f"instance=a{PID}" in a.output()
+        assert f"(instance b{PID}): SERVING" in b.gnnctl("status").stdout
         arrays = ("meta", "indptr", "indices", "features", "labels", "train", "valid", "test")
         for d in (a, b):
             assert shm(d.shm_prefix, "shared") == sorted(f"{d.shm_prefix}.shared.{x}" for x in arrays)

@@ -44,6 +44,7 @@ def test_counters_and_histograms_move_with_the_batches(tmp_path):
     where = 'dataset="metered",device="cpu"'
     try:
         before = scrape(port)
+        assert before["gnnd_info{gnnd_instance=\"metrics\"}"] == 1  # the instance, named after the socket
         assert before["gnnd_dataset_bytes{dataset=\"metered\"}"] > 0
         assert f"gnnd_batches_total{{{where}}}" not in before  # nothing served yet
         with gnnd.Loader(address=daemon.address, dataset="metered", batch_size=300, fanouts=[4, 2],

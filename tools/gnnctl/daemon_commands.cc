@@ -109,8 +109,9 @@ absl::Status RunDaemonCommand(const std::string& address, const std::string& com
   if (command == "status") {
     GNND_ASSIGN_OR_RETURN(std::string health, client->Health());
     GNND_ASSIGN_OR_RETURN(v1::Stats stats, client->GetStats());
-    absl::PrintF("gnnd at %s: %s, up %.0f s, %d dataset(s), %d open session(s), %d batches served\n", address, health,
-                 stats.uptime_seconds(), stats.datasets_size(), stats.sessions_size(), stats.batches());
+    absl::PrintF("gnnd at %s (instance %s): %s, up %.0f s, %d dataset(s), %d open session(s), %d batches served\n",
+                 address, stats.instance(), health, stats.uptime_seconds(), stats.datasets_size(),
+                 stats.sessions_size(), stats.batches());
     return absl::OkStatus();
   }
   if (command == "datasets") {
