@@ -30,21 +30,21 @@ absl::Status CheckInstanceName(absl::string_view name, absl::string_view field) 
 }
 
 std::string InstanceOfAddress(absl::string_view address) {
-  std::string name;
+  std::string raw;
   if (absl::ConsumePrefix(&address, "unix:")) {
     const size_t slash = address.rfind('/');
     if (slash != absl::string_view::npos) address.remove_prefix(slash + 1);
     (void)absl::ConsumeSuffix(&address, ".sock");
     if (address != kDefaultInstance) (void)absl::ConsumePrefix(&address, "gnnd-");  // InstanceAddress's inverse
-    for (char c : address) {
-      if (InstanceCharacter(c)) name.push_back(c);
-    }
+    raw = std::string(address);
   } else {
     const size_t colon = address.rfind(':');
-    name = absl::StrCat("tcp-", colon == absl::string_view::npos ? address : address.substr(colon + 1));
-    name.erase(std::remove_if(name.begin(), name.end(), [](char c) { return !InstanceCharacter(c); }), name.end());
+    raw = absl::StrCat("tcp-", colon == absl::string_view::npos ? address : address.substr(colon + 1));
   }
-  if (name.size() > 32) name.resize(32);
+  std::string name;
+  for (char c : raw) {
+    if (InstanceCharacter(c) && name.size() < 32) name.push_back(c);
+  }
   return name.empty() ? kDefaultInstance : name;
 }
 

@@ -168,10 +168,6 @@ std::string ShmSegmentName(absl::string_view instance, absl::string_view dataset
   return absl::StrCat(InstancePrefix(instance), ".", dataset, ".", suffix);
 }
 
-std::string ShmSegmentName(absl::string_view dataset, absl::string_view suffix) {
-  return ShmSegmentName(kDefaultInstance, dataset, suffix);
-}
-
 absl::Status ShmDataset::CheckName(const std::string& name) {
   const bool ok = !name.empty() && name.size() <= 100 && std::all_of(name.begin(), name.end(), [](char c) {
     return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';

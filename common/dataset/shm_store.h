@@ -109,9 +109,8 @@ class ShmDataset {
   ShmLoadStats stats_;
 };
 
-// "<instance prefix>.<name>.<suffix>": the shm_open name (the file under /dev/shm); without an instance,
-// the default one's ("gnnd.<name>.<suffix>").
+// "<instance prefix>.<name>.<suffix>": the shm_open name (the file under /dev/shm); "gnnd.<name>.<suffix>"
+// for the default instance.
 std::string ShmSegmentName(absl::string_view instance, absl::string_view dataset, absl::string_view suffix);
-std::string ShmSegmentName(absl::string_view dataset, absl::string_view suffix);
 
 }  // namespace gnnd

@@ -23,7 +23,7 @@ using testing::SmallDataset;
 std::string UniqueName(const std::string& tag) { return absl::StrCat("test-", ::getpid(), "-", tag); }
 
 bool SegmentExists(const std::string& name, absl::string_view suffix) {
-  return std::filesystem::exists(absl::StrCat("/dev/shm/", ShmSegmentName(name, suffix)));
+  return std::filesystem::exists(absl::StrCat("/dev/shm/", ShmSegmentName(kDefaultInstance, name, suffix)));
 }
 
 uint32_t Crc(const void* data, size_t bytes) {
@@ -48,7 +48,7 @@ TEST_F(ShmStore, LoadAttachUnload) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ((*loaded)->load_stats().bytes, 40u + 24 + 32 + 32 + 16 + 8 + 0);
   struct stat st;
-  ASSERT_EQ(::stat(absl::StrCat("/dev/shm/", ShmSegmentName(name, "features")).c_str(), &st), 0);
+  ASSERT_EQ(::stat(absl::StrCat("/dev/shm/", ShmSegmentName(kDefaultInstance, name, "features")).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 
   auto attached = ShmDataset::Attach(name);
@@ -78,7 +78,7 @@ TEST_F(ShmStore, PermissionsAndHugePagesAreOptions) {
   auto loaded = ShmDataset::Load(name, *source_, options);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   struct stat st;
-  ASSERT_EQ(::stat(absl::StrCat("/dev/shm/", ShmSegmentName(name, "indices")).c_str(), &st), 0);
+  ASSERT_EQ(::stat(absl::StrCat("/dev/shm/", ShmSegmentName(kDefaultInstance, name, "indices")).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
   ASSERT_TRUE(ShmDataset::Remove(name).ok());
 }
@@ -287,8 +287,8 @@ TEST(ShmName, OnlySafeCharacters) {
 // Segments another user could have made (or changed) are never trusted: attaching refuses them, loading
 // replaces them.
 void ForEachSegment(const std::string& name, const std::function<void(const std::string&)>& fn) {
-  fn(absl::StrCat("/dev/shm/", ShmSegmentName(name, "meta")));
-  for (ArrayId id : kAllArrays) fn(absl::StrCat("/dev/shm/", ShmSegmentName(name, ArrayName(id))));
+  fn(absl::StrCat("/dev/shm/", ShmSegmentName(kDefaultInstance, name, "meta")));
+  for (ArrayId id : kAllArrays) fn(absl::StrCat("/dev/shm/", ShmSegmentName(kDefaultInstance, name, ArrayName(id))));
 }
 
 TEST_F(ShmStore, SegmentsWritableByOthersAreRefusedThenReplaced) {
@@ -298,7 +298,7 @@ TEST_F(ShmStore, SegmentsWritableByOthersAreRefusedThenReplaced) {
   auto attached = ShmDataset::Attach(name);
   ASSERT_FALSE(attached.ok());
   EXPECT_EQ(attached.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(attached.status().message(), absl::StrCat(ShmSegmentName(name, "meta"),
+  EXPECT_EQ(attached.status().message(), absl::StrCat(ShmSegmentName(kDefaultInstance, name, "meta"),
                                                       ": writable by group or others (mode 0666): refusing to use it"));
   EXPECT_TRUE(ShmDataset::Attach(name, /*any_owner=*/true).ok());  // gnnctl's read-only look is allowed
   auto reloaded = ShmDataset::Load(name, *source_, {});
@@ -318,8 +318,8 @@ TEST_F(ShmStore, AnotherUsersSegmentsAreRefusedThenReplaced) {
   ForEachSegment(name, [](const std::string& path) { ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0) << path; });
   auto attached = ShmDataset::Attach(name);
   ASSERT_FALSE(attached.ok());
-  EXPECT_EQ(attached.status().message(),
-            absl::StrCat(ShmSegmentName(name, "meta"), ": owned by uid 65534, not by uid 0: refusing to use it"));
+  EXPECT_EQ(attached.status().message(), absl::StrCat(ShmSegmentName(kDefaultInstance, name, "meta"),
+                                                      ": owned by uid 65534, not by uid 0: refusing to use it"));
   auto reloaded = ShmDataset::Load(name, *source_, {});
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   ForEachSegment(name, [](const std::string& path) {

@@ -189,10 +189,8 @@ class NeighborLoader:
     def __iter__(self):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
-            make = getattr(self._make, "from_dict", None)
             for batch in self._loader:
-                mapping = reader.mapping(batch)
-                yield make(mapping) if make else _hetero_by_attributes(mapping, self._make())
+                yield self._make.from_dict(reader.mapping(batch))
         else:
             for batch in self._loader:
                 yield self._make(**to_pyg(batch))
@@ -280,12 +278,3 @@ def edge_indices(pairs):
             out[0].copy_(src)
             out[1].copy_(dst)
     return edge_index
-
-
-def _hetero_by_attributes(mapping, out):
-    """Fills `out` (a HeteroData without from_dict) attribute by attribute."""
-    for key, attributes in mapping.items():
-        store = out[key]
-        for name, value in attributes.items():
-            setattr(store, name, value)
-    return out
