@@ -47,7 +47,10 @@ def test_many_trainers_killed_trainers_and_a_killed_daemon(tmp_path):
 
     # gnnd killed while trainers read: they end with an error, not a hang; a new gnnd serves the dataset.
     cut_off = [start_trainer(daemon, data, 100 + seed, epochs=50) for seed in range(4)]
-    time.sleep(0.5)
+    deadline = time.time() + 120  # every one reading (a sanitizer build starts trainers slowly)
+    while sum(line.startswith("session ") for line in daemon.gnnctl("stats").stdout.splitlines()) < 4:
+        assert time.time() < deadline and all(t.poll() is None for t in cut_off), daemon.output()
+        time.sleep(0.1)
     daemon.proc.kill()
     daemon.proc.wait()
     for trainer in cut_off:
