@@ -14,25 +14,9 @@
 namespace gnnd {
 namespace {
 
+using testing::Row;
 using testing::ScratchDir;
-
-// A table of `rows` rows of `row_bytes` after a header of `offset` bytes; byte j of row i is a function of
-// (i, j), so any misplaced byte shows.
-std::vector<uint8_t> Row(int64_t i, uint64_t row_bytes) {
-  std::vector<uint8_t> row(row_bytes);
-  for (uint64_t j = 0; j < row_bytes; ++j) row[j] = static_cast<uint8_t>((i * 131 + j * 7 + (i >> 8)) & 0xff);
-  return row;
-}
-
-RowTable WriteTable(const std::string& path, uint64_t offset, uint64_t row_bytes, int64_t rows) {
-  std::ofstream out(path, std::ios::binary);
-  out << std::string(offset, 'h');
-  for (int64_t i = 0; i < rows; ++i) {
-    const std::vector<uint8_t> row = Row(i, row_bytes);
-    out.write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(row.size()));
-  }
-  return {path, offset, row_bytes, rows};
-}
+using testing::WriteTable;
 
 void ExpectRows(RowReader& reader, const std::vector<int64_t>& ids) {
   const uint64_t row_bytes = reader.table().row_bytes;

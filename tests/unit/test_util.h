@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "common/dataset/dataset.h"
 #include "common/dataset/manifest.h"
 #include "common/dataset/npy.h"
+#include "common/dataset/row_reader.h"
 #include "gtest/gtest.h"
 
 namespace gnnd::testing {
@@ -34,6 +36,24 @@ class ScratchDir {
  private:
   std::string path_;
 };
+
+// A table of `rows` rows of `row_bytes` after a header of `offset` bytes; byte j of row i is a function of
+// (i, j), so any misplaced byte shows.
+inline std::vector<uint8_t> Row(int64_t i, uint64_t row_bytes) {
+  std::vector<uint8_t> row(row_bytes);
+  for (uint64_t j = 0; j < row_bytes; ++j) row[j] = static_cast<uint8_t>((i * 131 + j * 7 + (i >> 8)) & 0xff);
+  return row;
+}
+
+inline RowTable WriteTable(const std::string& path, uint64_t offset, uint64_t row_bytes, int64_t rows) {
+  std::ofstream out(path, std::ios::binary);
+  out << std::string(offset, 'h');
+  for (int64_t i = 0; i < rows; ++i) {
+    const std::vector<uint8_t> row = Row(i, row_bytes);
+    out.write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(row.size()));
+  }
+  return {path, offset, row_bytes, rows};
+}
 
 template <typename T>
 void WriteNpy(const std::string& path, DType dtype, const std::vector<T>& values, std::vector<int64_t> row_shape = {}) {

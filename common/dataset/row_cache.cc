@@ -1,0 +1,348 @@
+#include "common/dataset/row_cache.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/base/status.h"
+
+namespace gnnd {
+namespace {
+
+// "rows 3, 17, 42 and 9 more": enough to find them, never a megabyte of ids.
+std::string NameRows(std::span<const int64_t> rows) {
+  constexpr size_t kShown = 8;
+  std::string out = absl::StrCat(rows.size() == 1 ? "row " : "rows ",
+                                 absl::StrJoin(rows.subspan(0, std::min(rows.size(), kShown)), ", "));
+  if (rows.size() > kShown) absl::StrAppend(&out, " and ", rows.size() - kShown, " more");
+  return out;
+}
+
+bool SameFile(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+}  // namespace
+
+bool RowCache::EvictFirst::operator()(const Candidate& a, const Candidate& b) const {
+  if (a.next_use != b.next_use) return a.next_use < b.next_use;  // the later use goes first
+  if (a.heat != b.heat) return a.heat > b.heat;                  // then the colder row
+  return a.row < b.row;
+}
+
+RowCache::RowCache(RowTable table, int64_t capacity_rows, Heat heat, RowReader::Options reader_options)
+    : table_(std::move(table)),
+      capacity_rows_(capacity_rows),
+      heat_(std::move(heat)),
+      reader_options_(reader_options),
+      row_(capacity_rows, -1),
+      pins_(capacity_rows, 0),
+      state_(capacity_rows, SlotState::kFree) {
+  free_.reserve(capacity_rows);
+  for (int64_t s = capacity_rows - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
+  slot_of_.reserve(capacity_rows);
+}
+
+absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
+                                                           const RowReader::Options& reader_options) {
+  if (table.row_bytes == 0) return absl::InvalidArgumentError(absl::StrCat(table.path, ": rows of 0 bytes"));
+  const int64_t rows = static_cast<int64_t>(
+      std::clamp<uint64_t>(capacity_bytes / table.row_bytes, 1, std::max<int64_t>(table.num_rows, 1)));
+  if (rows > INT32_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat("a feature cache of ", rows, " rows (at most ", INT32_MAX, ")"));
+  }
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<RowReader> reader, RowReader::Open(table, reader_options));
+  auto cache = std::unique_ptr<RowCache>(new RowCache(table, rows, std::move(heat), reader_options));
+  if (::stat(table.path.c_str(), &cache->file_at_open_) != 0) {
+    return ErrnoStatus(errno, absl::StrCat("stat ", table.path));
+  }
+  cache->memory_bytes_ = static_cast<size_t>(rows) * table.row_bytes;
+  // Shared and anonymous: registrable for zero-copy GPU reads like a segment, and gone with the process.
+  void* memory = ::mmap(nullptr, cache->memory_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+                        -1, 0);
+  if (memory == MAP_FAILED) {
+    return ErrnoStatus(errno, absl::StrCat("map a feature cache of ", cache->memory_bytes_, " bytes"));
+  }
+  cache->memory_ = static_cast<std::byte*>(memory);
+  cache->stats_.capacity_rows = rows;
+  cache->stats_.queue_depth = reader_options.queue_depth;
+  cache->stats_.direct = reader->direct();
+  cache->idle_readers_.push_back(std::move(reader));
+  return cache;
+}
+
+RowCache::~RowCache() {
+  if (memory_ != nullptr) ::munmap(memory_, memory_bytes_);
+}
+
+absl::Status RowCache::CheckBatchFits(int64_t max_rows, absl::string_view what) const {
+  if (max_rows <= capacity_rows_) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, ": the feature cache of ", table_.path, " holds ", capacity_rows_, " rows of ", table_.row_bytes,
+      " bytes, and one batch may read up to ", max_rows, " rows; give it at least ",
+      static_cast<uint64_t>(max_rows) * table_.row_bytes, " bytes (or ask for smaller batches)"));
+}
+
+uint64_t RowCache::NextUseLocked(int64_t row) const {
+  auto it = uses_.find(row);
+  return it == uses_.end() ? kNever : it->second.front();
+}
+
+void RowCache::PushCandidateLocked(int64_t row) {
+  if (heap_.size() > 4 * static_cast<size_t>(capacity_rows_) + 4096) {  // mostly stale: rebuild it
+    heap_.clear();
+    for (const auto& [r, s] : slot_of_) {
+      if (pins_[s] == 0 && state_[s] == SlotState::kReady && r != row) {
+        heap_.push_back({NextUseLocked(r), heat_ ? heat_(r) : 0, r});
+      }
+    }
+    std::make_heap(heap_.begin(), heap_.end(), EvictFirst());
+  }
+  heap_.push_back({NextUseLocked(row), heat_ ? heat_(row) : 0, row});
+  std::push_heap(heap_.begin(), heap_.end(), EvictFirst());
+}
+
+int32_t RowCache::TakeSlotLocked(uint64_t used_after) {
+  if (!free_.empty()) {
+    const int32_t slot = free_.back();
+    free_.pop_back();
+    return slot;
+  }
+  while (!heap_.empty()) {
+    const Candidate top = heap_.front();
+    auto it = slot_of_.find(top.row);
+    const bool valid = it != slot_of_.end() && pins_[it->second] == 0 && state_[it->second] == SlotState::kReady &&
+                       NextUseLocked(top.row) == top.next_use;
+    if (valid && top.next_use <= used_after) return -1;  // the best victim is needed sooner
+    std::pop_heap(heap_.begin(), heap_.end(), EvictFirst());
+    heap_.pop_back();
+    if (!valid) continue;
+    const int32_t slot = it->second;
+    slot_of_.erase(it);
+    ++stats_.evictions;
+    return slot;
+  }
+  return -1;
+}
+
+void RowCache::UnpinLocked(int32_t slot) {
+  if (--pins_[slot] > 0) return;
+  --pinned_slots_;
+  if (state_[slot] == SlotState::kFailed) {  // a failed read: forget the row (a later gather tries again)
+    slot_of_.erase(row_[slot]);
+    state_[slot] = SlotState::kFree;
+    free_.push_back(slot);
+    return;
+  }
+  PushCandidateLocked(row_[slot]);
+}
+
+uint64_t RowCache::Announce(std::span<const int64_t> ids) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t ticket = next_ticket_++;
+  for (int64_t row : ids) {
+    absl::InlinedVector<uint64_t, 2>& uses = uses_[row];
+    uses.push_back(ticket);
+    // A cached row's key changed (its next use came closer); its old heap entry is stale now.
+    if (auto it = slot_of_.find(row); it != slot_of_.end() && uses.size() == 1 && pins_[it->second] == 0 &&
+                                      state_[it->second] == SlotState::kReady) {
+      PushCandidateLocked(row);
+    }
+  }
+  announced_.emplace(ticket, std::vector<int64_t>(ids.begin(), ids.end()));
+  return ticket;
+}
+
+void RowCache::Withdraw(uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  WithdrawLocked(ticket);
+}
+
+void RowCache::WithdrawLocked(uint64_t ticket) {
+  auto it = announced_.find(ticket);
+  if (it == announced_.end()) return;
+  for (int64_t row : it->second) {
+    auto uses = uses_.find(row);
+    if (uses == uses_.end()) continue;
+    auto& tickets = uses->second;
+    tickets.erase(std::find(tickets.begin(), tickets.end(), ticket));
+    if (tickets.empty()) uses_.erase(uses);
+    if (auto at = slot_of_.find(row); at != slot_of_.end() && pins_[at->second] == 0 &&
+                                      state_[at->second] == SlotState::kReady) {
+      PushCandidateLocked(row);  // its next use moved
+    }
+  }
+  announced_.erase(it);
+}
+
+absl::Status RowCache::CheckFileUnchanged() const {
+  struct stat now = {};
+  if (::stat(table_.path.c_str(), &now) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", table_.path));
+  if (!SameFile(now, file_at_open_)) {
+    return absl::DataLossError(absl::StrCat("the features file ", table_.path,
+                                            " changed under gnnd (replaced, rewritten or resized since it was opened)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RowCache::Load(std::span<const int64_t> rows, std::span<const int32_t> slots) {
+  absl::Status status = CheckFileUnchanged();
+  std::unique_ptr<RowReader> reader;
+  if (status.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_readers_.empty()) {
+        reader = std::move(idle_readers_.back());
+        idle_readers_.pop_back();
+      }
+    }
+    if (reader == nullptr) {
+      absl::StatusOr<std::unique_ptr<RowReader>> opened = RowReader::Open(table_, reader_options_);
+      if (opened.ok()) reader = *std::move(opened);
+      status = opened.status();
+    }
+  }
+  RowReader::Stats before, after;
+  double seconds = 0;
+  if (status.ok()) {
+    before = reader->stats();
+    std::vector<std::byte> staged(rows.size() * table_.row_bytes);
+    const auto start = std::chrono::steady_clock::now();
+    status = reader->Read(rows, staged.data());
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    after = reader->stats();
+    if (status.ok()) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        std::memcpy(slot_data(slots[i]), staged.data() + i * table_.row_bytes, table_.row_bytes);
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (reader != nullptr) idle_readers_.push_back(std::move(reader));
+  stats_.reads += after.reads - before.reads;
+  stats_.bytes_read += after.bytes_read - before.bytes_read;
+  stats_.read_seconds += seconds;
+  for (int32_t slot : slots) state_[slot] = status.ok() ? SlotState::kReady : SlotState::kFailed;
+  changed_.notify_all();
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat("reading ", NameRows(rows), " of ", table_.path, ": ",
+                                                  status.message()));
+}
+
+absl::StatusOr<int64_t> RowCache::Prefetch(uint64_t ticket) {
+  std::vector<int64_t> rows;
+  std::vector<int32_t> slots;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = announced_.find(ticket);
+    if (it == announced_.end()) return 0;
+    for (int64_t row : it->second) {
+      if (slot_of_.contains(row)) continue;
+      const int32_t slot = TakeSlotLocked(ticket);
+      if (slot < 0) break;  // only rows needed sooner are left to evict
+      slot_of_[row] = slot;
+      row_[slot] = row;
+      state_[slot] = SlotState::kLoading;
+      pins_[slot] = 1;
+      ++pinned_slots_;
+      rows.push_back(row);
+      slots.push_back(slot);
+    }
+  }
+  if (rows.empty()) return 0;
+  const absl::Status loaded = Load(rows, slots);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (loaded.ok()) stats_.prefetched += rows.size();
+  for (int32_t slot : slots) UnpinLocked(slot);
+  changed_.notify_all();
+  if (!loaded.ok()) return loaded;
+  return static_cast<int64_t>(rows.size());
+}
+
+absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, void* out) {
+  for (int64_t row : ids) {
+    if (row < 0 || row >= table_.num_rows) {
+      return absl::InvalidArgumentError(absl::StrCat("row ", row, " of ", table_.path, " (", table_.num_rows, " rows)"));
+    }
+  }
+  std::vector<int32_t> slots(ids.size());
+  std::vector<int64_t> missing_rows;
+  std::vector<int32_t> missing_slots;
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Room first, so that a batch never holds some pins while it waits for more (two could wait forever):
+  // every slot it pins that is not pinned now comes from the unpinned ones.
+  changed_.wait(lock, [&] {
+    int64_t needed = 0;
+    for (int64_t row : ids) {
+      auto it = slot_of_.find(row);
+      needed += it == slot_of_.end() || pins_[it->second] == 0;
+    }
+    return needed <= capacity_rows_ - pinned_slots_;
+  });
+  for (size_t i = 0; i < ids.size(); ++i) {  // pin what is cached, so that nothing below evicts it
+    auto it = slot_of_.find(ids[i]);
+    if (it == slot_of_.end()) continue;
+    slots[i] = it->second;
+    if (pins_[it->second]++ == 0) ++pinned_slots_;
+    ++stats_.hits;
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (slot_of_.contains(ids[i])) continue;
+    const int32_t slot = TakeSlotLocked(0);  // there is room: checked above
+    slot_of_[ids[i]] = slot;
+    row_[slot] = ids[i];
+    state_[slot] = SlotState::kLoading;
+    pins_[slot] = 1;
+    ++pinned_slots_;
+    slots[i] = slot;
+    missing_rows.push_back(ids[i]);
+    missing_slots.push_back(slot);
+    ++stats_.misses;
+  }
+  lock.unlock();
+  absl::Status status = missing_rows.empty() ? absl::OkStatus() : Load(missing_rows, missing_slots);
+  lock.lock();
+  // Rows another gather or a prefetch was reading when this one pinned them.
+  changed_.wait(lock, [&] {
+    return std::none_of(slots.begin(), slots.end(), [&](int32_t s) { return state_[s] == SlotState::kLoading; });
+  });
+  if (status.ok()) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (state_[slots[i]] == SlotState::kFailed) {
+        status = absl::DataLossError(absl::StrCat("reading row ", ids[i], " of ", table_.path, " failed"));
+        break;
+      }
+    }
+  }
+  lock.unlock();
+  if (status.ok()) {  // pinned: no one moves them
+    auto* dst = static_cast<std::byte*>(out);
+    for (size_t i = 0; i < ids.size(); ++i) std::memcpy(dst + i * table_.row_bytes, slot_data(slots[i]), table_.row_bytes);
+  }
+  lock.lock();
+  WithdrawLocked(ticket);  // done: the rows' next uses move on (before the unpins push them as candidates)
+  for (int32_t slot : slots) UnpinLocked(slot);
+  changed_.notify_all();
+  return status;
+}
+
+RowCacheStats RowCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  RowCacheStats s = stats_;
+  s.resident_rows = static_cast<int64_t>(slot_of_.size());
+  s.window = static_cast<int64_t>(announced_.size());
+  return s;
+}
+
+int32_t RowCache::SlotOf(int64_t row) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = slot_of_.find(row);
+  return it == slot_of_.end() ? -1 : it->second;
+}
+
+}  // namespace gnnd

@@ -1,0 +1,134 @@
+// The storage tier: a bounded cache of one feature table whose rows stay in their .npy file, filled by
+// RowReader (io_uring) and evicted by exact look-ahead. Batches are a pure function of (seed, epoch, step),
+// so a producer samples them W batches before it gathers them and announces each one's ids here: a row's
+// next use is then known exactly, and eviction follows Belady's rule within the window (rows no announced
+// batch reads go first, the coldest of them first; then the row whose next use is furthest). Prefetch()
+// reads an announced batch's rows ahead of its gather, evicting only rows used later than it.
+//
+// The rows live in one shared anonymous mapping (registrable for zero-copy like a dataset segment; nothing
+// to clean up in /dev/shm after a crash). A gather pins its rows until it has copied them; a batch larger
+// than the cache is refused by CheckBatchFits. A file that changes under gnnd (size, mtime, inode) or
+// reads short fails the gathers that need it with DATA_LOSS naming the file and the rows; rows already
+// cached stay valid copies of what was read. Thread-safe: any number of gathers and prefetches at once.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "common/dataset/row_reader.h"
+
+namespace gnnd {
+
+struct RowCacheStats {
+  int64_t capacity_rows = 0;
+  int64_t resident_rows = 0;
+  uint64_t hits = 0;        // rows a gather found cached (or being read by a prefetch)
+  uint64_t misses = 0;      // rows a gather had to read itself
+  uint64_t prefetched = 0;  // rows read ahead of their gather
+  uint64_t evictions = 0;
+  uint64_t reads = 0;       // io_uring reads submitted
+  uint64_t bytes_read = 0;  // bytes they returned
+  double read_seconds = 0;  // summed over the batches of reads
+  int64_t window = 0;       // batches announced and not yet gathered
+  unsigned queue_depth = 0;
+  bool direct = false;  // O_DIRECT (false: the file system refused it and reads are buffered)
+};
+
+class RowCache {
+ public:
+  // Static hotness of a row (higher: kept longer among rows with the same next use), e.g. its in-degree.
+  using Heat = std::function<int64_t(int64_t row)>;
+  static constexpr uint64_t kNever = UINT64_MAX;  // no announced batch reads the row
+
+  // A cache of capacity_bytes / table.row_bytes rows (at least one) of `table`. Opens the file (a reader
+  // checks it holds the table) and maps the memory.
+  static absl::StatusOr<std::unique_ptr<RowCache>> Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
+                                                          const RowReader::Options& reader_options);
+  ~RowCache();
+  RowCache(const RowCache&) = delete;
+  RowCache& operator=(const RowCache&) = delete;
+
+  // FAILED_PRECONDITION, naming `what` (e.g. the config field), when a batch of up to `max_rows` rows
+  // cannot fit in the cache.
+  absl::Status CheckBatchFits(int64_t max_rows, absl::string_view what) const;
+
+  // A batch that will be gathered later reads rows `ids` (each row once). Returns its ticket (tickets
+  // increase: the order of announcements is the order of use the policy assumes).
+  uint64_t Announce(std::span<const int64_t> ids);
+  // A batch announced and never to be gathered (its session stopped).
+  void Withdraw(uint64_t ticket);
+  // Reads what it can of an announced batch's missing rows now: into free memory, or over rows that are
+  // not needed before this batch. Returns the rows read.
+  absl::StatusOr<int64_t> Prefetch(uint64_t ticket);
+  // Copies row ids[i] to out + i * row_bytes, reading the missing rows; the batch announced as `ticket`
+  // (with these ids) is done afterwards. Waits while pinned rows leave no room. On error nothing of the
+  // batch is promised in `out`.
+  absl::Status Gather(uint64_t ticket, std::span<const int64_t> ids, void* out);
+
+  RowCacheStats stats() const;
+  const RowTable& table() const { return table_; }
+  int64_t capacity_rows() const { return capacity_rows_; }
+  // The cached rows' memory (capacity_rows() * row_bytes).
+  std::span<const std::byte> memory() const { return {memory_, memory_bytes_}; }
+  // Where `row` is cached now (tests): a slot, or -1.
+  int32_t SlotOf(int64_t row) const;
+
+ private:
+  enum class SlotState : uint8_t { kFree, kLoading, kReady, kFailed };
+  struct Candidate {  // an eviction candidate as it was when pushed; stale once its row's key changes
+    uint64_t next_use;
+    int64_t heat;
+    int64_t row;
+  };
+  struct EvictFirst {  // heap order: the top is the row to evict first
+    bool operator()(const Candidate& a, const Candidate& b) const;
+  };
+
+  RowCache(RowTable table, int64_t capacity_rows, Heat heat, RowReader::Options reader_options);
+  uint64_t NextUseLocked(int64_t row) const;
+  void WithdrawLocked(uint64_t ticket);
+  // The row is resident and unpinned: it may be evicted (again) under its current key.
+  void PushCandidateLocked(int64_t row);
+  // A slot for a row needed before `before` (kNever: by a gather, any unpinned row may go); -1 if none.
+  int32_t TakeSlotLocked(uint64_t before);
+  void UnpinLocked(int32_t slot);
+  // Reads `rows` into `slots` (pinned, kLoading) and marks them ready or failed.
+  absl::Status Load(std::span<const int64_t> rows, std::span<const int32_t> slots);
+  absl::Status CheckFileUnchanged() const;
+  std::byte* slot_data(int32_t slot) const { return memory_ + static_cast<size_t>(slot) * table_.row_bytes; }
+
+  const RowTable table_;
+  const int64_t capacity_rows_;
+  const Heat heat_;
+  const RowReader::Options reader_options_;
+  struct stat file_at_open_ = {};
+  std::byte* memory_ = nullptr;
+  size_t memory_bytes_ = 0;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  absl::flat_hash_map<int64_t, int32_t> slot_of_;  // row -> slot
+  std::vector<int64_t> row_;                       // slot -> row
+  std::vector<int32_t> pins_;
+  std::vector<SlotState> state_;
+  std::vector<int32_t> free_;
+  int64_t pinned_slots_ = 0;
+  std::vector<Candidate> heap_;  // lazy: entries are checked when popped
+  absl::flat_hash_map<int64_t, absl::InlinedVector<uint64_t, 2>> uses_;  // row -> announced tickets, ascending
+  absl::flat_hash_map<uint64_t, std::vector<int64_t>> announced_;         // ticket -> rows
+  uint64_t next_ticket_ = 1;
+  RowCacheStats stats_;
+  std::vector<std::unique_ptr<RowReader>> idle_readers_;  // one per concurrent load, reused
+};
+
+}  // namespace gnnd

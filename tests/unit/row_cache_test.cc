@@ -1,0 +1,237 @@
+#include "common/dataset/row_cache.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <list>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/unit/test_util.h"
+
+namespace gnnd {
+namespace {
+
+using testing::Row;
+using testing::ScratchDir;
+using testing::WriteTable;
+
+constexpr uint64_t kRowBytes = 100;
+constexpr int64_t kRows = 300;
+
+int64_t Heat(int64_t row) { return row % 5; }
+
+// Batches of distinct rows, skewed towards low ids (some rows hot, most cold), as sampled batches are.
+std::vector<std::vector<int64_t>> SkewedBatches(int count, int size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<std::vector<int64_t>> batches(count);
+  for (auto& batch : batches) {
+    std::set<int64_t> rows;
+    while (static_cast<int>(rows.size()) < size) rows.insert(static_cast<int64_t>(kRows * u(rng) * u(rng)));
+    batch.assign(rows.begin(), rows.end());
+    std::shuffle(batch.begin(), batch.end(), rng);
+  }
+  return batches;
+}
+
+// Belady's rule by brute force: at batch t, batches t..t+window-1 are known; a missing row goes into free
+// room, else over the cached row (not of batch t) whose next use is furthest, the coldest, the highest id.
+int64_t BeladyMisses(const std::vector<std::vector<int64_t>>& batches, int window, int64_t capacity) {
+  std::set<int64_t> cached;
+  int64_t misses = 0;
+  for (size_t t = 0; t < batches.size(); ++t) {
+    const std::set<int64_t> now(batches[t].begin(), batches[t].end());
+    for (int64_t row : batches[t]) {
+      if (cached.contains(row)) continue;
+      ++misses;
+      if (static_cast<int64_t>(cached.size()) == capacity) {
+        auto next_use = [&](int64_t r) {
+          for (size_t u = t + 1; u < std::min(batches.size(), t + window); ++u) {
+            if (std::find(batches[u].begin(), batches[u].end(), r) != batches[u].end()) return static_cast<uint64_t>(u);
+          }
+          return RowCache::kNever;
+        };
+        std::optional<int64_t> victim;
+        for (int64_t r : cached) {
+          if (now.contains(r)) continue;
+          if (!victim || std::make_tuple(next_use(r), -Heat(r), r) > std::make_tuple(next_use(*victim), -Heat(*victim), *victim)) {
+            victim = r;
+          }
+        }
+        cached.erase(*victim);
+      }
+      cached.insert(row);
+    }
+  }
+  return misses;
+}
+
+int64_t LruMisses(const std::vector<std::vector<int64_t>>& batches, int64_t capacity) {
+  std::list<int64_t> order;  // most recent first
+  int64_t misses = 0;
+  for (const auto& batch : batches) {
+    for (int64_t row : batch) {
+      auto it = std::find(order.begin(), order.end(), row);
+      if (it != order.end()) {
+        order.erase(it);
+      } else {
+        ++misses;
+        if (static_cast<int64_t>(order.size()) == capacity) order.pop_back();
+      }
+      order.push_front(row);
+    }
+  }
+  return misses;
+}
+
+void ExpectRows(const std::vector<int64_t>& ids, const std::vector<uint8_t>& out) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_EQ(std::memcmp(out.data() + i * kRowBytes, Row(ids[i], kRowBytes).data(), kRowBytes), 0)
+        << "row " << ids[i] << " at " << i;
+  }
+}
+
+// Gathers `batches` in order with `window` batches announced ahead; returns the cache's misses.
+int64_t RunWindow(RowCache& cache, const std::vector<std::vector<int64_t>>& batches, int window, bool prefetch) {
+  std::vector<uint64_t> tickets;
+  for (int t = 0; t < std::min<int>(window, batches.size()); ++t) tickets.push_back(cache.Announce(batches[t]));
+  for (size_t t = 0; t < batches.size(); ++t) {
+    if (prefetch && t + 1 < tickets.size()) {
+      EXPECT_TRUE(cache.Prefetch(tickets[t + 1]).ok());
+    }
+    std::vector<uint8_t> out(batches[t].size() * kRowBytes);
+    EXPECT_TRUE(cache.Gather(tickets[t], batches[t], out.data()).ok());
+    ExpectRows(batches[t], out);
+    if (t + window < batches.size()) tickets.push_back(cache.Announce(batches[t + window]));
+  }
+  return static_cast<int64_t>(cache.stats().misses);
+}
+
+TEST(RowCache, EvictsExactlyAsBeladyWithinTheWindowAndBeatsLru) {
+  ScratchDir dir;
+  const RowTable table = WriteTable(dir / "t.npy", 128, kRowBytes, kRows);
+  const auto batches = SkewedBatches(60, 25, 1);
+  for (const int64_t capacity : {25, 40, 80, 160}) {
+    for (const int window : {1, 2, 5, 60}) {
+      auto cache = RowCache::Create(table, capacity * kRowBytes, Heat, {});
+      ASSERT_TRUE(cache.ok()) << cache.status();
+      const int64_t misses = RunWindow(**cache, batches, window, /*prefetch=*/false);
+      EXPECT_EQ(misses, BeladyMisses(batches, window, capacity)) << "capacity " << capacity << " window " << window;
+      const RowCacheStats stats = (*cache)->stats();
+      EXPECT_EQ(stats.hits + stats.misses, 60u * 25);
+      EXPECT_EQ(stats.window, 0);  // every announced batch gathered
+      EXPECT_LE(stats.resident_rows, capacity);
+      if (window == 60) {
+        EXPECT_LE(misses, LruMisses(batches, capacity)) << "capacity " << capacity;
+      }
+    }
+  }
+}
+
+TEST(RowCache, PrefetchReadsAheadWithoutEvictingRowsNeededSooner) {
+  ScratchDir dir;
+  const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);
+  auto cache = *RowCache::Create(table, 10 * kRowBytes, Heat, {});
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6}, b = {10, 11, 12, 13, 14, 15};
+  const uint64_t ta = cache->Announce(a), tb = cache->Announce(b);
+  EXPECT_EQ(*cache->Prefetch(tb), 6);  // into free room
+  EXPECT_EQ(*cache->Prefetch(ta), 6);  // 4 free, then 2 of b's rows: b is read after a
+  EXPECT_EQ(*cache->Prefetch(tb), 0);  // a's rows are needed sooner: none of them goes
+  for (int64_t row : a) EXPECT_GE(cache->SlotOf(row), 0) << row;
+  std::vector<uint8_t> out(a.size() * kRowBytes);
+  ASSERT_TRUE(cache->Gather(ta, a, out.data()).ok());
+  ExpectRows(a, out);
+  EXPECT_EQ(cache->stats().misses, 0u);
+  EXPECT_EQ(cache->stats().prefetched, 12u);
+  EXPECT_EQ(*cache->Prefetch(tb), 2);  // a is done: its rows go now
+  ASSERT_TRUE(cache->Gather(tb, b, out.data()).ok());
+  ExpectRows(b, out);
+  EXPECT_EQ(cache->stats().misses, 0u);
+  // With every batch prefetched one ahead, gathers still see the same bytes.
+  const auto batches = SkewedBatches(30, 8, 2);
+  auto prefetching = *RowCache::Create(table, 20 * kRowBytes, Heat, {});
+  RunWindow(*prefetching, batches, 3, /*prefetch=*/true);
+  EXPECT_GT(prefetching->stats().prefetched, 0u);
+}
+
+TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
+  ScratchDir dir;
+  const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);
+  auto cache = *RowCache::Create(table, 8 * kRowBytes + 50, Heat, {});
+  EXPECT_EQ(cache->capacity_rows(), 8);
+  const absl::Status refused = cache->CheckBatchFits(9, "datasets[0].feature_cache");
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  EXPECT_NE(refused.message().find("datasets[0].feature_cache"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("900 bytes"), std::string::npos) << refused;
+  EXPECT_TRUE(cache->CheckBatchFits(8, "x").ok());
+  for (int round = 0; round < 5; ++round) {  // each batch evicts the whole last one
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 8; ++i) ids.push_back(round * 8 + i);
+    std::vector<uint8_t> out(ids.size() * kRowBytes);
+    ASSERT_TRUE(cache->Gather(0, ids, out.data()).ok());
+    ExpectRows(ids, out);
+  }
+  std::vector<uint8_t> out(kRowBytes);
+  EXPECT_TRUE(absl::IsInvalidArgument(cache->Gather(0, std::vector<int64_t>{kRows}, out.data())));
+}
+
+TEST(RowCache, ConcurrentGathersThatEachNeedMostOfTheCacheNeitherDeadlockNorTearRows) {
+  ScratchDir dir;
+  const RowTable table = WriteTable(dir / "t.npy", 64, kRowBytes, kRows);
+  auto cache = *RowCache::Create(table, 30 * kRowBytes, Heat, {.queue_depth = 4});
+  std::vector<std::thread> threads;
+  std::atomic<int> failures = 0;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (const auto& batch : SkewedBatches(40, 20, 10 + t)) {
+        const uint64_t ticket = cache->Announce(batch);
+        if (t % 2 == 0) (void)cache->Prefetch(ticket);
+        std::vector<uint8_t> out(batch.size() * kRowBytes);
+        if (!cache->Gather(ticket, batch, out.data()).ok()) ++failures;
+        for (size_t i = 0; i < batch.size(); ++i) {
+          if (std::memcmp(out.data() + i * kRowBytes, Row(batch[i], kRowBytes).data(), kRowBytes) != 0) ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(cache->stats().window, 0);
+  EXPECT_LE(cache->stats().resident_rows, 30);
+}
+
+TEST(RowCache, AFileTruncatedOrReplacedFailsTheGathersThatReadItNamingFileAndRows) {
+  ScratchDir dir;
+  const std::string path = dir / "t.npy";
+  const RowTable table = WriteTable(path, 0, kRowBytes, kRows);
+  auto cache = *RowCache::Create(table, 50 * kRowBytes, Heat, {});
+  std::vector<uint8_t> out(3 * kRowBytes);
+  const std::vector<int64_t> early = {1, 2, 3};
+  ASSERT_TRUE(cache->Gather(0, early, out.data()).ok());
+  std::filesystem::resize_file(path, 100 * kRowBytes);
+  const std::vector<int64_t> late = {250, 251, 7};
+  absl::Status failed = cache->Gather(0, late, out.data());
+  EXPECT_TRUE(absl::IsDataLoss(failed)) << failed;
+  EXPECT_NE(failed.message().find(path), std::string::npos) << failed;
+  EXPECT_NE(failed.message().find("rows 250, 251, 7"), std::string::npos) << failed;
+  ASSERT_TRUE(cache->Gather(0, early, out.data()).ok());  // cached before: still the rows read then
+  ExpectRows(early, out);
+  EXPECT_EQ(cache->SlotOf(250), -1);  // a failed row is not left cached
+
+  // Replaced by another file under the same name (same size): refused too.
+  const std::string other = dir / "other.npy";
+  WriteTable(other, 0, kRowBytes, kRows);
+  auto fresh = *RowCache::Create(WriteTable(path, 0, kRowBytes, kRows), 50 * kRowBytes, Heat, {});
+  std::filesystem::rename(other, path);
+  failed = fresh->Gather(0, late, out.data());
+  EXPECT_TRUE(absl::IsDataLoss(failed)) << failed;
+  EXPECT_NE(failed.message().find("changed under gnnd"), std::string::npos) << failed;
+}
+
+}  // namespace
+}  // namespace gnnd
