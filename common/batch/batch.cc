@@ -127,4 +127,12 @@ std::array<BatchArray, kNumBatchArrays> BatchArrays(const BatchView& v, int64_t 
 
 BatchBuffer::BatchBuffer(const BatchLayout& layout) : layout_(layout), bytes_(layout.total_bytes) {}
 
+void CopyBatchGraph(const BatchView& from, const BatchView& to) {
+  std::copy_n(from.num_nodes_per_hop, from.num_hops + 1, to.num_nodes_per_hop);
+  std::copy_n(from.num_edges_per_hop, from.num_hops, to.num_edges_per_hop);
+  std::copy_n(from.node_ids, from.num_nodes(), to.node_ids);
+  std::copy_n(from.edge_src, from.num_edges(), to.edge_src);
+  std::copy_n(from.edge_dst, from.num_edges(), to.edge_dst);
+}
+
 }  // namespace gnnd

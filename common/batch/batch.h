@@ -103,6 +103,10 @@ struct BatchView {
   int64_t num_edges() const;
 };
 
+// Copies what sampling writes (counts, node ids, edges; not features or labels) of `from` into `to`, whose
+// layout may differ in its feature rows.
+void CopyBatchGraph(const BatchView& from, const BatchView& to);
+
 // A batch in its own heap buffer (the CPU producer's pool, tests, gnnctl sample).
 class BatchBuffer {
  public:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/base/status.h"
 #include "kernels/cpu/typed_sampler.h"
 
 namespace gnnd {
@@ -16,13 +17,27 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 CpuProducer::CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, ThreadPool& workers,
                          int max_parallel, std::function<void()> on_ready)
+    : CpuProducer(std::move(fill), nullptr, num_slots, epoch, std::move(seeds), workers, max_parallel,
+                  std::move(on_ready)) {}
+
+CpuProducer::CpuProducer(std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
+                         ThreadPool& workers, int max_parallel, std::function<void()> on_ready)
+    : CpuProducer(nullptr, std::move(stages), num_slots, epoch, std::move(seeds), workers, max_parallel,
+                  std::move(on_ready)) {}
+
+CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch,
+                         EpochSeeds seeds, ThreadPool& workers, int max_parallel, std::function<void()> on_ready)
     : fill_(std::move(fill)),
+      stages_(std::move(stages)),
       epoch_(epoch),
       seeds_(std::move(seeds)),
       workers_(workers),
       on_ready_(std::move(on_ready)) {
   for (int i = num_slots - 1; i >= 0; --i) free_slots_.push_back(i);
   for (int i = 0; i < std::max(max_parallel, 1); ++i) free_samplers_.push_back(i);
+  if (stages_ != nullptr) {
+    for (int i = std::max(stages_->window, 1) - 1; i >= 0; --i) free_entries_.push_back(i);
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   ScheduleLocked();
 }
@@ -51,15 +66,59 @@ CpuProducer::FillBatch CpuProducer::TypedSampling(const GraphData& graph, const 
   };
 }
 
+std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(const GraphData& graph,
+                                                                       const SamplingSpec& spec, uint64_t seed,
+                                                                       const BatchLayout& layout,
+                                                                       std::vector<BatchView> slots, RowCache& cache,
+                                                                       int window) {
+  auto stages = std::make_shared<Stages>();
+  stages->window = std::max(window, 1);
+  // The ring holds what sampling writes: the slot's arrays up to the features.
+  auto ring = std::make_shared<std::vector<BatchBuffer>>(
+      stages->window, BatchBuffer(BatchLayout::Make(layout.capacity, layout.num_hops, /*feature_row_bytes=*/0)));
+  auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
+  stages->plan = [ring, sampler, &cache](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                                         int entry) {
+    const auto start = std::chrono::steady_clock::now();
+    BatchView batch = (*ring)[entry].view();
+    sampler->SampleGraph(epoch, batch_index, seeds, batch);
+    const uint64_t ticket = cache.Announce({batch.node_ids, static_cast<size_t>(batch.num_nodes())});
+    return std::make_pair(ticket, SecondsSince(start));
+  };
+  stages->prefetch = [&cache](uint64_t ticket) { (void)cache.Prefetch(ticket); };  // a failure shows at the gather
+  stages->gather = [ring, sampler, slots = std::move(slots), &cache](int entry, uint64_t ticket,
+                                                                     int slot) -> absl::StatusOr<double> {
+    const auto start = std::chrono::steady_clock::now();
+    const BatchView& batch = slots[slot];
+    CopyBatchGraph((*ring)[entry].view(), batch);
+    GNND_RETURN_IF_ERROR(
+        cache.Gather(ticket, {batch.node_ids, static_cast<size_t>(batch.num_nodes())}, batch.features));
+    sampler->GatherLabels(batch);
+    return SecondsSince(start);
+  };
+  stages->withdraw = [&cache](uint64_t ticket) { cache.Withdraw(ticket); };
+  return stages;
+}
+
 CpuProducer::~CpuProducer() {
   std::unique_lock<std::mutex> lock(mutex_);
   stopping_ = true;
   changed_.notify_all();
   changed_.wait(lock, [&] { return in_flight_ == 0; });  // tasks refer to this object
+  for (const auto& [step, planned] : planned_) stages_->withdraw(planned.ticket);  // never to be gathered
 }
 
 void CpuProducer::ScheduleLocked() {
-  while (!stopping_ && next_to_claim_ < seeds_.num_steps() && !free_slots_.empty() && !free_samplers_.empty()) {
+  if (stages_ != nullptr && !planning_ && !stopping_ && next_to_plan_ < seeds_.num_steps() && !free_entries_.empty()) {
+    const int64_t step = next_to_plan_++;
+    const int entry = free_entries_.back();
+    free_entries_.pop_back();
+    planning_ = true;
+    ++in_flight_;
+    workers_.Post([this, step, entry] { Plan(step, entry); });
+  }
+  while (!stopping_ && next_to_claim_ < seeds_.num_steps() && PlannedLocked(next_to_claim_) && !free_slots_.empty() &&
+         !free_samplers_.empty()) {
     const int64_t step = next_to_claim_++;
     const int slot = free_slots_.back(), sampler = free_samplers_.back();
     free_slots_.pop_back();
@@ -72,15 +131,58 @@ void CpuProducer::ScheduleLocked() {
   if (starved && !starved_since_) starved_since_ = std::chrono::steady_clock::now();
 }
 
+void CpuProducer::Plan(int64_t step, int entry) {
+  const auto [ticket, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.batch(step), entry);
+  bool stopping;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    planned_[step] = {entry, ticket, seconds};
+    planning_ = false;
+    sample_seconds_ += seconds;
+    ScheduleLocked();
+    changed_.notify_all();
+    stopping = stopping_;
+  }
+  if (!stopping) stages_->prefetch(ticket);  // read ahead while the gathers before it run
+  std::lock_guard<std::mutex> lock(mutex_);
+  --in_flight_;
+  changed_.notify_all();
+}
+
 void CpuProducer::Fill(int64_t step, int slot, int sampler) {
   const auto start = std::chrono::steady_clock::now();
-  const SampleTimes times = fill_(sampler, epoch_, seeds_.batch_index(step), seeds_.batch(step), slot);
+  absl::StatusOr<SampleTimes> times;
+  if (stages_ != nullptr) {
+    Planned planned;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = planned_.find(step);
+      planned = it->second;
+      planned_.erase(it);
+    }
+    const absl::StatusOr<double> gathered = stages_->gather(planned.entry, planned.ticket, slot);
+    if (gathered.ok()) {
+      times = SampleTimes{planned.seconds, *gathered};
+    } else {
+      times = gathered.status();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_entries_.push_back(planned.entry);
+  } else {
+    times = fill_(sampler, epoch_, seeds_.batch_index(step), seeds_.batch(step), slot);
+  }
   const double seconds = SecondsSince(start);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ready_.emplace(step, std::make_pair(slot, times));
     free_samplers_.push_back(sampler);
     sample_seconds_ += seconds;
+    if (times.ok()) {
+      ready_.emplace(step, std::make_pair(slot, *times));
+    } else {  // the first error stops production; Poll reports it
+      if (status_.ok()) status_ = times.status();
+      stopping_ = true;
+      free_slots_.push_back(slot);
+    }
     ScheduleLocked();
     changed_.notify_all();
   }
@@ -116,6 +218,11 @@ std::optional<CpuProducer::Ready> CpuProducer::Next() {
 std::optional<CpuProducer::Ready> CpuProducer::TryNext() {
   std::lock_guard<std::mutex> lock(mutex_);
   return TakeLocked();
+}
+
+absl::Status CpuProducer::status() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_;
 }
 
 bool CpuProducer::done() const {

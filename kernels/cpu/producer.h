@@ -15,10 +15,12 @@
 #include <span>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "common/base/thread_pool.h"
 #include "common/batch/batch.h"
 #include "common/batch/seeds.h"
 #include "common/batch/typed_batch.h"
+#include "common/dataset/row_cache.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd {
@@ -36,16 +38,40 @@ class CpuProducer {
   // producer only schedules.
   using FillBatch = std::function<SampleTimes(int sampler, uint64_t epoch, uint64_t batch_index,
                                               std::span<const int64_t> seeds, int slot)>;
+  // Production in two stages, for features on storage: batches are sampled `window` steps ahead of their
+  // gather into a ring of `window` entries (one planning task at a time, in step order), their rows
+  // announced and prefetched; the gather of a step copies its ring entry into the slot and reads the rows.
+  struct Stages {
+    int window = 1;
+    // Samples batch `batch_index` of `epoch` around `seeds` into ring entry `entry` and announces its rows:
+    // returns the ticket and the seconds it took.
+    std::function<std::pair<uint64_t, double>(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                                              int entry)>
+        plan;
+    std::function<void(uint64_t ticket)> prefetch;  // reads ahead what it can (best effort)
+    // Fills slot `slot` from ring entry `entry`, whose rows were announced as `ticket`.
+    std::function<absl::StatusOr<double>(int entry, uint64_t ticket, int slot)> gather;
+    std::function<void(uint64_t ticket)> withdraw;  // planned and never gathered
+  };
+
   // Work starts at once on `workers`. `on_ready`, if set, is called on a worker thread after each batch is
   // complete (it must not call back into the producer's destructor).
   CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, ThreadPool& workers, int max_parallel,
               std::function<void()> on_ready = nullptr);
+  // The same in two stages.
+  CpuProducer(std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
+              ThreadPool& workers, int max_parallel, std::function<void()> on_ready = nullptr);
   // The homogeneous batch of `graph`: one CpuSampler per parallel batch, filling `slots`.
   static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                             std::vector<BatchView> slots, int max_parallel);
   // The typed batch of `graph`: one TypedCpuSampler per parallel batch, filling `slots`.
   static FillBatch TypedSampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
                                  std::vector<TypedBatchView> slots, int max_parallel);
+  // The homogeneous batch of `graph` in two stages, its features read through `cache` (the graph has none
+  // in memory): ring entries laid out like `layout` without features.
+  static std::shared_ptr<const Stages> StorageSampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
+                                                       const BatchLayout& layout, std::vector<BatchView> slots,
+                                                       RowCache& cache, int window);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;
@@ -58,6 +84,8 @@ class CpuProducer {
   std::optional<Ready> TryNext();
   // Every step handed out, or stopped.
   bool done() const;
+  // The error that stopped production (a gather that failed), or OK.
+  absl::Status status() const;
   // The consumer is done with `slot`: it may be refilled.
   void Release(int slot);
   // Wakes every waiter: Next() returns nullopt from now on and no new batch is started.
@@ -67,13 +95,20 @@ class CpuProducer {
   double wait_seconds() const;
 
  private:
-  // Starts tasks while there are steps, free slots and idle samplers. Called with mutex_ held.
+  CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
+              ThreadPool& workers, int max_parallel, std::function<void()> on_ready);
+  // Starts tasks while there are steps, free slots and idle samplers (and the planning task while there
+  // are steps to plan and free ring entries). Called with mutex_ held.
   void ScheduleLocked();
   void Fill(int64_t step, int slot, int sampler);
+  void Plan(int64_t step, int entry);
+  // The step may be filled now: planned already, or there is no planning stage.
+  bool PlannedLocked(int64_t step) const { return stages_ == nullptr || planned_.contains(step); }
   bool DoneLocked() const { return stopping_ || next_to_deliver_ >= seeds_.num_steps(); }
   std::optional<Ready> TakeLocked();
 
   const FillBatch fill_;
+  const std::shared_ptr<const Stages> stages_;  // null: one stage
   const uint64_t epoch_;
   const EpochSeeds seeds_;
   ThreadPool& workers_;
@@ -87,6 +122,17 @@ class CpuProducer {
   bool stopping_ = false;
   std::optional<std::chrono::steady_clock::time_point> starved_since_;
   double sample_seconds_ = 0, wait_seconds_ = 0;  // guarded by mutex_
+  absl::Status status_;
+  // The planning stage (stages_): the next step to plan, free ring entries, planned steps' entries.
+  struct Planned {
+    int entry;
+    uint64_t ticket;
+    double seconds;
+  };
+  int64_t next_to_plan_ = 0;
+  bool planning_ = false;
+  std::vector<int> free_entries_;
+  std::map<int64_t, Planned> planned_;
 };
 
 }  // namespace gnnd

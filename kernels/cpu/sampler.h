@@ -32,11 +32,13 @@ class CpuSampler {
   // The sampling stage alone: node ids, edges and per-hop counts of `out`; features and labels are not
   // touched (a layout made with a feature row of 0 bytes will do).
   void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out);
+  // The seeds' labels of a sampled batch into out.labels.
+  void GatherLabels(const BatchView& out) const;
 
  private:
   template <typename Index>
   void SampleHops(uint64_t epoch, uint64_t batch_index, const Index* indices, BatchView out);
-  void Gather(const BatchView& out, int64_t num_nodes, int64_t num_seeds) const;
+  void Gather(const BatchView& out, int64_t num_nodes) const;
 
   const GraphData& graph_;
   SamplingSpec spec_;

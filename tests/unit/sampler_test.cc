@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <set>
 
 #include "common/batch/seeds.h"
@@ -162,6 +163,69 @@ TEST_F(SamplerTest, SameSeedSameBatchesAtAnyThreadCount) {
   const auto other = Epoch(*graph_, layout, fanouts, 5, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
   ASSERT_EQ(other.size(), one.size());
   EXPECT_NE(other[0], one[0]);
+}
+
+// The same epoch in two stages, features read from the dataset's file through a RowCache of `cache_rows`.
+std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const BatchLayout& layout,
+                                                const std::vector<int32_t>& fanouts, uint64_t seed, EpochSeeds seeds,
+                                                int threads, int num_slots, int64_t cache_rows, int window,
+                                                absl::Status* status = nullptr,
+                                                const std::function<void()>& after_first_batch = nullptr) {
+  GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
+  graph.arrays.data[graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]] = nullptr;  // none in memory
+  const NpyFile& file = dir.file(ArrayId::kFeatures);
+  const RowTable table{file.path(), file.header().data_offset, layout.feature_row_bytes, graph.num_nodes()};
+  auto cache = RowCache::Create(table, cache_rows * table.row_bytes, nullptr, {.queue_depth = 8});
+  EXPECT_TRUE(cache.ok()) << cache.status();
+  std::vector<BatchBuffer> buffers(num_slots, BatchBuffer(layout));
+  std::vector<BatchView> slots;
+  for (BatchBuffer& b : buffers) slots.push_back(b.view());
+  const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
+  CpuProducer producer(
+      CpuProducer::StorageSampling(graph, {.fanouts = fanouts}, seed, layout, slots, **cache, window),
+      num_slots, 2, std::move(seeds), *workers, threads);
+  std::vector<std::vector<std::byte>> out;
+  while (auto ready = producer.Next()) {
+    out.push_back(testing::BatchContents(slots[ready->slot], layout.feature_row_bytes));
+    producer.Release(ready->slot);
+    if (out.size() == 1 && after_first_batch) after_first_batch();
+  }
+  if (status != nullptr) *status = producer.status();
+  EXPECT_EQ((*cache)->stats().window, 0) << "every announced batch gathered or withdrawn";
+  return out;
+}
+
+TEST_F(SamplerTest, TwoStagesThroughAStorageCacheGiveTheSameBatches) {
+  const std::vector<int32_t> fanouts = {10, 5};
+  const BatchLayout layout = Layout({32, fanouts});
+  const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32};
+  const auto expected = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
+  for (const int64_t cache_rows : {layout.capacity.max_nodes, 2 * layout.capacity.max_nodes, graph_->num_nodes()}) {
+    for (const auto& [window, threads, slots] : {std::tuple{1, 1, 1}, {3, 2, 2}, {8, 3, 4}}) {
+      const auto staged = StagedEpoch(*dataset_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2),
+                                      threads, slots, cache_rows, window);
+      EXPECT_TRUE(staged == expected) << "cache " << cache_rows << " rows, window " << window << ", threads "
+                                      << threads << ", slots " << slots;
+    }
+  }
+}
+
+TEST_F(SamplerTest, AFeatureFileTruncatedUnderTheStagesStopsThemWithTheError) {
+  ScratchDir copy;
+  std::filesystem::copy(*dir_ / "g", copy / "g");
+  auto dir = DatasetDir::Open(copy / "g");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string features = dir->file(ArrayId::kFeatures).path();
+  const std::vector<int32_t> fanouts = {10, 5};
+  const BatchLayout layout = Layout({32, fanouts});
+  absl::Status status;
+  const auto staged = StagedEpoch(*dir, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), {.seed = 4, .batch_size = 32}, 2),
+                                  1, 1, graph_->num_nodes(), 1, &status, [&] {
+                                    std::filesystem::resize_file(features, std::filesystem::file_size(features) / 2);
+                                  });
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
+  EXPECT_NE(status.message().find(features), std::string::npos) << status;
+  EXPECT_LT(staged.size(), 10u);
 }
 
 TEST_F(SamplerTest, SameSeedsDifferentSeedGiveDifferentNeighbors) {
