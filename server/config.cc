@@ -74,6 +74,25 @@ absl::StatusOr<PrepareGpus> ParsePrepareGpus(const std::string& value) {
   return gpus;
 }
 
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view value) {
+  absl::string_view number = value;
+  uint64_t unit = 1;
+  for (const auto& [suffix, scale] : {std::pair<absl::string_view, uint64_t>{"KiB", uint64_t{1} << 10},
+                                      {"MiB", uint64_t{1} << 20},
+                                      {"GiB", uint64_t{1} << 30},
+                                      {"TiB", uint64_t{1} << 40}}) {
+    if (absl::ConsumeSuffix(&number, suffix)) {
+      unit = scale;
+      break;
+    }
+  }
+  uint64_t count = 0;
+  if (!absl::SimpleAtoi(number, &count) || count > UINT64_MAX / unit) {
+    return absl::InvalidArgumentError(absl::StrCat("'", value, "' (bytes such as 20GiB, 512MiB or 1000000)"));
+  }
+  return count * unit;
+}
+
 absl::StatusOr<GpuCacheSize> ParseGpuCache(const std::string& value) {
   GpuCacheSize size;
   if (value.empty() || value == "auto") return size;
@@ -89,20 +108,25 @@ absl::StatusOr<GpuCacheSize> ParseGpuCache(const std::string& value) {
     }
     return GpuCacheSize{.kind = GpuCacheSize::Kind::kShare, .share = percent / 100};
   }
-  absl::string_view number = value;
-  uint64_t unit = 1;
-  for (const auto& [suffix, scale] : {std::pair<absl::string_view, uint64_t>{"KiB", uint64_t{1} << 10},
-                                      {"MiB", uint64_t{1} << 20},
-                                      {"GiB", uint64_t{1} << 30},
-                                      {"TiB", uint64_t{1} << 40}}) {
-    if (absl::ConsumeSuffix(&number, suffix)) {
-      unit = scale;
-      break;
+  const absl::StatusOr<uint64_t> bytes = ParseByteSize(value);
+  if (!bytes.ok()) return invalid();
+  return GpuCacheSize{.kind = GpuCacheSize::Kind::kBytes, .bytes = *bytes};
+}
+
+absl::Status FinishDatasetConfig(v1::DatasetConfig& d, absl::string_view field) {
+  if (!d.feature_cache().empty()) {
+    const absl::StatusOr<uint64_t> bytes = ParseByteSize(d.feature_cache());
+    if (!bytes.ok() || *bytes == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(field, "feature_cache: '", d.feature_cache(),
+                                                     "' (bytes such as 2GiB or 512MiB; empty: features in memory)"));
     }
   }
-  uint64_t count = 0;
-  if (!absl::SimpleAtoi(number, &count) || count > UINT64_MAX / unit) return invalid();
-  return GpuCacheSize{.kind = GpuCacheSize::Kind::kBytes, .bytes = count * unit};
+  if (d.look_ahead() == 0) d.set_look_ahead(kDefaultLookAhead);
+  if (d.look_ahead() < 1 || d.look_ahead() > kMaxLookAhead) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, "look_ahead: ", d.look_ahead(), " (1 to ", kMaxLookAhead, ", or 0 for ", kDefaultLookAhead, ")"));
+  }
+  return absl::OkStatus();
 }
 
 uint64_t GpuCacheSize::For(uint64_t free, uint64_t total) const {
@@ -166,6 +190,7 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
       return absl::InvalidArgumentError(absl::StrCat(field, ".name: '", d.name(), "' appears twice"));
     }
     if (d.path().empty()) return absl::InvalidArgumentError(absl::StrCat(field, ".path: missing"));
+    GNND_RETURN_IF_ERROR(FinishDatasetConfig(*config.mutable_datasets(i), absl::StrCat(field, ".")));
   }
   return absl::OkStatus();
 }

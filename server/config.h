@@ -51,4 +51,12 @@ struct GpuCacheSize {
 };
 absl::StatusOr<GpuCacheSize> ParseGpuCache(const std::string& value);
 
+// "2GiB", "512MiB", "64KiB", "1TiB" or plain bytes.
+absl::StatusOr<uint64_t> ParseByteSize(absl::string_view value);
+
+// A dataset's feature_cache and look_ahead checked (errors start with `field`, e.g. "datasets[1]."), the
+// look-ahead's default filled in.
+inline constexpr int kDefaultLookAhead = 8, kMaxLookAhead = 1024;
+absl::Status FinishDatasetConfig(v1::DatasetConfig& dataset, absl::string_view field);
+
 }  // namespace gnnd

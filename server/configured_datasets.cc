@@ -32,7 +32,7 @@ ConfiguredDatasets::Outcome ConfiguredDatasets::Apply(
         continue;
       }
       // The old copy serves until the new one is loaded whole; if it cannot be, the old one stays.
-      if (const absl::StatusOr<v1::DatasetInfo> info = registry_.Replace(d.name(), d.path(), d.huge_pages());
+      if (const absl::StatusOr<v1::DatasetInfo> info = registry_.Replace(d);
           !info.ok()) {
         outcome.errors.push_back(absl::StrCat("dataset '", d.name(), "' not replaced by ", d.path(), " (the copy from ",
                                               it->second.path(), " serves on): ", info.status().message()));
@@ -42,7 +42,7 @@ ConfiguredDatasets::Outcome ConfiguredDatasets::Apply(
       outcome.loaded.push_back(d.name());
       continue;
     }
-    const absl::StatusOr<v1::DatasetInfo> info = registry_.Load(d.name(), d.path(), d.huge_pages(), nullptr);
+    const absl::StatusOr<v1::DatasetInfo> info = registry_.Load(d, nullptr);
     if (!info.ok()) {
       outcome.errors.push_back(
           absl::StrCat("dataset '", d.name(), "' (", d.path(), ") not loaded: ", info.status().message()));

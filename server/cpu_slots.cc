@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 #include "common/batch/batch_proto.h"
 
@@ -28,6 +29,11 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
   if (plan.typed) {
     s->seed_type_ = plan.typed->sampling.seed_type;
     s->fill_ = CpuProducer::TypedSampling(graph, plan.typed->sampling, plan.seed, s->typed_views_, parallel);
+  } else if (RowCache* cache = plan.dataset->feature_cache.get()) {
+    GNND_RETURN_IF_ERROR(cache->CheckBatchFits(
+        plan.layout.capacity.max_nodes, absl::StrCat("dataset '", plan.dataset->name, "' (feature_cache)")));
+    s->stages_ = CpuProducer::StorageSampling(graph, plan.sampling, plan.seed, plan.layout, s->views_, *cache,
+                                              plan.dataset->look_ahead);
   } else {
     s->fill_ = CpuProducer::Sampling(graph, plan.sampling, plan.seed, s->views_, parallel);
   }
@@ -48,7 +54,11 @@ void CpuSlots::Attached() {
 absl::Status CpuSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   std::lock_guard<std::mutex> lock(mutex_);
   const int slots = static_cast<int>(std::max(views_.size(), typed_views_.size()));
-  producer_ = std::make_unique<CpuProducer>(fill_, slots, epoch, seeds, *workers_, workers_->threads(), wake_);
+  if (stages_ != nullptr) {
+    producer_ = std::make_unique<CpuProducer>(stages_, slots, epoch, seeds, *workers_, workers_->threads(), wake_);
+  } else {
+    producer_ = std::make_unique<CpuProducer>(fill_, slots, epoch, seeds, *workers_, workers_->threads(), wake_);
+  }
   if (stopped_) producer_->Stop();
   return absl::OkStatus();
 }
@@ -60,6 +70,7 @@ absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready, BatchTimes& tim
     producer = producer_.get();
   }
   if (producer == nullptr) return PollResult::kEpochDone;
+  GNND_RETURN_IF_ERROR(producer->status());  // a gather failed (features on storage): the session ends with it
   if (const std::optional<CpuProducer::Ready> next = producer->TryNext()) {
     ready.set_slot(next->slot);
     ready.set_step(next->step);

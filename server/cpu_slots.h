@@ -34,6 +34,7 @@ class CpuSlots final : public SlotBackend {
 
   const GraphData* graph_ = nullptr;
   CpuProducer::FillBatch fill_;
+  std::shared_ptr<const CpuProducer::Stages> stages_;  // features on storage: two stages instead of fill_
   ThreadPool* workers_ = nullptr;
   std::function<void()> wake_;
   std::unique_ptr<SlotSegment> segment_;

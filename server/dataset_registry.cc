@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
+#include "server/config.h"
 
 namespace gnnd {
 
@@ -14,6 +15,7 @@ DatasetRegistry::~DatasetRegistry() = default;
 
 void DatasetRegistry::Unmap(LoadedDataset& dataset) {
   if (before_unmap_) before_unmap_(dataset);
+  dataset.feature_cache.reset();  // its heat reads the graph in `shm`
   dataset.shm.reset();
 }
 
@@ -28,15 +30,36 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
   info.set_path(d.path);
   *info.mutable_manifest() = d.graph.manifest;
   info.set_max_in_degree(*std::max_element(d.max_in_degrees.begin(), d.max_in_degrees.end()));
-  info.set_bytes(d.graph.schema.total_bytes());
+  uint64_t bytes = d.graph.schema.total_bytes();  // what shared memory holds: not features left on storage
+  if (d.feature_cache != nullptr) bytes -= d.graph.schema.arrays[d.graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]].bytes();
+  info.set_bytes(bytes);
   info.set_load_seconds(d.load_seconds);
   auto it = leases_.find(d.name);
   info.set_sessions(it == leases_.end() ? 0 : it->second);
+  if (d.feature_cache != nullptr) {
+    const RowCacheStats c = d.feature_cache->stats();
+    v1::FeatureCacheStats& out = *info.mutable_feature_cache();
+    out.set_path(d.feature_cache->table().path);
+    out.set_capacity_bytes(d.feature_cache->memory().size());
+    out.set_capacity_rows(c.capacity_rows);
+    out.set_resident_rows(c.resident_rows);
+    out.set_hits(c.hits);
+    out.set_misses(c.misses);
+    out.set_prefetched(c.prefetched);
+    out.set_evictions(c.evictions);
+    out.set_reads(c.reads);
+    out.set_bytes_read(c.bytes_read);
+    out.set_read_seconds(c.read_seconds);
+    out.set_window(c.window);
+    out.set_look_ahead(d.look_ahead);
+    out.set_queue_depth(c.queue_depth);
+    out.set_direct(c.direct);
+  }
   return info;
 }
 
-absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, const std::string& path, bool huge_pages,
-                                                      const Progress& progress) {
+absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const v1::DatasetConfig& dataset, const Progress& progress) {
+  const std::string& name = dataset.name();
   GNND_RETURN_IF_ERROR(ShmDataset::CheckName(name));
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -49,15 +72,14 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Load(const std::string& name, c
     std::lock_guard<std::mutex> lock(mutex_);
     loading_.erase(name);
   };
-  GNND_ASSIGN_OR_RETURN(std::shared_ptr<LoadedDataset> loaded,
-                        MakeCopy(name, path, huge_pages, /*staging=*/false, progress));
+  GNND_ASSIGN_OR_RETURN(std::shared_ptr<LoadedDataset> loaded, MakeCopy(dataset, /*staging=*/false, progress));
   std::lock_guard<std::mutex> lock(mutex_);
   datasets_[name] = loaded;
   return InfoLocked(*loaded);
 }
 
-absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const std::string& name, const std::string& path,
-                                                         bool huge_pages) {
+absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const v1::DatasetConfig& dataset) {
+  const std::string& name = dataset.name();
   auto in_use = [&] {
     return absl::FailedPreconditionError(
         absl::StrCat("dataset ", Quoted(name), " is used by ", leases_[name], " session(s); close them first"));
@@ -74,8 +96,7 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const std::string& name
     loading_.erase(name);
   };
   // The new copy is made beside the old one, which serves meanwhile; it is swapped in only when whole.
-  GNND_ASSIGN_OR_RETURN(std::shared_ptr<LoadedDataset> fresh,
-                        MakeCopy(name, path, huge_pages, /*staging=*/true, nullptr));
+  GNND_ASSIGN_OR_RETURN(std::shared_ptr<LoadedDataset> fresh, MakeCopy(dataset, /*staging=*/true, nullptr));
   std::shared_ptr<LoadedDataset> old;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -91,19 +112,45 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const std::string& name
     LogWarning("dataset '%s' serves from its staged segments: %s", name, published.message());
   }
   fresh->shm_set = fresh->shm->name();
-  LogEvent(LogLevel::kInfo, "dataset_replaced", {{"dataset", name}, {"path", path}},
-           "dataset '%s' replaced by the copy from %s", name, path);
+  LogEvent(LogLevel::kInfo, "dataset_replaced", {{"dataset", name}, {"path", dataset.path()}},
+           "dataset '%s' replaced by the copy from %s", name, dataset.path());
   std::lock_guard<std::mutex> lock(mutex_);
   return InfoLocked(*fresh);
 }
 
-absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const std::string& name,
-                                                                         const std::string& path, bool huge_pages,
+absl::StatusOr<std::unique_ptr<RowCache>> DatasetRegistry::OpenFeatureCache(const v1::DatasetConfig& dataset,
+                                                                            const DatasetDir& dir,
+                                                                            const int64_t* indptr) {
+  const absl::StatusOr<uint64_t> bytes = ParseByteSize(dataset.feature_cache());
+  if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("feature_cache: ", bytes.status().message()));
+  const NpyFile& file = dir.file(ArrayId::kFeatures);
+  const RowTable table{file.path(), file.header().data_offset, FeatureRowBytes(dir.manifest()),
+                       dir.manifest().num_nodes()};
+  // Among rows no announced batch reads, the least-linked go first: in-degree is what sampling follows.
+  auto heat = [indptr](int64_t row) { return indptr[row + 1] - indptr[row]; };
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<RowCache> cache, RowCache::Create(table, *bytes, heat, {}));
+  LogInfo("dataset '%s': features stay in %s, read through a cache of %d rows (%.1f MiB, %s reads), %d batches "
+          "sampled ahead",
+          dataset.name(), table.path, cache->capacity_rows(), cache->memory().size() / 1048576.0,
+          cache->stats().direct ? "O_DIRECT" : "buffered: the file system refused O_DIRECT", dataset.look_ahead());
+  return cache;
+}
+
+absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v1::DatasetConfig& dataset,
                                                                          bool staging, const Progress& progress) {
+  const std::string& name = dataset.name();
+  const std::string& path = dataset.path();
+  const bool on_storage = !dataset.feature_cache().empty();
   const auto start = std::chrono::steady_clock::now();
   GNND_ASSIGN_OR_RETURN(DatasetDir dir, DatasetDir::Open(path));
+  const int features = dir.arrays().positions[static_cast<int>(ArrayId::kFeatures)];
+  if (on_storage && features < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "feature_cache: dataset '", name, "' is typed; its features are served from memory only in this version"));
+  }
   ShmLoadOptions options;
-  options.huge_pages = huge_pages;
+  options.huge_pages = dataset.huge_pages();
+  if (on_storage) options.on_storage = {features};
   options.threads = threads_;
   options.staging = staging;
   options.instance = instance_;
@@ -111,7 +158,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
     if (progress) progress(array, done, total);
   };
   absl::StatusOr<std::unique_ptr<ShmDataset>> shm = ShmDataset::Load(name, dir, options);
-  if (absl::IsAlreadyExists(shm.status()) && !staging && !keep_segments_) {
+  if (absl::IsAlreadyExists(shm.status()) && !staging && (!keep_segments_ || on_storage)) {
     // Left by an earlier gnnd of this instance that did not remove it (a killed one): nothing asked to
     // keep it, so it is not trusted to be this directory's copy.
     LogWarning(
@@ -147,6 +194,10 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const s
   loaded->shm_set = (*shm)->name();
   loaded->graph = GraphData{(*shm)->manifest(), (*shm)->arrays(), (*shm)->schema()};
   loaded->shm = std::move(*shm);
+  if (on_storage) {
+    GNND_ASSIGN_OR_RETURN(loaded->feature_cache, OpenFeatureCache(dataset, dir, loaded->graph.arrays.indptr()));
+    loaded->look_ahead = dataset.look_ahead() > 0 ? dataset.look_ahead() : kDefaultLookAhead;
+  }
   loaded->max_in_degrees = loaded->graph.MaxInDegrees();
   loaded->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ShmLoadStats& stats = loaded->shm->load_stats();

@@ -13,7 +13,9 @@
 #include "absl/status/statusor.h"
 #include "common/base/vocabulary.h"
 #include "common/dataset/graph.h"
+#include "common/dataset/row_cache.h"
 #include "common/dataset/shm_store.h"
+#include "gnnd/v1/config.pb.h"
 #include "gnnd/v1/service.pb.h"
 
 namespace gnnd {
@@ -23,6 +25,10 @@ struct LoadedDataset {
   std::string name, path;
   std::string shm_set;  // its segments' set in /dev/shm: the name, or the staged set's if it could not be published
   std::unique_ptr<ShmDataset> shm;
+  // Features on storage (config feature_cache): their cache, and the batches sessions sample ahead.
+  // Null: the features are in `shm` with the rest.
+  std::unique_ptr<RowCache> feature_cache;
+  int look_ahead = 0;
   GraphData graph;
   std::vector<int64_t> max_in_degrees;  // per relation (bounds a fanout of -1)
   double load_seconds = 0;
@@ -46,16 +52,15 @@ class DatasetRegistry {
   ~DatasetRegistry();
 
   using Progress = std::function<void(const std::string& array, uint64_t done, uint64_t total)>;
-  // Loads DIR under `name`. A set of this instance that an earlier gnnd left in shared memory is attached
+  // Loads dataset.path under dataset.name (held as `dataset` says: huge pages, features on storage). A set of this instance that an earlier gnnd left in shared memory is attached
   // instead of copied when keep_segments is set and its manifest matches; otherwise it is removed and the
   // dataset loaded afresh (one gnnd runs per instance: InstanceLock). ALREADY_EXISTS if gnnd already
   // serves the name.
-  absl::StatusOr<v1::DatasetInfo> Load(const std::string& name, const std::string& path, bool huge_pages,
-                                       const Progress& progress);
-  // Serves `name` from DIR instead: the new copy is loaded (and prepared for GPUs) beside the one in use,
+  absl::StatusOr<v1::DatasetInfo> Load(const v1::DatasetConfig& dataset, const Progress& progress);
+  // Serves dataset.name as `dataset` says instead: the new copy is loaded (and prepared for GPUs) beside the one in use,
   // and swapped in only once it is whole; on any error the old copy stays, serving. FAILED_PRECONDITION
   // while sessions hold the dataset (checked again at the swap); NOT_FOUND if it is not loaded.
-  absl::StatusOr<v1::DatasetInfo> Replace(const std::string& name, const std::string& path, bool huge_pages);
+  absl::StatusOr<v1::DatasetInfo> Replace(const v1::DatasetConfig& dataset);
   // FAILED_PRECONDITION while sessions hold it; NOT_FOUND if unknown.
   absl::Status Unload(const std::string& name);
   absl::StatusOr<v1::DatasetInfo> Describe(const std::string& name) const;
@@ -82,9 +87,12 @@ class DatasetRegistry {
 
  private:
   v1::DatasetInfo InfoLocked(const LoadedDataset& d) const;
-  // A copy of DIR in shared memory (a staged set with `staging`), prepared by after_load.
-  absl::StatusOr<std::shared_ptr<LoadedDataset>> MakeCopy(const std::string& name, const std::string& path,
-                                                          bool huge_pages, bool staging, const Progress& progress);
+  // A copy of the dataset in shared memory (a staged set with `staging`), prepared by after_load.
+  absl::StatusOr<std::shared_ptr<LoadedDataset>> MakeCopy(const v1::DatasetConfig& dataset, bool staging,
+                                                          const Progress& progress);
+  // Opens the features file of `dir` behind a cache, as `dataset` asks.
+  static absl::StatusOr<std::unique_ptr<RowCache>> OpenFeatureCache(const v1::DatasetConfig& dataset,
+                                                                    const DatasetDir& dir, const int64_t* indptr);
   void Unmap(LoadedDataset& dataset);
   // Unmaps a copy no session uses and removes its segments.
   void Drop(LoadedDataset& dataset);

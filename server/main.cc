@@ -1,10 +1,12 @@
 // gnnd: loads datasets into shared memory once and serves minibatches to trainer processes.
 //   gnnd [--config FILE] [--listen unix:/path/gnnd.sock | host:port] [--dataset NAME=DIR ...]
+//        [--feature-cache NAME=SIZE ...]
 // The config file is a text-format DaemonConfig (proto/gnnd/v1/config.proto); flags override it.
 // SIGTERM/SIGINT: sessions are told, the socket closes, segments gnnd created are removed.
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +43,8 @@ ABSL_FLAG(std::string, instance, "",
           "this gnnd's instance name, when several share a host (default: from the socket's name; overrides the "
           "config)");
 ABSL_FLAG(std::vector<std::string>, dataset, {}, "NAME=DATASET_DIR to load at start (repeatable)");
+ABSL_FLAG(std::vector<std::string>, feature_cache, {},
+          "NAME=SIZE: dataset NAME's features stay on storage behind a host cache of SIZE (2GiB; repeatable)");
 ABSL_FLAG(bool, huge_pages, false, "back the --dataset segments with 2 MiB transparent huge pages");
 ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exit (a restart attaches to them)");
 ABSL_FLAG(bool, exit_after_load, false, "load the datasets, print their summaries and exit");
@@ -55,28 +59,52 @@ ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' share
 namespace gnnd {
 namespace {
 
-// --dataset may repeat; absl keeps only the last occurrence, so collect them all from argv.
-absl::Status CollectDatasetFlags(int argc, char** argv, v1::DaemonConfig& config) {
+// The values of a flag that may repeat (absl keeps only the last occurrence), each split at commas.
+std::vector<std::string> RepeatedFlag(int argc, char** argv, absl::string_view flag) {
+  std::vector<std::string> values;
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    std::string value;
-    if (arg == "--dataset" && i + 1 < argc) {
+    const absl::string_view arg = argv[i];
+    absl::string_view value;
+    if (arg == flag && i + 1 < argc) {
       value = argv[i + 1];
-    } else if (absl::StartsWith(arg, "--dataset=")) {
-      value = arg.substr(10);
+    } else if (absl::StartsWith(arg, flag) && arg.size() > flag.size() && arg[flag.size()] == '=') {
+      value = arg.substr(flag.size() + 1);
     } else {
       continue;
     }
-    for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
-      const size_t eq = item.find('=');
-      if (eq == absl::string_view::npos || eq == 0 || eq + 1 == item.size()) {
-        return absl::InvalidArgumentError(absl::StrCat("--dataset ", item, ": expected NAME=DATASET_DIR"));
-      }
-      v1::DatasetConfig* d = config.add_datasets();
-      d->set_name(std::string(item.substr(0, eq)));
-      d->set_path(std::string(item.substr(eq + 1)));
-      d->set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
+    for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) values.emplace_back(item);
+  }
+  return values;
+}
+
+// NAME=VALUE, both non-empty.
+absl::StatusOr<std::pair<std::string, std::string>> NameValue(absl::string_view flag, absl::string_view item,
+                                                              absl::string_view expected) {
+  const size_t eq = item.find('=');
+  if (eq == absl::string_view::npos || eq == 0 || eq + 1 == item.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " ", item, ": expected ", expected));
+  }
+  return std::make_pair(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+}
+
+// --dataset NAME=DIR and --feature-cache NAME=SIZE (for a dataset of the config or of --dataset).
+absl::Status CollectDatasetFlags(int argc, char** argv, v1::DaemonConfig& config) {
+  for (const std::string& item : RepeatedFlag(argc, argv, "--dataset")) {
+    GNND_ASSIGN_OR_RETURN(const auto name_dir, NameValue("--dataset", item, "NAME=DATASET_DIR"));
+    v1::DatasetConfig* d = config.add_datasets();
+    d->set_name(name_dir.first);
+    d->set_path(name_dir.second);
+    d->set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
+  }
+  for (const std::string& item : RepeatedFlag(argc, argv, "--feature_cache")  /* NormalizeFlagNames spelling */) {
+    GNND_ASSIGN_OR_RETURN(const auto name_size, NameValue("--feature-cache", item, "NAME=SIZE (2GiB)"));
+    auto it = std::find_if(config.mutable_datasets()->begin(), config.mutable_datasets()->end(),
+                           [&](const v1::DatasetConfig& d) { return d.name() == name_size.first; });
+    if (it == config.mutable_datasets()->end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--feature-cache ", item, ": no dataset '", name_size.first, "' (from the config or --dataset)"));
     }
+    it->set_feature_cache(name_size.second);
   }
   return absl::OkStatus();
 }

@@ -46,6 +46,40 @@ Labels Where(const std::string& dataset, const std::string& device) {
   return {{"dataset", dataset}, {"device", device}};
 }
 
+// Datasets whose features stay on storage (feature_cache): the cache's rows by outcome, the reads.
+void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
+  std::vector<std::pair<std::string, v1::FeatureCacheStats>> caches;
+  for (const v1::DatasetInfo& d : stats.datasets()) {
+    if (d.has_feature_cache()) caches.emplace_back(d.name(), d.feature_cache());
+  }
+  if (caches.empty()) return;
+  Family rows(out, "gnnd_feature_cache_rows_total", "counter",
+              "Feature rows gathered through a dataset's storage cache: hit (cached or read ahead), miss (read by "
+              "the gather itself).");
+  Family prefetched(out, "gnnd_feature_prefetched_rows_total", "counter", "Feature rows read ahead of their gather.");
+  Family bytes(out, "gnnd_feature_read_bytes_total", "counter", "Bytes read from feature files on storage.");
+  Family reads(out, "gnnd_feature_reads_total", "counter", "Reads submitted to feature files on storage.");
+  Family seconds(out, "gnnd_feature_read_seconds_total", "counter", "Seconds spent reading, summed over batches.");
+  Family resident(out, "gnnd_feature_cache_resident_rows", "gauge", "Rows in a dataset's storage cache.");
+  Family capacity(out, "gnnd_feature_cache_capacity_rows", "gauge", "Rows a dataset's storage cache holds at most.");
+  Family window(out, "gnnd_feature_look_ahead_batches", "gauge",
+                "Batches sampled ahead and not yet gathered (all sessions of the dataset).");
+  Family depth(out, "gnnd_feature_queue_depth", "gauge", "Reads in flight per gather, at most.");
+  for (const auto& [name, c] : caches) {
+    const Labels dataset = {{"dataset", name}};
+    rows.Sample(c.hits(), {{"dataset", name}, {"outcome", "hit"}});
+    rows.Sample(c.misses(), {{"dataset", name}, {"outcome", "miss"}});
+    prefetched.Sample(c.prefetched(), dataset);
+    bytes.Sample(c.bytes_read(), dataset);
+    reads.Sample(c.reads(), dataset);
+    seconds.Sample(c.read_seconds(), dataset);
+    resident.Sample(static_cast<uint64_t>(c.resident_rows()), dataset);
+    capacity.Sample(static_cast<uint64_t>(c.capacity_rows()), dataset);
+    window.Sample(static_cast<uint64_t>(c.window()), dataset);
+    depth.Sample(static_cast<uint64_t>(c.queue_depth()), dataset);
+  }
+}
+
 }  // namespace
 
 std::string RenderPrometheus(const v1::Stats& stats) {
@@ -82,6 +116,7 @@ std::string RenderPrometheus(const v1::Stats& stats) {
 
   Family dataset_bytes(out, "gnnd_dataset_bytes", "gauge", "Shared memory of each loaded dataset.");
   for (const v1::DatasetInfo& d : stats.datasets()) dataset_bytes.Sample(d.bytes(), {{"dataset", d.name()}});
+  AppendFeatureCacheMetrics(stats, out);
 
   Family stage(out, "gnnd_stage_seconds", "histogram",
                "Seconds per batch: sample and gather (CPU backend), produce (a whole batch), release_wait "

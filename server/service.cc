@@ -54,8 +54,15 @@ grpc::Status GnndService::LoadDataset(grpc::ServerContext* context, const v1::Lo
   if (request->path().empty()) return ToGrpc(absl::InvalidArgumentError("path: missing"));
   const absl::StatusOr<std::string> path = access_.ResolveLoadPath(request->path(), peer);
   if (!path.ok()) return ToGrpc(path.status());
+  v1::DatasetConfig dataset;
+  dataset.set_name(request->name());
+  dataset.set_path(*path);
+  dataset.set_huge_pages(request->huge_pages());
+  dataset.set_feature_cache(request->feature_cache());
+  dataset.set_look_ahead(request->look_ahead());
+  if (absl::Status s = FinishDatasetConfig(dataset, ""); !s.ok()) return ToGrpc(s);
   absl::StatusOr<v1::DatasetInfo> info = registry_->Load(
-      request->name(), *path, request->huge_pages(), [&](const std::string& array, uint64_t done, uint64_t total) {
+      dataset, [&](const std::string& array, uint64_t done, uint64_t total) {
         v1::LoadProgress progress;
         progress.set_array(array);
         progress.set_bytes_done(done);

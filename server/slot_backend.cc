@@ -31,6 +31,11 @@ SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
   if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode, options_.instance);
+  if (plan.dataset->feature_cache != nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("open.device = '", plan.device.ToString(), "': dataset '", plan.dataset->name,
+                     "' keeps its features on storage (feature_cache), which only CPU sessions serve in this version"));
+  }
 
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan);
@@ -42,7 +47,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 
 void SlotBackends::Prepare(const LoadedDataset& dataset) {
 #if GNND_WITH_CUDA
-  cuda_->Prepare(dataset);
+  if (dataset.feature_cache == nullptr) cuda_->Prepare(dataset);  // GPU sessions do not serve it
 #else
   (void)dataset;
 #endif

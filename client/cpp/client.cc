@@ -73,12 +73,8 @@ absl::StatusOr<std::vector<v1::DatasetInfo>> Client::ListDatasets() {
   return std::vector<v1::DatasetInfo>(response.datasets().begin(), response.datasets().end());
 }
 
-absl::StatusOr<v1::DatasetInfo> Client::LoadDataset(const std::string& name, const std::string& path, bool huge_pages,
+absl::StatusOr<v1::DatasetInfo> Client::LoadDataset(const v1::LoadDatasetRequest& request,
                                                     const std::function<void(const v1::LoadProgress&)>& progress) {
-  v1::LoadDatasetRequest request;
-  request.set_name(name);
-  request.set_path(path);
-  request.set_huge_pages(huge_pages);
   auto context = Context(0);
   auto reader = stub_->LoadDataset(context.get(), request);
   v1::LoadProgress message;

@@ -28,7 +28,7 @@ class Client {
   static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& address, int timeout_ms = 5000);
 
   absl::StatusOr<std::vector<v1::DatasetInfo>> ListDatasets();
-  absl::StatusOr<v1::DatasetInfo> LoadDataset(const std::string& name, const std::string& path, bool huge_pages,
+  absl::StatusOr<v1::DatasetInfo> LoadDataset(const v1::LoadDatasetRequest& request,
                                               const std::function<void(const v1::LoadProgress&)>& progress);
   absl::Status UnloadDataset(const std::string& name);
   absl::StatusOr<v1::DatasetInfo> DescribeDataset(const std::string& name);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
@@ -258,6 +259,11 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   dataset->manifest_ = manifest;
   dataset->schema_ = schema;
   dataset->arrays_ = DatasetArrays(schema);
+  dataset->on_storage_ = options.on_storage;
+  const auto stays_on_storage = [&](size_t i) {
+    return std::find(options.on_storage.begin(), options.on_storage.end(), static_cast<int>(i)) !=
+           options.on_storage.end();
+  };
 
   // 1. Claim the name: create the meta segment exclusively.
   std::string serialized;
@@ -327,13 +333,14 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   }
 
   // 2. Copy every array into its own segment.
-  const size_t total = schema.total_bytes();
-  size_t done = 0;
+  size_t total = 0, done = 0;
+  for (size_t i = 0; i < schema.arrays.size(); ++i) total += stays_on_storage(i) ? 0 : schema.arrays[i].bytes();
   const auto copy_start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < schema.arrays.size(); ++i) {
     const ArraySchema& array = schema.arrays[i];
     const std::string segment_name = ShmSegmentName(instance, name, array.name);
     const size_t bytes = array.bytes();
+    if (stays_on_storage(i)) continue;
     try {
       bip::shared_memory_object::remove(segment_name.c_str());  // debris of a crashed load
       bip::shared_memory_object shm(bip::create_only, segment_name.c_str(), bip::read_write,
@@ -435,7 +442,11 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
 absl::Status ShmDataset::Publish() {
   if (name_ == dataset_) return absl::OkStatus();
   std::vector<std::string> suffixes;
-  for (const ArraySchema& array : schema_.arrays) suffixes.push_back(array.name);
+  for (size_t i = 0; i < schema_.arrays.size(); ++i) {
+    if (std::find(on_storage_.begin(), on_storage_.end(), static_cast<int>(i)) == on_storage_.end()) {
+      suffixes.push_back(schema_.arrays[i].name);
+    }
+  }
   suffixes.emplace_back("meta");  // last: see the header
   for (const std::string& suffix : suffixes) {
     const std::string from = absl::StrCat("/dev/shm/", ShmSegmentName(instance_, name_, suffix));

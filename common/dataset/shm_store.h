@@ -39,6 +39,9 @@ struct ShmLoadOptions {
   std::function<void(const std::string& array, size_t bytes_done, size_t bytes_total)> on_array_loaded = nullptr;
   // The gnnd instance whose names the set takes (common/base/vocabulary.h).
   std::string instance = kDefaultInstance;
+  // Schema positions of arrays that stay on storage (features read through a cache): no segment, a null
+  // pointer in arrays(). Such a set is never attached by a later gnnd (it loads afresh: it is small).
+  std::vector<int> on_storage = {};
 };
 
 struct ShmLoadStats {
@@ -105,6 +108,7 @@ class ShmDataset {
   v1::DatasetManifest manifest_;
   DatasetSchema schema_;
   DatasetArrays arrays_;
+  std::vector<int> on_storage_;
   std::vector<std::unique_ptr<Segment>> segments_;
   ShmLoadStats stats_;
 };

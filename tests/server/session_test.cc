@@ -82,7 +82,10 @@ class SessionTest : public ::testing::Test {
     ASSERT_TRUE(spec.ok());
     ASSERT_TRUE(dataset::Generate(*spec, {.seed = 3, .threads = 2}, *dir_ / "g").ok());
     registry_ = new DatasetRegistry(/*keep_segments=*/false, 2);
-    ASSERT_TRUE(registry_->Load(Name(), *dir_ / "g", false, nullptr).ok());
+    v1::DatasetConfig dataset;
+    dataset.set_name(Name());
+    dataset.set_path(*dir_ / "g");
+    ASSERT_TRUE(registry_->Load(dataset, nullptr).ok());
   }
   static void TearDownTestSuite() {
     registry_->UnloadAll();

@@ -232,6 +232,22 @@ TEST_F(ShmStore, AStagedSetBesideTheServedOneIsPublishedUnderItsName) {
   ASSERT_TRUE(ShmDataset::Remove(name).ok());
 }
 
+TEST_F(ShmStore, ArraysOnStorageGetNoSegmentAndAStagedSetWithoutThemPublishes) {
+  const std::string name = UniqueName("storage");
+  const int features = source_->arrays().positions[static_cast<int>(ArrayId::kFeatures)];
+  auto staged = ShmDataset::Load(name, *source_, {.staging = true, .on_storage = {features}});
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_EQ((*staged)->arrays()[ArrayId::kFeatures], nullptr);
+  EXPECT_NE((*staged)->arrays()[ArrayId::kIndptr], nullptr);
+  EXPECT_EQ((*staged)->load_stats().bytes,
+            source_->schema().total_bytes() - ArrayBytes(source_->manifest(), ArrayId::kFeatures));
+  EXPECT_FALSE(SegmentExists(ShmDataset::StagedName(name), "features"));
+  ASSERT_TRUE((*staged)->Publish().ok());
+  EXPECT_TRUE(SegmentExists(name, "indptr"));
+  EXPECT_FALSE(SegmentExists(name, "features"));
+  ASSERT_TRUE(ShmDataset::Remove(name).ok());
+}
+
 TEST_F(ShmStore, AStagedSetLeftByAnEarlierLoadIsReplacedAndCanBeRemoved) {
   const std::string name = UniqueName("debris");
   auto left = ShmDataset::Load(name, *source_, {.staging = true});

@@ -32,6 +32,16 @@ void PrintDataset(const v1::DatasetInfo& d) {
   }
   absl::PrintF("%s\t%s\t%d nodes\t%d edges\t%s\t%d session(s)\t%s\n", d.name(), Mib(d.bytes()),
                schema.ok() ? schema->num_nodes : 0, edges, schema.ok() ? dtypes : "?", d.sessions(), d.path());
+  if (d.has_feature_cache()) {
+    const v1::FeatureCacheStats& c = d.feature_cache();
+    const uint64_t looked_up = c.hits() + c.misses();
+    absl::PrintF(
+        "  features on storage: %s\tcache %s (%d of %d rows)\thits %d misses %d (%.1f%% hit)\tprefetched %d\t"
+        "read %s in %d reads, %.2f s\tlook-ahead %d, %d batches announced\tqueue depth %d\t%s\n",
+        c.path(), Mib(c.capacity_bytes()), c.resident_rows(), c.capacity_rows(), c.hits(), c.misses(),
+        looked_up ? 100.0 * c.hits() / looked_up : 0.0, c.prefetched(), Mib(c.bytes_read()), c.reads(),
+        c.read_seconds(), c.look_ahead(), c.window(), c.queue_depth(), c.direct() ? "O_DIRECT" : "buffered");
+  }
 }
 
 // "[#########.........]  45%  array 1.2 GiB/2.6 GiB" on a terminal, a line per array otherwise.
@@ -98,7 +108,8 @@ bool IsDaemonCommand(const std::string& command) {
 }
 
 absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
-                              const std::vector<std::string>& args, bool huge_pages, double watch_seconds) {
+                              const std::vector<std::string>& args, const v1::LoadDatasetRequest& load,
+                              double watch_seconds) {
   // Not a busy loop on gnnd, and a sleep that fits its clock.
   constexpr double kMinWatch = 0.1, kMaxWatch = 86400;
   if (watch_seconds != 0 && !(watch_seconds >= kMinWatch && watch_seconds <= kMaxWatch)) {
@@ -127,7 +138,10 @@ absl::Status RunDaemonCommand(const std::string& address, const std::string& com
       char cwd[4096];
       if (::getcwd(cwd, sizeof(cwd)) != nullptr) path = absl::StrCat(cwd, "/", path);
     }
-    GNND_ASSIGN_OR_RETURN(v1::DatasetInfo info, client->LoadDataset(args[0], path, huge_pages, ShowProgress));
+    v1::LoadDatasetRequest request = load;
+    request.set_name(args[0]);
+    request.set_path(path);
+    GNND_ASSIGN_OR_RETURN(v1::DatasetInfo info, client->LoadDataset(request, ShowProgress));
     absl::PrintF("loaded '%s' in %.2f s: %d nodes, %d edges, %s\n", info.name(), info.load_seconds(),
                  info.manifest().num_nodes(), info.manifest().num_edges(), Mib(info.bytes()));
     return absl::OkStatus();

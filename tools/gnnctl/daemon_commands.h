@@ -5,12 +5,14 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "gnnd/v1/service.pb.h"
 
 namespace gnnd::gnnctl {
 
 // command is one of status | datasets | load | unload | stats; args are its positional arguments.
 absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
-                              const std::vector<std::string>& args, bool huge_pages, double watch_seconds = 0);
+                              const std::vector<std::string>& args, const v1::LoadDatasetRequest& load = {},
+                              double watch_seconds = 0);
 bool IsDaemonCommand(const std::string& command);
 
 }  // namespace gnnd::gnnctl

@@ -65,6 +65,9 @@ ABSL_FLAG(std::string, out, "batch.npz", "sample: output .npz");
 ABSL_FLAG(std::string, device, "cpu", "sample: the backend, cpu or cuda:N");
 ABSL_FLAG(std::string, address, "", "gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock)");
 ABSL_FLAG(bool, huge_pages, false, "load: back the dataset with 2 MiB transparent huge pages");
+ABSL_FLAG(std::string, feature_cache, "",
+          "load: keep the features on storage, read through a host cache of this size (2GiB); empty: in memory");
+ABSL_FLAG(int32_t, look_ahead, 0, "load with --feature-cache: batches each session samples ahead (default 8)");
 ABSL_FLAG(int64_t, presample_batches, 200, "hotness: batches counted per epoch (0: the whole epoch)");
 ABSL_FLAG(bool, hot_order, true,
           "import/generate: also store hot_order.npy, the GPU hot tier's ranking (expected reads under --fanouts)");
@@ -97,6 +100,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl validate DIR            check every array and print a summary
   gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
+                [--feature-cache 2GiB [--look-ahead 8]]  features stay on storage behind a host cache
   gnnctl unload NAME
   gnnctl shm list                datasets in shared memory, their state and gnnd instance
   gnnctl shm attach NAME         attach read-only, print the summary and a CRC32 of every array (--instance)
@@ -285,8 +289,13 @@ absl::Status RunCommand(const std::string& command, const std::vector<std::strin
   if (command == "validate") return RunValidate(args);
   if (command == "hotness") return RunHotness(args);
   if (command == "shm") return RunShm(args);
-  if (IsDaemonCommand(command))
-    return RunDaemonCommand(Address(), command, args, absl::GetFlag(FLAGS_huge_pages), absl::GetFlag(FLAGS_watch));
+  if (IsDaemonCommand(command)) {
+    v1::LoadDatasetRequest load;
+    load.set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
+    load.set_feature_cache(absl::GetFlag(FLAGS_feature_cache));
+    load.set_look_ahead(absl::GetFlag(FLAGS_look_ahead));
+    return RunDaemonCommand(Address(), command, args, load, absl::GetFlag(FLAGS_watch));
+  }
   return Usage(absl::StrCat("unknown command '", command, "'"));
 }
 

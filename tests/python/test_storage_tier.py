@@ -1,0 +1,94 @@
+"""Features on storage (a dataset's feature_cache): the rows stay in features.npy and are read through a
+bounded host cache, W batches sampled ahead. Batches are byte for byte those of the in-memory path
+(trainer_check compares each with the reference sampler) for caches down to one batch's rows and for any
+look-ahead; the features get no segment in /dev/shm; the cache's counters show in `gnnctl datasets` and
+/metrics; a file truncated under gnnd ends the sessions reading it with an error naming it, and the
+others go on. Run by ctest."""
+import os
+import shutil
+import subprocess
+import time
+
+from daemon_util import Daemon, free_port, generate
+from test_metrics import scrape
+
+TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
+
+
+def trainer(daemon, data, dataset, seed, epochs=2, batch_size=64):
+    return subprocess.Popen([TRAINER_CHECK, f"--address={daemon.address}", f"--dataset={dataset}", f"--dir={data}",
+                             f"--batch-size={batch_size}", "--fanouts=4,2", f"--seed={seed}", f"--epochs={epochs}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_batches_through_caches_of_any_size_and_window_equal_the_in_memory_ones(tmp_path):
+    data = generate(tmp_path / "tiny", "--seed", 12)
+    # 128-byte rows; a batch of 64 with fanouts 4,2 reads at most 832 rows (104 KiB).
+    config = "\n".join([
+        f'datasets {{ name: "mem" path: "{data}" }}',
+        f'datasets {{ name: "small" path: "{data}" feature_cache: "104KiB" look_ahead: 1 }}',
+        f'datasets {{ name: "mid" path: "{data}" feature_cache: "512KiB" look_ahead: 4 }}',
+        f'datasets {{ name: "all" path: "{data}" feature_cache: "2MiB" look_ahead: 32 }}',
+    ])
+    port = free_port()
+    daemon = Daemon(tmp_path, f"--metrics-address=127.0.0.1:{port}", "--threads=3", config=config, name="storage")
+    runs = [trainer(daemon, data, name, seed) for name in ("mem", "small", "mid", "all") for seed in (1, 2)]
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        assert "checked" in out, out
+
+    segments = os.listdir("/dev/shm")
+    for name in ("small", "mid", "all"):
+        assert f"{daemon.shm_prefix}.{name}.indptr" in segments
+        assert f"{daemon.shm_prefix}.{name}.features" not in segments
+    assert f"{daemon.shm_prefix}.mem.features" in segments
+
+    listing = daemon.gnnctl("datasets").stdout
+    small = listing.split("small\t", 1)[1].splitlines()
+    assert small[1].startswith("  features on storage: ") and str(data / "features.npy") in small[1], listing
+    assert "look-ahead 1, 0 batches announced" in small[1], listing
+    samples = scrape(port)
+    misses = samples['gnnd_feature_cache_rows_total{dataset="small",outcome="miss"}']
+    hits = samples['gnnd_feature_cache_rows_total{dataset="small",outcome="hit"}']
+    assert misses > 0 and hits > 0
+    assert samples['gnnd_feature_cache_capacity_rows{dataset="small"}'] == 832
+    assert samples['gnnd_feature_read_bytes_total{dataset="small"}'] >= misses * 128
+    # Everything fits the large cache: each row is read once at most.
+    assert samples['gnnd_feature_cache_rows_total{dataset="all",outcome="miss"}'] + \
+        samples['gnnd_feature_prefetched_rows_total{dataset="all"}'] <= 10000
+    assert not any(key.startswith("gnnd_feature_") and 'dataset="mem"' in key for key in samples)
+
+    # A batch larger than the cache: refused at open, saying what to raise.
+    refused = trainer(daemon, data, "small", 3, batch_size=128)
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode != 0 and "feature_cache" in err and "at least" in err, err
+    assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_features_file_truncated_under_gnnd_ends_its_sessions_naming_it_and_others_go_on(tmp_path):
+    data = generate(tmp_path / "tiny", "--seed", 13)
+    broken = tmp_path / "broken"
+    shutil.copytree(data, broken)
+    config = "\n".join([
+        f'datasets {{ name: "broken" path: "{broken}" feature_cache: "104KiB" }}',
+        f'datasets {{ name: "healthy" path: "{data}" feature_cache: "104KiB" }}',
+    ])
+    daemon = Daemon(tmp_path, "--threads=2", config=config, name="faults")
+    doomed = trainer(daemon, broken, "broken", 1, epochs=1000)
+    deadline = time.time() + 60
+    while "session " not in daemon.gnnctl("stats").stdout:
+        assert time.time() < deadline and doomed.poll() is None, daemon.output()
+        time.sleep(0.05)
+    healthy = trainer(daemon, data, "healthy", 2, epochs=3)
+    features = broken / "features.npy"
+    os.truncate(features, features.stat().st_size // 2)
+    _, err = doomed.communicate(timeout=120)
+    assert doomed.returncode == 2, err
+    assert str(features) in err and "changed under gnnd" in err, err
+    out, err = healthy.communicate(timeout=300)
+    assert healthy.returncode == 0, err
+    assert "checked" in out
+    assert "gnnd at" in daemon.gnnctl("status").stdout  # gnnd serves on
+    assert daemon.proc.poll() is None
+    assert daemon.stop() == 0, daemon.output()
