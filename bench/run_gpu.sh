@@ -4,8 +4,9 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all but soak): check sessions sampling gather typed tier torch coschedule hetero first next; soak (6 min:
-# bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS). OUT_DIR/RESULTS.md gets the
+# PARTs (default all but soak and storage): check sessions sampling gather typed tier torch coschedule hetero first
+# next; soak (6 min: bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS); storage (features larger than
+# memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -13,9 +14,9 @@ mode=${1:-}
 case "$mode" in
   build)
     [ $# -eq 3 ] || { echo "usage: $0 build BUILD_DIR OUT_DIR" >&2; exit 2; }
-    cmake --build "$2" --target gnnd gnnctl gnnd_client gpu_bench gpu_tests || exit 1
+    cmake --build "$2" --target gnnd gnnctl gnnd_client gpu_bench gpu_tests storage_bench || exit 1
     archives=$(mktemp -d)
-    bash "$(dirname "$0")/../deploy/bundle.sh" "$2" "$archives" "$2/bench/gpu_bench" "$2/tests/gpu_tests" >/dev/null || exit 1
+    bash "$(dirname "$0")/../deploy/bundle.sh" "$2" "$archives" "$2/bench/gpu_bench" "$2/tests/gpu_tests" "$2/bench/storage_bench" >/dev/null || exit 1
     mkdir -p "$3" && rm -rf "$3"/gnnd-*/ && tar -C "$3" -xzf "$archives"/gnnd-*.tar.gz && rm -rf "$archives"
     git -C "$(dirname "$0")" describe --always --dirty >"$(ls -d "$3"/gnnd-*/ | head -1)/commit.txt"
     ls -d "$3"/gnnd-*/
@@ -190,6 +191,18 @@ after the churn with the same 4 sessions open."
         --churners "${GNND_SOAK_CHURNERS:-16}"
       pkill -x gnnd 2>/dev/null
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
+    storage)
+      section "Features larger than memory (issue 24)" \
+        "papers x0.3 (512 B rows) in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each case: the disk's limits, batches through the storage tier (host caches 2 / 4 / 8 GiB) and through mmap, hit rates at equal rows (\`storage_bench\`, CPU producers)."
+      papers=$data/papers03
+      [ -f "$papers/manifest.textproto" ] ||
+        gnnctl generate --preset papers --scale 0.3 --seed 0 "$papers" >/dev/null 2>>"$out/log.txt"
+      cgroup=/sys/fs/cgroup/gnnd-storage-bench
+      mkdir -p "$cgroup" && echo "${GNND_STORAGE_MEMORY:-12G}" >"$cgroup/memory.max" ||
+        echo "no cgroup memory limit (cgroup v2 not writable)" >>"$results"
+      run bash -c "echo \$\$ >$cgroup/cgroup.procs 2>/dev/null; exec storage_bench --dataset $papers \
+        --cache 2GiB,4GiB,8GiB --drop_caches --steps ${GNND_STORAGE_STEPS:-200} --threads $(nproc) --slots 8"
+      rmdir "$cgroup" 2>/dev/null ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac
 done

