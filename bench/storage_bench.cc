@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <list>
 #include <random>
 #include <string>
@@ -33,7 +34,10 @@
 ABSL_FLAG(std::string, dataset, "", "dataset directory (gnnctl generate --preset papers --scale 0.3)");
 ABSL_FLAG(std::vector<std::string>, cache, std::vector<std::string>({"2GiB", "4GiB", "8GiB"}), "host cache sizes");
 ABSL_FLAG(int32_t, look_ahead, 8, "batches sampled ahead");
+ABSL_FLAG(int32_t, prefetch_distance, 2, "of those, the next ones whose rows are read ahead");
 ABSL_FLAG(int64_t, steps, 200, "batches per case (a prefix of epoch 0)");
+ABSL_FLAG(int64_t, warmup, 50, "of those, the first batches: not counted in hit rates (every cache starts cold but "
+                               "the static one, filled at load)");
 ABSL_FLAG(int32_t, threads, 8, "producer threads");
 ABSL_FLAG(int32_t, slots, 8, "slots (batches a consumer may hold + in production)");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
@@ -137,8 +141,9 @@ struct Outcome {
 };
 
 // Epoch 0's first `steps` batches through a producer, consumed at once.
+// `on_warm` runs once the first --warmup batches are consumed.
 template <typename MakeProducer>
-Outcome Consume(Bench& b, MakeProducer make) {
+Outcome Consume(Bench& b, MakeProducer make, const std::function<void()>& on_warm = nullptr) {
   const int threads = absl::GetFlag(FLAGS_threads), slots = absl::GetFlag(FLAGS_slots);
   std::vector<BatchBuffer> buffers(slots, BatchBuffer(b.layout));
   std::vector<BatchView> views;
@@ -156,6 +161,7 @@ Outcome Consume(Bench& b, MakeProducer make) {
     outcome.rows += views[ready->slot].num_nodes();
     ++outcome.batches;
     producer->Release(ready->slot);
+    if (outcome.batches == absl::GetFlag(FLAGS_warmup) && on_warm) on_warm();
   }
   outcome.seconds = Since(start);
   if (!producer->status().ok()) std::fprintf(stderr, "storage_bench: %s\n", producer->status().ToString().c_str());
@@ -178,15 +184,17 @@ std::vector<std::vector<int64_t>> SampledIds(const Bench& b) {
   return out;
 }
 
+// Over the batches after the warm-up.
 double LruHitRate(const std::vector<std::vector<int64_t>>& batches, int64_t capacity) {
   std::list<int64_t> order;
   absl::flat_hash_map<int64_t, std::list<int64_t>::iterator> where;
   int64_t hits = 0, lookups = 0;
-  for (const auto& batch : batches) {
-    for (int64_t row : batch) {
-      ++lookups;
+  for (size_t t = 0; t < batches.size(); ++t) {
+    const bool counted = static_cast<int64_t>(t) >= absl::GetFlag(FLAGS_warmup);
+    for (int64_t row : batches[t]) {
+      lookups += counted;
       if (auto it = where.find(row); it != where.end()) {
-        ++hits;
+        hits += counted;
         order.erase(it->second);
       } else if (static_cast<int64_t>(order.size()) == capacity) {
         where.erase(order.back());
@@ -209,8 +217,8 @@ double StaticHitRate(const Bench& b, const std::vector<std::vector<int64_t>>& ba
                    [&](int64_t x, int64_t y) { return indptr[x + 1] - indptr[x] > indptr[y + 1] - indptr[y]; });
   absl::flat_hash_set<int64_t> hot(rows.begin(), rows.begin() + capacity);
   int64_t hits = 0, lookups = 0;
-  for (const auto& batch : batches) {
-    for (int64_t row : batch) hits += hot.contains(row), ++lookups;
+  for (size_t t = absl::GetFlag(FLAGS_warmup); t < batches.size(); ++t) {
+    for (int64_t row : batches[t]) hits += hot.contains(row), ++lookups;
   }
   return static_cast<double>(hits) / lookups;
 }
@@ -243,6 +251,7 @@ int Run() {
   b.layout = BatchLayout::Make(*capacity, static_cast<int>(b.spec.fanouts.size()), FeatureRowBytes(b.graph.manifest));
   const NpyFile& file = b.dir.file(ArrayId::kFeatures);
   b.features = {file.path(), file.header().data_offset, b.layout.feature_row_bytes, b.graph.num_nodes()};
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // tables appear as they are measured
   std::printf("## storage_bench: %s, %ld nodes, %lu B rows (%.1f GiB of features), batch %ld, %ld batches per case, "
               "%d threads, %d slots\n",
               path.c_str(), b.graph.num_nodes(), b.features.row_bytes,
@@ -250,10 +259,10 @@ int Run() {
               absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_slots));
   MeasureDisk(b.features);
 
-  std::printf("\n### Batches through the storage tier (look-ahead %d) and through mmap\n\n"
-              "| features | batches/s | rows/s gathered | rows/s read | hit rate | reads/s | GB/s read |\n"
+  std::printf("\n### Batches through the storage tier (look-ahead %d, prefetch distance %d) and through mmap\n\n"
+              "| features | batches/s | rows/s gathered | rows/s read | hit rate after warm-up | reads/s | GB/s read |\n"
               "|---|---|---|---|---|---|---|\n",
-              absl::GetFlag(FLAGS_look_ahead));
+              absl::GetFlag(FLAGS_look_ahead), absl::GetFlag(FLAGS_prefetch_distance));
   const int64_t* indptr = b.graph.arrays.indptr();
   std::vector<std::pair<int64_t, double>> look_ahead_hits;  // capacity rows -> rows read per row gathered
   for (const std::string& size : absl::GetFlag(FLAGS_cache)) {
@@ -264,16 +273,24 @@ int Run() {
       std::fprintf(stderr, "storage_bench: %s\n", cache.status().ToString().c_str());
       return 1;
     }
+    if (absl::Status fits = (*cache)->CheckBatchFits(b.layout.capacity.max_nodes, size); !fits.ok()) {
+      std::printf("| storage, cache %s | %s | | | | | |\n", size.c_str(), std::string(fits.message()).c_str());
+      continue;
+    }
     GraphData graph = b.graph;
+    RowCacheStats warm;
     const Outcome o = Consume(b, [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads,
                                      int slots) {
       return std::make_unique<CpuProducer>(
-          CpuProducer::StorageSampling(graph, b.spec, 1, b.layout, views, **cache, absl::GetFlag(FLAGS_look_ahead)),
+          CpuProducer::StorageSampling(graph, b.spec, 1, b.layout, views, **cache, absl::GetFlag(FLAGS_look_ahead),
+                                       absl::GetFlag(FLAGS_prefetch_distance)),
           slots, 0, std::move(seeds), workers, threads);
-    });
+    }, [&] { warm = (*cache)->stats(); });
     const RowCacheStats s = (*cache)->stats();
     const double read_rows = static_cast<double>(s.misses + s.prefetched);
-    look_ahead_hits.emplace_back((*cache)->capacity_rows(), 1 - read_rows / std::max<uint64_t>(s.hits + s.misses, 1));
+    const double warm_read = static_cast<double>(s.misses + s.prefetched - warm.misses - warm.prefetched);
+    look_ahead_hits.emplace_back((*cache)->capacity_rows(),
+                                 1 - warm_read / std::max<uint64_t>(s.hits + s.misses - warm.hits - warm.misses, 1));
     std::printf("| storage, cache %s (%ld rows) | %.2f | %.0f | %.0f | %.3f | %.0f | %.3f |\n", size.c_str(),
                 (*cache)->capacity_rows(), o.batches / o.seconds, o.rows / o.seconds, read_rows / o.seconds,
                 look_ahead_hits.back().second, s.reads / o.seconds, s.bytes_read / o.seconds / 1e9);
@@ -290,7 +307,10 @@ int Run() {
     std::printf("| mmap of features.npy | %.2f | %.0f | | | | |\n", o.batches / o.seconds, o.rows / o.seconds);
   }
 
-  std::printf("\n### Hit rates at equal cache rows, the same batches (rows not read from disk / rows gathered)\n\n"
+  std::printf("\n### Hit rates at equal cache rows, the same batches after %ld of warm-up (rows not read from disk "
+              "/ rows gathered)\n\n",
+              absl::GetFlag(FLAGS_warmup));
+  std::printf(
               "| cache rows | look-ahead (measured above) | LRU | static (highest in-degree) |\n|---|---|---|---|\n");
   const auto batches = SampledIds(b);
   for (const auto& [rows, rate] : look_ahead_hits) {

@@ -270,6 +270,9 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
       return absl::InvalidArgumentError(absl::StrCat("row ", row, " of ", table_.path, " (", table_.num_rows, " rows)"));
     }
   }
+  if (static_cast<int64_t>(ids.size()) > capacity_rows_) {  // no waiting would make room for it
+    return CheckBatchFits(static_cast<int64_t>(ids.size()), "gather");
+  }
   std::vector<int32_t> slots(ids.size());
   std::vector<int64_t> missing_rows;
   std::vector<int32_t> missing_slots;

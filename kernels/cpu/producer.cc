@@ -70,9 +70,10 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(const Gr
                                                                        const SamplingSpec& spec, uint64_t seed,
                                                                        const BatchLayout& layout,
                                                                        std::vector<BatchView> slots, RowCache& cache,
-                                                                       int window) {
+                                                                       int window, int prefetch_distance) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
+  stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
   // The ring holds what sampling writes: the slot's arrays up to the features.
   auto ring = std::make_shared<std::vector<BatchBuffer>>(
       stages->window, BatchBuffer(BatchLayout::Make(layout.capacity, layout.num_hops, /*feature_row_bytes=*/0)));
@@ -117,6 +118,16 @@ void CpuProducer::ScheduleLocked() {
     ++in_flight_;
     workers_.Post([this, step, entry] { Plan(step, entry); });
   }
+  if (stages_ != nullptr && !prefetching_ && !stopping_) {
+    next_to_prefetch_ = std::max(next_to_prefetch_, next_to_claim_);  // claimed steps gather their own rows
+    auto planned = planned_.find(next_to_prefetch_);
+    if (next_to_prefetch_ < next_to_claim_ + stages_->prefetch_distance && planned != planned_.end()) {
+      ++next_to_prefetch_;
+      prefetching_ = true;
+      ++in_flight_;
+      workers_.Post([this, ticket = planned->second.ticket] { Prefetch(ticket); });
+    }
+  }
   while (!stopping_ && next_to_claim_ < seeds_.num_steps() && PlannedLocked(next_to_claim_) && !free_slots_.empty() &&
          !free_samplers_.empty()) {
     const int64_t step = next_to_claim_++;
@@ -133,18 +144,20 @@ void CpuProducer::ScheduleLocked() {
 
 void CpuProducer::Plan(int64_t step, int entry) {
   const auto [ticket, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.batch(step), entry);
-  bool stopping;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    planned_[step] = {entry, ticket, seconds};
-    planning_ = false;
-    sample_seconds_ += seconds;
-    ScheduleLocked();
-    changed_.notify_all();
-    stopping = stopping_;
-  }
-  if (!stopping) stages_->prefetch(ticket);  // read ahead while the gathers before it run
   std::lock_guard<std::mutex> lock(mutex_);
+  planned_[step] = {entry, ticket, seconds};
+  planning_ = false;
+  sample_seconds_ += seconds;
+  ScheduleLocked();
+  --in_flight_;
+  changed_.notify_all();
+}
+
+void CpuProducer::Prefetch(uint64_t ticket) {
+  stages_->prefetch(ticket);  // read ahead while the gathers before it run
+  std::lock_guard<std::mutex> lock(mutex_);
+  prefetching_ = false;
+  ScheduleLocked();
   --in_flight_;
   changed_.notify_all();
 }

@@ -39,10 +39,14 @@ class CpuProducer {
   using FillBatch = std::function<SampleTimes(int sampler, uint64_t epoch, uint64_t batch_index,
                                               std::span<const int64_t> seeds, int slot)>;
   // Production in two stages, for features on storage: batches are sampled `window` steps ahead of their
-  // gather into a ring of `window` entries (one planning task at a time, in step order), their rows
-  // announced and prefetched; the gather of a step copies its ring entry into the slot and reads the rows.
+  // gather into a ring of `window` entries (one planning task at a time, in step order) and their rows
+  // announced; the rows of the next `prefetch_distance` steps are read ahead (one task at a time); the
+  // gather of a step copies its ring entry into the slot and reads the rows still missing. Prefetching
+  // less deep than the window keeps the cache for rows in use: a row read ahead displaces one whose next
+  // use lies beyond the window, often a hot row.
   struct Stages {
     int window = 1;
+    int prefetch_distance = 2;
     // Samples batch `batch_index` of `epoch` around `seeds` into ring entry `entry` and announces its rows:
     // returns the ticket and the seconds it took.
     std::function<std::pair<uint64_t, double>(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
@@ -71,7 +75,7 @@ class CpuProducer {
   // in memory): ring entries laid out like `layout` without features.
   static std::shared_ptr<const Stages> StorageSampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                                                        const BatchLayout& layout, std::vector<BatchView> slots,
-                                                       RowCache& cache, int window);
+                                                       RowCache& cache, int window, int prefetch_distance = 2);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;
@@ -102,6 +106,7 @@ class CpuProducer {
   void ScheduleLocked();
   void Fill(int64_t step, int slot, int sampler);
   void Plan(int64_t step, int entry);
+  void Prefetch(uint64_t ticket);
   // The step may be filled now: planned already, or there is no planning stage.
   bool PlannedLocked(int64_t step) const { return stages_ == nullptr || planned_.contains(step); }
   bool DoneLocked() const { return stopping_ || next_to_deliver_ >= seeds_.num_steps(); }
@@ -129,8 +134,8 @@ class CpuProducer {
     uint64_t ticket;
     double seconds;
   };
-  int64_t next_to_plan_ = 0;
-  bool planning_ = false;
+  int64_t next_to_plan_ = 0, next_to_prefetch_ = 0;
+  bool planning_ = false, prefetching_ = false;
   std::vector<int> free_entries_;
   std::map<int64_t, Planned> planned_;
 };

@@ -176,8 +176,10 @@ TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
     ASSERT_TRUE(cache->Gather(0, ids, out.data()).ok());
     ExpectRows(ids, out);
   }
-  std::vector<uint8_t> out(kRowBytes);
+  std::vector<uint8_t> out(9 * kRowBytes);
   EXPECT_TRUE(absl::IsInvalidArgument(cache->Gather(0, std::vector<int64_t>{kRows}, out.data())));
+  // A larger batch gathered anyway fails at once rather than waiting for room that cannot come.
+  EXPECT_TRUE(absl::IsFailedPrecondition(cache->Gather(0, std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}, out.data())));
 }
 
 TEST(RowCache, ConcurrentGathersThatEachNeedMostOfTheCacheNeitherDeadlockNorTearRows) {
