@@ -105,6 +105,12 @@ RowReader::~RowReader() {
 }
 
 absl::Status RowReader::Read(std::span<const int64_t> ids, void* out) {
+  std::vector<std::byte*> rows(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) rows[i] = static_cast<std::byte*>(out) + i * table_.row_bytes;
+  return Read(ids, rows);
+}
+
+absl::Status RowReader::Read(std::span<const int64_t> ids, std::span<std::byte* const> rows) {
   const uint64_t row_bytes = table_.row_bytes;
   std::vector<Piece> pieces(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -197,8 +203,7 @@ absl::Status RowReader::Read(std::span<const int64_t> ids, void* out) {
     } else {
       const std::byte* data = staging_ + s * max_read_bytes_;
       for (size_t k = e.first; k < e.last; ++k) {
-        std::memcpy(static_cast<std::byte*>(out) + pieces[k].out * row_bytes, data + (pieces[k].start - e.offset),
-                    row_bytes);
+        std::memcpy(rows[pieces[k].out], data + (pieces[k].start - e.offset), row_bytes);
       }
       stats_.rows += e.last - e.first;
     }

@@ -52,6 +52,8 @@ class RowReader {
   // short (the file was truncated or replaced); the error of a failed read, with the file and the row.
   // On error `out` is partly written.
   absl::Status Read(std::span<const int64_t> ids, void* out);
+  // The same, row ids[i] to rows[i] (rows.size() == ids.size()).
+  absl::Status Read(std::span<const int64_t> ids, std::span<std::byte* const> rows);
 
   bool direct() const { return direct_; }
   const Stats& stats() const { return stats_; }
