@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from daemon_util import Daemon, generate
 
 TRAINERS = 16
@@ -60,17 +62,23 @@ def wait_idle(daemon):
         time.sleep(0.1)
 
 
-def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path):
+@pytest.mark.parametrize("features", ["memory", "storage"])
+def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path, features):
+    """With the features on storage too (a cache of 4096 rows, two batches' worth: gathers wait for room),
+    where sessions end with batches sampled ahead, rows being read ahead and gathers waiting."""
     data = generate(tmp_path / "tiny", "--seed", 21)
+    seconds = SECONDS if features == "memory" else SECONDS / 2
+    storage = ["--feature-cache=churn=512KiB"] if features == "storage" else []
     # A tight share per uid: sessions still counted after their trainers closed them are refused at once.
-    daemon = Daemon(tmp_path, f"--dataset=churn={data}", "--threads=2", name="churn", env={"ASAN_OPTIONS": "detect_leaks=1"},
+    daemon = Daemon(tmp_path, f"--dataset=churn={data}", *storage, "--threads=2", name="churn",
+                    env={"ASAN_OPTIONS": "detect_leaks=1"},
                     config=f"max_sessions: {2 * (TRAINERS + KILLED)}\nuid_share_percent: 50")
     pid = daemon.proc.pid
     try:
         churn(daemon, 2, seed=1)  # warms gRPC's and gnnd's pools up to their working size
         wait_idle(daemon)
         before, shm_before = footprint(pid), shm_of(daemon)
-        opened = churn(daemon, SECONDS, seed=2)
+        opened = churn(daemon, seconds, seed=2)
         assert daemon.proc.poll() is None, daemon.output()
         assert opened >= TRAINERS, opened
         wait_idle(daemon)
@@ -82,7 +90,10 @@ def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path):
         if os.environ.get("GNND_SANITIZE") != "address":
             assert after[2] <= before[2] + 64 * 1024, f"RSS {before[2]} -> {after[2]} KiB"
         assert "refused" not in daemon.output()
-        print(f"{opened} sessions in {SECONDS:.0f} s; fds, threads, RSS KiB: {before} -> {after}")
+        print(f"{opened} sessions in {seconds:.0f} s; fds, threads, RSS KiB: {before} -> {after}")
+        if features == "storage":
+            assert "features on storage" in daemon.gnnctl("datasets").stdout
+            assert "0 batches announced" in daemon.gnnctl("datasets").stdout, "tickets of ended sessions left"
     finally:
         assert daemon.stop() == 0, daemon.output()
         assert daemon.proc.returncode == 0

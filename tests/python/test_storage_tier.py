@@ -3,9 +3,10 @@ bounded host cache, W batches sampled ahead. Batches are byte for byte those of 
 (trainer_check compares each with the reference sampler) for caches down to one batch's rows and for any
 look-ahead; the features get no segment in /dev/shm; the cache's counters show in `gnnctl datasets` and
 /metrics; a file truncated under gnnd ends the sessions reading it with an error naming it, and the
-others go on. Run by ctest."""
+others go on; a reload moves a dataset's features to storage and back. Run by ctest."""
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -91,4 +92,32 @@ def test_a_features_file_truncated_under_gnnd_ends_its_sessions_naming_it_and_ot
     assert "checked" in out
     assert "gnnd at" in daemon.gnnctl("status").stdout  # gnnd serves on
     assert daemon.proc.poll() is None
+    assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_reload_moves_the_features_to_storage_and_back(tmp_path):
+    data = generate(tmp_path / "tiny", "--seed", 14)
+    in_memory = f'datasets {{ name: "swap" path: "{data}" }}'
+    daemon = Daemon(tmp_path, config=in_memory, name="swap")
+    config = tmp_path / "swap.textproto"
+    features = f"{daemon.shm_prefix}.swap.features"
+
+    def reload(text, reloads):
+        config.write_text(text)
+        daemon.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 60
+        while daemon.output().count(" event=reload ") < reloads:
+            assert time.time() < deadline, daemon.output()
+            time.sleep(0.05)
+        run = trainer(daemon, data, "swap", reloads)
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+
+    assert features in os.listdir("/dev/shm")
+    reload(in_memory.replace("}", 'feature_cache: "1MiB" }'), 1)
+    assert features not in os.listdir("/dev/shm")
+    assert "features on storage" in daemon.gnnctl("datasets").stdout
+    reload(in_memory, 2)
+    assert features in os.listdir("/dev/shm")
+    assert "features on storage" not in daemon.gnnctl("datasets").stdout
     assert daemon.stop() == 0, daemon.output()
