@@ -36,8 +36,9 @@ ABSL_FLAG(std::vector<std::string>, cache, std::vector<std::string>({"2GiB", "4G
 ABSL_FLAG(int32_t, look_ahead, 8, "batches sampled ahead");
 ABSL_FLAG(int32_t, prefetch_distance, 2, "of those, the next ones whose rows are read ahead");
 ABSL_FLAG(int64_t, steps, 200, "batches per case (a prefix of epoch 0)");
-ABSL_FLAG(int64_t, warmup, 50, "of those, the first batches: not counted in hit rates (every cache starts cold but "
-                               "the static one, filled at load)");
+ABSL_FLAG(int64_t, warmup, 50,
+          "of those, the first batches: not counted in hit rates (every cache starts cold but "
+          "the static one, filled at load)");
 ABSL_FLAG(int32_t, threads, 8, "producer threads");
 ABSL_FLAG(int32_t, slots, 8, "slots (batches a consumer may hold + in production)");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
@@ -64,8 +65,10 @@ void DropCaches() {
 uint64_t Bytes(const std::string& text) {
   uint64_t unit = 1;
   std::string number = text;
-  for (const auto& [suffix, scale] : {std::pair<std::string, uint64_t>{"KiB", 1ull << 10}, {"MiB", 1ull << 20},
-                                      {"GiB", 1ull << 30}, {"TiB", 1ull << 40}}) {
+  for (const auto& [suffix, scale] : {std::pair<std::string, uint64_t>{"KiB", 1ull << 10},
+                                      {"MiB", 1ull << 20},
+                                      {"GiB", 1ull << 30},
+                                      {"TiB", 1ull << 40}}) {
     if (number.size() > suffix.size() && number.ends_with(suffix)) {
       number.resize(number.size() - suffix.size());
       unit = scale;
@@ -111,7 +114,8 @@ void MeasureDisk(const RowTable& features) {
   }
   DropCaches();
   constexpr uint64_t kChunk = 128 * 1024;
-  auto reader = RowReader::Open({features.path, 0, kChunk, st.st_size / static_cast<int64_t>(kChunk)}, {.queue_depth = 32});
+  auto reader =
+      RowReader::Open({features.path, 0, kChunk, st.st_size / static_cast<int64_t>(kChunk)}, {.queue_depth = 32});
   if (!reader.ok()) return;
   std::vector<std::byte> out(64 * kChunk);
   int64_t next = 0;
@@ -246,29 +250,32 @@ int Run() {
     b.spec.fanouts.push_back(value);
   }
   b.spec.batch_size = absl::GetFlag(FLAGS_batch_size);
-  auto capacity = ComputeBatchCapacity(b.spec, b.graph.num_nodes(), b.graph.manifest.num_edges(), b.graph.MaxInDegree());
+  auto capacity =
+      ComputeBatchCapacity(b.spec, b.graph.num_nodes(), b.graph.manifest.num_edges(), b.graph.MaxInDegree());
   if (!capacity.ok()) return 2;
   b.layout = BatchLayout::Make(*capacity, static_cast<int>(b.spec.fanouts.size()), FeatureRowBytes(b.graph.manifest));
   const NpyFile& file = b.dir.file(ArrayId::kFeatures);
   b.features = {file.path(), file.header().data_offset, b.layout.feature_row_bytes, b.graph.num_nodes()};
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // tables appear as they are measured
-  std::printf("## storage_bench: %s, %ld nodes, %lu B rows (%.1f GiB of features), batch %ld, %ld batches per case, "
-              "%d threads, %d slots\n",
-              path.c_str(), b.graph.num_nodes(), b.features.row_bytes,
-              b.features.row_bytes * b.graph.num_nodes() / 1073741824.0, b.spec.batch_size, absl::GetFlag(FLAGS_steps),
-              absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_slots));
+  std::printf(
+      "## storage_bench: %s, %ld nodes, %lu B rows (%.1f GiB of features), batch %ld, %ld batches per case, "
+      "%d threads, %d slots\n",
+      path.c_str(), b.graph.num_nodes(), b.features.row_bytes,
+      b.features.row_bytes * b.graph.num_nodes() / 1073741824.0, b.spec.batch_size, absl::GetFlag(FLAGS_steps),
+      absl::GetFlag(FLAGS_threads), absl::GetFlag(FLAGS_slots));
   MeasureDisk(b.features);
 
-  std::printf("\n### Batches through the storage tier (look-ahead %d, prefetch distance %d) and through mmap\n\n"
-              "| features | batches/s | rows/s gathered | rows/s read | hit rate after warm-up | reads/s | GB/s read |\n"
-              "|---|---|---|---|---|---|---|\n",
-              absl::GetFlag(FLAGS_look_ahead), absl::GetFlag(FLAGS_prefetch_distance));
+  std::printf(
+      "\n### Batches through the storage tier (look-ahead %d, prefetch distance %d) and through mmap\n\n"
+      "| features | batches/s | rows/s gathered | rows/s read | hit rate after warm-up | reads/s | GB/s read |\n"
+      "|---|---|---|---|---|---|---|\n",
+      absl::GetFlag(FLAGS_look_ahead), absl::GetFlag(FLAGS_prefetch_distance));
   const int64_t* indptr = b.graph.arrays.indptr();
   std::vector<std::pair<int64_t, double>> look_ahead_hits;  // capacity rows -> rows read per row gathered
   for (const std::string& size : absl::GetFlag(FLAGS_cache)) {
     DropCaches();
-    auto cache = RowCache::Create(b.features, Bytes(size), [indptr](int64_t r) { return indptr[r + 1] - indptr[r]; },
-                                  {});
+    auto cache =
+        RowCache::Create(b.features, Bytes(size), [indptr](int64_t r) { return indptr[r + 1] - indptr[r]; }, {});
     if (!cache.ok()) {
       std::fprintf(stderr, "storage_bench: %s\n", cache.status().ToString().c_str());
       return 1;
@@ -279,13 +286,15 @@ int Run() {
     }
     GraphData graph = b.graph;
     RowCacheStats warm;
-    const Outcome o = Consume(b, [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads,
-                                     int slots) {
-      return std::make_unique<CpuProducer>(
-          CpuProducer::StorageSampling(graph, b.spec, 1, b.layout, views, **cache, absl::GetFlag(FLAGS_look_ahead),
-                                       absl::GetFlag(FLAGS_prefetch_distance)),
-          slots, 0, std::move(seeds), workers, threads);
-    }, [&] { warm = (*cache)->stats(); });
+    const Outcome o = Consume(
+        b,
+        [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
+          return std::make_unique<CpuProducer>(
+              CpuProducer::StorageSampling(graph, b.spec, 1, b.layout, views, **cache, absl::GetFlag(FLAGS_look_ahead),
+                                           absl::GetFlag(FLAGS_prefetch_distance)),
+              slots, 0, std::move(seeds), workers, threads);
+        },
+        [&] { warm = (*cache)->stats(); });
     const RowCacheStats s = (*cache)->stats();
     const double read_rows = static_cast<double>(s.misses + s.prefetched);
     const double warm_read = static_cast<double>(s.misses + s.prefetched - warm.misses - warm.prefetched);
@@ -299,22 +308,23 @@ int Run() {
     DropCaches();
     GraphData graph = b.graph;
     graph.arrays.data[features_at] = file.data();  // the file's mapping: page faults read it
-    const Outcome o = Consume(b, [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads,
-                                     int slots) {
-      return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, views, threads), slots, 0,
-                                           std::move(seeds), workers, threads);
-    });
+    const Outcome o =
+        Consume(b, [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
+          return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, views, threads), slots, 0,
+                                               std::move(seeds), workers, threads);
+        });
     std::printf("| mmap of features.npy | %.2f | %.0f | | | | |\n", o.batches / o.seconds, o.rows / o.seconds);
   }
 
-  std::printf("\n### Hit rates at equal cache rows, the same batches after %ld of warm-up (rows not read from disk "
-              "/ rows gathered)\n\n",
-              absl::GetFlag(FLAGS_warmup));
   std::printf(
-              "| cache rows | look-ahead (measured above) | LRU | static (highest in-degree) |\n|---|---|---|---|\n");
+      "\n### Hit rates at equal cache rows, the same batches after %ld of warm-up (rows not read from disk "
+      "/ rows gathered)\n\n",
+      absl::GetFlag(FLAGS_warmup));
+  std::printf("| cache rows | look-ahead (measured above) | LRU | static (highest in-degree) |\n|---|---|---|---|\n");
   const auto batches = SampledIds(b);
   for (const auto& [rows, rate] : look_ahead_hits) {
-    std::printf("| %ld | %.3f | %.3f | %.3f |\n", rows, rate, LruHitRate(batches, rows), StaticHitRate(b, batches, rows));
+    std::printf("| %ld | %.3f | %.3f | %.3f |\n", rows, rate, LruHitRate(batches, rows),
+                StaticHitRate(b, batches, rows));
   }
   return 0;
 }

@@ -63,8 +63,8 @@ absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Create(const RowTable& table
   }
   cache->memory_bytes_ = static_cast<size_t>(rows) * table.row_bytes;
   // Shared and anonymous: registrable for zero-copy GPU reads like a segment, and gone with the process.
-  void* memory = ::mmap(nullptr, cache->memory_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
-                        -1, 0);
+  void* memory =
+      ::mmap(nullptr, cache->memory_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) {
     return ErrnoStatus(errno, absl::StrCat("map a feature cache of ", cache->memory_bytes_, " bytes"));
   }
@@ -82,10 +82,10 @@ RowCache::~RowCache() {
 
 absl::Status RowCache::CheckBatchFits(int64_t max_rows, absl::string_view what) const {
   if (max_rows <= capacity_rows_) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      what, ": the feature cache of ", table_.path, " holds ", capacity_rows_, " rows of ", table_.row_bytes,
-      " bytes, and one batch may read up to ", max_rows, " rows; give it at least ",
-      static_cast<uint64_t>(max_rows) * table_.row_bytes, " bytes (or ask for smaller batches)"));
+  return absl::FailedPreconditionError(
+      absl::StrCat(what, ": the feature cache of ", table_.path, " holds ", capacity_rows_, " rows of ",
+                   table_.row_bytes, " bytes, and one batch may read up to ", max_rows, " rows; give it at least ",
+                   static_cast<uint64_t>(max_rows) * table_.row_bytes, " bytes (or ask for smaller batches)"));
 }
 
 uint64_t RowCache::NextUseLocked(int64_t row) const {
@@ -149,8 +149,8 @@ uint64_t RowCache::Announce(std::span<const int64_t> ids) {
     absl::InlinedVector<uint64_t, 2>& uses = uses_[row];
     uses.push_back(ticket);
     // A cached row's key changed (its next use came closer); its old heap entry is stale now.
-    if (auto it = slot_of_.find(row); it != slot_of_.end() && uses.size() == 1 && pins_[it->second] == 0 &&
-                                      state_[it->second] == SlotState::kReady) {
+    if (auto it = slot_of_.find(row);
+        it != slot_of_.end() && uses.size() == 1 && pins_[it->second] == 0 && state_[it->second] == SlotState::kReady) {
       PushCandidateLocked(row);
     }
   }
@@ -172,8 +172,8 @@ void RowCache::WithdrawLocked(uint64_t ticket) {
     auto& tickets = uses->second;
     tickets.erase(std::find(tickets.begin(), tickets.end(), ticket));
     if (tickets.empty()) uses_.erase(uses);
-    if (auto at = slot_of_.find(row); at != slot_of_.end() && pins_[at->second] == 0 &&
-                                      state_[at->second] == SlotState::kReady) {
+    if (auto at = slot_of_.find(row);
+        at != slot_of_.end() && pins_[at->second] == 0 && state_[at->second] == SlotState::kReady) {
       PushCandidateLocked(row);  // its next use moved
     }
   }
@@ -184,8 +184,8 @@ absl::Status RowCache::CheckFileUnchanged() const {
   struct stat now = {};
   if (::stat(table_.path.c_str(), &now) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", table_.path));
   if (!SameFile(now, file_at_open_)) {
-    return absl::DataLossError(absl::StrCat("the features file ", table_.path,
-                                            " changed under gnnd (replaced, rewritten or resized since it was opened)"));
+    return absl::DataLossError(absl::StrCat(
+        "the features file ", table_.path, " changed under gnnd (replaced, rewritten or resized since it was opened)"));
   }
   return absl::OkStatus();
 }
@@ -226,8 +226,8 @@ absl::Status RowCache::Load(std::span<const int64_t> rows, std::span<const int32
   for (int32_t slot : slots) state_[slot] = status.ok() ? SlotState::kReady : SlotState::kFailed;
   changed_.notify_all();
   if (status.ok()) return status;
-  return absl::Status(status.code(), absl::StrCat("reading ", NameRows(rows), " of ", table_.path, ": ",
-                                                  status.message()));
+  return absl::Status(status.code(),
+                      absl::StrCat("reading ", NameRows(rows), " of ", table_.path, ": ", status.message()));
 }
 
 absl::StatusOr<int64_t> RowCache::Prefetch(uint64_t ticket) {
@@ -263,7 +263,8 @@ absl::StatusOr<int64_t> RowCache::Prefetch(uint64_t ticket) {
 absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, void* out) {
   for (int64_t row : ids) {
     if (row < 0 || row >= table_.num_rows) {
-      return absl::InvalidArgumentError(absl::StrCat("row ", row, " of ", table_.path, " (", table_.num_rows, " rows)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("row ", row, " of ", table_.path, " (", table_.num_rows, " rows)"));
     }
   }
   if (static_cast<int64_t>(ids.size()) > capacity_rows_) {  // no waiting would make room for it
@@ -321,7 +322,8 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
   lock.unlock();
   if (status.ok()) {  // pinned: no one moves them
     auto* dst = static_cast<std::byte*>(out);
-    for (size_t i = 0; i < ids.size(); ++i) std::memcpy(dst + i * table_.row_bytes, slot_data(slots[i]), table_.row_bytes);
+    for (size_t i = 0; i < ids.size(); ++i)
+      std::memcpy(dst + i * table_.row_bytes, slot_data(slots[i]), table_.row_bytes);
   }
   lock.lock();
   WithdrawLocked(ticket);  // done: the rows' next uses move on (before the unpins push them as candidates)

@@ -123,9 +123,9 @@ class RowCache {
   std::vector<SlotState> state_;
   std::vector<int32_t> free_;
   int64_t pinned_slots_ = 0;
-  std::vector<Candidate> heap_;  // lazy: entries are checked when popped
+  std::vector<Candidate> heap_;                                          // lazy: entries are checked when popped
   absl::flat_hash_map<int64_t, absl::InlinedVector<uint64_t, 2>> uses_;  // row -> announced tickets, ascending
-  absl::flat_hash_map<uint64_t, std::vector<int64_t>> announced_;         // ticket -> rows
+  absl::flat_hash_map<uint64_t, std::vector<int64_t>> announced_;        // ticket -> rows
   uint64_t next_ticket_ = 1;
   RowCacheStats stats_;
   std::vector<std::unique_ptr<RowReader>> idle_readers_;  // one per concurrent load, reused

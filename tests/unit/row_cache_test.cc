@@ -59,7 +59,8 @@ int64_t BeladyMisses(const std::vector<std::vector<int64_t>>& batches, int windo
         std::optional<int64_t> victim;
         for (int64_t r : cached) {
           if (now.contains(r)) continue;
-          if (!victim || std::make_tuple(next_use(r), -Heat(r), r) > std::make_tuple(next_use(*victim), -Heat(*victim), *victim)) {
+          if (!victim ||
+              std::make_tuple(next_use(r), -Heat(r), r) > std::make_tuple(next_use(*victim), -Heat(*victim), *victim)) {
             victim = r;
           }
         }
@@ -179,7 +180,8 @@ TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
   std::vector<uint8_t> out(9 * kRowBytes);
   EXPECT_TRUE(absl::IsInvalidArgument(cache->Gather(0, std::vector<int64_t>{kRows}, out.data())));
   // A larger batch gathered anyway fails at once rather than waiting for room that cannot come.
-  EXPECT_TRUE(absl::IsFailedPrecondition(cache->Gather(0, std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}, out.data())));
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(cache->Gather(0, std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}, out.data())));
 }
 
 TEST(RowCache, ConcurrentGathersThatEachNeedMostOfTheCacheNeitherDeadlockNorTearRows) {
