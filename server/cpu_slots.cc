@@ -26,14 +26,27 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
   }
   const GraphData& graph = plan.dataset->graph;
   const int parallel = workers.threads();
+  const auto fits = [&](int type, int64_t max_rows) -> absl::Status {
+    RowCache* cache = plan.dataset->feature_caches[type].get();
+    return cache == nullptr ? absl::OkStatus()
+                            : cache->CheckBatchFits(max_rows, absl::StrCat("dataset '", plan.dataset->name,
+                                                                           "' (feature_cache)"));
+  };
   if (plan.typed) {
     s->seed_type_ = plan.typed->sampling.seed_type;
-    s->fill_ = CpuProducer::TypedSampling(graph, plan.typed->sampling, plan.seed, s->typed_views_, parallel);
-  } else if (RowCache* cache = plan.dataset->feature_cache.get()) {
-    GNND_RETURN_IF_ERROR(cache->CheckBatchFits(
-        plan.layout.capacity.max_nodes, absl::StrCat("dataset '", plan.dataset->name, "' (feature_cache)")));
-    s->stages_ = CpuProducer::StorageSampling(graph, plan.sampling, plan.seed, plan.layout, s->views_, *cache,
-                                              plan.dataset->look_ahead);
+    if (plan.dataset->features_on_storage()) {
+      for (size_t t = 0; t < plan.typed->layout.capacity.max_nodes.size(); ++t) {
+        GNND_RETURN_IF_ERROR(fits(static_cast<int>(t), plan.typed->layout.capacity.max_nodes[t]));
+      }
+      s->stages_ = CpuProducer::TypedStorageSampling(graph, plan.typed->sampling, plan.seed, plan.typed->layout,
+                                                     s->typed_views_, plan.dataset->caches(), plan.dataset->look_ahead);
+    } else {
+      s->fill_ = CpuProducer::TypedSampling(graph, plan.typed->sampling, plan.seed, s->typed_views_, parallel);
+    }
+  } else if (plan.dataset->features_on_storage()) {
+    GNND_RETURN_IF_ERROR(fits(0, plan.layout.capacity.max_nodes));
+    s->stages_ = CpuProducer::StorageSampling(graph, plan.sampling, plan.seed, plan.layout, s->views_,
+                                              *plan.dataset->feature_caches[0], plan.dataset->look_ahead);
   } else {
     s->fill_ = CpuProducer::Sampling(graph, plan.sampling, plan.seed, s->views_, parallel);
   }

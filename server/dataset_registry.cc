@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
+#include "common/dataset/hot_order.h"
 #include "server/config.h"
 
 namespace gnnd {
@@ -15,7 +16,7 @@ DatasetRegistry::~DatasetRegistry() = default;
 
 void DatasetRegistry::Unmap(LoadedDataset& dataset) {
   if (before_unmap_) before_unmap_(dataset);
-  dataset.feature_cache.reset();  // its heat reads the graph in `shm`
+  dataset.feature_caches.clear();  // their heat may read the graph in `shm`
   dataset.shm.reset();
 }
 
@@ -31,16 +32,15 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
   *info.mutable_manifest() = d.graph.manifest;
   info.set_max_in_degree(*std::max_element(d.max_in_degrees.begin(), d.max_in_degrees.end()));
   uint64_t bytes = d.graph.schema.total_bytes();  // what shared memory holds: not features left on storage
-  if (d.feature_cache != nullptr) bytes -= d.graph.schema.arrays[d.graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]].bytes();
-  info.set_bytes(bytes);
-  info.set_load_seconds(d.load_seconds);
-  auto it = leases_.find(d.name);
-  info.set_sessions(it == leases_.end() ? 0 : it->second);
-  if (d.feature_cache != nullptr) {
-    const RowCacheStats c = d.feature_cache->stats();
-    v1::FeatureCacheStats& out = *info.mutable_feature_cache();
-    out.set_path(d.feature_cache->table().path);
-    out.set_capacity_bytes(d.feature_cache->memory().size());
+  for (size_t t = 0; t < d.feature_caches.size(); ++t) {
+    const RowCache* cache = d.feature_caches[t].get();
+    if (cache == nullptr) continue;
+    bytes -= d.graph.schema.arrays[d.graph.schema.node_types[t].features].bytes();
+    const RowCacheStats c = cache->stats();
+    v1::FeatureCacheStats& out = *info.add_feature_caches();
+    out.set_path(cache->table().path);
+    if (!d.graph.schema.homogeneous()) out.set_node_type(d.graph.schema.node_types[t].name);
+    out.set_capacity_bytes(cache->memory().size());
     out.set_capacity_rows(c.capacity_rows);
     out.set_resident_rows(c.resident_rows);
     out.set_hits(c.hits);
@@ -55,6 +55,7 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
     out.set_queue_depth(c.queue_depth);
     out.set_direct(c.direct);
   }
+  info.set_bytes(bytes);
   return info;
 }
 
@@ -118,22 +119,47 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const v1::DatasetConfig
   return InfoLocked(*fresh);
 }
 
-absl::StatusOr<std::unique_ptr<RowCache>> DatasetRegistry::OpenFeatureCache(const v1::DatasetConfig& dataset,
-                                                                            const DatasetDir& dir,
-                                                                            const int64_t* indptr) {
+std::vector<RowCache*> LoadedDataset::caches() const {
+  std::vector<RowCache*> out;
+  for (const auto& cache : feature_caches) out.push_back(cache.get());
+  return out;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<RowCache>>> DatasetRegistry::OpenFeatureCaches(
+    const v1::DatasetConfig& dataset, const DatasetDir& dir, const GraphData& graph) {
   const absl::StatusOr<uint64_t> bytes = ParseByteSize(dataset.feature_cache());
   if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("feature_cache: ", bytes.status().message()));
-  const NpyFile& file = dir.file(ArrayId::kFeatures);
-  const RowTable table{file.path(), file.header().data_offset, FeatureRowBytes(dir.manifest()),
-                       dir.manifest().num_nodes()};
-  // Among rows no announced batch reads, the least-linked go first: in-degree is what sampling follows.
-  auto heat = [indptr](int64_t row) { return indptr[row + 1] - indptr[row]; };
-  GNND_ASSIGN_OR_RETURN(std::unique_ptr<RowCache> cache, RowCache::Create(table, *bytes, heat, {}));
-  LogInfo("dataset '%s': features stay in %s, read through a cache of %d rows (%.1f MiB, %s reads), %d batches "
-          "sampled ahead",
-          dataset.name(), table.path, cache->capacity_rows(), cache->memory().size() / 1048576.0,
-          cache->stats().direct ? "O_DIRECT" : "buffered: the file system refused O_DIRECT", dataset.look_ahead());
-  return cache;
+  const DatasetSchema& schema = graph.schema;
+  // Among rows no announced batch reads, the coldest go first: by the ranking the GPU hot tier uses
+  // (expected reads, global ids), else by in-degree.
+  absl::StatusOr<std::vector<int64_t>> order = ReadHotOrder(dir.dir(), schema.num_nodes);
+  if (!order.ok() && !absl::IsNotFound(order.status())) return order.status();
+  uint64_t table_bytes = 0;
+  for (const NodeTypeSchema& type : schema.node_types) {
+    if (type.features >= 0) table_bytes += schema.arrays[type.features].bytes();
+  }
+  std::vector<std::unique_ptr<RowCache>> caches(schema.node_types.size());
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const NodeTypeSchema& type = schema.node_types[t];
+    if (type.features < 0) continue;
+    const NpyFile& file = dir.file(type.features);
+    const RowTable table{file.path(), file.header().data_offset, type.feature_row_bytes(), type.num_nodes};
+    const uint64_t share = static_cast<uint64_t>(
+        static_cast<long double>(*bytes) * schema.arrays[type.features].bytes() / std::max<uint64_t>(table_bytes, 1));
+    auto ranks = std::make_shared<const std::vector<int32_t>>(
+        order.ok() ? HeatRanks(*order, type.offset, type.num_nodes)
+        : schema.homogeneous() ? DegreeRanks(graph.arrays.indptr(), type.num_nodes)
+                               : std::vector<int32_t>(type.num_nodes, 0));
+    RowCache::Heat heat = [ranks](int64_t row) { return (*ranks)[row]; };
+    GNND_ASSIGN_OR_RETURN(caches[t],
+                          RowCache::Create(table, share, std::move(heat), {}));
+    LogInfo("dataset '%s': features stay in %s, read through a cache of %d rows (%.1f MiB, %s reads), %d batches "
+            "sampled ahead",
+            dataset.name(), table.path, caches[t]->capacity_rows(), caches[t]->memory().size() / 1048576.0,
+            caches[t]->stats().direct ? "O_DIRECT" : "buffered: the file system refused O_DIRECT",
+            dataset.look_ahead());
+  }
+  return caches;
 }
 
 absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v1::DatasetConfig& dataset,
@@ -143,14 +169,16 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
   const bool on_storage = !dataset.feature_cache().empty();
   const auto start = std::chrono::steady_clock::now();
   GNND_ASSIGN_OR_RETURN(DatasetDir dir, DatasetDir::Open(path));
-  const int features = dir.arrays().positions[static_cast<int>(ArrayId::kFeatures)];
-  if (on_storage && features < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "feature_cache: dataset '", name, "' is typed; its features are served from memory only in this version"));
-  }
   ShmLoadOptions options;
   options.huge_pages = dataset.huge_pages();
-  if (on_storage) options.on_storage = {features};
+  if (on_storage) {
+    for (const NodeTypeSchema& type : dir.schema().node_types) {
+      if (type.features >= 0) options.on_storage.push_back(type.features);
+    }
+    if (options.on_storage.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("feature_cache: dataset '", name, "' has no features"));
+    }
+  }
   options.threads = threads_;
   options.staging = staging;
   options.instance = instance_;
@@ -195,7 +223,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
   loaded->graph = GraphData{(*shm)->manifest(), (*shm)->arrays(), (*shm)->schema()};
   loaded->shm = std::move(*shm);
   if (on_storage) {
-    GNND_ASSIGN_OR_RETURN(loaded->feature_cache, OpenFeatureCache(dataset, dir, loaded->graph.arrays.indptr()));
+    GNND_ASSIGN_OR_RETURN(loaded->feature_caches, OpenFeatureCaches(dataset, dir, loaded->graph));
     loaded->look_ahead = dataset.look_ahead() > 0 ? dataset.look_ahead() : kDefaultLookAhead;
   }
   loaded->max_in_degrees = loaded->graph.MaxInDegrees();

@@ -25,10 +25,14 @@ struct LoadedDataset {
   std::string name, path;
   std::string shm_set;  // its segments' set in /dev/shm: the name, or the staged set's if it could not be published
   std::unique_ptr<ShmDataset> shm;
-  // Features on storage (config feature_cache): their cache, and the batches sessions sample ahead.
-  // Null: the features are in `shm` with the rest.
-  std::unique_ptr<RowCache> feature_cache;
+  // Features on storage (config feature_cache): a cache per node type (null for a type without features),
+  // and the batches sessions sample ahead. Empty: the features are in `shm` with the rest.
+  std::vector<std::unique_ptr<RowCache>> feature_caches;
   int look_ahead = 0;
+
+  bool features_on_storage() const { return !feature_caches.empty(); }
+  // The caches as samplers take them, per node type.
+  std::vector<RowCache*> caches() const;
   GraphData graph;
   std::vector<int64_t> max_in_degrees;  // per relation (bounds a fanout of -1)
   double load_seconds = 0;
@@ -90,9 +94,11 @@ class DatasetRegistry {
   // A copy of the dataset in shared memory (a staged set with `staging`), prepared by after_load.
   absl::StatusOr<std::shared_ptr<LoadedDataset>> MakeCopy(const v1::DatasetConfig& dataset, bool staging,
                                                           const Progress& progress);
-  // Opens the features file of `dir` behind a cache, as `dataset` asks.
-  static absl::StatusOr<std::unique_ptr<RowCache>> OpenFeatureCache(const v1::DatasetConfig& dataset,
-                                                                    const DatasetDir& dir, const int64_t* indptr);
+  // Opens each node type's features file of `dir` behind a cache, the feature_cache bytes shared in
+  // proportion to the tables' sizes; heat from the dataset's hot_order.npy (else, homogeneous, in-degree).
+  static absl::StatusOr<std::vector<std::unique_ptr<RowCache>>> OpenFeatureCaches(const v1::DatasetConfig& dataset,
+                                                                                  const DatasetDir& dir,
+                                                                                  const GraphData& graph);
   void Unmap(LoadedDataset& dataset);
   // Unmaps a copy no session uses and removes its segments.
   void Drop(LoadedDataset& dataset);

@@ -50,7 +50,7 @@ Labels Where(const std::string& dataset, const std::string& device) {
 void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
   std::vector<std::pair<std::string, v1::FeatureCacheStats>> caches;
   for (const v1::DatasetInfo& d : stats.datasets()) {
-    if (d.has_feature_cache()) caches.emplace_back(d.name(), d.feature_cache());
+    for (const v1::FeatureCacheStats& c : d.feature_caches()) caches.emplace_back(d.name(), c);
   }
   if (caches.empty()) return;
   Family rows(out, "gnnd_feature_cache_rows_total", "counter",
@@ -66,9 +66,13 @@ void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
                 "Batches sampled ahead and not yet gathered (all sessions of the dataset).");
   Family depth(out, "gnnd_feature_queue_depth", "gauge", "Reads in flight per gather, at most.");
   for (const auto& [name, c] : caches) {
-    const Labels dataset = {{"dataset", name}};
-    rows.Sample(c.hits(), {{"dataset", name}, {"outcome", "hit"}});
-    rows.Sample(c.misses(), {{"dataset", name}, {"outcome", "miss"}});
+    Labels dataset = {{"dataset", name}};
+    if (!c.node_type().empty()) dataset.emplace_back("node_type", c.node_type());  // a typed dataset's table
+    Labels hit = dataset, miss = dataset;
+    hit.emplace_back("outcome", "hit");
+    miss.emplace_back("outcome", "miss");
+    rows.Sample(c.hits(), hit);
+    rows.Sample(c.misses(), miss);
     prefetched.Sample(c.prefetched(), dataset);
     bytes.Sample(c.bytes_read(), dataset);
     reads.Sample(c.reads(), dataset);

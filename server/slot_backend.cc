@@ -31,7 +31,7 @@ SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
   if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode, options_.instance);
-  if (plan.dataset->feature_cache != nullptr) {
+  if (plan.dataset->features_on_storage()) {
     return absl::FailedPreconditionError(
         absl::StrCat("open.device = '", plan.device.ToString(), "': dataset '", plan.dataset->name,
                      "' keeps its features on storage (feature_cache), which only CPU sessions serve in this version"));
@@ -47,7 +47,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 
 void SlotBackends::Prepare(const LoadedDataset& dataset) {
 #if GNND_WITH_CUDA
-  if (dataset.feature_cache == nullptr) cuda_->Prepare(dataset);  // GPU sessions do not serve it
+  if (!dataset.features_on_storage()) cuda_->Prepare(dataset);  // GPU sessions do not serve it
 #else
   (void)dataset;
 #endif

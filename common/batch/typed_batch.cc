@@ -219,4 +219,22 @@ std::vector<int64_t> TypedBatchCounts(const TypedBatchView& view, int seed_type)
   return counts;
 }
 
+void CopyTypedBatchGraph(const TypedBatchView& from, const TypedBatchView& to) {
+  for (size_t t = 0; t < from.types.size(); ++t) {
+    std::copy_n(from.types[t].num_nodes_per_hop, from.num_hops + 1, to.types[t].num_nodes_per_hop);
+    std::copy_n(from.types[t].node_ids, from.num_nodes(static_cast<int>(t)), to.types[t].node_ids);
+  }
+  for (size_t r = 0; r < from.relations.size(); ++r) {
+    const int64_t edges = from.num_edges(static_cast<int>(r));
+    std::copy_n(from.relations[r].num_edges_per_hop, from.num_hops, to.relations[r].num_edges_per_hop);
+    std::copy_n(from.relations[r].edge_src, edges, to.relations[r].edge_src);
+    std::copy_n(from.relations[r].edge_dst, edges, to.relations[r].edge_dst);
+  }
+}
+
+DatasetSchema WithoutNodeData(DatasetSchema schema) {
+  for (NodeTypeSchema& type : schema.node_types) type.features = type.labels = -1;
+  return schema;
+}
+
 }  // namespace gnnd

@@ -95,6 +95,12 @@ struct TypedBatchView {
   int64_t num_edges(int relation) const;
 };
 
+// What sampling writes (counts, node ids, edges; not features or labels) of `from` into `to`, whose layout
+// may differ in features and labels.
+void CopyTypedBatchGraph(const TypedBatchView& from, const TypedBatchView& to);
+// `schema` as a layout without features and labels sees it (a ring entry of the sampling stage).
+DatasetSchema WithoutNodeData(DatasetSchema schema);
+
 // The batch schema of a typed layout: arrays named "T.node_ids", "R.edge_src", ... (R a relation's key);
 // counts "node_hops" (L+1), "edge_hops" (L), per type "T.nodes", "T.nodes_hop0".."T.nodes_hopL" (and
 // "T.seeds" for the seed type), per relation "R.edges", "R.edges_hop0".."R.edges_hop(L-1)".

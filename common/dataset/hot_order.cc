@@ -1,5 +1,8 @@
 #include "common/dataset/hot_order.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 #include "common/dataset/npy.h"
@@ -30,6 +33,26 @@ absl::StatusOr<std::vector<int64_t>> ReadHotOrder(const std::string& dir, int64_
     seen[id] = true;
   }
   return order;
+}
+
+std::vector<int32_t> HeatRanks(std::span<const int64_t> hottest_first, int64_t begin, int64_t count) {
+  std::vector<int32_t> rank(count, -1);
+  int64_t next = count - 1;
+  for (int64_t id : hottest_first) {
+    if (id >= begin && id < begin + count && rank[id - begin] < 0) rank[id - begin] = static_cast<int32_t>(next--);
+  }
+  for (int64_t i = count - 1; i >= 0; --i) {  // the unlisted, below every listed one
+    if (rank[i] < 0) rank[i] = static_cast<int32_t>(next--);
+  }
+  return rank;
+}
+
+std::vector<int32_t> DegreeRanks(const int64_t* indptr, int64_t count) {
+  std::vector<int64_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return indptr[a + 1] - indptr[a] > indptr[b + 1] - indptr[b]; });
+  return HeatRanks(order, 0, count);
 }
 
 }  // namespace gnnd

@@ -35,11 +35,11 @@ bool RowCache::EvictFirst::operator()(const Candidate& a, const Candidate& b) co
   return a.row < b.row;
 }
 
-RowCache::RowCache(RowTable table, int64_t capacity_rows, Heat heat, RowReader::Options reader_options)
+RowCache::RowCache(RowTable table, int64_t capacity_rows, Heat heat, const Options& options)
     : table_(std::move(table)),
       capacity_rows_(capacity_rows),
       heat_(std::move(heat)),
-      reader_options_(reader_options),
+      reader_options_(options.reader),
       row_(capacity_rows, -1),
       pins_(capacity_rows, 0),
       state_(capacity_rows, SlotState::kFree) {
@@ -49,7 +49,8 @@ RowCache::RowCache(RowTable table, int64_t capacity_rows, Heat heat, RowReader::
 }
 
 absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
-                                                           const RowReader::Options& reader_options) {
+                                                           const Options& options) {
+  const RowReader::Options& reader_options = options.reader;
   if (table.row_bytes == 0) return absl::InvalidArgumentError(absl::StrCat(table.path, ": rows of 0 bytes"));
   const int64_t rows = static_cast<int64_t>(
       std::clamp<uint64_t>(capacity_bytes / table.row_bytes, 1, std::max<int64_t>(table.num_rows, 1)));
@@ -57,7 +58,7 @@ absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Create(const RowTable& table
     return absl::InvalidArgumentError(absl::StrCat("a feature cache of ", rows, " rows (at most ", INT32_MAX, ")"));
   }
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<RowReader> reader, RowReader::Open(table, reader_options));
-  auto cache = std::unique_ptr<RowCache>(new RowCache(table, rows, std::move(heat), reader_options));
+  auto cache = std::unique_ptr<RowCache>(new RowCache(table, rows, std::move(heat), options));
   if (::stat(table.path.c_str(), &cache->file_at_open_) != 0) {
     return ErrnoStatus(errno, absl::StrCat("stat ", table.path));
   }

@@ -46,14 +46,19 @@ struct RowCacheStats {
 
 class RowCache {
  public:
-  // Static hotness of a row (higher: kept longer among rows with the same next use), e.g. its in-degree.
+  // Static hotness of a row: its rank from the coldest (0) to the hottest (num_rows - 1), e.g. by expected
+  // reads. Among rows with the same next use, the colder goes first.
   using Heat = std::function<int64_t(int64_t row)>;
   static constexpr uint64_t kNever = UINT64_MAX;  // no announced batch reads the row
+
+  struct Options {
+    RowReader::Options reader;
+  };
 
   // A cache of capacity_bytes / table.row_bytes rows (at least one) of `table`. Opens the file (a reader
   // checks it holds the table) and maps the memory.
   static absl::StatusOr<std::unique_ptr<RowCache>> Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
-                                                          const RowReader::Options& reader_options);
+                                                          const Options& options);
   ~RowCache();
   RowCache(const RowCache&) = delete;
   RowCache& operator=(const RowCache&) = delete;
@@ -94,7 +99,7 @@ class RowCache {
     bool operator()(const Candidate& a, const Candidate& b) const;
   };
 
-  RowCache(RowTable table, int64_t capacity_rows, Heat heat, RowReader::Options reader_options);
+  RowCache(RowTable table, int64_t capacity_rows, Heat heat, const Options& options);
   uint64_t NextUseLocked(int64_t row) const;
   void WithdrawLocked(uint64_t ticket);
   // The row is resident and unpinned: it may be evicted (again) under its current key.

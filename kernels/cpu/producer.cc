@@ -1,6 +1,7 @@
 #include "kernels/cpu/producer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "common/base/status.h"
@@ -83,21 +84,89 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(const Gr
     const auto start = std::chrono::steady_clock::now();
     BatchView batch = (*ring)[entry].view();
     sampler->SampleGraph(epoch, batch_index, seeds, batch);
-    const uint64_t ticket = cache.Announce({batch.node_ids, static_cast<size_t>(batch.num_nodes())});
-    return std::make_pair(ticket, SecondsSince(start));
+    Tickets tickets = {cache.Announce({batch.node_ids, static_cast<size_t>(batch.num_nodes())})};
+    return std::make_pair(std::move(tickets), SecondsSince(start));
   };
-  stages->prefetch = [&cache](uint64_t ticket) { (void)cache.Prefetch(ticket); };  // a failure shows at the gather
-  stages->gather = [ring, sampler, slots = std::move(slots), &cache](int entry, uint64_t ticket,
+  stages->prefetch = [&cache](const Tickets& tickets) { (void)cache.Prefetch(tickets[0]); };  // errors: at the gather
+  stages->gather = [ring, sampler, slots = std::move(slots), &cache](int entry, const Tickets& tickets,
                                                                      int slot) -> absl::StatusOr<double> {
     const auto start = std::chrono::steady_clock::now();
     const BatchView& batch = slots[slot];
     CopyBatchGraph((*ring)[entry].view(), batch);
     GNND_RETURN_IF_ERROR(
-        cache.Gather(ticket, {batch.node_ids, static_cast<size_t>(batch.num_nodes())}, batch.features));
+        cache.Gather(tickets[0], {batch.node_ids, static_cast<size_t>(batch.num_nodes())}, batch.features));
     sampler->GatherLabels(batch);
     return SecondsSince(start);
   };
-  stages->withdraw = [&cache](uint64_t ticket) { cache.Withdraw(ticket); };
+  stages->withdraw = [&cache](const Tickets& tickets) { cache.Withdraw(tickets[0]); };
+  return stages;
+}
+
+std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
+    const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
+    std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance) {
+  auto stages = std::make_shared<Stages>();
+  stages->window = std::max(window, 1);
+  stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
+  const TypedBatchLayout ring_layout = TypedBatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
+  struct Ring {
+    std::vector<std::vector<std::byte>> buffers;
+    std::vector<TypedBatchView> views;
+  };
+  auto ring = std::make_shared<Ring>();
+  for (int i = 0; i < stages->window; ++i) {
+    ring->buffers.emplace_back(ring_layout.total_bytes);
+    ring->views.push_back(TypedBatchView::At(ring->buffers.back().data(), ring_layout));
+  }
+  auto sampler = std::make_shared<TypedCpuSampler>(graph, spec, seed);  // one planning task at a time
+  const auto node_ids = [](const TypedBatchView& batch, size_t type) {
+    return std::span<const int64_t>(batch.types[type].node_ids, static_cast<size_t>(batch.num_nodes(type)));
+  };
+  // Tickets are per type, 0 for a type whose features are not on storage.
+  stages->plan = [ring, sampler, caches, node_ids](uint64_t epoch, uint64_t batch_index,
+                                                   std::span<const int64_t> seeds, int entry) {
+    const auto start = std::chrono::steady_clock::now();
+    const TypedBatchView& batch = ring->views[entry];
+    sampler->SampleGraph(epoch, batch_index, seeds, batch);
+    Tickets tickets(caches.size(), 0);
+    for (size_t t = 0; t < caches.size(); ++t) {
+      if (caches[t] != nullptr) tickets[t] = caches[t]->Announce(node_ids(batch, t));
+    }
+    return std::make_pair(std::move(tickets), SecondsSince(start));
+  };
+  stages->prefetch = [caches](const Tickets& tickets) {
+    for (size_t t = 0; t < caches.size(); ++t) {
+      if (caches[t] != nullptr) (void)caches[t]->Prefetch(tickets[t]);  // errors: at the gather
+    }
+  };
+  stages->gather = [ring, sampler, slots = std::move(slots), caches, node_ids, &graph](
+                       int entry, const Tickets& tickets, int slot) -> absl::StatusOr<double> {
+    const auto start = std::chrono::steady_clock::now();
+    const TypedBatchView& batch = slots[slot];
+    CopyTypedBatchGraph(ring->views[entry], batch);
+    absl::Status status;
+    for (size_t t = 0; t < caches.size(); ++t) {
+      if (batch.types[t].features == nullptr) continue;
+      if (caches[t] == nullptr) {  // this type's features are in memory
+        const size_t row = graph.schema.node_types[t].feature_row_bytes();
+        const auto* features = static_cast<const std::byte*>(graph.arrays.data[graph.schema.node_types[t].features]);
+        auto* dst = static_cast<std::byte*>(batch.types[t].features);
+        const auto ids = node_ids(batch, t);
+        for (size_t i = 0; i < ids.size(); ++i) std::memcpy(dst + i * row, features + ids[i] * row, row);
+      } else if (absl::Status gathered = caches[t]->Gather(tickets[t], node_ids(batch, t), batch.types[t].features);
+                 !gathered.ok() && status.ok()) {
+        status = gathered;  // every type's tickets are consumed still
+      }
+    }
+    GNND_RETURN_IF_ERROR(status);
+    sampler->GatherLabels(batch);
+    return SecondsSince(start);
+  };
+  stages->withdraw = [caches](const Tickets& tickets) {
+    for (size_t t = 0; t < caches.size(); ++t) {
+      if (caches[t] != nullptr) caches[t]->Withdraw(tickets[t]);
+    }
+  };
   return stages;
 }
 
@@ -106,7 +175,7 @@ CpuProducer::~CpuProducer() {
   stopping_ = true;
   changed_.notify_all();
   changed_.wait(lock, [&] { return in_flight_ == 0; });  // tasks refer to this object
-  for (const auto& [step, planned] : planned_) stages_->withdraw(planned.ticket);  // never to be gathered
+  for (const auto& [step, planned] : planned_) stages_->withdraw(planned.tickets);  // never to be gathered
 }
 
 void CpuProducer::ScheduleLocked() {
@@ -125,7 +194,7 @@ void CpuProducer::ScheduleLocked() {
       ++next_to_prefetch_;
       prefetching_ = true;
       ++in_flight_;
-      workers_.Post([this, ticket = planned->second.ticket] { Prefetch(ticket); });
+      workers_.Post([this, tickets = planned->second.tickets] { Prefetch(tickets); });
     }
   }
   while (!stopping_ && next_to_claim_ < seeds_.num_steps() && PlannedLocked(next_to_claim_) && !free_slots_.empty() &&
@@ -143,9 +212,9 @@ void CpuProducer::ScheduleLocked() {
 }
 
 void CpuProducer::Plan(int64_t step, int entry) {
-  const auto [ticket, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.batch(step), entry);
+  auto [tickets, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.batch(step), entry);
   std::lock_guard<std::mutex> lock(mutex_);
-  planned_[step] = {entry, ticket, seconds};
+  planned_[step] = {entry, std::move(tickets), seconds};
   planning_ = false;
   sample_seconds_ += seconds;
   ScheduleLocked();
@@ -153,8 +222,8 @@ void CpuProducer::Plan(int64_t step, int entry) {
   changed_.notify_all();
 }
 
-void CpuProducer::Prefetch(uint64_t ticket) {
-  stages_->prefetch(ticket);  // read ahead while the gathers before it run
+void CpuProducer::Prefetch(const Tickets& tickets) {
+  stages_->prefetch(tickets);  // read ahead while the gathers before it run
   std::lock_guard<std::mutex> lock(mutex_);
   prefetching_ = false;
   ScheduleLocked();
@@ -170,10 +239,10 @@ void CpuProducer::Fill(int64_t step, int slot, int sampler) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = planned_.find(step);
-      planned = it->second;
+      planned = std::move(it->second);
       planned_.erase(it);
     }
-    const absl::StatusOr<double> gathered = stages_->gather(planned.entry, planned.ticket, slot);
+    const absl::StatusOr<double> gathered = stages_->gather(planned.entry, planned.tickets, slot);
     if (gathered.ok()) {
       times = SampleTimes{planned.seconds, *gathered};
     } else {

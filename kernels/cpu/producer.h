@@ -44,18 +44,20 @@ class CpuProducer {
   // gather of a step copies its ring entry into the slot and reads the rows still missing. Prefetching
   // less deep than the window keeps the cache for rows in use: a row read ahead displaces one whose next
   // use lies beyond the window, often a hot row.
+  // A planned batch's announcements: one ticket per feature table it reads (RowCache::Announce).
+  using Tickets = std::vector<uint64_t>;
   struct Stages {
     int window = 1;
     int prefetch_distance = 2;
     // Samples batch `batch_index` of `epoch` around `seeds` into ring entry `entry` and announces its rows:
-    // returns the ticket and the seconds it took.
-    std::function<std::pair<uint64_t, double>(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                                              int entry)>
+    // returns the tickets and the seconds it took.
+    std::function<std::pair<Tickets, double>(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                                             int entry)>
         plan;
-    std::function<void(uint64_t ticket)> prefetch;  // reads ahead what it can (best effort)
-    // Fills slot `slot` from ring entry `entry`, whose rows were announced as `ticket`.
-    std::function<absl::StatusOr<double>(int entry, uint64_t ticket, int slot)> gather;
-    std::function<void(uint64_t ticket)> withdraw;  // planned and never gathered
+    std::function<void(const Tickets&)> prefetch;  // reads ahead what it can (best effort)
+    // Fills slot `slot` from ring entry `entry`, whose rows were announced with `tickets`.
+    std::function<absl::StatusOr<double>(int entry, const Tickets& tickets, int slot)> gather;
+    std::function<void(const Tickets&)> withdraw;  // planned and never gathered
   };
 
   // Work starts at once on `workers`. `on_ready`, if set, is called on a worker thread after each batch is
@@ -76,6 +78,13 @@ class CpuProducer {
   static std::shared_ptr<const Stages> StorageSampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                                                        const BatchLayout& layout, std::vector<BatchView> slots,
                                                        RowCache& cache, int window, int prefetch_distance = 2);
+  // The typed batch in two stages, each node type's features read through caches[type] (null: the type
+  // has none, or they are in memory).
+  static std::shared_ptr<const Stages> TypedStorageSampling(const GraphData& graph, const TypedSamplingSpec& spec,
+                                                            uint64_t seed, const TypedBatchLayout& layout,
+                                                            std::vector<TypedBatchView> slots,
+                                                            std::vector<RowCache*> caches, int window,
+                                                            int prefetch_distance = 2);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;
@@ -106,7 +115,7 @@ class CpuProducer {
   void ScheduleLocked();
   void Fill(int64_t step, int slot, int sampler);
   void Plan(int64_t step, int entry);
-  void Prefetch(uint64_t ticket);
+  void Prefetch(const Tickets& tickets);
   // The step may be filled now: planned already, or there is no planning stage.
   bool PlannedLocked(int64_t step) const { return stages_ == nullptr || planned_.contains(step); }
   bool DoneLocked() const { return stopping_ || next_to_deliver_ >= seeds_.num_steps(); }
@@ -131,7 +140,7 @@ class CpuProducer {
   // The planning stage (stages_): the next step to plan, free ring entries, planned steps' entries.
   struct Planned {
     int entry;
-    uint64_t ticket;
+    Tickets tickets;
     double seconds;
   };
   int64_t next_to_plan_ = 0, next_to_prefetch_ = 0;

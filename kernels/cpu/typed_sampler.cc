@@ -48,6 +48,17 @@ void TypedCpuSampler::SampleRelation(int relation, int hop, const SamplingKey& k
 void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out,
                              SampleTimes* times) {
   const auto start = std::chrono::steady_clock::now();
+  SampleGraph(epoch, batch_index, seeds, out);
+  const auto sampled = std::chrono::steady_clock::now();
+  Gather(out);
+  if (times != nullptr) {
+    times->sample = std::chrono::duration<double>(sampled - start).count();
+    times->gather = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampled).count();
+  }
+}
+
+void TypedCpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                                  const TypedBatchView& out) {
   const DatasetSchema& schema = graph_.schema;
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   const int hops = spec_.num_hops();
@@ -109,12 +120,6 @@ void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<con
     }
   }
   for (size_t t = 0; t < types; ++t) reset_[t].assign(out.types[t].node_ids, out.types[t].node_ids + num_nodes[t]);
-  const auto sampled = std::chrono::steady_clock::now();
-  Gather(out);
-  if (times != nullptr) {
-    times->sample = std::chrono::duration<double>(sampled - start).count();
-    times->gather = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampled).count();
-  }
 }
 
 void TypedCpuSampler::Gather(const TypedBatchView& out) const {
@@ -129,10 +134,17 @@ void TypedCpuSampler::Gather(const TypedBatchView& out) const {
       auto* dst = static_cast<std::byte*>(view.features);
       for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * row, features + view.node_ids[i] * row, row);
     }
-    if (view.labels != nullptr) {
-      const auto* labels = static_cast<const int64_t*>(graph_.arrays.data[type.labels]);
-      for (int64_t i = 0; i < view.num_nodes_per_hop[0]; ++i) view.labels[i] = labels[view.node_ids[i]];
-    }
+  }
+  GatherLabels(out);
+}
+
+void TypedCpuSampler::GatherLabels(const TypedBatchView& out) const {
+  const DatasetSchema& schema = graph_.schema;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const TypedBatchView::Type& view = out.types[t];
+    if (view.labels == nullptr) continue;
+    const auto* labels = static_cast<const int64_t*>(graph_.arrays.data[schema.node_types[t].labels]);
+    for (int64_t i = 0; i < view.num_nodes_per_hop[0]; ++i) view.labels[i] = labels[view.node_ids[i]];
   }
 }
 

@@ -26,6 +26,11 @@ class TypedCpuSampler {
   // laid out for this spec's capacity (ComputeTypedCapacity). `times`, if set, gets the stages' seconds.
   void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, TypedBatchView out,
               SampleTimes* times = nullptr);
+  // The sampling stage alone: node ids, edges and counts of `out`; features and labels are not touched (a
+  // layout without them will do).
+  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out);
+  // The seed type's labels of a sampled batch into its labels array (if it has one).
+  void GatherLabels(const TypedBatchView& out) const;
 
  private:
   template <typename Index>

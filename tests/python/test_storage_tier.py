@@ -121,3 +121,38 @@ def test_a_reload_moves_the_features_to_storage_and_back(tmp_path):
     assert features in os.listdir("/dev/shm")
     assert "features on storage" not in daemon.gnnctl("datasets").stdout
     assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_typed_dataset_reads_each_featured_type_through_its_own_cache(tmp_path):
+    import numpy as np
+
+    import gnnd
+    from daemon_util import GNNCTL
+    data = tmp_path / "igbh"
+    subprocess.run([GNNCTL, "generate", "--preset=igbh", "--scale=0.00002", "--seed=3", "--add-reverse", str(data)], check=True,
+                   capture_output=True)
+    port = free_port()
+    daemon = Daemon(tmp_path, f"--dataset=typed={data}", "--feature-cache=typed=24MiB",
+                    f"--metrics-address=127.0.0.1:{port}", name="typedstorage")
+    with gnnd.Loader(address=daemon.address, dataset="typed", node_type="paper", batch_size=32, fanouts=[4, 3],
+                     seed=5, output="numpy", copy=True) as batches:
+        epoch = list(batches)
+    assert len(epoch) > 2
+    for step in (0, len(epoch) - 1):
+        out = tmp_path / f"step{step}.npz"
+        subprocess.run([GNNCTL, "sample", f"--dataset={data}", "--node-type=paper", "--batch-size=32", "--fanouts=4,3",
+                        "--seed=5", f"--step={step}", f"--out={out}"], check=True, capture_output=True)
+        reference = np.load(out)
+        assert set(reference.files) == set(epoch[step].arrays)
+        for name in reference.files:
+            assert np.array_equal(epoch[step][name], reference[name]), name
+    segments = os.listdir("/dev/shm")
+    for t in ("paper", "author"):
+        assert f"{daemon.shm_prefix}.typed.{t}.features" not in segments
+    listing = daemon.gnnctl("datasets").stdout
+    assert "features on storage: paper: " in listing and "features on storage: author: " in listing, listing
+    samples = scrape(port)
+    for t in ("paper", "author"):
+        assert samples[f'gnnd_feature_read_bytes_total{{dataset="typed",node_type="{t}"}}'] > 0, t
+        assert samples[f'gnnd_feature_cache_rows_total{{dataset="typed",node_type="{t}",outcome="hit"}}'] > 0, t
+    assert daemon.stop() == 0, daemon.output()

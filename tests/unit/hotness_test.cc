@@ -193,3 +193,24 @@ TEST(HotOrder, RejectsWhatIsNotARanking) {
 
 }  // namespace
 }  // namespace gnnd
+
+namespace gnnd {
+namespace {
+
+TEST(HeatRanks, AreAPermutationHottestHighestWithinTheRange) {
+  // Global ids 10..19 are the range; 3 and 25 lie outside it.
+  const std::vector<int64_t> hottest_first = {14, 3, 11, 25, 17};
+  const std::vector<int32_t> rank = HeatRanks(hottest_first, 10, 10);
+  ASSERT_EQ(rank.size(), 10u);
+  EXPECT_EQ(rank[4], 9);  // id 14
+  EXPECT_EQ(rank[1], 8);  // id 11
+  EXPECT_EQ(rank[7], 7);  // id 17
+  std::vector<int32_t> sorted = rank;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(sorted[i], i);  // every rank once
+  const std::vector<int64_t> indptr = {0, 1, 4, 4, 6};    // in-degrees 1, 3, 0, 2
+  EXPECT_EQ(DegreeRanks(indptr.data(), 4), (std::vector<int32_t>{1, 3, 0, 2}));
+}
+
+}  // namespace
+}  // namespace gnnd

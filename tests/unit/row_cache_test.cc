@@ -187,7 +187,7 @@ TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
 TEST(RowCache, ConcurrentGathersThatEachNeedMostOfTheCacheNeitherDeadlockNorTearRows) {
   ScratchDir dir;
   const RowTable table = WriteTable(dir / "t.npy", 64, kRowBytes, kRows);
-  auto cache = *RowCache::Create(table, 30 * kRowBytes, Heat, {.queue_depth = 4});
+  auto cache = *RowCache::Create(table, 30 * kRowBytes, Heat, {.reader = {.queue_depth = 4}});
   std::vector<std::thread> threads;
   std::atomic<int> failures = 0;
   for (int t = 0; t < 4; ++t) {

@@ -175,7 +175,7 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   graph.arrays.data[graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]] = nullptr;  // none in memory
   const NpyFile& file = dir.file(ArrayId::kFeatures);
   const RowTable table{file.path(), file.header().data_offset, layout.feature_row_bytes, graph.num_nodes()};
-  auto cache = RowCache::Create(table, cache_rows * table.row_bytes, nullptr, {.queue_depth = 8});
+  auto cache = RowCache::Create(table, cache_rows * table.row_bytes, nullptr, {.reader = {.queue_depth = 8}});
   EXPECT_TRUE(cache.ok()) << cache.status();
   std::vector<BatchBuffer> buffers(num_slots, BatchBuffer(layout));
   std::vector<BatchView> slots;

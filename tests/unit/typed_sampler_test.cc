@@ -10,10 +10,14 @@
 #include <set>
 
 #include "common/batch/batch.h"
+#include "common/batch/seeds.h"
+#include "common/dataset/row_cache.h"
+#include "kernels/cpu/producer.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
+#include "tools/dataset/synthetic_typed.h"
 
 namespace gnnd {
 namespace {
@@ -327,6 +331,117 @@ TEST(TypedSampler, SpecErrorsNameTheRelation) {
   EXPECT_EQ(CheckTypedSamplingSpec(spec, schema).message(), "fanouts[field___of___author] has 2 hops, the others 1");
   spec.fanouts.pop_back();
   EXPECT_EQ(CheckTypedSamplingSpec(spec, schema).message(), "fanouts for 4 relations, the dataset has 5");
+}
+
+}  // namespace
+}  // namespace gnnd
+
+namespace gnnd {
+namespace {
+
+// Every array of a typed batch as filled (not the slot's capacity), for comparing batches.
+std::vector<std::byte> TypedContents(const TypedBatchView& b, const DatasetSchema& schema) {
+  std::vector<std::byte> out;
+  auto add = [&](const void* p, size_t n) {
+    const auto* bytes = static_cast<const std::byte*>(p);
+    out.insert(out.end(), bytes, bytes + n);
+  };
+  for (size_t t = 0; t < b.types.size(); ++t) {
+    const int64_t n = b.num_nodes(static_cast<int>(t));
+    add(b.types[t].num_nodes_per_hop, 4 * (b.num_hops + 1));
+    add(b.types[t].node_ids, 8 * n);
+    if (b.types[t].features != nullptr) add(b.types[t].features, schema.node_types[t].feature_row_bytes() * n);
+    if (b.types[t].labels != nullptr) add(b.types[t].labels, 8 * b.types[t].num_nodes_per_hop[0]);
+  }
+  for (size_t r = 0; r < b.relations.size(); ++r) {
+    const int64_t e = b.num_edges(static_cast<int>(r));
+    add(b.relations[r].num_edges_per_hop, 4 * b.num_hops);
+    add(b.relations[r].edge_src, 4 * e);
+    add(b.relations[r].edge_dst, 4 * e);
+  }
+  return out;
+}
+
+// An epoch of typed batches through `stages` (two stages) or `fill` (one).
+std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const TypedSamplingSpec& spec,
+                                               std::span<const int64_t> train, int threads, int window,
+                                               const std::vector<RowCache*>* caches) {
+  auto capacity = ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees());
+  EXPECT_TRUE(capacity.ok()) << capacity.status();
+  const TypedBatchLayout layout = TypedBatchLayout::Make(*capacity, spec, graph.schema);
+  constexpr int kSlots = 3;
+  std::vector<std::vector<std::byte>> buffers(kSlots, std::vector<std::byte>(layout.total_bytes));
+  std::vector<TypedBatchView> slots;
+  for (auto& buffer : buffers) slots.push_back(TypedBatchView::At(buffer.data(), layout));
+  const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
+  EpochSeeds seeds(train, {.seed = 6, .batch_size = spec.batch_size}, 1);
+  std::unique_ptr<CpuProducer> producer =
+      caches != nullptr
+          ? std::make_unique<CpuProducer>(
+                CpuProducer::TypedStorageSampling(graph, spec, 6, layout, slots, *caches, window), kSlots, 1,
+                std::move(seeds), *workers, threads)
+          : std::make_unique<CpuProducer>(CpuProducer::TypedSampling(graph, spec, 6, slots, threads), kSlots, 1,
+                                          std::move(seeds), *workers, threads);
+  std::vector<std::vector<std::byte>> out;
+  while (auto ready = producer->Next()) {
+    out.push_back(TypedContents(slots[ready->slot], graph.schema));
+    producer->Release(ready->slot);
+  }
+  EXPECT_TRUE(producer->status().ok()) << producer->status();
+  return out;
+}
+
+TEST(TypedSampler, TwoStagesThroughACachePerTableGiveTheSameBatches) {
+  ScratchDir dir;
+  auto preset = dataset::TypedPresetSpec("igbh", 0.00002);  // features on papers and authors
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  ASSERT_TRUE(dataset::GenerateTyped(*preset, {.seed = 4, .threads = 2}, dir / "igbh").ok());
+  auto d = DatasetDir::Open(dir / "igbh");
+  ASSERT_TRUE(d.ok()) << d.status();
+  const GraphData graph{d->manifest(), d->arrays(), d->schema()};
+  const DatasetSchema& schema = graph.schema;
+  int seed_type = 0;
+  while (schema.node_types[seed_type].splits[0] < 0) ++seed_type;
+  const NodeTypeSchema& seeds_of = schema.node_types[seed_type];
+  const std::span<const int64_t> train(static_cast<const int64_t*>(graph.arrays.data[seeds_of.splits[0]]),
+                                       std::min<int64_t>(seeds_of.split_sizes[0], 640));  // 20 batches
+  const TypedSamplingSpec spec{.batch_size = 32,
+                               .seed_type = seed_type,
+                               .fanouts = std::vector<std::vector<int32_t>>(schema.relations.size(), {4, 3})};
+  const auto expected = TypedEpoch(graph, spec, train, 2, 0, nullptr);
+  ASSERT_GT(expected.size(), 3u);
+
+  GraphData on_storage = graph;  // no features in memory
+  auto capacity = *ComputeTypedCapacity(spec, schema, graph.MaxInDegrees());
+  for (const bool small : {true, false}) {
+    std::vector<std::unique_ptr<RowCache>> owned;
+    std::vector<RowCache*> caches;
+    int featured = 0;
+    for (size_t t = 0; t < schema.node_types.size(); ++t) {
+      const NodeTypeSchema& type = schema.node_types[t];
+      if (type.features < 0) {
+        caches.push_back(nullptr);
+        continue;
+      }
+      ++featured;
+      on_storage.arrays.data[type.features] = nullptr;
+      const NpyFile& file = d->file(type.features);
+      const RowTable table{file.path(), file.header().data_offset, type.feature_row_bytes(), type.num_nodes};
+      const int64_t rows = small ? capacity.max_nodes[t] : type.num_nodes;
+      auto cache = RowCache::Create(table, rows * table.row_bytes, nullptr, {.reader = {.queue_depth = 8}});
+      ASSERT_TRUE(cache.ok()) << cache.status();
+      caches.push_back(cache->get());
+      owned.push_back(*std::move(cache));
+    }
+    ASSERT_GE(featured, 2) << "the preset has several featured types";
+    for (const auto& [threads, window] : {std::pair{1, 1}, {3, 4}}) {
+      EXPECT_TRUE(TypedEpoch(on_storage, spec, train, threads, window, &caches) == expected)
+          << "small caches " << small << ", threads " << threads << ", window " << window;
+    }
+    for (RowCache* cache : caches) {
+      if (cache != nullptr) EXPECT_EQ(cache->stats().window, 0);
+    }
+  }
 }
 
 }  // namespace

@@ -32,13 +32,12 @@ void PrintDataset(const v1::DatasetInfo& d) {
   }
   absl::PrintF("%s\t%s\t%d nodes\t%d edges\t%s\t%d session(s)\t%s\n", d.name(), Mib(d.bytes()),
                schema.ok() ? schema->num_nodes : 0, edges, schema.ok() ? dtypes : "?", d.sessions(), d.path());
-  if (d.has_feature_cache()) {
-    const v1::FeatureCacheStats& c = d.feature_cache();
+  for (const v1::FeatureCacheStats& c : d.feature_caches()) {
     const uint64_t looked_up = c.hits() + c.misses();
     absl::PrintF(
-        "  features on storage: %s\tcache %s (%d of %d rows)\thits %d misses %d (%.1f%% hit)\tprefetched %d\t"
+        "  features on storage: %s%s\tcache %s (%d of %d rows)\thits %d misses %d (%.1f%% hit)\tprefetched %d\t"
         "read %s in %d reads, %.2f s\tlook-ahead %d, %d batches announced\tqueue depth %d\t%s\n",
-        c.path(), Mib(c.capacity_bytes()), c.resident_rows(), c.capacity_rows(), c.hits(), c.misses(),
+        c.node_type().empty() ? "" : c.node_type() + ": ", c.path(), Mib(c.capacity_bytes()), c.resident_rows(), c.capacity_rows(), c.hits(), c.misses(),
         looked_up ? 100.0 * c.hits() / looked_up : 0.0, c.prefetched(), Mib(c.bytes_read()), c.reads(),
         c.read_seconds(), c.look_ahead(), c.window(), c.queue_depth(), c.direct() ? "O_DIRECT" : "buffered");
   }
