@@ -156,3 +156,20 @@ def test_a_typed_dataset_reads_each_featured_type_through_its_own_cache(tmp_path
         assert samples[f'gnnd_feature_read_bytes_total{{dataset="typed",node_type="{t}"}}'] > 0, t
         assert samples[f'gnnd_feature_cache_rows_total{{dataset="typed",node_type="{t}",outcome="hit"}}'] > 0, t
     assert daemon.stop() == 0, daemon.output()
+
+
+def test_gnnctl_load_puts_the_features_on_storage_and_refuses_a_bad_size(tmp_path):
+    data = generate(tmp_path / "tiny", "--seed", 15)
+    daemon = Daemon(tmp_path, config=f'dataset_roots: "{tmp_path}"', name="rpcload")
+    bad = daemon.gnnctl("load", "x", data, "--feature-cache", "12XB", check=False)
+    assert bad.returncode != 0 and "feature_cache: '12XB'" in bad.stderr, bad.stderr
+    bad = daemon.gnnctl("load", "x", data, "--feature-cache", "1MiB", "--look-ahead", "5000", check=False)
+    assert bad.returncode != 0 and "look_ahead: 5000" in bad.stderr, bad.stderr
+    daemon.gnnctl("load", "rpc", data, "--feature-cache", "1MiB", "--look-ahead", "3")
+    listing = daemon.gnnctl("datasets").stdout
+    assert "features on storage" in listing and "look-ahead 3," in listing, listing
+    assert f"{daemon.shm_prefix}.rpc.features" not in os.listdir("/dev/shm")
+    run = trainer(daemon, data, "rpc", 4)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    assert daemon.stop() == 0, daemon.output()
