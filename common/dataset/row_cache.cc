@@ -264,14 +264,16 @@ absl::StatusOr<int64_t> RowCache::Prefetch(uint64_t ticket) {
 absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, void* out) {
   for (int64_t row : ids) {
     if (row < 0 || row >= table_.num_rows) {
+      Withdraw(ticket);
       return absl::InvalidArgumentError(
           absl::StrCat("row ", row, " of ", table_.path, " (", table_.num_rows, " rows)"));
     }
   }
   if (static_cast<int64_t>(ids.size()) > capacity_rows_) {  // no waiting would make room for it
+    Withdraw(ticket);
     return CheckBatchFits(static_cast<int64_t>(ids.size()), "gather");
   }
-  std::vector<int32_t> slots(ids.size());
+  std::vector<int32_t> slots(ids.size(), -1);
   std::vector<int64_t> missing_rows;
   std::vector<int32_t> missing_slots;
   std::unique_lock<std::mutex> lock(mutex_);
@@ -293,7 +295,12 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
     ++stats_.hits;
   }
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (slot_of_.contains(ids[i])) continue;
+    if (slots[i] >= 0) continue;
+    if (auto it = slot_of_.find(ids[i]); it != slot_of_.end()) {  // a repeat of a row this gather reads
+      slots[i] = it->second;
+      ++pins_[it->second];
+      continue;
+    }
     const int32_t slot = TakeSlotLocked(0);  // there is room: checked above
     slot_of_[ids[i]] = slot;
     row_[slot] = ids[i];

@@ -178,6 +178,9 @@ TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
     ExpectRows(ids, out);
   }
   std::vector<uint8_t> out(9 * kRowBytes);
+  const std::vector<int64_t> repeats = {3, 3, 5, 3, 5};  // rows missing, each asked more than once
+  ASSERT_TRUE(cache->Gather(0, repeats, out.data()).ok());
+  ExpectRows(repeats, out);
   EXPECT_TRUE(absl::IsInvalidArgument(cache->Gather(0, std::vector<int64_t>{kRows}, out.data())));
   // A larger batch gathered anyway fails at once rather than waiting for room that cannot come.
   EXPECT_TRUE(
