@@ -139,22 +139,16 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
       if (caches[t] != nullptr) (void)caches[t]->Prefetch(tickets[t]);  // errors: at the gather
     }
   };
-  stages->gather = [ring, sampler, slots = std::move(slots), caches, node_ids, &graph](
+  stages->gather = [ring, sampler, slots = std::move(slots), caches, node_ids](
                        int entry, const Tickets& tickets, int slot) -> absl::StatusOr<double> {
     const auto start = std::chrono::steady_clock::now();
     const TypedBatchView& batch = slots[slot];
     CopyTypedBatchGraph(ring->views[entry], batch);
     absl::Status status;
     for (size_t t = 0; t < caches.size(); ++t) {
-      if (batch.types[t].features == nullptr) continue;
-      if (caches[t] == nullptr) {  // this type's features are in memory
-        const size_t row = graph.schema.node_types[t].feature_row_bytes();
-        const auto* features = static_cast<const std::byte*>(graph.arrays.data[graph.schema.node_types[t].features]);
-        auto* dst = static_cast<std::byte*>(batch.types[t].features);
-        const auto ids = node_ids(batch, t);
-        for (size_t i = 0; i < ids.size(); ++i) std::memcpy(dst + i * row, features + ids[i] * row, row);
-      } else if (absl::Status gathered = caches[t]->Gather(tickets[t], node_ids(batch, t), batch.types[t].features);
-                 !gathered.ok() && status.ok()) {
+      if (caches[t] == nullptr) continue;  // a type without features
+      if (absl::Status gathered = caches[t]->Gather(tickets[t], node_ids(batch, t), batch.types[t].features);
+          !gathered.ok() && status.ok()) {
         status = gathered;  // every type's tickets are consumed still
       }
     }

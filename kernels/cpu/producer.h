@@ -79,7 +79,7 @@ class CpuProducer {
                                                        const BatchLayout& layout, std::vector<BatchView> slots,
                                                        RowCache& cache, int window, int prefetch_distance = 2);
   // The typed batch in two stages, each node type's features read through caches[type] (null: the type
-  // has none, or they are in memory).
+  // has none).
   static std::shared_ptr<const Stages> TypedStorageSampling(const GraphData& graph, const TypedSamplingSpec& spec,
                                                             uint64_t seed, const TypedBatchLayout& layout,
                                                             std::vector<TypedBatchView> slots,
