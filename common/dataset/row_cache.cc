@@ -218,6 +218,10 @@ absl::Status RowCache::Load(std::span<const int64_t> rows, std::span<const int32
     status = reader->Read(rows, destinations);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     after = reader->stats();
+    // A file cut or replaced between the check above and the read: say so, not just that the read came up short.
+    if (!status.ok()) {
+      if (absl::Status changed = CheckFileUnchanged(); !changed.ok()) status = changed;
+    }
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (reader != nullptr) idle_readers_.push_back(std::move(reader));
