@@ -127,6 +127,11 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
   const NodeTypeSchema& seed_type = schema.node_types[shape.seed_type];
+  if (!typed && (seed_type.features < 0 || seed_type.labels < 0)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("dataset '", request.dataset(), "' has no node ", seed_type.features < 0 ? "features" : "labels",
+                     " (a graph for link prediction): node sessions need features, labels and splits"));
+  }
   if (request.seed_ids_size() > 0) {
     GNND_RETURN_IF_ERROR(CheckSeedIds(request, seed_type, typed));
   } else {

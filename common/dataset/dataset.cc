@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -37,18 +38,61 @@ std::string NodeRange(const DatasetSchema& schema, int type) {
   return absl::StrCat("(type '", t.name, "' has ", t.num_nodes, " nodes)");
 }
 
+// Every id in [0, num_nodes); an error names the element as `element(i)` says ("indices[7]").
 template <typename Index>
-absl::Status CheckIndices(const std::string& file, const Index* indices, int64_t num_edges, int64_t num_nodes,
-                          const std::string& range, int threads) {
-  return FirstError(num_edges, threads, [&](int64_t begin, int64_t end) {
+absl::Status CheckIds(const std::string& file, const Index* ids, int64_t count, int64_t num_nodes,
+                      const std::string& range, int threads, const std::function<std::string(int64_t)>& element) {
+  return FirstError(count, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      if (indices[i] < 0 || indices[i] >= num_nodes) {
+      if (ids[i] < 0 || ids[i] >= num_nodes) {
         return absl::InvalidArgumentError(
-            absl::StrFormat("%s: indices[%d] = %d is not a node id %s", file, i, int64_t{indices[i]}, range));
+            absl::StrFormat("%s: %s = %d is not a node id %s", file, element(i), int64_t{ids[i]}, range));
       }
     }
     return absl::OkStatus();
   });
+}
+
+template <typename Index>
+absl::Status CheckIndices(const std::string& file, const Index* indices, int64_t num_edges, int64_t num_nodes,
+                          const std::string& range, int threads) {
+  return CheckIds(file, indices, num_edges, num_nodes, range, threads,
+                  [](int64_t i) { return absl::StrCat("indices[", i, "]"); });
+}
+
+// A relation's seed edges: sources of its source type, destinations and fixed negatives of its
+// destination type, labels non-negative.
+absl::Status CheckEdgeSplit(const DatasetSchema& schema, const RelationSchema& r, const EdgeSplitSchema& e,
+                            const DatasetArrays& arrays, int threads) {
+  const int64_t n = e.num_edges;
+  const std::string file = schema.arrays[e.edges].file();
+  const auto* edges = static_cast<const int64_t*>(arrays.data[e.edges]);
+  for (int row = 0; row < 2; ++row) {
+    const int type = row == 0 ? r.src_type : r.dst_type;
+    GNND_RETURN_IF_ERROR(CheckIds(file, edges + row * n, n, schema.node_types[type].num_nodes, NodeRange(schema, type),
+                                  threads, [row](int64_t i) { return absl::StrCat("[", row, ", ", i, "]"); }));
+  }
+  if (e.negatives >= 0) {
+    const int64_t k = e.num_negatives;
+    GNND_RETURN_IF_ERROR(CheckIds(schema.arrays[e.negatives].file(),
+                                  static_cast<const int64_t*>(arrays.data[e.negatives]), n * k,
+                                  schema.node_types[r.dst_type].num_nodes, NodeRange(schema, r.dst_type), threads,
+                                  [k](int64_t i) { return absl::StrCat("[", i / k, ", ", i % k, "]"); }));
+  }
+  if (e.labels >= 0) {
+    const std::string labels_file = schema.arrays[e.labels].file();
+    const auto* labels = static_cast<const int64_t*>(arrays.data[e.labels]);
+    GNND_RETURN_IF_ERROR(FirstError(n, threads, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        if (labels[i] < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: [%d] = %d is not a class id (must not be negative)", labels_file, i, labels[i]));
+        }
+      }
+      return absl::OkStatus();
+    }));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckIndptr(const std::string& file, const int64_t* indptr, int64_t n, int64_t num_edges, int threads) {
@@ -103,6 +147,20 @@ absl::Status CheckSplit(const std::string& file, absl::string_view name, std::sp
     first[ids[i] >> 6] |= bit;
   }
   return absl::OkStatus();
+}
+
+// "train 900 (labeled) / test 50 (100 negatives each)", or "" without edge splits.
+std::string DescribeEdgeSplits(const RelationSchema& r) {
+  std::vector<std::string> parts;
+  for (int split = 0; split < 3; ++split) {
+    const EdgeSplitSchema& e = r.edge_splits[split];
+    if (e.edges < 0) continue;
+    std::string part = absl::StrCat(kSplitNames[split], " ", e.num_edges);
+    if (e.labels >= 0) absl::StrAppend(&part, " (labeled)");
+    if (e.negatives >= 0) absl::StrAppend(&part, " (", e.num_negatives, " negatives each)");
+    parts.push_back(std::move(part));
+  }
+  return absl::StrJoin(parts, " / ");
 }
 
 }  // namespace
@@ -165,7 +223,11 @@ absl::Status CheckManifest(const v1::DatasetManifest& m) { return DatasetSchema:
 DatasetArrays::DatasetArrays(const DatasetSchema& schema) : DatasetArrays() {
   data.assign(schema.arrays.size(), nullptr);
   if (schema.format_version != 1) return;  // the homogeneous samplers serve format_version 1 datasets
-  for (size_t i = 0; i < schema.arrays.size(); ++i) positions[i] = static_cast<int>(i);  // kAllArrays' order
+  const NodeTypeSchema& t = schema.node_types[0];
+  const RelationSchema& r = schema.relations[0];
+  const std::array<int, kNumArrays> by_role = {r.indptr,    r.indices,   t.features, t.labels,
+                                               t.splits[0], t.splits[1], t.splits[2]};  // kAllArrays' order
+  positions = by_role;
 }
 
 absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& arrays, int threads) {
@@ -182,6 +244,9 @@ absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& ar
         r.index_dtype == DType::kInt32
             ? CheckIndices(file, static_cast<const int32_t*>(indices), r.num_edges, src_nodes, range, threads)
             : CheckIndices(file, static_cast<const int64_t*>(indices), r.num_edges, src_nodes, range, threads));
+    for (const EdgeSplitSchema& e : r.edge_splits) {
+      if (e.edges >= 0) GNND_RETURN_IF_ERROR(CheckEdgeSplit(schema, r, e, arrays, threads));
+    }
   }
   for (size_t type = 0; type < schema.node_types.size(); ++type) {
     const NodeTypeSchema& t = schema.node_types[type];
@@ -272,12 +337,21 @@ std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& s
       max_degree = std::max(max_degree, degree);
       isolated += degree == 0;
     }
-    return absl::StrFormat(
-        "%d nodes, %d edges (in-degree mean %.2f, max %d, %d without in-edges), %s indices; "
-        "features %d x %s (%.1f MiB); %d classes; splits train %d / valid %d / test %d; %.1f MiB in all%s",
-        t.num_nodes, r.num_edges, static_cast<double>(r.num_edges) / t.num_nodes, max_degree, isolated,
-        DTypeName(r.index_dtype), t.feature_dim, DTypeName(t.feature_dtype), schema.arrays[t.features].bytes() / mib,
-        t.num_classes, t.split_sizes[0], t.split_sizes[1], t.split_sizes[2], schema.total_bytes() / mib, source);
+    std::string text = absl::StrFormat(
+        "%d nodes, %d edges (in-degree mean %.2f, max %d, %d without in-edges), %s indices", t.num_nodes, r.num_edges,
+        static_cast<double>(r.num_edges) / t.num_nodes, max_degree, isolated, DTypeName(r.index_dtype));
+    if (t.features >= 0) {
+      absl::StrAppendFormat(&text, "; features %d x %s (%.1f MiB)", t.feature_dim, DTypeName(t.feature_dtype),
+                            schema.arrays[t.features].bytes() / mib);
+    }
+    if (t.labels >= 0) {
+      absl::StrAppendFormat(&text, "; %d classes; splits train %d / valid %d / test %d", t.num_classes,
+                            t.split_sizes[0], t.split_sizes[1], t.split_sizes[2]);
+    }
+    if (const std::string edge_splits = DescribeEdgeSplits(r); !edge_splits.empty()) {
+      absl::StrAppend(&text, "; edge splits ", edge_splits);
+    }
+    return absl::StrFormat("%s; %.1f MiB in all%s", text, schema.total_bytes() / mib, source);
   }
   std::vector<std::string> parts;
   for (const NodeTypeSchema& t : schema.node_types) {
@@ -293,8 +367,12 @@ std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& s
     parts.push_back(std::move(part));
   }
   for (const RelationSchema& r : schema.relations) {
-    parts.push_back(absl::StrFormat("(%s, %s, %s): %d edges, %s indices", r.src, r.name, r.dst, r.num_edges,
-                                    DTypeName(r.index_dtype)));
+    std::string part = absl::StrFormat("(%s, %s, %s): %d edges, %s indices", r.src, r.name, r.dst, r.num_edges,
+                                       DTypeName(r.index_dtype));
+    if (const std::string edge_splits = DescribeEdgeSplits(r); !edge_splits.empty()) {
+      absl::StrAppend(&part, ", edge splits ", edge_splits);
+    }
+    parts.push_back(std::move(part));
   }
   return absl::StrFormat("%d node types, %d relations; %s; %.1f MiB in all%s", schema.node_types.size(),
                          schema.relations.size(), absl::StrJoin(parts, "; "), schema.total_bytes() / mib, source);

@@ -77,8 +77,32 @@ absl::Status CheckNodeType(const std::string& prefix, const v1::NodeType& t, boo
   return absl::OkStatus();
 }
 
+absl::Status CheckEdgeSplits(const std::string& prefix, const v1::Relation& r) {
+  std::array<bool, 3> given = {false, false, false};
+  for (int i = 0; i < r.edge_splits_size(); ++i) {
+    const v1::EdgeSplit& e = r.edge_splits(i);
+    auto field = [&](absl::string_view name) { return absl::StrCat(prefix, "edge_splits[", i, "].", name); };
+    const auto* at = std::find(kSplitNames.begin(), kSplitNames.end(), e.name());
+    if (at == kSplitNames.end()) return Bad(field("name"), Quoted(e.name(), 64), "is not train, valid or test");
+    if (given[at - kSplitNames.begin()]) return Bad(field("name"), Quoted(e.name()), "is given twice");
+    given[at - kSplitNames.begin()] = true;
+    if (e.num_edges() < 0) return Bad(field("num_edges"), e.num_edges(), "must not be negative");
+    if (e.num_edges() > kMaxCount) {
+      return Bad(field("num_edges"), e.num_edges(), absl::StrCat("is too large (at most ", kMaxCount, ")"));
+    }
+    int64_t negatives = 0;
+    if (e.num_negatives() < 0) return Bad(field("num_negatives"), e.num_negatives(), "must not be negative");
+    if (__builtin_mul_overflow(e.num_edges(), e.num_negatives(), &negatives) || negatives > kMaxCount) {
+      return Bad(field("num_negatives"), e.num_negatives(),
+                 absl::StrCat("makes more than ", kMaxCount, " negatives (num_edges = ", e.num_edges(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRelation(const std::string& prefix, const v1::Relation& r, int64_t src_nodes) {
   auto field = [&](absl::string_view name) { return absl::StrCat(prefix, name); };
+  GNND_RETURN_IF_ERROR(CheckEdgeSplits(prefix, r));
   if (r.num_edges() < 0) return Bad(field("num_edges"), r.num_edges(), "must not be negative");
   if (r.num_edges() > kMaxCount) {
     return Bad(field("num_edges"), r.num_edges(), absl::StrCat("is too large (at most ", kMaxCount, ")"));
@@ -105,6 +129,7 @@ void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation&
   relation.set_dst_type(kHomogeneousType);
   relation.set_num_edges(m.num_edges());
   relation.set_index_dtype(m.index_dtype());
+  *relation.mutable_edge_splits() = m.edge_splits();
 }
 
 }  // namespace
@@ -141,10 +166,12 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     Homogeneous(m, types.emplace_back(), relations.emplace_back());
     if (m.num_nodes() <= 0) return Bad("num_nodes", m.num_nodes(), "must be positive");
     GNND_RETURN_IF_ERROR(CheckRelation("", relations[0], m.num_nodes()));
-    GNND_RETURN_IF_ERROR(CheckNodeType("", types[0], /*features_required=*/true));
+    GNND_RETURN_IF_ERROR(CheckNodeType("", types[0], /*features_required=*/false));
   } else if (m.format_version() == 2) {
-    if (m.num_nodes() != 0 || m.num_edges() != 0 || m.feature_dim() != 0 || m.num_classes() != 0) {
-      return Bad("format_version", 2, "describes its graph in node_types and relations, not num_nodes, num_edges, ...");
+    if (m.num_nodes() != 0 || m.num_edges() != 0 || m.feature_dim() != 0 || m.num_classes() != 0 ||
+        m.edge_splits_size() != 0) {
+      return Bad("format_version", 2,
+                 "describes its graph in node_types and relations, not num_nodes, num_edges, edge_splits, ...");
     }
     if (m.node_types_size() == 0 || static_cast<size_t>(m.node_types_size()) > kMaxNodeTypes) {
       return Bad("node_types", m.node_types_size(), absl::StrCat("entries (must be 1 to ", kMaxNodeTypes, ")"));
@@ -201,6 +228,15 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     }
     rel.num_edges = r.num_edges();
     rel.index_dtype = r.index_dtype() == v1::INDEX_DTYPE_INT32 ? DType::kInt32 : DType::kInt64;
+    for (const v1::EdgeSplit& e : r.edge_splits()) {
+      EdgeSplitSchema& split =
+          rel.edge_splits[std::find(kSplitNames.begin(), kSplitNames.end(), e.name()) - kSplitNames.begin()];
+      split.num_edges = e.num_edges();
+      split.num_negatives = e.num_negatives();
+      split.edges = 0;  // present; made positions below
+      split.labels = e.labeled() ? 0 : -1;
+      split.negatives = e.num_negatives() > 0 ? 0 : -1;
+    }
   }
 
   // The array table: each relation's CSC, then each type's features, labels and splits. A format_version
@@ -229,6 +265,27 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
       for (int split = 0; split < 3; ++split) {
         n.splits[split] = add(prefix + std::string(kSplitNames[split]), ArrayRole::kSplit, owner, DType::kInt64,
                               {n.split_sizes[split]});
+        s.arrays.back().split = split;
+      }
+    }
+  }
+  // Then each relation's edge splits: a full format_version 1 dataset keeps its seven arrays first.
+  for (size_t i = 0; i < s.relations.size(); ++i) {
+    RelationSchema& r = s.relations[i];
+    const std::string prefix = v1 ? "" : r.key() + ".";
+    const int owner = static_cast<int>(i);
+    for (int split = 0; split < 3; ++split) {
+      EdgeSplitSchema& e = r.edge_splits[split];
+      if (e.edges < 0) continue;
+      const std::string name = prefix + std::string(kSplitNames[split]);
+      e.edges = add(name + "_edges", ArrayRole::kEdges, owner, DType::kInt64, {2, e.num_edges});
+      s.arrays.back().split = split;
+      if (e.labels >= 0) {
+        e.labels = add(name + "_edge_label", ArrayRole::kEdgeLabels, owner, DType::kInt64, {e.num_edges});
+        s.arrays.back().split = split;
+      }
+      if (e.negatives >= 0) {
+        e.negatives = add(name + "_neg", ArrayRole::kNegatives, owner, DType::kInt64, {e.num_edges, e.num_negatives});
         s.arrays.back().split = split;
       }
     }

@@ -17,9 +17,9 @@
 
 namespace gnnd {
 
-enum class ArrayRole : uint8_t { kIndptr, kIndices, kFeatures, kLabels, kSplit };
+enum class ArrayRole : uint8_t { kIndptr, kIndices, kFeatures, kLabels, kSplit, kEdges, kEdgeLabels, kNegatives };
 
-// The node splits, by position: their names are what sessions ask for.
+// The node and edge splits, by position: their names are what sessions ask for.
 inline constexpr std::array<absl::string_view, 3> kSplitNames = {"train", "valid", "test"};
 
 struct NodeTypeSchema {
@@ -37,12 +37,21 @@ struct NodeTypeSchema {
   size_t feature_row_bytes() const { return DTypeSize(feature_dtype) * static_cast<size_t>(feature_dim); }
 };
 
+// One split of a relation's seed edges (link prediction); edges < 0 where the relation has no such split.
+struct EdgeSplitSchema {
+  int64_t num_edges = 0;
+  int64_t num_negatives = 0;  // fixed negatives per edge, for evaluation
+  // Positions in DatasetSchema::arrays, -1 where absent.
+  int edges = -1, labels = -1, negatives = -1;
+};
+
 struct RelationSchema {
   std::string src, name, dst;
   int src_type = 0, dst_type = 0;  // positions in DatasetSchema::node_types
   int64_t num_edges = 0;
   DType index_dtype = DType::kInt64;
-  int indptr = -1, indices = -1;  // positions in DatasetSchema::arrays
+  int indptr = -1, indices = -1;               // positions in DatasetSchema::arrays
+  std::array<EdgeSplitSchema, 3> edge_splits;  // by position in kSplitNames
 
   // "src___name___dst", OGB's spelling.
   std::string key() const { return src + "___" + name + "___" + dst; }
@@ -51,8 +60,8 @@ struct RelationSchema {
 struct ArraySchema {
   std::string name;  // the file is NAME.npy and the segment gnnd.DATASET.NAME
   ArrayRole role = ArrayRole::kIndptr;
-  int owner = 0;                // the relation (indptr, indices) or node type (the rest)
-  int split = -1;               // kSplit: a position in kSplitNames
+  int owner = 0;                // the relation (indptr, indices, edge splits) or node type (the rest)
+  int split = -1;               // kSplit and the edge splits' arrays: a position in kSplitNames
   DType dtype = DType::kInt64;  // element dtype; a .npy holds NpyStorage(dtype)
   std::vector<int64_t> shape;
 

@@ -90,8 +90,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "valid.npy: shape is (1) but the manifest implies (2)"},
         BadCase{"FormatVersion", [](SmallDataset& d) { d.manifest.set_format_version(9); },
                 "manifest.textproto: format_version = 9 is not supported (want 1 or 2)"},
-        BadCase{"NoClasses", [](SmallDataset& d) { d.manifest.set_num_classes(0); },
-                "manifest.textproto: num_classes = 0 must be positive"},
+        BadCase{"SplitsWithoutClasses", [](SmallDataset& d) { d.manifest.set_num_classes(0); },
+                "manifest.textproto: num_train = 2 needs labels (num_classes is 0)"},
+        BadCase{"NegativeClasses", [](SmallDataset& d) { d.manifest.set_num_classes(-1); },
+                "manifest.textproto: num_classes = -1 must not be negative"},
         BadCase{"FeatureDimOverflows", [](SmallDataset& d) { d.manifest.set_feature_dim(4611686018427387905); },
                 "manifest.textproto: feature_dim = 4611686018427387905 is too large (at most "
                 "281474976710656)"},

@@ -140,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(
                     "manifest.textproto: relations = 0 entries (must be 1 to 256)"},
         BadManifest{"MixedVersions", [](auto& m) { m.set_num_nodes(6); },
                     "manifest.textproto: format_version = 2 describes its graph in node_types and relations, not "
-                    "num_nodes, num_edges, ..."},
+                    "num_nodes, num_edges, edge_splits, ..."},
         BadManifest{"TypesInVersion1", [](auto& m) { m.set_format_version(1); },
                     "manifest.textproto: format_version = 1 has no node_types or relations (typed datasets are "
                     "format_version 2)"}),

@@ -282,6 +282,9 @@ absl::StatusOr<std::string> WriteHotOrder(const std::string& dataset_dir, const 
     return WriteTypedHotOrder(dataset_dir, {dir.manifest(), dir.arrays(), dir.schema()}, split, fanouts, threads);
   }
   GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
+  const NodeTypeSchema& nodes = dir.schema().node_types[0];
+  if (nodes.features < 0) return absl::StrCat("no ", kHotOrderFile, ": the dataset has no features to cache");
+  if (nodes.labels < 0) return absl::StrCat("no ", kHotOrderFile, ": the dataset has no node splits");
   const GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
   const std::span<const int64_t> seeds(static_cast<const int64_t*>(graph.arrays[split_id]),
                                        ArrayShape(graph.manifest, split_id)[0]);

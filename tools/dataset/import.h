@@ -8,9 +8,14 @@
 
 namespace gnnd::dataset {
 
-// format: ogb | ogb-bin | graphbolt | edgelist.
+// format: ogb | ogb-bin | graphbolt | edgelist | mag240m.
 absl::Status Import(const std::string& format, const std::string& source, const std::string& out_dir,
                     const ImportOptions& options);
+
+// The largest value of an integer .npy (-1: none), and of an --edge-splits directory's seed edges and
+// fixed negatives.
+absl::StatusOr<int64_t> LargestId(const std::string& path, const std::string& name);
+absl::StatusOr<int64_t> LargestEdgeSplitId(const std::string& dir);
 
 // OGB node-property raw layout: raw/{num-node-list,edge,node-feat,node-label}.csv.gz + split/<scheme>/.
 absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options);
@@ -29,9 +34,10 @@ absl::StatusOr<std::string> OgbSplitDir(const std::string& source, const std::st
 absl::Status ImportOgbBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 // A GraphBolt OnDiskDataset directory (metadata.yaml), homogeneous graph, node feature "feat".
 absl::Status ImportGraphBolt(const std::string& source, const std::string& out_dir, const ImportOptions& options);
-// Whitespace-separated "src dst" lines ('#' comments), plain or gzip, plus --features/--labels/--splits.
 // OGB-LSC MAG240M's processed layout of .npy arrays (import_mag240m.cc), a typed dataset.
 absl::Status ImportMag240m(const std::string& source, const std::string& out_dir, const ImportOptions& options);
+// Whitespace-separated "src dst" lines ('#' comments), plain or gzip, plus the optional --features, --labels
+// with --splits, --edge-splits; the node count from the features, --num-nodes or the largest id + 1.
 absl::Status ImportEdgeList(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 
 }  // namespace gnnd::dataset

@@ -53,9 +53,9 @@ namespace {
 
 constexpr size_t kBlockBytes = 16 << 20;
 
-std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
-
 }  // namespace
+
+std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("(", absl::StrJoin(shape, ", "), ")"); }
 
 absl::StatusOr<ImportBuilder> ImportBuilder::Create(const std::string& out_dir, int64_t num_nodes,
                                                     const ImportOptions& options) {
@@ -202,10 +202,12 @@ absl::Status ForEachLabel(NpyStreamReader& reader, int64_t num_nodes,
 absl::Status ImportBuilder::SetLabel(int64_t node, double label, absl::string_view where) {
   GNND_RETURN_IF_ERROR(CheckNodeId(node, num_nodes_, where));
   GNND_ASSIGN_OR_RETURN(label_data_[node], ParseLabel(label, where));
+  labeled_ = true;
   return absl::OkStatus();
 }
 
 absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
+  labeled_ = true;  // even if every label is -1: the dataset has labels.npy
   return ForEachLabel(reader, num_nodes_, [this](int64_t node, double label, absl::string_view where) {
     return SetLabel(node, label, where);
   });
@@ -213,6 +215,7 @@ absl::Status ImportBuilder::ReadLabels(NpyStreamReader& reader) {
 
 absl::Status ImportBuilder::AddSplitId(ArrayId split, int64_t node, absl::string_view where) {
   GNND_RETURN_IF_ERROR(CheckNodeId(node, num_nodes_, where));
+  labeled_ = true;
   return splits_[static_cast<int>(split) - static_cast<int>(kSplits[0])]->Append(&node, 1);
 }
 
@@ -230,10 +233,12 @@ absl::Status ImportBuilder::ReadSplit(ArrayId split, NpyStreamReader& reader) {
   return absl::OkStatus();
 }
 
-absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::string& name, char separator) {
+absl::Status ForEachEdgeLine(const std::string& path, const std::string& name, char separator,
+                             const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& edge) {
   GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(path, name));
   const absl::string_view expected = separator == ' ' ? "'src dst'" : "'src,dst'";
   Progress progress("edges", 0, "edges");
+  int64_t count = 0;
   absl::string_view line;
   for (;;) {
     GNND_ASSIGN_OR_RETURN(bool more, reader->Next(&line));
@@ -249,11 +254,17 @@ absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::st
     }
     GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
     GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
-    GNND_RETURN_IF_ERROR(edges_->Add(src, dst, reader->Where()));
-    if ((edges_->count() & 0xffff) == 0) progress.Set(edges_->count());
+    GNND_RETURN_IF_ERROR(edge(src, dst, reader->Where()));
+    if ((++count & 0xffff) == 0) progress.Set(count);
   }
-  progress.Set(edges_->count());
+  progress.Set(count);
   return absl::OkStatus();
+}
+
+absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::string& name, char separator) {
+  return ForEachEdgeLine(path, name, separator, [this](int64_t src, int64_t dst, absl::string_view where) {
+    return edges_->Add(src, dst, where);
+  });
 }
 
 absl::Status ReadEdgeIndexPairs(const std::function<absl::StatusOr<NpyStreamReader>()>& open,
@@ -299,8 +310,10 @@ absl::Status ImportBuilder::ReadEdgeIndex(const std::function<absl::StatusOr<Npy
 }
 
 absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classes) {
-  if (!features_.has_value()) return absl::InvalidArgumentError("the source has no node features");
-  if (features_->rows() != num_nodes_) {
+  if (!features_.has_value() && !features_optional_) {
+    return absl::InvalidArgumentError("the source has no node features");
+  }
+  if (features_.has_value() && features_->rows() != num_nodes_) {
     return absl::InvalidArgumentError(
         absl::StrCat("features: ", features_->rows(), " rows but num_nodes = ", num_nodes_));
   }
@@ -308,17 +321,20 @@ absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classe
   m.set_num_nodes(num_nodes_);
   m.set_index_dtype(num_nodes_ < (int64_t{1} << 31) ? v1::INDEX_DTYPE_INT32 : v1::INDEX_DTYPE_INT64);
   m.set_feature_dim(feature_dim_);
-  m.set_feature_dtype(feature_dtype_);
-  int64_t max_label = -1;
-  for (int64_t v = 0; v < num_nodes_; ++v) max_label = std::max(max_label, label_data_[v]);
-  m.set_num_classes(num_classes > 0 ? num_classes : static_cast<int32_t>(std::max<int64_t>(max_label + 1, 1)));
-  m.set_num_train(splits_[0]->rows());
-  m.set_num_valid(splits_[1]->rows());
-  m.set_num_test(splits_[2]->rows());
+  if (features_.has_value()) m.set_feature_dtype(feature_dtype_);
+  if (labeled_) {  // else labels.npy and the split files are scratch, removed at commit
+    int64_t max_label = -1;
+    for (int64_t v = 0; v < num_nodes_; ++v) max_label = std::max(max_label, label_data_[v]);
+    m.set_num_classes(num_classes > 0 ? num_classes : static_cast<int32_t>(std::max<int64_t>(max_label + 1, 1)));
+    m.set_num_train(splits_[0]->rows());
+    m.set_num_valid(splits_[1]->rows());
+    m.set_num_test(splits_[2]->rows());
+  }
+  for (const v1::EdgeSplit& split : edge_splits_) *m.add_edge_splits() = split;
   m.set_source(source);
   m.set_undirected(options_.undirected);
   m.set_deduplicated(options_.dedup);
-  GNND_RETURN_IF_ERROR(features_->Finish());
+  if (features_.has_value()) GNND_RETURN_IF_ERROR(features_->Finish());
   GNND_RETURN_IF_ERROR(labels_->Finish());
   for (auto& split : splits_) GNND_RETURN_IF_ERROR(split->Finish());
   CscOptions csc{options_.undirected, options_.dedup, options_.threads};

@@ -28,9 +28,12 @@ struct ImportOptions {
   v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_UNSPECIFIED;
   // OGB formats: the folder under split/ (empty: the only one there).
   std::string split_scheme;
-  // edgelist: the arrays that an edge list does not carry (.npy files).
+  // edgelist: the arrays that an edge list does not carry (.npy files), each optional.
   std::string features_npy, labels_npy, splits_dir;
-  // mag240m: node counts by type (else from features or the largest id).
+  // Seed edges for link prediction: a directory with train.npy, valid.npy, test.npy ((2, E) each, any of
+  // them), and beside each optional SPLIT_label.npy (E,) and SPLIT_neg.npy (E, K).
+  std::string edge_splits_dir;
+  // mag240m: node counts by type (else from features or the largest id); edgelist: the count under "".
   std::map<std::string, int64_t> num_nodes;
   int threads = 1;
 };
@@ -40,6 +43,12 @@ struct ImportOptions {
 template <typename In>
 absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, absl::string_view where);
 
+// "(2, 17)": an array shape as errors print it.
+std::string ShapeText(const std::vector<int64_t>& shape);
+// Calls edge(src, dst, where) for each line "src<separator>dst" of a text file, plain or gzip; separator ' '
+// means runs of spaces/tabs and allows '#' comments; blank lines are skipped. `name` is used in errors.
+absl::Status ForEachEdgeLine(const std::string& path, const std::string& name, char separator,
+                             const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& edge);
 // A node id of a table of `num_nodes`, or INVALID_ARGUMENT naming `where`.
 absl::Status CheckNodeId(int64_t node, int64_t num_nodes, absl::string_view where);
 // A label as every importer reads it: NaN or -1 is none (-1), else a non-negative integer class id.
@@ -84,7 +93,13 @@ class ImportBuilder {
   absl::Status AddSplitId(ArrayId split, int64_t node, absl::string_view where);
   absl::Status ReadSplit(ArrayId split, NpyStreamReader& reader);
 
-  // num_classes 0 derives it from the labels (max + 1).
+  // The seed edges of options.edge_splits_dir (import_edge_splits.cc).
+  absl::Status ReadEdgeSplits();
+  // A dataset without features may be written (a graph for link prediction); by default Finish refuses it.
+  void AllowNoFeatures() { features_optional_ = true; }
+
+  // num_classes 0 derives it from the labels (max + 1). Without any label set or split id given, the
+  // dataset has no labels and no node splits.
   absl::Status Finish(const std::string& source, int32_t num_classes = 0);
 
  private:
@@ -101,7 +116,10 @@ class ImportBuilder {
   std::vector<char> row_scratch_;
   std::optional<NpyWriter> labels_;
   int64_t* label_data_ = nullptr;
+  bool labeled_ = false;  // a label was set or a split id added
+  bool features_optional_ = false;
   std::vector<std::optional<NpyWriter>> splits_;
+  std::vector<v1::EdgeSplit> edge_splits_;  // their arrays are written and finished
 };
 
 }  // namespace gnnd::dataset

@@ -33,7 +33,7 @@
 
 ABSL_FLAG(std::string, format, "", "import: source format (ogb, ogb-bin, graphbolt, edgelist, mag240m)");
 ABSL_FLAG(std::string, num_nodes, "",
-          "import (mag240m): node counts, T=N,T=N (default: features' rows or largest id + 1)");
+          "import: node counts, N (edgelist) or T=N,T=N (mag240m) (default: features' rows or largest id + 1)");
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
 ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
 ABSL_FLAG(bool, add_reverse, false,
@@ -44,6 +44,9 @@ ABSL_FLAG(std::string, feature_dtype, "",
 ABSL_FLAG(std::string, features, "", "import (edgelist): node features, an (N, D) .npy");
 ABSL_FLAG(std::string, labels, "", "import (edgelist): node labels, an (N,) .npy (-1 or NaN: unlabeled)");
 ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.npy, valid.npy, test.npy");
+ABSL_FLAG(std::string, edge_splits, "",
+          "import (edgelist): link prediction's seed edges, a directory with train.npy, valid.npy, test.npy "
+          "((2, E) each, any of them) and optional SPLIT_label.npy (E,), SPLIT_neg.npy (E, K)");
 ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers; typed: mag or igbh");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
 ABSL_FLAG(int64_t, feature_dim, 0, "generate: feature width (0: the preset's)");
@@ -83,7 +86,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl import --format ogb|ogb-bin|graphbolt|edgelist SRC OUT_DIR [--undirected] [--dedup]
                 [--split-scheme NAME] [--feature-dtype float32|float16|bfloat16|float8_e4m3fn]
                 [--add-reverse]   (ogb, typed: OGB's heterogeneous layout gives a typed dataset)
-                [--features F.npy --labels L.npy --splits DIR]   (edgelist)
+                [--features F.npy] [--labels L.npy [--splits DIR]] [--edge-splits DIR] [--num-nodes N]
+                                 (edgelist: SRC is text 'src dst' lines or a (2, E) .npy; each array optional)
                 [--num-nodes T=N,...]   (mag240m: OGB-LSC's processed .npy layout, typed)
   gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
                   [--add-reverse]   (mag, igbh) OUT_DIR
@@ -160,11 +164,19 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   options.features_npy = absl::GetFlag(FLAGS_features);
   options.labels_npy = absl::GetFlag(FLAGS_labels);
   options.splits_dir = absl::GetFlag(FLAGS_splits);
+  options.edge_splits_dir = absl::GetFlag(FLAGS_edge_splits);
+  const bool edgelist = absl::GetFlag(FLAGS_format) == "edgelist";
+  if (!options.edge_splits_dir.empty() && !edgelist) return Usage("--edge-splits: only --format edgelist takes it");
   for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_num_nodes), ',', absl::SkipEmpty())) {
     const std::pair<std::string, std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
     int64_t count = 0;
+    if (edgelist && absl::SimpleAtoi(pair, &count) && count >= 1) {
+      options.num_nodes[""] = count;
+      continue;
+    }
     if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &count) || count < 1) {
-      return Usage(absl::StrCat("--num-nodes: '", pair, "' is not TYPE=COUNT with COUNT >= 1"));
+      return Usage(
+          absl::StrCat("--num-nodes: '", pair, "' is not ", edgelist ? "N" : "TYPE=COUNT", " with a count >= 1"));
     }
     options.num_nodes[kv.first] = count;
   }
