@@ -11,7 +11,7 @@
 namespace gnnd {
 
 // Philox key purposes: each kind of draw under a session seed gets its own key.
-enum class RandomPurpose : uint64_t { kNeighbors = 1, kSeedPermutation = 2 };
+enum class RandomPurpose : uint64_t { kNeighbors = 1, kSeedPermutation = 2, kNegatives = 3 };
 
 struct SamplingKey {
   uint32_t key0, key1;

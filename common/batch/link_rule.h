@@ -1,0 +1,91 @@
+// The draws of link prediction, written once for the CPU and CUDA backends (host and device code include
+// it), like the neighbor rule in sampling.h:
+//  - seed-edge exclusion inside the draw: a node's excluded in-neighbor positions are never chosen and it
+//    still gets min(fanout, in-degree - excluded) neighbors (a filter after sampling would leave fewer);
+//  - uniform negatives: pair i of a batch, attempt a, is a pure function of (seed, epoch, batch, i, a).
+#pragma once
+
+#include <cstdint>
+
+#include "common/base/philox.h"
+#include "common/batch/sampling.h"
+
+namespace gnnd {
+
+// The draws a strict negative may take before the session fails, saying the graph is too dense for them: a
+// pair that is an edge is redrawn. Where half of all destinations are linked, 64 edges in a row happen with
+// probability 2^-64.
+inline constexpr uint32_t kMaxStrictDraws = 64;
+
+// ChoosePositions over the positions of [0, degree) that are not excluded: `excluded` lists them ascending
+// and distinct (num_excluded of them), and k <= degree - num_excluded distinct allowed positions are
+// chosen, ascending. The draws are ChoosePositions' over [0, degree - num_excluded), each rank r then the
+// allowed position of rank r, so with nothing excluded it is exactly the neighbor rule. k equal to the
+// allowed count takes them all.
+template <typename Position>
+GNND_HOST_DEVICE void ChooseAllowedPositions(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,
+                                             uint64_t node, int64_t degree, const Position* excluded,
+                                             int64_t num_excluded, int64_t k, Position* positions) {
+  const int64_t allowed = degree - num_excluded;
+  if (k < allowed) {
+    ChoosePositions(key, batch, hop, relation, node, allowed, k, positions);
+  } else {
+    for (int64_t i = 0; i < k; ++i) positions[i] = static_cast<Position>(i);
+  }
+  // The allowed position of rank r is r + (the excluded positions at or below it); ranks ascend, so one
+  // merge pass over `excluded` maps them all.
+  int64_t skipped = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    while (skipped < num_excluded && excluded[skipped] <= positions[i] + skipped) ++skipped;
+    positions[i] = static_cast<Position>(positions[i] + skipped);
+  }
+}
+
+struct NodePair {
+  int64_t src, dst;
+};
+
+// Negative pair `index` of a batch, draw `attempt` (0, then 1, ... while strict redraws): a source uniform
+// over [0, num_src) and a destination uniform over [0, num_dst), both from one Philox block under `key`
+// (RandomPurpose::kNegatives) with counter (index, attempt, batch). Triplet negatives keep their positive's
+// source and use the destination alone.
+GNND_HOST_DEVICE NodePair DrawNegative(SamplingKey key, uint64_t batch, uint64_t index, uint32_t attempt,
+                                       int64_t num_src, int64_t num_dst) {
+  const Philox4x32 counter = {
+      {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), static_cast<uint32_t>(batch), attempt}};
+  const Philox4x32 words = Philox4x32_10(counter, key.key0, key.key1);
+  const uint64_t first = (static_cast<uint64_t>(words.v[0]) << 32) | words.v[1];
+  const uint64_t second = (static_cast<uint64_t>(words.v[2]) << 32) | words.v[3];
+  return {static_cast<int64_t>(Below64(first, static_cast<uint64_t>(num_src))),
+          static_cast<int64_t>(Below64(second, static_cast<uint64_t>(num_dst)))};
+}
+
+// The positions in dst's in-neighbor list whose source is `src` (parallel edges repeat it), [*first, *last):
+// a binary search, CSC lists being sorted by source.
+template <typename Index>
+GNND_HOST_DEVICE void SourceRange(const int64_t* indptr, const Index* indices, int64_t src, int64_t dst, int64_t* first,
+                                  int64_t* last) {
+  int64_t lo = indptr[dst], hi = indptr[dst + 1];
+  while (lo < hi) {  // the first position with a source >= src
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (static_cast<int64_t>(indices[mid]) < src) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  int64_t end = lo;
+  while (end < indptr[dst + 1] && static_cast<int64_t>(indices[end]) == src) ++end;
+  *first = lo - indptr[dst];
+  *last = end - indptr[dst];
+}
+
+// Whether src -> dst is an edge (what a strict negative must not be).
+template <typename Index>
+GNND_HOST_DEVICE bool IsEdge(const int64_t* indptr, const Index* indices, int64_t src, int64_t dst) {
+  int64_t first = 0, last = 0;
+  SourceRange(indptr, indices, src, dst, &first, &last);
+  return first < last;
+}
+
+}  // namespace gnnd
