@@ -1,0 +1,57 @@
+// The seed side of a link-prediction batch, as PyG's LinkNeighborLoader defines it: a batch's positive
+// pairs (seed edges), the negatives drawn for them (link_rule.h), and the hop-0 nodes they give, the unique
+// endpoints in ascending id order, with every pair in local indices. One implementation for every backend
+// that fills a link batch; a pure function of (key, batch index, pairs).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/batch/link_rule.h"
+
+namespace gnnd {
+
+enum class NegativeMode : uint8_t {
+  kNone,
+  kBinary,   // `amount` pairs per positive, source and destination both uniform: label 0
+  kTriplet,  // `amount` destinations per positive, its source kept
+};
+
+struct NegativeSpec {
+  NegativeMode mode = NegativeMode::kNone;
+  int32_t amount = 1;
+  bool strict = false;  // a drawn pair that is an edge is redrawn
+};
+
+// The relation the seed edges belong to: its CSC (for strict negatives) and its endpoint types' sizes.
+// same_type: source and destination are one node type, so the endpoints share one list of hop-0 nodes.
+struct LinkRelation {
+  const int64_t* indptr = nullptr;
+  const void* indices = nullptr;
+  bool wide_indices = false;
+  int64_t num_src = 0, num_dst = 0;
+  bool same_type = true;
+  std::string name;  // for errors
+};
+
+struct LinkSeeds {
+  // Hop-0 nodes, ascending: one list when the relation's endpoints are one type, else the source type's
+  // in src_nodes and the destination type's in dst_nodes.
+  std::vector<int64_t> src_nodes, dst_nodes;
+  // edge_label_index in local indices: the positives, then (binary) their negatives, amount per positive
+  // in positive order. Sources index src_nodes, destinations dst_nodes (the same list when same_type).
+  std::vector<int32_t> pair_src, pair_dst;
+  // Triplet: the positive's source and destination, and its `amount` negative destinations.
+  std::vector<int32_t> src_index, dst_pos_index, dst_neg_index;
+};
+
+// Draws the negatives of positive pairs (src[i], dst[i]) under `key` (RandomPurpose::kNegatives) for global
+// batch index `batch`, and lays the batch's seed side out in `out`. A strict negative still an edge after
+// kMaxStrictDraws draws fails with FAILED_PRECONDITION naming the pair.
+absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
+                           const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out);
+
+}  // namespace gnnd

@@ -1,0 +1,142 @@
+// The seed side of a link batch (common/batch/link_seeds.h): hop-0 nodes are the unique endpoints in
+// ascending order, every pair maps back to its global ids, strict negatives are never edges, triplets keep
+// their source, typed endpoints get a list per type, and a graph too dense for strict negatives is refused.
+#include "common/batch/link_seeds.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace gnnd {
+namespace {
+
+constexpr SamplingKey kKey = {77, 99};
+
+// A CSC over `n` nodes from (src, dst) edges, each in-neighbor list sorted by source.
+struct Csc {
+  std::vector<int64_t> indptr;
+  std::vector<int32_t> indices;
+  Csc(int64_t n, std::vector<std::pair<int64_t, int64_t>> edges) : indptr(n + 1, 0) {
+    std::sort(edges.begin(), edges.end(),
+              [](auto a, auto b) { return std::tie(a.second, a.first) < std::tie(b.second, b.first); });
+    for (auto [s, d] : edges) ++indptr[d + 1], indices.push_back(static_cast<int32_t>(s));
+    for (int64_t v = 0; v < n; ++v) indptr[v + 1] += indptr[v];
+  }
+  LinkRelation relation(int64_t n) const { return {indptr.data(), indices.data(), false, n, n, true, "'_N___E___N'"}; }
+  bool has(int64_t s, int64_t d) const { return IsEdge(indptr.data(), indices.data(), s, d); }
+};
+
+// Every node v of 12 has edges from v+1 .. v+5 (mod 12): 5 of 12 pairs per destination are edges.
+Csc DenseRing() {
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t v = 0; v < 12; ++v) {
+    for (int64_t d = 1; d <= 5; ++d) edges.push_back({(v + d) % 12, v});
+  }
+  return Csc(12, edges);
+}
+
+TEST(LinkSeeds, BinaryPairsMapBackAndHopZeroIsTheUniqueEndpointsAscending) {
+  const Csc g = DenseRing();
+  const std::vector<int64_t> src = {1, 4, 1, 9}, dst = {0, 3, 0, 8};
+  LinkSeeds out;
+  ASSERT_TRUE(MakeLinkSeeds(kKey, 5, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), out).ok());
+  ASSERT_EQ(out.pair_src.size(), 4u + 12u);
+  EXPECT_TRUE(out.dst_nodes.empty());
+  EXPECT_TRUE(std::is_sorted(out.src_nodes.begin(), out.src_nodes.end()));
+  EXPECT_EQ(std::adjacent_find(out.src_nodes.begin(), out.src_nodes.end()), out.src_nodes.end());
+  std::set<int64_t> endpoints;
+  for (size_t i = 0; i < out.pair_src.size(); ++i) {
+    const int64_t s = out.src_nodes[out.pair_src[i]], d = out.src_nodes[out.pair_dst[i]];
+    if (i < src.size()) {
+      EXPECT_EQ(s, src[i]);
+      EXPECT_EQ(d, dst[i]);
+    }
+    endpoints.insert(s);
+    endpoints.insert(d);
+  }
+  EXPECT_EQ(std::vector<int64_t>(endpoints.begin(), endpoints.end()), out.src_nodes);  // nothing else
+
+  LinkSeeds again;
+  ASSERT_TRUE(MakeLinkSeeds(kKey, 5, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), again).ok());
+  EXPECT_EQ(again.src_nodes, out.src_nodes);
+  EXPECT_EQ(again.pair_src, out.pair_src);
+  EXPECT_EQ(again.pair_dst, out.pair_dst);
+  LinkSeeds other_batch;
+  ASSERT_TRUE(MakeLinkSeeds(kKey, 6, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), other_batch).ok());
+  EXPECT_TRUE(other_batch.pair_src != out.pair_src || other_batch.pair_dst != out.pair_dst);  // new negatives
+}
+
+TEST(LinkSeeds, StrictNegativesAreNeverEdges) {
+  const Csc g = DenseRing();
+  std::vector<int64_t> src(64), dst(64);
+  for (int64_t i = 0; i < 64; ++i) src[i] = (i % 12 + 1) % 12, dst[i] = i % 12;  // ring edges
+  int64_t loose_edges = 0;
+  for (bool strict : {false, true}) {
+    for (NegativeMode mode : {NegativeMode::kBinary, NegativeMode::kTriplet}) {
+      LinkSeeds out;
+      ASSERT_TRUE(MakeLinkSeeds(kKey, 1, src, dst, {mode, 4, strict}, g.relation(12), out).ok());
+      const bool triplet = mode == NegativeMode::kTriplet;
+      ASSERT_EQ((triplet ? out.dst_neg_index : out.pair_dst).size(), triplet ? 256u : 64u + 256u);
+      for (size_t j = 0; j < 256; ++j) {
+        const int64_t s = triplet ? src[j / 4] : out.src_nodes[out.pair_src[64 + j]];
+        const int64_t d = out.src_nodes[triplet ? out.dst_neg_index[j] : out.pair_dst[64 + j]];
+        if (strict) {
+          EXPECT_FALSE(g.has(s, d)) << s << " -> " << d;
+        } else {
+          loose_edges += g.has(s, d);
+        }
+      }
+      if (triplet) {
+        for (size_t i = 0; i < 64; ++i) {
+          EXPECT_EQ(out.src_nodes[out.src_index[i]], src[i]);
+          EXPECT_EQ(out.src_nodes[out.dst_pos_index[i]], dst[i]);
+        }
+        EXPECT_TRUE(out.pair_src.empty());
+      }
+    }
+  }
+  EXPECT_GT(loose_edges, 50);  // 5 in 12 of uniform pairs are edges: strictness did the work above
+}
+
+TEST(LinkSeeds, TypedEndpointsGetAListPerType) {
+  // user -> item: users 0..2, items 0..3.
+  std::vector<int64_t> indptr = {0, 1, 1, 2, 2};
+  std::vector<int64_t> indices = {2, 0};  // 2 -> item 0, 0 -> item 2
+  const LinkRelation rates{indptr.data(), indices.data(), true, 3, 4, false, "'user___rates___item'"};
+  const std::vector<int64_t> src = {2, 0}, dst = {0, 2};
+  LinkSeeds out;
+  ASSERT_TRUE(MakeLinkSeeds(kKey, 0, src, dst, {NegativeMode::kBinary, 2, true}, rates, out).ok());
+  for (int64_t u : out.src_nodes) EXPECT_LT(u, 3);
+  for (int64_t i : out.dst_nodes) EXPECT_LT(i, 4);
+  for (size_t j = 0; j < out.pair_src.size(); ++j) {
+    const int64_t u = out.src_nodes[out.pair_src[j]], i = out.dst_nodes[out.pair_dst[j]];
+    if (j < 2) {
+      EXPECT_EQ(u, src[j]);
+      EXPECT_EQ(i, dst[j]);
+    } else {
+      EXPECT_FALSE((u == 2 && i == 0) || (u == 0 && i == 2)) << u << " -> " << i;
+    }
+  }
+}
+
+TEST(LinkSeeds, AGraphTooDenseForStrictNegativesIsRefusedNamingIt) {
+  std::vector<std::pair<int64_t, int64_t>> all;
+  for (int64_t s = 0; s < 3; ++s) {
+    for (int64_t d = 0; d < 3; ++d) all.push_back({s, d});
+  }
+  const Csc complete(3, all);
+  const std::vector<int64_t> src = {0}, dst = {1};
+  LinkSeeds out;
+  const absl::Status status =
+      MakeLinkSeeds(kKey, 4, src, dst, {NegativeMode::kTriplet, 1, true}, complete.relation(3), out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(),
+            "strict negatives: 64 draws for negative 0 of batch 4 (source 0) were all edges of '_N___E___N': the graph "
+            "is too dense for strict negatives (turn strict off)");
+  EXPECT_TRUE(MakeLinkSeeds(kKey, 4, src, dst, {NegativeMode::kTriplet, 1, false}, complete.relation(3), out).ok());
+}
+
+}  // namespace
+}  // namespace gnnd
