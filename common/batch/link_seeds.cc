@@ -43,6 +43,16 @@ void SortUnique(std::vector<int64_t>& ids) {
 
 }  // namespace
 
+void EdgeExclusions::Build(std::span<const int64_t> src, std::span<const int64_t> dst, ExcludeMode mode) {
+  sources_by_dst.clear();
+  if (mode == ExcludeMode::kNone) return;
+  for (size_t i = 0; i < src.size(); ++i) {
+    sources_by_dst[dst[i]].push_back(src[i]);
+    if (mode == ExcludeMode::kReverse) sources_by_dst[src[i]].push_back(dst[i]);
+  }
+  for (auto& [node, sources] : sources_by_dst) SortUnique(sources);
+}
+
 absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
                            const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out) {
   const size_t num_positives = src.size();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "common/batch/link_rule.h"
 
@@ -46,6 +47,27 @@ struct LinkSeeds {
   std::vector<int32_t> pair_src, pair_dst;
   // Triplet: the positive's source and destination, and its `amount` negative destinations.
   std::vector<int32_t> src_index, dst_pos_index, dst_neg_index;
+};
+
+// Seed-edge exclusion: which graph edges a link batch never samples (link_rule.h draws around them).
+enum class ExcludeMode : uint8_t {
+  kNone,
+  kSelf,     // every graph edge u -> v where (u, v) is a positive pair of the batch
+  kReverse,  // those and v -> u (a homogeneous graph's reverse edge)
+};
+
+// The excluded edges of one batch: for each destination node, the sources whose edges into it are excluded,
+// ascending.
+struct EdgeExclusions {
+  absl::flat_hash_map<int64_t, std::vector<int64_t>> sources_by_dst;
+
+  // Made from a batch's positive pairs (src[i], dst[i]).
+  void Build(std::span<const int64_t> src, std::span<const int64_t> dst, ExcludeMode mode);
+  // The excluded sources of `dst`, or null when it has none.
+  const std::vector<int64_t>* Of(int64_t dst) const {
+    auto it = sources_by_dst.find(dst);
+    return it == sources_by_dst.end() ? nullptr : &it->second;
+  }
 };
 
 // Draws the negatives of positive pairs (src[i], dst[i]) under `key` (RandomPurpose::kNegatives) for global

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/batch/batch.h"
+#include "common/batch/link_seeds.h"
 #include "common/batch/sampling.h"
 #include "common/dataset/graph.h"
 
@@ -32,6 +33,10 @@ class CpuSampler {
   // The sampling stage alone: node ids, edges and per-hop counts of `out`; features and labels are not
   // touched (a layout made with a feature row of 0 bytes will do).
   void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out);
+  // A link batch's sampling stage: hop 0 is `hop0` (the unique endpoints of its pairs, link_seeds.h) and no
+  // edge of `excluded` is sampled, each node still getting min(fanout, in-degree - excluded in-edges).
+  void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> hop0,
+                       const EdgeExclusions& excluded, BatchView out);
   // The seeds' labels of a sampled batch into out.labels.
   void GatherLabels(const BatchView& out) const;
 
@@ -43,8 +48,9 @@ class CpuSampler {
   const GraphData& graph_;
   SamplingSpec spec_;
   uint64_t seed_;
+  const EdgeExclusions* excluded_ = nullptr;     // a link batch's, while it is sampled
   absl::flat_hash_map<int64_t, int32_t> local_;  // global id -> local index, this batch
-  std::vector<int64_t> positions_, sampled_, fresh_, reset_;
+  std::vector<int64_t> positions_, excluded_positions_, sampled_, fresh_, reset_;
 };
 
 }  // namespace gnnd
