@@ -14,7 +14,8 @@ void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const in
   const auto start = std::chrono::steady_clock::now();
   SampleGraph(epoch, batch_index, seeds, out);
   const auto sampled = std::chrono::steady_clock::now();
-  Gather(out, out.num_nodes());
+  GatherFeatures(out);
+  GatherLabels(out);
   if (times != nullptr) {
     times->sample = std::chrono::duration<double>(sampled - start).count();
     times->gather = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampled).count();
@@ -110,12 +111,13 @@ void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* i
   }
 }
 
-void CpuSampler::Gather(const BatchView& out, int64_t num_nodes) const {
+void CpuSampler::GatherFeatures(const BatchView& out) const {
   const size_t row = FeatureRowBytes(graph_.manifest);
   const auto* features = static_cast<const std::byte*>(graph_.arrays[ArrayId::kFeatures]);
+  if (features == nullptr || row == 0) return;
   auto* dst = static_cast<std::byte*>(out.features);
+  const int64_t num_nodes = out.num_nodes();
   for (int64_t i = 0; i < num_nodes; ++i) std::memcpy(dst + i * row, features + out.node_ids[i] * row, row);
-  GatherLabels(out);
 }
 
 void CpuSampler::GatherLabels(const BatchView& out) const {

@@ -37,13 +37,14 @@ class CpuSampler {
   // edge of `excluded` is sampled, each node still getting min(fanout, in-degree - excluded in-edges).
   void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> hop0,
                        const EdgeExclusions& excluded, BatchView out);
+  // The feature rows of a sampled batch's nodes into out.features (none for a dataset without features).
+  void GatherFeatures(const BatchView& out) const;
   // The seeds' labels of a sampled batch into out.labels.
   void GatherLabels(const BatchView& out) const;
 
  private:
   template <typename Index>
   void SampleHops(uint64_t epoch, uint64_t batch_index, const Index* indices, BatchView out);
-  void Gather(const BatchView& out, int64_t num_nodes) const;
 
   const GraphData& graph_;
   SamplingSpec spec_;

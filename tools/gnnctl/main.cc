@@ -59,6 +59,13 @@ ABSL_FLAG(int64_t, batch_size, 1024, "sample, hotness: seeds per batch");
 ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10", "5"}),
           "sample, hotness: in-neighbors per node per hop, comma-separated (-1: all)");
 ABSL_FLAG(uint64_t, epoch, 0, "sample: epoch");
+ABSL_FLAG(std::string, edge_split, "",
+          "sample: a link batch, its positives from this edge split (train, valid or test; homogeneous, CPU)");
+ABSL_FLAG(std::string, neg_sampling, "none", "sample (link batches): none, binary or triplet negatives");
+ABSL_FLAG(int32_t, neg_amount, 1, "sample (link batches): negatives per positive");
+ABSL_FLAG(bool, strict_negatives, false, "sample (link batches): redraw a negative that is an edge");
+ABSL_FLAG(std::string, exclude, "none",
+          "sample (link batches): seed edges kept out of message passing: none, self or reverse");
 ABSL_FLAG(int64_t, step, 0, "sample: step within the epoch (this rank's)");
 ABSL_FLAG(int32_t, rank, 0, "sample: this trainer's rank");
 ABSL_FLAG(int32_t, world_size, 1, "sample: number of trainer ranks");
@@ -96,6 +103,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
                 [--node-type T]   (typed datasets: the seeds' type; --fanouts for every relation)
                 [--step T] [--rank r --world-size W] [--noshuffle] [--drop-last] [--device cpu|cuda:N]
+                [--edge-split train [--neg-sampling binary|triplet [--neg-amount K] [--strict-negatives]]
+                 [--exclude self|reverse]]   a link batch (homogeneous graphs, CPU)
                 --out batch.npz
   gnnctl hotness --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S]
                  [--presample-batches N] [--write]
@@ -233,6 +242,11 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.shuffle = absl::GetFlag(FLAGS_shuffle);
   request.drop_last = absl::GetFlag(FLAGS_drop_last);
   request.device = absl::GetFlag(FLAGS_device);
+  request.edge_split = absl::GetFlag(FLAGS_edge_split);
+  request.neg_sampling = absl::GetFlag(FLAGS_neg_sampling);
+  request.neg_amount = absl::GetFlag(FLAGS_neg_amount);
+  request.strict = absl::GetFlag(FLAGS_strict_negatives);
+  request.exclude = absl::GetFlag(FLAGS_exclude);
   GNND_ASSIGN_OR_RETURN(std::string summary, SampleToNpz(request, absl::GetFlag(FLAGS_out)));
   absl::PrintF("%s\n", summary);
   return absl::OkStatus();

@@ -135,6 +135,7 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
   const GraphData graph{m, dataset.arrays(), dataset.schema()};
+  if (!request.edge_split.empty()) return SampleLinkToNpz(request, graph, out_npz);
   // Checked as gnnd checks a session's request, with room for one slot of any size.
   GNND_ASSIGN_OR_RETURN(const SessionShape shape,
                         CheckOpenRequest(OpenRequest(request), graph, graph.MaxInDegrees(),

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/dataset/dataset.h"
+#include "common/dataset/graph.h"
 
 namespace gnnd::gnnctl {
 
@@ -27,10 +28,21 @@ struct SampleRequest {
   // Typed datasets: the node type of the seeds (empty: the one type with splits); `fanouts` then applies
   // to every relation.
   std::string node_type;
+  // A link batch (homogeneous graphs, CPU): the positives from this edge split of the graph (empty: a node
+  // batch), negatives by `neg_sampling` (none, binary or triplet; neg_amount per positive, strict: never an
+  // edge), seed-edge exclusion by `exclude` (none, self or reverse).
+  std::string edge_split;
+  std::string neg_sampling = "none";
+  int32_t neg_amount = 1;
+  bool strict = false;
+  std::string exclude = "none";
 };
 
 // Samples the request's batch on the chosen backend and writes its arrays (names as in the batch layout)
 // to `out_npz`; returns a one-line description.
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz);
+// The link batch of a request with an edge_split (sample_link.cc).
+absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const GraphData& graph,
+                                            const std::string& out_npz);
 
 }  // namespace gnnd::gnnctl

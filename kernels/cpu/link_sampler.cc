@@ -1,0 +1,84 @@
+#include "kernels/cpu/link_sampler.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status.h"
+
+namespace gnnd {
+
+int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
+  const int64_t amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
+  // Binary negatives add two endpoints each, triplet negatives one.
+  return pairs * (2 + amount * (negatives.mode == NegativeMode::kBinary ? 2 : 1));
+}
+
+CpuLinkSampler::CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
+                               const SamplingSpec& sampling)
+    : graph_(&graph), spec_(spec), seed_(seed), sampler_(graph, sampling, seed) {}
+
+absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const LinkSamplingSpec& spec,
+                                                      uint64_t seed, int64_t max_pairs) {
+  const DatasetSchema& schema = graph.schema;
+  if (schema.format_version != 1) {
+    return absl::UnimplementedError("link batches of typed datasets are not served yet (homogeneous graphs only)");
+  }
+  if (spec.edge_split < 0 || spec.edge_split >= static_cast<int>(kSplitNames.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("edge split position ", spec.edge_split));
+  }
+  const EdgeSplitSchema& split = schema.relations[0].edge_splits[spec.edge_split];
+  if (split.edges < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("edge_split = '", kSplitNames[spec.edge_split], "' (the graph has no such edge split)"));
+  }
+  if (spec.negatives.mode != NegativeMode::kNone && spec.negatives.amount < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("neg_sampling.amount = ", spec.negatives.amount, " (must be at least 1)"));
+  }
+  if (spec.negatives.mode == NegativeMode::kTriplet && split.labels >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("neg_sampling = triplet: edge split '", kSplitNames[spec.edge_split],
+                                                   "' is labeled, and triplets carry no labels (as PyG)"));
+  }
+  const SamplingSpec sampling{MaxLinkSeeds(max_pairs, spec.negatives), spec.fanouts};
+  GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
+  CpuLinkSampler sampler(graph, spec, seed, sampling);
+  sampler.split_edges_ = static_cast<const int64_t*>(graph.arrays.data[split.edges]);
+  if (split.labels >= 0) sampler.split_labels_ = static_cast<const int64_t*>(graph.arrays.data[split.labels]);
+  sampler.split_size_ = split.num_edges;
+  return sampler;
+}
+
+absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
+                                    LinkBatch& out) {
+  const size_t p = input_id.size();
+  src_.resize(p);
+  dst_.resize(p);
+  for (size_t i = 0; i < p; ++i) {
+    src_[i] = split_edges_[input_id[i]];
+    dst_[i] = split_edges_[split_size_ + input_id[i]];
+  }
+  const LinkRelation relation{graph_->arrays.indptr(), graph_->arrays[ArrayId::kIndices],
+                              graph_->wide_indices(),  graph_->num_nodes(),
+                              graph_->num_nodes(),
+                              /*same_type=*/true,      "the graph"};
+  GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
+                                     spec_.negatives, relation, out.seeds));
+  excluded_.Build(src_, dst_, spec_.exclude);
+  sampler_.SampleLinkGraph(epoch, batch_index, out.seeds.src_nodes, excluded_, out.graph);
+  sampler_.GatherFeatures(out.graph);
+
+  out.input_id.assign(input_id.begin(), input_id.end());
+  out.edge_label.clear();
+  out.edge_label_long.clear();
+  if (spec_.negatives.mode == NegativeMode::kTriplet) return absl::OkStatus();
+  const size_t negatives = out.seeds.pair_src.size() - p;
+  if (split_labels_ != nullptr) {  // PyG: positives' classes shift up by one when negatives take 0
+    const int64_t shift = spec_.negatives.mode == NegativeMode::kBinary ? 1 : 0;
+    for (int64_t id : input_id) out.edge_label_long.push_back(split_labels_[id] + shift);
+    out.edge_label_long.insert(out.edge_label_long.end(), negatives, 0);
+  } else {
+    out.edge_label.assign(p, 1.0f);
+    out.edge_label.insert(out.edge_label.end(), negatives, 0.0f);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd

@@ -1,0 +1,67 @@
+// The CPU backend's link-prediction batch (homogeneous graphs): a batch of seed edges from an edge split,
+// the negatives drawn for them and the hop-0 nodes they give (common/batch/link_seeds.h), the graph sampled
+// around those with seed-edge exclusion inside the draw (CpuSampler::SampleLinkGraph), and the pair arrays
+// PyG's LinkNeighborLoader yields:
+//   edge_label_index  int32 (2, L)  local pairs: the positives, then their binary negatives (amount each)
+//   edge_label        (L,)          float32 1/0, or the split's int64 labels + 1 with 0 for negatives (PyG)
+//   input_id          int64 (P,)    each positive's position in its split
+//   triplet: src_index int32 (P,), dst_pos_index int32 (P,), dst_neg_index int32 (P, amount), no edge_label*
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch/batch.h"
+#include "common/batch/link_seeds.h"
+#include "common/dataset/graph.h"
+#include "kernels/cpu/sampler.h"
+
+namespace gnnd {
+
+struct LinkSamplingSpec {
+  int edge_split = 0;  // a position in kSplitNames: the relation's split the positives come from
+  std::vector<int32_t> fanouts;
+  NegativeSpec negatives;
+  ExcludeMode exclude = ExcludeMode::kNone;
+};
+
+// The hop-0 nodes a batch of `pairs` positives can have at most: every endpoint of every pair distinct.
+int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);
+
+struct LinkBatch {
+  BatchView graph;  // node_ids .. features of a BatchLayout for MaxLinkSeeds(batch size) seeds; labels unused
+  LinkSeeds seeds;
+  std::vector<int64_t> input_id;
+  std::vector<float> edge_label;         // an unlabeled split's
+  std::vector<int64_t> edge_label_long;  // a labeled split's
+};
+
+class CpuLinkSampler {
+ public:
+  // Checks the spec against the graph: a homogeneous graph whose relation has the edge split, an amount
+  // >= 1 with negatives, triplets without a labeled split (as PyG), fanouts as a node session's.
+  static absl::StatusOr<CpuLinkSampler> Create(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
+                                               int64_t max_pairs);
+
+  int64_t split_size() const { return split_size_; }
+  // Samples the batch of the split's positives at `input_id` (positions, as EpochSeeds gives them over
+  // [0, split_size)) for (epoch, batch_index) into `out`.
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, LinkBatch& out);
+
+ private:
+  CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const SamplingSpec& sampling);
+
+  const GraphData* graph_;
+  LinkSamplingSpec spec_;
+  uint64_t seed_;
+  CpuSampler sampler_;
+  const int64_t* split_edges_ = nullptr;  // (2, split_size)
+  const int64_t* split_labels_ = nullptr;
+  int64_t split_size_ = 0;
+  EdgeExclusions excluded_;
+  std::vector<int64_t> src_, dst_;
+};
+
+}  // namespace gnnd
