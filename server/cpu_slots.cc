@@ -13,7 +13,9 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
   s->workers_ = &workers;
   s->wake_ = plan.wake;
-  const size_t slot_bytes = plan.typed ? plan.typed->layout.total_bytes : plan.layout.total_bytes;
+  const size_t slot_bytes = plan.typed  ? plan.typed->layout.total_bytes
+                            : plan.link ? plan.link->layout.total_bytes
+                                        : plan.layout.total_bytes;
   GNND_ASSIGN_OR_RETURN(s->segment_,
                         SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid, instance));
   for (int k = 0; k < plan.num_slots; ++k) {
@@ -22,17 +24,27 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
       s->typed_views_.push_back(TypedBatchView::At(base, plan.typed->layout));
     } else {
       s->views_.push_back(BatchView::At(base, plan.layout));
+      s->bases_.push_back(base);
     }
   }
   const GraphData& graph = plan.dataset->graph;
   const int parallel = workers.threads();
   const auto fits = [&](int type, int64_t max_rows) -> absl::Status {
     RowCache* cache = plan.dataset->feature_caches[type].get();
-    return cache == nullptr ? absl::OkStatus()
-                            : cache->CheckBatchFits(max_rows, absl::StrCat("dataset '", plan.dataset->name,
-                                                                           "' (feature_cache)"));
+    return cache == nullptr
+               ? absl::OkStatus()
+               : cache->CheckBatchFits(max_rows, absl::StrCat("dataset '", plan.dataset->name, "' (feature_cache)"));
   };
-  if (plan.typed) {
+  if (plan.link) {
+    if (plan.dataset->features_on_storage()) {
+      return absl::UnimplementedError(absl::StrCat("dataset '", plan.dataset->name,
+                                                   "' keeps its features on storage (feature_cache), which link "
+                                                   "sessions do not serve in this version"));
+    }
+    s->link_counts_ = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>(plan.num_slots);
+    GNND_ASSIGN_OR_RETURN(s->fill_, CpuProducer::LinkSampling(graph, plan.link->sampling, plan.seed, plan.link->layout,
+                                                              s->views_, s->bases_, s->link_counts_, parallel));
+  } else if (plan.typed) {
     s->seed_type_ = plan.typed->sampling.seed_type;
     if (plan.dataset->features_on_storage()) {
       for (size_t t = 0; t < plan.typed->layout.capacity.max_nodes.size(); ++t) {
@@ -88,7 +100,10 @@ absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready, BatchTimes& tim
     ready.set_slot(next->slot);
     ready.set_step(next->step);
     times = {next->times.sample + next->times.gather, next->times.sample, next->times.gather};
-    if (typed_views_.empty()) {
+    if (link_counts_ != nullptr) {
+      const auto [pairs, positives] = (*link_counts_)[next->slot];
+      for (int64_t c : LinkBatchCounts(views_[next->slot], pairs, positives)) ready.add_counts(c);
+    } else if (typed_views_.empty()) {
       const BatchView& batch = views_[next->slot];
       SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
                      {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);

@@ -41,6 +41,9 @@ class CpuSlots final : public SlotBackend {
   std::vector<BatchView> views_;             // homogeneous sessions
   std::vector<TypedBatchView> typed_views_;  // typed sessions
   int seed_type_ = 0;
+  std::vector<std::byte*> bases_;  // homogeneous and link sessions: each slot's start
+  // Link sessions: each slot's (pairs, positives), written by the batch that fills it.
+  std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> link_counts_;
 
   // The producer of the running epoch: replaced only by the polling thread (StartEpoch, Poll), under
   // mutex_, so Release and Stop from other threads never see it go away.

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <numeric>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
@@ -31,11 +33,16 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   // What `gnnctl stats` says the seeds are: "train", "paper.train", "seed_ids (N)".
   s->seeds_ = request.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request.seed_ids_size(), ")") : request.split();
   if (shape.typed) s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
+  if (shape.link) s->seeds_ = absl::StrCat("edges.", request.edge_split());
   const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
   if (limits.admission != nullptr) {
     GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, shape.slot_bytes));
   }
-  if (request.seed_ids_size() > 0) {  // the request, kept by the session, holds them
+  if (shape.link) {
+    s->edge_positions_.resize(static_cast<size_t>(shape.link->split_size));
+    std::iota(s->edge_positions_.begin(), s->edge_positions_.end(), 0);
+    s->split_ = s->edge_positions_;
+  } else if (request.seed_ids_size() > 0) {  // the request, kept by the session, holds them
     s->split_ = {s->request_.seed_ids().data(), static_cast<size_t>(s->request_.seed_ids_size())};
   } else {
     s->split_ = {static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
@@ -47,6 +54,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   plan.sampling = shape.sampling;
   plan.layout = shape.layout;
   plan.typed = std::move(shape.typed);
+  plan.link = std::move(shape.link);
   plan.seed = request.seed();
   plan.num_slots = s->num_slots_;
   plan.device = s->device_;
@@ -70,7 +78,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   GNND_RETURN_IF_ERROR(s->backend_->Describe(opened));
   opened.set_num_slots(s->num_slots_);
   *opened.mutable_schema() = BatchSchemaToProto(s->schema_);
-  if (!plan.typed) {  // what API 1.0-1.2 clients read
+  if (!plan.typed && !plan.link) {  // what API 1.0-1.2 clients read
     *opened.mutable_layout() = SlotLayoutToProto(shape.layout);
     opened.set_feature_dim(graph.manifest.feature_dim());
     opened.set_feature_dtype(graph.manifest.feature_dtype());

@@ -126,6 +126,7 @@ class Session {
   PeerCredentials peer_;
   std::unique_ptr<DatasetRegistry::Lease> lease_;
   std::span<const int64_t> split_;
+  std::vector<int64_t> edge_positions_;  // a link session's seeds: the positions of its edge split
   SeedScheduleSpec schedule_;
   BatchSchema schema_;  // of every batch
   std::string seeds_;   // the split or seed ids, as stats name them

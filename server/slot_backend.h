@@ -34,6 +34,7 @@ struct SessionPlan {
   SamplingSpec sampling;                   // homogeneous datasets
   BatchLayout layout;                      // homogeneous datasets: one slot
   std::optional<TypedShape> typed;         // typed datasets: their spec and slot layout instead
+  std::optional<LinkShape> link;           // link sessions: their spec and slot layout
   uint64_t seed = 0;
   int num_slots = 0;
   Device device;

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 4
+#define GNND_API_VERSION_MINOR 5
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -133,12 +133,23 @@ typedef struct gnnd_session_options {
   const char* node_type;
   const char* const* fanout_relations;
   int32_t num_fanout_relations;
+  /* API 1.5, link prediction (homogeneous graphs, CPU): the seeds are the edges of this edge split ("train",
+   * "valid" or "test"; leave `split` and `seed_ids` NULL). neg_sampling: NULL or "none", "binary",
+   * "triplet"; neg_amount per positive (0: 1); strict_negatives nonzero: never an edge; exclude: NULL or
+   * "none", "self", "reverse". The batch's arrays: node_ids .. features, input_id, and edge_label_index
+   * (pairs x 2) with edge_label, or src_index, dst_pos_index, dst_neg_index (triplets). */
+  const char* edge_split;
+  const char* neg_sampling;
+  int32_t neg_amount;
+  int32_t strict_negatives;
+  const char* exclude;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
  * seed 0, epoch 0, rank 0 of 1, shuffled, last batch kept, gnnd's number of slots, the CPU. */
 #define GNND_SESSION_OPTIONS_INIT \
-  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0 }
+  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, \
+    NULL, NULL, 0, 0, NULL }
 
 typedef struct gnnd_client gnnd_client;
 typedef struct gnnd_session gnnd_session;

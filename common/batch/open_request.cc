@@ -117,6 +117,86 @@ absl::StatusOr<std::vector<std::vector<int32_t>>> TypedFanouts(const v1::OpenSes
   return fanouts;
 }
 
+// The slot count and the seed schedule the request asks for (the schedule is checked later).
+absl::Status SetSlotsAndSchedule(const v1::OpenSession& request, const SlotLimits& limits, SessionShape& shape) {
+  shape.num_slots = request.num_slots() == 0 ? limits.default_slots : request.num_slots();
+  if (shape.num_slots < 1 || shape.num_slots > kMaxSlots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.num_slots = ", request.num_slots(), " (must be 1 to ", kMaxSlots, ")"));
+  }
+  shape.schedule = {request.seed(),       !request.no_shuffle(), request.drop_last(),
+                    request.batch_size(), request.rank(),        request.world_size() == 0 ? 1 : request.world_size()};
+  return absl::OkStatus();
+}
+
+// The slots' bytes within the limit.
+absl::Status CheckSlotBytes(SessionShape& shape, const SlotLimits& limits) {
+  shape.slot_bytes = shape.schema.slot_bytes * shape.num_slots;
+  if (shape.slot_bytes > limits.max_session_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("open: the session needs ", shape.slot_bytes, " bytes of slots (",
+                                                   shape.num_slots, " x ", shape.schema.slot_bytes,
+                                                   "), over the limit of ", limits.max_session_bytes,
+                                                   " (max_session_bytes): lower batch_size, fanouts or num_slots"));
+  }
+  return absl::OkStatus();
+}
+
+// A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
+absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
+                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
+                                              SessionShape shape) {
+  if (!request.split().empty() || request.seed_ids_size() > 0) {
+    return absl::InvalidArgumentError("open.edge_split and open.split or open.seed_ids: give one of them");
+  }
+  if (shape.device.is_cuda()) {
+    return absl::UnimplementedError(
+        absl::StrCat("open.device = '", request.device(), "': link sessions run on the CPU in this version"));
+  }
+  GNND_RETURN_IF_ERROR(SetSlotsAndSchedule(request, limits, shape));
+  LinkShape& link = shape.link.emplace();
+  LinkSamplingSpec& spec = link.sampling;
+  GNND_ASSIGN_OR_RETURN(spec.edge_split, ParseEdgeSplit(request.edge_split(), "open.edge_split"));
+  spec.fanouts.assign(request.fanouts().begin(), request.fanouts().end());
+  GNND_ASSIGN_OR_RETURN(spec.negatives.mode, ParseNegativeMode(request.neg_sampling(), "open.neg_sampling"));
+  spec.negatives.amount = request.neg_amount() == 0 ? 1 : request.neg_amount();
+  spec.negatives.strict = request.strict_negatives();
+  GNND_ASSIGN_OR_RETURN(spec.exclude, ParseExcludeMode(request.exclude(), "open.exclude"));
+  GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, "open."));
+  if (request.relation_fanouts_size() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.relation_fanouts: '", request.dataset(), "' is homogeneous (give open.fanouts)"));
+  }
+  if (!request.node_type().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100), " ('",
+                                                   request.dataset(), "' is homogeneous: leave it empty)"));
+  }
+  if (spec.negatives.amount < 1 || spec.negatives.amount > kMaxNegativeAmount) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.neg_amount = ", request.neg_amount(), " (must be 1 to ", kMaxNegativeAmount, ")"));
+  }
+  // Hop 0 holds every endpoint, and local indices are int32.
+  const int64_t max_batch = (int64_t{1} << 30) / MaxLinkSeeds(1, spec.negatives);
+  if (request.batch_size() < 1 || request.batch_size() > max_batch) {
+    return absl::InvalidArgumentError(absl::StrCat("open.batch_size = ", request.batch_size(), " (must be 1 to ",
+                                                   max_batch, " for link batches with these negatives)"));
+  }
+  shape.sampling = {MaxLinkSeeds(request.batch_size(), spec.negatives), spec.fanouts};
+  GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
+  GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
+  GNND_ASSIGN_OR_RETURN(
+      const BatchCapacity capacity,
+      ComputeBatchCapacity(shape.sampling, graph.num_nodes(), graph.manifest.num_edges(), max_in_degrees.at(0)));
+  const NodeTypeSchema& nodes = graph.schema.node_types[0];
+  const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
+  link.split_size = split.num_edges;
+  shape.layout = BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()),
+                                   nodes.features >= 0 ? nodes.feature_row_bytes() : 0);
+  link.layout = LinkBatchLayout::Make(shape.layout, request.batch_size(), spec, split.labels >= 0);
+  shape.schema = LinkBatchSchema(link.layout, nodes.features >= 0 ? nodes.feature_dim : 0, nodes.feature_dtype);
+  GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
+  return shape;
+}
+
 }  // namespace
 
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
@@ -125,6 +205,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   const bool typed = schema.format_version != 1;
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
+  if (!request.edge_split().empty()) return CheckLinkRequest(request, graph, max_in_degrees, limits, shape);
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
   const NodeTypeSchema& seed_type = schema.node_types[shape.seed_type];
   if (!typed && (seed_type.features < 0 || seed_type.labels < 0)) {
@@ -137,14 +218,8 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   } else {
     GNND_ASSIGN_OR_RETURN(shape.split_array, SplitArray(request, seed_type));
   }
-  shape.num_slots = request.num_slots() == 0 ? limits.default_slots : request.num_slots();
-  if (shape.num_slots < 1 || shape.num_slots > kMaxSlots) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("open.num_slots = ", request.num_slots(), " (must be 1 to ", kMaxSlots, ")"));
-  }
+  GNND_RETURN_IF_ERROR(SetSlotsAndSchedule(request, limits, shape));
   const bool seeds_may_repeat = request.seed_ids_size() > 0;
-  shape.schedule = {request.seed(),       !request.no_shuffle(), request.drop_last(),
-                    request.batch_size(), request.rank(),        request.world_size() == 0 ? 1 : request.world_size()};
   // After the sampling spec's checks (their messages name batch_size first), before any capacity.
   auto check_schedule = [&] { return InField(CheckSeedScheduleSpec(shape.schedule), "open."); };
   if (!typed) {
@@ -173,13 +248,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
     t.layout = TypedBatchLayout::Make(capacity, t.sampling, schema);
     shape.schema = TypedBatchSchema(t.layout, schema);
   }
-  shape.slot_bytes = shape.schema.slot_bytes * shape.num_slots;
-  if (shape.slot_bytes > limits.max_session_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("open: the session needs ", shape.slot_bytes, " bytes of slots (",
-                                                   shape.num_slots, " x ", shape.schema.slot_bytes,
-                                                   "), over the limit of ", limits.max_session_bytes,
-                                                   " (max_session_bytes): lower batch_size, fanouts or num_slots"));
-  }
+  GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
   return shape;
 }
 

@@ -12,6 +12,7 @@
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
 #include "common/batch/batch_schema.h"
+#include "common/batch/link_batch.h"
 #include "common/batch/seeds.h"
 #include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
@@ -30,6 +31,13 @@ struct TypedShape {
   TypedBatchLayout layout;
 };
 
+// A link-prediction session's spec and one slot's layout (common/batch/link_batch.h).
+struct LinkShape {
+  LinkSamplingSpec sampling;
+  LinkBatchLayout layout;
+  int64_t split_size = 0;  // the edge split's edges: the seeds are their positions
+};
+
 struct SessionShape {
   Device device;
   int split_array = -1;  // the seeds' split: a position in the dataset schema's arrays (-1: seed_ids)
@@ -39,6 +47,7 @@ struct SessionShape {
   SamplingSpec sampling;            // homogeneous datasets
   BatchLayout layout;               // homogeneous datasets: one slot
   std::optional<TypedShape> typed;  // typed datasets (format_version 2)
+  std::optional<LinkShape> link;    // link sessions (edge_split set)
   BatchSchema schema;               // the batch as the trainer reads it, either way
   uint64_t slot_bytes = 0;          // of all the slots
 };

@@ -1,15 +1,11 @@
 #include "kernels/cpu/link_sampler.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 
 namespace gnnd {
-
-int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
-  const int64_t amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
-  // Binary negatives add two endpoints each, triplet negatives one.
-  return pairs * (2 + amount * (negatives.mode == NegativeMode::kBinary ? 2 : 1));
-}
 
 CpuLinkSampler::CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
                                const SamplingSpec& sampling)
@@ -17,26 +13,8 @@ CpuLinkSampler::CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& s
 
 absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const LinkSamplingSpec& spec,
                                                       uint64_t seed, int64_t max_pairs) {
-  const DatasetSchema& schema = graph.schema;
-  if (schema.format_version != 1) {
-    return absl::UnimplementedError("link batches of typed datasets are not served yet (homogeneous graphs only)");
-  }
-  if (spec.edge_split < 0 || spec.edge_split >= static_cast<int>(kSplitNames.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("edge split position ", spec.edge_split));
-  }
-  const EdgeSplitSchema& split = schema.relations[0].edge_splits[spec.edge_split];
-  if (split.edges < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("edge_split = '", kSplitNames[spec.edge_split], "' (the graph has no such edge split)"));
-  }
-  if (spec.negatives.mode != NegativeMode::kNone && spec.negatives.amount < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("neg_sampling.amount = ", spec.negatives.amount, " (must be at least 1)"));
-  }
-  if (spec.negatives.mode == NegativeMode::kTriplet && split.labels >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("neg_sampling = triplet: edge split '", kSplitNames[spec.edge_split],
-                                                   "' is labeled, and triplets carry no labels (as PyG)"));
-  }
+  GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, ""));
+  const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
   const SamplingSpec sampling{MaxLinkSeeds(max_pairs, spec.negatives), spec.fanouts};
   GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
   CpuLinkSampler sampler(graph, spec, seed, sampling);
@@ -79,6 +57,29 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
     out.edge_label.insert(out.edge_label.end(), negatives, 0.0f);
   }
   return absl::OkStatus();
+}
+
+std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const LinkBatchLayout& layout, std::byte* slot) {
+  auto copy = [slot](size_t offset, const auto& values) {
+    std::memcpy(slot + offset, values.data(), values.size() * sizeof(values[0]));
+  };
+  const LinkSeeds& s = batch.seeds;
+  const int64_t positives = static_cast<int64_t>(batch.input_id.size());
+  copy(layout.input_id, batch.input_id);
+  if (layout.src_index != SIZE_MAX) {
+    copy(layout.src_index, s.src_index);
+    copy(layout.dst_pos_index, s.dst_pos_index);
+    copy(layout.dst_neg_index, s.dst_neg_index);
+    return {0, positives};
+  }
+  auto* rows = reinterpret_cast<int32_t*>(slot + layout.edge_label_index);  // (L, 2): source, destination
+  for (size_t i = 0; i < s.pair_src.size(); ++i) rows[2 * i] = s.pair_src[i], rows[2 * i + 1] = s.pair_dst[i];
+  if (layout.labeled) {
+    copy(layout.edge_label, batch.edge_label_long);
+  } else {
+    copy(layout.edge_label, batch.edge_label);
+  }
+  return {static_cast<int64_t>(s.pair_src.size()), positives};
 }
 
 }  // namespace gnnd

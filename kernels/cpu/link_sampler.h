@@ -14,21 +14,12 @@
 
 #include "absl/status/statusor.h"
 #include "common/batch/batch.h"
+#include "common/batch/link_batch.h"
 #include "common/batch/link_seeds.h"
 #include "common/dataset/graph.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd {
-
-struct LinkSamplingSpec {
-  int edge_split = 0;  // a position in kSplitNames: the relation's split the positives come from
-  std::vector<int32_t> fanouts;
-  NegativeSpec negatives;
-  ExcludeMode exclude = ExcludeMode::kNone;
-};
-
-// The hop-0 nodes a batch of `pairs` positives can have at most: every endpoint of every pair distinct.
-int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);
 
 struct LinkBatch {
   BatchView graph;  // node_ids .. features of a BatchLayout for MaxLinkSeeds(batch size) seeds; labels unused
@@ -38,10 +29,13 @@ struct LinkBatch {
   std::vector<int64_t> edge_label_long;  // a labeled split's
 };
 
+// Copies a sampled batch's pair arrays into the slot at `slot` laid out by `layout` (its graph arrays are
+// there already); returns the pair and positive counts.
+std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const LinkBatchLayout& layout, std::byte* slot);
+
 class CpuLinkSampler {
  public:
-  // Checks the spec against the graph: a homogeneous graph whose relation has the edge split, an amount
-  // >= 1 with negatives, triplets without a labeled split (as PyG), fanouts as a node session's.
+  // Checks the spec against the graph (CheckLinkSamplingSpec, and fanouts as a node session's).
   static absl::StatusOr<CpuLinkSampler> Create(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
                                                int64_t max_pairs);
 

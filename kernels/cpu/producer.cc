@@ -67,11 +67,37 @@ CpuProducer::FillBatch CpuProducer::TypedSampling(const GraphData& graph, const 
   };
 }
 
+absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
+    const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
+    std::vector<BatchView> graphs, std::vector<std::byte*> slots,
+    std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, int max_parallel) {
+  struct Worker {
+    CpuLinkSampler sampler;
+    LinkBatch batch;
+  };
+  auto workers = std::make_shared<std::vector<Worker>>();
+  for (int i = 0; i < std::max(max_parallel, 1); ++i) {
+    absl::StatusOr<CpuLinkSampler> sampler = CpuLinkSampler::Create(graph, spec, seed, layout.max_positives);
+    if (!sampler.ok()) return sampler.status();
+    workers->push_back({*std::move(sampler), {}});
+  }
+  return [workers, layout, graphs = std::move(graphs), slots = std::move(slots), counts](
+             int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+             int slot) -> absl::StatusOr<SampleTimes> {
+    const auto start = std::chrono::steady_clock::now();
+    Worker& w = (*workers)[sampler];
+    w.batch.graph = graphs[slot];
+    if (absl::Status sampled = w.sampler.Sample(epoch, batch_index, seeds, w.batch); !sampled.ok()) return sampled;
+    (*counts)[slot] = WriteLinkArrays(w.batch, layout, slots[slot]);
+    return SampleTimes{std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0};
+  };
+}
+
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(const GraphData& graph,
-                                                                       const SamplingSpec& spec, uint64_t seed,
-                                                                       const BatchLayout& layout,
-                                                                       std::vector<BatchView> slots, RowCache& cache,
-                                                                       int window, int prefetch_distance) {
+                                                                        const SamplingSpec& spec, uint64_t seed,
+                                                                        const BatchLayout& layout,
+                                                                        std::vector<BatchView> slots, RowCache& cache,
+                                                                        int window, int prefetch_distance) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
@@ -123,8 +149,8 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
     return std::span<const int64_t>(batch.types[type].node_ids, static_cast<size_t>(batch.num_nodes(type)));
   };
   // Tickets are per type, 0 for a type whose features are not on storage.
-  stages->plan = [ring, sampler, caches, node_ids](uint64_t epoch, uint64_t batch_index,
-                                                   std::span<const int64_t> seeds, int entry) {
+  stages->plan = [ring, sampler, caches, node_ids](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                                                   int entry) {
     const auto start = std::chrono::steady_clock::now();
     const TypedBatchView& batch = ring->views[entry];
     sampler->SampleGraph(epoch, batch_index, seeds, batch);
@@ -139,8 +165,8 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
       if (caches[t] != nullptr) (void)caches[t]->Prefetch(tickets[t]);  // errors: at the gather
     }
   };
-  stages->gather = [ring, sampler, slots = std::move(slots), caches, node_ids](
-                       int entry, const Tickets& tickets, int slot) -> absl::StatusOr<double> {
+  stages->gather = [ring, sampler, slots = std::move(slots), caches, node_ids](int entry, const Tickets& tickets,
+                                                                               int slot) -> absl::StatusOr<double> {
     const auto start = std::chrono::steady_clock::now();
     const TypedBatchView& batch = slots[slot];
     CopyTypedBatchGraph(ring->views[entry], batch);
@@ -168,7 +194,7 @@ CpuProducer::~CpuProducer() {
   std::unique_lock<std::mutex> lock(mutex_);
   stopping_ = true;
   changed_.notify_all();
-  changed_.wait(lock, [&] { return in_flight_ == 0; });  // tasks refer to this object
+  changed_.wait(lock, [&] { return in_flight_ == 0; });                             // tasks refer to this object
   for (const auto& [step, planned] : planned_) stages_->withdraw(planned.tickets);  // never to be gathered
 }
 

@@ -21,6 +21,7 @@
 #include "common/batch/seeds.h"
 #include "common/batch/typed_batch.h"
 #include "common/dataset/row_cache.h"
+#include "kernels/cpu/link_sampler.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd {
@@ -36,8 +37,9 @@ class CpuProducer {
   // Fills slot `slot` with the batch of `seeds` (batch `batch_index` of `epoch`) using the scratch of
   // sampler `sampler` (in [0, max_parallel): one batch at a time uses each). Homogeneous or typed: the
   // producer only schedules.
-  using FillBatch = std::function<SampleTimes(int sampler, uint64_t epoch, uint64_t batch_index,
-                                              std::span<const int64_t> seeds, int slot)>;
+  // An error stops production (status()).
+  using FillBatch = std::function<absl::StatusOr<SampleTimes>(int sampler, uint64_t epoch, uint64_t batch_index,
+                                                              std::span<const int64_t> seeds, int slot)>;
   // Production in two stages, for features on storage: batches are sampled `window` steps ahead of their
   // gather into a ring of `window` entries (one planning task at a time, in step order) and their rows
   // announced; the rows of the next `prefetch_distance` steps are read ahead (one task at a time); the
@@ -73,6 +75,14 @@ class CpuProducer {
   // The typed batch of `graph`: one TypedCpuSampler per parallel batch, filling `slots`.
   static FillBatch TypedSampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
                                  std::vector<TypedBatchView> slots, int max_parallel);
+  // Link batches of `graph` (kernels/cpu/link_sampler.h): the seeds are positions in the edge split; the
+  // graph arrays go to `graphs[slot]`, the pair arrays after them in the slot at `slots[slot]` as `layout`
+  // says, and each batch's (pairs, positives) counts to (*counts)[slot].
+  static absl::StatusOr<FillBatch> LinkSampling(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
+                                                const LinkBatchLayout& layout, std::vector<BatchView> graphs,
+                                                std::vector<std::byte*> slots,
+                                                std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
+                                                int max_parallel);
   // The homogeneous batch of `graph` in two stages, its features read through `cache` (the graph has none
   // in memory): ring entries laid out like `layout` without features.
   static std::shared_ptr<const Stages> StorageSampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,

@@ -68,6 +68,14 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
   open.set_num_slots(1);
   open.set_device(request.device);
   open.set_node_type(request.node_type);
+  if (!request.edge_split.empty()) {
+    open.set_split("");
+    open.set_edge_split(request.edge_split);
+    open.set_neg_sampling(request.neg_sampling);
+    open.set_neg_amount(request.neg_amount);
+    open.set_strict_negatives(request.strict);
+    open.set_exclude(request.exclude);
+  }
   return open;
 }
 
@@ -135,11 +143,11 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
   const GraphData graph{m, dataset.arrays(), dataset.schema()};
-  if (!request.edge_split.empty()) return SampleLinkToNpz(request, graph, out_npz);
   // Checked as gnnd checks a session's request, with room for one slot of any size.
   GNND_ASSIGN_OR_RETURN(const SessionShape shape,
                         CheckOpenRequest(OpenRequest(request), graph, graph.MaxInDegrees(),
                                          {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
+  if (shape.link) return SampleLinkToNpz(request, graph, shape, out_npz);
   const std::span<const int64_t> split(static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
                                        static_cast<size_t>(graph.schema.arrays[shape.split_array].shape[0]));
   EpochSeeds seeds(split, shape.schedule, request.epoch);

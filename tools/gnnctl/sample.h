@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/batch/open_request.h"
 #include "common/dataset/dataset.h"
 #include "common/dataset/graph.h"
 
@@ -43,6 +44,6 @@ struct SampleRequest {
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz);
 // The link batch of a request with an edge_split (sample_link.cc).
 absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const GraphData& graph,
-                                            const std::string& out_npz);
+                                            const SessionShape& shape, const std::string& out_npz);
 
 }  // namespace gnnd::gnnctl

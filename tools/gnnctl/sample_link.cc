@@ -12,65 +12,19 @@
 #include "tools/gnnctl/sample.h"
 
 namespace gnnd::gnnctl {
-namespace {
-
-absl::StatusOr<LinkSamplingSpec> LinkSpec(const SampleRequest& request) {
-  LinkSamplingSpec spec;
-  const auto* split = std::find(kSplitNames.begin(), kSplitNames.end(), request.edge_split);
-  if (split == kSplitNames.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("edge_split = ", Quoted(request.edge_split, 64), " (must be train, valid or test)"));
-  }
-  spec.edge_split = static_cast<int>(split - kSplitNames.begin());
-  spec.fanouts = request.fanouts;
-  if (request.neg_sampling == "binary") {
-    spec.negatives.mode = NegativeMode::kBinary;
-  } else if (request.neg_sampling == "triplet") {
-    spec.negatives.mode = NegativeMode::kTriplet;
-  } else if (request.neg_sampling != "none") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("neg_sampling = ", Quoted(request.neg_sampling, 64), " (must be none, binary or triplet)"));
-  }
-  spec.negatives.amount = request.neg_amount;
-  spec.negatives.strict = request.strict;
-  if (request.exclude == "self") {
-    spec.exclude = ExcludeMode::kSelf;
-  } else if (request.exclude == "reverse") {
-    spec.exclude = ExcludeMode::kReverse;
-  } else if (request.exclude != "none") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("exclude = ", Quoted(request.exclude, 64), " (must be none, self or reverse)"));
-  }
-  return spec;
-}
-
-}  // namespace
-
 absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const GraphData& graph,
-                                            const std::string& out_npz) {
-  if (request.device != "cpu") {
-    return absl::UnimplementedError(
-        absl::StrCat("device = '", request.device, "': link batches are sampled on the CPU in this version"));
-  }
-  GNND_ASSIGN_OR_RETURN(const LinkSamplingSpec spec, LinkSpec(request));
-  const SeedScheduleSpec schedule{request.seed,       request.shuffle, request.drop_last,
-                                  request.batch_size, request.rank,    request.world_size};
-  GNND_RETURN_IF_ERROR(CheckSeedScheduleSpec(schedule));
+                                            const SessionShape& shape, const std::string& out_npz) {
+  const LinkSamplingSpec& spec = shape.link->sampling;
   GNND_ASSIGN_OR_RETURN(CpuLinkSampler sampler, CpuLinkSampler::Create(graph, spec, request.seed, request.batch_size));
   std::vector<int64_t> positions(static_cast<size_t>(sampler.split_size()));
   std::iota(positions.begin(), positions.end(), 0);
-  const EpochSeeds seeds(positions, schedule, request.epoch);
+  const EpochSeeds seeds(positions, shape.schedule, request.epoch);
   if (request.step < 0 || request.step >= seeds.num_steps()) {
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of edge split '",
                                               request.edge_split, "' has ", seeds.num_steps(),
                                               " steps for this rank)"));
   }
-  const SamplingSpec sampling{MaxLinkSeeds(request.batch_size, spec.negatives), spec.fanouts};
-  GNND_ASSIGN_OR_RETURN(
-      const BatchCapacity capacity,
-      ComputeBatchCapacity(sampling, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree()));
-  const size_t row_bytes = graph.schema.node_types[0].features >= 0 ? FeatureRowBytes(graph.manifest) : 0;
-  BatchBuffer buffer(BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()), row_bytes));
+  BatchBuffer buffer(shape.layout);
   LinkBatch batch{.graph = buffer.view()};
   GNND_RETURN_IF_ERROR(
       sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch));
@@ -85,7 +39,7 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
       {"num_edges_per_hop", DType::kInt32, {hops}, b.num_edges_per_hop},
       {"input_id", DType::kInt64, {static_cast<int64_t>(batch.input_id.size())}, batch.input_id.data()},
   };
-  if (row_bytes > 0) {
+  if (shape.layout.feature_row_bytes > 0) {
     const NodeTypeSchema& t = graph.schema.node_types[0];
     arrays.push_back({"features", NpyStorage(t.feature_dtype), {nodes, t.feature_dim}, b.features});
   }

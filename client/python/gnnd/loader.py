@@ -194,8 +194,9 @@ class Batch(_SlotBatch):
         return getattr(self, name)
 
     def __repr__(self):
+        seeds = f"seeds={len(self.labels)}" if "labels" in self.__dict__ else f"seed_edges={len(self.input_id)}"
         return (f"Batch(epoch={self.epoch}, step={self.step}, nodes={len(self.node_ids)}, "
-                f"edges={len(self.edge_src)}, seeds={len(self.labels)})")
+                f"edges={len(self.edge_src)}, {seeds})")
 
 
 def relation_key(edge_type):
@@ -302,6 +303,12 @@ class Loader:
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
     Errors raise gnnd.GnndError with the gRPC status name in .code (UNAVAILABLE when gnnd is not there).
 
+    Link prediction (homogeneous graphs, CPU): edge_split ("train", "valid", "test") makes the seeds that
+    split's edges, batch_size of them per batch; neg_sampling "binary" or "triplet" with neg_amount per
+    positive (strict_negatives: never an edge), exclude "self" or "reverse" keeps the seed edges out of
+    message passing. Batches then carry input_id, edge_label_index (pairs x 2 rows: source, destination) and
+    edge_label, or src_index, dst_pos_index, dst_neg_index; gnnd.pyg.LinkNeighborLoader makes PyG's shapes.
+
     Typed datasets: node_type names the seeds' type (default: the one type with splits; split and seed_ids
     are then that type's), and fanouts is one list for every relation or a dict with one list per relation
     ({("author", "writes", "paper"): [15, 10], ...} or by "author___writes___paper"; every relation, lists
@@ -314,7 +321,8 @@ class Loader:
 
     def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
-                 output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None):
+                 output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
+                 neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -366,6 +374,15 @@ class Loader:
         if relations:
             options.fanout_relations = self._relations
             options.num_fanout_relations = len(relations)
+        if edge_split is not None:
+            if split is not None or seeds is not None:
+                raise ValueError("edge_split and split or seed_ids: give one of them")
+            options.split = None
+            options.edge_split = edge_split.encode()
+            options.neg_sampling = (neg_sampling or "none").encode()
+            options.neg_amount = int(neg_amount)
+            options.strict_negatives = int(bool(strict_negatives))
+            options.exclude = (exclude or "none").encode()
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)

@@ -43,9 +43,12 @@ class Batch:
     def __getitem__(self, key):
         return getattr(self, key)
 
+    def __contains__(self, key):
+        return key in self.__dict__
+
     def __repr__(self):
-        return (f"Batch(x={tuple(self.x.shape)}, edge_index={tuple(self.edge_index.shape)}, "
-                f"batch_size={self.batch_size})")
+        return "Batch(" + ", ".join(f"{k}={tuple(v.shape) if hasattr(v, 'shape') else v}"
+                                    for k, v in self.__dict__.items()) + ")"
 
 
 class _Store:
@@ -206,6 +209,124 @@ class NeighborLoader:
         self.close()
 
 
+def _negatives(neg_sampling, neg_sampling_ratio):
+    """(mode, amount, strict) of PyG's neg_sampling ("binary", "triplet", a dict or an object with mode and
+    amount) or its older neg_sampling_ratio (binary negatives)."""
+    if neg_sampling is None:
+        if neg_sampling_ratio:
+            neg_sampling = {"mode": "binary", "amount": neg_sampling_ratio}
+        else:
+            return "none", 1, False
+    if isinstance(neg_sampling, str):
+        neg_sampling = {"mode": neg_sampling}
+    elif not isinstance(neg_sampling, dict):  # torch_geometric.sampler.NegativeSampling
+        neg_sampling = {"mode": str(getattr(neg_sampling.mode, "value", neg_sampling.mode)),
+                        "amount": neg_sampling.amount}
+    unknown = set(neg_sampling) - {"mode", "amount", "strict"}
+    if unknown:
+        raise ValueError(f"neg_sampling: unknown keys {sorted(unknown)} (mode, amount, strict)")
+    mode, amount = neg_sampling.get("mode"), neg_sampling.get("amount", 1)
+    if mode not in ("binary", "triplet"):
+        raise ValueError(f"neg_sampling: mode {mode!r} (binary or triplet)")
+    if amount != int(amount) or int(amount) < 1:
+        raise ValueError(f"neg_sampling: amount {amount!r} (a whole number of negatives per positive, at least 1)")
+    return mode, int(amount), bool(neg_sampling.get("strict", False))
+
+
+class LinkNeighborLoader:
+    """PyG's LinkNeighborLoader arguments (num_neighbors, edge_label_index, edge_label, neg_sampling,
+    neg_sampling_ratio, batch_size, shuffle, drop_last) plus gnnd's: dataset (required), exclude (None, "self"
+    or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
+    while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" in this
+    version), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms.
+
+    edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
+    "train"): gnnd holds the seed edges and their labels, so edge_label must be None. neg_sampling: "binary",
+    "triplet", dict(mode=..., amount=..., strict=...) or PyG's NegativeSampling (strict: a negative is never
+    an edge). A batch is a torch_geometric.data.Data (a gnnd.pyg.Batch without PyG) with n_id, x (when the
+    graph has features), edge_index, edge_label_index (2 x L, int64 local indices: the positives, then
+    their binary negatives), edge_label (1. / 0., or the split's labels + 1 and 0 for negatives, as PyG),
+    input_id (each positive's position in its split), num_sampled_nodes, num_sampled_edges; for triplets
+    src_index, dst_pos_index and dst_neg_index (positives x amount) instead of edge_label_index and
+    edge_label.
+    """
+
+    def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
+                 neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
+                 address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
+                 timeout_ms=5000, **pyg_arguments):
+        unsupported = sorted(set(pyg_arguments) - _WORKER_ARGUMENTS)
+        if unsupported:
+            raise TypeError(f"gnnd.pyg.LinkNeighborLoader does not support {', '.join(unsupported)} "
+                            "(gnnd samples uniformly without replacement, in-edges)")
+        if not num_neighbors:
+            raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5]")
+        if edge_label is not None:
+            raise ValueError("edge_label: gnnd reads the labels of the edge split (leave it None)")
+        if edge_label_index is None:
+            edge_label_index = "train"
+        if not isinstance(edge_label_index, str):
+            raise NotImplementedError("edge_label_index: give the name of one of the dataset's edge splits "
+                                      "('train', 'valid', 'test'); seed edges as a tensor are not served yet")
+        del data  # gnnd serves the graph, its features and its edge splits
+        mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
+        self._loader = Loader(
+            address=address, dataset=dataset, edge_split=edge_label_index, neg_sampling=mode, neg_amount=amount,
+            strict_negatives=strict, exclude=exclude, batch_size=batch_size, fanouts=list(num_neighbors),
+            seed=seed, epoch=epoch, rank=_distributed_default(rank, torch.distributed.get_rank) or 0,
+            world_size=_distributed_default(world_size, torch.distributed.get_world_size) or 1,
+            shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, output="torch",
+            timeout_ms=timeout_ms)
+        self._loader._edge_pairs = True
+        try:
+            from torch_geometric.data import Data
+            self._make = Data
+        except ImportError:
+            self._make = Batch
+
+    def __len__(self):
+        return len(self._loader)
+
+    def set_epoch(self, epoch):
+        self._loader.set_epoch(epoch)
+
+    @property
+    def epoch(self):
+        return self._loader.epoch
+
+    def __iter__(self):
+        for batch in self._loader:
+            yield self._make(**link_to_pyg(batch))
+
+    def close(self):
+        """Ends the gnnd session (also when the loader is garbage-collected)."""
+        self._loader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def link_to_pyg(batch):
+    """The PyG attributes of a gnnd.Batch of a link session (torch output), as a dict."""
+    out = to_pyg(batch)
+    del out["y"], out["batch_size"]
+    if "features" not in batch.__dict__:
+        del out["x"]
+    out["input_id"] = batch.input_id
+    if "edge_label_index" in batch.__dict__:
+        pairs = batch.edge_label_index.t()  # gnnd's (L, 2) rows as PyG's (2, L), one copy
+        out["edge_label_index"] = pairs.to(torch.int64, memory_format=torch.contiguous_format)
+        out["edge_label"] = batch.edge_label
+    else:
+        out["src_index"] = batch.src_index.to(torch.int64)
+        out["dst_pos_index"] = batch.dst_pos_index.to(torch.int64)
+        out["dst_neg_index"] = batch.dst_neg_index.to(torch.int64)
+    return out
+
+
 def to_pyg(batch):
     """The PyG attributes of a gnnd.Batch (torch output), as a dict."""
     pair = getattr(batch, "_edge_pair", None)
@@ -215,8 +336,8 @@ def to_pyg(batch):
         edge_index = torch.empty((2, batch.edge_src.numel()), dtype=torch.int64, device=batch.edge_src.device)
         edge_index[0].copy_(batch.edge_src)
         edge_index[1].copy_(batch.edge_dst)
-    return dict(x=batch.features, edge_index=edge_index, y=batch.labels, n_id=batch.node_ids,
-                batch_size=batch.nodes_per_hop[0], num_sampled_nodes=list(batch.nodes_per_hop),
+    return dict(x=getattr(batch, "features", None), edge_index=edge_index, y=getattr(batch, "labels", None),
+                n_id=batch.node_ids, batch_size=batch.nodes_per_hop[0], num_sampled_nodes=list(batch.nodes_per_hop),
                 num_sampled_edges=list(batch.edges_per_hop))
 
 

@@ -1,0 +1,64 @@
+// A link-prediction session's batch: what it asks for (LinkSamplingSpec, checked once against the dataset)
+// and one slot's layout, the node batch's graph arrays (common/batch/batch.h, without labels) followed by
+// the pair arrays PyG's LinkNeighborLoader yields:
+//   edge_label_index  int32 (L, 2)   local (source, destination) rows: the positives, then their binary
+//                                   negatives, `amount` each in positive order (a trainer views it transposed)
+//   edge_label        (L,)           float32 1 / 0, or a labeled split's int64 classes + 1 with 0 for negatives
+//   input_id          int64 (P,)     each positive's position in its edge split
+//   triplets instead of the first two: src_index, dst_pos_index int32 (P,), dst_neg_index int32 (P, amount)
+// Counts: the node batch's, then "pairs" (L), "positives" (P).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch/batch.h"
+#include "common/batch/batch_schema.h"
+#include "common/batch/link_seeds.h"
+#include "common/dataset/schema.h"
+
+namespace gnnd {
+
+// Negatives per positive at most.
+inline constexpr int32_t kMaxNegativeAmount = 1024;
+
+struct LinkSamplingSpec {
+  int edge_split = 0;  // a position in kSplitNames: the relation's split the positives come from
+  std::vector<int32_t> fanouts;
+  NegativeSpec negatives;
+  ExcludeMode exclude = ExcludeMode::kNone;
+};
+
+// "binary" -> kBinary, ...; anything else INVALID_ARGUMENT naming `field`.
+absl::StatusOr<NegativeMode> ParseNegativeMode(absl::string_view mode, absl::string_view field);
+absl::StatusOr<ExcludeMode> ParseExcludeMode(absl::string_view mode, absl::string_view field);
+// The position in kSplitNames of an edge split's name.
+absl::StatusOr<int> ParseEdgeSplit(absl::string_view split, absl::string_view field);
+
+// Checks the spec against the dataset: homogeneous (typed link batches come later), the relation has the
+// edge split, amount >= 1 with negatives, no triplets of a labeled split (as PyG), fanouts as a node
+// session's. Errors name the request's fields with `prefix` ("open.").
+absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSchema& schema, absl::string_view prefix);
+
+// The hop-0 nodes a batch of `pairs` positives can have at most: every endpoint of every pair distinct.
+int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);
+
+// Byte offsets of the pair arrays, after the graph arrays of `graph` (SIZE_MAX where the mode has none).
+struct LinkBatchLayout {
+  BatchLayout graph;  // sized for MaxLinkSeeds(max_positives) hop-0 nodes; its labels are unused
+  int64_t max_positives = 0, max_pairs = 0, amount = 0;
+  bool labeled = false;  // edge_label is int64
+  size_t edge_label_index = SIZE_MAX, edge_label = SIZE_MAX, input_id = 0;
+  size_t src_index = SIZE_MAX, dst_pos_index = SIZE_MAX, dst_neg_index = SIZE_MAX;
+  size_t total_bytes = 0;
+
+  static LinkBatchLayout Make(const BatchLayout& graph, int64_t max_positives, const LinkSamplingSpec& spec,
+                              bool labeled);
+};
+
+BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, DType feature_dtype);
+// A batch's count values in that schema's order.
+std::vector<int64_t> LinkBatchCounts(const BatchView& graph, int64_t pairs, int64_t positives);
+
+}  // namespace gnnd

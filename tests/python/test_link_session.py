@@ -1,0 +1,132 @@
+"""Link sessions end to end: gnnd serving link batches (edge splits as seeds, negatives, exclusion) to
+gnnd.Loader and gnnd.pyg.LinkNeighborLoader, every batch equal to `gnnctl sample --edge-split`'s for the same
+request (the one check both run), PyG's shapes and dtypes, and clear refusals."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+import gnnd
+import gnnd.pyg
+from daemon_util import GNNCTL, Daemon
+
+NAME = f"linkses{os.getpid()}"  # shared-memory names are host-wide
+NODES, EDGES, TRAIN, BATCH = 150, 1800, 1000, 100
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("link_session")
+    rng = np.random.default_rng(8)
+    edges = rng.integers(0, NODES, size=(2, EDGES))
+    (root / "splits").mkdir()
+    np.save(root / "edges.npy", edges)
+    np.save(root / "splits" / "train.npy", edges[:, :TRAIN])
+    np.save(root / "splits" / "test.npy", edges[:, TRAIN:TRAIN + 40])
+    np.save(root / "splits" / "test_label.npy", rng.integers(0, 2, size=40))
+    np.save(root / "features.npy", rng.standard_normal((NODES, 3)).astype(np.float32))
+    subprocess.run([GNNCTL, "import", "--format=edgelist", root / "edges.npy", root / "data",
+                    f"--edge-splits={root / 'splits'}", f"--features={root / 'features.npy'}"], check=True,
+                   capture_output=True)
+    daemon = Daemon(root, f"--dataset={NAME}={root / 'data'}", name="linkses")
+    yield daemon, root / "data", edges
+    assert daemon.stop() == 0, daemon.output()
+
+
+def reference(data, tmp_path, step, flags):
+    out = tmp_path / f"ref{step}.npz"
+    subprocess.run([GNNCTL, "sample", f"--dataset={data}", f"--batch-size={BATCH}", "--seed=5", f"--step={step}",
+                    *flags, f"--out={out}"], check=True, capture_output=True)
+    return np.load(out)
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_session_batches_equal_gnnctl_sample(served, tmp_path, mode):
+    daemon, data, edges = served
+    options = dict(edge_split="train", neg_sampling=mode, neg_amount=2, strict_negatives=True, exclude="reverse")
+    flags = ["--edge-split=train", f"--neg-sampling={mode}", "--neg-amount=2", "--strict-negatives",
+             "--exclude=reverse", "--fanouts=3,2"]
+    loader = gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[3, 2], seed=5,
+                         output="numpy", **options)
+    steps = 0
+    seen = []
+    for batch in loader:
+        ref = reference(data, tmp_path, batch.step, flags)
+        for name in ("node_ids", "edge_src", "edge_dst", "features", "input_id", "num_nodes_per_hop",
+                     "num_edges_per_hop"):
+            np.testing.assert_array_equal(getattr(batch, name), ref[name], err_msg=name)
+        if mode == "binary":
+            np.testing.assert_array_equal(batch.edge_label_index.T, ref["edge_label_index"])
+            np.testing.assert_array_equal(batch.edge_label, ref["edge_label"])
+        else:
+            for name in ("src_index", "dst_pos_index", "dst_neg_index"):
+                np.testing.assert_array_equal(getattr(batch, name), ref[name], err_msg=name)
+        seen.extend(batch.input_id)
+        steps += 1
+    assert steps == len(loader) == TRAIN // BATCH
+    assert sorted(seen) == list(range(TRAIN))
+    assert "seed_edges=" in repr(batch)
+    loader.close()
+
+
+def test_link_neighbor_loader_gives_pyg_shapes(served):
+    daemon, data, edges = served
+    loader = gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[3, 2], edge_label_index="train", batch_size=BATCH,
+                                         shuffle=True, neg_sampling=dict(mode="binary", amount=1),
+                                         exclude="self", dataset=NAME, address=daemon.address, seed=5)
+    batch = next(iter(loader))
+    p = len(batch.input_id)
+    assert batch.edge_label_index.shape == (2, 2 * p) and batch.edge_label_index.dtype == torch.int64
+    assert batch.edge_index.dtype == torch.int64 and batch.edge_index.shape[0] == 2
+    assert batch.edge_label.dtype == torch.float32 and batch.edge_label[:p].eq(1).all() and batch.edge_label[p:].eq(0).all()
+    pairs = batch.n_id[batch.edge_label_index[:, :p]]
+    np.testing.assert_array_equal(pairs.numpy(), edges[:, batch.input_id.numpy()])  # the positives: split edges
+    assert batch.x.shape == (len(batch.n_id), 3)
+    assert batch.num_sampled_nodes[0] == len(set(batch.n_id[batch.edge_label_index].view(-1).tolist()))
+    assert "y" not in batch and "batch_size" not in batch
+    loader.close()
+
+    labeled = gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index="test", batch_size=16,
+                                          neg_sampling="binary", dataset=NAME, address=daemon.address)
+    batch = next(iter(labeled))
+    p = len(batch.input_id)
+    assert batch.edge_label.dtype == torch.int64
+    test_labels = np.load(data / "test_edge_label.npy")
+    np.testing.assert_array_equal(batch.edge_label[:p].numpy(), test_labels[batch.input_id.numpy()] + 1)
+    labeled.close()
+
+    triplets = gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], batch_size=16, neg_sampling="triplet",
+                                           dataset=NAME, address=daemon.address)
+    batch = next(iter(triplets))
+    assert batch.dst_neg_index.shape == (16, 1) and batch.src_index.dtype == torch.int64
+    assert "edge_label_index" not in batch
+    triplets.close()
+
+
+def test_bad_link_requests_are_refused_naming_the_field(served):
+    daemon, _, _ = served
+    cases = [
+        (dict(edge_split="dev"), "INVALID_ARGUMENT", "open.edge_split = 'dev' (must be train, valid or test)"),
+        (dict(edge_split="valid"), "INVALID_ARGUMENT", "open.edge_split = 'valid' (the graph has no such edge split)"),
+        (dict(edge_split="train", neg_sampling="both"), "INVALID_ARGUMENT", "open.neg_sampling = 'both'"),
+        (dict(edge_split="train", exclude="all"), "INVALID_ARGUMENT", "open.exclude = 'all'"),
+        (dict(edge_split="test", neg_sampling="triplet"), "INVALID_ARGUMENT", "triplets carry no labels"),
+        (dict(edge_split="train", neg_sampling="binary", neg_amount=5000), "INVALID_ARGUMENT",
+         "open.neg_amount = 5000 (must be 1 to 1024)"),
+        (dict(edge_split="train", device="cuda:0", output="torch"), "UNIMPLEMENTED", "link sessions run on the CPU"),
+    ]
+    for options, code, message in cases:
+        with pytest.raises(gnnd.GnndError) as error:
+            gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=8, fanouts=[2], **{"output": "numpy", **options})
+        assert error.value.code == code and message in error.value.message, (options, error.value)
+    with pytest.raises(ValueError):
+        gnnd.Loader(address=daemon.address, dataset=NAME, split="train", edge_split="train", fanouts=[2])
+    with pytest.raises(ValueError):
+        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], neg_sampling=dict(mode="binary", amount=0.5),
+                                    dataset=NAME, address=daemon.address)
+    with pytest.raises(NotImplementedError):
+        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=torch.zeros(2, 3, dtype=torch.long),
+                                    dataset=NAME, address=daemon.address)
+    assert daemon.proc.poll() is None

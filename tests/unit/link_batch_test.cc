@@ -1,0 +1,72 @@
+// A link session's slot (common/batch/link_batch.h): every array aligned, inside the slot at its count's
+// capacity and after the graph arrays, the schema accepted as a client checks an untrusted one, and the
+// arrays each negative mode has.
+#include "common/batch/link_batch.h"
+
+#include "gtest/gtest.h"
+
+namespace gnnd {
+namespace {
+
+BatchLayout Graph(int64_t seeds) {
+  BatchCapacity capacity;
+  capacity.max_seeds = seeds;
+  capacity.max_nodes = 4 * seeds;
+  capacity.max_edges = 12 * seeds;
+  capacity.hops = {{seeds, 4 * seeds, 3 * seeds}, {3 * seeds, 8 * seeds, 4 * seeds}};
+  return BatchLayout::Make(capacity, 2, 6);
+}
+
+TEST(LinkBatch, EveryModeLaysItsArraysOutInsideTheSlot) {
+  for (NegativeMode mode : {NegativeMode::kNone, NegativeMode::kBinary, NegativeMode::kTriplet}) {
+    for (bool labeled : {false, true}) {
+      if (labeled && mode == NegativeMode::kTriplet) continue;
+      LinkSamplingSpec spec;
+      spec.fanouts = {3, 2};
+      spec.negatives = {mode, 3, false};
+      const LinkBatchLayout layout = LinkBatchLayout::Make(Graph(MaxLinkSeeds(50, spec.negatives)), 50, spec, labeled);
+      const BatchSchema schema = LinkBatchSchema(layout, 3, DType::kFloat16);
+      EXPECT_EQ(schema.ArrayNamed("labels"), -1);
+      EXPECT_GE(schema.ArrayNamed("features"), 0);
+      EXPECT_EQ(schema.counts[schema.counts.size() - 2], "pairs");
+      EXPECT_EQ(schema.capacity.back(), 50);  // positives
+      const bool triplet = mode == NegativeMode::kTriplet;
+      EXPECT_EQ(schema.ArrayNamed("edge_label_index") >= 0, !triplet);
+      EXPECT_EQ(schema.ArrayNamed("dst_neg_index") >= 0, triplet);
+      EXPECT_EQ(layout.max_pairs, triplet ? 0 : mode == NegativeMode::kBinary ? 200 : 50);
+      for (const BatchArraySchema& a : schema.arrays) {
+        EXPECT_EQ(a.offset % kBatchAlignment, 0u) << a.name;
+        EXPECT_LE(a.offset + a.row_bytes() * schema.capacity[a.count], layout.total_bytes) << a.name;
+        if (a.name == "input_id" || a.name.find("index") != std::string::npos || a.name == "edge_label") {
+          EXPECT_GE(a.offset, layout.graph.total_bytes) << a.name << " overlaps the graph arrays";
+        }
+      }
+      if (!triplet) {
+        EXPECT_EQ(schema.arrays[schema.ArrayNamed("edge_label")].dtype, labeled ? DType::kInt64 : DType::kFloat32);
+      }
+      // What a client does with the schema gnnd sends.
+      absl::StatusOr<BatchSchema> parsed = BatchSchemaFromProto(BatchSchemaToProto(schema));
+      ASSERT_TRUE(parsed.ok()) << parsed.status();
+      EXPECT_EQ(parsed->arrays.size(), schema.arrays.size());
+    }
+  }
+}
+
+TEST(LinkBatch, ModesAndSplitsAreParsedNamingTheField) {
+  EXPECT_EQ(*ParseNegativeMode("", "f"), NegativeMode::kNone);
+  EXPECT_EQ(*ParseNegativeMode("triplet", "f"), NegativeMode::kTriplet);
+  EXPECT_EQ(ParseNegativeMode("binar", "open.neg_sampling").status().message(),
+            "open.neg_sampling = 'binar' (must be none, binary or triplet)");
+  EXPECT_EQ(*ParseExcludeMode("reverse", "f"), ExcludeMode::kReverse);
+  EXPECT_EQ(ParseExcludeMode("all", "open.exclude").status().message(),
+            "open.exclude = 'all' (must be none, self or reverse)");
+  EXPECT_EQ(*ParseEdgeSplit("valid", "f"), 1);
+  EXPECT_EQ(ParseEdgeSplit("dev", "open.edge_split").status().message(),
+            "open.edge_split = 'dev' (must be train, valid or test)");
+  EXPECT_EQ(MaxLinkSeeds(10, {NegativeMode::kNone, 5, false}), 20);
+  EXPECT_EQ(MaxLinkSeeds(10, {NegativeMode::kBinary, 2, false}), 60);
+  EXPECT_EQ(MaxLinkSeeds(10, {NegativeMode::kTriplet, 2, false}), 40);
+}
+
+}  // namespace
+}  // namespace gnnd
