@@ -147,9 +147,11 @@ typedef struct gnnd_session_options {
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
  * seed 0, epoch 0, rank 0 of 1, shuffled, last batch kept, gnnd's number of slots, the CPU. */
-#define GNND_SESSION_OPTIONS_INIT \
-  { sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, \
-    NULL, NULL, 0, 0, NULL }
+#define GNND_SESSION_OPTIONS_INIT                                                                                     \
+  {                                                                                                                   \
+    sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, NULL, \
+        NULL, 0, 0, NULL                                                                                              \
+  }
 
 typedef struct gnnd_client gnnd_client;
 typedef struct gnnd_session gnnd_session;
