@@ -140,7 +140,31 @@ def _input_nodes(input_nodes):
     return node_type, None, ids
 
 
-class NeighborLoader:
+class _SessionLoader:
+    """What every PyG-shaped loader does with the gnnd.Loader it wraps (self._loader)."""
+
+    def __len__(self):
+        return len(self._loader)
+
+    def set_epoch(self, epoch):
+        self._loader.set_epoch(epoch)
+
+    @property
+    def epoch(self):
+        return self._loader.epoch
+
+    def close(self):
+        """Ends the gnnd session (also when the loader is garbage-collected)."""
+        self._loader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class NeighborLoader(_SessionLoader):
     """PyG's NeighborLoader arguments (num_neighbors, input_nodes, batch_size, shuffle, drop_last) plus
     gnnd's: dataset (required), address, device ("cpu" or "cuda:N": where gnnd samples and where the
     batch lives), seed (the shuffle and sampling seed), epoch (the first one), rank and world_size (by
@@ -179,16 +203,6 @@ class NeighborLoader:
         except ImportError:
             self._make = HeteroBatch if self._typed else Batch
 
-    def __len__(self):
-        return len(self._loader)
-
-    def set_epoch(self, epoch):
-        self._loader.set_epoch(epoch)
-
-    @property
-    def epoch(self):
-        return self._loader.epoch
-
     def __iter__(self):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
@@ -197,16 +211,6 @@ class NeighborLoader:
         else:
             for batch in self._loader:
                 yield self._make(**to_pyg(batch))
-
-    def close(self):
-        """Ends the gnnd session (also when the loader is garbage-collected)."""
-        self._loader.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def _negatives(neg_sampling, neg_sampling_ratio):
@@ -233,7 +237,7 @@ def _negatives(neg_sampling, neg_sampling_ratio):
     return mode, int(amount), bool(neg_sampling.get("strict", False))
 
 
-class LinkNeighborLoader:
+class LinkNeighborLoader(_SessionLoader):
     """PyG's LinkNeighborLoader arguments (num_neighbors, edge_label_index, edge_label, neg_sampling,
     neg_sampling_ratio, batch_size, shuffle, drop_last) plus gnnd's: dataset (required), exclude (None, "self"
     or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
@@ -284,29 +288,9 @@ class LinkNeighborLoader:
         except ImportError:
             self._make = Batch
 
-    def __len__(self):
-        return len(self._loader)
-
-    def set_epoch(self, epoch):
-        self._loader.set_epoch(epoch)
-
-    @property
-    def epoch(self):
-        return self._loader.epoch
-
     def __iter__(self):
         for batch in self._loader:
             yield self._make(**link_to_pyg(batch))
-
-    def close(self):
-        """Ends the gnnd session (also when the loader is garbage-collected)."""
-        self._loader.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def link_to_pyg(batch):
