@@ -206,6 +206,12 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
   if (!request.edge_split().empty()) return CheckLinkRequest(request, graph, max_in_degrees, limits, shape);
+  const auto given = [](const std::string& mode) { return !mode.empty() && mode != "none"; };
+  if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.strict_negatives() ||
+      given(request.exclude())) {
+    return absl::InvalidArgumentError(
+        "open.neg_sampling, neg_amount, strict_negatives and exclude are a link session's: set open.edge_split");
+  }
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
   const NodeTypeSchema& seed_type = schema.node_types[shape.seed_type];
   if (!typed && (seed_type.features < 0 || seed_type.labels < 0)) {

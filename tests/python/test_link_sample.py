@@ -127,6 +127,9 @@ def test_strict_and_uniform_negatives_triplets_labels_and_ranks(graph, tmp_path)
     refused = subprocess.run([GNNCTL, "sample", f"--dataset={data}", "--edge-split=valid", "--neg-sampling=triplet",
                               f"--out={tmp_path / 'x.npz'}"], capture_output=True, text=True)
     assert refused.returncode != 0 and "triplets carry no labels" in refused.stderr, refused.stderr
+    stray = subprocess.run([GNNCTL, "sample", f"--dataset={data}", "--exclude=self", f"--out={tmp_path / 'x.npz'}"],
+                           capture_output=True, text=True)  # a node batch with a link batch's option
+    assert stray.returncode != 0 and "set open.edge_split" in stray.stderr, stray.stderr
 
     shards = []
     for rank in (0, 1):

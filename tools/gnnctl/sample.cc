@@ -71,11 +71,11 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
   if (!request.edge_split.empty()) {
     open.set_split("");
     open.set_edge_split(request.edge_split);
-    open.set_neg_sampling(request.neg_sampling);
-    open.set_neg_amount(request.neg_amount);
-    open.set_strict_negatives(request.strict);
-    open.set_exclude(request.exclude);
   }
+  open.set_neg_sampling(request.neg_sampling);  // refused without an edge split
+  open.set_neg_amount(request.neg_amount);
+  open.set_strict_negatives(request.strict);
+  open.set_exclude(request.exclude);
   return open;
 }
 

@@ -374,6 +374,10 @@ class Loader:
         if relations:
             options.fanout_relations = self._relations
             options.num_fanout_relations = len(relations)
+        if edge_split is None and (neg_sampling not in (None, "none") or exclude not in (None, "none")
+                                   or strict_negatives or neg_amount != 1):
+            raise ValueError("neg_sampling, neg_amount, strict_negatives and exclude are a link session's: "
+                             "give edge_split")
         if edge_split is not None:
             if split is not None or seeds is not None:
                 raise ValueError("edge_split and split or seed_ids: give one of them")
