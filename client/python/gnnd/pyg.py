@@ -143,6 +143,14 @@ def _input_nodes(input_nodes):
 class _SessionLoader:
     """What every PyG-shaped loader does with the gnnd.Loader it wraps (self._loader)."""
 
+    def _open(self, rank, world_size, **options):
+        """Opens the session: rank and world_size default to torch.distributed's, batches are torch tensors
+        with both edge arrays as one view (edge_index in one copy)."""
+        self._loader = Loader(rank=_distributed_default(rank, torch.distributed.get_rank) or 0,
+                              world_size=_distributed_default(world_size, torch.distributed.get_world_size) or 1,
+                              output="torch", **options)
+        self._loader._edge_pairs = True
+
     def __len__(self):
         return len(self._loader)
 
@@ -188,14 +196,9 @@ class NeighborLoader(_SessionLoader):
         node_type, split, seed_ids = _input_nodes(input_nodes)
         fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()} \
             if isinstance(num_neighbors, dict) else list(num_neighbors)
-        self._loader = Loader(
-            address=address, dataset=dataset, split=split, seed_ids=seed_ids, node_type=node_type,
-            batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch,
-            rank=_distributed_default(rank, torch.distributed.get_rank) or 0,
-            world_size=_distributed_default(world_size, torch.distributed.get_world_size) or 1,
-            shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, output="torch",
-            timeout_ms=timeout_ms)
-        self._loader._edge_pairs = True  # batches carry both edge arrays as one view: edge_index in one copy
+        self._open(rank, world_size, address=address, dataset=dataset, split=split, seed_ids=seed_ids,
+                   node_type=node_type, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch,
+                   shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms)
         self._typed = not self._loader._views.homogeneous
         try:
             from torch_geometric.data import Data, HeteroData
@@ -274,14 +277,10 @@ class LinkNeighborLoader(_SessionLoader):
                                       "('train', 'valid', 'test'); seed edges as a tensor are not served yet")
         del data  # gnnd serves the graph, its features and its edge splits
         mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
-        self._loader = Loader(
-            address=address, dataset=dataset, edge_split=edge_label_index, neg_sampling=mode, neg_amount=amount,
-            strict_negatives=strict, exclude=exclude, batch_size=batch_size, fanouts=list(num_neighbors),
-            seed=seed, epoch=epoch, rank=_distributed_default(rank, torch.distributed.get_rank) or 0,
-            world_size=_distributed_default(world_size, torch.distributed.get_world_size) or 1,
-            shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, output="torch",
-            timeout_ms=timeout_ms)
-        self._loader._edge_pairs = True
+        self._open(rank, world_size, address=address, dataset=dataset, edge_split=edge_label_index,
+                   neg_sampling=mode, neg_amount=amount, strict_negatives=strict, exclude=exclude,
+                   batch_size=batch_size, fanouts=list(num_neighbors), seed=seed, epoch=epoch, shuffle=shuffle,
+                   drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms)
         try:
             from torch_geometric.data import Data
             self._make = Data
