@@ -45,9 +45,9 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, "edge_split = '", name, "' (the graph has no such edge split)"));
   }
-  if (spec.negatives.mode != NegativeMode::kNone && spec.negatives.amount < 1) {
+  if (spec.negatives.amount < 1 || spec.negatives.amount > kMaxNegativeAmount) {
     return absl::InvalidArgumentError(
-        absl::StrCat(prefix, "neg_amount = ", spec.negatives.amount, " (must be at least 1)"));
+        absl::StrCat(prefix, "neg_amount = ", spec.negatives.amount, " (must be 1 to ", kMaxNegativeAmount, ")"));
   }
   if (spec.negatives.mode == NegativeMode::kTriplet && split.labels >= 0) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = triplet: edge split '", name,

@@ -37,7 +37,7 @@ absl::StatusOr<ExcludeMode> ParseExcludeMode(absl::string_view mode, absl::strin
 absl::StatusOr<int> ParseEdgeSplit(absl::string_view split, absl::string_view field);
 
 // Checks the spec against the dataset: homogeneous (typed link batches come later), the relation has the
-// edge split, amount >= 1 with negatives, no triplets of a labeled split (as PyG), fanouts as a node
+// edge split, an amount of 1 to kMaxNegativeAmount, no triplets of a labeled split (as PyG), fanouts as a node
 // session's. Errors name the request's fields with `prefix` ("open.").
 absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSchema& schema, absl::string_view prefix);
 

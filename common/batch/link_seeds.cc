@@ -1,6 +1,7 @@
 #include "common/batch/link_seeds.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -44,13 +45,23 @@ void SortUnique(std::vector<int64_t>& ids) {
 }  // namespace
 
 void EdgeExclusions::Build(std::span<const int64_t> src, std::span<const int64_t> dst, ExcludeMode mode) {
-  sources_by_dst.clear();
-  if (mode == ExcludeMode::kNone) return;
-  for (size_t i = 0; i < src.size(); ++i) {
-    sources_by_dst[dst[i]].push_back(src[i]);
-    if (mode == ExcludeMode::kReverse) sources_by_dst[src[i]].push_back(dst[i]);
+  pairs_.clear();
+  if (mode != ExcludeMode::kNone) {
+    for (size_t i = 0; i < src.size(); ++i) {
+      pairs_.emplace_back(dst[i], src[i]);
+      if (mode == ExcludeMode::kReverse) pairs_.emplace_back(src[i], dst[i]);
+    }
   }
-  for (auto& [node, sources] : sources_by_dst) SortUnique(sources);
+  std::sort(pairs_.begin(), pairs_.end());
+  pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
+  dsts_.resize(pairs_.size());
+  srcs_.resize(pairs_.size());
+  for (size_t i = 0; i < pairs_.size(); ++i) std::tie(dsts_[i], srcs_[i]) = pairs_[i];
+}
+
+std::span<const int64_t> EdgeExclusions::Of(int64_t dst) const {
+  const auto [first, last] = std::equal_range(dsts_.begin(), dsts_.end(), dst);
+  return {srcs_.data() + (first - dsts_.begin()), static_cast<size_t>(last - first)};
 }
 
 absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
@@ -58,7 +69,10 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
   const size_t num_positives = src.size();
   const size_t amount = negatives.mode == NegativeMode::kNone ? 0 : static_cast<size_t>(negatives.amount);
   // All pairs in global ids: positives, then binary negatives (or triplet destinations).
-  std::vector<int64_t> all_src(src.begin(), src.end()), all_dst(dst.begin(), dst.end());
+  std::vector<int64_t>& all_src = out.src_ids;
+  std::vector<int64_t>& all_dst = out.dst_ids;
+  all_src.assign(src.begin(), src.end());
+  all_dst.assign(dst.begin(), dst.end());
   for (size_t i = 0; i < num_positives; ++i) {
     for (size_t m = 0; m < amount; ++m) {
       const uint64_t index = i * amount + m;
@@ -69,14 +83,14 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
       all_dst.push_back(pair->dst);
     }
   }
-  out.src_nodes = all_src;
+  out.src_nodes.assign(all_src.begin(), all_src.end());
   if (relation.same_type) {
     out.src_nodes.insert(out.src_nodes.end(), all_dst.begin(), all_dst.end());
     SortUnique(out.src_nodes);
     out.dst_nodes.clear();
   } else {
     SortUnique(out.src_nodes);
-    out.dst_nodes = all_dst;
+    out.dst_nodes.assign(all_dst.begin(), all_dst.end());
     SortUnique(out.dst_nodes);
   }
   const std::vector<int64_t>& dst_nodes = relation.same_type ? out.src_nodes : out.dst_nodes;

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "common/batch/link_rule.h"
 
@@ -47,6 +46,9 @@ struct LinkSeeds {
   std::vector<int32_t> pair_src, pair_dst;
   // Triplet: the positive's source and destination, and its `amount` negative destinations.
   std::vector<int32_t> src_index, dst_pos_index, dst_neg_index;
+  // Every pair in global ids (positives, then negatives; triplets: destinations only past the positives'),
+  // kept so that a batch allocates nothing once the vectors have grown.
+  std::vector<int64_t> src_ids, dst_ids;
 };
 
 // Seed-edge exclusion: which graph edges a link batch never samples (link_rule.h draws around them).
@@ -56,18 +58,20 @@ enum class ExcludeMode : uint8_t {
   kReverse,  // those and v -> u (a homogeneous graph's reverse edge)
 };
 
-// The excluded edges of one batch: for each destination node, the sources whose edges into it are excluded,
-// ascending.
-struct EdgeExclusions {
-  absl::flat_hash_map<int64_t, std::vector<int64_t>> sources_by_dst;
-
+// The excluded edges of one batch, as (destination, source) pairs sorted and distinct: the sources of a
+// destination lie side by side, ascending. Kept per sampler and refilled per batch, so it allocates only
+// while batches grow.
+class EdgeExclusions {
+ public:
   // Made from a batch's positive pairs (src[i], dst[i]).
   void Build(std::span<const int64_t> src, std::span<const int64_t> dst, ExcludeMode mode);
-  // The excluded sources of `dst`, or null when it has none.
-  const std::vector<int64_t>* Of(int64_t dst) const {
-    auto it = sources_by_dst.find(dst);
-    return it == sources_by_dst.end() ? nullptr : &it->second;
-  }
+  bool empty() const { return dsts_.empty(); }
+  // The excluded sources of `dst`, ascending (empty when it has none).
+  std::span<const int64_t> Of(int64_t dst) const;
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> pairs_;  // scratch of Build
+  std::vector<int64_t> dsts_, srcs_;                // pairs_ sorted, as two columns
 };
 
 // Draws the negatives of positive pairs (src[i], dst[i]) under `key` (RandomPurpose::kNegatives) for global

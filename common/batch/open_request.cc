@@ -170,10 +170,6 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
     return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100), " ('",
                                                    request.dataset(), "' is homogeneous: leave it empty)"));
   }
-  if (spec.negatives.amount < 1 || spec.negatives.amount > kMaxNegativeAmount) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("open.neg_amount = ", request.neg_amount(), " (must be 1 to ", kMaxNegativeAmount, ")"));
-  }
   // Hop 0 holds every endpoint, and local indices are int32.
   const int64_t max_batch = (int64_t{1} << 30) / MaxLinkSeeds(1, spec.negatives);
   if (request.batch_size() < 1 || request.batch_size() > max_batch) {

@@ -12,10 +12,10 @@ CpuLinkSampler::CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& s
     : graph_(&graph), spec_(spec), seed_(seed), sampler_(graph, sampling, seed) {}
 
 absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const LinkSamplingSpec& spec,
-                                                      uint64_t seed, int64_t max_pairs) {
+                                                      uint64_t seed, int64_t max_positives) {
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, ""));
   const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
-  const SamplingSpec sampling{MaxLinkSeeds(max_pairs, spec.negatives), spec.fanouts};
+  const SamplingSpec sampling{MaxLinkSeeds(max_positives, spec.negatives), spec.fanouts};
   GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
   CpuLinkSampler sampler(graph, spec, seed, sampling);
   sampler.split_edges_ = static_cast<const int64_t*>(graph.arrays.data[split.edges]);

@@ -1,11 +1,7 @@
 // The CPU backend's link-prediction batch (homogeneous graphs): a batch of seed edges from an edge split,
 // the negatives drawn for them and the hop-0 nodes they give (common/batch/link_seeds.h), the graph sampled
 // around those with seed-edge exclusion inside the draw (CpuSampler::SampleLinkGraph), and the pair arrays
-// PyG's LinkNeighborLoader yields:
-//   edge_label_index  int32 (2, L)  local pairs: the positives, then their binary negatives (amount each)
-//   edge_label        (L,)          float32 1/0, or the split's int64 labels + 1 with 0 for negatives (PyG)
-//   input_id          int64 (P,)    each positive's position in its split
-//   triplet: src_index int32 (P,), dst_pos_index int32 (P,), dst_neg_index int32 (P, amount), no edge_label*
+// PyG's LinkNeighborLoader yields (their slot layout: common/batch/link_batch.h).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +33,7 @@ class CpuLinkSampler {
  public:
   // Checks the spec against the graph (CheckLinkSamplingSpec, and fanouts as a node session's).
   static absl::StatusOr<CpuLinkSampler> Create(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
-                                               int64_t max_pairs);
+                                               int64_t max_positives);
 
   int64_t split_size() const { return split_size_; }
   // Samples the batch of the split's positives at `input_id` (positions, as EpochSeeds gives them over

@@ -43,7 +43,7 @@ void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<con
 
 void CpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> hop0,
                                  const EdgeExclusions& excluded, BatchView out) {
-  excluded_ = excluded.sources_by_dst.empty() ? nullptr : &excluded;
+  excluded_ = excluded.empty() ? nullptr : &excluded;
   SampleGraph(epoch, batch_index, hop0, out);
   excluded_ = nullptr;
 }
@@ -61,33 +61,33 @@ void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* i
     for (int64_t v = frontier_begin; v < frontier_end; ++v) {
       const int64_t node = out.node_ids[v];
       const int64_t first = indptr[node], degree = indptr[node + 1] - first;
-      const std::vector<int64_t>* excluded_sources = excluded_ == nullptr ? nullptr : excluded_->Of(node);
-      if (excluded_sources != nullptr) {  // a link batch's node with excluded in-edges
+      const std::span<const int64_t> excluded_sources =
+          excluded_ == nullptr ? std::span<const int64_t>() : excluded_->Of(node);
+      int64_t k = 0;
+      if (!excluded_sources.empty()) {  // a link batch's node with excluded in-edges: drawn around them
         excluded_positions_.clear();
-        for (int64_t source : *excluded_sources) {
+        for (int64_t source : excluded_sources) {
           int64_t begin = 0, end = 0;
           SourceRange(indptr, indices, source, node, &begin, &end);
           for (int64_t p = begin; p < end; ++p) excluded_positions_.push_back(p);  // sources ascend, so do these
         }
-        const int64_t allowed = degree - static_cast<int64_t>(excluded_positions_.size());
-        const int64_t k = SampleCount(allowed, spec_.fanouts[hop]);
+        const int64_t num_excluded = static_cast<int64_t>(excluded_positions_.size());
+        k = SampleCount(degree - num_excluded, spec_.fanouts[hop]);
         positions_.resize(k);
         ChooseAllowedPositions(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0,
-                               static_cast<uint64_t>(node), degree, excluded_positions_.data(),
-                               static_cast<int64_t>(excluded_positions_.size()), k, positions_.data());
+                               static_cast<uint64_t>(node), degree, excluded_positions_.data(), num_excluded, k,
+                               positions_.data());
         for (int64_t p : positions_) sampled_.push_back(indices[first + p]);
-        std::fill_n(out.edge_dst + num_edges, k, static_cast<int32_t>(v));
-        num_edges += k;
-        continue;
-      }
-      const int64_t k = SampleCount(degree, spec_.fanouts[hop]);
-      if (k == degree) {
-        for (int64_t p = 0; p < degree; ++p) sampled_.push_back(indices[first + p]);
       } else {
-        positions_.resize(k);
-        ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0, static_cast<uint64_t>(node),
-                        degree, k, positions_.data());
-        for (int64_t p : positions_) sampled_.push_back(indices[first + p]);
+        k = SampleCount(degree, spec_.fanouts[hop]);
+        if (k == degree) {
+          for (int64_t p = 0; p < degree; ++p) sampled_.push_back(indices[first + p]);
+        } else {
+          positions_.resize(k);
+          ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0, static_cast<uint64_t>(node),
+                          degree, k, positions_.data());
+          for (int64_t p : positions_) sampled_.push_back(indices[first + p]);
+        }
       }
       std::fill_n(out.edge_dst + num_edges, k, static_cast<int32_t>(v));
       num_edges += k;

@@ -77,6 +77,11 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
   for (ExcludeMode mode : {ExcludeMode::kNone, ExcludeMode::kSelf, ExcludeMode::kReverse}) {
     EdgeExclusions excluded;
     excluded.Build(src, dst, mode);
+    for (size_t i = 0; i < src.size(); ++i) {  // what each mode excludes
+      const std::span<const int64_t> into_dst = excluded.Of(dst[i]), into_src = excluded.Of(src[i]);
+      ASSERT_EQ(std::binary_search(into_dst.begin(), into_dst.end(), src[i]), mode != ExcludeMode::kNone);
+      if (mode == ExcludeMode::kReverse) ASSERT_TRUE(std::binary_search(into_src.begin(), into_src.end(), dst[i]));
+    }
     const BatchView b = buffer.view();
     sampler.SampleLinkGraph(0, 2, seeds.src_nodes, excluded, b);
     ASSERT_EQ(b.num_seeds(), static_cast<int64_t>(seeds.src_nodes.size()));
@@ -92,8 +97,8 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
         ASSERT_LT(b.edge_dst[e], frontier_end);
         ++got[b.edge_dst[e] - frontier_begin];
         ASSERT_TRUE(IsEdge(indptr(), indices(), u, v)) << u << " -> " << v;
-        const std::vector<int64_t>* sources = excluded.Of(v);
-        ASSERT_FALSE(sources != nullptr && std::binary_search(sources->begin(), sources->end(), u))
+        const std::span<const int64_t> sources = excluded.Of(v);
+        ASSERT_FALSE(std::binary_search(sources.begin(), sources.end(), u))
             << "excluded edge " << u << " -> " << v << " sampled at hop " << hop + 1;
         if (mode == ExcludeMode::kNone && hop == 0) {
           for (size_t i = 0; i < src.size(); ++i) positives_seen_without_exclusion += u == src[i] && v == dst[i];
@@ -101,10 +106,10 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
       }
       for (int64_t at = frontier_begin; at < frontier_end; ++at) {
         const int64_t v = b.node_ids[at];
-        const std::vector<int64_t>* sources = excluded.Of(v);
+        const std::span<const int64_t> sources = excluded.Of(v);
         int64_t excluded_in_edges = 0;
         for (int64_t p = indptr()[v]; p < indptr()[v + 1]; ++p) {
-          excluded_in_edges += sources != nullptr && std::binary_search(sources->begin(), sources->end(), indices()[p]);
+          excluded_in_edges += std::binary_search(sources.begin(), sources.end(), indices()[p]);
         }
         const int64_t allowed = indptr()[v + 1] - indptr()[v] - excluded_in_edges;
         ASSERT_EQ(got[at - frontier_begin], SampleCount(allowed, fanouts[hop])) << "node " << v << " hop " << hop + 1;
