@@ -1,7 +1,5 @@
 // `gnnctl import --edge-splits DIR`: the seed edges of link prediction, per split, into the dataset's
 // SPLIT_edges.npy, SPLIT_edge_label.npy and SPLIT_neg.npy (the manifest's EdgeSplit).
-#include <sys/stat.h>
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -11,11 +9,6 @@
 
 namespace gnnd::dataset {
 namespace {
-
-bool Exists(const std::string& path) {
-  struct stat st = {};
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 std::string SplitFile(absl::string_view split, absl::string_view suffix) { return absl::StrCat(split, suffix, ".npy"); }
 

@@ -28,11 +28,6 @@ std::string Root(const std::string& source) {
   return fs::is_directory(fs::path(source) / "processed", ec) ? source + "/processed" : source;
 }
 
-bool Exists(const std::string& path) {
-  std::error_code ec;
-  return fs::exists(path, ec);
-}
-
 }  // namespace
 
 absl::Status ImportMag240m(const std::string& source, const std::string& out_dir, const ImportOptions& options) {

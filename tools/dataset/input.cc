@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -90,6 +91,11 @@ std::vector<absl::string_view> SplitFields(absl::string_view line, char separato
     if (i > start) fields.push_back(line.substr(start, i - start));
   }
   return fields;
+}
+
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
 }
 
 absl::StatusOr<int64_t> ParseInt(absl::string_view field, absl::string_view where) {

@@ -43,6 +43,9 @@ class LineReader {
 // Splits `line` on `separator` (or on runs of spaces and tabs when separator is ' ').
 std::vector<absl::string_view> SplitFields(absl::string_view line, char separator);
 
+// Whether `path` exists (an input the source may or may not have).
+bool Exists(const std::string& path);
+
 // Parse one field; `where` goes into the error ("raw/edge.csv.gz line 3").
 absl::StatusOr<int64_t> ParseInt(absl::string_view field, absl::string_view where);
 absl::StatusOr<double> ParseDouble(absl::string_view field, absl::string_view where);
