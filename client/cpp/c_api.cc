@@ -176,13 +176,14 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     if (o->edge_split != nullptr) {  // a link session: its seeds are the edge split's
       request.set_edge_split(o->edge_split);
       if (o->split != nullptr) request.set_split(o->split);  // refused by gnnd, naming both
-      request.set_neg_sampling(o->neg_sampling ? o->neg_sampling : "");
-      request.set_neg_amount(o->neg_amount);
-      request.set_strict_negatives(o->strict_negatives != 0);
-      request.set_exclude(o->exclude ? o->exclude : "");
     } else if (o->split != nullptr || o->num_seed_ids <= 0) {
       request.set_split(o->split ? o->split : gnnd::kDefaultSplit);
     }
+    // Sent whatever the session: gnnd refuses them without an edge split.
+    request.set_neg_sampling(o->neg_sampling ? o->neg_sampling : "");
+    request.set_neg_amount(o->neg_amount);
+    request.set_strict_negatives(o->strict_negatives != 0);
+    request.set_exclude(o->exclude ? o->exclude : "");
     request.mutable_seed_ids()->Add(o->seed_ids, o->seed_ids + std::max<int64_t>(o->num_seed_ids, 0));
     request.set_batch_size(o->batch_size);
     if (o->num_fanout_relations > 0) {

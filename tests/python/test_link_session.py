@@ -123,8 +123,9 @@ def test_bad_link_requests_are_refused_naming_the_field(served):
         assert error.value.code == code and message in error.value.message, (options, error.value)
     with pytest.raises(ValueError):
         gnnd.Loader(address=daemon.address, dataset=NAME, split="train", edge_split="train", fanouts=[2])
-    with pytest.raises(ValueError):  # a node session with a link session's options
+    with pytest.raises(gnnd.GnndError) as error:  # a node session with a link session's options
         gnnd.Loader(address=daemon.address, dataset=NAME, fanouts=[2], exclude="self", output="numpy")
+    assert error.value.code == "INVALID_ARGUMENT" and "set open.edge_split" in error.value.message, error.value
     with pytest.raises(ValueError):
         gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], neg_sampling=dict(mode="binary", amount=0.5),
                                     dataset=NAME, address=daemon.address)

@@ -374,19 +374,16 @@ class Loader:
         if relations:
             options.fanout_relations = self._relations
             options.num_fanout_relations = len(relations)
-        if edge_split is None and (neg_sampling not in (None, "none") or exclude not in (None, "none")
-                                   or strict_negatives or neg_amount != 1):
-            raise ValueError("neg_sampling, neg_amount, strict_negatives and exclude are a link session's: "
-                             "give edge_split")
         if edge_split is not None:
             if split is not None or seeds is not None:
                 raise ValueError("edge_split and split or seed_ids: give one of them")
             options.split = None
             options.edge_split = edge_split.encode()
-            options.neg_sampling = (neg_sampling or "none").encode()
-            options.neg_amount = int(neg_amount)
-            options.strict_negatives = int(bool(strict_negatives))
-            options.exclude = (exclude or "none").encode()
+        # Sent whatever the session: gnnd refuses them without an edge split.
+        options.neg_sampling = (neg_sampling or "none").encode()
+        options.neg_amount = int(neg_amount)
+        options.strict_negatives = int(bool(strict_negatives))
+        options.exclude = (exclude or "none").encode()
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)
