@@ -4,9 +4,10 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all but soak and storage): check sessions sampling gather typed tier torch coschedule hetero first
+# PARTs (default all but soak, storage and multi): check sessions sampling gather typed tier torch coschedule hetero first
 # next; soak (6 min: bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS); storage (features larger than
-# memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G). OUT_DIR/RESULTS.md gets the
+# memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G); multi
+# (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -148,6 +149,17 @@ and gnnd to refill it), median (quartiles); stand-in: next()'s torch and PyG wor
         done
         echo quit | timeout 30 nvidia-cuda-mps-control
       done ;;
+    multi)
+      section "Several GPUs of one host (issue 26)" \
+        "\`bench/multi_gpu.sh\` under MPS: examples/ddp_sage.py on products (batch 1024, [15, 10, 5]) on one GPU, on all \
+under one gnnd, and as two \"nodes\" of one GPU each (a gnnd instance per GPU, \`torchrun --nnodes 2\`, NCCL); \
+gpu_tests with each GPU alone; examples/ddp_hetero.py on the mag preset (x0.1, reverses) with DDP. Then \
+\`tests/python/test_nodes.py\` (its GPU cases: one GPU per node, NCCL; shards cover the split exactly)."
+      run bash "$repo/bench/multi_gpu.sh" "$data" "$out"
+      GNND=$(command -v gnnd) GNNCTL=$(command -v gnnctl) PYTHONPATH="$repo/tests/python:$PYTHONPATH" \
+        timeout 420 "$python" -m pytest -q -p no:cacheprovider "$repo/tests/python/test_nodes.py" \
+        >"$out/test_nodes.log" 2>&1 || { echo "test_nodes FAILED"; status=1; }
+      echo "    test_nodes.py: $(grep -E '[0-9]+ (passed|failed)' "$out/test_nodes.log" | tail -1)" >>"$results" ;;
     hetero)
       section "Does a typed trainer notice gnnd? (end to end, MPS)" \
         "\`bench/coschedule_typed.py\`: examples/hetero_pyg.py's \`to_hetero\` GraphSAGE (2 x 128) on the mag preset \

@@ -2,7 +2,8 @@
 per node meeting through a c10d rendezvous, gloo between the ranks. The global rank picks each rank's shard
 (every training node seen once per epoch across the nodes, apart from the documented padding; equal steps),
 GNND_ADDRESS the node's gnnd; a rank that dies on one node, or one node's gnnd, ends the job on both nodes
-without a hang; each gnnd serves only its own node's ranks and its instance's segments."""
+without a hang; each gnnd serves only its own node's ranks and its instance's segments. Where the machine has two GPUs, the
+same job runs with one GPU per node (each node's gnnd and rank see only theirs), NCCL between the ranks."""
 import json
 import os
 import pathlib
@@ -21,10 +22,22 @@ WORKER = pathlib.Path(__file__).with_name("ddp_worker.py")
 NODES = [f"node{n}-{os.getpid()}" for n in range(2)]
 
 
-@pytest.fixture
-def nodes(tmp_path):
+def gpus():
+    import torch
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def nodes(tmp_path, request):
+    """Two nodes' gnnd instances; with "gpu", node N's gnnd sees only GPU N (skipped under two GPUs)."""
+    if request.param == "gpu" and gpus() < 2:
+        pytest.skip(f"needs two GPUs, one per node ({gpus()} here)")
     data = generate(tmp_path / "g", "--seed", 8)
-    daemons = [Daemon(tmp_path, f"--dataset=ddp={data}", name=name) for name in NODES]
+    daemons = [Daemon(tmp_path, f"--dataset=ddp={data}", name=name,
+                      env={"CUDA_VISIBLE_DEVICES": str(n)} if request.param == "gpu" else None)
+               for n, name in enumerate(NODES)]
+    for daemon in daemons:
+        daemon.gpu = request.param == "gpu"
     yield daemons, data
     for daemon in daemons:
         daemon.stop()
@@ -47,6 +60,8 @@ def torchrun(daemons, out, epochs, die_at=None):
         if die_at is not None:
             command.append(str(die_at))
         env = {**os.environ, "GNND_ADDRESS": daemon.address, "OMP_NUM_THREADS": "1"}
+        if daemon.gpu:  # the node's one GPU, as its gnnd sees it; NCCL between the ranks
+            env.update(CUDA_VISIBLE_DEVICES=str(node), GNND_WORKER_DEVICE="cuda")
         jobs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     return jobs
 
@@ -75,6 +90,8 @@ def test_two_nodes_cover_the_split_with_equal_steps(nodes, tmp_path):
         assert code == 0, err[-3000:]
     reports = [json.loads((tmp_path / "out" / f"rank{r}.json").read_text()) for r in range(2)]
     assert {r["gnnd"] for r in reports} == {d.address for d in daemons}  # each rank asked its own node's gnnd
+    if daemons[0].gpu:  # each rank fed on its own GPU
+        assert [r["device"] for r in reports] == ["cuda:0", "cuda:0"] and reports[0]["gpu"] != reports[1]["gpu"]
     train = np.load(data / "train.npy")
     per_rank = -(-len(train) // 2)
     for epoch in range(2):
