@@ -6,7 +6,7 @@
 #
 # PARTs (default all but soak, storage and multi): check sessions sampling gather typed tier torch coschedule hetero first
 # next; soak (6 min: bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS); storage (features larger than
-# memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G); multi
+# memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G; GNND_STORAGE_STEPS and _WARMUP batches a case); multi
 # (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
@@ -164,14 +164,14 @@ gpu_tests with each GPU alone; examples/ddp_hetero.py on the mag preset (x0.1, r
       section "Does a typed trainer notice gnnd? (end to end, MPS)" \
         "\`bench/coschedule_typed.py\`: examples/hetero_pyg.py's \`to_hetero\` GraphSAGE (2 x 128) on the mag preset \
 at scale 0.1 with reverses (8 relations), batch 1024, [15, 10], fed by gnnd.pyg.NeighborLoader on cuda:0 against the \
-same loop on 30 premade batches in its memory, 12 blocks of 100 steps of each taken in turn; producer_sms auto."
+same loop on 30 premade batches in its memory, ${GNND_HETERO_BLOCKS:-12} blocks of 100 steps of each taken in turn; producer_sms auto."
       echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | per block pair, median (quartiles) | next() µs |" >>"$results"
       echo "|---|---|---|---|---|---|" >>"$results"
       [ -f "$data/mag/manifest.textproto" ] ||
         gnnctl generate --preset mag --scale 0.1 --add-reverse --seed 0 "$data/mag" >/dev/null 2>>"$out/log.txt"
       nvidia-cuda-mps-control -d || { echo "| MPS did not start | | | | | |" >>"$results"; continue; }
       for slots in 2 4; do
-        run "$python" "$repo/bench/coschedule_typed.py" --dir "$data/mag" --steps 100 --blocks 12 --slots $slots \
+        run "$python" "$repo/bench/coschedule_typed.py" --dir "$data/mag" --steps 100 --blocks ${GNND_HETERO_BLOCKS:-12} --slots $slots \
           --label "MPS, producer_sms auto, $slots slots"
       done
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
@@ -213,7 +213,7 @@ after the churn with the same 4 sessions open."
       mkdir -p "$cgroup" && echo "${GNND_STORAGE_MEMORY:-12G}" >"$cgroup/memory.max" ||
         echo "no cgroup memory limit (cgroup v2 not writable)" >>"$results"
       run bash -c "echo \$\$ >$cgroup/cgroup.procs 2>/dev/null; exec storage_bench --dataset $papers \
-        --cache 2GiB,4GiB,8GiB --drop_caches --steps ${GNND_STORAGE_STEPS:-200} --threads $(nproc) --slots 8"
+        --cache 2GiB,4GiB,8GiB --drop_caches --steps ${GNND_STORAGE_STEPS:-200} --warmup ${GNND_STORAGE_WARMUP:-50} --threads $(nproc) --slots 8"
       rmdir "$cgroup" 2>/dev/null ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac
