@@ -7,6 +7,7 @@
 // page cache) to measure "larger than memory"; --drop_caches empties the page cache before each case (root).
 // Prints markdown tables.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -145,6 +146,13 @@ struct Outcome {
   double seconds = 0;
 };
 
+// The process's peak resident memory so far (what a memory.max must hold, page cache aside).
+double PeakGiB() {
+  struct rusage usage = {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1048576.0;  // KiB
+}
+
 // Epoch 0's first `steps` batches through a producer, consumed at once.
 // `on_warm` runs once the first --warmup batches are consumed.
 template <typename MakeProducer>
@@ -268,8 +276,9 @@ int Run() {
 
   std::printf(
       "\n### Batches through the storage tier (look-ahead %d, prefetch distance %d) and through mmap\n\n"
-      "| features | batches/s | rows/s gathered | rows/s read | hit rate after warm-up | reads/s | GB/s read |\n"
-      "|---|---|---|---|---|---|---|\n",
+      "| features | batches/s | rows/s gathered | rows/s read | hit rate after warm-up | reads/s | GB/s read | peak "
+      "resident GiB so far |\n"
+      "|---|---|---|---|---|---|---|---|\n",
       absl::GetFlag(FLAGS_look_ahead), absl::GetFlag(FLAGS_prefetch_distance));
   const int64_t* indptr = b.graph.arrays.indptr();
   // Heat as gnnd takes it: rank by the dataset's hot_order.npy, else by in-degree (the static cache keeps the
@@ -288,7 +297,7 @@ int Run() {
       return 1;
     }
     if (absl::Status fits = (*cache)->CheckBatchFits(b.layout.capacity.max_nodes, size); !fits.ok()) {
-      std::printf("| storage, cache %s | %s | | | | | |\n", size.c_str(), std::string(fits.message()).c_str());
+      std::printf("| storage, cache %s | %s | | | | | | |\n", size.c_str(), std::string(fits.message()).c_str());
       continue;
     }
     GraphData graph = b.graph;
@@ -307,9 +316,9 @@ int Run() {
     const double warm_read = static_cast<double>(s.misses + s.prefetched - warm.misses - warm.prefetched);
     look_ahead_hits.emplace_back((*cache)->capacity_rows(),
                                  1 - warm_read / std::max<uint64_t>(s.hits + s.misses - warm.hits - warm.misses, 1));
-    std::printf("| storage, cache %s (%ld rows) | %.2f | %.0f | %.0f | %.3f | %.0f | %.3f |\n", size.c_str(),
+    std::printf("| storage, cache %s (%ld rows) | %.2f | %.0f | %.0f | %.3f | %.0f | %.3f | %.2f |\n", size.c_str(),
                 (*cache)->capacity_rows(), o.batches / o.seconds, o.rows / o.seconds, read_rows / o.seconds,
-                look_ahead_hits.back().second, s.reads / o.seconds, s.bytes_read / o.seconds / 1e9);
+                look_ahead_hits.back().second, s.reads / o.seconds, s.bytes_read / o.seconds / 1e9, PeakGiB());
   }
   if (absl::GetFlag(FLAGS_mmap)) {
     DropCaches();
@@ -320,7 +329,8 @@ int Run() {
           return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, views, threads), slots, 0,
                                                std::move(seeds), workers, threads);
         });
-    std::printf("| mmap of features.npy | %.2f | %.0f | | | | |\n", o.batches / o.seconds, o.rows / o.seconds);
+    std::printf("| mmap of features.npy | %.2f | %.0f | | | | | %.2f |\n", o.batches / o.seconds, o.rows / o.seconds,
+                PeakGiB());
   }
 
   std::printf(
