@@ -289,9 +289,7 @@ int Run() {
   std::vector<std::pair<int64_t, double>> look_ahead_hits;  // capacity rows -> rows read per row gathered
   for (const std::string& size : absl::GetFlag(FLAGS_cache)) {
     DropCaches();
-    auto cache =
-        RowCache::Create(b.features, Bytes(size), [&heat](int64_t r) { return heat[r]; },
-                         {});
+    auto cache = RowCache::Create(b.features, Bytes(size), [&heat](int64_t r) { return heat[r]; }, {});
     if (!cache.ok()) {
       std::fprintf(stderr, "storage_bench: %s\n", cache.status().ToString().c_str());
       return 1;
