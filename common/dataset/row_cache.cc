@@ -46,6 +46,7 @@ RowCache::RowCache(RowTable table, int64_t capacity_rows, Heat heat, const Optio
   free_.reserve(capacity_rows);
   for (int64_t s = capacity_rows - 1; s >= 0; --s) free_.push_back(static_cast<int32_t>(s));
   slot_of_.reserve(capacity_rows);
+  heap_.reserve(HeapBound());  // never reallocated: a doubling would hold two copies at once
 }
 
 absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
@@ -95,7 +96,7 @@ uint64_t RowCache::NextUseLocked(int64_t row) const {
 }
 
 void RowCache::PushCandidateLocked(int64_t row) {
-  if (heap_.size() > 4 * static_cast<size_t>(capacity_rows_) + 4096) {  // mostly stale: rebuild it
+  if (heap_.size() >= HeapBound()) {  // mostly stale: rebuild it (at most capacity_rows_ entries)
     heap_.clear();
     for (const auto& [r, s] : slot_of_) {
       if (pins_[s] == 0 && state_[s] == SlotState::kReady && r != row) {
@@ -349,6 +350,7 @@ RowCacheStats RowCache::stats() const {
   RowCacheStats s = stats_;
   s.resident_rows = static_cast<int64_t>(slot_of_.size());
   s.window = static_cast<int64_t>(announced_.size());
+  s.candidates = static_cast<int64_t>(heap_.size());
   return s;
 }
 

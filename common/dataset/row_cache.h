@@ -40,6 +40,7 @@ struct RowCacheStats {
   uint64_t bytes_read = 0;  // bytes they returned
   double read_seconds = 0;  // summed over the batches of reads
   int64_t window = 0;       // batches announced and not yet gathered
+  int64_t candidates = 0;   // eviction-heap entries, stale ones included (at most 2 * capacity_rows + 64)
   unsigned queue_depth = 0;
   bool direct = false;  // O_DIRECT (false: the file system refused it and reads are buffered)
 };
@@ -110,6 +111,8 @@ class RowCache {
   // Reads `rows` into `slots` (pinned, kLoading) and marks them ready or failed.
   absl::Status Load(std::span<const int64_t> rows, std::span<const int32_t> slots);
   absl::Status CheckFileUnchanged() const;
+  // The lazy heap's size (stale entries included) at which it is rebuilt: about 48 bytes a cached row.
+  size_t HeapBound() const { return 2 * static_cast<size_t>(capacity_rows_) + 64; }
   std::byte* slot_data(int32_t slot) const { return memory_ + static_cast<size_t>(slot) * table_.row_bytes; }
 
   const RowTable table_;

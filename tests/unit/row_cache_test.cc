@@ -127,6 +127,7 @@ TEST(RowCache, EvictsExactlyAsBeladyWithinTheWindowAndBeatsLru) {
       EXPECT_EQ(stats.hits + stats.misses, 60u * 25);
       EXPECT_EQ(stats.window, 0);  // every announced batch gathered
       EXPECT_LE(stats.resident_rows, capacity);
+      EXPECT_LE(stats.candidates, 2 * capacity + 64);  // the bookkeeping stays bounded by the cache's size
       if (window == 60) {
         EXPECT_LE(misses, LruMisses(batches, capacity)) << "capacity " << capacity;
       }
