@@ -49,12 +49,19 @@ RowCache::RowCache(RowTable table, int64_t capacity_rows, Heat heat, const Optio
   heap_.reserve(HeapBound());  // never reallocated: a doubling would hold two copies at once
 }
 
+uint64_t RowCache::BytesPerRow(uint64_t row_bytes) {
+  // slot_of_ is at least half full (flat_hash_map: one control byte a bucket); heap_ holds HeapBound().
+  constexpr uint64_t kBookkeeping = 2 * (sizeof(std::pair<int64_t, int32_t>) + 1) + sizeof(int64_t) + sizeof(int32_t) +
+                                    sizeof(SlotState) + sizeof(int32_t) + 2 * sizeof(Candidate);
+  return row_bytes + kBookkeeping;
+}
+
 absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
                                                            const Options& options) {
   const RowReader::Options& reader_options = options.reader;
   if (table.row_bytes == 0) return absl::InvalidArgumentError(absl::StrCat(table.path, ": rows of 0 bytes"));
   const int64_t rows = static_cast<int64_t>(
-      std::clamp<uint64_t>(capacity_bytes / table.row_bytes, 1, std::max<int64_t>(table.num_rows, 1)));
+      std::clamp<uint64_t>(capacity_bytes / BytesPerRow(table.row_bytes), 1, std::max<int64_t>(table.num_rows, 1)));
   if (rows > INT32_MAX) {
     return absl::InvalidArgumentError(absl::StrCat("a feature cache of ", rows, " rows (at most ", INT32_MAX, ")"));
   }
@@ -87,7 +94,8 @@ absl::Status RowCache::CheckBatchFits(int64_t max_rows, absl::string_view what) 
   return absl::FailedPreconditionError(
       absl::StrCat(what, ": the feature cache of ", table_.path, " holds ", capacity_rows_, " rows of ",
                    table_.row_bytes, " bytes, and one batch may read up to ", max_rows, " rows; give it at least ",
-                   static_cast<uint64_t>(max_rows) * table_.row_bytes, " bytes (or ask for smaller batches)"));
+                   static_cast<uint64_t>(max_rows) * BytesPerRow(table_.row_bytes),
+                   " bytes (the rows and their bookkeeping; or ask for smaller batches)"));
 }
 
 uint64_t RowCache::NextUseLocked(int64_t row) const {

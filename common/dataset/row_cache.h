@@ -56,8 +56,12 @@ class RowCache {
     RowReader::Options reader;
   };
 
-  // A cache of capacity_bytes / table.row_bytes rows (at least one) of `table`. Opens the file (a reader
-  // checks it holds the table) and maps the memory.
+  // What one cached row of `row_bytes` costs: the row plus its bookkeeping (the row -> slot map, the slot's
+  // row, pins and state, the free list, the eviction heap at its bound), about 100 bytes.
+  static uint64_t BytesPerRow(uint64_t row_bytes);
+  // A cache of capacity_bytes / BytesPerRow(table.row_bytes) rows (at least one) of `table`, so that
+  // capacity_bytes bounds the rows and their bookkeeping. Opens the file (a reader checks it holds the
+  // table) and maps the memory.
   static absl::StatusOr<std::unique_ptr<RowCache>> Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
                                                           const Options& options);
   ~RowCache();
@@ -111,7 +115,7 @@ class RowCache {
   // Reads `rows` into `slots` (pinned, kLoading) and marks them ready or failed.
   absl::Status Load(std::span<const int64_t> rows, std::span<const int32_t> slots);
   absl::Status CheckFileUnchanged() const;
-  // The lazy heap's size (stale entries included) at which it is rebuilt: about 48 bytes a cached row.
+  // The lazy heap's size (stale entries included) at which it is rebuilt: 48 bytes a cached row.
   size_t HeapBound() const { return 2 * static_cast<size_t>(capacity_rows_) + 64; }
   std::byte* slot_data(int32_t slot) const { return memory_ + static_cast<size_t>(slot) * table_.row_bytes; }
 

@@ -22,14 +22,18 @@ def trainer(daemon, data, dataset, seed, epochs=2, batch_size=64):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+# A batch of 64 with fanouts 4,2 reads at most 832 rows of 128 bytes; a cached row also costs 99 bytes of the
+# cache's bookkeeping (RowCache::BytesPerRow), counted inside feature_cache.
+ONE_BATCH = 832 * (128 + 99)
+
+
 def test_batches_through_caches_of_any_size_and_window_equal_the_in_memory_ones(tmp_path):
     data = generate(tmp_path / "tiny", "--seed", 12)
-    # 128-byte rows; a batch of 64 with fanouts 4,2 reads at most 832 rows (104 KiB).
     config = "\n".join([
         f'datasets {{ name: "mem" path: "{data}" }}',
-        f'datasets {{ name: "small" path: "{data}" feature_cache: "104KiB" look_ahead: 1 }}',
+        f'datasets {{ name: "small" path: "{data}" feature_cache: "{ONE_BATCH}" look_ahead: 1 }}',
         f'datasets {{ name: "mid" path: "{data}" feature_cache: "512KiB" look_ahead: 4 }}',
-        f'datasets {{ name: "all" path: "{data}" feature_cache: "2MiB" look_ahead: 32 }}',
+        f'datasets {{ name: "all" path: "{data}" feature_cache: "4MiB" look_ahead: 32 }}',
     ])
     port = free_port()
     daemon = Daemon(tmp_path, f"--metrics-address=127.0.0.1:{port}", "--threads=3", config=config, name="storage")
@@ -72,8 +76,8 @@ def test_a_features_file_truncated_under_gnnd_ends_its_sessions_naming_it_and_ot
     broken = tmp_path / "broken"
     shutil.copytree(data, broken)
     config = "\n".join([
-        f'datasets {{ name: "broken" path: "{broken}" feature_cache: "104KiB" }}',
-        f'datasets {{ name: "healthy" path: "{data}" feature_cache: "104KiB" }}',
+        f'datasets {{ name: "broken" path: "{broken}" feature_cache: "{ONE_BATCH}" }}',
+        f'datasets {{ name: "healthy" path: "{data}" feature_cache: "{ONE_BATCH}" }}',
     ])
     daemon = Daemon(tmp_path, "--threads=2", config=config, name="faults")
     doomed = trainer(daemon, data, "broken", 1, epochs=1000)  # checked against the intact copy

@@ -21,6 +21,7 @@ using testing::ScratchDir;
 using testing::WriteTable;
 
 constexpr uint64_t kRowBytes = 100;
+const uint64_t kRowCost = RowCache::BytesPerRow(kRowBytes);  // a cached row with its bookkeeping
 constexpr int64_t kRows = 300;
 
 int64_t Heat(int64_t row) { return row % 5; }
@@ -119,7 +120,7 @@ TEST(RowCache, EvictsExactlyAsBeladyWithinTheWindowAndBeatsLru) {
   const auto batches = SkewedBatches(60, 25, 1);
   for (const int64_t capacity : {25, 40, 80, 160}) {
     for (const int window : {1, 2, 5, 60}) {
-      auto cache = RowCache::Create(table, capacity * kRowBytes, Heat, {});
+      auto cache = RowCache::Create(table, capacity * kRowCost, Heat, {});
       ASSERT_TRUE(cache.ok()) << cache.status();
       const int64_t misses = RunWindow(**cache, batches, window, /*prefetch=*/false);
       EXPECT_EQ(misses, BeladyMisses(batches, window, capacity)) << "capacity " << capacity << " window " << window;
@@ -138,7 +139,7 @@ TEST(RowCache, EvictsExactlyAsBeladyWithinTheWindowAndBeatsLru) {
 TEST(RowCache, PrefetchReadsAheadWithoutEvictingRowsNeededSooner) {
   ScratchDir dir;
   const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);
-  auto cache = *RowCache::Create(table, 10 * kRowBytes, Heat, {});
+  auto cache = *RowCache::Create(table, 10 * kRowCost, Heat, {});
   const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6}, b = {10, 11, 12, 13, 14, 15};
   const uint64_t ta = cache->Announce(a), tb = cache->Announce(b);
   EXPECT_EQ(*cache->Prefetch(tb), 6);  // into free room
@@ -156,7 +157,7 @@ TEST(RowCache, PrefetchReadsAheadWithoutEvictingRowsNeededSooner) {
   EXPECT_EQ(cache->stats().misses, 0u);
   // With every batch prefetched one ahead, gathers still see the same bytes.
   const auto batches = SkewedBatches(30, 8, 2);
-  auto prefetching = *RowCache::Create(table, 20 * kRowBytes, Heat, {});
+  auto prefetching = *RowCache::Create(table, 20 * kRowCost, Heat, {});
   RunWindow(*prefetching, batches, 3, /*prefetch=*/true);
   EXPECT_GT(prefetching->stats().prefetched, 0u);
 }
@@ -164,12 +165,14 @@ TEST(RowCache, PrefetchReadsAheadWithoutEvictingRowsNeededSooner) {
 TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
   ScratchDir dir;
   const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);
-  auto cache = *RowCache::Create(table, 8 * kRowBytes + 50, Heat, {});
-  EXPECT_EQ(cache->capacity_rows(), 8);
+  auto cache = *RowCache::Create(table, 8 * kRowCost + 50, Heat, {});
+  EXPECT_EQ(cache->capacity_rows(), 8);  // the configured bytes bound the rows and their bookkeeping
+  EXPECT_GT(kRowCost, kRowBytes);
+  EXPECT_EQ(RowCache::Create(table, 8 * kRowCost - 1, Heat, {}).value()->capacity_rows(), 7);
   const absl::Status refused = cache->CheckBatchFits(9, "datasets[0].feature_cache");
   EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
   EXPECT_NE(refused.message().find("datasets[0].feature_cache"), std::string::npos) << refused;
-  EXPECT_NE(refused.message().find("900 bytes"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find(absl::StrCat(9 * kRowCost, " bytes")), std::string::npos) << refused;
   EXPECT_TRUE(cache->CheckBatchFits(8, "x").ok());
   for (int round = 0; round < 5; ++round) {  // each batch evicts the whole last one
     std::vector<int64_t> ids;
@@ -191,7 +194,7 @@ TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
 TEST(RowCache, ConcurrentGathersThatEachNeedMostOfTheCacheNeitherDeadlockNorTearRows) {
   ScratchDir dir;
   const RowTable table = WriteTable(dir / "t.npy", 64, kRowBytes, kRows);
-  auto cache = *RowCache::Create(table, 30 * kRowBytes, Heat, {.reader = {.queue_depth = 4}});
+  auto cache = *RowCache::Create(table, 30 * kRowCost, Heat, {.reader = {.queue_depth = 4}});
   std::vector<std::thread> threads;
   std::atomic<int> failures = 0;
   for (int t = 0; t < 4; ++t) {
@@ -217,7 +220,7 @@ TEST(RowCache, AFileTruncatedOrReplacedFailsTheGathersThatReadItNamingFileAndRow
   ScratchDir dir;
   const std::string path = dir / "t.npy";
   const RowTable table = WriteTable(path, 0, kRowBytes, kRows);
-  auto cache = *RowCache::Create(table, 50 * kRowBytes, Heat, {});
+  auto cache = *RowCache::Create(table, 50 * kRowCost, Heat, {});
   std::vector<uint8_t> out(3 * kRowBytes);
   const std::vector<int64_t> early = {1, 2, 3};
   ASSERT_TRUE(cache->Gather(0, early, out.data()).ok());
@@ -234,7 +237,7 @@ TEST(RowCache, AFileTruncatedOrReplacedFailsTheGathersThatReadItNamingFileAndRow
   // Replaced by another file under the same name (same size): refused too.
   const std::string other = dir / "other.npy";
   WriteTable(other, 0, kRowBytes, kRows);
-  auto fresh = *RowCache::Create(WriteTable(path, 0, kRowBytes, kRows), 50 * kRowBytes, Heat, {});
+  auto fresh = *RowCache::Create(WriteTable(path, 0, kRowBytes, kRows), 50 * kRowCost, Heat, {});
   std::filesystem::rename(other, path);
   failed = fresh->Gather(0, late, out.data());
   EXPECT_TRUE(absl::IsDataLoss(failed)) << failed;

@@ -175,15 +175,15 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   graph.arrays.data[graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]] = nullptr;  // none in memory
   const NpyFile& file = dir.file(ArrayId::kFeatures);
   const RowTable table{file.path(), file.header().data_offset, layout.feature_row_bytes, graph.num_nodes()};
-  auto cache = RowCache::Create(table, cache_rows * table.row_bytes, nullptr, {.reader = {.queue_depth = 8}});
+  auto cache = RowCache::Create(table, cache_rows * RowCache::BytesPerRow(table.row_bytes), nullptr,
+                                {.reader = {.queue_depth = 8}});
   EXPECT_TRUE(cache.ok()) << cache.status();
   std::vector<BatchBuffer> buffers(num_slots, BatchBuffer(layout));
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
-  CpuProducer producer(
-      CpuProducer::StorageSampling(graph, {.fanouts = fanouts}, seed, layout, slots, **cache, window),
-      num_slots, 2, std::move(seeds), *workers, threads);
+  CpuProducer producer(CpuProducer::StorageSampling(graph, {.fanouts = fanouts}, seed, layout, slots, **cache, window),
+                       num_slots, 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   while (auto ready = producer.Next()) {
     out.push_back(testing::BatchContents(slots[ready->slot], layout.feature_row_bytes));
@@ -204,8 +204,8 @@ TEST_F(SamplerTest, TwoStagesThroughAStorageCacheGiveTheSameBatches) {
     for (const auto& [window, threads, slots] : {std::tuple{1, 1, 1}, {3, 2, 2}, {8, 3, 4}}) {
       const auto staged = StagedEpoch(*dataset_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2),
                                       threads, slots, cache_rows, window);
-      EXPECT_TRUE(staged == expected) << "cache " << cache_rows << " rows, window " << window << ", threads "
-                                      << threads << ", slots " << slots;
+      EXPECT_TRUE(staged == expected) << "cache " << cache_rows << " rows, window " << window << ", threads " << threads
+                                      << ", slots " << slots;
     }
   }
 }
@@ -219,10 +219,10 @@ TEST_F(SamplerTest, AFeatureFileTruncatedUnderTheStagesStopsThemWithTheError) {
   const std::vector<int32_t> fanouts = {10, 5};
   const BatchLayout layout = Layout({32, fanouts});
   absl::Status status;
-  const auto staged = StagedEpoch(*dir, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), {.seed = 4, .batch_size = 32}, 2),
-                                  1, 1, graph_->num_nodes(), 1, &status, [&] {
-                                    std::filesystem::resize_file(features, std::filesystem::file_size(features) / 2);
-                                  });
+  const auto staged =
+      StagedEpoch(*dir, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), {.seed = 4, .batch_size = 32}, 2), 1, 1,
+                  graph_->num_nodes(), 1, &status,
+                  [&] { std::filesystem::resize_file(features, std::filesystem::file_size(features) / 2); });
   EXPECT_TRUE(absl::IsDataLoss(status)) << status;
   EXPECT_NE(status.message().find(features), std::string::npos) << status;
   EXPECT_LT(staged.size(), 10u);

@@ -12,8 +12,8 @@
 #include "common/batch/batch.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/row_cache.h"
-#include "kernels/cpu/producer.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/producer.h"
 #include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
@@ -376,12 +376,11 @@ std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const Typ
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   EpochSeeds seeds(train, {.seed = 6, .batch_size = spec.batch_size}, 1);
   std::unique_ptr<CpuProducer> producer =
-      caches != nullptr
-          ? std::make_unique<CpuProducer>(
-                CpuProducer::TypedStorageSampling(graph, spec, 6, layout, slots, *caches, window), kSlots, 1,
-                std::move(seeds), *workers, threads)
-          : std::make_unique<CpuProducer>(CpuProducer::TypedSampling(graph, spec, 6, slots, threads), kSlots, 1,
-                                          std::move(seeds), *workers, threads);
+      caches != nullptr ? std::make_unique<CpuProducer>(
+                              CpuProducer::TypedStorageSampling(graph, spec, 6, layout, slots, *caches, window), kSlots,
+                              1, std::move(seeds), *workers, threads)
+                        : std::make_unique<CpuProducer>(CpuProducer::TypedSampling(graph, spec, 6, slots, threads),
+                                                        kSlots, 1, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   while (auto ready = producer->Next()) {
     out.push_back(TypedContents(slots[ready->slot], graph.schema));
@@ -428,7 +427,8 @@ TEST(TypedSampler, TwoStagesThroughACachePerTableGiveTheSameBatches) {
       const NpyFile& file = d->file(type.features);
       const RowTable table{file.path(), file.header().data_offset, type.feature_row_bytes(), type.num_nodes};
       const int64_t rows = small ? capacity.max_nodes[t] : type.num_nodes;
-      auto cache = RowCache::Create(table, rows * table.row_bytes, nullptr, {.reader = {.queue_depth = 8}});
+      auto cache = RowCache::Create(table, rows * RowCache::BytesPerRow(table.row_bytes), nullptr,
+                                    {.reader = {.queue_depth = 8}});
       ASSERT_TRUE(cache.ok()) << cache.status();
       caches.push_back(cache->get());
       owned.push_back(*std::move(cache));
