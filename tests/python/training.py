@@ -319,3 +319,110 @@ def typed_accuracy(model, dataset, node_type, split="valid"):
     prediction = model(dataset.features, edges, dataset.num_nodes, node_type).argmax(1)
     ids = torch.from_numpy(dataset.splits[(node_type, split)])
     return float((prediction[ids] == dataset.labels[node_type][ids]).float().mean())
+
+
+def planted_link_graph(path, nodes=1200, communities=6, degree=8, dim=16, seed=0):
+    """A graph with planted communities for link prediction, as files `gnnctl import --format edgelist` reads:
+    each node links to `degree` others, 90 % inside its community; features are a weak community signal in
+    noise (so neighborhoods matter). The undirected edges split 80 / 10 / 10 into train / valid / test
+    (SPLIT.npy, (2, E)); the graph holds the train edges both ways. Returns (graph edges, splits, features)."""
+    rng = np.random.default_rng(seed)
+    community = np.arange(nodes) % communities
+    src = np.repeat(np.arange(nodes), degree)
+    inside = rng.random(len(src)) < 0.9
+    dst = np.where(inside, rng.integers(0, nodes // communities, len(src)) * communities + community[src],
+                   rng.integers(0, nodes, len(src)))
+    keep = src != dst
+    pairs = np.unique(np.sort(np.stack((src[keep], dst[keep])), axis=0), axis=1)  # undirected, once each
+    pairs = pairs[:, rng.permutation(pairs.shape[1])]
+    cut = [int(pairs.shape[1] * 0.8), int(pairs.shape[1] * 0.9)]
+    splits = dict(train=pairs[:, :cut[0]], valid=pairs[:, cut[0]:cut[1]], test=pairs[:, cut[1]:])
+    graph = np.concatenate((splits["train"], splits["train"][::-1]), axis=1)
+    features = (0.7 * np.eye(dim)[community % dim] + rng.standard_normal((nodes, dim))).astype(np.float32)
+    path = pathlib.Path(path)
+    (path / "splits").mkdir(parents=True)
+    np.save(path / "graph.npy", graph)
+    np.save(path / "features.npy", features)
+    for name, edges in splits.items():
+        np.save(path / "splits" / f"{name}.npy", edges)
+    return graph, splits, features
+
+
+class ReferenceLinkSampler:
+    """Link batches the plain way, to compare gnnd against: shuffled positive pairs of a split, one uniform
+    negative pair per positive (source and destination drawn over all nodes), the neighborhoods of their
+    unique endpoints sampled by ReferenceSampler (no seed-edge exclusion, as PyG's LinkNeighborLoader).
+    Yields dicts with x, edge_index, edge_label_index (local) and edge_label."""
+
+    def __init__(self, graph_edges, features, pairs, fanouts, batch_size, seed):
+        num_nodes = len(features)
+        order = np.argsort(graph_edges[1], kind="stable")
+        dataset = type("Csc", (), dict(
+            indptr=np.concatenate(([0], np.cumsum(np.bincount(graph_edges[1], minlength=num_nodes)))),
+            indices=graph_edges[0][order].astype(np.int64), features=torch.from_numpy(features),
+            labels=torch.zeros(num_nodes, dtype=torch.int64), num_nodes=num_nodes))
+        self.nodes = ReferenceSampler(dataset, [], fanouts, batch_size, seed, shuffle=False)
+        self.pairs, self.batch_size, self.num_nodes = torch.from_numpy(pairs), batch_size, num_nodes
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def __len__(self):
+        return (self.pairs.shape[1] + self.batch_size - 1) // self.batch_size
+
+    def __iter__(self):
+        order = torch.randperm(self.pairs.shape[1], generator=self.generator)
+        for start in range(0, len(order), self.batch_size):
+            positives = self.pairs[:, order[start:start + self.batch_size]]
+            negatives = torch.randint(0, self.num_nodes, positives.shape, generator=self.generator)
+            pairs = torch.cat((positives, negatives), 1)
+            endpoints, local = torch.unique(pairs, return_inverse=True)
+            batch = self.nodes.sample(endpoints)
+            yield dict(x=batch["x"], edge_index=batch["edge_index"], edge_label_index=local,
+                       edge_label=torch.cat((torch.ones(positives.shape[1]), torch.zeros(negatives.shape[1]))))
+
+
+def train_links(model, batches_per_epoch, epochs, lr=0.01):
+    """Adam on binary cross-entropy of dot products of the pairs' embeddings; `batches_per_epoch(epoch)`
+    yields objects or dicts with x, edge_index, edge_label_index and edge_label. Returns the last epoch's
+    training AUC (over its batches' pairs, as the model saw them: with their sampled neighborhoods)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    for epoch in range(epochs):
+        scores, labels = [], []
+        for batch in batches_per_epoch(epoch):
+            get = batch.__getitem__ if isinstance(batch, dict) else lambda k: getattr(batch, k)
+            z = model(get("x").float(), get("edge_index"))
+            pairs, label = get("edge_label_index"), get("edge_label").float()
+            score = (z[pairs[0]] * z[pairs[1]]).sum(1)
+            loss = F.binary_cross_entropy_with_logits(score, label)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scores.append(score.detach()), labels.append(label)
+    return auc(torch.cat(scores), torch.cat(labels))
+
+
+def auc(scores, labels):
+    """The probability that a positive outscores a negative (ties count half)."""
+    ranks = torch.from_numpy(np.argsort(np.argsort(scores.numpy(), kind="stable"), kind="stable") + 1.0)
+    positives = labels > 0
+    n_pos, n_neg = int(positives.sum()), int((~positives).sum())
+    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+@torch.no_grad()
+def link_metrics(model, graph_edges, features, pairs, negatives=50, seed=1):
+    """Test AUC and MRR with every in-neighbor of the graph (no sampling: the same for every model): AUC of
+    the pairs against as many uniform pairs; MRR of each pair's destination among `negatives` uniform
+    destinations for its source."""
+    model.eval()
+    z = model(torch.from_numpy(features), torch.from_numpy(graph_edges))
+    pairs = torch.from_numpy(pairs)
+    generator = torch.Generator().manual_seed(seed)
+    fake = torch.randint(0, len(features), pairs.shape, generator=generator)
+    score = lambda a, b: (z[a] * z[b]).sum(-1)  # noqa: E731
+    both = torch.cat((score(pairs[0], pairs[1]), score(fake[0], fake[1])))
+    area = auc(both, torch.cat((torch.ones(pairs.shape[1]), torch.zeros(pairs.shape[1]))))
+    candidates = torch.randint(0, len(features), (pairs.shape[1], negatives), generator=generator)
+    true = score(pairs[0], pairs[1]).unsqueeze(1)
+    rank = 1 + (score(pairs[0].unsqueeze(1), candidates) > true).sum(1)
+    return area, float((1.0 / rank).mean())
