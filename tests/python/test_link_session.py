@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import gnnd
+import gnnd.dgl
 import gnnd.pyg
 from daemon_util import GNNCTL, Daemon
 
@@ -102,6 +103,30 @@ def test_link_neighbor_loader_gives_pyg_shapes(served):
     batch = next(iter(triplets))
     assert batch.dst_neg_index.shape == (16, 1) and batch.src_index.dtype == torch.int64
     assert "edge_label_index" not in batch
+    triplets.close()
+
+
+def test_dgl_style_link_blocks_are_the_pairs_over_hop_0(served):
+    daemon, _, edges = served
+    loader = gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[3, 2], seed=5,
+                         output="numpy", edge_split="train", neg_sampling="binary", neg_amount=2, exclude="self")
+    batch = next(iter(loader))
+    input_nodes, pair_graph, neg_pair_graph, blocks = gnnd.dgl.link_blocks(batch)
+    p = len(batch.input_id)
+    assert input_nodes is batch.node_ids and [b.num_edges() for b in blocks] == \
+        [b.num_edges() for b in gnnd.dgl.blocks(batch)]
+    assert pair_graph.num_nodes == neg_pair_graph.num_nodes == batch.nodes_per_hop[0] == blocks[-1].num_dst_nodes
+    assert pair_graph.num_edges() == p and neg_pair_graph.num_edges() == 2 * p
+    ids = batch.node_ids
+    np.testing.assert_array_equal(np.stack((ids[pair_graph.src], ids[pair_graph.dst])), edges[:, batch.input_id])
+    negatives = batch.edge_label_index[p:]
+    np.testing.assert_array_equal(neg_pair_graph.src, negatives[:, 0])
+    np.testing.assert_array_equal(neg_pair_graph.dst, negatives[:, 1])
+    loader.close()
+    triplets = gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[2], output="numpy",
+                           edge_split="train", neg_sampling="triplet")
+    with pytest.raises(ValueError, match="triplet"):
+        gnnd.dgl.link_blocks(next(iter(triplets)))
     triplets.close()
 
 

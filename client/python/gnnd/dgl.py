@@ -13,6 +13,10 @@ block's destinations are the seeds (their labels are batch.labels).
 
 With DGL importable the blocks are dgl.create_block objects (idtype int32); otherwise gnnd.dgl.Block.
 
+A link batch (binary negatives) gives what DGL's edge-prediction loader yields: (input_nodes, pair_graph,
+neg_pair_graph, blocks) = link_blocks(batch). The pair graphs are over the batch's hop-0 nodes (the last
+block's destinations), the positives and the negatives as their edges, in local indices.
+
 A typed batch (gnnd.TypedBatch) gives one heterogeneous block per layer, the same slices per node type and
 relation: its sources are each type's nodes of hops 0..h, its destinations those of hops 0..h-1, and each
 relation's edges of hops 1..h (dgl.create_block with a dict of relations, or gnnd.dgl.HeteroBlock).
@@ -57,6 +61,19 @@ class HeteroBlock:
                f"num_edges={ {k: len(v[0]) for k, v in self.edges.items()} })"
 
 
+class Graph:
+    """A graph over num_nodes local nodes with edges src[i] -> dst[i] (a pair graph without DGL)."""
+
+    def __init__(self, num_nodes, src, dst):
+        self.num_nodes, self.src, self.dst = num_nodes, src, dst
+
+    def num_edges(self):
+        return len(self.src)
+
+    def __repr__(self):
+        return f"Graph(num_nodes={self.num_nodes}, num_edges={len(self.src)})"
+
+
 def _typed_blocks(batch, dgl):
     hops = batch.counts["edge_hops"]
     nodes = {t: list(accumulate(batch.nodes_per_hop(t))) for t in batch.node_types}
@@ -93,3 +110,26 @@ def blocks(batch):
         else:
             result.append(Block(num_src, num_dst, src, dst))
     return result
+
+
+def link_blocks(batch):
+    """(input_nodes, pair_graph, neg_pair_graph, blocks) of a link batch with binary negatives (a gnnd.Batch
+    of a link session, numpy or torch arrays), as DGL's edge-prediction loader yields them: pair_graph holds
+    the batch's positive pairs, neg_pair_graph its negative pairs, both over its hop-0 nodes (slices of
+    edge_label_index, no copy); dgl.graph objects when DGL is importable, gnnd.dgl.Graph otherwise."""
+    if "edge_label_index" not in batch.__dict__:
+        raise ValueError("link_blocks: the batch has no pairs (a node batch, or triplet negatives: "
+                         "use src_index, dst_pos_index and dst_neg_index)")
+    try:
+        import dgl
+    except ImportError:
+        dgl = None
+    pairs, positives, num_nodes = batch.edge_label_index, len(batch.input_id), batch.nodes_per_hop[0]
+    graphs = []
+    for rows in (pairs[:positives], pairs[positives:]):
+        src, dst = rows[:, 0], rows[:, 1]
+        if dgl is not None:
+            graphs.append(dgl.graph((src, dst), num_nodes=num_nodes, idtype=src.dtype, device=src.device))
+        else:
+            graphs.append(Graph(num_nodes, src, dst))
+    return (batch.node_ids, *graphs, blocks(batch))
