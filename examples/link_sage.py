@@ -2,8 +2,8 @@
 split through gnnd.pyg.LinkNeighborLoader (one uniform negative pair per positive), scored each epoch by AUC on
 the "valid" split's edges against as many negatives. With --exclude reverse, each batch's seed edges (both ways)
 are never message-passing edges of that batch, so the model cannot learn to find the edge it is asked about.
-Needs torch and the gnnd package; PyG's SAGEConv when torch_geometric is importable, a plain-torch
-mean-aggregation layer otherwise.
+Needs torch and the gnnd package; PyG's SAGEConv when torch_geometric is importable, ddp_sage.py's
+plain-torch mean-aggregation layer otherwise.
 
     gnnctl import --format edgelist EDGES.npy DIR --edge-splits SPLITS --features FEATURES.npy
     gnnctl load links DIR               # once, into the running gnnd
@@ -15,23 +15,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from ddp_sage import SAGEConv  # PyG's, or its plain-torch stand-in (this folder is on sys.path)
 from gnnd.pyg import LinkNeighborLoader
-
-try:
-    from torch_geometric.nn import SAGEConv
-except ImportError:
-    class SAGEConv(torch.nn.Module):
-        """Mean aggregation over edge_index (src -> dst), as PyG's SAGEConv."""
-
-        def __init__(self, in_dim, out_dim):
-            super().__init__()
-            self.own, self.neighbors = torch.nn.Linear(in_dim, out_dim), torch.nn.Linear(in_dim, out_dim, bias=False)
-
-        def forward(self, x, edge_index):
-            src, dst = edge_index
-            total = torch.zeros_like(x).index_add_(0, dst, x[src])
-            degree = torch.zeros(len(x), device=x.device).index_add_(0, dst, torch.ones(len(dst), device=x.device))
-            return self.own(x) + self.neighbors(total / degree.clamp(min=1).unsqueeze(1))
 
 
 class Encoder(torch.nn.Module):
