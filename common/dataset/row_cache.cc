@@ -50,9 +50,10 @@ RowCache::RowCache(RowTable table, int64_t capacity_rows, Heat heat, const Optio
 }
 
 uint64_t RowCache::BytesPerRow(uint64_t row_bytes) {
-  // slot_of_ is at least half full (flat_hash_map: one control byte a bucket); heap_ holds HeapBound().
-  constexpr uint64_t kBookkeeping = 2 * (sizeof(std::pair<int64_t, int32_t>) + 1) + sizeof(int64_t) + sizeof(int32_t) +
-                                    sizeof(SlotState) + sizeof(int32_t) + 2 * sizeof(Candidate);
+  // slot_of_, reserved for capacity rows, is a power of two of buckets at most 7/8 full: up to 16/7 buckets a
+  // row, each an entry and a control byte. heap_ holds HeapBound() entries.
+  constexpr uint64_t kBookkeeping = (sizeof(std::pair<int64_t, int32_t>) + 1) * 16 / 7 + sizeof(int64_t) +
+                                    sizeof(int32_t) + sizeof(SlotState) + sizeof(int32_t) + 2 * sizeof(Candidate);
   return row_bytes + kBookkeeping;
 }
 
