@@ -7,7 +7,6 @@
 // page cache) to measure "larger than memory"; --drop_caches empties the page cache before each case (root).
 // Prints markdown tables.
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,7 +24,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/dataset.h"
@@ -146,11 +147,17 @@ struct Outcome {
   double seconds = 0;
 };
 
-// The process's peak resident memory so far (what a memory.max must hold, page cache aside).
-double PeakGiB() {
-  struct rusage usage = {};
-  ::getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss / 1048576.0;  // KiB
+// The peak memory of this process's cgroup so far (cgroup v2 memory.peak: what its memory.max bounds), "-"
+// where unreadable. Not ru_maxrss: that counts the dataset files' mapped pages, which the cgroup reclaims.
+std::string CgroupPeakGiB() {
+  std::ifstream cgroups("/proc/self/cgroup");
+  for (std::string line; std::getline(cgroups, line);) {
+    if (!absl::StartsWith(line, "0::")) continue;
+    std::ifstream peak(absl::StrCat("/sys/fs/cgroup", line.substr(3), "/memory.peak"));
+    uint64_t bytes = 0;
+    if (peak >> bytes) return absl::StrFormat("%.2f", bytes / 1073741824.0);
+  }
+  return "-";
 }
 
 // Epoch 0's first `steps` batches through a producer, consumed at once.
@@ -276,8 +283,8 @@ int Run() {
 
   std::printf(
       "\n### Batches through the storage tier (look-ahead %d, prefetch distance %d) and through mmap\n\n"
-      "| features | batches/s | rows/s gathered | rows/s read | hit rate after warm-up | reads/s | GB/s read | peak "
-      "resident GiB so far |\n"
+      "| features | batches/s | rows/s gathered | rows/s read | hit rate after warm-up | reads/s | GB/s read | cgroup "
+      "memory.peak GiB so far |\n"
       "|---|---|---|---|---|---|---|---|\n",
       absl::GetFlag(FLAGS_look_ahead), absl::GetFlag(FLAGS_prefetch_distance));
   const int64_t* indptr = b.graph.arrays.indptr();
@@ -314,9 +321,10 @@ int Run() {
     const double warm_read = static_cast<double>(s.misses + s.prefetched - warm.misses - warm.prefetched);
     look_ahead_hits.emplace_back((*cache)->capacity_rows(),
                                  1 - warm_read / std::max<uint64_t>(s.hits + s.misses - warm.hits - warm.misses, 1));
-    std::printf("| storage, cache %s (%ld rows) | %.2f | %.0f | %.0f | %.3f | %.0f | %.3f | %.2f |\n", size.c_str(),
+    std::printf("| storage, cache %s (%ld rows) | %.2f | %.0f | %.0f | %.3f | %.0f | %.3f | %s |\n", size.c_str(),
                 (*cache)->capacity_rows(), o.batches / o.seconds, o.rows / o.seconds, read_rows / o.seconds,
-                look_ahead_hits.back().second, s.reads / o.seconds, s.bytes_read / o.seconds / 1e9, PeakGiB());
+                look_ahead_hits.back().second, s.reads / o.seconds, s.bytes_read / o.seconds / 1e9,
+                CgroupPeakGiB().c_str());
   }
   if (absl::GetFlag(FLAGS_mmap)) {
     DropCaches();
@@ -327,8 +335,8 @@ int Run() {
           return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, views, threads), slots, 0,
                                                std::move(seeds), workers, threads);
         });
-    std::printf("| mmap of features.npy | %.2f | %.0f | | | | | %.2f |\n", o.batches / o.seconds, o.rows / o.seconds,
-                PeakGiB());
+    std::printf("| mmap of features.npy | %.2f | %.0f | | | | | %s |\n", o.batches / o.seconds, o.rows / o.seconds,
+                CgroupPeakGiB().c_str());
   }
 
   std::printf(
