@@ -44,7 +44,8 @@ def auc(score, label):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dataset", default="links")
-    parser.add_argument("--address", default=None, help="gnnd's address (default: $GNND_ADDRESS or unix:/tmp/gnnd.sock)")
+    parser.add_argument("--address", default=None,
+                        help="gnnd's address (default: $GNND_ADDRESS or unix:/tmp/gnnd.sock)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--exclude", default=None, choices=[None, "self", "reverse"])
@@ -72,8 +73,8 @@ def main():
         with torch.no_grad():
             batches = [(scores(model, b), b.edge_label) for b in valid_loader]
         valid = auc(torch.cat([s for s, _ in batches]), torch.cat([label for _, label in batches]))
-        print(f"epoch {epoch}: loss {loss.item():.4f}, valid AUC {valid:.4f}, {len(train_loader) / seconds:.1f} steps/s",
-              flush=True)
+        print(f"epoch {epoch}: loss {loss.item():.4f}, valid AUC {valid:.4f}, "
+              f"{len(train_loader) / seconds:.1f} steps/s", flush=True)
     train_loader.close()
     valid_loader.close()
 

@@ -2,8 +2,9 @@
 per node meeting through a c10d rendezvous, gloo between the ranks. The global rank picks each rank's shard
 (every training node seen once per epoch across the nodes, apart from the documented padding; equal steps),
 GNND_ADDRESS the node's gnnd; a rank that dies on one node, or one node's gnnd, ends the job on both nodes
-without a hang; each gnnd serves only its own node's ranks and its instance's segments. Where the machine has two GPUs, the
-same job runs with one GPU per node (each node's gnnd and rank see only theirs), NCCL between the ranks."""
+without a hang; each gnnd serves only its own node's ranks and its instance's segments. Where the machine has
+two GPUs, the same job runs with one GPU per node (each node's gnnd and rank see only theirs), NCCL between
+the ranks."""
 import json
 import os
 import pathlib

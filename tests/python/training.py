@@ -3,6 +3,7 @@ PyG's edge_index convention), a straightforward in-process neighbor sampler to c
 training loop over PyG-shaped batches, and a sampling-free evaluation on the whole graph."""
 import json
 import pathlib
+import types
 
 import numpy as np
 import torch
@@ -357,10 +358,10 @@ class ReferenceLinkSampler:
     def __init__(self, graph_edges, features, pairs, fanouts, batch_size, seed):
         num_nodes = len(features)
         order = np.argsort(graph_edges[1], kind="stable")
-        dataset = type("Csc", (), dict(
+        dataset = types.SimpleNamespace(  # what ReferenceSampler reads of a Dataset: the CSC of in-edges
             indptr=np.concatenate(([0], np.cumsum(np.bincount(graph_edges[1], minlength=num_nodes)))),
             indices=graph_edges[0][order].astype(np.int64), features=torch.from_numpy(features),
-            labels=torch.zeros(num_nodes, dtype=torch.int64), num_nodes=num_nodes))
+            labels=torch.zeros(num_nodes, dtype=torch.int64), num_nodes=num_nodes)
         self.nodes = ReferenceSampler(dataset, [], fanouts, batch_size, seed, shuffle=False)
         self.pairs, self.batch_size, self.num_nodes = torch.from_numpy(pairs), batch_size, num_nodes
         self.generator = torch.Generator().manual_seed(seed)
@@ -397,7 +398,8 @@ def train_links(model, batches_per_epoch, epochs, lr=0.01):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            scores.append(score.detach()), labels.append(label)
+            scores.append(score.detach())
+            labels.append(label)
     return auc(torch.cat(scores), torch.cat(labels))
 
 
