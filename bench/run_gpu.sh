@@ -7,7 +7,8 @@
 # PARTs (default all but soak, storage and multi): check sessions sampling gather typed tier torch coschedule hetero first
 # next; soak (6 min: bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS); storage (features larger than
 # memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G; GNND_STORAGE_STEPS and _WARMUP batches a case); multi
-# (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases). OUT_DIR/RESULTS.md gets the
+# (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases); node (every GPU of a node under one gnnd:
+# bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -160,6 +161,14 @@ gpu_tests with each GPU alone; examples/ddp_hetero.py on the mag preset (x0.1, r
         timeout 420 "$python" -m pytest -q -p no:cacheprovider "$repo/tests/python/test_nodes.py" \
         >"$out/test_nodes.log" 2>&1 || { echo "test_nodes FAILED"; status=1; }
       echo "    test_nodes.py: $(grep -E '[0-9]+ (passed|failed)' "$out/test_nodes.log" | tail -1)" >>"$results" ;;
+    node)
+      section "One gnnd feeding a whole node (issue 26)" \
+        "\`bench/whole_node.sh\`: gpu_tests on every GPU alone, all at once; test_gpu_session.py's split-tier test \
+(sessions on every GPU of a hot tier split over NVLink peers, batches equal to the CPU backend's); \`gpu_bench tier\` \
+on the papers100M-sized synthetic graph with the tier split over all GPUs, all gathering at once, then on one GPU; \
+examples/ddp_sage.py on the papers preset (x${GNND_NODE_SCALE:-1}) under MPS on one GPU and on all under one gnnd \
+(--prepare-gpus=all, gpu_cache auto), with gnnd's threads, CPU use and memory during the run."
+      run bash "$repo/bench/whole_node.sh" "$data" "$out" ${GNND_NODE_PARTS:-} ;;
     hetero)
       section "Does a typed trainer notice gnnd? (end to end, MPS)" \
         "\`bench/coschedule_typed.py\`: examples/hetero_pyg.py's \`to_hetero\` GraphSAGE (2 x 128) on the mag preset \

@@ -223,6 +223,44 @@ def test_hot_tier_serves_batches_equal_to_the_cpu_reference(tmp_path, prepare):
         assert daemon.stop() == 0, daemon.output()
 
 
+def test_every_gpu_of_a_split_hot_tier_serves_the_cpu_reference(tmp_path):
+    """One gnnd prepares every GPU; with peer access the hot tier (half the rows) is split over them all, each
+    GPU caching its share and reading the others' over NVLink. Sessions on every GPU at once read batches equal
+    to the CPU backend's."""
+    gpus = torch.cuda.device_count()
+    if gpus < 2:
+        pytest.skip(f"{gpus} CUDA device(s): the split hot tier needs two or more")
+    data = generate(tmp_path / "split", "--seed", 8)
+    features = np.load(data / "features.npy", mmap_mode="r")
+    num_nodes, row_bytes = features.shape[0], features[0].nbytes
+    cache = 4 * num_nodes + (num_nodes // (2 * gpus)) * (row_bytes + 8)  # the rank table, then a share of the rows
+    daemon = Daemon(tmp_path, f"--dataset=split={data}", "--prepare-gpus=all", f"--gpu-cache={cache}", name="split")
+    try:
+        peers = all(torch.cuda.can_device_access_peer(a, b) for a in range(gpus) for b in range(gpus) if a != b)
+        devices = ",".join(f"cuda:{d}" for d in range(gpus))
+        built = [line for line in daemon.output().splitlines() if "event=hot_tier_built" in line]
+        if peers:
+            assert len(built) == 1 and f"devices={devices}" in built[0], daemon.output()
+            assert "split over NVLink peers" in built[0], daemon.output()
+        else:  # each GPU caches the same hottest rows on its own
+            assert len(built) == gpus, daemon.output()
+        loaders = [gnnd.Loader(address=daemon.address, dataset="split", batch_size=256, fanouts=[10, 5], seed=3,
+                               device=f"cuda:{d}") for d in range(gpus)]
+        try:
+            steps = 0
+            for batches in zip(*loaders):  # every GPU's producer runs at once
+                for d, batch in enumerate(batches):
+                    assert batch.features.device == torch.device(f"cuda:{d}")
+                    assert_matches_reference(batch, data, tmp_path, 0, batch_size=256, fanouts="10,5", seed=3)
+                steps += 1
+            assert steps == len(loaders[0]) > 0
+        finally:
+            for loader in loaders:
+                loader.close()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_csc_in_host_memory_serves_batches_equal_to_the_cpu_reference(tmp_path, setup):
     """gpu_csc_in_host_memory: neighbor lists read over PCIe, indptr in GPU memory (it fits); same batches."""
     _, data = setup
