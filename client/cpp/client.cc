@@ -17,6 +17,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #if GNND_WITH_CUDA
+#include <cuda.h>  // CUcontext; the driver's functions come through the runtime (the client loads without one)
 #include <cuda_runtime.h>
 
 #include "common/base/cuda_check.h"
@@ -24,6 +25,46 @@
 
 namespace gnnd::client {
 namespace {
+
+#if GNND_WITH_CUDA
+// The session's GPU current on this thread for a scope, then the thread's own context again (none if it had
+// none). A trainer may hold sessions on several GPUs: CUDA calls on one must not run against another's
+// context, and the client must neither move the device the trainer selected nor create a context on a GPU
+// it never used (restoring "device 0" by cudaSetDevice would).
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int device) {
+    static const auto get = Driver<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
+    static const auto set = Driver<CUresult (*)(CUcontext)>("cuCtxSetCurrent");
+    restore_ = set;
+    if (get == nullptr || set == nullptr || get(&previous_) != CUDA_SUCCESS) restore_ = nullptr;
+    status_ = ::gnnd::cuda::CudaStatus(cudaSetDevice(device), absl::StrCat("select cuda:", device));
+  }
+  ~ScopedDevice() {
+    if (restore_ != nullptr) restore_(previous_);
+  }
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+  const absl::Status& status() const { return status_; }
+
+ private:
+  template <typename F>
+  static F Driver(const char* name) {
+    void* function = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion(name, &function, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return reinterpret_cast<F>(function);
+  }
+
+  CUcontext previous_ = nullptr;
+  CUresult (*restore_)(CUcontext) = nullptr;
+  absl::Status status_;
+};
+#endif
 
 absl::Status FromGrpc(const grpc::Status& s, absl::string_view address) {
   if (s.ok()) return absl::OkStatus();
@@ -168,7 +209,8 @@ absl::Status Session::MapCpuSlots() {
 absl::Status Session::MapGpuSlots(int device) {
 #if GNND_WITH_CUDA
   device_ = device;
-  GNND_CUDA(cudaSetDevice(device_), absl::StrCat("select ", opened_.device()));
+  const ScopedDevice current(device_);
+  GNND_RETURN_IF_ERROR(current.status());
   cudaIpcMemHandle_t memory;
   if (opened_.slots_ipc_handle().size() != sizeof(memory)) return absl::InternalError("bad IPC handle from gnnd");
   std::memcpy(&memory, opened_.slots_ipc_handle().data(), sizeof(memory));
@@ -196,7 +238,7 @@ Session::~Session() { Close(); }
 void Session::Unmap() {
 #if GNND_WITH_CUDA
   if (device_ >= 0) {
-    cudaSetDevice(device_);
+    const ScopedDevice current(device_);
     // Work this process queued may still read the slots: it finishes first. (gnnd frees them only once
     // told the session is closed, after this: freeing an exported allocation that another process still
     // has open is undefined.)
@@ -261,6 +303,8 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
       counts_[r.slot()].assign(r.counts().begin(), r.counts().end());
 #if GNND_WITH_CUDA
       if (device_ >= 0) {
+        const ScopedDevice current(device_);
+        GNND_RETURN_IF_ERROR(current.status());
         GNND_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(cuda_stream),
                                       static_cast<cudaEvent_t>(ready_events_[r.slot()]), 0),
                   "order the trainer's stream after the batch");
@@ -291,6 +335,8 @@ absl::Status Session::Release(int slot, void* cuda_stream) {
   if (closed_) return absl::FailedPreconditionError("the session is closed");
 #if GNND_WITH_CUDA
   if (device_ >= 0 && slot >= 0 && slot < static_cast<int>(consumed_events_.size())) {
+    const ScopedDevice current(device_);
+    GNND_RETURN_IF_ERROR(current.status());
     GNND_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(consumed_events_[slot]), static_cast<cudaStream_t>(cuda_stream)),
               "record the slot as consumed");
   }

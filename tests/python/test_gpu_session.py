@@ -207,8 +207,9 @@ def test_hot_tier_serves_batches_equal_to_the_cpu_reference(tmp_path, prepare):
     features = np.load(data / "features.npy", mmap_mode="r")
     num_nodes, row_bytes = features.shape[0], features[0].nbytes
     cache = 4 * num_nodes + (num_nodes // 2) * (row_bytes + 8)  # the rank table, then rows and labels
+    first_gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]  # the trainer's cuda:0; one GPU, no split
     daemon = Daemon(tmp_path, f"--dataset=hot={data}", f"--prepare-gpus={prepare}", f"--gpu-cache={cache}",
-                    name=f"hot{prepare}")
+                    name=f"hot{prepare}", env={"CUDA_VISIBLE_DEVICES": first_gpu})
     try:
         with gnnd.Loader(address=daemon.address, dataset="hot", batch_size=256, fanouts=[10, 5], seed=2,
                          device="cuda:0") as loader:
@@ -244,9 +245,11 @@ def test_every_gpu_of_a_split_hot_tier_serves_the_cpu_reference(tmp_path):
             assert "split over NVLink peers" in built[0], daemon.output()
         else:  # each GPU caches the same hottest rows on its own
             assert len(built) == gpus, daemon.output()
+        current = torch.cuda.current_device()
         loaders = [gnnd.Loader(address=daemon.address, dataset="split", batch_size=256, fanouts=[10, 5], seed=3,
                                device=f"cuda:{d}") for d in range(gpus)]
         try:
+            assert torch.cuda.current_device() == current, "opening sessions moved the trainer's current GPU"
             steps = 0
             for batches in zip(*loaders):  # every GPU's producer runs at once
                 for d, batch in enumerate(batches):
