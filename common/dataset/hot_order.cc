@@ -55,4 +55,14 @@ std::vector<int32_t> DegreeRanks(const int64_t* indptr, int64_t count) {
   return HeatRanks(order, 0, count);
 }
 
+std::vector<int64_t> HottestRows(std::span<const int32_t> ranks, int64_t count) {
+  const auto n = static_cast<int64_t>(ranks.size());
+  std::vector<int64_t> out(std::clamp<int64_t>(count, 0, n));
+  for (int64_t row = 0; row < n; ++row) {
+    const int64_t position = n - 1 - ranks[row];
+    if (position < static_cast<int64_t>(out.size())) out[position] = row;
+  }
+  return out;
+}
+
 }  // namespace gnnd

@@ -24,5 +24,7 @@ absl::StatusOr<std::vector<int64_t>> ReadHotOrder(const std::string& dir, int64_
 std::vector<int32_t> HeatRanks(std::span<const int64_t> hottest_first, int64_t begin, int64_t count);
 // The same by in-degree (a CSC's indptr over `count` nodes), highest first.
 std::vector<int32_t> DegreeRanks(const int64_t* indptr, int64_t count);
+// The `count` hottest ids by ranks as those two give them (a permutation of 0..n-1), hottest first.
+std::vector<int64_t> HottestRows(std::span<const int32_t> ranks, int64_t count);
 
 }  // namespace gnnd

@@ -104,6 +104,15 @@ uint64_t RowCache::NextUseLocked(int64_t row) const {
   return it == uses_.end() ? kNever : it->second.front();
 }
 
+RowCache::Candidate RowCache::IncomingLocked(int64_t row, uint64_t ticket) const {
+  uint64_t next_use = kNever;
+  if (auto it = uses_.find(row); it != uses_.end()) {
+    auto later = std::upper_bound(it->second.begin(), it->second.end(), ticket);
+    if (later != it->second.end()) next_use = *later;
+  }
+  return {next_use, heat_ ? heat_(row) : 0, row};
+}
+
 void RowCache::PushCandidateLocked(int64_t row) {
   if (heap_.size() >= HeapBound()) {  // mostly stale: rebuild it (at most capacity_rows_ entries)
     heap_.clear();
@@ -118,7 +127,7 @@ void RowCache::PushCandidateLocked(int64_t row) {
   std::push_heap(heap_.begin(), heap_.end(), EvictFirst());
 }
 
-int32_t RowCache::TakeSlotLocked(uint64_t used_after) {
+int32_t RowCache::TakeSlotLocked(const Candidate& incoming) {
   if (!free_.empty()) {
     const int32_t slot = free_.back();
     free_.pop_back();
@@ -129,7 +138,7 @@ int32_t RowCache::TakeSlotLocked(uint64_t used_after) {
     auto it = slot_of_.find(top.row);
     const bool valid = it != slot_of_.end() && pins_[it->second] == 0 && state_[it->second] == SlotState::kReady &&
                        NextUseLocked(top.row) == top.next_use;
-    if (valid && top.next_use <= used_after) return -1;  // the best victim is needed sooner
+    if (valid && !EvictFirst()(incoming, top)) return -1;  // the incoming row is worth less than the best victim
     std::pop_heap(heap_.begin(), heap_.end(), EvictFirst());
     heap_.pop_back();
     if (!valid) continue;
@@ -201,7 +210,7 @@ absl::Status RowCache::CheckFileUnchanged() const {
   return absl::OkStatus();
 }
 
-absl::Status RowCache::Load(std::span<const int64_t> rows, std::span<const int32_t> slots) {
+absl::Status RowCache::ReadRows(std::span<const int64_t> rows, std::span<std::byte* const> destinations) {
   absl::Status status = CheckFileUnchanged();
   std::unique_ptr<RowReader> reader;
   if (status.ok()) {
@@ -222,8 +231,6 @@ absl::Status RowCache::Load(std::span<const int64_t> rows, std::span<const int32
   double seconds = 0;
   if (status.ok()) {
     before = reader->stats();
-    std::vector<std::byte*> destinations(rows.size());  // straight into the slots: pinned, nobody reads them yet
-    for (size_t i = 0; i < rows.size(); ++i) destinations[i] = slot_data(slots[i]);
     const auto start = std::chrono::steady_clock::now();
     status = reader->Read(rows, destinations);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -238,11 +245,58 @@ absl::Status RowCache::Load(std::span<const int64_t> rows, std::span<const int32
   stats_.reads += after.reads - before.reads;
   stats_.bytes_read += after.bytes_read - before.bytes_read;
   stats_.read_seconds += seconds;
-  for (int32_t slot : slots) state_[slot] = status.ok() ? SlotState::kReady : SlotState::kFailed;
-  changed_.notify_all();
   if (status.ok()) return status;
   return absl::Status(status.code(),
                       absl::StrCat("reading ", NameRows(rows), " of ", table_.path, ": ", status.message()));
+}
+
+absl::Status RowCache::Load(std::span<const int64_t> rows, std::span<const int32_t> slots) {
+  std::vector<std::byte*> destinations(rows.size());  // straight into the slots: pinned, nobody reads them yet
+  for (size_t i = 0; i < rows.size(); ++i) destinations[i] = slot_data(slots[i]);
+  const absl::Status status = ReadRows(rows, destinations);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (int32_t slot : slots) state_[slot] = status.ok() ? SlotState::kReady : SlotState::kFailed;
+  changed_.notify_all();
+  return status;
+}
+
+absl::StatusOr<int64_t> RowCache::WarmUp(std::span<const int64_t> rows) {
+  std::vector<int64_t> taken;
+  std::vector<int32_t> slots;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int64_t row : rows) {
+      if (free_.empty()) break;
+      if (row < 0 || row >= table_.num_rows) {
+        return absl::InvalidArgumentError(absl::StrCat("warm start: row ", row, " of ", table_.path, " (",
+                                                       table_.num_rows, " rows)"));
+      }
+      if (slot_of_.contains(row)) continue;
+      const int32_t slot = free_.back();
+      free_.pop_back();
+      slot_of_[row] = slot;
+      row_[slot] = row;
+      state_[slot] = SlotState::kLoading;
+      pins_[slot] = 1;
+      ++pinned_slots_;
+      taken.push_back(row);
+      slots.push_back(slot);
+    }
+  }
+  constexpr size_t kChunk = 1 << 20;  // rows a read call: bounds the reader's bookkeeping
+  absl::Status status;
+  for (size_t begin = 0; begin < taken.size() && status.ok(); begin += kChunk) {
+    const size_t count = std::min(kChunk, taken.size() - begin);
+    status = Load(std::span(taken).subspan(begin, count), std::span(slots).subspan(begin, count));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (state_[slots[i]] == SlotState::kLoading) state_[slots[i]] = SlotState::kFailed;  // a chunk never read
+    UnpinLocked(slots[i]);
+  }
+  changed_.notify_all();
+  if (!status.ok()) return status;
+  return static_cast<int64_t>(taken.size());
 }
 
 absl::StatusOr<int64_t> RowCache::Prefetch(uint64_t ticket) {
@@ -254,8 +308,10 @@ absl::StatusOr<int64_t> RowCache::Prefetch(uint64_t ticket) {
     if (it == announced_.end()) return 0;
     for (int64_t row : it->second) {
       if (slot_of_.contains(row)) continue;
-      const int32_t slot = TakeSlotLocked(ticket);
-      if (slot < 0) break;  // only rows needed sooner are left to evict
+      // Worth a slot only over a row used later than this one is after the batch (or as late and colder):
+      // otherwise the gather reads it straight into the batch, and the row it would evict stays.
+      const int32_t slot = TakeSlotLocked(IncomingLocked(row, ticket));
+      if (slot < 0) continue;
       slot_of_[row] = slot;
       row_[slot] = row;
       state_[slot] = SlotState::kLoading;
@@ -288,8 +344,9 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
     return CheckBatchFits(static_cast<int64_t>(ids.size()), "gather");
   }
   std::vector<int32_t> slots(ids.size(), -1);
-  std::vector<int64_t> missing_rows;
+  std::vector<int64_t> missing_rows, bypass_rows;
   std::vector<int32_t> missing_slots;
+  std::vector<std::byte*> bypass_to;
   std::unique_lock<std::mutex> lock(mutex_);
   // Room first, so that a batch never holds some pins while it waits for more (two could wait forever):
   // every slot it pins that is not pinned now comes from the unpinned ones.
@@ -315,7 +372,13 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
       ++pins_[it->second];
       continue;
     }
-    const int32_t slot = TakeSlotLocked(0);  // there is room: checked above
+    ++stats_.misses;
+    const int32_t slot = TakeSlotLocked(IncomingLocked(ids[i], ticket));
+    if (slot < 0) {  // read straight into the batch: the rows it would evict are worth more
+      bypass_rows.push_back(ids[i]);
+      bypass_to.push_back(static_cast<std::byte*>(out) + i * table_.row_bytes);
+      continue;
+    }
     slot_of_[ids[i]] = slot;
     row_[slot] = ids[i];
     state_[slot] = SlotState::kLoading;
@@ -324,18 +387,19 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
     slots[i] = slot;
     missing_rows.push_back(ids[i]);
     missing_slots.push_back(slot);
-    ++stats_.misses;
   }
+  stats_.bypassed += bypass_rows.size();
   lock.unlock();
   absl::Status status = missing_rows.empty() ? absl::OkStatus() : Load(missing_rows, missing_slots);
+  if (status.ok() && !bypass_rows.empty()) status = ReadRows(bypass_rows, bypass_to);
   lock.lock();
   // Rows another gather or a prefetch was reading when this one pinned them.
   changed_.wait(lock, [&] {
-    return std::none_of(slots.begin(), slots.end(), [&](int32_t s) { return state_[s] == SlotState::kLoading; });
+    return std::none_of(slots.begin(), slots.end(), [&](int32_t s) { return s >= 0 && state_[s] == SlotState::kLoading; });
   });
   if (status.ok()) {
     for (size_t i = 0; i < ids.size(); ++i) {
-      if (state_[slots[i]] == SlotState::kFailed) {
+      if (slots[i] >= 0 && state_[slots[i]] == SlotState::kFailed) {
         status = absl::DataLossError(absl::StrCat("reading row ", ids[i], " of ", table_.path, " failed"));
         break;
       }
@@ -344,12 +408,15 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
   lock.unlock();
   if (status.ok()) {  // pinned: no one moves them
     auto* dst = static_cast<std::byte*>(out);
-    for (size_t i = 0; i < ids.size(); ++i)
-      std::memcpy(dst + i * table_.row_bytes, slot_data(slots[i]), table_.row_bytes);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (slots[i] >= 0) std::memcpy(dst + i * table_.row_bytes, slot_data(slots[i]), table_.row_bytes);
+    }
   }
   lock.lock();
   WithdrawLocked(ticket);  // done: the rows' next uses move on (before the unpins push them as candidates)
-  for (int32_t slot : slots) UnpinLocked(slot);
+  for (int32_t slot : slots) {
+    if (slot >= 0) UnpinLocked(slot);
+  }
   changed_.notify_all();
   return status;
 }

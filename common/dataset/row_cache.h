@@ -2,8 +2,11 @@
 // RowReader (io_uring) and evicted by exact look-ahead. Batches are a pure function of (seed, epoch, step),
 // so a producer samples them W batches before it gathers them and announces each one's ids here: a row's
 // next use is then known exactly, and eviction follows Belady's rule within the window (rows no announced
-// batch reads go first, the coldest of them first; then the row whose next use is furthest). Prefetch()
-// reads an announced batch's rows ahead of its gather, evicting only rows used later than it.
+// batch reads go first, the coldest of them first; then the row whose next use is furthest). Belady with
+// bypass: a row read for a batch takes a slot only from a row that rule would evict before it (ranked by
+// its own next use after that batch); else it is read straight into the batch, so a row read once never
+// displaces a hotter one. Prefetch() reads an announced batch's rows that are worth a slot ahead of its
+// gather.
 //
 // The rows live in one shared anonymous mapping (registrable for zero-copy like a dataset segment; nothing
 // to clean up in /dev/shm after a crash). A gather pins its rows until it has copied them; a batch larger
@@ -34,6 +37,7 @@ struct RowCacheStats {
   int64_t resident_rows = 0;
   uint64_t hits = 0;        // rows a gather found cached (or being read by a prefetch)
   uint64_t misses = 0;      // rows a gather had to read itself
+  uint64_t bypassed = 0;    // of those, rows read straight into the batch (worth less than any cached row)
   uint64_t prefetched = 0;  // rows read ahead of their gather
   uint64_t evictions = 0;
   uint64_t reads = 0;       // io_uring reads submitted
@@ -68,6 +72,11 @@ class RowCache {
   RowCache(const RowCache&) = delete;
   RowCache& operator=(const RowCache&) = delete;
 
+  // Reads `rows` (distinct; the hottest first, e.g. by expected reads) into the free slots, as many as
+  // there are: a warm start, so the first batches find the rows a static cache would hold. Returns the rows
+  // read. For a cache just opened, before batches run.
+  absl::StatusOr<int64_t> WarmUp(std::span<const int64_t> rows);
+
   // FAILED_PRECONDITION, naming `what` (e.g. the config field), when a batch of up to `max_rows` rows
   // cannot fit in the cache.
   absl::Status CheckBatchFits(int64_t max_rows, absl::string_view what) const;
@@ -77,8 +86,8 @@ class RowCache {
   uint64_t Announce(std::span<const int64_t> ids);
   // A batch announced and never to be gathered (its session stopped).
   void Withdraw(uint64_t ticket);
-  // Reads what it can of an announced batch's missing rows now: into free memory, or over rows that are
-  // not needed before this batch. Returns the rows read.
+  // Reads an announced batch's missing rows that are worth a slot now: into free memory, or over rows the
+  // policy would evict first. Returns the rows read.
   absl::StatusOr<int64_t> Prefetch(uint64_t ticket);
   // Copies row ids[i] to out + i * row_bytes, reading the missing rows; the batch announced as `ticket`
   // (with these ids) is done afterwards. Waits while pinned rows leave no room. On error nothing of the
@@ -109,9 +118,14 @@ class RowCache {
   void WithdrawLocked(uint64_t ticket);
   // The row is resident and unpinned: it may be evicted (again) under its current key.
   void PushCandidateLocked(int64_t row);
-  // A slot for a row needed before `before` (kNever: by a gather, any unpinned row may go); -1 if none.
-  int32_t TakeSlotLocked(uint64_t before);
+  // How `row` would rank as a cached row once batch `ticket` has read it.
+  Candidate IncomingLocked(int64_t row, uint64_t ticket) const;
+  // A slot for `incoming`: free, or that of the unpinned row to evict first if it goes before `incoming`
+  // would; -1 if none.
+  int32_t TakeSlotLocked(const Candidate& incoming);
   void UnpinLocked(int32_t slot);
+  // Reads `rows` into `destinations` with an idle reader, counting the reads.
+  absl::Status ReadRows(std::span<const int64_t> rows, std::span<std::byte* const> destinations);
   // Reads `rows` into `slots` (pinned, kLoading) and marks them ready or failed.
   absl::Status Load(std::span<const int64_t> rows, std::span<const int32_t> slots);
   absl::Status CheckFileUnchanged() const;

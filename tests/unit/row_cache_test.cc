@@ -40,31 +40,31 @@ std::vector<std::vector<int64_t>> SkewedBatches(int count, int size, uint32_t se
   return batches;
 }
 
-// Belady's rule by brute force: at batch t, batches t..t+window-1 are known; a missing row goes into free
-// room, else over the cached row (not of batch t) whose next use is furthest, the coldest, the highest id.
+// Belady's rule with bypass, by brute force: at batch t, batches t..t+window-1 are known; a missing row goes
+// into free room, else over the cached row (not of batch t) whose next use is furthest, the coldest, the
+// highest id, unless the missing row itself ranks so after batch t: then it is read into the batch alone.
 int64_t BeladyMisses(const std::vector<std::vector<int64_t>>& batches, int window, int64_t capacity) {
   std::set<int64_t> cached;
   int64_t misses = 0;
   for (size_t t = 0; t < batches.size(); ++t) {
     const std::set<int64_t> now(batches[t].begin(), batches[t].end());
+    auto rank = [&](int64_t r) {  // larger: evicted sooner
+      for (size_t u = t + 1; u < std::min(batches.size(), t + window); ++u) {
+        if (std::find(batches[u].begin(), batches[u].end(), r) != batches[u].end()) {
+          return std::make_tuple(static_cast<uint64_t>(u), -Heat(r), r);
+        }
+      }
+      return std::make_tuple(RowCache::kNever, -Heat(r), r);
+    };
     for (int64_t row : batches[t]) {
       if (cached.contains(row)) continue;
       ++misses;
       if (static_cast<int64_t>(cached.size()) == capacity) {
-        auto next_use = [&](int64_t r) {
-          for (size_t u = t + 1; u < std::min(batches.size(), t + window); ++u) {
-            if (std::find(batches[u].begin(), batches[u].end(), r) != batches[u].end()) return static_cast<uint64_t>(u);
-          }
-          return RowCache::kNever;
-        };
         std::optional<int64_t> victim;
         for (int64_t r : cached) {
-          if (now.contains(r)) continue;
-          if (!victim ||
-              std::make_tuple(next_use(r), -Heat(r), r) > std::make_tuple(next_use(*victim), -Heat(*victim), *victim)) {
-            victim = r;
-          }
+          if (!now.contains(r) && (!victim || rank(r) > rank(*victim))) victim = r;
         }
+        if (!victim || rank(row) > rank(*victim)) continue;  // bypass
         cached.erase(*victim);
       }
       cached.insert(row);
@@ -143,23 +143,50 @@ TEST(RowCache, PrefetchReadsAheadWithoutEvictingRowsNeededSooner) {
   const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6}, b = {10, 11, 12, 13, 14, 15};
   const uint64_t ta = cache->Announce(a), tb = cache->Announce(b);
   EXPECT_EQ(*cache->Prefetch(tb), 6);  // into free room
-  EXPECT_EQ(*cache->Prefetch(ta), 6);  // 4 free, then 2 of b's rows: b is read after a
-  EXPECT_EQ(*cache->Prefetch(tb), 0);  // a's rows are needed sooner: none of them goes
-  for (int64_t row : a) EXPECT_GE(cache->SlotOf(row), 0) << row;
+  // 4 into free room; then a's rows, never used after a, are worth less than b's (used at b): they stay out.
+  EXPECT_EQ(*cache->Prefetch(ta), 4);
+  EXPECT_EQ(*cache->Prefetch(tb), 0);  // all cached
+  for (int64_t row : b) EXPECT_GE(cache->SlotOf(row), 0) << row;
   std::vector<uint8_t> out(a.size() * kRowBytes);
   ASSERT_TRUE(cache->Gather(ta, a, out.data()).ok());
   ExpectRows(a, out);
-  EXPECT_EQ(cache->stats().misses, 0u);
-  EXPECT_EQ(cache->stats().prefetched, 12u);
-  EXPECT_EQ(*cache->Prefetch(tb), 2);  // a is done: its rows go now
+  EXPECT_EQ(cache->stats().misses, 2u);  // the two read straight into the batch, evicting none of b's rows
+  EXPECT_EQ(cache->stats().bypassed, 2u);
+  EXPECT_EQ(cache->stats().evictions, 0u);
+  EXPECT_EQ(cache->stats().prefetched, 10u);
   ASSERT_TRUE(cache->Gather(tb, b, out.data()).ok());
   ExpectRows(b, out);
-  EXPECT_EQ(cache->stats().misses, 0u);
+  EXPECT_EQ(cache->stats().misses, 2u);
+  // Nothing is used again now: a row hotter than the coldest cached one takes its slot, a colder one does not.
+  const std::vector<int64_t> hot = {24}, cold = {20};  // heat 4 and 0; rows 10 and 15 have heat 0
+  EXPECT_EQ(*cache->Prefetch(cache->Announce(hot)), 1);
+  EXPECT_EQ(cache->stats().evictions, 1u);
+  EXPECT_EQ(cache->SlotOf(15), -1);  // of the coldest, the highest id
+  EXPECT_EQ(*cache->Prefetch(cache->Announce(cold)), 0);
   // With every batch prefetched one ahead, gathers still see the same bytes.
   const auto batches = SkewedBatches(30, 8, 2);
   auto prefetching = *RowCache::Create(table, 20 * kRowCost, Heat, {});
   RunWindow(*prefetching, batches, 3, /*prefetch=*/true);
   EXPECT_GT(prefetching->stats().prefetched, 0u);
+}
+
+TEST(RowCache, AWarmStartReadsTheHottestRowsIntoFreeRoomOnly) {
+  ScratchDir dir;
+  const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);
+  auto cache = *RowCache::Create(table, 10 * kRowCost, Heat, {});
+  EXPECT_TRUE(absl::IsInvalidArgument(cache->WarmUp(std::vector<int64_t>{kRows}).status()));
+  const std::vector<int64_t> hottest_first = {70, 30, 90, 10, 0, 20, 40, 50, 60, 80, 110, 120};
+  EXPECT_EQ(*cache->WarmUp(hottest_first), 10);
+  for (size_t i = 0; i < hottest_first.size(); ++i) {
+    EXPECT_EQ(cache->SlotOf(hottest_first[i]) >= 0, i < 10) << hottest_first[i];
+  }
+  EXPECT_EQ(*cache->WarmUp(std::vector<int64_t>{200}), 0);  // no free room left: nothing evicted
+  const std::vector<int64_t> batch = {90, 70, 80};
+  std::vector<uint8_t> out(batch.size() * kRowBytes);
+  ASSERT_TRUE(cache->Gather(cache->Announce(batch), batch, out.data()).ok());
+  ExpectRows(batch, out);
+  EXPECT_EQ(cache->stats().misses, 0u);
+  EXPECT_EQ(cache->stats().hits, 3u);
 }
 
 TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
