@@ -6,7 +6,7 @@
 #
 # PARTs (default all but soak, storage and multi): check sessions sampling gather typed tier torch coschedule hetero first
 # next; soak (6 min: bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS); storage (features larger than
-# memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G; GNND_STORAGE_STEPS and _WARMUP batches a case); multi
+# memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G; GNND_STORAGE_STEPS and _WARMUP batches a case, _CACHES, _SLOTS, _MMAP=false); multi
 # (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases); node (every GPU of a node under one gnnd:
 # bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
@@ -222,7 +222,8 @@ after the churn with the same 4 sessions open."
       mkdir -p "$cgroup" && echo "${GNND_STORAGE_MEMORY:-12G}" >"$cgroup/memory.max" ||
         echo "no cgroup memory limit (cgroup v2 not writable)" >>"$results"
       run bash -c "echo \$\$ >$cgroup/cgroup.procs 2>/dev/null; exec storage_bench --dataset $papers \
-        --cache 2GiB,4GiB,8GiB --drop_caches --steps ${GNND_STORAGE_STEPS:-200} --warmup ${GNND_STORAGE_WARMUP:-50} --threads $(nproc) --slots 8"
+        --cache ${GNND_STORAGE_CACHES:-2GiB,4GiB,8GiB} --drop_caches --steps ${GNND_STORAGE_STEPS:-200} \
+        --warmup ${GNND_STORAGE_WARMUP:-50} --threads $(nproc) --slots ${GNND_STORAGE_SLOTS:-8} --mmap=${GNND_STORAGE_MMAP:-true}"
       rmdir "$cgroup" 2>/dev/null ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac
