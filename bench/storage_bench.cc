@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -49,6 +50,7 @@ ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10
 ABSL_FLAG(double, disk_seconds, 5, "seconds per disk measurement");
 ABSL_FLAG(bool, drop_caches, false, "write 3 to /proc/sys/vm/drop_caches before each case (root)");
 ABSL_FLAG(bool, mmap, true, "also run the memory-mapped features baseline");
+ABSL_FLAG(bool, storage, true, "run the batches through the storage tier (false: only the disk and the policies)");
 ABSL_FLAG(bool, warm_start, true, "fill the cache with its hottest rows before the batches, as gnnd does");
 
 namespace gnnd {
@@ -296,6 +298,10 @@ int Run() {
       order.ok() ? HeatRanks(*order, 0, b.graph.num_nodes()) : DegreeRanks(indptr, b.graph.num_nodes());
   std::vector<std::pair<int64_t, double>> look_ahead_hits;  // capacity rows -> rows read per row gathered
   for (const std::string& size : absl::GetFlag(FLAGS_cache)) {
+    if (!absl::GetFlag(FLAGS_storage)) {  // the policies alone, at the rows such a cache holds
+      look_ahead_hits.emplace_back(Bytes(size) / RowCache::BytesPerRow(b.features.row_bytes), std::nan(""));
+      continue;
+    }
     DropCaches();
     auto cache = RowCache::Create(b.features, Bytes(size), [&heat](int64_t r) { return heat[r]; }, {});
     if (!cache.ok()) {

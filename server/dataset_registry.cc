@@ -147,32 +147,29 @@ absl::StatusOr<std::vector<std::unique_ptr<RowCache>>> DatasetRegistry::OpenFeat
     const uint64_t share = static_cast<uint64_t>(
         static_cast<long double>(*bytes) * schema.arrays[type.features].bytes() / std::max<uint64_t>(table_bytes, 1));
     auto ranks = std::make_shared<const std::vector<int32_t>>(
-        order.ok() ? HeatRanks(*order, type.offset, type.num_nodes)
+        order.ok()             ? HeatRanks(*order, type.offset, type.num_nodes)
         : schema.homogeneous() ? DegreeRanks(graph.arrays.indptr(), type.num_nodes)
                                : std::vector<int32_t>(type.num_nodes, 0));
     RowCache::Heat heat = [ranks](int64_t row) { return (*ranks)[row]; };
-    GNND_ASSIGN_OR_RETURN(caches[t],
-                          RowCache::Create(table, share, std::move(heat), {}));
+    GNND_ASSIGN_OR_RETURN(caches[t], RowCache::Create(table, share, std::move(heat), {}));
     // A warm start: the hottest rows, what a static cache would hold, so the first batches need not fill it.
     if (order.ok() || schema.homogeneous()) {
       const auto start = std::chrono::steady_clock::now();
-      GNND_ASSIGN_OR_RETURN(const int64_t warmed,
-                            caches[t]->WarmUp(HottestRows(*ranks, caches[t]->capacity_rows())));
-      LogInfo("dataset '%s': the feature cache of %s starts with its %d hottest rows (read in %.1f s)",
-              dataset.name(), table.path, warmed,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      GNND_ASSIGN_OR_RETURN(const int64_t warmed, caches[t]->WarmUp(HottestRows(*ranks, caches[t]->capacity_rows())));
+      LogInfo("dataset '%s': the feature cache of %s starts with its %d hottest rows (read in %.1f s)", dataset.name(),
+              table.path, warmed, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
-    LogInfo("dataset '%s': features stay in %s, read through a cache of %d rows (%.1f MiB, %s reads), %d batches "
-            "sampled ahead",
-            dataset.name(), table.path, caches[t]->capacity_rows(), caches[t]->memory().size() / 1048576.0,
-            caches[t]->stats().direct ? "O_DIRECT" : "buffered: the file system refused O_DIRECT",
-            dataset.look_ahead());
+    LogInfo(
+        "dataset '%s': features stay in %s, read through a cache of %d rows (%.1f MiB, %s reads), %d batches "
+        "sampled ahead",
+        dataset.name(), table.path, caches[t]->capacity_rows(), caches[t]->memory().size() / 1048576.0,
+        caches[t]->stats().direct ? "O_DIRECT" : "buffered: the file system refused O_DIRECT", dataset.look_ahead());
   }
   return caches;
 }
 
-absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v1::DatasetConfig& dataset,
-                                                                         bool staging, const Progress& progress) {
+absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v1::DatasetConfig& dataset, bool staging,
+                                                                         const Progress& progress) {
   const std::string& name = dataset.name();
   const std::string& path = dataset.path();
   const bool on_storage = !dataset.feature_cache().empty();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -268,8 +269,8 @@ absl::StatusOr<int64_t> RowCache::WarmUp(std::span<const int64_t> rows) {
     for (int64_t row : rows) {
       if (free_.empty()) break;
       if (row < 0 || row >= table_.num_rows) {
-        return absl::InvalidArgumentError(absl::StrCat("warm start: row ", row, " of ", table_.path, " (",
-                                                       table_.num_rows, " rows)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("warm start: row ", row, " of ", table_.path, " (", table_.num_rows, " rows)"));
       }
       if (slot_of_.contains(row)) continue;
       const int32_t slot = free_.back();
@@ -283,6 +284,15 @@ absl::StatusOr<int64_t> RowCache::WarmUp(std::span<const int64_t> rows) {
       slots.push_back(slot);
     }
   }
+  // In file order, so that each chunk reads runs of adjacent pages (merged into large reads), not scattered ones.
+  std::vector<size_t> by_row(taken.size());
+  std::iota(by_row.begin(), by_row.end(), 0);
+  std::sort(by_row.begin(), by_row.end(), [&](size_t a, size_t b) { return taken[a] < taken[b]; });
+  std::vector<int64_t> sorted_rows(taken.size());
+  std::vector<int32_t> sorted_slots(taken.size());
+  for (size_t i = 0; i < by_row.size(); ++i) sorted_rows[i] = taken[by_row[i]], sorted_slots[i] = slots[by_row[i]];
+  taken.swap(sorted_rows);
+  slots.swap(sorted_slots);
   constexpr size_t kChunk = 1 << 20;  // rows a read call: bounds the reader's bookkeeping
   absl::Status status;
   for (size_t begin = 0; begin < taken.size() && status.ok(); begin += kChunk) {
@@ -395,7 +405,8 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
   lock.lock();
   // Rows another gather or a prefetch was reading when this one pinned them.
   changed_.wait(lock, [&] {
-    return std::none_of(slots.begin(), slots.end(), [&](int32_t s) { return s >= 0 && state_[s] == SlotState::kLoading; });
+    return std::none_of(slots.begin(), slots.end(),
+                        [&](int32_t s) { return s >= 0 && state_[s] == SlotState::kLoading; });
   });
   if (status.ok()) {
     for (size_t i = 0; i < ids.size(); ++i) {
