@@ -46,6 +46,8 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
     out.set_hits(c.hits);
     out.set_misses(c.misses);
     out.set_prefetched(c.prefetched);
+    out.set_bypassed(c.bypassed);
+    out.set_warmed(c.warmed);
     out.set_evictions(c.evictions);
     out.set_reads(c.reads);
     out.set_bytes_read(c.bytes_read);

@@ -57,6 +57,10 @@ void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
               "Feature rows gathered through a dataset's storage cache: hit (cached or read ahead), miss (read by "
               "the gather itself).");
   Family prefetched(out, "gnnd_feature_prefetched_rows_total", "counter", "Feature rows read ahead of their gather.");
+  Family bypassed(out, "gnnd_feature_bypassed_rows_total", "counter",
+                  "Of the missed feature rows, those read straight into their batch (worth less than any cached row).");
+  Family warmed(out, "gnnd_feature_warmed_rows_total", "counter",
+                "Feature rows read when the cache opened (its hottest rows).");
   Family bytes(out, "gnnd_feature_read_bytes_total", "counter", "Bytes read from feature files on storage.");
   Family reads(out, "gnnd_feature_reads_total", "counter", "Reads submitted to feature files on storage.");
   Family seconds(out, "gnnd_feature_read_seconds_total", "counter", "Seconds spent reading, summed over batches.");
@@ -74,6 +78,8 @@ void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
     rows.Sample(c.hits(), hit);
     rows.Sample(c.misses(), miss);
     prefetched.Sample(c.prefetched(), dataset);
+    bypassed.Sample(c.bypassed(), dataset);
+    warmed.Sample(c.warmed(), dataset);
     bytes.Sample(c.bytes_read(), dataset);
     reads.Sample(c.reads(), dataset);
     seconds.Sample(c.read_seconds(), dataset);

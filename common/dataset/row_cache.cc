@@ -306,6 +306,7 @@ absl::StatusOr<int64_t> RowCache::WarmUp(std::span<const int64_t> rows) {
   }
   changed_.notify_all();
   if (!status.ok()) return status;
+  stats_.warmed += taken.size();
   return static_cast<int64_t>(taken.size());
 }
 

@@ -39,6 +39,7 @@ struct RowCacheStats {
   uint64_t misses = 0;      // rows a gather had to read itself
   uint64_t bypassed = 0;    // of those, rows read straight into the batch (worth less than any cached row)
   uint64_t prefetched = 0;  // rows read ahead of their gather
+  uint64_t warmed = 0;      // rows read by WarmUp
   uint64_t evictions = 0;
   uint64_t reads = 0;       // io_uring reads submitted
   uint64_t bytes_read = 0;  // bytes they returned

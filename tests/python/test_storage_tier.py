@@ -67,6 +67,12 @@ def test_batches_through_caches_of_any_size_and_window_equal_the_in_memory_ones(
     assert samples['gnnd_feature_prefetched_rows_total{dataset="all"}'] == 0
     assert samples['gnnd_feature_cache_rows_total{dataset="all",outcome="hit"}'] > 0
     assert samples['gnnd_feature_read_bytes_total{dataset="all"}'] >= num_rows * 128
+    assert samples['gnnd_feature_warmed_rows_total{dataset="all"}'] == num_rows
+    assert f"({num_rows} of " in listing and f" rows, {num_rows} warmed at open)" in listing, listing
+    # The one-batch cache is full from the start: rows a batch reads once, colder than every cached row, go
+    # straight into the batch, and are among its misses.
+    assert samples['gnnd_feature_warmed_rows_total{dataset="small"}'] == 832
+    assert 0 < samples['gnnd_feature_bypassed_rows_total{dataset="small"}'] <= misses
     assert not any(key.startswith("gnnd_feature_") and 'dataset="mem"' in key for key in samples)
 
     # A batch larger than the cache: refused at open, saying what to raise.
