@@ -151,6 +151,14 @@ int32_t RowCache::TakeSlotLocked(const Candidate& incoming) {
   return -1;
 }
 
+void RowCache::ClaimLocked(int64_t row, int32_t slot) {
+  slot_of_[row] = slot;
+  row_[slot] = row;
+  state_[slot] = SlotState::kLoading;
+  pins_[slot] = 1;
+  ++pinned_slots_;
+}
+
 void RowCache::UnpinLocked(int32_t slot) {
   if (--pins_[slot] > 0) return;
   --pinned_slots_;
@@ -266,20 +274,18 @@ absl::StatusOr<int64_t> RowCache::WarmUp(std::span<const int64_t> rows) {
   std::vector<int32_t> slots;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (int64_t row : rows) {
-      if (free_.empty()) break;
+    for (int64_t row : rows) {  // all checked before any slot is taken
       if (row < 0 || row >= table_.num_rows) {
         return absl::InvalidArgumentError(
             absl::StrCat("warm start: row ", row, " of ", table_.path, " (", table_.num_rows, " rows)"));
       }
+    }
+    for (int64_t row : rows) {
+      if (free_.empty()) break;
       if (slot_of_.contains(row)) continue;
       const int32_t slot = free_.back();
       free_.pop_back();
-      slot_of_[row] = slot;
-      row_[slot] = row;
-      state_[slot] = SlotState::kLoading;
-      pins_[slot] = 1;
-      ++pinned_slots_;
+      ClaimLocked(row, slot);
       taken.push_back(row);
       slots.push_back(slot);
     }
@@ -323,11 +329,7 @@ absl::StatusOr<int64_t> RowCache::Prefetch(uint64_t ticket) {
       // otherwise the gather reads it straight into the batch, and the row it would evict stays.
       const int32_t slot = TakeSlotLocked(IncomingLocked(row, ticket));
       if (slot < 0) continue;
-      slot_of_[row] = slot;
-      row_[slot] = row;
-      state_[slot] = SlotState::kLoading;
-      pins_[slot] = 1;
-      ++pinned_slots_;
+      ClaimLocked(row, slot);
       rows.push_back(row);
       slots.push_back(slot);
     }
@@ -390,11 +392,7 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
       bypass_to.push_back(static_cast<std::byte*>(out) + i * table_.row_bytes);
       continue;
     }
-    slot_of_[ids[i]] = slot;
-    row_[slot] = ids[i];
-    state_[slot] = SlotState::kLoading;
-    pins_[slot] = 1;
-    ++pinned_slots_;
+    ClaimLocked(ids[i], slot);
     slots[i] = slot;
     missing_rows.push_back(ids[i]);
     missing_slots.push_back(slot);

@@ -124,6 +124,8 @@ class RowCache {
   // A slot for `incoming`: free, or that of the unpinned row to evict first if it goes before `incoming`
   // would; -1 if none.
   int32_t TakeSlotLocked(const Candidate& incoming);
+  // `row` goes into `slot` (taken), pinned and loading, until Load marks it.
+  void ClaimLocked(int64_t row, int32_t slot);
   void UnpinLocked(int32_t slot);
   // Reads `rows` into `destinations` with an idle reader, counting the reads.
   absl::Status ReadRows(std::span<const int64_t> rows, std::span<std::byte* const> destinations);

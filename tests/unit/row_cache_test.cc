@@ -174,7 +174,9 @@ TEST(RowCache, AWarmStartReadsTheHottestRowsIntoFreeRoomOnly) {
   ScratchDir dir;
   const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);
   auto cache = *RowCache::Create(table, 10 * kRowCost, Heat, {});
-  EXPECT_TRUE(absl::IsInvalidArgument(cache->WarmUp(std::vector<int64_t>{kRows}).status()));
+  // A row that is not one refuses the whole list, taking no slot (a taken one would stay loading forever).
+  EXPECT_TRUE(absl::IsInvalidArgument(cache->WarmUp(std::vector<int64_t>{70, kRows}).status()));
+  EXPECT_EQ(cache->SlotOf(70), -1);
   const std::vector<int64_t> hottest_first = {70, 30, 90, 10, 0, 20, 40, 50, 60, 80, 110, 120};
   EXPECT_EQ(*cache->WarmUp(hottest_first), 10);
   for (size_t i = 0; i < hottest_first.size(); ++i) {
