@@ -148,6 +148,7 @@ absl::StatusOr<std::vector<std::unique_ptr<RowCache>>> DatasetRegistry::OpenFeat
     const RowTable table{file.path(), file.header().data_offset, type.feature_row_bytes(), type.num_nodes};
     const uint64_t share = static_cast<uint64_t>(
         static_cast<long double>(*bytes) * schema.arrays[type.features].bytes() / std::max<uint64_t>(table_bytes, 1));
+    const bool ranked = order.ok() || schema.homogeneous();  // else every row is as hot as the others
     auto ranks = std::make_shared<const std::vector<int32_t>>(
         order.ok()             ? HeatRanks(*order, type.offset, type.num_nodes)
         : schema.homogeneous() ? DegreeRanks(graph.arrays.indptr(), type.num_nodes)
@@ -155,7 +156,7 @@ absl::StatusOr<std::vector<std::unique_ptr<RowCache>>> DatasetRegistry::OpenFeat
     RowCache::Heat heat = [ranks](int64_t row) { return (*ranks)[row]; };
     GNND_ASSIGN_OR_RETURN(caches[t], RowCache::Create(table, share, std::move(heat), {}));
     // A warm start: the hottest rows, what a static cache would hold, so the first batches need not fill it.
-    if (order.ok() || schema.homogeneous()) {
+    if (ranked) {
       const auto start = std::chrono::steady_clock::now();
       GNND_ASSIGN_OR_RETURN(const int64_t warmed, caches[t]->WarmUp(HottestRows(*ranks, caches[t]->capacity_rows())));
       LogInfo("dataset '%s': the feature cache of %s starts with its %d hottest rows (read in %.1f s)", dataset.name(),

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -281,24 +280,18 @@ absl::StatusOr<int64_t> RowCache::WarmUp(std::span<const int64_t> rows) {
       }
     }
     for (int64_t row : rows) {
-      if (free_.empty()) break;
-      if (slot_of_.contains(row)) continue;
-      const int32_t slot = free_.back();
+      if (taken.size() == free_.size()) break;
+      if (!slot_of_.contains(row)) taken.push_back(row);
+    }
+    // In file order, so that each chunk reads runs of adjacent pages (merged into large reads), not scattered ones.
+    std::sort(taken.begin(), taken.end());
+    taken.erase(std::unique(taken.begin(), taken.end()), taken.end());  // a repeat would claim two slots
+    for (int64_t row : taken) {
+      slots.push_back(free_.back());
       free_.pop_back();
-      ClaimLocked(row, slot);
-      taken.push_back(row);
-      slots.push_back(slot);
+      ClaimLocked(row, slots.back());
     }
   }
-  // In file order, so that each chunk reads runs of adjacent pages (merged into large reads), not scattered ones.
-  std::vector<size_t> by_row(taken.size());
-  std::iota(by_row.begin(), by_row.end(), 0);
-  std::sort(by_row.begin(), by_row.end(), [&](size_t a, size_t b) { return taken[a] < taken[b]; });
-  std::vector<int64_t> sorted_rows(taken.size());
-  std::vector<int32_t> sorted_slots(taken.size());
-  for (size_t i = 0; i < by_row.size(); ++i) sorted_rows[i] = taken[by_row[i]], sorted_slots[i] = slots[by_row[i]];
-  taken.swap(sorted_rows);
-  slots.swap(sorted_slots);
   constexpr size_t kChunk = 1 << 20;  // rows a read call: bounds the reader's bookkeeping
   absl::Status status;
   for (size_t begin = 0; begin < taken.size() && status.ok(); begin += kChunk) {

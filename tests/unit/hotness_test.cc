@@ -208,8 +208,12 @@ TEST(HeatRanks, AreAPermutationHottestHighestWithinTheRange) {
   std::vector<int32_t> sorted = rank;
   std::sort(sorted.begin(), sorted.end());
   for (int i = 0; i < 10; ++i) EXPECT_EQ(sorted[i], i);  // every rank once
-  const std::vector<int64_t> indptr = {0, 1, 4, 4, 6};    // in-degrees 1, 3, 0, 2
+  const std::vector<int64_t> indptr = {0, 1, 4, 4, 6};   // in-degrees 1, 3, 0, 2
   EXPECT_EQ(DegreeRanks(indptr.data(), 4), (std::vector<int32_t>{1, 3, 0, 2}));
+  // Back from ranks to the hottest ids (a cache's warm start): local ids 4, 1, 7 first, then the unlisted ones.
+  EXPECT_EQ(HottestRows(rank, 3), (std::vector<int64_t>{4, 1, 7}));
+  EXPECT_EQ(HottestRows(rank, 100).size(), 10u);
+  EXPECT_EQ(HottestRows(DegreeRanks(indptr.data(), 4), 2), (std::vector<int64_t>{1, 3}));
 }
 
 }  // namespace
