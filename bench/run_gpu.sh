@@ -4,11 +4,12 @@
 #   bash bench/run_gpu.sh build BUILD_DIR OUT_DIR     here: build (CUDA on) and bundle what the suite runs
 #   bash bench/run_gpu.sh run BUNDLE_DIR OUT_DIR [PART...]   on the GPU machine, from the repository root
 #
-# PARTs (default all but soak, storage and multi): check sessions sampling gather typed tier torch coschedule hetero first
+# PARTs (default all but soak, storage, trainer and multi): check sessions sampling gather typed tier torch coschedule hetero first
 # next; soak (6 min: bench/gpu_soak.py, GNND_SOAK_SECONDS and GNND_SOAK_CHURNERS); storage (features larger than
 # memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G; GNND_STORAGE_STEPS and _WARMUP batches a case, _CACHES, _SLOTS, _MMAP=false); multi
 # (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases); node (every GPU of a node under one gnnd:
-# bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset). OUT_DIR/RESULTS.md gets the
+# bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset); trainer (a trainer fed from storage against
+# features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -224,6 +225,31 @@ after the churn with the same 4 sessions open."
       run bash -c "echo \$\$ >$cgroup/cgroup.procs 2>/dev/null; exec storage_bench --dataset $papers \
         --cache ${GNND_STORAGE_CACHES:-2GiB,4GiB,8GiB} --drop_caches --steps ${GNND_STORAGE_STEPS:-200} \
         --warmup ${GNND_STORAGE_WARMUP:-50} --threads $(nproc) --slots ${GNND_STORAGE_SLOTS:-8} --mmap=${GNND_STORAGE_MMAP:-true}"
+      rmdir "$cgroup" 2>/dev/null ;;
+    trainer)
+      section "A trainer fed from storage (issue 24)" \
+        "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows): features in memory, then on storage behind host caches of ${GNND_TRAINER_CACHES:-8GiB 2GiB} and a GPU hot tier of 2 GiB, gnnd in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each; 100 steps after 10 of warm-up, one round. ideal: the same loop on 40 batches already in GPU memory."
+      papers=$data/papers03
+      [ -f "$papers/manifest.textproto" ] ||
+        gnnctl generate --preset papers --scale 0.3 --seed 0 "$papers" >/dev/null 2>>"$out/log.txt"
+      cgroup=/sys/fs/cgroup/gnnd-storage-trainer
+      mkdir -p "$cgroup" && echo "${GNND_STORAGE_MEMORY:-12G}" >"$cgroup/memory.max" ||
+        echo "no cgroup memory limit (cgroup v2 not writable)" >>"$results"
+      wrapper=$data/gnnd-in-cgroup  # gnnd alone in the cgroup: the trainer's memory is its own
+      printf '#!/bin/bash\necho $$ >%s/cgroup.procs 2>/dev/null\nexec %s "$@"\n' "$cgroup" "$(command -v gnnd)" >"$wrapper"
+      chmod +x "$wrapper"
+      nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
+      echo "| features | ideal steps/s | fed steps/s | fed / ideal | next() µs | stand-in µs |" >>"$results"
+      echo "|---|---|---|---|---|---|" >>"$results"
+      run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --gnnd-args="--gpu-cache=2GiB" --steps 100 \
+        --rounds 1 --label "in memory, GPU tier 2 GiB"
+      for cache in ${GNND_TRAINER_CACHES:-8GiB 2GiB}; do
+        sync; echo 3 >/proc/sys/vm/drop_caches
+        run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --gnnd "$wrapper" --steps 100 --rounds 1 \
+          --gnnd-args="--feature-cache=bench=$cache --gpu-cache=2GiB" --label "on storage, host cache $cache, GPU tier 2 GiB"
+        echo "memory.peak of gnnd's cgroup so far: $(cat "$cgroup/memory.peak" 2>/dev/null) bytes" >>"$results"
+      done
+      echo quit | timeout 30 nvidia-cuda-mps-control
       rmdir "$cgroup" 2>/dev/null ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac

@@ -14,9 +14,30 @@
 
 namespace gnnd {
 
+namespace {
+
+// A homogeneous dataset's rows on storage, read through its cache a part at a time (a part no larger than
+// half the cache, so a read never waits for room it cannot get); null for features in memory.
+cuda::HotTier::ReadRows ReadThroughCache(const LoadedDataset& dataset) {
+  if (!dataset.features_on_storage()) return nullptr;
+  RowCache* cache = dataset.feature_caches[0].get();
+  return [cache](std::span<const int64_t> ids, void* out) -> absl::Status {
+    const size_t part = std::max<int64_t>(cache->capacity_rows() / 2, 1);
+    for (size_t first = 0; first < ids.size(); first += part) {
+      const std::span<const int64_t> rows = ids.subspan(first, std::min(part, ids.size() - first));
+      GNND_RETURN_IF_ERROR(
+          cache->Gather(cache->Announce(rows), rows, static_cast<std::byte*>(out) + first * cache->table().row_bytes));
+    }
+    return absl::OkStatus();
+  };
+}
+
+}  // namespace
+
 CudaDevices::~CudaDevices() = default;
 
-absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const SessionPlan& plan) {
+absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const SessionPlan& plan,
+                                                                      ThreadPool& host_workers) {
   const int gpu = plan.device.cuda;
   int count = 0;
   if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
@@ -38,11 +59,14 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
         "(start it with nvidia-cuda-mps-control -d)");
   }
   GNND_ASSIGN_OR_RETURN(const cuda::DeviceGraph* graph, Place(*plan.dataset, gpu, /*hot_tier=*/true));
-  GNND_ASSIGN_OR_RETURN(std::unique_ptr<CudaSlots> slots, CudaSlots::Create(plan, *graph));
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<CudaSlots> slots,
+                        CudaSlots::Create(plan, *graph, HeldRows(*plan.dataset, gpu), host_workers));
   CudaSlots* raw = slots.get();
-  GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,
-                        ProducerStream(gpu, [&](cudaStream_t st) { return raw->Rate(plan.first_epoch, st, 20); }));
-  if (stream != nullptr) slots->UseStream(stream);
+  if (raw->calibrates()) {  // else it only copies staged batches: its own stream on the whole GPU
+    GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,
+                          ProducerStream(gpu, [&](cudaStream_t st) { return raw->Rate(plan.first_epoch, st, 20); }));
+    if (stream != nullptr) slots->UseStream(stream);
+  }
   GNND_RETURN_IF_ERROR(slots->PrepareGraphs());  // here, on the setup pool, not in the session's first steps
   LogInfo("session %d: %s, %d slots of %d bytes in GPU memory", plan.session_id, plan.device.ToString(), plan.num_slots,
           plan.typed ? plan.typed->layout.total_bytes : plan.layout.total_bytes);
@@ -79,6 +103,18 @@ absl::StatusOr<const cuda::DeviceGraph*> CudaDevices::Place(const LoadedDataset&
     if (hot_tier) BuildHotTiers(dataset, {device});
   }
   return &it->second->graph();
+}
+
+std::shared_ptr<const std::vector<bool>> CudaDevices::HeldRows(const LoadedDataset& dataset, int device) {
+  std::lock_guard<std::mutex> lock(placed_mutex_);
+  auto it = hot_tiers_.find(&dataset);
+  if (it == hot_tiers_.end()) return nullptr;
+  for (const auto& tier : it->second) {
+    if (std::find(tier->devices().begin(), tier->devices().end(), device) != tier->devices().end()) {
+      return tier->held();
+    }
+  }
+  return nullptr;
 }
 
 void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<int>& devices) {
@@ -121,13 +157,15 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
     if (num_hot == 0) continue;
     const cuda::DeviceGraph& source = placed_.at({&dataset, group[0]})->graph();
     absl::StatusOr<std::unique_ptr<cuda::HotTier>> tier =
-        cuda::HotTier::Create(source, *order, num_hot, group, adjacency);
+        cuda::HotTier::Create(source, *order, num_hot, group, adjacency, ReadThroughCache(dataset));
     const std::string where = absl::StrCat("cuda:", absl::StrJoin(group, ",cuda:"));
     if (!tier.ok()) {
       LogWarning("dataset '%s': no GPU hot tier on %s: %s", dataset.name, where, tier.status().message());
       continue;
     }
     for (int device : group) placed_.at({&dataset, device})->set_hot((*tier)->view(device));
+    // GPU sessions never read these rows from storage: the host cache keeps them last.
+    if (dataset.features_on_storage()) dataset.feature_caches[0]->SetHeldElsewhere((*tier)->held());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     LogEvent(LogLevel::kInfo, "hot_tier_built",
              {{"dataset", dataset.name},

@@ -23,8 +23,9 @@ class CudaDevices {
   explicit CudaDevices(const SlotBackends::Options& options) : options_(options) {}
   ~CudaDevices();
 
-  // A CUDA session's slots on plan.device, its producer placed (and calibrated, the first time).
-  absl::StatusOr<std::unique_ptr<SlotBackend>> CreateSlots(const SessionPlan& plan);
+  // A CUDA session's slots on plan.device, its producer placed (and calibrated, the first time). Sessions of
+  // a dataset on storage are staged by `host_workers`.
+  absl::StatusOr<std::unique_ptr<SlotBackend>> CreateSlots(const SessionPlan& plan, ThreadPool& host_workers);
   void Forget(const LoadedDataset& dataset);
   // Places `dataset` on the GPUs of options.prepare_gpus; logs what it did and what failed.
   void Prepare(const LoadedDataset& dataset);
@@ -35,6 +36,8 @@ class CudaDevices {
  private:
   // `dataset` placed for `device`, made on first use (with a hot tier of its own if `hot_tier`).
   absl::StatusOr<const cuda::DeviceGraph*> Place(const LoadedDataset& dataset, int device, bool hot_tier);
+  // The rows of `dataset` that the hot tier on `device` holds (null: no tier there).
+  std::shared_ptr<const std::vector<bool>> HeldRows(const LoadedDataset& dataset, int device);
   // Where the current device gets a dataset's CSC: GPU memory, unless options say host memory; then
   // indptr still goes to GPU memory when it is small beside what is free.
   cuda::CscPlacement CscPlacementFor(const DatasetSchema& schema) const;

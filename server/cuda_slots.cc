@@ -7,6 +7,7 @@
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
 #include "common/batch/batch_proto.h"
+#include "server/staged_slot_sampler.h"
 
 namespace gnnd {
 namespace {
@@ -21,21 +22,14 @@ constexpr std::chrono::microseconds kFirstConsumedPoll{20}, kMaxConsumedPoll{100
 
 }  // namespace
 
-// What CudaSlots asks of a CUDA sampler, homogeneous or typed: fill a slot, and say where its per-hop
-// counts are (int32 arrays, copied to the host after each fill) and what the batch's counts are from them.
-class SlotSampler {
- public:
-  virtual ~SlotSampler() = default;
-  virtual size_t slot_bytes() const = 0;
-  virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
-                              cudaStream_t stream) = 0;
-  virtual absl::Status Prepare(char* slot, cudaStream_t stream) = 0;
-  virtual void DropGraphs() = 0;
-  // (byte offset in a slot, int32 entries) of each per-hop count array, in the order they are copied.
-  virtual std::vector<std::pair<size_t, int>> HopArrays() const = 0;
-  // `ready`'s counts from the copied arrays (HopArrays' order, one after another).
-  virtual void SetCounts(const int32_t* hops, v1::BatchReady& ready) const = 0;
-};
+std::vector<std::pair<size_t, int>> HomogeneousHopArrays(const BatchLayout& l) {
+  return {{l.num_nodes_per_hop, l.num_hops + 1}, {l.num_edges_per_hop, l.num_hops}};
+}
+
+void SetHomogeneousCounts(const BatchLayout& layout, const int32_t* hops, v1::BatchReady& ready) {
+  const size_t n = layout.num_hops;
+  SetBatchCounts({hops, n + 1}, {hops + n + 1, n}, ready);
+}
 
 namespace {
 
@@ -51,13 +45,9 @@ class HomogeneousSlotSampler final : public SlotSampler {
     return sampler_->Prepare(BatchView::At(slot, sampler_->layout()), stream);
   }
   void DropGraphs() override { sampler_->DropGraphs(); }
-  std::vector<std::pair<size_t, int>> HopArrays() const override {
-    const BatchLayout& l = sampler_->layout();
-    return {{l.num_nodes_per_hop, l.num_hops + 1}, {l.num_edges_per_hop, l.num_hops}};
-  }
+  std::vector<std::pair<size_t, int>> HopArrays() const override { return HomogeneousHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    const size_t n = sampler_->layout().num_hops;
-    SetBatchCounts({hops, n + 1}, {hops + n + 1, n}, ready);
+    SetHomogeneousCounts(sampler_->layout(), hops, ready);
   }
 
  private:
@@ -115,14 +105,18 @@ CudaSlots::~CudaSlots() {
   if (counts_ != nullptr) cudaFreeHost(counts_);
 }
 
-absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& plan, const cuda::DeviceGraph& graph) {
+absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& plan, const cuda::DeviceGraph& graph,
+                                                             std::shared_ptr<const std::vector<bool>> held,
+                                                             ThreadPool& host_workers) {
   auto s = std::unique_ptr<CudaSlots>(new CudaSlots());
   s->device_ = plan.device.cuda;
   GNND_CUDA(cudaSetDevice(s->device_), "select the session's GPU");
   // GNND_CUDA_GRAPHS=0 launches every kernel instead of replaying graphs (for comparisons).
   const char* graphs = std::getenv("GNND_CUDA_GRAPHS");
   const bool use_graphs = graphs == nullptr || std::string(graphs) != "0";
-  if (plan.typed) {
+  if (plan.dataset->features_on_storage()) {
+    GNND_ASSIGN_OR_RETURN(s->sampler_, StagedSlotSampler::Create(plan, graph, std::move(held), host_workers));
+  } else if (plan.typed) {
     GNND_ASSIGN_OR_RETURN(
         auto typed, cuda::TypedCudaSampler::Create(graph, plan.typed->sampling, plan.seed, plan.typed->layout.capacity,
                                                    {.use_graphs = use_graphs}));
@@ -195,6 +189,7 @@ absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
     free_slots_.clear();
     for (int k = static_cast<int>(ready_.size()) - 1; k >= 0; --k) free_slots_.push_back(k);
   }
+  GNND_RETURN_IF_ERROR(sampler_->StartEpoch(epoch, seeds, stream_));
   return UploadSeeds(seeds_host_, stream_);
 }
 
@@ -203,6 +198,10 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   bool trainer_busy = false;  // a released slot whose `consumed` is not complete yet
   for (;;) {                  // enqueue a fill per free slot that the trainer is done with
     int slot = -1;
+    if (next_step_ < seeds_host_.num_steps()) {  // made elsewhere first (features on storage): is it?
+      GNND_ASSIGN_OR_RETURN(const bool ready_to_fill, sampler_->Ready(next_step_));
+      if (!ready_to_fill) break;  // the host stage wakes the session when it is
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopped_) return PollResult::kEpochDone;
@@ -242,6 +241,7 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
   GNND_CUDA(done, "fill a batch");
   filling_.pop_front();
+  sampler_->Filled(oldest.slot);
   sampler_->SetCounts(counts_ + oldest.slot * counts_per_slot_, ready);
   ready.set_slot(oldest.slot);
   ready.set_step(oldest.step);
@@ -292,12 +292,15 @@ void CudaSlots::Release(int slot) {
 void CudaSlots::Stop() {
   std::lock_guard<std::mutex> lock(mutex_);
   stopped_ = true;
+  sampler_->Stop();
 }
 
 ProducerTimes CudaSlots::times() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return times_;
 }
+
+bool CudaSlots::calibrates() const { return sampler_->calibrates(); }
 
 void CudaSlots::UseStream(cudaStream_t stream) {
   cudaStreamSynchronize(stream_);

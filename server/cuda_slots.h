@@ -23,13 +23,20 @@
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/typed_sampler.h"
 #include "server/slot_backend.h"
+#include "server/slot_sampler.h"
 
 namespace gnnd {
 
 class CudaSlots final : public SlotBackend {
  public:
-  // On `plan.device`, sampling `graph` (the dataset as that GPU sees it).
-  static absl::StatusOr<std::unique_ptr<CudaSlots>> Create(const SessionPlan& plan, const cuda::DeviceGraph& graph);
+  // On `plan.device`, sampling `graph` (the dataset as that GPU sees it). A dataset with features on storage
+  // is staged on the host (staged_slot_sampler.h) by `host_workers`, leaving out the rows marked in `held`
+  // (the GPU hot tier's).
+  static absl::StatusOr<std::unique_ptr<CudaSlots>> Create(const SessionPlan& plan, const cuda::DeviceGraph& graph,
+                                                           std::shared_ptr<const std::vector<bool>> held,
+                                                           ThreadPool& host_workers);
+  // Whether the producer may run in a calibrated green context (false: it copies staged batches).
+  bool calibrates() const;
   ~CudaSlots() override;
 
   absl::Status Describe(v1::SessionOpened& opened) override;
@@ -61,7 +68,7 @@ class CudaSlots final : public SlotBackend {
   absl::Status UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream);
 
   int device_ = 0;
-  std::unique_ptr<class SlotSampler> sampler_;  // homogeneous or typed (cuda_slots.cc)
+  std::unique_ptr<SlotSampler> sampler_;  // homogeneous, typed, or staged on the host
   void* slots_ = nullptr;
   int64_t* seeds_ = nullptr;  // the epoch's seeds on the device
   int64_t max_epoch_seeds_ = 0;

@@ -31,14 +31,15 @@ SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
   if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode, options_.instance);
-  if (plan.dataset->features_on_storage()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("open.device = '", plan.device.ToString(), "': dataset '", plan.dataset->name,
-                     "' keeps its features on storage (feature_cache), which only CPU sessions serve in this version"));
+  if (plan.dataset->features_on_storage() && (plan.typed || plan.link)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "open.device = '", plan.device.ToString(), "': dataset '", plan.dataset->name,
+        "' keeps its features on storage (feature_cache); GPU sessions serve such datasets homogeneous and for "
+        "node seeds only in this version (CPU sessions serve typed ones)"));
   }
 
 #if GNND_WITH_CUDA
-  return cuda_->CreateSlots(plan);
+  return cuda_->CreateSlots(plan, *cpu_workers_);
 #else
   return absl::InvalidArgumentError(
       absl::StrCat("open.device = '", plan.device.ToString(), "' (this gnnd was built without CUDA: cpu only)"));
@@ -47,7 +48,8 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 
 void SlotBackends::Prepare(const LoadedDataset& dataset) {
 #if GNND_WITH_CUDA
-  if (!dataset.features_on_storage()) cuda_->Prepare(dataset);  // GPU sessions do not serve it
+  // GPU sessions do not serve typed datasets on storage
+  if (!dataset.features_on_storage() || dataset.graph.schema.homogeneous()) cuda_->Prepare(dataset);
 #else
   (void)dataset;
 #endif

@@ -110,20 +110,34 @@ RowCache::Candidate RowCache::IncomingLocked(int64_t row, uint64_t ticket) const
     auto later = std::upper_bound(it->second.begin(), it->second.end(), ticket);
     if (later != it->second.end()) next_use = *later;
   }
-  return {next_use, heat_ ? heat_(row) : 0, row};
+  return {next_use, HeatLocked(row), row};
+}
+
+int64_t RowCache::HeatLocked(int64_t row) const {
+  if (held_elsewhere_ != nullptr && static_cast<size_t>(row) < held_elsewhere_->size() && (*held_elsewhere_)[row]) {
+    return -1;  // colder than every row only this cache holds
+  }
+  return heat_ ? heat_(row) : 0;
+}
+
+void RowCache::RebuildHeapLocked(int64_t except) {
+  heap_.clear();
+  for (const auto& [r, s] : slot_of_) {
+    if (pins_[s] == 0 && state_[s] == SlotState::kReady && r != except)
+      heap_.push_back({NextUseLocked(r), HeatLocked(r), r});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), EvictFirst());
+}
+
+void RowCache::SetHeldElsewhere(std::shared_ptr<const std::vector<bool>> rows) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_elsewhere_ = std::move(rows);
+  RebuildHeapLocked(-1);  // the cached rows' keys changed
 }
 
 void RowCache::PushCandidateLocked(int64_t row) {
-  if (heap_.size() >= HeapBound()) {  // mostly stale: rebuild it (at most capacity_rows_ entries)
-    heap_.clear();
-    for (const auto& [r, s] : slot_of_) {
-      if (pins_[s] == 0 && state_[s] == SlotState::kReady && r != row) {
-        heap_.push_back({NextUseLocked(r), heat_ ? heat_(r) : 0, r});
-      }
-    }
-    std::make_heap(heap_.begin(), heap_.end(), EvictFirst());
-  }
-  heap_.push_back({NextUseLocked(row), heat_ ? heat_(row) : 0, row});
+  if (heap_.size() >= HeapBound()) RebuildHeapLocked(row);  // mostly stale (at most capacity_rows_ entries)
+  heap_.push_back({NextUseLocked(row), HeatLocked(row), row});
   std::push_heap(heap_.begin(), heap_.end(), EvictFirst());
 }
 

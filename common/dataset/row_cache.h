@@ -95,6 +95,10 @@ class RowCache {
   // batch is promised in `out`.
   absl::Status Gather(uint64_t ticket, std::span<const int64_t> ids, void* out);
 
+  // Rows another tier serves to the sessions reading through this cache (a GPU hot tier; indexed by row):
+  // colder than every other row, so they are evicted first among rows no announced batch reads.
+  void SetHeldElsewhere(std::shared_ptr<const std::vector<bool>> rows);
+
   RowCacheStats stats() const;
   const RowTable& table() const { return table_; }
   int64_t capacity_rows() const { return capacity_rows_; }
@@ -116,6 +120,9 @@ class RowCache {
 
   RowCache(RowTable table, int64_t capacity_rows, Heat heat, const Options& options);
   uint64_t NextUseLocked(int64_t row) const;
+  int64_t HeatLocked(int64_t row) const;
+  // The heap from the cached, unpinned rows but `except`.
+  void RebuildHeapLocked(int64_t except);
   void WithdrawLocked(uint64_t ticket);
   // The row is resident and unpinned: it may be evicted (again) under its current key.
   void PushCandidateLocked(int64_t row);
@@ -152,6 +159,7 @@ class RowCache {
   std::vector<SlotState> state_;
   std::vector<int32_t> free_;
   int64_t pinned_slots_ = 0;
+  std::shared_ptr<const std::vector<bool>> held_elsewhere_;
   std::vector<Candidate> heap_;                                          // lazy: entries are checked when popped
   absl::flat_hash_map<int64_t, absl::InlinedVector<uint64_t, 2>> uses_;  // row -> announced tickets, ascending
   absl::flat_hash_map<uint64_t, std::vector<int64_t>> announced_;        // ticket -> rows

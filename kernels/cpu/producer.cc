@@ -93,11 +93,10 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
   };
 }
 
-std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(const GraphData& graph,
-                                                                        const SamplingSpec& spec, uint64_t seed,
-                                                                        const BatchLayout& layout,
-                                                                        std::vector<BatchView> slots, RowCache& cache,
-                                                                        int window, int prefetch_distance) {
+std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
+    const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
+    std::vector<BatchView> slots, RowCache& cache, int window, int prefetch_distance,
+    std::shared_ptr<const std::vector<bool>> held_elsewhere) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
@@ -105,22 +104,44 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(const Gr
   auto ring = std::make_shared<std::vector<BatchBuffer>>(
       stages->window, BatchBuffer(BatchLayout::Make(layout.capacity, layout.num_hops, /*feature_row_bytes=*/0)));
   auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
-  stages->plan = [ring, sampler, &cache](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                                         int entry) {
+  // The rows this cache serves: all of the batch's, or those no other tier holds.
+  const auto own_rows = [held_elsewhere](const BatchView& batch, std::vector<int64_t>& scratch) {
+    const std::span<const int64_t> ids(batch.node_ids, static_cast<size_t>(batch.num_nodes()));
+    if (held_elsewhere == nullptr) return ids;
+    scratch.clear();
+    for (int64_t id : ids) {
+      if (!(*held_elsewhere)[id]) scratch.push_back(id);
+    }
+    return std::span<const int64_t>(scratch);
+  };
+  auto plan_scratch = std::make_shared<std::vector<int64_t>>();
+  stages->plan = [ring, sampler, &cache, own_rows, plan_scratch](uint64_t epoch, uint64_t batch_index,
+                                                                 std::span<const int64_t> seeds, int entry) {
     const auto start = std::chrono::steady_clock::now();
     BatchView batch = (*ring)[entry].view();
     sampler->SampleGraph(epoch, batch_index, seeds, batch);
-    Tickets tickets = {cache.Announce({batch.node_ids, static_cast<size_t>(batch.num_nodes())})};
+    Tickets tickets = {cache.Announce(own_rows(batch, *plan_scratch))};
     return std::make_pair(std::move(tickets), SecondsSince(start));
   };
   stages->prefetch = [&cache](const Tickets& tickets) { (void)cache.Prefetch(tickets[0]); };  // errors: at the gather
-  stages->gather = [ring, sampler, slots = std::move(slots), &cache](int entry, const Tickets& tickets,
-                                                                     int slot) -> absl::StatusOr<double> {
+  stages->gather = [ring, sampler, slots = std::move(slots), &cache, own_rows, held_elsewhere](
+                       int entry, const Tickets& tickets, int slot) -> absl::StatusOr<double> {
     const auto start = std::chrono::steady_clock::now();
     const BatchView& batch = slots[slot];
     CopyBatchGraph((*ring)[entry].view(), batch);
-    GNND_RETURN_IF_ERROR(
-        cache.Gather(tickets[0], {batch.node_ids, static_cast<size_t>(batch.num_nodes())}, batch.features));
+    thread_local std::vector<int64_t> scratch;  // gathers run on several workers at once
+    const std::span<const int64_t> rows = own_rows(batch, scratch);
+    GNND_RETURN_IF_ERROR(cache.Gather(tickets[0], rows, batch.features));
+    if (held_elsewhere != nullptr) {
+      // The rows were read to the front; move each to its node's place, last first (a row only moves back).
+      const size_t row_bytes = cache.table().row_bytes;
+      auto* features = static_cast<std::byte*>(batch.features);
+      size_t k = rows.size();
+      for (int64_t i = batch.num_nodes() - 1; i >= 0 && k > 0; --i) {
+        if ((*held_elsewhere)[batch.node_ids[i]]) continue;
+        if (--k != static_cast<size_t>(i)) std::memcpy(features + i * row_bytes, features + k * row_bytes, row_bytes);
+      }
+    }
     sampler->GatherLabels(batch);
     return SecondsSince(start);
   };

@@ -84,10 +84,13 @@ class CpuProducer {
                                                 std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
                                                 int max_parallel);
   // The homogeneous batch of `graph` in two stages, its features read through `cache` (the graph has none
-  // in memory): ring entries laid out like `layout` without features.
+  // in memory): ring entries laid out like `layout` without features. Rows marked in `held_elsewhere` (a
+  // GPU hot tier's, which fills them later) are neither announced nor read: their place in the batch's
+  // features is left undefined.
   static std::shared_ptr<const Stages> StorageSampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                                                        const BatchLayout& layout, std::vector<BatchView> slots,
-                                                       RowCache& cache, int window, int prefetch_distance = 2);
+                                                       RowCache& cache, int window, int prefetch_distance = 2,
+                                                       std::shared_ptr<const std::vector<bool>> held_elsewhere = {});
   // The typed batch in two stages, each node type's features read through caches[type] (null: the type
   // has none).
   static std::shared_ptr<const Stages> TypedStorageSampling(const GraphData& graph, const TypedSamplingSpec& spec,

@@ -38,7 +38,8 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
   std::vector<const void*> placed(schema.arrays.size(), nullptr);
   for (size_t i = 0; i < schema.arrays.size(); ++i) {
     const ArraySchema& a = schema.arrays[i];
-    if (a.role == ArrayRole::kSplit) continue;  // seeds reach the GPU per batch
+    if (a.role == ArrayRole::kSplit) continue;     // seeds reach the GPU per batch
+    if (host.arrays.data[i] == nullptr) continue;  // features on storage: staged by the host per batch
     const bool copy = (a.role == ArrayRole::kIndptr && placement != CscPlacement::kHost) ||
                       (a.role == ArrayRole::kIndices && placement == CscPlacement::kDevice);
     if (copy) {

@@ -31,6 +31,7 @@ __global__ void GatherKernel(const int64_t* ids, const int64_t* count, int64_t b
   const int lane = threadIdx.x % kWarp;
   if (i >= Limit(count, bound)) return;
   const RowAt at = Locate(s, ids[i]);
+  if (at.base == nullptr) return;  // no host table: only the hot rows are written
   const auto* src = reinterpret_cast<const Vector*>(at.base + at.offset);
   auto* dst = reinterpret_cast<Vector*>(out + i * s.row_bytes);
   const size_t words = s.row_bytes / sizeof(Vector);
@@ -52,6 +53,7 @@ __global__ void GatherShiftedKernel(const int64_t* ids, const int64_t* count, in
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
   if (i >= Limit(count, bound)) return;
   const RowAt row = Locate(s, ids[i]);
+  if (row.base == nullptr) return;  // the whole warp: one row
   const size_t first = row.offset & ~size_t{15}, end = row.offset + s.row_bytes;
   const size_t head = row.offset - first, chunks = (end - first + 15) / 16;
   for (size_t c = lane; c < chunks; c += kWarp) {

@@ -23,7 +23,7 @@ struct GatherOptions {
 };
 
 // Where rows are read from: `host` (num_rows rows of row_bytes, device-visible), except those of nodes
-// that `hot` holds.
+// that `hot` holds. Without `host` (features on storage, staged by the host) only hot rows are written.
 struct RowSource {
   const char* host = nullptr;
   int64_t num_rows = 0;

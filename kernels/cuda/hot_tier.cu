@@ -128,10 +128,13 @@ HotTier::~HotTier() = default;
 
 absl::StatusOr<std::unique_ptr<HotTier>> HotTier::Create(const DeviceGraph& source, std::span<const int64_t> order,
                                                          int64_t num_hot, const std::vector<int>& devices,
-                                                         bool adjacency) {
+                                                         bool adjacency, const ReadRows& read_rows) {
   if (devices.empty()) return absl::InvalidArgumentError("a hot tier needs a GPU");
   if (num_hot < 0 || num_hot > static_cast<int64_t>(order.size()) || num_hot > INT32_MAX) {
     return absl::InvalidArgumentError(absl::StrCat("hot tier of ", num_hot, " nodes from a ranking of ", order.size()));
+  }
+  if (source.features == nullptr && !read_rows) {
+    return absl::InvalidArgumentError("a hot tier of features on storage needs a way to read their rows");
   }
   auto tier = std::unique_ptr<HotTier>(new HotTier());
   tier->num_hot_ = num_hot;
@@ -139,8 +142,10 @@ absl::StatusOr<std::unique_ptr<HotTier>> HotTier::Create(const DeviceGraph& sour
   for (size_t i = 0; i < devices.size(); ++i) {
     tier->parts_.push_back(std::make_unique<Part>());
     tier->parts_.back()->device = devices[i];
-    GNND_RETURN_IF_ERROR(tier->Fill(source, order.first(num_hot), i, adjacency));
+    GNND_RETURN_IF_ERROR(tier->Fill(source, order.first(num_hot), i, adjacency, read_rows));
   }
+  tier->held_ = std::make_shared<std::vector<bool>>(source.manifest.num_nodes(), false);
+  for (int64_t id : order.first(num_hot)) (*tier->held_)[id] = true;
   for (size_t i = 0; i < devices.size(); ++i) {
     GNND_RETURN_IF_ERROR(tier->ShareParts(i));
     tier->bytes_per_device_ = std::max(tier->bytes_per_device_, tier->parts_[i]->bytes);
@@ -148,7 +153,8 @@ absl::StatusOr<std::unique_ptr<HotTier>> HotTier::Create(const DeviceGraph& sour
   return tier;
 }
 
-absl::Status HotTier::Fill(const DeviceGraph& source, std::span<const int64_t> order, size_t index, bool adjacency) {
+absl::Status HotTier::Fill(const DeviceGraph& source, std::span<const int64_t> order, size_t index, bool adjacency,
+                           const ReadRows& read_rows) {
   Part& p = *parts_[index];
   const size_t n = devices_.size();
   const int64_t num_nodes = source.manifest.num_nodes();
@@ -175,11 +181,32 @@ absl::Status HotTier::Fill(const DeviceGraph& source, std::span<const int64_t> o
   std::vector<int64_t> mine(own);
   for (int64_t j = 0; j < own; ++j) mine[j] = order[j * n + index];
   GNND_CUDA(cudaMemcpy(ids, mine.data(), own * sizeof(int64_t), cudaMemcpyHostToDevice), what);
-  const RowSource host{static_cast<const char*>(source.features), num_nodes, FeatureRowBytes(source.manifest)};
-  GNND_RETURN_IF_ERROR(GatherRows(ids, nullptr, own, host, {}, p.rows, nullptr));
+  if (source.features != nullptr) {
+    const RowSource host{static_cast<const char*>(source.features), num_nodes, FeatureRowBytes(source.manifest)};
+    GNND_RETURN_IF_ERROR(GatherRows(ids, nullptr, own, host, {}, p.rows, nullptr));
+  } else {
+    GNND_RETURN_IF_ERROR(FillFromHost(mine, index, FeatureRowBytes(source.manifest), read_rows));
+  }
   GNND_LAUNCH(LabelsKernel, Blocks(own), kThreads, 0, nullptr, ids, own, source.labels, p.labels);
   if (adjacency) GNND_RETURN_IF_ERROR(FillAdjacency(source, ids, own, index));
   GNND_CUDA(cudaDeviceSynchronize(), what);
+  return absl::OkStatus();
+}
+
+absl::Status HotTier::FillFromHost(std::span<const int64_t> ids, size_t index, size_t row_bytes,
+                                   const ReadRows& read_rows) {
+  Part& p = *parts_[index];
+  const std::string what = absl::StrCat("fill the hot tier on cuda:", p.device, " from storage");
+  const int64_t chunk =
+      std::max<int64_t>(1, (int64_t{64} << 20) / static_cast<int64_t>(std::max<size_t>(row_bytes, 1)));
+  void* staging = nullptr;
+  GNND_CUDA(cudaMallocHost(&staging, row_bytes * std::min<int64_t>(chunk, std::max<size_t>(ids.size(), 1))), what);
+  const std::unique_ptr<void, cudaError_t (*)(void*)> owned(staging, &cudaFreeHost);
+  for (size_t first = 0; first < ids.size(); first += chunk) {
+    const size_t count = std::min<size_t>(chunk, ids.size() - first);
+    GNND_RETURN_IF_ERROR(read_rows(ids.subspan(first, count), staging));
+    GNND_CUDA(cudaMemcpy(p.rows + first * row_bytes, staging, count * row_bytes, cudaMemcpyHostToDevice), what);
+  }
   return absl::OkStatus();
 }
 

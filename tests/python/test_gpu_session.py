@@ -4,6 +4,7 @@ closing the session returns its GPU memory. (The test that kills a trainer with 
 under MPS it leaves the MPS server refusing new clients for a while.)"""
 import os
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -220,6 +221,58 @@ def test_hot_tier_serves_batches_equal_to_the_cpu_reference(tmp_path, prepare):
             assert steps == len(loader)
         assert "event=hot_tier_built" in daemon.output(), daemon.output()
         assert f"hot tier of {num_nodes // 2} rows" in daemon.output(), daemon.output()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+@pytest.mark.parametrize("tier", ["half", "none"])
+def test_features_on_storage_serve_gpu_sessions_equal_to_the_cpu_reference(tmp_path, tier):
+    """Features on storage (feature_cache) serve GPU sessions: sampled and read through the host cache, staged
+    and copied into the GPU slot. A GPU hot tier (half the rows, filled through the cache at load) stands in
+    front: its rows are gathered on the GPU and never asked of the cache. Batches equal the CPU reference."""
+    from test_metrics import scrape
+    from daemon_util import free_port
+    data = generate(tmp_path / "store", "--seed", 7, "--feature-dtype", "float16")
+    subprocess.run([GNNCTL, "hotness", f"--dataset={data}", "--fanouts=4,2", "--write"], check=True,
+                   capture_output=True)
+    features = np.load(data / "features.npy", mmap_mode="r")
+    num_nodes, row_bytes = features.shape[0], features[0].nbytes
+    num_hot = num_nodes // 2 if tier == "half" else 0
+    gpu_cache = 4 * num_nodes + num_hot * (row_bytes + 8) if num_hot else "none"
+    cache = 2 * 832 * (row_bytes + 103)  # two batches' rows (64 seeds, fanouts 4,2): the cache must read
+    port = free_port()
+    first_gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
+    daemon = Daemon(tmp_path, f"--dataset=store={data}", f"--feature-cache=store={cache}", f"--gpu-cache={gpu_cache}",
+                    "--prepare-gpus=all", f"--metrics-address=127.0.0.1:{port}", name=f"store{tier}",
+                    env={"CUDA_VISIBLE_DEVICES": first_gpu})
+    try:
+        deadline = time.monotonic() + 60
+        while num_hot and "event=hot_tier_built" not in daemon.output() and time.monotonic() < deadline:
+            time.sleep(0.1)  # built at load, reading its rows through the cache: count the batches' rows after it
+        before = scrape(port)
+        asked = total = 0  # rows the batches ask of the host cache (those the tier does not hold), all rows
+        held = set(np.load(data / "hot_order.npy")[:num_hot].tolist())
+        with gnnd.Loader(address=daemon.address, dataset="store", batch_size=64, fanouts=[4, 2], seed=2,
+                         device="cuda:0") as loader:
+            for epoch in range(2):
+                steps = 0
+                for batch in loader:
+                    assert batch.features.is_cuda
+                    assert_matches_reference(batch, data, tmp_path, epoch, batch_size=64, fanouts="4,2", seed=2)
+                    ids = batch.node_ids.cpu().tolist()
+                    asked += sum(1 for i in ids if i not in held)
+                    total += len(ids)
+                    steps += 1
+                assert steps == len(loader)
+        after = scrape(port)
+        rows = lambda samples: sum(samples[f'gnnd_feature_cache_rows_total{{dataset="store",outcome="{o}"}}']
+                                   for o in ("hit", "miss"))
+        assert rows(after) - rows(before) == asked, daemon.output()
+        assert after['gnnd_feature_cache_rows_total{dataset="store",outcome="miss"}'] > 0
+        if num_hot:
+            assert f"hot tier of {num_hot} rows" in daemon.output(), daemon.output()
+        assert asked < total if num_hot else asked == total
+        assert f"{daemon.shm_prefix}.store.features" not in os.listdir("/dev/shm")
     finally:
         assert daemon.stop() == 0, daemon.output()
 

@@ -192,6 +192,27 @@ TEST(RowCache, AWarmStartReadsTheHottestRowsIntoFreeRoomOnly) {
   EXPECT_EQ(cache->stats().hits, 3u);
 }
 
+TEST(RowCache, RowsHeldElsewhereAreEvictedBeforeEveryOtherUnannouncedRow) {
+  ScratchDir dir;
+  const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);
+  auto cache = *RowCache::Create(table, 4 * kRowCost, Heat, {});
+  // Heats 4, 4, 0, 0: without more, row 10 or 15 (heat 0) would go first.
+  ASSERT_EQ(*cache->WarmUp(std::vector<int64_t>{4, 9, 10, 15}), 4);
+  auto held = std::make_shared<std::vector<bool>>(kRows, false);
+  (*held)[4] = (*held)[9] = true;  // a GPU tier serves the two hottest rows
+  cache->SetHeldElsewhere(held);
+  const std::vector<int64_t> hot = {14, 19};  // heat 4: worth a slot over any row another tier holds
+  EXPECT_EQ(*cache->Prefetch(cache->Announce(hot)), 2);
+  EXPECT_EQ(cache->SlotOf(4), -1);
+  EXPECT_EQ(cache->SlotOf(9), -1);
+  for (int64_t row : {10, 15, 14, 19}) EXPECT_GE(cache->SlotOf(row), 0) << row;
+  // Held rows are still served when a batch asks for them (CPU sessions of the dataset), read again.
+  const std::vector<int64_t> batch = {4};
+  std::vector<uint8_t> out(kRowBytes);
+  ASSERT_TRUE(cache->Gather(cache->Announce(batch), batch, out.data()).ok());
+  ExpectRows(batch, out);
+}
+
 TEST(RowCache, ABatchLargerThanTheCacheIsRefusedAndOneOfItsSizeWorks) {
   ScratchDir dir;
   const RowTable table = WriteTable(dir / "t.npy", 0, kRowBytes, kRows);

@@ -170,7 +170,8 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
                                                 const std::vector<int32_t>& fanouts, uint64_t seed, EpochSeeds seeds,
                                                 int threads, int num_slots, int64_t cache_rows, int window,
                                                 absl::Status* status = nullptr,
-                                                const std::function<void()>& after_first_batch = nullptr) {
+                                                const std::function<void()>& after_first_batch = nullptr,
+                                                std::shared_ptr<const std::vector<bool>> held = {}) {
   GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
   graph.arrays.data[graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]] = nullptr;  // none in memory
   const NpyFile& file = dir.file(ArrayId::kFeatures);
@@ -182,16 +183,30 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
-  CpuProducer producer(CpuProducer::StorageSampling(graph, {.fanouts = fanouts}, seed, layout, slots, **cache, window),
-                       num_slots, 2, std::move(seeds), *workers, threads);
+  CpuProducer producer(
+      CpuProducer::StorageSampling(graph, {.fanouts = fanouts}, seed, layout, slots, **cache, window, 2, held),
+      num_slots, 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
+  const auto* rows =
+      static_cast<const std::byte*>(dir.arrays().data[graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]]);
   while (auto ready = producer.Next()) {
+    const BatchView& batch = slots[ready->slot];
+    for (int64_t i = 0; held != nullptr && i < batch.num_nodes(); ++i) {  // what the other tier fills
+      const int64_t id = batch.node_ids[i];
+      if ((*held)[id]) {
+        std::memcpy(static_cast<std::byte*>(batch.features) + i * table.row_bytes, rows + id * table.row_bytes,
+                    table.row_bytes);
+      }
+    }
     out.push_back(testing::BatchContents(slots[ready->slot], layout.feature_row_bytes));
     producer.Release(ready->slot);
     if (out.size() == 1 && after_first_batch) after_first_batch();
   }
   if (status != nullptr) *status = producer.status();
   EXPECT_EQ((*cache)->stats().window, 0) << "every announced batch gathered or withdrawn";
+  for (int64_t id = 0; held != nullptr && id < graph.num_nodes(); ++id) {
+    if ((*held)[id]) EXPECT_EQ((*cache)->SlotOf(id), -1) << "row " << id << " is held elsewhere: never read";
+  }
   return out;
 }
 
@@ -207,6 +222,20 @@ TEST_F(SamplerTest, TwoStagesThroughAStorageCacheGiveTheSameBatches) {
       EXPECT_TRUE(staged == expected) << "cache " << cache_rows << " rows, window " << window << ", threads " << threads
                                       << ", slots " << slots;
     }
+  }
+}
+
+TEST_F(SamplerTest, RowsHeldByAnotherTierAreNotReadAndTheOthersLandInTheirPlaces) {
+  const std::vector<int32_t> fanouts = {10, 5};
+  const BatchLayout layout = Layout({32, fanouts});
+  const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32};
+  const auto expected = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
+  auto held = std::make_shared<std::vector<bool>>(graph_->num_nodes(), false);
+  for (int64_t id = 0; id < graph_->num_nodes(); id += 3) (*held)[id] = true;
+  for (const auto& [window, threads, slots] : {std::tuple{1, 1, 1}, {4, 3, 3}}) {
+    const auto staged = StagedEpoch(*dataset_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2),
+                                    threads, slots, graph_->num_nodes(), window, nullptr, nullptr, held);
+    EXPECT_TRUE(staged == expected) << "window " << window << ", threads " << threads;
   }
 }
 

@@ -1,0 +1,53 @@
+// What CudaSlots asks of the thing that fills a GPU slot: a CUDA sampler (homogeneous or typed), or the
+// host's two-stage producer for features on storage (staged_slot_sampler.h). It fills a slot on a stream
+// and says where the batch's per-hop counts are (int32 arrays, copied to the host after each fill) and what
+// the batch's counts are from them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch/batch.h"
+#include "common/batch/seeds.h"
+#include "gnnd/v1/service.pb.h"
+
+namespace gnnd {
+
+class SlotSampler {
+ public:
+  virtual ~SlotSampler() = default;
+  virtual size_t slot_bytes() const = 0;
+  // Enqueues the fill of `slot` (device memory) with batch `batch_index` of `epoch` around `seeds`
+  // (device memory) on `stream`.
+  virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
+                              cudaStream_t stream) = 0;
+  virtual absl::Status Prepare(char* slot, cudaStream_t stream) = 0;
+  virtual void DropGraphs() = 0;
+  // (byte offset in a slot, int32 entries) of each per-hop count array, in the order they are copied.
+  virtual std::vector<std::pair<size_t, int>> HopArrays() const = 0;
+  // `ready`'s counts from the copied arrays (HopArrays' order, one after another).
+  virtual void SetCounts(const int32_t* hops, v1::BatchReady& ready) const = 0;
+
+  // For a sampler whose batches are made elsewhere first: starts an epoch (`stream` is the one fills use),
+  // says whether step `step` (the next in order) may be enqueued now, hears that `slot`'s fill is complete
+  // on the GPU, and stops. An error from Ready ends the session.
+  virtual absl::Status StartEpoch(uint64_t /*epoch*/, const EpochSeeds& /*seeds*/, cudaStream_t /*stream*/) {
+    return absl::OkStatus();
+  }
+  virtual absl::StatusOr<bool> Ready(int64_t /*step*/) { return true; }
+  virtual void Filled(int /*slot*/) {}
+  virtual void Stop() {}
+  // Whether the producer stream may be a calibrated green context (the fill is sampling kernels).
+  virtual bool calibrates() const { return true; }
+};
+
+// HopArrays() and SetCounts() of a homogeneous batch laid out by `layout`.
+std::vector<std::pair<size_t, int>> HomogeneousHopArrays(const BatchLayout& layout);
+void SetHomogeneousCounts(const BatchLayout& layout, const int32_t* hops, v1::BatchReady& ready);
+
+}  // namespace gnnd
