@@ -205,7 +205,9 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   if (status != nullptr) *status = producer.status();
   EXPECT_EQ((*cache)->stats().window, 0) << "every announced batch gathered or withdrawn";
   for (int64_t id = 0; held != nullptr && id < graph.num_nodes(); ++id) {
-    if ((*held)[id]) EXPECT_EQ((*cache)->SlotOf(id), -1) << "row " << id << " is held elsewhere: never read";
+    if ((*held)[id]) {
+      EXPECT_EQ((*cache)->SlotOf(id), -1) << "row " << id << " is held elsewhere: never read";
+    }
   }
   return out;
 }
