@@ -47,6 +47,7 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
     out.set_misses(c.misses);
     out.set_prefetched(c.prefetched);
     out.set_bypassed(c.bypassed);
+    out.set_gpu_tier_rows(c.held_elsewhere);
     out.set_warmed(c.warmed);
     out.set_evictions(c.evictions);
     out.set_reads(c.reads);

@@ -54,8 +54,8 @@ void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
   }
   if (caches.empty()) return;
   Family rows(out, "gnnd_feature_cache_rows_total", "counter",
-              "Feature rows gathered through a dataset's storage cache: hit (cached or read ahead), miss (read by "
-              "the gather itself).");
+              "Feature rows of a dataset on storage by the tier that served them: hit (the host cache, cached or "
+              "read ahead), miss (read by the gather itself), gpu_tier (the GPU hot tier, for GPU sessions).");
   Family prefetched(out, "gnnd_feature_prefetched_rows_total", "counter", "Feature rows read ahead of their gather.");
   Family bypassed(out, "gnnd_feature_bypassed_rows_total", "counter",
                   "Of the missed feature rows, those read straight into their batch (worth less than any cached row).");
@@ -72,11 +72,13 @@ void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
   for (const auto& [name, c] : caches) {
     Labels dataset = {{"dataset", name}};
     if (!c.node_type().empty()) dataset.emplace_back("node_type", c.node_type());  // a typed dataset's table
-    Labels hit = dataset, miss = dataset;
+    Labels hit = dataset, miss = dataset, gpu_tier = dataset;
     hit.emplace_back("outcome", "hit");
     miss.emplace_back("outcome", "miss");
+    gpu_tier.emplace_back("outcome", "gpu_tier");
     rows.Sample(c.hits(), hit);
     rows.Sample(c.misses(), miss);
+    rows.Sample(c.gpu_tier_rows(), gpu_tier);
     prefetched.Sample(c.prefetched(), dataset);
     bypassed.Sample(c.bypassed(), dataset);
     warmed.Sample(c.warmed(), dataset);

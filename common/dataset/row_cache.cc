@@ -129,6 +129,11 @@ void RowCache::RebuildHeapLocked(int64_t except) {
   std::make_heap(heap_.begin(), heap_.end(), EvictFirst());
 }
 
+void RowCache::CountHeldElsewhere(uint64_t rows) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.held_elsewhere += rows;
+}
+
 void RowCache::SetHeldElsewhere(std::shared_ptr<const std::vector<bool>> rows) {
   std::lock_guard<std::mutex> lock(mutex_);
   held_elsewhere_ = std::move(rows);

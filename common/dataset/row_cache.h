@@ -35,11 +35,12 @@ namespace gnnd {
 struct RowCacheStats {
   int64_t capacity_rows = 0;
   int64_t resident_rows = 0;
-  uint64_t hits = 0;        // rows a gather found cached (or being read by a prefetch)
-  uint64_t misses = 0;      // rows a gather had to read itself
-  uint64_t bypassed = 0;    // of those, rows read straight into the batch (worth less than any cached row)
-  uint64_t prefetched = 0;  // rows read ahead of their gather
-  uint64_t warmed = 0;      // rows read by WarmUp
+  uint64_t hits = 0;            // rows a gather found cached (or being read by a prefetch)
+  uint64_t misses = 0;          // rows a gather had to read itself
+  uint64_t bypassed = 0;        // of those, rows read straight into the batch (worth less than any cached row)
+  uint64_t prefetched = 0;      // rows read ahead of their gather
+  uint64_t warmed = 0;          // rows read by WarmUp
+  uint64_t held_elsewhere = 0;  // rows of batches that another tier served instead (CountHeldElsewhere)
   uint64_t evictions = 0;
   uint64_t reads = 0;       // io_uring reads submitted
   uint64_t bytes_read = 0;  // bytes they returned
@@ -98,6 +99,8 @@ class RowCache {
   // Rows another tier serves to the sessions reading through this cache (a GPU hot tier; indexed by row):
   // colder than every other row, so they are evicted first among rows no announced batch reads.
   void SetHeldElsewhere(std::shared_ptr<const std::vector<bool>> rows);
+  // A batch read `rows` rows from that other tier instead of this cache (counted in stats()).
+  void CountHeldElsewhere(uint64_t rows);
 
   RowCacheStats stats() const;
   const RowTable& table() const { return table_; }

@@ -133,6 +133,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
     const std::span<const int64_t> rows = own_rows(batch, scratch);
     GNND_RETURN_IF_ERROR(cache.Gather(tickets[0], rows, batch.features));
     if (held_elsewhere != nullptr) {
+      cache.CountHeldElsewhere(static_cast<uint64_t>(batch.num_nodes()) - rows.size());
       // The rows were read to the front; move each to its node's place, last first (a row only moves back).
       const size_t row_bytes = cache.table().row_bytes;
       auto* features = static_cast<std::byte*>(batch.features);

@@ -268,6 +268,8 @@ def test_features_on_storage_serve_gpu_sessions_equal_to_the_cpu_reference(tmp_p
         rows = lambda samples: sum(samples[f'gnnd_feature_cache_rows_total{{dataset="store",outcome="{o}"}}']
                                    for o in ("hit", "miss"))
         assert rows(after) - rows(before) == asked, daemon.output()
+        gpu_tier = 'gnnd_feature_cache_rows_total{dataset="store",outcome="gpu_tier"}'
+        assert after[gpu_tier] - before[gpu_tier] == total - asked
         assert after['gnnd_feature_cache_rows_total{dataset="store",outcome="miss"}'] > 0
         if num_hot:
             assert f"hot tier of {num_hot} rows" in daemon.output(), daemon.output()

@@ -189,11 +189,13 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   std::vector<std::vector<std::byte>> out;
   const auto* rows =
       static_cast<const std::byte*>(dir.arrays().data[graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]]);
+  uint64_t held_rows = 0;
   while (auto ready = producer.Next()) {
     const BatchView& batch = slots[ready->slot];
     for (int64_t i = 0; held != nullptr && i < batch.num_nodes(); ++i) {  // what the other tier fills
       const int64_t id = batch.node_ids[i];
       if ((*held)[id]) {
+        ++held_rows;
         std::memcpy(static_cast<std::byte*>(batch.features) + i * table.row_bytes, rows + id * table.row_bytes,
                     table.row_bytes);
       }
@@ -204,6 +206,7 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   }
   if (status != nullptr) *status = producer.status();
   EXPECT_EQ((*cache)->stats().window, 0) << "every announced batch gathered or withdrawn";
+  EXPECT_EQ((*cache)->stats().held_elsewhere, held_rows) << "the rows the other tier served, counted by the cache";
   for (int64_t id = 0; held != nullptr && id < graph.num_nodes(); ++id) {
     if ((*held)[id]) {
       EXPECT_EQ((*cache)->SlotOf(id), -1) << "row " << id << " is held elsewhere: never read";

@@ -36,12 +36,12 @@ void PrintDataset(const v1::DatasetInfo& d) {
     const uint64_t looked_up = c.hits() + c.misses();
     absl::PrintF(
         "  features on storage: %s%s\tcache %s (%d of %d rows, %d warmed at open)\thits %d misses %d (%.1f%% hit, "
-        "%d read straight into their batch)\tprefetched %d\t"
+        "%d read straight into their batch)\tGPU tier %d\tprefetched %d\t"
         "read %s in %d reads, %.2f s\tlook-ahead %d, %d batches announced\tqueue depth %d\t%s\n",
         c.node_type().empty() ? "" : c.node_type() + ": ", c.path(), Mib(c.capacity_bytes()), c.resident_rows(),
         c.capacity_rows(), c.warmed(), c.hits(), c.misses(), looked_up ? 100.0 * c.hits() / looked_up : 0.0,
-        c.bypassed(), c.prefetched(), Mib(c.bytes_read()), c.reads(), c.read_seconds(), c.look_ahead(), c.window(),
-        c.queue_depth(), c.direct() ? "O_DIRECT" : "buffered");
+        c.bypassed(), c.gpu_tier_rows(), c.prefetched(), Mib(c.bytes_read()), c.reads(), c.read_seconds(),
+        c.look_ahead(), c.window(), c.queue_depth(), c.direct() ? "O_DIRECT" : "buffered");
   }
 }
 
