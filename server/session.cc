@@ -33,7 +33,10 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   // What `gnnctl stats` says the seeds are: "train", "paper.train", "seed_ids (N)".
   s->seeds_ = request.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request.seed_ids_size(), ")") : request.split();
   if (shape.typed) s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
-  if (shape.link) s->seeds_ = absl::StrCat("edges.", request.edge_split());
+  if (shape.link) {
+    s->seeds_ = request.seed_edges_size() > 0 ? absl::StrCat("seed_edges (", request.seed_edges_size() / 2, ")")
+                                              : absl::StrCat("edges.", request.edge_split());
+  }
   const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
   if (limits.admission != nullptr) {
     GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, shape.slot_bytes));

@@ -12,6 +12,7 @@
 #include "client/include/gnnd_client.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
+#include "common/batch/link_batch.h"
 #include "common/dataset/dataset.h"
 
 static_assert(GNND_BATCH_ARRAYS == gnnd::kNumBatchArrays, "the C ABI's batch arrays are the layout's");
@@ -170,11 +171,18 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     if (!o.ok()) return Fail(o.status());
     if (o->num_fanouts > 0 && o->fanouts == nullptr) return Null("options.fanouts");
     if (o->num_seed_ids > 0 && o->seed_ids == nullptr) return Null("options.seed_ids");
+    if (o->num_seed_edges > 0 && o->seed_edges == nullptr) return Null("options.seed_edges");
     if (o->num_fanout_relations > 0 && o->fanout_relations == nullptr) return Null("options.fanout_relations");
     gnnd::v1::OpenSession request;
     request.set_dataset(o->dataset ? o->dataset : "");
-    if (o->edge_split != nullptr) {  // a link session: its seeds are the edge split's
-      request.set_edge_split(o->edge_split);
+    if (o->edge_split != nullptr || o->num_seed_edges > 0) {  // a link session: an edge split's or given pairs
+      if (o->edge_split != nullptr) request.set_edge_split(o->edge_split);
+      // 2 x num_seed_edges ids, refused by gnnd beyond its limit (checked here first: no overflow)
+      if (o->num_seed_edges > gnnd::kMaxSeedEdges) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat("options.num_seed_edges = ", o->num_seed_edges,
+                                                            " (at most ", gnnd::kMaxSeedEdges, " pairs)")));
+      }
+      request.mutable_seed_edges()->Add(o->seed_edges, o->seed_edges + 2 * std::max<int64_t>(o->num_seed_edges, 0));
       if (o->split != nullptr) request.set_split(o->split);  // refused by gnnd, naming both
     } else if (o->split != nullptr || o->num_seed_ids <= 0) {
       request.set_split(o->split ? o->split : gnnd::kDefaultSplit);

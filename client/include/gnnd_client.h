@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 5
+#define GNND_API_VERSION_MINOR 6
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -143,6 +143,11 @@ typedef struct gnnd_session_options {
   int32_t neg_amount;
   int32_t strict_negatives;
   const char* exclude;
+  /* API 1.6, link prediction on given pairs instead of an edge split (leave `edge_split`, `split` and
+   * `seed_ids` NULL): 2 x num_seed_edges node ids, the sources then the destinations (PyG's (2, E)
+   * edge_label_index), every pair a positive labeled 1. */
+  const int64_t* seed_edges;
+  int64_t num_seed_edges;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
@@ -150,7 +155,7 @@ typedef struct gnnd_session_options {
 #define GNND_SESSION_OPTIONS_INIT                                                                                     \
   {                                                                                                                   \
     sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, NULL, \
-        NULL, 0, 0, NULL                                                                                              \
+        NULL, 0, 0, NULL, NULL, 0                                                                                     \
   }
 
 typedef struct gnnd_client gnnd_client;

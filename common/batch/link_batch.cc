@@ -30,12 +30,33 @@ absl::StatusOr<int> ParseEdgeSplit(absl::string_view split, absl::string_view fi
   return static_cast<int>(at - kSplitNames.begin());
 }
 
+absl::Status CheckSeedEdges(std::span<const int64_t> seed_edges, int64_t num_nodes, absl::string_view prefix) {
+  if (seed_edges.empty() || seed_edges.size() % 2 != 0 || seed_edges.size() > 2 * kMaxSeedEdges) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "seed_edges: ", seed_edges.size(),
+                     " ids (must be E sources then E destinations, 1 <= E <= ", kMaxSeedEdges, ")"));
+  }
+  for (size_t i = 0; i < seed_edges.size(); ++i) {
+    if (seed_edges[i] < 0 || seed_edges[i] >= num_nodes) {
+      const size_t pairs = seed_edges.size() / 2;
+      return absl::InvalidArgumentError(absl::StrCat(prefix, "seed_edges[", i / pairs, "][", i % pairs, "] = ",
+                                                     seed_edges[i], " (node ids are 0 to ", num_nodes - 1, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSchema& schema,
                                    absl::string_view prefix) {
   if (!schema.homogeneous() || schema.format_version != 1) {
     return absl::UnimplementedError(
         absl::StrCat(prefix, "edge_split: link batches of typed datasets are not served yet (homogeneous only)"));
   }
+  if (spec.negatives.amount < 1 || spec.negatives.amount > kMaxNegativeAmount) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "neg_amount = ", spec.negatives.amount, " (must be 1 to ", kMaxNegativeAmount, ")"));
+  }
+  if (spec.seed_edges != nullptr) return CheckSeedEdges(*spec.seed_edges, schema.num_nodes, prefix);
   if (spec.edge_split < 0 || spec.edge_split >= static_cast<int>(kSplitNames.size())) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "edge_split: position ", spec.edge_split));
   }
@@ -44,10 +65,6 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
   if (split.edges < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, "edge_split = '", name, "' (the graph has no such edge split)"));
-  }
-  if (spec.negatives.amount < 1 || spec.negatives.amount > kMaxNegativeAmount) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, "neg_amount = ", spec.negatives.amount, " (must be 1 to ", kMaxNegativeAmount, ")"));
   }
   if (spec.negatives.mode == NegativeMode::kTriplet && split.labels >= 0) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = triplet: edge split '", name,

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,8 @@ inline constexpr int32_t kMaxNegativeAmount = 1024;
 
 struct LinkSamplingSpec {
   int edge_split = 0;  // a position in kSplitNames: the relation's split the positives come from
+  // Or given pairs: E sources, then E destinations (node ids checked), no labels. Shared by the samplers.
+  std::shared_ptr<const std::vector<int64_t>> seed_edges;
   std::vector<int32_t> fanouts;
   NegativeSpec negatives;
   ExcludeMode exclude = ExcludeMode::kNone;
@@ -36,6 +39,10 @@ absl::StatusOr<ExcludeMode> ParseExcludeMode(absl::string_view mode, absl::strin
 // The position in kSplitNames of an edge split's name.
 absl::StatusOr<int> ParseEdgeSplit(absl::string_view split, absl::string_view field);
 
+// Pairs given to a link session at most (their ids fill a 64 MiB request).
+inline constexpr int64_t kMaxSeedEdges = int64_t{4} << 20;
+// Given seed pairs (E sources, then E destinations): 1 to kMaxSeedEdges pairs of node ids of the graph.
+absl::Status CheckSeedEdges(std::span<const int64_t> seed_edges, int64_t num_nodes, absl::string_view prefix);
 // Checks the spec against the dataset: homogeneous (typed link batches come later), the relation has the
 // edge split, an amount of 1 to kMaxNegativeAmount, no triplets of a labeled split (as PyG), fanouts as a node
 // session's. Errors name the request's fields with `prefix` ("open.").

@@ -146,7 +146,11 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
                                               SessionShape shape) {
   if (!request.split().empty() || request.seed_ids_size() > 0) {
-    return absl::InvalidArgumentError("open.edge_split and open.split or open.seed_ids: give one of them");
+    return absl::InvalidArgumentError(
+        "open.edge_split or open.seed_edges, and open.split or open.seed_ids: give one of them");
+  }
+  if (!request.edge_split().empty() && request.seed_edges_size() > 0) {
+    return absl::InvalidArgumentError("open.edge_split and open.seed_edges: give one of them");
   }
   if (shape.device.is_cuda()) {
     return absl::UnimplementedError(
@@ -155,7 +159,12 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(SetSlotsAndSchedule(request, limits, shape));
   LinkShape& link = shape.link.emplace();
   LinkSamplingSpec& spec = link.sampling;
-  GNND_ASSIGN_OR_RETURN(spec.edge_split, ParseEdgeSplit(request.edge_split(), "open.edge_split"));
+  if (request.seed_edges_size() > 0) {
+    spec.seed_edges =
+        std::make_shared<const std::vector<int64_t>>(request.seed_edges().begin(), request.seed_edges().end());
+  } else {
+    GNND_ASSIGN_OR_RETURN(spec.edge_split, ParseEdgeSplit(request.edge_split(), "open.edge_split"));
+  }
   spec.fanouts.assign(request.fanouts().begin(), request.fanouts().end());
   GNND_ASSIGN_OR_RETURN(spec.negatives.mode, ParseNegativeMode(request.neg_sampling(), "open.neg_sampling"));
   spec.negatives.amount = request.neg_amount() == 0 ? 1 : request.neg_amount();
@@ -183,11 +192,17 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
       const BatchCapacity capacity,
       ComputeBatchCapacity(shape.sampling, graph.num_nodes(), graph.manifest.num_edges(), max_in_degrees.at(0)));
   const NodeTypeSchema& nodes = graph.schema.node_types[0];
-  const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
-  link.split_size = split.num_edges;
+  bool labeled = false;  // given pairs have none
+  if (spec.seed_edges != nullptr) {
+    link.split_size = static_cast<int64_t>(spec.seed_edges->size() / 2);
+  } else {
+    const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
+    link.split_size = split.num_edges;
+    labeled = split.labels >= 0;
+  }
   shape.layout = BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()),
                                    nodes.features >= 0 ? nodes.feature_row_bytes() : 0);
-  link.layout = LinkBatchLayout::Make(shape.layout, request.batch_size(), spec, split.labels >= 0);
+  link.layout = LinkBatchLayout::Make(shape.layout, request.batch_size(), spec, labeled);
   shape.schema = LinkBatchSchema(link.layout, nodes.features >= 0 ? nodes.feature_dim : 0, nodes.feature_dtype);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
   return shape;
@@ -201,12 +216,15 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   const bool typed = schema.format_version != 1;
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
-  if (!request.edge_split().empty()) return CheckLinkRequest(request, graph, max_in_degrees, limits, shape);
+  if (!request.edge_split().empty() || request.seed_edges_size() > 0) {
+    return CheckLinkRequest(request, graph, max_in_degrees, limits, shape);
+  }
   const auto given = [](const std::string& mode) { return !mode.empty() && mode != "none"; };
   if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.strict_negatives() ||
       given(request.exclude())) {
     return absl::InvalidArgumentError(
-        "open.neg_sampling, neg_amount, strict_negatives and exclude are a link session's: set open.edge_split");
+        "open.neg_sampling, neg_amount, strict_negatives and exclude are a link session's: set open.edge_split "
+        "or open.seed_edges");
   }
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
   const NodeTypeSchema& seed_type = schema.node_types[shape.seed_type];

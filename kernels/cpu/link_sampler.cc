@@ -14,10 +14,15 @@ CpuLinkSampler::CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& s
 absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const LinkSamplingSpec& spec,
                                                       uint64_t seed, int64_t max_positives) {
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, ""));
-  const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
   const SamplingSpec sampling{MaxLinkSeeds(max_positives, spec.negatives), spec.fanouts};
   GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
   CpuLinkSampler sampler(graph, spec, seed, sampling);
+  if (spec.seed_edges != nullptr) {  // given pairs, laid out as a split's edges; the spec keeps them
+    sampler.split_edges_ = spec.seed_edges->data();
+    sampler.split_size_ = static_cast<int64_t>(spec.seed_edges->size() / 2);
+    return sampler;
+  }
+  const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
   sampler.split_edges_ = static_cast<const int64_t*>(graph.arrays.data[split.edges]);
   if (split.labels >= 0) sampler.split_labels_ = static_cast<const int64_t*>(graph.arrays.data[split.labels]);
   sampler.split_size_ = split.num_edges;

@@ -49,6 +49,9 @@ TEST(CAbi, InitializerFromCGivesTheDefaults) {
   EXPECT_EQ(o.device, nullptr);
   EXPECT_EQ(o.seed_ids, nullptr);
   EXPECT_EQ(o.num_seed_ids, 0);
+  EXPECT_EQ(o.exclude, nullptr);  // API 1.5's last field
+  EXPECT_EQ(o.seed_edges, nullptr);
+  EXPECT_EQ(o.num_seed_edges, 0);
 }
 
 TEST(CAbi, NullHandlesAreInvalidArguments) {

@@ -155,6 +155,49 @@ def test_bad_link_requests_are_refused_naming_the_field(served):
         gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], neg_sampling=dict(mode="binary", amount=0.5),
                                     dataset=NAME, address=daemon.address)
     with pytest.raises(NotImplementedError):
-        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=torch.zeros(2, 3, dtype=torch.long),
+        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(("n", "to", "n"), "train"),
                                     dataset=NAME, address=daemon.address)
+    # Given pairs: node ids checked by gnnd, naming the first bad one as PyG's (2, E) index; shapes by the client.
+    bad = np.array([[0, 1, 2], [3, NODES, 5]])
+    with pytest.raises(gnnd.GnndError) as error:
+        gnnd.Loader(address=daemon.address, dataset=NAME, fanouts=[2], seed_edges=bad, output="numpy")
+    assert error.value.code == "INVALID_ARGUMENT", error.value
+    assert f"open.seed_edges[1][1] = {NODES} (node ids are 0 to {NODES - 1})" in error.value.message, error.value
+    for shape in ((3, 4), (2, 0), (6,)):
+        with pytest.raises(ValueError, match="seed_edges"):
+            gnnd.Loader(address=daemon.address, dataset=NAME, fanouts=[2], seed_edges=np.zeros(shape, np.int64))
+    with pytest.raises(ValueError, match="edge_split and seed_edges"):
+        gnnd.Loader(address=daemon.address, dataset=NAME, fanouts=[2], edge_split="train", seed_edges=bad[:, :1])
     assert daemon.proc.poll() is None
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_given_pairs_equal_to_a_splits_edges_give_its_batches(served, mode):
+    """Seed edges given as a (2, E) tensor are served as an edge split's: the train split's edges as pairs give
+    the train split's batches byte for byte (same seed, shuffle, negatives, exclusion); input_id are the
+    pairs' positions."""
+    daemon, _, edges = served
+    options = dict(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[3, 2], seed=5, output="numpy",
+                   neg_sampling=mode, neg_amount=2, strict_negatives=True, exclude="reverse")
+    names = ["node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "input_id"]
+    names += ["edge_label_index", "edge_label"] if mode == "binary" else ["src_index", "dst_pos_index", "dst_neg_index"]
+    with gnnd.Loader(edge_split="train", copy=True, **options) as split:
+        expected = [{name: getattr(batch, name) for name in names} for batch in split]
+    pairs = torch.from_numpy(edges[:, :TRAIN])
+    with gnnd.Loader(seed_edges=pairs, copy=True, **options) as given:
+        got = [{name: getattr(batch, name) for name in names} for batch in given]
+    assert len(got) == len(expected) == TRAIN // BATCH
+    for step, (a, b) in enumerate(zip(got, expected)):
+        for name in names:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=f"step {step} {name}")
+    # PyG's loader takes the tensor as edge_label_index.
+    loader = gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[3, 2], edge_label_index=pairs, batch_size=BATCH,
+                                         neg_sampling=mode, dataset=NAME, address=daemon.address)
+    batch = next(iter(loader))
+    if mode == "binary":
+        positives = batch.edge_label_index[:, batch.edge_label == 1]
+        src, dst = batch.n_id[positives[0]], batch.n_id[positives[1]]
+    else:
+        src, dst = batch.n_id[batch.src_index], batch.n_id[batch.dst_pos_index]
+    assert torch.equal(torch.stack([src, dst]), pairs[:, batch.input_id])
+    loader.close()

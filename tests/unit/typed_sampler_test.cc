@@ -439,7 +439,9 @@ TEST(TypedSampler, TwoStagesThroughACachePerTableGiveTheSameBatches) {
           << "small caches " << small << ", threads " << threads << ", window " << window;
     }
     for (RowCache* cache : caches) {
-      if (cache != nullptr) EXPECT_EQ(cache->stats().window, 0);
+      if (cache != nullptr) {
+        EXPECT_EQ(cache->stats().window, 0);
+      }
     }
   }
 }

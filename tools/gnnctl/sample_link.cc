@@ -25,7 +25,8 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
                                               " steps for this rank)"));
   }
   BatchBuffer buffer(shape.layout);
-  LinkBatch batch{.graph = buffer.view()};
+  LinkBatch batch;
+  batch.graph = buffer.view();
   GNND_RETURN_IF_ERROR(
       sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch));
 

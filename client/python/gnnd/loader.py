@@ -53,6 +53,21 @@ def _seed_array(seed_ids):
     return seeds.astype(np.int64, copy=False)
 
 
+def _pair_array(seed_edges):
+    """seed_edges, (2, E) node ids (PyG's edge_label_index), as one contiguous int64 array of the E sources
+    then the E destinations (None stays None)."""
+    if seed_edges is None:
+        return None
+    if hasattr(seed_edges, "detach"):  # a torch tensor, wherever it lives
+        seed_edges = seed_edges.detach().cpu().numpy()
+    pairs = np.asarray(seed_edges)
+    if pairs.ndim != 2 or pairs.shape[0] != 2 or pairs.shape[1] == 0:
+        raise ValueError(f"seed_edges: (2, E) node ids with E >= 1 expected, got shape {pairs.shape}")
+    if pairs.dtype.kind not in "iu":
+        raise ValueError(f"seed_edges: integer node ids expected, got {pairs.dtype}")
+    return np.ascontiguousarray(pairs.astype(np.int64, copy=False).reshape(-1))
+
+
 def _make_view(array, output):
     """A tensor or numpy array over a gnnd_array's memory, no copy."""
     if array.device_type == _native.DEVICE_CUDA:  # torch only
@@ -304,7 +319,8 @@ class Loader:
     Errors raise gnnd.GnndError with the gRPC status name in .code (UNAVAILABLE when gnnd is not there).
 
     Link prediction (homogeneous graphs, CPU): edge_split ("train", "valid", "test") makes the seeds that
-    split's edges, batch_size of them per batch; neg_sampling "binary" or "triplet" with neg_amount per
+    split's edges, or seed_edges (2, E) node ids (PyG's edge_label_index) the given pairs, batch_size of them
+    per batch; neg_sampling "binary" or "triplet" with neg_amount per
     positive (strict_negatives: never an edge), exclude "self" or "reverse" keeps the seed edges out of
     message passing. Batches then carry input_id, edge_label_index (pairs x 2 rows: source, destination) and
     edge_label, or src_index, dst_pos_index, dst_neg_index; gnnd.pyg.LinkNeighborLoader makes PyG's shapes.
@@ -322,7 +338,7 @@ class Loader:
     def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
-                 neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None):
+                 neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -374,11 +390,18 @@ class Loader:
         if relations:
             options.fanout_relations = self._relations
             options.num_fanout_relations = len(relations)
-        if edge_split is not None:
+        self._pairs = _pair_array(seed_edges)  # kept until the session is open
+        if edge_split is not None or self._pairs is not None:
             if split is not None or seeds is not None:
-                raise ValueError("edge_split and split or seed_ids: give one of them")
+                raise ValueError("edge_split or seed_edges, and split or seed_ids: give one of them")
+            if edge_split is not None and self._pairs is not None:
+                raise ValueError("edge_split and seed_edges: give one of them")
             options.split = None
-            options.edge_split = edge_split.encode()
+            if edge_split is not None:
+                options.edge_split = edge_split.encode()
+            else:
+                options.seed_edges = self._pairs.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+                options.num_seed_edges = len(self._pairs) // 2
         # Sent whatever the session: gnnd refuses them without an edge split.
         options.neg_sampling = (neg_sampling or "none").encode()
         options.neg_amount = int(neg_amount)

@@ -248,7 +248,8 @@ class LinkNeighborLoader(_SessionLoader):
     version), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms.
 
     edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
-    "train"): gnnd holds the seed edges and their labels, so edge_label must be None. neg_sampling: "binary",
+    "train"): gnnd holds the seed edges and their labels, so edge_label must be None; or a (2, E) tensor of
+    node ids, the seed pairs themselves (every pair a positive, edge_label 1.; input_id their positions). neg_sampling: "binary",
     "triplet", dict(mode=..., amount=..., strict=...) or PyG's NegativeSampling (strict: a negative is never
     an edge). A batch is a torch_geometric.data.Data (a gnnd.pyg.Batch without PyG) with n_id, x (when the
     graph has features), edge_index, edge_label_index (2 x L, int64 local indices: the positives, then
@@ -272,12 +273,13 @@ class LinkNeighborLoader(_SessionLoader):
             raise ValueError("edge_label: gnnd reads the labels of the edge split (leave it None)")
         if edge_label_index is None:
             edge_label_index = "train"
-        if not isinstance(edge_label_index, str):
-            raise NotImplementedError("edge_label_index: give the name of one of the dataset's edge splits "
-                                      "('train', 'valid', 'test'); seed edges as a tensor are not served yet")
+        if isinstance(edge_label_index, tuple):
+            raise NotImplementedError("edge_label_index: (edge_type, ...) is for typed graphs, whose link batches "
+                                      "gnnd does not serve yet")
+        split, pairs = (edge_label_index, None) if isinstance(edge_label_index, str) else (None, edge_label_index)
         del data  # gnnd serves the graph, its features and its edge splits
         mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
-        self._open(rank, world_size, address=address, dataset=dataset, edge_split=edge_label_index,
+        self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
                    neg_sampling=mode, neg_amount=amount, strict_negatives=strict, exclude=exclude,
                    batch_size=batch_size, fanouts=list(num_neighbors), seed=seed, epoch=epoch, shuffle=shuffle,
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms)
