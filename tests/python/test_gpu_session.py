@@ -279,6 +279,38 @@ def test_features_on_storage_serve_gpu_sessions_equal_to_the_cpu_reference(tmp_p
         assert daemon.stop() == 0, daemon.output()
 
 
+def test_a_features_file_truncated_under_a_gpu_session_ends_it_naming_the_file(tmp_path):
+    """A GPU session of a dataset on storage whose features file is truncated under it ends with an error naming
+    the file; gnnd serves on (a GPU session of another dataset on storage reads its batches)."""
+    import shutil
+    data = generate(tmp_path / "intact", "--seed", 8, "--feature-dtype", "float16")
+    broken = tmp_path / "broken"
+    shutil.copytree(data, broken)
+    row_bytes = np.load(data / "features.npy", mmap_mode="r")[0].nbytes
+    cache = 832 * (row_bytes + 103)  # one batch's rows (64 seeds, fanouts 4,2): every batch reads
+    daemon = Daemon(tmp_path, f"--dataset=broken={broken}", f"--dataset=healthy={data}",
+                    f"--feature-cache=broken={cache}", f"--feature-cache=healthy={cache}", "--gpu-cache=none",
+                    name="gpufault")
+    try:
+        features = broken / "features.npy"
+        loader = gnnd.Loader(address=daemon.address, dataset="broken", batch_size=64, fanouts=[4, 2], seed=1,
+                             device="cuda:0")
+        with pytest.raises(gnnd.GnndError) as error:
+            for epoch in range(100):
+                for step, batch in enumerate(loader):
+                    if epoch == 0 and step == 1:
+                        os.truncate(features, features.stat().st_size // 2)
+        assert str(features) in error.value.message and "changed under gnnd" in error.value.message, error.value
+        loader.close()
+        with gnnd.Loader(address=daemon.address, dataset="healthy", batch_size=64, fanouts=[4, 2], seed=1,
+                         device="cuda:0") as healthy:
+            for batch in healthy:
+                assert_matches_reference(batch, data, tmp_path, 0, batch_size=64, fanouts="4,2", seed=1)
+        assert daemon.proc.poll() is None
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_every_gpu_of_a_split_hot_tier_serves_the_cpu_reference(tmp_path):
     """One gnnd prepares every GPU; with peer access the hot tier (half the rows) is split over them all, each
     GPU caching its share and reading the others' over NVLink. Sessions on every GPU at once read batches equal
