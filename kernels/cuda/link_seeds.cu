@@ -1,0 +1,146 @@
+#include <cub/cub.cuh>
+
+#include "absl/strings/str_cat.h"
+#include "common/batch/link_batch.h"
+#include "common/batch/link_rule.h"
+#include "kernels/cuda/link_seeds.h"
+
+namespace gnnd::cuda {
+namespace {
+
+constexpr uint64_t kNone = UINT64_MAX;
+
+// Negative `index` (of positives x amount): MakeLinkSeeds' Negative, one thread each.
+template <typename Index>
+__global__ void NegativesKernel(SamplingKey key, uint64_t batch, const int64_t* src, int64_t count, int64_t amount,
+                                bool triplet, bool strict, const int64_t* indptr, const Index* indices,
+                                int64_t num_nodes, int64_t* negative_src, int64_t* negative_dst,
+                                unsigned long long* failed) {
+  const int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (index >= count) return;
+  NodePair pair{};
+  bool drawn = false;
+  for (uint32_t attempt = 0; attempt < kMaxStrictDraws && !drawn; ++attempt) {
+    pair = DrawNegative(key, batch, static_cast<uint64_t>(index), attempt, num_nodes, num_nodes);
+    if (triplet) pair.src = src[index / amount];
+    drawn = !strict || !IsEdge(indptr, indices, pair.src, pair.dst);
+  }
+  if (!drawn) atomicMin(failed, static_cast<unsigned long long>(index));
+  if (!triplet) negative_src[index] = pair.src;
+  negative_dst[index] = pair.dst;
+}
+
+// out[i] = the position of ids[i] in sorted[0, *num_sorted), which holds it.
+__global__ void LocalizeKernel(const int64_t* ids, int64_t count, const int64_t* sorted, const int32_t* num_sorted,
+                               int32_t* out) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= count) return;
+  int32_t lo = 0, hi = *num_sorted;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (sorted[mid] < ids[i]) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  out[i] = lo;
+}
+
+int EndBit(int64_t num_nodes) {
+  int bits = 1;
+  while (bits < 63 && (int64_t{1} << bits) < num_nodes) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaLinkSeeds>> CudaLinkSeeds::Create(int64_t max_positives,
+                                                                     const NegativeSpec& negatives) {
+  auto s = std::unique_ptr<CudaLinkSeeds>(new CudaLinkSeeds());
+  s->negatives_ = negatives;
+  s->max_positives_ = std::max<int64_t>(max_positives, 1);
+  s->max_endpoints_ = MaxLinkSeeds(s->max_positives_, negatives);
+  const int64_t amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
+  const int64_t max_pairs = s->max_positives_ * (1 + amount);
+  GNND_CUDA(cudaMalloc(&s->endpoints_, sizeof(int64_t) * s->max_endpoints_), "allocate a link batch's endpoints");
+  GNND_CUDA(cudaMalloc(&s->sorted_, sizeof(int64_t) * s->max_endpoints_), "allocate a link batch's endpoints");
+  GNND_CUDA(cudaMalloc(&s->pair_src_, sizeof(int32_t) * max_pairs), "allocate a link batch's pairs");
+  GNND_CUDA(cudaMalloc(&s->pair_dst_, sizeof(int32_t) * max_pairs), "allocate a link batch's pairs");
+  GNND_CUDA(cudaMalloc(&s->failed_, sizeof(uint64_t)), "allocate a link batch's strict flag");
+  const int n = static_cast<int>(s->max_endpoints_);
+  GNND_RETURN_IF_ERROR(s->temp_.Reserve("size the endpoints' sort", [&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortKeys(temp, bytes, s->endpoints_, s->sorted_, n);
+  }));
+  GNND_RETURN_IF_ERROR(s->temp_.Reserve("size the endpoints' unique", [&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Unique(temp, bytes, s->sorted_, s->endpoints_, s->pair_src_, n);
+  }));
+  GNND_CUDA(cudaMalloc(&s->temp_.data, std::max<size_t>(s->temp_.bytes, 1)), "allocate CUB's scratch");
+  return s;
+}
+
+CudaLinkSeeds::~CudaLinkSeeds() {
+  for (void* p : {static_cast<void*>(endpoints_), static_cast<void*>(sorted_), static_cast<void*>(pair_src_),
+                  static_cast<void*>(pair_dst_), static_cast<void*>(failed_), temp_.data}) {
+    if (p != nullptr) cudaFree(p);
+  }
+}
+
+absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst,
+                                 int64_t positives, const DeviceRelation& csc, int64_t num_nodes, int64_t* hop0,
+                                 int32_t* num_hop0, cudaStream_t stream) {
+  if (positives < 1 || positives > max_positives_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a link batch of ", positives, " pairs (1 to ", max_positives_, ")"));
+  }
+  const bool triplet = negatives_.mode == NegativeMode::kTriplet;
+  const int64_t amount = negatives_.mode == NegativeMode::kNone ? 0 : negatives_.amount;
+  const int64_t negatives = positives * amount;
+  const int64_t num_src = triplet ? positives : positives + negatives, num_dst = positives + negatives;
+  int64_t* all_src = endpoints_;
+  int64_t* all_dst = endpoints_ + num_src;
+  GNND_CUDA(cudaMemcpyAsync(all_src, src, sizeof(int64_t) * positives, cudaMemcpyDeviceToDevice, stream),
+            "copy a link batch's positives");
+  GNND_CUDA(cudaMemcpyAsync(all_dst, dst, sizeof(int64_t) * positives, cudaMemcpyDeviceToDevice, stream),
+            "copy a link batch's positives");
+  GNND_CUDA(cudaMemsetAsync(failed_, 0xff, sizeof(uint64_t), stream), "reset the strict flag");
+  if (negatives > 0) {
+    GNND_RETURN_IF_ERROR(DispatchIndex(csc.index_dtype, [&](auto index_type) -> absl::Status {
+      using Index = decltype(index_type);
+      GNND_LAUNCH(NegativesKernel<Index>, Blocks(negatives), kThreads, 0, stream, key, batch, src, negatives, amount,
+                  triplet, negatives_.strict, csc.indptr, static_cast<const Index*>(csc.indices), num_nodes,
+                  all_src + positives, all_dst + positives, reinterpret_cast<unsigned long long*>(failed_));
+      return absl::OkStatus();
+    }));
+  }
+  const int n = static_cast<int>(num_src + num_dst);
+  const int end_bit = EndBit(num_nodes);
+  GNND_RETURN_IF_ERROR(temp_.Run("sort a link batch's endpoints", [&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortKeys(temp, bytes, endpoints_, sorted_, n, 0, end_bit, stream);
+  }));
+  GNND_RETURN_IF_ERROR(temp_.Run("unique a link batch's endpoints", [&](void* temp, size_t& bytes) {
+    return cub::DeviceSelect::Unique(temp, bytes, sorted_, hop0, num_hop0, n, stream);
+  }));
+  // Pairs in local indices: every source (triplet: the positives'), every destination.
+  GNND_LAUNCH(LocalizeKernel, Blocks(num_src), kThreads, 0, stream, all_src, num_src, hop0, num_hop0, pair_src_);
+  GNND_LAUNCH(LocalizeKernel, Blocks(num_dst), kThreads, 0, stream, all_dst, num_dst, hop0, num_hop0, pair_dst_);
+  return absl::OkStatus();
+}
+
+absl::Status CudaLinkSeeds::CheckStrict(uint64_t batch, const int64_t* src, cudaStream_t stream) const {
+  uint64_t failed = kNone;
+  GNND_CUDA(cudaMemcpyAsync(&failed, failed_, sizeof(failed), cudaMemcpyDeviceToHost, stream), "read the strict flag");
+  GNND_CUDA(cudaStreamSynchronize(stream), "make a link batch's seeds");
+  if (failed == kNone) return absl::OkStatus();
+  std::string source;
+  if (negatives_.mode == NegativeMode::kTriplet) {
+    int64_t id = 0;
+    GNND_CUDA(cudaMemcpy(&id, src + failed / negatives_.amount, sizeof(id), cudaMemcpyDeviceToHost), "read a source");
+    source = absl::StrCat(" (source ", id, ")");
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("strict negatives: ", kMaxStrictDraws, " draws for negative ", failed, " of batch ", batch, source,
+                   " were all edges of the graph: the graph is too dense for strict negatives (turn strict off)"));
+}
+
+}  // namespace gnnd::cuda
