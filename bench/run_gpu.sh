@@ -66,6 +66,17 @@ products() {
   echo "$data/products"
 }
 
+papers03() {  # papers x0.3: 33.3 M nodes, 16 GiB of 512 B rows (features larger than the memory limit below)
+  [ -f "$data/papers03/manifest.textproto" ] ||
+    gnnctl generate --preset papers --scale 0.3 --seed 0 "$data/papers03" >/dev/null 2>>"$out/log.txt"
+  echo "$data/papers03"
+}
+memory_cgroup() {  # memory_cgroup NAME: a cgroup of memory.max GNND_STORAGE_MEMORY (default 12G); prints its path
+  mkdir -p "/sys/fs/cgroup/$1" && echo "${GNND_STORAGE_MEMORY:-12G}" >"/sys/fs/cgroup/$1/memory.max" ||
+    echo "no cgroup memory limit (cgroup v2 not writable)" >>"$results"
+  echo "/sys/fs/cgroup/$1"
+}
+
 for part in $parts; do
   case "$part" in
     check)
@@ -216,12 +227,8 @@ after the churn with the same 4 sessions open."
     storage)
       section "Features larger than memory (issue 24)" \
         "papers x0.3 (512 B rows) in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each case: the disk's limits, batches through the storage tier (host caches 2 / 4 / 8 GiB) and through mmap, hit rates at equal rows (\`storage_bench\`, CPU producers)."
-      papers=$data/papers03
-      [ -f "$papers/manifest.textproto" ] ||
-        gnnctl generate --preset papers --scale 0.3 --seed 0 "$papers" >/dev/null 2>>"$out/log.txt"
-      cgroup=/sys/fs/cgroup/gnnd-storage-bench
-      mkdir -p "$cgroup" && echo "${GNND_STORAGE_MEMORY:-12G}" >"$cgroup/memory.max" ||
-        echo "no cgroup memory limit (cgroup v2 not writable)" >>"$results"
+      papers=$(papers03)
+      cgroup=$(memory_cgroup gnnd-storage-bench)
       run bash -c "echo \$\$ >$cgroup/cgroup.procs 2>/dev/null; exec storage_bench --dataset $papers \
         --cache ${GNND_STORAGE_CACHES:-2GiB,4GiB,8GiB} --drop_caches --steps ${GNND_STORAGE_STEPS:-200} \
         --warmup ${GNND_STORAGE_WARMUP:-50} --threads $(nproc) --slots ${GNND_STORAGE_SLOTS:-8} --mmap=${GNND_STORAGE_MMAP:-true}"
@@ -229,12 +236,8 @@ after the churn with the same 4 sessions open."
     trainer)
       section "A trainer fed from storage (issue 24)" \
         "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows): features in memory, then on storage behind host caches of ${GNND_TRAINER_CACHES:-8GiB 2GiB} and a GPU hot tier of 2 GiB, gnnd in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each; 100 steps after 10 of warm-up, one round. ideal: the same loop on 40 batches already in GPU memory."
-      papers=$data/papers03
-      [ -f "$papers/manifest.textproto" ] ||
-        gnnctl generate --preset papers --scale 0.3 --seed 0 "$papers" >/dev/null 2>>"$out/log.txt"
-      cgroup=/sys/fs/cgroup/gnnd-storage-trainer
-      mkdir -p "$cgroup" && echo "${GNND_STORAGE_MEMORY:-12G}" >"$cgroup/memory.max" ||
-        echo "no cgroup memory limit (cgroup v2 not writable)" >>"$results"
+      papers=$(papers03)
+      cgroup=$(memory_cgroup gnnd-storage-trainer)
       wrapper=$data/gnnd-in-cgroup  # gnnd alone in the cgroup: the trainer's memory is its own
       printf '#!/bin/bash\necho $$ >%s/cgroup.procs 2>/dev/null\nexec %s "$@"\n' "$cgroup" "$(command -v gnnd)" >"$wrapper"
       chmod +x "$wrapper"
