@@ -68,6 +68,9 @@ class EdgeExclusions {
   bool empty() const { return dsts_.empty(); }
   // The excluded sources of `dst`, ascending (empty when it has none).
   std::span<const int64_t> Of(int64_t dst) const;
+  // All of them: destinations ascending, each one's sources ascending (what a GPU sampler uploads).
+  std::span<const int64_t> dsts() const { return dsts_; }
+  std::span<const int64_t> srcs() const { return srcs_; }
 
  private:
   std::vector<std::pair<int64_t, int64_t>> pairs_;  // scratch of Build

@@ -25,14 +25,14 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   return s;
 }
 
-absl::Status CudaSampler::EnqueueSampling(BatchView out, cudaStream_t stream) {
+absl::Status CudaSampler::EnqueueSampling(BatchView out, cudaStream_t stream, const DeviceExclusions& excluded) {
   const BatchCapacity& capacity = layout_.capacity;
   Workspace& w = *workspace_;
   GNND_RETURN_IF_ERROR(StartBatch(w, capacity, ids_, out, stream));
   for (size_t hop = 0; hop < spec_.fanouts.size(); ++hop) {
     const HopBound& bound = capacity.hops[hop];
     const int h = static_cast<int>(hop);
-    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, spec_.fanouts[hop], ids_, out, stream));
+    GNND_RETURN_IF_ERROR(SampleHop(w, graph_, bound, h, spec_.fanouts[hop], ids_, out, stream, excluded));
     GNND_RETURN_IF_ERROR(AddHopNodes(w, bound, h, ids_, out, stream));
   }
   return EndBatch(w, capacity, ids_, stream);
@@ -69,6 +69,20 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
       [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
   if (enqueued) needs_reset_ = false;
   return status;
+}
+
+absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* hop0,
+                                          const int64_t* num_hop0, const DeviceExclusions& excluded, BatchView out,
+                                          cudaStream_t stream) {
+  if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
+  needs_reset_ = true;
+  const BatchArgs args{hop0, 0, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors), batch_index};
+  GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
+  GNND_CUDA(cudaMemcpyAsync(&workspace_->args->num_seeds, num_hop0, sizeof(int64_t), cudaMemcpyDeviceToDevice, stream),
+            "set a link batch's hop-0 count");
+  GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, excluded));
+  needs_reset_ = false;
+  return GatherFeatures(*workspace_, graph_, layout_.capacity.max_nodes, gather_, out, stream);
 }
 
 }  // namespace gnnd::cuda

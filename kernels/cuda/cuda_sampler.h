@@ -22,6 +22,7 @@
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/gather.h"
+#include "kernels/cuda/sampling.h"
 #include "kernels/cuda/workspace.h"
 
 namespace gnnd::cuda {
@@ -37,6 +38,11 @@ class CudaSampler {
   // between the sampling and the gather (the stage split).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, BatchView out,
                       cudaStream_t stream, cudaEvent_t sampled = nullptr);
+  // A link batch's graph (CpuSampler::SampleLinkGraph): around the hop-0 nodes at `hop0` (device memory,
+  // *num_hop0 of them, at most the capacity's seeds), never drawing an edge of `excluded`; features
+  // gathered, labels not. No CUDA graph: every kernel is launched.
+  absl::Status SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* hop0, const int64_t* num_hop0,
+                               const DeviceExclusions& excluded, BatchView out, cudaStream_t stream);
   const BatchLayout& layout() const { return layout_; }
   // Rows that are not multiples of 16 bytes: read them with 16-byte loads shifted through shared memory
   // (default), or with the widest narrower loads that fit (kept for comparison in benchmarks).
@@ -52,7 +58,7 @@ class CudaSampler {
 
  private:
   CudaSampler() = default;
-  absl::Status EnqueueSampling(BatchView out, cudaStream_t stream);
+  absl::Status EnqueueSampling(BatchView out, cudaStream_t stream, const DeviceExclusions& excluded = {});
   absl::Status EnqueueGather(BatchView out, cudaStream_t stream);
 
   DeviceGraph graph_;

@@ -31,20 +31,20 @@ __global__ void NegativesKernel(SamplingKey key, uint64_t batch, const int64_t* 
 }
 
 // out[i] = the position of ids[i] in sorted[0, *num_sorted), which holds it.
-__global__ void LocalizeKernel(const int64_t* ids, int64_t count, const int64_t* sorted, const int32_t* num_sorted,
+__global__ void LocalizeKernel(const int64_t* ids, int64_t count, const int64_t* sorted, const int64_t* num_sorted,
                                int32_t* out) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= count) return;
-  int32_t lo = 0, hi = *num_sorted;
+  int64_t lo = 0, hi = *num_sorted;
   while (lo < hi) {
-    const int32_t mid = lo + (hi - lo) / 2;
+    const int64_t mid = lo + (hi - lo) / 2;
     if (sorted[mid] < ids[i]) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
-  out[i] = lo;
+  out[i] = static_cast<int32_t>(lo);
 }
 
 int EndBit(int64_t num_nodes) {
@@ -73,7 +73,7 @@ absl::StatusOr<std::unique_ptr<CudaLinkSeeds>> CudaLinkSeeds::Create(int64_t max
     return cub::DeviceRadixSort::SortKeys(temp, bytes, s->endpoints_, s->sorted_, n);
   }));
   GNND_RETURN_IF_ERROR(s->temp_.Reserve("size the endpoints' unique", [&](void* temp, size_t& bytes) {
-    return cub::DeviceSelect::Unique(temp, bytes, s->sorted_, s->endpoints_, s->pair_src_, n);
+    return cub::DeviceSelect::Unique(temp, bytes, s->sorted_, s->endpoints_, reinterpret_cast<int64_t*>(s->failed_), n);
   }));
   GNND_CUDA(cudaMalloc(&s->temp_.data, std::max<size_t>(s->temp_.bytes, 1)), "allocate CUB's scratch");
   return s;
@@ -88,7 +88,7 @@ CudaLinkSeeds::~CudaLinkSeeds() {
 
 absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst,
                                  int64_t positives, const DeviceRelation& csc, int64_t num_nodes, int64_t* hop0,
-                                 int32_t* num_hop0, cudaStream_t stream) {
+                                 int64_t* num_hop0, cudaStream_t stream) {
   if (positives < 1 || positives > max_positives_) {
     return absl::InvalidArgumentError(
         absl::StrCat("a link batch of ", positives, " pairs (1 to ", max_positives_, ")"));

@@ -30,7 +30,7 @@ class CudaLinkSeeds {
   // negatives drawn under `key` over the relation `csc` of `num_nodes` nodes. The hop-0 nodes go to
   // hop0 (at most max_hop0()) and their count to *num_hop0 (both device memory).
   absl::Status Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst, int64_t positives,
-                    const DeviceRelation& csc, int64_t num_nodes, int64_t* hop0, int32_t* num_hop0,
+                    const DeviceRelation& csc, int64_t num_nodes, int64_t* hop0, int64_t* num_hop0,
                     cudaStream_t stream);
   // Waits for `stream`, then: FAILED_PRECONDITION if a strict negative of the last Make (batch `batch`, its
   // positives' sources `src`) was still an edge after kMaxStrictDraws draws, as MakeLinkSeeds says it; else OK.

@@ -1,5 +1,6 @@
 #include <cub/cub.cuh>
 
+#include "common/batch/link_rule.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/node_table.cuh"
 #include "kernels/cuda/sampling.h"
@@ -11,10 +12,42 @@ namespace {
 // Also keeps where each frontier node's in-neighbor list starts and its degree (`lists`, `degrees`), so
 // the sampling kernel reads indptr once per node, not twice (with the CSC in host memory each read
 // crosses PCIe), and reads a hot node's list from the hot tier's copy in GPU memory when there is one.
+// The sources of `node` that a link batch excludes: [*first, *last) of ex.src.
+__device__ void ExcludedSources(const DeviceExclusions& ex, int64_t node, int64_t* first, int64_t* last) {
+  int64_t lo = 0, hi = ex.count;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (ex.dst[mid] < node) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  int64_t end = lo;
+  while (end < ex.count && ex.dst[end] == node) ++end;
+  *first = lo;
+  *last = end;
+}
+
+// Calls f(position) for each position of `list` (degree entries, sorted by source) whose source `node`
+// excludes, ascending (sources ascend, and so do their positions).
+template <typename Index, typename F>
+__device__ void ForExcludedPositions(const DeviceExclusions& ex, int64_t node, const Index* list, int64_t degree,
+                                     F&& f) {
+  int64_t first = 0, last = 0;
+  ExcludedSources(ex, node, &first, &last);
+  const int64_t range[2] = {0, degree};  // the list as a one-node CSC
+  for (int64_t e = first; e < last; ++e) {
+    int64_t begin = 0, end = 0;
+    SourceRange(range, list, ex.src[e], 0, &begin, &end);
+    for (int64_t p = begin; p < end; ++p) f(p);
+  }
+}
+
 template <typename Index>
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
                             HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
-                            int64_t bound) {
+                            int64_t bound, DeviceExclusions ex) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
@@ -31,9 +64,25 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
     const int64_t first = ptr[0], degree = ptr[1] - first;
     lists[i] = list + first;
     degrees[i] = degree;
-    k = SampleCount(degree, fanout);
+    int64_t excluded = 0;
+    if (ex.dst != nullptr) ForExcludedPositions(ex, node, list + first, degree, [&](int64_t) { ++excluded; });
+    if (ex.dst != nullptr) ex.counts[i] = excluded;
+    k = SampleCount(degree - excluded, fanout);
+  } else if (ex.dst != nullptr) {
+    ex.counts[i] = 0;
   }
   counts[i] = k;
+}
+
+// Each frontier node's excluded positions, ascending, from its offset.
+template <typename Index>
+__global__ void ExcludedPositionsKernel(const HopState* state, const int64_t* node_ids, const void* const* lists,
+                                        const int64_t* degrees, int64_t bound, DeviceExclusions ex) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= bound || state->frontier_begin + i >= state->frontier_end || ex.counts[i] == 0) return;
+  int64_t* out = ex.positions + ex.offsets[i];
+  ForExcludedPositions(ex, node_ids[state->frontier_begin + i], static_cast<const Index*>(lists[i]), degrees[i],
+                       [&](int64_t p) { *out++ = p; });
 }
 
 // The sampling kernel gives each frontier node a group of kGroup lanes and shared memory for the
@@ -58,7 +107,7 @@ template <typename Index, int kGroup, typename Key>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, uint32_t hop, uint32_t relation,
                              int64_t id_offset, const int64_t* offsets, int64_t bound, int64_t* sampled,
-                             int32_t* edge_dst, NodeTable<Key> table, Key* keys) {
+                             int32_t* edge_dst, NodeTable<Key> table, Key* keys, DeviceExclusions ex) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
@@ -80,7 +129,15 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
     table.Insert(static_cast<Key>(neighbor), &added);
     if (added) keys[offset + p] = static_cast<Key>(neighbor);
   };
-  if (k == degree) {
+  const int64_t excluded = ex.dst == nullptr ? 0 : ex.offsets[i + 1] - ex.offsets[i];
+  if (excluded > 0) {  // a link batch's node drawn around its excluded in-edges (k < degree then)
+    if (lane == 0) {
+      ChooseAllowedPositions(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node), degree,
+                             ex.positions + ex.offsets[i], excluded, k, out);
+    }
+    __syncwarp(group_lanes);
+    for (int64_t p = lane; p < k; p += kGroup) emit(p, list[out[p]]);
+  } else if (k == degree) {
     for (int64_t p = lane; p < degree; p += kGroup) emit(p, list[p]);
   } else {
     const bool whole = degree <= kListRoom && degree * static_cast<int64_t>(sizeof(Index)) <= k * kSectorBytes;
@@ -109,20 +166,31 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
 
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
                             int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
-                            int64_t keys_at, int32_t* edge_dst, cudaStream_t stream) {
+                            int64_t keys_at, int32_t* edge_dst, cudaStream_t stream, const DeviceExclusions& excluded) {
+  if (excluded.dst != nullptr && excluded.positions_bound > excluded.max_positions) {
+    return absl::ResourceExhaustedError("a link batch's excluded positions exceed their scratch");
+  }
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
     GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
-                static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees, frontier);
+                static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees, frontier,
+                excluded);
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
+    if (excluded.dst != nullptr) {
+      GNND_RETURN_IF_ERROR(w.temp.Run("scan excluded positions", [&](void* d, size_t& n) {
+        return cub::DeviceScan::ExclusiveSum(d, n, excluded.counts, excluded.offsets, frontier + 1, stream);
+      }));
+      GNND_LAUNCH(ExcludedPositionsKernel<Index>, Blocks(frontier), kThreads, 0, stream, state, node_ids, w.lists,
+                  w.degrees, frontier, excluded);
+    }
     return DispatchKey(ids, [&](auto key) -> absl::Status {
       using Key = decltype(key);
       auto sample = [&](auto kernel, int group) -> absl::Status {
         GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, state, node_ids, w.lists, w.degrees,
                     static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier, sampled,
-                    edge_dst, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at);
+                    edge_dst, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at, excluded);
         return absl::OkStatus();
       };
       if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key>, kWarp);
@@ -132,10 +200,10 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
 }
 
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       const IdRange& ids, BatchView out, cudaStream_t stream) {
+                       const IdRange& ids, BatchView out, cudaStream_t stream, const DeviceExclusions& excluded) {
   const FrontierSource source{graph.indptr, graph.indices, graph.manifest.index_dtype(), graph.hot, graph.csc, 0, 0};
   return SampleFrontier(w, w.state, source, bound.frontier, hop, fanout, ids, out.node_ids, w.sampled, 0, out.edge_dst,
-                        stream);
+                        stream, excluded);
 }
 
 }  // namespace gnnd::cuda

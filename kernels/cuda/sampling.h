@@ -30,15 +30,33 @@ struct FrontierSource {
   uint32_t relation = 0;  // in the draw's counter
   int64_t id_offset = 0;  // added to each sampled id (a typed batch's table holds global ids)
 };
+// A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion
+// inside the draw): the (destination, source) pairs, sorted and distinct (EdgeExclusions), and scratch for
+// each frontier node's excluded positions in its in-neighbor list. Null dst: nothing excluded.
+struct DeviceExclusions {
+  const int64_t* dst = nullptr;  // device memory
+  const int64_t* src = nullptr;
+  int64_t count = 0;
+  // The excluded positions of one hop at most: every excluded pair's parallel edges (the caller counts
+  // them, ExcludedPositions); the scratch below holds max_positions.
+  int64_t positions_bound = 0;
+  int64_t max_positions = 0;
+  int64_t* counts = nullptr;     // per frontier node and one more: its excluded positions
+  int64_t* offsets = nullptr;    // their exclusive scan
+  int64_t* positions = nullptr;  // each node's, ascending, from its offset
+};
+
 // Samples one hop around the frontier `state` gives (of at most `frontier` nodes, ids in `node_ids`) from
 // `source`: edge destinations into edge_dst (after state->total_edges), sources into `sampled` and the ids
 // it adds to the node table into w.keys (from `keys_at`); the hop's edge count is then w.offsets[frontier].
 // `keys_at`: where in w.keys (in elements of the dedup's id type) this hop's keys start.
+// With `excluded`, no excluded edge is drawn and a node still gets min(fanout, in-degree - excluded).
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
                             int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
-                            int64_t keys_at, int32_t* edge_dst, cudaStream_t stream);
+                            int64_t keys_at, int32_t* edge_dst, cudaStream_t stream,
+                            const DeviceExclusions& excluded = {});
 
 absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       const IdRange& ids, BatchView out, cudaStream_t stream);
+                       const IdRange& ids, BatchView out, cudaStream_t stream, const DeviceExclusions& excluded = {});
 
 }  // namespace gnnd::cuda

@@ -77,9 +77,9 @@ TEST_P(LinkSeedsTest, NegativesHopZeroAndPairsEqualTheHostsForEveryMode) {
     auto seeds = CudaLinkSeeds::Create(kMaxPositives, negatives);
     ASSERT_TRUE(seeds.ok()) << seeds.status();
     int64_t* hop0 = nullptr;
-    int32_t* num_hop0 = nullptr;
+    int64_t* num_hop0 = nullptr;
     ASSERT_EQ(cudaMalloc(&hop0, sizeof(int64_t) * (*seeds)->max_hop0()), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&num_hop0, sizeof(int32_t)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&num_hop0, sizeof(int64_t)), cudaSuccess);
     for (const int64_t positives : {kMaxPositives, int64_t{37}}) {
       const uint64_t batch = 11 + positives;
       LinkSeeds expected;
@@ -90,7 +90,7 @@ TEST_P(LinkSeedsTest, NegativesHopZeroAndPairsEqualTheHostsForEveryMode) {
           (*seeds)->Make(key, batch, device_src, device_dst, positives, csc, num_nodes, hop0, num_hop0, nullptr).ok());
       ASSERT_TRUE((*seeds)->CheckStrict(batch, device_src, nullptr).ok());
       const std::string what = absl::StrCat("mode ", static_cast<int>(negatives.mode), ", ", positives, " positives");
-      const int32_t n = Download(num_hop0, 1)[0];
+      const int64_t n = Download(num_hop0, 1)[0];
       EXPECT_EQ(Download(hop0, n), expected.src_nodes) << what;
       if (negatives.mode == NegativeMode::kTriplet) {
         EXPECT_EQ(Download((*seeds)->src_index(), positives), expected.src_index) << what;
@@ -121,9 +121,9 @@ TEST_P(LinkSeedsTest, NegativesHopZeroAndPairsEqualTheHostsForEveryMode) {
   ASSERT_TRUE(seeds.ok());
   int64_t* device_one = Upload<int64_t>(one.data(), 8);
   int64_t* hop0 = nullptr;
-  int32_t* num_hop0 = nullptr;
+  int64_t* num_hop0 = nullptr;
   ASSERT_EQ(cudaMalloc(&hop0, sizeof(int64_t) * (*seeds)->max_hop0()), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&num_hop0, sizeof(int32_t)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&num_hop0, sizeof(int64_t)), cudaSuccess);
   ASSERT_TRUE((*seeds)->Make(key, 4, device_one, device_one, 1, dense_csc, 2, hop0, num_hop0, nullptr).ok());
   EXPECT_EQ((*seeds)->CheckStrict(4, device_one, nullptr), host);
   for (void* p : {static_cast<void*>(device_one), static_cast<void*>(hop0), static_cast<void*>(num_hop0),

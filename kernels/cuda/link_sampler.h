@@ -1,0 +1,66 @@
+// Link batches on the GPU, byte for byte CpuLinkSampler's (kernels/cpu/link_sampler.h): a batch's positives
+// (from its edge split, or the session's given pairs, in host memory) are uploaded with its excluded edges
+// (EdgeExclusions, made on the host from those few thousand pairs); the negatives, their strictness check,
+// the hop-0 nodes and the local pairs are made on the GPU (link_seeds.h), and the graph is drawn around the
+// excluded edges on the GPU (CudaSampler::SampleLinkGraph). The host waits for nothing but the previous
+// batch's upload.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "common/batch/link_batch.h"
+#include "common/dataset/graph.h"
+#include "kernels/cuda/cuda_sampler.h"
+#include "kernels/cuda/link_seeds.h"
+
+namespace gnnd::cuda {
+
+class CudaLinkSampler {
+ public:
+  // For batches of up to `max_positives` positives of `spec` on `host`'s graph as the current device sees it
+  // (`device`, with the CSC in GPU memory or read in place).
+  static absl::StatusOr<std::unique_ptr<CudaLinkSampler>> Create(const GraphData& host, const DeviceGraph& device,
+                                                                 const LinkSamplingSpec& spec, uint64_t seed,
+                                                                 int64_t max_positives);
+  ~CudaLinkSampler();
+  CudaLinkSampler(const CudaLinkSampler&) = delete;
+  CudaLinkSampler& operator=(const CudaLinkSampler&) = delete;
+
+  // Enqueues the batch of the positives at `input_id` (positions in the split) for (epoch, batch_index) on
+  // `stream`: the graph arrays into `out` (device memory laid out by layout()), the pairs into seeds().
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, BatchView out,
+                      cudaStream_t stream);
+  // Waits for `stream`: the error of a strict negative that found only edges in the last batch, or OK.
+  absl::Status CheckStrict(uint64_t batch_index, cudaStream_t stream) const;
+  const CudaLinkSeeds& seeds() const { return *seeds_; }
+  const BatchLayout& layout() const { return sampler_->layout(); }
+
+ private:
+  CudaLinkSampler() = default;
+  // Room for `positions` excluded positions in one hop (grown, after the stream's work, when short).
+  absl::Status ReservePositions(int64_t positions, cudaStream_t stream);
+
+  const GraphData* host_ = nullptr;
+  DeviceRelation csc_;
+  LinkSamplingSpec spec_;
+  uint64_t seed_ = 0;
+  const int64_t* split_edges_ = nullptr;  // (2, split_size) in host memory
+  int64_t split_size_ = 0, max_positives_ = 0;
+  std::unique_ptr<CudaSampler> sampler_;
+  std::unique_ptr<CudaLinkSeeds> seeds_;
+  EdgeExclusions excluded_;
+  // Uploaded per batch, pinned on the host: the positives' sources and destinations, then the excluded
+  // pairs' destinations and sources; the same on the device.
+  int64_t* staging_ = nullptr;
+  int64_t* uploaded_ = nullptr;
+  cudaEvent_t staged_ = nullptr;  // the last upload is done with staging_
+  int64_t* num_hop0_ = nullptr;
+  DeviceExclusions scratch_;  // its counts, offsets and positions
+};
+
+}  // namespace gnnd::cuda

@@ -1,0 +1,136 @@
+// Link batches on the GPU (kernels/cuda/link_sampler.h) against CpuLinkSampler: the same hop-0 nodes,
+// graph arrays (drawn around the excluded seed edges), features and pairs, byte for byte, for every
+// negative mode and exclusion, fanouts with -1, the CSC in GPU or host memory, and a short last batch.
+// Skips without a GPU.
+#include "kernels/cuda/link_sampler.h"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <random>
+
+#include "common/batch/seeds.h"
+#include "common/dataset/shm_store.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/link_sampler.h"
+#include "tests/unit/test_util.h"
+#include "tools/dataset/synthetic.h"
+
+namespace gnnd::cuda {
+namespace {
+
+template <typename T>
+std::vector<T> Download(const T* device, int64_t count) {
+  std::vector<T> host(std::max<int64_t>(count, 0));
+  EXPECT_EQ(cudaMemcpy(host.data(), device, sizeof(T) * host.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  return host;
+}
+
+template <typename T>
+std::vector<T> Host(const T* host, int64_t count) {
+  return std::vector<T>(host, host + count);
+}
+
+TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  gnnd::testing::ScratchDir dir;
+  auto preset = dataset::PresetSpec("tiny", 0.5);
+  ASSERT_TRUE(preset.ok());
+  ASSERT_TRUE(dataset::Generate(*preset, {.seed = 6, .threads = 2}, dir / "g").ok());
+  auto source = DatasetDir::Open(dir / "g");
+  ASSERT_TRUE(source.ok());
+  const std::string name = absl::StrCat("linkgpu-", ::getpid());
+  auto shm = ShmDataset::Load(name, *source, {});
+  ASSERT_TRUE(shm.ok()) << shm.status();
+  const GraphData graph{(*shm)->manifest(), (*shm)->arrays(), (*shm)->schema()};
+  const int64_t num_nodes = graph.num_nodes();
+  const int64_t* indptr = graph.arrays.indptr();
+  const auto* indices = static_cast<const int32_t*>(graph.arrays[ArrayId::kIndices]);
+
+  // Seed pairs: edges of the graph (a few twice, and a few of them reversed so reverse exclusion matters).
+  std::mt19937_64 rng(2);
+  std::vector<int64_t> src, dst;
+  while (src.size() < 700) {
+    const int64_t v = static_cast<int64_t>(rng() % num_nodes);
+    if (indptr[v + 1] == indptr[v]) continue;
+    src.push_back(indices[indptr[v] + static_cast<int64_t>(rng() % (indptr[v + 1] - indptr[v]))]);
+    dst.push_back(v);
+    if (src.size() % 40 == 0) src.push_back(dst.back()), dst.push_back(src[src.size() - 2]);
+  }
+  auto pairs = std::make_shared<std::vector<int64_t>>(src);
+  pairs->insert(pairs->end(), dst.begin(), dst.end());
+  const int64_t num_pairs = static_cast<int64_t>(src.size());
+
+  for (const CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+    auto device = DeviceDataset::Create(graph, placement);
+    ASSERT_TRUE(device.ok()) << device.status();
+    struct Case {
+      NegativeSpec negatives;
+      ExcludeMode exclude;
+      std::vector<int32_t> fanouts;
+    };
+    for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
+                          Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
+                          Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {5}},
+                          Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kSelf, {-1}}}) {
+      LinkSamplingSpec spec;
+      spec.seed_edges = pairs;
+      spec.fanouts = c.fanouts;
+      spec.negatives = c.negatives;
+      spec.exclude = c.exclude;
+      constexpr int64_t kBatch = 128;
+      auto cpu = CpuLinkSampler::Create(graph, spec, 7, kBatch);
+      ASSERT_TRUE(cpu.ok()) << cpu.status();
+      auto gpu = CudaLinkSampler::Create(graph, (*device)->graph(), spec, 7, kBatch);
+      ASSERT_TRUE(gpu.ok()) << gpu.status();
+      const BatchLayout& layout = (*gpu)->layout();
+      BatchBuffer expected_graph(layout);
+      LinkBatch expected;
+      void* device_batch = nullptr;
+      ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
+      const BatchView out = BatchView::At(device_batch, layout);
+      std::vector<int64_t> positions(num_pairs);
+      std::iota(positions.begin(), positions.end(), 0);
+      EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
+      for (int64_t step = 0; step < seeds.num_steps(); ++step) {
+        const std::string what =
+            absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
+                         ", exclude ", static_cast<int>(c.exclude), ", step ", step);
+        expected.graph = expected_graph.view();
+        ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), expected).ok());
+        ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);
+        const absl::Status sampled = (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), out, nullptr);
+        ASSERT_TRUE(sampled.ok()) << sampled << " " << what;
+        ASSERT_TRUE((*gpu)->CheckStrict(seeds.batch_index(step), nullptr).ok()) << what;
+        const BatchView& e = expected.graph;
+        const int hops = layout.num_hops;
+        ASSERT_EQ(Download(out.num_nodes_per_hop, hops + 1), Host(e.num_nodes_per_hop, hops + 1)) << what;
+        ASSERT_EQ(Download(out.num_edges_per_hop, hops), Host(e.num_edges_per_hop, hops)) << what;
+        EXPECT_EQ(Download(out.node_ids, e.num_nodes()), Host(e.node_ids, e.num_nodes())) << what;
+        EXPECT_EQ(Download(out.edge_src, e.num_edges()), Host(e.edge_src, e.num_edges())) << what;
+        EXPECT_EQ(Download(out.edge_dst, e.num_edges()), Host(e.edge_dst, e.num_edges())) << what;
+        const auto* rows = static_cast<const std::byte*>(e.features);
+        EXPECT_EQ(Download(static_cast<const std::byte*>(out.features), e.num_nodes() * layout.feature_row_bytes),
+                  Host(rows, e.num_nodes() * layout.feature_row_bytes))
+            << what;
+        const LinkSeeds& s = expected.seeds;
+        const auto positives = static_cast<int64_t>(seeds.batch(step).size());
+        if (c.negatives.mode == NegativeMode::kTriplet) {
+          EXPECT_EQ(Download((*gpu)->seeds().src_index(), positives), s.src_index) << what;
+          EXPECT_EQ(Download((*gpu)->seeds().dst_pos_index(), positives), s.dst_pos_index) << what;
+          EXPECT_EQ(Download((*gpu)->seeds().dst_neg_index(positives), positives * c.negatives.amount), s.dst_neg_index)
+              << what;
+        } else {
+          EXPECT_EQ(Download((*gpu)->seeds().pair_src(), s.pair_src.size()), s.pair_src) << what;
+          EXPECT_EQ(Download((*gpu)->seeds().pair_dst(), s.pair_dst.size()), s.pair_dst) << what;
+        }
+      }
+      cudaFree(device_batch);
+    }
+  }
+  shm->reset();
+  EXPECT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+}  // namespace
+}  // namespace gnnd::cuda
