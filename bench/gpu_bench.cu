@@ -15,6 +15,10 @@
 //     ranking) and gnnd's gather in GB/s of rows delivered, against the same gather with no tier.
 //     --tier_gpus 2: the tier split over two GPUs with peer access (each caches the share), both gathering at
 //     once (each reads the other's share over NVLink), rates per GPU.
+//   gpu_bench link (--dataset DIR | --synthetic_nodes N) [--batch_size 1024] [--fanouts 15,10,5]
+//     Link batches (CudaLinkSampler, CSC in GPU memory; positives: edges of the graph) with binary 1:1 and
+//     triplet 1:5 negatives, exclusion off and reverse, against node batches whose seeds are the same link
+//     batches' hop-0 nodes: median ms per whole batch of each, and their ratio (every kernel launched in both).
 //   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5]
 //     Typed sampling on in-memory graphs of the presets' node and edge counts (reverse relations added, 16-byte
 //     features), and the homogeneous sampler on a graph of the same size: sampled edges per second of each.
@@ -45,6 +49,7 @@
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/host_registration.h"
 #include "kernels/cuda/hot_tier.h"
+#include "kernels/cuda/link_sampler.h"
 #include "kernels/cuda/typed_sampler.h"
 #include "tools/dataset/hotness.h"
 
@@ -765,6 +770,96 @@ int RunTier() {
   return 0;
 }
 
+int RunLink() {
+  auto g = GraphFromFlags();
+  const GraphData& graph = g->data;
+  const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
+  const int timed = absl::GetFlag(FLAGS_batches);
+  std::printf("Graph: %s; %lld positives a batch, fanouts [%s], CSC in GPU memory; median of %d batches.\n\n",
+              g->name.c_str(), static_cast<long long>(batch_size), absl::GetFlag(FLAGS_fanouts).c_str(), timed);
+  std::printf(
+      "| negatives | exclusion | hop-0 nodes | link batch ms | node batch ms, same hop-0 seeds | link / node |\n"
+      "|---|---|---|---|---|---|\n");
+  // Positives: edges of the graph, drawn uniformly over destinations.
+  const int64_t* indptr = graph.arrays.indptr();
+  const auto* indices = static_cast<const int32_t*>(graph.arrays[ArrayId::kIndices]);
+  const int64_t n = graph.num_nodes(), count = batch_size * (timed + 5);
+  auto pairs = std::make_shared<std::vector<int64_t>>(2 * count);
+  for (int64_t i = 0, draw = 0; i < count; ++draw) {
+    const auto v = static_cast<int64_t>(Below64(Mix64(draw + 17), n));
+    const int64_t degree = indptr[v + 1] - indptr[v];
+    if (degree == 0) continue;
+    (*pairs)[i] = indices[indptr[v] + static_cast<int64_t>(Below64(Mix64(draw + 91), degree))];
+    (*pairs)[count + i++] = v;
+  }
+  auto device = OrDie(DeviceDataset::Create(graph, CscPlacement::kDevice));
+  std::vector<int64_t> positions(count);
+  std::iota(positions.begin(), positions.end(), 0);
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  cudaEvent_t start, stop;
+  for (cudaEvent_t* e : {&start, &stop}) CHECK_CUDA(cudaEventCreate(e));
+  struct Case {
+    const char* negatives;
+    NegativeSpec spec;
+  };
+  for (const Case& c : {Case{"binary 1:1", {NegativeMode::kBinary, 1, false}},
+                        Case{"triplet 1:5", {NegativeMode::kTriplet, 5, false}}}) {
+    for (const ExcludeMode exclude : {ExcludeMode::kNone, ExcludeMode::kReverse}) {
+      LinkSamplingSpec spec;
+      spec.seed_edges = pairs;
+      spec.fanouts = fanouts;
+      spec.negatives = c.spec;
+      spec.exclude = exclude;
+      auto link = OrDie(CudaLinkSampler::Create(graph, device->graph(), spec, 1, batch_size));
+      const BatchLayout& layout = link->layout();
+      auto node = OrDie(CudaSampler::Create(device->graph(), {.fanouts = fanouts}, 1, layout.capacity));
+      node->set_use_graphs(false);
+      void *link_out = nullptr, *node_out = nullptr;
+      int64_t* seeds = nullptr;
+      CHECK_CUDA(cudaMalloc(&link_out, layout.total_bytes));
+      CHECK_CUDA(cudaMalloc(&node_out, layout.total_bytes));
+      CHECK_CUDA(cudaMalloc(&seeds, sizeof(int64_t) * layout.capacity.max_seeds));
+      std::vector<double> link_ms, node_ms, hop0;
+      for (int i = 0; i < timed + 5; ++i) {
+        const std::span<const int64_t> input_id(positions.data() + i * batch_size, batch_size);
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        OrDie(link->Sample(0, i, input_id, BatchView::At(link_out, layout), stream));
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float a = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&a, start, stop));
+        int32_t seeds_count = 0;
+        CHECK_CUDA(cudaMemcpy(&seeds_count, static_cast<char*>(link_out) + layout.num_nodes_per_hop, 4,
+                              cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(seeds, static_cast<char*>(link_out) + layout.node_ids, 8 * seeds_count,
+                              cudaMemcpyDeviceToDevice));
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        OrDie(node->Sample(0, i, {seeds, static_cast<size_t>(seeds_count)}, BatchView::At(node_out, layout), stream));
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float b = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&b, start, stop));
+        if (i < 5) continue;
+        link_ms.push_back(a);
+        node_ms.push_back(b);
+        hop0.push_back(seeds_count);
+      }
+      const double l = Median(link_ms), m = Median(node_ms);
+      std::printf("| %s | %s | %.0f | %.3f | %.3f | %.2f |\n", c.negatives,
+                  exclude == ExcludeMode::kNone ? "none" : "reverse", Median(hop0), l, m, l / m);
+      std::fflush(stdout);
+      cudaFree(link_out);
+      cudaFree(node_out);
+      cudaFree(seeds);
+    }
+  }
+  for (cudaEvent_t e : {start, stop}) cudaEventDestroy(e);
+  cudaStreamDestroy(stream);
+  return 0;
+}
+
 }  // namespace
 }  // namespace gnnd::cuda
 
@@ -775,6 +870,7 @@ int main(int argc, char** argv) {
   if (mode == "gather") return gnnd::cuda::RunGather();
   if (mode == "tier") return gnnd::cuda::RunTier();
   if (mode == "typed") return gnnd::cuda::RunTyped();
-  std::fprintf(stderr, "usage: gpu_bench sampling|gather|tier|typed [flags] (see the file's header)\n");
+  if (mode == "link") return gnnd::cuda::RunLink();
+  std::fprintf(stderr, "usage: gpu_bench sampling|gather|tier|typed|link [flags] (see the file's header)\n");
   return 2;
 }

@@ -9,7 +9,8 @@
 # memory: papers x0.3, 16 GiB of 512 B rows, under a cgroup memory.max of GNND_STORAGE_MEMORY, default 12G; GNND_STORAGE_STEPS and _WARMUP batches a case, _CACHES, _SLOTS, _MMAP=false); multi
 # (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases); node (every GPU of a node under one gnnd:
 # bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset); trainer (a trainer fed from storage against
-# features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY). OUT_DIR/RESULTS.md gets the
+# features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
+# node batches on the GPU: gpu_bench link). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
@@ -233,6 +234,10 @@ after the churn with the same 4 sessions open."
         --cache ${GNND_STORAGE_CACHES:-2GiB,4GiB,8GiB} --drop_caches --steps ${GNND_STORAGE_STEPS:-200} \
         --warmup ${GNND_STORAGE_WARMUP:-50} --threads $(nproc) --slots ${GNND_STORAGE_SLOTS:-8} --mmap=${GNND_STORAGE_MMAP:-true}"
       rmdir "$cgroup" 2>/dev/null ;;
+    link)
+      section "Link batches on the GPU (issue 25)" \
+        "\`gpu_bench link\`: CudaLinkSampler on the papers-sized synthetic graph (CSC in GPU memory), 1024 positives a batch, [15, 10, 5], against node batches of the same hop-0 nodes as seeds; whole batches, every kernel launched."
+      run gpu_bench link --synthetic_nodes 111059956 --batches 40 ;;
     trainer)
       section "A trainer fed from storage (issue 24)" \
         "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows): features in memory, then on storage behind host caches of ${GNND_TRAINER_CACHES:-8GiB 2GiB} and a GPU hot tier of 2 GiB, gnnd in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each; 100 steps after 10 of warm-up, one round. ideal: the same loop on 40 batches already in GPU memory."
