@@ -80,7 +80,9 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
     for (size_t i = 0; i < src.size(); ++i) {  // what each mode excludes
       const std::span<const int64_t> into_dst = excluded.Of(dst[i]), into_src = excluded.Of(src[i]);
       ASSERT_EQ(std::binary_search(into_dst.begin(), into_dst.end(), src[i]), mode != ExcludeMode::kNone);
-      if (mode == ExcludeMode::kReverse) ASSERT_TRUE(std::binary_search(into_src.begin(), into_src.end(), dst[i]));
+      if (mode == ExcludeMode::kReverse) {
+        ASSERT_TRUE(std::binary_search(into_src.begin(), into_src.end(), dst[i]));
+      }
     }
     const BatchView b = buffer.view();
     sampler.SampleLinkGraph(0, 2, seeds.src_nodes, excluded, b);
