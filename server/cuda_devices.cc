@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<CudaSlots> slots,
                         CudaSlots::Create(plan, *graph, HeldRows(*plan.dataset, gpu), host_workers));
   CudaSlots* raw = slots.get();
-  if (raw->calibrates()) {  // else it only copies staged batches: its own stream on the whole GPU
+  if (raw->calibrates()) {  // else (staged or link batches) its own stream on the whole GPU
     GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,
                           ProducerStream(gpu, [&](cudaStream_t st) { return raw->Rate(plan.first_epoch, st, 20); }));
     if (stream != nullptr) slots->UseStream(stream);

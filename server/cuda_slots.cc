@@ -2,11 +2,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <string>
 
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
 #include "common/batch/batch_proto.h"
+#include "common/batch/link_batch.h"
+#include "kernels/cuda/link_sampler.h"
 #include "server/staged_slot_sampler.h"
 
 namespace gnnd {
@@ -37,9 +40,9 @@ class HomogeneousSlotSampler final : public SlotSampler {
  public:
   explicit HomogeneousSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler) : sampler_(std::move(sampler)) {}
   size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
-                      cudaStream_t stream) override {
-    return sampler_->Sample(epoch, batch_index, seeds, BatchView::At(slot, sampler_->layout()), stream);
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t>,
+                      std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override {
+    return sampler_->Sample(epoch, batch_index, device_seeds, BatchView::At(slot, sampler_->layout()), stream);
   }
   absl::Status Prepare(char* slot, cudaStream_t stream) override {
     return sampler_->Prepare(BatchView::At(slot, sampler_->layout()), stream);
@@ -59,9 +62,9 @@ class TypedSlotSampler final : public SlotSampler {
   explicit TypedSlotSampler(std::unique_ptr<cuda::TypedCudaSampler> sampler, int seed_type)
       : sampler_(std::move(sampler)), seed_type_(seed_type) {}
   size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
-                      cudaStream_t stream) override {
-    return sampler_->Sample(epoch, batch_index, seeds, slot, stream);
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t>,
+                      std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override {
+    return sampler_->Sample(epoch, batch_index, device_seeds, slot, stream);
   }
   absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
   void DropGraphs() override { sampler_->DropGraphs(); }
@@ -90,6 +93,79 @@ class TypedSlotSampler final : public SlotSampler {
   int seed_type_;
 };
 
+// Link batches (kernels/cuda/link_sampler.h): the graph arrays, then the pair arrays, in one slot. Each
+// fill's strict flag is copied to pinned memory behind it and read when the fill is complete.
+class LinkSlotSampler final : public SlotSampler {
+ public:
+  static absl::StatusOr<std::unique_ptr<LinkSlotSampler>> Create(const SessionPlan& plan,
+                                                                 const cuda::DeviceGraph& graph) {
+    auto s = std::unique_ptr<LinkSlotSampler>(new LinkSlotSampler());
+    s->layout_ = plan.link->layout;
+    s->binary_ = plan.link->sampling.negatives.mode == NegativeMode::kBinary;
+    GNND_ASSIGN_OR_RETURN(s->sampler_,
+                          cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.link->sampling, plan.seed,
+                                                        s->layout_.max_positives, plan.num_slots));
+    if (s->sampler_->layout().total_bytes != s->layout_.graph.total_bytes) {
+      return absl::InternalError("the CUDA link sampler's graph layout differs from the session's");
+    }
+    s->flags_ = static_cast<size_t>(plan.num_slots);  // fills in flight: at most one per slot
+    GNND_CUDA(cudaMallocHost(&s->strict_, sizeof(uint64_t) * s->flags_), "allocate the strict flags");
+    return s;
+  }
+  ~LinkSlotSampler() override {
+    if (strict_ != nullptr) cudaFreeHost(strict_);
+  }
+  size_t slot_bytes() const override { return layout_.total_bytes; }
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, std::span<const int64_t>,
+                      char* slot, cudaStream_t stream) override {
+    const auto positives = static_cast<int64_t>(seeds.size());
+    const int64_t pairs = layout_.src_index != SIZE_MAX ? 0 : positives * (1 + (binary_ ? layout_.amount : 0));
+    // Fills complete and are reported in order, at most one per slot in flight: way `flag` is free again.
+    const size_t flag = next_flag_++ % flags_;
+    GNND_RETURN_IF_ERROR(sampler_->SampleInto(epoch, batch_index, seeds, layout_, reinterpret_cast<std::byte*>(slot),
+                                              strict_ + flag, static_cast<int>(flag), stream));
+    filling_.push_back({batch_index, seeds, pairs, positives, flag});
+    return absl::OkStatus();
+  }
+  absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
+  void DropGraphs() override {}
+  std::vector<std::pair<size_t, int>> HopArrays() const override { return HomogeneousHopArrays(layout_.graph); }
+  absl::Status Filled(int) override {
+    if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");
+    filled_ = filling_.front();
+    filling_.pop_front();
+    return sampler_->StrictError(filled_.batch_index, strict_[filled_.flag], filled_.input_id);
+  }
+  void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
+    BatchView view;  // the host copies of the per-hop arrays: all LinkBatchCounts reads
+    view.num_hops = layout_.graph.num_hops;
+    view.num_nodes_per_hop = const_cast<int32_t*>(hops);
+    view.num_edges_per_hop = const_cast<int32_t*>(hops) + view.num_hops + 1;
+    for (int64_t c : LinkBatchCounts(view, filled_.pairs, filled_.positives)) ready.add_counts(c);
+  }
+  absl::Status StartEpoch(uint64_t, const EpochSeeds&, cudaStream_t) override {
+    filling_.clear();
+    return absl::OkStatus();
+  }
+  bool calibrates() const override { return false; }  // not captured as a graph: no green-context calibration
+
+ private:
+  struct Fill {
+    uint64_t batch_index = 0;
+    std::span<const int64_t> input_id;  // in the epoch's seeds, which outlive its fills
+    int64_t pairs = 0, positives = 0;
+    size_t flag = 0;
+  };
+  LinkSlotSampler() = default;
+  LinkBatchLayout layout_;
+  bool binary_ = false;
+  std::unique_ptr<cuda::CudaLinkSampler> sampler_;
+  uint64_t* strict_ = nullptr;  // pinned: one flag (and staging way) per fill in flight, used round robin
+  size_t flags_ = 1, next_flag_ = 0;
+  std::deque<Fill> filling_;  // enqueued, in order (the polling thread's)
+  Fill filled_;               // the last one complete: its counts
+};
+
 }  // namespace
 
 CudaSlots::~CudaSlots() {
@@ -116,6 +192,8 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   const bool use_graphs = graphs == nullptr || std::string(graphs) != "0";
   if (plan.dataset->features_on_storage()) {
     GNND_ASSIGN_OR_RETURN(s->sampler_, StagedSlotSampler::Create(plan, graph, std::move(held), host_workers));
+  } else if (plan.link) {
+    GNND_ASSIGN_OR_RETURN(s->sampler_, LinkSlotSampler::Create(plan, graph));
   } else if (plan.typed) {
     GNND_ASSIGN_OR_RETURN(
         auto typed, cuda::TypedCudaSampler::Create(graph, plan.typed->sampling, plan.seed, plan.typed->layout.capacity,
@@ -241,7 +319,7 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
   GNND_CUDA(done, "fill a batch");
   filling_.pop_front();
-  sampler_->Filled(oldest.slot);
+  GNND_RETURN_IF_ERROR(sampler_->Filled(oldest.slot));
   sampler_->SetCounts(counts_ + oldest.slot * counts_per_slot_, ready);
   ready.set_slot(oldest.slot);
   ready.set_step(oldest.step);
@@ -266,7 +344,7 @@ absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream,
   char* base = static_cast<char*>(slots_) + slot * sampler_->slot_bytes();
   GNND_CUDA(cudaEventRecord(fill_start_[slot], stream), "time the fill");
   GNND_RETURN_IF_ERROR(
-      sampler_->Sample(epoch_, seeds_host_.batch_index(step), {seeds_ + offset, batch.size()}, base, stream));
+      sampler_->Sample(epoch_, seeds_host_.batch_index(step), batch, {seeds_ + offset, batch.size()}, base, stream));
   GNND_CUDA(cudaEventRecord(fill_end_[slot], stream), "time the fill");
   int32_t* counts = counts_ + slot * counts_per_slot_;
   for (const auto& [at, entries] : hop_arrays_) {

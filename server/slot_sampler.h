@@ -22,10 +22,10 @@ class SlotSampler {
  public:
   virtual ~SlotSampler() = default;
   virtual size_t slot_bytes() const = 0;
-  // Enqueues the fill of `slot` (device memory) with batch `batch_index` of `epoch` around `seeds`
-  // (device memory) on `stream`.
-  virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
-                              cudaStream_t stream) = 0;
+  // Enqueues the fill of `slot` (device memory) with batch `batch_index` of `epoch` around `seeds` (in host
+  // memory, and the same on the device: `device_seeds`) on `stream`.
+  virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                              std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) = 0;
   virtual absl::Status Prepare(char* slot, cudaStream_t stream) = 0;
   virtual void DropGraphs() = 0;
   // (byte offset in a slot, int32 entries) of each per-hop count array, in the order they are copied.
@@ -35,12 +35,13 @@ class SlotSampler {
 
   // For a sampler whose batches are made elsewhere first: starts an epoch (`stream` is the one fills use),
   // says whether step `step` (the next in order) may be enqueued now, hears that `slot`'s fill is complete
-  // on the GPU, and stops. An error from Ready ends the session.
+  // on the GPU (fills complete in the order they were enqueued), and stops. An error from Ready or Filled
+  // ends the session.
   virtual absl::Status StartEpoch(uint64_t /*epoch*/, const EpochSeeds& /*seeds*/, cudaStream_t /*stream*/) {
     return absl::OkStatus();
   }
   virtual absl::StatusOr<bool> Ready(int64_t /*step*/) { return true; }
-  virtual void Filled(int /*slot*/) {}
+  virtual absl::Status Filled(int /*slot*/) { return absl::OkStatus(); }
   virtual void Stop() {}
   // Whether the producer stream may be a calibrated green context (the fill is sampling kernels).
   virtual bool calibrates() const { return true; }

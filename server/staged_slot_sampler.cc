@@ -63,7 +63,8 @@ absl::StatusOr<bool> StagedSlotSampler::Ready(int64_t step) {
   return next_.has_value();
 }
 
-absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64_t>, char* slot, cudaStream_t stream) {
+absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64_t>, std::span<const int64_t>,
+                                       char* slot, cudaStream_t stream) {
   if (!next_) return absl::InternalError("a staged fill without a staged batch");
   const int staging = next_->slot;
   next_.reset();
@@ -92,12 +93,13 @@ absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64
   return absl::OkStatus();
 }
 
-void StagedSlotSampler::Filled(int) {
-  if (copying_.empty()) return;
+absl::Status StagedSlotSampler::Filled(int) {
+  if (copying_.empty()) return absl::OkStatus();
   const int staging = copying_.front();  // fills complete in the order they were enqueued
   copying_.pop_front();
   std::lock_guard<std::mutex> lock(mutex_);
   if (producer_ != nullptr) producer_->Release(staging);
+  return absl::OkStatus();
 }
 
 void StagedSlotSampler::Stop() {

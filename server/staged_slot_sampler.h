@@ -32,8 +32,8 @@ class StagedSlotSampler final : public SlotSampler {
 
   size_t slot_bytes() const override { return layout_.total_bytes; }
   // Copies the staged batch that Ready() found into `slot`, then gathers its hot rows there.
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, char* slot,
-                      cudaStream_t stream) override;
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                      std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override;
   absl::Status Prepare(char* /*slot*/, cudaStream_t /*stream*/) override { return absl::OkStatus(); }
   void DropGraphs() override {}
   std::vector<std::pair<size_t, int>> HopArrays() const override { return HomogeneousHopArrays(layout_); }
@@ -42,7 +42,7 @@ class StagedSlotSampler final : public SlotSampler {
   }
   absl::Status StartEpoch(uint64_t epoch, const EpochSeeds& seeds, cudaStream_t stream) override;
   absl::StatusOr<bool> Ready(int64_t step) override;
-  void Filled(int slot) override;
+  absl::Status Filled(int slot) override;
   void Stop() override;
   bool calibrates() const override { return false; }
 

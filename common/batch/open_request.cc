@@ -152,10 +152,6 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   if (!request.edge_split().empty() && request.seed_edges_size() > 0) {
     return absl::InvalidArgumentError("open.edge_split and open.seed_edges: give one of them");
   }
-  if (shape.device.is_cuda()) {
-    return absl::UnimplementedError(
-        absl::StrCat("open.device = '", request.device(), "': link sessions run on the CPU in this version"));
-  }
   GNND_RETURN_IF_ERROR(SetSlotsAndSchedule(request, limits, shape));
   LinkShape& link = shape.link.emplace();
   LinkSamplingSpec& spec = link.sampling;

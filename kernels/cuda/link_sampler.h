@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/batch/link_batch.h"
@@ -23,20 +24,33 @@ namespace gnnd::cuda {
 class CudaLinkSampler {
  public:
   // For batches of up to `max_positives` positives of `spec` on `host`'s graph as the current device sees it
-  // (`device`, with the CSC in GPU memory or read in place).
+  // (`device`, with the CSC in GPU memory or read in place). `ways`: host staging areas, used in turn by the
+  // caller (Sample's `way`): a session keeps one per slot, so no upload waits for an earlier batch.
   static absl::StatusOr<std::unique_ptr<CudaLinkSampler>> Create(const GraphData& host, const DeviceGraph& device,
                                                                  const LinkSamplingSpec& spec, uint64_t seed,
-                                                                 int64_t max_positives);
+                                                                 int64_t max_positives, int ways = 1);
   ~CudaLinkSampler();
   CudaLinkSampler(const CudaLinkSampler&) = delete;
   CudaLinkSampler& operator=(const CudaLinkSampler&) = delete;
 
   // Enqueues the batch of the positives at `input_id` (positions in the split) for (epoch, batch_index) on
   // `stream`: the graph arrays into `out` (device memory laid out by layout()), the pairs into seeds().
+  // With `labels`, a labeled split's edge labels are uploaded after the input ids (SampleInto).
+  // `way`: the staging area (waited for only if the batch that used it last is not complete).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, BatchView out,
-                      cudaStream_t stream);
+                      cudaStream_t stream, bool labels = false, int way = 0);
+  // The same, then the batch's pair arrays into `slot` (device memory laid out by `layout`, whose graph
+  // arrays are `out`): input_id, and edge_label_index (L x 2 rows) with edge_label (1. / 0., or a labeled
+  // split's classes + 1 with 0 for negatives), or src_index, dst_pos_index and dst_neg_index. The batch's
+  // strict flag is copied to *strict_failed (pinned host memory: UINT64_MAX, or the first negative whose
+  // draws all hit edges) on `stream`.
+  absl::Status SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
+                          const LinkBatchLayout& layout, std::byte* slot, uint64_t* strict_failed, int way,
+                          cudaStream_t stream);
   // Waits for `stream`: the error of a strict negative that found only edges in the last batch, or OK.
   absl::Status CheckStrict(uint64_t batch_index, cudaStream_t stream) const;
+  // The error for a strict flag read after the batch of `input_id` (SampleInto's *strict_failed), or OK.
+  absl::Status StrictError(uint64_t batch_index, uint64_t failed, std::span<const int64_t> input_id) const;
   const CudaLinkSeeds& seeds() const { return *seeds_; }
   const BatchLayout& layout() const { return sampler_->layout(); }
 
@@ -49,16 +63,19 @@ class CudaLinkSampler {
   DeviceRelation csc_;
   LinkSamplingSpec spec_;
   uint64_t seed_ = 0;
-  const int64_t* split_edges_ = nullptr;  // (2, split_size) in host memory
+  const int64_t* split_edges_ = nullptr;   // (2, split_size) in host memory
+  const int64_t* split_labels_ = nullptr;  // a labeled split's classes
   int64_t split_size_ = 0, max_positives_ = 0;
   std::unique_ptr<CudaSampler> sampler_;
   std::unique_ptr<CudaLinkSeeds> seeds_;
   EdgeExclusions excluded_;
-  // Uploaded per batch, pinned on the host: the positives' sources and destinations, then the excluded
-  // pairs' destinations and sources; the same on the device.
-  int64_t* staging_ = nullptr;
+  // Uploaded per batch, pinned on the host: the positives' sources and destinations, the excluded pairs'
+  // destinations and sources, the input ids and a labeled split's edge labels; the same on the device.
+  int64_t* staging_ = nullptr;  // ways x staging_size_ ids
+  int64_t staging_size_ = 0;
   int64_t* uploaded_ = nullptr;
-  cudaEvent_t staged_ = nullptr;  // the last upload is done with staging_
+  std::vector<cudaEvent_t> staged_;  // per way: the last upload from it is done
+  int64_t upload_tail_ = 0;          // where the last upload's input ids start
   int64_t* num_hop0_ = nullptr;
   DeviceExclusions scratch_;  // its counts, offsets and positions
 };

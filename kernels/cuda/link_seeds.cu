@@ -132,12 +132,16 @@ absl::Status CudaLinkSeeds::CheckStrict(uint64_t batch, const int64_t* src, cuda
   GNND_CUDA(cudaMemcpyAsync(&failed, failed_, sizeof(failed), cudaMemcpyDeviceToHost, stream), "read the strict flag");
   GNND_CUDA(cudaStreamSynchronize(stream), "make a link batch's seeds");
   if (failed == kNone) return absl::OkStatus();
-  std::string source;
+  int64_t id = -1;
   if (negatives_.mode == NegativeMode::kTriplet) {
-    int64_t id = 0;
     GNND_CUDA(cudaMemcpy(&id, src + failed / negatives_.amount, sizeof(id), cudaMemcpyDeviceToHost), "read a source");
-    source = absl::StrCat(" (source ", id, ")");
   }
+  return StrictError(batch, failed, id);
+}
+
+absl::Status CudaLinkSeeds::StrictError(uint64_t batch, uint64_t failed, int64_t source_id) const {
+  if (failed == kNone) return absl::OkStatus();
+  const std::string source = source_id >= 0 ? absl::StrCat(" (source ", source_id, ")") : "";
   return absl::FailedPreconditionError(
       absl::StrCat("strict negatives: ", kMaxStrictDraws, " draws for negative ", failed, " of batch ", batch, source,
                    " were all edges of the graph: the graph is too dense for strict negatives (turn strict off)"));

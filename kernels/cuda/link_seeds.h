@@ -37,6 +37,12 @@ class CudaLinkSeeds {
   absl::Status CheckStrict(uint64_t batch, const int64_t* src, cudaStream_t stream) const;
 
   int64_t max_hop0() const { return max_endpoints_; }
+  // The strict flag of the last Make (device memory): UINT64_MAX, or the first negative whose draws all hit
+  // edges.
+  const uint64_t* strict_failed() const { return failed_; }
+  // Its error (MakeLinkSeeds' FAILED_PRECONDITION) for batch `batch`, `source` being that negative's
+  // positive's source (triplets name it; -1 otherwise).
+  absl::Status StrictError(uint64_t batch, uint64_t failed, int64_t source) const;
   // The pairs in local indices (device memory) of a batch of `positives`: binary and none, pair_src and
   // pair_dst of positives x (1 + amount) pairs; triplet, src_index and dst_pos_index (positives) and
   // dst_neg_index (positives x amount).

@@ -311,6 +311,55 @@ def test_a_features_file_truncated_under_a_gpu_session_ends_it_naming_the_file(t
         assert daemon.stop() == 0, daemon.output()
 
 
+@pytest.mark.parametrize("mode", ["binary", "triplet", "labeled"])
+def test_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
+    """Link sessions on cuda:0 (negatives, strictness, hop 0 and seed-edge exclusion on the GPU) give the CPU
+    session's batches byte for byte: every array, binary and triplet negatives, a labeled split's edge labels;
+    and PyG's LinkNeighborLoader on the GPU gives CUDA tensors."""
+    rng = np.random.default_rng(5)
+    nodes, edges = 400, 5000
+    pairs = rng.integers(0, nodes, size=(2, edges))
+    (tmp_path / "splits").mkdir()
+    np.save(tmp_path / "edges.npy", pairs)
+    np.save(tmp_path / "splits" / "train.npy", pairs[:, :3000])
+    np.save(tmp_path / "splits" / "test.npy", pairs[:, 3000:3400])
+    np.save(tmp_path / "splits" / "test_label.npy", rng.integers(0, 3, size=400))
+    np.save(tmp_path / "features.npy", rng.standard_normal((nodes, 5)).astype(np.float32))
+    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "data",
+                    f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
+                   capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=links={tmp_path / 'data'}", "--gpu-cache=none", name=f"gpulink{mode}")
+    options = dict(address=daemon.address, dataset="links", batch_size=256, fanouts=[4, -1], seed=3, copy=True)
+    if mode == "labeled":
+        options.update(edge_split="test", neg_sampling="binary", neg_amount=2, exclude="self")
+    else:
+        options.update(edge_split="train", neg_sampling=mode, neg_amount=3, strict_negatives=True, exclude="reverse")
+    names = ["node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "input_id"]
+    names += ["src_index", "dst_pos_index", "dst_neg_index"] if mode == "triplet" else ["edge_label_index", "edge_label"]
+    try:
+        for epoch in range(2):
+            with gnnd.Loader(output="numpy", epoch=epoch, **options) as cpu:
+                expected = [{n: getattr(b, n) for n in names} for b in cpu]
+            with gnnd.Loader(device="cuda:0", epoch=epoch, **options) as gpu:
+                got = []
+                for b in gpu:
+                    assert b.features.is_cuda and b.edge_src.is_cuda
+                    got.append({n: getattr(b, n).cpu().numpy() for n in names})
+            assert len(got) == len(expected) > 1
+            for step, (a, e) in enumerate(zip(got, expected)):
+                for n in names:
+                    np.testing.assert_array_equal(a[n], e[n], err_msg=f"epoch {epoch} step {step} {n}")
+        loader = gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[4, -1], edge_label_index="train", batch_size=256,
+                                             neg_sampling="binary", exclude="self", dataset="links",
+                                             address=daemon.address, device="cuda:0")
+        batch = next(iter(loader))
+        assert batch.edge_label_index.is_cuda and batch.edge_label_index.shape[0] == 2
+        assert int(batch.edge_label.sum()) == 256
+        loader.close()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_every_gpu_of_a_split_hot_tier_serves_the_cpu_reference(tmp_path):
     """One gnnd prepares every GPU; with peer access the hot tier (half the rows) is split over them all, each
     GPU caching its share and reading the others' over NVLink. Sessions on every GPU at once read batches equal

@@ -140,7 +140,6 @@ def test_bad_link_requests_are_refused_naming_the_field(served):
         (dict(edge_split="test", neg_sampling="triplet"), "INVALID_ARGUMENT", "triplets carry no labels"),
         (dict(edge_split="train", neg_sampling="binary", neg_amount=5000), "INVALID_ARGUMENT",
          "open.neg_amount = 5000 (must be 1 to 1024)"),
-        (dict(edge_split="train", device="cuda:0", output="torch"), "UNIMPLEMENTED", "link sessions run on the CPU"),
     ]
     for options, code, message in cases:
         with pytest.raises(gnnd.GnndError) as error:

@@ -318,7 +318,7 @@ class Loader:
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
     Errors raise gnnd.GnndError with the gRPC status name in .code (UNAVAILABLE when gnnd is not there).
 
-    Link prediction (homogeneous graphs, CPU): edge_split ("train", "valid", "test") makes the seeds that
+    Link prediction (homogeneous graphs; on the CPU or a GPU): edge_split ("train", "valid", "test") makes the seeds that
     split's edges, or seed_edges (2, E) node ids (PyG's edge_label_index) the given pairs, batch_size of them
     per batch; neg_sampling "binary" or "triplet" with neg_amount per
     positive (strict_negatives: never an edge), exclude "self" or "reverse" keeps the seed edges out of

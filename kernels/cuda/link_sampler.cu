@@ -1,0 +1,219 @@
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/cuda_check.h"
+#include "common/base/status.h"
+#include "common/batch/link_rule.h"
+#include "kernels/cuda/link_sampler.h"
+
+namespace gnnd::cuda {
+namespace {
+
+// A link batch's pairs as PyG's rows: edge_label_index[i] = (source, destination) in local indices, and an
+// unlabeled split's edge_label 1. for the positives, 0. for their negatives.
+__global__ void PairsKernel(const int32_t* pair_src, const int32_t* pair_dst, int64_t pairs, int64_t positives,
+                            int32_t* rows, float* labels) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= pairs) return;
+  rows[2 * i] = pair_src[i];
+  rows[2 * i + 1] = pair_dst[i];
+  if (labels != nullptr) labels[i] = i < positives ? 1.0f : 0.0f;
+}
+
+// The excluded positions of one hop at most: every excluded (destination, source) pair's parallel edges.
+int64_t ExcludedPositions(const GraphData& graph, const EdgeExclusions& excluded) {
+  const int64_t* indptr = graph.arrays.indptr();
+  int64_t total = 0;
+  for (size_t e = 0; e < excluded.dsts().size(); ++e) {
+    int64_t first = 0, last = 0;
+    if (graph.wide_indices()) {
+      SourceRange(indptr, static_cast<const int64_t*>(graph.arrays[ArrayId::kIndices]), excluded.srcs()[e],
+                  excluded.dsts()[e], &first, &last);
+    } else {
+      SourceRange(indptr, static_cast<const int32_t*>(graph.arrays[ArrayId::kIndices]), excluded.srcs()[e],
+                  excluded.dsts()[e], &first, &last);
+    }
+    total += last - first;
+  }
+  return total;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const GraphData& host,
+                                                                         const DeviceGraph& device,
+                                                                         const LinkSamplingSpec& spec, uint64_t seed,
+                                                                         int64_t max_positives, int ways) {
+  GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, host.schema, ""));
+  auto s = std::unique_ptr<CudaLinkSampler>(new CudaLinkSampler());
+  s->host_ = &host;
+  s->csc_ = {device.indptr, device.indices, device.manifest.index_dtype()};
+  s->spec_ = spec;
+  s->seed_ = seed;
+  s->max_positives_ = std::max<int64_t>(max_positives, 1);
+  if (spec.seed_edges != nullptr) {
+    s->split_edges_ = spec.seed_edges->data();
+    s->split_size_ = static_cast<int64_t>(spec.seed_edges->size() / 2);
+  } else {
+    const EdgeSplitSchema& split = host.schema.relations[0].edge_splits[spec.edge_split];
+    s->split_edges_ = static_cast<const int64_t*>(host.arrays.data[split.edges]);
+    if (split.labels >= 0) s->split_labels_ = static_cast<const int64_t*>(host.arrays.data[split.labels]);
+    s->split_size_ = split.num_edges;
+  }
+  const SamplingSpec sampling{MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts};
+  GNND_ASSIGN_OR_RETURN(
+      const BatchCapacity capacity,
+      ComputeBatchCapacity(sampling, host.num_nodes(), host.manifest.num_edges(), host.MaxInDegree()));
+  GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, capacity));
+  GNND_ASSIGN_OR_RETURN(s->seeds_, CudaLinkSeeds::Create(s->max_positives_, spec.negatives));
+  // Positives, exclusions (with reverses), input ids, labels of every pair.
+  const int64_t amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
+  const int64_t staged =
+      2 * s->max_positives_ + 4 * s->max_positives_ + s->max_positives_ + s->max_positives_ * (1 + amount);
+  s->staging_size_ = staged;
+  s->staged_.resize(std::max(ways, 1));
+  GNND_CUDA(cudaMallocHost(&s->staging_, sizeof(int64_t) * staged * s->staged_.size()),
+            "allocate a link sampler's staging");
+  GNND_CUDA(cudaMalloc(&s->uploaded_, sizeof(int64_t) * staged), "allocate a link sampler's positives");
+  for (cudaEvent_t& e : s->staged_) {
+    GNND_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "create a link sampler's event");
+  }
+  GNND_CUDA(cudaMalloc(&s->num_hop0_, sizeof(int64_t)), "allocate a link sampler's count");
+  GNND_CUDA(cudaMalloc(&s->scratch_.counts, sizeof(int64_t) * (capacity.max_nodes + 1)), "allocate exclusions");
+  GNND_CUDA(cudaMalloc(&s->scratch_.offsets, sizeof(int64_t) * (capacity.max_nodes + 1)), "allocate exclusions");
+  GNND_RETURN_IF_ERROR(s->ReservePositions(4 * s->max_positives_, nullptr));
+  return s;
+}
+
+CudaLinkSampler::~CudaLinkSampler() {
+  for (cudaEvent_t e : staged_) {
+    if (e != nullptr) cudaEventSynchronize(e);
+  }
+  for (void* p : {static_cast<void*>(uploaded_), static_cast<void*>(num_hop0_), static_cast<void*>(scratch_.counts),
+                  static_cast<void*>(scratch_.offsets), static_cast<void*>(scratch_.positions)}) {
+    if (p != nullptr) cudaFree(p);
+  }
+  if (staging_ != nullptr) cudaFreeHost(staging_);
+  for (cudaEvent_t e : staged_) {
+    if (e != nullptr) cudaEventDestroy(e);
+  }
+}
+
+absl::Status CudaLinkSampler::ReservePositions(int64_t positions, cudaStream_t stream) {
+  if (positions <= scratch_.max_positions) return absl::OkStatus();
+  GNND_CUDA(cudaStreamSynchronize(stream), "finish the batches using the excluded positions");
+  if (scratch_.positions != nullptr) cudaFree(scratch_.positions);
+  scratch_.positions = nullptr;
+  scratch_.max_positions = 0;
+  const int64_t room = std::max(positions, 2 * scratch_.max_positions);
+  GNND_CUDA(cudaMalloc(&scratch_.positions, sizeof(int64_t) * room), "allocate excluded positions");
+  scratch_.max_positions = room;
+  return absl::OkStatus();
+}
+
+absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
+                                     BatchView out, cudaStream_t stream, bool labels, int way) {
+  const auto p = static_cast<int64_t>(input_id.size());
+  if (p < 1 || p > max_positives_) {
+    return absl::InvalidArgumentError(absl::StrCat("a link batch of ", p, " positives (1 to ", max_positives_, ")"));
+  }
+  if (way < 0 || way >= static_cast<int>(staged_.size())) return absl::InvalidArgumentError("no such staging way");
+  // Done at once when the batch that last used this way is complete (a slot's, for a session).
+  GNND_CUDA(cudaEventSynchronize(staged_[way]), "wait for the upload that last used the staging");
+  int64_t* staging = staging_ + way * staging_size_;
+  int64_t* src = staging;
+  int64_t* dst = staging + p;
+  for (int64_t i = 0; i < p; ++i) {
+    if (input_id[i] < 0 || input_id[i] >= split_size_) {
+      return absl::InvalidArgumentError(absl::StrCat("input_id ", input_id[i], " of a split of ", split_size_));
+    }
+    src[i] = split_edges_[input_id[i]];
+    dst[i] = split_edges_[split_size_ + input_id[i]];
+  }
+  excluded_.Build({src, static_cast<size_t>(p)}, {dst, static_cast<size_t>(p)}, spec_.exclude);
+  const auto pairs = static_cast<int64_t>(excluded_.dsts().size());
+  std::copy(excluded_.dsts().begin(), excluded_.dsts().end(), staging + 2 * p);
+  std::copy(excluded_.srcs().begin(), excluded_.srcs().end(), staging + 2 * p + pairs);
+  // Then the input ids and, for a labeled split, every pair's label (PyG: classes + 1 beside binary
+  // negatives' 0; without negatives the classes as they are).
+  upload_tail_ = 2 * p + 2 * pairs;
+  int64_t* tail = staging + upload_tail_;
+  std::copy(input_id.begin(), input_id.end(), tail);
+  int64_t uploaded = upload_tail_ + p;
+  if (labels && split_labels_ != nullptr) {
+    const bool binary = spec_.negatives.mode == NegativeMode::kBinary;
+    const int64_t shift = binary ? 1 : 0, negatives = binary ? p * spec_.negatives.amount : 0;
+    for (int64_t i = 0; i < p; ++i) tail[p + i] = split_labels_[input_id[i]] + shift;
+    std::fill(tail + 2 * p, tail + 2 * p + negatives, 0);
+    uploaded += p + negatives;
+  }
+  DeviceExclusions excluded = scratch_;
+  if (pairs > 0) {
+    excluded.positions_bound = ExcludedPositions(*host_, excluded_);
+    GNND_RETURN_IF_ERROR(ReservePositions(excluded.positions_bound, stream));
+    excluded.positions = scratch_.positions;
+    excluded.max_positions = scratch_.max_positions;
+    excluded.dst = uploaded_ + 2 * p;
+    excluded.src = uploaded_ + 2 * p + pairs;
+    excluded.count = pairs;
+  }
+  GNND_CUDA(cudaMemcpyAsync(uploaded_, staging, sizeof(int64_t) * uploaded, cudaMemcpyHostToDevice, stream),
+            "upload a link batch's positives");
+  GNND_CUDA(cudaEventRecord(staged_[way], stream), "mark the upload");
+  const SamplingKey negatives = MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives);
+  GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, host_->num_nodes(),
+                                    out.node_ids, num_hop0_, stream));
+  return sampler_->SampleLinkGraph(epoch, batch_index, out.node_ids, num_hop0_, excluded, out, stream);
+}
+
+absl::Status CudaLinkSampler::CheckStrict(uint64_t batch_index, cudaStream_t stream) const {
+  return seeds_->CheckStrict(batch_index, uploaded_, stream);
+}
+
+absl::Status CudaLinkSampler::StrictError(uint64_t batch_index, uint64_t failed,
+                                          std::span<const int64_t> input_id) const {
+  if (failed == UINT64_MAX) return absl::OkStatus();
+  int64_t source = -1;
+  if (spec_.negatives.mode == NegativeMode::kTriplet && failed / spec_.negatives.amount < input_id.size()) {
+    source = split_edges_[input_id[failed / spec_.negatives.amount]];
+  }
+  return seeds_->StrictError(batch_index, failed, source);
+}
+
+absl::Status CudaLinkSampler::SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
+                                         const LinkBatchLayout& layout, std::byte* slot, uint64_t* strict_failed,
+                                         int way, cudaStream_t stream) {
+  const auto p = static_cast<int64_t>(input_id.size());
+  const BatchView out = BatchView::At(slot, layout.graph);
+  GNND_RETURN_IF_ERROR(Sample(epoch, batch_index, input_id, out, stream, layout.labeled, way));
+  // Sample uploaded, after the positives and exclusions, the input ids and (labeled) the labels.
+  const int64_t* device_input_id = uploaded_ + upload_tail_;
+  GNND_CUDA(
+      cudaMemcpyAsync(slot + layout.input_id, device_input_id, sizeof(int64_t) * p, cudaMemcpyDeviceToDevice, stream),
+      "write a link batch's input ids");
+  if (spec_.negatives.mode == NegativeMode::kTriplet) {
+    const int64_t negatives = p * spec_.negatives.amount;
+    for (const auto& [from, offset, count] : {std::tuple{seeds_->src_index(), layout.src_index, p},
+                                              std::tuple{seeds_->dst_pos_index(), layout.dst_pos_index, p},
+                                              std::tuple{seeds_->dst_neg_index(p), layout.dst_neg_index, negatives}}) {
+      GNND_CUDA(cudaMemcpyAsync(slot + offset, from, sizeof(int32_t) * count, cudaMemcpyDeviceToDevice, stream),
+                "write a link batch's triplets");
+    }
+  } else {
+    const int64_t pairs = p * (1 + (spec_.negatives.mode == NegativeMode::kBinary ? spec_.negatives.amount : 0));
+    float* labels = layout.labeled ? nullptr : reinterpret_cast<float*>(slot + layout.edge_label);
+    GNND_LAUNCH(PairsKernel, Blocks(pairs), kThreads, 0, stream, seeds_->pair_src(), seeds_->pair_dst(), pairs, p,
+                reinterpret_cast<int32_t*>(slot + layout.edge_label_index), labels);
+    if (layout.labeled) {
+      GNND_CUDA(cudaMemcpyAsync(slot + layout.edge_label, device_input_id + p, sizeof(int64_t) * pairs,
+                                cudaMemcpyDeviceToDevice, stream),
+                "write a link batch's labels");
+    }
+  }
+  GNND_CUDA(cudaMemcpyAsync(strict_failed, seeds_->strict_failed(), sizeof(uint64_t), cudaMemcpyDeviceToHost, stream),
+            "read a link batch's strict flag");
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd::cuda
