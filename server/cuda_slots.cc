@@ -101,7 +101,6 @@ class LinkSlotSampler final : public SlotSampler {
                                                                  const cuda::DeviceGraph& graph) {
     auto s = std::unique_ptr<LinkSlotSampler>(new LinkSlotSampler());
     s->layout_ = plan.link->layout;
-    s->binary_ = plan.link->sampling.negatives.mode == NegativeMode::kBinary;
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.link->sampling, plan.seed,
                                                         s->layout_.max_positives, plan.num_slots));
@@ -119,12 +118,11 @@ class LinkSlotSampler final : public SlotSampler {
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, std::span<const int64_t>,
                       char* slot, cudaStream_t stream) override {
     const auto positives = static_cast<int64_t>(seeds.size());
-    const int64_t pairs = layout_.src_index != SIZE_MAX ? 0 : positives * (1 + (binary_ ? layout_.amount : 0));
     // Fills complete and are reported in order, at most one per slot in flight: way `flag` is free again.
     const size_t flag = next_flag_++ % flags_;
     GNND_RETURN_IF_ERROR(sampler_->SampleInto(epoch, batch_index, seeds, layout_, reinterpret_cast<std::byte*>(slot),
                                               strict_ + flag, static_cast<int>(flag), stream));
-    filling_.push_back({batch_index, seeds, pairs, positives, flag});
+    filling_.push_back({batch_index, seeds, layout_.pairs(positives), positives, flag});
     return absl::OkStatus();
   }
   absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
@@ -158,7 +156,6 @@ class LinkSlotSampler final : public SlotSampler {
   };
   LinkSlotSampler() = default;
   LinkBatchLayout layout_;
-  bool binary_ = false;
   std::unique_ptr<cuda::CudaLinkSampler> sampler_;
   uint64_t* strict_ = nullptr;  // pinned: one flag (and staging way) per fill in flight, used round robin
   size_t flags_ = 1, next_flag_ = 0;

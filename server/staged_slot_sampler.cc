@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
+#include "common/dataset/dataset.h"
 #include "kernels/cuda/gather.h"
 
 namespace gnnd {
@@ -17,6 +18,8 @@ absl::StatusOr<std::unique_ptr<StagedSlotSampler>> StagedSlotSampler::Create(
   s->layout_ = plan.layout;
   s->hot_ = held != nullptr ? graph.hot : cuda::HotView{};
   s->num_nodes_ = graph.manifest.num_nodes();
+  s->feature_dim_ = graph.manifest.feature_dim();
+  s->feature_dtype_ = ArrayDType(graph.manifest, ArrayId::kFeatures);
   s->workers_ = &workers;
   s->wake_ = plan.wake;
   GNND_CUDA(cudaMallocHost(&s->staging_, plan.layout.total_bytes * plan.num_slots),
@@ -71,19 +74,15 @@ absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64
   const BatchView& from = staged_[staging];
   const BatchView to = BatchView::At(slot, layout_);
   const int64_t nodes = from.num_nodes(), edges = from.num_edges(), seeds = from.num_seeds();
-  const int hops = layout_.num_hops;
-  const std::pair<const void*, std::pair<void*, size_t>> arrays[] = {
-      {from.node_ids, {to.node_ids, sizeof(int64_t) * nodes}},
-      {from.num_nodes_per_hop, {to.num_nodes_per_hop, sizeof(int32_t) * (hops + 1)}},
-      {from.edge_src, {to.edge_src, sizeof(int32_t) * edges}},
-      {from.edge_dst, {to.edge_dst, sizeof(int32_t) * edges}},
-      {from.num_edges_per_hop, {to.num_edges_per_hop, sizeof(int32_t) * hops}},
-      {from.features, {to.features, layout_.feature_row_bytes * nodes}},
-      {from.labels, {to.labels, sizeof(int64_t) * seeds}},
-  };
-  for (const auto& [source, target] : arrays) {
-    GNND_CUDA(cudaMemcpyAsync(target.first, source, target.second, cudaMemcpyHostToDevice, stream),
-              "copy a staged batch to the GPU");
+  // Each array's filled part, as the batch layout describes it.
+  const auto sources = BatchArrays(from, nodes, edges, seeds, feature_dim_, feature_dtype_);
+  const auto targets = BatchArrays(to, nodes, edges, seeds, feature_dim_, feature_dtype_);
+  for (size_t a = 0; a < sources.size(); ++a) {
+    const BatchArray& array = sources[a];
+    const int64_t elements = array.shape[0] * (array.ndim == 2 ? array.shape[1] : 1);
+    GNND_CUDA(
+        cudaMemcpyAsync(targets[a].data, array.data, DTypeSize(array.dtype) * elements, cudaMemcpyHostToDevice, stream),
+        "copy a staged batch to the GPU");
   }
   if (hot_.rank != nullptr) {  // the rows the host left out: from the tier
     const cuda::RowSource tier{nullptr, num_nodes_, layout_.feature_row_bytes, hot_};

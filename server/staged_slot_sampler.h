@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/base/dtype.h"
 #include "common/base/thread_pool.h"
 #include "kernels/cpu/producer.h"
 #include "kernels/cuda/device_dataset.h"
@@ -52,6 +53,8 @@ class StagedSlotSampler final : public SlotSampler {
   BatchLayout layout_;
   cuda::HotView hot_;
   int64_t num_nodes_ = 0;
+  int64_t feature_dim_ = 0;
+  DType feature_dtype_ = DType::kFloat32;
   ThreadPool* workers_ = nullptr;
   std::function<void()> wake_;
   void* staging_ = nullptr;  // pinned: num_slots host slots (freed after producer_, which writes them)

@@ -73,6 +73,13 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
   return absl::OkStatus();
 }
 
+void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> input_id, NegativeMode mode, int64_t pairs,
+                       int64_t* out) {
+  const int64_t shift = mode == NegativeMode::kBinary ? 1 : 0;
+  for (size_t i = 0; i < input_id.size(); ++i) out[i] = split_labels[input_id[i]] + shift;
+  std::fill(out + input_id.size(), out + pairs, 0);
+}
+
 int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
   const int64_t amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
   // Binary negatives add two endpoints each, triplet negatives one.

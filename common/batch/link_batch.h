@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -62,7 +63,15 @@ struct LinkBatchLayout {
 
   static LinkBatchLayout Make(const BatchLayout& graph, int64_t max_positives, const LinkSamplingSpec& spec,
                               bool labeled);
+  // The edge_label_index rows of a batch of `positives` (0 for triplets).
+  int64_t pairs(int64_t positives) const { return max_positives > 0 ? positives * (max_pairs / max_positives) : 0; }
 };
+
+// A labeled split's edge_label for the positives at `input_id` and their binary negatives, as PyG gives it:
+// the positives' classes, shifted up by one when binary negatives take 0. Writes `pairs` values to `out`
+// (the positives, then pairs - positives zeros).
+void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> input_id, NegativeMode mode, int64_t pairs,
+                       int64_t* out);
 
 BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, DType feature_dtype);
 // A batch's count values in that schema's order.

@@ -53,10 +53,10 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   out.edge_label_long.clear();
   if (spec_.negatives.mode == NegativeMode::kTriplet) return absl::OkStatus();
   const size_t negatives = out.seeds.pair_src.size() - p;
-  if (split_labels_ != nullptr) {  // PyG: positives' classes shift up by one when negatives take 0
-    const int64_t shift = spec_.negatives.mode == NegativeMode::kBinary ? 1 : 0;
-    for (int64_t id : input_id) out.edge_label_long.push_back(split_labels_[id] + shift);
-    out.edge_label_long.insert(out.edge_label_long.end(), negatives, 0);
+  if (split_labels_ != nullptr) {
+    out.edge_label_long.resize(out.seeds.pair_src.size());
+    LabeledEdgeLabels(split_labels_, input_id, spec_.negatives.mode, static_cast<int64_t>(out.edge_label_long.size()),
+                      out.edge_label_long.data());
   } else {
     out.edge_label.assign(p, 1.0f);
     out.edge_label.insert(out.edge_label.end(), negatives, 0.0f);

@@ -103,10 +103,10 @@ CudaLinkSampler::~CudaLinkSampler() {
 absl::Status CudaLinkSampler::ReservePositions(int64_t positions, cudaStream_t stream) {
   if (positions <= scratch_.max_positions) return absl::OkStatus();
   GNND_CUDA(cudaStreamSynchronize(stream), "finish the batches using the excluded positions");
+  const int64_t room = std::max(positions, 2 * scratch_.max_positions);
   if (scratch_.positions != nullptr) cudaFree(scratch_.positions);
   scratch_.positions = nullptr;
   scratch_.max_positions = 0;
-  const int64_t room = std::max(positions, 2 * scratch_.max_positions);
   GNND_CUDA(cudaMalloc(&scratch_.positions, sizeof(int64_t) * room), "allocate excluded positions");
   scratch_.max_positions = room;
   return absl::OkStatus();
@@ -142,11 +142,9 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   std::copy(input_id.begin(), input_id.end(), tail);
   int64_t uploaded = upload_tail_ + p;
   if (labels && split_labels_ != nullptr) {
-    const bool binary = spec_.negatives.mode == NegativeMode::kBinary;
-    const int64_t shift = binary ? 1 : 0, negatives = binary ? p * spec_.negatives.amount : 0;
-    for (int64_t i = 0; i < p; ++i) tail[p + i] = split_labels_[input_id[i]] + shift;
-    std::fill(tail + 2 * p, tail + 2 * p + negatives, 0);
-    uploaded += p + negatives;
+    const int64_t labeled = p * (1 + (spec_.negatives.mode == NegativeMode::kBinary ? spec_.negatives.amount : 0));
+    LabeledEdgeLabels(split_labels_, input_id, spec_.negatives.mode, labeled, tail + p);
+    uploaded += labeled;
   }
   DeviceExclusions excluded = scratch_;
   if (pairs > 0) {
@@ -201,7 +199,7 @@ absl::Status CudaLinkSampler::SampleInto(uint64_t epoch, uint64_t batch_index, s
                 "write a link batch's triplets");
     }
   } else {
-    const int64_t pairs = p * (1 + (spec_.negatives.mode == NegativeMode::kBinary ? spec_.negatives.amount : 0));
+    const int64_t pairs = layout.pairs(p);
     float* labels = layout.labeled ? nullptr : reinterpret_cast<float*>(slot + layout.edge_label);
     GNND_LAUNCH(PairsKernel, Blocks(pairs), kThreads, 0, stream, seeds_->pair_src(), seeds_->pair_dst(), pairs, p,
                 reinterpret_cast<int32_t*>(slot + layout.edge_label_index), labels);

@@ -12,30 +12,15 @@ namespace {
 // Also keeps where each frontier node's in-neighbor list starts and its degree (`lists`, `degrees`), so
 // the sampling kernel reads indptr once per node, not twice (with the CSC in host memory each read
 // crosses PCIe), and reads a hot node's list from the hot tier's copy in GPU memory when there is one.
-// The sources of `node` that a link batch excludes: [*first, *last) of ex.src.
-__device__ void ExcludedSources(const DeviceExclusions& ex, int64_t node, int64_t* first, int64_t* last) {
-  int64_t lo = 0, hi = ex.count;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (ex.dst[mid] < node) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  int64_t end = lo;
-  while (end < ex.count && ex.dst[end] == node) ++end;
-  *first = lo;
-  *last = end;
-}
-
 // Calls f(position) for each position of `list` (degree entries, sorted by source) whose source `node`
-// excludes, ascending (sources ascend, and so do their positions).
+// excludes, ascending (sources ascend, and so do their positions). Both lookups are link_rule.h's
+// SourceRange: the node's entries in the sorted excluded destinations, then each source's in the list.
 template <typename Index, typename F>
 __device__ void ForExcludedPositions(const DeviceExclusions& ex, int64_t node, const Index* list, int64_t degree,
                                      F&& f) {
+  const int64_t pairs[2] = {0, ex.count};  // the excluded destinations as a one-node CSC
   int64_t first = 0, last = 0;
-  ExcludedSources(ex, node, &first, &last);
+  SourceRange(pairs, ex.dst, node, 0, &first, &last);
   const int64_t range[2] = {0, degree};  // the list as a one-node CSC
   for (int64_t e = first; e < last; ++e) {
     int64_t begin = 0, end = 0;
@@ -65,8 +50,10 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
     lists[i] = list + first;
     degrees[i] = degree;
     int64_t excluded = 0;
-    if (ex.dst != nullptr) ForExcludedPositions(ex, node, list + first, degree, [&](int64_t) { ++excluded; });
-    if (ex.dst != nullptr) ex.counts[i] = excluded;
+    if (ex.dst != nullptr) {
+      ForExcludedPositions(ex, node, list + first, degree, [&](int64_t) { ++excluded; });
+      ex.counts[i] = excluded;
+    }
     k = SampleCount(degree - excluded, fanout);
   } else if (ex.dst != nullptr) {
     ex.counts[i] = 0;

@@ -34,6 +34,7 @@ TEST(LinkBatch, EveryModeLaysItsArraysOutInsideTheSlot) {
       EXPECT_EQ(schema.ArrayNamed("edge_label_index") >= 0, !triplet);
       EXPECT_EQ(schema.ArrayNamed("dst_neg_index") >= 0, triplet);
       EXPECT_EQ(layout.max_pairs, triplet ? 0 : mode == NegativeMode::kBinary ? 200 : 50);
+      EXPECT_EQ(layout.pairs(7), triplet ? 0 : mode == NegativeMode::kBinary ? 28 : 7);  // a short batch's
       for (const BatchArraySchema& a : schema.arrays) {
         EXPECT_EQ(a.offset % kBatchAlignment, 0u) << a.name;
         EXPECT_LE(a.offset + a.row_bytes() * schema.capacity[a.count], layout.total_bytes) << a.name;
@@ -66,6 +67,17 @@ TEST(LinkBatch, ModesAndSplitsAreParsedNamingTheField) {
   EXPECT_EQ(MaxLinkSeeds(10, {NegativeMode::kNone, 5, false}), 20);
   EXPECT_EQ(MaxLinkSeeds(10, {NegativeMode::kBinary, 2, false}), 60);
   EXPECT_EQ(MaxLinkSeeds(10, {NegativeMode::kTriplet, 2, false}), 40);
+}
+
+TEST(LinkBatch, LabeledSplitsGiveClassesShiftedBesideBinaryNegatives) {
+  const std::vector<int64_t> classes = {4, 0, 7, 2};
+  const std::vector<int64_t> input_id = {2, 0};
+  std::vector<int64_t> out(6, -1);
+  LabeledEdgeLabels(classes.data(), input_id, NegativeMode::kBinary, 6, out.data());
+  EXPECT_EQ(out, (std::vector<int64_t>{8, 5, 0, 0, 0, 0}));  // PyG: 0 is the negatives' class
+  std::vector<int64_t> alone(2, -1);
+  LabeledEdgeLabels(classes.data(), input_id, NegativeMode::kNone, 2, alone.data());
+  EXPECT_EQ(alone, (std::vector<int64_t>{7, 4}));
 }
 
 TEST(LinkBatch, GivenSeedPairsAreCheckedNamingTheFirstBadId) {
