@@ -13,9 +13,9 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
   s->workers_ = &workers;
   s->wake_ = plan.wake;
-  const size_t slot_bytes = plan.typed  ? plan.typed->layout.total_bytes
-                            : plan.link ? plan.link->layout.total_bytes
-                                        : plan.layout.total_bytes;
+  const size_t slot_bytes = plan.link    ? plan.link->layout.total_bytes
+                            : plan.typed ? plan.typed->layout.total_bytes
+                                         : plan.layout.total_bytes;
   GNND_ASSIGN_OR_RETURN(s->segment_,
                         SlotSegment::Create(slot_bytes * plan.num_slots, mode, plan.trainer_uid, instance));
   for (int k = 0; k < plan.num_slots; ++k) {
@@ -24,8 +24,8 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
       s->typed_views_.push_back(TypedBatchView::At(base, plan.typed->layout));
     } else {
       s->views_.push_back(BatchView::At(base, plan.layout));
-      s->bases_.push_back(base);
     }
+    s->bases_.push_back(base);
   }
   const GraphData& graph = plan.dataset->graph;
   const int parallel = workers.threads();
@@ -42,8 +42,9 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
                                                    "sessions do not serve in this version"));
     }
     s->link_counts_ = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>(plan.num_slots);
-    GNND_ASSIGN_OR_RETURN(s->fill_, CpuProducer::LinkSampling(graph, plan.link->sampling, plan.seed, plan.link->layout,
-                                                              s->views_, s->bases_, s->link_counts_, parallel));
+    GNND_ASSIGN_OR_RETURN(s->fill_,
+                          CpuProducer::LinkSampling(graph, plan.link->sampling, plan.seed, plan.link->layout, s->views_,
+                                                    s->typed_views_, s->bases_, s->link_counts_, parallel));
   } else if (plan.typed) {
     s->seed_type_ = plan.typed->sampling.seed_type;
     if (plan.dataset->features_on_storage()) {
@@ -102,7 +103,10 @@ absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready, BatchTimes& tim
     times = {next->times.sample + next->times.gather, next->times.sample, next->times.gather};
     if (link_counts_ != nullptr) {
       const auto [pairs, positives] = (*link_counts_)[next->slot];
-      for (int64_t c : LinkBatchCounts(views_[next->slot], pairs, positives)) ready.add_counts(c);
+      const std::vector<int64_t> counts = typed_views_.empty()
+                                              ? LinkBatchCounts(views_[next->slot], pairs, positives)
+                                              : TypedLinkBatchCounts(typed_views_[next->slot], pairs, positives);
+      for (int64_t c : counts) ready.add_counts(c);
     } else if (typed_views_.empty()) {
       const BatchView& batch = views_[next->slot];
       SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},

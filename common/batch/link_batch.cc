@@ -30,47 +30,107 @@ absl::StatusOr<int> ParseEdgeSplit(absl::string_view split, absl::string_view fi
   return static_cast<int>(at - kSplitNames.begin());
 }
 
-absl::Status CheckSeedEdges(std::span<const int64_t> seed_edges, int64_t num_nodes, absl::string_view prefix) {
+absl::Status CheckSeedEdges(std::span<const int64_t> seed_edges, int64_t num_src, int64_t num_dst,
+                            absl::string_view prefix, absl::string_view src_what, absl::string_view dst_what) {
   if (seed_edges.empty() || seed_edges.size() % 2 != 0 || seed_edges.size() > 2 * kMaxSeedEdges) {
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, "seed_edges: ", seed_edges.size(),
                      " ids (must be E sources then E destinations, 1 <= E <= ", kMaxSeedEdges, ")"));
   }
+  const size_t pairs = seed_edges.size() / 2;
   for (size_t i = 0; i < seed_edges.size(); ++i) {
-    if (seed_edges[i] < 0 || seed_edges[i] >= num_nodes) {
-      const size_t pairs = seed_edges.size() / 2;
-      return absl::InvalidArgumentError(absl::StrCat(prefix, "seed_edges[", i / pairs, "][", i % pairs, "] = ",
-                                                     seed_edges[i], " (node ids are 0 to ", num_nodes - 1, ")"));
+    const bool source = i < pairs;
+    const int64_t limit = source ? num_src : num_dst;
+    if (seed_edges[i] < 0 || seed_edges[i] >= limit) {
+      return absl::InvalidArgumentError(absl::StrCat(prefix, "seed_edges[", i / pairs, "][", i % pairs,
+                                                     "] = ", seed_edges[i], " (", source ? src_what : dst_what,
+                                                     " ids are 0 to ", limit - 1, ")"));
     }
   }
   return absl::OkStatus();
 }
 
+std::vector<int> ReverseRelations(const DatasetSchema& schema, int relation) {
+  const RelationSchema& r = schema.relations[relation];
+  std::vector<int> out;
+  if (r.src_type == r.dst_type) out.push_back(relation);
+  for (size_t i = 0; i < schema.relations.size(); ++i) {
+    const RelationSchema& o = schema.relations[i];
+    if (static_cast<int>(i) == relation || o.src_type != r.dst_type || o.dst_type != r.src_type) continue;
+    if (o.name == absl::StrCat("rev_", r.name) || r.name == absl::StrCat("rev_", o.name)) {
+      out.push_back(static_cast<int>(i));
+    }
+  }
+  return out;
+}
+
 absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSchema& schema,
                                    absl::string_view prefix) {
-  if (!schema.homogeneous() || schema.format_version != 1) {
-    return absl::UnimplementedError(
-        absl::StrCat(prefix, "edge_split: link batches of typed datasets are not served yet (homogeneous only)"));
+  if (spec.relation < 0 || spec.relation >= static_cast<int>(schema.relations.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, "edge_type: relation ", spec.relation));
   }
+  const RelationSchema& relation = schema.relations[spec.relation];
+  const bool typed = schema.format_version != 1;
+  const std::string of_relation = typed ? absl::StrCat(" of ", relation.key()) : "";
   if (spec.negatives.amount < 1 || spec.negatives.amount > kMaxNegativeAmount) {
     return absl::InvalidArgumentError(
         absl::StrCat(prefix, "neg_amount = ", spec.negatives.amount, " (must be 1 to ", kMaxNegativeAmount, ")"));
   }
-  if (spec.seed_edges != nullptr) return CheckSeedEdges(*spec.seed_edges, schema.num_nodes, prefix);
+  if (typed && spec.exclude == ExcludeMode::kReverse && ReverseRelations(schema, spec.relation).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, "exclude = 'reverse': ", relation.key(), " has no reverse relation (", relation.dst, "___rev_",
+        relation.name, "___", relation.src, ", as `gnnctl import --add-reverse` adds): use 'self'"));
+  }
+  if (spec.seed_edges != nullptr) {
+    const NodeTypeSchema &src = schema.node_types[relation.src_type], &dst = schema.node_types[relation.dst_type];
+    return typed ? CheckSeedEdges(*spec.seed_edges, src.num_nodes, dst.num_nodes, prefix,
+                                  absl::StrCat("'", src.name, "' node"), absl::StrCat("'", dst.name, "' node"))
+                 : CheckSeedEdges(*spec.seed_edges, src.num_nodes, dst.num_nodes, prefix);
+  }
   if (spec.edge_split < 0 || spec.edge_split >= static_cast<int>(kSplitNames.size())) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "edge_split: position ", spec.edge_split));
   }
-  const EdgeSplitSchema& split = schema.relations[0].edge_splits[spec.edge_split];
+  const EdgeSplitSchema& split = relation.edge_splits[spec.edge_split];
   const absl::string_view name = kSplitNames[spec.edge_split];
   if (split.edges < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, "edge_split = '", name, "' (the graph has no such edge split)"));
+    return absl::InvalidArgumentError(absl::StrCat(prefix, "edge_split = '", name, "' (",
+                                                   typed ? relation.key() : "the graph", " has no such edge split)"));
   }
   if (spec.negatives.mode == NegativeMode::kTriplet && split.labels >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = triplet: edge split '", name,
-                                                   "' is labeled, and triplets carry no labels (as PyG)"));
+    return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = triplet: edge split '", name, "'",
+                                                   of_relation, " is labeled, and triplets carry no labels (as PyG)"));
   }
   return absl::OkStatus();
+}
+
+TypedSamplingSpec TypedLinkSampling(const LinkSamplingSpec& spec, const DatasetSchema& schema, int64_t max_positives) {
+  TypedSamplingSpec typed;
+  typed.batch_size = max_positives;
+  typed.seed_type = -1;
+  typed.fanouts = spec.relation_fanouts;
+  const RelationSchema& r = schema.relations[spec.relation];
+  const int64_t amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
+  // Sources: the positives' and binary negatives'; destinations: the positives' and every negative's.
+  const int64_t sources = max_positives * (1 + (spec.negatives.mode == NegativeMode::kBinary ? amount : 0));
+  const int64_t destinations = max_positives * (1 + amount);
+  typed.max_hop0.assign(schema.node_types.size(), 0);
+  typed.max_hop0[r.src_type] += sources;
+  typed.max_hop0[r.dst_type] += destinations;
+  return typed;
+}
+
+void BuildRelationExclusions(const DatasetSchema& schema, int relation, ExcludeMode mode, std::span<const int64_t> src,
+                             std::span<const int64_t> dst, std::vector<EdgeExclusions>& out) {
+  out.resize(schema.relations.size());
+  for (EdgeExclusions& e : out) e.Build({}, {}, ExcludeMode::kNone);
+  if (mode == ExcludeMode::kNone) return;
+  const RelationSchema& r = schema.relations[relation];
+  // Within the relation: u -> v, and v -> u where both ends are one type (its own reverse).
+  out[relation].Build(src, dst, r.src_type == r.dst_type ? mode : ExcludeMode::kSelf);
+  if (mode != ExcludeMode::kReverse) return;
+  for (int reverse : ReverseRelations(schema, relation)) {
+    if (reverse != relation) out[reverse].Build(dst, src, ExcludeMode::kSelf);  // v -> u in the reverse relation
+  }
 }
 
 void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> input_id, NegativeMode mode, int64_t pairs,
@@ -78,6 +138,27 @@ void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> inp
   const int64_t shift = mode == NegativeMode::kBinary ? 1 : 0;
   for (size_t i = 0; i < input_id.size(); ++i) out[i] = split_labels[input_id[i]] + shift;
   std::fill(out + input_id.size(), out + pairs, 0);
+}
+
+LinkSeedEdges SeedEdgesOf(const LinkSamplingSpec& spec, const GraphData& graph) {
+  if (spec.seed_edges != nullptr) {  // given pairs, laid out as a split's edges; the spec keeps them
+    return {spec.seed_edges->data(), nullptr, static_cast<int64_t>(spec.seed_edges->size() / 2)};
+  }
+  const EdgeSplitSchema& split = graph.schema.relations[spec.relation].edge_splits[spec.edge_split];
+  return {static_cast<const int64_t*>(graph.arrays.data[split.edges]),
+          split.labels >= 0 ? static_cast<const int64_t*>(graph.arrays.data[split.labels]) : nullptr, split.num_edges};
+}
+
+LinkRelation LinkRelationOf(const GraphData& graph, int relation) {
+  const DatasetSchema& schema = graph.schema;
+  const RelationSchema& r = schema.relations[relation];
+  return {static_cast<const int64_t*>(graph.arrays.data[r.indptr]),
+          graph.arrays.data[r.indices],
+          r.index_dtype == DType::kInt64,
+          schema.node_types[r.src_type].num_nodes,
+          schema.node_types[r.dst_type].num_nodes,
+          r.src_type == r.dst_type,
+          schema.format_version == 1 ? "the graph" : r.key()};
 }
 
 int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
@@ -88,14 +169,20 @@ int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
 
 LinkBatchLayout LinkBatchLayout::Make(const BatchLayout& graph, int64_t max_positives, const LinkSamplingSpec& spec,
                                       bool labeled) {
-  LinkBatchLayout l;
+  LinkBatchLayout l = Make(graph.total_bytes, max_positives, spec, labeled);
   l.graph = graph;
+  return l;
+}
+
+LinkBatchLayout LinkBatchLayout::Make(size_t graph_bytes, int64_t max_positives, const LinkSamplingSpec& spec,
+                                      bool labeled) {
+  LinkBatchLayout l;
   l.max_positives = max_positives;
   l.amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
   l.labeled = labeled;
   const bool triplet = spec.negatives.mode == NegativeMode::kTriplet;
   l.max_pairs = triplet ? 0 : max_positives * (1 + (spec.negatives.mode == NegativeMode::kBinary ? l.amount : 0));
-  size_t at = graph.total_bytes;
+  size_t at = graph_bytes;
   auto take = [&at](size_t bytes) {
     const size_t offset = at;
     at = AlignBatchOffset(at + bytes);
@@ -115,13 +202,10 @@ LinkBatchLayout LinkBatchLayout::Make(const BatchLayout& graph, int64_t max_posi
   return l;
 }
 
-BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, DType feature_dtype) {
-  BatchSchema s = HomogeneousBatchSchema(layout.graph, feature_dim, feature_dtype);
-  s.arrays.erase(std::remove_if(s.arrays.begin(), s.arrays.end(),
-                                [&](const BatchArraySchema& a) {
-                                  return a.name == "labels" || (a.name == "features" && feature_dim == 0);
-                                }),
-                 s.arrays.end());
+namespace {
+
+// The pair arrays and their two counts, after a graph's.
+void AddPairArrays(const LinkBatchLayout& layout, BatchSchema& s) {
   const int pairs = static_cast<int>(s.counts.size()), positives = pairs + 1;
   s.counts.push_back("pairs");
   s.capacity.push_back(layout.max_pairs);
@@ -137,6 +221,25 @@ BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, 
     s.arrays.push_back({"edge_label", layout.labeled ? DType::kInt64 : DType::kFloat32, {}, pairs, layout.edge_label});
   }
   s.slot_bytes = layout.total_bytes;
+}
+
+}  // namespace
+
+BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, DType feature_dtype) {
+  BatchSchema s = HomogeneousBatchSchema(layout.graph, feature_dim, feature_dtype);
+  s.arrays.erase(std::remove_if(s.arrays.begin(), s.arrays.end(),
+                                [&](const BatchArraySchema& a) {
+                                  return a.name == "labels" || (a.name == "features" && feature_dim == 0);
+                                }),
+                 s.arrays.end());
+  AddPairArrays(layout, s);
+  return s;
+}
+
+BatchSchema TypedLinkBatchSchema(const LinkBatchLayout& layout, const TypedBatchLayout& typed,
+                                 const DatasetSchema& schema) {
+  BatchSchema s = TypedBatchSchema(typed, schema);
+  AddPairArrays(layout, s);
   return s;
 }
 
@@ -144,6 +247,13 @@ std::vector<int64_t> LinkBatchCounts(const BatchView& graph, int64_t pairs, int6
   std::vector<int64_t> counts =
       HomogeneousBatchCounts({graph.num_nodes_per_hop, static_cast<size_t>(graph.num_hops) + 1},
                              {graph.num_edges_per_hop, static_cast<size_t>(graph.num_hops)});
+  counts.push_back(pairs);
+  counts.push_back(positives);
+  return counts;
+}
+
+std::vector<int64_t> TypedLinkBatchCounts(const TypedBatchView& graph, int64_t pairs, int64_t positives) {
+  std::vector<int64_t> counts = TypedBatchCounts(graph, /*seed_type=*/-1);
   counts.push_back(pairs);
   counts.push_back(positives);
   return counts;

@@ -18,6 +18,8 @@
 #include "common/batch/batch.h"
 #include "common/batch/batch_schema.h"
 #include "common/batch/link_seeds.h"
+#include "common/batch/typed_batch.h"
+#include "common/dataset/graph.h"
 #include "common/dataset/schema.h"
 
 namespace gnnd {
@@ -26,10 +28,13 @@ namespace gnnd {
 inline constexpr int32_t kMaxNegativeAmount = 1024;
 
 struct LinkSamplingSpec {
+  int relation = 0;    // the seed edges' relation (a position in the dataset schema's relations)
   int edge_split = 0;  // a position in kSplitNames: the relation's split the positives come from
-  // Or given pairs: E sources, then E destinations (node ids checked), no labels. Shared by the samplers.
+  // Or given pairs: E sources, then E destinations (ids of the relation's source and destination types,
+  // checked), no labels. Shared by the samplers.
   std::shared_ptr<const std::vector<int64_t>> seed_edges;
-  std::vector<int32_t> fanouts;
+  std::vector<int32_t> fanouts;  // homogeneous datasets
+  std::vector<std::vector<int32_t>> relation_fanouts;  // typed datasets: [relation][hop]
   NegativeSpec negatives;
   ExcludeMode exclude = ExcludeMode::kNone;
 };
@@ -42,12 +47,42 @@ absl::StatusOr<int> ParseEdgeSplit(absl::string_view split, absl::string_view fi
 
 // Pairs given to a link session at most (their ids fill a 64 MiB request).
 inline constexpr int64_t kMaxSeedEdges = int64_t{4} << 20;
-// Given seed pairs (E sources, then E destinations): 1 to kMaxSeedEdges pairs of node ids of the graph.
-absl::Status CheckSeedEdges(std::span<const int64_t> seed_edges, int64_t num_nodes, absl::string_view prefix);
-// Checks the spec against the dataset: homogeneous (typed link batches come later), the relation has the
-// edge split, an amount of 1 to kMaxNegativeAmount, no triplets of a labeled split (as PyG), fanouts as a node
-// session's. Errors name the request's fields with `prefix` ("open.").
+// Given seed pairs (E sources, then E destinations): 1 to kMaxSeedEdges pairs, sources below num_src and
+// destinations below num_dst (errors call them `src_what` / `dst_what` ids).
+absl::Status CheckSeedEdges(std::span<const int64_t> seed_edges, int64_t num_src, int64_t num_dst,
+                            absl::string_view prefix, absl::string_view src_what = "node",
+                            absl::string_view dst_what = "node");
+// Checks the spec against the dataset: the relation exists and has the edge split, an amount of 1 to
+// kMaxNegativeAmount, no triplets of a labeled split (as PyG), a reverse relation for exclude = reverse on a
+// typed relation between two types. Errors name the request's fields with `prefix` ("open."). Fanouts are
+// checked with the sampling spec they give.
 absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSchema& schema, absl::string_view prefix);
+
+// The relations holding the reverses of `relation`'s edges (u -> v reversed is v -> u): the relation itself
+// where its source and destination are one type, and (dst, rev_NAME, src) or, for a rev_NAME relation,
+// (dst, NAME, src), as PyG's ToUndirected and `gnnctl import --add-reverse` name them.
+std::vector<int> ReverseRelations(const DatasetSchema& schema, int relation);
+
+// A typed dataset's link batch as the typed sampler sees it: hop 0 of every type the pairs' endpoints may
+// take (no seed type, no labels), fanouts per relation.
+TypedSamplingSpec TypedLinkSampling(const LinkSamplingSpec& spec, const DatasetSchema& schema, int64_t max_positives);
+
+// The batch's excluded edges per relation (one EdgeExclusions each; all empty for ExcludeMode::kNone), made
+// from its positive pairs (src[i], dst[i]) of spec.relation: that relation's u -> v (and its reverse
+// relations' v -> u for kReverse, ReverseRelations).
+void BuildRelationExclusions(const DatasetSchema& schema, int relation, ExcludeMode mode, std::span<const int64_t> src,
+                             std::span<const int64_t> dst, std::vector<EdgeExclusions>& out);
+
+// A link session's positives: its seed edges, (2, size) (the split's, or the given pairs), and a labeled
+// split's classes (null otherwise).
+struct LinkSeedEdges {
+  const int64_t* edges = nullptr;
+  const int64_t* labels = nullptr;
+  int64_t size = 0;
+};
+LinkSeedEdges SeedEdgesOf(const LinkSamplingSpec& spec, const GraphData& graph);
+// The seed relation as MakeLinkSeeds draws and checks negatives in it.
+LinkRelation LinkRelationOf(const GraphData& graph, int relation);
 
 // The hop-0 nodes a batch of `pairs` positives can have at most: every endpoint of every pair distinct.
 int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);
@@ -63,6 +98,8 @@ struct LinkBatchLayout {
 
   static LinkBatchLayout Make(const BatchLayout& graph, int64_t max_positives, const LinkSamplingSpec& spec,
                               bool labeled);
+  // After a typed batch's arrays (graph_bytes of them; `graph` is unused).
+  static LinkBatchLayout Make(size_t graph_bytes, int64_t max_positives, const LinkSamplingSpec& spec, bool labeled);
   // The edge_label_index rows of a batch of `positives` (0 for triplets).
   int64_t pairs(int64_t positives) const { return max_positives > 0 ? positives * (max_pairs / max_positives) : 0; }
 };
@@ -74,7 +111,11 @@ void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> inp
                        int64_t* out);
 
 BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, DType feature_dtype);
+// A typed dataset's: the typed batch's arrays (TypedBatchSchema), then the pair arrays under the same names.
+BatchSchema TypedLinkBatchSchema(const LinkBatchLayout& layout, const TypedBatchLayout& typed,
+                                 const DatasetSchema& schema);
 // A batch's count values in that schema's order.
 std::vector<int64_t> LinkBatchCounts(const BatchView& graph, int64_t pairs, int64_t positives);
+std::vector<int64_t> TypedLinkBatchCounts(const TypedBatchView& graph, int64_t pairs, int64_t positives);
 
 }  // namespace gnnd

@@ -1,5 +1,7 @@
 #include "common/batch/open_request.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 
@@ -141,6 +143,48 @@ absl::Status CheckSlotBytes(SessionShape& shape, const SlotLimits& limits) {
   return absl::OkStatus();
 }
 
+// The seed edges' relation: the one open.edge_type names, or the one relation with the edge split.
+absl::StatusOr<int> EdgeType(const v1::OpenSession& request, const DatasetSchema& schema) {
+  if (schema.format_version == 1) {
+    if (!request.edge_type().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("open.edge_type = ", Quoted(request.edge_type(), 100), " ('",
+                                                     request.dataset(), "' is homogeneous: leave it empty)"));
+    }
+    return 0;
+  }
+  std::string keys;
+  for (const RelationSchema& r : schema.relations) absl::StrAppend(&keys, keys.empty() ? "" : ", ", r.key());
+  if (!request.edge_type().empty()) {
+    for (size_t r = 0; r < schema.relations.size(); ++r) {
+      if (schema.relations[r].key() == request.edge_type()) return static_cast<int>(r);
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.edge_type = ", Quoted(request.edge_type(), 100), " (the relations are ", keys, ")"));
+  }
+  if (request.seed_edges_size() > 0 && schema.relations.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("open.edge_type is empty: name the seed_edges' relation (", keys, ")"));
+  }
+  int with_split = -1;
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const auto& splits = schema.relations[r].edge_splits;
+    const bool has = request.seed_edges_size() > 0 || std::any_of(splits.begin(), splits.end(), [&](const auto& e) {
+                       return e.edges >= 0 && kSplitNames[&e - splits.data()] == request.edge_split();
+                     });
+    if (!has) continue;
+    if (with_split >= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("open.edge_type is empty, and ", schema.relations[with_split].key(),
+                                                     " and ", schema.relations[r].key(), " both have edge split ",
+                                                     Quoted(request.edge_split(), 100), ": name the relation"));
+    }
+    with_split = static_cast<int>(r);
+  }
+  if (with_split < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("open.edge_split = ", Quoted(request.edge_split(), 100),
+                                                   " (no relation of '", request.dataset(), "' has it)"));
+  }
+  return with_split;
+}
+
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
@@ -166,20 +210,46 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   spec.negatives.amount = request.neg_amount() == 0 ? 1 : request.neg_amount();
   spec.negatives.strict = request.strict_negatives();
   GNND_ASSIGN_OR_RETURN(spec.exclude, ParseExcludeMode(request.exclude(), "open.exclude"));
+  GNND_ASSIGN_OR_RETURN(spec.relation, EdgeType(request, graph.schema));
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, "open."));
-  if (request.relation_fanouts_size() > 0) {
+  const bool typed = graph.schema.format_version != 1;
+  if (!request.node_type().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100),
+                                                   " (a link session's hop 0 is its pairs' endpoints: leave it empty",
+                                                   typed ? " and name the relation in open.edge_type)" : ")"));
+  }
+  if (typed) {
+    GNND_ASSIGN_OR_RETURN(spec.relation_fanouts, TypedFanouts(request, graph.schema));
+    spec.fanouts.clear();
+  } else if (request.relation_fanouts_size() > 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("open.relation_fanouts: '", request.dataset(), "' is homogeneous (give open.fanouts)"));
-  }
-  if (!request.node_type().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100), " ('",
-                                                   request.dataset(), "' is homogeneous: leave it empty)"));
   }
   // Hop 0 holds every endpoint, and local indices are int32.
   const int64_t max_batch = (int64_t{1} << 30) / MaxLinkSeeds(1, spec.negatives);
   if (request.batch_size() < 1 || request.batch_size() > max_batch) {
     return absl::InvalidArgumentError(absl::StrCat("open.batch_size = ", request.batch_size(), " (must be 1 to ",
                                                    max_batch, " for link batches with these negatives)"));
+  }
+  bool labeled = false;  // given pairs have none
+  if (spec.seed_edges != nullptr) {
+    link.split_size = static_cast<int64_t>(spec.seed_edges->size() / 2);
+  } else {
+    const EdgeSplitSchema& split = graph.schema.relations[spec.relation].edge_splits[spec.edge_split];
+    link.split_size = split.num_edges;
+    labeled = split.labels >= 0;
+  }
+  if (typed) {
+    TypedShape& t = shape.typed.emplace();
+    t.sampling = TypedLinkSampling(spec, graph.schema, request.batch_size());
+    GNND_RETURN_IF_ERROR(InField(CheckTypedSamplingSpec(t.sampling, graph.schema), "open."));
+    GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
+    GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(t.sampling, graph.schema, max_in_degrees));
+    t.layout = TypedBatchLayout::Make(capacity, t.sampling, graph.schema);
+    link.layout = LinkBatchLayout::Make(t.layout.total_bytes, request.batch_size(), spec, labeled);
+    shape.schema = TypedLinkBatchSchema(link.layout, t.layout, graph.schema);
+    GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
+    return shape;
   }
   shape.sampling = {MaxLinkSeeds(request.batch_size(), spec.negatives), spec.fanouts};
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
@@ -188,14 +258,6 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
       const BatchCapacity capacity,
       ComputeBatchCapacity(shape.sampling, graph.num_nodes(), graph.manifest.num_edges(), max_in_degrees.at(0)));
   const NodeTypeSchema& nodes = graph.schema.node_types[0];
-  bool labeled = false;  // given pairs have none
-  if (spec.seed_edges != nullptr) {
-    link.split_size = static_cast<int64_t>(spec.seed_edges->size() / 2);
-  } else {
-    const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
-    link.split_size = split.num_edges;
-    labeled = split.labels >= 0;
-  }
   shape.layout = BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()),
                                    nodes.features >= 0 ? nodes.feature_row_bytes() : 0);
   link.layout = LinkBatchLayout::Make(shape.layout, request.batch_size(), spec, labeled);

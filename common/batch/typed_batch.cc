@@ -16,7 +16,8 @@ absl::Status CheckTypedSamplingSpec(const TypedSamplingSpec& spec, const Dataset
   if (spec.batch_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
   }
-  if (spec.seed_type < 0 || spec.seed_type >= static_cast<int>(schema.node_types.size())) {
+  const bool link = spec.seed_type == -1 && spec.max_hop0.size() == schema.node_types.size();
+  if (!link && (spec.seed_type < 0 || spec.seed_type >= static_cast<int>(schema.node_types.size()))) {
     return absl::InvalidArgumentError(absl::StrCat("seed type ", spec.seed_type, " is not a node type"));
   }
   if (spec.fanouts.size() != schema.relations.size()) {
@@ -49,13 +50,19 @@ absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec
   TypedCapacity c;
   c.max_nodes.assign(types, 0);
   c.max_edges.assign(relations, 0);
-  const int64_t seed_nodes = schema.node_types[spec.seed_type].num_nodes;
-  c.max_seeds = spec.seeds_may_repeat ? spec.batch_size : std::min(spec.batch_size, seed_nodes);
   std::vector<int64_t> frontier(types, 0);
-  frontier[spec.seed_type] = c.max_seeds;
-  c.max_nodes[spec.seed_type] = c.max_seeds;
   std::vector<bool> distinct(types, true);  // frontier entries are distinct nodes (all but repeated seeds)
-  distinct[spec.seed_type] = !spec.seeds_may_repeat;
+  if (spec.seed_type >= 0) {
+    const int64_t seed_nodes = schema.node_types[spec.seed_type].num_nodes;
+    c.max_seeds = spec.seeds_may_repeat ? spec.batch_size : std::min(spec.batch_size, seed_nodes);
+    frontier[spec.seed_type] = c.max_seeds;
+    c.max_nodes[spec.seed_type] = c.max_seeds;
+    distinct[spec.seed_type] = !spec.seeds_may_repeat;
+  } else {  // a link batch: distinct endpoints of several types at hop 0
+    for (size_t t = 0; t < types; ++t) {
+      frontier[t] = c.max_nodes[t] = std::min(spec.max_hop0[t], schema.node_types[t].num_nodes);
+    }
+  }
   for (int hop = 0; hop < spec.num_hops(); ++hop) {
     std::vector<int64_t> reached(types, 0);
     TypedCapacity::Hop& bound = c.hops.emplace_back();

@@ -29,6 +29,9 @@ struct TypedSamplingSpec {
   int seed_type = 0;
   std::vector<std::vector<int32_t>> fanouts;
   bool seeds_may_repeat = false;
+  // Link batches (common/batch/link_batch.h): seed_type is -1, and hop 0 holds up to max_hop0[t] distinct
+  // nodes of each type t (the endpoints of the batch's pairs); batch_size is the pairs' positives.
+  std::vector<int64_t> max_hop0;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
 };

@@ -7,25 +7,20 @@
 
 namespace gnnd {
 
-CpuLinkSampler::CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
-                               const SamplingSpec& sampling)
-    : graph_(&graph), spec_(spec), seed_(seed), sampler_(graph, sampling, seed) {}
-
 absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const LinkSamplingSpec& spec,
                                                       uint64_t seed, int64_t max_positives) {
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, ""));
-  const SamplingSpec sampling{MaxLinkSeeds(max_positives, spec.negatives), spec.fanouts};
-  GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
-  CpuLinkSampler sampler(graph, spec, seed, sampling);
-  if (spec.seed_edges != nullptr) {  // given pairs, laid out as a split's edges; the spec keeps them
-    sampler.split_edges_ = spec.seed_edges->data();
-    sampler.split_size_ = static_cast<int64_t>(spec.seed_edges->size() / 2);
-    return sampler;
+  CpuLinkSampler sampler(graph, spec, seed);
+  if (graph.schema.format_version == 1) {
+    const SamplingSpec sampling{MaxLinkSeeds(max_positives, spec.negatives), spec.fanouts};
+    GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
+    sampler.sampler_.emplace(graph, sampling, seed);
+  } else {
+    const TypedSamplingSpec sampling = TypedLinkSampling(spec, graph.schema, max_positives);
+    GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, graph.schema));
+    sampler.typed_sampler_.emplace(graph, sampling, seed);
   }
-  const EdgeSplitSchema& split = graph.schema.relations[0].edge_splits[spec.edge_split];
-  sampler.split_edges_ = static_cast<const int64_t*>(graph.arrays.data[split.edges]);
-  if (split.labels >= 0) sampler.split_labels_ = static_cast<const int64_t*>(graph.arrays.data[split.labels]);
-  sampler.split_size_ = split.num_edges;
+  sampler.positives_ = SeedEdgesOf(spec, graph);
   return sampler;
 }
 
@@ -35,27 +30,33 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   src_.resize(p);
   dst_.resize(p);
   for (size_t i = 0; i < p; ++i) {
-    src_[i] = split_edges_[input_id[i]];
-    dst_[i] = split_edges_[split_size_ + input_id[i]];
+    src_[i] = positives_.edges[input_id[i]];
+    dst_[i] = positives_.edges[positives_.size + input_id[i]];
   }
-  const LinkRelation relation{graph_->arrays.indptr(), graph_->arrays[ArrayId::kIndices],
-                              graph_->wide_indices(),  graph_->num_nodes(),
-                              graph_->num_nodes(),
-                              /*same_type=*/true,      "the graph"};
+  const LinkRelation relation = LinkRelationOf(*graph_, spec_.relation);
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
                                      spec_.negatives, relation, out.seeds));
-  excluded_.Build(src_, dst_, spec_.exclude);
-  sampler_.SampleLinkGraph(epoch, batch_index, out.seeds.src_nodes, excluded_, out.graph);
-  sampler_.GatherFeatures(out.graph);
+  BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
+  if (sampler_) {
+    sampler_->SampleLinkGraph(epoch, batch_index, out.seeds.src_nodes, excluded_[0], out.graph);
+    sampler_->GatherFeatures(out.graph);
+  } else {
+    const RelationSchema& r = graph_->schema.relations[spec_.relation];
+    std::vector<std::span<const int64_t>> hop0(graph_->schema.node_types.size());
+    hop0[r.src_type] = out.seeds.src_nodes;
+    if (!relation.same_type) hop0[r.dst_type] = out.seeds.dst_nodes;
+    typed_sampler_->SampleLinkGraph(epoch, batch_index, hop0, excluded_, out.typed);
+    typed_sampler_->Gather(out.typed);
+  }
 
   out.input_id.assign(input_id.begin(), input_id.end());
   out.edge_label.clear();
   out.edge_label_long.clear();
   if (spec_.negatives.mode == NegativeMode::kTriplet) return absl::OkStatus();
   const size_t negatives = out.seeds.pair_src.size() - p;
-  if (split_labels_ != nullptr) {
+  if (positives_.labels != nullptr) {
     out.edge_label_long.resize(out.seeds.pair_src.size());
-    LabeledEdgeLabels(split_labels_, input_id, spec_.negatives.mode, static_cast<int64_t>(out.edge_label_long.size()),
+    LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode, static_cast<int64_t>(out.edge_label_long.size()),
                       out.edge_label_long.data());
   } else {
     out.edge_label.assign(p, 1.0f);

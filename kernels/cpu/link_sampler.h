@@ -1,10 +1,12 @@
-// The CPU backend's link-prediction batch (homogeneous graphs): a batch of seed edges from an edge split,
-// the negatives drawn for them and the hop-0 nodes they give (common/batch/link_seeds.h), the graph sampled
-// around those with seed-edge exclusion inside the draw (CpuSampler::SampleLinkGraph), and the pair arrays
-// PyG's LinkNeighborLoader yields (their slot layout: common/batch/link_batch.h).
+// The CPU backend's link-prediction batch: a batch of seed edges from an edge split (or given pairs), the
+// negatives drawn for them and the hop-0 nodes they give (common/batch/link_seeds.h), the graph sampled
+// around those with seed-edge exclusion inside the draw (CpuSampler::SampleLinkGraph, or for a typed
+// dataset TypedCpuSampler::SampleLinkGraph), and the pair arrays PyG's LinkNeighborLoader yields (their slot
+// layout: common/batch/link_batch.h).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -12,13 +14,18 @@
 #include "common/batch/batch.h"
 #include "common/batch/link_batch.h"
 #include "common/batch/link_seeds.h"
+#include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
 #include "kernels/cpu/sampler.h"
+#include "kernels/cpu/typed_sampler.h"
 
 namespace gnnd {
 
 struct LinkBatch {
-  BatchView graph;  // node_ids .. features of a BatchLayout for MaxLinkSeeds(batch size) seeds; labels unused
+  // Where the graph is sampled to: a homogeneous dataset's BatchView (a BatchLayout for MaxLinkSeeds(batch
+  // size) seeds; labels unused), or a typed dataset's TypedBatchView (TypedLinkSampling's layout).
+  BatchView graph;
+  TypedBatchView typed;
   LinkSeeds seeds;
   std::vector<int64_t> input_id;
   std::vector<float> edge_label;         // an unlabeled split's
@@ -31,26 +38,25 @@ std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const LinkBa
 
 class CpuLinkSampler {
  public:
-  // Checks the spec against the graph (CheckLinkSamplingSpec, and fanouts as a node session's).
+  // Checks the spec against the graph (CheckLinkSamplingSpec, and the fanouts as a node session's).
   static absl::StatusOr<CpuLinkSampler> Create(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
                                                int64_t max_positives);
 
-  int64_t split_size() const { return split_size_; }
+  int64_t split_size() const { return positives_.size; }
   // Samples the batch of the split's positives at `input_id` (positions, as EpochSeeds gives them over
-  // [0, split_size)) for (epoch, batch_index) into `out`.
+  // [0, split_size)) for (epoch, batch_index) into `out` (its graph, or typed for a typed dataset).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, LinkBatch& out);
 
  private:
-  CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const SamplingSpec& sampling);
+  CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed) : graph_(&graph), spec_(spec), seed_(seed) {}
 
   const GraphData* graph_;
   LinkSamplingSpec spec_;
   uint64_t seed_;
-  CpuSampler sampler_;
-  const int64_t* split_edges_ = nullptr;  // (2, split_size)
-  const int64_t* split_labels_ = nullptr;
-  int64_t split_size_ = 0;
-  EdgeExclusions excluded_;
+  std::optional<CpuSampler> sampler_;             // homogeneous datasets
+  std::optional<TypedCpuSampler> typed_sampler_;  // typed datasets
+  LinkSeedEdges positives_;
+  std::vector<EdgeExclusions> excluded_;  // per relation
   std::vector<int64_t> src_, dst_;
 };
 

@@ -69,7 +69,7 @@ CpuProducer::FillBatch CpuProducer::TypedSampling(const GraphData& graph, const 
 
 absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
     const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
-    std::vector<BatchView> graphs, std::vector<std::byte*> slots,
+    std::vector<BatchView> graphs, std::vector<TypedBatchView> typed_graphs, std::vector<std::byte*> slots,
     std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, int max_parallel) {
   struct Worker {
     CpuLinkSampler sampler;
@@ -81,12 +81,17 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
     if (!sampler.ok()) return sampler.status();
     workers->push_back({*std::move(sampler), {}});
   }
-  return [workers, layout, graphs = std::move(graphs), slots = std::move(slots), counts](
+  return [workers, layout, graphs = std::move(graphs), typed_graphs = std::move(typed_graphs), slots = std::move(slots),
+          counts](
              int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
              int slot) -> absl::StatusOr<SampleTimes> {
     const auto start = std::chrono::steady_clock::now();
     Worker& w = (*workers)[sampler];
-    w.batch.graph = graphs[slot];
+    if (typed_graphs.empty()) {
+      w.batch.graph = graphs[slot];
+    } else {
+      w.batch.typed = typed_graphs[slot];
+    }
     if (absl::Status sampled = w.sampler.Sample(epoch, batch_index, seeds, w.batch); !sampled.ok()) return sampled;
     (*counts)[slot] = WriteLinkArrays(w.batch, layout, slots[slot]);
     return SampleTimes{std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0};

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "kernels/cpu/draw.h"
+
 namespace gnnd {
 
 CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed)
@@ -60,35 +62,10 @@ void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* i
     const int64_t hop_edges_begin = num_edges;
     for (int64_t v = frontier_begin; v < frontier_end; ++v) {
       const int64_t node = out.node_ids[v];
-      const int64_t first = indptr[node], degree = indptr[node + 1] - first;
       const std::span<const int64_t> excluded_sources =
           excluded_ == nullptr ? std::span<const int64_t>() : excluded_->Of(node);
-      int64_t k = 0;
-      if (!excluded_sources.empty()) {  // a link batch's node with excluded in-edges: drawn around them
-        excluded_positions_.clear();
-        for (int64_t source : excluded_sources) {
-          int64_t begin = 0, end = 0;
-          SourceRange(indptr, indices, source, node, &begin, &end);
-          for (int64_t p = begin; p < end; ++p) excluded_positions_.push_back(p);  // sources ascend, so do these
-        }
-        const int64_t num_excluded = static_cast<int64_t>(excluded_positions_.size());
-        k = SampleCount(degree - num_excluded, spec_.fanouts[hop]);
-        positions_.resize(k);
-        ChooseAllowedPositions(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0,
-                               static_cast<uint64_t>(node), degree, excluded_positions_.data(), num_excluded, k,
-                               positions_.data());
-        for (int64_t p : positions_) sampled_.push_back(indices[first + p]);
-      } else {
-        k = SampleCount(degree, spec_.fanouts[hop]);
-        if (k == degree) {
-          for (int64_t p = 0; p < degree; ++p) sampled_.push_back(indices[first + p]);
-        } else {
-          positions_.resize(k);
-          ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0, static_cast<uint64_t>(node),
-                          degree, k, positions_.data());
-          for (int64_t p : positions_) sampled_.push_back(indices[first + p]);
-        }
-      }
+      const int64_t k = DrawInNeighbors(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0, node, indptr,
+                                        indices, spec_.fanouts[hop], excluded_sources, draw_, sampled_);
       std::fill_n(out.edge_dst + num_edges, k, static_cast<int32_t>(v));
       num_edges += k;
     }

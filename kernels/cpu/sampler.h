@@ -11,6 +11,7 @@
 #include "common/batch/link_seeds.h"
 #include "common/batch/sampling.h"
 #include "common/dataset/graph.h"
+#include "kernels/cpu/draw.h"
 
 namespace gnnd {
 
@@ -51,7 +52,8 @@ class CpuSampler {
   uint64_t seed_;
   const EdgeExclusions* excluded_ = nullptr;     // a link batch's, while it is sampled
   absl::flat_hash_map<int64_t, int32_t> local_;  // global id -> local index, this batch
-  std::vector<int64_t> positions_, excluded_positions_, sampled_, fresh_, reset_;
+  DrawScratch draw_;
+  std::vector<int64_t> sampled_, fresh_, reset_;
 };
 
 }  // namespace gnnd

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/batch/sampling.h"
+#include "kernels/cpu/draw.h"
 
 namespace gnnd {
 
@@ -28,18 +29,14 @@ void TypedCpuSampler::SampleRelation(int relation, int hop, const SamplingKey& k
   int64_t num_edges = 0;
   for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
   const int64_t* dst_ids = out.types[r.dst_type].node_ids;
+  const EdgeExclusions* excluded =
+      excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];
-    const int64_t first = indptr[node], degree = indptr[node + 1] - first;
-    const int64_t k = SampleCount(degree, fanout);
-    if (k == degree) {
-      for (int64_t p = 0; p < degree; ++p) sampled.push_back(indices[first + p]);
-    } else {
-      positions_.resize(k);
-      ChoosePositions(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation),
-                      static_cast<uint64_t>(node), degree, k, positions_.data());
-      for (int64_t p : positions_) sampled.push_back(indices[first + p]);
-    }
+    const int64_t k = DrawInNeighbors(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation),
+                                      node, indptr, indices, fanout,
+                                      excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_,
+                                      sampled);
     std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
     num_edges += k;
   }
@@ -59,6 +56,21 @@ void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<con
 
 void TypedCpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
                                   const TypedBatchView& out) {
+  std::vector<std::span<const int64_t>> hop0(graph_.schema.node_types.size());
+  hop0[spec_.seed_type] = seeds;
+  SampleFrom(epoch, batch_index, hop0, out);
+}
+
+void TypedCpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index,
+                                      std::span<const std::span<const int64_t>> hop0,
+                                      std::span<const EdgeExclusions> excluded, const TypedBatchView& out) {
+  excluded_ = excluded;
+  SampleFrom(epoch, batch_index, hop0, out);
+  excluded_ = {};
+}
+
+void TypedCpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                                 const TypedBatchView& out) {
   const DatasetSchema& schema = graph_.schema;
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   const int hops = spec_.num_hops();
@@ -68,15 +80,16 @@ void TypedCpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::spa
   for (size_t t = 0; t < types; ++t) {
     for (int64_t node : reset_[t]) local_[t].erase(node);
   }
-  // Hop 0: the seeds, in their type; every other type starts empty.
+  // Hop 0: each type's seeds (a node batch's seed type alone, a link batch's endpoint types).
   std::vector<int64_t> num_nodes(types, 0), frontier_begin(types, 0), frontier_end(types, 0);
-  const int seed_type = spec_.seed_type;
-  for (size_t i = 0; i < seeds.size(); ++i) {
-    out.types[seed_type].node_ids[i] = seeds[i];
-    local_[seed_type].emplace(seeds[i], static_cast<int32_t>(i));
+  for (size_t t = 0; t < types; ++t) {
+    for (size_t i = 0; i < hop0[t].size(); ++i) {
+      out.types[t].node_ids[i] = hop0[t][i];
+      local_[t].emplace(hop0[t][i], static_cast<int32_t>(i));
+    }
+    num_nodes[t] = frontier_end[t] = static_cast<int64_t>(hop0[t].size());
+    out.types[t].num_nodes_per_hop[0] = static_cast<int32_t>(num_nodes[t]);
   }
-  num_nodes[seed_type] = frontier_end[seed_type] = static_cast<int64_t>(seeds.size());
-  for (size_t t = 0; t < types; ++t) out.types[t].num_nodes_per_hop[0] = static_cast<int32_t>(num_nodes[t]);
 
   for (int hop = 0; hop < hops; ++hop) {
     // 1. Every relation's draws around its destination type's frontier.

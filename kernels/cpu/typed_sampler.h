@@ -14,6 +14,8 @@
 #include "common/batch/sampling.h"
 #include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
+#include "common/batch/link_seeds.h"
+#include "kernels/cpu/draw.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd {
@@ -29,6 +31,13 @@ class TypedCpuSampler {
   // The sampling stage alone: node ids, edges and counts of `out`; features and labels are not touched (a
   // layout without them will do).
   void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out);
+  // A link batch's sampling stage: hop 0 of each type t is hop0[t] (the unique endpoints of the batch's pairs
+  // of that type, link_seeds.h), and no edge of excluded[r] is a sampled edge of relation r, each node still
+  // getting min(fanout, in-degree - excluded in-edges). `excluded` is empty or one per relation.
+  void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                       std::span<const EdgeExclusions> excluded, const TypedBatchView& out);
+  // Every type's feature rows of a sampled batch, and the seed type's labels (where the layout has them).
+  void Gather(const TypedBatchView& out) const;
   // The seed type's labels of a sampled batch into its labels array (if it has one).
   void GatherLabels(const TypedBatchView& out) const;
 
@@ -36,14 +45,17 @@ class TypedCpuSampler {
   template <typename Index>
   void SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index, const TypedBatchView& out,
                       int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
-  void Gather(const TypedBatchView& out) const;
+  void SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                  const TypedBatchView& out);
 
   const GraphData& graph_;
   TypedSamplingSpec spec_;
   uint64_t seed_;
   std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: id -> local index, this batch
   std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's ids, to erase
-  std::vector<int64_t> positions_, fresh_;
+  std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
+  DrawScratch draw_;
+  std::vector<int64_t> fresh_;
   std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop
 };
 

@@ -46,21 +46,16 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
                                                                          const LinkSamplingSpec& spec, uint64_t seed,
                                                                          int64_t max_positives, int ways) {
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, host.schema, ""));
+  if (host.schema.format_version != 1) {
+    return absl::UnimplementedError("link batches of typed datasets on a GPU: not served yet (use a CPU session)");
+  }
   auto s = std::unique_ptr<CudaLinkSampler>(new CudaLinkSampler());
   s->host_ = &host;
   s->csc_ = {device.indptr, device.indices, device.manifest.index_dtype()};
   s->spec_ = spec;
   s->seed_ = seed;
   s->max_positives_ = std::max<int64_t>(max_positives, 1);
-  if (spec.seed_edges != nullptr) {
-    s->split_edges_ = spec.seed_edges->data();
-    s->split_size_ = static_cast<int64_t>(spec.seed_edges->size() / 2);
-  } else {
-    const EdgeSplitSchema& split = host.schema.relations[0].edge_splits[spec.edge_split];
-    s->split_edges_ = static_cast<const int64_t*>(host.arrays.data[split.edges]);
-    if (split.labels >= 0) s->split_labels_ = static_cast<const int64_t*>(host.arrays.data[split.labels]);
-    s->split_size_ = split.num_edges;
-  }
+  s->positives_ = SeedEdgesOf(spec, host);
   const SamplingSpec sampling{MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts};
   GNND_ASSIGN_OR_RETURN(
       const BatchCapacity capacity,
@@ -125,11 +120,11 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   int64_t* src = staging;
   int64_t* dst = staging + p;
   for (int64_t i = 0; i < p; ++i) {
-    if (input_id[i] < 0 || input_id[i] >= split_size_) {
-      return absl::InvalidArgumentError(absl::StrCat("input_id ", input_id[i], " of a split of ", split_size_));
+    if (input_id[i] < 0 || input_id[i] >= positives_.size) {
+      return absl::InvalidArgumentError(absl::StrCat("input_id ", input_id[i], " of a split of ", positives_.size));
     }
-    src[i] = split_edges_[input_id[i]];
-    dst[i] = split_edges_[split_size_ + input_id[i]];
+    src[i] = positives_.edges[input_id[i]];
+    dst[i] = positives_.edges[positives_.size + input_id[i]];
   }
   excluded_.Build({src, static_cast<size_t>(p)}, {dst, static_cast<size_t>(p)}, spec_.exclude);
   const auto pairs = static_cast<int64_t>(excluded_.dsts().size());
@@ -141,9 +136,9 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   int64_t* tail = staging + upload_tail_;
   std::copy(input_id.begin(), input_id.end(), tail);
   int64_t uploaded = upload_tail_ + p;
-  if (labels && split_labels_ != nullptr) {
+  if (labels && positives_.labels != nullptr) {
     const int64_t labeled = p * (1 + (spec_.negatives.mode == NegativeMode::kBinary ? spec_.negatives.amount : 0));
-    LabeledEdgeLabels(split_labels_, input_id, spec_.negatives.mode, labeled, tail + p);
+    LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode, labeled, tail + p);
     uploaded += labeled;
   }
   DeviceExclusions excluded = scratch_;
@@ -174,7 +169,7 @@ absl::Status CudaLinkSampler::StrictError(uint64_t batch_index, uint64_t failed,
   if (failed == UINT64_MAX) return absl::OkStatus();
   int64_t source = -1;
   if (spec_.negatives.mode == NegativeMode::kTriplet && failed / spec_.negatives.amount < input_id.size()) {
-    source = split_edges_[input_id[failed / spec_.negatives.amount]];
+    source = positives_.edges[input_id[failed / spec_.negatives.amount]];
   }
   return seeds_->StrictError(batch_index, failed, source);
 }

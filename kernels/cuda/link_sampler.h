@@ -63,9 +63,8 @@ class CudaLinkSampler {
   DeviceRelation csc_;
   LinkSamplingSpec spec_;
   uint64_t seed_ = 0;
-  const int64_t* split_edges_ = nullptr;   // (2, split_size) in host memory
-  const int64_t* split_labels_ = nullptr;  // a labeled split's classes
-  int64_t split_size_ = 0, max_positives_ = 0;
+  LinkSeedEdges positives_;  // in host memory
+  int64_t max_positives_ = 0;
   std::unique_ptr<CudaSampler> sampler_;
   std::unique_ptr<CudaLinkSeeds> seeds_;
   EdgeExclusions excluded_;

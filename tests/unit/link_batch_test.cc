@@ -82,13 +82,13 @@ TEST(LinkBatch, LabeledSplitsGiveClassesShiftedBesideBinaryNegatives) {
 
 TEST(LinkBatch, GivenSeedPairsAreCheckedNamingTheFirstBadId) {
   const std::vector<int64_t> pairs = {0, 4, 9, 1, 2, 3};  // sources 0, 4, 9; destinations 1, 2, 3
-  EXPECT_TRUE(CheckSeedEdges(pairs, 10, "open.").ok());
-  EXPECT_EQ(CheckSeedEdges(pairs, 9, "open.").message(), "open.seed_edges[0][2] = 9 (node ids are 0 to 8)");
+  EXPECT_TRUE(CheckSeedEdges(pairs, 10, 10, "open.").ok());
+  EXPECT_EQ(CheckSeedEdges(pairs, 9, 9, "open.").message(), "open.seed_edges[0][2] = 9 (node ids are 0 to 8)");
   const std::vector<int64_t> negative = {0, 1, 2, -1};
-  EXPECT_EQ(CheckSeedEdges(negative, 9, "open.").message(), "open.seed_edges[1][1] = -1 (node ids are 0 to 8)");
+  EXPECT_EQ(CheckSeedEdges(negative, 9, 9, "open.").message(), "open.seed_edges[1][1] = -1 (node ids are 0 to 8)");
   const std::vector<int64_t> odd = {0, 1, 2};
-  EXPECT_TRUE(absl::IsInvalidArgument(CheckSeedEdges(odd, 9, "open.")));
-  EXPECT_TRUE(absl::IsInvalidArgument(CheckSeedEdges({}, 9, "open.")));
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckSeedEdges(odd, 9, 9, "open.")));
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckSeedEdges({}, 9, 9, "open.")));
 }
 
 }  // namespace

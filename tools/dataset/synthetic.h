@@ -35,6 +35,9 @@ struct GenerateOptions {
   v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_FLOAT32;
   int threads = 1;
   bool add_reverse = false;  // typed presets: (t, rev_r, h) beside every relation (h, r, t), as import does
+  // Typed presets: the relation (its key src___rel___dst) that gets edge splits for link prediction: 5 % of
+  // its edges each for valid and test, held out of the graph, and the rest, in the graph, for train.
+  std::string link_relation;
 };
 
 absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options, const std::string& out_dir);

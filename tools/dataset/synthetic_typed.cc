@@ -82,6 +82,15 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
   import.add_reverse = options.add_reverse;
   GNND_ASSIGN_OR_RETURN(TypedImportBuilder builder, TypedImportBuilder::Create(out_dir, source, import));
   const uint64_t seed = options.seed;
+  int link_relation = -1;
+  for (size_t r = 0; r < spec.relations.size() && !options.link_relation.empty(); ++r) {
+    const auto& rel = spec.relations[r];
+    if (absl::StrCat(rel.src, "___", rel.name, "___", rel.dst) == options.link_relation) link_relation = static_cast<int>(r);
+  }
+  if (!options.link_relation.empty() && link_relation < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--link-relation = '", options.link_relation, "' is not a relation of preset ",
+                                                   spec.preset, " (keys are src___rel___dst)"));
+  }
   auto class_of = [](int64_t node, int32_t classes) { return static_cast<int32_t>(Mix64(node) % classes); };
 
   for (size_t r = 0; r < spec.relations.size(); ++r) {
@@ -100,6 +109,13 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
         for (int64_t probe = 0; probe < 4 * classes && class_of(from, classes) != class_of(to, classes); ++probe) {
           from = (from + 1) % num_src;
         }
+      }
+      if (static_cast<int>(r) == link_relation) {
+        // 5 % valid, 5 % test (held out of the graph), the rest train (in it).
+        const uint64_t bucket = Mix64(static_cast<uint64_t>(e) ^ (seed << 20)) % 20;
+        const int split = bucket == 0 ? 1 : bucket == 1 ? 2 : 0;
+        GNND_RETURN_IF_ERROR(builder.AddSeedEdge(static_cast<int>(r), split, from, to, "synthetic"));
+        if (split != 0) continue;
       }
       GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), from, to, "synthetic"));
       if ((e & 0xfffff) == 0) progress.Set(e);

@@ -63,6 +63,16 @@ absl::Status TypedImportBuilder::AddEdge(int relation, int64_t src, int64_t dst,
   return absl::OkStatus();
 }
 
+absl::Status TypedImportBuilder::AddSeedEdge(int relation, int split, int64_t src, int64_t dst,
+                                             absl::string_view where) {
+  Relation& r = relations_[relation];
+  GNND_RETURN_IF_ERROR(CheckNodeId(src, types_[r.src_type].num_nodes, where));
+  GNND_RETURN_IF_ERROR(CheckNodeId(dst, types_[r.dst_type].num_nodes, where));
+  r.seed_src[split].push_back(src);
+  r.seed_dst[split].push_back(dst);
+  return absl::OkStatus();
+}
+
 absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where) {
   Type& t = types_[type];
   if (t.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) {
@@ -182,6 +192,20 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
     out.set_num_edges(edges);
     out.set_index_dtype(types_[r.src_type].num_nodes < (int64_t{1} << 31) ? v1::INDEX_DTYPE_INT32
                                                                           : v1::INDEX_DTYPE_INT64);
+    for (int split = 0; split < 3; ++split) {
+      const std::vector<int64_t>&src = r.seed_src[split], &dst = r.seed_dst[split];
+      if (src.empty()) continue;
+      const auto n = static_cast<int64_t>(src.size());
+      GNND_ASSIGN_OR_RETURN(NpyWriter pairs,
+                            NpyWriter::CreateMapped(writer_->Path(absl::StrCat(key, ".", kSplitNames[split], "_edges.npy")),
+                                                    DType::kInt64, {2, n}));
+      std::copy(src.begin(), src.end(), pairs.mutable_as<int64_t>());
+      std::copy(dst.begin(), dst.end(), pairs.mutable_as<int64_t>() + n);
+      GNND_RETURN_IF_ERROR(pairs.Finish());
+      v1::EdgeSplit& e = *out.add_edge_splits();
+      e.set_name(std::string(kSplitNames[split]));
+      e.set_num_edges(n);
+    }
   }
   return writer_->Commit(m, options_.threads);
 }

@@ -45,6 +45,9 @@ class TypedImportBuilder {
   absl::Status SetLabel(int type, int64_t node, double label, absl::string_view where);
   // split: 0 train, 1 valid, 2 test.
   absl::Status AddSplitId(int type, int split, int64_t node, absl::string_view where);
+  // A seed edge of `relation` for link prediction in edge split `split` (0 train, 1 valid, 2 test): written
+  // as KEY.SPLIT_edges.npy. It is not an edge of the graph unless AddEdge adds it too.
+  absl::Status AddSeedEdge(int relation, int split, int64_t src, int64_t dst, absl::string_view where);
 
   absl::Status Finish(const std::string& source);
 
@@ -63,6 +66,7 @@ class TypedImportBuilder {
     int src_type = 0, dst_type = 0;
     std::optional<EdgeSpool> edges;
     int reverse = -1;  // the relation that gets each edge reversed, if any
+    std::array<std::vector<int64_t>, 3> seed_src, seed_dst;  // per edge split
   };
   TypedImportBuilder() = default;
 

@@ -47,6 +47,9 @@ ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.np
 ABSL_FLAG(std::string, edge_splits, "",
           "import (edgelist): link prediction's seed edges, a directory with train.npy, valid.npy, test.npy "
           "((2, E) each, any of them) and optional SPLIT_label.npy (E,), SPLIT_neg.npy (E, K)");
+ABSL_FLAG(std::string, link_relation, "",
+          "generate (typed presets): give this relation (src___rel___dst) edge splits for link prediction "
+          "(5 % valid and 5 % test held out of the graph, the rest train)");
 ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers; typed: mag or igbh");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
 ABSL_FLAG(int64_t, feature_dim, 0, "generate: feature width (0: the preset's)");
@@ -60,7 +63,9 @@ ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10
           "sample, hotness: in-neighbors per node per hop, comma-separated (-1: all)");
 ABSL_FLAG(uint64_t, epoch, 0, "sample: epoch");
 ABSL_FLAG(std::string, edge_split, "",
-          "sample: a link batch, its positives from this edge split (train, valid or test; homogeneous, CPU)");
+          "sample: a link batch, its positives from this edge split (train, valid or test; CPU)");
+ABSL_FLAG(std::string, edge_type, "",
+          "sample (typed link batches): the seed edges' relation src___rel___dst (default: the one with the split)");
 ABSL_FLAG(std::string, neg_sampling, "none", "sample (link batches): none, binary or triplet negatives");
 ABSL_FLAG(int32_t, neg_amount, 1, "sample (link batches): negatives per positive");
 ABSL_FLAG(bool, strict_negatives, false, "sample (link batches): redraw a negative that is an edge");
@@ -97,14 +102,15 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                                  (edgelist: SRC is text 'src dst' lines or a (2, E) .npy; each array optional)
                 [--num-nodes T=N,...]   (mag240m: OGB-LSC's processed .npy layout, typed)
   gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
-                  [--add-reverse]   (mag, igbh) OUT_DIR
+                  [--add-reverse] [--link-relation src___rel___dst]   (mag, igbh) OUT_DIR
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
                                  under --fanouts (default 15,10,5); --hot-order=false: none
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
                 [--node-type T]   (typed datasets: the seeds' type; --fanouts for every relation)
                 [--step T] [--rank r --world-size W] [--noshuffle] [--drop-last] [--device cpu|cuda:N]
                 [--edge-split train [--neg-sampling binary|triplet [--neg-amount K] [--strict-negatives]]
-                 [--exclude self|reverse]]   a link batch (homogeneous graphs, CPU)
+                 [--exclude self|reverse] [--edge-type src___rel___dst]]   a link batch (CPU; --edge-type:
+                                 a typed dataset's relation, the one with the split by default)
                 --out batch.npz
   gnnctl hotness --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S]
                  [--presample-batches N] [--write]
@@ -208,9 +214,13 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
     GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
     options.threads = Threads();
     options.add_reverse = absl::GetFlag(FLAGS_add_reverse);
+    options.link_relation = absl::GetFlag(FLAGS_link_relation);
     GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
     GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
     return Summarize(args[0], fanouts);
+  }
+  if (!absl::GetFlag(FLAGS_link_relation).empty()) {
+    return Usage("--link-relation: only the typed presets (mag, igbh) take it");
   }
   GNND_ASSIGN_OR_RETURN(dataset::SyntheticSpec spec,
                         dataset::PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
@@ -243,6 +253,7 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.drop_last = absl::GetFlag(FLAGS_drop_last);
   request.device = absl::GetFlag(FLAGS_device);
   request.edge_split = absl::GetFlag(FLAGS_edge_split);
+  request.edge_type = absl::GetFlag(FLAGS_edge_type);
   request.neg_sampling = absl::GetFlag(FLAGS_neg_sampling);
   request.neg_amount = absl::GetFlag(FLAGS_neg_amount);
   request.strict = absl::GetFlag(FLAGS_strict_negatives);

@@ -71,6 +71,7 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
   if (!request.edge_split.empty()) {
     open.set_split("");
     open.set_edge_split(request.edge_split);
+    open.set_edge_type(request.edge_type);
   }
   open.set_neg_sampling(request.neg_sampling);  // refused without an edge split
   open.set_neg_amount(request.neg_amount);

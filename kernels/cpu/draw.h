@@ -1,0 +1,56 @@
+// One frontier node's in-neighbor draw on the CPU, for the homogeneous and typed samplers alike: the shared
+// rule (common/batch/sampling.h), or, where a link batch excludes some of its in-edges, the draw around them
+// (link_rule.h's ChooseAllowedPositions), so the node still gets min(fanout, in-degree - excluded).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "common/batch/link_rule.h"
+#include "common/batch/sampling.h"
+
+namespace gnnd {
+
+// Per-thread scratch of DrawInNeighbors.
+struct DrawScratch {
+  std::vector<int64_t> positions, excluded_positions;
+};
+
+// Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
+// many. `excluded_sources`: the sources whose edges into `node` this batch never samples, ascending.
+template <typename Index>
+int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t hop, uint32_t relation, int64_t node,
+                        const int64_t* indptr, const Index* indices, int32_t fanout,
+                        std::span<const int64_t> excluded_sources, DrawScratch& scratch,
+                        std::vector<int64_t>& sampled) {
+  const int64_t first = indptr[node], degree = indptr[node + 1] - first;
+  std::vector<int64_t>& positions = scratch.positions;
+  if (!excluded_sources.empty()) {
+    std::vector<int64_t>& excluded = scratch.excluded_positions;
+    excluded.clear();
+    for (int64_t source : excluded_sources) {
+      int64_t begin = 0, end = 0;
+      SourceRange(indptr, indices, source, node, &begin, &end);
+      for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
+    }
+    const int64_t num_excluded = static_cast<int64_t>(excluded.size());
+    const int64_t k = SampleCount(degree - num_excluded, fanout);
+    positions.resize(k);
+    ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, excluded.data(),
+                           num_excluded, k, positions.data());
+    for (int64_t p : positions) sampled.push_back(indices[first + p]);
+    return k;
+  }
+  const int64_t k = SampleCount(degree, fanout);
+  if (k == degree) {
+    for (int64_t p = 0; p < degree; ++p) sampled.push_back(indices[first + p]);
+    return k;
+  }
+  positions.resize(k);
+  ChoosePositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, k, positions.data());
+  for (int64_t p : positions) sampled.push_back(indices[first + p]);
+  return k;
+}
+
+}  // namespace gnnd
