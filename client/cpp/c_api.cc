@@ -177,6 +177,7 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     request.set_dataset(o->dataset ? o->dataset : "");
     if (o->edge_split != nullptr || o->num_seed_edges > 0) {  // a link session: an edge split's or given pairs
       if (o->edge_split != nullptr) request.set_edge_split(o->edge_split);
+      if (o->edge_type != nullptr) request.set_edge_type(o->edge_type);
       // 2 x num_seed_edges ids, refused by gnnd beyond its limit (checked here first: no overflow)
       if (o->num_seed_edges > gnnd::kMaxSeedEdges) {
         return Fail(absl::InvalidArgumentError(absl::StrCat("options.num_seed_edges = ", o->num_seed_edges,

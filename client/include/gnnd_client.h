@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 6
+#define GNND_API_VERSION_MINOR 7
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -133,7 +133,7 @@ typedef struct gnnd_session_options {
   const char* node_type;
   const char* const* fanout_relations;
   int32_t num_fanout_relations;
-  /* API 1.5, link prediction (homogeneous graphs): the seeds are the edges of this edge split ("train",
+  /* API 1.5, link prediction: the seeds are the edges of this edge split ("train",
    * "valid" or "test"; leave `split` and `seed_ids` NULL). neg_sampling: NULL or "none", "binary",
    * "triplet"; neg_amount per positive (0: 1); strict_negatives nonzero: never an edge; exclude: NULL or
    * "none", "self", "reverse". The batch's arrays: node_ids .. features, input_id, and edge_label_index
@@ -148,6 +148,10 @@ typedef struct gnnd_session_options {
    * edge_label_index), every pair a positive labeled 1. */
   const int64_t* seed_edges;
   int64_t num_seed_edges;
+  /* API 1.7, link prediction on a typed dataset: the seed edges' relation, its key "src___rel___dst" (NULL:
+   * the one relation with the edge split; seed_edges are then ids of its source and destination types).
+   * The batch's arrays: the typed batch's ("T.node_ids", "R.edge_src", ...) and the pair arrays above. */
+  const char* edge_type;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
@@ -155,7 +159,7 @@ typedef struct gnnd_session_options {
 #define GNND_SESSION_OPTIONS_INIT                                                                                     \
   {                                                                                                                   \
     sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, NULL, \
-        NULL, 0, 0, NULL, NULL, 0                                                                                     \
+        NULL, 0, 0, NULL, NULL, 0, NULL                                                                               \
   }
 
 typedef struct gnnd_client gnnd_client;

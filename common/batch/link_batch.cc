@@ -204,21 +204,21 @@ LinkBatchLayout LinkBatchLayout::Make(size_t graph_bytes, int64_t max_positives,
 
 namespace {
 
-// The pair arrays and their two counts, after a graph's.
-void AddPairArrays(const LinkBatchLayout& layout, BatchSchema& s) {
+// The pair arrays and their two counts, after a graph's; `prefix` before each array's name.
+void AddPairArrays(const LinkBatchLayout& layout, const std::string& prefix, BatchSchema& s) {
   const int pairs = static_cast<int>(s.counts.size()), positives = pairs + 1;
   s.counts.push_back("pairs");
   s.capacity.push_back(layout.max_pairs);
   s.counts.push_back("positives");
   s.capacity.push_back(layout.max_positives);
-  s.arrays.push_back({"input_id", DType::kInt64, {}, positives, layout.input_id});
+  s.arrays.push_back({prefix + "input_id", DType::kInt64, {}, positives, layout.input_id});
   if (layout.src_index != SIZE_MAX) {
-    s.arrays.push_back({"src_index", DType::kInt32, {}, positives, layout.src_index});
-    s.arrays.push_back({"dst_pos_index", DType::kInt32, {}, positives, layout.dst_pos_index});
-    s.arrays.push_back({"dst_neg_index", DType::kInt32, {layout.amount}, positives, layout.dst_neg_index});
+    s.arrays.push_back({prefix + "src_index", DType::kInt32, {}, positives, layout.src_index});
+    s.arrays.push_back({prefix + "dst_pos_index", DType::kInt32, {}, positives, layout.dst_pos_index});
+    s.arrays.push_back({prefix + "dst_neg_index", DType::kInt32, {layout.amount}, positives, layout.dst_neg_index});
   } else {
-    s.arrays.push_back({"edge_label_index", DType::kInt32, {2}, pairs, layout.edge_label_index});
-    s.arrays.push_back({"edge_label", layout.labeled ? DType::kInt64 : DType::kFloat32, {}, pairs, layout.edge_label});
+    s.arrays.push_back({prefix + "edge_label_index", DType::kInt32, {2}, pairs, layout.edge_label_index});
+    s.arrays.push_back({prefix + "edge_label", layout.labeled ? DType::kInt64 : DType::kFloat32, {}, pairs, layout.edge_label});
   }
   s.slot_bytes = layout.total_bytes;
 }
@@ -232,14 +232,14 @@ BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, 
                                   return a.name == "labels" || (a.name == "features" && feature_dim == 0);
                                 }),
                  s.arrays.end());
-  AddPairArrays(layout, s);
+  AddPairArrays(layout, "", s);
   return s;
 }
 
 BatchSchema TypedLinkBatchSchema(const LinkBatchLayout& layout, const TypedBatchLayout& typed,
-                                 const DatasetSchema& schema) {
+                                 const DatasetSchema& schema, int relation) {
   BatchSchema s = TypedBatchSchema(typed, schema);
-  AddPairArrays(layout, s);
+  AddPairArrays(layout, schema.relations[relation].key() + ".", s);
   return s;
 }
 

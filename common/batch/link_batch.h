@@ -111,9 +111,10 @@ void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> inp
                        int64_t* out);
 
 BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, DType feature_dtype);
-// A typed dataset's: the typed batch's arrays (TypedBatchSchema), then the pair arrays under the same names.
+// A typed dataset's: the typed batch's arrays (TypedBatchSchema), then the pair arrays named after the seed
+// relation as its other arrays are ("author___writes___paper.edge_label_index", ...).
 BatchSchema TypedLinkBatchSchema(const LinkBatchLayout& layout, const TypedBatchLayout& typed,
-                                 const DatasetSchema& schema);
+                                 const DatasetSchema& schema, int relation);
 // A batch's count values in that schema's order.
 std::vector<int64_t> LinkBatchCounts(const BatchView& graph, int64_t pairs, int64_t positives);
 std::vector<int64_t> TypedLinkBatchCounts(const TypedBatchView& graph, int64_t pairs, int64_t positives);

@@ -247,7 +247,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
     GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(t.sampling, graph.schema, max_in_degrees));
     t.layout = TypedBatchLayout::Make(capacity, t.sampling, graph.schema);
     link.layout = LinkBatchLayout::Make(t.layout.total_bytes, request.batch_size(), spec, labeled);
-    shape.schema = TypedLinkBatchSchema(link.layout, t.layout, graph.schema);
+    shape.schema = TypedLinkBatchSchema(link.layout, t.layout, graph.schema, spec.relation);
     GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
     return shape;
   }

@@ -153,9 +153,10 @@ def test_bad_link_requests_are_refused_naming_the_field(served):
     with pytest.raises(ValueError):
         gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], neg_sampling=dict(mode="binary", amount=0.5),
                                     dataset=NAME, address=daemon.address)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(gnnd.GnndError) as error:  # an edge type names a typed dataset's relation
         gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(("n", "to", "n"), "train"),
                                     dataset=NAME, address=daemon.address)
+    assert error.value.code == "INVALID_ARGUMENT" and "open.edge_type = 'n___to___n'" in error.value.message
     # Given pairs: node ids checked by gnnd, naming the first bad one as PyG's (2, E) index; shapes by the client.
     bad = np.array([[0, 1, 2], [3, NODES, 5]])
     with pytest.raises(gnnd.GnndError) as error:

@@ -42,7 +42,7 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
   for (const BatchArraySchema& a : shape.schema.arrays) {
     std::vector<int64_t> array_shape = {counts[a.count]};
     array_shape.insert(array_shape.end(), a.row_shape.begin(), a.row_shape.end());
-    if (a.name == "edge_label_index") {
+    if (a.name.ends_with("edge_label_index")) {
       const auto* rows = reinterpret_cast<const int32_t*>(slot.data() + a.offset);
       columns.resize(2 * pairs);
       for (int64_t i = 0; i < pairs; ++i) columns[i] = rows[2 * i], columns[pairs + i] = rows[2 * i + 1];

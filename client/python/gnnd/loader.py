@@ -107,7 +107,8 @@ class _SlotViews:
             suffixed = lambda suffix: [n[:-len(suffix)] for n in self.names if n.endswith(suffix)]  # noqa: E731
             self.node_types = suffixed(".node_ids")
             self.edge_types = [tuple(key.split("___")) for key in suffixed(".edge_src")]
-            self.seed_type = next(n[:-len(".seeds")] for n in self.count_names if n.endswith(".seeds"))
+            # A node batch's seed type; a link batch (typed, "input_id" among its arrays) has none.
+            self.seed_type = next((n[:-len(".seeds")] for n in self.count_names if n.endswith(".seeds")), None)
             # Positions of the counts a batch is read by, found by name once: per node type (by name) and
             # relation (by key) its total and its per-hop counts.
             count = {name: i for i, name in enumerate(self.count_names)}
@@ -117,7 +118,10 @@ class _SlotViews:
             self.hop_counts = {t: [count[f"{t}.nodes_hop{h}"] for h in range(hops + 1)] for t in self.node_types}
             self.edge_total_count = {k: count[f"{k}.edges"] for k in keys}
             self.edge_hop_counts = {k: [count[f"{k}.edges_hop{h}"] for h in range(hops)] for k in keys}
-            self.seeds_count = count[f"{self.seed_type}.seeds"]
+            self.seeds_count = count[f"{self.seed_type}.seeds"] if self.seed_type else count["positives"]
+            # A link batch's seed relation: its pair arrays are named after it ("SRC___REL___DST.input_id").
+            self.link_type = next((tuple(n[:-len(".input_id")].split("___")) for n in self.names
+                                   if n.endswith(".input_id")), None)
         for slot in range(lib.gnnd_session_slots(session)):
             arrays = [_native.Array() for _ in self.names]
             for index, array in enumerate(arrays):
@@ -250,7 +254,10 @@ class TypedBatch(_SlotBatch):
 
     batch.counts maps every count's name to its value (host ints), e.g. "T.nodes", "T.nodes_hop1",
     "SRC___REL___DST.edges"; node_types, edge_types ((src, rel, dst) tuples), seed_type and batch_size (the
-    seeds) describe the batch; num_nodes(T), num_edges(edge_type), nodes_per_hop(T) and
+    seeds) describe the batch (a link batch: seed_type None, link_type its seed relation R, batch_size its
+    positives, and the pair arrays "R.input_id", "R.edge_label_index", "R.edge_label" or "R.src_index",
+    "R.dst_pos_index", "R.dst_neg_index", as a homogeneous link batch's, in local indices of R's source and
+    destination types); num_nodes(T), num_edges(edge_type), nodes_per_hop(T) and
     edges_per_hop(edge_type) give the totals and per-hop lists. Valid until released, as Batch."""
 
     def __init__(self, loader, values, copy):
@@ -261,7 +268,8 @@ class TypedBatch(_SlotBatch):
         self._counts = None
         self.arrays = _BatchArrays(views, views.arrays[values.slot], counts)
         self.node_types, self.edge_types, self.seed_type = views.node_types, views.edge_types, views.seed_type
-        self.batch_size = counts[views.seeds_count]
+        self.link_type = views.link_type
+        self.batch_size = counts[views.seeds_count]  # a link batch's positives
         if copy:
             self.arrays = {name: value.clone() if loader.output == "torch" else value.copy()
                            for name, value in self.arrays.items()}
@@ -318,12 +326,14 @@ class Loader:
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
     Errors raise gnnd.GnndError with the gRPC status name in .code (UNAVAILABLE when gnnd is not there).
 
-    Link prediction (homogeneous graphs; on the CPU or a GPU): edge_split ("train", "valid", "test") makes the seeds that
+    Link prediction (homogeneous graphs on the CPU or a GPU, typed ones on the CPU): edge_split ("train", "valid", "test") makes the seeds that
     split's edges, or seed_edges (2, E) node ids (PyG's edge_label_index) the given pairs, batch_size of them
     per batch; neg_sampling "binary" or "triplet" with neg_amount per
     positive (strict_negatives: never an edge), exclude "self" or "reverse" keeps the seed edges out of
     message passing. Batches then carry input_id, edge_label_index (pairs x 2 rows: source, destination) and
     edge_label, or src_index, dst_pos_index, dst_neg_index; gnnd.pyg.LinkNeighborLoader makes PyG's shapes.
+    A typed dataset's link session names the seed edges' relation in edge_type ((src, rel, dst) or its key;
+    None: the one relation with the edge split); hop 0 holds the endpoints of its source and destination types.
 
     Typed datasets: node_type names the seeds' type (default: the one type with splits; split and seed_ids
     are then that type's), and fanouts is one list for every relation or a dict with one list per relation
@@ -338,7 +348,8 @@ class Loader:
     def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
-                 neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None):
+                 neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
+                 edge_type=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -397,6 +408,8 @@ class Loader:
             if edge_split is not None and self._pairs is not None:
                 raise ValueError("edge_split and seed_edges: give one of them")
             options.split = None
+            if edge_type is not None:
+                options.edge_type = relation_key(edge_type).encode()
             if edge_split is not None:
                 options.edge_split = edge_split.encode()
             else:

@@ -273,25 +273,65 @@ class LinkNeighborLoader(_SessionLoader):
             raise ValueError("edge_label: gnnd reads the labels of the edge split (leave it None)")
         if edge_label_index is None:
             edge_label_index = "train"
-        if isinstance(edge_label_index, tuple):
-            raise NotImplementedError("edge_label_index: (edge_type, ...) is for typed graphs, whose link batches "
-                                      "gnnd does not serve yet")
+        edge_type, edge_label_index = _edge_type(edge_label_index)
         split, pairs = (edge_label_index, None) if isinstance(edge_label_index, str) else (None, edge_label_index)
         del data  # gnnd serves the graph, its features and its edge splits
         mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
+        fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()} \
+            if isinstance(num_neighbors, dict) else list(num_neighbors)
         self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
-                   neg_sampling=mode, neg_amount=amount, strict_negatives=strict, exclude=exclude,
-                   batch_size=batch_size, fanouts=list(num_neighbors), seed=seed, epoch=epoch, shuffle=shuffle,
+                   edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
+                   exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms)
+        self._typed = not self._loader._views.homogeneous
+        self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
         try:
-            from torch_geometric.data import Data
-            self._make = Data
+            from torch_geometric.data import Data, HeteroData
+            self._make = HeteroData if self._typed else Data
         except ImportError:
-            self._make = Batch
+            self._make = HeteroBatch if self._typed else Batch
 
     def __iter__(self):
-        for batch in self._loader:
-            yield self._make(**link_to_pyg(batch))
+        if self._typed:
+            reader = _HeteroReader(self._loader._views)
+            for batch in self._loader:
+                yield self._make.from_dict(hetero_link_mapping(reader, batch, self.edge_type))
+        else:
+            for batch in self._loader:
+                yield self._make(**link_to_pyg(batch))
+
+
+def _edge_type(edge_label_index):
+    """(edge type or None, split name or (2, E) pairs) of LinkNeighborLoader's edge_label_index: a split name,
+    a tensor, None ("train"), or for a typed graph (edge_type, one of those) or an edge type alone ("train")."""
+    if isinstance(edge_label_index, tuple):
+        if len(edge_label_index) == 3 and all(isinstance(part, str) for part in edge_label_index):
+            return edge_label_index, "train"
+        if len(edge_label_index) != 2:
+            raise ValueError("edge_label_index: (edge_type, split name or (2, E) tensor) or an edge type expected")
+        edge_type, given = edge_label_index
+        return edge_type, "train" if given is None else given
+    return None, "train" if edge_label_index is None else edge_label_index
+
+
+def hetero_link_mapping(reader, batch, edge_type):
+    """HeteroData's attributes of a typed link batch: the typed batch's (_HeteroReader), then as PyG's typed
+    LinkNeighborLoader: edge_label_index (int64, 2 x L), edge_label and input_id in the seed relation's store,
+    or for triplets src_index in the source type's store and dst_pos_index, dst_neg_index in the destination
+    type's."""
+    out = reader.mapping(batch)
+    arrays, key = batch.arrays, relation_key(edge_type) + "."
+    store = out[edge_type]
+    store["input_id"] = arrays[key + "input_id"]
+    if key + "edge_label_index" in arrays:
+        pairs = arrays[key + "edge_label_index"].t()  # gnnd's (L, 2) rows as PyG's (2, L)
+        store["edge_label_index"] = pairs.to(torch.int64, memory_format=torch.contiguous_format)
+        store["edge_label"] = arrays[key + "edge_label"]
+    else:
+        out[edge_type[0]]["src_index"] = arrays[key + "src_index"].to(torch.int64)
+        out[edge_type[2]]["dst_pos_index"] = arrays[key + "dst_pos_index"].to(torch.int64)
+        out[edge_type[2]]["dst_neg_index"] = arrays[key + "dst_neg_index"].to(torch.int64)
+    return out
 
 
 def link_to_pyg(batch):
@@ -352,10 +392,11 @@ class _HeteroReader:
                               "num_sampled_nodes": [counts[i] for i in hops]}
             if features is not None:
                 store["x"] = arrays[features][:n]
-        seeds = out[self.seed_type]
-        seeds["batch_size"] = batch.batch_size
-        if self.labels is not None:
-            seeds["y"] = arrays[self.labels][:batch.batch_size]
+        if self.seed_type is not None:  # a node batch (a link batch's hop 0 is its pairs' endpoints)
+            seeds = out[self.seed_type]
+            seeds["batch_size"] = batch.batch_size
+            if self.labels is not None:
+                seeds["y"] = arrays[self.labels][:batch.batch_size]
         pairs = [(arrays[src][:counts[total]], arrays[dst][:counts[total]]) for _, src, dst, total, _ in self.relations]
         for (et, _, _, _, hops), edge_index in zip(self.relations, edge_indices(pairs)):
             out[et] = {"edge_index": edge_index, "num_sampled_edges": [counts[i] for i in hops]}
