@@ -825,7 +825,7 @@ int RunLink() {
       for (int i = 0; i < timed + 5; ++i) {
         const std::span<const int64_t> input_id(positions.data() + i * batch_size, batch_size);
         CHECK_CUDA(cudaEventRecord(start, stream));
-        OrDie(link->Sample(0, i, input_id, BatchView::At(link_out, layout), stream));
+        OrDie(link->Sample(0, i, input_id, link_out, stream));
         CHECK_CUDA(cudaEventRecord(stop, stream));
         CHECK_CUDA(cudaEventSynchronize(stop));
         float a = 0;

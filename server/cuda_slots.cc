@@ -36,6 +36,27 @@ void SetHomogeneousCounts(const BatchLayout& layout, const int32_t* hops, v1::Ba
 
 namespace {
 
+// A typed layout's per-hop arrays (each type's nodes, then each relation's edges), as HopArrays lists them.
+std::vector<std::pair<size_t, int>> TypedHopArrays(const TypedBatchLayout& l) {
+  std::vector<std::pair<size_t, int>> arrays;
+  for (const auto& t : l.types) arrays.emplace_back(t.num_nodes_per_hop, l.num_hops + 1);
+  for (const auto& r : l.relations) arrays.emplace_back(r.num_edges_per_hop, l.num_hops);
+  return arrays;
+}
+
+// The host copies of those arrays (`hops`, in that order) as a view: all the typed counts read.
+TypedBatchView TypedHopView(const TypedBatchLayout& l, const int32_t* hops) {
+  TypedBatchView view;
+  view.num_hops = l.num_hops;
+  for (size_t t = 0; t < l.types.size(); ++t, hops += l.num_hops + 1) {
+    view.types.push_back({nullptr, const_cast<int32_t*>(hops), nullptr, nullptr});
+  }
+  for (size_t r = 0; r < l.relations.size(); ++r, hops += l.num_hops) {
+    view.relations.push_back({nullptr, nullptr, const_cast<int32_t*>(hops)});
+  }
+  return view;
+}
+
 class HomogeneousSlotSampler final : public SlotSampler {
  public:
   explicit HomogeneousSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler) : sampler_(std::move(sampler)) {}
@@ -68,24 +89,9 @@ class TypedSlotSampler final : public SlotSampler {
   }
   absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
   void DropGraphs() override { sampler_->DropGraphs(); }
-  std::vector<std::pair<size_t, int>> HopArrays() const override {
-    const TypedBatchLayout& l = sampler_->layout();
-    std::vector<std::pair<size_t, int>> arrays;
-    for (const auto& t : l.types) arrays.emplace_back(t.num_nodes_per_hop, l.num_hops + 1);
-    for (const auto& r : l.relations) arrays.emplace_back(r.num_edges_per_hop, l.num_hops);
-    return arrays;
-  }
+  std::vector<std::pair<size_t, int>> HopArrays() const override { return TypedHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    const TypedBatchLayout& l = sampler_->layout();
-    TypedBatchView view;  // the host copies of the per-hop arrays: all TypedBatchCounts reads
-    view.num_hops = l.num_hops;
-    for (size_t t = 0; t < l.types.size(); ++t, hops += l.num_hops + 1) {
-      view.types.push_back({nullptr, const_cast<int32_t*>(hops), nullptr, nullptr});
-    }
-    for (size_t r = 0; r < l.relations.size(); ++r, hops += l.num_hops) {
-      view.relations.push_back({nullptr, nullptr, const_cast<int32_t*>(hops)});
-    }
-    for (int64_t c : TypedBatchCounts(view, seed_type_)) ready.add_counts(c);
+    for (int64_t c : TypedBatchCounts(TypedHopView(sampler_->layout(), hops), seed_type_)) ready.add_counts(c);
   }
 
  private:
@@ -104,7 +110,9 @@ class LinkSlotSampler final : public SlotSampler {
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.link->sampling, plan.seed,
                                                         s->layout_.max_positives, plan.num_slots));
-    if (s->sampler_->layout().total_bytes != s->layout_.graph.total_bytes) {
+    const size_t graph_bytes = s->sampler_->typed() ? s->sampler_->typed_layout().total_bytes
+                                                    : s->sampler_->layout().total_bytes;
+    if (graph_bytes != (plan.typed ? plan.typed->layout.total_bytes : s->layout_.graph.total_bytes)) {
       return absl::InternalError("the CUDA link sampler's graph layout differs from the session's");
     }
     s->flags_ = static_cast<size_t>(plan.num_slots);  // fills in flight: at most one per slot
@@ -127,7 +135,9 @@ class LinkSlotSampler final : public SlotSampler {
   }
   absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
   void DropGraphs() override {}
-  std::vector<std::pair<size_t, int>> HopArrays() const override { return HomogeneousHopArrays(layout_.graph); }
+  std::vector<std::pair<size_t, int>> HopArrays() const override {
+    return sampler_->typed() ? TypedHopArrays(sampler_->typed_layout()) : HomogeneousHopArrays(layout_.graph);
+  }
   absl::Status Filled(int) override {
     if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");
     filled_ = filling_.front();
@@ -135,6 +145,11 @@ class LinkSlotSampler final : public SlotSampler {
     return sampler_->StrictError(filled_.batch_index, strict_[filled_.flag], filled_.input_id);
   }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
+    if (sampler_->typed()) {
+      const TypedBatchView view = TypedHopView(sampler_->typed_layout(), hops);
+      for (int64_t c : TypedLinkBatchCounts(view, filled_.pairs, filled_.positives)) ready.add_counts(c);
+      return;
+    }
     BatchView view;  // the host copies of the per-hop arrays: all LinkBatchCounts reads
     view.num_hops = layout_.graph.num_hops;
     view.num_nodes_per_hop = const_cast<int32_t*>(hops);

@@ -31,11 +31,6 @@ SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
   if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode, options_.instance);
-  if (plan.typed && plan.link) {
-    return absl::UnimplementedError(absl::StrCat("open.device = '", plan.device.ToString(), "': link sessions of typed dataset '",
-                                                 plan.dataset->name,
-                                                 "' are served by CPU sessions in this version (GPU link sessions: homogeneous datasets)"));
-  }
   if (plan.dataset->features_on_storage() && (plan.typed || plan.link)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "open.device = '", plan.device.ToString(), "': dataset '", plan.dataset->name,

@@ -21,18 +21,19 @@ __global__ void PairsKernel(const int32_t* pair_src, const int32_t* pair_dst, in
   if (labels != nullptr) labels[i] = i < positives ? 1.0f : 0.0f;
 }
 
-// The excluded positions of one hop at most: every excluded (destination, source) pair's parallel edges.
-int64_t ExcludedPositions(const GraphData& graph, const EdgeExclusions& excluded) {
-  const int64_t* indptr = graph.arrays.indptr();
+// The excluded positions of one hop at most in relation `relation`: every excluded (destination, source)
+// pair's parallel edges.
+int64_t ExcludedPositions(const GraphData& graph, int relation, const EdgeExclusions& excluded) {
+  const RelationSchema& r = graph.schema.relations[relation];
+  const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]);
+  const void* indices = graph.arrays.data[r.indices];
   int64_t total = 0;
   for (size_t e = 0; e < excluded.dsts().size(); ++e) {
     int64_t first = 0, last = 0;
-    if (graph.wide_indices()) {
-      SourceRange(indptr, static_cast<const int64_t*>(graph.arrays[ArrayId::kIndices]), excluded.srcs()[e],
-                  excluded.dsts()[e], &first, &last);
+    if (r.index_dtype == DType::kInt64) {
+      SourceRange(indptr, static_cast<const int64_t*>(indices), excluded.srcs()[e], excluded.dsts()[e], &first, &last);
     } else {
-      SourceRange(indptr, static_cast<const int32_t*>(graph.arrays[ArrayId::kIndices]), excluded.srcs()[e],
-                  excluded.dsts()[e], &first, &last);
+      SourceRange(indptr, static_cast<const int32_t*>(indices), excluded.srcs()[e], excluded.dsts()[e], &first, &last);
     }
     total += last - first;
   }
@@ -46,26 +47,40 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
                                                                          const LinkSamplingSpec& spec, uint64_t seed,
                                                                          int64_t max_positives, int ways) {
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, host.schema, ""));
-  if (host.schema.format_version != 1) {
-    return absl::UnimplementedError("link batches of typed datasets on a GPU: not served yet (use a CPU session)");
-  }
   auto s = std::unique_ptr<CudaLinkSampler>(new CudaLinkSampler());
   s->host_ = &host;
-  s->csc_ = {device.indptr, device.indices, device.manifest.index_dtype()};
+  s->relation_ = LinkRelationOf(host, spec.relation);
   s->spec_ = spec;
   s->seed_ = seed;
   s->max_positives_ = std::max<int64_t>(max_positives, 1);
   s->positives_ = SeedEdgesOf(spec, host);
-  const SamplingSpec sampling{MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts};
-  GNND_ASSIGN_OR_RETURN(
-      const BatchCapacity capacity,
-      ComputeBatchCapacity(sampling, host.num_nodes(), host.manifest.num_edges(), host.MaxInDegree()));
-  GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, capacity));
-  GNND_ASSIGN_OR_RETURN(s->seeds_, CudaLinkSeeds::Create(s->max_positives_, spec.negatives));
-  // Positives, exclusions (with reverses), input ids, labels of every pair.
+  int64_t max_frontier = 0;  // of any hop (and relation): the exclusions' per-node scratch
+  if (host.schema.format_version == 1) {
+    s->csc_ = {device.indptr, device.indices, device.manifest.index_dtype()};
+    const SamplingSpec sampling{MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts};
+    GNND_ASSIGN_OR_RETURN(
+        const BatchCapacity capacity,
+        ComputeBatchCapacity(sampling, host.num_nodes(), host.manifest.num_edges(), host.MaxInDegree()));
+    GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, capacity));
+    max_frontier = capacity.max_nodes;
+  } else {
+    s->csc_ = device.relations[spec.relation];
+    const TypedSamplingSpec sampling = TypedLinkSampling(spec, host.schema, s->max_positives_);
+    GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, host.schema));
+    GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity,
+                          ComputeTypedCapacity(sampling, host.schema, host.MaxInDegrees()));
+    GNND_ASSIGN_OR_RETURN(s->typed_, TypedCudaSampler::Create(device, sampling, seed, capacity, {.use_graphs = false}));
+    max_frontier = s->typed_->MaxFrontier();
+    GNND_CUDA(cudaMalloc(&s->num_hop0_types_, sizeof(int64_t) * host.schema.node_types.size()),
+              "allocate a link sampler's counts");
+  }
+  GNND_ASSIGN_OR_RETURN(s->seeds_, CudaLinkSeeds::Create(s->max_positives_, spec.negatives, s->relation_.name));
+  // Positives, exclusions (per positive its pair and one per reverse relation, itself included where both ends
+  // are one type: two ids each), input ids, labels of every pair.
   const int64_t amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
-  const int64_t staged =
-      2 * s->max_positives_ + 4 * s->max_positives_ + s->max_positives_ + s->max_positives_ * (1 + amount);
+  const auto excluded_per_positive = static_cast<int64_t>(1 + ReverseRelations(host.schema, spec.relation).size());
+  const int64_t staged = 2 * s->max_positives_ + 2 * excluded_per_positive * s->max_positives_ + s->max_positives_ +
+                         s->max_positives_ * (1 + amount);
   s->staging_size_ = staged;
   s->staged_.resize(std::max(ways, 1));
   GNND_CUDA(cudaMallocHost(&s->staging_, sizeof(int64_t) * staged * s->staged_.size()),
@@ -75,8 +90,8 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
     GNND_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "create a link sampler's event");
   }
   GNND_CUDA(cudaMalloc(&s->num_hop0_, sizeof(int64_t)), "allocate a link sampler's count");
-  GNND_CUDA(cudaMalloc(&s->scratch_.counts, sizeof(int64_t) * (capacity.max_nodes + 1)), "allocate exclusions");
-  GNND_CUDA(cudaMalloc(&s->scratch_.offsets, sizeof(int64_t) * (capacity.max_nodes + 1)), "allocate exclusions");
+  GNND_CUDA(cudaMalloc(&s->scratch_.counts, sizeof(int64_t) * (max_frontier + 1)), "allocate exclusions");
+  GNND_CUDA(cudaMalloc(&s->scratch_.offsets, sizeof(int64_t) * (max_frontier + 1)), "allocate exclusions");
   GNND_RETURN_IF_ERROR(s->ReservePositions(4 * s->max_positives_, nullptr));
   return s;
 }
@@ -85,7 +100,8 @@ CudaLinkSampler::~CudaLinkSampler() {
   for (cudaEvent_t e : staged_) {
     if (e != nullptr) cudaEventSynchronize(e);
   }
-  for (void* p : {static_cast<void*>(uploaded_), static_cast<void*>(num_hop0_), static_cast<void*>(scratch_.counts),
+  for (void* p : {static_cast<void*>(uploaded_), static_cast<void*>(num_hop0_), static_cast<void*>(num_hop0_types_),
+                  static_cast<void*>(scratch_.counts),
                   static_cast<void*>(scratch_.offsets), static_cast<void*>(scratch_.positions)}) {
     if (p != nullptr) cudaFree(p);
   }
@@ -108,7 +124,7 @@ absl::Status CudaLinkSampler::ReservePositions(int64_t positions, cudaStream_t s
 }
 
 absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                     BatchView out, cudaStream_t stream, bool labels, int way) {
+                                     void* out, cudaStream_t stream, bool labels, int way) {
   const auto p = static_cast<int64_t>(input_id.size());
   if (p < 1 || p > max_positives_) {
     return absl::InvalidArgumentError(absl::StrCat("a link batch of ", p, " positives (1 to ", max_positives_, ")"));
@@ -126,13 +142,33 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
     src[i] = positives_.edges[input_id[i]];
     dst[i] = positives_.edges[positives_.size + input_id[i]];
   }
-  excluded_.Build({src, static_cast<size_t>(p)}, {dst, static_cast<size_t>(p)}, spec_.exclude);
-  const auto pairs = static_cast<int64_t>(excluded_.dsts().size());
-  std::copy(excluded_.dsts().begin(), excluded_.dsts().end(), staging + 2 * p);
-  std::copy(excluded_.srcs().begin(), excluded_.srcs().end(), staging + 2 * p + pairs);
+  // Each relation's excluded pairs (destinations, then sources), one after another.
+  BuildRelationExclusions(host_->schema, spec_.relation, spec_.exclude, {src, static_cast<size_t>(p)},
+                          {dst, static_cast<size_t>(p)}, excluded_);
+  std::vector<DeviceExclusions> excluded(excluded_.size());
+  int64_t at = 2 * p, most_positions = 0;
+  for (size_t r = 0; r < excluded_.size(); ++r) {
+    const auto pairs = static_cast<int64_t>(excluded_[r].dsts().size());
+    if (pairs == 0) continue;
+    std::copy(excluded_[r].dsts().begin(), excluded_[r].dsts().end(), staging + at);
+    std::copy(excluded_[r].srcs().begin(), excluded_[r].srcs().end(), staging + at + pairs);
+    DeviceExclusions& e = excluded[r];
+    e = scratch_;
+    e.positions_bound = ExcludedPositions(*host_, static_cast<int>(r), excluded_[r]);
+    most_positions = std::max(most_positions, e.positions_bound);
+    e.dst = uploaded_ + at;
+    e.src = uploaded_ + at + pairs;
+    e.count = pairs;
+    at += 2 * pairs;
+  }
+  GNND_RETURN_IF_ERROR(ReservePositions(most_positions, stream));
+  for (DeviceExclusions& e : excluded) {
+    e.positions = scratch_.positions;
+    e.max_positions = scratch_.max_positions;
+  }
   // Then the input ids and, for a labeled split, every pair's label (PyG: classes + 1 beside binary
   // negatives' 0; without negatives the classes as they are).
-  upload_tail_ = 2 * p + 2 * pairs;
+  upload_tail_ = at;
   int64_t* tail = staging + upload_tail_;
   std::copy(input_id.begin(), input_id.end(), tail);
   int64_t uploaded = upload_tail_ + p;
@@ -141,23 +177,27 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
     LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode, labeled, tail + p);
     uploaded += labeled;
   }
-  DeviceExclusions excluded = scratch_;
-  if (pairs > 0) {
-    excluded.positions_bound = ExcludedPositions(*host_, excluded_);
-    GNND_RETURN_IF_ERROR(ReservePositions(excluded.positions_bound, stream));
-    excluded.positions = scratch_.positions;
-    excluded.max_positions = scratch_.max_positions;
-    excluded.dst = uploaded_ + 2 * p;
-    excluded.src = uploaded_ + 2 * p + pairs;
-    excluded.count = pairs;
-  }
   GNND_CUDA(cudaMemcpyAsync(uploaded_, staging, sizeof(int64_t) * uploaded, cudaMemcpyHostToDevice, stream),
             "upload a link batch's positives");
   GNND_CUDA(cudaEventRecord(staged_[way], stream), "mark the upload");
   const SamplingKey negatives = MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives);
-  GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, host_->num_nodes(),
-                                    out.node_ids, num_hop0_, stream));
-  return sampler_->SampleLinkGraph(epoch, batch_index, out.node_ids, num_hop0_, excluded, out, stream);
+  if (sampler_ != nullptr) {
+    const BatchView view = BatchView::At(out, sampler_->layout());
+    GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, relation_.num_src,
+                                      view.node_ids, num_hop0_, stream));
+    return sampler_->SampleLinkGraph(epoch, batch_index, view.node_ids, num_hop0_,
+                                     excluded.empty() ? DeviceExclusions{} : excluded[0], view, stream);
+  }
+  // A typed dataset: the endpoints into their types' node lists, every other type's hop 0 empty.
+  const TypedBatchView view = TypedBatchView::At(out, typed_->layout());
+  const RelationSchema& r = host_->schema.relations[spec_.relation];
+  GNND_CUDA(cudaMemsetAsync(num_hop0_types_, 0, sizeof(int64_t) * view.types.size(), stream),
+            "reset a link batch's counts");
+  CudaLinkSeeds::Hop0 hop0{view.types[r.src_type].node_ids, num_hop0_types_ + r.src_type};
+  if (!relation_.same_type) hop0.dst = view.types[r.dst_type].node_ids, hop0.num_dst = num_hop0_types_ + r.dst_type;
+  GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, relation_.num_src,
+                                    relation_.num_dst, hop0, stream));
+  return typed_->SampleLinkGraph(epoch, batch_index, num_hop0_types_, excluded, out, stream);
 }
 
 absl::Status CudaLinkSampler::CheckStrict(uint64_t batch_index, cudaStream_t stream) const {
@@ -178,8 +218,7 @@ absl::Status CudaLinkSampler::SampleInto(uint64_t epoch, uint64_t batch_index, s
                                          const LinkBatchLayout& layout, std::byte* slot, uint64_t* strict_failed,
                                          int way, cudaStream_t stream) {
   const auto p = static_cast<int64_t>(input_id.size());
-  const BatchView out = BatchView::At(slot, layout.graph);
-  GNND_RETURN_IF_ERROR(Sample(epoch, batch_index, input_id, out, stream, layout.labeled, way));
+  GNND_RETURN_IF_ERROR(Sample(epoch, batch_index, input_id, slot, stream, layout.labeled, way));
   // Sample uploaded, after the positives and exclusions, the input ids and (labeled) the labels.
   const int64_t* device_input_id = uploaded_ + upload_tail_;
   GNND_CUDA(

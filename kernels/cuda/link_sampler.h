@@ -2,8 +2,9 @@
 // (from its edge split, or the session's given pairs, in host memory) are uploaded with its excluded edges
 // (EdgeExclusions, made on the host from those few thousand pairs); the negatives, their strictness check,
 // the hop-0 nodes and the local pairs are made on the GPU (link_seeds.h), and the graph is drawn around the
-// excluded edges on the GPU (CudaSampler::SampleLinkGraph). The host waits for nothing but the previous
-// batch's upload.
+// excluded edges on the GPU (CudaSampler::SampleLinkGraph, or TypedCudaSampler::SampleLinkGraph for a typed
+// dataset, each relation with its excluded edges). The host waits for nothing but the previous batch's
+// upload.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,6 +19,7 @@
 #include "common/dataset/graph.h"
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/link_seeds.h"
+#include "kernels/cuda/typed_sampler.h"
 
 namespace gnnd::cuda {
 
@@ -34,10 +36,11 @@ class CudaLinkSampler {
   CudaLinkSampler& operator=(const CudaLinkSampler&) = delete;
 
   // Enqueues the batch of the positives at `input_id` (positions in the split) for (epoch, batch_index) on
-  // `stream`: the graph arrays into `out` (device memory laid out by layout()), the pairs into seeds().
+  // `stream`: the graph arrays into `out` (device memory laid out by layout(), or typed_layout() for a typed
+  // dataset), the pairs into seeds().
   // With `labels`, a labeled split's edge labels are uploaded after the input ids (SampleInto).
   // `way`: the staging area (waited for only if the batch that used it last is not complete).
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, BatchView out,
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, void* out,
                       cudaStream_t stream, bool labels = false, int way = 0);
   // The same, then the batch's pair arrays into `slot` (device memory laid out by `layout`, whose graph
   // arrays are `out`): input_id, and edge_label_index (L x 2 rows) with edge_label (1. / 0., or a labeled
@@ -52,7 +55,9 @@ class CudaLinkSampler {
   // The error for a strict flag read after the batch of `input_id` (SampleInto's *strict_failed), or OK.
   absl::Status StrictError(uint64_t batch_index, uint64_t failed, std::span<const int64_t> input_id) const;
   const CudaLinkSeeds& seeds() const { return *seeds_; }
-  const BatchLayout& layout() const { return sampler_->layout(); }
+  bool typed() const { return typed_ != nullptr; }
+  const BatchLayout& layout() const { return sampler_->layout(); }          // a homogeneous dataset's
+  const TypedBatchLayout& typed_layout() const { return typed_->layout(); }  // a typed dataset's
 
  private:
   CudaLinkSampler() = default;
@@ -60,14 +65,16 @@ class CudaLinkSampler {
   absl::Status ReservePositions(int64_t positions, cudaStream_t stream);
 
   const GraphData* host_ = nullptr;
-  DeviceRelation csc_;
+  LinkRelation relation_;  // the seed relation, as the host sees it (sizes, name)
+  DeviceRelation csc_;     // and as the GPU does
   LinkSamplingSpec spec_;
   uint64_t seed_ = 0;
   LinkSeedEdges positives_;  // in host memory
   int64_t max_positives_ = 0;
-  std::unique_ptr<CudaSampler> sampler_;
+  std::unique_ptr<CudaSampler> sampler_;      // homogeneous datasets
+  std::unique_ptr<TypedCudaSampler> typed_;  // typed datasets
   std::unique_ptr<CudaLinkSeeds> seeds_;
-  EdgeExclusions excluded_;
+  std::vector<EdgeExclusions> excluded_;  // per relation
   // Uploaded per batch, pinned on the host: the positives' sources and destinations, the excluded pairs'
   // destinations and sources, the input ids and a labeled split's edge labels; the same on the device.
   int64_t* staging_ = nullptr;  // ways x staging_size_ ids
@@ -76,6 +83,7 @@ class CudaLinkSampler {
   std::vector<cudaEvent_t> staged_;  // per way: the last upload from it is done
   int64_t upload_tail_ = 0;          // where the last upload's input ids start
   int64_t* num_hop0_ = nullptr;
+  int64_t* num_hop0_types_ = nullptr;  // a typed batch's: per node type
   DeviceExclusions scratch_;  // its counts, offsets and positions
 };
 

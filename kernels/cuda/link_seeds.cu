@@ -14,14 +14,14 @@ constexpr uint64_t kNone = UINT64_MAX;
 template <typename Index>
 __global__ void NegativesKernel(SamplingKey key, uint64_t batch, const int64_t* src, int64_t count, int64_t amount,
                                 bool triplet, bool strict, const int64_t* indptr, const Index* indices,
-                                int64_t num_nodes, int64_t* negative_src, int64_t* negative_dst,
+                                int64_t num_src_nodes, int64_t num_dst_nodes, int64_t* negative_src, int64_t* negative_dst,
                                 unsigned long long* failed) {
   const int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (index >= count) return;
   NodePair pair{};
   bool drawn = false;
   for (uint32_t attempt = 0; attempt < kMaxStrictDraws && !drawn; ++attempt) {
-    pair = DrawNegative(key, batch, static_cast<uint64_t>(index), attempt, num_nodes, num_nodes);
+    pair = DrawNegative(key, batch, static_cast<uint64_t>(index), attempt, num_src_nodes, num_dst_nodes);
     if (triplet) pair.src = src[index / amount];
     drawn = !strict || !IsEdge(indptr, indices, pair.src, pair.dst);
   }
@@ -56,9 +56,11 @@ int EndBit(int64_t num_nodes) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CudaLinkSeeds>> CudaLinkSeeds::Create(int64_t max_positives,
-                                                                     const NegativeSpec& negatives) {
+                                                                     const NegativeSpec& negatives,
+                                                                     std::string relation) {
   auto s = std::unique_ptr<CudaLinkSeeds>(new CudaLinkSeeds());
   s->negatives_ = negatives;
+  s->relation_ = std::move(relation);
   s->max_positives_ = std::max<int64_t>(max_positives, 1);
   s->max_endpoints_ = MaxLinkSeeds(s->max_positives_, negatives);
   const int64_t amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
@@ -87,8 +89,8 @@ CudaLinkSeeds::~CudaLinkSeeds() {
 }
 
 absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst,
-                                 int64_t positives, const DeviceRelation& csc, int64_t num_nodes, int64_t* hop0,
-                                 int64_t* num_hop0, cudaStream_t stream) {
+                                 int64_t positives, const DeviceRelation& csc, int64_t num_src_nodes,
+                                 int64_t num_dst_nodes, const Hop0& hop0, cudaStream_t stream) {
   if (positives < 1 || positives > max_positives_) {
     return absl::InvalidArgumentError(
         absl::StrCat("a link batch of ", positives, " pairs (1 to ", max_positives_, ")"));
@@ -108,22 +110,36 @@ absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t*
     GNND_RETURN_IF_ERROR(DispatchIndex(csc.index_dtype, [&](auto index_type) -> absl::Status {
       using Index = decltype(index_type);
       GNND_LAUNCH(NegativesKernel<Index>, Blocks(negatives), kThreads, 0, stream, key, batch, src, negatives, amount,
-                  triplet, negatives_.strict, csc.indptr, static_cast<const Index*>(csc.indices), num_nodes,
-                  all_src + positives, all_dst + positives, reinterpret_cast<unsigned long long*>(failed_));
+                  triplet, negatives_.strict, csc.indptr, static_cast<const Index*>(csc.indices), num_src_nodes,
+                  num_dst_nodes, all_src + positives, all_dst + positives,
+                  reinterpret_cast<unsigned long long*>(failed_));
       return absl::OkStatus();
     }));
   }
-  const int n = static_cast<int>(num_src + num_dst);
-  const int end_bit = EndBit(num_nodes);
-  GNND_RETURN_IF_ERROR(temp_.Run("sort a link batch's endpoints", [&](void* temp, size_t& bytes) {
-    return cub::DeviceRadixSort::SortKeys(temp, bytes, endpoints_, sorted_, n, 0, end_bit, stream);
-  }));
-  GNND_RETURN_IF_ERROR(temp_.Run("unique a link batch's endpoints", [&](void* temp, size_t& bytes) {
-    return cub::DeviceSelect::Unique(temp, bytes, sorted_, hop0, num_hop0, n, stream);
-  }));
+  // Sorted and unique: ids[0, n) of at most `nodes` distinct values into out, their count to *count.
+  auto unique = [&](int64_t* ids, int64_t* sorted, int64_t n, int64_t nodes, int64_t* out, int64_t* count) {
+    GNND_RETURN_IF_ERROR(temp_.Run("sort a link batch's endpoints", [&](void* temp, size_t& bytes) {
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, ids, sorted, static_cast<int>(n), 0, EndBit(nodes), stream);
+    }));
+    return temp_.Run("unique a link batch's endpoints", [&](void* temp, size_t& bytes) {
+      return cub::DeviceSelect::Unique(temp, bytes, sorted, out, count, static_cast<int>(n), stream);
+    });
+  };
+  const bool one_type = hop0.dst == nullptr;
+  int64_t *src_list = hop0.src, *num_src_list = hop0.num_src;
+  int64_t *dst_list = one_type ? hop0.src : hop0.dst, *num_dst_list = one_type ? hop0.num_src : hop0.num_dst;
+  if (one_type) {
+    GNND_RETURN_IF_ERROR(
+        unique(endpoints_, sorted_, num_src + num_dst, std::max(num_src_nodes, num_dst_nodes), src_list, num_src_list));
+  } else {
+    GNND_RETURN_IF_ERROR(unique(all_src, sorted_, num_src, num_src_nodes, src_list, num_src_list));
+    GNND_RETURN_IF_ERROR(unique(all_dst, sorted_ + num_src, num_dst, num_dst_nodes, dst_list, num_dst_list));
+  }
   // Pairs in local indices: every source (triplet: the positives'), every destination.
-  GNND_LAUNCH(LocalizeKernel, Blocks(num_src), kThreads, 0, stream, all_src, num_src, hop0, num_hop0, pair_src_);
-  GNND_LAUNCH(LocalizeKernel, Blocks(num_dst), kThreads, 0, stream, all_dst, num_dst, hop0, num_hop0, pair_dst_);
+  GNND_LAUNCH(LocalizeKernel, Blocks(num_src), kThreads, 0, stream, all_src, num_src, src_list, num_src_list,
+              pair_src_);
+  GNND_LAUNCH(LocalizeKernel, Blocks(num_dst), kThreads, 0, stream, all_dst, num_dst, dst_list, num_dst_list,
+              pair_dst_);
   return absl::OkStatus();
 }
 
@@ -144,7 +160,7 @@ absl::Status CudaLinkSeeds::StrictError(uint64_t batch, uint64_t failed, int64_t
   const std::string source = source_id >= 0 ? absl::StrCat(" (source ", source_id, ")") : "";
   return absl::FailedPreconditionError(
       absl::StrCat("strict negatives: ", kMaxStrictDraws, " draws for negative ", failed, " of batch ", batch, source,
-                   " were all edges of the graph: the graph is too dense for strict negatives (turn strict off)"));
+                   " were all edges of ", relation_, ": the graph is too dense for strict negatives (turn strict off)"));
 }
 
 }  // namespace gnnd::cuda

@@ -1,7 +1,7 @@
 // The seed side of a link batch on the GPU: each positive pair's negatives (link_rule.h's DrawNegative,
 // redrawn while strict and an edge), the hop-0 nodes (every endpoint, sorted and unique: CUB), and the pairs
-// in local indices. Byte for byte what common/batch/link_seeds.h's MakeLinkSeeds makes on the host, for a
-// relation whose endpoints are one node type (homogeneous graphs). Buffers are sized once for the largest
+// in local indices. Byte for byte what common/batch/link_seeds.h's MakeLinkSeeds makes on the host: one list
+// of hop-0 nodes for a relation whose endpoints are one node type, else one per endpoint type. Buffers are sized once for the largest
 // batch; nothing is allocated per batch and the host never waits inside Make.
 #pragma once
 
@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "common/batch/link_seeds.h"
@@ -20,18 +21,34 @@ namespace gnnd::cuda {
 
 class CudaLinkSeeds {
  public:
-  // For batches of up to `max_positives` pairs with `negatives`, on the current device.
-  static absl::StatusOr<std::unique_ptr<CudaLinkSeeds>> Create(int64_t max_positives, const NegativeSpec& negatives);
+  // For batches of up to `max_positives` pairs with `negatives`, on the current device. `relation`: what
+  // errors call the seed relation (LinkRelation::name).
+  static absl::StatusOr<std::unique_ptr<CudaLinkSeeds>> Create(int64_t max_positives, const NegativeSpec& negatives,
+                                                               std::string relation = "the graph");
   ~CudaLinkSeeds();
   CudaLinkSeeds(const CudaLinkSeeds&) = delete;
   CudaLinkSeeds& operator=(const CudaLinkSeeds&) = delete;
 
+  // Where Make writes the hop-0 nodes (device memory, at most max_hop0() ids each) and their counts: `src`
+  // holds every endpoint when `dst` is null (one node type), else the sources and `dst` the destinations.
+  struct Hop0 {
+    int64_t* src = nullptr;
+    int64_t* num_src = nullptr;
+    int64_t* dst = nullptr;
+    int64_t* num_dst = nullptr;
+  };
   // Enqueues batch `batch`'s seeds on `stream`: positives (src[i], dst[i]) for i < positives (device memory),
-  // negatives drawn under `key` over the relation `csc` of `num_nodes` nodes. The hop-0 nodes go to
-  // hop0 (at most max_hop0()) and their count to *num_hop0 (both device memory).
+  // negatives drawn under `key` over the relation `csc` between num_src_nodes sources and num_dst_nodes
+  // destinations; the hop-0 nodes to `hop0`.
+  absl::Status Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst, int64_t positives,
+                    const DeviceRelation& csc, int64_t num_src_nodes, int64_t num_dst_nodes, const Hop0& hop0,
+                    cudaStream_t stream);
+  // A relation whose endpoints are one type of `num_nodes` nodes: every endpoint into hop0, count *num_hop0.
   absl::Status Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst, int64_t positives,
                     const DeviceRelation& csc, int64_t num_nodes, int64_t* hop0, int64_t* num_hop0,
-                    cudaStream_t stream);
+                    cudaStream_t stream) {
+    return Make(key, batch, src, dst, positives, csc, num_nodes, num_nodes, Hop0{hop0, num_hop0}, stream);
+  }
   // Waits for `stream`, then: FAILED_PRECONDITION if a strict negative of the last Make (batch `batch`, its
   // positives' sources `src`) was still an edge after kMaxStrictDraws draws, as MakeLinkSeeds says it; else OK.
   absl::Status CheckStrict(uint64_t batch, const int64_t* src, cudaStream_t stream) const;
@@ -56,6 +73,7 @@ class CudaLinkSeeds {
   CudaLinkSeeds() = default;
 
   NegativeSpec negatives_;
+  std::string relation_;
   int64_t max_positives_ = 0, max_endpoints_ = 0;
   // Every pair's source in global ids (triplet: the positives' only), then every pair's destination (the
   // positives', then the negatives'): all the endpoints, and their sorted copy.

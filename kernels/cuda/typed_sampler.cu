@@ -64,6 +64,28 @@ __global__ void TypedInitKernel(const BatchArgs* args, TypedState* state, NodeTa
   for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = state->hop_edges[r] = 0;
 }
 
+// A link batch's hop 0: each type's num_hop0[t] distinct ids, already at the start of its node_ids.
+template <typename Key>
+__global__ void TypedLinkInitKernel(const int64_t* num_hop0, TypedState* state, NodeTable<Key> table,
+                                    uint32_t* node_slots, TypedArgs a, int64_t max_hop0) {
+  for (int t = 0; t < a.num_types; ++t) {
+    const int64_t n = num_hop0[t];
+    for (int64_t i = FirstIndex(); i < max_hop0 && i < n; i += Stride()) {
+      bool added = false;
+      const uint64_t s = table.Insert(static_cast<Key>(a.node_ids[t][i] + a.type_offset[t]), &added);
+      table.locals[s] = static_cast<uint32_t>(i);
+      node_slots[a.type_base[t] + i] = static_cast<uint32_t>(s);
+    }
+  }
+  if (FirstIndex() != 0) return;
+  for (int t = 0; t < a.num_types; ++t) {
+    state->num_nodes[t] = state->frontier_end[t] = num_hop0[t];
+    state->frontier_begin[t] = state->fresh[t] = 0;
+    a.num_nodes_per_hop[t][0] = static_cast<int32_t>(num_hop0[t]);
+  }
+  for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = state->hop_edges[r] = 0;
+}
+
 // Each relation's view of the hop: its destination type's frontier and its own edges so far.
 __global__ void PrepareHopKernel(TypedState* state, HopState* rel_states, TypedArgs a) {
   const int r = threadIdx.x;
@@ -221,7 +243,8 @@ TypedCudaSampler::~TypedCudaSampler() {
   if (rel_states_ != nullptr) cudaFree(rel_states_);
 }
 
-absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream) {
+absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0,
+                                               std::span<const DeviceExclusions> excluded) {
   const DatasetSchema& schema = graph_.schema;
   const TypedBatchView view = TypedBatchView::At(out, layout_);
   const TypedCapacity& capacity = layout_.capacity;
@@ -232,8 +255,14 @@ absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream) {
   return DispatchKey(ids_, [&](auto key) -> absl::Status {
     using Key = decltype(key);
     const NodeTable<Key> table = TableOf<Key>(w);
-    GNND_LAUNCH(TypedInitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, table,
-                w.node_slots, args, spec_.seed_type, capacity.max_seeds);
+    if (num_hop0 == nullptr) {
+      GNND_LAUNCH(TypedInitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, table,
+                  w.node_slots, args, spec_.seed_type, capacity.max_seeds);
+    } else {
+      const int64_t max_hop0 = *std::max_element(spec_.max_hop0.begin(), spec_.max_hop0.end());
+      GNND_LAUNCH(TypedLinkInitKernel<Key>, StrideBlocks(max_hop0), kThreads, 0, stream, num_hop0, state_, table,
+                  w.node_slots, args, max_hop0);
+    }
     for (int hop = 0; hop < spec_.num_hops(); ++hop) {
       const TypedCapacity::Hop& bound = capacity.hops[hop];
       int64_t hop_bound = 0;
@@ -256,7 +285,8 @@ absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream) {
                                     type_offset_[rel.src_type]};
         GNND_RETURN_IF_ERROR(SampleFrontier(w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_,
                                             view.types[rel.dst_type].node_ids, w.sampled + args.segment[r],
-                                            args.segment[r], view.relations[r].edge_dst, stream));
+                                            args.segment[r], view.relations[r].edge_dst, stream,
+                                            excluded.empty() ? DeviceExclusions{} : excluded[r]));
         GNND_LAUNCH(RecordEdgesKernel, 1, 1, 0, stream, &state_->hop_edges[r], w.offsets + frontier);
       }
       const int64_t sorted_bound = std::max<int64_t>(hop_bound, 1);
@@ -274,6 +304,30 @@ absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream) {
                 args, total_nodes);
     return absl::OkStatus();
   });
+}
+
+absl::Status TypedCudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
+                                               std::span<const DeviceExclusions> excluded, void* out,
+                                               cudaStream_t stream) {
+  if (spec_.seed_type != -1) return absl::InternalError("SampleLinkGraph on a node batch's sampler");
+  if (!excluded.empty() && excluded.size() != graph_.schema.relations.size()) {
+    return absl::InternalError("a link batch's exclusions: one per relation");
+  }
+  if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
+  needs_reset_ = true;
+  const BatchArgs args{nullptr, 0, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors), batch_index};
+  GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
+  GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, num_hop0, excluded));
+  needs_reset_ = false;
+  return EnqueueGather(out, stream);
+}
+
+int64_t TypedCudaSampler::MaxFrontier() const {
+  int64_t most = 0;
+  for (const TypedCapacity::Hop& hop : layout_.capacity.hops) {
+    for (int64_t f : hop.frontier) most = std::max(most, f);
+  }
+  return most;
 }
 
 absl::Status TypedCudaSampler::EnqueueGather(void* out, cudaStream_t stream) {

@@ -20,6 +20,7 @@
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/gather.h"
+#include "kernels/cuda/sampling.h"
 #include "kernels/cuda/workspace.h"
 
 namespace gnnd::cuda {
@@ -47,6 +48,15 @@ class TypedCudaSampler {
   // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
                       cudaStream_t stream, cudaEvent_t sampled = nullptr);
+  // A link batch (spec.seed_type -1, TypedLinkSampling): hop 0 of each type t is the num_hop0[t] ids already at
+  // the start of its node_ids in `out` (num_hop0: device memory, one per type), no edge excluded[r] lists is a
+  // sampled edge of relation r (excluded: empty, or one per relation; their scratch large enough for any
+  // frontier, Frontiers()), then every type's feature rows. Launched kernel by kernel (the exclusions change
+  // every batch).
+  absl::Status SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
+                               std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream);
+  // The largest frontier of any hop and relation (the exclusions' per-node scratch).
+  int64_t MaxFrontier() const;
   const TypedBatchLayout& layout() const { return layout_; }
   // Captures the graphs for `out` now (see CudaSampler::Prepare).
   absl::Status Prepare(void* out, cudaStream_t stream);
@@ -54,7 +64,9 @@ class TypedCudaSampler {
 
  private:
   TypedCudaSampler() = default;
-  absl::Status EnqueueSampling(void* out, cudaStream_t stream);
+  // num_hop0 null: a node batch (the seeds of BatchArgs); else a link batch's (SampleLinkGraph).
+  absl::Status EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0 = nullptr,
+                               std::span<const DeviceExclusions> excluded = {});
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
 
   DeviceGraph graph_;

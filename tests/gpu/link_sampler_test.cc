@@ -99,7 +99,7 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
         expected.graph = expected_graph.view();
         ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), expected).ok());
         ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);
-        const absl::Status sampled = (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), out, nullptr);
+        const absl::Status sampled = (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), device_batch, nullptr);
         ASSERT_TRUE(sampled.ok()) << sampled << " " << what;
         ASSERT_TRUE((*gpu)->CheckStrict(seeds.batch_index(step), nullptr).ok()) << what;
         const BatchView& e = expected.graph;
