@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <numeric>
 #include <random>
 
 #include "common/batch/seeds.h"
@@ -15,6 +16,7 @@
 #include "kernels/cpu/link_sampler.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
+#include "tools/dataset/synthetic_typed.h"
 
 namespace gnnd::cuda {
 namespace {
@@ -128,6 +130,97 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
       cudaFree(device_batch);
     }
   }
+  shm->reset();
+  EXPECT_TRUE(ShmDataset::Remove(name).ok());
+}
+
+// Typed link batches: the mag preset with author-writes-paper edge splits and rev_ relations, every array of
+// the slot (each type's nodes and features, each relation's edges, the pairs) equal to the CPU's, byte for
+// byte, with the CSC in GPU and host memory.
+TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  gnnd::testing::ScratchDir dir;
+  auto preset = dataset::TypedPresetSpec("mag", 0.003);
+  ASSERT_TRUE(preset.ok());
+  ASSERT_TRUE(dataset::GenerateTyped(*preset,
+                                     {.seed = 4, .threads = 2, .add_reverse = true,
+                                      .link_relation = "author___writes___paper"},
+                                     dir / "mag")
+                  .ok());
+  auto source = DatasetDir::Open(dir / "mag");
+  ASSERT_TRUE(source.ok());
+  const std::string name = absl::StrCat("typedlinkgpu-", ::getpid());
+  auto shm = ShmDataset::Load(name, *source, {});
+  ASSERT_TRUE(shm.ok()) << shm.status();
+  const GraphData graph{(*shm)->manifest(), (*shm)->arrays(), (*shm)->schema()};
+  const DatasetSchema& schema = graph.schema;
+  int writes = 0;
+  while (schema.relations[writes].key() != "author___writes___paper") ++writes;
+  constexpr int64_t kBatch = 96;
+  uint64_t* strict = nullptr;
+  ASSERT_EQ(cudaMallocHost(&strict, sizeof(uint64_t)), cudaSuccess);
+
+  for (const CscPlacement placement : {CscPlacement::kDevice, CscPlacement::kHost}) {
+    auto device = DeviceDataset::Create(graph, placement);
+    ASSERT_TRUE(device.ok()) << device.status();
+    struct Case {
+      NegativeSpec negatives;
+      ExcludeMode exclude;
+      std::vector<int32_t> fanouts;
+    };
+    for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
+                          Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
+                          Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {3}}}) {
+      LinkSamplingSpec spec;
+      spec.relation = writes;
+      spec.relation_fanouts.assign(schema.relations.size(), c.fanouts);
+      spec.negatives = c.negatives;
+      spec.exclude = c.exclude;
+      auto cpu = CpuLinkSampler::Create(graph, spec, 7, kBatch);
+      ASSERT_TRUE(cpu.ok()) << cpu.status();
+      auto gpu = CudaLinkSampler::Create(graph, (*device)->graph(), spec, 7, kBatch);
+      ASSERT_TRUE(gpu.ok()) << gpu.status();
+      ASSERT_TRUE((*gpu)->typed());
+      const TypedSamplingSpec typed = TypedLinkSampling(spec, schema, kBatch);
+      auto capacity = ComputeTypedCapacity(typed, schema, graph.MaxInDegrees());
+      ASSERT_TRUE(capacity.ok());
+      const TypedBatchLayout graph_layout = TypedBatchLayout::Make(*capacity, typed, schema);
+      ASSERT_EQ(graph_layout.total_bytes, (*gpu)->typed_layout().total_bytes);
+      const LinkBatchLayout layout = LinkBatchLayout::Make(graph_layout.total_bytes, kBatch, spec, false);
+      const BatchSchema batch_schema = TypedLinkBatchSchema(layout, graph_layout, schema, writes);
+      std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
+      void* device_slot = nullptr;
+      ASSERT_EQ(cudaMalloc(&device_slot, layout.total_bytes), cudaSuccess);
+      LinkBatch batch;
+      batch.typed = TypedBatchView::At(expected.data(), graph_layout);
+      std::vector<int64_t> positions(cpu->split_size());
+      std::iota(positions.begin(), positions.end(), 0);
+      EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
+      for (int64_t step : {int64_t{0}, int64_t{1}, seeds.num_steps() - 1}) {
+        const std::string what = absl::StrCat("placement ", static_cast<int>(placement), ", mode ",
+                                              static_cast<int>(c.negatives.mode), ", step ", step);
+        ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
+        const auto [pairs, positives] = WriteLinkArrays(batch, layout, expected.data());
+        const std::vector<int64_t> counts = TypedLinkBatchCounts(batch.typed, pairs, positives);
+        ASSERT_EQ(cudaMemset(device_slot, 0xab, layout.total_bytes), cudaSuccess);
+        ASSERT_TRUE((*gpu)
+                        ->SampleInto(1, seeds.batch_index(step), seeds.batch(step), layout,
+                                     static_cast<std::byte*>(device_slot), strict, 0, nullptr)
+                        .ok())
+            << what;
+        ASSERT_EQ(cudaMemcpy(got.data(), device_slot, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+        ASSERT_EQ(*strict, UINT64_MAX) << what;
+        for (const BatchArraySchema& a : batch_schema.arrays) {
+          size_t row = DTypeSize(a.dtype);
+          for (int64_t d : a.row_shape) row *= static_cast<size_t>(d);
+          const size_t bytes = row * static_cast<size_t>(counts[a.count]);
+          EXPECT_EQ(std::memcmp(got.data() + a.offset, expected.data() + a.offset, bytes), 0) << a.name << " " << what;
+        }
+      }
+      cudaFree(device_slot);
+    }
+  }
+  cudaFreeHost(strict);
   shm->reset();
   EXPECT_TRUE(ShmDataset::Remove(name).ok());
 }

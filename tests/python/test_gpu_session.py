@@ -465,3 +465,72 @@ def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, set
         assert time.time() - start < 10, "gnnd took long to stop"
 
 
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_typed_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
+    """Typed link sessions on cuda:0 (the mag preset's author-writes-paper edge splits, rev_ relations): every
+    array of every batch over two epochs equals the CPU session's; LinkNeighborLoader gives HeteroData of CUDA
+    tensors with the pairs in the seed relation's store."""
+    key = "author___writes___paper"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.003", "--seed=2", "--add-reverse",
+                    f"--link-relation={key}", tmp_path / "mag"], check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=maglinks={tmp_path / 'mag'}", "--gpu-cache=none", name=f"gpumaglink{mode}")
+    options = dict(address=daemon.address, dataset="maglinks", batch_size=300, fanouts=[4, -1], seed=3, copy=True,
+                   edge_split="train", edge_type=key, neg_sampling=mode, neg_amount=2, strict_negatives=True,
+                   exclude="reverse" if mode == "binary" else "self")
+    try:
+        for epoch in range(2):
+            with gnnd.Loader(output="numpy", epoch=epoch, **options) as cpu:
+                expected = [dict(b.arrays) for b in cpu]
+            with gnnd.Loader(device="cuda:0", epoch=epoch, **options) as gpu:
+                got = []
+                for b in gpu:
+                    assert b[f"{key}.input_id"].is_cuda and b["paper.features"].is_cuda
+                    got.append({n: v.cpu().numpy() for n, v in b.arrays.items()})
+            assert len(got) == len(expected) > 1
+            for step, (a, e) in enumerate(zip(got, expected)):
+                assert set(a) == set(e)
+                for n in e:
+                    np.testing.assert_array_equal(a[n], e[n], err_msg=f"epoch {epoch} step {step} {n}")
+        loader = gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[4, -1], edge_label_index=(("author", "writes",
+                                             "paper"), "train"), batch_size=300, neg_sampling="binary",
+                                             exclude="reverse", dataset="maglinks", address=daemon.address,
+                                             device="cuda:0")
+        batch = next(iter(loader))
+        store = batch[("author", "writes", "paper")]
+        assert store.edge_label_index.is_cuda and store.edge_label_index.shape == (2, 600)
+        assert int(store.edge_label.sum()) == 300 and batch["paper"].x.is_cuda
+        loader.close()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_gnnctl_sample_of_a_link_batch_on_a_gpu_equals_the_cpus(tmp_path, typed):
+    """`gnnctl sample --edge-split ... --device=cuda:0` writes the CPU backend's link batch byte for byte."""
+    if typed:
+        subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.003", "--seed=2", "--add-reverse",
+                        "--link-relation=author___writes___paper", tmp_path / "data"], check=True,
+                       capture_output=True)
+    else:
+        rng = np.random.default_rng(3)
+        pairs = rng.integers(0, 300, size=(2, 4000))
+        (tmp_path / "splits").mkdir()
+        np.save(tmp_path / "edges.npy", pairs)
+        np.save(tmp_path / "splits" / "train.npy", pairs[:, :2500])
+        subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "data",
+                        f"--edge-splits={tmp_path / 'splits'}"], check=True, capture_output=True)
+    for flags in (["--neg-sampling=binary", "--neg-amount=2", "--strict-negatives", "--exclude=reverse"],
+                  ["--neg-sampling=triplet", "--neg-amount=3", "--exclude=self"]):
+        batches = []
+        for device in ("cpu", "cuda:0"):
+            out = tmp_path / f"{device.replace(':', '')}.npz"
+            subprocess.run([GNNCTL, "sample", f"--dataset={tmp_path / 'data'}", "--edge-split=train", "--step=1",
+                            "--batch-size=200", "--fanouts=4,-1", "--seed=9", f"--device={device}", *flags,
+                            f"--out={out}"], check=True, capture_output=True)
+            batches.append(np.load(out))
+        cpu, gpu = batches
+        assert set(cpu.files) == set(gpu.files) and any(n.endswith("input_id") for n in cpu.files)
+        for name in cpu.files:
+            np.testing.assert_array_equal(gpu[name], cpu[name], err_msg=f"{flags} {name}")

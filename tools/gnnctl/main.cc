@@ -63,7 +63,7 @@ ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10
           "sample, hotness: in-neighbors per node per hop, comma-separated (-1: all)");
 ABSL_FLAG(uint64_t, epoch, 0, "sample: epoch");
 ABSL_FLAG(std::string, edge_split, "",
-          "sample: a link batch, its positives from this edge split (train, valid or test; CPU)");
+          "sample: a link batch, its positives from this edge split (train, valid or test)");
 ABSL_FLAG(std::string, edge_type, "",
           "sample (typed link batches): the seed edges' relation src___rel___dst (default: the one with the split)");
 ABSL_FLAG(std::string, neg_sampling, "none", "sample (link batches): none, binary or triplet negatives");
@@ -109,8 +109,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--node-type T]   (typed datasets: the seeds' type; --fanouts for every relation)
                 [--step T] [--rank r --world-size W] [--noshuffle] [--drop-last] [--device cpu|cuda:N]
                 [--edge-split train [--neg-sampling binary|triplet [--neg-amount K] [--strict-negatives]]
-                 [--exclude self|reverse] [--edge-type src___rel___dst]]   a link batch (CPU; --edge-type:
-                                 a typed dataset's relation, the one with the split by default)
+                 [--exclude self|reverse] [--edge-type src___rel___dst]]   a link batch (--edge-type: a
+                                 typed dataset's relation, the one with the split by default)
                 --out batch.npz
   gnnctl hotness --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S]
                  [--presample-batches N] [--write]

@@ -29,7 +29,7 @@ struct SampleRequest {
   // Typed datasets: the node type of the seeds (empty: the one type with splits); `fanouts` then applies
   // to every relation.
   std::string node_type;
-  // A link batch (CPU): the positives from this edge split of the graph (empty: a node batch), of the relation
+  // A link batch: the positives from this edge split of the graph (empty: a node batch), of the relation
   // `edge_type` names in a typed dataset (empty: the one with the split), negatives by `neg_sampling` (none, binary or triplet; neg_amount per positive, strict: never an
   // edge), seed-edge exclusion by `exclude` (none, self or reverse).
   std::string edge_split;

@@ -9,8 +9,40 @@
 #include "kernels/cpu/link_sampler.h"
 #include "tools/dataset/npz.h"
 #include "tools/gnnctl/sample.h"
+#if GNND_WITH_CUDA
+#include "absl/cleanup/cleanup.h"
+#include "common/base/cuda_check.h"
+#include "kernels/cuda/link_sampler.h"
+#endif
 
 namespace gnnd::gnnctl {
+namespace {
+
+// The same link batch through the CUDA backend (kernels/cuda/link_sampler.h), its slot copied into `slot`.
+absl::Status SampleLinkOnGpu(const SampleRequest& request, const SessionShape& shape, const GraphData& graph,
+                             uint64_t batch_index, std::span<const int64_t> input_id, std::vector<std::byte>& slot) {
+#if GNND_WITH_CUDA
+  GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
+  GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
+  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaLinkSampler::Create(graph, placed->graph(), shape.link->sampling,
+                                                                    request.seed, request.batch_size));
+  void* out = nullptr;
+  uint64_t* strict = nullptr;
+  GNND_CUDA(cudaMalloc(&out, slot.size()), "allocate the batch");
+  absl::Cleanup free_out = [out] { cudaFree(out); };
+  GNND_CUDA(cudaMallocHost(&strict, sizeof(uint64_t)), "allocate the strict flag");
+  absl::Cleanup free_strict = [strict] { cudaFreeHost(strict); };
+  GNND_RETURN_IF_ERROR(sampler->SampleInto(request.epoch, batch_index, input_id, shape.link->layout,
+                                           static_cast<std::byte*>(out), strict, 0, nullptr));
+  GNND_CUDA(cudaMemcpy(slot.data(), out, slot.size(), cudaMemcpyDeviceToHost), "copy the batch back");
+  return sampler->StrictError(batch_index, *strict, input_id);
+#else
+  (void)shape, (void)graph, (void)batch_index, (void)input_id, (void)slot;
+  return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
+#endif
+}
+
+}  // namespace
 absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const GraphData& graph,
                                             const SessionShape& shape, const std::string& out_npz) {
   const LinkShape& link = *shape.link;
@@ -31,9 +63,15 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
   } else {
     batch.graph = BatchView::At(slot.data(), shape.layout);
   }
-  GNND_RETURN_IF_ERROR(
-      sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch));
-  const auto [pairs, positives] = WriteLinkArrays(batch, link.layout, slot.data());
+  const std::span<const int64_t> input_id = seeds.batch(request.step);
+  const auto positives = static_cast<int64_t>(input_id.size());
+  const int64_t pairs = link.layout.pairs(positives);
+  if (shape.device.is_cuda()) {
+    GNND_RETURN_IF_ERROR(SampleLinkOnGpu(request, shape, graph, seeds.batch_index(request.step), input_id, slot));
+  } else {
+    GNND_RETURN_IF_ERROR(sampler.Sample(request.epoch, seeds.batch_index(request.step), input_id, batch));
+    WriteLinkArrays(batch, link.layout, slot.data());
+  }
   const std::vector<int64_t> counts = shape.typed ? TypedLinkBatchCounts(batch.typed, pairs, positives)
                                                   : LinkBatchCounts(batch.graph, pairs, positives);
 
@@ -52,9 +90,14 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
     arrays.push_back({a.name, a.dtype, array_shape, slot.data() + a.offset});
   }
   GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
-  const LinkSeeds& s = batch.seeds;
-  return absl::StrFormat("%s: step %d of %d, %d seed edges, %d nodes at hop 0", out_npz, request.step,
-                         seeds.num_steps(), positives, s.src_nodes.size() + s.dst_nodes.size());
+  int64_t hop0 = 0;
+  if (shape.typed) {
+    for (const TypedBatchView::Type& t : batch.typed.types) hop0 += t.num_nodes_per_hop[0];
+  } else {
+    hop0 = batch.graph.num_nodes_per_hop[0];
+  }
+  return absl::StrFormat("%s: step %d of %d, %d seed edges, %d nodes at hop 0 (%s)", out_npz, request.step,
+                         seeds.num_steps(), positives, hop0, request.device);
 }
 
 }  // namespace gnnd::gnnctl
