@@ -405,6 +405,7 @@ def train_links(model, batches_per_epoch, epochs, lr=0.01):
 
 def auc(scores, labels):
     """The probability that a positive outscores a negative (ties count half)."""
+    scores, labels = scores.cpu(), labels.cpu()  # a GPU trainer's too
     ranks = torch.from_numpy(np.argsort(np.argsort(scores.numpy(), kind="stable"), kind="stable") + 1.0)
     positives = labels > 0
     n_pos, n_neg = int(positives.sum()), int((~positives).sum())
