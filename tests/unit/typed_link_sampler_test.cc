@@ -103,7 +103,9 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
       const int64_t hop0 = b.types[t].num_nodes_per_hop[0];
       ASSERT_EQ(hop0, expected == nullptr ? 0 : static_cast<int64_t>(expected->size())) << schema.node_types[t].name;
       for (int64_t i = 0; i < hop0; ++i) ASSERT_EQ(b.types[t].node_ids[i], (*expected)[i]);
-      if (expected != nullptr) ASSERT_TRUE(std::is_sorted(expected->begin(), expected->end()));
+      if (expected != nullptr) {
+        ASSERT_TRUE(std::is_sorted(expected->begin(), expected->end()));
+      }
     }
     // The positives are the split's edges at input_id, through the local indices.
     std::vector<int64_t> src(kBatch), dst(kBatch);
