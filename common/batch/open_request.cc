@@ -14,13 +14,17 @@ absl::Status InField(const absl::Status& s, absl::string_view prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
 }
 
+// A typed dataset's field (`name`, given as `value`) in a request for a homogeneous one.
+absl::Status LeftEmpty(absl::string_view name, const std::string& value, const v1::OpenSession& request) {
+  if (value.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("open.", name, " = ", Quoted(value, 100), " ('", request.dataset(),
+                                                 "' is homogeneous: leave it empty)"));
+}
+
 // The seeds' node type: the one named, or the one type with splits.
 absl::StatusOr<int> SeedType(const v1::OpenSession& request, const DatasetSchema& schema) {
   if (schema.format_version == 1) {
-    if (!request.node_type().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100), " ('",
-                                                     request.dataset(), "' is homogeneous: leave it empty)"));
-    }
+    GNND_RETURN_IF_ERROR(LeftEmpty("node_type", request.node_type(), request));
     return 0;
   }
   if (!request.node_type().empty()) {
@@ -146,10 +150,7 @@ absl::Status CheckSlotBytes(SessionShape& shape, const SlotLimits& limits) {
 // The seed edges' relation: the one open.edge_type names, or the one relation with the edge split.
 absl::StatusOr<int> EdgeType(const v1::OpenSession& request, const DatasetSchema& schema) {
   if (schema.format_version == 1) {
-    if (!request.edge_type().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.edge_type = ", Quoted(request.edge_type(), 100), " ('",
-                                                     request.dataset(), "' is homogeneous: leave it empty)"));
-    }
+    GNND_RETURN_IF_ERROR(LeftEmpty("edge_type", request.edge_type(), request));
     return 0;
   }
   std::string keys;

@@ -244,8 +244,8 @@ class LinkNeighborLoader(_SessionLoader):
     """PyG's LinkNeighborLoader arguments (num_neighbors, edge_label_index, edge_label, neg_sampling,
     neg_sampling_ratio, batch_size, shuffle, drop_last) plus gnnd's: dataset (required), exclude (None, "self"
     or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
-    while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" in this
-    version), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms.
+    while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" or
+    "cuda:N"), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms.
 
     edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
     "train"): gnnd holds the seed edges and their labels, so edge_label must be None; or a (2, E) tensor of
@@ -257,6 +257,13 @@ class LinkNeighborLoader(_SessionLoader):
     input_id (each positive's position in its split), num_sampled_nodes, num_sampled_edges; for triplets
     src_index, dst_pos_index and dst_neg_index (positives x amount) instead of edge_label_index and
     edge_label.
+
+    Typed graphs: edge_label_index=(edge_type, split name or (2, E) tensor), or an edge type alone (its "train"
+    split); num_neighbors one list or a dict per relation. A batch is a HeteroData (a gnnd.pyg.HeteroBatch
+    without PyG): per node type n_id, x, num_sampled_nodes; per relation edge_index, num_sampled_edges; the
+    seed relation's store edge_label_index, edge_label and input_id (triplets: src_index in the source type's
+    store, dst_pos_index and dst_neg_index in the destination type's), as PyG's typed LinkNeighborLoader.
+    exclude="reverse" also excludes v -> u in the reverse relation (dst___rev_REL___src).
     """
 
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
