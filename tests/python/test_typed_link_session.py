@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import gnnd
+import gnnd.dgl
 import gnnd.pyg
 from daemon_util import GNNCTL, Daemon
 
@@ -140,3 +141,32 @@ def test_reverse_exclusion_needs_a_reverse_relation(tmp_path):
             "(paper___rev_writes___author") in sample.stderr, sample.stderr
     assert subprocess.run([GNNCTL, "sample", f"--dataset={tmp_path / 'mag'}", "--edge-split=train", "--exclude=self",
                            "--fanouts=2", f"--out={tmp_path / 'x.npz'}"], capture_output=True).returncode == 0
+
+
+def test_dgl_style_link_blocks_of_a_typed_batch(served):
+    """gnnd.dgl.link_blocks of a typed link batch: input nodes per type, pair graphs of the seed relation over
+    each type's hop-0 nodes (positives, then negatives), and the typed blocks whose last destinations are hop 0."""
+    daemon, _ = served
+    with gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[3, 2], seed=5,
+                     output="numpy", edge_split="train", neg_sampling="binary", edge_type=WRITES) as loader:
+        batch = next(iter(loader))
+        input_nodes, pairs, negatives, blocks = gnnd.dgl.link_blocks(batch)
+        rows = batch[f"{KEY}.edge_label_index"]
+        hop0 = {t: batch.nodes_per_hop(t)[0] for t in batch.node_types}
+        for graph, part in ((pairs, rows[:batch.batch_size]), (negatives, rows[batch.batch_size:])):
+            if isinstance(graph, gnnd.dgl.HeteroGraph):  # without DGL
+                src, dst = graph.edges[WRITES]
+                assert graph.num_nodes == hop0
+            else:
+                src, dst = (np.asarray(e) for e in graph.edges(etype=WRITES))
+                assert {t: graph.num_nodes(t) for t in hop0} == hop0
+            assert np.array_equal(src, part[:, 0]) and np.array_equal(dst, part[:, 1])
+            assert len(src) == batch.batch_size  # binary 1:1: as many negatives as positives
+        assert all(np.array_equal(input_nodes[t], batch[f"{t}.node_ids"]) for t in batch.node_types)
+        last = blocks[-1]
+        if isinstance(last, gnnd.dgl.HeteroBlock):
+            assert len(blocks) == 2 and last.num_dst_nodes == hop0
+    with gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[3, 2], output="numpy",
+                     edge_split="train", neg_sampling="triplet", edge_type=WRITES) as loader:
+        with pytest.raises(ValueError, match="no pairs"):
+            gnnd.dgl.link_blocks(next(iter(loader)))

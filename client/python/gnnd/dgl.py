@@ -19,7 +19,9 @@ block's destinations), the positives and the negatives as their edges, in local 
 
 A typed batch (gnnd.TypedBatch) gives one heterogeneous block per layer, the same slices per node type and
 relation: its sources are each type's nodes of hops 0..h, its destinations those of hops 0..h-1, and each
-relation's edges of hops 1..h (dgl.create_block with a dict of relations, or gnnd.dgl.HeteroBlock).
+relation's edges of hops 1..h (dgl.create_block with a dict of relations, or gnnd.dgl.HeteroBlock). A typed
+link batch's link_blocks gives input_nodes per node type and pair graphs over each type's hop-0 nodes with the
+seed relation's pairs as edges (dgl.heterograph, or gnnd.dgl.HeteroGraph).
 """
 from itertools import accumulate
 
@@ -74,6 +76,20 @@ class Graph:
         return f"Graph(num_nodes={self.num_nodes}, num_edges={len(self.src)})"
 
 
+class HeteroGraph:
+    """A typed graph over num_nodes[t] local nodes of each type t, edges[(src, rel, dst)] = (src, dst) local
+    indices (a typed pair graph without DGL)."""
+
+    def __init__(self, num_nodes, edges):
+        self.num_nodes, self.edges = num_nodes, edges
+
+    def num_edges(self, edge_type):
+        return len(self.edges[edge_type][0])
+
+    def __repr__(self):
+        return f"HeteroGraph(num_nodes={self.num_nodes}, num_edges={ {k: len(v[0]) for k, v in self.edges.items()} })"
+
+
 def _typed_blocks(batch, dgl):
     hops = batch.counts["edge_hops"]
     nodes = {t: list(accumulate(batch.nodes_per_hop(t))) for t in batch.node_types}
@@ -117,13 +133,15 @@ def link_blocks(batch):
     of a link session, numpy or torch arrays), as DGL's edge-prediction loader yields them: pair_graph holds
     the batch's positive pairs, neg_pair_graph its negative pairs, both over its hop-0 nodes (slices of
     edge_label_index, no copy); dgl.graph objects when DGL is importable, gnnd.dgl.Graph otherwise."""
-    if "edge_label_index" not in batch.__dict__:
-        raise ValueError("link_blocks: the batch has no pairs (a node batch, or triplet negatives: "
-                         "use src_index, dst_pos_index and dst_neg_index)")
     try:
         import dgl
     except ImportError:
         dgl = None
+    if hasattr(batch, "edge_types"):
+        return _typed_link_blocks(batch, dgl)
+    if "edge_label_index" not in batch.__dict__:
+        raise ValueError("link_blocks: the batch has no pairs (a node batch, or triplet negatives: "
+                         "use src_index, dst_pos_index and dst_neg_index)")
     pairs, positives, num_nodes = batch.edge_label_index, len(batch.input_id), batch.nodes_per_hop[0]
     graphs = []
     for rows in (pairs[:positives], pairs[positives:]):
@@ -133,3 +151,24 @@ def link_blocks(batch):
         else:
             graphs.append(Graph(num_nodes, src, dst))
     return (batch.node_ids, *graphs, blocks(batch))
+
+
+def _typed_link_blocks(batch, dgl):
+    """link_blocks of a gnnd.TypedBatch: input_nodes per node type, the pair graphs over each type's hop-0
+    nodes with the seed relation's positive (then negative) pairs as edges, the typed blocks."""
+    edge_type = batch.link_type
+    key = "___".join(edge_type or ()) + ".edge_label_index"
+    if edge_type is None or key not in batch.arrays:
+        raise ValueError("link_blocks: the batch has no pairs (a node batch, or triplet negatives: "
+                         "use the .src_index, .dst_pos_index and .dst_neg_index arrays)")
+    pairs, positives = batch[key], batch.batch_size
+    num_nodes = {t: batch.nodes_per_hop(t)[0] for t in batch.node_types}
+    graphs = []
+    for rows in (pairs[:positives], pairs[positives:]):
+        edges = {edge_type: (rows[:, 0], rows[:, 1])}
+        if dgl is not None:
+            graphs.append(dgl.heterograph(edges, num_nodes_dict=num_nodes, idtype=rows.dtype, device=rows.device))
+        else:
+            graphs.append(HeteroGraph(num_nodes, edges))
+    input_nodes = {t: batch[f"{t}.node_ids"] for t in batch.node_types}
+    return (input_nodes, *graphs, _typed_blocks(batch, dgl))
