@@ -534,3 +534,55 @@ def test_gnnctl_sample_of_a_link_batch_on_a_gpu_equals_the_cpus(tmp_path, typed)
         assert set(cpu.files) == set(gpu.files) and any(n.endswith("input_id") for n in cpu.files)
         for name in cpu.files:
             np.testing.assert_array_equal(gpu[name], cpu[name], err_msg=f"{flags} {name}")
+
+
+def test_link_sessions_on_every_gpu_at_once_equal_the_cpu_ones(tmp_path):
+    """One gnnd prepares every GPU; a homogeneous and a typed link session on each GPU at once (binary strict
+    negatives, reverse exclusion) read batches equal, array for array, to the CPU sessions'."""
+    gpus = torch.cuda.device_count()
+    if gpus < 2:
+        pytest.skip(f"{gpus} CUDA device(s): this test is for several")
+    key = "author___writes___paper"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.003", "--seed=2", "--add-reverse",
+                    f"--link-relation={key}", tmp_path / "mag"], check=True, capture_output=True)
+    rng = np.random.default_rng(5)
+    pairs = rng.integers(0, 400, size=(2, 5000))
+    (tmp_path / "splits").mkdir()
+    np.save(tmp_path / "edges.npy", pairs)
+    np.save(tmp_path / "splits" / "train.npy", pairs[:, :3000])
+    np.save(tmp_path / "features.npy", rng.standard_normal((400, 5)).astype(np.float32))
+    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "links",
+                    f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
+                   capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=maglinks={tmp_path / 'mag'}", f"--dataset=links={tmp_path / 'links'}",
+                    "--prepare-gpus=all", "--gpu-cache=none", name="everygpulink")
+    common = dict(address=daemon.address, batch_size=300, fanouts=[4, -1], seed=3, edge_split="train",
+                  neg_sampling="binary", neg_amount=2, strict_negatives=True, exclude="reverse")
+    sessions = [dict(dataset="links"), dict(dataset="maglinks", edge_type=key)]
+    try:
+        expected = []
+        for options in sessions:
+            with gnnd.Loader(output="numpy", copy=True, **common, **options) as cpu:
+                expected.append([dict(b.arrays) if isinstance(b, gnnd.TypedBatch) else
+                                 {n: getattr(b, n) for n in ("node_ids", "edge_src", "edge_dst", "features",
+                                                             "input_id", "edge_label_index", "edge_label")}
+                                 for b in cpu])
+        loaders = [(s, gnnd.Loader(device=f"cuda:{d}", **common, **options))
+                   for d in range(gpus) for s, options in enumerate(sessions)]
+        try:
+            steps = 0
+            for batches in zip(*(loader for _, loader in loaders)):  # every GPU's sessions run at once
+                for (s, _), batch in zip(loaders, batches):
+                    want = expected[s][batch.step]
+                    got = dict(batch.arrays) if isinstance(batch, gnnd.TypedBatch) else \
+                        {n: getattr(batch, n) for n in want}
+                    assert set(got) == set(want)
+                    for n, value in got.items():
+                        np.testing.assert_array_equal(value.cpu().numpy(), want[n], err_msg=f"session {s} {n}")
+                steps += 1
+            assert steps == min(len(e) for e in expected) > 1
+        finally:
+            for _, loader in loaders:
+                loader.close()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
