@@ -133,11 +133,11 @@ typedef struct gnnd_session_options {
   const char* node_type;
   const char* const* fanout_relations;
   int32_t num_fanout_relations;
-  /* API 1.5, link prediction: the seeds are the edges of this edge split ("train",
-   * "valid" or "test"; leave `split` and `seed_ids` NULL). neg_sampling: NULL or "none", "binary",
-   * "triplet"; neg_amount per positive (0: 1); strict_negatives nonzero: never an edge; exclude: NULL or
-   * "none", "self", "reverse". The batch's arrays: node_ids .. features, input_id, and edge_label_index
-   * (pairs x 2) with edge_label, or src_index, dst_pos_index, dst_neg_index (triplets). */
+  /* API 1.5, link prediction: the seeds are the edges of this edge split ("train", "valid" or "test"; leave
+   * `split` and `seed_ids` NULL). neg_sampling: NULL or "none", "binary", "triplet", or "fixed" (the split's
+   * own negatives, as triplets); neg_amount per positive (0: 1); strict_negatives nonzero: never an edge;
+   * exclude: NULL or "none", "self", "reverse". The batch's arrays: node_ids .. features, input_id, and
+   * edge_label_index (pairs x 2) with edge_label, or src_index, dst_pos_index, dst_neg_index (triplets). */
   const char* edge_split;
   const char* neg_sampling;
   int32_t neg_amount;

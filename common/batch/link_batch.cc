@@ -12,7 +12,9 @@ absl::StatusOr<NegativeMode> ParseNegativeMode(absl::string_view mode, absl::str
   if (mode.empty() || mode == "none") return NegativeMode::kNone;
   if (mode == "binary") return NegativeMode::kBinary;
   if (mode == "triplet") return NegativeMode::kTriplet;
-  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(mode, 64), " (must be none, binary or triplet)"));
+  if (mode == "fixed") return NegativeMode::kFixed;
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " = ", Quoted(mode, 64), " (must be none, binary, triplet or fixed)"));
 }
 
 absl::StatusOr<ExcludeMode> ParseExcludeMode(absl::string_view mode, absl::string_view field) {
@@ -82,6 +84,10 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
         relation.name, "___", relation.src, ", as `gnnctl import --add-reverse` adds): use 'self'"));
   }
   if (spec.seed_edges != nullptr) {
+    if (spec.negatives.mode == NegativeMode::kFixed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, "neg_sampling = fixed: given seed_edges have no fixed negatives (an edge split's)"));
+    }
     const NodeTypeSchema &src = schema.node_types[relation.src_type], &dst = schema.node_types[relation.dst_type];
     return typed ? CheckSeedEdges(*spec.seed_edges, src.num_nodes, dst.num_nodes, prefix,
                                   absl::StrCat("'", src.name, "' node"), absl::StrCat("'", dst.name, "' node"))
@@ -96,9 +102,23 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
     return absl::InvalidArgumentError(absl::StrCat(prefix, "edge_split = '", name, "' (",
                                                    typed ? relation.key() : "the graph", " has no such edge split)"));
   }
-  if (spec.negatives.mode == NegativeMode::kTriplet && split.labels >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = triplet: edge split '", name, "'",
-                                                   of_relation, " is labeled, and triplets carry no labels (as PyG)"));
+  if (TripletLayout(spec.negatives.mode) && split.labels >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = ",
+                                                   spec.negatives.mode == NegativeMode::kFixed ? "fixed" : "triplet",
+                                                   ": edge split '", name, "'", of_relation,
+                                                   " is labeled, and triplets carry no labels (as PyG)"));
+  }
+  if (spec.negatives.mode == NegativeMode::kFixed) {
+    if (split.negatives < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = fixed: edge split '", name, "'", of_relation,
+                                                     " has no fixed negatives (", name, "_neg.npy)"));
+    }
+    if (spec.negatives.amount != split.num_negatives || spec.negatives.strict) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          prefix, "neg_sampling = fixed: the split's ", split.num_negatives, " negatives per edge are served as they are (",
+          spec.negatives.strict ? "strict_negatives must be off" : absl::StrCat("neg_amount = ", spec.negatives.amount),
+          ")"));
+    }
   }
   return absl::OkStatus();
 }
@@ -145,8 +165,16 @@ LinkSeedEdges SeedEdgesOf(const LinkSamplingSpec& spec, const GraphData& graph) 
     return {spec.seed_edges->data(), nullptr, static_cast<int64_t>(spec.seed_edges->size() / 2)};
   }
   const EdgeSplitSchema& split = graph.schema.relations[spec.relation].edge_splits[spec.edge_split];
-  return {static_cast<const int64_t*>(graph.arrays.data[split.edges]),
-          split.labels >= 0 ? static_cast<const int64_t*>(graph.arrays.data[split.labels]) : nullptr, split.num_edges};
+  auto array = [&graph](int at) { return at >= 0 ? static_cast<const int64_t*>(graph.arrays.data[at]) : nullptr; };
+  return {array(split.edges), array(split.labels), split.num_edges, array(split.negatives), split.num_negatives};
+}
+
+void FixedNegatives(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out) {
+  const auto k = static_cast<size_t>(positives.negatives_per_edge);
+  out.resize(input_id.size() * k);
+  for (size_t i = 0; i < input_id.size(); ++i) {
+    std::copy_n(positives.negatives + input_id[i] * positives.negatives_per_edge, k, out.begin() + i * k);
+  }
 }
 
 LinkRelation LinkRelationOf(const GraphData& graph, int relation) {
@@ -163,7 +191,7 @@ LinkRelation LinkRelationOf(const GraphData& graph, int relation) {
 
 int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
   const int64_t amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
-  // Binary negatives add two endpoints each, triplet negatives one.
+  // Binary negatives add two endpoints each, triplet (and fixed) negatives one.
   return pairs * (2 + amount * (negatives.mode == NegativeMode::kBinary ? 2 : 1));
 }
 
@@ -180,7 +208,7 @@ LinkBatchLayout LinkBatchLayout::Make(size_t graph_bytes, int64_t max_positives,
   l.max_positives = max_positives;
   l.amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
   l.labeled = labeled;
-  const bool triplet = spec.negatives.mode == NegativeMode::kTriplet;
+  const bool triplet = TripletLayout(spec.negatives.mode);
   l.max_pairs = triplet ? 0 : max_positives * (1 + (spec.negatives.mode == NegativeMode::kBinary ? l.amount : 0));
   size_t at = graph_bytes;
   auto take = [&at](size_t bytes) {

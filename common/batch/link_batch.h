@@ -79,8 +79,12 @@ struct LinkSeedEdges {
   const int64_t* edges = nullptr;
   const int64_t* labels = nullptr;
   int64_t size = 0;
+  const int64_t* negatives = nullptr;  // the split's fixed negative destinations, (size, negatives_per_edge)
+  int64_t negatives_per_edge = 0;
 };
 LinkSeedEdges SeedEdgesOf(const LinkSamplingSpec& spec, const GraphData& graph);
+// The fixed negatives of the positives at `input_id` (MakeLinkSeeds' `fixed`), one row after another.
+void FixedNegatives(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out);
 // The seed relation as MakeLinkSeeds draws and checks negatives in it.
 LinkRelation LinkRelationOf(const GraphData& graph, int relation);
 

@@ -65,7 +65,8 @@ std::span<const int64_t> EdgeExclusions::Of(int64_t dst) const {
 }
 
 absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
-                           const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out) {
+                           const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out,
+                           std::span<const int64_t> fixed) {
   const size_t num_positives = src.size();
   const size_t amount = negatives.mode == NegativeMode::kNone ? 0 : static_cast<size_t>(negatives.amount);
   // All pairs in global ids: positives, then binary negatives (or triplet destinations).
@@ -73,7 +74,10 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
   std::vector<int64_t>& all_dst = out.dst_ids;
   all_src.assign(src.begin(), src.end());
   all_dst.assign(dst.begin(), dst.end());
-  for (size_t i = 0; i < num_positives; ++i) {
+  if (negatives.mode == NegativeMode::kFixed) {
+    all_dst.insert(all_dst.end(), fixed.begin(), fixed.begin() + static_cast<ptrdiff_t>(num_positives * amount));
+  }
+  for (size_t i = 0; i < num_positives && negatives.mode != NegativeMode::kFixed; ++i) {
     for (size_t m = 0; m < amount; ++m) {
       const uint64_t index = i * amount + m;
       const int64_t keep_src = negatives.mode == NegativeMode::kTriplet ? src[i] : -1;
@@ -97,7 +101,7 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
   out.src_index.clear();
   out.dst_pos_index.clear();
   out.dst_neg_index.clear();
-  if (negatives.mode == NegativeMode::kTriplet) {
+  if (TripletLayout(negatives.mode)) {
     Localize(out.src_nodes, src, out.src_index);
     Localize(dst_nodes, dst, out.dst_pos_index);
     Localize(dst_nodes, std::span(all_dst).subspan(num_positives), out.dst_neg_index);

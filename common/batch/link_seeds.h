@@ -18,7 +18,11 @@ enum class NegativeMode : uint8_t {
   kNone,
   kBinary,   // `amount` pairs per positive, source and destination both uniform: label 0
   kTriplet,  // `amount` destinations per positive, its source kept
+  kFixed,    // the edge split's fixed negative destinations of each positive (evaluation), laid out as triplets
 };
+
+// Whether a batch's pairs are triplets (src_index, dst_pos_index, dst_neg_index) rather than edge_label_index.
+inline bool TripletLayout(NegativeMode mode) { return mode == NegativeMode::kTriplet || mode == NegativeMode::kFixed; }
 
 struct NegativeSpec {
   NegativeMode mode = NegativeMode::kNone;
@@ -79,8 +83,10 @@ class EdgeExclusions {
 
 // Draws the negatives of positive pairs (src[i], dst[i]) under `key` (RandomPurpose::kNegatives) for global
 // batch index `batch`, and lays the batch's seed side out in `out`. A strict negative still an edge after
-// kMaxStrictDraws draws fails with FAILED_PRECONDITION naming the pair.
+// kMaxStrictDraws draws fails with FAILED_PRECONDITION naming the pair. kFixed takes positive i's negative
+// destinations from fixed[i * amount, (i + 1) * amount) instead of drawing them.
 absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
-                           const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out);
+                           const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out,
+                           std::span<const int64_t> fixed = {});
 
 }  // namespace gnnd

@@ -212,6 +212,11 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   spec.negatives.strict = request.strict_negatives();
   GNND_ASSIGN_OR_RETURN(spec.exclude, ParseExcludeMode(request.exclude(), "open.exclude"));
   GNND_ASSIGN_OR_RETURN(spec.relation, EdgeType(request, graph.schema));
+  if (spec.negatives.mode == NegativeMode::kFixed && spec.seed_edges == nullptr && request.neg_amount() <= 1) {
+    // The split's own count (CheckLinkSamplingSpec checks that it has fixed negatives).
+    spec.negatives.amount = static_cast<int32_t>(
+        std::max<int64_t>(graph.schema.relations[spec.relation].edge_splits[spec.edge_split].num_negatives, 1));
+  }
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, "open."));
   const bool typed = graph.schema.format_version != 1;
   if (!request.node_type().empty()) {

@@ -34,8 +34,9 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
     dst_[i] = positives_.edges[positives_.size + input_id[i]];
   }
   const LinkRelation relation = LinkRelationOf(*graph_, spec_.relation);
+  if (spec_.negatives.mode == NegativeMode::kFixed) FixedNegatives(positives_, input_id, fixed_);
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
-                                     spec_.negatives, relation, out.seeds));
+                                     spec_.negatives, relation, out.seeds, fixed_));
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
   if (sampler_) {
     sampler_->SampleLinkGraph(epoch, batch_index, out.seeds.src_nodes, excluded_[0], out.graph);
@@ -52,7 +53,7 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   out.input_id.assign(input_id.begin(), input_id.end());
   out.edge_label.clear();
   out.edge_label_long.clear();
-  if (spec_.negatives.mode == NegativeMode::kTriplet) return absl::OkStatus();
+  if (TripletLayout(spec_.negatives.mode)) return absl::OkStatus();
   const size_t negatives = out.seeds.pair_src.size() - p;
   if (positives_.labels != nullptr) {
     out.edge_label_long.resize(out.seeds.pair_src.size());

@@ -57,7 +57,7 @@ class CpuLinkSampler {
   std::optional<TypedCpuSampler> typed_sampler_;  // typed datasets
   LinkSeedEdges positives_;
   std::vector<EdgeExclusions> excluded_;  // per relation
-  std::vector<int64_t> src_, dst_;
+  std::vector<int64_t> src_, dst_, fixed_;
 };
 
 }  // namespace gnnd

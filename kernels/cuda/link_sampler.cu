@@ -79,8 +79,9 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
   // are one type: two ids each), input ids, labels of every pair.
   const int64_t amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
   const auto excluded_per_positive = static_cast<int64_t>(1 + ReverseRelations(host.schema, spec.relation).size());
+  // Then a fixed-negatives split's rows (amount per positive).
   const int64_t staged = 2 * s->max_positives_ + 2 * excluded_per_positive * s->max_positives_ + s->max_positives_ +
-                         s->max_positives_ * (1 + amount);
+                         s->max_positives_ * (1 + amount) + s->max_positives_ * amount;
   s->staging_size_ = staged;
   s->staged_.resize(std::max(ways, 1));
   GNND_CUDA(cudaMallocHost(&s->staging_, sizeof(int64_t) * staged * s->staged_.size()),
@@ -177,6 +178,13 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
     LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode, labeled, tail + p);
     uploaded += labeled;
   }
+  const int64_t* fixed = nullptr;
+  if (spec_.negatives.mode == NegativeMode::kFixed) {
+    fixed = uploaded_ + uploaded;
+    FixedNegatives(positives_, input_id, fixed_);
+    std::copy(fixed_.begin(), fixed_.end(), staging + uploaded);
+    uploaded += static_cast<int64_t>(fixed_.size());
+  }
   GNND_CUDA(cudaMemcpyAsync(uploaded_, staging, sizeof(int64_t) * uploaded, cudaMemcpyHostToDevice, stream),
             "upload a link batch's positives");
   GNND_CUDA(cudaEventRecord(staged_[way], stream), "mark the upload");
@@ -184,7 +192,7 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   if (sampler_ != nullptr) {
     const BatchView view = BatchView::At(out, sampler_->layout());
     GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, relation_.num_src,
-                                      view.node_ids, num_hop0_, stream));
+                                      relation_.num_dst, {view.node_ids, num_hop0_}, stream, fixed));
     return sampler_->SampleLinkGraph(epoch, batch_index, view.node_ids, num_hop0_,
                                      excluded.empty() ? DeviceExclusions{} : excluded[0], view, stream);
   }
@@ -196,7 +204,7 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   CudaLinkSeeds::Hop0 hop0{view.types[r.src_type].node_ids, num_hop0_types_ + r.src_type};
   if (!relation_.same_type) hop0.dst = view.types[r.dst_type].node_ids, hop0.num_dst = num_hop0_types_ + r.dst_type;
   GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, relation_.num_src,
-                                    relation_.num_dst, hop0, stream));
+                                    relation_.num_dst, hop0, stream, fixed));
   return typed_->SampleLinkGraph(epoch, batch_index, num_hop0_types_, excluded, out, stream);
 }
 
@@ -224,7 +232,7 @@ absl::Status CudaLinkSampler::SampleInto(uint64_t epoch, uint64_t batch_index, s
   GNND_CUDA(
       cudaMemcpyAsync(slot + layout.input_id, device_input_id, sizeof(int64_t) * p, cudaMemcpyDeviceToDevice, stream),
       "write a link batch's input ids");
-  if (spec_.negatives.mode == NegativeMode::kTriplet) {
+  if (TripletLayout(spec_.negatives.mode)) {
     const int64_t negatives = p * spec_.negatives.amount;
     for (const auto& [from, offset, count] : {std::tuple{seeds_->src_index(), layout.src_index, p},
                                               std::tuple{seeds_->dst_pos_index(), layout.dst_pos_index, p},

@@ -90,15 +90,19 @@ CudaLinkSeeds::~CudaLinkSeeds() {
 
 absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst,
                                  int64_t positives, const DeviceRelation& csc, int64_t num_src_nodes,
-                                 int64_t num_dst_nodes, const Hop0& hop0, cudaStream_t stream) {
+                                 int64_t num_dst_nodes, const Hop0& hop0, cudaStream_t stream,
+                                 const int64_t* fixed) {
   if (positives < 1 || positives > max_positives_) {
     return absl::InvalidArgumentError(
         absl::StrCat("a link batch of ", positives, " pairs (1 to ", max_positives_, ")"));
   }
-  const bool triplet = negatives_.mode == NegativeMode::kTriplet;
+  const bool triplet = TripletLayout(negatives_.mode);
   const int64_t amount = negatives_.mode == NegativeMode::kNone ? 0 : negatives_.amount;
   const int64_t negatives = positives * amount;
   const int64_t num_src = triplet ? positives : positives + negatives, num_dst = positives + negatives;
+  if (negatives_.mode == NegativeMode::kFixed && fixed == nullptr) {
+    return absl::InvalidArgumentError("fixed negatives: none given");
+  }
   int64_t* all_src = endpoints_;
   int64_t* all_dst = endpoints_ + num_src;
   GNND_CUDA(cudaMemcpyAsync(all_src, src, sizeof(int64_t) * positives, cudaMemcpyDeviceToDevice, stream),
@@ -106,7 +110,11 @@ absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t*
   GNND_CUDA(cudaMemcpyAsync(all_dst, dst, sizeof(int64_t) * positives, cudaMemcpyDeviceToDevice, stream),
             "copy a link batch's positives");
   GNND_CUDA(cudaMemsetAsync(failed_, 0xff, sizeof(uint64_t), stream), "reset the strict flag");
-  if (negatives > 0) {
+  if (negatives > 0 && negatives_.mode == NegativeMode::kFixed) {
+    GNND_CUDA(cudaMemcpyAsync(all_dst + positives, fixed, sizeof(int64_t) * negatives, cudaMemcpyDeviceToDevice,
+                              stream),
+              "copy a link batch's fixed negatives");
+  } else if (negatives > 0) {
     GNND_RETURN_IF_ERROR(DispatchIndex(csc.index_dtype, [&](auto index_type) -> absl::Status {
       using Index = decltype(index_type);
       GNND_LAUNCH(NegativesKernel<Index>, Blocks(negatives), kThreads, 0, stream, key, batch, src, negatives, amount,
@@ -149,7 +157,7 @@ absl::Status CudaLinkSeeds::CheckStrict(uint64_t batch, const int64_t* src, cuda
   GNND_CUDA(cudaStreamSynchronize(stream), "make a link batch's seeds");
   if (failed == kNone) return absl::OkStatus();
   int64_t id = -1;
-  if (negatives_.mode == NegativeMode::kTriplet) {
+  if (TripletLayout(negatives_.mode)) {
     GNND_CUDA(cudaMemcpy(&id, src + failed / negatives_.amount, sizeof(id), cudaMemcpyDeviceToHost), "read a source");
   }
   return StrictError(batch, failed, id);

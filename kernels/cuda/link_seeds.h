@@ -39,10 +39,10 @@ class CudaLinkSeeds {
   };
   // Enqueues batch `batch`'s seeds on `stream`: positives (src[i], dst[i]) for i < positives (device memory),
   // negatives drawn under `key` over the relation `csc` between num_src_nodes sources and num_dst_nodes
-  // destinations; the hop-0 nodes to `hop0`.
+  // destinations (kFixed: taken from `fixed`, amount per positive, device memory); the hop-0 nodes to `hop0`.
   absl::Status Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst, int64_t positives,
                     const DeviceRelation& csc, int64_t num_src_nodes, int64_t num_dst_nodes, const Hop0& hop0,
-                    cudaStream_t stream);
+                    cudaStream_t stream, const int64_t* fixed = nullptr);
   // A relation whose endpoints are one type of `num_nodes` nodes: every endpoint into hop0, count *num_hop0.
   absl::Status Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst, int64_t positives,
                     const DeviceRelation& csc, int64_t num_nodes, int64_t* hop0, int64_t* num_hop0,

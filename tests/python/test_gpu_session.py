@@ -311,7 +311,7 @@ def test_a_features_file_truncated_under_a_gpu_session_ends_it_naming_the_file(t
         assert daemon.stop() == 0, daemon.output()
 
 
-@pytest.mark.parametrize("mode", ["binary", "triplet", "labeled"])
+@pytest.mark.parametrize("mode", ["binary", "triplet", "labeled", "fixed"])
 def test_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
     """Link sessions on cuda:0 (negatives, strictness, hop 0 and seed-edge exclusion on the GPU) give the CPU
     session's batches byte for byte: every array, binary and triplet negatives, a labeled split's edge labels;
@@ -324,6 +324,8 @@ def test_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
     np.save(tmp_path / "splits" / "train.npy", pairs[:, :3000])
     np.save(tmp_path / "splits" / "test.npy", pairs[:, 3000:3400])
     np.save(tmp_path / "splits" / "test_label.npy", rng.integers(0, 3, size=400))
+    np.save(tmp_path / "splits" / "valid.npy", pairs[:, 3400:4000])
+    np.save(tmp_path / "splits" / "valid_neg.npy", rng.integers(0, nodes, size=(600, 7)))
     np.save(tmp_path / "features.npy", rng.standard_normal((nodes, 5)).astype(np.float32))
     subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "data",
                     f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
@@ -332,10 +334,13 @@ def test_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
     options = dict(address=daemon.address, dataset="links", batch_size=256, fanouts=[4, -1], seed=3, copy=True)
     if mode == "labeled":
         options.update(edge_split="test", neg_sampling="binary", neg_amount=2, exclude="self")
+    elif mode == "fixed":  # the valid split's 7 fixed negatives per edge, as triplets
+        options.update(edge_split="valid", neg_sampling="fixed", exclude="reverse")
     else:
         options.update(edge_split="train", neg_sampling=mode, neg_amount=3, strict_negatives=True, exclude="reverse")
     names = ["node_ids", "num_nodes_per_hop", "edge_src", "edge_dst", "num_edges_per_hop", "features", "input_id"]
-    names += ["src_index", "dst_pos_index", "dst_neg_index"] if mode == "triplet" else ["edge_label_index", "edge_label"]
+    triplets = mode in ("triplet", "fixed")
+    names += ["src_index", "dst_pos_index", "dst_neg_index"] if triplets else ["edge_label_index", "edge_label"]
     try:
         for epoch in range(2):
             with gnnd.Loader(output="numpy", epoch=epoch, **options) as cpu:
@@ -519,14 +524,19 @@ def test_gnnctl_sample_of_a_link_batch_on_a_gpu_equals_the_cpus(tmp_path, typed)
         (tmp_path / "splits").mkdir()
         np.save(tmp_path / "edges.npy", pairs)
         np.save(tmp_path / "splits" / "train.npy", pairs[:, :2500])
+        np.save(tmp_path / "splits" / "valid.npy", pairs[:, 2500:3000])
+        np.save(tmp_path / "splits" / "valid_neg.npy", rng.integers(0, 300, size=(500, 20)))
         subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "data",
                         f"--edge-splits={tmp_path / 'splits'}"], check=True, capture_output=True)
-    for flags in (["--neg-sampling=binary", "--neg-amount=2", "--strict-negatives", "--exclude=reverse"],
-                  ["--neg-sampling=triplet", "--neg-amount=3", "--exclude=self"]):
+    cases = [["--edge-split=train", "--neg-sampling=binary", "--neg-amount=2", "--strict-negatives",
+              "--exclude=reverse"], ["--edge-split=train", "--neg-sampling=triplet", "--neg-amount=3", "--exclude=self"]]
+    if not typed:  # fixed negatives: the valid split's 20 per edge
+        cases.append(["--edge-split=valid", "--neg-sampling=fixed", "--exclude=self"])
+    for flags in cases:
         batches = []
         for device in ("cpu", "cuda:0"):
             out = tmp_path / f"{device.replace(':', '')}.npz"
-            subprocess.run([GNNCTL, "sample", f"--dataset={tmp_path / 'data'}", "--edge-split=train", "--step=1",
+            subprocess.run([GNNCTL, "sample", f"--dataset={tmp_path / 'data'}", "--step=1",
                             "--batch-size=200", "--fanouts=4,-1", "--seed=9", f"--device={device}", *flags,
                             f"--out={out}"], check=True, capture_output=True)
             batches.append(np.load(out))

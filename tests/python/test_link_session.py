@@ -201,3 +201,56 @@ def test_given_pairs_equal_to_a_splits_edges_give_its_batches(served, mode):
         src, dst = batch.n_id[batch.src_index], batch.n_id[batch.dst_pos_index]
     assert torch.equal(torch.stack([src, dst]), pairs[:, batch.input_id])
     loader.close()
+
+
+def test_fixed_negatives_of_an_edge_split_are_served_as_triplets(tmp_path):
+    """neg_sampling="fixed": each positive of the split comes with its own K fixed negative destinations
+    (SPLIT_neg.npy, OGB's evaluation layout), as triplets: src_index, dst_pos_index and dst_neg_index (P, K)
+    over hop 0 name exactly the split's source, destination and negatives of each input_id; batches equal
+    gnnctl sample's; a split without negatives, a neg_amount other than K, strict draws and given pairs are
+    refused naming why."""
+    rng = np.random.default_rng(4)
+    edges = rng.integers(0, NODES, size=(2, 900))
+    negatives = rng.integers(0, NODES, size=(300, 6))
+    (tmp_path / "splits").mkdir()
+    np.save(tmp_path / "edges.npy", edges)
+    np.save(tmp_path / "splits" / "train.npy", edges[:, :600])
+    np.save(tmp_path / "splits" / "valid.npy", edges[:, 600:])
+    np.save(tmp_path / "splits" / "valid_neg.npy", negatives)
+    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "data",
+                    f"--edge-splits={tmp_path / 'splits'}"], check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=fixed={tmp_path / 'data'}", name="fixedneg")
+    options = dict(address=daemon.address, dataset="fixed", batch_size=BATCH, fanouts=[3, 2], seed=5,
+                   output="numpy")
+    try:
+        seen = []
+        with gnnd.Loader(edge_split="valid", neg_sampling="fixed", exclude="self", **options) as loader:
+            for batch in loader:
+                ids, input_id = batch.node_ids, batch.input_id
+                assert batch.dst_neg_index.shape == (len(input_id), 6)
+                np.testing.assert_array_equal(ids[batch.src_index], edges[0, 600 + input_id])
+                np.testing.assert_array_equal(ids[batch.dst_pos_index], edges[1, 600 + input_id])
+                np.testing.assert_array_equal(ids[batch.dst_neg_index], negatives[input_id])
+                if batch.step == 1:
+                    ref = reference(tmp_path / "data", tmp_path, 1, ["--edge-split=valid", "--neg-sampling=fixed",
+                                                                      "--exclude=self", "--fanouts=3,2"])
+                    for name in ref.files:
+                        np.testing.assert_array_equal(getattr(batch, name), ref[name], err_msg=name)
+                seen.extend(input_id)
+        assert sorted(seen) == list(range(300))
+        batch = next(iter(gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[3, 2], edge_label_index="valid",
+                                                      neg_sampling="fixed", batch_size=BATCH, dataset="fixed",
+                                                      address=daemon.address)))
+        assert batch.dst_neg_index.dtype == torch.int64 and batch.dst_neg_index.shape == (BATCH, 6)
+        cases = [
+            (dict(edge_split="train", neg_sampling="fixed"), "edge split 'train' has no fixed negatives (train_neg.npy)"),
+            (dict(edge_split="valid", neg_sampling="fixed", neg_amount=3), "the split's 6 negatives per edge"),
+            (dict(edge_split="valid", neg_sampling="fixed", strict_negatives=True), "strict_negatives must be off"),
+            (dict(seed_edges=edges[:, :5], neg_sampling="fixed"), "given seed_edges have no fixed negatives"),
+        ]
+        for case, message in cases:
+            with pytest.raises(gnnd.GnndError) as error:
+                gnnd.Loader(**options, **case)
+            assert error.value.code == "INVALID_ARGUMENT" and message in error.value.message, (case, error.value)
+    finally:
+        assert daemon.stop() == 0, daemon.output()

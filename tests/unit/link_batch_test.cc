@@ -57,7 +57,7 @@ TEST(LinkBatch, ModesAndSplitsAreParsedNamingTheField) {
   EXPECT_EQ(*ParseNegativeMode("", "f"), NegativeMode::kNone);
   EXPECT_EQ(*ParseNegativeMode("triplet", "f"), NegativeMode::kTriplet);
   EXPECT_EQ(ParseNegativeMode("binar", "open.neg_sampling").status().message(),
-            "open.neg_sampling = 'binar' (must be none, binary or triplet)");
+            "open.neg_sampling = 'binar' (must be none, binary, triplet or fixed)");
   EXPECT_EQ(*ParseExcludeMode("reverse", "f"), ExcludeMode::kReverse);
   EXPECT_EQ(ParseExcludeMode("all", "open.exclude").status().message(),
             "open.exclude = 'all' (must be none, self or reverse)");

@@ -121,6 +121,25 @@ TEST(LinkSeeds, TypedEndpointsGetAListPerType) {
   }
 }
 
+TEST(LinkSeeds, FixedNegativesAreTheGivenRowsAsTriplets) {
+  const Csc g = DenseRing();
+  const std::vector<int64_t> src = {1, 4, 9}, dst = {0, 3, 8};
+  const std::vector<int64_t> fixed = {2, 5, 11, 7, 7, 0};  // two per positive; a repeat and a positive's own node
+  LinkSeeds out;
+  ASSERT_TRUE(MakeLinkSeeds(kKey, 2, src, dst, {NegativeMode::kFixed, 2, false}, g.relation(12), out, fixed).ok());
+  EXPECT_TRUE(out.pair_src.empty());
+  ASSERT_EQ(out.dst_neg_index.size(), fixed.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_EQ(out.src_nodes[out.src_index[i]], src[i]);
+    EXPECT_EQ(out.src_nodes[out.dst_pos_index[i]], dst[i]);
+  }
+  for (size_t k = 0; k < fixed.size(); ++k) EXPECT_EQ(out.src_nodes[out.dst_neg_index[k]], fixed[k]);
+  const std::vector<int64_t> hop0 = {0, 1, 2, 3, 4, 5, 7, 8, 9, 11};  // every endpoint once, ascending
+  EXPECT_EQ(out.src_nodes, hop0);
+  EXPECT_TRUE(TripletLayout(NegativeMode::kFixed) && TripletLayout(NegativeMode::kTriplet));
+  EXPECT_FALSE(TripletLayout(NegativeMode::kBinary));
+}
+
 TEST(LinkSeeds, AGraphTooDenseForStrictNegativesIsRefusedNamingIt) {
   std::vector<std::pair<int64_t, int64_t>> all;
   for (int64_t s = 0; s < 3; ++s) {

@@ -66,7 +66,8 @@ ABSL_FLAG(std::string, edge_split, "",
           "sample: a link batch, its positives from this edge split (train, valid or test)");
 ABSL_FLAG(std::string, edge_type, "",
           "sample (typed link batches): the seed edges' relation src___rel___dst (default: the one with the split)");
-ABSL_FLAG(std::string, neg_sampling, "none", "sample (link batches): none, binary or triplet negatives");
+ABSL_FLAG(std::string, neg_sampling, "none",
+          "sample (link batches): none, binary or triplet negatives, or fixed (the edge split's own, as triplets)");
 ABSL_FLAG(int32_t, neg_amount, 1, "sample (link batches): negatives per positive");
 ABSL_FLAG(bool, strict_negatives, false, "sample (link batches): redraw a negative that is an edge");
 ABSL_FLAG(std::string, exclude, "none",
@@ -108,7 +109,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl sample --dataset DIR [--split train] [--batch-size B] [--fanouts 15,10,5] [--seed S] [--epoch E]
                 [--node-type T]   (typed datasets: the seeds' type; --fanouts for every relation)
                 [--step T] [--rank r --world-size W] [--noshuffle] [--drop-last] [--device cpu|cuda:N]
-                [--edge-split train [--neg-sampling binary|triplet [--neg-amount K] [--strict-negatives]]
+                [--edge-split train [--neg-sampling binary|triplet|fixed [--neg-amount K] [--strict-negatives]]
                  [--exclude self|reverse] [--edge-type src___rel___dst]]   a link batch (--edge-type: a
                                  typed dataset's relation, the one with the split by default)
                 --out batch.npz

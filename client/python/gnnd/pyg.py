@@ -233,8 +233,8 @@ def _negatives(neg_sampling, neg_sampling_ratio):
     if unknown:
         raise ValueError(f"neg_sampling: unknown keys {sorted(unknown)} (mode, amount, strict)")
     mode, amount = neg_sampling.get("mode"), neg_sampling.get("amount", 1)
-    if mode not in ("binary", "triplet"):
-        raise ValueError(f"neg_sampling: mode {mode!r} (binary or triplet)")
+    if mode not in ("binary", "triplet", "fixed"):
+        raise ValueError(f"neg_sampling: mode {mode!r} (binary, triplet, or fixed: the edge split's own negatives)")
     if amount != int(amount) or int(amount) < 1:
         raise ValueError(f"neg_sampling: amount {amount!r} (a whole number of negatives per positive, at least 1)")
     return mode, int(amount), bool(neg_sampling.get("strict", False))
@@ -242,7 +242,8 @@ def _negatives(neg_sampling, neg_sampling_ratio):
 
 class LinkNeighborLoader(_SessionLoader):
     """PyG's LinkNeighborLoader arguments (num_neighbors, edge_label_index, edge_label, neg_sampling,
-    neg_sampling_ratio, batch_size, shuffle, drop_last) plus gnnd's: dataset (required), exclude (None, "self"
+    neg_sampling_ratio, batch_size, shuffle, drop_last; neg_sampling="fixed" serves the edge split's fixed
+    negatives, e.g. OGB's 1000 per evaluation edge, as triplets) plus gnnd's: dataset (required), exclude (None, "self"
     or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
     while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" or
     "cuda:N"), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms.
