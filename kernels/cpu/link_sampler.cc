@@ -43,10 +43,10 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
     sampler_->GatherFeatures(out.graph);
   } else {
     const RelationSchema& r = graph_->schema.relations[spec_.relation];
-    std::vector<std::span<const int64_t>> hop0(graph_->schema.node_types.size());
-    hop0[r.src_type] = out.seeds.src_nodes;
-    if (!relation.same_type) hop0[r.dst_type] = out.seeds.dst_nodes;
-    typed_sampler_->SampleLinkGraph(epoch, batch_index, hop0, excluded_, out.typed);
+    hop0_.assign(graph_->schema.node_types.size(), {});
+    hop0_[r.src_type] = out.seeds.src_nodes;
+    if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
+    typed_sampler_->SampleLinkGraph(epoch, batch_index, hop0_, excluded_, out.typed);
     typed_sampler_->Gather(out.typed);
   }
 

@@ -58,6 +58,7 @@ class CpuLinkSampler {
   LinkSeedEdges positives_;
   std::vector<EdgeExclusions> excluded_;  // per relation
   std::vector<int64_t> src_, dst_, fixed_;
+  std::vector<std::span<const int64_t>> hop0_;  // a typed batch's, per node type
 };
 
 }  // namespace gnnd

@@ -56,9 +56,9 @@ void TypedCpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<con
 
 void TypedCpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
                                   const TypedBatchView& out) {
-  std::vector<std::span<const int64_t>> hop0(graph_.schema.node_types.size());
-  hop0[spec_.seed_type] = seeds;
-  SampleFrom(epoch, batch_index, hop0, out);
+  seeds_by_type_.assign(graph_.schema.node_types.size(), {});
+  seeds_by_type_[spec_.seed_type] = seeds;
+  SampleFrom(epoch, batch_index, seeds_by_type_, out);
 }
 
 void TypedCpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index,

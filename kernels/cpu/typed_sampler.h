@@ -55,6 +55,7 @@ class TypedCpuSampler {
   std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's ids, to erase
   std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;
+  std::vector<std::span<const int64_t>> seeds_by_type_;  // a node batch's hop 0: its seeds, in their type
   std::vector<int64_t> fresh_;
   std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop
 };
