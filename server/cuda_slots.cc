@@ -110,8 +110,8 @@ class LinkSlotSampler final : public SlotSampler {
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.link->sampling, plan.seed,
                                                         s->layout_.max_positives, plan.num_slots));
-    const size_t graph_bytes = s->sampler_->typed() ? s->sampler_->typed_layout().total_bytes
-                                                    : s->sampler_->layout().total_bytes;
+    const size_t graph_bytes =
+        s->sampler_->typed() ? s->sampler_->typed_layout().total_bytes : s->sampler_->layout().total_bytes;
     if (graph_bytes != (plan.typed ? plan.typed->layout.total_bytes : s->layout_.graph.total_bytes)) {
       return absl::InternalError("the CUDA link sampler's graph layout differs from the session's");
     }

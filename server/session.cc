@@ -34,9 +34,10 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->seeds_ = request.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request.seed_ids_size(), ")") : request.split();
   if (shape.typed) s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
   if (shape.link) {
-    s->seeds_ = request.seed_edges_size() > 0 ? absl::StrCat("seed_edges (", request.seed_edges_size() / 2, ")")
-                                              : absl::StrCat(request.edge_type(), request.edge_type().empty() ? "" : ".",
-                                                             "edges.", request.edge_split());
+    s->seeds_ =
+        request.seed_edges_size() > 0
+            ? absl::StrCat("seed_edges (", request.seed_edges_size() / 2, ")")
+            : absl::StrCat(request.edge_type(), request.edge_type().empty() ? "" : ".", "edges.", request.edge_split());
   }
   const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
   if (limits.admission != nullptr) {

@@ -103,19 +103,19 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
                                                    typed ? relation.key() : "the graph", " has no such edge split)"));
   }
   if (TripletLayout(spec.negatives.mode) && split.labels >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = ",
-                                                   spec.negatives.mode == NegativeMode::kFixed ? "fixed" : "triplet",
-                                                   ": edge split '", name, "'", of_relation,
-                                                   " is labeled, and triplets carry no labels (as PyG)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "neg_sampling = ", spec.negatives.mode == NegativeMode::kFixed ? "fixed" : "triplet",
+                     ": edge split '", name, "'", of_relation, " is labeled, and triplets carry no labels (as PyG)"));
   }
   if (spec.negatives.mode == NegativeMode::kFixed) {
     if (split.negatives < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = fixed: edge split '", name, "'", of_relation,
-                                                     " has no fixed negatives (", name, "_neg.npy)"));
+      return absl::InvalidArgumentError(absl::StrCat(prefix, "neg_sampling = fixed: edge split '", name, "'",
+                                                     of_relation, " has no fixed negatives (", name, "_neg.npy)"));
     }
     if (spec.negatives.amount != split.num_negatives || spec.negatives.strict) {
       return absl::InvalidArgumentError(absl::StrCat(
-          prefix, "neg_sampling = fixed: the split's ", split.num_negatives, " negatives per edge are served as they are (",
+          prefix, "neg_sampling = fixed: the split's ", split.num_negatives,
+          " negatives per edge are served as they are (",
           spec.negatives.strict ? "strict_negatives must be off" : absl::StrCat("neg_amount = ", spec.negatives.amount),
           ")"));
     }
@@ -246,7 +246,8 @@ void AddPairArrays(const LinkBatchLayout& layout, const std::string& prefix, Bat
     s.arrays.push_back({prefix + "dst_neg_index", DType::kInt32, {layout.amount}, positives, layout.dst_neg_index});
   } else {
     s.arrays.push_back({prefix + "edge_label_index", DType::kInt32, {2}, pairs, layout.edge_label_index});
-    s.arrays.push_back({prefix + "edge_label", layout.labeled ? DType::kInt64 : DType::kFloat32, {}, pairs, layout.edge_label});
+    s.arrays.push_back(
+        {prefix + "edge_label", layout.labeled ? DType::kInt64 : DType::kFloat32, {}, pairs, layout.edge_label});
   }
   s.slot_bytes = layout.total_bytes;
 }

@@ -33,7 +33,7 @@ struct LinkSamplingSpec {
   // Or given pairs: E sources, then E destinations (ids of the relation's source and destination types,
   // checked), no labels. Shared by the samplers.
   std::shared_ptr<const std::vector<int64_t>> seed_edges;
-  std::vector<int32_t> fanouts;  // homogeneous datasets
+  std::vector<int32_t> fanouts;                        // homogeneous datasets
   std::vector<std::vector<int32_t>> relation_fanouts;  // typed datasets: [relation][hop]
   NegativeSpec negatives;
   ExcludeMode exclude = ExcludeMode::kNone;

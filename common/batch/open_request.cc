@@ -163,7 +163,8 @@ absl::StatusOr<int> EdgeType(const v1::OpenSession& request, const DatasetSchema
         absl::StrCat("open.edge_type = ", Quoted(request.edge_type(), 100), " (the relations are ", keys, ")"));
   }
   if (request.seed_edges_size() > 0 && schema.relations.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat("open.edge_type is empty: name the seed_edges' relation (", keys, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.edge_type is empty: name the seed_edges' relation (", keys, ")"));
   }
   int with_split = -1;
   for (size_t r = 0; r < schema.relations.size(); ++r) {
@@ -173,9 +174,9 @@ absl::StatusOr<int> EdgeType(const v1::OpenSession& request, const DatasetSchema
                      });
     if (!has) continue;
     if (with_split >= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("open.edge_type is empty, and ", schema.relations[with_split].key(),
-                                                     " and ", schema.relations[r].key(), " both have edge split ",
-                                                     Quoted(request.edge_split(), 100), ": name the relation"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "open.edge_type is empty, and ", schema.relations[with_split].key(), " and ", schema.relations[r].key(),
+          " both have edge split ", Quoted(request.edge_split(), 100), ": name the relation"));
     }
     with_split = static_cast<int>(r);
   }

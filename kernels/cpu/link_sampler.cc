@@ -57,8 +57,8 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   const size_t negatives = out.seeds.pair_src.size() - p;
   if (positives_.labels != nullptr) {
     out.edge_label_long.resize(out.seeds.pair_src.size());
-    LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode, static_cast<int64_t>(out.edge_label_long.size()),
-                      out.edge_label_long.data());
+    LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode,
+                      static_cast<int64_t>(out.edge_label_long.size()), out.edge_label_long.data());
   } else {
     out.edge_label.assign(p, 1.0f);
     out.edge_label.insert(out.edge_label.end(), negatives, 0.0f);

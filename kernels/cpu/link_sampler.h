@@ -48,7 +48,8 @@ class CpuLinkSampler {
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, LinkBatch& out);
 
  private:
-  CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed) : graph_(&graph), spec_(spec), seed_(seed) {}
+  CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed)
+      : graph_(&graph), spec_(spec), seed_(seed) {}
 
   const GraphData* graph_;
   LinkSamplingSpec spec_;

@@ -82,9 +82,8 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
     workers->push_back({*std::move(sampler), {}});
   }
   return [workers, layout, graphs = std::move(graphs), typed_graphs = std::move(typed_graphs), slots = std::move(slots),
-          counts](
-             int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-             int slot) -> absl::StatusOr<SampleTimes> {
+          counts](int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                  int slot) -> absl::StatusOr<SampleTimes> {
     const auto start = std::chrono::steady_clock::now();
     Worker& w = (*workers)[sampler];
     if (typed_graphs.empty()) {

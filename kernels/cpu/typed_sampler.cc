@@ -29,14 +29,12 @@ void TypedCpuSampler::SampleRelation(int relation, int hop, const SamplingKey& k
   int64_t num_edges = 0;
   for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
   const int64_t* dst_ids = out.types[r.dst_type].node_ids;
-  const EdgeExclusions* excluded =
-      excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
+  const EdgeExclusions* excluded = excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];
-    const int64_t k = DrawInNeighbors(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation),
-                                      node, indptr, indices, fanout,
-                                      excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_,
-                                      sampled);
+    const int64_t k = DrawInNeighbors(
+        key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices,
+        fanout, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled);
     std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
     num_edges += k;
   }

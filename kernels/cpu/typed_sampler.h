@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "common/batch/link_seeds.h"
 #include "common/batch/sampling.h"
 #include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
-#include "common/batch/link_seeds.h"
 #include "kernels/cpu/draw.h"
 #include "kernels/cpu/sampler.h"
 

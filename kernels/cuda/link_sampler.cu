@@ -102,8 +102,8 @@ CudaLinkSampler::~CudaLinkSampler() {
     if (e != nullptr) cudaEventSynchronize(e);
   }
   for (void* p : {static_cast<void*>(uploaded_), static_cast<void*>(num_hop0_), static_cast<void*>(num_hop0_types_),
-                  static_cast<void*>(scratch_.counts),
-                  static_cast<void*>(scratch_.offsets), static_cast<void*>(scratch_.positions)}) {
+                  static_cast<void*>(scratch_.counts), static_cast<void*>(scratch_.offsets),
+                  static_cast<void*>(scratch_.positions)}) {
     if (p != nullptr) cudaFree(p);
   }
   if (staging_ != nullptr) cudaFreeHost(staging_);
@@ -124,8 +124,8 @@ absl::Status CudaLinkSampler::ReservePositions(int64_t positions, cudaStream_t s
   return absl::OkStatus();
 }
 
-absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                     void* out, cudaStream_t stream, bool labels, int way) {
+absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, void* out,
+                                     cudaStream_t stream, bool labels, int way) {
   const auto p = static_cast<int64_t>(input_id.size());
   if (p < 1 || p > max_positives_) {
     return absl::InvalidArgumentError(absl::StrCat("a link batch of ", p, " positives (1 to ", max_positives_, ")"));

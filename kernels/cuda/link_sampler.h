@@ -56,7 +56,7 @@ class CudaLinkSampler {
   absl::Status StrictError(uint64_t batch_index, uint64_t failed, std::span<const int64_t> input_id) const;
   const CudaLinkSeeds& seeds() const { return *seeds_; }
   bool typed() const { return typed_ != nullptr; }
-  const BatchLayout& layout() const { return sampler_->layout(); }          // a homogeneous dataset's
+  const BatchLayout& layout() const { return sampler_->layout(); }           // a homogeneous dataset's
   const TypedBatchLayout& typed_layout() const { return typed_->layout(); }  // a typed dataset's
 
  private:
@@ -71,7 +71,7 @@ class CudaLinkSampler {
   uint64_t seed_ = 0;
   LinkSeedEdges positives_;  // in host memory
   int64_t max_positives_ = 0;
-  std::unique_ptr<CudaSampler> sampler_;      // homogeneous datasets
+  std::unique_ptr<CudaSampler> sampler_;     // homogeneous datasets
   std::unique_ptr<TypedCudaSampler> typed_;  // typed datasets
   std::unique_ptr<CudaLinkSeeds> seeds_;
   std::vector<EdgeExclusions> excluded_;  // per relation
@@ -85,7 +85,7 @@ class CudaLinkSampler {
   int64_t upload_tail_ = 0;          // where the last upload's input ids start
   int64_t* num_hop0_ = nullptr;
   int64_t* num_hop0_types_ = nullptr;  // a typed batch's: per node type
-  DeviceExclusions scratch_;  // its counts, offsets and positions
+  DeviceExclusions scratch_;           // its counts, offsets and positions
 };
 
 }  // namespace gnnd::cuda

@@ -14,8 +14,8 @@ constexpr uint64_t kNone = UINT64_MAX;
 template <typename Index>
 __global__ void NegativesKernel(SamplingKey key, uint64_t batch, const int64_t* src, int64_t count, int64_t amount,
                                 bool triplet, bool strict, const int64_t* indptr, const Index* indices,
-                                int64_t num_src_nodes, int64_t num_dst_nodes, int64_t* negative_src, int64_t* negative_dst,
-                                unsigned long long* failed) {
+                                int64_t num_src_nodes, int64_t num_dst_nodes, int64_t* negative_src,
+                                int64_t* negative_dst, unsigned long long* failed) {
   const int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (index >= count) return;
   NodePair pair{};
@@ -90,8 +90,7 @@ CudaLinkSeeds::~CudaLinkSeeds() {
 
 absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t* src, const int64_t* dst,
                                  int64_t positives, const DeviceRelation& csc, int64_t num_src_nodes,
-                                 int64_t num_dst_nodes, const Hop0& hop0, cudaStream_t stream,
-                                 const int64_t* fixed) {
+                                 int64_t num_dst_nodes, const Hop0& hop0, cudaStream_t stream, const int64_t* fixed) {
   if (positives < 1 || positives > max_positives_) {
     return absl::InvalidArgumentError(
         absl::StrCat("a link batch of ", positives, " pairs (1 to ", max_positives_, ")"));
@@ -111,9 +110,9 @@ absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t*
             "copy a link batch's positives");
   GNND_CUDA(cudaMemsetAsync(failed_, 0xff, sizeof(uint64_t), stream), "reset the strict flag");
   if (negatives > 0 && negatives_.mode == NegativeMode::kFixed) {
-    GNND_CUDA(cudaMemcpyAsync(all_dst + positives, fixed, sizeof(int64_t) * negatives, cudaMemcpyDeviceToDevice,
-                              stream),
-              "copy a link batch's fixed negatives");
+    GNND_CUDA(
+        cudaMemcpyAsync(all_dst + positives, fixed, sizeof(int64_t) * negatives, cudaMemcpyDeviceToDevice, stream),
+        "copy a link batch's fixed negatives");
   } else if (negatives > 0) {
     GNND_RETURN_IF_ERROR(DispatchIndex(csc.index_dtype, [&](auto index_type) -> absl::Status {
       using Index = decltype(index_type);
@@ -166,9 +165,9 @@ absl::Status CudaLinkSeeds::CheckStrict(uint64_t batch, const int64_t* src, cuda
 absl::Status CudaLinkSeeds::StrictError(uint64_t batch, uint64_t failed, int64_t source_id) const {
   if (failed == kNone) return absl::OkStatus();
   const std::string source = source_id >= 0 ? absl::StrCat(" (source ", source_id, ")") : "";
-  return absl::FailedPreconditionError(
-      absl::StrCat("strict negatives: ", kMaxStrictDraws, " draws for negative ", failed, " of batch ", batch, source,
-                   " were all edges of ", relation_, ": the graph is too dense for strict negatives (turn strict off)"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "strict negatives: ", kMaxStrictDraws, " draws for negative ", failed, " of batch ", batch, source,
+      " were all edges of ", relation_, ": the graph is too dense for strict negatives (turn strict off)"));
 }
 
 }  // namespace gnnd::cuda

@@ -1,8 +1,8 @@
 // The seed side of a link batch on the GPU: each positive pair's negatives (link_rule.h's DrawNegative,
 // redrawn while strict and an edge), the hop-0 nodes (every endpoint, sorted and unique: CUB), and the pairs
 // in local indices. Byte for byte what common/batch/link_seeds.h's MakeLinkSeeds makes on the host: one list
-// of hop-0 nodes for a relation whose endpoints are one node type, else one per endpoint type. Buffers are sized once for the largest
-// batch; nothing is allocated per batch and the host never waits inside Make.
+// of hop-0 nodes for a relation whose endpoints are one node type, else one per endpoint type. Buffers are sized once
+// for the largest batch; nothing is allocated per batch and the host never waits inside Make.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -101,7 +101,8 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
         expected.graph = expected_graph.view();
         ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), expected).ok());
         ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);
-        const absl::Status sampled = (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), device_batch, nullptr);
+        const absl::Status sampled =
+            (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), device_batch, nullptr);
         ASSERT_TRUE(sampled.ok()) << sampled << " " << what;
         ASSERT_TRUE((*gpu)->CheckStrict(seeds.batch_index(step), nullptr).ok()) << what;
         const BatchView& e = expected.graph;
@@ -142,10 +143,9 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
   gnnd::testing::ScratchDir dir;
   auto preset = dataset::TypedPresetSpec("mag", 0.003);
   ASSERT_TRUE(preset.ok());
-  ASSERT_TRUE(dataset::GenerateTyped(*preset,
-                                     {.seed = 4, .threads = 2, .add_reverse = true,
-                                      .link_relation = "author___writes___paper"},
-                                     dir / "mag")
+  ASSERT_TRUE(dataset::GenerateTyped(
+                  *preset, {.seed = 4, .threads = 2, .add_reverse = true, .link_relation = "author___writes___paper"},
+                  dir / "mag")
                   .ok());
   auto source = DatasetDir::Open(dir / "mag");
   ASSERT_TRUE(source.ok());

@@ -43,7 +43,8 @@ Slot TypedSlot(const GraphData& graph, const LinkSamplingSpec& spec) {
 template <typename Index>
 int64_t ExcludedInEdges(const int64_t* indptr, const Index* indices, int64_t v, std::span<const int64_t> sources) {
   int64_t n = 0;
-  for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) n += std::binary_search(sources.begin(), sources.end(), indices[p]);
+  for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p)
+    n += std::binary_search(sources.begin(), sources.end(), indices[p]);
   return n;
 }
 
@@ -51,10 +52,9 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
   ScratchDir dir;
   auto preset = dataset::TypedPresetSpec("mag", 0.002);
   ASSERT_TRUE(preset.ok());
-  ASSERT_TRUE(dataset::GenerateTyped(*preset,
-                                     {.seed = 3, .threads = 2, .add_reverse = true,
-                                      .link_relation = "author___writes___paper"},
-                                     dir / "mag")
+  ASSERT_TRUE(dataset::GenerateTyped(
+                  *preset, {.seed = 3, .threads = 2, .add_reverse = true, .link_relation = "author___writes___paper"},
+                  dir / "mag")
                   .ok());
   auto d = DatasetDir::Open(dir / "mag");
   ASSERT_TRUE(d.ok()) << d.status();
@@ -97,7 +97,7 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
 
     // Hop 0: each endpoint type's unique ids, ascending; no other type has any.
     for (size_t t = 0; t < schema.node_types.size(); ++t) {
-      const std::vector<int64_t>* expected = static_cast<int>(t) == author ? &s.src_nodes
+      const std::vector<int64_t>* expected = static_cast<int>(t) == author  ? &s.src_nodes
                                              : static_cast<int>(t) == paper ? &s.dst_nodes
                                                                             : nullptr;
       const int64_t hop0 = b.types[t].num_nodes_per_hop[0];

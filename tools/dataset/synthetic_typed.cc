@@ -85,11 +85,13 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
   int link_relation = -1;
   for (size_t r = 0; r < spec.relations.size() && !options.link_relation.empty(); ++r) {
     const auto& rel = spec.relations[r];
-    if (absl::StrCat(rel.src, "___", rel.name, "___", rel.dst) == options.link_relation) link_relation = static_cast<int>(r);
+    if (absl::StrCat(rel.src, "___", rel.name, "___", rel.dst) == options.link_relation)
+      link_relation = static_cast<int>(r);
   }
   if (!options.link_relation.empty() && link_relation < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--link-relation = '", options.link_relation, "' is not a relation of preset ",
-                                                   spec.preset, " (keys are src___rel___dst)"));
+    return absl::InvalidArgumentError(absl::StrCat("--link-relation = '", options.link_relation,
+                                                   "' is not a relation of preset ", spec.preset,
+                                                   " (keys are src___rel___dst)"));
   }
   auto class_of = [](int64_t node, int32_t classes) { return static_cast<int32_t>(Mix64(node) % classes); };
 

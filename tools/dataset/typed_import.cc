@@ -196,9 +196,10 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
       const std::vector<int64_t>&src = r.seed_src[split], &dst = r.seed_dst[split];
       if (src.empty()) continue;
       const auto n = static_cast<int64_t>(src.size());
-      GNND_ASSIGN_OR_RETURN(NpyWriter pairs,
-                            NpyWriter::CreateMapped(writer_->Path(absl::StrCat(key, ".", kSplitNames[split], "_edges.npy")),
-                                                    DType::kInt64, {2, n}));
+      GNND_ASSIGN_OR_RETURN(
+          NpyWriter pairs,
+          NpyWriter::CreateMapped(writer_->Path(absl::StrCat(key, ".", kSplitNames[split], "_edges.npy")),
+                                  DType::kInt64, {2, n}));
       std::copy(src.begin(), src.end(), pairs.mutable_as<int64_t>());
       std::copy(dst.begin(), dst.end(), pairs.mutable_as<int64_t>() + n);
       GNND_RETURN_IF_ERROR(pairs.Finish());

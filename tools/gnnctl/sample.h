@@ -30,8 +30,8 @@ struct SampleRequest {
   // to every relation.
   std::string node_type;
   // A link batch: the positives from this edge split of the graph (empty: a node batch), of the relation
-  // `edge_type` names in a typed dataset (empty: the one with the split), negatives by `neg_sampling` (none, binary or triplet; neg_amount per positive, strict: never an
-  // edge), seed-edge exclusion by `exclude` (none, self or reverse).
+  // `edge_type` names in a typed dataset (empty: the one with the split), negatives by `neg_sampling` (none, binary or
+  // triplet; neg_amount per positive, strict: never an edge), seed-edge exclusion by `exclude` (none, self or reverse).
   std::string edge_split;
   std::string edge_type;
   std::string neg_sampling = "none";
