@@ -146,7 +146,8 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   // Each relation's excluded pairs (destinations, then sources), one after another.
   BuildRelationExclusions(host_->schema, spec_.relation, spec_.exclude, {src, static_cast<size_t>(p)},
                           {dst, static_cast<size_t>(p)}, excluded_);
-  std::vector<DeviceExclusions> excluded(excluded_.size());
+  std::vector<DeviceExclusions>& excluded = device_excluded_;  // kept: no allocation per batch
+  excluded.assign(excluded_.size(), DeviceExclusions{});
   int64_t at = 2 * p, most_positions = 0;
   for (size_t r = 0; r < excluded_.size(); ++r) {
     const auto pairs = static_cast<int64_t>(excluded_[r].dsts().size());

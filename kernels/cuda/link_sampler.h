@@ -74,8 +74,9 @@ class CudaLinkSampler {
   std::unique_ptr<CudaSampler> sampler_;     // homogeneous datasets
   std::unique_ptr<TypedCudaSampler> typed_;  // typed datasets
   std::unique_ptr<CudaLinkSeeds> seeds_;
-  std::vector<EdgeExclusions> excluded_;  // per relation
-  std::vector<int64_t> fixed_;            // a batch's fixed negatives (kFixed)
+  std::vector<EdgeExclusions> excluded_;           // per relation
+  std::vector<DeviceExclusions> device_excluded_;  // the same, as the sampling kernels read them
+  std::vector<int64_t> fixed_;                     // a batch's fixed negatives (kFixed)
   // Uploaded per batch, pinned on the host: the positives' sources and destinations, the excluded pairs'
   // destinations and sources, the input ids and a labeled split's edge labels; the same on the device.
   int64_t* staging_ = nullptr;  // ways x staging_size_ ids
