@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libboost-dev zlib1g-dev libzip-dev libyaml-cpp-dev liburing-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev libsystemd-dev systemd
+  libdlpack-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev libsystemd-dev systemd
   python3 python3-numpy python3-pytest python3-torch python3-yaml python3-pip python3-setuptools python3-venv python3-wheel
 )
 missing=()

@@ -123,8 +123,8 @@ absl::Status FinishDatasetConfig(v1::DatasetConfig& d, absl::string_view field) 
   }
   if (d.look_ahead() == 0) d.set_look_ahead(kDefaultLookAhead);
   if (d.look_ahead() < 1 || d.look_ahead() > kMaxLookAhead) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, "look_ahead: ", d.look_ahead(), " (1 to ", kMaxLookAhead, ", or 0 for ", kDefaultLookAhead, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(field, "look_ahead: ", d.look_ahead(), " (1 to ", kMaxLookAhead,
+                                                   ", or 0 for ", kDefaultLookAhead, ")"));
   }
   return absl::OkStatus();
 }

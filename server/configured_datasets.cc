@@ -32,8 +32,7 @@ ConfiguredDatasets::Outcome ConfiguredDatasets::Apply(
         continue;
       }
       // The old copy serves until the new one is loaded whole; if it cannot be, the old one stays.
-      if (const absl::StatusOr<v1::DatasetInfo> info = registry_.Replace(d);
-          !info.ok()) {
+      if (const absl::StatusOr<v1::DatasetInfo> info = registry_.Replace(d); !info.ok()) {
         outcome.errors.push_back(absl::StrCat("dataset '", d.name(), "' not replaced by ", d.path(), " (the copy from ",
                                               it->second.path(), " serves on): ", info.status().message()));
         continue;

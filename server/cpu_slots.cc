@@ -8,10 +8,10 @@
 
 namespace gnnd {
 
-absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode,
-                                                           const std::string& instance) {
+absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& plan, std::unique_ptr<TaskRunner> workers,
+                                                           mode_t mode, const std::string& instance) {
   auto s = std::unique_ptr<CpuSlots>(new CpuSlots());
-  s->workers_ = &workers;
+  s->workers_ = std::move(workers);
   s->wake_ = plan.wake;
   const size_t slot_bytes = plan.link    ? plan.link->layout.total_bytes
                             : plan.typed ? plan.typed->layout.total_bytes
@@ -28,7 +28,7 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
     s->bases_.push_back(base);
   }
   const GraphData& graph = plan.dataset->graph;
-  const int parallel = workers.threads();
+  const int parallel = s->workers_->threads();
   const auto fits = [&](int type, int64_t max_rows) -> absl::Status {
     RowCache* cache = plan.dataset->feature_caches[type].get();
     return cache == nullptr

@@ -16,9 +16,9 @@ namespace gnnd {
 
 class CpuSlots final : public SlotBackend {
  public:
-  // Batches are made on `workers` (all of its threads at most); the segment gets permission bits `mode`.
-  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, ThreadPool& workers, mode_t mode,
-                                                          const std::string& instance = kDefaultInstance);
+  // Batches are made on `workers` (its threads() at most); the segment gets permission bits `mode`.
+  static absl::StatusOr<std::unique_ptr<CpuSlots>> Create(const SessionPlan& plan, std::unique_ptr<TaskRunner> workers,
+                                                          mode_t mode, const std::string& instance = kDefaultInstance);
   ~CpuSlots() override;
 
   absl::Status Describe(v1::SessionOpened& opened) override;
@@ -35,7 +35,7 @@ class CpuSlots final : public SlotBackend {
   const GraphData* graph_ = nullptr;
   CpuProducer::FillBatch fill_;
   std::shared_ptr<const CpuProducer::Stages> stages_;  // features on storage: two stages instead of fill_
-  ThreadPool* workers_ = nullptr;
+  std::unique_ptr<TaskRunner> workers_;                // before producer_: it posts here until gone
   std::function<void()> wake_;
   std::unique_ptr<SlotSegment> segment_;
   std::vector<BatchView> views_;             // homogeneous sessions

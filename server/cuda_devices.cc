@@ -37,7 +37,7 @@ cuda::HotTier::ReadRows ReadThroughCache(const LoadedDataset& dataset) {
 CudaDevices::~CudaDevices() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const SessionPlan& plan,
-                                                                      ThreadPool& host_workers) {
+                                                                      std::unique_ptr<TaskRunner> host_workers) {
   const int gpu = plan.device.cuda;
   int count = 0;
   if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
@@ -60,7 +60,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   }
   GNND_ASSIGN_OR_RETURN(const cuda::DeviceGraph* graph, Place(*plan.dataset, gpu, /*hot_tier=*/true));
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<CudaSlots> slots,
-                        CudaSlots::Create(plan, *graph, HeldRows(*plan.dataset, gpu), host_workers));
+                        CudaSlots::Create(plan, *graph, HeldRows(*plan.dataset, gpu), std::move(host_workers)));
   CudaSlots* raw = slots.get();
   if (raw->calibrates()) {  // else (staged or link batches) its own stream on the whole GPU
     GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,

@@ -25,7 +25,8 @@ class CudaDevices {
 
   // A CUDA session's slots on plan.device, its producer placed (and calibrated, the first time). Sessions of
   // a dataset on storage are staged by `host_workers`.
-  absl::StatusOr<std::unique_ptr<SlotBackend>> CreateSlots(const SessionPlan& plan, ThreadPool& host_workers);
+  absl::StatusOr<std::unique_ptr<SlotBackend>> CreateSlots(const SessionPlan& plan,
+                                                           std::unique_ptr<TaskRunner> host_workers);
   void Forget(const LoadedDataset& dataset);
   // Places `dataset` on the GPUs of options.prepare_gpus; logs what it did and what failed.
   void Prepare(const LoadedDataset& dataset);

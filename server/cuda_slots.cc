@@ -195,7 +195,7 @@ CudaSlots::~CudaSlots() {
 
 absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& plan, const cuda::DeviceGraph& graph,
                                                              std::shared_ptr<const std::vector<bool>> held,
-                                                             ThreadPool& host_workers) {
+                                                             std::unique_ptr<TaskRunner> host_workers) {
   auto s = std::unique_ptr<CudaSlots>(new CudaSlots());
   s->device_ = plan.device.cuda;
   GNND_CUDA(cudaSetDevice(s->device_), "select the session's GPU");
@@ -203,7 +203,8 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   const char* graphs = std::getenv("GNND_CUDA_GRAPHS");
   const bool use_graphs = graphs == nullptr || std::string(graphs) != "0";
   if (plan.dataset->features_on_storage()) {
-    GNND_ASSIGN_OR_RETURN(s->sampler_, StagedSlotSampler::Create(plan, graph, std::move(held), host_workers));
+    GNND_ASSIGN_OR_RETURN(s->sampler_,
+                          StagedSlotSampler::Create(plan, graph, std::move(held), std::move(host_workers)));
   } else if (plan.link) {
     GNND_ASSIGN_OR_RETURN(s->sampler_, LinkSlotSampler::Create(plan, graph));
   } else if (plan.typed) {

@@ -34,7 +34,7 @@ class CudaSlots final : public SlotBackend {
   // (the GPU hot tier's).
   static absl::StatusOr<std::unique_ptr<CudaSlots>> Create(const SessionPlan& plan, const cuda::DeviceGraph& graph,
                                                            std::shared_ptr<const std::vector<bool>> held,
-                                                           ThreadPool& host_workers);
+                                                           std::unique_ptr<TaskRunner> host_workers);
   // Whether the producer may run in a calibrated green context (false: it copies staged batches).
   bool calibrates() const;
   ~CudaSlots() override;

@@ -192,6 +192,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
   options.threads = threads_;
   options.staging = staging;
   options.instance = instance_;
+  options.cancelled = &cancel_loads_;
   options.on_array_loaded = [&](const std::string& array, size_t done, size_t total) {
     if (progress) progress(array, done, total);
   };

@@ -2,6 +2,7 @@
 // how many sessions use it (a dataset in use cannot be unloaded). One mutex guards the map.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -56,14 +57,14 @@ class DatasetRegistry {
   ~DatasetRegistry();
 
   using Progress = std::function<void(const std::string& array, uint64_t done, uint64_t total)>;
-  // Loads dataset.path under dataset.name (held as `dataset` says: huge pages, features on storage). A set of this instance that an earlier gnnd left in shared memory is attached
-  // instead of copied when keep_segments is set and its manifest matches; otherwise it is removed and the
-  // dataset loaded afresh (one gnnd runs per instance: InstanceLock). ALREADY_EXISTS if gnnd already
-  // serves the name.
+  // Loads dataset.path under dataset.name (held as `dataset` says: huge pages, features on storage). A set of this
+  // instance that an earlier gnnd left in shared memory is attached instead of copied when keep_segments is set and its
+  // manifest matches; otherwise it is removed and the dataset loaded afresh (one gnnd runs per instance: InstanceLock).
+  // ALREADY_EXISTS if gnnd already serves the name.
   absl::StatusOr<v1::DatasetInfo> Load(const v1::DatasetConfig& dataset, const Progress& progress);
-  // Serves dataset.name as `dataset` says instead: the new copy is loaded (and prepared for GPUs) beside the one in use,
-  // and swapped in only once it is whole; on any error the old copy stays, serving. FAILED_PRECONDITION
-  // while sessions hold the dataset (checked again at the swap); NOT_FOUND if it is not loaded.
+  // Serves dataset.name as `dataset` says instead: the new copy is loaded (and prepared for GPUs) beside the one in
+  // use, and swapped in only once it is whole; on any error the old copy stays, serving. FAILED_PRECONDITION while
+  // sessions hold the dataset (checked again at the swap); NOT_FOUND if it is not loaded.
   absl::StatusOr<v1::DatasetInfo> Replace(const v1::DatasetConfig& dataset);
   // FAILED_PRECONDITION while sessions hold it; NOT_FOUND if unknown.
   absl::Status Unload(const std::string& name);
@@ -88,8 +89,11 @@ class DatasetRegistry {
 
   // Removes every dataset's segments (unless keep_segments); used at shutdown.
   void UnloadAll();
+  // Makes loads in flight, and every later one, end CANCELLED, leaving nothing behind: gnnd is stopping.
+  void CancelLoads() { cancel_loads_.store(true); }
 
  private:
+  std::atomic<bool> cancel_loads_{false};
   v1::DatasetInfo InfoLocked(const LoadedDataset& d) const;
   // A copy of the dataset in shared memory (a staged set with `staging`), prepared by after_load.
   absl::StatusOr<std::shared_ptr<LoadedDataset>> MakeCopy(const v1::DatasetConfig& dataset, bool staging,

@@ -7,8 +7,12 @@
 #include <systemd/sd-daemon.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -19,6 +23,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/base/flags.h"
 #include "common/base/log.h"
 #include "common/base/parallel.h"
@@ -96,13 +103,13 @@ absl::Status CollectDatasetFlags(int argc, char** argv, v1::DaemonConfig& config
     d->set_path(name_dir.second);
     d->set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
   }
-  for (const std::string& item : RepeatedFlag(argc, argv, "--feature_cache")  /* NormalizeFlagNames spelling */) {
+  for (const std::string& item : RepeatedFlag(argc, argv, "--feature_cache") /* NormalizeFlagNames spelling */) {
     GNND_ASSIGN_OR_RETURN(const auto name_size, NameValue("--feature-cache", item, "NAME=SIZE (2GiB)"));
     auto it = std::find_if(config.mutable_datasets()->begin(), config.mutable_datasets()->end(),
                            [&](const v1::DatasetConfig& d) { return d.name() == name_size.first; });
     if (it == config.mutable_datasets()->end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--feature-cache ", item, ": no dataset '", name_size.first, "' (from the config or --dataset)"));
+      return absl::InvalidArgumentError(absl::StrCat("--feature-cache ", item, ": no dataset '", name_size.first,
+                                                     "' (from the config or --dataset)"));
     }
     it->set_feature_cache(name_size.second);
   }
@@ -160,6 +167,57 @@ void Reload(int argc, char** argv, ConfiguredDatasets& configured) {
   sd_notify(0, "READY=1");
 }
 
+// Until gnnd serves, the main thread does not wait for signals: SIGTERM or SIGINT during start-up (a long
+// load, say) cancels what start-up is doing, which then ends with nothing left behind; if it has not ended
+// within kGrace (a stuck filesystem), gnnd exits at once. Serving() hands the signals to the main thread.
+class StartupSignals {
+ public:
+  static constexpr absl::Duration kGrace = absl::Seconds(10);
+
+  explicit StartupSignals(const sigset_t& signals) : signals_(signals) {
+    sigdelset(&signals_, SIGHUP);  // a reload before serving waits
+    watcher_ = std::thread([this] { Watch(); });
+  }
+  ~StartupSignals() { Serving(); }
+  // What a signal during start-up does first (cancel loads).
+  void OnSignal(std::function<void()> cancel) {
+    absl::MutexLock lock(&mutex_);
+    cancel_ = std::move(cancel);
+  }
+  bool signalled() const { return signal_.load() != 0; }
+  int signal() const { return signal_.load(); }
+  void Serving() {
+    ended_.store(true);
+    if (watcher_.joinable()) watcher_.join();
+  }
+
+ private:
+  void Watch() {
+    const timespec tick{0, 50'000'000};
+    absl::Time deadline = absl::InfiniteFuture();
+    while (!ended_.load()) {
+      if (absl::Now() > deadline) {
+        LogError("start-up did not stop within %s of signal %d: exiting", absl::FormatDuration(kGrace), signal_.load());
+        std::_Exit(1);
+      }
+      const int signal = sigtimedwait(&signals_, nullptr, &tick);
+      if (signal <= 0 || signalled()) continue;
+      LogWarning("signal %d during start-up: stopping before serving", signal);
+      signal_.store(signal);
+      deadline = absl::Now() + kGrace;
+      absl::MutexLock lock(&mutex_);
+      if (cancel_) cancel_();
+    }
+  }
+
+  sigset_t signals_;
+  std::atomic<bool> ended_{false};
+  std::atomic<int> signal_{0};
+  absl::Mutex mutex_;
+  std::function<void()> cancel_;
+  std::thread watcher_;
+};
+
 int Run(int argc, char** argv) {
   NormalizeFlagNames(argc, argv);
   absl::ParseCommandLine(argc, argv);
@@ -176,6 +234,7 @@ int Run(int argc, char** argv) {
   sigaddset(&shutdown, SIGHUP);  // reload
   pthread_sigmask(SIG_BLOCK, &shutdown, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  StartupSignals startup(shutdown);
 
   absl::StatusOr<std::unique_ptr<InstanceLock>> instance = InstanceLock::Acquire(config->instance());
   if (!instance.ok()) {
@@ -199,8 +258,15 @@ int Run(int argc, char** argv) {
       config->keep_segments(), config->producer_threads(),
       [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },
       [&backends](const LoadedDataset& dataset) { backends.Prepare(dataset); }, config->instance());
+  startup.OnSignal([&registry] { registry.CancelLoads(); });
   ConfiguredDatasets configured(registry);
-  if (const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets()); !loaded.errors.empty()) {
+  const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets());
+  if (startup.signalled()) {
+    registry.UnloadAll();
+    LogInfo("signal %d: stopped before serving", startup.signal());
+    return 1;
+  }
+  if (!loaded.errors.empty()) {
     for (const std::string& error : loaded.errors) LogError("%s", error);
     registry.UnloadAll();
     return 1;
@@ -274,8 +340,11 @@ int Run(int argc, char** argv) {
 
   // Under systemd (Type=notify): ready once the configured datasets are in memory and the socket serves.
   sd_notifyf(0, "READY=1\nSTATUS=serving %d dataset(s) on %s", config->datasets_size(), listening.c_str());
-  int signal = 0;
-  while (sigwait(&shutdown, &signal) == 0 && signal == SIGHUP) Reload(argc, argv, configured);
+  startup.Serving();
+  int signal = startup.signal();  // one that came after the loads, before serving, is not lost
+  if (signal == 0) {
+    while (sigwait(&shutdown, &signal) == 0 && signal == SIGHUP) Reload(argc, argv, configured);
+  }
   sd_notify(0, "STOPPING=1");
   LogInfo("signal %d: shutting down", signal);
   server->GetHealthCheckService()->SetServingStatus(false);

@@ -61,8 +61,8 @@ grpc::Status GnndService::LoadDataset(grpc::ServerContext* context, const v1::Lo
   dataset.set_feature_cache(request->feature_cache());
   dataset.set_look_ahead(request->look_ahead());
   if (absl::Status s = FinishDatasetConfig(dataset, ""); !s.ok()) return ToGrpc(s);
-  absl::StatusOr<v1::DatasetInfo> info = registry_->Load(
-      dataset, [&](const std::string& array, uint64_t done, uint64_t total) {
+  absl::StatusOr<v1::DatasetInfo> info =
+      registry_->Load(dataset, [&](const std::string& array, uint64_t done, uint64_t total) {
         v1::LoadProgress progress;
         progress.set_array(array);
         progress.set_bytes_done(done);

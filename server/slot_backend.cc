@@ -15,12 +15,12 @@ class CudaDevices {};
 namespace gnnd {
 
 absl::StatusOr<std::unique_ptr<SlotBackends>> SlotBackends::Create(const Options& options) {
-  GNND_ASSIGN_OR_RETURN(std::unique_ptr<ThreadPool> workers,
-                        ThreadPool::Create(options.producer_threads, "the CPU producers (producer_threads)"));
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<FairPool> workers,
+                        FairPool::Create(options.producer_threads, "the CPU producers (producer_threads)"));
   return std::unique_ptr<SlotBackends>(new SlotBackends(options, std::move(workers)));
 }
 
-SlotBackends::SlotBackends(const Options& options, std::unique_ptr<ThreadPool> cpu_workers)
+SlotBackends::SlotBackends(const Options& options, std::unique_ptr<FairPool> cpu_workers)
     : options_(options), cpu_workers_(std::move(cpu_workers)) {
 #if GNND_WITH_CUDA
   cuda_ = std::make_unique<CudaDevices>(options);
@@ -30,7 +30,11 @@ SlotBackends::SlotBackends(const Options& options, std::unique_ptr<ThreadPool> c
 SlotBackends::~SlotBackends() = default;
 
 absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionPlan& plan) {
-  if (!plan.device.is_cuda()) return CpuSlots::Create(plan, *cpu_workers_, options_.slot_mode, options_.instance);
+  // Each session's host work is its trainer's uid's: no uid holds the pool while another waits.
+  std::unique_ptr<TaskRunner> workers = cpu_workers_->QueueFor(plan.trainer_uid);
+  if (!plan.device.is_cuda()) {
+    return CpuSlots::Create(plan, std::move(workers), options_.slot_mode, options_.instance);
+  }
   if (plan.dataset->features_on_storage() && (plan.typed || plan.link)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "open.device = '", plan.device.ToString(), "': dataset '", plan.dataset->name,
@@ -39,7 +43,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
   }
 
 #if GNND_WITH_CUDA
-  return cuda_->CreateSlots(plan, *cpu_workers_);
+  return cuda_->CreateSlots(plan, std::move(workers));
 #else
   return absl::InvalidArgumentError(
       absl::StrCat("open.device = '", plan.device.ToString(), "' (this gnnd was built without CUDA: cpu only)"));

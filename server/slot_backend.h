@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/base/thread_pool.h"
+#include "common/base/fair_pool.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
 #include "common/batch/open_request.h"
@@ -118,10 +118,10 @@ class SlotBackends {
   void AppendStats(v1::Stats& stats);
 
  private:
-  SlotBackends(const Options& options, std::unique_ptr<ThreadPool> cpu_workers);
+  SlotBackends(const Options& options, std::unique_ptr<FairPool> cpu_workers);
 
   const Options options_;
-  std::unique_ptr<ThreadPool> cpu_workers_;
+  std::unique_ptr<FairPool> cpu_workers_;
   std::unique_ptr<class CudaDevices> cuda_;  // null without CUDA
 };
 

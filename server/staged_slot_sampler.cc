@@ -10,7 +10,7 @@ namespace gnnd {
 
 absl::StatusOr<std::unique_ptr<StagedSlotSampler>> StagedSlotSampler::Create(
     const SessionPlan& plan, const cuda::DeviceGraph& graph, std::shared_ptr<const std::vector<bool>> held,
-    ThreadPool& workers) {
+    std::unique_ptr<TaskRunner> workers) {
   RowCache& cache = *plan.dataset->feature_caches[0];
   GNND_RETURN_IF_ERROR(cache.CheckBatchFits(plan.layout.capacity.max_nodes,
                                             absl::StrCat("dataset '", plan.dataset->name, "' (feature_cache)")));
@@ -20,7 +20,7 @@ absl::StatusOr<std::unique_ptr<StagedSlotSampler>> StagedSlotSampler::Create(
   s->num_nodes_ = graph.manifest.num_nodes();
   s->feature_dim_ = graph.manifest.feature_dim();
   s->feature_dtype_ = ArrayDType(graph.manifest, ArrayId::kFeatures);
-  s->workers_ = &workers;
+  s->workers_ = std::move(workers);
   s->wake_ = plan.wake;
   GNND_CUDA(cudaMallocHost(&s->staging_, plan.layout.total_bytes * plan.num_slots),
             "allocate the pinned staging slots of a session on storage");

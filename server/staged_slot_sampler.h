@@ -28,7 +28,7 @@ class StagedSlotSampler final : public SlotSampler {
   static absl::StatusOr<std::unique_ptr<StagedSlotSampler>> Create(const SessionPlan& plan,
                                                                    const cuda::DeviceGraph& graph,
                                                                    std::shared_ptr<const std::vector<bool>> held,
-                                                                   ThreadPool& workers);
+                                                                   std::unique_ptr<TaskRunner> workers);
   ~StagedSlotSampler() override;
 
   size_t slot_bytes() const override { return layout_.total_bytes; }
@@ -55,7 +55,7 @@ class StagedSlotSampler final : public SlotSampler {
   int64_t num_nodes_ = 0;
   int64_t feature_dim_ = 0;
   DType feature_dtype_ = DType::kFloat32;
-  ThreadPool* workers_ = nullptr;
+  std::unique_ptr<TaskRunner> workers_;
   std::function<void()> wake_;
   void* staging_ = nullptr;  // pinned: num_slots host slots (freed after producer_, which writes them)
   std::vector<BatchView> staged_;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "common/batch/batch.h"
 #include "common/batch/link_batch.h"
 #include "common/dataset/dataset.h"
+#include "dlpack/dlpack.h"
 
 static_assert(GNND_BATCH_ARRAYS == gnnd::kNumBatchArrays, "the C ABI's batch arrays are the layout's");
 static_assert(GNND_MAX_HOPS == gnnd::kMaxHops, "the C ABI's hop limit is the sampler's");
@@ -92,6 +94,33 @@ void SchemaArray(const gnnd::client::Session& session, int slot, int index, int6
   out->shape[1] = a.row_shape.empty() ? 0 : a.row_shape[0];
   out->device_type = session.device() >= 0 ? GNND_DEVICE_CUDA : GNND_DEVICE_CPU;
   out->device_id = session.device() >= 0 ? session.device() : 0;
+}
+
+// A DLPack tensor over slot memory that holds the slots' mapping until torch or numpy deletes it.
+struct SlotTensor {
+  DLManagedTensor managed{};
+  int64_t shape[2] = {0, 0};
+  int64_t strides[2] = {0, 0};
+  std::shared_ptr<const gnnd::client::SlotMapping> mapping;
+};
+
+void DeleteSlotTensor(DLManagedTensor* managed) noexcept { delete static_cast<SlotTensor*>(managed->manager_ctx); }
+
+DLDataType DlpackDType(gnnd::DType dtype, bool as_bits) {
+  switch (dtype) {
+    case gnnd::DType::kInt32:
+      return {kDLInt, 32, 1};
+    case gnnd::DType::kInt64:
+      return {kDLInt, 64, 1};
+    case gnnd::DType::kFloat32:
+      return {kDLFloat, 32, 1};
+    case gnnd::DType::kFloat16:
+      return {kDLFloat, 16, 1};
+    case gnnd::DType::kBFloat16:
+      return as_bits ? DLDataType{kDLUInt, 16, 1} : DLDataType{kDLBfloat, 16, 1};
+    default:  // float8_e4m3fn: not every reader knows a DLPack code for it; its bits, reinterpreted by the caller
+      return {kDLUInt, static_cast<uint8_t>(8 * gnnd::DTypeSize(dtype)), 1};
+  }
 }
 
 // The 1.x calls describe the homogeneous layout only.
@@ -358,6 +387,37 @@ gnnd_status gnnd_slot_array(const gnnd_session* session, int32_t slot, int32_t i
   if (absl::Status status = CheckArrayIndex(schema, index); !status.ok()) return Fail(status);
   SchemaArray(s, slot, index, schema.capacity[schema.arrays[index].count], out);
   return GNND_OK;
+}
+
+gnnd_status gnnd_slot_array_dlpack(const gnnd_session* session, int32_t slot, int32_t index, int32_t ndim,
+                                   const int64_t* shape, const int64_t* strides, int32_t as_bits,
+                                   void** managed_tensor) {
+  if (session == nullptr) return Null("session");
+  if (managed_tensor == nullptr) return Null("managed_tensor");
+  gnnd_array array;
+  if (const gnnd_status s = gnnd_slot_array(session, slot, index, &array); s != GNND_OK) return s;
+  if (shape != nullptr && (ndim < 1 || ndim > 2)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("ndim = ", ndim, " (1 or 2)")));
+  }
+  return Guard([&] {
+    auto tensor = std::make_unique<SlotTensor>();
+    const int dims = shape != nullptr ? ndim : array.ndim;
+    for (int d = 0; d < dims; ++d) tensor->shape[d] = shape != nullptr ? shape[d] : array.shape[d];
+    if (strides != nullptr) std::copy(strides, strides + dims, tensor->strides);
+    tensor->mapping = session->impl->mapping();
+    DLTensor& t = tensor->managed.dl_tensor;
+    t.data = array.data;
+    t.device = {array.device_type == GNND_DEVICE_CUDA ? kDLCUDA : kDLCPU, array.device_id};
+    t.ndim = dims;
+    t.dtype = DlpackDType(session->impl->schema().arrays[index].dtype, as_bits != 0);
+    t.shape = tensor->shape;
+    t.strides = strides != nullptr ? tensor->strides : nullptr;
+    t.byte_offset = 0;
+    tensor->managed.manager_ctx = tensor.get();
+    tensor->managed.deleter = DeleteSlotTensor;
+    *managed_tensor = &tensor.release()->managed;
+    return GNND_OK;
+  });
 }
 
 gnnd_status gnnd_next_batch_values(gnnd_session* session, int32_t release_slot, void* cuda_stream,

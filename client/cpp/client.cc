@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -160,20 +161,22 @@ absl::StatusOr<std::string> Client::Health() {
 absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSession& request) {
   auto session = std::unique_ptr<Session>(new Session());
   session->address_ = address_;
-  session->context_ = std::make_unique<grpc::ClientContext>();
-  session->stream_ = stub_->Session(session->context_.get());
+  session->call_ = std::make_shared<Session::Call>();
+  Session::Call& call = *session->call_;
+  call.context = std::make_unique<grpc::ClientContext>();
+  call.stream = stub_->Session(call.context.get());
   v1::SessionRequest open;
   *open.mutable_open() = request;
   v1::SessionEvent event;
-  if (!session->stream_->Write(open) || !session->stream_->Read(&event)) {
+  if (!call.stream->Write(open) || !call.stream->Read(&event)) {
     session->closed_ = true;  // Finish may be called once
-    return FromGrpc(session->stream_->Finish(), address_);
+    return FromGrpc(call.stream->Finish(), address_);
   }
   if (!event.has_opened()) return absl::InternalError("gnnd answered the open request with something else");
   session->opened_ = event.opened();
   // From here on gnnd holds the session: the stream's threads run, so that Close() (also on the errors
   // below) waits for gnnd to end it.
-  session->io_ = std::make_unique<SessionStream>(session->stream_.get());
+  call.io = std::make_unique<SessionStream>(call.stream.get());
   GNND_ASSIGN_OR_RETURN(session->schema_, BatchSchemaFromProto(session->opened_.schema()));
   if (session->homogeneous()) {
     GNND_ASSIGN_OR_RETURN(session->layout_, SlotLayoutFromProto(session->opened_.layout()));
@@ -182,27 +185,58 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
     }
   }
   GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(session->opened_.device(), "the session's device"));
-  if (device.is_cuda()) {
-    GNND_RETURN_IF_ERROR(session->MapGpuSlots(device.cuda));
-  } else {
-    GNND_RETURN_IF_ERROR(session->MapCpuSlots());
-  }
+  absl::Status mapped = device.is_cuda() ? session->MapGpuSlots(device.cuda) : session->MapCpuSlots();
+  if (!mapped.ok()) return session->AttachFailed(std::move(mapped));
   v1::SessionRequest attached;
   attached.mutable_attached();
-  if (!session->io_->Put(std::move(attached))) return session->Broken("attaching to the slots");
+  if (!call.io->Put(std::move(attached))) return session->Broken("attaching to the slots");
   return session;
+}
+
+absl::Status Session::AttachFailed(absl::Status failure) {
+  // gnnd removes a session's slots when it ends it, which may be before they are mapped here: its
+  // reason, not the missing segment, is what the caller needs.
+  if (!call_->io->ReadEndedWithin(std::chrono::seconds(2))) return failure;
+  v1::SessionEvent event;
+  while (call_->io->Take(&event)) {
+    if (!event.has_shutdown()) continue;
+    const auto code = static_cast<absl::StatusCode>(event.shutdown().code());
+    if (code == absl::StatusCode::kOk) break;
+    return absl::Status(code, event.shutdown().reason());
+  }
+  return Broken("attaching to the slots");
+}
+
+SlotMapping::~SlotMapping() {
+#if GNND_WITH_CUDA
+  if (device_ >= 0 && base_ != nullptr) {
+    const ScopedDevice current(device_);
+    // Work this process queued may still read the slots: it finishes first.
+    cudaDeviceSynchronize();
+    cudaIpcCloseMemHandle(base_);
+    (void)cudaGetLastError();  // a process that is exiting may have no CUDA left: nothing to report to
+  }
+#endif
+  if (device_ < 0 && base_ != nullptr) ::munmap(base_, bytes_);
+  if (then_) then_();
 }
 
 absl::Status Session::MapCpuSlots() {
   const std::string name = "/" + opened_.shm_name();
-  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+  const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
   const size_t bytes = schema_.slot_bytes * opened_.num_slots();
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) < bytes) {
+    ::close(fd);
+    return absl::DataLossError(absl::StrCat("the session's slots (", name, ") are not a segment of ", bytes, " bytes"));
+  }
   void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (data == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap ", name));
-  slots_ = data;
-  slots_bytes_ = bytes;
+  mapping_ = std::shared_ptr<SlotMapping>(new SlotMapping());
+  mapping_->base_ = data;
+  mapping_->bytes_ = bytes;
   return absl::OkStatus();
 }
 
@@ -214,7 +248,11 @@ absl::Status Session::MapGpuSlots(int device) {
   cudaIpcMemHandle_t memory;
   if (opened_.slots_ipc_handle().size() != sizeof(memory)) return absl::InternalError("bad IPC handle from gnnd");
   std::memcpy(&memory, opened_.slots_ipc_handle().data(), sizeof(memory));
-  GNND_CUDA(cudaIpcOpenMemHandle(&slots_, memory, cudaIpcMemLazyEnablePeerAccess), "open the slots (CUDA IPC)");
+  void* slots = nullptr;
+  GNND_CUDA(cudaIpcOpenMemHandle(&slots, memory, cudaIpcMemLazyEnablePeerAccess), "open the slots (CUDA IPC)");
+  mapping_ = std::shared_ptr<SlotMapping>(new SlotMapping());
+  mapping_->base_ = slots;
+  mapping_->device_ = device_;
   for (const auto* handles : {&opened_.ready_event_handles(), &opened_.consumed_event_handles()}) {
     auto& events = handles == &opened_.ready_event_handles() ? ready_events_ : consumed_events_;
     for (const std::string& bytes : *handles) {
@@ -235,34 +273,26 @@ absl::Status Session::MapGpuSlots(int device) {
 
 Session::~Session() { Close(); }
 
-void Session::Unmap() {
+void Session::DestroyEvents() {
 #if GNND_WITH_CUDA
-  if (device_ >= 0) {
-    const ScopedDevice current(device_);
-    // Work this process queued may still read the slots: it finishes first. (gnnd frees them only once
-    // told the session is closed, after this: freeing an exported allocation that another process still
-    // has open is undefined.)
-    cudaDeviceSynchronize();
-    for (void* e : ready_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
-    for (void* e : consumed_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
-    ready_events_.clear();
-    consumed_events_.clear();
-    if (slots_ != nullptr) cudaIpcCloseMemHandle(slots_);
-    slots_ = nullptr;
-    return;
-  }
+  if (device_ < 0 || (ready_events_.empty() && consumed_events_.empty())) return;
+  const ScopedDevice current(device_);
+  // An event recorded but not yet reached is released once it completes.
+  for (void* e : ready_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  for (void* e : consumed_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  ready_events_.clear();
+  consumed_events_.clear();
 #endif
-  if (slots_ != nullptr) ::munmap(slots_, slots_bytes_);
-  slots_ = nullptr;
 }
 
 absl::Status Session::Broken(absl::string_view what) {
   if (!failed_.ok()) return failed_;
+  Call& call = *call_;
   // A failed write means gnnd ended the call: its status, soon read, says why. Cancelling at once would
   // replace that reason with CANCELLED; cancel only if the end does not arrive.
-  if (io_ == nullptr || !io_->ReadEndedWithin(std::chrono::seconds(5))) context_->TryCancel();
-  if (io_) io_->Join();  // Finish only once nothing else uses the stream
-  const grpc::Status status = stream_->Finish();
+  if (call.io == nullptr || !call.io->ReadEndedWithin(std::chrono::seconds(5))) call.context->TryCancel();
+  if (call.io) call.io->Join();  // Finish only once nothing else uses the stream
+  const grpc::Status status = call.stream->Finish();
   failed_ = status.ok() || status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                     status.error_code() == grpc::StatusCode::CANCELLED
                 ? absl::UnavailableError(absl::StrCat("gnnd at ", address_, " ended the session while ", what,
@@ -276,7 +306,7 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
   if (!failed_.ok()) return failed_;
   if (closed_) return absl::FailedPreconditionError("the session is closed");
   v1::SessionEvent event;
-  if (!io_->Take(&event)) return Broken("waiting for a batch");
+  if (!call_->io->Take(&event)) return Broken("waiting for a batch");
   switch (event.kind_case()) {
     case v1::SessionEvent::kReady: {
       const v1::BatchReady& r = event.ready();
@@ -345,7 +375,7 @@ absl::Status Session::Release(int slot, void* cuda_stream) {
 #endif
   v1::SessionRequest request;
   request.mutable_release()->set_slot(slot);
-  if (!io_->Put(std::move(request))) return Broken("releasing a batch");
+  if (!call_->io->Put(std::move(request))) return Broken("releasing a batch");
   return absl::OkStatus();
 }
 
@@ -354,26 +384,43 @@ absl::Status Session::StartEpoch(uint64_t epoch) {
   if (closed_) return absl::FailedPreconditionError("the session is closed");
   v1::SessionRequest request;
   request.mutable_next_epoch()->set_epoch(epoch);
-  if (!io_->Put(std::move(request))) return Broken("starting an epoch");
+  if (!call_->io->Put(std::move(request))) return Broken("starting an epoch");
   return absl::OkStatus();
 }
 
 void Session::Close() {
-  Unmap();  // before gnnd frees the slots
-  if (closed_) return;
+  DestroyEvents();
+  const bool ended = closed_;
   closed_ = true;
-  if (io_ == nullptr) {  // never opened: nothing of it is left in gnnd
-    context_->TryCancel();
-    (void)stream_->Finish();
+  if (ended || call_ == nullptr) {  // never opened, or the call already finished (Broken)
+    mapping_.reset();
     return;
   }
-  // Half-close, and wait for gnnd to end the stream: it does so once the session's slots are freed and its
-  // share of the daemon's limits is back, so a session opened after Close() never finds this one counted.
-  // A gnnd that does not answer in time is cancelled (it then frees the session on its own).
-  io_->CloseWrites();
-  if (!io_->ReadEndedWithin(kCloseTimeout)) context_->TryCancel();
-  io_->Join();
-  (void)stream_->Finish();
+  auto end = [call = call_] { call->End(); };
+  if (mapping_ != nullptr && device_ >= 0) {
+    mapping_->then_ = std::move(end);  // gnnd frees the slots once they are unmapped here
+    mapping_.reset();
+    return;
+  }
+  end();
+  mapping_.reset();
+}
+
+void Session::Call::End() {
+  if (stream == nullptr) return;
+  if (io == nullptr) {  // never attached: nothing of it is left in gnnd
+    context->TryCancel();
+  } else {
+    // Half-close, and wait for gnnd to end the stream: it does so once the session's slots are freed and
+    // its share of the daemon's limits is back, so a session opened after Close() never finds this one
+    // counted. A gnnd that does not answer in time is cancelled (it then frees the session on its own).
+    io->CloseWrites();
+    if (!io->ReadEndedWithin(kCloseTimeout)) context->TryCancel();
+    io->Join();
+  }
+  (void)stream->Finish();
+  io.reset();
+  stream.reset();
 }
 
 }  // namespace gnnd::client

@@ -21,6 +21,28 @@ namespace gnnd::client {
 
 class Session;
 
+// A session's slots as this process maps them, unmapped when the last holder lets go: the Session, or a
+// view handed out over them (the C ABI's DLPack tensors). So a batch kept past Close stays readable, and
+// a tensor's deleter may run at any time, on any thread, also while the process exits.
+class SlotMapping {
+ public:
+  ~SlotMapping();
+  SlotMapping(const SlotMapping&) = delete;
+  SlotMapping& operator=(const SlotMapping&) = delete;
+  void* base() const { return base_; }
+  int device() const { return device_; }  // the CUDA device, or -1: host memory
+
+ private:
+  friend class Session;
+  SlotMapping() = default;
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  int device_ = -1;
+  // Runs once the slots are unmapped: a GPU session's end at gnnd, which may free the slots only then
+  // (freeing an exported allocation that another process still has open is undefined).
+  std::function<void()> then_;
+};
+
 class Client {
  public:
   // address: "unix:/path/to/gnnd.sock" or "host:port". Fails (UNAVAILABLE) if gnnd does not answer
@@ -73,9 +95,11 @@ class Session {
   absl::Status Release(int slot, void* cuda_stream = nullptr);
   // Asks for epoch `epoch` after the previous one ended (every batch released first).
   absl::Status StartEpoch(uint64_t epoch);
-  // Ends the session: unmaps the slots (a GPU session first waits for the work this process queued, which
-  // may read them), then waits (up to kCloseTimeout) until gnnd has freed it: its slots, and its share of
-  // the daemon's session limits, are back when Close returns. Batches are invalid from the start of it.
+  // Ends the session and waits (up to kCloseTimeout) until gnnd has freed it: its slots, and its share of
+  // the daemon's session limits, are back when Close returns. Next and Release fail from then on. Views
+  // still holding the slot mapping (mapping()) keep it: a CPU session's batches stay readable; a GPU
+  // session is ended at gnnd only once the last such view lets go (the slots are unmapped after the work
+  // this process queued, which may read them, is done).
   void Close();
   static constexpr std::chrono::seconds kCloseTimeout{10};
 
@@ -89,13 +113,15 @@ class Session {
   // The arrays of `slot` (in [0, num_slots())) at the slot's capacity(), where every batch given out in it
   // lies for the whole session; device pointers for a GPU session (device() >= 0). Homogeneous sessions.
   BatchView SlotView(int slot) const {
-    return BatchView::At(static_cast<std::byte*>(slots_) + slot * layout_.total_bytes, layout_);
+    return BatchView::At(static_cast<std::byte*>(mapping_->base()) + slot * layout_.total_bytes, layout_);
   }
   const BatchCapacity& capacity() const { return layout_.capacity; }
   // The batch as data (common/batch/batch_schema.h): array i of slot s starts at SlotBase(s) +
   // schema().arrays[i].offset and holds counts(s)[arrays[i].count] rows of the batch last given out there.
   const BatchSchema& schema() const { return schema_; }
-  void* SlotBase(int slot) const { return static_cast<std::byte*>(slots_) + slot * schema_.slot_bytes; }
+  void* SlotBase(int slot) const { return static_cast<std::byte*>(mapping_->base()) + slot * schema_.slot_bytes; }
+  // The slots' mapping, for a view that must keep them readable for as long as it lives (null once closed).
+  std::shared_ptr<const SlotMapping> mapping() const { return mapping_; }
   // The count values of the batch last given out in `slot` (schema().counts' order); null if none.
   const std::vector<int64_t>* counts(int slot) const {
     return slot >= 0 && slot < static_cast<int>(counts_.size()) && !counts_[slot].empty() ? &counts_[slot] : nullptr;
@@ -110,21 +136,29 @@ class Session {
 
  private:
   friend class Client;
+  // The session's gRPC call; shared, so a GPU session can end it after the Session is gone (Close).
+  struct Call {
+    std::unique_ptr<grpc::ClientContext> context;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionEvent>> stream;
+    std::unique_ptr<SessionStream> io;  // once attached: reads and writes off the trainer's thread
+    // Half-closes and waits (up to kCloseTimeout) for gnnd to end the session; once.
+    void End();
+  };
   Session() = default;
   absl::Status Broken(absl::string_view what);
+  // Why the session could not be attached: gnnd's own end status where it ended the session (a first
+  // batch that failed, say), else `failure`.
+  absl::Status AttachFailed(absl::Status failure);
   absl::Status MapGpuSlots(int device);
   absl::Status MapCpuSlots();
-  void Unmap();
+  void DestroyEvents();
 
   std::string address_;
-  std::unique_ptr<grpc::ClientContext> context_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::SessionRequest, v1::SessionEvent>> stream_;
-  std::unique_ptr<SessionStream> io_;  // once attached: reads and writes off the trainer's thread
+  std::shared_ptr<Call> call_;
   v1::SessionOpened opened_;
   BatchLayout layout_;
   BatchSchema schema_;
-  void* slots_ = nullptr;
-  size_t slots_bytes_ = 0;
+  std::shared_ptr<SlotMapping> mapping_;
   int device_ = -1;                                    // GPU sessions: the CUDA device of the slots
   std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
   std::vector<HopCounts> hop_counts_;                  // per slot

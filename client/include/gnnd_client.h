@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 7
+#define GNND_API_VERSION_MINOR 8
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -231,6 +231,16 @@ GNND_API const char* gnnd_session_count_name(const gnnd_session* session, int32_
 GNND_API gnnd_status gnnd_session_array_info(const gnnd_session* session, int32_t index, gnnd_array_info* out);
 /* Array `index` of `slot` at the slot's capacity (as gnnd_slot_arrays, by the schema's index). */
 GNND_API gnnd_status gnnd_slot_array(const gnnd_session* session, int32_t slot, int32_t index, gnnd_array* out);
+/* API 1.8: array `index` of `slot` as a DLPack tensor (dlpack.h 0.6's DLManagedTensor, what a "dltensor"
+ * capsule of torch or numpy holds), of `ndim` dimensions `shape` and `strides` (in elements; NULL: compact)
+ * from the array's start; shape NULL: the array at the slot's capacity. `as_bits` nonzero describes bfloat16
+ * and float8 elements as unsigned integers of their width (for numpy, which has neither); float8 always is.
+ * The tensor keeps the session's slots mapped until its deleter runs (a plain C function: safe on any
+ * thread, also while the process exits), so a view kept past gnnd_close_session stays readable: the batch
+ * last given out in its slot, unchanged. A GPU session is ended at gnnd only once its last tensor is gone. */
+GNND_API gnnd_status gnnd_slot_array_dlpack(const gnnd_session* session, int32_t slot, int32_t index, int32_t ndim,
+                                            const int64_t* shape, const int64_t* strides, int32_t as_bits,
+                                            void** managed_tensor);
 /* One call per batch, as gnnd_next_batch_counts, with every count of the batch. */
 GNND_API gnnd_status gnnd_next_batch_values(gnnd_session* session, int32_t release_slot, void* cuda_stream,
                                             gnnd_batch_values* out);
@@ -238,7 +248,8 @@ GNND_API gnnd_status gnnd_next_batch_values(gnnd_session* session, int32_t relea
 GNND_API gnnd_status gnnd_start_epoch(gnnd_session* session, uint64_t epoch);
 /* Ends the session and frees the handle: unmaps the slots (for a GPU session after the work this process
  * queued, which may read them, is done), then waits (10 s at most) until gnnd has freed the session, so
- * that its share of gnnd's session limits is back on return. */
+ * that its share of gnnd's session limits is back on return. Tensors of gnnd_slot_array_dlpack keep the
+ * slots mapped: a GPU session with some still alive ends at gnnd when the last is deleted, not here. */
 GNND_API void gnnd_close_session(gnnd_session* session);
 
 /* The calling thread's last error message ("" if none). */

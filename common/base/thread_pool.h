@@ -23,18 +23,27 @@
 
 namespace gnnd {
 
-class ThreadPool {
+// Where a producer's tasks run: a ThreadPool, or one owner's queue on a FairPool (fair_pool.h).
+class TaskRunner {
+ public:
+  virtual ~TaskRunner() = default;
+  virtual void Post(std::function<void()> task) = 0;
+  // The most tasks of this runner's that run at once.
+  virtual int threads() const = 0;
+};
+
+class ThreadPool : public TaskRunner {
  public:
   // Starts `threads` threads (at least 1) for `what` (named in errors). RESOURCE_EXHAUSTED if the system
   // refuses one; none is left running then.
   static absl::StatusOr<std::unique_ptr<ThreadPool>> Create(int threads, absl::string_view what);
   // Runs the posted work and pending timers, then joins the threads.
-  ~ThreadPool();
+  ~ThreadPool() override;
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int threads() const { return static_cast<int>(threads_.size()); }
-  void Post(std::function<void()> task) { boost::asio::post(io_, std::move(task)); }
+  int threads() const override { return static_cast<int>(threads_.size()); }
+  void Post(std::function<void()> task) override { boost::asio::post(io_, std::move(task)); }
   // Runs `task` on the pool once `delay` has passed (the destructor waits for it).
   void PostAfter(std::chrono::microseconds delay, std::function<void()> task) {
     auto timer = std::make_shared<boost::asio::steady_timer>(io_, delay);

@@ -37,7 +37,8 @@ absl::Status WriteManifest(const std::string& dir, const v1::DatasetManifest& ma
   const std::string temp = path + ".tmp";
   const std::string text =
       absl::StrCat("# gnnd dataset manifest (schema: proto/gnnd/v1/dataset.proto)\n", ManifestToText(manifest));
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::unlink(temp.c_str());  // never written through: a link or a file left there is not ours
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("create ", temp));
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
   const int err = errno;

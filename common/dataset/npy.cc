@@ -393,6 +393,9 @@ absl::StatusOr<NpyFile> NpyFile::FromDescriptor(FileDescriptor fd, const std::st
 namespace {
 constexpr size_t kHeaderSize = 128;
 constexpr size_t kAppendBuffer = 4 << 20;
+// A new file, never through a link and never over an existing one: a writer works in a directory of its
+// own (an import's OUT.partial-PID), and anything already there is not what it made.
+constexpr int kCreateFlags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 }  // namespace
 
 NpyWriter::NpyWriter(NpyWriter&& other) noexcept { *this = std::move(other); }
@@ -428,7 +431,7 @@ absl::StatusOr<NpyWriter> NpyWriter::CreateAppendable(const std::string& path, D
   w.dtype_ = dtype;
   w.shape_ = {0};
   w.shape_.insert(w.shape_.end(), row_shape.begin(), row_shape.end());
-  w.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  w.fd_ = ::open(path.c_str(), kCreateFlags, 0644);
   if (w.fd_ < 0) return ErrnoStatus(errno, absl::StrCat("create ", path));
   w.buffer_.reserve(kAppendBuffer);
   w.buffer_.resize(kHeaderSize);  // placeholder, rewritten by Finish()
@@ -440,7 +443,7 @@ absl::StatusOr<NpyWriter> NpyWriter::CreateMapped(const std::string& path, DType
   w.path_ = path;
   w.dtype_ = dtype;
   w.shape_ = std::move(shape);
-  w.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  w.fd_ = ::open(path.c_str(), kCreateFlags, 0644);
   if (w.fd_ < 0) return ErrnoStatus(errno, absl::StrCat("create ", path));
   const size_t data_bytes = w.RowBytes() * static_cast<size_t>(w.shape_[0]);
   if (::ftruncate(w.fd_, kHeaderSize + data_bytes) != 0) {

@@ -104,7 +104,8 @@ class NpyFile {
 };
 
 // Writes an .npy file: rows appended in order (shape[0] grows), or a fixed shape whose data region is
-// mapped read-write for random or parallel writes. The header is rewritten by Finish().
+// mapped read-write for random or parallel writes. The header is rewritten by Finish(). The file must not
+// exist yet (ALREADY_EXISTS otherwise; a symbolic link is never followed).
 class NpyWriter {
  public:
   // A file with shape {0, row_shape...} that grows as rows are appended.

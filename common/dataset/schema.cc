@@ -18,7 +18,6 @@ constexpr int64_t kMaxCount = int64_t{1} << 48;
 // The sampling rule keys a relation's draws with 8 bits of the Philox counter.
 constexpr size_t kMaxRelations = 256;
 constexpr size_t kMaxNodeTypes = 256;
-constexpr size_t kMaxNameBytes = 64;
 // The names a format_version 1 dataset's one type and relation get (DGL's for a homogeneous graph).
 constexpr char kHomogeneousType[] = "_N";
 constexpr char kHomogeneousRelation[] = "_E";
@@ -28,13 +27,10 @@ absl::Status Bad(absl::string_view field, const auto& value, absl::string_view w
 }
 
 absl::Status CheckName(absl::string_view field, const std::string& name) {
-  const bool ok = !name.empty() && name.size() <= kMaxNameBytes && !absl::StrContains(name, "___") &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-                  });
-  if (ok) return absl::OkStatus();
-  return Bad(field, absl::StrCat("'", name.substr(0, kMaxNameBytes), name.size() > kMaxNameBytes ? "...'" : "'"),
-             absl::StrCat("is not a name (letters, digits and _, at most ", kMaxNameBytes, " bytes, no ___)"));
+  if (IsSchemaName(name)) return absl::OkStatus();
+  return Bad(field,
+             absl::StrCat("'", name.substr(0, kMaxSchemaNameBytes), name.size() > kMaxSchemaNameBytes ? "...'" : "'"),
+             absl::StrCat("is not a name (letters, digits and _, at most ", kMaxSchemaNameBytes, " bytes, no ___)"));
 }
 
 // One node type's counts; `prefix` is its field path ("" for a format_version 1 manifest).
@@ -133,6 +129,13 @@ void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation&
 }
 
 }  // namespace
+
+bool IsSchemaName(absl::string_view name) {
+  return !name.empty() && name.size() <= kMaxSchemaNameBytes && !absl::StrContains(name, "___") &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+         });
+}
 
 size_t ArraySchema::bytes() const {
   size_t n = DTypeSize(dtype);

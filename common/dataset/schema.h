@@ -19,6 +19,11 @@ namespace gnnd {
 
 enum class ArrayRole : uint8_t { kIndptr, kIndices, kFeatures, kLabels, kSplit, kEdges, kEdgeLabels, kNegatives };
 
+// Whether `name` may name a node type or relation: letters, digits and _, 1 to 64 bytes, no "___". Such
+// names become file and segment names, so nothing else may (a "../x" from a downloaded file never does).
+bool IsSchemaName(absl::string_view name);
+inline constexpr size_t kMaxSchemaNameBytes = 64;
+
 // The node and edge splits, by position: their names are what sessions ask for.
 inline constexpr std::array<absl::string_view, 3> kSplitNames = {"train", "valid", "test"};
 

@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
@@ -94,11 +96,32 @@ bip::permissions Permissions(mode_t mode) {
   return p;
 }
 
-// PERMISSION_DENIED unless the open segment belongs to this process's uid and no one else may write it.
-absl::Status CheckOwnSegment(const bip::shared_memory_object& shm, const std::string& segment) {
+// An existing segment, open read-only: opening never blocks (a FIFO anyone may make in /dev/shm would
+// hang a plain open) and never follows a link, and anything but a regular file is refused, naming it.
+struct OpenSegment {
+  FileDescriptor fd;
   struct stat st;
-  const int fd = shm.get_mapping_handle().handle;
-  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", segment));
+};
+
+absl::StatusOr<OpenSegment> OpenExisting(const std::string& segment) {
+  const int fd = ::shm_open(("/" + segment).c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      return absl::PermissionDeniedError(absl::StrCat(segment, ": a symbolic link, not a segment: refusing it"));
+    }
+    return ErrnoStatus(errno, absl::StrCat("open ", segment));
+  }
+  OpenSegment open{FileDescriptor(fd), {}};
+  if (::fstat(fd, &open.st) != 0) return ErrnoStatus(errno, absl::StrCat("stat ", segment));
+  if (!S_ISREG(open.st.st_mode)) {
+    return absl::PermissionDeniedError(absl::StrFormat("%s: not a segment (file type %o, owner uid %d): refusing it",
+                                                       segment, open.st.st_mode & S_IFMT, open.st.st_uid));
+  }
+  return open;
+}
+
+// PERMISSION_DENIED unless the open segment belongs to this process's uid and no one else may write it.
+absl::Status CheckOwnSegment(const struct stat& st, const std::string& segment) {
   if (st.st_uid != ::geteuid()) {
     return absl::PermissionDeniedError(
         absl::StrCat(segment, ": owned by uid ", st.st_uid, ", not by uid ", ::geteuid(), ": refusing to use it"));
@@ -113,46 +136,72 @@ absl::Status CheckOwnSegment(const bip::shared_memory_object& shm, const std::st
 // Whether the set's meta segment is this process's own (see CheckOwnSegment); NOT_FOUND if absent.
 absl::Status CheckOwnSet(const std::string& instance, const std::string& name) {
   const std::string segment = ShmSegmentName(instance, name, "meta");
-  try {
-    bip::shared_memory_object shm(bip::open_only, segment.c_str(), bip::read_only);
-    return CheckOwnSegment(shm, segment);
-  } catch (const bip::interprocess_exception& e) {
-    return FromBoost(e, absl::StrCat("open ", segment));
-  }
+  GNND_ASSIGN_OR_RETURN(const OpenSegment open, OpenExisting(segment));
+  return CheckOwnSegment(open.st, segment);
 }
+
+// A read-only mapping of `bytes` of an open segment, unmapped when it goes away.
+class ReadOnlyMapping {
+ public:
+  static absl::StatusOr<ReadOnlyMapping> Map(int fd, size_t bytes, const std::string& segment) {
+    ReadOnlyMapping m;
+    if (bytes == 0) return m;
+    void* address = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (address == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("map ", segment));
+    m.address_ = address;
+    m.bytes_ = bytes;
+    return m;
+  }
+  ReadOnlyMapping(ReadOnlyMapping&& other) noexcept
+      : address_(std::exchange(other.address_, nullptr)), bytes_(other.bytes_) {}
+  ReadOnlyMapping& operator=(ReadOnlyMapping&&) = delete;
+  ~ReadOnlyMapping() {
+    if (address_ != nullptr) ::munmap(address_, bytes_);
+  }
+  const void* address() const { return address_; }
+
+ private:
+  ReadOnlyMapping() = default;
+  void* address_ = nullptr;
+  size_t bytes_ = 0;
+};
 
 // Reads the state of an existing meta segment.
 absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& instance, const std::string& name) {
-  try {
-    bip::shared_memory_object shm(bip::open_only, ShmSegmentName(instance, name, "meta").c_str(), bip::read_only);
-    bip::offset_t size = 0;
-    shm.get_size(size);
-    ShmDatasetInfo info{name, ShmState::kStale, 0, 0, instance};
-    if (struct stat st; ::fstat(shm.get_mapping_handle().handle, &st) == 0) info.owner = st.st_uid;
-    if (static_cast<size_t>(size) < sizeof(MetaHeader)) return info;  // died before writing the header
-    bip::mapped_region region(shm, bip::read_only, 0, sizeof(MetaHeader));
-    const auto* meta = static_cast<const MetaHeader*>(region.get_address());
-    info.loader_pid = meta->loader_pid;
-    if (std::memcmp(meta->magic, kMagic, sizeof(kMagic)) != 0) return info;
-    if (meta->state.load(std::memory_order_acquire) == kStateReady) {
-      info.state = ShmState::kReady;
-    } else if (LoaderAlive(*meta)) {
-      info.state = ShmState::kLoading;
-    }
-    return info;
-  } catch (const bip::interprocess_exception& e) {
-    return FromBoost(e, absl::StrCat("shared memory set '", name, "'"));
+  absl::StatusOr<OpenSegment> open = OpenExisting(ShmSegmentName(instance, name, "meta"));
+  if (!open.ok()) {
+    return absl::Status(open.status().code(),
+                        absl::StrCat("shared memory set '", name, "': ", open.status().message()));
   }
+  ShmDatasetInfo info{name, ShmState::kStale, 0, open->st.st_uid, instance};
+  if (static_cast<size_t>(open->st.st_size) < sizeof(MetaHeader)) return info;  // died before writing the header
+  GNND_ASSIGN_OR_RETURN(const ReadOnlyMapping header, ReadOnlyMapping::Map(open->fd.get(), sizeof(MetaHeader), name));
+  const auto* meta = static_cast<const MetaHeader*>(header.address());
+  info.loader_pid = meta->loader_pid;
+  if (std::memcmp(meta->magic, kMagic, sizeof(kMagic)) != 0) return info;
+  if (meta->state.load(std::memory_order_acquire) == kStateReady) {
+    info.state = ShmState::kReady;
+  } else if (LoaderAlive(*meta)) {
+    info.state = ShmState::kLoading;
+  }
+  return info;
 }
 
-// Copies the element data of an .npy file into `dst` with parallel preads.
-absl::Status ReadInto(const NpyFile& file, char* dst, size_t bytes, int threads) {
+absl::Status CheckCancelled(const std::atomic<bool>* cancelled) {
+  if (cancelled == nullptr || !cancelled->load()) return absl::OkStatus();
+  return absl::CancelledError("the load was cancelled (gnnd is stopping)");
+}
+
+// Copies the element data of an .npy file into `dst` with parallel preads, chunk by chunk until cancelled.
+absl::Status ReadInto(const NpyFile& file, char* dst, size_t bytes, int threads, const std::atomic<bool>* cancelled) {
   const int fd = file.fd();  // the file that was checked, not whatever its name points at now
   std::mutex mutex;
   absl::Status first_error;
   ParallelFor(static_cast<int64_t>(bytes), kCopyChunk, threads, [&](int64_t begin, int64_t end) {
-    absl::Status s =
-        PreadFully(fd, dst + begin, end - begin, static_cast<off_t>(file.header().data_offset + begin), file.path());
+    absl::Status s = CheckCancelled(cancelled);
+    if (s.ok()) {
+      s = PreadFully(fd, dst + begin, end - begin, static_cast<off_t>(file.header().data_offset + begin), file.path());
+    }
     std::lock_guard<std::mutex> lock(mutex);
     if (first_error.ok()) first_error = s;
   });
@@ -161,8 +210,11 @@ absl::Status ReadInto(const NpyFile& file, char* dst, size_t bytes, int threads)
 
 }  // namespace
 
+// A segment this process made (region) or attached (mapping).
 struct ShmDataset::Segment {
   bip::mapped_region region;
+  std::optional<ReadOnlyMapping> mapping;
+  const void* address() const { return mapping ? mapping->address() : region.get_address(); }
 };
 
 std::string ShmSegmentName(absl::string_view instance, absl::string_view dataset, absl::string_view suffix) {
@@ -355,7 +407,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
       if (options.huge_pages) ::madvise(dst, bytes, MADV_HUGEPAGE);
       // pread into the segment: measured faster than memcpy from a mapping of the file (no faults on
       // the source side).
-      GNND_RETURN_IF_ERROR(ReadInto(source.file(i), dst, bytes, threads));
+      GNND_RETURN_IF_ERROR(ReadInto(source.file(i), dst, bytes, threads, options.cancelled));
       dataset->arrays_.data[i] = dst;
       dataset->segments_.push_back(std::move(segment));
     } catch (const bip::interprocess_exception& e) {
@@ -369,6 +421,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
   dataset->stats_.copy_seconds = std::chrono::duration<double>(copy_end - copy_start).count();
 
   // 3. Validate the copy, then mark the set ready: the last write.
+  GNND_RETURN_IF_ERROR(CheckCancelled(options.cancelled));
   if (options.validate) {
     GNND_RETURN_IF_ERROR(ValidateArrays(schema, dataset->arrays_, threads));
     dataset->stats_.validate_seconds =
@@ -397,44 +450,41 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
   dataset->dataset_ = name;
   dataset->instance_ = instance;
   std::string segment_name = ShmSegmentName(instance, name, "meta");
-  try {
-    bip::shared_memory_object meta_shm(bip::open_only, segment_name.c_str(), bip::read_only);
-    if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(meta_shm, segment_name));
-    auto meta_segment = std::make_unique<Segment>(Segment{bip::mapped_region(meta_shm, bip::read_only)});
-    const auto* meta = static_cast<const MetaHeader*>(meta_segment->region.get_address());
-    bip::offset_t meta_size = 0;
-    meta_shm.get_size(meta_size);
-    if (static_cast<size_t>(meta_size) < sizeof(MetaHeader) ||
-        meta->manifest_bytes > static_cast<size_t>(meta_size) - sizeof(MetaHeader) ||
-        !dataset->manifest_.ParseFromArray(meta + 1, static_cast<int>(meta->manifest_bytes))) {
-      return absl::DataLossError(absl::StrCat(segment_name, ": manifest does not parse"));
+  GNND_ASSIGN_OR_RETURN(OpenSegment meta_open, OpenExisting(segment_name));
+  if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(meta_open.st, segment_name));
+  const size_t meta_size = static_cast<size_t>(meta_open.st.st_size);
+  if (meta_size < sizeof(MetaHeader)) return absl::DataLossError(absl::StrCat(segment_name, ": no header"));
+  GNND_ASSIGN_OR_RETURN(ReadOnlyMapping meta_mapping,
+                        ReadOnlyMapping::Map(meta_open.fd.get(), meta_size, segment_name));
+  const auto* meta = static_cast<const MetaHeader*>(meta_mapping.address());
+  if (meta->manifest_bytes > meta_size - sizeof(MetaHeader) ||
+      !dataset->manifest_.ParseFromArray(meta + 1, static_cast<int>(meta->manifest_bytes))) {
+    return absl::DataLossError(absl::StrCat(segment_name, ": manifest does not parse"));
+  }
+  absl::StatusOr<DatasetSchema> schema = DatasetSchema::FromManifest(dataset->manifest_);
+  if (!schema.ok()) return absl::DataLossError(absl::StrCat(segment_name, ": ", schema.status().message()));
+  dataset->schema_ = *std::move(schema);
+  dataset->arrays_ = DatasetArrays(dataset->schema_);
+  dataset->segments_.push_back(std::make_unique<Segment>());
+  dataset->segments_.back()->mapping.emplace(std::move(meta_mapping));
+  for (size_t i = 0; i < dataset->schema_.arrays.size(); ++i) {
+    const ArraySchema& array = dataset->schema_.arrays[i];
+    segment_name = ShmSegmentName(instance, name, array.name);
+    const size_t bytes = array.bytes();
+    GNND_ASSIGN_OR_RETURN(const OpenSegment open, OpenExisting(segment_name));
+    if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(open.st, segment_name));
+    if (static_cast<size_t>(open.st.st_size) != bytes) {
+      return absl::DataLossError(
+          absl::StrCat(segment_name, ": ", open.st.st_size, " bytes, the manifest implies ", bytes));
     }
-    absl::StatusOr<DatasetSchema> schema = DatasetSchema::FromManifest(dataset->manifest_);
-    if (!schema.ok()) return absl::DataLossError(absl::StrCat(segment_name, ": ", schema.status().message()));
-    dataset->schema_ = *std::move(schema);
-    dataset->arrays_ = DatasetArrays(dataset->schema_);
-    dataset->segments_.push_back(std::move(meta_segment));
-    for (size_t i = 0; i < dataset->schema_.arrays.size(); ++i) {
-      const ArraySchema& array = dataset->schema_.arrays[i];
-      segment_name = ShmSegmentName(instance, name, array.name);
-      const size_t bytes = array.bytes();
-      bip::shared_memory_object shm(bip::open_only, segment_name.c_str(), bip::read_only);
-      if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(shm, segment_name));
-      bip::offset_t size = 0;
-      shm.get_size(size);
-      if (static_cast<size_t>(size) != bytes) {
-        return absl::DataLossError(absl::StrCat(segment_name, ": ", size, " bytes, the manifest implies ", bytes));
-      }
-      if (bytes == 0) {
-        dataset->arrays_.data[i] = dataset->segments_.front()->region.get_address();
-        continue;
-      }
-      auto segment = std::make_unique<Segment>(Segment{bip::mapped_region(shm, bip::read_only)});
-      dataset->arrays_.data[i] = segment->region.get_address();
-      dataset->segments_.push_back(std::move(segment));
+    if (bytes == 0) {
+      dataset->arrays_.data[i] = dataset->segments_.front()->address();
+      continue;
     }
-  } catch (const bip::interprocess_exception& e) {
-    return FromBoost(e, absl::StrCat("attach ", segment_name));
+    GNND_ASSIGN_OR_RETURN(ReadOnlyMapping mapping, ReadOnlyMapping::Map(open.fd.get(), bytes, segment_name));
+    dataset->arrays_.data[i] = mapping.address();
+    dataset->segments_.push_back(std::make_unique<Segment>());
+    dataset->segments_.back()->mapping.emplace(std::move(mapping));
   }
   return dataset;
 }

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,6 +43,8 @@ struct ShmLoadOptions {
   // Schema positions of arrays that stay on storage (features read through a cache): no segment, a null
   // pointer in arrays(). Such a set is never attached by a later gnnd (it loads afresh: it is small).
   std::vector<int> on_storage = {};
+  // Set (by another thread) to stop the load: it then ends CANCELLED and leaves nothing behind.
+  const std::atomic<bool>* cancelled = nullptr;
 };
 
 struct ShmLoadStats {

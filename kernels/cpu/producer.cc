@@ -16,18 +16,18 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-CpuProducer::CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, ThreadPool& workers,
+CpuProducer::CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, TaskRunner& workers,
                          int max_parallel, std::function<void()> on_ready)
     : CpuProducer(std::move(fill), nullptr, num_slots, epoch, std::move(seeds), workers, max_parallel,
                   std::move(on_ready)) {}
 
 CpuProducer::CpuProducer(std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
-                         ThreadPool& workers, int max_parallel, std::function<void()> on_ready)
+                         TaskRunner& workers, int max_parallel, std::function<void()> on_ready)
     : CpuProducer(nullptr, std::move(stages), num_slots, epoch, std::move(seeds), workers, max_parallel,
                   std::move(on_ready)) {}
 
 CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch,
-                         EpochSeeds seeds, ThreadPool& workers, int max_parallel, std::function<void()> on_ready)
+                         EpochSeeds seeds, TaskRunner& workers, int max_parallel, std::function<void()> on_ready)
     : fill_(std::move(fill)),
       stages_(std::move(stages)),
       epoch_(epoch),

@@ -64,11 +64,11 @@ class CpuProducer {
 
   // Work starts at once on `workers`. `on_ready`, if set, is called on a worker thread after each batch is
   // complete (it must not call back into the producer's destructor).
-  CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, ThreadPool& workers, int max_parallel,
+  CpuProducer(FillBatch fill, int num_slots, uint64_t epoch, EpochSeeds seeds, TaskRunner& workers, int max_parallel,
               std::function<void()> on_ready = nullptr);
   // The same in two stages.
   CpuProducer(std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
-              ThreadPool& workers, int max_parallel, std::function<void()> on_ready = nullptr);
+              TaskRunner& workers, int max_parallel, std::function<void()> on_ready = nullptr);
   // The homogeneous batch of `graph`: one CpuSampler per parallel batch, filling `slots`.
   static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                             std::vector<BatchView> slots, int max_parallel);
@@ -122,7 +122,7 @@ class CpuProducer {
 
  private:
   CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
-              ThreadPool& workers, int max_parallel, std::function<void()> on_ready);
+              TaskRunner& workers, int max_parallel, std::function<void()> on_ready);
   // Starts tasks while there are steps, free slots and idle samplers (and the planning task while there
   // are steps to plan and free ring entries). Called with mutex_ held.
   void ScheduleLocked();
@@ -138,7 +138,7 @@ class CpuProducer {
   const std::shared_ptr<const Stages> stages_;  // null: one stage
   const uint64_t epoch_;
   const EpochSeeds seeds_;
-  ThreadPool& workers_;
+  TaskRunner& workers_;
   const std::function<void()> on_ready_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;

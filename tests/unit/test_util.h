@@ -59,6 +59,7 @@ template <typename T>
 void WriteNpy(const std::string& path, DType dtype, const std::vector<T>& values, std::vector<int64_t> row_shape = {}) {
   int64_t row = 1;
   for (int64_t d : row_shape) row *= d;
+  std::filesystem::remove(path);  // a fixture may replace a file (writers never overwrite)
   auto writer = NpyWriter::CreateAppendable(path, dtype, row_shape);
   ASSERT_TRUE(writer.ok()) << writer.status();
   ASSERT_TRUE(writer->Append(values.data(), static_cast<int64_t>(values.size()) / row).ok());

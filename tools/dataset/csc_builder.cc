@@ -27,7 +27,7 @@ absl::StatusOr<EdgeSpool> EdgeSpool::CreateTyped(const std::string& path, int64_
   spool.num_dst_ = num_dst;
   spool.same_type_ = same_type;
   spool.wide_ = std::max(num_src, num_dst) >= (int64_t{1} << 31);
-  spool.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  spool.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (spool.fd_ < 0) return ErrnoStatus(errno, absl::StrCat("create ", path));
   spool.buffer_.reserve(kFlushBytes + 16);
   return spool;

@@ -1,7 +1,10 @@
 #include "tools/dataset/hotness.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -48,12 +51,19 @@ int64_t CountedSteps(const EpochSeeds& seeds, const HotnessSpec& spec) {
   return spec.presample_batches > 0 ? std::min(spec.presample_batches, seeds.num_steps()) : seeds.num_steps();
 }
 
-// Writes `order` as DIR/hot_order.npy (int64, hottest first); returns the path.
+// Writes `order` as DIR/hot_order.npy (int64, hottest first), replacing an older one whole; returns the path.
 absl::StatusOr<std::string> StoreHotOrder(const std::string& dataset_dir, const std::vector<int64_t>& order) {
   const std::string path = absl::StrCat(dataset_dir, "/", kHotOrderFile);
-  GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(path, DType::kInt64, {}));
-  GNND_RETURN_IF_ERROR(writer.Append(order.data(), static_cast<int64_t>(order.size())));
-  GNND_RETURN_IF_ERROR(writer.Finish());
+  const std::string temp = absl::StrCat(path, ".partial-", ::getpid());
+  ::unlink(temp.c_str());
+  GNND_ASSIGN_OR_RETURN(NpyWriter writer, NpyWriter::CreateAppendable(temp, DType::kInt64, {}));
+  absl::Status written = writer.Append(order.data(), static_cast<int64_t>(order.size()));
+  if (written.ok()) written = writer.Finish();
+  if (written.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
+    written = ErrnoStatus(errno, absl::StrCat("rename ", temp, " to ", path));
+  }
+  if (!written.ok()) ::unlink(temp.c_str());
+  GNND_RETURN_IF_ERROR(written);
   return path;
 }
 

@@ -105,7 +105,7 @@ bool IsOgbTypedCsv(const std::string& source) {
 }
 
 absl::Status ImportOgbTypedCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
-  TypedSource typed;
+  TypedSource typed{.node_types_from = "raw/num-node-dict.csv.gz", .relations_from = "raw/triplet-type-list.csv.gz"};
   GNND_ASSIGN_OR_RETURN(auto counts, ReadDict(source, "raw/num-node-dict.csv.gz"));
   for (const auto& [type, count] : counts) {
     GNND_ASSIGN_OR_RETURN(int64_t n, ParseInt(count, absl::StrCat("raw/num-node-dict.csv.gz: ", type)));
@@ -177,7 +177,7 @@ bool IsOgbTypedBinary(const std::string& source) {
 
 absl::Status ImportOgbTypedBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
   const std::string raw = source + "/raw/";
-  TypedSource typed;
+  TypedSource typed{.node_types_from = "raw/num_nodes_dict.npz", .relations_from = "raw/edge_index_dict.npz"};
   GNND_ASSIGN_OR_RETURN(const std::vector<std::string> types, ListNpzArrays(raw + "num_nodes_dict.npz"));
   for (const std::string& type : types) {
     GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(raw + "num_nodes_dict.npz", type,

@@ -12,6 +12,20 @@ namespace gnnd::dataset {
 
 absl::StatusOr<TypedImportBuilder> TypedImportBuilder::Create(const std::string& out_dir, const TypedSource& source,
                                                               const ImportOptions& options) {
+  auto check = [](const std::string& name, const std::string& what, const std::string& from) -> absl::Status {
+    if (IsSchemaName(name)) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(from, ": ", what, " ", Quoted(name),
+                                                   " is not a name (letters, digits and _, ", kMaxSchemaNameBytes,
+                                                   " bytes at most, no ___): it would become a file name"));
+  };
+  for (const auto& [name, count] : source.node_types) {
+    GNND_RETURN_IF_ERROR(check(name, "node type", source.node_types_from));
+  }
+  for (const auto& [src, name, dst] : source.relations) {
+    for (const std::string* part : {&src, &name, &dst}) {
+      GNND_RETURN_IF_ERROR(check(*part, part == &name ? "relation" : "node type", source.relations_from));
+    }
+  }
   TypedImportBuilder b;
   b.options_ = options;
   GNND_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir));

@@ -20,12 +20,15 @@ namespace gnnd::dataset {
 struct TypedSource {
   std::vector<std::pair<std::string, int64_t>> node_types;  // name, node count
   std::vector<std::array<std::string, 3>> relations;        // src type, name, dst type
+  // The files they come from, as errors name them.
+  std::string node_types_from = "the node types", relations_from = "the relations";
 };
 
 class TypedImportBuilder {
  public:
   // With options.add_reverse, every relation (h, r, t) gets (t, rev_r, h) beside it, same-type ones included
-  // (PyG's ToUndirected(merge=False) names).
+  // (PyG's ToUndirected(merge=False) names). Every name is checked before anything is written: they
+  // become file names, and come from files anyone may have made.
   static absl::StatusOr<TypedImportBuilder> Create(const std::string& out_dir, const TypedSource& source,
                                                    const ImportOptions& options);
   TypedImportBuilder(TypedImportBuilder&&) = default;
@@ -58,14 +61,14 @@ class TypedImportBuilder {
     std::optional<NpyWriter> features;
     int64_t feature_dim = 0;
     v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_UNSPECIFIED;  // set by the first row
-    std::vector<int64_t> labels;  // empty: none
+    std::vector<int64_t> labels;                                     // empty: none
     std::array<std::vector<int64_t>, 3> splits;
   };
   struct Relation {
     std::string src, name, dst;
     int src_type = 0, dst_type = 0;
     std::optional<EdgeSpool> edges;
-    int reverse = -1;  // the relation that gets each edge reversed, if any
+    int reverse = -1;                                        // the relation that gets each edge reversed, if any
     std::array<std::vector<int64_t>, 3> seed_src, seed_dst;  // per edge split
   };
   TypedImportBuilder() = default;

@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 7
+API_VERSION_MINOR = 8
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -167,6 +167,9 @@ def _bind(path, lib):
     lib.gnnd_session_count_name.restype = ctypes.c_char_p
     lib.gnnd_session_array_info.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ArrayInfo)]
     lib.gnnd_slot_array.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(Array)]
+    lib.gnnd_slot_array_dlpack.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
+                                           ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64),
+                                           ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
     lib.gnnd_next_batch_values.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
                                            ctypes.POINTER(BatchValues)]
     lib.gnnd_start_epoch.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
@@ -178,7 +181,7 @@ def _bind(path, lib):
     lib.gnnd_last_error.restype = ctypes.c_char_p
     for f in ("gnnd_connect", "gnnd_open_session", "gnnd_start_epoch", "gnnd_next_batch_on_stream",
               "gnnd_release_batch_on_stream", "gnnd_slot_arrays", "gnnd_next_batch_counts",
-              "gnnd_session_array_info", "gnnd_slot_array", "gnnd_next_batch_values"):
+              "gnnd_session_array_info", "gnnd_slot_array", "gnnd_next_batch_values", "gnnd_slot_array_dlpack"):
         getattr(lib, f).restype = ctypes.c_int
     return _Bound(path, lib, tuple(names), batch)
 

@@ -1,42 +1,19 @@
 """gnnd's trainer-side loader: minibatches from a running gnnd, read in place from its slots."""
 import collections.abc
 import ctypes
-import math
 
 import numpy as np
 
 from . import _dlpack, _native
-
-# numpy has no bfloat16 or float8: such arrays carry their bits (torch views them as the real dtype).
-_NUMPY_BITS = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8}
-
-
-def _numpy_view(array):
-    """A numpy array over the slot memory (no copy). bfloat16 and float8 come out as their bits."""
-    name = _native.DTYPE_NAMES[array.dtype]
-    dtype = np.dtype(_NUMPY_BITS.get(name, name))
-    shape = tuple(array.shape[:array.ndim])
-    count = math.prod(shape)
-    if count == 0:
-        return np.empty(shape, dtype)
-    buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(array.data)
-    return np.frombuffer(buffer, dtype).reshape(shape)
 
 
 def _as_dtype(tensor, gnnd_dtype):
     """Reinterprets a tensor of bits as its dtype where torch has it (float8_e4m3fn needs torch 2.1)."""
     import torch
     name = _native.DTYPE_NAMES[gnnd_dtype]
-    if name in _NUMPY_BITS and hasattr(torch, name):
+    if name == "float8_e4m3fn" and hasattr(torch, name):
         return tensor.view(getattr(torch, name))
     return tensor
-
-
-def _to_torch(view, gnnd_dtype):
-    import torch
-    if view.dtype == np.uint16:  # torch before 2.3 cannot take uint16 from numpy: carry the bits as int16
-        view = view.view(np.int16)
-    return _as_dtype(torch.from_dlpack(view), gnnd_dtype)
 
 
 def _seed_array(seed_ids):
@@ -68,13 +45,13 @@ def _pair_array(seed_edges):
     return np.ascontiguousarray(pairs.astype(np.int64, copy=False).reshape(-1))
 
 
-def _make_view(array, output):
-    """A tensor or numpy array over a gnnd_array's memory, no copy."""
-    if array.device_type == _native.DEVICE_CUDA:  # torch only
+def _make_view(session, slot, index, dtype, output):
+    """A tensor or numpy array over array `index` of `slot` at its capacity, no copy. It holds the slot
+    mapping (a C deleter lets go of it), so it stays readable after the loader closes."""
+    if output == "torch":
         import torch.utils.dlpack
-        return _as_dtype(torch.utils.dlpack.from_dlpack(_dlpack.capsule(array)), array.dtype)
-    view = _numpy_view(array)
-    return _to_torch(view, array.dtype) if output == "torch" else view
+        return _as_dtype(torch.utils.dlpack.from_dlpack(_dlpack.capsule(session, slot, index)), dtype)
+    return np.from_dlpack(_dlpack.Exporter(_dlpack.capsule(session, slot, index, as_bits=True)))
 
 
 class _SlotViews:
@@ -84,6 +61,7 @@ class _SlotViews:
     array in Python, too much for a trainer's next()."""
 
     def __init__(self, lib, session, output):
+        self._session = session
         self.arrays, self._edges, self._pairs = [], [], {}
         info = _native.ArrayInfo()
         self.names, self.count_of = [], []  # per array: its name, the index of the count giving its rows
@@ -126,9 +104,11 @@ class _SlotViews:
             arrays = [_native.Array() for _ in self.names]
             for index, array in enumerate(arrays):
                 _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
-            self.arrays.append(tuple(_make_view(array, output) for array in arrays))
+            self.arrays.append(tuple(_make_view(session, slot, index, array.dtype, output)
+                                     for index, array in enumerate(arrays)))
             prefixes = [""] if self.homogeneous else ["___".join(et) + "." for et in self.edge_types]
-            self._edges.append({prefix: tuple(arrays[self.names.index(prefix + name)] for name in ("edge_src", "edge_dst"))
+            self._edges.append({prefix: tuple((self.names.index(prefix + name), arrays[self.names.index(prefix + name)])
+                                              for name in ("edge_src", "edge_dst"))
                                 for prefix in prefixes})
 
     def edge_pair(self, slot, length, prefix=""):
@@ -137,16 +117,17 @@ class _SlotViews:
         unless both are int32 with edge_dst after edge_src."""
         pair = self._pairs.get((slot, prefix), False)
         if pair is False:
-            src, dst = self._edges[slot][prefix]
+            (src_index, src), (_, dst) = self._edges[slot][prefix]
             delta, pair = dst.data - src.data, None
             if src.dtype == _native.INT32 and dst.dtype == _native.INT32 and delta > 0 and delta % 4 == 0:
                 import torch.utils.dlpack
-                pair = torch.utils.dlpack.from_dlpack(
-                    _dlpack.capsule(src, shape=(2, src.shape[0]), strides=(delta // 4, 1)))
+                pair = torch.utils.dlpack.from_dlpack(_dlpack.capsule(
+                    self._session, slot, src_index, shape=(2, src.shape[0]), strides=(delta // 4, 1)))
             self._pairs[(slot, prefix)] = pair
         return None if pair is None else pair[:, :length]
 
     def clear(self):
+        """Lets go of the views (batches still held keep their slots readable)."""
         self.arrays, self._edges, self._pairs = [], [], {}
 
 
@@ -500,7 +481,7 @@ class Loader:
     def close(self):
         """Ends the session (gnnd frees its slots) and the connection."""
         if getattr(self, "_views", None) is not None:
-            self._views.clear()  # they point into the slots, unmapped now
+            self._views.clear()  # the slots are unmapped once no batch views them either
         if self._session:
             self._native.lib.gnnd_close_session(self._session)
             self._session = ctypes.c_void_p()

@@ -1,0 +1,150 @@
+"""Files another uid made, treated as hostile: a typed OGB download whose type names would walk out of the
+output writes nothing outside it; a FIFO or link in /dev/shm where gnnd expects a segment is refused at
+once (no hang, SIGTERM always ends gnnd); a lock file another uid made does not keep gnnd from starting.
+The hostile side is uid 65534 where the tests run as root (as CI does); the rest runs without."""
+import gzip
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import pytest
+
+from daemon_util import GNNCTL, Daemon, generate
+
+NOBODY = 65534
+as_root = os.geteuid() == 0
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def hostile(fn, *args):
+    """Runs fn(*args) as uid 65534 (in a child process) where the tests run as root; else as ourselves."""
+    if not as_root:
+        fn(*args)
+        return
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            as_nobody()
+            fn(*args)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.fixture
+def shared():
+    """A directory the hostile uid can reach and write (pytest's own tmp_path is root's alone)."""
+    root = tempfile.mkdtemp(prefix="gnnd-hostile-")
+    os.chmod(root, 0o777)
+    yield pathlib.Path(root)
+    shutil.rmtree(root)
+
+
+def write_gz(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt") as f:
+        f.write(text)
+
+
+def escaping_ogb_csv(root, bad):
+    """OGB's typed raw layout with a node type named `bad`, features and splits for it."""
+    types = {"paper": 3, bad: 2}
+    raw = root / "raw"
+    write_gz(raw / "num-node-dict.csv.gz", ",".join(types) + "\n" + ",".join(map(str, types.values())) + "\n")
+    write_gz(raw / "triplet-type-list.csv.gz", "paper,cites,paper\n")
+    write_gz(raw / "relations/paper___cites___paper/edge.csv.gz", "0,1\n1,2\n")
+    write_gz(raw / "nodetype-has-label.csv.gz", "paper\nFalse\n")
+
+
+def escaping_ogb_npz(root, bad):
+    raw = root / "raw"
+    raw.mkdir(parents=True)
+    np.savez(raw / "num_nodes_dict.npz", **{"paper": np.array([3]), bad: np.array([2])})
+    np.savez(raw / "edge_index_dict.npz", paper___cites___paper=np.array([[0, 1], [1, 2]], np.int64))
+    np.savez(raw / "node_feat.npz", **{bad: np.ones((2, 2), np.float32)})
+
+
+@pytest.mark.parametrize("form", ["ogb", "ogb-bin"])
+def test_type_names_that_would_leave_the_output_write_nothing_outside_it(shared, form):
+    tmp_path = shared
+    src, out = tmp_path / "download", tmp_path / "a" / "b" / "c" / "out"
+    out.parent.mkdir(parents=True)
+    bad = "../../../escape"
+    hostile(escaping_ogb_csv if form == "ogb" else escaping_ogb_npz, src, bad)
+    before = {p for p in tmp_path.rglob("*")}
+    proc = subprocess.run([GNNCTL, "import", f"--format={form}", str(src), str(out)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode != 0
+    origin = "raw/num-node-dict.csv.gz" if form == "ogb" else "raw/num_nodes_dict.npz"
+    assert f"{origin}: node type '{bad}' is not a name" in proc.stderr, proc.stderr
+    assert {p for p in tmp_path.rglob("*")} == before  # no escape.*, no OUT, no OUT.partial-*
+
+
+def make_fifos(paths):
+    for path in paths:
+        os.mkfifo(path, 0o666)
+
+
+def test_a_fifo_where_a_segment_belongs_never_hangs_gnnd_or_gnnctl(shared, tmp_path):
+    instance = f"fifo{os.getpid()}"
+    prefix = f"/dev/shm/gnnd-{instance}"
+    fifos = [f"{prefix}.ds.meta", f"{prefix}.late.meta"]
+    hostile(make_fifos, fifos)
+    data = generate(tmp_path / "tiny", "--seed", 2)
+    try:
+        listing = subprocess.run([GNNCTL, "shm", "list"], capture_output=True, text=True, timeout=30)
+        assert listing.returncode == 0 and f"ds\tunreadable" in listing.stdout, listing.stdout + listing.stderr
+        attach = subprocess.run([GNNCTL, "shm", "attach", "ds", f"--instance={instance}"], capture_output=True,
+                                text=True, timeout=30)
+        assert attach.returncode != 0 and f"gnnd-{instance}.ds.meta: not a segment (file type 10000" in attach.stderr, \
+            attach.stderr
+        # gnnd starts (the FIFO is not its set: it replaces it), and a load in a running gnnd does the same
+        daemon = Daemon(shared, f"--dataset=ds={data}", name=instance, config=f'dataset_roots: "{tmp_path}"')
+        try:
+            assert "replacing the shared-memory set 'ds'" in daemon.output()
+            proc = daemon.gnnctl("load", "late", data)
+            assert "replacing the shared-memory set 'late'" in daemon.output(), proc.stdout
+            listed = daemon.gnnctl("datasets").stdout
+            assert "ds" in listed and "late" in listed, listed
+        finally:
+            assert daemon.stop(timeout=30) == 0, daemon.output()
+    finally:
+        for path in fifos:
+            if os.path.lexists(path):
+                os.unlink(path)
+
+
+def test_sigterm_during_start_up_ends_gnnd_at_once(shared, tmp_path):
+    data = generate(tmp_path / "big", "--preset", "products", "--scale", "0.05", "--hot-order=false")
+    instance = f"start{os.getpid()}"
+    log = tmp_path / "gnnd.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([os.environ.get("GNND", "gnnd"), f"--listen=unix:{shared}/{instance}.sock",
+                                 f"--dataset=big={data}"], stdout=out, stderr=out)
+    try:
+        time.sleep(0.3)  # started, loading
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    if " event=serving " not in text:  # the signal came during start-up: the load stopped, nothing is left
+        assert proc.returncode == 1 and "signal 15 during start-up: stopping before serving" in text, text
+        assert "signal 15: stopped before serving" in text, text
+        assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd-{instance}.") and f != f"gnnd-{instance}.lock"]
+    else:
+        assert proc.returncode == 0, text
