@@ -51,13 +51,14 @@ absl::StatusOr<std::unique_ptr<Admission::Ticket>> Admission::Reserve(uid_t uid,
   }
   if (slot_bytes > limits_.max_total_slot_bytes - total_.bytes) {
     return refuse("max_total_slot_bytes", limits_.max_total_slot_bytes,
-                  absl::StrCat("the session's ", slot_bytes, " bytes of slots would exceed what gnnd allows, with ",
-                               total_.bytes, " in use"));
+                  absl::StrCat("the session's ", slot_bytes,
+                               " bytes (slots, seed lists, buffers) would exceed what gnnd allows, with ", total_.bytes,
+                               " in use"));
   }
   if (mine.bytes > uid_bytes || slot_bytes > uid_bytes - mine.bytes) {
     return refuse("uid_share_percent", limits_.uid_share_percent,
-                  absl::StrCat("the session's ", slot_bytes, " bytes of slots would exceed uid ", uid, "'s share (",
-                               uid_bytes, " bytes, ", mine.bytes, " in use)"));
+                  absl::StrCat("the session's ", slot_bytes, " bytes (slots, seed lists, buffers) would exceed uid ",
+                               uid, "'s share (", uid_bytes, " bytes, ", mine.bytes, " in use)"));
   }
   ++total_.sessions;
   total_.bytes += slot_bytes;

@@ -3,6 +3,7 @@
 //        [--feature-cache NAME=SIZE ...]
 // The config file is a text-format DaemonConfig (proto/gnnd/v1/config.proto); flags override it.
 // SIGTERM/SIGINT: sessions are told, the socket closes, segments gnnd created are removed.
+#include <malloc.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
@@ -235,6 +236,9 @@ int Run(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &shutdown, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   StartupSignals startup(shutdown);
+  // A session's large buffers (look-ahead rings, request copies) come from and go back to the kernel
+  // whole: with glibc's sliding threshold they would stay in the heap after the session ends.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
   absl::StatusOr<std::unique_ptr<InstanceLock>> instance = InstanceLock::Acquire(config->instance());
   if (!instance.ok()) {

@@ -1,5 +1,7 @@
 #include "server/service.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <deque>
 #include <optional>
@@ -329,6 +331,7 @@ void GnndService::SessionEnded(std::unique_ptr<class Session> session, const abs
            "session %d ended after %d batches: %s", session->id(), stats.batches(),
            status.ok() ? "closed" : status.message());
   session.reset();  // frees the slots
+  malloc_trim(0);   // and gives what its buffers freed in the heap back to the system
 }
 
 v1::ServedTotals& GnndService::ServedTotalsLocked(const std::string& dataset, const std::string& device) {

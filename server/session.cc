@@ -40,9 +40,6 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
             : absl::StrCat(request.edge_type(), request.edge_type().empty() ? "" : ".", "edges.", request.edge_split());
   }
   const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
-  if (limits.admission != nullptr) {
-    GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, shape.slot_bytes));
-  }
   if (shape.link) {
     s->edge_positions_.resize(static_cast<size_t>(shape.link->split_size));
     std::iota(s->edge_positions_.begin(), s->edge_positions_.end(), 0);
@@ -73,6 +70,22 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
     pool.PostAfter(delay, [handle] { handle->Wake(); });
   };
   s->steps_per_epoch_ = plan.first_epoch.num_steps();
+  // Every byte the session holds counts, not its slots alone: the seed lists (the request's ids or edge
+  // positions, this epoch's and the next's order) and the backend's buffers.
+  const uint64_t seed_bytes =
+      sizeof(int64_t) * (static_cast<uint64_t>(request.seed_ids_size()) + s->edge_positions_.size() +
+                         2 * static_cast<uint64_t>(plan.max_epoch_seeds));
+  const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
+  s->memory_bytes_ = shape.slot_bytes + seed_bytes + buffer_bytes;
+  if (s->memory_bytes_ > limits.max_session_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "open: the session needs ", s->memory_bytes_, " bytes (slots ", shape.slot_bytes, ", seed lists ", seed_bytes,
+        ", look-ahead and staging ", buffer_bytes, "), over the limit of ", limits.max_session_bytes,
+        " (max_session_bytes): lower batch_size, fanouts, num_slots or the dataset's look_ahead"));
+  }
+  if (limits.admission != nullptr) {
+    GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, s->memory_bytes_));
+  }
   GNND_ASSIGN_OR_RETURN(s->backend_, backends.Create(plan));
   s->ready_seeds_ = std::move(plan.first_epoch);  // the first epoch starts with it
   s->ready_seeds_epoch_ = request.epoch();
@@ -351,6 +364,7 @@ v1::SessionStats Session::Stats() const {
   s.set_wait_seconds(times.wait_seconds);
   s.set_device(device_.ToString());
   s.set_slots_held(static_cast<uint32_t>(held_.size()));
+  s.set_memory_bytes(memory_bytes_);
   return s;
 }
 

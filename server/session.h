@@ -133,6 +133,7 @@ class Session {
   int num_slots_ = 0;
   int64_t steps_per_epoch_ = 0;
   std::unique_ptr<Admission::Ticket> admitted_;
+  uint64_t memory_bytes_ = 0;  // what it holds: slots, seed lists, the backend's buffers
   std::unique_ptr<SlotBackend> backend_;
 
   ThreadPool* pool_ = nullptr;

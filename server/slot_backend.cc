@@ -1,6 +1,8 @@
 // The one place that knows which slot backends this build has.
 #include "server/slot_backend.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 #include "server/cpu_slots.h"
@@ -48,6 +50,16 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
   return absl::InvalidArgumentError(
       absl::StrCat("open.device = '", plan.device.ToString(), "' (this gnnd was built without CUDA: cpu only)"));
 #endif
+}
+
+uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
+  if (!plan.dataset->features_on_storage() || plan.link) return 0;
+  const uint64_t window = std::max(plan.dataset->look_ahead, 1);
+  const uint64_t entry =
+      plan.typed ? CpuProducer::TypedRingEntryBytes(plan.dataset->graph, plan.typed->sampling, plan.typed->layout)
+                 : CpuProducer::RingEntryBytes(plan.layout);
+  const uint64_t staging = plan.device.is_cuda() ? plan.layout.total_bytes * plan.num_slots : 0;
+  return window * entry + staging;
 }
 
 void SlotBackends::Prepare(const LoadedDataset& dataset) {

@@ -108,6 +108,9 @@ class SlotBackends {
 
   // INVALID_ARGUMENT naming open.device for a device this gnnd cannot serve.
   absl::StatusOr<std::unique_ptr<SlotBackend>> Create(const SessionPlan& plan);
+  // Host memory a session's backend holds beside its slots (a dataset on storage: the look-ahead ring,
+  // and a GPU session's pinned staging), for the session's share of the limits.
+  static uint64_t BufferBytes(const SessionPlan& plan);
   // Places a newly loaded `dataset` on the GPUs of options.prepare_gpus (registration, CSC copy, hot
   // tier), so their first sessions start at once; failures are logged (a session then tries again).
   // Nothing without CUDA.

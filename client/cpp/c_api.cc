@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/cpp/client.h"
 #include "client/include/gnnd_client.h"
+#include "common/base/limits.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
 #include "common/batch/link_batch.h"
@@ -222,6 +223,10 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     request.set_neg_amount(o->neg_amount);
     request.set_strict_negatives(o->strict_negatives != 0);
     request.set_exclude(o->exclude ? o->exclude : "");
+    if (o->num_seed_ids > gnnd::kMaxSeedIds) {  // refused by gnnd too; checked here before copying them
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("options.num_seed_ids = ", o->num_seed_ids, " (at most ", gnnd::kMaxSeedIds, ")")));
+    }
     request.mutable_seed_ids()->Add(o->seed_ids, o->seed_ids + std::max<int64_t>(o->num_seed_ids, 0));
     request.set_batch_size(o->batch_size);
     if (o->num_fanout_relations > 0) {

@@ -8,9 +8,10 @@
 namespace gnnd {
 
 // Beyond these a value is a mistake, and arithmetic on it could overflow.
-inline constexpr int kMaxThreads = 1024;           // producer_threads, --threads
-inline constexpr uint64_t kMaxSessions = 1 << 20;  // max_sessions
-inline constexpr int kMaxSlots = 64;               // default_slots, open.num_slots
+inline constexpr int kMaxThreads = 1024;                  // producer_threads, --threads
+inline constexpr uint64_t kMaxSessions = 1 << 20;         // max_sessions
+inline constexpr int kMaxSlots = 64;                      // default_slots, open.num_slots
+inline constexpr int64_t kMaxSeedIds = int64_t{8} << 20;  // open.seed_ids
 
 // What a field left at 0 means.
 inline constexpr uint64_t kDefaultMaxSessions = 256;

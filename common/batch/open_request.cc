@@ -60,6 +60,10 @@ absl::Status CheckSeedIds(const v1::OpenSession& request, const NodeTypeSchema& 
     return absl::InvalidArgumentError(
         absl::StrCat("open.split = ", Quoted(request.split()), " and open.seed_ids: give one of them"));
   }
+  if (request.seed_ids_size() > kMaxSeedIds) {
+    return absl::InvalidArgumentError(absl::StrCat("open.seed_ids: ", request.seed_ids_size(), " ids (at most ",
+                                                   kMaxSeedIds, "; iterate them in several sessions)"));
+  }
   const std::string what = typed ? absl::StrCat("a '", type.name, "' node") : "a node";
   for (int i = 0; i < request.seed_ids_size(); ++i) {
     const int64_t id = request.seed_ids(i);

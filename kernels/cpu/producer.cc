@@ -97,6 +97,23 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
   };
 }
 
+namespace {
+BatchLayout RingLayout(const BatchLayout& layout) {
+  return BatchLayout::Make(layout.capacity, layout.num_hops, /*feature_row_bytes=*/0);
+}
+TypedBatchLayout TypedRingLayout(const GraphData& graph, const TypedSamplingSpec& spec,
+                                 const TypedBatchLayout& layout) {
+  return TypedBatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
+}
+}  // namespace
+
+size_t CpuProducer::RingEntryBytes(const BatchLayout& layout) { return RingLayout(layout).total_bytes; }
+
+size_t CpuProducer::TypedRingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec,
+                                        const TypedBatchLayout& layout) {
+  return TypedRingLayout(graph, spec, layout).total_bytes;
+}
+
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
     const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
     std::vector<BatchView> slots, RowCache& cache, int window, int prefetch_distance,
@@ -105,8 +122,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
   // The ring holds what sampling writes: the slot's arrays up to the features.
-  auto ring = std::make_shared<std::vector<BatchBuffer>>(
-      stages->window, BatchBuffer(BatchLayout::Make(layout.capacity, layout.num_hops, /*feature_row_bytes=*/0)));
+  auto ring = std::make_shared<std::vector<BatchBuffer>>(stages->window, BatchBuffer(RingLayout(layout)));
   auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
   // The rows this cache serves: all of the batch's, or those no other tier holds.
   const auto own_rows = [held_elsewhere](const BatchView& batch, std::vector<int64_t>& scratch) {
@@ -160,7 +176,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
-  const TypedBatchLayout ring_layout = TypedBatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
+  const TypedBatchLayout ring_layout = TypedRingLayout(graph, spec, layout);
   struct Ring {
     std::vector<std::vector<std::byte>> buffers;
     std::vector<TypedBatchView> views;

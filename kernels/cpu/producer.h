@@ -98,6 +98,11 @@ class CpuProducer {
                                                             std::vector<TypedBatchView> slots,
                                                             std::vector<RowCache*> caches, int window,
                                                             int prefetch_distance = 2);
+  // The bytes of one entry of StorageSampling's and TypedStorageSampling's look-ahead ring: what a session
+  // with features on storage holds per step of its window.
+  static size_t RingEntryBytes(const BatchLayout& layout);
+  static size_t TypedRingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec,
+                                    const TypedBatchLayout& layout);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;

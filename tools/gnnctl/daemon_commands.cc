@@ -86,9 +86,10 @@ void PrintStats(const v1::Stats& stats, const v1::Stats* previous) {
                a.max_sessions(), Mib(a.slot_bytes()), Mib(a.max_total_slot_bytes()), a.uid_share_percent());
   for (const v1::SessionStats& s : stats.sessions()) {
     absl::PrintF(
-        "session %d\t%s/%s\tpid %d uid %d\tepoch %d\t%d batches\t%s\tsampling %.2f s\twaiting %.2f s\tholds %d\n",
+        "session %d\t%s/%s\tpid %d uid %d\tepoch %d\t%d batches\t%s\tsampling %.2f s\twaiting %.2f s\tholds %d\t"
+        "memory %s\n",
         s.session_id(), s.dataset(), s.split(), s.peer_pid(), s.peer_uid(), s.epoch(), s.batches(), Mib(s.bytes()),
-        s.sample_seconds(), s.wait_seconds(), s.slots_held());
+        s.sample_seconds(), s.wait_seconds(), s.slots_held(), Mib(s.memory_bytes()));
   }
   for (const v1::StageHistogram& h : stats.histograms()) {
     if (h.count() == 0) continue;
