@@ -84,3 +84,21 @@ def test_typed_hot_order_ranks_featured_rows_by_global_id(tmp_path):
     assert len(top & set(train.tolist())) > 0.8 * len(train)
     assert generate(tmp_path / "again", "--preset=mag", "--scale=0.002", "--seed=6", "--fanouts=5,3") and \
         np.array_equal(np.load(tmp_path / "again" / "hot_order.npy"), order)
+
+
+def test_link_relation_splits_hold_out_their_edges_and_are_distinct(tmp_path):
+    key = "paper___cites___paper"
+    out = generate(tmp_path / "mag", "--preset=mag", "--scale=0.002", "--seed=3", f"--link-relation={key}")
+    indptr, indices = np.load(out / f"{key}.indptr.npy"), np.load(out / f"{key}.indices.npy")
+    graph = {(int(s), int(d)) for d in range(len(indptr) - 1) for s in indices[indptr[d]:indptr[d + 1]]}
+    splits = {}
+    for name in ("train", "valid", "test"):
+        pairs = np.load(out / f"{key}.{name}_edges.npy")
+        splits[name] = [(int(s), int(d)) for s, d in pairs.T]
+        assert len(set(splits[name])) == len(splits[name]) > 0, f"{name}: duplicate pairs"
+        assert not [p for p in splits[name] if p[0] == p[1]], f"{name}: self-loops"
+    assert set(splits["train"]) == graph  # the graph's edges of the relation are the train split's
+    for held_out in ("valid", "test"):
+        assert not set(splits[held_out]) & graph, f"{held_out} pairs are graph edges"
+    assert not set(splits["valid"]) & set(splits["test"])
+    assert 0.02 < len(splits["valid"]) / len(graph) < 0.1

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/philox.h"
@@ -71,6 +73,27 @@ absl::StatusOr<TypedSyntheticSpec> TypedPresetSpec(const std::string& preset, do
   return s;
 }
 
+namespace {
+
+// The link relation's drawn edges as the graph keeps them (each once, no self-loop within one type), split
+// by a hash of the pair: 5 % valid, 5 % test, both held out of the graph, the rest train (in the graph). So
+// no held-out pair is an edge of the relation, and every split is distinct pairs.
+absl::Status SplitLinkEdges(std::vector<std::pair<int64_t, int64_t>> pairs, bool same_type, uint64_t seed,
+                            int relation, TypedImportBuilder& builder) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  for (const auto& [from, to] : pairs) {
+    if (same_type && from == to) continue;
+    const uint64_t bucket = Mix64(Mix64(static_cast<uint64_t>(from)) ^ static_cast<uint64_t>(to) ^ (seed << 20)) % 20;
+    const int split = bucket == 0 ? 1 : bucket == 1 ? 2 : 0;
+    GNND_RETURN_IF_ERROR(builder.AddSeedEdge(relation, split, from, to, "synthetic"));
+    if (split == 0) GNND_RETURN_IF_ERROR(builder.AddEdge(relation, from, to, "synthetic"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions& options, const std::string& out_dir) {
   TypedSource source;
   for (const auto& t : spec.types) source.node_types.emplace_back(t.name, t.num_nodes);
@@ -102,6 +125,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
     const int32_t classes = spec.types[src].num_classes;
     const bool homophilous = src == dst && classes > 0;
     Progress progress(absl::StrCat("edges ", rel.name), rel.num_edges, "edges");
+    std::vector<std::pair<int64_t, int64_t>> link_pairs;  // the link relation's edges, split once all are drawn
     for (int64_t e = 0; e < rel.num_edges; ++e) {
       const Philox4x32 w = RandomWords(seed, kEdges + static_cast<uint32_t>(r) * 16, static_cast<uint64_t>(e));
       const int64_t to = SkewedNode((uint64_t{w.v[0]} << 32) | w.v[1], num_dst);
@@ -113,14 +137,14 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
         }
       }
       if (static_cast<int>(r) == link_relation) {
-        // 5 % valid, 5 % test (held out of the graph), the rest train (in it).
-        const uint64_t bucket = Mix64(static_cast<uint64_t>(e) ^ (seed << 20)) % 20;
-        const int split = bucket == 0 ? 1 : bucket == 1 ? 2 : 0;
-        GNND_RETURN_IF_ERROR(builder.AddSeedEdge(static_cast<int>(r), split, from, to, "synthetic"));
-        if (split != 0) continue;
+        link_pairs.emplace_back(from, to);
+      } else {
+        GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), from, to, "synthetic"));
       }
-      GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), from, to, "synthetic"));
       if ((e & 0xfffff) == 0) progress.Set(e);
+    }
+    if (static_cast<int>(r) == link_relation) {
+      GNND_RETURN_IF_ERROR(SplitLinkEdges(std::move(link_pairs), src == dst, seed, static_cast<int>(r), builder));
     }
     progress.Set(rel.num_edges);
   }
