@@ -13,12 +13,48 @@
 
 namespace gnnd::dataset {
 
-// Converts values to the feature dtype's stored bits; float8_e4m3fn refuses a finite value past its range
-// (it has no infinity: PyTorch's conversion would make it NaN).
+namespace {
+
+// The largest finite value of a feature dtype.
+double LargestOf(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return 65504.0;
+    case DType::kBFloat16:
+      return 3.3895313892515355e38;
+    case DType::kFloat8E4M3FN:
+      return kFloat8E4M3FNMax;
+    default:
+      return std::numeric_limits<float>::max();
+  }
+}
+
+absl::Status NotFinite(DType dtype, double value, size_t i, const FeatureBlock& block) {
+  const int64_t at = std::max<int64_t>(block.first, 0) + static_cast<int64_t>(i), dim = std::max<int64_t>(block.dim, 1);
+  const std::string element =
+      block.first < 0 ? absl::StrCat("column ", at) : absl::StrCat("row ", at / dim, ", column ", at % dim);
+  const std::string what = std::isnan(value) ? "is NaN"
+                           : std::isinf(value)
+                               ? "is not finite"
+                               : absl::StrCat("is past ", DTypeName(dtype), "'s range (|x| <= ", LargestOf(dtype), ")");
+  return absl::InvalidArgumentError(absl::StrCat(
+      block.where, ": feature value ", value, " at ", element, " ", what,
+      std::isnan(value) ? " (features must be numbers)" : " (scale the features, or import with --clamp)"));
+}
+
+}  // namespace
+
 template <typename In>
-absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, absl::string_view where) {
+absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, const FeatureBlock& block,
+                              bool clamp) {
+  const double largest = LargestOf(target);
   for (size_t i = 0; i < count; ++i) {
-    const float f = static_cast<float>(in[i]);
+    double x = static_cast<double>(in[i]);
+    if (!(std::fabs(x) <= largest)) {  // NaN, ±inf, or past the range
+      if (std::isnan(x) || !clamp) return NotFinite(target, x, i, block);
+      x = std::copysign(largest, x);
+    }
+    const float f = static_cast<float>(x);
     switch (target) {
       case DType::kFloat16: {
         const uint16_t h = FloatToHalf(f);
@@ -31,11 +67,6 @@ absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* ou
         break;
       }
       case DType::kFloat8E4M3FN:
-        if (std::isfinite(f) && std::fabs(f) > kFloat8E4M3FNMax) {
-          return absl::InvalidArgumentError(absl::StrCat(where, ": feature value ", f, " (value ", i,
-                                                         " of this block) is past float8_e4m3fn's range (|x| <= ",
-                                                         kFloat8E4M3FNMax, "): scale the features first"));
-        }
         out[i] = static_cast<char>(FloatToFloat8E4M3FN(f));
         break;
       default:
@@ -46,8 +77,23 @@ absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* ou
   return absl::OkStatus();
 }
 
-template absl::Status EncodeFeaturesAs<double>(DType, const double*, size_t, char*, absl::string_view);
-template absl::Status EncodeFeaturesAs<float>(DType, const float*, size_t, char*, absl::string_view);
+template absl::Status EncodeFeaturesAs<double>(DType, const double*, size_t, char*, const FeatureBlock&, bool);
+template absl::Status EncodeFeaturesAs<float>(DType, const float*, size_t, char*, const FeatureBlock&, bool);
+
+absl::Status CheckFeatureBits(DType dtype, const char* bits, size_t count, const FeatureBlock& block) {
+  for (size_t i = 0; i < count; ++i) {
+    float f;
+    if (dtype == DType::kFloat16) {
+      uint16_t h;
+      std::memcpy(&h, bits + 2 * i, 2);
+      f = HalfToFloat(h);
+    } else {
+      std::memcpy(&f, bits + 4 * i, 4);
+    }
+    if (!std::isfinite(f)) return NotFinite(dtype, f, i, block);
+  }
+  return absl::OkStatus();
+}
 
 namespace {
 
@@ -109,7 +155,8 @@ absl::Status ImportBuilder::AppendFeatureRow(const std::vector<double>& row, abs
   }
   const DType element = FeatureElementDType(feature_dtype_).value();
   row_scratch_.resize(row.size() * DTypeSize(element));
-  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(), where));
+  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(),
+                                        {.where = where, .dim = feature_dim_}, options_.clamp));
   return features_->Append(row_scratch_.data(), 1);
 }
 
@@ -118,11 +165,15 @@ absl::Status ImportBuilder::AppendFeatureRows(const float* data, int64_t rows, i
   if (dim != feature_dim_ || features_->rows() + rows > num_nodes_) {
     return absl::InternalError("feature rows do not match the dataset shape");
   }
-  if (feature_dtype_ == v1::FEATURE_DTYPE_FLOAT32) return features_->Append(data, rows);
-  const DType element = FeatureElementDType(feature_dtype_).value();
+  const FeatureBlock block{.where = "features", .first = features_->rows() * dim, .dim = dim};
   const size_t count = static_cast<size_t>(rows * dim);
+  if (feature_dtype_ == v1::FEATURE_DTYPE_FLOAT32) {
+    GNND_RETURN_IF_ERROR(CheckFeatureBits(DType::kFloat32, reinterpret_cast<const char*>(data), count, block));
+    return features_->Append(data, rows);
+  }
+  const DType element = FeatureElementDType(feature_dtype_).value();
   row_scratch_.resize(count * DTypeSize(element));
-  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, data, count, row_scratch_.data(), "features"));
+  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, data, count, row_scratch_.data(), block, options_.clamp));
   return features_->Append(row_scratch_.data(), rows);
 }
 
@@ -136,7 +187,8 @@ absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
   const int64_t dim = h.shape.size() == 2 ? h.shape[1] : 1;
   GNND_RETURN_IF_ERROR(StartFeatures(h.dtype, dim, reader.what()));
   const DType element = FeatureElementDType(feature_dtype_).value();
-  const bool same = h.dtype == element;  // numpy has no bfloat16 or float8: those are always converted
+  // numpy has no bfloat16 or float8: those are always converted; values clamped are re-encoded
+  const bool same = h.dtype == element && !options_.clamp;
   const int64_t rows_per_block = std::max<int64_t>(1, kBlockBytes / (dim * 8));
   std::vector<double> values;
   std::vector<char> encoded;
@@ -144,12 +196,14 @@ absl::Status ImportBuilder::ReadFeatures(NpyStreamReader& reader) {
     const int64_t rows = std::min(rows_per_block, num_nodes_ - row);
     const size_t count = static_cast<size_t>(rows * dim);
     encoded.resize(count * DTypeSize(element));
+    const FeatureBlock block{.where = reader.what(), .first = row * dim, .dim = dim};
     if (same) {
       GNND_RETURN_IF_ERROR(reader.ReadRaw(encoded.data(), count));
+      GNND_RETURN_IF_ERROR(CheckFeatureBits(element, encoded.data(), count, block));
     } else {
       values.resize(count);
       GNND_RETURN_IF_ERROR(reader.ReadDouble(values.data(), count));
-      GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, values.data(), count, encoded.data(), reader.what()));
+      GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, values.data(), count, encoded.data(), block, options_.clamp));
     }
     GNND_RETURN_IF_ERROR(features_->Append(encoded.data(), rows));
   }

@@ -36,12 +36,26 @@ struct ImportOptions {
   // mag240m: node counts by type (else from features or the largest id); edgelist: the count under "".
   std::map<std::string, int64_t> num_nodes;
   int threads = 1;
+  // Features: ±inf and values past the dtype's range become its largest finite value (else refused).
+  bool clamp = false;
 };
 
-// Converts `count` values to the bits of feature dtype `target` into `out`; float8_e4m3fn refuses a finite
-// value past its range, naming `where`.
+// Where a block of feature values comes from, as errors name an element: the file, the position of the
+// block's first value among the file's values (-1: `where` names the row, e.g. a CSV line), the row width.
+struct FeatureBlock {
+  absl::string_view where;
+  int64_t first = -1;
+  int64_t dim = 1;
+};
+
+// Converts `count` values to the bits of feature dtype `target` into `out`. A NaN, an infinity or a value
+// past the dtype's range (float64 into float32, 1e5 into float16, 500 into float8) is refused naming the
+// file and element, unless `clamp` (then ±inf and such values become the dtype's largest; NaN never).
 template <typename In>
-absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, absl::string_view where);
+absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* out, const FeatureBlock& block,
+                              bool clamp);
+// The same check for values already in the dtype's bits (a float32 or float16 file kept as it is).
+absl::Status CheckFeatureBits(DType dtype, const char* bits, size_t count, const FeatureBlock& block);
 
 // "(2, 17)": an array shape as errors print it.
 std::string ShapeText(const std::vector<int64_t>& shape);

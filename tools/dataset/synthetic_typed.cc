@@ -78,8 +78,8 @@ namespace {
 // The link relation's drawn edges as the graph keeps them (each once, no self-loop within one type), split
 // by a hash of the pair: 5 % valid, 5 % test, both held out of the graph, the rest train (in the graph). So
 // no held-out pair is an edge of the relation, and every split is distinct pairs.
-absl::Status SplitLinkEdges(std::vector<std::pair<int64_t, int64_t>> pairs, bool same_type, uint64_t seed,
-                            int relation, TypedImportBuilder& builder) {
+absl::Status SplitLinkEdges(std::vector<std::pair<int64_t, int64_t>> pairs, bool same_type, uint64_t seed, int relation,
+                            TypedImportBuilder& builder) {
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   for (const auto& [from, to] : pairs) {

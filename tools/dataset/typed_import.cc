@@ -28,6 +28,7 @@ absl::StatusOr<TypedImportBuilder> TypedImportBuilder::Create(const std::string&
   }
   TypedImportBuilder b;
   b.options_ = options;
+  b.source_ = source;
   GNND_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir));
   b.writer_.emplace(std::move(writer));
   for (const auto& [name, count] : source.node_types) {
@@ -73,6 +74,8 @@ int TypedImportBuilder::NodeTypeNamed(const std::string& name) const {
 absl::Status TypedImportBuilder::AddEdge(int relation, int64_t src, int64_t dst, absl::string_view where) {
   Relation& r = relations_[relation];
   GNND_RETURN_IF_ERROR(r.edges->Add(src, dst, where));
+  types_[r.src_type].max_id = std::max(types_[r.src_type].max_id, src);
+  types_[r.dst_type].max_id = std::max(types_[r.dst_type].max_id, dst);
   if (r.reverse >= 0) GNND_RETURN_IF_ERROR(relations_[r.reverse].edges->Add(dst, src, where));
   return absl::OkStatus();
 }
@@ -87,7 +90,8 @@ absl::Status TypedImportBuilder::AddSeedEdge(int relation, int split, int64_t sr
   return absl::OkStatus();
 }
 
-absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where) {
+absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where,
+                                                  int64_t row_index) {
   Type& t = types_[type];
   if (t.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) {
     t.feature_dtype =
@@ -97,6 +101,7 @@ absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<do
   if (!t.features.has_value()) {
     if (row.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": a feature row with no values"));
     t.feature_dim = static_cast<int64_t>(row.size());
+    t.features_from = std::string(where.substr(0, where.rfind(" line ")));
     GNND_ASSIGN_OR_RETURN(
         NpyWriter writer,
         NpyWriter::CreateAppendable(writer_->Path(absl::StrCat(t.name, ".features.npy")), element, {t.feature_dim}));
@@ -111,7 +116,9 @@ absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<do
         absl::StrCat(where, ": more feature rows than '", t.name, "' has nodes (", t.num_nodes, ")"));
   }
   row_scratch_.resize(row.size() * DTypeSize(element));
-  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(), where));
+  const FeatureBlock block{
+      .where = where, .first = row_index < 0 ? -1 : row_index * t.feature_dim, .dim = t.feature_dim};
+  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(), block, options_.clamp));
   return t.features->Append(row_scratch_.data(), 1);
 }
 
@@ -128,7 +135,7 @@ absl::Status TypedImportBuilder::ReadFeatures(int type, NpyStreamReader& reader)
   std::vector<double> row(h.shape.size() == 2 ? static_cast<size_t>(h.shape[1]) : 1);
   for (int64_t v = 0; v < n; ++v) {
     GNND_RETURN_IF_ERROR(reader.ReadDouble(row.data(), row.size()));
-    GNND_RETURN_IF_ERROR(AppendFeatureRow(type, row, reader.what()));
+    GNND_RETURN_IF_ERROR(AppendFeatureRow(type, row, reader.what(), v));
   }
   return absl::OkStatus();
 }
@@ -143,18 +150,36 @@ absl::Status TypedImportBuilder::SetLabel(int type, int64_t node, double label, 
   Type& t = types_[type];
   GNND_RETURN_IF_ERROR(CheckNodeId(node, t.num_nodes, where));
   GNND_ASSIGN_OR_RETURN(const int64_t value, ParseLabel(label, where));
-  if (t.labels.empty()) t.labels.assign(t.num_nodes, -1);
+  if (node >= static_cast<int64_t>(t.labels.size())) t.labels.resize(node + 1, -1);  // as far as the input goes
   t.labels[node] = value;
+  t.max_id = std::max(t.max_id, node);
   return absl::OkStatus();
 }
 
 absl::Status TypedImportBuilder::AddSplitId(int type, int split, int64_t node, absl::string_view where) {
   GNND_RETURN_IF_ERROR(CheckNodeId(node, types_[type].num_nodes, where));
   types_[type].splits[split].push_back(node);
+  types_[type].max_id = std::max(types_[type].max_id, node);
+  return absl::OkStatus();
+}
+
+absl::Status TypedImportBuilder::CheckCountsAgainstInput() const {
+  constexpr int64_t kSmall = int64_t{1} << 20, kFactor = 16;
+  for (const Type& t : types_) {
+    const int64_t rows = t.features.has_value() ? t.features->rows() : 0;
+    const int64_t backed = std::max(t.max_id + 1, rows);
+    if (t.num_nodes <= kSmall || t.num_nodes <= kFactor * backed) continue;
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_.node_types_from, ": node type '", t.name, "' has ", t.num_nodes,
+                     " nodes, but the input names ids only below ", backed, " and holds ", rows,
+                     " feature rows for it: the count looks wrong (its CSC alone would take ", 8 * (t.num_nodes + 1),
+                     " bytes); correct it"));
+  }
   return absl::OkStatus();
 }
 
 absl::Status TypedImportBuilder::Finish(const std::string& source) {
+  GNND_RETURN_IF_ERROR(CheckCountsAgainstInput());
   v1::DatasetManifest m;
   m.set_format_version(2);
   m.set_source(source);
@@ -165,8 +190,9 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
     out.set_num_nodes(t.num_nodes);
     if (t.features.has_value()) {
       if (t.features->rows() != t.num_nodes) {
-        return absl::InvalidArgumentError(absl::StrCat("node type '", t.name, "': ", t.features->rows(),
-                                                       " feature rows but ", t.num_nodes, " nodes"));
+        return absl::InvalidArgumentError(absl::StrCat(t.features_from, ": node type '", t.name,
+                                                       "': ", t.features->rows(), " feature rows but ", t.num_nodes,
+                                                       " nodes"));
       }
       GNND_RETURN_IF_ERROR(t.features->Finish());
       out.set_feature_dim(t.feature_dim);
@@ -177,6 +203,7 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
       return absl::InvalidArgumentError(absl::StrCat("node type '", t.name, "' has splits but no labels"));
     }
     if (t.labels.empty()) continue;
+    t.labels.resize(t.num_nodes, -1);  // the nodes past the last labeled one: none
     const int64_t max_label = *std::max_element(t.labels.begin(), t.labels.end());
     out.set_num_classes(static_cast<int32_t>(std::max<int64_t>(max_label + 1, 1)));
     GNND_ASSIGN_OR_RETURN(NpyWriter labels, NpyWriter::CreateAppendable(

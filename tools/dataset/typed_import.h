@@ -38,8 +38,10 @@ class TypedImportBuilder {
 
   // relation: a position in the source's relations.
   absl::Status AddEdge(int relation, int64_t src, int64_t dst, absl::string_view where);
-  // One feature row of `type`, in node order; the first row fixes the width.
-  absl::Status AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where);
+  // One feature row of `type`, in node order; the first row fixes the width. `row_index` names the row in
+  // errors where `where` does not (-1: it does).
+  absl::Status AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where,
+                                int64_t row_index = -1);
   // The whole [num_nodes, D] feature array of `type` from an .npy stream (any float or int dtype).
   absl::Status ReadFeatures(int type, NpyStreamReader& reader);
   // num_nodes labels of `type` from an .npy stream ([N] or [N, 1]; float NaN or -1: none).
@@ -61,9 +63,14 @@ class TypedImportBuilder {
     std::optional<NpyWriter> features;
     int64_t feature_dim = 0;
     v1::FeatureDType feature_dtype = v1::FEATURE_DTYPE_UNSPECIFIED;  // set by the first row
-    std::vector<int64_t> labels;                                     // empty: none
+    std::string features_from;                                       // the file they came from, as errors name it
+    std::vector<int64_t> labels;  // empty: none; grows with the largest node labeled, filled at Finish
     std::array<std::vector<int64_t>, 3> splits;
+    int64_t max_id = -1;  // the largest id an edge, label or split names
   };
+  // A node count far beyond anything the input holds is a mistake (a corrupt or hostile count), refused
+  // before the CSC's indptr (8 bytes a node) is made.
+  absl::Status CheckCountsAgainstInput() const;
   struct Relation {
     std::string src, name, dst;
     int src_type = 0, dst_type = 0;
@@ -74,6 +81,7 @@ class TypedImportBuilder {
   TypedImportBuilder() = default;
 
   ImportOptions options_;
+  TypedSource source_;
   std::optional<DatasetWriter> writer_;
   std::vector<Type> types_;
   std::vector<Relation> relations_;

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ ABSL_FLAG(std::string, num_nodes, "",
           "import: node counts, N (edgelist) or T=N,T=N (mag240m) (default: features' rows or largest id + 1)");
 ABSL_FLAG(bool, undirected, false, "import: add the reverse of every edge");
 ABSL_FLAG(bool, dedup, false, "import: drop parallel edges and self-loops");
+ABSL_FLAG(bool, clamp, false,
+          "import: store feature values past the dtype's range, and +-inf, as its largest finite value (else refused)");
 ABSL_FLAG(bool, add_reverse, false,
           "import and generate (typed graphs): add (t, rev_r, h) for every relation (h, r, t)");
 ABSL_FLAG(std::string, split_scheme, "", "import (ogb, ogb-bin): the folder under split/ (default: the only one)");
@@ -52,7 +55,7 @@ ABSL_FLAG(std::string, link_relation, "",
           "(5 % valid and 5 % test held out of the graph, the rest train)");
 ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers; typed: mag or igbh");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
-ABSL_FLAG(int64_t, feature_dim, 0, "generate: feature width (0: the preset's)");
+ABSL_FLAG(std::optional<int64_t>, feature_dim, std::nullopt, "generate: feature width (default: the preset's)");
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the session seed");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
 ABSL_FLAG(std::string, dataset, "", "sample, hotness: the dataset directory");
@@ -174,6 +177,7 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   dataset::ImportOptions options;
   options.undirected = absl::GetFlag(FLAGS_undirected);
   options.dedup = absl::GetFlag(FLAGS_dedup);
+  options.clamp = absl::GetFlag(FLAGS_clamp);
   options.add_reverse = absl::GetFlag(FLAGS_add_reverse);
   options.split_scheme = absl::GetFlag(FLAGS_split_scheme);
   GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
@@ -194,7 +198,9 @@ absl::Status RunImport(const std::vector<std::string>& args) {
       return Usage(
           absl::StrCat("--num-nodes: '", pair, "' is not ", edgelist ? "N" : "TYPE=COUNT", " with a count >= 1"));
     }
-    options.num_nodes[kv.first] = count;
+    if (!options.num_nodes.emplace(kv.first, count).second) {
+      return Usage(absl::StrCat("--num-nodes: '", kv.first, "' is given twice"));
+    }
   }
   options.threads = Threads();
   GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
@@ -202,13 +208,26 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   return Summarize(args[1], fanouts);
 }
 
+// --feature-dim as given (0: not given, the preset's width); a width a row can hold, else a usage error.
+absl::StatusOr<int64_t> FeatureDimFlag() {
+  constexpr int64_t kMaxFeatureDim = 1 << 16;
+  const std::optional<int64_t> given = absl::GetFlag(FLAGS_feature_dim);
+  if (!given.has_value()) return 0;
+  const int64_t dim = *given;
+  if (dim < 1 || dim > kMaxFeatureDim) {
+    return Usage(absl::StrCat("--feature-dim = ", dim, " (1 to ", kMaxFeatureDim, ")"));
+  }
+  return dim;
+}
+
 absl::Status RunGenerate(const std::vector<std::string>& args) {
   if (args.size() != 1) return Usage("generate takes OUT_DIR");
+  GNND_ASSIGN_OR_RETURN(const int64_t feature_dim, FeatureDimFlag());
   if (dataset::IsTypedPreset(absl::GetFlag(FLAGS_preset))) {
     GNND_ASSIGN_OR_RETURN(dataset::TypedSyntheticSpec spec,
                           dataset::TypedPresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
-    if (absl::GetFlag(FLAGS_feature_dim) > 0) {
-      for (auto& type : spec.types) type.feature_dim = type.feature_dim > 0 ? absl::GetFlag(FLAGS_feature_dim) : 0;
+    if (feature_dim > 0) {
+      for (auto& type : spec.types) type.feature_dim = type.feature_dim > 0 ? feature_dim : 0;
     }
     dataset::GenerateOptions options;
     options.seed = absl::GetFlag(FLAGS_seed);
@@ -225,7 +244,7 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
   }
   GNND_ASSIGN_OR_RETURN(dataset::SyntheticSpec spec,
                         dataset::PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
-  if (absl::GetFlag(FLAGS_feature_dim) > 0) spec.feature_dim = absl::GetFlag(FLAGS_feature_dim);
+  if (feature_dim > 0) spec.feature_dim = feature_dim;
   dataset::GenerateOptions options;
   options.seed = absl::GetFlag(FLAGS_seed);
   GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
@@ -351,7 +370,12 @@ int main(int argc, char** argv) {
   } else {
     const std::string command = args.front();
     args.erase(args.begin());
-    status = gnnd::gnnctl::RunCommand(command, args);
+    try {
+      status = gnnd::gnnctl::RunCommand(command, args);
+    } catch (const std::bad_alloc&) {  // unwound: an import's work directory is gone with its writer
+      status = absl::ResourceExhaustedError(absl::StrCat(
+          command, ": out of memory (a count or size in the input or the flags may be far larger than meant)"));
+    }
   }
   if (!status.ok()) {
     std::fprintf(stderr, "gnnctl: %s\n", std::string(status.message()).c_str());
