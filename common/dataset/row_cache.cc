@@ -22,9 +22,12 @@ std::string NameRows(std::span<const int64_t> rows) {
   return out;
 }
 
+// The file as it was: same inode, size, mtime and ctime. ctime catches a same-size rewrite whose mtime was
+// put back (rsync --inplace -t, touch -r): no one can set it, and every write or metadata change moves it.
 bool SameFile(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
-         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
 }
 
 }  // namespace
@@ -422,7 +425,11 @@ absl::Status RowCache::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
   if (status.ok()) {
     for (size_t i = 0; i < ids.size(); ++i) {
       if (slots[i] >= 0 && state_[slots[i]] == SlotState::kFailed) {
-        status = absl::DataLossError(absl::StrCat("reading row ", ids[i], " of ", table_.path, " failed"));
+        // Read (and failed) by a read ahead or another batch: say why where the file tells.
+        const absl::Status why = CheckFileUnchanged();
+        status = absl::DataLossError(
+            absl::StrCat("reading row ", ids[i], " of ", table_.path, " failed",
+                         why.ok() ? " (in a read ahead or another batch's read)" : absl::StrCat(": ", why.message())));
         break;
       }
     }
