@@ -228,6 +228,7 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
           absl::StrCat("options.num_seed_ids = ", o->num_seed_ids, " (at most ", gnnd::kMaxSeedIds, ")")));
     }
     request.mutable_seed_ids()->Add(o->seed_ids, o->seed_ids + std::max<int64_t>(o->num_seed_ids, 0));
+    request.set_seed_mask_length(o->seed_mask_length);
     request.set_batch_size(o->batch_size);
     if (o->num_fanout_relations > 0) {
       for (int32_t r = 0; r < o->num_fanout_relations; ++r) {

@@ -152,6 +152,9 @@ typedef struct gnnd_session_options {
    * the one relation with the edge split; seed_edges are then ids of its source and destination types).
    * The batch's arrays: the typed batch's ("T.node_ids", "R.edge_src", ...) and the pair arrays above. */
   const char* edge_type;
+  /* API 1.8: seed_ids made from a boolean mask over the seed type's nodes: the mask's length, refused unless
+   * it is that type's node count (0: the ids were given as ids). */
+  int64_t seed_mask_length;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
@@ -159,7 +162,7 @@ typedef struct gnnd_session_options {
 #define GNND_SESSION_OPTIONS_INIT                                                                                     \
   {                                                                                                                   \
     sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, NULL, \
-        NULL, 0, 0, NULL, NULL, 0, NULL                                                                               \
+        NULL, 0, 0, NULL, NULL, 0, NULL, 0                                                                            \
   }
 
 typedef struct gnnd_client gnnd_client;

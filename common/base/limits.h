@@ -12,6 +12,7 @@ inline constexpr int kMaxThreads = 1024;                  // producer_threads, -
 inline constexpr uint64_t kMaxSessions = 1 << 20;         // max_sessions
 inline constexpr int kMaxSlots = 64;                      // default_slots, open.num_slots
 inline constexpr int64_t kMaxSeedIds = int64_t{8} << 20;  // open.seed_ids
+inline constexpr int32_t kMaxNegativeAmount = 1024;       // negatives per positive: neg_amount, a split's fixed ones
 
 // What a field left at 0 means.
 inline constexpr uint64_t kDefaultMaxSessions = 256;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/base/limits.h"
 #include "common/batch/batch.h"
 #include "common/batch/batch_schema.h"
 #include "common/batch/link_seeds.h"
@@ -23,9 +24,6 @@
 #include "common/dataset/schema.h"
 
 namespace gnnd {
-
-// Negatives per positive at most.
-inline constexpr int32_t kMaxNegativeAmount = 1024;
 
 struct LinkSamplingSpec {
   int relation = 0;    // the seed edges' relation (a position in the dataset schema's relations)

@@ -65,6 +65,11 @@ absl::Status CheckSeedIds(const v1::OpenSession& request, const NodeTypeSchema& 
                                                    kMaxSeedIds, "; iterate them in several sessions)"));
   }
   const std::string what = typed ? absl::StrCat("a '", type.name, "' node") : "a node";
+  if (request.seed_mask_length() != 0 && request.seed_mask_length() != type.num_nodes) {
+    return absl::InvalidArgumentError(absl::StrCat("open.seed_mask_length = ", request.seed_mask_length(),
+                                                   " (a mask over the seeds' type has one entry per node: ",
+                                                   type.num_nodes, " for ", what, " of '", request.dataset(), "')"));
+  }
   for (int i = 0; i < request.seed_ids_size(); ++i) {
     const int64_t id = request.seed_ids(i);
     if (id < 0 || id >= type.num_nodes) {

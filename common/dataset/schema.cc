@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/limits.h"
 #include "common/base/status.h"
 #include "common/base/vocabulary.h"
 #include "common/dataset/manifest.h"
@@ -87,7 +88,10 @@ absl::Status CheckEdgeSplits(const std::string& prefix, const v1::Relation& r) {
       return Bad(field("num_edges"), e.num_edges(), absl::StrCat("is too large (at most ", kMaxCount, ")"));
     }
     int64_t negatives = 0;
-    if (e.num_negatives() < 0) return Bad(field("num_negatives"), e.num_negatives(), "must not be negative");
+    if (e.num_negatives() < 0 || e.num_negatives() > kMaxNegativeAmount) {
+      return Bad(field("num_negatives"), e.num_negatives(),
+                 absl::StrCat("must be 0 to ", kMaxNegativeAmount, " (negatives per edge gnnd can serve)"));
+    }
     if (__builtin_mul_overflow(e.num_edges(), e.num_negatives(), &negatives) || negatives > kMaxCount) {
       return Bad(field("num_negatives"), e.num_negatives(),
                  absl::StrCat("makes more than ", kMaxCount, " negatives (num_edges = ", e.num_edges(), ")"));

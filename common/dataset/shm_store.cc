@@ -451,7 +451,15 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
   dataset->instance_ = instance;
   std::string segment_name = ShmSegmentName(instance, name, "meta");
   GNND_ASSIGN_OR_RETURN(OpenSegment meta_open, OpenExisting(segment_name));
-  if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(meta_open.st, segment_name));
+  // Every segment this process's own, no one else may write it: else refused, or (any_owner) remembered.
+  const auto check_own = [&](const struct stat& st) -> absl::Status {
+    absl::Status own = CheckOwnSegment(st, segment_name);
+    if (own.ok() || !any_owner) return own;
+    if (dataset->not_own_.empty())
+      dataset->not_own_ = std::string(absl::StripSuffix(own.message(), ": refusing to use it"));
+    return absl::OkStatus();
+  };
+  GNND_RETURN_IF_ERROR(check_own(meta_open.st));
   const size_t meta_size = static_cast<size_t>(meta_open.st.st_size);
   if (meta_size < sizeof(MetaHeader)) return absl::DataLossError(absl::StrCat(segment_name, ": no header"));
   GNND_ASSIGN_OR_RETURN(ReadOnlyMapping meta_mapping,
@@ -472,7 +480,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Attach(const std::string
     segment_name = ShmSegmentName(instance, name, array.name);
     const size_t bytes = array.bytes();
     GNND_ASSIGN_OR_RETURN(const OpenSegment open, OpenExisting(segment_name));
-    if (!any_owner) GNND_RETURN_IF_ERROR(CheckOwnSegment(open.st, segment_name));
+    GNND_RETURN_IF_ERROR(check_own(open.st));
     if (static_cast<size_t>(open.st.st_size) != bytes) {
       return absl::DataLossError(
           absl::StrCat(segment_name, ": ", open.st.st_size, " bytes, the manifest implies ", bytes));

@@ -101,6 +101,9 @@ class ShmDataset {
   const DatasetSchema& schema() const { return schema_; }
   const DatasetArrays& arrays() const { return arrays_; }
   const ShmLoadStats& load_stats() const { return stats_; }
+  // Attached with any_owner: why a segment is not this process's own to trust (another uid's, or writable
+  // by group or others); empty if every one is.
+  const std::string& not_own() const { return not_own_; }
 
  private:
   struct Segment;
@@ -112,6 +115,7 @@ class ShmDataset {
   DatasetSchema schema_;
   DatasetArrays arrays_;
   std::vector<int> on_storage_;
+  std::string not_own_;
   std::vector<std::unique_ptr<Segment>> segments_;
   ShmLoadStats stats_;
 };

@@ -52,6 +52,8 @@ TEST(CAbi, InitializerFromCGivesTheDefaults) {
   EXPECT_EQ(o.exclude, nullptr);  // API 1.5's last field
   EXPECT_EQ(o.seed_edges, nullptr);
   EXPECT_EQ(o.num_seed_edges, 0);
+  EXPECT_EQ(o.edge_type, nullptr);
+  EXPECT_EQ(o.seed_mask_length, 0);  // API 1.8's last field
 }
 
 TEST(CAbi, NullHandlesAreInvalidArguments) {

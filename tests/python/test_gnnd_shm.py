@@ -117,6 +117,11 @@ def test_another_users_copy_in_shared_memory_is_replaced(dataset, tmp_path):
     assert proc.returncode == 0, proc.stderr
     for s in segments(name):  # as if uid 65534 had made the set, marked ready, with poisoned ids
         os.chown(f"/dev/shm/{s}", 65534, 65534)
+    os.chmod(f"/dev/shm/gnnd.{name}.indptr", 0o666)
+    # gnnctl shows such a set (read-only), and says whose it is
+    attach = subprocess.run([GNNCTL, "shm", "attach", name], capture_output=True, text=True, timeout=60)
+    assert attach.returncode == 0, attach.stderr
+    assert (f"gnnctl: warning: gnnd.{name}.meta: owned by uid 65534, not by uid 0 (shown as found: its contents may be anyone's") in attach.stderr, attach.stderr
     with open(f"/dev/shm/gnnd.{name}.indices", "r+b") as f:
         f.write(np.full(64, 2**30, dtype=np.int32).tobytes())
     proc = subprocess.run([GNND, "--dataset", f"{name}={dataset}", "--exit_after_load"],

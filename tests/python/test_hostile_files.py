@@ -145,6 +145,73 @@ def test_sigterm_during_start_up_ends_gnnd_at_once(shared, tmp_path):
     if " event=serving " not in text:  # the signal came during start-up: the load stopped, nothing is left
         assert proc.returncode == 1 and "signal 15 during start-up: stopping before serving" in text, text
         assert "signal 15: stopped before serving" in text, text
-        assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd-{instance}.") and f != f"gnnd-{instance}.lock"]
+        assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd-{instance}.")]
     else:
         assert proc.returncode == 0, text
+
+
+def lock_directory(uid):
+    return "/run/gnnd" if uid == 0 else f"/tmp/gnnd-{uid}"
+
+
+def start_gnnd(socket, uid=None, env=None):
+    """gnnd on `socket` (no datasets), as `uid` where given; returns the process once it serves, or exits."""
+    log = tempfile.NamedTemporaryFile(prefix="gnnd-lock-", suffix=".log", delete=False)
+    os.chmod(log.name, 0o666)
+    proc = subprocess.Popen([os.environ.get("GNND", "gnnd"), f"--listen=unix:{socket}"], stdout=log, stderr=log,
+                            preexec_fn=as_nobody if uid == NOBODY else None, env=env)
+    deadline = time.time() + 30
+    while " event=serving " not in open(log.name).read() and proc.poll() is None:
+        assert time.time() < deadline, open(log.name).read()
+        time.sleep(0.02)
+    proc.log = log.name
+    return proc
+
+
+def stop_gnnd(proc):
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0, open(proc.log).read()
+    os.unlink(proc.log)
+
+
+@pytest.mark.skipif(not as_root, reason="needs root to act as a second uid")
+def test_no_other_uid_can_keep_gnnd_from_starting_and_its_lock_goes_at_a_clean_stop(shared):
+    instance = f"lock{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k not in ("RUNTIME_DIRECTORY", "XDG_RUNTIME_DIR")}
+    # Another uid makes the lock files where gnnd once kept them, and where its own would be.
+    hostile(make_fifos, [f"/dev/shm/gnnd-{instance}.lock"])
+    hostile(os.makedirs, f"/tmp/gnnd-{os.getpid()}-squat", 0o777)
+    try:
+        first = start_gnnd(shared / f"{instance}.sock", env=env)
+        lock = f"{lock_directory(0)}/gnnd-{instance}.lock"
+        assert first.poll() is None, open(first.log).read()
+        assert open(lock).read() == f"{first.pid} 0\n"
+        assert os.stat(lock_directory(0)).st_mode & 0o022 == 0
+        second = subprocess.run([os.environ.get("GNND", "gnnd"), f"--listen=unix:{shared}/other.sock",
+                                 f"--instance={instance}"], capture_output=True, text=True, timeout=60, env=env)
+        assert second.returncode == 1
+        assert f"gnnd instance '{instance}' is already running on this host (pid {first.pid}, uid 0)" in second.stderr
+        stop_gnnd(first)
+        assert not os.path.exists(lock)  # removed at the clean stop
+        # A gnnd of another uid, same instance name, after root's: its lock is its own, it starts.
+        other = start_gnnd(shared / f"{instance}.sock", uid=NOBODY, env=env)
+        assert other.poll() is None, open(other.log).read()
+        assert os.path.exists(f"{lock_directory(NOBODY)}/gnnd-{instance}.lock")
+        stop_gnnd(other)
+        assert not os.path.exists(f"{lock_directory(NOBODY)}/gnnd-{instance}.lock")
+    finally:
+        os.unlink(f"/dev/shm/gnnd-{instance}.lock")
+        shutil.rmtree(f"/tmp/gnnd-{os.getpid()}-squat")
+
+
+def test_a_lock_directory_others_may_write_is_refused_naming_it(shared):
+    """A lock in a directory others may write could be made or removed by them: gnnd says so instead."""
+    runtime = shared / "runtime"
+    runtime.mkdir()
+    os.chmod(runtime, 0o777)
+    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--listen=unix:{shared}/open.sock"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "RUNTIME_DIRECTORY": str(runtime)})
+    assert proc.returncode == 1
+    assert (f"{runtime}: not a directory of uid {os.geteuid()} that only it may write (a directory of uid "
+            f"{os.geteuid()}, mode 0777)") in proc.stderr, proc.stderr
+    assert os.listdir(runtime) == []

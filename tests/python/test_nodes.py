@@ -42,9 +42,6 @@ def nodes(tmp_path, request):
     yield daemons, data
     for daemon in daemons:
         daemon.stop()
-    for name in NODES:  # the instances' lock files: these instances run no more
-        if os.path.exists(f"/dev/shm/gnnd-{name}.lock"):
-            os.unlink(f"/dev/shm/gnnd-{name}.lock")
 
 
 def torchrun(daemons, out, epochs, die_at=None):

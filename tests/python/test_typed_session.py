@@ -3,6 +3,7 @@
 refusals, and the API 1.x calls refusing a typed session."""
 import ctypes
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -179,3 +180,18 @@ def test_stats_name_the_seed_type_and_count_a_typed_sessions_bytes(mag):
         assert "/paper.train\t" in daemon.gnnctl("stats").stdout
         expected = sum(sum(a.nbytes for a in batch.arrays.values()) for batch in batches)
     assert scrape(daemon.metrics_port)[served] - before == expected > 0
+
+
+def test_gnnctl_load_of_a_typed_dataset_counts_every_type_and_relation(mag, tmp_path):
+    _, data = mag
+    daemon = Daemon(tmp_path, config=f'dataset_roots: "{data.parent}"', name=f"typedload{os.getpid()}")
+    try:
+        said = daemon.gnnctl("load", "m", data).stdout
+        manifest = (data / "manifest.textproto").read_text()
+        nodes = sum(int(n) for n in re.findall(r"num_nodes: (\d+)", manifest))
+        edges = sum(int(n) for n in re.findall(r"num_edges: (\d+)", manifest))
+        assert nodes > 0 and edges > 0
+        assert f": {nodes} nodes, {edges} edges, " in said, said
+        assert f"\t{nodes} nodes\t{edges} edges\t" in daemon.gnnctl("datasets").stdout
+    finally:
+        assert daemon.stop() == 0, daemon.output()

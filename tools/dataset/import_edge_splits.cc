@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/limits.h"
 #include "common/base/status.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/input.h"
@@ -111,6 +112,11 @@ absl::Status ImportBuilder::ReadEdgeSplits() {
         return absl::InvalidArgumentError(
             absl::StrCat(negatives_file, ": shape ", ShapeText(h.shape), h.fortran_order ? " (Fortran order)" : "",
                          ", expected C-order (", n, ", K): K negative destinations per seed edge"));
+      }
+      if (h.shape[1] > kMaxNegativeAmount) {
+        return absl::InvalidArgumentError(absl::StrCat(negatives_file, ": ", h.shape[1],
+                                                       " negatives per seed edge; gnnd serves at most ",
+                                                       kMaxNegativeAmount, " (keep that many per edge)"));
       }
       GNND_ASSIGN_OR_RETURN(NpyWriter negatives, NpyWriter::CreateMapped(writer_->Path(absl::StrCat(split, "_neg.npy")),
                                                                          DType::kInt64, {n, h.shape[1]}));

@@ -18,20 +18,27 @@ namespace {
 
 std::string Mib(uint64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
 
+// The nodes and edges of every type and relation of a dataset (a typed manifest keeps them per type).
+std::pair<int64_t, int64_t> NodesAndEdges(const absl::StatusOr<DatasetSchema>& schema) {
+  if (!schema.ok()) return {0, 0};
+  int64_t edges = 0;
+  for (const RelationSchema& r : schema->relations) edges += r.num_edges;
+  return {schema->num_nodes, edges};
+}
+
 // One line: name, size, nodes, edges, feature dtypes (per type where typed), sessions, path.
 void PrintDataset(const v1::DatasetInfo& d) {
   absl::StatusOr<DatasetSchema> schema = DatasetSchema::FromManifest(d.manifest());
-  int64_t edges = 0;
+  const auto [nodes, edges] = NodesAndEdges(schema);
   std::string dtypes;
   if (schema.ok()) {
-    for (const RelationSchema& r : schema->relations) edges += r.num_edges;
     for (const NodeTypeSchema& t : schema->node_types) {
       const std::string dtype = t.feature_dim > 0 ? std::string(DTypeName(t.feature_dtype)) : "none";
       absl::StrAppend(&dtypes, dtypes.empty() ? "" : ",", schema->homogeneous() ? "" : t.name + ":", dtype);
     }
   }
-  absl::PrintF("%s\t%s\t%d nodes\t%d edges\t%s\t%d session(s)\t%s\n", d.name(), Mib(d.bytes()),
-               schema.ok() ? schema->num_nodes : 0, edges, schema.ok() ? dtypes : "?", d.sessions(), d.path());
+  absl::PrintF("%s\t%s\t%d nodes\t%d edges\t%s\t%d session(s)\t%s\n", d.name(), Mib(d.bytes()), nodes, edges,
+               schema.ok() ? dtypes : "?", d.sessions(), d.path());
   for (const v1::FeatureCacheStats& c : d.feature_caches()) {
     const uint64_t looked_up = c.hits() + c.misses();
     absl::PrintF(
@@ -144,8 +151,9 @@ absl::Status RunDaemonCommand(const std::string& address, const std::string& com
     request.set_name(args[0]);
     request.set_path(path);
     GNND_ASSIGN_OR_RETURN(v1::DatasetInfo info, client->LoadDataset(request, ShowProgress));
-    absl::PrintF("loaded '%s' in %.2f s: %d nodes, %d edges, %s\n", info.name(), info.load_seconds(),
-                 info.manifest().num_nodes(), info.manifest().num_edges(), Mib(info.bytes()));
+    const auto [nodes, edges] = NodesAndEdges(DatasetSchema::FromManifest(info.manifest()));
+    absl::PrintF("loaded '%s' in %.2f s: %d nodes, %d edges, %s\n", info.name(), info.load_seconds(), nodes, edges,
+                 Mib(info.bytes()));
     return absl::OkStatus();
   }
   if (command == "unload") {

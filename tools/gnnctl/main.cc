@@ -326,6 +326,10 @@ absl::Status RunShm(const std::vector<std::string>& args) {
   if (args.size() == 2 && args[0] == "attach") {
     GNND_ASSIGN_OR_RETURN(std::unique_ptr<ShmDataset> dataset,
                           ShmDataset::Attach(args[1], /*any_owner=*/true, absl::GetFlag(FLAGS_instance)));
+    if (!dataset->not_own().empty()) {
+      std::fprintf(stderr, "gnnctl: warning: %s (shown as found: its contents may be anyone's and may change)\n",
+                   dataset->not_own().c_str());
+    }
     absl::PrintF("%s: %s\n", args[1], DescribeDataset(dataset->manifest(), dataset->schema(), dataset->arrays()));
     for (size_t i = 0; i < dataset->schema().arrays.size(); ++i) {
       const ArraySchema& array = dataset->schema().arrays[i];

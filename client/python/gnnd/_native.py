@@ -50,7 +50,7 @@ class SessionOptions(ctypes.Structure):
                 ("neg_sampling", ctypes.c_char_p), ("neg_amount", ctypes.c_int32),
                 ("strict_negatives", ctypes.c_int32), ("exclude", ctypes.c_char_p),
                 ("seed_edges", ctypes.POINTER(ctypes.c_int64)), ("num_seed_edges", ctypes.c_int64),
-                ("edge_type", ctypes.c_char_p)]
+                ("edge_type", ctypes.c_char_p), ("seed_mask_length", ctypes.c_int64)]
 
     def __init__(self, **fields):
         super().__init__(size=ctypes.sizeof(SessionOptions), **fields)

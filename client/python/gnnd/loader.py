@@ -17,17 +17,23 @@ def _as_dtype(tensor, gnnd_dtype):
 
 
 def _seed_array(seed_ids):
-    """seed_ids as a contiguous int64 numpy array (None stays None)."""
+    """seed_ids as a contiguous int64 numpy array, and the mask's length if they came as a boolean mask (0
+    otherwise); (None, 0) for None."""
     if seed_ids is None:
-        return None
+        return None, 0
     if hasattr(seed_ids, "detach"):  # a torch tensor, wherever it lives
         seed_ids = seed_ids.detach().cpu().numpy()
-    seeds = np.ascontiguousarray(np.asarray(seed_ids).reshape(-1))
-    if seeds.dtype.kind not in "iu" and seeds.size:
-        raise ValueError(f"seed_ids: integer node ids expected, got {seeds.dtype}")
+    seeds = np.asarray(seed_ids)
+    if seeds.ndim != 1:
+        raise ValueError(f"seed_ids: node ids or a boolean mask, one dimension, expected; got shape {seeds.shape}")
+    mask_length = 0
+    if seeds.dtype == np.bool_:  # gnnd checks it covers the seed type's nodes
+        mask_length, seeds = len(seeds), np.flatnonzero(seeds)
+    elif seeds.dtype.kind not in "iu" and seeds.size:
+        raise ValueError(f"seed_ids: integer node ids or a boolean mask expected, got {seeds.dtype}")
     if seeds.size == 0:
-        raise ValueError("seed_ids: empty")
-    return seeds.astype(np.int64, copy=False)
+        raise ValueError("seed_ids: empty" + (" (the mask selects no node)" if mask_length else ""))
+    return np.ascontiguousarray(seeds.astype(np.int64, copy=False)), mask_length
 
 
 def _pair_array(seed_edges):
@@ -300,8 +306,9 @@ class Loader:
             ...
 
     address: gnnd's address (default: $GNND_ADDRESS, else unix:/tmp/gnnd.sock). split: "train" (default),
-    "valid" or "test"; or seed_ids: the node ids to iterate instead (any int sequence, numpy array or tensor;
-    duplicates kept, up to 8 M ids).
+    "valid" or "test"; or seed_ids: the node ids to iterate instead (any int sequence, numpy array or tensor,
+    one dimension; duplicates kept, up to 8 M ids), or a boolean mask over the seed type's nodes (one entry
+    per node, else refused).
 
     output: "torch", "numpy", or "auto" (torch when importable). copy=True gives owned arrays (and releases
     the slot at once); otherwise a batch is valid until the next one is fetched or it is released.
@@ -366,7 +373,7 @@ class Loader:
         fanouts = list(fanouts)
         self._fanouts = (ctypes.c_int32 * len(fanouts))(*fanouts)
         self._relations = (ctypes.c_char_p * len(relations))(*relations) if relations else None
-        seeds = _seed_array(seed_ids)
+        seeds, mask_length = _seed_array(seed_ids)
         if seeds is not None and split is not None:
             raise ValueError("split and seed_ids: give one of them")
         options = _native.SessionOptions(
@@ -377,6 +384,7 @@ class Loader:
         if seeds is not None:
             options.seed_ids = seeds.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
             options.num_seed_ids = len(seeds)
+            options.seed_mask_length = mask_length
         if node_type is not None:
             options.node_type = node_type.encode()
         if relations:

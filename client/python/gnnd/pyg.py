@@ -135,9 +135,10 @@ def _input_nodes(input_nodes):
     if isinstance(input_nodes, str):
         return node_type, input_nodes, None
     ids = torch.as_tensor(input_nodes)
-    if ids.dtype == torch.bool:
-        ids = ids.nonzero().view(-1)
-    return node_type, None, ids
+    if ids.dim() != 1:  # as PyG's NodeLoader
+        raise ValueError(f"input_nodes: node ids or a boolean mask, one dimension, expected; got shape "
+                         f"{tuple(ids.shape)}")
+    return node_type, None, ids  # a mask goes as it is: gnnd checks it has one entry per node
 
 
 class _SessionLoader:
