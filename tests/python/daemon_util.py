@@ -1,4 +1,5 @@
 """Starting and stopping gnnd for the end-to-end tests."""
+import itertools
 import os
 import signal
 import socket
@@ -7,12 +8,16 @@ import time
 
 GNNCTL = os.environ.get("GNNCTL", "gnnctl")
 GNND = os.environ.get("GNND", "gnnd")
+_instances = itertools.count()
 
 
 class Daemon:
-    def __init__(self, tmp_path, *args, config=None, name="gnnd", env=None):
+    def __init__(self, tmp_path, *args, config=None, name=None, env=None):
         """gnnd on the socket TMP_PATH/NAME.sock, so its instance is NAME: its shared-memory names start with
-        shm_prefix ("gnnd" for the default instance, "gnnd-NAME" otherwise)."""
+        shm_prefix ("gnnd" for the default instance, "gnnd-NAME" otherwise). NAME defaults to one no other
+        test process uses (shared-memory names and instance locks are host-wide)."""
+        if name is None:
+            name = f"t{os.getpid()}n{next(_instances)}"
         self.socket = str(tmp_path / f"{name}.sock")
         self.address = f"unix:{self.socket}"
         self.instance = name if name == "gnnd" or not name.startswith("gnnd-") else name[len("gnnd-"):]

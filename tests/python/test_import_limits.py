@@ -105,3 +105,16 @@ def test_generate_refuses_a_feature_width_it_cannot_mean(tmp_path, dim):
 def test_num_nodes_names_a_type_twice_is_refused(tmp_path):
     proc = gnnctl("import", "--format=mag240m", "--num-nodes=author=2,author=5", tmp_path, tmp_path / "out")
     assert proc.returncode == 2 and "--num-nodes: 'author' is given twice" in proc.stderr, proc.stderr
+
+
+def test_fixed_negatives_gnnd_could_never_serve_are_refused_at_import(tmp_path):
+    edges = np.array([[0, 1, 2, 3, 4], [1, 2, 3, 4, 5]])
+    (tmp_path / "splits").mkdir()
+    np.save(tmp_path / "edges.npy", edges)
+    np.save(tmp_path / "splits" / "test.npy", edges[:, :2])
+    np.save(tmp_path / "splits" / "test_neg.npy", np.zeros((2, 1025), np.int64))
+    out = tmp_path / "out"
+    proc = gnnctl("import", "--format=edgelist", tmp_path / "edges.npy", out, f"--edge-splits={tmp_path / 'splits'}")
+    assert proc.returncode != 0
+    assert "test_neg.npy: 1025 negatives per seed edge; gnnd serves at most 1024" in proc.stderr, proc.stderr
+    assert leftovers(tmp_path, out) == []

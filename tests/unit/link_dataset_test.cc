@@ -174,10 +174,16 @@ TEST(LinkDataset, ManifestEdgeSplitsAreChecked) {
   e->set_num_edges(-1);
   EXPECT_EQ(message(m), "manifest.textproto: edge_splits[0].num_edges = -1 must not be negative");
   e->set_num_edges(int64_t{1} << 30);
-  e->set_num_negatives(int64_t{1} << 20);
+  e->set_num_negatives(1025);  // more than a session may serve per edge
   EXPECT_EQ(message(m),
-            "manifest.textproto: edge_splits[0].num_negatives = 1048576 makes more than 281474976710656 negatives "
-            "(num_edges = 1073741824)");
+            "manifest.textproto: edge_splits[0].num_negatives = 1025 must be 0 to 1024 (negatives per edge gnnd can "
+            "serve)");
+  e->set_num_edges(int64_t{1} << 40);
+  e->set_num_negatives(1024);
+  EXPECT_EQ(message(m),
+            "manifest.textproto: edge_splits[0].num_negatives = 1024 makes more than 281474976710656 negatives "
+            "(num_edges = 1099511627776)");
+  e->set_num_edges(int64_t{1} << 30);
   e->set_num_negatives(4);
   *m.add_edge_splits() = *e;
   EXPECT_EQ(message(m), "manifest.textproto: edge_splits[1].name = 'train' is given twice");
@@ -207,7 +213,9 @@ TEST(LinkDataset, ManifestEdgeSplitsAreChecked) {
   *rates->add_edge_splits() = *e;
   rates->mutable_edge_splits(0)->set_name("valid");
   rates->mutable_edge_splits(0)->set_num_negatives(-2);
-  EXPECT_EQ(message(typed), "manifest.textproto: relations[0].edge_splits[0].num_negatives = -2 must not be negative");
+  EXPECT_EQ(message(typed),
+            "manifest.textproto: relations[0].edge_splits[0].num_negatives = -2 must be 0 to 1024 (negatives per edge "
+            "gnnd can serve)");
   rates->mutable_edge_splits(0)->set_num_negatives(0);
   rates->mutable_edge_splits(0)->set_labeled(true);
   auto schema = DatasetSchema::FromManifest(typed);
