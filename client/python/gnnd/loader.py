@@ -488,6 +488,7 @@ class Loader:
 
     def close(self):
         """Ends the session (gnnd frees its slots) and the connection."""
+        self._held = None  # the loader's own hold on the last batch; one the caller kept stays readable
         if getattr(self, "_views", None) is not None:
             self._views.clear()  # the slots are unmapped once no batch views them either
         if self._session:
