@@ -2,6 +2,7 @@
 memory (slots, seed lists, a storage dataset's look-ahead ring) shows in `gnnctl stats`, is checked against
 max_session_bytes naming its parts, counts against the limits; and gnnd's resident memory comes back down
 after storage sessions with a deep look-ahead close. Run by ctest."""
+import os
 import re
 import time
 
@@ -70,6 +71,8 @@ def test_the_look_ahead_ring_counts_shows_and_is_checked_against_max_session_byt
                      error.value.message), error.value.message
 
 
+@pytest.mark.skipif(os.environ.get("GNND_SANITIZE", "") != "",
+                    reason="a sanitizer's allocator keeps freed memory (quarantine): RSS says nothing there")
 def test_memory_comes_back_after_deep_storage_sessions_close(served):
     pid = served.proc.pid
     wait_no_sessions(served)
