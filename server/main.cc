@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +25,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/base/flags.h"
@@ -182,7 +182,7 @@ class StartupSignals {
   ~StartupSignals() { Serving(); }
   // What a signal during start-up does first (cancel loads).
   void OnSignal(std::function<void()> cancel) {
-    absl::MutexLock lock(&mutex_);
+    std::lock_guard<std::mutex> lock(mutex_);
     cancel_ = std::move(cancel);
   }
   bool signalled() const { return signal_.load() != 0; }
@@ -206,7 +206,7 @@ class StartupSignals {
       LogWarning("signal %d during start-up: stopping before serving", signal);
       signal_.store(signal);
       deadline = absl::Now() + kGrace;
-      absl::MutexLock lock(&mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);
       if (cancel_) cancel_();
     }
   }
@@ -214,7 +214,7 @@ class StartupSignals {
   sigset_t signals_;
   std::atomic<bool> ended_{false};
   std::atomic<int> signal_{0};
-  absl::Mutex mutex_;
+  std::mutex mutex_;
   std::function<void()> cancel_;
   std::thread watcher_;
 };

@@ -27,10 +27,8 @@ absl::StatusOr<std::unique_ptr<FairPool>> FairPool::Create(int share, absl::stri
 
 FairPool::~FairPool() {
   {  // everything posted runs first (tasks may post more): then the threads are idle and join
-    absl::MutexLock lock(&mutex_);
-    mutex_.Await(absl::Condition(
-        +[](FairPool* pool) ABSL_NO_THREAD_SAFETY_ANALYSIS { return pool->running_ == 0 && pool->owners_.empty(); },
-        this));
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return running_ == 0 && owners_.empty(); });
   }
   pool_.reset();
 }
@@ -38,24 +36,25 @@ FairPool::~FairPool() {
 std::unique_ptr<TaskRunner> FairPool::QueueFor(uid_t owner) { return std::make_unique<Queue>(this, owner); }
 
 int FairPool::running(uid_t owner) const {
-  absl::MutexLock lock(&mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   const auto it = owners_.find(owner);
   return it == owners_.end() ? 0 : it->second.running;
 }
 
 void FairPool::Post(uid_t owner, std::function<void()> task) {
-  absl::MutexLock lock(&mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   owners_[owner].pending.push_back(std::move(task));
   StartLocked();
 }
 
 void FairPool::Finished(uid_t owner) {
-  absl::MutexLock lock(&mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   Owner& o = owners_[owner];
   --o.running;
   --running_;
   if (o.running == 0 && o.pending.empty()) owners_.erase(owner);
   StartLocked();
+  if (running_ == 0 && owners_.empty()) idle_.notify_all();
 }
 
 void FairPool::StartLocked() {

@@ -12,16 +12,16 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "common/base/thread_pool.h"
 
 namespace gnnd {
@@ -52,13 +52,15 @@ class FairPool {
   explicit FairPool(int share) : share_(share) {}
   void Post(uid_t owner, std::function<void()> task);
   void Finished(uid_t owner);
-  void StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void StartLocked();  // with mutex_ held
 
   const int share_;
-  mutable absl::Mutex mutex_;
-  absl::flat_hash_map<uid_t, Owner> owners_ ABSL_GUARDED_BY(mutex_);
-  int running_ ABSL_GUARDED_BY(mutex_) = 0;
-  uint64_t started_ ABSL_GUARDED_BY(mutex_) = 0;
+  // std::mutex, as everywhere in gnnd: the sanitizers see it (Debian's Abseil is not instrumented).
+  mutable std::mutex mutex_;
+  std::condition_variable idle_;
+  absl::flat_hash_map<uid_t, Owner> owners_;  // guarded by mutex_, as the counts below
+  int running_ = 0;
+  uint64_t started_ = 0;
   std::unique_ptr<ThreadPool> pool_;
 };
 

@@ -47,11 +47,11 @@ class Gate {
 };
 
 TEST(FairPool, AnOwnerAloneRunsItsShareAtOnceAndNoMore) {
+  Gate gate;  // before the pool: its tasks use it until the pool is gone
   auto pool = FairPool::Create(3, "test");
   ASSERT_TRUE(pool.ok()) << pool.status();
   std::unique_ptr<TaskRunner> queue = (*pool)->QueueFor(1000);
   EXPECT_EQ(queue->threads(), 3);
-  Gate gate;
   for (int i = 0; i < 8; ++i) queue->Post([&] { gate.Wait(); });
   ASSERT_TRUE(gate.WaitForWaiting(3));
   std::this_thread::sleep_for(50ms);
@@ -61,13 +61,13 @@ TEST(FairPool, AnOwnerAloneRunsItsShareAtOnceAndNoMore) {
 }
 
 TEST(FairPool, AnIdleOwnerStartsAtOnceBesideAnOwnerHoldingItsShareWithMoreQueued) {
+  Gate gate;  // before the pool: its tasks use them until the pool is gone
+  std::atomic<int> light_done{0};
   auto pool = FairPool::Create(2, "test");
   ASSERT_TRUE(pool.ok()) << pool.status();
   std::unique_ptr<TaskRunner> heavy = (*pool)->QueueFor(1), light = (*pool)->QueueFor(2), third = (*pool)->QueueFor(3);
-  Gate gate;
   for (int i = 0; i < 20; ++i) heavy->Post([&] { gate.Wait(); });  // never-read sessions' long batches
   ASSERT_TRUE(gate.WaitForWaiting(2));
-  std::atomic<int> light_done{0};
   light->Post([&] { ++light_done; });
   third->Post([&] { ++light_done; });
   for (int i = 0; i < 200 && light_done.load() < 2; ++i) std::this_thread::sleep_for(5ms);
@@ -77,10 +77,10 @@ TEST(FairPool, AnIdleOwnerStartsAtOnceBesideAnOwnerHoldingItsShareWithMoreQueued
 }
 
 TEST(FairPool, BusyOwnersShareThePoolTheOneRunningFewestFirst) {
+  Gate gate;  // before the pool: its tasks use it until the pool is gone
   auto pool = FairPool::Create(2, "test");
   ASSERT_TRUE(pool.ok()) << pool.status();
   std::unique_ptr<TaskRunner> a = (*pool)->QueueFor(1), b = (*pool)->QueueFor(2);
-  Gate gate;
   for (int i = 0; i < 6; ++i) a->Post([&] { gate.Wait(); });
   ASSERT_TRUE(gate.WaitForWaiting(2));
   for (int i = 0; i < 6; ++i) b->Post([&] { gate.Wait(); });
