@@ -433,45 +433,6 @@ sys.stdin.read()  # until killed
 """
 
 
-def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, setup):
-    """The dead trainer's `consumed` event never completes: gnnd must end its session, keep serving the
-    GPU, and stop on SIGTERM (its streams never wait on a trainer's work). Under MPS, killing a client while
-    its kernels run breaks every client's context on that GPU (MPS's error containment): gnnd must then
-    refuse that GPU's sessions with UNAVAILABLE saying so, and still stop promptly. Last in this file: under
-    MPS the GPU stays unusable for every client until they all exit."""
-    import signal
-    import sys
-    import time
-    _, data = setup
-    daemon = Daemon(tmp_path, f"--dataset=dyingtiny={data}", name="dying")
-    try:
-        trainer = subprocess.Popen([sys.executable, "-c", DYING_TRAINER, daemon.address], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, text=True, env=os.environ)
-        assert trainer.stdout.readline().strip() == "released"
-        time.sleep(0.2)
-        trainer.send_signal(signal.SIGKILL)
-        trainer.wait(timeout=60)
-        deadline = time.time() + 20
-        while any(line.startswith("session ") for line in daemon.gnnctl("stats").stdout.splitlines()):
-            assert time.time() < deadline, "the dead trainer's session did not end: " + daemon.output()
-            time.sleep(0.1)
-        mps = "MPS is not running" not in daemon.output()
-        try:
-            with gnnd.Loader(address=daemon.address, dataset="dyingtiny", batch_size=512, fanouts=[10, 5],
-                             device="cuda:0") as loader:
-                assert sum(1 for _ in loader) == len(loader)
-        except gnnd.GnndError as e:
-            if not mps:
-                raise
-            assert e.code == "UNAVAILABLE" and "unusable for gnnd until it restarts" in e.message, e
-    finally:
-        start = time.time()
-        assert daemon.stop() == 0, daemon.output()
-        assert time.time() - start < 10, "gnnd took long to stop"
-
-
-
-
 @pytest.mark.parametrize("mode", ["binary", "triplet"])
 def test_typed_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
     """Typed link sessions on cuda:0 (the mag preset's author-writes-paper edge splits, rev_ relations): every
@@ -596,3 +557,42 @@ def test_link_sessions_on_every_gpu_at_once_equal_the_cpu_ones(tmp_path):
                 loader.close()
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, setup):
+    """The dead trainer's `consumed` event never completes: gnnd must end its session, keep serving the
+    GPU, and stop on SIGTERM (its streams never wait on a trainer's work). Under MPS, killing a client while
+    its kernels run breaks every client's context on that GPU (MPS's error containment): gnnd must then
+    refuse that GPU's sessions with UNAVAILABLE saying so, and still stop promptly. Last in this file: under
+    MPS the GPU stays unusable for every client until they all exit."""
+    import signal
+    import sys
+    import time
+    _, data = setup
+    daemon = Daemon(tmp_path, f"--dataset=dyingtiny={data}", name="dying")
+    try:
+        trainer = subprocess.Popen([sys.executable, "-c", DYING_TRAINER, daemon.address], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True, env=os.environ)
+        assert trainer.stdout.readline().strip() == "released"
+        time.sleep(0.2)
+        trainer.send_signal(signal.SIGKILL)
+        trainer.wait(timeout=60)
+        deadline = time.time() + 20
+        while any(line.startswith("session ") for line in daemon.gnnctl("stats").stdout.splitlines()):
+            assert time.time() < deadline, "the dead trainer's session did not end: " + daemon.output()
+            time.sleep(0.1)
+        mps = "MPS is not running" not in daemon.output()
+        try:
+            with gnnd.Loader(address=daemon.address, dataset="dyingtiny", batch_size=512, fanouts=[10, 5],
+                             device="cuda:0") as loader:
+                assert sum(1 for _ in loader) == len(loader)
+        except gnnd.GnndError as e:
+            if not mps:
+                raise
+            assert e.code == "UNAVAILABLE" and "unusable for gnnd until it restarts" in e.message, e
+    finally:
+        start = time.time()
+        assert daemon.stop() == 0, daemon.output()
+        assert time.time() - start < 10, "gnnd took long to stop"
+
+
