@@ -37,7 +37,7 @@ namespace gnnd {
 namespace bip = boost::interprocess;
 namespace {
 
-constexpr char kMagic[8] = {'G', 'N', 'N', 'D', 'S', 'H', 'M', '1'};
+constexpr char kShmMagic[8] = {'G', 'N', 'N', 'D', 'S', 'H', 'M', '1'};
 constexpr uint32_t kStateLoading = 0;
 constexpr uint32_t kStateReady = 1;
 constexpr size_t kCopyChunk = 64 << 20;
@@ -178,7 +178,7 @@ absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& instance, const std::
   GNND_ASSIGN_OR_RETURN(const ReadOnlyMapping header, ReadOnlyMapping::Map(open->fd.get(), sizeof(MetaHeader), name));
   const auto* meta = static_cast<const MetaHeader*>(header.address());
   info.loader_pid = meta->loader_pid;
-  if (std::memcmp(meta->magic, kMagic, sizeof(kMagic)) != 0) return info;
+  if (std::memcmp(meta->magic, kShmMagic, sizeof(kShmMagic)) != 0) return info;
   if (meta->state.load(std::memory_order_acquire) == kStateReady) {
     info.state = ShmState::kReady;
   } else if (LoaderAlive(*meta)) {
@@ -365,7 +365,7 @@ absl::StatusOr<std::unique_ptr<ShmDataset>> ShmDataset::Load(const std::string& 
     dataset->segments_.clear();
     (void)Remove(name, instance);
   };
-  std::memcpy(meta->magic, kMagic, sizeof(kMagic));
+  std::memcpy(meta->magic, kShmMagic, sizeof(kShmMagic));
   meta->loader_pid = ::getpid();
   meta->loader_start_time = ProcessStartTime(::getpid());
   meta->manifest_bytes = serialized.size();

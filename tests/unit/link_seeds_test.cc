@@ -12,7 +12,7 @@
 namespace gnnd {
 namespace {
 
-constexpr SamplingKey kKey = {77, 99};
+constexpr SamplingKey kSeedsKey = {77, 99};
 
 // A CSC over `n` nodes from (src, dst) edges, each in-neighbor list sorted by source.
 struct Csc {
@@ -41,7 +41,7 @@ TEST(LinkSeeds, BinaryPairsMapBackAndHopZeroIsTheUniqueEndpointsAscending) {
   const Csc g = DenseRing();
   const std::vector<int64_t> src = {1, 4, 1, 9}, dst = {0, 3, 0, 8};
   LinkSeeds out;
-  ASSERT_TRUE(MakeLinkSeeds(kKey, 5, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), out).ok());
+  ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 5, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), out).ok());
   ASSERT_EQ(out.pair_src.size(), 4u + 12u);
   EXPECT_TRUE(out.dst_nodes.empty());
   EXPECT_TRUE(std::is_sorted(out.src_nodes.begin(), out.src_nodes.end()));
@@ -59,12 +59,13 @@ TEST(LinkSeeds, BinaryPairsMapBackAndHopZeroIsTheUniqueEndpointsAscending) {
   EXPECT_EQ(std::vector<int64_t>(endpoints.begin(), endpoints.end()), out.src_nodes);  // nothing else
 
   LinkSeeds again;
-  ASSERT_TRUE(MakeLinkSeeds(kKey, 5, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), again).ok());
+  ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 5, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), again).ok());
   EXPECT_EQ(again.src_nodes, out.src_nodes);
   EXPECT_EQ(again.pair_src, out.pair_src);
   EXPECT_EQ(again.pair_dst, out.pair_dst);
   LinkSeeds other_batch;
-  ASSERT_TRUE(MakeLinkSeeds(kKey, 6, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), other_batch).ok());
+  ASSERT_TRUE(
+      MakeLinkSeeds(kSeedsKey, 6, src, dst, {NegativeMode::kBinary, 3, false}, g.relation(12), other_batch).ok());
   EXPECT_TRUE(other_batch.pair_src != out.pair_src || other_batch.pair_dst != out.pair_dst);  // new negatives
 }
 
@@ -76,7 +77,7 @@ TEST(LinkSeeds, StrictNegativesAreNeverEdges) {
   for (bool strict : {false, true}) {
     for (NegativeMode mode : {NegativeMode::kBinary, NegativeMode::kTriplet}) {
       LinkSeeds out;
-      ASSERT_TRUE(MakeLinkSeeds(kKey, 1, src, dst, {mode, 4, strict}, g.relation(12), out).ok());
+      ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 1, src, dst, {mode, 4, strict}, g.relation(12), out).ok());
       const bool triplet = mode == NegativeMode::kTriplet;
       ASSERT_EQ((triplet ? out.dst_neg_index : out.pair_dst).size(), triplet ? 256u : 64u + 256u);
       for (size_t j = 0; j < 256; ++j) {
@@ -107,7 +108,7 @@ TEST(LinkSeeds, TypedEndpointsGetAListPerType) {
   const LinkRelation rates{indptr.data(), indices.data(), true, 3, 4, false, "'user___rates___item'"};
   const std::vector<int64_t> src = {2, 0}, dst = {0, 2};
   LinkSeeds out;
-  ASSERT_TRUE(MakeLinkSeeds(kKey, 0, src, dst, {NegativeMode::kBinary, 2, true}, rates, out).ok());
+  ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 0, src, dst, {NegativeMode::kBinary, 2, true}, rates, out).ok());
   for (int64_t u : out.src_nodes) EXPECT_LT(u, 3);
   for (int64_t i : out.dst_nodes) EXPECT_LT(i, 4);
   for (size_t j = 0; j < out.pair_src.size(); ++j) {
@@ -126,7 +127,7 @@ TEST(LinkSeeds, FixedNegativesAreTheGivenRowsAsTriplets) {
   const std::vector<int64_t> src = {1, 4, 9}, dst = {0, 3, 8};
   const std::vector<int64_t> fixed = {2, 5, 11, 7, 7, 0};  // two per positive; a repeat and a positive's own node
   LinkSeeds out;
-  ASSERT_TRUE(MakeLinkSeeds(kKey, 2, src, dst, {NegativeMode::kFixed, 2, false}, g.relation(12), out, fixed).ok());
+  ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 2, src, dst, {NegativeMode::kFixed, 2, false}, g.relation(12), out, fixed).ok());
   EXPECT_TRUE(out.pair_src.empty());
   ASSERT_EQ(out.dst_neg_index.size(), fixed.size());
   for (size_t i = 0; i < src.size(); ++i) {
@@ -149,12 +150,13 @@ TEST(LinkSeeds, AGraphTooDenseForStrictNegativesIsRefusedNamingIt) {
   const std::vector<int64_t> src = {0}, dst = {1};
   LinkSeeds out;
   const absl::Status status =
-      MakeLinkSeeds(kKey, 4, src, dst, {NegativeMode::kTriplet, 1, true}, complete.relation(3), out);
+      MakeLinkSeeds(kSeedsKey, 4, src, dst, {NegativeMode::kTriplet, 1, true}, complete.relation(3), out);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(status.message(),
             "strict negatives: 64 draws for negative 0 of batch 4 (source 0) were all edges of '_N___E___N': the graph "
             "is too dense for strict negatives (turn strict off)");
-  EXPECT_TRUE(MakeLinkSeeds(kKey, 4, src, dst, {NegativeMode::kTriplet, 1, false}, complete.relation(3), out).ok());
+  EXPECT_TRUE(
+      MakeLinkSeeds(kSeedsKey, 4, src, dst, {NegativeMode::kTriplet, 1, false}, complete.relation(3), out).ok());
 }
 
 }  // namespace

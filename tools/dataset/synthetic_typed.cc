@@ -15,7 +15,13 @@ namespace gnnd::dataset {
 namespace {
 
 // Philox streams of the typed generator (the homogeneous one uses others).
-enum Stream : uint32_t { kEdges = 101, kLabels = 102, kSplits = 103, kFeatures = 104, kCenters = 105 };
+enum TypedStream : uint32_t {
+  kTypedEdges = 101,
+  kTypedLabels = 102,
+  kTypedSplits = 103,
+  kTypedFeatures = 104,
+  kTypedCenters = 105
+};
 
 // A node id in [0, n) skewed toward small ids (a power law: P(id < x) = (x / n)^(1/3)), then spread over the
 // range by a fixed odd multiplier, so hubs are not all at the start.
@@ -127,7 +133,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
     Progress progress(absl::StrCat("edges ", rel.name), rel.num_edges, "edges");
     std::vector<std::pair<int64_t, int64_t>> link_pairs;  // the link relation's edges, split once all are drawn
     for (int64_t e = 0; e < rel.num_edges; ++e) {
-      const Philox4x32 w = RandomWords(seed, kEdges + static_cast<uint32_t>(r) * 16, static_cast<uint64_t>(e));
+      const Philox4x32 w = RandomWords(seed, kTypedEdges + static_cast<uint32_t>(r) * 16, static_cast<uint64_t>(e));
       const int64_t to = SkewedNode((uint64_t{w.v[0]} << 32) | w.v[1], num_dst);
       int64_t from = SkewedNode((uint64_t{w.v[2]} << 32) | w.v[3], num_src);
       if (homophilous && static_cast<double>(w.v[0] & 0xffff) / 65536.0 < spec.homophily) {
@@ -153,7 +159,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
     const int index = builder.NodeTypeNamed(type.name);
     if (type.num_classes > 0) {
       for (int64_t v = 0; v < type.num_nodes; ++v) {
-        const Philox4x32 w = RandomWords(seed, kLabels, static_cast<uint64_t>(v), static_cast<uint32_t>(t));
+        const Philox4x32 w = RandomWords(seed, kTypedLabels, static_cast<uint64_t>(v), static_cast<uint32_t>(t));
         const double u = static_cast<double>(w.v[0]) / 4294967296.0, s = static_cast<double>(w.v[1]) / 4294967296.0;
         if (u >= type.labeled_fraction) continue;
         GNND_RETURN_IF_ERROR(builder.SetLabel(index, v, class_of(v, type.num_classes), "synthetic"));
@@ -167,7 +173,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
     std::vector<double> centers(static_cast<size_t>(centers_count * type.feature_dim));
     const double separation = 2.5 / std::sqrt(2.0 * static_cast<double>(type.feature_dim));
     for (size_t i = 0; i < centers.size(); i += 2) {
-      const Philox4x32 w = RandomWords(seed, kCenters, i, static_cast<uint32_t>(t));
+      const Philox4x32 w = RandomWords(seed, kTypedCenters, i, static_cast<uint32_t>(t));
       double g[2];
       Normals(w.v[0], w.v[1], g);
       centers[i] = g[0] * separation;
@@ -179,7 +185,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
       const double* center =
           centers.data() + (type.num_classes > 0 ? class_of(v, type.num_classes) : 0) * type.feature_dim;
       for (int64_t j = 0; j < type.feature_dim; j += 4) {
-        const Philox4x32 w = RandomWords(seed, kFeatures + static_cast<uint32_t>(t) * 16, static_cast<uint64_t>(v),
+        const Philox4x32 w = RandomWords(seed, kTypedFeatures + static_cast<uint32_t>(t) * 16, static_cast<uint64_t>(v),
                                          static_cast<uint32_t>(j / 4));
         double noise[4];
         Normals(w.v[0], w.v[1], noise);
