@@ -11,7 +11,8 @@
 # bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset); trainer (a trainer fed from storage against
 # features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
 # node batches on the GPU: gpu_bench link). OUT_DIR/RESULTS.md gets the
-# device, date, commit and command, then one section per part with its table; copy it to bench/RESULTS.md.
+# device, date, commit and command, then one section per part with its table; save it as
+# bench/runs/run-NEXT.md and update the rows of bench/RESULTS.md it changes.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
 set -uo pipefail
 mode=${1:-}

@@ -2,6 +2,7 @@
 sources exist in its build context and it documents the run flags gnnd needs; the Kubernetes DaemonSet
 shares IPC and the socket directory with trainers and runs MPS beside gnnd; every shipped gnnd config
 (the systemd example, the DaemonSet's ConfigMap) is one gnnd accepts."""
+import os
 import pathlib
 import re
 import shlex
@@ -96,7 +97,8 @@ def test_shipped_configs_are_valid(tmp_path, source):
         text = next(d for d in documents if d["kind"] == "ConfigMap")["data"]["gnnd.textproto"]
     # The paths are the production machine's: point the socket here and drop the datasets.
     text = re.sub(r"datasets \{[^}]*\}", "", text)
-    text = re.sub(r'listen: "[^"]*"', f'listen: "unix:{tmp_path}/gnnd.sock"', text)
+    # a socket of its own, so an instance of its own (tests run side by side)
+    text = re.sub(r'listen: "[^"]*"', f'listen: "unix:{tmp_path}/deploy{os.getpid()}.sock"', text)
     text = re.sub(r'metrics_address: "[^"]*"', 'metrics_address: "127.0.0.1:0"', text)
     config = tmp_path / "gnnd.textproto"
     config.write_text(text)
