@@ -52,7 +52,7 @@ if [ $quick = 1 ]; then
   stage test test_build build-quick
   exit 0
 fi
-stage build build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNND_CUDA_ARCHITECTURES=90
+stage build build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGNND_CUDA=ON -DGNND_CUDA_ARCHITECTURES=90
 stage test test_build build
 [ "${GNND_SKIP_SANITIZERS:-0}" = 1 ] && exit 0
 # What the sanitizer builds' tests run (no benchmarks, no GPU code: sanitizer builds are CPU-only).

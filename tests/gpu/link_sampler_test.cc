@@ -14,6 +14,7 @@
 #include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/link_sampler.h"
+#include "tests/gpu/gpu_test_util.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
 #include "tools/dataset/synthetic_typed.h"
@@ -21,12 +22,7 @@
 namespace gnnd::cuda {
 namespace {
 
-template <typename T>
-std::vector<T> Download(const T* device, int64_t count) {
-  std::vector<T> host(std::max<int64_t>(count, 0));
-  EXPECT_EQ(cudaMemcpy(host.data(), device, sizeof(T) * host.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-  return host;
-}
+using test_util::Download;
 
 template <typename T>
 std::vector<T> Host(const T* host, int64_t count) {

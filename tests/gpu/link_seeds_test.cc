@@ -9,18 +9,14 @@
 
 #include "common/dataset/dataset.h"
 #include "gtest/gtest.h"
+#include "tests/gpu/gpu_test_util.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
 
 namespace gnnd::cuda {
 namespace {
 
-template <typename T>
-std::vector<T> Download(const T* device, int64_t count) {
-  std::vector<T> host(count);
-  EXPECT_EQ(cudaMemcpy(host.data(), device, sizeof(T) * count, cudaMemcpyDeviceToHost), cudaSuccess);
-  return host;
-}
+using test_util::Download;
 
 template <typename T>
 T* Upload(const void* host, size_t bytes) {
