@@ -287,7 +287,8 @@ def test_peer_allowlist(tmp_path, data):
 def test_bad_config_is_named(tmp_path, config, message):
     path = tmp_path / "bad.textproto"
     path.write_text(config)
-    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--config={path}", f"--listen=unix:{tmp_path}/s.sock"],
+    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--config={path}",
+                           f"--listen=unix:{tmp_path}/s{os.getpid()}.sock"],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert message in proc.stderr
@@ -321,7 +322,7 @@ def test_a_tcp_port_0_is_logged_as_the_port_bound(tmp_path):
 
 def test_exit_after_load_checks_the_metrics_address(tmp_path):
     proc = subprocess.run([os.environ.get("GNND", "gnnd"), "--exit-after-load", "--metrics-address=nonsense",
-                           f"--listen=unix:{tmp_path}/s.sock"], capture_output=True, text=True, timeout=30)
+                           f"--listen=unix:{tmp_path}/s{os.getpid()}.sock"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert "metrics_address = 'nonsense' (HOST:PORT)" in proc.stderr
 
@@ -336,7 +337,8 @@ def test_stats_watch_takes_a_sane_interval(daemon, seconds):
 
 @pytest.mark.parametrize("threads", ["1000000", "-1", "1025"])
 def test_threads_flag_out_of_range_is_named(tmp_path, threads):
-    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--threads={threads}", f"--listen=unix:{tmp_path}/s.sock"],
+    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--threads={threads}",
+                           f"--listen=unix:{tmp_path}/s{os.getpid()}.sock"],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2, proc.stderr
     assert f"--threads {threads} (must be 1 to 1024, or 0 for every core)" in proc.stderr
@@ -353,7 +355,8 @@ def test_a_thread_the_system_refuses_is_an_error_not_an_abort(tmp_path):
     where = tempfile.mkdtemp(prefix="gnnd-nproc-")
     os.chmod(where, 0o777)
     try:
-        proc = subprocess.run([os.environ.get("GNND", "gnnd"), "--threads=1000", f"--listen=unix:{where}/s.sock"],
+        proc = subprocess.run([os.environ.get("GNND", "gnnd"), "--threads=1000",
+                               f"--listen=unix:{where}/s{os.getpid()}.sock"],
                               capture_output=True, text=True, timeout=60, preexec_fn=limited)
     except PermissionError as e:
         pytest.skip(f"uid 65534 cannot run gnnd from this checkout: {e}")

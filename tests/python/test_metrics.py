@@ -90,7 +90,7 @@ def parse_logfmt(line):
 
 
 def test_a_bad_metrics_address_stops_gnnd_at_start(tmp_path):
-    proc = subprocess.run([GNND, f"--listen=unix:{tmp_path}/s.sock", "--metrics-address=nonsense"],
+    proc = subprocess.run([GNND, f"--listen=unix:{tmp_path}/s{os.getpid()}.sock", "--metrics-address=nonsense"],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2  # a config error, found before anything starts
     assert "metrics_address = 'nonsense' (HOST:PORT)" in proc.stderr
