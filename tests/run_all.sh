@@ -27,7 +27,9 @@ build() {  # build DIR [cmake args...] [-- targets...]
   shift
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do args+=("$1"); shift; done
   [ "${1:-}" = "--" ] && { shift; targets=("$@"); }
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_UNITY_BUILD=ON "${args[@]}" >/dev/null
+  # Line tables are all the test builds need (sanitizer reports, gdb backtraces): -g1 compiles a quarter faster.
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_UNITY_BUILD=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    "-DCMAKE_CXX_FLAGS_DEBUG=-g1" "-DCMAKE_CUDA_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG" "${args[@]}" >/dev/null
   if [ ${#targets[@]} -gt 0 ]; then
     cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
   else
