@@ -26,11 +26,12 @@ def dataset(tmp_path_factory):
 
 
 def wait_ready(name, proc, timeout=30):
+    """Until `proc` has made the set ready (a set kept from an earlier run reads ready before gnnd reloads it)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         assert proc.poll() is None, proc.stderr.read()
         listing = subprocess.run([GNNCTL, "shm", "list"], capture_output=True, text=True).stdout
-        if f"{name}\tready" in listing:
+        if f"{name}\tready\tloader pid {proc.pid}\t" in listing:
             return
         time.sleep(0.05)
     raise AssertionError(f"{name} never became ready")
