@@ -26,8 +26,11 @@ batch_size, num_sampled_nodes and num_sampled_edges (per hop, as PyG's trim_to_l
 torch_geometric.data.Data when PyG is importable, a gnnd.pyg.Batch with the same attributes otherwise.
 x, y and n_id stay valid until the next batch is fetched: copy what must outlive the step.
 """
+import sys
+
 import torch
 
+from ._save import SaveError, save
 from .loader import Loader, relation_key
 
 # PyG arguments that only tune PyG's own worker processes: gnnd does that work, so they are accepted and unused.
@@ -434,3 +437,38 @@ def edge_indices(pairs):
             out[0].copy_(src)
             out[1].copy_(dst)
     return edge_index
+
+
+def _load_saved(path):
+    """What torch.save wrote: a Data or HeteroData (needs PyG to unpickle), or their to_dict()."""
+    try:
+        return torch.load(path, weights_only=False)
+    except TypeError:  # torch before 1.13 has no weights_only
+        return torch.load(path)
+
+
+def main(argv=None):
+    """python3 -m gnnd.pyg save FILE.pt DIR [--feature-dtype D]: a torch.save'd Data or HeteroData (or its
+    to_dict()) written as a gnnd dataset."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="python3 -m gnnd.pyg", description=main.__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    saving = commands.add_parser("save", help="write a torch.save'd PyG Data or HeteroData as a gnnd dataset")
+    saving.add_argument("file", help="a .pt file written by torch.save(data, FILE)")
+    saving.add_argument("dir", help="the dataset directory to write (must not exist)")
+    saving.add_argument("--feature-dtype", choices=["float32", "float16", "bfloat16", "float8_e4m3fn"],
+                        help="store x in this dtype (default: x's own)")
+    saving.add_argument("--no-hot-order", action="store_true", help="skip the GPU hot tier's ranking")
+    args = parser.parse_args(argv)
+    try:
+        out = save(_load_saved(args.file), args.dir, feature_dtype=args.feature_dtype,
+                   hot_order=not args.no_hot_order)
+    except SaveError as e:
+        print(e, file=sys.stderr)
+        return 1
+    print(f"saved {out}: serve it with gnnd --dataset NAME={out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""gnnd.pyg.save: a PyG Data or HeteroData written as a gnnd dataset.
+
+The graph's arrays are staged as .npy files beside DIR and imported by `gnnctl import` (edgelist for a Data,
+the typed .npy layout for a HeteroData), so a saved dataset is built, validated and renamed into place by the
+same code as every import: an error names what is wrong, and a failed save leaves nothing behind."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+# gnnd's feature dtypes, as torch names them; numpy has no bfloat16 or float8: those are staged as float32
+# (exactly: both widen without rounding) and stored back in their own dtype by the import.
+FEATURE_DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn")
+# PyG's split attributes (a boolean mask over the nodes, or node ids) and the split each one is.
+SPLIT_ATTRIBUTES = (("train_mask", "train"), ("val_mask", "valid"), ("test_mask", "test"))
+
+
+class SaveError(ValueError):
+    """What is wrong with the data given to gnnd.pyg.save, or what the import refused."""
+
+
+def gnnctl_path():
+    """gnnctl: $GNNCTL, the build tree or prefix this package was made with, beside the client library's
+    prefix (a bundle's or cmake --install's bin/), then PATH."""
+    if os.environ.get("GNNCTL"):
+        return os.environ["GNNCTL"]
+    here = pathlib.Path(__file__).resolve().parent
+    candidates = []
+    try:
+        from . import _build
+        candidates.append(pathlib.Path(_build.GNNCTL))
+    except ImportError:  # a source checkout: its build tree
+        candidates.append(here.parents[2] / "build" / "tools" / "gnnctl")
+    candidates += [pathlib.Path(prefix) / "bin" / "gnnctl" for prefix in (sys.prefix, "/usr/local", "/usr")]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("gnnctl")
+    if found:
+        return found
+    raise SaveError("gnnctl not found (gnnd.pyg.save runs its import): set GNNCTL to its path or put it on PATH. "
+                    "Tried: " + ", ".join(str(c) for c in candidates) + ", PATH")
+
+
+def _numpy(value, what):
+    """(numpy array, torch dtype name) of a tensor or array; bfloat16 and float8 widened to float32."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        name = str(value.dtype).removeprefix("torch.")
+        if name in ("bfloat16", "float8_e4m3fn"):
+            return value.float().numpy(), name
+        return value.contiguous().numpy(), name
+    array = np.asarray(value)
+    if array.dtype == object:
+        raise SaveError(f"{what}: not a tensor or array ({type(value).__name__})")
+    return array, array.dtype.name
+
+
+def _stores(data):
+    """(node stores {type: {attribute: value}}, edge stores {(src, rel, dst): {...}}, typed) of a Data, a
+    HeteroData, or their to_dict() forms. A Data is one node type and one relation, named None."""
+    mapping = data if isinstance(data, dict) else None
+    if mapping is None and callable(getattr(data, "to_dict", None)):
+        mapping = data.to_dict()
+    if mapping is None:
+        if hasattr(data, "node_types") and hasattr(data, "edge_types"):
+            mapping = {key: dict(data[key].items()) if hasattr(data[key], "items") else vars(data[key])
+                       for key in [*data.node_types, *data.edge_types]}
+        else:
+            mapping = {k: v for k, v in vars(data).items() if not k.startswith("_")}
+    typed = any(isinstance(k, tuple) for k in mapping) or (
+        hasattr(data, "node_types") and hasattr(data, "edge_types"))
+    if not typed:
+        if "edge_index" not in mapping:
+            raise SaveError("data has no edge_index (a PyG Data's (2, E) tensor of source and target ids)")
+        return {None: mapping}, {None: {"edge_index": mapping["edge_index"]}}, False
+    nodes = {k: dict(v) for k, v in mapping.items() if isinstance(k, str) and isinstance(v, dict)}
+    edges = {k: dict(v) for k, v in mapping.items() if isinstance(k, tuple)}
+    for key in edges:
+        if len(key) != 3 or not all(isinstance(part, str) for part in key):
+            raise SaveError(f"edge type {key!r}: expected (source type, relation, destination type)")
+        if "edge_index" not in edges[key]:
+            raise SaveError(f"edge type {key!r} has no edge_index")
+        for t in (key[0], key[2]):
+            nodes.setdefault(t, {})
+    if not edges:
+        raise SaveError("data has no edge types (a HeteroData's data[(src, rel, dst)].edge_index)")
+    return nodes, edges, True
+
+
+def _node_count(store):
+    """The node count the store says (num_nodes, else the rows of x, y or a mask), or None (then gnnctl takes
+    the largest id in the edges plus one)."""
+    if store.get("num_nodes") is not None:
+        return int(store["num_nodes"])
+    for key in ("x", "y"):
+        if store.get(key) is not None:
+            return int(np.shape(store[key])[0])
+    for attribute, _ in SPLIT_ATTRIBUTES:
+        if store.get(attribute) is not None and _is_mask(store[attribute]):
+            return int(np.shape(store[attribute])[0])
+    return None
+
+
+def _is_mask(value):
+    return str(getattr(value, "dtype", "")).removeprefix("torch.") == "bool"
+
+
+def _features(store, what, path, feature_dtype):
+    """Stages x as float32 or float16 .npy; returns its torch dtype name (None without x)."""
+    if store.get("x") is None:
+        return None
+    x, dtype = _numpy(store["x"], f"{what}.x")
+    if x.ndim != 2:
+        raise SaveError(f"{what}.x: shape {tuple(x.shape)}, expected (num_nodes, dim)")
+    if dtype not in FEATURE_DTYPES:
+        if feature_dtype is None:
+            raise SaveError(f"{what}.x: {dtype} (gnnd stores {', '.join(FEATURE_DTYPES)} features: pass "
+                            "feature_dtype='float32' to convert)")
+        x = x.astype(np.float32)
+    np.save(path, x)
+    return dtype
+
+
+def _labels(store, what, path):
+    """Stages y, one class id per node (-1 or NaN: none), as .npy; False without y."""
+    if store.get("y") is None:
+        return False
+    y, _ = _numpy(store["y"], f"{what}.y")
+    if y.ndim == 2 and y.shape[1] == 1:  # OGB's (N, 1)
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise SaveError(f"{what}.y: shape {tuple(y.shape)}, expected one class id per node (N,) "
+                        "(gnnd serves single-label node classification)")
+    np.save(path, y.astype(np.int64) if y.dtype.kind in "iub" else y)
+    return True
+
+
+def _splits(store, what, split_idx, out_dir):
+    """Stages each split (PyG's train_mask / val_mask / test_mask, a mask or ids, or OGB's split_idx) as
+    ids; returns whether any was given."""
+    given = False
+    for attribute, split in SPLIT_ATTRIBUTES:
+        value = split_idx.get(split) if split_idx is not None else None
+        if value is None:
+            value = store.get(attribute)
+        if value is None:
+            continue
+        array, dtype = _numpy(value, f"{what}.{attribute}")
+        if array.ndim != 1:
+            raise SaveError(f"{what}.{attribute}: shape {tuple(array.shape)}, expected a mask or ids (one dimension)")
+        ids = np.flatnonzero(array) if dtype == "bool" else array
+        if ids.dtype.kind not in "iu":
+            raise SaveError(f"{what}.{attribute}: {dtype} (a boolean mask or integer node ids)")
+        os.makedirs(out_dir, exist_ok=True)
+        np.save(os.path.join(out_dir, f"{split}.npy"), ids.astype(np.int64))
+        given = True
+    return given
+
+
+def _edges(store, what, path):
+    edge_index, _ = _numpy(store["edge_index"], f"{what}.edge_index")
+    if edge_index.ndim != 2 or edge_index.shape[0] != 2 or edge_index.dtype.kind not in "iu":
+        raise SaveError(f"{what}.edge_index: {edge_index.dtype} {tuple(edge_index.shape)}, expected integer (2, E)")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    np.save(path, edge_index.astype(np.int64))
+
+
+def _feature_dtype_flag(dtypes, feature_dtype):
+    """--feature-dtype: the one dtype every type's x is stored in (given, or all x's own)."""
+    if feature_dtype is not None:
+        if feature_dtype not in FEATURE_DTYPES:
+            raise SaveError(f"feature_dtype={feature_dtype!r} (one of {', '.join(FEATURE_DTYPES)})")
+        return ["--feature-dtype", feature_dtype]
+    kinds = {d for d in dtypes.values() if d is not None}
+    if len(kinds) > 1:
+        raise SaveError("x dtypes differ by node type (" + ", ".join(f"{t}: {d}" for t, d in dtypes.items() if d)
+                        + "): gnnd stores one; pass feature_dtype=")
+    return ["--feature-dtype", kinds.pop()] if kinds else []
+
+
+def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
+    """Writes `data` (a torch_geometric Data or HeteroData, or their to_dict()) as the gnnd dataset `path`:
+    edge_index per edge type -> CSC over the destinations (src -> dst, as PyG's message flow), x per node type
+    (its dtype kept: float32, float16, bfloat16, float8_e4m3fn; feature_dtype converts), y (one class id per
+    node, -1: none), and splits from train_mask / val_mask / test_mask (masks or ids) or OGB's split_idx
+    ({"train": ids, "valid": ..., "test": ...}; typed: {"train": {"paper": ids}, ...}). Returns the path.
+    Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load NAME PATH`."""
+    out = pathlib.Path(path).resolve()
+    if out.exists():
+        raise SaveError(f"{out}: exists (gnnd.pyg.save writes a new dataset directory)")
+    nodes, edges, typed = _stores(data)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{out.name}.save-", dir=out.parent) as staging:
+        if typed:
+            command = _stage_typed(nodes, edges, staging, feature_dtype, split_idx)
+        else:
+            command = _stage_homogeneous(nodes[None], staging, feature_dtype, split_idx)
+        command = [gnnctl_path(), "import", *command, str(out), f"--hot-order={str(hot_order).lower()}"]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True)
+        except OSError as e:
+            raise SaveError(f"cannot run {command[0]} (gnnctl; set GNNCTL to its path): {e.strerror}") from None
+        if proc.returncode != 0:
+            said = proc.stderr.strip().replace(staging + "/", "")
+            raise SaveError(f"gnnd.pyg.save {out}: {said}")
+    return out
+
+
+def _stage_homogeneous(store, staging, feature_dtype, split_idx):
+    command = ["--format", "edgelist", os.path.join(staging, "edge_index.npy")]
+    _edges(store, "data", command[-1])
+    dtype = _features(store, "data", os.path.join(staging, "x.npy"), feature_dtype)
+    if dtype is not None:
+        command += ["--features", os.path.join(staging, "x.npy")]
+    command += _feature_dtype_flag({None: dtype}, feature_dtype)
+    if _labels(store, "data", os.path.join(staging, "y.npy")):
+        command += ["--labels", os.path.join(staging, "y.npy")]
+    if _splits(store, "data", split_idx, os.path.join(staging, "splits")):
+        command += ["--splits", os.path.join(staging, "splits")]
+    count = _node_count(store)
+    if count is not None:
+        command += ["--num-nodes", str(count)]
+    return command
+
+
+def _stage_typed(nodes, edges, staging, feature_dtype, split_idx):
+    """The typed .npy layout gnnctl imports as `mag240m`: T/node_feat.npy, T/node_label.npy, T/SPLIT.npy,
+    SRC___REL___DST/edge_index.npy."""
+    for key, store in edges.items():
+        _edges(store, f"data[{key!r}]", os.path.join(staging, "___".join(key), "edge_index.npy"))
+    dtypes, counts = {}, []
+    for t, store in nodes.items():
+        what = f"data[{t!r}]"
+        directory = os.path.join(staging, t)
+        os.makedirs(directory, exist_ok=True)
+        dtypes[t] = _features(store, what, os.path.join(directory, "node_feat.npy"), feature_dtype)
+        labeled = _labels(store, what, os.path.join(directory, "node_label.npy"))
+        per_type = None
+        if split_idx is not None:
+            per_type = {split: ids[t] for split, ids in split_idx.items() if isinstance(ids, dict) and t in ids}
+        _splits(store, what, per_type, directory)
+        count = _node_count(store)
+        in_relation = any(t in (key[0], key[2]) for key in edges)
+        if count is not None and (in_relation or dtypes[t] is not None or labeled):  # a type gnnctl will see
+            counts.append(f"{t}={count}")
+    command = ["--format", "mag240m", staging, *_feature_dtype_flag(dtypes, feature_dtype)]
+    if counts:
+        command += ["--num-nodes", ",".join(counts)]
+    return command

@@ -1,0 +1,173 @@
+"""A PyG user's own graph into gnnd in one call: gnnd.pyg.save(data, DIR) and `python3 -m gnnd.pyg save FILE.pt
+DIR` write a Data or a HeteroData (here their to_dict() forms and plain objects with their attributes, built
+with torch alone: PyG is not needed) as a gnnd dataset. The saved arrays equal the data's (CSC = each node's
+in-edges, features bit for bit in their dtype, labels, splits from masks or ids), gnnd serves them, and a
+batch is what PyG's loader semantics give on that data: x the rows of n_id, y the seeds' labels, every
+message-passing edge an edge of the data. Bad data is refused naming what is wrong, leaving nothing."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gnnd.pyg  # noqa: E402
+from daemon_util import Daemon  # noqa: E402
+
+N = 300
+
+
+def homogeneous(seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, N, (2, 4000), generator=g)
+    edge_index[:, -1] = torch.tensor([5, 5])  # a self-loop and a repeated edge are kept as given
+    edge_index[:, -2] = torch.tensor([5, 5])
+    return dict(x=torch.randn(N, 12, generator=g).to(dtype), edge_index=edge_index,
+                y=torch.randint(0, 5, (N,), generator=g), train_mask=torch.rand(N, generator=g) < 0.6,
+                val_mask=torch.arange(200, 250), test_mask=torch.arange(250, N))
+
+
+def hetero(seed=1):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 3, (120,), generator=g)
+    y[:10] = -1
+    return {"paper": {"x": torch.randn(120, 6, generator=g).half(), "y": y, "train_mask": torch.arange(10, 90),
+                      "val_mask": torch.arange(90, 110), "test_mask": torch.arange(110, 120)},
+            "author": {"num_nodes": 80},
+            ("author", "writes", "paper"): {"edge_index": torch.stack([torch.randint(0, 80, (700,), generator=g),
+                                                                       torch.randint(0, 120, (700,), generator=g)])},
+            ("paper", "cites", "paper"): {"edge_index": torch.randint(0, 120, (2, 900), generator=g)}}
+
+
+def in_neighbors(indptr, indices, v):
+    return sorted(indices[indptr[v]:indptr[v + 1]].tolist())
+
+
+def check_csc(directory, prefix, edge_index, num_dst):
+    indptr = np.load(directory / f"{prefix}indptr.npy")
+    indices = np.load(directory / f"{prefix}indices.npy")
+    src, dst = edge_index.numpy()
+    assert len(indptr) == num_dst + 1 and indptr[-1] == edge_index.shape[1]
+    for v in range(num_dst):
+        assert in_neighbors(indptr, indices, v) == sorted(src[dst == v].tolist()), v
+
+
+def bits(tensor):
+    """A tensor's raw bits (bfloat16 and float16 as 16-bit integers)."""
+    return tensor.view(torch.int16).numpy() if tensor.element_size() == 2 else tensor.numpy()
+
+
+def test_a_data_is_saved_array_for_array(tmp_path):
+    data = homogeneous(dtype=torch.bfloat16)
+    out = gnnd.pyg.save(data, tmp_path / "homo")
+    check_csc(out, "", data["edge_index"], N)
+    stored = np.load(out / "features.npy")  # bfloat16 as numpy sees it: uint16 bits
+    assert stored.dtype == np.uint16 and np.array_equal(stored.view(np.int16), bits(data["x"]))
+    assert np.array_equal(np.load(out / "labels.npy"), data["y"].numpy())
+    assert np.array_equal(np.load(out / "train.npy"), np.flatnonzero(data["train_mask"].numpy()))
+    assert np.array_equal(np.load(out / "valid.npy"), np.arange(200, 250))
+    assert "feature_dtype: FEATURE_DTYPE_BFLOAT16" in (out / "manifest.textproto").read_text()
+    assert (out / "hot_order.npy").exists()
+    assert sorted(os.listdir(tmp_path)) == ["homo"], "staging left behind"
+
+
+def test_a_hetero_data_is_saved_per_type_and_relation(tmp_path):
+    data = hetero()
+    out = gnnd.pyg.save(data, tmp_path / "het")
+    check_csc(out, "author___writes___paper.", data[("author", "writes", "paper")]["edge_index"], 120)
+    check_csc(out, "paper___cites___paper.", data[("paper", "cites", "paper")]["edge_index"], 120)
+    assert np.array_equal(np.load(out / "paper.features.npy"), data["paper"]["x"].numpy())  # float16 kept
+    assert np.array_equal(np.load(out / "paper.labels.npy"), data["paper"]["y"].numpy())
+    assert np.array_equal(np.load(out / "paper.test.npy"), np.arange(110, 120))
+    manifest = (out / "manifest.textproto").read_text()
+    assert 'name: "author"\n  num_nodes: 80\n}' in manifest  # no features, no labels: a type still
+    assert "FEATURE_DTYPE_FLOAT16" in manifest
+
+
+class Store:
+    """An object with attributes, as PyG's storages are read when they are not dicts."""
+
+    def __init__(self, **attributes):
+        self.__dict__.update(attributes)
+
+
+def test_objects_with_the_attributes_are_taken_too(tmp_path):
+    data = homogeneous(seed=3)
+    out = gnnd.pyg.save(Store(**data, num_nodes=N), tmp_path / "object")
+    check_csc(out, "", data["edge_index"], N)
+    assert np.array_equal(np.load(out / "features.npy"), data["x"].numpy())
+
+
+def test_served_batches_follow_pygs_loader_semantics(tmp_path):
+    data, typed = homogeneous(seed=4), hetero(seed=5)
+    homo_dir = gnnd.pyg.save(data, tmp_path / "homo")
+    typed_dir = gnnd.pyg.save(typed, tmp_path / "typed")
+    daemon = Daemon(tmp_path, f"--dataset=homo={homo_dir}", f"--dataset=typed={typed_dir}")
+    try:
+        edges = set(map(tuple, data["edge_index"].t().tolist()))
+        train = set(np.flatnonzero(data["train_mask"].numpy()).tolist())
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[5, 3], batch_size=64, input_nodes="train", shuffle=True,
+                                     dataset="homo", address=daemon.address) as loader:
+            for batch in loader:
+                n_id = batch.n_id.long()
+                assert set(n_id[:batch.batch_size].tolist()) <= train
+                assert torch.equal(batch.x, data["x"][n_id])
+                assert torch.equal(batch.y[:batch.batch_size], data["y"][n_id[:batch.batch_size]])
+                src, dst = n_id[batch.edge_index[0]], n_id[batch.edge_index[1]]
+                assert all((s, d) in edges for s, d in zip(src.tolist(), dst.tolist()))
+                assert list(batch.x.shape) == [len(n_id), 12] and batch.edge_index.shape[0] == 2
+        relations = {et: set(map(tuple, typed[et]["edge_index"].t().tolist())) for et in typed if isinstance(et, tuple)}
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[4, 2], batch_size=32, input_nodes=("paper", "train"),
+                                     dataset="typed", address=daemon.address) as loader:
+            for batch in loader:
+                paper = batch["paper"].n_id.long()
+                assert torch.equal(batch["paper"].x, typed["paper"]["x"][paper])
+                size = batch["paper"].batch_size
+                assert torch.equal(batch["paper"].y[:size], typed["paper"]["y"][paper[:size]])
+                for et in batch.edge_types:
+                    src_ids, dst_ids = batch[et[0]].n_id.long(), batch[et[2]].n_id.long()
+                    ei = batch[et].edge_index
+                    pairs = zip(src_ids[ei[0]].tolist(), dst_ids[ei[1]].tolist())
+                    assert all(p in relations[et] for p in pairs), et
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_bad_data_is_refused_naming_what_and_leaves_nothing(tmp_path):
+    data = homogeneous()
+    with pytest.raises(gnnd.pyg.SaveError, match=r"data.x: float64 .*feature_dtype='float32'"):
+        gnnd.pyg.save({**data, "x": data["x"].double()}, tmp_path / "a")
+    with pytest.raises(gnnd.pyg.SaveError, match=r"data.y: shape \(300, 3\), expected one class id per node"):
+        gnnd.pyg.save({**data, "y": torch.zeros(N, 3, dtype=torch.long)}, tmp_path / "b")
+    with pytest.raises(gnnd.pyg.SaveError, match=r"no edge_index"):
+        gnnd.pyg.save({"x": data["x"]}, tmp_path / "c")
+    bad = data["edge_index"].clone()
+    bad[0, 7] = N + 5  # an id past x's rows: the import's own validation names it
+    with pytest.raises(gnnd.pyg.SaveError, match=r"is not a node id|out of range|node id"):
+        gnnd.pyg.save({**data, "edge_index": bad}, tmp_path / "d")
+    types = hetero()
+    types["author"]["x"] = torch.randn(80, 6)
+    with pytest.raises(gnnd.pyg.SaveError, match=r"x dtypes differ by node type \(paper: float16, author: float32\)"
+                                               r"|x dtypes differ by node type \(author: float32, paper: float16\)"):
+        gnnd.pyg.save(types, tmp_path / "e")
+    (tmp_path / "exists").mkdir()
+    with pytest.raises(gnnd.pyg.SaveError, match="exists"):
+        gnnd.pyg.save(data, tmp_path / "exists")
+    assert sorted(os.listdir(tmp_path)) == ["exists"]
+    # feature_dtype converts what gnnd does not store as it is
+    out = gnnd.pyg.save({**data, "x": data["x"].double()}, tmp_path / "f", feature_dtype="float32")
+    assert np.array_equal(np.load(out / "features.npy"), data["x"].numpy())
+
+
+def test_the_command_saves_a_torch_saved_data(tmp_path):
+    torch.save(hetero(), tmp_path / "data.pt")
+    proc = subprocess.run([sys.executable, "-m", "gnnd.pyg", "save", str(tmp_path / "data.pt"), str(tmp_path / "out")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"saved {tmp_path / 'out'}" in proc.stdout
+    assert (tmp_path / "out" / "paper.features.npy").exists()
+    proc = subprocess.run([sys.executable, "-m", "gnnd.pyg", "save", str(tmp_path / "data.pt"), str(tmp_path / "out")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "exists" in proc.stderr
