@@ -3,7 +3,7 @@
 #   bin/     gnnd, gnnctl
 #   lib/     libgnnd_client.so and every shared library the programs need, except the C/C++ runtime
 #            (libc, libm, libstdc++, libgcc_s, the loader) and the NVIDIA driver, which the target provides
-#   python/  the gnnd Python package (pure Python)
+#   python/  the gnnd Python package (pure Python), and its wheel with the client library inside
 #   env.sh   source it: sets PATH, LD_LIBRARY_PATH, PYTHONPATH and GNND_CLIENT_LIBRARY to the unpacked bundle
 # Usage: bash deploy/bundle.sh BUILD_DIR OUT_DIR [PROGRAM...]   (prints the archive's path)
 # Extra programs (e.g. BUILD_DIR/tests/gpu_tests for tests/gpu/run_on_gpu.sh) go into bin/ with their libraries.
@@ -31,6 +31,8 @@ for f in "${files[@]}"; do
 done
 cp -r "$repo/client/python/gnnd" "$root/python/"
 find "$root/python" -name __pycache__ -prune -exec rm -rf {} +
+# The wheel too, where the build made one: pip install --no-index --find-links python gnnd
+cp "$build"/python/gnnd-*.whl "$root/python/" 2>/dev/null || true
 cat >"$root/env.sh" <<'EOT'
 # Source this file (bash) to run gnnd, gnnctl and Python trainers from this bundle.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

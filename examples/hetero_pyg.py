@@ -1,7 +1,7 @@
 """GraphSAGE made typed by PyG's to_hetero (2 layers x 128, mean aggregation, summed over relations) on a
 typed gnnd dataset directory (`gnnctl generate --preset mag --add-reverse DIR`, or ogbn-mag imported with
 `gnnctl import --format ogb --add-reverse`), fed by a NeighborLoader: PyG's own in hetero_pyg.py, gnnd's in
-hetero_gnnd.py. The two files differ in two lines, the import and the loader's arguments (README, "Typed
+hetero_gnnd.py. The two files differ in two lines, the import and the loader's arguments (docs/trainers.md, "Typed
 graphs"). Node types without features (ogbn-mag's authors, institutions, fields) get a learned embedding
 per node. Needs torch and torch_geometric; hetero_gnnd.py also a running gnnd serving the directory
 (gnnctl load mag DIR) and the gnnd package.

@@ -1,6 +1,6 @@
 """GraphSAGE (PyG's SAGEConv, 3 x 256) on a gnnd dataset directory, fed by a NeighborLoader: PyG's own in
 sage_pyg.py, gnnd's in sage_gnnd.py. The two files differ in two lines, the import and the loader's
-arguments (README, "Trainers"). Needs torch and torch_geometric; sage_gnnd.py also a running gnnd
+arguments (docs/trainers.md, "PyG"). Needs torch and torch_geometric; sage_gnnd.py also a running gnnd
 serving the directory (gnnctl load products DIR) and the gnnd package.
 
     python3 examples/sage_pyg.py --dir DIR --device cuda:0

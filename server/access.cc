@@ -97,7 +97,8 @@ absl::StatusOr<std::string> AccessPolicy::ResolveLoadPath(const std::string& pat
   }
   if (config_.dataset_roots().empty()) {
     return absl::PermissionDeniedError(
-        "path: this gnnd loads datasets over RPC only from its dataset_roots, and none are configured");
+        "path: this gnnd loads datasets over RPC only from its dataset_roots, and none are configured "
+        "(dataset_roots in its config, or gnnd --dataset-roots DIR)");
   }
   const std::string resolved = Resolve(path);
   if (resolved.empty()) {

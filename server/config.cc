@@ -145,8 +145,9 @@ uint64_t GpuCacheSize::For(uint64_t free, uint64_t total) const {
 
 absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
   if (!config.instance().empty()) GNND_RETURN_IF_ERROR(CheckInstanceName(config.instance(), "instance"));
+  // Unset: where clients look by default ($GNND_ADDRESS, else unix:/tmp/gnnd.sock), or the instance's own.
   if (config.listen().empty()) {
-    config.set_listen(config.instance().empty() ? kDefaultAddress : InstanceAddress(config.instance()));
+    config.set_listen(config.instance().empty() ? DefaultAddress() : InstanceAddress(config.instance()));
   }
   GNND_RETURN_IF_ERROR(ParseListenAddress(config.listen()).status());
   if (config.instance().empty()) config.set_instance(InstanceOfAddress(config.listen()));

@@ -5,6 +5,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
 #include "common/dataset/hot_order.h"
@@ -31,6 +32,7 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
   info.set_path(d.path);
   *info.mutable_manifest() = d.graph.manifest;
   info.set_max_in_degree(*std::max_element(d.max_in_degrees.begin(), d.max_in_degrees.end()));
+  if (const auto leases = leases_.find(d.name); leases != leases_.end()) info.set_sessions(leases->second);
   uint64_t bytes = d.graph.schema.total_bytes();  // what shared memory holds: not features left on storage
   for (size_t t = 0; t < d.feature_caches.size(); ++t) {
     const RowCache* cache = d.feature_caches[t].get();
@@ -296,7 +298,12 @@ std::vector<v1::DatasetInfo> DatasetRegistry::List() const {
 absl::StatusOr<std::unique_ptr<DatasetRegistry::Lease>> DatasetRegistry::Acquire(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = datasets_.find(name);
-  if (it == datasets_.end()) return absl::NotFoundError(absl::StrCat("open.dataset: ", Quoted(name), " is not loaded"));
+  if (it == datasets_.end()) {
+    std::vector<std::string> served;
+    for (const auto& [served_name, dataset] : datasets_) served.push_back(Quoted(served_name));
+    return absl::NotFoundError(absl::StrCat("open.dataset: ", Quoted(name), " is not loaded (this gnnd serves ",
+                                            served.empty() ? "no dataset" : absl::StrJoin(served, ", "), ")"));
+  }
   ++leases_[name];
   return std::make_unique<Lease>(this, it->second);
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -53,6 +55,9 @@ ABSL_FLAG(std::string, instance, "",
 ABSL_FLAG(std::vector<std::string>, dataset, {}, "NAME=DATASET_DIR to load at start (repeatable)");
 ABSL_FLAG(std::vector<std::string>, feature_cache, {},
           "NAME=SIZE: dataset NAME's features stay on storage behind a host cache of SIZE (2GiB; repeatable)");
+ABSL_FLAG(std::vector<std::string>, dataset_roots, {},
+          "directories under which `gnnctl load` may load datasets (comma-separated; added to the config's "
+          "dataset_roots; relative ones from gnnd's working directory)");
 ABSL_FLAG(bool, huge_pages, false, "back the --dataset segments with 2 MiB transparent huge pages");
 ABSL_FLAG(bool, keep_segments, false, "leave dataset segments in /dev/shm at exit (a restart attaches to them)");
 ABSL_FLAG(bool, exit_after_load, false, "load the datasets, print their summaries and exit");
@@ -125,6 +130,13 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_listen).empty()) config.set_listen(absl::GetFlag(FLAGS_listen));
   if (!absl::GetFlag(FLAGS_instance).empty()) config.set_instance(absl::GetFlag(FLAGS_instance));
   if (absl::GetFlag(FLAGS_keep_segments)) config.set_keep_segments(true);
+  for (const std::string& root : absl::GetFlag(FLAGS_dataset_roots)) {
+    if (root.empty()) return absl::InvalidArgumentError("--dataset-roots: an empty directory name");
+    std::error_code error;
+    const std::filesystem::path absolute = std::filesystem::absolute(root, error);
+    if (error) return absl::InvalidArgumentError(absl::StrCat("--dataset-roots ", root, ": ", error.message()));
+    config.add_dataset_roots(absolute.lexically_normal().string());
+  }
   if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
   if (!absl::GetFlag(FLAGS_gpu_cache).empty()) config.set_gpu_cache(absl::GetFlag(FLAGS_gpu_cache));
   if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
@@ -366,6 +378,11 @@ int Run(int argc, char** argv) {
 }  // namespace gnnd
 
 int main(int argc, char** argv) {
+  // --help lists gnnd's own flags (the libraries' are under --helpfull).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "server/main.cc"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "gnnd [--config FILE] [--listen unix:/path/gnnd.sock | host:port] [--dataset NAME=DIR ...] [--keep-segments]");
   return gnnd::Run(argc, argv);

@@ -40,15 +40,15 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
             : absl::StrCat(request.edge_type(), request.edge_type().empty() ? "" : ".", "edges.", request.edge_split());
   }
   const uid_t trainer_uid = peer.known ? peer.uid : ::geteuid();
+  s->link_ = shape.link.has_value();
   if (shape.link) {
-    s->edge_positions_.resize(static_cast<size_t>(shape.link->split_size));
-    std::iota(s->edge_positions_.begin(), s->edge_positions_.end(), 0);
-    s->split_ = s->edge_positions_;
+    s->made_seeds_.resize(static_cast<size_t>(shape.link->split_size));
+    std::iota(s->made_seeds_.begin(), s->made_seeds_.end(), 0);
+    s->split_ = s->made_seeds_;
   } else if (request.seed_ids_size() > 0) {  // the request, kept by the session, holds them
     s->split_ = {s->request_.seed_ids().data(), static_cast<size_t>(s->request_.seed_ids_size())};
   } else {
-    s->split_ = {static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
-                 static_cast<size_t>(graph.schema.arrays[shape.split_array].shape[0])};
+    s->split_ = SplitSeeds(shape, graph, s->made_seeds_);
   }
   SessionPlan plan;
   plan.session_id = id;
@@ -71,10 +71,10 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   };
   s->steps_per_epoch_ = plan.first_epoch.num_steps();
   // Every byte the session holds counts, not its slots alone: the seed lists (the request's ids or edge
-  // positions, this epoch's and the next's order) and the backend's buffers.
+  // positions; this epoch's and the next's order, each with its seeds' positions) and the backend's buffers.
   const uint64_t seed_bytes =
-      sizeof(int64_t) * (static_cast<uint64_t>(request.seed_ids_size()) + s->edge_positions_.size() +
-                         2 * static_cast<uint64_t>(plan.max_epoch_seeds));
+      sizeof(int64_t) * (static_cast<uint64_t>(request.seed_ids_size()) + s->made_seeds_.size() +
+                         4 * static_cast<uint64_t>(plan.max_epoch_seeds));
   const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
   s->memory_bytes_ = shape.slot_bytes + seed_bytes + buffer_bytes;
   if (s->memory_bytes_ > limits.max_session_bytes) {
@@ -254,8 +254,9 @@ bool Session::Step() {
         }
         return false;  // the prepared seeds wake us
       }
-      const EpochSeeds seeds = *std::move(ready_seeds_);
+      EpochSeeds seeds = *std::move(ready_seeds_);
       ready_seeds_.reset();
+      epoch_positions_ = seeds.TakePositions();
       lock.unlock();
       const absl::Status started = backend_->StartEpoch(epoch, seeds);
       lock.lock();
@@ -325,6 +326,12 @@ bool Session::Deliver() {
     } else {
       v1::BatchReady& ready = *event.mutable_ready();
       ready.set_epoch(epoch_);
+      if (!link_) {  // the seeds' positions (a link batch's are in its slot)
+        const auto begin =
+            std::min<size_t>(static_cast<size_t>(ready.step() * schedule_.batch_size), epoch_positions_.size());
+        const size_t end = std::min<size_t>(begin + schedule_.batch_size, epoch_positions_.size());
+        ready.mutable_input_id()->Add(epoch_positions_.begin() + begin, epoch_positions_.begin() + end);
+      }
       held_.insert(ready.slot());
       delivered_at_[ready.slot()] = std::chrono::steady_clock::now();
       ++batches_;

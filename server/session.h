@@ -126,7 +126,8 @@ class Session {
   PeerCredentials peer_;
   std::unique_ptr<DatasetRegistry::Lease> lease_;
   std::span<const int64_t> split_;
-  std::vector<int64_t> edge_positions_;  // a link session's seeds: the positions of its edge split
+  // Seeds the session made: a link session's positions in its edge split, or every node of the seed type.
+  std::vector<int64_t> made_seeds_;
   SeedScheduleSpec schedule_;
   BatchSchema schema_;  // of every batch
   std::string seeds_;   // the split or seed ids, as stats name them
@@ -150,6 +151,8 @@ class Session {
   std::optional<uint64_t> next_epoch_;
   // The seed order of epoch `ready_seeds_epoch_`, made ahead of the step that starts it.
   std::optional<EpochSeeds> ready_seeds_;
+  std::vector<int64_t> epoch_positions_;  // the running epoch's seeds' positions in the split: input_id
+  bool link_ = false;
   uint64_t ready_seeds_epoch_ = 0;
   bool preparing_ = false;  // a PrepareEpoch task is queued or running
   std::condition_variable prepared_;

@@ -313,6 +313,25 @@ gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, 
 
 int32_t gnnd_session_slots(const gnnd_session* session) { return session == nullptr ? -1 : session->impl->num_slots(); }
 
+int64_t gnnd_batch_input_id(const gnnd_session* session, int32_t slot, int64_t* out, int64_t capacity) {
+  if (session == nullptr) {
+    Null("session");
+    return -1;
+  }
+  const std::vector<int64_t>* ids = session->impl->input_id(slot);
+  if (ids == nullptr) {
+    Fail(absl::OutOfRangeError(absl::StrCat("slot ", slot, ": no batch was given out there")));
+    return -1;
+  }
+  const int64_t n = static_cast<int64_t>(ids->size());
+  if (n > 0 && (out == nullptr || capacity < n)) {
+    Fail(absl::OutOfRangeError(absl::StrCat("out has room for ", capacity, " of the batch's ", n, " seeds")));
+    return -1;
+  }
+  std::copy(ids->begin(), ids->end(), out);
+  return n;
+}
+
 gnnd_status gnnd_slot_arrays(const gnnd_session* session, int32_t slot, gnnd_array* out) {
   if (session == nullptr) return Null("session");
   if (out == nullptr) return Null("out");

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -82,6 +84,35 @@ std::unique_ptr<grpc::ClientContext> Context(int seconds) {
   return context;
 }
 
+// A Unix socket nobody can answer on fails at once: no socket file, one left by a gnnd that is gone, or one
+// this user may not connect to (waiting the timeout out would only delay the same answer).
+absl::Status ProbeUnixSocket(const std::string& address) {
+  const std::string path = address.substr(5);
+  sockaddr_un peer{};
+  if (path.size() >= sizeof(peer.sun_path)) return absl::OkStatus();
+  peer.sun_family = AF_UNIX;
+  std::memcpy(peer.sun_path, path.data(), path.size());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::OkStatus();
+  const int connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&peer), sizeof(peer));
+  const int error = errno;
+  ::close(fd);
+  if (connected == 0) return absl::OkStatus();
+  if (error == ENOENT) {
+    return absl::UnavailableError(
+        absl::StrCat("gnnd at ", address, " does not answer: there is no socket ", path, " (is gnnd running?)"));
+  }
+  if (error == EACCES) {
+    return absl::PermissionDeniedError(absl::StrCat("gnnd at ", address, ": permission denied on the socket ", path,
+                                                    " (its group or socket_mode decide who may connect)"));
+  }
+  if (error == ECONNREFUSED) {
+    return absl::UnavailableError(absl::StrCat("gnnd at ", address, " does not answer: nothing listens on ", path,
+                                               " (left by a gnnd that is gone?)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& address, int timeout_ms) {
@@ -90,19 +121,8 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& addre
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   client->channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  if (absl::StartsWith(address, "unix:")) GNND_RETURN_IF_ERROR(ProbeUnixSocket(address));
   if (!client->channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms))) {
-    // Say why where the socket file tells: absent, or not ours to open.
-    if (absl::StartsWith(address, "unix:")) {
-      const std::string path = address.substr(5);
-      if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
-        return absl::UnavailableError(
-            absl::StrCat("gnnd at ", address, " does not answer: there is no socket ", path, " (is gnnd running?)"));
-      }
-      if (::access(path.c_str(), R_OK | W_OK) != 0 && errno == EACCES) {
-        return absl::PermissionDeniedError(absl::StrCat("gnnd at ", address, ": permission denied on the socket ", path,
-                                                        " (its group or socket_mode decide who may connect)"));
-      }
-    }
     return absl::UnavailableError(absl::StrCat("gnnd at ", address, " does not answer (is it running?)"));
   }
   client->stub_ = v1::Gnnd::NewStub(client->channel_);
@@ -170,7 +190,11 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   v1::SessionEvent event;
   if (!call.stream->Write(open) || !call.stream->Read(&event)) {
     session->closed_ = true;  // Finish may be called once
-    return FromGrpc(call.stream->Finish(), address_);
+    absl::Status refused = FromGrpc(call.stream->Finish(), address_);
+    if (absl::IsNotFound(refused)) {  // which gnnd was asked: there may be several
+      return absl::NotFoundError(absl::StrCat("gnnd at ", address_, ": ", refused.message()));
+    }
+    return refused;
   }
   if (!event.has_opened()) return absl::InternalError("gnnd answered the open request with something else");
   session->opened_ = event.opened();
@@ -331,6 +355,8 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
       GNND_RETURN_IF_ERROR(CheckBatchCounts(schema_, {r.counts().data(), static_cast<size_t>(r.counts_size())}));
       counts_.resize(opened_.num_slots());
       counts_[r.slot()].assign(r.counts().begin(), r.counts().end());
+      input_ids_.resize(opened_.num_slots());
+      input_ids_[r.slot()].assign(r.input_id().begin(), r.input_id().end());
 #if GNND_WITH_CUDA
       if (device_ >= 0) {
         const ScopedDevice current(device_);

@@ -128,6 +128,11 @@ class Session {
   }
   int device() const { return device_; }
   // The counts of the batch last given out in `slot`; null if there is none.
+  // A node batch's seeds' positions in their split (PyG's input_id), of the batch last given out in `slot`.
+  const std::vector<int64_t>* input_id(int slot) const {
+    return slot >= 0 && slot < static_cast<int>(input_ids_.size()) && !counts_[slot].empty() ? &input_ids_[slot]
+                                                                                             : nullptr;
+  }
   const HopCounts* hop_counts(int slot) const {
     return slot >= 0 && slot < static_cast<int>(hop_counts_.size()) && !hop_counts_[slot].nodes.empty()
                ? &hop_counts_[slot]
@@ -163,6 +168,7 @@ class Session {
   std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
   std::vector<HopCounts> hop_counts_;                  // per slot
   std::vector<std::vector<int64_t>> counts_;           // per slot
+  std::vector<std::vector<int64_t>> input_ids_;        // per slot
   absl::Status failed_;
   bool closed_ = false;
 };

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 8
+#define GNND_API_VERSION_MINOR 9
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -249,6 +249,10 @@ GNND_API gnnd_status gnnd_next_batch_values(gnnd_session* session, int32_t relea
                                             gnnd_batch_values* out);
 /* After GNND_END_OF_EPOCH (and every batch released): start another epoch. */
 GNND_API gnnd_status gnnd_start_epoch(gnnd_session* session, uint64_t epoch);
+/* API 1.9: a node session's batch last given out in `slot`: each seed's position in the split or seed_ids it
+ * came from (PyG's input_id), written to out[0..capacity). Returns how many there are (the batch's seeds;
+ * 0 for a link session, whose input_id is a slot array), or -1 with gnnd_last_error() set. */
+GNND_API int64_t gnnd_batch_input_id(const gnnd_session* session, int32_t slot, int64_t* out, int64_t capacity);
 /* Ends the session and frees the handle: unmaps the slots (for a GPU session after the work this process
  * queued, which may read them, is done), then waits (10 s at most) until gnnd has freed the session, so
  * that its share of gnnd's session limits is back on return. Tensors of gnnd_slot_array_dlpack keep the

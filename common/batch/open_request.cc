@@ -1,6 +1,7 @@
 #include "common/batch/open_request.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
@@ -82,6 +83,7 @@ absl::Status CheckSeedIds(const v1::OpenSession& request, const NodeTypeSchema& 
 
 // The seeds' split: its position in the dataset's arrays.
 absl::StatusOr<int> SplitArray(const v1::OpenSession& request, const NodeTypeSchema& type) {
+  if (request.split() == kAllNodesSplitName) return kAllNodesSplit;
   for (size_t s = 0; s < kSplitNames.size(); ++s) {
     if (request.split() != kSplitNames[s]) continue;
     if (type.splits[s] < 0) {
@@ -90,8 +92,8 @@ absl::StatusOr<int> SplitArray(const v1::OpenSession& request, const NodeTypeSch
     }
     return type.splits[s];
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("open.split = ", Quoted(request.split(), 100), " (must be train, valid or test)"));
+  return absl::InvalidArgumentError(absl::StrCat("open.split = ", Quoted(request.split(), 100),
+                                                 " (must be train, valid, test, or all: every node of the type)"));
 }
 
 // Typed fanouts: `fanouts` for every relation, or `relation_fanouts` naming each relation once.
@@ -283,6 +285,16 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
 }
 
 }  // namespace
+
+std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& graph, std::vector<int64_t>& made) {
+  if (shape.split_array == kAllNodesSplit) {
+    made.resize(static_cast<size_t>(graph.schema.node_types[shape.seed_type].num_nodes));
+    std::iota(made.begin(), made.end(), 0);
+    return made;
+  }
+  return {static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
+          static_cast<size_t>(graph.schema.arrays[shape.split_array].shape[0])};
+}
 
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits) {

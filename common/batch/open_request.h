@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,7 +41,8 @@ struct LinkShape {
 
 struct SessionShape {
   Device device;
-  int split_array = -1;  // the seeds' split: a position in the dataset schema's arrays (-1: seed_ids)
+  int split_array = -1;  // the seeds' split: a position in the dataset schema's arrays (-1: seed_ids,
+                         // kAllNodesSplit: every node of the seed type)
   int seed_type = 0;     // the node type of the seeds
   SeedScheduleSpec schedule;
   int num_slots = 0;
@@ -51,6 +53,14 @@ struct SessionShape {
   BatchSchema schema;               // the batch as the trainer reads it, either way
   uint64_t slot_bytes = 0;          // of all the slots
 };
+
+// open.split "all": every node of the seed type (PyG's input_nodes of a node type alone).
+inline constexpr absl::string_view kAllNodesSplitName = "all";
+inline constexpr int kAllNodesSplit = -2;
+
+// The seeds of a node session without seed ids: its split's ids, or for "all" the ids 0..n-1 of the seed
+// type, made into `made` (which must outlive the span).
+std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& graph, std::vector<int64_t>& made);
 
 // `max_in_degrees`: per relation (GraphData::MaxInDegrees).
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,

@@ -55,9 +55,12 @@ EpochSeeds::EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& s
   // Positions in the (padded or truncated) epoch order that this rank takes.
   const int64_t per_rank = spec.drop_last ? n / w : (n + w - 1) / w;
   ids_.reserve(per_rank);
+  positions_.reserve(per_rank);
   for (int64_t k = 0; k < per_rank; ++k) {
     const int64_t position = (k * w + spec.rank) % std::max<int64_t>(n, 1);  // wraps onto the padding
-    if (n > 0) ids_.push_back(split[order[position]]);
+    if (n == 0) continue;
+    ids_.push_back(split[order[position]]);
+    positions_.push_back(order[position]);
   }
   num_steps_ = spec.drop_last ? static_cast<int64_t>(ids_.size()) / batch_size_
                               : (static_cast<int64_t>(ids_.size()) + batch_size_ - 1) / batch_size_;

@@ -42,9 +42,13 @@ class EpochSeeds {
   std::span<const int64_t> all() const { return ids_; }
   // The global batch index of `step` (step * world_size + rank): what the sampling rule is keyed on.
   uint64_t batch_index(int64_t step) const { return static_cast<uint64_t>(step) * world_size_ + rank_; }
+  // Each of all()'s seeds' position in the split it came from (PyG's input_id), moved out: a backend that
+  // gets these seeds afterwards does not carry them.
+  std::vector<int64_t> TakePositions() { return std::move(positions_); }
 
  private:
-  std::vector<int64_t> ids_;  // this rank's seeds, in order
+  std::vector<int64_t> ids_;        // this rank's seeds, in order
+  std::vector<int64_t> positions_;  // their positions in the split
   int64_t batch_size_ = 1, num_steps_ = 0;
   int32_t rank_ = 0, world_size_ = 1;
 };

@@ -22,9 +22,12 @@ absl::StatusOr<DatasetWriter> DatasetWriter::Create(const std::string& out_dir) 
   if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
     return absl::AlreadyExistsError(absl::StrCat(out, ": already exists (choose another output directory)"));
   }
-  const fs::path parent = fs::absolute(out).parent_path();
-  if (!fs::is_directory(parent, ec)) {
-    return absl::NotFoundError(absl::StrCat(parent.string(), ": parent directory does not exist"));
+  const fs::path parent = fs::absolute(out, ec).parent_path();
+  if (!fs::is_directory(parent, ec)) {  // made as `mkdir -p` would (only the directories that are missing)
+    fs::create_directories(parent, ec);
+    if (ec)
+      return absl::NotFoundError(
+          absl::StrCat(parent.string(), ": cannot create the parent directory (", ec.message(), ")"));
   }
   DatasetWriter writer;
   writer.out_dir_ = out;

@@ -179,9 +179,10 @@ absl::StatusOr<ShmDatasetInfo> ReadInfo(const std::string& instance, const std::
   const auto* meta = static_cast<const MetaHeader*>(header.address());
   info.loader_pid = meta->loader_pid;
   if (std::memcmp(meta->magic, kShmMagic, sizeof(kShmMagic)) != 0) return info;
+  info.loader_alive = LoaderAlive(*meta);
   if (meta->state.load(std::memory_order_acquire) == kStateReady) {
     info.state = ShmState::kReady;
-  } else if (LoaderAlive(*meta)) {
+  } else if (info.loader_alive) {
     info.state = ShmState::kLoading;
   }
   return info;

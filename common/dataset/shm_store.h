@@ -63,6 +63,7 @@ struct ShmDatasetInfo {
   pid_t loader_pid = 0;
   uid_t owner = 0;  // of the meta segment
   std::string instance = kDefaultInstance;
+  bool loader_alive = false;  // the process that loaded it still runs (a ready set outlives its loader when kept)
 };
 
 class ShmDataset {

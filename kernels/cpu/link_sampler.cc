@@ -1,5 +1,6 @@
 #include "kernels/cpu/link_sampler.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -25,7 +26,10 @@ absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, co
 }
 
 absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                    LinkBatch& out) {
+                                    LinkBatch& out, SampleTimes* times) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point gather_start, gather_end;
   const size_t p = input_id.size();
   src_.resize(p);
   dst_.resize(p);
@@ -40,14 +44,22 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
   if (sampler_) {
     sampler_->SampleLinkGraph(epoch, batch_index, out.seeds.src_nodes, excluded_[0], out.graph);
+    gather_start = Clock::now();
     sampler_->GatherFeatures(out.graph);
+    gather_end = Clock::now();
   } else {
     const RelationSchema& r = graph_->schema.relations[spec_.relation];
     hop0_.assign(graph_->schema.node_types.size(), {});
     hop0_[r.src_type] = out.seeds.src_nodes;
     if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
     typed_sampler_->SampleLinkGraph(epoch, batch_index, hop0_, excluded_, out.typed);
+    gather_start = Clock::now();
     typed_sampler_->Gather(out.typed);
+    gather_end = Clock::now();
+  }
+  if (times != nullptr) {
+    times->gather = std::chrono::duration<double>(gather_end - gather_start).count();
+    times->sample = std::chrono::duration<double>(Clock::now() - start).count() - times->gather;
   }
 
   out.input_id.assign(input_id.begin(), input_id.end());

@@ -44,8 +44,10 @@ class CpuLinkSampler {
 
   int64_t split_size() const { return positives_.size; }
   // Samples the batch of the split's positives at `input_id` (positions, as EpochSeeds gives them over
-  // [0, split_size)) for (epoch, batch_index) into `out` (its graph, or typed for a typed dataset).
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, LinkBatch& out);
+  // [0, split_size)) for (epoch, batch_index) into `out` (its graph, or typed for a typed dataset); `times`,
+  // when given, gets the gather's seconds and the rest as sampling.
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, LinkBatch& out,
+                      SampleTimes* times = nullptr);
 
  private:
   CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed)

@@ -84,16 +84,20 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
   return [workers, layout, graphs = std::move(graphs), typed_graphs = std::move(typed_graphs), slots = std::move(slots),
           counts](int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
                   int slot) -> absl::StatusOr<SampleTimes> {
-    const auto start = std::chrono::steady_clock::now();
     Worker& w = (*workers)[sampler];
     if (typed_graphs.empty()) {
       w.batch.graph = graphs[slot];
     } else {
       w.batch.typed = typed_graphs[slot];
     }
-    if (absl::Status sampled = w.sampler.Sample(epoch, batch_index, seeds, w.batch); !sampled.ok()) return sampled;
+    SampleTimes times;
+    if (absl::Status sampled = w.sampler.Sample(epoch, batch_index, seeds, w.batch, &times); !sampled.ok()) {
+      return sampled;
+    }
+    const auto written = std::chrono::steady_clock::now();
     (*counts)[slot] = WriteLinkArrays(w.batch, layout, slots[slot]);
-    return SampleTimes{std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0};
+    times.sample += std::chrono::duration<double>(std::chrono::steady_clock::now() - written).count();
+    return times;
   };
 }
 

@@ -66,6 +66,9 @@ TEST(CAbi, NullHandlesAreInvalidArguments) {
   EXPECT_EQ(gnnd_start_epoch(nullptr, 1), GNND_INVALID_ARGUMENT);
   EXPECT_EQ(gnnd_session_steps(nullptr), -1);
   EXPECT_EQ(gnnd_session_slots(nullptr), -1);
+  int64_t input_id[4];
+  EXPECT_EQ(gnnd_batch_input_id(nullptr, 0, input_id, 4), -1);  // API 1.9
+  EXPECT_STREQ(gnnd_last_error(), "session: NULL");
   gnnd_array arrays[GNND_BATCH_ARRAYS];
   EXPECT_EQ(gnnd_slot_arrays(nullptr, 0, arrays), GNND_INVALID_ARGUMENT);
   gnnd_batch_counts counts;

@@ -1,12 +1,11 @@
-"""The Python client as a trainer installs and loads it: `pip install ./client/python` in a virtual
-environment (offline, nothing compiled) gives a working package that finds the library in its installed
-location; the library is bound at first use (a missing one is a clear error then, not at import), its ABI
-version is checked, and the batch's array names come from it. Run by ctest with GNND, GNNCTL and
+"""The Python client as a trainer installs and loads it: `pip install --no-index --find-links build/python
+gnnd` in a virtual environment (offline, the README's line) gives a working package with the library inside
+it; the library is bound at first use (a missing one is a clear error then, not at import), its ABI version is
+checked, and the batch's array names come from it. Run by ctest with GNND, GNNCTL and
 GNND_CLIENT_LIBRARY set."""
 import ctypes
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -102,24 +101,26 @@ def test_options_of_an_unknown_size_are_refused(daemon):
         bound.lib.gnnd_client_free(client)
 
 
-def test_pip_install_in_a_virtual_environment_reads_an_epoch(daemon, tmp_path):
-    source = tmp_path / "src"
-    shutil.copytree(REPO / "client/python", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+def test_pip_install_as_the_readme_says_reads_an_epoch_with_nothing_set(daemon, tmp_path):
+    """The README's one line, offline, from the wheel the build made: the library comes inside the package."""
+    wheels = pathlib.Path(os.environ["GNND"]).resolve().parents[1] / "python"
+    if not list(wheels.glob("gnnd-*.whl")):
+        pytest.skip(f"no wheel in {wheels} (the build makes it where /usr/bin/python3 has setuptools and wheel)")
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True,
                    capture_output=True)
-    pip = subprocess.run([str(venv / "bin/pip"), "install", "--no-build-isolation", "--no-index", str(source)],
-                         capture_output=True, text=True)
+    pip = subprocess.run([str(venv / "bin/pip"), "install", "--no-index", "--find-links", str(wheels), "gnnd"],
+                         capture_output=True, text=True, cwd=tmp_path)
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    # The library where an install puts it (PREFIX/lib), and nowhere the package would look otherwise.
-    shutil.copy(os.environ["GNND_CLIENT_LIBRARY"], venv / "lib" / "libgnnd_client.so")
-    code = ("import gnnd, sys\n"
+    code = ("import gnnd, gnnd._native as native\n"
             f"loader = gnnd.Loader(address={daemon.address!r}, dataset='tiny', batch_size=300, fanouts=[4], "
             "output='numpy')\n"
             "steps = sum(1 for _ in loader)\n"
-            "print(gnnd.__file__, steps, len(loader))\n")
-    proc = run_python(code, {}, tmp_path, python=str(venv / "bin/python"))
+            "print(gnnd.__file__, native.bound().path, steps, len(loader))\n")
+    proc = run_python(code, {}, tmp_path, python=str(venv / "bin/python"))  # no GNND_CLIENT_LIBRARY, no PYTHONPATH
     assert proc.returncode == 0, proc.stderr
-    where, steps, expected = proc.stdout.split()
-    assert where.startswith(str(venv))
+    where, library, steps, expected = proc.stdout.split()
+    assert where.startswith(str(venv)) and library.startswith(str(venv)), (where, library)
     assert int(steps) == int(expected) > 0
+    # the source tree stays clean: the wheel was made in the build tree
+    assert not list((REPO / "client/python").glob("*.egg-info")) and not (REPO / "client/python/build").exists()

@@ -109,7 +109,7 @@ def test_killed_trainer_frees_its_session_within_a_second_and_others_go_on(daemo
 
 @pytest.mark.parametrize("kwargs,code,message", [
     (dict(dataset="nope"), "NOT_FOUND", "open.dataset: 'nope' is not loaded"),
-    (dict(split="dev"), "INVALID_ARGUMENT", "open.split = 'dev' (must be train, valid or test)"),
+    (dict(split="dev"), "INVALID_ARGUMENT", "open.split = 'dev' (must be train, valid, test, or all: every node of the type)"),
     (dict(fanouts=[]), "INVALID_ARGUMENT", "open.fanouts has 0 entries"),
     (dict(fanouts=[5, -2]), "INVALID_ARGUMENT", "open.fanouts[1] = -2"),
     (dict(batch_size=0), "INVALID_ARGUMENT", "open.batch_size = 0"),

@@ -1,5 +1,5 @@
 """The examples stay true: the gnnd GraphSAGE scripts (homogeneous and typed) differ from the PyG ones in
-exactly two lines (the README shows that diff), every example compiles, and the DDP example trains two CPU ranks under torchrun
+exactly two lines (docs/trainers.md shows that diff), every example compiles, and the DDP example trains two CPU ranks under torchrun
 against a running gnnd."""
 import difflib
 import os

@@ -63,6 +63,11 @@ def test_keep_segments_then_remove(dataset):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert len(segments(name)) == len(ARRAYS) + 1
+    # the set outlives the gnnd that loaded it, and the listing says so
+    listing = subprocess.run([GNNCTL, "shm", "list"], capture_output=True, text=True, check=True).stdout
+    assert f"{name}\tready\tloader pid " in listing
+    line = next(line for line in listing.splitlines() if line.startswith(f"{name}\t"))
+    assert line.split("\t")[2].endswith(" (exited)"), line
     subprocess.run([GNNCTL, "shm", "remove", name], check=True)
     assert segments(name) == []
 

@@ -101,7 +101,7 @@ def test_link_neighbor_loader_gives_pyg_shapes(served):
     triplets = gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], batch_size=16, neg_sampling="triplet",
                                            dataset=NAME, address=daemon.address)
     batch = next(iter(triplets))
-    assert batch.dst_neg_index.shape == (16, 1) and batch.src_index.dtype == torch.int64
+    assert batch.dst_neg_index.shape == (16,) and batch.src_index.dtype == torch.int64  # amount 1: (P,), as PyG
     assert "edge_label_index" not in batch
     triplets.close()
 

@@ -55,7 +55,7 @@ def test_same_request_same_bytes(dataset, tmp_path):
     (("--fanouts", "5,-3"), "fanouts[1] = -3 (must be -1 for all neighbors, or at least 1)"),
     (("--batch-size", 0), "batch_size = 0 (must be at least 1)"),
     (("--rank", 2, "--world-size", 2), "rank = 2 (must be in [0, world_size = 2))"),
-    (("--split", "dev"), "split = 'dev' (must be train, valid or test)"),
+    (("--split", "dev"), "split = 'dev' (must be train, valid, test, or all: every node of the type)"),
     (("--step", 100000), "has"),
 ])
 def test_bad_requests_are_named(dataset, tmp_path, flags, message):

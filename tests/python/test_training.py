@@ -135,7 +135,7 @@ def test_seed_ids_and_masks_as_input_nodes(served):
         assert [sorted(batch.n_id[:batch.batch_size].tolist()) for batch in batches] == [[7, 8, 9]]
     with pytest.raises(gnnd.GnndError, match=r"open.seed_ids\[1\] = -4 \(not a node of 'training'"):
         loader(daemon, input_nodes=torch.tensor([1, -4]))
-    with pytest.raises(TypeError, match="does not support replace"):
+    with pytest.raises(ValueError, match=r"replace=True is not supported \(gnnd samples without replacement\)"):
         loader(daemon, replace=True)
 
 

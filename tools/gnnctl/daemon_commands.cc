@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/cpp/client.h"
 #include "common/base/status.h"
 #include "common/base/vocabulary.h"
@@ -118,14 +120,23 @@ bool IsDaemonCommand(const std::string& command) {
 
 absl::Status RunDaemonCommand(const std::string& address, const std::string& command,
                               const std::vector<std::string>& args, const v1::LoadDatasetRequest& load,
-                              double watch_seconds) {
+                              double watch_seconds, double wait_seconds) {
   // Not a busy loop on gnnd, and a sleep that fits its clock.
   constexpr double kMinWatch = 0.1, kMaxWatch = 86400;
   if (watch_seconds != 0 && !(watch_seconds >= kMinWatch && watch_seconds <= kMaxWatch)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--watch ", watch_seconds, ": refresh every 0.1 to 86400 seconds (0: once)"));
   }
-  GNND_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client, client::Client::Connect(address));
+  if (!(wait_seconds >= 0 && wait_seconds <= kMaxWatch)) {
+    return absl::InvalidArgumentError(absl::StrCat("--wait ", wait_seconds, ": 0 to 86400 seconds"));
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(wait_seconds);
+  absl::StatusOr<std::unique_ptr<client::Client>> connected = client::Client::Connect(address);
+  while (!connected.ok() && absl::IsUnavailable(connected.status()) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+    connected = client::Client::Connect(address);
+  }
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<client::Client> client, std::move(connected));
   if (command == "status") {
     GNND_ASSIGN_OR_RETURN(std::string health, client->Health());
     GNND_ASSIGN_OR_RETURN(v1::Stats stats, client->GetStats());

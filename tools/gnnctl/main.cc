@@ -14,6 +14,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -59,7 +61,8 @@ ABSL_FLAG(std::optional<int64_t>, feature_dim, std::nullopt, "generate: feature 
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the session seed");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
 ABSL_FLAG(std::string, dataset, "", "sample, hotness: the dataset directory");
-ABSL_FLAG(std::string, split, gnnd::kDefaultSplit, "sample, hotness: train, valid or test");
+ABSL_FLAG(std::string, split, gnnd::kDefaultSplit,
+          "sample: train, valid, test or all (every node of the seed type); hotness: train, valid or test");
 ABSL_FLAG(std::string, node_type, "", "sample (typed datasets): the seeds' node type (default: the one with splits)");
 ABSL_FLAG(int64_t, batch_size, 1024, "sample, hotness: seeds per batch");
 ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10", "5"}),
@@ -93,6 +96,8 @@ ABSL_FLAG(bool, hot_order, true,
 ABSL_FLAG(bool, write, false, "hotness: store the ranking as hot_order.npy in the dataset directory");
 ABSL_FLAG(std::string, instance, gnnd::kDefaultInstance,
           "shm: the gnnd instance whose shared memory to attach to or remove (list shows every instance's)");
+ABSL_FLAG(double, wait, 0,
+          "status, datasets, stats, load, unload: wait up to SECONDS for gnnd to serve (0: not at all)");
 ABSL_FLAG(double, watch, 0, "stats: refresh every SECONDS with rates and stage latencies, until interrupted");
 
 namespace gnnd::gnnctl {
@@ -121,7 +126,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                                  rank the nodes by how often sampling reads their rows and print the hit rate
                                  of a GPU cache of the top rows per ranking (--write: hot_order.npy)
   gnnctl validate DIR            check every array and print a summary
-  gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock)
+  gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock;
+                                 --wait S: up to S seconds for one just started, with any of these commands)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
                 [--feature-cache 2GiB [--look-ahead 8]]  features stay on storage behind a host cache
   gnnctl unload NAME
@@ -318,8 +324,9 @@ absl::Status RunShm(const std::vector<std::string>& args) {
       const char* state = info.state == ShmState::kReady     ? "ready"
                           : info.state == ShmState::kLoading ? "loading"
                                                              : "stale";
-      absl::PrintF("%s\t%s\tloader pid %d\towner uid %d\tinstance %s\n", info.name, state, info.loader_pid, info.owner,
-                   info.instance);
+      // A set whose loader is gone: kept at a clean stop, or left by a gnnd that died (remove it if unused).
+      absl::PrintF("%s\t%s\tloader pid %d%s\towner uid %d\tinstance %s\n", info.name, state, info.loader_pid,
+                   info.loader_alive ? "" : " (exited)", info.owner, info.instance);
     }
     return absl::OkStatus();
   }
@@ -355,7 +362,7 @@ absl::Status RunCommand(const std::string& command, const std::vector<std::strin
     load.set_huge_pages(absl::GetFlag(FLAGS_huge_pages));
     load.set_feature_cache(absl::GetFlag(FLAGS_feature_cache));
     load.set_look_ahead(absl::GetFlag(FLAGS_look_ahead));
-    return RunDaemonCommand(Address(), command, args, load, absl::GetFlag(FLAGS_watch));
+    return RunDaemonCommand(Address(), command, args, load, absl::GetFlag(FLAGS_watch), absl::GetFlag(FLAGS_wait));
   }
   return Usage(absl::StrCat("unknown command '", command, "'"));
 }
@@ -364,6 +371,11 @@ absl::Status RunCommand(const std::string& command, const std::vector<std::strin
 }  // namespace gnnd::gnnctl
 
 int main(int argc, char** argv) {
+  // --help lists gnnctl's own flags (the libraries' are under --helpfull).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "tools/gnnctl/main.cc"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(gnnd::gnnctl::kUsage);
   gnnd::NormalizeFlagNames(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);

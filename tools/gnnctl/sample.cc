@@ -149,8 +149,8 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
                         CheckOpenRequest(OpenRequest(request), graph, graph.MaxInDegrees(),
                                          {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
   if (shape.link) return SampleLinkToNpz(request, graph, shape, out_npz);
-  const std::span<const int64_t> split(static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
-                                       static_cast<size_t>(graph.schema.arrays[shape.split_array].shape[0]));
+  std::vector<int64_t> made;
+  const std::span<const int64_t> split = SplitSeeds(shape, graph, made);
   EpochSeeds seeds(split, shape.schedule, request.epoch);
   if (request.step < 0 || request.step >= seeds.num_steps()) {
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",

@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 8
+API_VERSION_MINOR = 9
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -156,6 +156,8 @@ def _bind(path, lib):
     lib.gnnd_release_batch_on_stream.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p]
     lib.gnnd_session_slots.argtypes = [ctypes.c_void_p]
     lib.gnnd_session_slots.restype = ctypes.c_int32
+    lib.gnnd_batch_input_id.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64]
+    lib.gnnd_batch_input_id.restype = ctypes.c_int64
     lib.gnnd_slot_arrays.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(Array)]
     lib.gnnd_next_batch_counts.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
                                            ctypes.POINTER(BatchCounts)]

@@ -163,6 +163,9 @@ def _splits(store, what, split_idx, out_dir):
         os.makedirs(out_dir, exist_ok=True)
         np.save(os.path.join(out_dir, f"{split}.npy"), ids.astype(np.int64))
         given = True
+    for _, split in SPLIT_ATTRIBUTES:  # the import takes all three where any is given
+        if given and not os.path.exists(os.path.join(out_dir, f"{split}.npy")):
+            np.save(os.path.join(out_dir, f"{split}.npy"), np.zeros(0, np.int64))
     return given
 
 
@@ -209,9 +212,10 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
             proc = subprocess.run(command, capture_output=True, text=True)
         except OSError as e:
             raise SaveError(f"cannot run {command[0]} (gnnctl; set GNNCTL to its path): {e.strerror}") from None
-        if proc.returncode != 0:
-            said = proc.stderr.strip().replace(staging + "/", "")
-            raise SaveError(f"gnnd.pyg.save {out}: {said}")
+        if proc.returncode != 0:  # gnnctl's error lines, not its progress
+            errors = [line.removeprefix("gnnctl: ") for line in proc.stderr.splitlines() if line.startswith("gnnctl:")]
+            said = "; ".join(errors) if errors else proc.stderr.strip()
+            raise SaveError(f"gnnd.pyg.save {out}: {said.replace(staging + '/', '')}")
     return out
 
 

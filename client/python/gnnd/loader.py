@@ -186,9 +186,18 @@ class Batch(_SlotBatch):
             for name in views.names:
                 value = getattr(self, name)
                 setattr(self, name, value.clone() if loader.output == "torch" else value.copy())
+            if "input_id" not in views.index:  # a node batch's, read before the slot goes back
+                value = loader._input_id(slot)
+                self.input_id = value.clone() if loader.output == "torch" else value.copy()
             self.release()
 
-    def __getattr__(self, name):  # only for an attribute not set: edge_src or edge_dst of a pair view
+    def __getattr__(self, name):  # only for an attribute not set: input_id, or edge_src or edge_dst of a pair view
+        if name == "input_id" and "_slot" in self.__dict__:  # a node batch's, fetched when first asked for
+            if self._slot is None:
+                raise AttributeError("input_id: the batch was released before it was read (copy=True keeps it)")
+            value = self._loader._input_id(self._slot)
+            setattr(self, name, value)
+            return value
         pair = self.__dict__.get("_edge_pair")
         if pair is None or name not in ("edge_src", "edge_dst"):
             raise AttributeError(f"'Batch' object has no attribute {name!r}")
@@ -257,10 +266,26 @@ class TypedBatch(_SlotBatch):
         self.node_types, self.edge_types, self.seed_type = views.node_types, views.edge_types, views.seed_type
         self.link_type = views.link_type
         self.batch_size = counts[views.seeds_count]  # a link batch's positives
+        self._input_id = None
         if copy:
             self.arrays = {name: value.clone() if loader.output == "torch" else value.copy()
                            for name, value in self.arrays.items()}
+            if self.seed_type is not None:  # a node batch's input_id, read before the slot goes back
+                value = loader._input_id(values.slot)
+                self._input_id = value.clone() if loader.output == "torch" else value.copy()
             self.release()
+
+    @property
+    def input_id(self):
+        """Each seed's position in its split or seed ids (PyG's input_id); a link batch's positives' positions
+        in their edge split."""
+        if self.link_type is not None:
+            return self.arrays[relation_key(self.link_type) + ".input_id"]
+        if self._input_id is None:
+            if self._slot is None:
+                raise RuntimeError("input_id: the batch was released before it was read (copy=True keeps it)")
+            self._input_id = self._loader._input_id(self._slot)
+        return self._input_id
 
     @property
     def counts(self):
@@ -413,6 +438,12 @@ class Loader:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)
             self._batch_type = Batch if self._views.homogeneous else TypedBatch
+            # Node batches' input_id: written per slot into a buffer of the batch size, viewed once.
+            self._input_id_buffers = [np.empty(batch_size, np.int64) for _ in range(lib.gnnd_session_slots(self._session))]
+            self._input_id_views = self._input_id_buffers
+            if output == "torch":
+                import torch
+                self._input_id_views = [torch.from_numpy(b) for b in self._input_id_buffers]
         except Exception:
             self.close()
             raise
@@ -455,6 +486,16 @@ class Loader:
             yield batch
         self._exhausted = True
         self.epoch += 1
+
+    def _input_id(self, slot):
+        """A node batch's seeds' positions in their split (PyG's input_id): a view of this loader's buffer for
+        `slot`, valid as the batch's arrays are."""
+        buffer = self._input_id_buffers[slot]
+        n = self._native.lib.gnnd_batch_input_id(self._session, slot, buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                                                 len(buffer))
+        if n < 0:
+            _native.check(3)  # raises with gnnd_last_error()
+        return self._input_id_views[slot][:n]
 
     def _drain(self):
         """Finishes an epoch that was left early, so the next one can start."""

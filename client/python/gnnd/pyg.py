@@ -33,12 +33,55 @@ import torch
 from ._save import SaveError, save
 from .loader import Loader, relation_key
 
-# PyG arguments that only tune PyG's own worker processes: gnnd does that work, so they are accepted and unused.
-_WORKER_ARGUMENTS = {"num_workers", "persistent_workers", "pin_memory", "prefetch_factor", "worker_init_fn"}
+# PyG arguments that only tune PyG's own worker processes: gnnd does that work, so they are accepted and ignored
+# (with one warning).
+_WORKER_ARGUMENTS = ("num_workers", "persistent_workers", "pin_memory", "prefetch_factor", "worker_init_fn",
+                     "filter_per_worker")
+# PyG arguments gnnd takes at PyG's default only: the default (what gnnd does) and why another value is refused.
+_FIXED_ARGUMENTS = {
+    "replace": (False, "gnnd samples without replacement"),
+    "directed": (True, "gnnd samples the directed in-edges of each node"),
+    "subgraph_type": ("directional", "gnnd samples the directional subgraph"),
+    "disjoint": (False, "disjoint subgraphs are not served yet"),
+    "weight_attr": (None, "weighted sampling is not served yet: gnnd samples uniformly"),
+    "time_attr": (None, "temporal sampling is not served yet"),
+    "input_time": (None, "temporal sampling is not served yet"),
+    "temporal_strategy": ("uniform", "temporal sampling is not served yet"),
+    "is_sorted": (False, None),  # a hint about data's edge_index, which gnnd does not read
+    "neighbor_sampler": (None, "gnnd is the sampler"),
+    "transform_sampler_output": (None, "gnnd makes the batch: pass transform= to change it"),
+}
+_SPLIT_NAMES = ("train", "valid", "test", "all")  # "all": every node (PyG's input_nodes=None)
+
+
+def _check_arguments(loader, pyg_arguments):
+    """Accepts PyG's worker arguments with one warning, its other arguments at their default (what gnnd
+    does), and refuses any other value saying why."""
+    import warnings
+    for name, value in pyg_arguments.items():
+        if name in _WORKER_ARGUMENTS:
+            continue
+        if name not in _FIXED_ARGUMENTS:
+            raise TypeError(f"gnnd.pyg.{loader}: unexpected argument {name!r}")
+        default, reason = _FIXED_ARGUMENTS[name]
+        if reason is not None and value != default:
+            raise ValueError(f"gnnd.pyg.{loader}: {name}={value!r} is not supported ({reason})")
+    ignored = [name for name in _WORKER_ARGUMENTS if name in pyg_arguments]
+    if ignored:
+        warnings.warn(f"gnnd.pyg.{loader}: {', '.join(ignored)} ignored: gnnd samples and gathers in its own "
+                      "threads and hands each batch over in place, so no worker processes or pinned copies "
+                      "are needed", stacklevel=3)
+
+
+def _moved(attributes, device, non_blocking):
+    for key, value in attributes.items():
+        if isinstance(value, torch.Tensor):
+            attributes[key] = value.to(device, non_blocking=non_blocking)
 
 
 class Batch:
-    """A PyG-shaped batch, for when torch_geometric is not installed."""
+    """A PyG-shaped batch, for when torch_geometric is not installed: the attributes of PyG's Data, and its
+    to(device), keys(), num_nodes."""
 
     def __init__(self, **attributes):
         self.__dict__.update(attributes)
@@ -48,6 +91,18 @@ class Batch:
 
     def __contains__(self, key):
         return key in self.__dict__
+
+    def keys(self):
+        return [k for k, v in self.__dict__.items() if v is not None]
+
+    @property
+    def num_nodes(self):
+        return len(self.n_id)
+
+    def to(self, device, non_blocking=False):
+        """Moves every tensor to `device`, in place, and returns the batch (as Data.to)."""
+        _moved(self.__dict__, device, non_blocking)
+        return self
 
     def __repr__(self):
         return "Batch(" + ", ".join(f"{k}={tuple(v.shape) if hasattr(v, 'shape') else v}"
@@ -91,6 +146,23 @@ class HeteroBatch:
     def __getitem__(self, key):
         return self._stores.setdefault(key, _Store())
 
+    def keys(self):
+        """Every attribute name of any store (as HeteroData.keys())."""
+        return sorted({k for store in self._stores.values() for k in store.__dict__})
+
+    def metadata(self):
+        return self.node_types, self.edge_types
+
+    @property
+    def num_nodes(self):
+        return sum(self._stores[t].num_nodes for t in self.node_types)
+
+    def to(self, device, non_blocking=False):
+        """Moves every tensor of every store to `device`, in place, and returns the batch."""
+        for store in self._stores.values():
+            _moved(store.__dict__, device, non_blocking)
+        return self
+
     @property
     def node_types(self):
         return [k for k in self._stores if isinstance(k, str)]
@@ -123,19 +195,21 @@ def _distributed_default(value, getter):
 
 
 def _input_nodes(input_nodes):
-    """(node type, split name, seed ids) for PyG's input_nodes: a split name, node ids, or a boolean mask
-    over nodes; for a typed graph a (node type, one of those) pair."""
+    """(node type, split name, seed ids) for PyG's input_nodes: a node type alone or (node type, None) (every
+    node of that type, as PyG), (node type, split name | ids | mask), or for a homogeneous graph a split
+    name, node ids or a boolean mask over the nodes (None: "train")."""
     node_type = None
     if isinstance(input_nodes, tuple):
         if len(input_nodes) != 2 or not isinstance(input_nodes[0], str):
-            raise ValueError(f"input_nodes: (node type, split name, ids or mask) expected, got {input_nodes!r}")
+            raise ValueError(f"input_nodes: (node type, None | split name | ids | mask) expected, got {input_nodes!r}")
         node_type, input_nodes = input_nodes
         if input_nodes is None:
-            raise ValueError(f"input_nodes: ({node_type!r}, None): give a split name ('train'), ids or a mask "
-                             "(gnnd iterates a split or given seeds)")
+            return node_type, "all", None
     if input_nodes is None:
         return node_type, "train", None
     if isinstance(input_nodes, str):
+        if node_type is None and input_nodes not in _SPLIT_NAMES:
+            return input_nodes, "all", None  # a node type: every node of it
         return node_type, input_nodes, None
     ids = torch.as_tensor(input_nodes)
     if ids.dim() != 1:  # as PyG's NodeLoader
@@ -157,6 +231,11 @@ class _SessionLoader:
 
     def __len__(self):
         return len(self._loader)
+
+    def __iter__(self):
+        """An epoch's batches, each through `transform` when one is given (as PyG's loaders apply it)."""
+        for batch in self._batches():
+            yield batch if self._transform is None else self._transform(batch)
 
     def set_epoch(self, epoch):
         self._loader.set_epoch(epoch)
@@ -183,17 +262,19 @@ class NeighborLoader(_SessionLoader):
     default torch.distributed's when it is initialized), num_slots, timeout_ms.
 
     input_nodes: a split name ("train", "valid", "test"), node ids, or a boolean mask over the nodes;
-    None means "train" (PyG would take every node). len(loader) is the steps of this rank per epoch (equal
-    on every rank); set_epoch(e) picks the epoch (its shuffle order) of the next iteration.
+    None means "train" (PyG would take every node). Typed: a node type alone or (node type, None) is every
+    node of that type, as PyG; (node type, split name | ids | mask). len(loader) is the steps of this rank
+    per epoch (equal on every rank); set_epoch(e) picks the epoch (its shuffle order) of the next iteration.
+    transform is applied to each batch, as PyG's. PyG's worker arguments (num_workers, pin_memory, ...) are
+    ignored with one warning; its sampling arguments are taken at their defaults (what gnnd does), any other
+    value refused saying why.
     """
 
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, batch_size=1, shuffle=False,
                  drop_last=False, *, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
-                 world_size=None, num_slots=0, timeout_ms=5000, **pyg_arguments):
-        unsupported = sorted(set(pyg_arguments) - _WORKER_ARGUMENTS)
-        if unsupported:
-            raise TypeError(f"gnnd.pyg.NeighborLoader does not support {', '.join(unsupported)} "
-                            "(gnnd samples uniformly without replacement, in-edges)")
+                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, **pyg_arguments):
+        _check_arguments("NeighborLoader", pyg_arguments)
+        self._transform = transform
         if not num_neighbors:
             raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5]")
         del data  # gnnd serves the graph and its features
@@ -210,7 +291,7 @@ class NeighborLoader(_SessionLoader):
         except ImportError:
             self._make = HeteroBatch if self._typed else Batch
 
-    def __iter__(self):
+    def _batches(self):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
@@ -274,11 +355,9 @@ class LinkNeighborLoader(_SessionLoader):
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
                  address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
-                 timeout_ms=5000, **pyg_arguments):
-        unsupported = sorted(set(pyg_arguments) - _WORKER_ARGUMENTS)
-        if unsupported:
-            raise TypeError(f"gnnd.pyg.LinkNeighborLoader does not support {', '.join(unsupported)} "
-                            "(gnnd samples uniformly without replacement, in-edges)")
+                 timeout_ms=5000, transform=None, **pyg_arguments):
+        _check_arguments("LinkNeighborLoader", pyg_arguments)
+        self._transform = transform
         if not num_neighbors:
             raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5]")
         if edge_label is not None:
@@ -303,7 +382,7 @@ class LinkNeighborLoader(_SessionLoader):
         except ImportError:
             self._make = HeteroBatch if self._typed else Batch
 
-    def __iter__(self):
+    def _batches(self):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
@@ -342,8 +421,14 @@ def hetero_link_mapping(reader, batch, edge_type):
     else:
         out[edge_type[0]]["src_index"] = arrays[key + "src_index"].to(torch.int64)
         out[edge_type[2]]["dst_pos_index"] = arrays[key + "dst_pos_index"].to(torch.int64)
-        out[edge_type[2]]["dst_neg_index"] = arrays[key + "dst_neg_index"].to(torch.int64)
+        out[edge_type[2]]["dst_neg_index"] = _negative_index(arrays[key + "dst_neg_index"])
     return out
+
+
+def _negative_index(dst_neg_index):
+    """PyG's dst_neg_index: (P, amount) int64, or (P,) when the amount is 1."""
+    out = dst_neg_index.to(torch.int64)
+    return out[:, 0] if out.dim() == 2 and out.shape[1] == 1 else out
 
 
 def link_to_pyg(batch):
@@ -360,7 +445,7 @@ def link_to_pyg(batch):
     else:
         out["src_index"] = batch.src_index.to(torch.int64)
         out["dst_pos_index"] = batch.dst_pos_index.to(torch.int64)
-        out["dst_neg_index"] = batch.dst_neg_index.to(torch.int64)
+        out["dst_neg_index"] = _negative_index(batch.dst_neg_index)
     return out
 
 
@@ -375,7 +460,7 @@ def to_pyg(batch):
         edge_index[1].copy_(batch.edge_dst)
     return dict(x=getattr(batch, "features", None), edge_index=edge_index, y=getattr(batch, "labels", None),
                 n_id=batch.node_ids, batch_size=batch.nodes_per_hop[0], num_sampled_nodes=list(batch.nodes_per_hop),
-                num_sampled_edges=list(batch.edges_per_hop))
+                num_sampled_edges=list(batch.edges_per_hop), input_id=batch.input_id)
 
 
 class _HeteroReader:
@@ -407,6 +492,7 @@ class _HeteroReader:
         if self.seed_type is not None:  # a node batch (a link batch's hop 0 is its pairs' endpoints)
             seeds = out[self.seed_type]
             seeds["batch_size"] = batch.batch_size
+            seeds["input_id"] = batch.input_id
             if self.labels is not None:
                 seeds["y"] = arrays[self.labels][:batch.batch_size]
         pairs = [(arrays[src][:counts[total]], arrays[dst][:counts[total]]) for _, src, dst, total, _ in self.relations]

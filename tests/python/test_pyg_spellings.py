@@ -1,0 +1,173 @@
+"""PyG's spellings on gnnd's loaders: input_nodes="paper" and ("paper", None) iterate every node of the type;
+a triplet batch's dst_neg_index is (P,) when the amount is 1; worker arguments are ignored with one warning;
+PyG's sampling arguments are taken at their defaults and refused otherwise with the reason that fits; a
+transform runs on every batch; without PyG the batches answer to(), num_nodes, keys(), metadata() and
+input_id. Run by ctest with GNND and GNNCTL set (PyG itself is not needed)."""
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gnnd.pyg  # noqa: E402
+from daemon_util import GNNCTL, Daemon, generate  # noqa: E402
+
+WRITES = ("author", "writes", "paper")
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    root = tmp_path_factory.mktemp("spellings")
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.001", "--seed=2", "--link-relation",
+                    "author___writes___paper", str(root / "mag")], check=True, capture_output=True)
+    d = Daemon(root, f"--dataset=mag={root / 'mag'}", f"--dataset=tiny={generate(root / 'tiny', '--seed', 2)}")
+    d.data, d.tiny = root / "mag", root / "tiny"
+    yield d
+    assert d.stop() == 0, d.output()
+
+
+def node_count(daemon, node_type):
+    block = (daemon.data / "manifest.textproto").read_text().split(f'name: "{node_type}"')[1]
+    return int(block.split("num_nodes:")[1].split()[0])
+
+
+def seeds_of_an_epoch(loader, node_type):
+    seeds = []
+    for batch in loader:
+        seeds += batch[node_type].n_id[:batch[node_type].batch_size].tolist()
+    return seeds
+
+
+@pytest.mark.parametrize("input_nodes", ["paper", ("paper", None), ("author", None)])
+def test_a_node_type_alone_is_every_node_of_it(daemon, input_nodes):
+    node_type = input_nodes if isinstance(input_nodes, str) else input_nodes[0]
+    n = node_count(daemon, node_type)
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2, 2], input_nodes=input_nodes, batch_size=64, shuffle=True,
+                                 dataset="mag", address=daemon.address) as loader:
+        assert len(loader) == (n + 63) // 64
+        seeds = seeds_of_an_epoch(loader, node_type)
+    assert sorted(seeds) == list(range(n))  # each node once, shuffled
+    assert seeds != sorted(seeds)
+
+
+def test_all_is_every_node_of_a_homogeneous_graph(daemon):
+    n = int((daemon.tiny / "manifest.textproto").read_text().split("num_nodes:")[1].split()[0])
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes="all", batch_size=128, dataset="tiny",
+                                 address=daemon.address) as loader:
+        seeds = [i for batch in loader for i in batch.n_id[:batch.batch_size].tolist()]
+    assert sorted(seeds) == list(range(n))
+
+
+def test_a_split_name_still_names_a_split(daemon):
+    train = np.load(daemon.data / "paper.train.npy")
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=("paper", "train"), batch_size=64,
+                                 dataset="mag", address=daemon.address) as loader:
+        assert sorted(seeds_of_an_epoch(loader, "paper")) == sorted(train.tolist())
+
+
+@pytest.mark.parametrize("amount, shape", [(1, lambda p: (p,)), (3, lambda p: (p, 3))])
+def test_triplet_negatives_are_shaped_as_pygs(daemon, amount, shape):
+    with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), batch_size=16,
+                                     neg_sampling=dict(mode="triplet", amount=amount), dataset="mag",
+                                     address=daemon.address) as loader:
+        batch = next(iter(loader))
+        p = len(batch["author"].src_index)
+        assert tuple(batch["paper"].dst_neg_index.shape) == shape(p)
+
+
+def test_worker_arguments_are_ignored_with_one_warning(daemon):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loader = gnnd.pyg.NeighborLoader(None, num_neighbors=[2], batch_size=50, dataset="tiny", num_workers=8,
+                                         persistent_workers=True, pin_memory=True, prefetch_factor=4,
+                                         address=daemon.address)
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    said = str(caught[0].message)
+    assert "num_workers, persistent_workers, pin_memory, prefetch_factor ignored: gnnd samples" in said
+    assert next(iter(loader)).x.shape[0] > 0
+    loader.close()
+
+
+def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
+    base = dict(num_neighbors=[2], batch_size=50, dataset="tiny", address=daemon.address)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # defaults pass silently
+        gnnd.pyg.NeighborLoader(None, replace=False, directed=True, disjoint=False, subgraph_type="directional",
+                                weight_attr=None, time_attr=None, temporal_strategy="uniform", is_sorted=True,
+                                **base).close()
+    cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
+             (dict(weight_attr="w"), "weight_attr='w' is not supported (weighted sampling is not served yet"),
+             (dict(time_attr="t"), "time_attr='t' is not supported (temporal sampling is not served yet)"),
+             (dict(directed=False), "directed=False is not supported (gnnd samples the directed in-edges"),
+             (dict(disjoint=True), "disjoint=True is not supported (disjoint subgraphs are not served yet)"),
+             (dict(transform_sampler_output=len), "(gnnd makes the batch: pass transform= to change it)")]
+    for arguments, reason in cases:
+        with pytest.raises(ValueError) as error:
+            gnnd.pyg.NeighborLoader(None, **arguments, **base)
+        assert reason in str(error.value), error.value
+    with pytest.raises(TypeError, match="unexpected argument 'fanout'"):
+        gnnd.pyg.NeighborLoader(None, fanout=3, **base)
+    with pytest.raises(ValueError, match="replace=True is not supported"):
+        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), dataset="mag",
+                                    address=daemon.address, replace=True)
+
+
+def test_transform_runs_on_every_batch(daemon):
+    seen = []
+
+    def transform(batch):
+        seen.append(batch.batch_size)
+        batch.marked = True
+        return batch
+
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], batch_size=50, dataset="tiny", transform=transform,
+                                 address=daemon.address) as loader:
+        batches = [batch.marked for batch in loader]
+        assert len(batches) == len(seen) == len(loader) and all(batches)
+
+
+def test_batches_answer_pygs_methods_without_pyg(daemon):
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], batch_size=50, dataset="tiny",
+                                 address=daemon.address) as loader:
+        batch = next(iter(loader))
+        assert batch.to("cpu") is batch and batch.num_nodes == len(batch.n_id)
+        assert {"x", "edge_index", "y", "n_id", "batch_size"} <= set(batch.keys())
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=("paper", "train"), batch_size=32,
+                                 dataset="mag", address=daemon.address) as loader:
+        batch = next(iter(loader))
+        node_types, edge_types = batch.metadata()
+        assert "paper" in node_types and WRITES in edge_types
+        assert batch.num_nodes == sum(len(batch[t].n_id) for t in node_types)
+        assert batch.to("cpu") is batch and "edge_index" in batch.keys()
+    with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), batch_size=16,
+                                     dataset="mag", address=daemon.address) as loader:
+        batch = next(iter(loader))
+        assert batch[WRITES].input_id.shape == (16,)
+
+
+def test_input_id_is_each_seeds_position_in_its_input(daemon):
+    train = np.load(daemon.tiny / "train.npy")
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes="train", batch_size=64, shuffle=True,
+                                 dataset="tiny", address=daemon.address) as loader:
+        positions = []
+        for batch in loader:
+            assert np.array_equal(train[batch.input_id.numpy()], batch.n_id[:batch.batch_size].numpy())
+            positions += batch.input_id.tolist()
+    assert sorted(positions) == list(range(len(train)))  # each position once in an epoch
+    ids = torch.tensor([9, 3, 3, 40, 7, 1])
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=ids, batch_size=4, dataset="tiny",
+                                 address=daemon.address) as loader:
+        for batch in loader:
+            assert torch.equal(ids[batch.input_id], batch.n_id[:batch.batch_size].long())
+    papers = np.load(daemon.data / "paper.valid.npy")
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=("paper", "valid"), batch_size=16,
+                                 dataset="mag", address=daemon.address) as loader:
+        batch = next(iter(loader))
+        seeds = batch["paper"]
+        assert np.array_equal(papers[seeds.input_id.numpy()], seeds.n_id[:seeds.batch_size].numpy())
+    with gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=64, fanouts=[2], output="numpy",
+                     copy=True) as loader:  # copied batches carry theirs
+        batches = list(loader)
+    assert sorted(i for b in batches for i in b.input_id.tolist()) == list(range(len(train)))
