@@ -107,6 +107,18 @@ TEST(SeedSchedule, EpochsDifferAndRepeat) {
   EXPECT_TRUE(std::equal(e0.batch(0).begin(), e0.batch(0).end(), again.batch(0).begin()));
 }
 
+TEST(SeedSchedule, PositionsAreWhereEachSeedIsInTheSplit) {
+  const std::vector<int64_t> split = Split(37);
+  SeedScheduleSpec spec{.seed = 3, .batch_size = 8, .rank = 1, .world_size = 3};  // padded: 37 is not 3 * 13
+  EpochSeeds seeds(split, spec, 2);
+  const std::vector<int64_t> ids(seeds.all().begin(), seeds.all().end());
+  const std::vector<int64_t> positions = seeds.TakePositions();
+  ASSERT_EQ(positions.size(), ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(split[positions[i]], ids[i]) << i;
+  EXPECT_TRUE(seeds.TakePositions().empty());  // moved out: the seeds a backend gets do not carry them
+  EXPECT_EQ(std::vector<int64_t>(seeds.all().begin(), seeds.all().end()), ids);
+}
+
 TEST(SeedSchedule, BadSpecsAreNamed) {
   EXPECT_EQ(CheckSeedScheduleSpec({.batch_size = 0}).message(), "batch_size = 0 (must be 1 to 2147483647)");
   // A batch size whose step count would wrap (it once gave a silently empty epoch).
