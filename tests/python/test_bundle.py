@@ -1,6 +1,7 @@
 """deploy/bundle.sh makes a relocatable archive: unpacked in a fresh directory and used with nothing but its
 env.sh (a clean environment: no build tree on any path), it generates a dataset, serves it with gnnd and
-feeds a Python trainer from the bundle's own package and client library."""
+feeds a Python trainer from the bundle's own package and client library, and from its wheel installed into a
+virtual environment."""
 import os
 import pathlib
 import subprocess
@@ -38,6 +39,9 @@ gnnd --listen=unix:{socket} --dataset=bundled={tmp_path}/data 2> {tmp_path}/gnnd
 daemon=$!
 for i in $(seq 300); do [ -S {socket} ] && break; sleep 0.1; done
 /usr/bin/python3 -c '{TRAINER}' {root} unix:{socket}
+/usr/bin/python3 -m venv --system-site-packages {tmp_path}/venv
+{tmp_path}/venv/bin/pip install -q --no-index --find-links {root}/python gnnd
+env -u PYTHONPATH -u GNND_CLIENT_LIBRARY {tmp_path}/venv/bin/python -c '{TRAINER}' {tmp_path}/venv unix:{socket}
 kill $daemon
 wait $daemon
 """

@@ -101,11 +101,9 @@ def test_options_of_an_unknown_size_are_refused(daemon):
         bound.lib.gnnd_client_free(client)
 
 
-def test_pip_install_as_the_readme_says_reads_an_epoch_with_nothing_set(daemon, tmp_path):
-    """The README's one line, offline, from the wheel the build made: the library comes inside the package."""
-    wheels = pathlib.Path(os.environ["GNND"]).resolve().parents[1] / "python"
-    if not list(wheels.glob("gnnd-*.whl")):
-        pytest.skip(f"no wheel in {wheels} (the build makes it where /usr/bin/python3 has setuptools and wheel)")
+def install_and_read_an_epoch(wheels, daemon, tmp_path):
+    """pip install --no-index --find-links WHEELS gnnd in a fresh virtual environment, then an epoch read with
+    nothing set (no GNND_CLIENT_LIBRARY, no PYTHONPATH): the package and its library both in the venv."""
     venv = tmp_path / "venv"
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)], check=True,
                    capture_output=True)
@@ -117,10 +115,30 @@ def test_pip_install_as_the_readme_says_reads_an_epoch_with_nothing_set(daemon, 
             "output='numpy')\n"
             "steps = sum(1 for _ in loader)\n"
             "print(gnnd.__file__, native.bound().path, steps, len(loader))\n")
-    proc = run_python(code, {}, tmp_path, python=str(venv / "bin/python"))  # no GNND_CLIENT_LIBRARY, no PYTHONPATH
+    proc = run_python(code, {}, tmp_path, python=str(venv / "bin/python"))
     assert proc.returncode == 0, proc.stderr
     where, library, steps, expected = proc.stdout.split()
     assert where.startswith(str(venv)) and library.startswith(str(venv)), (where, library)
     assert int(steps) == int(expected) > 0
+
+
+BUILD = pathlib.Path(os.environ.get("GNND", "build/server/gnnd")).resolve().parents[1]
+needs_wheel = pytest.mark.skipif(not list((BUILD / "python").glob("gnnd-*.whl")),
+                                 reason=f"no wheel in {BUILD / 'python'} (the build makes it where /usr/bin/python3 "
+                                        "has setuptools and wheel)")
+
+
+@needs_wheel
+def test_pip_install_as_the_readme_says_reads_an_epoch_with_nothing_set(daemon, tmp_path):
+    """The README's one line, offline, from the wheel the build made: the library comes inside the package."""
+    install_and_read_an_epoch(BUILD / "python", daemon, tmp_path)
     # the source tree stays clean: the wheel was made in the build tree
     assert not list((REPO / "client/python").glob("*.egg-info")) and not (REPO / "client/python/build").exists()
+
+
+@needs_wheel
+def test_cmake_install_puts_the_same_wheel_beside_the_programs(daemon, tmp_path):
+    prefix = tmp_path / "prefix"
+    subprocess.run(["cmake", "--install", str(BUILD), "--prefix", str(prefix)], check=True, capture_output=True)
+    assert (prefix / "bin/gnnd").is_file() and (prefix / "lib/libgnnd_client.so").is_file()
+    install_and_read_an_epoch(prefix / "share/gnnd/python", daemon, tmp_path)
