@@ -559,6 +559,40 @@ def test_link_sessions_on_every_gpu_at_once_equal_the_cpu_ones(tmp_path):
         assert daemon.stop() == 0, daemon.output()
 
 
+def test_input_id_and_every_node_of_a_type_on_a_gpu_equal_the_cpus(tmp_path, setup):
+    """PyG's input_id (each seed's position in its split, sent with the batch) and input_nodes of a node type
+    alone (every node of it) on cuda:0, as on the CPU."""
+    daemon, data = setup
+    train = np.load(data / "train.npy")
+    got = {}
+    for device in ("cpu", "cuda:0"):
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[4, 2], input_nodes="train", batch_size=64, shuffle=True,
+                                     dataset="gputiny", address=daemon.address, device=device) as loader:
+            got[device] = []
+            for b in loader:
+                assert np.array_equal(train[b.input_id.numpy()], b.n_id[:b.batch_size].cpu().numpy())
+                got[device].append((b.input_id.clone(), b.x.cpu().clone(), b.edge_index.cpu().clone()))
+    assert len(got["cpu"]) == len(got["cuda:0"]) > 0
+    for cpu, gpu in zip(got["cpu"], got["cuda:0"]):
+        assert all(torch.equal(a, b) for a, b in zip(cpu, gpu))
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.001", "--seed=2", str(tmp_path / "mag")], check=True,
+                   capture_output=True)
+    typed = Daemon(tmp_path, f"--dataset=gpumag={tmp_path / 'mag'}")
+    try:
+        seeds = {}
+        for device in ("cpu", "cuda:0"):
+            with gnnd.pyg.NeighborLoader(None, num_neighbors=[3, 2], input_nodes="paper", batch_size=128,
+                                         dataset="gpumag", address=typed.address, device=device) as loader:
+                seeds[device] = []
+                for b in loader:
+                    papers = b["paper"]
+                    assert torch.equal(papers.input_id, papers.n_id[:papers.batch_size].cpu().long())  # all: id
+                    seeds[device] += papers.n_id[:papers.batch_size].cpu().tolist()
+        assert seeds["cpu"] == seeds["cuda:0"] and sorted(seeds["cpu"]) == list(range(len(seeds["cpu"])))
+    finally:
+        assert typed.stop() == 0, typed.output()
+
+
 def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, setup):
     """The dead trainer's `consumed` event never completes: gnnd must end its session, keep serving the
     GPU, and stop on SIGTERM (its streams never wait on a trainer's work). Under MPS, killing a client while
