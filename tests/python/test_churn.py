@@ -83,7 +83,7 @@ def settled(pid, before):
     beyond its pollers and lets each go after 10 s idle, so a slow build may still hold a burst's threads."""
     deadline = time.time() + 30
     after = footprint(pid)
-    while after[1] > before[1] + 4 and time.time() < deadline:
+    while after[1] > before[1] + 8 and time.time() < deadline:
         time.sleep(0.5)
         after = footprint(pid)
     return after
@@ -112,7 +112,11 @@ def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path, features):
         after = settled(pid, before)
         assert shm_of(daemon) == shm_before, "segments left in /dev/shm"
         assert after[0] <= before[0] + 4, f"descriptors {before[0]} -> {after[0]}"
-        assert after[1] <= before[1] + 4, f"threads {before[1]} -> {after[1]}: {names_before} -> {thread_names(pid)}"
+        # gnnd's own threads (named after it) stay where they were; gRPC's pools (executors, timers) may keep a
+        # few more of their bounded threads after a burst, the more so on a loaded machine.
+        names_after = thread_names(pid)
+        assert names_after.get("gnnd", 0) <= names_before.get("gnnd", 0), f"threads {names_before} -> {names_after}"
+        assert after[1] <= before[1] + 8, f"threads {before[1]} -> {after[1]}: {names_before} -> {names_after}"
         # ASan keeps freed memory in quarantine: RSS is not a leak measure there (LeakSanitizer is).
         if os.environ.get("GNND_SANITIZE") != "address":
             assert after[2] <= before[2] + 64 * 1024, f"RSS {before[2]} -> {after[2]} KiB"

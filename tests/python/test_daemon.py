@@ -18,6 +18,10 @@ import pytest
 import gnnd
 from daemon_util import GNNCTL, Daemon, generate
 
+# Flag and config parsing, log formatting: no concurrency or lifetimes for the sanitizers to find there (the
+# parsers are fuzzed); the plain build runs them (tests/README.md, "Where a new test goes").
+plain_only = pytest.mark.skipif(bool(os.environ.get("GNND_SANITIZE")), reason="the plain build runs it")
+
 TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
 
 
@@ -284,6 +288,7 @@ def test_peer_allowlist(tmp_path, data):
     ("producer_threads: -1", "producer_threads: -1 (must be 1 to 1024, or 0 for every core)"),
     ("max_sessions: 9223372036854775808", "max_sessions: 9223372036854775808 (must be 1 to 1048576, or 0 for 256)"),
 ])
+@plain_only
 def test_bad_config_is_named(tmp_path, config, message):
     path = tmp_path / "bad.textproto"
     path.write_text(config)
@@ -294,6 +299,7 @@ def test_bad_config_is_named(tmp_path, config, message):
     assert message in proc.stderr
 
 
+@plain_only
 def test_a_peers_control_bytes_cannot_forge_log_lines(daemon):
     forged = "dev\r\ntime=2026-01-01T00:00:00.000Z level=error msg=forged"
     with pytest.raises(gnnd.GnndError) as error:
@@ -305,6 +311,7 @@ def test_a_peers_control_bytes_cannot_forge_log_lines(daemon):
     assert "open.split = 'dev\\r\\ntime=2026-01-01T00:00:00.000Z level=error msg=forged' (must be" in log
 
 
+@plain_only
 def test_a_tcp_port_0_is_logged_as_the_port_bound(tmp_path):
     proc = subprocess.Popen([os.environ.get("GNND", "gnnd"), "--listen=127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
     try:
@@ -320,6 +327,7 @@ def test_a_tcp_port_0_is_logged_as_the_port_bound(tmp_path):
         proc.wait(timeout=30)
 
 
+@plain_only
 def test_exit_after_load_checks_the_metrics_address(tmp_path):
     proc = subprocess.run([os.environ.get("GNND", "gnnd"), "--exit-after-load", "--metrics-address=nonsense",
                            f"--listen=unix:{tmp_path}/s{os.getpid()}.sock"], capture_output=True, text=True, timeout=30)
@@ -328,6 +336,7 @@ def test_exit_after_load_checks_the_metrics_address(tmp_path):
 
 
 @pytest.mark.parametrize("seconds", ["1e-9", "0.05", "1e30", "-1", "nan"])
+@plain_only
 def test_stats_watch_takes_a_sane_interval(daemon, seconds):
     proc = subprocess.run([GNNCTL, f"--address={daemon.address}", "stats", "--watch", seconds], capture_output=True,
                           text=True, timeout=30)
@@ -336,6 +345,7 @@ def test_stats_watch_takes_a_sane_interval(daemon, seconds):
 
 
 @pytest.mark.parametrize("threads", ["1000000", "-1", "1025"])
+@plain_only
 def test_threads_flag_out_of_range_is_named(tmp_path, threads):
     proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--threads={threads}",
                            f"--listen=unix:{tmp_path}/s{os.getpid()}.sock"],
