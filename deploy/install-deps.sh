@@ -2,14 +2,20 @@
 # Installs gnnd's build and test dependencies from Debian's archive (bookworm or newer). Idempotent:
 # does nothing when every package is already present. CUDA's nvcc is optional and not installed here
 # (the CPU backend builds without it; CUDA code is compiled whenever /usr/local/cuda/bin/nvcc exists).
+# --build: only what building gnnd and reading batches with numpy need (deploy/quickstart.sh): no torch, no
+# test tools, no clang, which are most of the download.
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libboost-dev zlib1g-dev libzip-dev libyaml-cpp-dev liburing-dev
-  libdlpack-dev libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev libsystemd-dev systemd
-  python3 python3-numpy python3-pytest python3-torch python3-yaml python3-pip python3-setuptools python3-venv python3-wheel
+  libdlpack-dev libgtest-dev libgmock-dev libbenchmark-dev libsystemd-dev
+  python3 python3-numpy
 )
+if [ "${1:-}" != "--build" ]; then
+  packages+=(git clang libclang-rt-14-dev systemd python3-pytest python3-torch python3-yaml python3-pip
+             python3-setuptools python3-venv python3-wheel)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

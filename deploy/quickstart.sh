@@ -15,10 +15,10 @@ step() {  # step NAME COMMAND...
   timings+=("$name $((SECONDS - start))")
 }
 trap 'for t in "${timings[@]}"; do printf "%-10s %4d s\n" $t; done' EXIT
-step apt bash deploy/install-deps.sh
+step apt bash deploy/install-deps.sh --build
 cuda=OFF
 nvidia-smi -L >/dev/null 2>&1 && cuda=ON
-step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
+step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON \
   -DGNND_CUDA=$cuda >/dev/null
 step compile cmake --build "$build" --target gnnd gnnctl gnnd_client
 data="$build/datasets/tiny"
