@@ -493,8 +493,8 @@ class Loader:
         buffer = self._input_id_buffers[slot]
         n = self._native.lib.gnnd_batch_input_id(self._session, slot, buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
                                                  len(buffer))
-        if n < 0:
-            _native.check(3)  # raises with gnnd_last_error()
+        if n < 0:  # a slot with no batch, or a buffer too small: the library said which
+            raise _native.GnndError("OUT_OF_RANGE", self._native.lib.gnnd_last_error().decode())
         return self._input_id_views[slot][:n]
 
     def _drain(self):
