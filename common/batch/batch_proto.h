@@ -1,5 +1,5 @@
-// The batch layout and a batch's counts as they travel on the session stream (SessionOpened.layout and
-// BatchReady), converted in one place for gnnd and its clients.
+// The batch schema, the layout and a batch's counts as they travel on the session stream
+// (SessionOpened.schema and .layout, BatchReady), converted in one place for gnnd and its clients.
 #pragma once
 
 #include <cstdint>
@@ -7,9 +7,15 @@
 
 #include "absl/status/statusor.h"
 #include "common/batch/batch.h"
+#include "common/batch/batch_schema.h"
 #include "gnnd/v1/service.pb.h"
 
 namespace gnnd {
+
+v1::BatchSchema BatchSchemaToProto(const BatchSchema& schema);
+// The schema gnnd described, checked as untrusted input: names unique and non-empty, dtypes known, counts
+// in range, every array inside the slot at its count's capacity (no overflow). INVALID_ARGUMENT otherwise.
+absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& proto);
 
 v1::SlotLayout SlotLayoutToProto(const BatchLayout& layout);
 // The layout gnnd described; INVALID_ARGUMENT if an array would not fit in its slot. (Per-hop bounds

@@ -1,6 +1,5 @@
 #include "common/batch/batch_schema.h"
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 
@@ -65,70 +64,6 @@ std::vector<int64_t> HomogeneousBatchCounts(std::span<const int32_t> nodes_per_h
   counts.insert(counts.end(), nodes_per_hop.begin(), nodes_per_hop.end());
   counts.insert(counts.end(), edges_per_hop.begin(), edges_per_hop.end());
   return counts;
-}
-
-v1::BatchSchema BatchSchemaToProto(const BatchSchema& schema) {
-  v1::BatchSchema p;
-  for (const std::string& c : schema.counts) p.add_counts(c);
-  for (int64_t c : schema.capacity) p.add_capacity(c);
-  for (const BatchArraySchema& a : schema.arrays) {
-    v1::BatchArraySchema& out = *p.add_arrays();
-    out.set_name(a.name);
-    out.set_dtype(std::string(DTypeName(a.dtype)));
-    for (int64_t d : a.row_shape) out.add_row_shape(d);
-    out.set_count(a.count);
-    out.set_offset(a.offset);
-  }
-  p.set_slot_bytes(schema.slot_bytes);
-  return p;
-}
-
-absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& p) {
-  auto bad = [](const std::string& what) { return absl::InvalidArgumentError(absl::StrCat("batch schema: ", what)); };
-  if (p.counts_size() > kMaxBatchCounts || p.arrays_size() > kMaxBatchArrays) {
-    return bad(absl::StrCat(p.counts_size(), " counts and ", p.arrays_size(), " arrays"));
-  }
-  if (p.capacity_size() != p.counts_size()) return bad("a capacity per count expected");
-  BatchSchema s;
-  s.slot_bytes = p.slot_bytes();
-  absl::flat_hash_set<std::string> names;
-  for (int i = 0; i < p.counts_size(); ++i) {
-    if (p.counts(i).empty() || !names.insert(p.counts(i)).second) {
-      return bad(absl::StrCat("counts[", i, "] = ", Quoted(p.counts(i)), " (empty or repeated)"));
-    }
-    if (p.capacity(i) < 0) return bad(absl::StrCat("capacity[", i, "] = ", p.capacity(i)));
-    s.counts.push_back(p.counts(i));
-    s.capacity.push_back(p.capacity(i));
-  }
-  names.clear();
-  for (int i = 0; i < p.arrays_size(); ++i) {
-    const v1::BatchArraySchema& a = p.arrays(i);
-    const std::string where = absl::StrCat("arrays[", i, "] (", Quoted(a.name()), ")");
-    if (a.name().empty() || !names.insert(a.name()).second) return bad(where + ": empty or repeated name");
-    const std::optional<DType> dtype = DTypeNamed(a.dtype());
-    if (!dtype) return bad(absl::StrCat(where, ": dtype ", Quoted(a.dtype()), " is not one this client knows"));
-    if (a.count() < 0 || a.count() >= p.counts_size()) return bad(absl::StrCat(where, ": count ", a.count()));
-    if (a.row_shape_size() > kMaxRowDims) return bad(absl::StrCat(where, ": ", a.row_shape_size(), " row dims"));
-    BatchArraySchema& out = s.arrays.emplace_back();
-    out.name = a.name();
-    out.dtype = *dtype;
-    out.count = a.count();
-    out.offset = a.offset();
-    // The array at its capacity must lie inside the slot; every product checked for overflow.
-    uint64_t bytes = DTypeSize(*dtype);
-    for (int64_t d : a.row_shape()) {
-      if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) {
-        return bad(absl::StrCat(where, ": row dimension ", d));
-      }
-      out.row_shape.push_back(d);
-    }
-    uint64_t end = 0;
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(p.capacity(a.count())), &bytes) ||
-        __builtin_add_overflow(bytes, a.offset(), &end) || end > s.slot_bytes) {
-      return bad(absl::StrCat(where, ": does not fit in a slot of ", s.slot_bytes, " bytes"));
-    }
-  }
-  return s;
 }
 
 absl::Status CheckBatchCounts(const BatchSchema& schema, std::span<const int64_t> counts) {

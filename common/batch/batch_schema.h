@@ -12,7 +12,6 @@
 #include "absl/status/statusor.h"
 #include "common/base/dtype.h"
 #include "common/batch/batch.h"
-#include "gnnd/v1/service.pb.h"
 
 namespace gnnd {
 
@@ -50,10 +49,6 @@ BatchSchema HomogeneousBatchSchema(const BatchLayout& layout, int64_t feature_di
 std::vector<int64_t> HomogeneousBatchCounts(std::span<const int32_t> nodes_per_hop,
                                             std::span<const int32_t> edges_per_hop);
 
-v1::BatchSchema BatchSchemaToProto(const BatchSchema& schema);
-// The schema gnnd described, checked as untrusted input: names unique and non-empty, dtypes known, counts
-// in range, every array inside the slot at its count's capacity (no overflow). INVALID_ARGUMENT otherwise.
-absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& proto);
 // Checks a batch's count values against the schema (their number, 0 <= value <= capacity).
 absl::Status CheckBatchCounts(const BatchSchema& schema, std::span<const int64_t> counts);
 // The bytes of a batch's arrays: each array's rows (its count's value) times its row's bytes.

@@ -1,6 +1,6 @@
-"""Session churn: 16 trainers open and close sessions as fast as they can (closing right after opening,
-after a batch, with a batch held, after an epoch; some SIGKILLed and restarted) for GNND_CHURN_SECONDS
-(default 20). gnnd stays up, no trainer is ever refused for sessions it closed, and afterwards /dev/shm,
+"""Session churn: GNND_CHURN_TRAINERS (default 16) trainers open and close sessions as fast as they can
+(closing right after opening, after a batch, with a batch held, after an epoch; some SIGKILLed and
+restarted) for GNND_CHURN_SECONDS (default 20). gnnd stays up, no trainer is ever refused for sessions it closed, and afterwards /dev/shm,
 gnnd's descriptors, threads and memory are where they were before. Runs in every build of tests/run_all.sh
 (plain, ASan, TSan). Run by ctest."""
 import collections
@@ -15,7 +15,7 @@ import pytest
 
 from daemon_util import Daemon, generate
 
-TRAINERS = 16
+TRAINERS = int(os.environ.get("GNND_CHURN_TRAINERS", "16"))
 KILLED = 3  # per churn: their sessions end once gnnd notices, so the uid's share leaves room for them
 SECONDS = float(os.environ.get("GNND_CHURN_SECONDS", "20"))
 WORKER = os.path.join(os.path.dirname(__file__), "churn_worker.py")

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/batch/batch.h"
+#include "common/batch/batch_proto.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/row_cache.h"
 #include "gtest/gtest.h"
