@@ -4,7 +4,8 @@
 //     Per CSC placement (GPU memory, host zero-copy): median ms per batch of the sampling stage (hops,
 //     dedup, relabel) and of the whole batch, nodes and edges per batch. --synthetic_nodes builds a
 //     papers-sized graph in memory (in-degrees log-normal with mean --synthetic_degree, uniform sources,
-//     one float feature per node: only the sampling stage means something there).
+//     one float feature per node: only the sampling stage means something there). --as_typed adds a row per
+//     fanouts: the typed sampler on the same graph as one type and one relation.
 //   gpu_bench gather --dataset DIR [--row_bytes 256,512,1024,2052,4096]
 //     The node ids of sampled batches, gathered from a pinned table of each row size: gnnd's gather, a
 //     plain warp-per-row gather of the same ids sorted (the density ceiling), and a pinned cudaMemcpy of
@@ -63,6 +64,8 @@ ABSL_FLAG(int, tier_gpus, 1, "tier: GPUs the hot tier is split over");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
 ABSL_FLAG(int, batches, 50, "timed batches per configuration (after 5 warm-up batches)");
+ABSL_FLAG(bool, as_typed, false,
+          "sampling: also the typed sampler on the same graph as one type and one relation (a row per fanouts)");
 ABSL_FLAG(std::vector<std::string>, typed_presets, std::vector<std::string>({"mag240m:1", "igbh:0.5"}),
           "typed: PRESET:SCALE graphs (mag240m, igbh)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
@@ -226,8 +229,8 @@ std::unique_ptr<BenchGraph> TypedSyntheticGraph(const std::string& preset, doubl
                  {"paper", "cites", "paper", 1297748926},
                  {"author", "affiliated_with", "institution", 44592586}};
   } else {  // IGBH-Full: features on papers and authors
-    types = {{"author", 277220883, true}, {"fos", 712960, false}, {"institute", 26918, false},
-             {"paper", 269346174, true}};
+    types = {
+        {"author", 277220883, true}, {"fos", 712960, false}, {"institute", 26918, false}, {"paper", 269346174, true}};
     relations = {{"paper", "cites", "paper", 3996442004},
                  {"paper", "written_by", "author", 716761549},
                  {"paper", "topic", "fos", 1050280600},
@@ -289,7 +292,8 @@ std::unique_ptr<BenchGraph> TypedSyntheticGraph(const std::string& preset, doubl
     for (int s = 0; s < 3; ++s) {
       if (t.splits[s] < 0) continue;
       auto* ids = static_cast<int64_t*>(buffer(8 * std::max<int64_t>(t.split_sizes[s], 1)));
-      for (int64_t i = 0; i < t.split_sizes[s]; ++i) ids[i] = static_cast<int64_t>(Below64(Mix64(i + 0xabcdef + s), t.num_nodes));
+      for (int64_t i = 0; i < t.split_sizes[s]; ++i)
+        ids[i] = static_cast<int64_t>(Below64(Mix64(i + 0xabcdef + s), t.num_nodes));
       g->data.arrays.data[t.splits[s]] = ids;
     }
   }
@@ -412,6 +416,64 @@ const char* PlacementName(CscPlacement placement) {
   return "host (zero-copy)";
 }
 
+// The typed sampler (TypedCudaSampler, CUDA graphs) on the homogeneous graph `g` as its one type and one
+// relation, with Sample()'s seeds: what routing homogeneous sessions through the typed sampler would cost.
+SampleRun SampleAsTyped(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement) {
+  const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  const GraphData& graph = g.data;
+  const TypedSamplingSpec spec = AsTypedSpec({batch_size, fanouts});
+  const TypedCapacity capacity = OrDie(ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees()));
+  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
+  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
+                   0);
+  auto device = OrDie(DeviceDataset::Create(graph, placement));
+  auto sampler = OrDie(TypedCudaSampler::Create(device->graph(), spec, 1, capacity, {}));
+  const TypedBatchLayout& layout = sampler->layout();
+  int64_t* device_seeds = nullptr;
+  void* out = nullptr;
+  CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
+  CHECK_CUDA(cudaMalloc(&out, layout.total_bytes));
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  cudaEvent_t start, sampled, stop;
+  for (cudaEvent_t* e : {&start, &sampled, &stop}) CHECK_CUDA(cudaEventCreate(e));
+  std::vector<double> sampling, whole;
+  SampleRun run;
+  const int timed = absl::GetFlag(FLAGS_batches);
+  for (int i = 0; i < timed + 5; ++i) {
+    const int64_t step = i % seeds.num_steps();
+    const auto batch = seeds.batch(step);
+    CHECK_CUDA(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaEventRecord(start, stream));
+    OrDie(sampler->Sample(0, seeds.batch_index(step), {device_seeds, batch.size()}, out, stream, sampled));
+    CHECK_CUDA(cudaEventRecord(stop, stream));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    if (i < 5) continue;
+    float a = 0, b = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&a, start, sampled));
+    CHECK_CUDA(cudaEventElapsedTime(&b, start, stop));
+    sampling.push_back(a);
+    whole.push_back(b);
+    const auto& type = layout.types[0];
+    std::vector<int32_t> nodes(layout.num_hops + 1), edges(layout.num_hops);
+    CHECK_CUDA(cudaMemcpy(nodes.data(), static_cast<char*>(out) + type.num_nodes_per_hop, 4 * nodes.size(),
+                          cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(edges.data(), static_cast<char*>(out) + layout.relations[0].num_edges_per_hop,
+                          4 * edges.size(), cudaMemcpyDeviceToHost));
+    for (int32_t n : nodes) run.nodes += n;
+    for (int32_t e : edges) run.edges += e;
+  }
+  run.nodes /= timed;
+  run.edges /= timed;
+  run.sampling_ms = Median(sampling);
+  run.whole_ms = Median(whole);
+  for (cudaEvent_t e : {start, sampled, stop}) cudaEventDestroy(e);
+  cudaStreamDestroy(stream);
+  cudaFree(out);
+  cudaFree(device_seeds);
+  return run;
+}
+
 int RunSampling() {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
   auto g = GraphFromFlags();
@@ -430,6 +492,13 @@ int RunSampling() {
         const SampleRun run = Sample(*g, ParseFanouts(set), placement, graphs, [](const int64_t*, int64_t) {});
         std::printf("| [%s] | %s | %s | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
                     PlacementName(placement), graphs ? "CUDA graphs" : "each kernel", run.sampling_ms,
+                    synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
+        std::fflush(stdout);
+      }
+      if (absl::GetFlag(FLAGS_as_typed)) {
+        const SampleRun run = SampleAsTyped(*g, ParseFanouts(set), placement);
+        std::printf("| [%s] | %s | typed sampler, CUDA graphs | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
+                    PlacementName(placement), run.sampling_ms,
                     synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
         std::fflush(stdout);
       }

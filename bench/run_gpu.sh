@@ -107,6 +107,14 @@ papers100M-sized graph (111 M nodes, log-normal in-degrees of mean 14.5, uniform
       run gpu_bench sampling --dataset "$(products)" --fanouts 15,10,5/20,15,10
       echo >>"$results"
       run gpu_bench sampling --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 ;;
+    astyped)
+      section "Homogeneous batches through the typed sampler" \
+        "\`gpu_bench sampling --as_typed\`: the homogeneous sampler (CudaSampler) and the typed one (TypedCudaSampler) \
+on the same graph as one type and one relation, CSC in GPU memory: whether the homogeneous sampler is a fast path \
+worth keeping. Products preset and the synthetic papers100M-sized graph."
+      run gpu_bench sampling --dataset "$(products)" --fanouts 15,10,5/20,15,10 --csc gpu --as_typed
+      echo >>"$results"
+      run gpu_bench sampling --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 --csc gpu --as_typed ;;
     gather)
       section "Feature gather against the ceiling and memcpy" \
         "\`gpu_bench gather\`: node ids of sampled products batches (gnnd's order), rows from a pinned table of \

@@ -51,10 +51,10 @@ absl::StatusOr<std::unique_ptr<CpuSlots>> CpuSlots::Create(const SessionPlan& pl
       for (size_t t = 0; t < plan.typed->layout.capacity.max_nodes.size(); ++t) {
         GNND_RETURN_IF_ERROR(fits(static_cast<int>(t), plan.typed->layout.capacity.max_nodes[t]));
       }
-      s->stages_ = CpuProducer::TypedStorageSampling(graph, plan.typed->sampling, plan.seed, plan.typed->layout,
-                                                     s->typed_views_, plan.dataset->caches(), plan.dataset->look_ahead);
+      s->stages_ = CpuProducer::StorageSampling(graph, plan.typed->sampling, plan.seed, plan.typed->layout,
+                                                s->typed_views_, plan.dataset->caches(), plan.dataset->look_ahead);
     } else {
-      s->fill_ = CpuProducer::TypedSampling(graph, plan.typed->sampling, plan.seed, s->typed_views_, parallel);
+      s->fill_ = CpuProducer::Sampling(graph, plan.typed->sampling, plan.seed, s->typed_views_, parallel);
     }
   } else if (plan.dataset->features_on_storage()) {
     GNND_RETURN_IF_ERROR(fits(0, plan.layout.capacity.max_nodes));

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
+#include "common/batch/typed_batch.h"
 #include "server/cpu_slots.h"
 #if GNND_WITH_CUDA
 #include "server/cuda_devices.h"
@@ -56,8 +57,9 @@ uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
   if (!plan.dataset->features_on_storage() || plan.link) return 0;
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
   const uint64_t entry =
-      plan.typed ? CpuProducer::TypedRingEntryBytes(plan.dataset->graph, plan.typed->sampling, plan.typed->layout)
-                 : CpuProducer::RingEntryBytes(plan.layout);
+      plan.typed
+          ? CpuProducer::RingEntryBytes(plan.dataset->graph, plan.typed->sampling, plan.typed->layout)
+          : CpuProducer::RingEntryBytes(plan.dataset->graph, AsTypedSpec(plan.sampling), AsTypedLayout(plan.layout));
   const uint64_t staging = plan.device.is_cuda() ? plan.layout.total_bytes * plan.num_slots : 0;
   return window * entry + staging;
 }

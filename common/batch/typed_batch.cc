@@ -12,6 +12,38 @@ int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b
 int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMax / b ? kMax : a * b; }
 }  // namespace
 
+TypedSamplingSpec AsTypedSpec(const SamplingSpec& spec) {
+  return {.batch_size = spec.batch_size,
+          .seed_type = 0,
+          .fanouts = {spec.fanouts},
+          .seeds_may_repeat = spec.seeds_may_repeat,
+          .max_hop0 = {}};
+}
+
+TypedBatchLayout AsTypedLayout(const BatchLayout& layout) {
+  TypedBatchLayout typed;
+  typed.num_hops = layout.num_hops;
+  typed.seed_type = 0;
+  const BatchCapacity& c = layout.capacity;
+  typed.capacity.max_nodes = {c.max_nodes};
+  typed.capacity.max_edges = {c.max_edges};
+  typed.capacity.max_seeds = c.max_seeds;
+  for (const HopBound& hop : c.hops) typed.capacity.hops.push_back({{hop.frontier}, {hop.edges}});
+  typed.types.push_back(
+      {layout.node_ids, layout.num_nodes_per_hop, layout.features, layout.labels, layout.feature_row_bytes});
+  typed.relations.push_back({layout.edge_src, layout.edge_dst, layout.num_edges_per_hop});
+  typed.total_bytes = layout.total_bytes;
+  return typed;
+}
+
+TypedBatchView AsTypedView(const BatchView& view) {
+  TypedBatchView typed;
+  typed.num_hops = view.num_hops;
+  typed.types.push_back({view.node_ids, view.num_nodes_per_hop, view.features, view.labels});
+  typed.relations.push_back({view.edge_src, view.edge_dst, view.num_edges_per_hop});
+  return typed;
+}
+
 absl::Status CheckTypedSamplingSpec(const TypedSamplingSpec& spec, const DatasetSchema& schema) {
   if (spec.batch_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));

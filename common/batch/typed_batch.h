@@ -35,6 +35,8 @@ struct TypedSamplingSpec {
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
 };
+// A homogeneous session's spec as the one-type, one-relation dataset's.
+TypedSamplingSpec AsTypedSpec(const SamplingSpec& spec);
 // Checks the spec against the dataset: errors name the field ("fanouts[author___writes___paper][1] = -3").
 absl::Status CheckTypedSamplingSpec(const TypedSamplingSpec& spec, const DatasetSchema& schema);
 
@@ -97,6 +99,11 @@ struct TypedBatchView {
   int64_t num_nodes(int type) const;
   int64_t num_edges(int relation) const;
 };
+
+// A homogeneous layout (common/batch/batch.h) as the one-type, one-relation typed layout of the same offsets.
+TypedBatchLayout AsTypedLayout(const BatchLayout& layout);
+// A homogeneous batch's arrays as the one-type, one-relation typed view of them.
+TypedBatchView AsTypedView(const BatchView& view);
 
 // What sampling writes (counts, node ids, edges; not features or labels) of `from` into `to`, whose layout
 // may differ in features and labels.

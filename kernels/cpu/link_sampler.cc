@@ -19,7 +19,7 @@ absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, co
   } else {
     const TypedSamplingSpec sampling = TypedLinkSampling(spec, graph.schema, max_positives);
     GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, graph.schema));
-    sampler.typed_sampler_.emplace(graph, sampling, seed);
+    sampler.sampler_.emplace(graph, sampling, seed);
   }
   sampler.positives_ = SeedEdgesOf(spec, graph);
   return sampler;
@@ -42,21 +42,20 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
                                      spec_.negatives, relation, out.seeds, fixed_));
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
-  if (sampler_) {
-    sampler_->SampleLinkGraph(epoch, batch_index, out.seeds.src_nodes, excluded_[0], out.graph);
-    gather_start = Clock::now();
-    sampler_->GatherFeatures(out.graph);
-    gather_end = Clock::now();
-  } else {
-    const RelationSchema& r = graph_->schema.relations[spec_.relation];
-    hop0_.assign(graph_->schema.node_types.size(), {});
-    hop0_[r.src_type] = out.seeds.src_nodes;
-    if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
-    typed_sampler_->SampleLinkGraph(epoch, batch_index, hop0_, excluded_, out.typed);
-    gather_start = Clock::now();
-    typed_sampler_->Gather(out.typed);
-    gather_end = Clock::now();
+  // A homogeneous dataset's batch is its one type's (without labels: a link batch has none).
+  TypedBatchView graph = out.typed;
+  if (graph_->schema.format_version == 1) {
+    graph = AsTypedView(out.graph);
+    graph.types[0].labels = nullptr;
   }
+  const RelationSchema& r = graph_->schema.relations[spec_.relation];
+  hop0_.assign(graph_->schema.node_types.size(), {});
+  hop0_[r.src_type] = out.seeds.src_nodes;
+  if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
+  sampler_->SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph);
+  gather_start = Clock::now();
+  sampler_->Gather(graph);
+  gather_end = Clock::now();
   if (times != nullptr) {
     times->gather = std::chrono::duration<double>(gather_end - gather_start).count();
     times->sample = std::chrono::duration<double>(Clock::now() - start).count() - times->gather;

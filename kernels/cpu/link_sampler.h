@@ -1,8 +1,7 @@
 // The CPU backend's link-prediction batch: a batch of seed edges from an edge split (or given pairs), the
 // negatives drawn for them and the hop-0 nodes they give (common/batch/link_seeds.h), the graph sampled
-// around those with seed-edge exclusion inside the draw (CpuSampler::SampleLinkGraph, or for a typed
-// dataset TypedCpuSampler::SampleLinkGraph), and the pair arrays PyG's LinkNeighborLoader yields (their slot
-// layout: common/batch/link_batch.h).
+// around those with seed-edge exclusion inside the draw (CpuSampler::SampleLinkGraph), and the pair arrays
+// PyG's LinkNeighborLoader yields (their slot layout: common/batch/link_batch.h).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +16,6 @@
 #include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
 #include "kernels/cpu/sampler.h"
-#include "kernels/cpu/typed_sampler.h"
 
 namespace gnnd {
 
@@ -56,12 +54,11 @@ class CpuLinkSampler {
   const GraphData* graph_;
   LinkSamplingSpec spec_;
   uint64_t seed_;
-  std::optional<CpuSampler> sampler_;             // homogeneous datasets
-  std::optional<TypedCpuSampler> typed_sampler_;  // typed datasets
+  std::optional<CpuSampler> sampler_;
   LinkSeedEdges positives_;
   std::vector<EdgeExclusions> excluded_;  // per relation
   std::vector<int64_t> src_, dst_, fixed_;
-  std::vector<std::span<const int64_t>> hop0_;  // a typed batch's, per node type
+  std::vector<std::span<const int64_t>> hop0_;  // per node type
 };
 
 }  // namespace gnnd

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "common/base/status.h"
-#include "kernels/cpu/typed_sampler.h"
+#include "kernels/cpu/sampler.h"
 
 namespace gnnd {
 namespace {
@@ -45,19 +45,14 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
 
 CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                                              std::vector<BatchView> slots, int max_parallel) {
-  auto samplers = std::make_shared<std::vector<CpuSampler>>();
-  for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
-  return [samplers, slots = std::move(slots)](int sampler, uint64_t epoch, uint64_t batch_index,
-                                              std::span<const int64_t> seeds, int slot) {
-    SampleTimes times;
-    (*samplers)[sampler].Sample(epoch, batch_index, seeds, slots[slot], &times);
-    return times;
-  };
+  std::vector<TypedBatchView> typed;
+  for (const BatchView& slot : slots) typed.push_back(AsTypedView(slot));
+  return Sampling(graph, AsTypedSpec(spec), seed, std::move(typed), max_parallel);
 }
 
-CpuProducer::FillBatch CpuProducer::TypedSampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
-                                                  std::vector<TypedBatchView> slots, int max_parallel) {
-  auto samplers = std::make_shared<std::vector<TypedCpuSampler>>();
+CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
+                                             std::vector<TypedBatchView> slots, int max_parallel) {
+  auto samplers = std::make_shared<std::vector<CpuSampler>>();
   for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
   return [samplers, slots = std::move(slots)](int sampler, uint64_t epoch, uint64_t batch_index,
                                               std::span<const int64_t> seeds, int slot) {
@@ -102,85 +97,35 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
 }
 
 namespace {
-BatchLayout RingLayout(const BatchLayout& layout) {
-  return BatchLayout::Make(layout.capacity, layout.num_hops, /*feature_row_bytes=*/0);
-}
-TypedBatchLayout TypedRingLayout(const GraphData& graph, const TypedSamplingSpec& spec,
-                                 const TypedBatchLayout& layout) {
+// A look-ahead ring entry holds what sampling writes: the batch without features and labels.
+TypedBatchLayout RingLayout(const GraphData& graph, const TypedSamplingSpec& spec, const TypedBatchLayout& layout) {
   return TypedBatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
 }
 }  // namespace
 
-size_t CpuProducer::RingEntryBytes(const BatchLayout& layout) { return RingLayout(layout).total_bytes; }
-
-size_t CpuProducer::TypedRingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec,
-                                        const TypedBatchLayout& layout) {
-  return TypedRingLayout(graph, spec, layout).total_bytes;
+size_t CpuProducer::RingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec,
+                                   const TypedBatchLayout& layout) {
+  return RingLayout(graph, spec, layout).total_bytes;
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
     const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
     std::vector<BatchView> slots, RowCache& cache, int window, int prefetch_distance,
     std::shared_ptr<const std::vector<bool>> held_elsewhere) {
-  auto stages = std::make_shared<Stages>();
-  stages->window = std::max(window, 1);
-  stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
-  // The ring holds what sampling writes: the slot's arrays up to the features.
-  auto ring = std::make_shared<std::vector<BatchBuffer>>(stages->window, BatchBuffer(RingLayout(layout)));
-  auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
-  // The rows this cache serves: all of the batch's, or those no other tier holds.
-  const auto own_rows = [held_elsewhere](const BatchView& batch, std::vector<int64_t>& scratch) {
-    const std::span<const int64_t> ids(batch.node_ids, static_cast<size_t>(batch.num_nodes()));
-    if (held_elsewhere == nullptr) return ids;
-    scratch.clear();
-    for (int64_t id : ids) {
-      if (!(*held_elsewhere)[id]) scratch.push_back(id);
-    }
-    return std::span<const int64_t>(scratch);
-  };
-  auto plan_scratch = std::make_shared<std::vector<int64_t>>();
-  stages->plan = [ring, sampler, &cache, own_rows, plan_scratch](uint64_t epoch, uint64_t batch_index,
-                                                                 std::span<const int64_t> seeds, int entry) {
-    const auto start = std::chrono::steady_clock::now();
-    BatchView batch = (*ring)[entry].view();
-    sampler->SampleGraph(epoch, batch_index, seeds, batch);
-    Tickets tickets = {cache.Announce(own_rows(batch, *plan_scratch))};
-    return std::make_pair(std::move(tickets), SecondsSince(start));
-  };
-  stages->prefetch = [&cache](const Tickets& tickets) { (void)cache.Prefetch(tickets[0]); };  // errors: at the gather
-  stages->gather = [ring, sampler, slots = std::move(slots), &cache, own_rows, held_elsewhere](
-                       int entry, const Tickets& tickets, int slot) -> absl::StatusOr<double> {
-    const auto start = std::chrono::steady_clock::now();
-    const BatchView& batch = slots[slot];
-    CopyBatchGraph((*ring)[entry].view(), batch);
-    thread_local std::vector<int64_t> scratch;  // gathers run on several workers at once
-    const std::span<const int64_t> rows = own_rows(batch, scratch);
-    GNND_RETURN_IF_ERROR(cache.Gather(tickets[0], rows, batch.features));
-    if (held_elsewhere != nullptr) {
-      cache.CountHeldElsewhere(static_cast<uint64_t>(batch.num_nodes()) - rows.size());
-      // The rows were read to the front; move each to its node's place, last first (a row only moves back).
-      const size_t row_bytes = cache.table().row_bytes;
-      auto* features = static_cast<std::byte*>(batch.features);
-      size_t k = rows.size();
-      for (int64_t i = batch.num_nodes() - 1; i >= 0 && k > 0; --i) {
-        if ((*held_elsewhere)[batch.node_ids[i]]) continue;
-        if (--k != static_cast<size_t>(i)) std::memcpy(features + i * row_bytes, features + k * row_bytes, row_bytes);
-      }
-    }
-    sampler->GatherLabels(batch);
-    return SecondsSince(start);
-  };
-  stages->withdraw = [&cache](const Tickets& tickets) { cache.Withdraw(tickets[0]); };
-  return stages;
+  std::vector<TypedBatchView> typed;
+  for (const BatchView& slot : slots) typed.push_back(AsTypedView(slot));
+  return StorageSampling(graph, AsTypedSpec(spec), seed, AsTypedLayout(layout), std::move(typed), {&cache}, window,
+                         prefetch_distance, {std::move(held_elsewhere)});
 }
 
-std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
+std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
     const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
-    std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance) {
+    std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance,
+    std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
-  const TypedBatchLayout ring_layout = TypedRingLayout(graph, spec, layout);
+  const TypedBatchLayout ring_layout = RingLayout(graph, spec, layout);
   struct Ring {
     std::vector<std::vector<std::byte>> buffers;
     std::vector<TypedBatchView> views;
@@ -190,19 +135,28 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
     ring->buffers.emplace_back(ring_layout.total_bytes);
     ring->views.push_back(TypedBatchView::At(ring->buffers.back().data(), ring_layout));
   }
-  auto sampler = std::make_shared<TypedCpuSampler>(graph, spec, seed);  // one planning task at a time
-  const auto node_ids = [](const TypedBatchView& batch, size_t type) {
-    return std::span<const int64_t>(batch.types[type].node_ids, static_cast<size_t>(batch.num_nodes(type)));
+  auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
+  held_elsewhere.resize(caches.size());
+  // The rows of type t this cache serves: all of the batch's, or those no other tier holds.
+  const auto own_rows = [held_elsewhere](const TypedBatchView& batch, size_t t, std::vector<int64_t>& scratch) {
+    const std::span<const int64_t> ids(batch.types[t].node_ids, static_cast<size_t>(batch.num_nodes(t)));
+    if (held_elsewhere[t] == nullptr) return ids;
+    scratch.clear();
+    for (int64_t id : ids) {
+      if (!(*held_elsewhere[t])[id]) scratch.push_back(id);
+    }
+    return std::span<const int64_t>(scratch);
   };
+  auto plan_scratch = std::make_shared<std::vector<int64_t>>();
   // Tickets are per type, 0 for a type whose features are not on storage.
-  stages->plan = [ring, sampler, caches, node_ids](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                                                   int entry) {
+  stages->plan = [ring, sampler, caches, own_rows, plan_scratch](uint64_t epoch, uint64_t batch_index,
+                                                                 std::span<const int64_t> seeds, int entry) {
     const auto start = std::chrono::steady_clock::now();
     const TypedBatchView& batch = ring->views[entry];
     sampler->SampleGraph(epoch, batch_index, seeds, batch);
     Tickets tickets(caches.size(), 0);
     for (size_t t = 0; t < caches.size(); ++t) {
-      if (caches[t] != nullptr) tickets[t] = caches[t]->Announce(node_ids(batch, t));
+      if (caches[t] != nullptr) tickets[t] = caches[t]->Announce(own_rows(batch, t, *plan_scratch));
     }
     return std::make_pair(std::move(tickets), SecondsSince(start));
   };
@@ -211,17 +165,30 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TypedStorageSampling(
       if (caches[t] != nullptr) (void)caches[t]->Prefetch(tickets[t]);  // errors: at the gather
     }
   };
-  stages->gather = [ring, sampler, slots = std::move(slots), caches, node_ids](int entry, const Tickets& tickets,
-                                                                               int slot) -> absl::StatusOr<double> {
+  stages->gather = [ring, sampler, slots = std::move(slots), caches, own_rows, held_elsewhere](
+                       int entry, const Tickets& tickets, int slot) -> absl::StatusOr<double> {
     const auto start = std::chrono::steady_clock::now();
     const TypedBatchView& batch = slots[slot];
     CopyTypedBatchGraph(ring->views[entry], batch);
     absl::Status status;
+    thread_local std::vector<int64_t> scratch;  // gathers run on several workers at once
     for (size_t t = 0; t < caches.size(); ++t) {
       if (caches[t] == nullptr) continue;  // a type without features
-      if (absl::Status gathered = caches[t]->Gather(tickets[t], node_ids(batch, t), batch.types[t].features);
+      const std::span<const int64_t> rows = own_rows(batch, t, scratch);
+      if (absl::Status gathered = caches[t]->Gather(tickets[t], rows, batch.types[t].features);
           !gathered.ok() && status.ok()) {
         status = gathered;  // every type's tickets are consumed still
+      }
+      if (held_elsewhere[t] == nullptr || !status.ok()) continue;
+      const int64_t n = batch.num_nodes(t);
+      caches[t]->CountHeldElsewhere(static_cast<uint64_t>(n) - rows.size());
+      // The rows were read to the front; move each to its node's place, last first (a row only moves back).
+      const size_t row_bytes = caches[t]->table().row_bytes;
+      auto* features = static_cast<std::byte*>(batch.types[t].features);
+      size_t k = rows.size();
+      for (int64_t i = n - 1; i >= 0 && k > 0; --i) {
+        if ((*held_elsewhere[t])[batch.types[t].node_ids[i]]) continue;
+        if (--k != static_cast<size_t>(i)) std::memcpy(features + i * row_bytes, features + k * row_bytes, row_bytes);
       }
     }
     GNND_RETURN_IF_ERROR(status);

@@ -69,12 +69,12 @@ class CpuProducer {
   // The same in two stages.
   CpuProducer(std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
               TaskRunner& workers, int max_parallel, std::function<void()> on_ready = nullptr);
-  // The homogeneous batch of `graph`: one CpuSampler per parallel batch, filling `slots`.
+  // The batches of `graph`: one CpuSampler per parallel batch, filling `slots`.
+  static FillBatch Sampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
+                            std::vector<TypedBatchView> slots, int max_parallel);
+  // A homogeneous dataset's, in its own layout.
   static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                             std::vector<BatchView> slots, int max_parallel);
-  // The typed batch of `graph`: one TypedCpuSampler per parallel batch, filling `slots`.
-  static FillBatch TypedSampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
-                                 std::vector<TypedBatchView> slots, int max_parallel);
   // Link batches of `graph` (kernels/cpu/link_sampler.h): the seeds are positions in the edge split; the
   // graph arrays go to `graphs[slot]` (a typed dataset's to `typed_graphs[slot]`), the pair arrays after them
   // in the slot at `slots[slot]` as `layout` says, and each batch's (pairs, positives) counts to (*counts)[slot].
@@ -83,26 +83,22 @@ class CpuProducer {
                                                 std::vector<TypedBatchView> typed_graphs, std::vector<std::byte*> slots,
                                                 std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
                                                 int max_parallel);
-  // The homogeneous batch of `graph` in two stages, its features read through `cache` (the graph has none
-  // in memory): ring entries laid out like `layout` without features. Rows marked in `held_elsewhere` (a
-  // GPU hot tier's, which fills them later) are neither announced nor read: their place in the batch's
-  // features is left undefined.
+  // The batches of `graph` in two stages, each node type's features read through caches[type] (null: the
+  // type has none, or they are in memory): ring entries laid out like `layout` without features and labels.
+  // Rows marked in held_elsewhere[type] (a GPU hot tier's, which fills them later; empty or null: none) are
+  // neither announced nor read: their place in the batch's features is left undefined.
+  static std::shared_ptr<const Stages> StorageSampling(
+      const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
+      std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance = 2,
+      std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
+  // A homogeneous dataset's, in its own layout.
   static std::shared_ptr<const Stages> StorageSampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                                                        const BatchLayout& layout, std::vector<BatchView> slots,
                                                        RowCache& cache, int window, int prefetch_distance = 2,
                                                        std::shared_ptr<const std::vector<bool>> held_elsewhere = {});
-  // The typed batch in two stages, each node type's features read through caches[type] (null: the type
-  // has none).
-  static std::shared_ptr<const Stages> TypedStorageSampling(const GraphData& graph, const TypedSamplingSpec& spec,
-                                                            uint64_t seed, const TypedBatchLayout& layout,
-                                                            std::vector<TypedBatchView> slots,
-                                                            std::vector<RowCache*> caches, int window,
-                                                            int prefetch_distance = 2);
-  // The bytes of one entry of StorageSampling's and TypedStorageSampling's look-ahead ring: what a session
-  // with features on storage holds per step of its window.
-  static size_t RingEntryBytes(const BatchLayout& layout);
-  static size_t TypedRingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec,
-                                    const TypedBatchLayout& layout);
+  // The bytes of one entry of StorageSampling's look-ahead ring: what a session with features on storage holds
+  // per step of its window.
+  static size_t RingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec, const TypedBatchLayout& layout);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;

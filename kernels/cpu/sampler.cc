@@ -4,102 +4,185 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/batch/sampling.h"
 #include "kernels/cpu/draw.h"
 
 namespace gnnd {
 
-CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed)
-    : graph_(graph), spec_(spec), seed_(seed) {}
+CpuSampler::CpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed)
+    : graph_(graph),
+      spec_(spec),
+      seed_(seed),
+      local_(graph.schema.node_types.size()),
+      reset_(graph.schema.node_types.size()),
+      sampled_(graph.schema.relations.size()) {}
 
-void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out,
+CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed)
+    : CpuSampler(graph, AsTypedSpec(spec), seed) {}
+
+template <typename Index>
+void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index,
+                                const TypedBatchView& out, int64_t frontier_begin, int64_t frontier_end,
+                                std::vector<int64_t>& sampled) {
+  const RelationSchema& r = graph_.schema.relations[relation];
+  const auto* indptr = static_cast<const int64_t*>(graph_.arrays.data[r.indptr]);
+  const auto* indices = static_cast<const Index*>(graph_.arrays.data[r.indices]);
+  const int32_t fanout = spec_.fanouts[relation][hop];
+  const TypedBatchView::Relation& edges = out.relations[relation];
+  int64_t num_edges = 0;
+  for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
+  const int64_t* dst_ids = out.types[r.dst_type].node_ids;
+  const EdgeExclusions* excluded = excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
+  for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
+    const int64_t node = dst_ids[v];
+    const int64_t k = DrawInNeighbors(
+        key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices,
+        fanout, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled);
+    std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
+    num_edges += k;
+  }
+}
+
+void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out,
                         SampleTimes* times) {
   const auto start = std::chrono::steady_clock::now();
   SampleGraph(epoch, batch_index, seeds, out);
   const auto sampled = std::chrono::steady_clock::now();
-  GatherFeatures(out);
-  GatherLabels(out);
+  Gather(out);
   if (times != nullptr) {
     times->sample = std::chrono::duration<double>(sampled - start).count();
     times->gather = std::chrono::duration<double>(std::chrono::steady_clock::now() - sampled).count();
   }
 }
 
-void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out) {
-  // Erase the last batch's entries one by one: absl's clear() frees a large table, and refilling a
-  // fresh one page-faults (measured: a third of the time went to zeroing pages).
-  for (int64_t node : reset_) local_.erase(node);
-  reset_.clear();
-  const int64_t num_seeds = static_cast<int64_t>(seeds.size());
-  for (int64_t i = 0; i < num_seeds; ++i) {
-    out.node_ids[i] = seeds[i];
-    local_.emplace(seeds[i], static_cast<int32_t>(i));
+void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                             const TypedBatchView& out) {
+  seeds_by_type_.assign(graph_.schema.node_types.size(), {});
+  seeds_by_type_[spec_.seed_type] = seeds;
+  SampleFrom(epoch, batch_index, seeds_by_type_, out);
+}
+
+void CpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                                 std::span<const EdgeExclusions> excluded, const TypedBatchView& out) {
+  excluded_ = excluded;
+  SampleFrom(epoch, batch_index, hop0, out);
+  excluded_ = {};
+}
+
+void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                            const TypedBatchView& out) {
+  const DatasetSchema& schema = graph_.schema;
+  const size_t types = schema.node_types.size(), relations = schema.relations.size();
+  const int hops = spec_.num_hops();
+  const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
+  // Erase the last batch's entries one by one, as CpuSampler does: clear() frees a large table, and refilling
+  // a fresh one page-faults.
+  for (size_t t = 0; t < types; ++t) {
+    for (int64_t node : reset_[t]) local_[t].erase(node);
   }
-  out.num_nodes_per_hop[0] = static_cast<int32_t>(num_seeds);
-  if (graph_.wide_indices()) {
-    SampleHops(epoch, batch_index, static_cast<const int64_t*>(graph_.arrays[ArrayId::kIndices]), out);
-  } else {
-    SampleHops(epoch, batch_index, static_cast<const int32_t*>(graph_.arrays[ArrayId::kIndices]), out);
+  // Hop 0: each type's seeds (a node batch's seed type alone, a link batch's endpoint types).
+  std::vector<int64_t> num_nodes(types, 0), frontier_begin(types, 0), frontier_end(types, 0);
+  for (size_t t = 0; t < types; ++t) {
+    for (size_t i = 0; i < hop0[t].size(); ++i) {
+      out.types[t].node_ids[i] = hop0[t][i];
+      local_[t].emplace(hop0[t][i], static_cast<int32_t>(i));
+    }
+    num_nodes[t] = frontier_end[t] = static_cast<int64_t>(hop0[t].size());
+    out.types[t].num_nodes_per_hop[0] = static_cast<int32_t>(num_nodes[t]);
   }
-  reset_.assign(out.node_ids, out.node_ids + out.num_nodes());
+
+  for (int hop = 0; hop < hops; ++hop) {
+    // 1. Every relation's draws around its destination type's frontier.
+    for (size_t r = 0; r < relations; ++r) {
+      sampled_[r].clear();
+      const int dst = schema.relations[r].dst_type;
+      if (schema.relations[r].index_dtype == DType::kInt32) {
+        SampleRelation<int32_t>(static_cast<int>(r), hop, key, batch_index, out, frontier_begin[dst], frontier_end[dst],
+                                sampled_[r]);
+      } else {
+        SampleRelation<int64_t>(static_cast<int>(r), hop, key, batch_index, out, frontier_begin[dst], frontier_end[dst],
+                                sampled_[r]);
+      }
+    }
+    // 2. Per type, the sources first reached at this hop, sorted by id, get the next local indices.
+    for (size_t t = 0; t < types; ++t) {
+      fresh_.clear();
+      for (size_t r = 0; r < relations; ++r) {
+        if (schema.relations[r].src_type != static_cast<int>(t)) continue;
+        for (int64_t u : sampled_[r]) {
+          if (local_[t].try_emplace(u, -1).second) fresh_.push_back(u);  // index assigned below, in id order
+        }
+      }
+      std::sort(fresh_.begin(), fresh_.end());
+      for (int64_t u : fresh_) {
+        local_[t][u] = static_cast<int32_t>(num_nodes[t]);
+        out.types[t].node_ids[num_nodes[t]++] = u;
+      }
+      out.types[t].num_nodes_per_hop[hop + 1] = static_cast<int32_t>(fresh_.size());
+      frontier_begin[t] = frontier_end[t];
+      frontier_end[t] = num_nodes[t];
+    }
+    // 3. Relabel the sources.
+    for (size_t r = 0; r < relations; ++r) {
+      const TypedBatchView::Relation& edges = out.relations[r];
+      int64_t begin = 0;
+      for (int h = 0; h < hop; ++h) begin += edges.num_edges_per_hop[h];
+      const auto& local = local_[schema.relations[r].src_type];
+      for (size_t e = 0; e < sampled_[r].size(); ++e) edges.edge_src[begin + e] = local.at(sampled_[r][e]);
+      edges.num_edges_per_hop[hop] = static_cast<int32_t>(sampled_[r].size());
+    }
+  }
+  for (size_t t = 0; t < types; ++t) reset_[t].assign(out.types[t].node_ids, out.types[t].node_ids + num_nodes[t]);
+}
+
+void CpuSampler::Gather(const TypedBatchView& out) const {
+  GatherFeatures(out);
+  GatherLabels(out);
+}
+
+void CpuSampler::GatherFeatures(const TypedBatchView& out) const {
+  const DatasetSchema& schema = graph_.schema;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const NodeTypeSchema& type = schema.node_types[t];
+    const TypedBatchView::Type& view = out.types[t];
+    // Features on storage (not in memory) are read by the producer's second stage instead.
+    if (view.features == nullptr || type.features < 0 || graph_.arrays.data[type.features] == nullptr) continue;
+    const size_t row = type.feature_row_bytes();
+    const auto* features = static_cast<const std::byte*>(graph_.arrays.data[type.features]);
+    auto* dst = static_cast<std::byte*>(view.features);
+    const int64_t n = out.num_nodes(static_cast<int>(t));
+    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * row, features + view.node_ids[i] * row, row);
+  }
+}
+
+void CpuSampler::GatherLabels(const TypedBatchView& out) const {
+  const DatasetSchema& schema = graph_.schema;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const TypedBatchView::Type& view = out.types[t];
+    if (view.labels == nullptr || schema.node_types[t].labels < 0) continue;
+    const auto* labels = static_cast<const int64_t*>(graph_.arrays.data[schema.node_types[t].labels]);
+    for (int64_t i = 0; i < view.num_nodes_per_hop[0]; ++i) view.labels[i] = labels[view.node_ids[i]];
+  }
+}
+
+void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
+                        SampleTimes* times) {
+  Sample(epoch, batch_index, seeds, AsTypedView(out), times);
+}
+
+void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                             const BatchView& out) {
+  SampleGraph(epoch, batch_index, seeds, AsTypedView(out));
 }
 
 void CpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> hop0,
-                                 const EdgeExclusions& excluded, BatchView out) {
-  excluded_ = excluded.empty() ? nullptr : &excluded;
-  SampleGraph(epoch, batch_index, hop0, out);
-  excluded_ = nullptr;
+                                 const EdgeExclusions& excluded, const BatchView& out) {
+  const std::span<const int64_t> hop0_by_type[] = {hop0};
+  SampleLinkGraph(epoch, batch_index, hop0_by_type, {&excluded, excluded.empty() ? 0u : 1u}, AsTypedView(out));
 }
 
-template <typename Index>
-void CpuSampler::SampleHops(uint64_t epoch, uint64_t batch_index, const Index* indices, BatchView out) {
-  const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
-  const int64_t* indptr = graph_.arrays.indptr();
-  int64_t frontier_begin = 0, frontier_end = out.num_nodes_per_hop[0];
-  int64_t num_nodes = frontier_end, num_edges = 0;
-  for (size_t hop = 0; hop < spec_.fanouts.size(); ++hop) {
-    // 1. Sample every frontier node's in-neighbors, in frontier order, positions ascending.
-    sampled_.clear();
-    const int64_t hop_edges_begin = num_edges;
-    for (int64_t v = frontier_begin; v < frontier_end; ++v) {
-      const int64_t node = out.node_ids[v];
-      const std::span<const int64_t> excluded_sources =
-          excluded_ == nullptr ? std::span<const int64_t>() : excluded_->Of(node);
-      const int64_t k = DrawInNeighbors(key, batch_index, static_cast<uint32_t>(hop + 1), /*relation=*/0, node, indptr,
-                                        indices, spec_.fanouts[hop], excluded_sources, draw_, sampled_);
-      std::fill_n(out.edge_dst + num_edges, k, static_cast<int32_t>(v));
-      num_edges += k;
-    }
-    // 2. The nodes first reached at this hop, sorted by id, get the next local indices.
-    fresh_.clear();
-    for (int64_t u : sampled_) {
-      if (local_.try_emplace(u, -1).second) fresh_.push_back(u);  // index assigned below, in id order
-    }
-    std::sort(fresh_.begin(), fresh_.end());
-    for (int64_t u : fresh_) {
-      local_[u] = static_cast<int32_t>(num_nodes);
-      out.node_ids[num_nodes++] = u;
-    }
-    // 3. Relabel the sources.
-    for (size_t e = 0; e < sampled_.size(); ++e) out.edge_src[hop_edges_begin + e] = local_.at(sampled_[e]);
-    out.num_nodes_per_hop[hop + 1] = static_cast<int32_t>(fresh_.size());
-    out.num_edges_per_hop[hop] = static_cast<int32_t>(num_edges - hop_edges_begin);
-    frontier_begin = frontier_end;
-    frontier_end = num_nodes;
-  }
-}
+void CpuSampler::GatherFeatures(const BatchView& out) const { GatherFeatures(AsTypedView(out)); }
 
-void CpuSampler::GatherFeatures(const BatchView& out) const {
-  const size_t row = FeatureRowBytes(graph_.manifest);
-  const auto* features = static_cast<const std::byte*>(graph_.arrays[ArrayId::kFeatures]);
-  if (features == nullptr || row == 0) return;
-  auto* dst = static_cast<std::byte*>(out.features);
-  const int64_t num_nodes = out.num_nodes();
-  for (int64_t i = 0; i < num_nodes; ++i) std::memcpy(dst + i * row, features + out.node_ids[i] * row, row);
-}
-
-void CpuSampler::GatherLabels(const BatchView& out) const {
-  const int64_t* labels = graph_.arrays.labels();
-  for (int64_t i = 0; i < out.num_seeds(); ++i) out.labels[i] = labels[out.node_ids[i]];
-}
+void CpuSampler::GatherLabels(const BatchView& out) const { GatherLabels(AsTypedView(out)); }
 
 }  // namespace gnnd

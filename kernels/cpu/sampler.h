@@ -1,5 +1,10 @@
-// The reference (CPU) backend: samples one batch with the shared rule (common/batch/sampling.h) and
-// assembles it in the canonical layout (common/batch/batch.h), features and labels included.
+// The reference (CPU) sampler, one for every dataset: the rule of common/batch/sampling.h per relation. At
+// each hop, for each relation R in the dataset's order and each frontier node v of R's destination type (in
+// frontier order), draw fanout[R][hop] of v's in-neighbors in R uniformly without replacement (-1: all;
+// Philox counter (v, R, hop, batch)); the sources first reached at that hop join their type's node list
+// sorted by id and are the next hop's frontier of their type. PyG's NeighborLoader semantics (HeteroData's
+// for a typed dataset). A homogeneous dataset is the one-type, one-relation case: the BatchView overloads
+// sample it into the homogeneous layout (common/batch/batch.h) through the same loop.
 #pragma once
 
 #include <cstdint>
@@ -10,50 +15,70 @@
 #include "common/batch/batch.h"
 #include "common/batch/link_seeds.h"
 #include "common/batch/sampling.h"
+#include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
 #include "kernels/cpu/draw.h"
 
 namespace gnnd {
 
-// Samples batches. Holds per-batch scratch, so use one per thread; output depends only on the inputs.
 // Where a batch's time went (seconds).
 struct SampleTimes {
   double sample = 0;  // neighbors, dedup, relabel
   double gather = 0;  // feature rows and labels
 };
 
+// Holds per-batch scratch, so use one per thread; output depends only on the inputs.
 class CpuSampler {
  public:
+  CpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed);
+  // A one-type, one-relation dataset's batches (AsTypedSpec(spec)).
   CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
 
-  // Samples around `seeds` for (epoch, batch_index) and writes every array of `out`, which must have
-  // room for the capacity of this sampler's spec (see ComputeBatchCapacity).
-  // `times`, if set, gets the time of each stage.
-  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out,
+  // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
+  // laid out for this spec's capacity (ComputeTypedCapacity). `times`, if set, gets the stages' seconds.
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out,
               SampleTimes* times = nullptr);
-  // The sampling stage alone: node ids, edges and per-hop counts of `out`; features and labels are not
-  // touched (a layout made with a feature row of 0 bytes will do).
-  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, BatchView out);
-  // A link batch's sampling stage: hop 0 is `hop0` (the unique endpoints of its pairs, link_seeds.h) and no
-  // edge of `excluded` is sampled, each node still getting min(fanout, in-degree - excluded in-edges).
+  // The sampling stage alone: node ids, edges and counts of `out`; features and labels are not touched (a
+  // layout without them will do).
+  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out);
+  // A link batch's sampling stage: hop 0 of each type t is hop0[t] (the unique endpoints of the batch's pairs
+  // of that type, link_seeds.h), and no edge of excluded[r] is a sampled edge of relation r, each node still
+  // getting min(fanout, in-degree - excluded in-edges). `excluded` is empty or one per relation.
+  void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                       std::span<const EdgeExclusions> excluded, const TypedBatchView& out);
+  // Every type's feature rows of a sampled batch (types whose features are in memory and in the layout), and
+  // the seed type's labels (where the layout has them).
+  void Gather(const TypedBatchView& out) const;
+  // The seed type's labels of a sampled batch into its labels array (if it has one).
+  void GatherLabels(const TypedBatchView& out) const;
+
+  // The same for a homogeneous dataset's batch in its own layout (common/batch/batch.h).
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
+              SampleTimes* times = nullptr);
+  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out);
   void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> hop0,
-                       const EdgeExclusions& excluded, BatchView out);
-  // The feature rows of a sampled batch's nodes into out.features (none for a dataset without features).
+                       const EdgeExclusions& excluded, const BatchView& out);
   void GatherFeatures(const BatchView& out) const;
-  // The seeds' labels of a sampled batch into out.labels.
   void GatherLabels(const BatchView& out) const;
 
  private:
   template <typename Index>
-  void SampleHops(uint64_t epoch, uint64_t batch_index, const Index* indices, BatchView out);
+  void SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index, const TypedBatchView& out,
+                      int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
+  void SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                  const TypedBatchView& out);
+  void GatherFeatures(const TypedBatchView& out) const;
 
   const GraphData& graph_;
-  SamplingSpec spec_;
+  TypedSamplingSpec spec_;
   uint64_t seed_;
-  const EdgeExclusions* excluded_ = nullptr;     // a link batch's, while it is sampled
-  absl::flat_hash_map<int64_t, int32_t> local_;  // global id -> local index, this batch
+  std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: id -> local index, this batch
+  std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's ids, to erase
+  std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;
-  std::vector<int64_t> sampled_, fresh_, reset_;
+  std::vector<std::span<const int64_t>> seeds_by_type_;  // a node batch's hop 0: its seeds, in their type
+  std::vector<int64_t> fresh_;
+  std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop
 };
 
 }  // namespace gnnd

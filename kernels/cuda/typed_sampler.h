@@ -1,4 +1,4 @@
-// The CUDA backend of typed graphs: TypedCpuSampler's rule (kernels/cpu/typed_sampler.h) on the GPU,
+// The CUDA backend of typed graphs: the CPU sampler's rule (kernels/cpu/sampler.h) on the GPU,
 // bit-identical to it, with the homogeneous backend's kernels per relation (sampling.h) and one node table of
 // global ids (a type's offset plus its id) for the whole batch. Each hop runs every relation's draws around
 // its destination type's frontier, each into its own segment of one key buffer; one sort of that buffer

@@ -1,4 +1,4 @@
-// The typed CUDA backend against TypedCpuSampler: byte-identical typed batches (every array of the batch
+// The typed CUDA backend against CpuSampler: byte-identical typed batches (every array of the batch
 // schema, up to its count, and every count) over the mag and igbh presets, fanouts for every relation and
 // per relation (with -1 and 0), float8 rows of an odd width, the CSC in GPU or host memory, captured graphs
 // or not, int64 neighbor ids, the dedup's 64-bit id path (forced), seeds given with repeats, and each featured
@@ -19,7 +19,7 @@
 #include "common/dataset/npy.h"
 #include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
-#include "kernels/cpu/typed_sampler.h"
+#include "kernels/cpu/sampler.h"
 #include "kernels/cuda/hot_tier.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/hotness.h"
@@ -185,7 +185,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
     ASSERT_TRUE(gpu.ok()) << gpu.status();
     const TypedBatchLayout& layout = (*gpu)->layout();
     const BatchSchema batch_schema = TypedBatchSchema(layout, schema);
-    TypedCpuSampler cpu(graph, spec, seed);
+    CpuSampler cpu(graph, spec, seed);
     std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
     void* device_batch = nullptr;
     int64_t* device_seeds = nullptr;

@@ -2,8 +2,6 @@
 // on a random typed graph every batch keeps every rule (edges of their relation, exactly min(fanout,
 // degree) in-edges per expanded node and relation, unique nodes per type, seeds first, hop prefixes sorted,
 // features and labels of the right rows); the draws are uniform per relation and keyed by the relation.
-#include "kernels/cpu/typed_sampler.h"
-
 #include <cmath>
 #include <map>
 #include <random>
@@ -56,7 +54,7 @@ TEST(TypedSampler, OneTypeAndOneRelationIsTheHomogeneousBatch) {
         BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(d->manifest())));
     CpuSampler(graph, spec, 9).Sample(2, 7, seeds, homogeneous.view());
     TypedBuffer typed(graph, {.batch_size = 64, .seed_type = 0, .fanouts = {fanouts}});
-    TypedCpuSampler(graph, {.batch_size = 64, .seed_type = 0, .fanouts = {fanouts}}, 9).Sample(2, 7, seeds, typed.view);
+    CpuSampler(graph, {.batch_size = 64, .seed_type = 0, .fanouts = {fanouts}}, 9).Sample(2, 7, seeds, typed.view);
     const BatchView& h = homogeneous.view();
     const TypedBatchView::Type& t = typed.view.types[0];
     const TypedBatchView::Relation& r = typed.view.relations[0];
@@ -172,7 +170,7 @@ TEST(TypedSampler, EveryBatchKeepsEveryRule) {
   const TypedSamplingSpec spec{.batch_size = 32, .seed_type = 0, .fanouts = {{4, 3}, {3, -1}, {0, 2}, {5, 1}, {2, 2}}};
   ASSERT_TRUE(CheckTypedSamplingSpec(spec, schema).ok());
   TypedBuffer buffer(graph, spec);
-  TypedCpuSampler sampler(graph, spec, 3);
+  CpuSampler sampler(graph, spec, 3);
   for (uint64_t batch = 0; batch < 20; ++batch) {
     const std::span<const int64_t> seeds(g.train().data() + batch * 10, 32);
     sampler.Sample(1, batch, seeds, buffer.view);
@@ -253,7 +251,7 @@ TEST(TypedSampler, DrawsAreUniformPerRelationAndKeyedByIt) {
   const int64_t degree = static_cast<int64_t>(g.InNeighbors(1, seed).size());
   const TypedSamplingSpec spec{.batch_size = 1, .seed_type = 0, .fanouts = {{0}, {3}, {3}, {0}, {0}}};
   TypedBuffer buffer(graph, spec);
-  TypedCpuSampler sampler(graph, spec, 21);
+  CpuSampler sampler(graph, spec, 21);
   constexpr int kBatches = 4000;
   std::map<int32_t, int> picked;
   int differ = 0;
@@ -315,7 +313,7 @@ TEST(TypedSampler, TheBatchSchemaNamesEveryArrayAndCountAndFitsTheSlot) {
                                              "field___of___author.num_edges_per_hop"}));
   EXPECT_EQ(schema.arrays[schema.ArrayNamed("paper.labels")].count, schema.CountNamed("paper.seeds"));
   EXPECT_EQ(schema.arrays[schema.ArrayNamed("field.features")].row_shape, std::vector<int64_t>{2});
-  TypedCpuSampler(g.graph(), spec, 1).Sample(0, 0, std::span<const int64_t>(g.train().data(), 16), buffer.view);
+  CpuSampler(g.graph(), spec, 1).Sample(0, 0, std::span<const int64_t>(g.train().data(), 16), buffer.view);
   const std::vector<int64_t> counts = TypedBatchCounts(buffer.view, 0);
   EXPECT_TRUE(CheckBatchCounts(schema, counts).ok());
   EXPECT_EQ(counts[schema.CountNamed("paper.seeds")], 16);
@@ -377,11 +375,11 @@ std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const Typ
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   EpochSeeds seeds(train, {.seed = 6, .batch_size = spec.batch_size}, 1);
   std::unique_ptr<CpuProducer> producer =
-      caches != nullptr ? std::make_unique<CpuProducer>(
-                              CpuProducer::TypedStorageSampling(graph, spec, 6, layout, slots, *caches, window), kSlots,
-                              1, std::move(seeds), *workers, threads)
-                        : std::make_unique<CpuProducer>(CpuProducer::TypedSampling(graph, spec, 6, slots, threads),
-                                                        kSlots, 1, std::move(seeds), *workers, threads);
+      caches != nullptr
+          ? std::make_unique<CpuProducer>(CpuProducer::StorageSampling(graph, spec, 6, layout, slots, *caches, window),
+                                          kSlots, 1, std::move(seeds), *workers, threads)
+          : std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, spec, 6, slots, threads), kSlots, 1,
+                                          std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   while (auto ready = producer->Next()) {
     out.push_back(TypedContents(slots[ready->slot], graph.schema));

@@ -12,7 +12,6 @@
 #include "common/batch/typed_batch.h"
 #include "common/dataset/dataset.h"
 #include "kernels/cpu/sampler.h"
-#include "kernels/cpu/typed_sampler.h"
 #include "tools/dataset/npz.h"
 #if GNND_WITH_CUDA
 #include "common/base/cuda_check.h"
@@ -120,7 +119,7 @@ absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const
   if (shape.device.is_cuda()) {
     GNND_RETURN_IF_ERROR(SampleTypedOnGpu(request, shape, graph, seeds, buffer));
   } else {
-    TypedCpuSampler(graph, shape.typed->sampling, request.seed)
+    CpuSampler(graph, shape.typed->sampling, request.seed)
         .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
   }
   const std::vector<int64_t> counts = TypedBatchCounts(view, shape.seed_type);
