@@ -335,9 +335,11 @@ struct HotSpec {
   std::span<const int64_t> order;
   int64_t num_hot = 0;
 };
+// as_typed: the typed sampler (TypedCudaSampler) on `g` as its one type and one relation instead of the
+// homogeneous one, what routing homogeneous sessions through the typed sampler would cost (no hot tier).
 template <typename OnBatch>
 SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, bool graphs,
-                 OnBatch on_batch, const HotSpec& hot = {}) {
+                 OnBatch on_batch, const HotSpec& hot = {}, bool as_typed = false) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
   const BatchCapacity capacity = OrDie(
@@ -352,9 +354,21 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement != CscPlacement::kDevice));
     device_graph.hot = tier->view(0);
   }
-  auto sampler = OrDie(CudaSampler::Create(device_graph, {.fanouts = fanouts}, 1, capacity));
-  sampler->set_use_graphs(graphs);
-  const BatchLayout& layout = sampler->layout();
+  std::unique_ptr<CudaSampler> sampler;
+  std::unique_ptr<TypedCudaSampler> typed_sampler;
+  TypedBatchLayout layout;  // a homogeneous sampler's layout seen as the one-type typed one
+  if (as_typed) {
+    const TypedSamplingSpec spec = AsTypedSpec({batch_size, fanouts});
+    const TypedCapacity typed_capacity = OrDie(ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees()));
+    typed_sampler = OrDie(TypedCudaSampler::Create(device_graph, spec, 1, typed_capacity, {.use_graphs = graphs}));
+    layout = typed_sampler->layout();
+  } else {
+    sampler = OrDie(CudaSampler::Create(device_graph, {.fanouts = fanouts}, 1, capacity));
+    sampler->set_use_graphs(graphs);
+    layout = AsTypedLayout(sampler->layout());
+  }
+  const TypedBatchLayout::TypeArrays& nodes_at = layout.types[0];
+  const TypedBatchLayout::RelationArrays& edges_at = layout.relations[0];
   int64_t* device_seeds = nullptr;
   void* out = nullptr;
   CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
@@ -371,8 +385,13 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     const auto batch = seeds.batch(step);
     CHECK_CUDA(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaEventRecord(start, stream));
-    OrDie(sampler->Sample(0, seeds.batch_index(step), {device_seeds, batch.size()}, BatchView::At(out, layout), stream,
-                          sampled));
+    const std::span<const int64_t> batch_seeds(device_seeds, batch.size());
+    if (as_typed) {
+      OrDie(typed_sampler->Sample(0, seeds.batch_index(step), batch_seeds, out, stream, sampled));
+    } else {
+      OrDie(sampler->Sample(0, seeds.batch_index(step), batch_seeds, BatchView::At(out, sampler->layout()), stream,
+                            sampled));
+    }
     CHECK_CUDA(cudaEventRecord(stop, stream));
     CHECK_CUDA(cudaEventSynchronize(stop));
     if (i < 5) continue;
@@ -383,15 +402,15 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     whole.push_back(b);
     int32_t counts[2 * kMaxHops + 1];
     const size_t hops = fanouts.size();
-    CHECK_CUDA(
-        cudaMemcpy(counts, static_cast<char*>(out) + layout.num_nodes_per_hop, 4 * (hops + 1), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(counts, static_cast<char*>(out) + nodes_at.num_nodes_per_hop, 4 * (hops + 1),
+                          cudaMemcpyDeviceToHost));
     int64_t nodes = 0;
     for (size_t h = 0; h <= hops; ++h) nodes += counts[h];
     run.nodes += nodes;
     CHECK_CUDA(
-        cudaMemcpy(counts, static_cast<char*>(out) + layout.num_edges_per_hop, 4 * hops, cudaMemcpyDeviceToHost));
+        cudaMemcpy(counts, static_cast<char*>(out) + edges_at.num_edges_per_hop, 4 * hops, cudaMemcpyDeviceToHost));
     for (size_t h = 0; h < hops; ++h) run.edges += counts[h];
-    on_batch(static_cast<const int64_t*>(static_cast<const void*>(static_cast<char*>(out) + layout.node_ids)), nodes);
+    on_batch(static_cast<const int64_t*>(static_cast<const void*>(static_cast<char*>(out) + nodes_at.node_ids)), nodes);
   }
   run.sampling_ms = Median(sampling);
   run.whole_ms = Median(whole);
@@ -416,64 +435,6 @@ const char* PlacementName(CscPlacement placement) {
   return "host (zero-copy)";
 }
 
-// The typed sampler (TypedCudaSampler, CUDA graphs) on the homogeneous graph `g` as its one type and one
-// relation, with Sample()'s seeds: what routing homogeneous sessions through the typed sampler would cost.
-SampleRun SampleAsTyped(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement) {
-  const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
-  const GraphData& graph = g.data;
-  const TypedSamplingSpec spec = AsTypedSpec({batch_size, fanouts});
-  const TypedCapacity capacity = OrDie(ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees()));
-  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
-  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
-                   0);
-  auto device = OrDie(DeviceDataset::Create(graph, placement));
-  auto sampler = OrDie(TypedCudaSampler::Create(device->graph(), spec, 1, capacity, {}));
-  const TypedBatchLayout& layout = sampler->layout();
-  int64_t* device_seeds = nullptr;
-  void* out = nullptr;
-  CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
-  CHECK_CUDA(cudaMalloc(&out, layout.total_bytes));
-  cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreate(&stream));
-  cudaEvent_t start, sampled, stop;
-  for (cudaEvent_t* e : {&start, &sampled, &stop}) CHECK_CUDA(cudaEventCreate(e));
-  std::vector<double> sampling, whole;
-  SampleRun run;
-  const int timed = absl::GetFlag(FLAGS_batches);
-  for (int i = 0; i < timed + 5; ++i) {
-    const int64_t step = i % seeds.num_steps();
-    const auto batch = seeds.batch(step);
-    CHECK_CUDA(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaEventRecord(start, stream));
-    OrDie(sampler->Sample(0, seeds.batch_index(step), {device_seeds, batch.size()}, out, stream, sampled));
-    CHECK_CUDA(cudaEventRecord(stop, stream));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    if (i < 5) continue;
-    float a = 0, b = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&a, start, sampled));
-    CHECK_CUDA(cudaEventElapsedTime(&b, start, stop));
-    sampling.push_back(a);
-    whole.push_back(b);
-    const auto& type = layout.types[0];
-    std::vector<int32_t> nodes(layout.num_hops + 1), edges(layout.num_hops);
-    CHECK_CUDA(cudaMemcpy(nodes.data(), static_cast<char*>(out) + type.num_nodes_per_hop, 4 * nodes.size(),
-                          cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(edges.data(), static_cast<char*>(out) + layout.relations[0].num_edges_per_hop,
-                          4 * edges.size(), cudaMemcpyDeviceToHost));
-    for (int32_t n : nodes) run.nodes += n;
-    for (int32_t e : edges) run.edges += e;
-  }
-  run.nodes /= timed;
-  run.edges /= timed;
-  run.sampling_ms = Median(sampling);
-  run.whole_ms = Median(whole);
-  for (cudaEvent_t e : {start, sampled, stop}) cudaEventDestroy(e);
-  cudaStreamDestroy(stream);
-  cudaFree(out);
-  cudaFree(device_seeds);
-  return run;
-}
-
 int RunSampling() {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
   auto g = GraphFromFlags();
@@ -496,7 +457,8 @@ int RunSampling() {
         std::fflush(stdout);
       }
       if (absl::GetFlag(FLAGS_as_typed)) {
-        const SampleRun run = SampleAsTyped(*g, ParseFanouts(set), placement);
+        const SampleRun run = Sample(
+            *g, ParseFanouts(set), placement, true, [](const int64_t*, int64_t) {}, {}, true);
         std::printf("| [%s] | %s | typed sampler, CUDA graphs | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
                     PlacementName(placement), run.sampling_ms,
                     synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);

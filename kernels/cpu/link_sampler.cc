@@ -42,19 +42,15 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
                                      spec_.negatives, relation, out.seeds, fixed_));
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
-  // A homogeneous dataset's batch is its one type's (without labels: a link batch has none).
-  TypedBatchView graph = out.typed;
-  if (graph_->schema.format_version == 1) {
-    graph = AsTypedView(out.graph);
-    graph.types[0].labels = nullptr;
-  }
+  // A homogeneous dataset's batch is its one type's.
+  const TypedBatchView graph = graph_->schema.format_version == 1 ? AsTypedView(out.graph) : out.typed;
   const RelationSchema& r = graph_->schema.relations[spec_.relation];
   hop0_.assign(graph_->schema.node_types.size(), {});
   hop0_[r.src_type] = out.seeds.src_nodes;
   if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
   sampler_->SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph);
   gather_start = Clock::now();
-  sampler_->Gather(graph);
+  sampler_->GatherFeatures(graph);  // a link batch has no labels
   gather_end = Clock::now();
   if (times != nullptr) {
     times->gather = std::chrono::duration<double>(gather_end - gather_start).count();

@@ -49,6 +49,8 @@ class CpuSampler {
   // Every type's feature rows of a sampled batch (types whose features are in memory and in the layout), and
   // the seed type's labels (where the layout has them).
   void Gather(const TypedBatchView& out) const;
+  // The feature rows alone.
+  void GatherFeatures(const TypedBatchView& out) const;
   // The seed type's labels of a sampled batch into its labels array (if it has one).
   void GatherLabels(const TypedBatchView& out) const;
 
@@ -56,10 +58,6 @@ class CpuSampler {
   void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
               SampleTimes* times = nullptr);
   void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out);
-  void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> hop0,
-                       const EdgeExclusions& excluded, const BatchView& out);
-  void GatherFeatures(const BatchView& out) const;
-  void GatherLabels(const BatchView& out) const;
 
  private:
   template <typename Index>
@@ -67,7 +65,6 @@ class CpuSampler {
                       int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
   void SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
                   const TypedBatchView& out);
-  void GatherFeatures(const TypedBatchView& out) const;
 
   const GraphData& graph_;
   TypedSamplingSpec spec_;
@@ -78,7 +75,8 @@ class CpuSampler {
   DrawScratch draw_;
   std::vector<std::span<const int64_t>> seeds_by_type_;  // a node batch's hop 0: its seeds, in their type
   std::vector<int64_t> fresh_;
-  std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop
+  std::vector<std::vector<int64_t>> sampled_;                       // per relation: the sources drawn at this hop
+  std::vector<int64_t> num_nodes_, frontier_begin_, frontier_end_;  // per type, this batch
 };
 
 }  // namespace gnnd

@@ -6,6 +6,7 @@
 
 #include "common/batch/batch.h"
 #include "common/batch/link_seeds.h"
+#include "common/batch/typed_batch.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"
@@ -85,7 +86,8 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
       }
     }
     const BatchView b = buffer.view();
-    sampler.SampleLinkGraph(0, 2, seeds.src_nodes, excluded, b);
+    const std::span<const int64_t> hop0[] = {seeds.src_nodes};
+    sampler.SampleLinkGraph(0, 2, hop0, {&excluded, 1}, AsTypedView(b));
     ASSERT_EQ(b.num_seeds(), static_cast<int64_t>(seeds.src_nodes.size()));
     for (int64_t i = 0; i < b.num_seeds(); ++i) ASSERT_EQ(b.node_ids[i], seeds.src_nodes[i]);
 
