@@ -117,6 +117,8 @@ absl::StatusOr<PollResult> CpuSlots::Poll(v1::BatchReady& ready, BatchTimes& tim
     return PollResult::kBatch;
   }
   if (!producer->done()) return PollResult::kPending;
+  // A batch that failed after the check above also ends production: its error, not an epoch's end.
+  GNND_RETURN_IF_ERROR(producer->status());
   // Every step is handed out (or the session stops): the workers are idle. Keep the times, free them.
   std::lock_guard<std::mutex> lock(mutex_);
   finished_.sample_seconds += producer_->sample_seconds();

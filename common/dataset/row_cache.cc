@@ -265,10 +265,10 @@ absl::Status RowCache::ReadRows(std::span<const int64_t> rows, std::span<std::by
     status = reader->Read(rows, destinations);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     after = reader->stats();
-    // A file cut or replaced between the check above and the read: say so, not just that the read came up short.
-    if (!status.ok()) {
-      if (absl::Status changed = CheckFileUnchanged(); !changed.ok()) status = changed;
-    }
+    // Checked again after the read, whatever it returned: a rewrite moves ctime before it changes a byte, so an
+    // unchanged file now means every byte read was the file's as opened. A file cut or replaced meanwhile says
+    // so, not just that the read came up short.
+    if (absl::Status changed = CheckFileUnchanged(); !changed.ok()) status = changed;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (reader != nullptr) idle_readers_.push_back(std::move(reader));
