@@ -4,8 +4,7 @@
 //     Per CSC placement (GPU memory, host zero-copy): median ms per batch of the sampling stage (hops,
 //     dedup, relabel) and of the whole batch, nodes and edges per batch. --synthetic_nodes builds a
 //     papers-sized graph in memory (in-degrees log-normal with mean --synthetic_degree, uniform sources,
-//     one float feature per node: only the sampling stage means something there). --as_typed adds a row per
-//     fanouts: the typed sampler on the same graph as one type and one relation.
+//     one float feature per node: only the sampling stage means something there).
 //   gpu_bench gather --dataset DIR [--row_bytes 256,512,1024,2052,4096]
 //     The node ids of sampled batches, gathered from a pinned table of each row size: gnnd's gather, a
 //     plain warp-per-row gather of the same ids sorted (the density ceiling), and a pinned cudaMemcpy of
@@ -51,7 +50,6 @@
 #include "kernels/cuda/host_registration.h"
 #include "kernels/cuda/hot_tier.h"
 #include "kernels/cuda/link_sampler.h"
-#include "kernels/cuda/typed_sampler.h"
 #include "tools/dataset/hotness.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory");
@@ -64,8 +62,6 @@ ABSL_FLAG(int, tier_gpus, 1, "tier: GPUs the hot tier is split over");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
 ABSL_FLAG(int, batches, 50, "timed batches per configuration (after 5 warm-up batches)");
-ABSL_FLAG(bool, as_typed, false,
-          "sampling: also the typed sampler on the same graph as one type and one relation (a row per fanouts)");
 ABSL_FLAG(std::vector<std::string>, typed_presets, std::vector<std::string>({"mag240m:1", "igbh:0.5"}),
           "typed: PRESET:SCALE graphs (mag240m, igbh)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
@@ -335,11 +331,11 @@ struct HotSpec {
   std::span<const int64_t> order;
   int64_t num_hot = 0;
 };
-// as_typed: the typed sampler (TypedCudaSampler) on `g` as its one type and one relation instead of the
-// homogeneous one, what routing homogeneous sessions through the typed sampler would cost (no hot tier).
+// The CUDA sampler on `g` as a homogeneous session runs it: the one type and one relation, into the
+// homogeneous layout.
 template <typename OnBatch>
 SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, bool graphs,
-                 OnBatch on_batch, const HotSpec& hot = {}, bool as_typed = false) {
+                 OnBatch on_batch, const HotSpec& hot = {}) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
   const BatchCapacity capacity = OrDie(
@@ -352,21 +348,12 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   std::unique_ptr<HotTier> tier;
   if (hot.num_hot > 0) {  // with the CSC in host memory, the hot nodes' lists too (as gnnd does)
     tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement != CscPlacement::kDevice));
-    device_graph.hot = tier->view(0);
+    device_graph.types[0].hot = tier->view(0);
   }
-  std::unique_ptr<CudaSampler> sampler;
-  std::unique_ptr<TypedCudaSampler> typed_sampler;
-  TypedBatchLayout layout;  // a homogeneous sampler's layout seen as the one-type typed one
-  if (as_typed) {
-    const TypedSamplingSpec spec = AsTypedSpec({batch_size, fanouts});
-    const TypedCapacity typed_capacity = OrDie(ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees()));
-    typed_sampler = OrDie(TypedCudaSampler::Create(device_graph, spec, 1, typed_capacity, {.use_graphs = graphs}));
-    layout = typed_sampler->layout();
-  } else {
-    sampler = OrDie(CudaSampler::Create(device_graph, {.fanouts = fanouts}, 1, capacity));
-    sampler->set_use_graphs(graphs);
-    layout = AsTypedLayout(sampler->layout());
-  }
+  const TypedBatchLayout layout =
+      AsTypedLayout(BatchLayout::Make(capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
+  auto sampler =
+      OrDie(CudaSampler::Create(device_graph, AsTypedSpec({batch_size, fanouts}), 1, layout, {.use_graphs = graphs}));
   const TypedBatchLayout::TypeArrays& nodes_at = layout.types[0];
   const TypedBatchLayout::RelationArrays& edges_at = layout.relations[0];
   int64_t* device_seeds = nullptr;
@@ -386,12 +373,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     CHECK_CUDA(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaEventRecord(start, stream));
     const std::span<const int64_t> batch_seeds(device_seeds, batch.size());
-    if (as_typed) {
-      OrDie(typed_sampler->Sample(0, seeds.batch_index(step), batch_seeds, out, stream, sampled));
-    } else {
-      OrDie(sampler->Sample(0, seeds.batch_index(step), batch_seeds, BatchView::At(out, sampler->layout()), stream,
-                            sampled));
-    }
+    OrDie(sampler->Sample(0, seeds.batch_index(step), batch_seeds, out, stream, sampled));
     CHECK_CUDA(cudaEventRecord(stop, stream));
     CHECK_CUDA(cudaEventSynchronize(stop));
     if (i < 5) continue;
@@ -456,20 +438,12 @@ int RunSampling() {
                     synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
         std::fflush(stdout);
       }
-      if (absl::GetFlag(FLAGS_as_typed)) {
-        const SampleRun run = Sample(
-            *g, ParseFanouts(set), placement, true, [](const int64_t*, int64_t) {}, {}, true);
-        std::printf("| [%s] | %s | typed sampler, CUDA graphs | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
-                    PlacementName(placement), run.sampling_ms,
-                    synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
-        std::fflush(stdout);
-      }
     }
   }
   return 0;
 }
 
-// Typed sampling (TypedCudaSampler, CSC in GPU memory, captured graphs) on a preset-shaped typed graph, then
+// Typed sampling (CudaSampler, CSC in GPU memory, captured graphs) on a preset-shaped typed graph, then
 // the homogeneous sampler on a graph of the same node and edge counts: sampled edges per second of each.
 int RunTyped() {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
@@ -495,7 +469,8 @@ int RunTyped() {
                                    std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts)};
       const TypedCapacity capacity = OrDie(ComputeTypedCapacity(spec, schema, graph.MaxInDegrees()));
       auto device = OrDie(DeviceDataset::Create(graph, CscPlacement::kDevice));
-      auto sampler = OrDie(TypedCudaSampler::Create(device->graph(), spec, 1, capacity, {}));
+      auto sampler =
+          OrDie(CudaSampler::Create(device->graph(), spec, 1, TypedBatchLayout::Make(capacity, spec, schema)));
       const TypedBatchLayout& layout = sampler->layout();
       const NodeTypeSchema& papers = schema.node_types[seed_type];
       EpochSeeds seeds(std::span<const int64_t>(static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]),
@@ -845,8 +820,8 @@ int RunLink() {
       spec.exclude = exclude;
       auto link = OrDie(CudaLinkSampler::Create(graph, device->graph(), spec, 1, batch_size));
       const BatchLayout& layout = link->layout();
-      auto node = OrDie(CudaSampler::Create(device->graph(), {.fanouts = fanouts}, 1, layout.capacity));
-      node->set_use_graphs(false);
+      auto node = OrDie(CudaSampler::Create(device->graph(), AsTypedSpec({layout.capacity.max_seeds, fanouts}), 1,
+                                            AsTypedLayout(layout), {.use_graphs = false}));
       void *link_out = nullptr, *node_out = nullptr;
       int64_t* seeds = nullptr;
       CHECK_CUDA(cudaMalloc(&link_out, layout.total_bytes));
@@ -867,7 +842,7 @@ int RunLink() {
         CHECK_CUDA(cudaMemcpy(seeds, static_cast<char*>(link_out) + layout.node_ids, 8 * seeds_count,
                               cudaMemcpyDeviceToDevice));
         CHECK_CUDA(cudaEventRecord(start, stream));
-        OrDie(node->Sample(0, i, {seeds, static_cast<size_t>(seeds_count)}, BatchView::At(node_out, layout), stream));
+        OrDie(node->Sample(0, i, {seeds, static_cast<size_t>(seeds_count)}, node_out, stream));
         CHECK_CUDA(cudaEventRecord(stop, stream));
         CHECK_CUDA(cudaEventSynchronize(stop));
         float b = 0;

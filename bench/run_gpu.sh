@@ -10,7 +10,8 @@
 # (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases); node (every GPU of a node under one gnnd:
 # bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset); trainer (a trainer fed from storage against
 # features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
-# node batches on the GPU: gpu_bench link). OUT_DIR/RESULTS.md gets the
+# node batches on the GPU: gpu_bench link); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
+# this one). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; save it as
 # bench/runs/run-NEXT.md and update the rows of bench/RESULTS.md it changes.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
@@ -107,14 +108,27 @@ papers100M-sized graph (111 M nodes, log-normal in-degrees of mean 14.5, uniform
       run gpu_bench sampling --dataset "$(products)" --fanouts 15,10,5/20,15,10
       echo >>"$results"
       run gpu_bench sampling --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 ;;
-    astyped)
-      section "Homogeneous batches through the typed sampler" \
-        "\`gpu_bench sampling --as_typed\`: the homogeneous sampler (CudaSampler) and the typed one (TypedCudaSampler) \
-on the same graph as one type and one relation, CSC in GPU memory: whether the homogeneous sampler is a fast path \
-worth keeping. Products preset and the synthetic papers100M-sized graph."
-      run gpu_bench sampling --dataset "$(products)" --fanouts 15,10,5/20,15,10 --csc gpu --as_typed
-      echo >>"$results"
-      run gpu_bench sampling --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 --csc gpu --as_typed ;;
+    versus)
+      # A baseline build's gpu_bench ($GNND_BASELINE_BENCH, run with this bundle's libraries) against this one,
+      # alternated on the same graphs and machine: a change's before and after in one run.
+      base=${GNND_BASELINE_BENCH:-$bundle/bin/gpu_bench_before}
+      section "Against a baseline build" \
+        "\`gpu_bench sampling\`, \`typed\` and \`link\` of a baseline build ($(basename "$base")) and of this one, \
+alternated (baseline, this, baseline, this for sampling): products preset and the synthetic papers100M-sized graph."
+      for round in 1 2; do
+        for bin in "$base" gpu_bench; do
+          printf '\n### %s, round %s\n\n' "$([ "$bin" = gpu_bench ] && echo this build || echo baseline)" "$round" >>"$results"
+          run "$bin" sampling --dataset "$(products)" --fanouts 15,10,5/20,15,10 --csc gpu,host
+          echo >>"$results"
+          run "$bin" sampling --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 --csc gpu
+          if [ "$round" = 1 ]; then
+            echo >>"$results"
+            run "$bin" typed
+            echo >>"$results"
+            run "$bin" link --dataset "$(products)"
+          fi
+        done
+      done ;;
     gather)
       section "Feature gather against the ceiling and memcpy" \
         "\`gpu_bench gather\`: node ids of sampled products batches (gnnd's order), rows from a pinned table of \
@@ -123,7 +137,7 @@ pinned cudaMemcpy of the same bytes."
       run gpu_bench gather --dataset "$(products)" --row_bytes 256,400,512,1024,2052,4096 ;;
     typed)
       section "Typed graphs: sampling against the homogeneous kernel" \
-        "\`gpu_bench typed\`: typed sampling (TypedCudaSampler, CSC in GPU memory, CUDA graphs, every relation's \
+        "\`gpu_bench typed\`: typed sampling (CudaSampler, CSC in GPU memory, CUDA graphs, every relation's \
 reverse added, 16-byte features) on in-memory graphs of MAG240M's node and edge counts and IGBH-Full's at half \
 scale, seeds 1 % of the papers, then the homogeneous sampler on a graph of the same node and edge counts; sampled \
 edges per second of the sampling stage. Then the gather for MAG240M's 1536-byte float16 rows and IGBH's \

@@ -165,7 +165,7 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
       LogWarning("dataset '%s': no GPU hot tier on %s: %s", dataset.name, where, tier.status().message());
       continue;
     }
-    for (int device : group) placed_.at({&dataset, device})->set_hot((*tier)->view(device));
+    for (int device : group) placed_.at({&dataset, device})->set_hot(0, (*tier)->view(device));
     // GPU sessions never read these rows from storage: the host cache keeps them last.
     if (dataset.features_on_storage()) dataset.feature_caches[0]->SetHeldElsewhere((*tier)->held());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -221,7 +221,7 @@ void CudaDevices::BuildTypedHotTiers(const LoadedDataset& dataset, const std::ve
                  tier.status().message());
       continue;
     }
-    for (int device : group) placed_.at({&dataset, device})->set_type_hot(static_cast<int>(t), (*tier)->view(device));
+    for (int device : group) placed_.at({&dataset, device})->set_hot(static_cast<int>(t), (*tier)->view(device));
     LogEvent(LogLevel::kInfo, "hot_tier_built",
              {{"dataset", dataset.name},
               {"node_type", type.name},

@@ -57,31 +57,14 @@ TypedBatchView TypedHopView(const TypedBatchLayout& l, const int32_t* hops) {
   return view;
 }
 
-class HomogeneousSlotSampler final : public SlotSampler {
+// Node batches of every dataset through the one CUDA sampler. A homogeneous dataset's slot keeps its own
+// layout (seen as the one-type typed one) and its counts.
+class NodeSlotSampler final : public SlotSampler {
  public:
-  explicit HomogeneousSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler) : sampler_(std::move(sampler)) {}
-  size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t>,
-                      std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override {
-    return sampler_->Sample(epoch, batch_index, device_seeds, BatchView::At(slot, sampler_->layout()), stream);
-  }
-  absl::Status Prepare(char* slot, cudaStream_t stream) override {
-    return sampler_->Prepare(BatchView::At(slot, sampler_->layout()), stream);
-  }
-  void DropGraphs() override { sampler_->DropGraphs(); }
-  std::vector<std::pair<size_t, int>> HopArrays() const override { return HomogeneousHopArrays(sampler_->layout()); }
-  void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    SetHomogeneousCounts(sampler_->layout(), hops, ready);
-  }
-
- private:
-  std::unique_ptr<cuda::CudaSampler> sampler_;
-};
-
-class TypedSlotSampler final : public SlotSampler {
- public:
-  explicit TypedSlotSampler(std::unique_ptr<cuda::TypedCudaSampler> sampler, int seed_type)
-      : sampler_(std::move(sampler)), seed_type_(seed_type) {}
+  NodeSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler, const SessionPlan& plan)
+      : sampler_(std::move(sampler)),
+        homogeneous_(!plan.typed),
+        seed_type_(plan.typed ? plan.typed->sampling.seed_type : 0) {}
   size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t>,
                       std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override {
@@ -91,11 +74,17 @@ class TypedSlotSampler final : public SlotSampler {
   void DropGraphs() override { sampler_->DropGraphs(); }
   std::vector<std::pair<size_t, int>> HopArrays() const override { return TypedHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
+    if (homogeneous_) {  // its nodes' counts, then its edges' (HopArrays' order)
+      const size_t n = sampler_->layout().num_hops;
+      SetBatchCounts({hops, n + 1}, {hops + n + 1, n}, ready);
+      return;
+    }
     for (int64_t c : TypedBatchCounts(TypedHopView(sampler_->layout(), hops), seed_type_)) ready.add_counts(c);
   }
 
  private:
-  std::unique_ptr<cuda::TypedCudaSampler> sampler_;
+  std::unique_ptr<cuda::CudaSampler> sampler_;
+  bool homogeneous_;
   int seed_type_;
 };
 
@@ -207,16 +196,12 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
                           StagedSlotSampler::Create(plan, graph, std::move(held), std::move(host_workers)));
   } else if (plan.link) {
     GNND_ASSIGN_OR_RETURN(s->sampler_, LinkSlotSampler::Create(plan, graph));
-  } else if (plan.typed) {
-    GNND_ASSIGN_OR_RETURN(
-        auto typed, cuda::TypedCudaSampler::Create(graph, plan.typed->sampling, plan.seed, plan.typed->layout.capacity,
-                                                   {.use_graphs = use_graphs}));
-    s->sampler_ = std::make_unique<TypedSlotSampler>(std::move(typed), plan.typed->sampling.seed_type);
   } else {
-    GNND_ASSIGN_OR_RETURN(auto sampler,
-                          cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout.capacity));
-    sampler->set_use_graphs(use_graphs);
-    s->sampler_ = std::make_unique<HomogeneousSlotSampler>(std::move(sampler));
+    GNND_ASSIGN_OR_RETURN(
+        auto sampler, cuda::CudaSampler::Create(graph, plan.typed ? plan.typed->sampling : AsTypedSpec(plan.sampling),
+                                                plan.seed, plan.typed ? plan.typed->layout : AsTypedLayout(plan.layout),
+                                                {.use_graphs = use_graphs}));
+    s->sampler_ = std::make_unique<NodeSlotSampler>(std::move(sampler), plan);
   }
   s->hop_arrays_ = s->sampler_->HopArrays();
   for (const auto& [offset, entries] : s->hop_arrays_) s->counts_per_slot_ += entries;

@@ -21,7 +21,6 @@
 
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/device_dataset.h"
-#include "kernels/cuda/typed_sampler.h"
 #include "server/slot_backend.h"
 #include "server/slot_sampler.h"
 

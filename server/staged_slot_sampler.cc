@@ -16,7 +16,7 @@ absl::StatusOr<std::unique_ptr<StagedSlotSampler>> StagedSlotSampler::Create(
                                             absl::StrCat("dataset '", plan.dataset->name, "' (feature_cache)")));
   auto s = std::unique_ptr<StagedSlotSampler>(new StagedSlotSampler());
   s->layout_ = plan.layout;
-  s->hot_ = held != nullptr ? graph.hot : cuda::HotView{};
+  s->hot_ = held != nullptr ? graph.types[0].hot : cuda::HotView{};
   s->num_nodes_ = graph.manifest.num_nodes();
   s->feature_dim_ = graph.manifest.feature_dim();
   s->feature_dtype_ = ArrayDType(graph.manifest, ArrayId::kFeatures);

@@ -127,7 +127,7 @@ TypedSamplingSpec TypedLinkSampling(const LinkSamplingSpec& spec, const DatasetS
   TypedSamplingSpec typed;
   typed.batch_size = max_positives;
   typed.seed_type = -1;
-  typed.fanouts = spec.relation_fanouts;
+  typed.fanouts = schema.format_version == 1 ? std::vector<std::vector<int32_t>>{spec.fanouts} : spec.relation_fanouts;
   const RelationSchema& r = schema.relations[spec.relation];
   const int64_t amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
   // Sources: the positives' and binary negatives'; destinations: the positives' and every negative's.

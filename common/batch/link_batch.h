@@ -61,8 +61,8 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
 // (dst, NAME, src), as PyG's ToUndirected and `gnnctl import --add-reverse` name them.
 std::vector<int> ReverseRelations(const DatasetSchema& schema, int relation);
 
-// A typed dataset's link batch as the typed sampler sees it: hop 0 of every type the pairs' endpoints may
-// take (no seed type, no labels), fanouts per relation.
+// A link batch as the sampler sees it: hop 0 of every type the pairs' endpoints may take (no seed type, no
+// labels), fanouts per relation (a homogeneous dataset's one relation: spec.fanouts).
 TypedSamplingSpec TypedLinkSampling(const LinkSamplingSpec& spec, const DatasetSchema& schema, int64_t max_positives);
 
 // The batch's excluded edges per relation (one EdgeExclusions each; all empty for ExcludeMode::kNone), made

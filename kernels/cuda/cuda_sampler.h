@@ -1,12 +1,13 @@
-// The CUDA backend: samples a batch on the GPU with the shared rule (common/batch/sampling.h) and assembles it
-// in the canonical layout, bit-identical to CpuSampler. Every buffer is allocated up front from the
-// batch capacity; Sample() only launches work on its stream (no allocation, no host synchronization):
-// hop sizes stay on the device and each launch covers the host-side upper bound. The work is split by
-// phase: sampling.h (neighbors), dedup.h (node table, relabel), gather.h (features, labels).
-//
-// A batch's ~70 launches are the same for every batch into the same output (what varies, the seeds and
-// the draw's key, is written to the device first: BatchArgs), so they are captured once per output as
-// two CUDA graphs (sampling, gather) and replayed: three launches per batch instead of ~70.
+// The CUDA backend: the CPU sampler's rule (kernels/cpu/sampler.h) on the GPU, bit-identical to it, for every
+// dataset — a homogeneous one is its one node type and one relation (AsTypedSpec, AsTypedLayout). One node table
+// of global ids (a type's offset plus its id) serves the whole batch. Each hop runs every relation's draws
+// (sampling.h) around its destination type's frontier, each into its own segment of one key buffer; one sort
+// of that buffer then orders the new nodes by type and by id within a type, the order the rule appends them
+// in (dedup.h's table). Every buffer is allocated up front from the layout's capacity; Sample() only launches
+// work on its stream (no allocation, no host synchronization): counts stay on the device and each launch
+// covers the host-side bound. A batch's launches are the same for every batch into the same output (what
+// varies, the seeds and the draw's key, is written to the device first: BatchArgs), so they are captured once
+// per output as two CUDA graphs (sampling, gather) and replayed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/batch/batch.h"
+#include "common/batch/typed_batch.h"
 #include "kernels/cuda/batch_graphs.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
@@ -27,50 +28,71 @@
 
 namespace gnnd::cuda {
 
+// What one typed kernel launch is told about the batch (passed by value: under the 4 KiB parameter limit).
+inline constexpr int kMaxCudaTypes = 16;
+inline constexpr int kMaxCudaRelations = 48;
+
+struct TypedState;  // per-type and per-relation sizes on the device (cuda_sampler.cu)
+
+struct CudaSamplerOptions {
+  bool use_graphs = true;  // replay captured CUDA graphs, or launch every kernel each batch (comparisons)
+  bool wide_ids = false;   // dedup in 64-bit ids even where 32 bits hold them (tests of that path)
+  // Rows that are not multiples of 16 bytes: 16-byte loads shifted through shared memory, or the widest
+  // narrower loads that fit (kept for comparison in benchmarks).
+  bool shifted_gather = true;
+};
+
 class CudaSampler {
  public:
-  // Sizes every buffer for `capacity` (ComputeBatchCapacity of the same spec) on the current device.
-  static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const SamplingSpec& spec,
-                                                             uint64_t seed, const BatchCapacity& capacity);
+  using Options = CudaSamplerOptions;
+  // Writes batches into buffers laid out by `layout` (TypedBatchLayout::Make of `spec`, or a homogeneous
+  // dataset's BatchLayout seen as typed: AsTypedLayout), its capacity sizing every buffer on the current
+  // device. Rows and in-neighbor lists come through each type's hot tier where graph.types[t].hot has one.
+  static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const TypedSamplingSpec& spec,
+                                                             uint64_t seed, const TypedBatchLayout& layout,
+                                                             Options options = {});
+  ~CudaSampler();
 
-  // Enqueues the batch for (epoch, batch_index) around `device_seeds` (device memory) on `stream`,
-  // writing every array of `out` (device memory laid out by layout()). `sampled`, if given, is recorded
-  // between the sampling and the gather (the stage split).
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, BatchView out,
+  // Enqueues the batch for (epoch, batch_index) around `device_seeds` (ids of the seed type, device memory)
+  // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
                       cudaStream_t stream, cudaEvent_t sampled = nullptr);
-  // A link batch's graph (CpuSampler::SampleLinkGraph): around the hop-0 nodes at `hop0` (device memory,
-  // *num_hop0 of them, at most the capacity's seeds), never drawing an edge of `excluded`; features
-  // gathered, labels not. No CUDA graph: every kernel is launched.
-  absl::Status SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* hop0, const int64_t* num_hop0,
-                               const DeviceExclusions& excluded, BatchView out, cudaStream_t stream);
-  const BatchLayout& layout() const { return layout_; }
-  // Rows that are not multiples of 16 bytes: read them with 16-byte loads shifted through shared memory
-  // (default), or with the widest narrower loads that fit (kept for comparison in benchmarks).
-  void set_shifted_gather(bool shifted) { gather_.shifted = shifted; }
-  // Replay captured CUDA graphs (default), or launch every kernel each batch (kept for comparison).
-  void set_use_graphs(bool use) { use_graphs_ = use; }
-  // Captures and instantiates the graphs that Sample launches for `out` on `stream` now, rather than at
-  // its first batch (tens of kernels each: work for a setup thread, not for a session's step).
-  absl::Status Prepare(BatchView out, cudaStream_t stream);
-  // Destroys the captured graphs; call before the stream they were captured on goes away (the next
-  // batch captures again).
+  // A link batch (spec.seed_type -1, TypedLinkSampling): hop 0 of each type t is the num_hop0[t] ids already at
+  // the start of its node_ids in `out` (num_hop0: device memory, one per type), no edge excluded[r] lists is a
+  // sampled edge of relation r (excluded: empty, or one per relation; their scratch large enough for any
+  // frontier, MaxFrontier()), then every type's feature rows. Launched kernel by kernel (the exclusions change
+  // every batch).
+  absl::Status SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
+                               std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream);
+  // The largest frontier of any hop and relation (the exclusions' per-node scratch).
+  int64_t MaxFrontier() const;
+  const TypedBatchLayout& layout() const { return layout_; }
+  // Captures and instantiates the graphs that Sample launches for `out` on `stream` now, rather than at its
+  // first batch (tens of kernels each: work for a setup thread, not for a session's step).
+  absl::Status Prepare(void* out, cudaStream_t stream);
+  // Destroys the captured graphs; call before the stream they were captured on goes away.
   void DropGraphs() { graphs_.Drop(); }
 
  private:
   CudaSampler() = default;
-  absl::Status EnqueueSampling(BatchView out, cudaStream_t stream, const DeviceExclusions& excluded = {});
-  absl::Status EnqueueGather(BatchView out, cudaStream_t stream);
+  // num_hop0 null: a node batch (the seeds of BatchArgs); else a link batch's (SampleLinkGraph).
+  absl::Status EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0 = nullptr,
+                               std::span<const DeviceExclusions> excluded = {});
+  absl::Status EnqueueGather(void* out, cudaStream_t stream);
 
   DeviceGraph graph_;
-  SamplingSpec spec_;
+  TypedSamplingSpec spec_;
   uint64_t seed_ = 0;
-  BatchLayout layout_;
+  TypedBatchLayout layout_;
   IdRange ids_;
+  Options options_;
   GatherOptions gather_;
-  bool use_graphs_ = true;
-  bool needs_reset_ = false;  // a batch's sampling was not enqueued whole: reset the dedup state first
+  bool needs_reset_ = false;
   std::unique_ptr<Workspace> workspace_;
-  BatchGraphs graphs_;  // keyed by the output's node_ids
+  TypedState* state_ = nullptr;                   // device memory
+  HopState* rel_states_ = nullptr;                // per relation: its destination type's frontier, its edges so far
+  std::vector<int64_t> type_offset_, type_base_;  // global id of each type's node 0; its first node slot
+  BatchGraphs graphs_;
 };
 
 }  // namespace gnnd::cuda

@@ -2,7 +2,8 @@
 // index (node_table.cuh). Seeds start it; the sampling kernel inserts each hop's sampled ids, and the ids
 // a hop adds (each added by exactly one thread) are sorted, so its new nodes are appended in id order (the
 // canonical layout); the hop's edge sources are then relabeled through the table. The table is emptied at
-// the batch's end by the slots its nodes took, not by clearing all of it.
+// the batch's end by the slots its nodes took, not by clearing all of it. The kernels that do so are the
+// sampler's (cuda_sampler.cu); this is their id width and between-batches state.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -37,15 +38,5 @@ absl::Status ReserveDedup(Workspace& w, int64_t max_edges);
 // Puts the dedup phase's state in its between-batches form (an empty table, sentinel sort input): at
 // the start, and after a batch that failed half-way.
 absl::Status ResetDedup(Workspace& w, const IdRange& ids, cudaStream_t stream);
-
-// Starts a batch: the seeds (w.args) become its first nodes, hop 0.
-absl::Status StartBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, BatchView out,
-                        cudaStream_t stream);
-// After SampleHop: appends the hop's new nodes, relabels its edges' sources, records its counts and
-// moves the frontier to the new nodes.
-absl::Status AddHopNodes(Workspace& w, const HopBound& bound, int hop, const IdRange& ids, BatchView out,
-                         cudaStream_t stream);
-// After the last hop: empties the node table for the next batch.
-absl::Status EndBatch(Workspace& w, const BatchCapacity& capacity, const IdRange& ids, cudaStream_t stream);
 
 }  // namespace gnnd::cuda

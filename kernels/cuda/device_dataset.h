@@ -57,7 +57,6 @@ struct DeviceGraph {
   const int64_t* labels = nullptr;
   std::vector<DeviceRelation> relations;
   std::vector<DeviceNodeType> types;
-  HotView hot;
   CscPlacement csc = CscPlacement::kDevice;  // where indptr and indices are
 };
 
@@ -68,10 +67,9 @@ class DeviceDataset {
   static absl::StatusOr<std::unique_ptr<DeviceDataset>> Create(const GraphData& host, CscPlacement placement);
   ~DeviceDataset();
   const DeviceGraph& graph() const { return graph_; }
-  // Gathers read hot rows through `hot` from now on (samplers created after this call).
-  void set_hot(const HotView& hot) { graph_.hot = hot; }
-  // A typed dataset's: node type `type`'s rows through `hot`.
-  void set_type_hot(int type, const HotView& hot) { graph_.types[type].hot = hot; }
+  // Samplers created after this call read node type `type`'s rows (and a one-relation dataset's lists, when
+  // the tier holds them) through `hot`.
+  void set_hot(int type, const HotView& hot) { graph_.types[type].hot = hot; }
   size_t placed_bytes() const { return placed_bytes_; }          // copied into GPU memory
   size_t registered_bytes() const { return registered_bytes_; }  // host memory registered for zero-copy
 

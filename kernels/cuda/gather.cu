@@ -72,15 +72,6 @@ __global__ void GatherShiftedKernel(const int64_t* ids, const int64_t* count, in
   for (size_t w = lane; w < s.row_bytes / sizeof(Word); w += kWarp) dst[w] = src[w];
 }
 
-__global__ void LabelsKernel(const BatchArgs* args, const int64_t* node_ids, const int64_t* labels, HotView hot,
-                             int64_t* out, int64_t bound) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= bound || i >= args->num_seeds) return;
-  const int64_t id = node_ids[i];
-  const int32_t r = hot.rank == nullptr ? -1 : hot.rank[id];
-  out[i] = r >= 0 ? hot.labels[r % hot.num_parts][r / hot.num_parts] : labels[id];
-}
-
 }  // namespace
 
 absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound, const RowSource& source,
@@ -100,20 +91,6 @@ absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound,
     GNND_LAUNCH(GatherKernel<decltype(word)>, blocks, kThreads, 0, stream, ids, count, bound, source, dst);
     return absl::OkStatus();
   });
-}
-
-absl::Status GatherFeatures(const Workspace& w, const DeviceGraph& graph, int64_t max_nodes,
-                            const GatherOptions& options, BatchView out, cudaStream_t stream) {
-  const RowSource source{static_cast<const char*>(graph.features), graph.manifest.num_nodes(),
-                         FeatureRowBytes(graph.manifest), graph.hot};
-  return GatherRows(out.node_ids, &w.state->num_nodes, max_nodes, source, options, out.features, stream);
-}
-
-absl::Status GatherLabels(const Workspace& w, const DeviceGraph& graph, int64_t max_seeds, BatchView out,
-                          cudaStream_t stream) {
-  GNND_LAUNCH(LabelsKernel, Blocks(max_seeds), kThreads, 0, stream, w.args, out.node_ids, graph.labels, graph.hot,
-              out.labels, max_seeds);
-  return absl::OkStatus();
 }
 
 }  // namespace gnnd::cuda

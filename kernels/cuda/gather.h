@@ -34,11 +34,5 @@ struct RowSource {
 // out[i] = the row of ids[i], for i < *count (device memory; null: all) and i < bound.
 absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound, const RowSource& source,
                         const GatherOptions& options, void* out, cudaStream_t stream);
-// The features of the batch's nodes (w.state->num_nodes of at most `max_nodes`) into out.features.
-absl::Status GatherFeatures(const Workspace& w, const DeviceGraph& graph, int64_t max_nodes,
-                            const GatherOptions& options, BatchView out, cudaStream_t stream);
-// The labels of the batch's seeds (w.args->num_seeds of at most `max_seeds`) into out.labels.
-absl::Status GatherLabels(const Workspace& w, const DeviceGraph& graph, int64_t max_seeds, BatchView out,
-                          cudaStream_t stream);
 
 }  // namespace gnnd::cuda

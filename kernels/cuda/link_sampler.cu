@@ -54,26 +54,26 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
   s->seed_ = seed;
   s->max_positives_ = std::max<int64_t>(max_positives, 1);
   s->positives_ = SeedEdgesOf(spec, host);
-  int64_t max_frontier = 0;  // of any hop (and relation): the exclusions' per-node scratch
-  if (host.schema.format_version == 1) {
-    s->csc_ = {device.indptr, device.indices, device.manifest.index_dtype()};
-    const SamplingSpec sampling{MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts};
-    GNND_ASSIGN_OR_RETURN(
-        const BatchCapacity capacity,
-        ComputeBatchCapacity(sampling, host.num_nodes(), host.manifest.num_edges(), host.MaxInDegree()));
-    GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, capacity));
-    max_frontier = capacity.max_nodes;
+  s->csc_ = device.relations[spec.relation];
+  const TypedSamplingSpec sampling = TypedLinkSampling(spec, host.schema, s->max_positives_);
+  GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, host.schema));
+  TypedBatchLayout layout;
+  if (host.schema.format_version == 1) {  // the homogeneous link layout's graph arrays (LinkBatchLayout::graph)
+    GNND_ASSIGN_OR_RETURN(const BatchCapacity capacity,
+                          ComputeBatchCapacity({MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts},
+                                               host.num_nodes(), host.manifest.num_edges(), host.MaxInDegree()));
+    s->homogeneous_layout_ =
+        BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()), FeatureRowBytes(host.manifest));
+    layout = AsTypedLayout(*s->homogeneous_layout_);
   } else {
-    s->csc_ = device.relations[spec.relation];
-    const TypedSamplingSpec sampling = TypedLinkSampling(spec, host.schema, s->max_positives_);
-    GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, host.schema));
     GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity,
                           ComputeTypedCapacity(sampling, host.schema, host.MaxInDegrees()));
-    GNND_ASSIGN_OR_RETURN(s->typed_, TypedCudaSampler::Create(device, sampling, seed, capacity, {.use_graphs = false}));
-    max_frontier = s->typed_->MaxFrontier();
-    GNND_CUDA(cudaMalloc(&s->num_hop0_types_, sizeof(int64_t) * host.schema.node_types.size()),
-              "allocate a link sampler's counts");
+    layout = TypedBatchLayout::Make(capacity, sampling, host.schema);
   }
+  GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, layout, {.use_graphs = false}));
+  const int64_t max_frontier = s->sampler_->MaxFrontier();  // the exclusions' per-node scratch
+  GNND_CUDA(cudaMalloc(&s->num_hop0_, sizeof(int64_t) * host.schema.node_types.size()),
+            "allocate a link sampler's counts");
   GNND_ASSIGN_OR_RETURN(s->seeds_, CudaLinkSeeds::Create(s->max_positives_, spec.negatives, s->relation_.name));
   // Positives, exclusions (per positive its pair and one per reverse relation, itself included where both ends
   // are one type: two ids each), input ids, labels of every pair.
@@ -90,7 +90,6 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
   for (cudaEvent_t& e : s->staged_) {
     GNND_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "create a link sampler's event");
   }
-  GNND_CUDA(cudaMalloc(&s->num_hop0_, sizeof(int64_t)), "allocate a link sampler's count");
   GNND_CUDA(cudaMalloc(&s->scratch_.counts, sizeof(int64_t) * (max_frontier + 1)), "allocate exclusions");
   GNND_CUDA(cudaMalloc(&s->scratch_.offsets, sizeof(int64_t) * (max_frontier + 1)), "allocate exclusions");
   GNND_RETURN_IF_ERROR(s->ReservePositions(4 * s->max_positives_, nullptr));
@@ -101,9 +100,8 @@ CudaLinkSampler::~CudaLinkSampler() {
   for (cudaEvent_t e : staged_) {
     if (e != nullptr) cudaEventSynchronize(e);
   }
-  for (void* p : {static_cast<void*>(uploaded_), static_cast<void*>(num_hop0_), static_cast<void*>(num_hop0_types_),
-                  static_cast<void*>(scratch_.counts), static_cast<void*>(scratch_.offsets),
-                  static_cast<void*>(scratch_.positions)}) {
+  for (void* p : {static_cast<void*>(uploaded_), static_cast<void*>(num_hop0_), static_cast<void*>(scratch_.counts),
+                  static_cast<void*>(scratch_.offsets), static_cast<void*>(scratch_.positions)}) {
     if (p != nullptr) cudaFree(p);
   }
   if (staging_ != nullptr) cudaFreeHost(staging_);
@@ -190,23 +188,16 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
             "upload a link batch's positives");
   GNND_CUDA(cudaEventRecord(staged_[way], stream), "mark the upload");
   const SamplingKey negatives = MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives);
-  if (sampler_ != nullptr) {
-    const BatchView view = BatchView::At(out, sampler_->layout());
-    GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, relation_.num_src,
-                                      relation_.num_dst, {view.node_ids, num_hop0_}, stream, fixed));
-    return sampler_->SampleLinkGraph(epoch, batch_index, view.node_ids, num_hop0_,
-                                     excluded.empty() ? DeviceExclusions{} : excluded[0], view, stream);
-  }
-  // A typed dataset: the endpoints into their types' node lists, every other type's hop 0 empty.
-  const TypedBatchView view = TypedBatchView::At(out, typed_->layout());
+  // The endpoints into their types' node lists (one list where both ends are one type), every other type's
+  // hop 0 empty.
+  const TypedBatchView view = TypedBatchView::At(out, sampler_->layout());
   const RelationSchema& r = host_->schema.relations[spec_.relation];
-  GNND_CUDA(cudaMemsetAsync(num_hop0_types_, 0, sizeof(int64_t) * view.types.size(), stream),
-            "reset a link batch's counts");
-  CudaLinkSeeds::Hop0 hop0{view.types[r.src_type].node_ids, num_hop0_types_ + r.src_type};
-  if (!relation_.same_type) hop0.dst = view.types[r.dst_type].node_ids, hop0.num_dst = num_hop0_types_ + r.dst_type;
+  GNND_CUDA(cudaMemsetAsync(num_hop0_, 0, sizeof(int64_t) * view.types.size(), stream), "reset a link batch's counts");
+  CudaLinkSeeds::Hop0 hop0{view.types[r.src_type].node_ids, num_hop0_ + r.src_type};
+  if (!relation_.same_type) hop0.dst = view.types[r.dst_type].node_ids, hop0.num_dst = num_hop0_ + r.dst_type;
   GNND_RETURN_IF_ERROR(seeds_->Make(negatives, batch_index, uploaded_, uploaded_ + p, p, csc_, relation_.num_src,
                                     relation_.num_dst, hop0, stream, fixed));
-  return typed_->SampleLinkGraph(epoch, batch_index, num_hop0_types_, excluded, out, stream);
+  return sampler_->SampleLinkGraph(epoch, batch_index, num_hop0_, excluded, out, stream);
 }
 
 absl::Status CudaLinkSampler::CheckStrict(uint64_t batch_index, cudaStream_t stream) const {

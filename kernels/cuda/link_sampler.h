@@ -2,15 +2,15 @@
 // (from its edge split, or the session's given pairs, in host memory) are uploaded with its excluded edges
 // (EdgeExclusions, made on the host from those few thousand pairs); the negatives, their strictness check,
 // the hop-0 nodes and the local pairs are made on the GPU (link_seeds.h), and the graph is drawn around the
-// excluded edges on the GPU (CudaSampler::SampleLinkGraph, or TypedCudaSampler::SampleLinkGraph for a typed
-// dataset, each relation with its excluded edges). The host waits for nothing but the previous batch's
-// upload.
+// excluded edges on the GPU (CudaSampler::SampleLinkGraph, each relation with its excluded edges; a
+// homogeneous dataset is its one relation). The host waits for nothing but the previous batch's upload.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -19,7 +19,6 @@
 #include "common/dataset/graph.h"
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/link_seeds.h"
-#include "kernels/cuda/typed_sampler.h"
 
 namespace gnnd::cuda {
 
@@ -55,9 +54,9 @@ class CudaLinkSampler {
   // The error for a strict flag read after the batch of `input_id` (SampleInto's *strict_failed), or OK.
   absl::Status StrictError(uint64_t batch_index, uint64_t failed, std::span<const int64_t> input_id) const;
   const CudaLinkSeeds& seeds() const { return *seeds_; }
-  bool typed() const { return typed_ != nullptr; }
-  const BatchLayout& layout() const { return sampler_->layout(); }           // a homogeneous dataset's
-  const TypedBatchLayout& typed_layout() const { return typed_->layout(); }  // a typed dataset's
+  bool typed() const { return !homogeneous_layout_.has_value(); }
+  const BatchLayout& layout() const { return *homogeneous_layout_; }           // a homogeneous dataset's
+  const TypedBatchLayout& typed_layout() const { return sampler_->layout(); }  // any dataset's, seen as typed
 
  private:
   CudaLinkSampler() = default;
@@ -71,8 +70,8 @@ class CudaLinkSampler {
   uint64_t seed_ = 0;
   LinkSeedEdges positives_;  // in host memory
   int64_t max_positives_ = 0;
-  std::unique_ptr<CudaSampler> sampler_;     // homogeneous datasets
-  std::unique_ptr<TypedCudaSampler> typed_;  // typed datasets
+  std::optional<BatchLayout> homogeneous_layout_;  // a homogeneous dataset's graph arrays, as its batches lay them out
+  std::unique_ptr<CudaSampler> sampler_;
   std::unique_ptr<CudaLinkSeeds> seeds_;
   std::vector<EdgeExclusions> excluded_;           // per relation
   std::vector<DeviceExclusions> device_excluded_;  // the same, as the sampling kernels read them
@@ -84,9 +83,8 @@ class CudaLinkSampler {
   int64_t* uploaded_ = nullptr;
   std::vector<cudaEvent_t> staged_;  // per way: the last upload from it is done
   int64_t upload_tail_ = 0;          // where the last upload's input ids start
-  int64_t* num_hop0_ = nullptr;
-  int64_t* num_hop0_types_ = nullptr;  // a typed batch's: per node type
-  DeviceExclusions scratch_;           // its counts, offsets and positions
+  int64_t* num_hop0_ = nullptr;      // per node type
+  DeviceExclusions scratch_;         // its counts, offsets and positions
 };
 
 }  // namespace gnnd::cuda

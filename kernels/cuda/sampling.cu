@@ -186,11 +186,4 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
   });
 }
 
-absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       const IdRange& ids, BatchView out, cudaStream_t stream, const DeviceExclusions& excluded) {
-  const FrontierSource source{graph.indptr, graph.indices, graph.manifest.index_dtype(), graph.hot, graph.csc, 0, 0};
-  return SampleFrontier(w, w.state, source, bound.frontier, hop, fanout, ids, out.node_ids, w.sampled, 0, out.edge_dst,
-                        stream, excluded);
-}
-
 }  // namespace gnnd::cuda

@@ -7,7 +7,6 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "common/batch/batch.h"
 #include "common/batch/sampling.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
@@ -15,12 +14,7 @@
 
 namespace gnnd::cuda {
 
-// Samples hop `hop` (0-based) of `bound.frontier` frontier nodes at most: writes each sampled edge's
-// destination (out.edge_dst), its source's global id (w.sampled) and the per-node offsets (w.offsets,
-// whose entry bound.frontier is the hop's edge count), and inserts the sources into the node table (the
-// ids it adds into w.keys: dedup.h's AddHopNodes goes on from there).
-// The draws use the batch's key and index (w.args).
-// The typed form's parts (kernels/cuda/typed_sampler.h): a relation's CSC, where a hop reads neighbors.
+// A relation's CSC as a hop reads it (one per relation: cuda_sampler.h), and where its lists are cached.
 struct FrontierSource {
   const int64_t* indptr = nullptr;
   const void* indices = nullptr;
@@ -55,8 +49,5 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                             int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
                             int64_t keys_at, int32_t* edge_dst, cudaStream_t stream,
                             const DeviceExclusions& excluded = {});
-
-absl::Status SampleHop(Workspace& w, const DeviceGraph& graph, const HopBound& bound, int hop, int32_t fanout,
-                       const IdRange& ids, BatchView out, cudaStream_t stream, const DeviceExclusions& excluded = {});
 
 }  // namespace gnnd::cuda

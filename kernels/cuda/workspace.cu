@@ -36,7 +36,6 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
   }
   auto w = std::make_unique<Workspace>();
   GNND_RETURN_IF_ERROR(w->Allocate(&w->args, 1));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->state, 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->counts, max_frontier + 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->offsets, max_frontier + 1));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->lists, max_frontier));
@@ -44,7 +43,6 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sampled, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->keys, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sorted_keys, max_edges));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->num_fresh, 1));
   w->max_edges = max_edges;
   // Every node of a batch has a slot, and the table stays at most half full (short probes).
   int k = 10;

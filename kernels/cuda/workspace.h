@@ -32,7 +32,6 @@ struct BatchArgs {
 
 struct Workspace {
   BatchArgs *args = nullptr;
-  HopState *state = nullptr;
   // Sampling: per frontier node counts and their exclusive scan (the last entry: the hop's edges), and
   // the sampled neighbors' global ids.
   int64_t *counts = nullptr, *offsets = nullptr, *sampled = nullptr;
@@ -41,9 +40,8 @@ struct Workspace {
   const void **lists = nullptr;
   int64_t *degrees = nullptr;
   // Dedup: the hop's sort input (the ids it adds to the batch at their edges' positions, the sentinel
-  // elsewhere; all sentinel between hops), that input sorted, and the count of new nodes.
+  // elsewhere; all sentinel between hops) and that input sorted.
   uint64_t *keys = nullptr, *sorted_keys = nullptr;
-  int64_t *num_fresh = nullptr;
   int64_t max_edges = 0;
   // The node table (dedup.h): 2^k slots of id (all ones: empty) and local index, at most half full.
   uint64_t *table_keys = nullptr;

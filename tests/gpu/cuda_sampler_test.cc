@@ -68,10 +68,12 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
   auto capacity =
       ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   ASSERT_TRUE(capacity.ok());
-  auto gpu = CudaSampler::Create(device_graph, {.fanouts = fanouts}, seed, *capacity);
+  // As a homogeneous session samples: the one type and one relation, into the homogeneous layout.
+  const BatchLayout layout =
+      BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest));
+  auto gpu = CudaSampler::Create(device_graph, AsTypedSpec({batch_size, fanouts}), seed, AsTypedLayout(layout),
+                                 {.use_graphs = graphs});
   ASSERT_TRUE(gpu.ok()) << gpu.status();
-  (*gpu)->set_use_graphs(graphs);
-  const BatchLayout& layout = (*gpu)->layout();
   CpuSampler cpu(graph, {.fanouts = fanouts}, seed);
   BatchBuffer expected(layout), got(layout);
   void* device_batch = nullptr;
@@ -88,8 +90,7 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
     cpu.Sample(3, seeds.batch_index(step), batch, expected.view());
     ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // poison: every byte must be written
     ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-    absl::Status s = (*gpu)->Sample(3, seeds.batch_index(step), {device_seeds, batch.size()},
-                                    BatchView::At(device_batch, layout), stream);
+    absl::Status s = (*gpu)->Sample(3, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch, stream);
     ASSERT_TRUE(s.ok()) << s;
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(got.view().node_ids, device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess)
@@ -131,7 +132,7 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
     auto tier = HotTier::Create((*device)->graph(), order, num_hot, {0}, c.placement != CscPlacement::kDevice);
     ASSERT_TRUE(tier.ok()) << tier.status();
     DeviceGraph cached = (*device)->graph();
-    cached.hot = (*tier)->view(0);
+    cached.types[0].hot = (*tier)->view(0);
     ExpectCpuBatches(graph, cached, c.fanouts, 5, true, absl::StrCat("hot tier of ", num_hot, " rows"));
   }
 }
@@ -175,7 +176,7 @@ TEST(HotTierTest, SplitOverTwoGpusIsByteIdentical) {
     for (int d : {0, 1}) {
       ASSERT_EQ(cudaSetDevice(d), cudaSuccess);
       DeviceGraph cached = devices[d]->graph();
-      cached.hot = (*tier)->view(d);
+      cached.types[0].hot = (*tier)->view(d);
       ExpectCpuBatches(graph, cached, {15, 10, 5}, 9, true,
                        absl::StrCat("split hot tier, cuda:", d, adjacency ? ", with adjacency" : ""));
     }

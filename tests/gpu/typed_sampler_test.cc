@@ -4,8 +4,6 @@
 // or not, int64 neighbor ids, the dedup's 64-bit id path (forced), seeds given with repeats, and each featured
 // type's rows partly or wholly in a hot tier (by the typed expected-reads ranking).
 // Skips without a GPU.
-#include "kernels/cuda/typed_sampler.h"
-
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 #include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
+#include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/hot_tier.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/hotness.h"
@@ -170,7 +169,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
       const auto num_hot = static_cast<int64_t>(c.hot_share * static_cast<double>(ids.size()));
       auto tier = HotTier::Create(source, ids, num_hot, {0}, false);
       ASSERT_TRUE(tier.ok()) << tier.status();
-      (*placed)->set_type_hot(static_cast<int>(t), (*tier)->view(0));
+      (*placed)->set_hot(static_cast<int>(t), (*tier)->view(0));
       tiers.push_back(*std::move(tier));
     }
   }
@@ -180,8 +179,8 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   if (c.repeated_seeds) ids.insert(ids.end(), ids.begin(), ids.begin() + ids.size() / 2);
   for (uint64_t seed : {0, 77}) {
     const bool graphs = seed == 0;  // captured graphs (the production path), then every kernel launched
-    auto gpu = TypedCudaSampler::Create((*placed)->graph(), spec, seed, *capacity,
-                                        {.use_graphs = graphs, .wide_ids = c.wide_ids});
+    auto gpu = CudaSampler::Create((*placed)->graph(), spec, seed, TypedBatchLayout::Make(*capacity, spec, schema),
+                                   {.use_graphs = graphs, .wide_ids = c.wide_ids});
     ASSERT_TRUE(gpu.ok()) << gpu.status();
     const TypedBatchLayout& layout = (*gpu)->layout();
     const BatchSchema batch_schema = TypedBatchSchema(layout, schema);

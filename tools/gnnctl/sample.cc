@@ -16,22 +16,24 @@
 #if GNND_WITH_CUDA
 #include "common/base/cuda_check.h"
 #include "kernels/cuda/cuda_sampler.h"
-#include "kernels/cuda/typed_sampler.h"
 #endif
 
 namespace gnnd::gnnctl {
 
 namespace {
 
-// The same batch through the CUDA backend, copied back into `buffer` (which has the same layout).
+// The same batch through the CUDA backend, copied back into `host` (laid out as the session's slot: a
+// homogeneous dataset's layout, or the typed one).
 absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape, const GraphData& graph,
-                         const EpochSeeds& seeds, BatchBuffer& buffer) {
+                         const EpochSeeds& seeds, void* host) {
 #if GNND_WITH_CUDA
   GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
+  const TypedBatchLayout layout = shape.typed ? shape.typed->layout : AsTypedLayout(shape.layout);
   GNND_ASSIGN_OR_RETURN(
-      auto sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed, shape.layout.capacity));
-  const BatchLayout& layout = sampler->layout();
+      auto sampler,
+      cuda::CudaSampler::Create(placed->graph(), shape.typed ? shape.typed->sampling : AsTypedSpec(shape.sampling),
+                                request.seed, layout));
   const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
   void* out = nullptr;
   int64_t* device_seeds = nullptr;
@@ -42,11 +44,11 @@ absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape
   GNND_CUDA(cudaMemcpy(device_seeds, batch_seeds.data(), batch_seeds.size_bytes(), cudaMemcpyHostToDevice),
             "copy seeds");
   GNND_RETURN_IF_ERROR(sampler->Sample(request.epoch, seeds.batch_index(request.step),
-                                       {device_seeds, batch_seeds.size()}, BatchView::At(out, layout), nullptr));
-  GNND_CUDA(cudaMemcpy(buffer.view().node_ids, out, layout.total_bytes, cudaMemcpyDeviceToHost), "copy the batch back");
+                                       {device_seeds, batch_seeds.size()}, out, nullptr));
+  GNND_CUDA(cudaMemcpy(host, out, layout.total_bytes, cudaMemcpyDeviceToHost), "copy the batch back");
   return absl::OkStatus();
 #else
-  (void)shape, (void)graph, (void)seeds, (void)buffer;
+  (void)shape, (void)graph, (void)seeds, (void)host;
   return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
 #endif
 }
@@ -81,33 +83,6 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
 
 }  // namespace
 
-// The same typed batch through the CUDA backend, copied back into `buffer`.
-absl::Status SampleTypedOnGpu(const SampleRequest& request, const SessionShape& shape, const GraphData& graph,
-                              const EpochSeeds& seeds, std::vector<std::byte>& buffer) {
-#if GNND_WITH_CUDA
-  GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
-  GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
-  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::TypedCudaSampler::Create(placed->graph(), shape.typed->sampling,
-                                                                     request.seed, shape.typed->layout.capacity, {}));
-  const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
-  void* out = nullptr;
-  int64_t* device_seeds = nullptr;
-  GNND_CUDA(cudaMalloc(&out, buffer.size()), "allocate the batch");
-  absl::Cleanup free_out = [out] { cudaFree(out); };
-  GNND_CUDA(cudaMalloc(&device_seeds, std::max<size_t>(batch_seeds.size_bytes(), 1)), "allocate the seeds");
-  absl::Cleanup free_seeds = [device_seeds] { cudaFree(device_seeds); };
-  GNND_CUDA(cudaMemcpy(device_seeds, batch_seeds.data(), batch_seeds.size_bytes(), cudaMemcpyHostToDevice),
-            "copy seeds");
-  GNND_RETURN_IF_ERROR(sampler->Sample(request.epoch, seeds.batch_index(request.step),
-                                       {device_seeds, batch_seeds.size()}, out, nullptr));
-  GNND_CUDA(cudaMemcpy(buffer.data(), out, buffer.size(), cudaMemcpyDeviceToHost), "copy the batch back");
-  return absl::OkStatus();
-#else
-  (void)shape, (void)graph, (void)seeds, (void)buffer;
-  return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
-#endif
-}
-
 // A typed dataset's batch, its arrays named as the typed batch schema names them.
 absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const GraphData& graph,
                                              const SessionShape& shape, const EpochSeeds& seeds,
@@ -117,7 +92,7 @@ absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const
   std::vector<std::byte> buffer(layout.total_bytes);
   const TypedBatchView view = TypedBatchView::At(buffer.data(), layout);
   if (shape.device.is_cuda()) {
-    GNND_RETURN_IF_ERROR(SampleTypedOnGpu(request, shape, graph, seeds, buffer));
+    GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.data()));
   } else {
     CpuSampler(graph, shape.typed->sampling, request.seed)
         .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
@@ -159,7 +134,7 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   BatchBuffer buffer(shape.layout);
   BatchView batch = buffer.view();
   if (shape.device.is_cuda()) {
-    GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer));
+    GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.view().node_ids));
   } else {
     CpuSampler sampler(graph, shape.sampling, request.seed);
     sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch);

@@ -3,9 +3,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/batch/sampling.h"
+#include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/node_table.cuh"
 #include "kernels/cuda/sampling.h"
-#include "kernels/cuda/typed_sampler.h"
 
 namespace gnnd::cuda {
 
@@ -97,18 +97,26 @@ __global__ void PrepareHopKernel(TypedState* state, HopState* rel_states, TypedA
 
 __global__ void RecordEdgesKernel(int64_t* to, const int64_t* from) { *to = *from; }
 
+// Where this hop's keys end in the key buffer: every relation's were written below its segment's start plus
+// its edges, so below the last relation's (the host-side bound may be several times more).
+__device__ int64_t HopKeysEnd(const TypedState* state, const TypedArgs& a, int64_t bound) {
+  const int last = a.num_relations - 1;
+  return min(bound, a.segment[last] + state->hop_edges[last]);
+}
+
 // Position i of the sorted keys (global ids, types in order, then the sentinel): a new node of type t gets
 // local index num_nodes[t] + (i - the first position of type t). Also puts the sentinel back into `keys`.
 template <typename Key>
 __global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* sorted, Key* keys, NodeTable<Key> table,
                                   uint32_t* node_slots, TypedArgs a, Key sentinel) {
-  for (int64_t i = FirstIndex(); i < bound; i += Stride()) {
+  const int64_t end = HopKeysEnd(state, a, bound);
+  for (int64_t i = FirstIndex(); i < end; i += Stride()) {
     const Key key = sorted[i];
     keys[i] = sentinel;
     if (key == sentinel) continue;
     const int t = TypeOf(a, key);
     const Key first_id = static_cast<Key>(a.type_offset[t]), end_id = static_cast<Key>(a.type_offset[t + 1]);
-    int64_t lo = 0, hi = i;  // the first position of a key >= first_id
+    int64_t lo = 0, hi = t == 0 ? 0 : i;  // the first position of a key >= first_id (type 0's: the first)
     while (lo < hi) {
       const int64_t mid = (lo + hi) / 2;
       if (sorted[mid] < first_id) {
@@ -131,7 +139,8 @@ __global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* s
 template <typename Key>
 __global__ void TypedRelabelKernel(TypedState* state, int64_t bound, const int64_t* sampled, NodeTable<Key> table,
                                    TypedArgs a, int hop, uint32_t* blocks_done) {
-  for (int64_t e = FirstIndex(); e < bound; e += Stride()) {
+  const int64_t end = HopKeysEnd(state, a, bound);
+  for (int64_t e = FirstIndex(); e < end; e += Stride()) {
     int r = 0;
     while (r + 1 < a.num_relations && a.segment[r + 1] <= e) ++r;
     const int64_t p = e - a.segment[r];
@@ -189,22 +198,26 @@ TypedArgs MakeArgs(const DatasetSchema& schema, const TypedBatchView& view, cons
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<TypedCudaSampler>> TypedCudaSampler::Create(const DeviceGraph& graph,
-                                                                           const TypedSamplingSpec& spec, uint64_t seed,
-                                                                           const TypedCapacity& capacity,
-                                                                           Options options) {
+absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph,
+                                                                 const TypedSamplingSpec& spec, uint64_t seed,
+                                                                 const TypedBatchLayout& layout, Options options) {
   const DatasetSchema& schema = graph.schema;
   if (schema.node_types.size() > kMaxCudaTypes || schema.relations.size() > kMaxCudaRelations) {
     return absl::UnimplementedError(absl::StrCat("the CUDA backend samples typed graphs of up to ", kMaxCudaTypes,
                                                  " node types and ", kMaxCudaRelations, " relations; this one has ",
                                                  schema.node_types.size(), " and ", schema.relations.size()));
   }
-  auto s = std::unique_ptr<TypedCudaSampler>(new TypedCudaSampler());
+  auto s = std::unique_ptr<CudaSampler>(new CudaSampler());
   s->graph_ = graph;
   s->spec_ = spec;
   s->seed_ = seed;
   s->options_ = options;
-  s->layout_ = TypedBatchLayout::Make(capacity, spec, schema);
+  if (layout.types.size() != schema.node_types.size() || layout.relations.size() != schema.relations.size() ||
+      layout.num_hops != spec.num_hops()) {
+    return absl::InternalError("a CUDA sampler's layout does not match its dataset and spec");
+  }
+  s->layout_ = layout;
+  const TypedCapacity& capacity = layout.capacity;
   s->ids_ = IdRange::ForNodes(schema.num_nodes);
   if (options.wide_ids) s->ids_.narrow = false;
   for (const NodeTypeSchema& t : schema.node_types) s->type_offset_.push_back(t.offset);
@@ -229,6 +242,7 @@ absl::StatusOr<std::unique_ptr<TypedCudaSampler>> TypedCudaSampler::Create(const
   GNND_CUDA(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlock, device),
             "query the shared memory per block");
   s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
+  s->gather_.shifted = options.shifted_gather;
   GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole));
   GNND_CUDA(cudaMalloc(&s->state_, sizeof(TypedState)), "allocate the typed sampler's state");
   GNND_CUDA(cudaMalloc(&s->rel_states_, sizeof(HopState) * kMaxCudaRelations), "allocate the typed sampler's state");
@@ -237,14 +251,14 @@ absl::StatusOr<std::unique_ptr<TypedCudaSampler>> TypedCudaSampler::Create(const
   return s;
 }
 
-TypedCudaSampler::~TypedCudaSampler() {
+CudaSampler::~CudaSampler() {
   graphs_.Drop();
   if (state_ != nullptr) cudaFree(state_);
   if (rel_states_ != nullptr) cudaFree(rel_states_);
 }
 
-absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0,
-                                               std::span<const DeviceExclusions> excluded) {
+absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0,
+                                          std::span<const DeviceExclusions> excluded) {
   const DatasetSchema& schema = graph_.schema;
   const TypedBatchView view = TypedBatchView::At(out, layout_);
   const TypedCapacity& capacity = layout_.capacity;
@@ -276,10 +290,11 @@ absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream, c
         const int64_t frontier = bound.frontier[rel.dst_type];
         if (frontier == 0 || bound.edges[r] == 0) continue;  // nothing to draw: its hop_edges stay 0
         const DeviceRelation& csc = graph_.relations[r];
+        // A hot tier holds in-neighbor lists only for a one-relation dataset's (HotTier's adjacency).
         const FrontierSource source{csc.indptr,
                                     csc.indices,
                                     csc.index_dtype,
-                                    {},
+                                    graph_.types[rel.dst_type].hot,
                                     graph_.csc,
                                     static_cast<uint32_t>(r),
                                     type_offset_[rel.src_type]};
@@ -306,9 +321,8 @@ absl::Status TypedCudaSampler::EnqueueSampling(void* out, cudaStream_t stream, c
   });
 }
 
-absl::Status TypedCudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
-                                               std::span<const DeviceExclusions> excluded, void* out,
-                                               cudaStream_t stream) {
+absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
+                                          std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream) {
   if (spec_.seed_type != -1) return absl::InternalError("SampleLinkGraph on a node batch's sampler");
   if (!excluded.empty() && excluded.size() != graph_.schema.relations.size()) {
     return absl::InternalError("a link batch's exclusions: one per relation");
@@ -322,7 +336,7 @@ absl::Status TypedCudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_in
   return EnqueueGather(out, stream);
 }
 
-int64_t TypedCudaSampler::MaxFrontier() const {
+int64_t CudaSampler::MaxFrontier() const {
   int64_t most = 0;
   for (const TypedCapacity::Hop& hop : layout_.capacity.hops) {
     for (int64_t f : hop.frontier) most = std::max(most, f);
@@ -330,7 +344,7 @@ int64_t TypedCudaSampler::MaxFrontier() const {
   return most;
 }
 
-absl::Status TypedCudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
+absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
   const DatasetSchema& schema = graph_.schema;
   const TypedBatchView view = TypedBatchView::At(out, layout_);
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
@@ -351,7 +365,7 @@ absl::Status TypedCudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
   return absl::OkStatus();
 }
 
-absl::Status TypedCudaSampler::Prepare(void* out, cudaStream_t stream) {
+absl::Status CudaSampler::Prepare(void* out, cudaStream_t stream) {
   if (!options_.use_graphs || stream == nullptr) return absl::OkStatus();
   return graphs_
       .For(
@@ -359,8 +373,8 @@ absl::Status TypedCudaSampler::Prepare(void* out, cudaStream_t stream) {
       .status();
 }
 
-absl::Status TypedCudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds,
-                                      void* out, cudaStream_t stream, cudaEvent_t sampled) {
+absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
+                                 cudaStream_t stream, cudaEvent_t sampled) {
   const int64_t num_seeds = static_cast<int64_t>(device_seeds.size());
   if (num_seeds > layout_.capacity.max_seeds) return absl::InvalidArgumentError("more seeds than the batch capacity");
   const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
