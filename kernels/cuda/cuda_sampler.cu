@@ -41,10 +41,20 @@ __device__ int TypeOf(const TypedArgs& a, uint64_t id) {
   return t;
 }
 
+// Each relation's view of the next hop: its destination type's frontier and its own edges so far; its hop's
+// edges start at 0. Done by the kernel that moved the frontiers (no launch of its own).
+__device__ void PrepareRelations(TypedState* state, HopState* rel_states, const TypedArgs& a) {
+  for (int r = 0; r < a.num_relations; ++r) {
+    const int t = a.dst_type[r];
+    rel_states[r] = {state->num_nodes[t], state->frontier_begin[t], state->frontier_end[t], state->total_edges[r]};
+    state->hop_edges[r] = 0;
+  }
+}
+
 // The seeds become their type's first nodes, in their order (a repeated seed maps to its first index).
 template <typename Key>
-__global__ void TypedInitKernel(const BatchArgs* args, TypedState* state, NodeTable<Key> table, uint32_t* node_slots,
-                                TypedArgs a, int seed_type, int64_t max_seeds) {
+__global__ void TypedInitKernel(const BatchArgs* args, TypedState* state, HopState* rel_states, NodeTable<Key> table,
+                                uint32_t* node_slots, TypedArgs a, int seed_type, int64_t max_seeds) {
   const int64_t num_seeds = args->num_seeds;
   for (int64_t i = FirstIndex(); i < max_seeds && i < num_seeds; i += Stride()) {
     const int64_t id = args->seeds[i];
@@ -61,13 +71,14 @@ __global__ void TypedInitKernel(const BatchArgs* args, TypedState* state, NodeTa
     state->frontier_begin[t] = state->fresh[t] = 0;
     a.num_nodes_per_hop[t][0] = static_cast<int32_t>(n);
   }
-  for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = state->hop_edges[r] = 0;
+  for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = 0;
+  PrepareRelations(state, rel_states, a);
 }
 
 // A link batch's hop 0: each type's num_hop0[t] distinct ids, already at the start of its node_ids.
 template <typename Key>
-__global__ void TypedLinkInitKernel(const int64_t* num_hop0, TypedState* state, NodeTable<Key> table,
-                                    uint32_t* node_slots, TypedArgs a, int64_t max_hop0) {
+__global__ void TypedLinkInitKernel(const int64_t* num_hop0, TypedState* state, HopState* rel_states,
+                                    NodeTable<Key> table, uint32_t* node_slots, TypedArgs a, int64_t max_hop0) {
   for (int t = 0; t < a.num_types; ++t) {
     const int64_t n = num_hop0[t];
     for (int64_t i = FirstIndex(); i < max_hop0 && i < n; i += Stride()) {
@@ -83,19 +94,9 @@ __global__ void TypedLinkInitKernel(const int64_t* num_hop0, TypedState* state, 
     state->frontier_begin[t] = state->fresh[t] = 0;
     a.num_nodes_per_hop[t][0] = static_cast<int32_t>(num_hop0[t]);
   }
-  for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = state->hop_edges[r] = 0;
+  for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = 0;
+  PrepareRelations(state, rel_states, a);
 }
-
-// Each relation's view of the hop: its destination type's frontier and its own edges so far.
-__global__ void PrepareHopKernel(TypedState* state, HopState* rel_states, TypedArgs a) {
-  const int r = threadIdx.x;
-  if (r >= a.num_relations) return;
-  const int t = a.dst_type[r];
-  rel_states[r] = {state->num_nodes[t], state->frontier_begin[t], state->frontier_end[t], state->total_edges[r]};
-  state->hop_edges[r] = 0;
-}
-
-__global__ void RecordEdgesKernel(int64_t* to, const int64_t* from) { *to = *from; }
 
 // Where this hop's keys end in the key buffer: every relation's were written below its segment's start plus
 // its edges, so below the last relation's (the host-side bound may be several times more).
@@ -134,11 +135,11 @@ __global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* s
   }
 }
 
-// Relabels each relation's sources through the table. The last block then records the hop's counts and
-// moves every type's frontier to its new nodes.
+// Relabels each relation's sources through the table. The last block then records the hop's counts, moves
+// every type's frontier to its new nodes and prepares the relations' next hop.
 template <typename Key>
-__global__ void TypedRelabelKernel(TypedState* state, int64_t bound, const int64_t* sampled, NodeTable<Key> table,
-                                   TypedArgs a, int hop, uint32_t* blocks_done) {
+__global__ void TypedRelabelKernel(TypedState* state, HopState* rel_states, int64_t bound, const int64_t* sampled,
+                                   NodeTable<Key> table, TypedArgs a, int hop, uint32_t* blocks_done) {
   const int64_t end = HopKeysEnd(state, a, bound);
   for (int64_t e = FirstIndex(); e < end; e += Stride()) {
     int r = 0;
@@ -160,6 +161,7 @@ __global__ void TypedRelabelKernel(TypedState* state, int64_t bound, const int64
     state->frontier_end[t] = state->num_nodes[t];
     state->fresh[t] = 0;
   }
+  PrepareRelations(state, rel_states, a);
 }
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table.
@@ -270,12 +272,12 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
     using Key = decltype(key);
     const NodeTable<Key> table = TableOf<Key>(w);
     if (num_hop0 == nullptr) {
-      GNND_LAUNCH(TypedInitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, table,
-                  w.node_slots, args, spec_.seed_type, capacity.max_seeds);
+      GNND_LAUNCH(TypedInitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, rel_states_,
+                  table, w.node_slots, args, spec_.seed_type, capacity.max_seeds);
     } else {
       const int64_t max_hop0 = *std::max_element(spec_.max_hop0.begin(), spec_.max_hop0.end());
-      GNND_LAUNCH(TypedLinkInitKernel<Key>, StrideBlocks(max_hop0), kThreads, 0, stream, num_hop0, state_, table,
-                  w.node_slots, args, max_hop0);
+      GNND_LAUNCH(TypedLinkInitKernel<Key>, StrideBlocks(max_hop0), kThreads, 0, stream, num_hop0, state_, rel_states_,
+                  table, w.node_slots, args, max_hop0);
     }
     for (int hop = 0; hop < spec_.num_hops(); ++hop) {
       const TypedCapacity::Hop& bound = capacity.hops[hop];
@@ -284,7 +286,6 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
         args.segment[r] = hop_bound;
         hop_bound += bound.edges[r];
       }
-      GNND_LAUNCH(PrepareHopKernel, 1, kMaxCudaRelations, 0, stream, state_, rel_states_, args);
       for (size_t r = 0; r < schema.relations.size(); ++r) {
         const RelationSchema& rel = schema.relations[r];
         const int64_t frontier = bound.frontier[rel.dst_type];
@@ -300,9 +301,8 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
                                     type_offset_[rel.src_type]};
         GNND_RETURN_IF_ERROR(SampleFrontier(w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_,
                                             view.types[rel.dst_type].node_ids, w.sampled + args.segment[r],
-                                            args.segment[r], view.relations[r].edge_dst, stream,
+                                            args.segment[r], view.relations[r].edge_dst, &state_->hop_edges[r], stream,
                                             excluded.empty() ? DeviceExclusions{} : excluded[r]));
-        GNND_LAUNCH(RecordEdgesKernel, 1, 1, 0, stream, &state_->hop_edges[r], w.offsets + frontier);
       }
       const int64_t sorted_bound = std::max<int64_t>(hop_bound, 1);
       Key* keys = reinterpret_cast<Key*>(w.keys);
@@ -312,8 +312,8 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
       }));
       GNND_LAUNCH(TypedAssignKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, sorted_bound, sorted,
                   keys, table, w.node_slots, args, static_cast<Key>(ids_.sentinel));
-      GNND_LAUNCH(TypedRelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, sorted_bound,
-                  w.sampled, table, args, hop, w.blocks_done);
+      GNND_LAUNCH(TypedRelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, rel_states_,
+                  sorted_bound, w.sampled, table, args, hop, w.blocks_done);
     }
     GNND_LAUNCH(TypedClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table,
                 args, total_nodes);

@@ -94,13 +94,15 @@ template <typename Index, int kGroup, typename Key>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, uint32_t hop, uint32_t relation,
                              int64_t id_offset, const int64_t* offsets, int64_t bound, int64_t* sampled,
-                             int32_t* edge_dst, NodeTable<Key> table, Key* keys, DeviceExclusions ex) {
+                             int32_t* edge_dst, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
+                             int64_t* hop_edges) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
   const unsigned group_lanes = (0xffffffffu >> (kWarp - kGroup)) << (threadIdx.x % kWarp / kGroup * kGroup);
+  if (blockIdx.x == 0 && threadIdx.x == 0) *hop_edges = offsets[bound];
   if (i >= bound) return;
   const int64_t v = state->frontier_begin + i;
   if (v >= state->frontier_end) return;
@@ -153,7 +155,8 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
 
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
                             int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
-                            int64_t keys_at, int32_t* edge_dst, cudaStream_t stream, const DeviceExclusions& excluded) {
+                            int64_t keys_at, int32_t* edge_dst, int64_t* hop_edges, cudaStream_t stream,
+                            const DeviceExclusions& excluded) {
   if (excluded.dst != nullptr && excluded.positions_bound > excluded.max_positions) {
     return absl::ResourceExhaustedError("a link batch's excluded positions exceed their scratch");
   }
@@ -177,7 +180,7 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
       auto sample = [&](auto kernel, int group) -> absl::Status {
         GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, state, node_ids, w.lists, w.degrees,
                     static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier, sampled,
-                    edge_dst, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at, excluded);
+                    edge_dst, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at, excluded, hop_edges);
         return absl::OkStatus();
       };
       if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key>, kWarp);
