@@ -69,9 +69,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   }
   GNND_RETURN_IF_ERROR(slots->PrepareGraphs());  // here, on the setup pool, not in the session's first steps
   LogInfo("session %d: %s, %d slots of %d bytes in GPU memory", plan.session_id, plan.device.ToString(), plan.num_slots,
-          plan.link    ? plan.link->layout.total_bytes
-          : plan.typed ? plan.typed->layout.total_bytes
-                       : plan.layout.total_bytes);
+          plan.slot_bytes());
   return slots;
 }
 

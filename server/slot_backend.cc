@@ -54,13 +54,21 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 }
 
 uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
-  if (!plan.dataset->features_on_storage() || plan.link) return 0;
+  if (!plan.dataset->features_on_storage()) return 0;
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
-  const uint64_t entry =
-      plan.typed
-          ? CpuProducer::RingEntryBytes(plan.dataset->graph, plan.typed->sampling, plan.typed->layout)
-          : CpuProducer::RingEntryBytes(plan.dataset->graph, AsTypedSpec(plan.sampling), AsTypedLayout(plan.layout));
-  const uint64_t staging = plan.device.is_cuda() ? plan.layout.total_bytes * plan.num_slots : 0;
+  const GraphData& graph = plan.dataset->graph;
+  // A ring entry: the batch's graph (a link batch's pairs, a few per positive, are small beside it).
+  uint64_t entry = 0;
+  if (plan.link) {
+    const TypedSamplingSpec sampling =
+        TypedLinkSampling(plan.link->sampling, graph.schema, plan.link->layout.max_positives);
+    entry = CpuProducer::RingEntryBytes(graph, sampling,
+                                        plan.typed ? plan.typed->layout : AsTypedLayout(plan.link->layout.graph));
+  } else {
+    entry = plan.typed ? CpuProducer::RingEntryBytes(graph, plan.typed->sampling, plan.typed->layout)
+                       : CpuProducer::RingEntryBytes(graph, AsTypedSpec(plan.sampling), AsTypedLayout(plan.layout));
+  }
+  const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * plan.num_slots : 0;  // pinned host slots
   return window * entry + staging;
 }
 

@@ -46,6 +46,11 @@ struct SessionPlan {
   // Both are safe to call after the session is gone (they do nothing then).
   std::function<void()> wake;
   std::function<void(std::chrono::microseconds)> wake_after;
+
+  // One slot's bytes: the link, typed or homogeneous layout's.
+  size_t slot_bytes() const {
+    return link ? link->layout.total_bytes : typed ? typed->layout.total_bytes : layout.total_bytes;
+  }
 };
 
 // How long one batch took, as far as the backend measures it (negative: not measured).

@@ -26,7 +26,7 @@ absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, co
 }
 
 absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                    LinkBatch& out, SampleTimes* times) {
+                                    LinkBatch& out, SampleTimes* times, bool gather_features) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   Clock::time_point gather_start, gather_end;
@@ -43,14 +43,14 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
                                      spec_.negatives, relation, out.seeds, fixed_));
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
   // A homogeneous dataset's batch is its one type's.
-  const TypedBatchView graph = graph_->schema.format_version == 1 ? AsTypedView(out.graph) : out.typed;
+  const TypedBatchView graph = out.typed.types.empty() ? AsTypedView(out.graph) : out.typed;
   const RelationSchema& r = graph_->schema.relations[spec_.relation];
   hop0_.assign(graph_->schema.node_types.size(), {});
   hop0_[r.src_type] = out.seeds.src_nodes;
   if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
   sampler_->SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph);
   gather_start = Clock::now();
-  sampler_->GatherFeatures(graph);  // a link batch has no labels
+  if (gather_features) sampler_->GatherFeatures(graph);  // a link batch has no labels
   gather_end = Clock::now();
   if (times != nullptr) {
     times->gather = std::chrono::duration<double>(gather_end - gather_start).count();

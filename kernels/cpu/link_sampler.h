@@ -20,8 +20,9 @@
 namespace gnnd {
 
 struct LinkBatch {
-  // Where the graph is sampled to: a homogeneous dataset's BatchView (a BatchLayout for MaxLinkSeeds(batch
-  // size) seeds; labels unused), or a typed dataset's TypedBatchView (TypedLinkSampling's layout).
+  // Where the graph is sampled to: `typed` when it has types (a typed dataset's TypedLinkSampling layout, or
+  // any layout of the dataset seen as typed), else a homogeneous dataset's BatchView `graph` (a BatchLayout
+  // for MaxLinkSeeds(batch size) seeds; labels unused).
   BatchView graph;
   TypedBatchView typed;
   LinkSeeds seeds;
@@ -42,10 +43,11 @@ class CpuLinkSampler {
 
   int64_t split_size() const { return positives_.size; }
   // Samples the batch of the split's positives at `input_id` (positions, as EpochSeeds gives them over
-  // [0, split_size)) for (epoch, batch_index) into `out` (its graph, or typed for a typed dataset); `times`,
-  // when given, gets the gather's seconds and the rest as sampling.
+  // [0, split_size)) for (epoch, batch_index) into `out`; `times`, when given, gets the gather's seconds and
+  // the rest as sampling. Without `gather_features` the graph's feature rows are left as they are (features
+  // on storage: read by the caller).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, LinkBatch& out,
-                      SampleTimes* times = nullptr);
+                      SampleTimes* times = nullptr, bool gather_features = true);
 
  private:
   CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed)

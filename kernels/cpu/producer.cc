@@ -122,20 +122,62 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
     const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
     std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance,
     std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
+  auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
+  GraphStage stage;
+  stage.sample = [sampler](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int,
+                           const TypedBatchView& entry) {
+    sampler->SampleGraph(epoch, batch_index, seeds, entry);
+    return absl::OkStatus();
+  };
+  stage.finish = [sampler, slots](int, int slot) { sampler->GatherLabels(slots[slot]); };
+  return TwoStages(RingLayout(graph, spec, layout), std::move(stage), std::move(slots), std::move(caches), window,
+                   prefetch_distance, std::move(held_elsewhere));
+}
+
+absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStorageSampling(
+    const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
+    const TypedBatchLayout& graph_layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
+    std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
+    int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
+  struct Planner {
+    CpuLinkSampler sampler;
+    std::vector<LinkBatch> entries;  // each ring entry's pairs (its graph is in the ring)
+  };
+  GNND_ASSIGN_OR_RETURN(CpuLinkSampler sampler, CpuLinkSampler::Create(graph, spec, seed, layout.max_positives));
+  auto planner = std::make_shared<Planner>(Planner{std::move(sampler), std::vector<LinkBatch>(std::max(window, 1))});
+  GraphStage stage;
+  stage.sample = [planner](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, int entry,
+                           const TypedBatchView& graph) {
+    LinkBatch& batch = planner->entries[entry];
+    batch.typed = graph;
+    return planner->sampler.Sample(epoch, batch_index, input_id, batch, nullptr, /*gather_features=*/false);
+  };
+  stage.finish = [planner, layout, bases = std::move(bases), counts](int entry, int slot) {
+    (*counts)[slot] = WriteLinkArrays(planner->entries[entry], layout, bases[slot]);
+  };
+  const TypedSamplingSpec sampling = TypedLinkSampling(spec, graph.schema, layout.max_positives);
+  return TwoStages(RingLayout(graph, sampling, graph_layout), std::move(stage), std::move(slots), std::move(caches),
+                   window, prefetch_distance, std::move(held_elsewhere));
+}
+
+std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
+    const TypedBatchLayout& ring_layout, GraphStage stage, std::vector<TypedBatchView> slots,
+    std::vector<RowCache*> caches, int window, int prefetch_distance,
+    std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
-  const TypedBatchLayout ring_layout = RingLayout(graph, spec, layout);
   struct Ring {
     std::vector<std::vector<std::byte>> buffers;
     std::vector<TypedBatchView> views;
+    std::vector<absl::Status> sampled;  // each entry's sampling (a link batch's may fail: strict negatives)
   };
   auto ring = std::make_shared<Ring>();
   for (int i = 0; i < stages->window; ++i) {
     ring->buffers.emplace_back(ring_layout.total_bytes);
     ring->views.push_back(TypedBatchView::At(ring->buffers.back().data(), ring_layout));
   }
-  auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
+  ring->sampled.resize(stages->window);
   held_elsewhere.resize(caches.size());
   // The rows of type t this cache serves: all of the batch's, or those no other tier holds.
   const auto own_rows = [held_elsewhere](const TypedBatchView& batch, size_t t, std::vector<int64_t>& scratch) {
@@ -148,15 +190,18 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
     return std::span<const int64_t>(scratch);
   };
   auto plan_scratch = std::make_shared<std::vector<int64_t>>();
-  // Tickets are per type, 0 for a type whose features are not on storage.
-  stages->plan = [ring, sampler, caches, own_rows, plan_scratch](uint64_t epoch, uint64_t batch_index,
-                                                                 std::span<const int64_t> seeds, int entry) {
+  // Tickets are per type, 0 for a type whose features are not on storage. A batch whose sampling failed
+  // announces no rows; its gather reports the failure.
+  stages->plan = [ring, sample = std::move(stage.sample), caches, own_rows, plan_scratch](
+                     uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry) {
     const auto start = std::chrono::steady_clock::now();
     const TypedBatchView& batch = ring->views[entry];
-    sampler->SampleGraph(epoch, batch_index, seeds, batch);
+    ring->sampled[entry] = sample(epoch, batch_index, seeds, entry, batch);
     Tickets tickets(caches.size(), 0);
     for (size_t t = 0; t < caches.size(); ++t) {
-      if (caches[t] != nullptr) tickets[t] = caches[t]->Announce(own_rows(batch, t, *plan_scratch));
+      if (caches[t] == nullptr) continue;
+      tickets[t] = caches[t]->Announce(ring->sampled[entry].ok() ? own_rows(batch, t, *plan_scratch)
+                                                                 : std::span<const int64_t>());
     }
     return std::make_pair(std::move(tickets), SecondsSince(start));
   };
@@ -165,9 +210,19 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
       if (caches[t] != nullptr) (void)caches[t]->Prefetch(tickets[t]);  // errors: at the gather
     }
   };
-  stages->gather = [ring, sampler, slots = std::move(slots), caches, own_rows, held_elsewhere](
-                       int entry, const Tickets& tickets, int slot) -> absl::StatusOr<double> {
+  stages->withdraw = [caches](const Tickets& tickets) {
+    for (size_t t = 0; t < caches.size(); ++t) {
+      if (caches[t] != nullptr) caches[t]->Withdraw(tickets[t]);
+    }
+  };
+  stages->gather = [ring, finish = std::move(stage.finish), slots = std::move(slots), caches, own_rows, held_elsewhere,
+                    withdraw = stages->withdraw](int entry, const Tickets& tickets,
+                                                 int slot) -> absl::StatusOr<double> {
     const auto start = std::chrono::steady_clock::now();
+    if (!ring->sampled[entry].ok()) {
+      withdraw(tickets);
+      return ring->sampled[entry];
+    }
     const TypedBatchView& batch = slots[slot];
     CopyTypedBatchGraph(ring->views[entry], batch);
     absl::Status status;
@@ -192,13 +247,8 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
       }
     }
     GNND_RETURN_IF_ERROR(status);
-    sampler->GatherLabels(batch);
+    finish(entry, slot);
     return SecondsSince(start);
-  };
-  stages->withdraw = [caches](const Tickets& tickets) {
-    for (size_t t = 0; t < caches.size(); ++t) {
-      if (caches[t] != nullptr) caches[t]->Withdraw(tickets[t]);
-    }
   };
   return stages;
 }

@@ -96,6 +96,15 @@ class CpuProducer {
                                                        const BatchLayout& layout, std::vector<BatchView> slots,
                                                        RowCache& cache, int window, int prefetch_distance = 2,
                                                        std::shared_ptr<const std::vector<bool>> held_elsewhere = {});
+  // Link batches in two stages: the graph and the pairs sampled ahead into the ring (a batch whose strict
+  // negatives fail fails at its gather), the rows read at the gather. `graph_layout` and `slots`: the slots'
+  // graph arrays seen as typed (AsTypedLayout, AsTypedView for a homogeneous dataset); the pair arrays go at
+  // `bases[slot]` as `layout` says, each batch's (pairs, positives) to (*counts)[slot].
+  static absl::StatusOr<std::shared_ptr<const Stages>> LinkStorageSampling(
+      const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
+      const TypedBatchLayout& graph_layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
+      std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
+      int prefetch_distance = 2, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
   // The bytes of one entry of StorageSampling's look-ahead ring: what a session with features on storage holds
   // per step of its window.
   static size_t RingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec, const TypedBatchLayout& layout);
@@ -124,6 +133,19 @@ class CpuProducer {
  private:
   CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
               TaskRunner& workers, int max_parallel, std::function<void()> on_ready);
+  // What the first stage samples into a ring entry (the batch without its feature rows), and what the
+  // gather adds to the slot after the rows (a node batch's labels, a link batch's pairs).
+  struct GraphStage {
+    std::function<absl::Status(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry,
+                               const TypedBatchView& graph)>
+        sample;
+    std::function<void(int entry, int slot)> finish;
+  };
+  // The two stages around `stage`: ring entries laid out by `ring_layout`, rows read through `caches`.
+  static std::shared_ptr<const Stages> TwoStages(const TypedBatchLayout& ring_layout, GraphStage stage,
+                                                 std::vector<TypedBatchView> slots, std::vector<RowCache*> caches,
+                                                 int window, int prefetch_distance,
+                                                 std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere);
   // Starts tasks while there are steps, free slots and idle samplers (and the planning task while there
   // are steps to plan and free ring entries). Called with mutex_ held.
   void ScheduleLocked();

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from daemon_util import Daemon, free_port, generate
+from daemon_util import GNNCTL, Daemon, free_port, generate
 from test_metrics import scrape
 
 TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
@@ -256,5 +256,66 @@ def test_a_first_batch_that_fails_reports_its_own_error_every_time(tmp_path):
                 codes.append(e.code)
                 assert e.code != "DATA_LOSS" or "changed under gnnd" in e.message, e
         assert codes == ["DATA_LOSS"] * attempts, [c for c in codes if c != "DATA_LOSS"]
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_link_batches_from_storage_equal_the_in_memory_ones(tmp_path):
+    """Link sessions (homogeneous and typed) on a dataset whose features stay on storage: the graph and the
+    pairs sampled ahead, the rows read through the cache; every batch of an epoch equals the in-memory one."""
+    import gnnd
+    import numpy as np
+    rng = np.random.default_rng(21)
+    nodes, edges = 3000, 24000
+    pairs = rng.integers(0, nodes, size=(2, edges))
+    (tmp_path / "splits").mkdir()
+    np.save(tmp_path / "edges.npy", pairs)
+    np.save(tmp_path / "splits" / "train.npy", pairs[:, :300])
+    np.save(tmp_path / "features.npy", rng.standard_normal((nodes, 16)).astype(np.float32))
+    homogeneous = tmp_path / "homogeneous"
+    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", homogeneous,
+                    f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
+                   capture_output=True)
+    typed = tmp_path / "mag"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=3", "--add-reverse",
+                    "--link-relation=author___writes___paper", typed], check=True, capture_output=True)
+    config = "\n".join([
+        f'datasets {{ name: "hmem" path: "{homogeneous}" }}',
+        f'datasets {{ name: "hdisk" path: "{homogeneous}" feature_cache: "256KiB" look_ahead: 3 }}',
+        f'datasets {{ name: "tmem" path: "{typed}" }}',
+        f'datasets {{ name: "tdisk" path: "{typed}" feature_cache: "3MiB" look_ahead: 3 }}',
+    ])
+    daemon = Daemon(tmp_path, config=config, name=f"linkdisk{os.getpid()}")
+    try:
+        cases = [("hmem", "hdisk", dict(neg_sampling="binary", exclude="reverse")),
+                 ("hmem", "hdisk", dict(neg_sampling="triplet", neg_amount=2)),
+                 ("tmem", "tdisk", dict(neg_sampling="binary", exclude="reverse",
+                                        edge_type=("author", "writes", "paper")))]
+        for memory, storage, options in cases:
+            loaders = [gnnd.Loader(address=daemon.address, dataset=name, batch_size=32, fanouts=[3, 2], seed=4,
+                                   output="numpy", copy=True, edge_split="train", **options)
+                       for name in (memory, storage)]
+            steps = 0
+            for expected, got in zip(*loaders):
+                if steps == 6:  # enough to read rows the cache does not hold; an epoch of the typed graph is long
+                    break
+                if isinstance(expected, gnnd.TypedBatch):
+                    assert sorted(expected.arrays) == sorted(got.arrays)
+                    names = list(expected.arrays)
+                else:
+                    names = ["node_ids", "edge_src", "edge_dst", "features", "input_id", "num_nodes_per_hop",
+                             "num_edges_per_hop"] + (["edge_label_index", "edge_label"]
+                                                     if options["neg_sampling"] == "binary"
+                                                     else ["src_index", "dst_pos_index", "dst_neg_index"])
+                for name in names:
+                    np.testing.assert_array_equal(got[name], expected[name], err_msg=f"{storage} {options} {name}")
+                steps += 1
+            assert steps == min(6, len(loaders[0])) > 1
+            for loader in loaders:
+                loader.close()
+        listing = daemon.gnnctl("datasets").stdout
+        for name in ("hdisk", "tdisk"):  # rows were read from storage at the gathers, not only at the warm start
+            line = listing.split(f"{name}\t", 1)[1].splitlines()[1]
+            assert "features on storage" in line and int(line.split(" misses ")[1].split()[0]) > 0, listing
     finally:
         assert daemon.stop() == 0, daemon.output()

@@ -1,0 +1,88 @@
+#include "server/host_slots.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status.h"
+#include "common/batch/batch_proto.h"
+#include "common/batch/link_batch.h"
+
+namespace gnnd {
+
+absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* base, int max_parallel,
+                                            std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
+  HostSlots s;
+  const size_t slot_bytes = plan.slot_bytes();
+  for (int k = 0; k < plan.num_slots; ++k) {
+    std::byte* slot = base + k * slot_bytes;
+    if (plan.typed) {
+      s.typed_views_.push_back(TypedBatchView::At(slot, plan.typed->layout));
+    } else {
+      s.views_.push_back(BatchView::At(slot, plan.layout));
+    }
+    s.bases_.push_back(slot);
+  }
+  const GraphData& graph = plan.dataset->graph;
+  const LoadedDataset& dataset = *plan.dataset;
+  // The batch's graph arrays seen as typed (a homogeneous dataset's as its one type's): the storage path's.
+  const TypedBatchLayout graph_layout = plan.typed ? plan.typed->layout : AsTypedLayout(plan.layout);
+  std::vector<TypedBatchView> graphs = s.typed_views_;
+  for (const BatchView& view : s.views_) graphs.push_back(AsTypedView(view));
+  if (dataset.features_on_storage()) {
+    for (size_t t = 0; t < graph_layout.capacity.max_nodes.size(); ++t) {
+      const RowCache* cache = dataset.feature_caches[t].get();
+      if (cache == nullptr) continue;
+      GNND_RETURN_IF_ERROR(cache->CheckBatchFits(graph_layout.capacity.max_nodes[t],
+                                                 absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
+    }
+  }
+  if (plan.typed) s.seed_type_ = plan.typed->sampling.seed_type;
+  if (plan.link) {
+    s.link_counts_ = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>(plan.num_slots);
+    if (dataset.features_on_storage()) {
+      GNND_ASSIGN_OR_RETURN(s.stages_,
+                            CpuProducer::LinkStorageSampling(graph, plan.link->sampling, plan.seed, plan.link->layout,
+                                                             graph_layout, std::move(graphs), s.bases_, s.link_counts_,
+                                                             dataset.caches(), dataset.look_ahead, 2, held_elsewhere));
+    } else {
+      GNND_ASSIGN_OR_RETURN(
+          s.fill_, CpuProducer::LinkSampling(graph, plan.link->sampling, plan.seed, plan.link->layout, s.views_,
+                                             s.typed_views_, s.bases_, s.link_counts_, max_parallel));
+    }
+    return s;
+  }
+  const TypedSamplingSpec spec = plan.typed ? plan.typed->sampling : AsTypedSpec(plan.sampling);
+  if (dataset.features_on_storage()) {
+    s.stages_ = CpuProducer::StorageSampling(graph, spec, plan.seed, graph_layout, std::move(graphs), dataset.caches(),
+                                             dataset.look_ahead, 2, std::move(held_elsewhere));
+  } else {
+    s.fill_ = CpuProducer::Sampling(graph, spec, plan.seed, std::move(graphs), max_parallel);
+  }
+  return s;
+}
+
+std::unique_ptr<CpuProducer> HostSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds, TaskRunner& workers,
+                                                   int max_parallel, std::function<void()> on_ready) const {
+  const int slots = static_cast<int>(bases_.size());
+  if (stages_ != nullptr) {
+    return std::make_unique<CpuProducer>(stages_, slots, epoch, seeds, workers, max_parallel, std::move(on_ready));
+  }
+  return std::make_unique<CpuProducer>(fill_, slots, epoch, seeds, workers, max_parallel, std::move(on_ready));
+}
+
+void HostSlots::SetCounts(int slot, v1::BatchReady& ready) const {
+  std::vector<int64_t> counts;
+  if (link_counts_ != nullptr) {
+    const auto [pairs, positives] = (*link_counts_)[slot];
+    counts = typed_views_.empty() ? LinkBatchCounts(views_[slot], pairs, positives)
+                                  : TypedLinkBatchCounts(typed_views_[slot], pairs, positives);
+  } else if (typed_views_.empty()) {
+    const BatchView& batch = views_[slot];
+    SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
+                   {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);
+    return;
+  } else {
+    counts = TypedBatchCounts(typed_views_[slot], seed_type_);
+  }
+  for (int64_t c : counts) ready.add_counts(c);
+}
+
+}  // namespace gnnd
