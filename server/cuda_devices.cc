@@ -147,6 +147,10 @@ void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<
     for (int device : devices) groups.push_back({device});
   }
   if (dataset.graph.schema.format_version != 1) {
+    if (dataset.features_on_storage()) {  // its rows come through the host cache (a typed tier reads rows in memory)
+      LogInfo("dataset '%s': typed, features on storage: no GPU hot tier", dataset.name);
+      return;
+    }
     for (const std::vector<int>& group : groups) BuildTypedHotTiers(dataset, *order, budget, group);
     return;
   }

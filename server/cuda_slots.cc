@@ -209,7 +209,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   GNND_CUDA(cudaMalloc(&s->slots_, slot_bytes * plan.num_slots), "allocate the session's slots on the GPU");
   s->max_epoch_seeds_ = std::max<int64_t>(plan.max_epoch_seeds, 1);
   GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * s->max_epoch_seeds_), "allocate the epoch's seeds");
-  GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * s->counts_per_slot_ * plan.num_slots),
+  GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * std::max<size_t>(s->counts_per_slot_ * plan.num_slots, 1)),
             "allocate pinned counts");
   s->wake_ = plan.wake;
   s->wake_after_ = plan.wake_after;

@@ -57,6 +57,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   plan.layout = shape.layout;
   plan.typed = std::move(shape.typed);
   plan.link = std::move(shape.link);
+  plan.schema = shape.schema;
   plan.seed = request.seed();
   plan.num_slots = s->num_slots_;
   plan.device = s->device_;

@@ -38,13 +38,6 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
   if (!plan.device.is_cuda()) {
     return CpuSlots::Create(plan, std::move(workers), options_.slot_mode, options_.instance);
   }
-  if (plan.dataset->features_on_storage() && (plan.typed || plan.link)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "open.device = '", plan.device.ToString(), "': dataset '", plan.dataset->name,
-        "' keeps its features on storage (feature_cache); GPU sessions serve such datasets homogeneous and for "
-        "node seeds only in this version (CPU sessions serve typed ones)"));
-  }
-
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan, std::move(workers));
 #else
@@ -74,8 +67,7 @@ uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
 
 void SlotBackends::Prepare(const LoadedDataset& dataset) {
 #if GNND_WITH_CUDA
-  // GPU sessions do not serve typed datasets on storage
-  if (!dataset.features_on_storage() || dataset.graph.schema.homogeneous()) cuda_->Prepare(dataset);
+  cuda_->Prepare(dataset);
 #else
   (void)dataset;
 #endif

@@ -35,6 +35,7 @@ struct SessionPlan {
   BatchLayout layout;                      // homogeneous datasets: one slot
   std::optional<TypedShape> typed;         // typed datasets: their spec and slot layout instead
   std::optional<LinkShape> link;           // link sessions: their spec and slot layout
+  BatchSchema schema;                      // the batch as the trainer reads it (arrays, their counts)
   uint64_t seed = 0;
   int num_slots = 0;
   Device device;

@@ -11,24 +11,22 @@ namespace gnnd {
 absl::StatusOr<std::unique_ptr<StagedSlotSampler>> StagedSlotSampler::Create(
     const SessionPlan& plan, const cuda::DeviceGraph& graph, std::shared_ptr<const std::vector<bool>> held,
     std::unique_ptr<TaskRunner> workers) {
-  RowCache& cache = *plan.dataset->feature_caches[0];
-  GNND_RETURN_IF_ERROR(cache.CheckBatchFits(plan.layout.capacity.max_nodes,
-                                            absl::StrCat("dataset '", plan.dataset->name, "' (feature_cache)")));
   auto s = std::unique_ptr<StagedSlotSampler>(new StagedSlotSampler());
-  s->layout_ = plan.layout;
-  s->hot_ = held != nullptr ? graph.types[0].hot : cuda::HotView{};
-  s->num_nodes_ = graph.manifest.num_nodes();
-  s->feature_dim_ = graph.manifest.feature_dim();
-  s->feature_dtype_ = ArrayDType(graph.manifest, ArrayId::kFeatures);
+  s->schema_ = plan.schema;
+  s->slot_bytes_ = plan.slot_bytes();
+  if (held != nullptr) {  // a homogeneous dataset's hot tier
+    s->hot_ = graph.types[0].hot;
+    s->num_nodes_ = graph.schema.node_types[0].num_nodes;
+    s->row_bytes_ = graph.schema.node_types[0].feature_row_bytes();
+  }
   s->workers_ = std::move(workers);
   s->wake_ = plan.wake;
-  GNND_CUDA(cudaMallocHost(&s->staging_, plan.layout.total_bytes * plan.num_slots),
+  GNND_CUDA(cudaMallocHost(&s->staging_, s->slot_bytes_ * plan.num_slots),
             "allocate the pinned staging slots of a session on storage");
-  for (int k = 0; k < plan.num_slots; ++k) {
-    s->staged_.push_back(BatchView::At(static_cast<char*>(s->staging_) + k * plan.layout.total_bytes, plan.layout));
-  }
-  s->stages_ = CpuProducer::StorageSampling(plan.dataset->graph, plan.sampling, plan.seed, plan.layout, s->staged_,
-                                            cache, plan.dataset->look_ahead, 2, std::move(held));
+  s->num_staging_ = plan.num_slots;
+  GNND_ASSIGN_OR_RETURN(HostSlots staged, HostSlots::Create(plan, static_cast<std::byte*>(s->staging_),
+                                                            s->workers_->threads(), {std::move(held)}));
+  s->staged_.emplace(std::move(staged));
   return s;
 }
 
@@ -47,8 +45,7 @@ absl::Status StagedSlotSampler::StartEpoch(uint64_t epoch, const EpochSeeds& see
   next_.reset();
   std::lock_guard<std::mutex> lock(mutex_);
   producer_.reset();
-  producer_ = std::make_unique<CpuProducer>(stages_, static_cast<int>(staged_.size()), epoch, seeds, *workers_,
-                                            workers_->threads(), wake_);
+  producer_ = staged_->StartEpoch(epoch, seeds, *workers_, workers_->threads(), wake_);
   if (stopped_) producer_->Stop();
   return absl::OkStatus();
 }
@@ -71,30 +68,34 @@ absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64
   if (!next_) return absl::InternalError("a staged fill without a staged batch");
   const int staging = next_->slot;
   next_.reset();
-  const BatchView& from = staged_[staging];
-  const BatchView to = BatchView::At(slot, layout_);
-  const int64_t nodes = from.num_nodes(), edges = from.num_edges(), seeds = from.num_seeds();
-  // Each array's filled part, as the batch layout describes it.
-  const auto sources = BatchArrays(from, nodes, edges, seeds, feature_dim_, feature_dtype_);
-  const auto targets = BatchArrays(to, nodes, edges, seeds, feature_dim_, feature_dtype_);
-  for (size_t a = 0; a < sources.size(); ++a) {
-    const BatchArray& array = sources[a];
-    const int64_t elements = array.shape[0] * (array.ndim == 2 ? array.shape[1] : 1);
-    GNND_CUDA(
-        cudaMemcpyAsync(targets[a].data, array.data, DTypeSize(array.dtype) * elements, cudaMemcpyHostToDevice, stream),
-        "copy a staged batch to the GPU");
+  v1::BatchReady counted;
+  staged_->SetCounts(staging, counted);
+  if (counted.counts_size() != static_cast<int>(schema_.counts.size())) {
+    return absl::InternalError("a staged batch's counts do not match the session's schema");
+  }
+  // Each array's filled part: its count's rows.
+  const std::byte* from = staged_->slot(staging);
+  for (const BatchArraySchema& array : schema_.arrays) {
+    const size_t bytes = static_cast<size_t>(counted.counts(array.count)) * array.row_bytes();
+    GNND_CUDA(cudaMemcpyAsync(slot + array.offset, from + array.offset, bytes, cudaMemcpyHostToDevice, stream),
+              "copy a staged batch to the GPU");
   }
   if (hot_.rank != nullptr) {  // the rows the host left out: from the tier
-    const cuda::RowSource tier{nullptr, num_nodes_, layout_.feature_row_bytes, hot_};
-    GNND_RETURN_IF_ERROR(cuda::GatherRows(to.node_ids, nullptr, nodes, tier, {}, to.features, stream));
+    const int ids = schema_.ArrayNamed("node_ids"), features = schema_.ArrayNamed("features");
+    if (ids < 0 || features < 0) return absl::InternalError("a staged batch with a hot tier but no node rows");
+    const cuda::RowSource tier{nullptr, num_nodes_, row_bytes_, hot_};
+    const int64_t nodes = counted.counts(schema_.arrays[ids].count);
+    GNND_RETURN_IF_ERROR(cuda::GatherRows(reinterpret_cast<const int64_t*>(slot + schema_.arrays[ids].offset), nullptr,
+                                          nodes, tier, {}, slot + schema_.arrays[features].offset, stream));
   }
-  copying_.push_back(staging);
+  copying_.emplace_back(staging, std::move(counted));
   return absl::OkStatus();
 }
 
 absl::Status StagedSlotSampler::Filled(int) {
   if (copying_.empty()) return absl::OkStatus();
-  const int staging = copying_.front();  // fills complete in the order they were enqueued
+  const int staging = copying_.front().first;  // fills complete in the order they were enqueued
+  filled_ = std::move(copying_.front().second);
   copying_.pop_front();
   std::lock_guard<std::mutex> lock(mutex_);
   if (producer_ != nullptr) producer_->Release(staging);

@@ -472,6 +472,65 @@ def test_typed_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
         assert daemon.stop() == 0, daemon.output()
 
 
+def test_every_batch_kind_on_storage_on_a_gpu_equals_the_cpu_in_memory_one(tmp_path):
+    """Features on storage serve GPU sessions of every kind (typed node batches, homogeneous and typed link
+    batches): staged on the host, each array's filled part copied to the GPU slot; every batch equals the CPU
+    session's of the same dataset with its features in memory."""
+    rng = np.random.default_rng(5)
+    pairs = rng.integers(0, 3000, size=(2, 24000))
+    (tmp_path / "splits").mkdir()
+    np.save(tmp_path / "edges.npy", pairs)
+    np.save(tmp_path / "splits" / "train.npy", pairs[:, :400])
+    np.save(tmp_path / "features.npy", rng.standard_normal((3000, 16)).astype(np.float32))
+    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "homogeneous",
+                    f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
+                   capture_output=True)
+    key = "author___writes___paper"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=2", "--add-reverse",
+                    f"--link-relation={key}", tmp_path / "mag"], check=True, capture_output=True)
+    config = "\n".join([
+        f'datasets {{ name: "hmem" path: "{tmp_path / "homogeneous"}" }}',
+        f'datasets {{ name: "hdisk" path: "{tmp_path / "homogeneous"}" feature_cache: "320KiB" look_ahead: 3 }}',
+        f'datasets {{ name: "tmem" path: "{tmp_path / "mag"}" }}',
+        f'datasets {{ name: "tdisk" path: "{tmp_path / "mag"}" feature_cache: "4MiB" look_ahead: 3 }}',
+    ])
+    daemon = Daemon(tmp_path, "--gpu-cache=none", config=config, name="gpustorekinds")
+    link = dict(edge_split="train", neg_amount=2, strict_negatives=True)
+    cases = [("tmem", "tdisk", dict(node_type="paper")),
+             ("hmem", "hdisk", dict(neg_sampling="binary", exclude="reverse", **link)),
+             ("hmem", "hdisk", dict(neg_sampling="triplet", **link)),
+             ("tmem", "tdisk", dict(neg_sampling="binary", exclude="reverse", edge_type=key, **link))]
+    names = {"binary": ["edge_label_index", "edge_label"], "triplet": ["src_index", "dst_pos_index", "dst_neg_index"]}
+
+    def arrays(batch):
+        if isinstance(batch, gnnd.TypedBatch):
+            return dict(batch.arrays)
+        return {n: batch[n] for n in ["node_ids", "edge_src", "edge_dst", "features", "input_id", "num_nodes_per_hop",
+                                      "num_edges_per_hop"] + names[options["neg_sampling"]]}
+    try:
+        for memory, storage, options in cases:
+            shape = dict(address=daemon.address, batch_size=32, fanouts=[3, 2], seed=6, copy=True, **options)
+            with gnnd.Loader(dataset=memory, output="numpy", **shape) as cpu, \
+                    gnnd.Loader(dataset=storage, device="cuda:0", **shape) as gpu:
+                steps = 0
+                for expected, got in zip(cpu, gpu):
+                    if steps == 6:
+                        break
+                    e, g = arrays(expected), arrays(got)
+                    assert set(e) == set(g)
+                    for n in e:
+                        assert g[n].is_cuda, n
+                        np.testing.assert_array_equal(g[n].cpu().numpy(), e[n], err_msg=f"{storage} {options} {n}")
+                    steps += 1
+                assert steps == min(6, len(cpu)) > 1
+        listing = daemon.gnnctl("datasets").stdout
+        for name in ("hdisk", "tdisk"):  # rows were read from storage for the batches, not only at the warm start
+            line = listing.split(f"{name}\t", 1)[1].splitlines()[1]
+            assert int(line.split(" misses ")[1].split()[0]) > 0, listing
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 @pytest.mark.parametrize("typed", [False, True])
 def test_gnnctl_sample_of_a_link_batch_on_a_gpu_equals_the_cpus(tmp_path, typed):
     """`gnnctl sample --edge-split ... --device=cuda:0` writes the CPU backend's link batch byte for byte."""
