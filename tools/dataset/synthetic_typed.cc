@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/parallel.h"
 #include "common/base/philox.h"
 #include "common/base/status.h"
 #include "tools/dataset/progress.h"
@@ -39,6 +40,10 @@ void Normals(uint32_t a, uint32_t b, double* out) {
   out[0] = radius * std::cos(6.283185307179586 * u2);
   out[1] = radius * std::sin(6.283185307179586 * u2);
 }
+
+// Work shared among threads: edges and feature rows per chunk.
+constexpr int64_t kTypedEdgeChunk = 1 << 16;
+constexpr int64_t kTypedRowChunk = 64;
 
 int64_t Scaled(int64_t count, double scale, int64_t at_least) {
   return std::max<int64_t>(at_least, static_cast<int64_t>(std::llround(static_cast<double>(count) * scale)));
@@ -132,7 +137,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
     const bool homophilous = src == dst && classes > 0;
     Progress progress(absl::StrCat("edges ", rel.name), rel.num_edges, "edges");
     std::vector<std::pair<int64_t, int64_t>> link_pairs;  // the link relation's edges, split once all are drawn
-    for (int64_t e = 0; e < rel.num_edges; ++e) {
+    const auto edge = [&](int64_t e) {
       const Philox4x32 w = RandomWords(seed, kTypedEdges + static_cast<uint32_t>(r) * 16, static_cast<uint64_t>(e));
       const int64_t to = SkewedNode((uint64_t{w.v[0]} << 32) | w.v[1], num_dst);
       int64_t from = SkewedNode((uint64_t{w.v[2]} << 32) | w.v[3], num_src);
@@ -142,12 +147,24 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
           from = (from + 1) % num_src;
         }
       }
+      return std::make_pair(from, to);
+    };
+    // Each edge is its own Philox counter's: drawn a round of chunks at a time on every thread, added in order.
+    const int64_t round = kTypedEdgeChunk * std::max(1, options.threads);
+    std::vector<std::pair<int64_t, int64_t>> edges;
+    for (int64_t first = 0; first < rel.num_edges; first += round) {
+      const int64_t count = std::min(round, rel.num_edges - first);
+      edges.resize(count);
+      ParallelFor(count, kTypedEdgeChunk, options.threads, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) edges[i] = edge(first + i);
+      });
       if (static_cast<int>(r) == link_relation) {
-        link_pairs.emplace_back(from, to);
+        link_pairs.insert(link_pairs.end(), edges.begin(), edges.end());
       } else {
-        GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), from, to, "synthetic"));
+        for (const auto& [from, to] : edges)
+          GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), from, to, "synthetic"));
       }
-      if ((e & 0xfffff) == 0) progress.Set(e);
+      progress.Set(first + count);
     }
     if (static_cast<int>(r) == link_relation) {
       GNND_RETURN_IF_ERROR(SplitLinkEdges(std::move(link_pairs), src == dst, seed, static_cast<int>(r), builder));
@@ -179,9 +196,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
       centers[i] = g[0] * separation;
       if (i + 1 < centers.size()) centers[i + 1] = g[1] * separation;
     }
-    std::vector<double> row(static_cast<size_t>(type.feature_dim));
-    Progress progress(absl::StrCat("features ", type.name), type.num_nodes, "rows");
-    for (int64_t v = 0; v < type.num_nodes; ++v) {
+    const auto make_row = [&](int64_t v, std::vector<double>& row) {
       const double* center =
           centers.data() + (type.num_classes > 0 ? class_of(v, type.num_classes) : 0) * type.feature_dim;
       for (int64_t j = 0; j < type.feature_dim; j += 4) {
@@ -192,10 +207,21 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
         Normals(w.v[2], w.v[3], noise + 2);
         for (int64_t k = j; k < std::min(j + 4, type.feature_dim); ++k) row[k] = center[k] + noise[k - j] * 0.25;
       }
-      GNND_RETURN_IF_ERROR(builder.AppendFeatureRow(index, row, "synthetic"));
-      if ((v & 0xffff) == 0) progress.Set(v);
+    };
+    // Rows are independent (their own Philox counters): made a round of chunks at a time on every thread (the
+    // normals are most of the work), written in order.
+    Progress progress(absl::StrCat("features ", type.name), type.num_nodes, "rows");
+    const int64_t round = kTypedRowChunk * std::max(1, options.threads);
+    std::vector<std::vector<double>> rows(static_cast<size_t>(std::min(round, type.num_nodes)),
+                                          std::vector<double>(static_cast<size_t>(type.feature_dim)));
+    for (int64_t first = 0; first < type.num_nodes; first += round) {
+      const int64_t count = std::min(round, type.num_nodes - first);
+      ParallelFor(count, kTypedRowChunk, options.threads, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) make_row(first + i, rows[i]);
+      });
+      for (int64_t i = 0; i < count; ++i) GNND_RETURN_IF_ERROR(builder.AppendFeatureRow(index, rows[i], "synthetic"));
+      progress.Set(first + count);
     }
-    progress.Set(type.num_nodes);
   }
   return builder.Finish(absl::StrCat("synthetic preset=", spec.preset, " seed=", seed));
 }
