@@ -43,7 +43,8 @@ void BM_CpuEpoch(benchmark::State& state) {
   uint64_t epoch = 0;
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
-    CpuProducer producer(CpuProducer::Sampling(fixture->graph, {.fanouts = fixture->fanouts}, 1, slots, threads),
+    CpuProducer producer(CpuProducer::Sampling(fixture->graph, AsTypedSpec({.fanouts = fixture->fanouts}), 1,
+                                               AsTypedViews(slots), threads),
                          static_cast<int>(slots.size()), epoch, std::move(seeds), *workers, threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
       auto ready = producer.Next();

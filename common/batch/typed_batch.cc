@@ -44,6 +44,12 @@ TypedBatchView AsTypedView(const BatchView& view) {
   return typed;
 }
 
+std::vector<TypedBatchView> AsTypedViews(const std::vector<BatchView>& views) {
+  std::vector<TypedBatchView> typed;
+  for (const BatchView& view : views) typed.push_back(AsTypedView(view));
+  return typed;
+}
+
 absl::Status CheckTypedSamplingSpec(const TypedSamplingSpec& spec, const DatasetSchema& schema) {
   if (spec.batch_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));

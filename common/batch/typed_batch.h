@@ -104,6 +104,7 @@ struct TypedBatchView {
 TypedBatchLayout AsTypedLayout(const BatchLayout& layout);
 // A homogeneous batch's arrays as the one-type, one-relation typed view of them.
 TypedBatchView AsTypedView(const BatchView& view);
+std::vector<TypedBatchView> AsTypedViews(const std::vector<BatchView>& views);
 
 // What sampling writes (counts, node ids, edges; not features or labels) of `from` into `to`, whose layout
 // may differ in features and labels.

@@ -43,13 +43,6 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
   ScheduleLocked();
 }
 
-CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
-                                             std::vector<BatchView> slots, int max_parallel) {
-  std::vector<TypedBatchView> typed;
-  for (const BatchView& slot : slots) typed.push_back(AsTypedView(slot));
-  return Sampling(graph, AsTypedSpec(spec), seed, std::move(typed), max_parallel);
-}
-
 CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
                                              std::vector<TypedBatchView> slots, int max_parallel) {
   auto samplers = std::make_shared<std::vector<CpuSampler>>();
@@ -106,16 +99,6 @@ TypedBatchLayout RingLayout(const GraphData& graph, const TypedSamplingSpec& spe
 size_t CpuProducer::RingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec,
                                    const TypedBatchLayout& layout) {
   return RingLayout(graph, spec, layout).total_bytes;
-}
-
-std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
-    const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
-    std::vector<BatchView> slots, RowCache& cache, int window, int prefetch_distance,
-    std::shared_ptr<const std::vector<bool>> held_elsewhere) {
-  std::vector<TypedBatchView> typed;
-  for (const BatchView& slot : slots) typed.push_back(AsTypedView(slot));
-  return StorageSampling(graph, AsTypedSpec(spec), seed, AsTypedLayout(layout), std::move(typed), {&cache}, window,
-                         prefetch_distance, {std::move(held_elsewhere)});
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(

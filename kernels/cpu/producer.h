@@ -72,9 +72,6 @@ class CpuProducer {
   // The batches of `graph`: one CpuSampler per parallel batch, filling `slots`.
   static FillBatch Sampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
                             std::vector<TypedBatchView> slots, int max_parallel);
-  // A homogeneous dataset's, in its own layout.
-  static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
-                            std::vector<BatchView> slots, int max_parallel);
   // Link batches of `graph` (kernels/cpu/link_sampler.h): the seeds are positions in the edge split; the
   // graph arrays go to `graphs[slot]` (a typed dataset's to `typed_graphs[slot]`), the pair arrays after them
   // in the slot at `slots[slot]` as `layout` says, and each batch's (pairs, positives) counts to (*counts)[slot].
@@ -91,11 +88,6 @@ class CpuProducer {
       const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
       std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance = 2,
       std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
-  // A homogeneous dataset's, in its own layout.
-  static std::shared_ptr<const Stages> StorageSampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
-                                                       const BatchLayout& layout, std::vector<BatchView> slots,
-                                                       RowCache& cache, int window, int prefetch_distance = 2,
-                                                       std::shared_ptr<const std::vector<bool>> held_elsewhere = {});
   // Link batches in two stages: the graph and the pairs sampled ahead into the ring (a batch whose strict
   // negatives fail fails at its gather), the rows read at the gather. `graph_layout` and `slots`: the slots'
   // graph arrays seen as typed (AsTypedLayout, AsTypedView for a homogeneous dataset); the pair arrays go at

@@ -139,8 +139,9 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
   std::vector<BatchView> slots;
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
-  CpuProducer producer(CpuProducer::Sampling(graph, {.fanouts = fanouts}, seed, slots, threads),
-                       static_cast<int>(slots.size()), 2, std::move(seeds), *workers, threads);
+  CpuProducer producer(
+      CpuProducer::Sampling(graph, AsTypedSpec({.fanouts = fanouts}), seed, AsTypedViews(slots), threads),
+      static_cast<int>(slots.size()), 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   int64_t expected_step = 0;
   while (auto ready = producer.Next()) {
@@ -184,7 +185,8 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   CpuProducer producer(
-      CpuProducer::StorageSampling(graph, {.fanouts = fanouts}, seed, layout, slots, **cache, window, 2, held),
+      CpuProducer::StorageSampling(graph, AsTypedSpec({.fanouts = fanouts}), seed, AsTypedLayout(layout),
+                                   AsTypedViews(slots), {cache->get()}, window, 2, {held}),
       num_slots, 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   const auto* rows =
