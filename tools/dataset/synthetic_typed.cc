@@ -196,7 +196,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
       centers[i] = g[0] * separation;
       if (i + 1 < centers.size()) centers[i + 1] = g[1] * separation;
     }
-    const auto make_row = [&](int64_t v, std::vector<double>& row) {
+    const auto make_row = [&](int64_t v, double* row) {
       const double* center =
           centers.data() + (type.num_classes > 0 ? class_of(v, type.num_classes) : 0) * type.feature_dim;
       for (int64_t j = 0; j < type.feature_dim; j += 4) {
@@ -209,17 +209,18 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
       }
     };
     // Rows are independent (their own Philox counters): made a round of chunks at a time on every thread (the
-    // normals are most of the work), written in order.
+    // normals are most of the work), encoded on every thread too, written in order.
     Progress progress(absl::StrCat("features ", type.name), type.num_nodes, "rows");
     const int64_t round = kTypedRowChunk * std::max(1, options.threads);
-    std::vector<std::vector<double>> rows(static_cast<size_t>(std::min(round, type.num_nodes)),
-                                          std::vector<double>(static_cast<size_t>(type.feature_dim)));
+    std::vector<double> rows(static_cast<size_t>(std::min(round, type.num_nodes) * type.feature_dim));
     for (int64_t first = 0; first < type.num_nodes; first += round) {
       const int64_t count = std::min(round, type.num_nodes - first);
       ParallelFor(count, kTypedRowChunk, options.threads, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) make_row(first + i, rows[i]);
+        for (int64_t i = begin; i < end; ++i) make_row(first + i, rows.data() + i * type.feature_dim);
       });
-      for (int64_t i = 0; i < count; ++i) GNND_RETURN_IF_ERROR(builder.AppendFeatureRow(index, rows[i], "synthetic"));
+      GNND_RETURN_IF_ERROR(builder.AppendFeatureRows(
+          index, std::span<const double>(rows.data(), static_cast<size_t>(count * type.feature_dim)), count,
+          "synthetic", -1, options.threads));
       progress.Set(first + count);
     }
   }

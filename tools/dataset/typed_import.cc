@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/parallel.h"
 #include "common/base/status.h"
 #include "common/base/vocabulary.h"
 #include "common/dataset/schema.h"
@@ -92,34 +94,51 @@ absl::Status TypedImportBuilder::AddSeedEdge(int relation, int split, int64_t sr
 
 absl::Status TypedImportBuilder::AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where,
                                                   int64_t row_index) {
+  return AppendFeatureRows(type, row, 1, where, row_index, 1);
+}
+
+absl::Status TypedImportBuilder::AppendFeatureRows(int type, std::span<const double> values, int64_t rows,
+                                                   absl::string_view where, int64_t first_row, int threads) {
   Type& t = types_[type];
   if (t.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) {
     t.feature_dtype =
         options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED ? v1::FEATURE_DTYPE_FLOAT32 : options_.feature_dtype;
   }
   const DType element = FeatureElementDType(t.feature_dtype).value();
+  const int64_t dim = rows > 0 ? static_cast<int64_t>(values.size()) / rows : 0;
   if (!t.features.has_value()) {
-    if (row.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": a feature row with no values"));
-    t.feature_dim = static_cast<int64_t>(row.size());
+    if (dim == 0) return absl::InvalidArgumentError(absl::StrCat(where, ": a feature row with no values"));
+    t.feature_dim = dim;
     t.features_from = std::string(where.substr(0, where.rfind(" line ")));
     GNND_ASSIGN_OR_RETURN(
         NpyWriter writer,
         NpyWriter::CreateAppendable(writer_->Path(absl::StrCat(t.name, ".features.npy")), element, {t.feature_dim}));
     t.features.emplace(std::move(writer));
   }
-  if (static_cast<int64_t>(row.size()) != t.feature_dim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", row.size(), " feature values, expected ", t.feature_dim));
+  if (dim * rows != static_cast<int64_t>(values.size()) || dim != t.feature_dim) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", values.size() / std::max<int64_t>(rows, 1),
+                                                   " feature values, expected ", t.feature_dim));
   }
-  if (t.features->rows() >= t.num_nodes) {
+  if (t.features->rows() + rows > t.num_nodes) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": more feature rows than '", t.name, "' has nodes (", t.num_nodes, ")"));
   }
-  row_scratch_.resize(row.size() * DTypeSize(element));
-  const FeatureBlock block{
-      .where = where, .first = row_index < 0 ? -1 : row_index * t.feature_dim, .dim = t.feature_dim};
-  GNND_RETURN_IF_ERROR(EncodeFeaturesAs(element, row.data(), row.size(), row_scratch_.data(), block, options_.clamp));
-  return t.features->Append(row_scratch_.data(), 1);
+  const size_t element_bytes = DTypeSize(element);
+  row_scratch_.resize(values.size() * element_bytes);
+  // Encoded a chunk of rows per thread (the conversion is most of a large row's cost), written at once.
+  absl::Status status;
+  std::mutex failed;
+  ParallelFor(rows, 256, threads, [&](int64_t begin, int64_t end) {
+    const FeatureBlock block{.where = where, .first = first_row < 0 ? -1 : (first_row + begin) * dim, .dim = dim};
+    const absl::Status encoded =
+        EncodeFeaturesAs(element, values.data() + begin * dim, static_cast<size_t>((end - begin) * dim),
+                         row_scratch_.data() + begin * dim * element_bytes, block, options_.clamp);
+    if (encoded.ok()) return;
+    std::lock_guard<std::mutex> lock(failed);
+    if (status.ok()) status = encoded;
+  });
+  GNND_RETURN_IF_ERROR(status);
+  return t.features->Append(row_scratch_.data(), rows);
 }
 
 absl::Status TypedImportBuilder::ReadFeatures(int type, NpyStreamReader& reader) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ class TypedImportBuilder {
   // errors where `where` does not (-1: it does).
   absl::Status AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where,
                                 int64_t row_index = -1);
+  // `rows` rows at once (`values`: rows x D, row-major), encoded on up to `threads` threads; `first_row` as
+  // row_index for the first of them.
+  absl::Status AppendFeatureRows(int type, std::span<const double> values, int64_t rows, absl::string_view where,
+                                 int64_t first_row = -1, int threads = 1);
   // The whole [num_nodes, D] feature array of `type` from an .npy stream (any float or int dtype).
   absl::Status ReadFeatures(int type, NpyStreamReader& reader);
   // num_nodes labels of `type` from an .npy stream ([N] or [N, 1]; float NaN or -1: none).
