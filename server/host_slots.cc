@@ -43,9 +43,9 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
                                                              graph_layout, std::move(graphs), s.bases_, s.link_counts_,
                                                              dataset.caches(), dataset.look_ahead, 2, held_elsewhere));
     } else {
-      GNND_ASSIGN_OR_RETURN(
-          s.fill_, CpuProducer::LinkSampling(graph, plan.link->sampling, plan.seed, plan.link->layout, s.views_,
-                                             s.typed_views_, s.bases_, s.link_counts_, max_parallel));
+      GNND_ASSIGN_OR_RETURN(s.fill_,
+                            CpuProducer::LinkSampling(graph, plan.link->sampling, plan.seed, plan.link->layout,
+                                                      std::move(graphs), s.bases_, s.link_counts_, max_parallel));
     }
     return s;
   }

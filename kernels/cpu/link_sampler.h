@@ -20,11 +20,9 @@
 namespace gnnd {
 
 struct LinkBatch {
-  // Where the graph is sampled to: `typed` when it has types (a typed dataset's TypedLinkSampling layout, or
-  // any layout of the dataset seen as typed), else a homogeneous dataset's BatchView `graph` (a BatchLayout
-  // for MaxLinkSeeds(batch size) seeds; labels unused).
-  BatchView graph;
-  TypedBatchView typed;
+  // Where the graph is sampled to, seen as typed: a typed dataset's TypedLinkSampling layout, or a homogeneous
+  // dataset's BatchLayout for MaxLinkSeeds(batch size) seeds as its one type (AsTypedView; labels unused).
+  TypedBatchView graph;
   LinkSeeds seeds;
   std::vector<int64_t> input_id;
   std::vector<float> edge_label;         // an unlabeled split's

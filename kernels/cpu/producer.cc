@@ -57,7 +57,7 @@ CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const Typed
 
 absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
     const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
-    std::vector<BatchView> graphs, std::vector<TypedBatchView> typed_graphs, std::vector<std::byte*> slots,
+    std::vector<TypedBatchView> graphs, std::vector<std::byte*> slots,
     std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, int max_parallel) {
   struct Worker {
     CpuLinkSampler sampler;
@@ -69,15 +69,11 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
     if (!sampler.ok()) return sampler.status();
     workers->push_back({*std::move(sampler), {}});
   }
-  return [workers, layout, graphs = std::move(graphs), typed_graphs = std::move(typed_graphs), slots = std::move(slots),
-          counts](int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                  int slot) -> absl::StatusOr<SampleTimes> {
+  return [workers, layout, graphs = std::move(graphs), slots = std::move(slots), counts](
+             int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+             int slot) -> absl::StatusOr<SampleTimes> {
     Worker& w = (*workers)[sampler];
-    if (typed_graphs.empty()) {
-      w.batch.graph = graphs[slot];
-    } else {
-      w.batch.typed = typed_graphs[slot];
-    }
+    w.batch.graph = graphs[slot];
     SampleTimes times;
     if (absl::Status sampled = w.sampler.Sample(epoch, batch_index, seeds, w.batch, &times); !sampled.ok()) {
       return sampled;
@@ -132,7 +128,7 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStor
   stage.sample = [planner](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, int entry,
                            const TypedBatchView& graph) {
     LinkBatch& batch = planner->entries[entry];
-    batch.typed = graph;
+    batch.graph = graph;
     return planner->sampler.Sample(epoch, batch_index, input_id, batch, nullptr, /*gather_features=*/false);
   };
   stage.finish = [planner, layout, bases = std::move(bases), counts](int entry, int slot) {

@@ -73,11 +73,12 @@ class CpuProducer {
   static FillBatch Sampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
                             std::vector<TypedBatchView> slots, int max_parallel);
   // Link batches of `graph` (kernels/cpu/link_sampler.h): the seeds are positions in the edge split; the
-  // graph arrays go to `graphs[slot]` (a typed dataset's to `typed_graphs[slot]`), the pair arrays after them
-  // in the slot at `slots[slot]` as `layout` says, and each batch's (pairs, positives) counts to (*counts)[slot].
+  // graph arrays go to `graphs[slot]` (seen as typed: AsTypedView for a homogeneous dataset), the pair arrays
+  // after them in the slot at `slots[slot]` as `layout` says, and each batch's (pairs, positives) counts to
+  // (*counts)[slot].
   static absl::StatusOr<FillBatch> LinkSampling(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
-                                                const LinkBatchLayout& layout, std::vector<BatchView> graphs,
-                                                std::vector<TypedBatchView> typed_graphs, std::vector<std::byte*> slots,
+                                                const LinkBatchLayout& layout, std::vector<TypedBatchView> graphs,
+                                                std::vector<std::byte*> slots,
                                                 std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
                                                 int max_parallel);
   // The batches of `graph` in two stages, each node type's features read through caches[type] (null: the

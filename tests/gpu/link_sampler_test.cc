@@ -94,14 +94,14 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
         const std::string what =
             absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
                          ", exclude ", static_cast<int>(c.exclude), ", step ", step);
-        expected.graph = expected_graph.view();
+        expected.graph = AsTypedView(expected_graph.view());
         ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), expected).ok());
         ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);
         const absl::Status sampled =
             (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), device_batch, nullptr);
         ASSERT_TRUE(sampled.ok()) << sampled << " " << what;
         ASSERT_TRUE((*gpu)->CheckStrict(seeds.batch_index(step), nullptr).ok()) << what;
-        const BatchView& e = expected.graph;
+        const BatchView e = expected_graph.view();  // what expected.graph sees as typed
         const int hops = layout.num_hops;
         ASSERT_EQ(Download(out.num_nodes_per_hop, hops + 1), Host(e.num_nodes_per_hop, hops + 1)) << what;
         ASSERT_EQ(Download(out.num_edges_per_hop, hops), Host(e.num_edges_per_hop, hops)) << what;
@@ -188,7 +188,7 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
       void* device_slot = nullptr;
       ASSERT_EQ(cudaMalloc(&device_slot, layout.total_bytes), cudaSuccess);
       LinkBatch batch;
-      batch.typed = TypedBatchView::At(expected.data(), graph_layout);
+      batch.graph = TypedBatchView::At(expected.data(), graph_layout);
       std::vector<int64_t> positions(cpu->split_size());
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
@@ -197,7 +197,7 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
                                               static_cast<int>(c.negatives.mode), ", step ", step);
         ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
         const auto [pairs, positives] = WriteLinkArrays(batch, layout, expected.data());
-        const std::vector<int64_t> counts = TypedLinkBatchCounts(batch.typed, pairs, positives);
+        const std::vector<int64_t> counts = TypedLinkBatchCounts(batch.graph, pairs, positives);
         ASSERT_EQ(cudaMemset(device_slot, 0xab, layout.total_bytes), cudaSuccess);
         ASSERT_TRUE((*gpu)
                         ->SampleInto(1, seeds.batch_index(step), seeds.batch(step), layout,

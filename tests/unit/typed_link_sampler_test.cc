@@ -36,7 +36,7 @@ Slot TypedSlot(const GraphData& graph, const LinkSamplingSpec& spec) {
   const TypedBatchLayout layout = TypedBatchLayout::Make(*capacity, typed, graph.schema);
   Slot s;
   s.bytes.assign(layout.total_bytes, std::byte{0x5a});
-  s.batch.typed = TypedBatchView::At(s.bytes.data(), layout);
+  s.batch.graph = TypedBatchView::At(s.bytes.data(), layout);
   return s;
 }
 
@@ -92,7 +92,7 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
     std::vector<int64_t> input_id;
     for (int64_t i = 0; i < kBatch; ++i) input_id.push_back((i * 97 + 5) % sampler->split_size());
     ASSERT_TRUE(sampler->Sample(1, 4, input_id, slot.batch).ok());
-    const TypedBatchView& b = slot.batch.typed;
+    const TypedBatchView& b = slot.batch.graph;
     const LinkSeeds& s = slot.batch.seeds;
 
     // Hop 0: each endpoint type's unique ids, ascending; no other type has any.
@@ -205,7 +205,7 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       ASSERT_TRUE(capacity.ok());
       BatchBuffer buffer(BatchLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest)));
       LinkBatch h;
-      h.graph = buffer.view();
+      h.graph = AsTypedView(buffer.view());
       ASSERT_TRUE(homogeneous->Sample(3, 2, input_id, h).ok());
 
       spec.fanouts.clear();
@@ -214,8 +214,8 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       ASSERT_TRUE(typed.ok()) << typed.status();
       Slot slot = TypedSlot(typed_graph, spec);
       ASSERT_TRUE(typed->Sample(3, 2, input_id, slot.batch).ok());
-      const TypedBatchView& t = slot.batch.typed;
-      const BatchView& g = h.graph;
+      const TypedBatchView& t = slot.batch.graph;
+      const BatchView g = buffer.view();  // what h.graph sees as typed
       ASSERT_EQ(t.num_nodes(0), g.num_nodes());
       ASSERT_EQ(t.num_edges(0), g.num_edges());
       EXPECT_TRUE(std::equal(g.node_ids, g.node_ids + g.num_nodes(), t.types[0].node_ids));

@@ -57,12 +57,8 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
                                               " steps for this rank)"));
   }
   std::vector<std::byte> slot(link.layout.total_bytes);
-  LinkBatch batch;
-  if (shape.typed) {
-    batch.typed = TypedBatchView::At(slot.data(), shape.typed->layout);
-  } else {
-    batch.graph = BatchView::At(slot.data(), shape.layout);
-  }
+  LinkBatch batch;  // the graph arrays seen as typed (a homogeneous dataset's as its one type)
+  batch.graph = TypedBatchView::At(slot.data(), shape.typed ? shape.typed->layout : AsTypedLayout(shape.layout));
   const std::span<const int64_t> input_id = seeds.batch(request.step);
   const auto positives = static_cast<int64_t>(input_id.size());
   const int64_t pairs = link.layout.pairs(positives);
@@ -72,8 +68,9 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
     GNND_RETURN_IF_ERROR(sampler.Sample(request.epoch, seeds.batch_index(request.step), input_id, batch));
     WriteLinkArrays(batch, link.layout, slot.data());
   }
-  const std::vector<int64_t> counts = shape.typed ? TypedLinkBatchCounts(batch.typed, pairs, positives)
-                                                  : LinkBatchCounts(batch.graph, pairs, positives);
+  const std::vector<int64_t> counts = shape.typed
+                                          ? TypedLinkBatchCounts(batch.graph, pairs, positives)
+                                          : LinkBatchCounts(BatchView::At(slot.data(), shape.layout), pairs, positives);
 
   std::vector<dataset::NpzArray> arrays;
   std::vector<int32_t> columns;  // edge_label_index as (2, L): sources, then destinations
@@ -91,11 +88,7 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
   }
   GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
   int64_t hop0 = 0;
-  if (shape.typed) {
-    for (const TypedBatchView::Type& t : batch.typed.types) hop0 += t.num_nodes_per_hop[0];
-  } else {
-    hop0 = batch.graph.num_nodes_per_hop[0];
-  }
+  for (const TypedBatchView::Type& t : batch.graph.types) hop0 += t.num_nodes_per_hop[0];
   return absl::StrFormat("%s: step %d of %d, %d seed edges, %d nodes at hop 0 (%s)", out_npz, request.step,
                          seeds.num_steps(), positives, hop0, request.device);
 }
