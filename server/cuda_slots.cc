@@ -23,19 +23,6 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // batch: from a few microseconds (it is usually done by the time its Release arrives) up to a millisecond.
 constexpr std::chrono::microseconds kFirstConsumedPoll{20}, kMaxConsumedPoll{1000};
 
-}  // namespace
-
-std::vector<std::pair<size_t, int>> HomogeneousHopArrays(const BatchLayout& l) {
-  return {{l.num_nodes_per_hop, l.num_hops + 1}, {l.num_edges_per_hop, l.num_hops}};
-}
-
-void SetHomogeneousCounts(const BatchLayout& layout, const int32_t* hops, v1::BatchReady& ready) {
-  const size_t n = layout.num_hops;
-  SetBatchCounts({hops, n + 1}, {hops + n + 1, n}, ready);
-}
-
-namespace {
-
 // A typed layout's per-hop arrays (each type's nodes, then each relation's edges), as HopArrays lists them.
 std::vector<std::pair<size_t, int>> TypedHopArrays(const TypedBatchLayout& l) {
   std::vector<std::pair<size_t, int>> arrays;
@@ -74,7 +61,7 @@ class NodeSlotSampler final : public SlotSampler {
   void DropGraphs() override { sampler_->DropGraphs(); }
   std::vector<std::pair<size_t, int>> HopArrays() const override { return TypedHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    if (homogeneous_) {  // its nodes' counts, then its edges' (HopArrays' order)
+    if (homogeneous_) {  // its one type's nodes per hop, then its one relation's edges (HopArrays' order)
       const size_t n = sampler_->layout().num_hops;
       SetBatchCounts({hops, n + 1}, {hops + n + 1, n}, ready);
       return;
@@ -125,7 +112,7 @@ class LinkSlotSampler final : public SlotSampler {
   absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
   void DropGraphs() override {}
   std::vector<std::pair<size_t, int>> HopArrays() const override {
-    return sampler_->typed() ? TypedHopArrays(sampler_->typed_layout()) : HomogeneousHopArrays(layout_.graph);
+    return TypedHopArrays(sampler_->typed_layout());  // a homogeneous dataset's seen as its one type
   }
   absl::Status Filled(int) override {
     if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");

@@ -47,8 +47,4 @@ class SlotSampler {
   virtual bool calibrates() const { return true; }
 };
 
-// HopArrays() and SetCounts() of a homogeneous batch laid out by `layout`.
-std::vector<std::pair<size_t, int>> HomogeneousHopArrays(const BatchLayout& layout);
-void SetHomogeneousCounts(const BatchLayout& layout, const int32_t* hops, v1::BatchReady& ready);
-
 }  // namespace gnnd

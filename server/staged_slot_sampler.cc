@@ -23,7 +23,6 @@ absl::StatusOr<std::unique_ptr<StagedSlotSampler>> StagedSlotSampler::Create(
   s->wake_ = plan.wake;
   GNND_CUDA(cudaMallocHost(&s->staging_, s->slot_bytes_ * plan.num_slots),
             "allocate the pinned staging slots of a session on storage");
-  s->num_staging_ = plan.num_slots;
   GNND_ASSIGN_OR_RETURN(HostSlots staged, HostSlots::Create(plan, static_cast<std::byte*>(s->staging_),
                                                             s->workers_->threads(), {std::move(held)}));
   s->staged_.emplace(std::move(staged));

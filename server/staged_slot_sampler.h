@@ -58,7 +58,6 @@ class StagedSlotSampler final : public SlotSampler {
   std::unique_ptr<TaskRunner> workers_;
   std::function<void()> wake_;
   void* staging_ = nullptr;  // pinned: num_slots host slots (freed after producer_, which writes them)
-  int num_staging_ = 0;
   std::optional<HostSlots> staged_;
   // Staging slots being copied to the GPU, in step order, with their batches' counts (the polling thread's);
   // the counts of the last one complete.

@@ -37,4 +37,16 @@ void ParallelFor(int64_t n, int64_t chunk, int threads, const std::function<void
   for (std::thread& t : pool) t.join();
 }
 
+absl::Status ParallelRounds(int64_t n, int64_t chunk, int threads,
+                            const std::function<void(int64_t, int64_t, int64_t)>& make,
+                            const std::function<absl::Status(int64_t, int64_t)>& take) {
+  const int64_t round = std::max<int64_t>(chunk, 1) * std::max(threads, 1);
+  for (int64_t first = 0; first < n; first += round) {
+    const int64_t count = std::min(round, n - first);
+    ParallelFor(count, chunk, threads, [&](int64_t begin, int64_t end) { make(first, begin, end); });
+    if (absl::Status taken = take(first, count); !taken.ok()) return taken;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace gnnd

@@ -64,6 +64,22 @@ def generate(path, *flags):
     return path
 
 
+def edgelist_link_dataset(root, name, seed, nodes, edges, train, dim):
+    """An edge-list dataset at root/name: `edges` random pairs over `nodes` nodes (numpy's generator with `seed`),
+    the first `train` of them its train edge split, `dim` float32 features per node. Returns its directory."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(0, nodes, size=(2, edges))
+    (root / "splits").mkdir()
+    np.save(root / "edges.npy", pairs)
+    np.save(root / "splits" / "train.npy", pairs[:, :train])
+    np.save(root / "features.npy", rng.standard_normal((nodes, dim)).astype(np.float32))
+    subprocess.run([GNNCTL, "import", "--format=edgelist", root / "edges.npy", root / name,
+                    f"--edge-splits={root / 'splits'}", f"--features={root / 'features.npy'}"], check=True,
+                   capture_output=True)
+    return root / name
+
+
 def free_port():
     """A TCP port on 127.0.0.1 that nothing listens on now (for torch.distributed's rendezvous)."""
     with socket.socket() as s:

@@ -15,7 +15,7 @@ if not torch.cuda.is_available():
 
 import gnnd
 import gnnd.pyg
-from daemon_util import GNNCTL, Daemon, generate
+from daemon_util import GNNCTL, Daemon, edgelist_link_dataset, generate
 from test_typed_session import assert_hetero_batch_equals
 
 
@@ -476,15 +476,7 @@ def test_every_batch_kind_on_storage_on_a_gpu_equals_the_cpu_in_memory_one(tmp_p
     """Features on storage serve GPU sessions of every kind (typed node batches, homogeneous and typed link
     batches): staged on the host, each array's filled part copied to the GPU slot; every batch equals the CPU
     session's of the same dataset with its features in memory."""
-    rng = np.random.default_rng(5)
-    pairs = rng.integers(0, 3000, size=(2, 24000))
-    (tmp_path / "splits").mkdir()
-    np.save(tmp_path / "edges.npy", pairs)
-    np.save(tmp_path / "splits" / "train.npy", pairs[:, :400])
-    np.save(tmp_path / "features.npy", rng.standard_normal((3000, 16)).astype(np.float32))
-    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "homogeneous",
-                    f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
-                   capture_output=True)
+    edgelist_link_dataset(tmp_path, "homogeneous", seed=5, nodes=3000, edges=24000, train=400, dim=16)
     key = "author___writes___paper"
     subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=2", "--add-reverse",
                     f"--link-relation={key}", tmp_path / "mag"], check=True, capture_output=True)
@@ -575,15 +567,7 @@ def test_link_sessions_on_every_gpu_at_once_equal_the_cpu_ones(tmp_path):
     key = "author___writes___paper"
     subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.003", "--seed=2", "--add-reverse",
                     f"--link-relation={key}", tmp_path / "mag"], check=True, capture_output=True)
-    rng = np.random.default_rng(5)
-    pairs = rng.integers(0, 400, size=(2, 5000))
-    (tmp_path / "splits").mkdir()
-    np.save(tmp_path / "edges.npy", pairs)
-    np.save(tmp_path / "splits" / "train.npy", pairs[:, :3000])
-    np.save(tmp_path / "features.npy", rng.standard_normal((400, 5)).astype(np.float32))
-    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", tmp_path / "links",
-                    f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
-                   capture_output=True)
+    edgelist_link_dataset(tmp_path, "links", seed=5, nodes=400, edges=5000, train=3000, dim=5)
     daemon = Daemon(tmp_path, f"--dataset=maglinks={tmp_path / 'mag'}", f"--dataset=links={tmp_path / 'links'}",
                     "--prepare-gpus=all", "--gpu-cache=none", name="everygpulink")
     common = dict(address=daemon.address, batch_size=300, fanouts=[4, -1], seed=3, edge_split="train",

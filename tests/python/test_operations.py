@@ -8,25 +8,16 @@ import socket
 import subprocess
 import time
 
-import numpy as np
 import pytest
 
 import gnnd
-from daemon_util import GNNCTL, GNND, Daemon, generate
+from daemon_util import GNNCTL, GNND, Daemon, edgelist_link_dataset, generate
 
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     root = tmp_path_factory.mktemp("operations")
-    rng = np.random.default_rng(3)
-    edges = rng.integers(0, 200, size=(2, 3000))
-    (root / "splits").mkdir()
-    np.save(root / "edges.npy", edges)
-    np.save(root / "splits" / "train.npy", edges[:, :2000])
-    np.save(root / "features.npy", rng.standard_normal((200, 16)).astype(np.float32))
-    subprocess.run([GNNCTL, "import", "--format=edgelist", root / "edges.npy", root / "link",
-                    f"--edge-splits={root / 'splits'}", f"--features={root / 'features.npy'}"], check=True,
-                   capture_output=True)
+    edgelist_link_dataset(root, "link", seed=3, nodes=200, edges=3000, train=2000, dim=16)
     d = Daemon(root, f"--dataset=tiny={generate(root / 'tiny', '--seed', 4)}", f"--dataset=link={root / 'link'}")
     yield d
     assert d.stop() == 0, d.output()

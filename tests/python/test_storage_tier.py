@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from daemon_util import GNNCTL, Daemon, free_port, generate
+from daemon_util import GNNCTL, Daemon, edgelist_link_dataset, free_port, generate
 from test_metrics import scrape
 
 TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
@@ -261,17 +261,7 @@ def test_link_batches_from_storage_equal_the_in_memory_ones(tmp_path):
     pairs sampled ahead, the rows read through the cache; every batch of an epoch equals the in-memory one."""
     import gnnd
     import numpy as np
-    rng = np.random.default_rng(21)
-    nodes, edges = 3000, 24000
-    pairs = rng.integers(0, nodes, size=(2, edges))
-    (tmp_path / "splits").mkdir()
-    np.save(tmp_path / "edges.npy", pairs)
-    np.save(tmp_path / "splits" / "train.npy", pairs[:, :300])
-    np.save(tmp_path / "features.npy", rng.standard_normal((nodes, 16)).astype(np.float32))
-    homogeneous = tmp_path / "homogeneous"
-    subprocess.run([GNNCTL, "import", "--format=edgelist", tmp_path / "edges.npy", homogeneous,
-                    f"--edge-splits={tmp_path / 'splits'}", f"--features={tmp_path / 'features.npy'}"], check=True,
-                   capture_output=True)
+    homogeneous = edgelist_link_dataset(tmp_path, "homogeneous", seed=21, nodes=3000, edges=24000, train=300, dim=16)
     typed = tmp_path / "mag"
     subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=3", "--add-reverse",
                     "--link-relation=author___writes___paper", typed], check=True, capture_output=True)

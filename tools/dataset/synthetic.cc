@@ -242,45 +242,46 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
 
   {  // Edges: chunks generated in parallel, spooled in chunk order.
     Progress progress("edges", spec.num_edges, "edges");
-    const int64_t round = kEdgeChunk * std::max(1, options.threads);
-    std::vector<std::pair<int64_t, int64_t>> edges;
-    for (int64_t first = 0; first < spec.num_edges; first += round) {
-      const int64_t count = std::min(round, spec.num_edges - first);
-      edges.resize(count);
-      ParallelFor(count, kEdgeChunk, options.threads, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) edges[i] = gen.Edge(first + i);
-      });
-      for (const auto& [src, dst] : edges) GNND_RETURN_IF_ERROR(builder.edges().Add(src, dst, "synthetic edge"));
-      progress.Set(first + count);
-    }
+    std::vector<std::pair<int64_t, int64_t>> edges(std::min(kEdgeChunk * std::max(1, options.threads), spec.num_edges));
+    GNND_RETURN_IF_ERROR(ParallelRounds(
+        spec.num_edges, kEdgeChunk, options.threads,
+        [&](int64_t first, int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) edges[i] = gen.Edge(first + i);
+        },
+        [&](int64_t first, int64_t count) -> absl::Status {
+          for (int64_t i = 0; i < count; ++i) {
+            GNND_RETURN_IF_ERROR(builder.edges().Add(edges[i].first, edges[i].second, "synthetic edge"));
+          }
+          progress.Set(first + count);
+          return absl::OkStatus();
+        }));
   }
   {  // Features, labels and splits, in blocks of rows.
     Progress progress("nodes", spec.num_nodes, "nodes");
     const std::vector<float> centers = gen.ClassCenters();
-    const int64_t round = kNodeChunk * std::max(1, options.threads);
-    std::vector<float> rows;
-    std::vector<int> splits;
-    std::vector<int32_t> classes;
-    for (int64_t first = 0; first < spec.num_nodes; first += round) {
-      const int64_t count = std::min(round, spec.num_nodes - first);
-      rows.resize(static_cast<size_t>(count * spec.feature_dim));
-      splits.resize(count);
-      classes.resize(count);
-      ParallelFor(count, kNodeChunk, options.threads, [&](int64_t begin, int64_t end) {
-        gen.Features(first + begin, end - begin, centers, rows.data() + begin * spec.feature_dim);
-        for (int64_t i = begin; i < end; ++i) {
-          splits[i] = gen.SplitOf(first + i);
-          classes[i] = gen.ClassOf(first + i);
-        }
-      });
-      GNND_RETURN_IF_ERROR(builder.AppendFeatureRows(rows.data(), count, spec.feature_dim));
-      for (int64_t i = 0; i < count; ++i) {
-        if (splits[i] < 0) continue;
-        GNND_RETURN_IF_ERROR(builder.SetLabel(first + i, classes[i], "synthetic label"));
-        GNND_RETURN_IF_ERROR(builder.AddSplitId(gnnd::kSplits[splits[i]], first + i, "synthetic split"));
-      }
-      progress.Set(first + count);
-    }
+    const int64_t round = std::min(kNodeChunk * std::max(1, options.threads), spec.num_nodes);
+    std::vector<float> rows(static_cast<size_t>(round * spec.feature_dim));
+    std::vector<int> splits(round);
+    std::vector<int32_t> classes(round);
+    GNND_RETURN_IF_ERROR(ParallelRounds(
+        spec.num_nodes, kNodeChunk, options.threads,
+        [&](int64_t first, int64_t begin, int64_t end) {
+          gen.Features(first + begin, end - begin, centers, rows.data() + begin * spec.feature_dim);
+          for (int64_t i = begin; i < end; ++i) {
+            splits[i] = gen.SplitOf(first + i);
+            classes[i] = gen.ClassOf(first + i);
+          }
+        },
+        [&](int64_t first, int64_t count) -> absl::Status {
+          GNND_RETURN_IF_ERROR(builder.AppendFeatureRows(rows.data(), count, spec.feature_dim));
+          for (int64_t i = 0; i < count; ++i) {
+            if (splits[i] < 0) continue;
+            GNND_RETURN_IF_ERROR(builder.SetLabel(first + i, classes[i], "synthetic label"));
+            GNND_RETURN_IF_ERROR(builder.AddSplitId(gnnd::kSplits[splits[i]], first + i, "synthetic split"));
+          }
+          progress.Set(first + count);
+          return absl::OkStatus();
+        }));
   }
   return builder.Finish(absl::StrFormat("synthetic preset=%s nodes=%d edges_drawn=%d seed=%d", spec.preset,
                                         spec.num_nodes, spec.num_edges, options.seed),

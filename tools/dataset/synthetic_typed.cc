@@ -150,22 +150,24 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
       return std::make_pair(from, to);
     };
     // Each edge is its own Philox counter's: drawn a round of chunks at a time on every thread, added in order.
-    const int64_t round = kTypedEdgeChunk * std::max(1, options.threads);
-    std::vector<std::pair<int64_t, int64_t>> edges;
-    for (int64_t first = 0; first < rel.num_edges; first += round) {
-      const int64_t count = std::min(round, rel.num_edges - first);
-      edges.resize(count);
-      ParallelFor(count, kTypedEdgeChunk, options.threads, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) edges[i] = edge(first + i);
-      });
-      if (static_cast<int>(r) == link_relation) {
-        link_pairs.insert(link_pairs.end(), edges.begin(), edges.end());
-      } else {
-        for (const auto& [from, to] : edges)
-          GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), from, to, "synthetic"));
-      }
-      progress.Set(first + count);
-    }
+    std::vector<std::pair<int64_t, int64_t>> edges(
+        std::min(kTypedEdgeChunk * std::max(1, options.threads), rel.num_edges));
+    GNND_RETURN_IF_ERROR(ParallelRounds(
+        rel.num_edges, kTypedEdgeChunk, options.threads,
+        [&](int64_t first, int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) edges[i] = edge(first + i);
+        },
+        [&](int64_t first, int64_t count) -> absl::Status {
+          if (static_cast<int>(r) == link_relation) {
+            link_pairs.insert(link_pairs.end(), edges.begin(), edges.begin() + count);
+          } else {
+            for (int64_t i = 0; i < count; ++i) {
+              GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), edges[i].first, edges[i].second, "synthetic"));
+            }
+          }
+          progress.Set(first + count);
+          return absl::OkStatus();
+        }));
     if (static_cast<int>(r) == link_relation) {
       GNND_RETURN_IF_ERROR(SplitLinkEdges(std::move(link_pairs), src == dst, seed, static_cast<int>(r), builder));
     }
@@ -211,18 +213,20 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
     // Rows are independent (their own Philox counters): made a round of chunks at a time on every thread (the
     // normals are most of the work), encoded on every thread too, written in order.
     Progress progress(absl::StrCat("features ", type.name), type.num_nodes, "rows");
-    const int64_t round = kTypedRowChunk * std::max(1, options.threads);
-    std::vector<double> rows(static_cast<size_t>(std::min(round, type.num_nodes) * type.feature_dim));
-    for (int64_t first = 0; first < type.num_nodes; first += round) {
-      const int64_t count = std::min(round, type.num_nodes - first);
-      ParallelFor(count, kTypedRowChunk, options.threads, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) make_row(first + i, rows.data() + i * type.feature_dim);
-      });
-      GNND_RETURN_IF_ERROR(builder.AppendFeatureRows(
-          index, std::span<const double>(rows.data(), static_cast<size_t>(count * type.feature_dim)), count,
-          "synthetic", -1, options.threads));
-      progress.Set(first + count);
-    }
+    std::vector<double> rows(static_cast<size_t>(
+        std::min(kTypedRowChunk * std::max(1, options.threads), type.num_nodes) * type.feature_dim));
+    GNND_RETURN_IF_ERROR(ParallelRounds(
+        type.num_nodes, kTypedRowChunk, options.threads,
+        [&](int64_t first, int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) make_row(first + i, rows.data() + i * type.feature_dim);
+        },
+        [&](int64_t first, int64_t count) -> absl::Status {
+          GNND_RETURN_IF_ERROR(builder.AppendFeatureRows(
+              index, std::span<const double>(rows.data(), static_cast<size_t>(count * type.feature_dim)), count,
+              "synthetic", -1, options.threads));
+          progress.Set(first + count);
+          return absl::OkStatus();
+        }));
   }
   return builder.Finish(absl::StrCat("synthetic preset=", spec.preset, " seed=", seed));
 }
