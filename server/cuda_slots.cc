@@ -85,7 +85,7 @@ class LinkSlotSampler final : public SlotSampler {
     s->layout_ = plan.link->layout;
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.link->sampling, plan.seed,
-                                                        s->layout_.max_positives, plan.num_slots));
+                                                        s->layout_.max_positives, plan.num_slots, plan.feature_rows()));
     const size_t graph_bytes =
         s->sampler_->typed() ? s->sampler_->typed_layout().total_bytes : s->sampler_->layout().total_bytes;
     if (graph_bytes != (plan.typed ? plan.typed->layout.total_bytes : s->layout_.graph.total_bytes)) {
@@ -245,7 +245,7 @@ absl::Status CudaSlots::UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream
 absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   epoch_ = epoch;
   seeds_host_ = seeds;
-  next_step_ = 0;
+  next_step_ = seeds.first_step();
   filling_.clear();
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -9,6 +9,16 @@ namespace gnnd {
 
 absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* base, int max_parallel,
                                             std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
+  return Create(plan, base, max_parallel, std::move(held_elsewhere), plan.dataset->features_on_storage());
+}
+
+absl::StatusOr<HostSlots> HostSlots::CreateOneStage(const SessionPlan& plan, std::byte* base, int max_parallel) {
+  return Create(plan, base, max_parallel, {}, /*two_stages=*/false);
+}
+
+absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* base, int max_parallel,
+                                            std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere,
+                                            bool two_stages) {
   HostSlots s;
   const size_t slot_bytes = plan.slot_bytes();
   for (int k = 0; k < plan.num_slots; ++k) {
@@ -26,18 +36,18 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
   const TypedBatchLayout graph_layout = plan.typed ? plan.typed->layout : AsTypedLayout(plan.layout);
   std::vector<TypedBatchView> graphs = s.typed_views_;
   for (const BatchView& view : s.views_) graphs.push_back(AsTypedView(view));
-  if (dataset.features_on_storage()) {
+  if (two_stages) {
     for (size_t t = 0; t < graph_layout.capacity.max_nodes.size(); ++t) {
       const RowCache* cache = dataset.feature_caches[t].get();
       if (cache == nullptr) continue;
-      GNND_RETURN_IF_ERROR(cache->CheckBatchFits(graph_layout.capacity.max_nodes[t],
+      GNND_RETURN_IF_ERROR(cache->CheckBatchFits(graph_layout.capacity.FeatureRows(t),
                                                  absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
     }
   }
   if (plan.typed) s.seed_type_ = plan.typed->sampling.seed_type;
   if (plan.link) {
     s.link_counts_ = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>(plan.num_slots);
-    if (dataset.features_on_storage()) {
+    if (two_stages) {
       GNND_ASSIGN_OR_RETURN(s.stages_,
                             CpuProducer::LinkStorageSampling(graph, plan.link->sampling, plan.seed, plan.link->layout,
                                                              graph_layout, std::move(graphs), s.bases_, s.link_counts_,
@@ -50,7 +60,7 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
     return s;
   }
   const TypedSamplingSpec spec = plan.typed ? plan.typed->sampling : AsTypedSpec(plan.sampling);
-  if (dataset.features_on_storage()) {
+  if (two_stages) {
     s.stages_ = CpuProducer::StorageSampling(graph, spec, plan.seed, graph_layout, std::move(graphs), dataset.caches(),
                                              dataset.look_ahead, 2, std::move(held_elsewhere));
   } else {
@@ -66,6 +76,18 @@ std::unique_ptr<CpuProducer> HostSlots::StartEpoch(uint64_t epoch, const EpochSe
     return std::make_unique<CpuProducer>(stages_, slots, epoch, seeds, workers, max_parallel, std::move(on_ready));
   }
   return std::make_unique<CpuProducer>(fill_, slots, epoch, seeds, workers, max_parallel, std::move(on_ready));
+}
+
+absl::Status HostSlots::FillNow(int sampler, uint64_t epoch, const EpochSeeds& seeds, int64_t step, int slot) const {
+  if (!fill_) return absl::InternalError("FillNow on two-stage slots");
+  return fill_(sampler, epoch, seeds.batch_index(step), seeds.batch(step), slot).status();
+}
+
+std::vector<int64_t> HostSlots::NodesPerType(int slot) const {
+  if (typed_views_.empty()) return {views_[slot].num_nodes()};
+  std::vector<int64_t> nodes;
+  for (size_t t = 0; t < typed_views_[slot].types.size(); ++t) nodes.push_back(typed_views_[slot].num_nodes(t));
+  return nodes;
 }
 
 void HostSlots::SetCounts(int slot, v1::BatchReady& ready) const {

@@ -25,6 +25,9 @@ class HostSlots {
   // (features on storage): per node type, the rows a GPU hot tier fills later, neither read nor announced.
   static absl::StatusOr<HostSlots> Create(const SessionPlan& plan, std::byte* base, int max_parallel,
                                           std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
+  // One stage whatever the dataset: feature rows in memory gathered (as many as a slot holds), rows on storage
+  // not read. For batches made one at a time by FillNow (slot_sizing.h).
+  static absl::StatusOr<HostSlots> CreateOneStage(const SessionPlan& plan, std::byte* base, int max_parallel);
 
   // The producer of one epoch over these slots.
   std::unique_ptr<CpuProducer> StartEpoch(uint64_t epoch, const EpochSeeds& seeds, TaskRunner& workers,
@@ -33,9 +36,17 @@ class HostSlots {
   // batch's per-hop lists too).
   void SetCounts(int slot, v1::BatchReady& ready) const;
   std::byte* slot(int k) const { return bases_[k]; }
+  // Fills `slot` with step `step` of `seeds` now, on the calling thread, with the scratch of sampler `sampler`
+  // (in [0, max_parallel)); one-stage slots only.
+  absl::Status FillNow(int sampler, uint64_t epoch, const EpochSeeds& seeds, int64_t step, int slot) const;
+  // The nodes of each type in the batch in `slot`.
+  std::vector<int64_t> NodesPerType(int slot) const;
 
  private:
   HostSlots() = default;
+  static absl::StatusOr<HostSlots> Create(const SessionPlan& plan, std::byte* base, int max_parallel,
+                                          std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere,
+                                          bool two_stages);
 
   CpuProducer::FillBatch fill_;
   std::shared_ptr<const CpuProducer::Stages> stages_;  // features on storage: two stages instead of fill_

@@ -9,6 +9,7 @@
 #include "common/base/status.h"
 #include "common/batch/batch_proto.h"
 #include "common/batch/batch_schema.h"
+#include "server/slot_sizing.h"
 
 namespace gnnd {
 
@@ -53,16 +54,13 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   SessionPlan plan;
   plan.session_id = id;
   plan.dataset = &dataset;
-  plan.sampling = shape.sampling;
-  plan.layout = shape.layout;
-  plan.typed = std::move(shape.typed);
-  plan.link = std::move(shape.link);
-  plan.schema = shape.schema;
+  plan.SetShape(shape);
   plan.seed = request.seed();
   plan.num_slots = s->num_slots_;
   plan.device = s->device_;
   plan.trainer_uid = trainer_uid;
   plan.first_epoch = EpochSeeds(s->split_, s->schedule_, request.epoch());
+  plan.first_epoch_number = request.epoch();
   plan.max_epoch_seeds =
       (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) / s->schedule_.world_size;
   s->wake_handle_->session = s.get();
@@ -71,11 +69,18 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
     pool.PostAfter(delay, [handle] { handle->Wake(); });
   };
   s->steps_per_epoch_ = plan.first_epoch.num_steps();
+  if (request.slots_may_grow()) {
+    GNND_ASSIGN_OR_RETURN(const std::vector<int64_t> rows, SampledFeatureRows(plan, shape, plan.first_epoch));
+    SetFeatureRows(graph, rows, shape);
+    plan.SetShape(shape);
+    s->schema_ = shape.schema;
+  }
   // Every byte the session holds counts, not its slots alone: the seed lists (the request's ids or edge
-  // positions; this epoch's and the next's order, each with its seeds' positions) and the backend's buffers.
+  // positions; this epoch's and the next's order, each with its seeds' positions; with slots_may_grow a copy
+  // of the epoch's order) and the backend's buffers.
   const uint64_t seed_bytes =
       sizeof(int64_t) * (static_cast<uint64_t>(request.seed_ids_size()) + s->made_seeds_.size() +
-                         4 * static_cast<uint64_t>(plan.max_epoch_seeds));
+                         (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds));
   const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
   s->memory_bytes_ = shape.slot_bytes + seed_bytes + buffer_bytes;
   if (s->memory_bytes_ > limits.max_session_bytes) {
@@ -85,24 +90,17 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
         " (max_session_bytes): lower batch_size, fanouts, num_slots or the dataset's look_ahead"));
   }
   if (limits.admission != nullptr) {
-    GNND_ASSIGN_OR_RETURN(s->admitted_, limits.admission->Reserve(trainer_uid, s->memory_bytes_));
+    GNND_ASSIGN_OR_RETURN(s->admitted_.emplace_back(), limits.admission->Reserve(trainer_uid, s->memory_bytes_));
   }
-  GNND_ASSIGN_OR_RETURN(s->backend_, backends.Create(plan));
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<SlotBackend> backend, backends.Create(plan));
+  s->generations_.push_back(std::move(backend));
   s->ready_seeds_ = std::move(plan.first_epoch);  // the first epoch starts with it
   s->ready_seeds_epoch_ = request.epoch();
-
-  v1::SessionOpened& opened = *s->opened_.mutable_opened();
-  opened.set_session_id(id);
-  opened.set_device(s->device_.ToString());
-  GNND_RETURN_IF_ERROR(s->backend_->Describe(opened));
-  opened.set_num_slots(s->num_slots_);
-  *opened.mutable_schema() = BatchSchemaToProto(s->schema_);
-  if (!plan.typed && !plan.link) {  // what API 1.0-1.2 clients read
-    *opened.mutable_layout() = SlotLayoutToProto(shape.layout);
-    opened.set_feature_dim(graph.manifest.feature_dim());
-    opened.set_feature_dtype(graph.manifest.feature_dtype());
-  }
-  opened.set_steps_per_epoch(s->steps_per_epoch_);
+  s->shape_ = std::move(shape);
+  s->plan_ = std::move(plan);
+  s->backends_ = &backends;
+  s->limits_ = limits;
+  GNND_RETURN_IF_ERROR(s->DescribeSlots(*s->opened_.mutable_opened()));
   s->delivered_at_.resize(s->num_slots_);
   if (limits.histograms != nullptr) {
     const std::string device = s->device_.ToString();
@@ -131,7 +129,7 @@ Session::~Session() {
     std::unique_lock<std::mutex> lock(mutex_);
     prepared_.wait(lock, [&] { return !preparing_; });
   }
-  backend_.reset();  // waits for its work in flight, while the step state still exists
+  generations_.clear();  // waits for their work in flight, while the step state still exists
 }
 
 void Session::WakeHandle::Wake() {
@@ -157,7 +155,12 @@ void Session::Stop(StopReason reason, const absl::Status& why) {
       stop_why_ = why;
     }
   }
-  if (backend_) backend_->Stop();  // null only if Open failed before making it
+  std::vector<SlotBackend*> backends;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& b : generations_) backends.push_back(b.get());  // none if Open failed before making one
+  }
+  for (SlotBackend* b : backends) b->Stop();
   Wake();
 }
 
@@ -174,7 +177,7 @@ absl::Status Session::Handle(const v1::SessionRequest& request) {
   std::lock_guard<std::mutex> lock(mutex_);
   switch (request.kind_case()) {
     case v1::SessionRequest::kAttached:
-      backend_->Attached();
+      current()->Attached();  // the newest slots (earlier ones were attached before they were added)
       return absl::OkStatus();
     case v1::SessionRequest::kRelease: {
       const int slot = request.release().slot();
@@ -186,7 +189,7 @@ absl::Status Session::Handle(const v1::SessionRequest& request) {
         release_wait_->Observe(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - delivered_at_[slot]).count());
       }
-      backend_->Release(slot);
+      generations_[slot / num_slots_]->Release(slot % num_slots_);
       return absl::OkStatus();
     }
     case v1::SessionRequest::kNextEpoch:
@@ -258,8 +261,10 @@ bool Session::Step() {
       EpochSeeds seeds = *std::move(ready_seeds_);
       ready_seeds_.reset();
       epoch_positions_ = seeds.TakePositions();
+      if (request_.slots_may_grow()) epoch_seeds_ = seeds;  // to make the epoch again in larger slots
+      SlotBackend* backend = current();
       lock.unlock();
-      const absl::Status started = backend_->StartEpoch(epoch, seeds);
+      const absl::Status started = backend->StartEpoch(epoch, seeds);
       lock.lock();
       if (!started.ok()) {
         lock.unlock();
@@ -311,13 +316,33 @@ void Session::PrepareEpoch(uint64_t epoch) {
 bool Session::Deliver() {
   v1::SessionEvent event;
   BatchTimes times;
-  const absl::StatusOr<PollResult> polled = backend_->Poll(*event.mutable_ready(), times);
+  SlotBackend* backend;
+  int first_slot;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    backend = current();
+    first_slot = static_cast<int>(generations_.size() - 1) * num_slots_;
+  }
+  const absl::StatusOr<PollResult> polled = backend->Poll(*event.mutable_ready(), times);
   if (!polled.ok()) {
     LogError("session %d: %s", id_, polled.status().message());
     Stop(StopReason::kProducerFailed, polled.status());
     return true;
   }
   if (*polled == PollResult::kPending) return false;  // the backend, or a Release, wakes us
+  if (*polled == PollResult::kBatch) {
+    const v1::BatchReady& ready = event.ready();
+    const std::span<const int64_t> counts(ready.counts().data(), static_cast<size_t>(ready.counts_size()));
+    if (counts.size() == schema_.counts.size() && FirstArrayOverflowing(schema_, counts) >= 0) {
+      backend->Stop();  // its slots stay as they are: the trainer may hold some
+      if (absl::Status added = AddSlots(ready.step(), counts); !added.ok()) {
+        LogError("session %d: %s", id_, added.message());
+        Stop(StopReason::kProducerFailed, added);
+      }
+      return true;
+    }
+    event.mutable_ready()->set_slot(first_slot + ready.slot());
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stop_reason_) return true;  // the next step ends the session
@@ -339,7 +364,9 @@ bool Session::Deliver() {
       if (ready.counts_size() != static_cast<int>(schema_.counts.size())) {
         LogError("session %d: the backend gave %d counts for %d", id_, ready.counts_size(), schema_.counts.size());
       } else {
-        bytes_ += BatchBytes(schema_, {ready.counts().data(), static_cast<size_t>(ready.counts_size())});
+        const uint64_t bytes = BatchBytes(schema_, {ready.counts().data(), static_cast<size_t>(ready.counts_size())});
+        bytes_ += bytes;
+        largest_batch_bytes_ = std::max(largest_batch_bytes_, bytes);
       }
     }
   }
@@ -353,8 +380,93 @@ bool Session::Deliver() {
   return true;
 }
 
+absl::Status Session::DescribeSlots(v1::SessionOpened& out) {
+  out.set_session_id(id_);
+  out.set_device(device_.ToString());
+  GNND_RETURN_IF_ERROR(current()->Describe(out));
+  out.set_num_slots(num_slots_);
+  out.set_first_slot(static_cast<int32_t>(generations_.size() - 1) * num_slots_);
+  *out.mutable_schema() = BatchSchemaToProto(schema_);
+  if (!plan_.typed && !plan_.link) {  // what API 1.0-1.2 clients read
+    const GraphData& graph = plan_.dataset->graph;
+    *out.mutable_layout() = SlotLayoutToProto(plan_.layout);
+    out.set_feature_dim(graph.manifest.feature_dim());
+    out.set_feature_dtype(graph.manifest.feature_dtype());
+  }
+  out.set_steps_per_epoch(steps_per_epoch_);
+  return absl::OkStatus();
+}
+
+absl::Status Session::AddSlots(int64_t step, std::span<const int64_t> counts) {
+  const GraphData& graph = plan_.dataset->graph;
+  const DatasetSchema& schema = graph.schema;
+  const std::vector<int64_t> bound = MaxNodesPerType(shape_);
+  std::vector<int64_t> rows = plan_.feature_rows();
+  std::string needs;  // what did not fit, for the messages
+  for (size_t t = 0; t < rows.size(); ++t) {
+    const int array = schema_.ArrayNamed(shape_.typed ? schema.node_types[t].name + ".features" : "features");
+    if (array < 0) continue;
+    const int64_t nodes = counts[schema_.arrays[array].count];
+    if (nodes <= rows[t]) continue;
+    absl::StrAppend(&needs, needs.empty() ? "" : ", ", nodes, " rows of ", schema_.arrays[array].name, " (slots hold ",
+                    rows[t], ")");
+    rows[t] = GrownRows(nodes, rows[t], bound[t]);
+  }
+  SessionShape shape = shape_;
+  SetFeatureRows(graph, rows, shape);
+  SessionPlan plan = plan_;
+  plan.SetShape(shape);
+  plan.first_epoch = epoch_seeds_;
+  const uint64_t more = shape.slot_bytes + SlotBackends::BufferBytes(plan);
+  const std::string what = absl::StrCat("step ", step, " of epoch ", epoch_, " needs ", needs);
+  if (memory_bytes_ + more > limits_.max_session_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        what, ": larger slots (", shape.slot_bytes, " bytes) would bring the session to ", memory_bytes_ + more,
+        " bytes, over the limit of ", limits_.max_session_bytes, " (max_session_bytes)"));
+  }
+  std::unique_ptr<Admission::Ticket> ticket;
+  if (limits_.admission != nullptr) {
+    const uid_t uid = peer_.known ? peer_.uid : ::geteuid();
+    absl::StatusOr<std::unique_ptr<Admission::Ticket>> reserved = limits_.admission->Reserve(uid, more);
+    if (!reserved.ok())
+      return absl::Status(reserved.status().code(), absl::StrCat(what, ": ", reserved.status().message()));
+    ticket = *std::move(reserved);
+  }
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<SlotBackend> backend, backends_->Create(plan));
+  EpochSeeds seeds = epoch_seeds_;
+  seeds.set_first_step(step);  // the batch that did not fit, and on
+  plan.first_epoch = {};
+  v1::SessionEvent event;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_reason_) backend->Stop();
+    generations_.push_back(std::move(backend));
+    if (ticket) admitted_.push_back(std::move(ticket));
+    memory_bytes_ += more;
+    delivered_at_.resize(generations_.size() * num_slots_);
+    shape_ = std::move(shape);
+    plan_ = std::move(plan);
+    schema_ = shape_.schema;
+    GNND_RETURN_IF_ERROR(DescribeSlots(*event.mutable_slots_added()));
+  }
+  GNND_RETURN_IF_ERROR(current()->StartEpoch(epoch_, seeds));
+  LogInfo("session %d: %s: %d slots of %d bytes added", id_, what, num_slots_, shape_.schema.slot_bytes);
+  output_->Send(std::move(event));
+  return absl::OkStatus();
+}
+
 v1::SessionStats Session::Stats() const {
-  const ProducerTimes times = backend_->times();
+  std::vector<SlotBackend*> backends;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& b : generations_) backends.push_back(b.get());
+  }
+  ProducerTimes times;
+  for (SlotBackend* b : backends) {
+    const ProducerTimes t = b->times();
+    times.sample_seconds += t.sample_seconds;
+    times.wait_seconds += t.wait_seconds;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   v1::SessionStats s;
   s.set_session_id(id_);
@@ -373,6 +485,9 @@ v1::SessionStats Session::Stats() const {
   s.set_device(device_.ToString());
   s.set_slots_held(static_cast<uint32_t>(held_.size()));
   s.set_memory_bytes(memory_bytes_);
+  s.set_slot_bytes(schema_.slot_bytes);
+  s.set_largest_batch_bytes(largest_batch_bytes_);
+  s.set_slots_added(static_cast<uint32_t>(generations_.size() - 1));
   return s;
 }
 

@@ -9,6 +9,13 @@
 // every slot, or has not asked for the next epoch, costs memory and nothing else. Steps are short: what
 // takes long for one session (an epoch's seed order: a sort of the split) runs on a setup pool, so that
 // no session's steps wait behind another's setup.
+//
+// Slots sized by the batches (OpenSession.slots_may_grow, server/slot_sizing.h): a batch whose rows do not
+// fit its slot is not delivered; the session adds slots with more rows (a backend of its own, a generation:
+// slot indices go on from the last ones), tells the trainer (SessionEvent.slots_added) and makes the epoch
+// again from that step in them: the trainer sees the batches it would have seen. Earlier generations stop
+// producing; their slots stay until the session ends (a GPU trainer may still have them mapped, and gnnd
+// may free exported memory only after the trainer has let go of it), counted against the limits.
 #pragma once
 
 #include <chrono>
@@ -118,6 +125,12 @@ class Session {
   void PrepareEpoch(uint64_t epoch);
   // One batch, or the end of the epoch, from the backend; false if it has nothing yet.
   bool Deliver();
+  // The batch of `step` in the current generation's slot has more rows than the slot holds: adds a
+  // generation with room for it (its counts `counts`) and starts the epoch again from `step` there.
+  absl::Status AddSlots(int64_t step, std::span<const int64_t> counts);
+  SlotBackend* current() const { return generations_.back().get(); }
+  // How the trainer maps the current generation's slots (SessionOpened, or SessionEvent.slots_added).
+  absl::Status DescribeSlots(v1::SessionOpened& out);
 
   uint64_t id_ = 0;
   v1::OpenSession request_;
@@ -133,9 +146,18 @@ class Session {
   std::string seeds_;   // the split or seed ids, as stats name them
   int num_slots_ = 0;
   int64_t steps_per_epoch_ = 0;
-  std::unique_ptr<Admission::Ticket> admitted_;
-  uint64_t memory_bytes_ = 0;  // what it holds: slots, seed lists, the backend's buffers
-  std::unique_ptr<SlotBackend> backend_;
+  std::vector<std::unique_ptr<Admission::Ticket>> admitted_;  // one per reservation
+  uint64_t memory_bytes_ = 0;                                 // what it holds: slots, seed lists, the backend's buffers
+  // The backends, one per generation of slots (the last one produces); slot k is slot k % num_slots_ of
+  // generation k / num_slots_. Added to by steps under mutex_; never removed before the session ends.
+  std::vector<std::unique_ptr<SlotBackend>> generations_;
+  // What adding slots needs: the shape and plan of the current generation, the limits, the epoch's seeds.
+  SessionShape shape_;
+  SessionPlan plan_;
+  SlotBackends* backends_ = nullptr;
+  SessionLimits limits_;
+  EpochSeeds epoch_seeds_;  // the running epoch's (kept only with slots_may_grow)
+  uint64_t largest_batch_bytes_ = 0;
 
   ThreadPool* pool_ = nullptr;
   ThreadPool* setup_ = nullptr;

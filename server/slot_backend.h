@@ -39,8 +39,9 @@ struct SessionPlan {
   uint64_t seed = 0;
   int num_slots = 0;
   Device device;
-  uid_t trainer_uid = 0;        // owns the CPU slot segment when gnnd may hand it over
-  EpochSeeds first_epoch;       // the first epoch's seeds (sizes GPU buffers; calibrates producer_sms auto)
+  uid_t trainer_uid = 0;   // owns the CPU slot segment when gnnd may hand it over
+  EpochSeeds first_epoch;  // the first epoch's seeds (sizes GPU buffers; calibrates producer_sms auto)
+  uint64_t first_epoch_number = 0;
   int64_t max_epoch_seeds = 0;  // seeds of one rank in any epoch
   // Called by the backend, on any thread, when Poll() may have a batch that it did not have before; or
   // to be polled again after a delay (something it cannot be told about, e.g. the trainer's GPU work).
@@ -48,9 +49,26 @@ struct SessionPlan {
   std::function<void()> wake;
   std::function<void(std::chrono::microseconds)> wake_after;
 
+  // The spec, layouts and schema of `shape`.
+  void SetShape(const SessionShape& shape) {
+    sampling = shape.sampling;
+    layout = shape.layout;
+    typed = shape.typed;
+    link = shape.link;
+    schema = shape.schema;
+  }
   // One slot's bytes: the link, typed or homogeneous layout's.
   size_t slot_bytes() const {
     return link ? link->layout.total_bytes : typed ? typed->layout.total_bytes : layout.total_bytes;
+  }
+  // Per node type, the rows of features a slot holds.
+  std::vector<int64_t> feature_rows() const {
+    if (!typed) return {layout.capacity.feature_rows()};
+    std::vector<int64_t> rows;
+    for (size_t t = 0; t < typed->layout.capacity.max_nodes.size(); ++t) {
+      rows.push_back(typed->layout.capacity.FeatureRows(t));
+    }
+    return rows;
   }
 };
 

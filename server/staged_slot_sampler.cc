@@ -74,8 +74,10 @@ absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64
   }
   // Each array's filled part: its count's rows.
   const std::byte* from = staged_->slot(staging);
-  for (const BatchArraySchema& array : schema_.arrays) {
-    const size_t bytes = static_cast<size_t>(counted.counts(array.count)) * array.row_bytes();
+  for (size_t i = 0; i < schema_.arrays.size(); ++i) {
+    const BatchArraySchema& array = schema_.arrays[i];
+    const int64_t rows = std::min(counted.counts(array.count), schema_.Rows(static_cast<int>(i)));
+    const size_t bytes = static_cast<size_t>(rows) * array.row_bytes();
     GNND_CUDA(cudaMemcpyAsync(slot + array.offset, from + array.offset, bytes, cudaMemcpyHostToDevice, stream),
               "copy a staged batch to the GPU");
   }
@@ -83,7 +85,7 @@ absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64
     const int ids = schema_.ArrayNamed("node_ids"), features = schema_.ArrayNamed("features");
     if (ids < 0 || features < 0) return absl::InternalError("a staged batch with a hot tier but no node rows");
     const cuda::RowSource tier{nullptr, num_nodes_, row_bytes_, hot_};
-    const int64_t nodes = counted.counts(schema_.arrays[ids].count);
+    const int64_t nodes = std::min(counted.counts(schema_.arrays[ids].count), schema_.Rows(features));
     GNND_RETURN_IF_ERROR(cuda::GatherRows(reinterpret_cast<const int64_t*>(slot + schema_.arrays[ids].offset), nullptr,
                                           nodes, tier, {}, slot + schema_.arrays[features].offset, stream));
   }

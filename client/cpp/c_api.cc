@@ -86,7 +86,7 @@ std::optional<gnnd_dtype> ToGnndDType(gnnd::DType dtype) {
 // Array `index` of the session's batch schema in `slot`, with `rows` rows (a batch's count, or the slot's
 // capacity): what every C call that gives arrays hands out.
 void SchemaArray(const gnnd::client::Session& session, int slot, int index, int64_t rows, gnnd_array* out) {
-  const gnnd::BatchArraySchema& a = session.schema().arrays[index];
+  const gnnd::BatchArraySchema& a = session.slot_schema(slot).arrays[index];
   out->name = a.name.c_str();
   out->data = static_cast<std::byte*>(session.SlotBase(slot)) + a.offset;
   out->dtype = *ToGnndDType(a.dtype);  // checked when the session opened
@@ -229,6 +229,7 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     }
     request.mutable_seed_ids()->Add(o->seed_ids, o->seed_ids + std::max<int64_t>(o->num_seed_ids, 0));
     request.set_seed_mask_length(o->seed_mask_length);
+    request.set_slots_may_grow(o->slots_may_grow != 0);
     request.set_batch_size(o->batch_size);
     if (o->num_fanout_relations > 0) {
       for (int32_t r = 0; r < o->num_fanout_relations; ++r) {
@@ -342,7 +343,7 @@ gnnd_status gnnd_slot_arrays(const gnnd_session* session, int32_t slot, gnnd_arr
   if (absl::Status status = CheckHomogeneous(s); !status.ok()) return Fail(status);
   return Guard([&] {
     for (int i = 0; i < gnnd::kNumBatchArrays; ++i) {
-      SchemaArray(s, slot, i, s.schema().capacity[s.schema().arrays[i].count], &out[i]);
+      SchemaArray(s, slot, i, s.slot_schema(slot).Rows(i), &out[i]);
     }
     return GNND_OK;
   });
@@ -410,7 +411,7 @@ gnnd_status gnnd_slot_array(const gnnd_session* session, int32_t slot, int32_t i
     return Fail(absl::OutOfRangeError(absl::StrCat("slot ", slot, ": the session has ", s.num_slots(), " slots")));
   }
   if (absl::Status status = CheckArrayIndex(schema, index); !status.ok()) return Fail(status);
-  SchemaArray(s, slot, index, schema.capacity[schema.arrays[index].count], out);
+  SchemaArray(s, slot, index, s.slot_schema(slot).Rows(index), out);
   return GNND_OK;
 }
 
@@ -429,7 +430,7 @@ gnnd_status gnnd_slot_array_dlpack(const gnnd_session* session, int32_t slot, in
     const int dims = shape != nullptr ? ndim : array.ndim;
     for (int d = 0; d < dims; ++d) tensor->shape[d] = shape != nullptr ? shape[d] : array.shape[d];
     if (strides != nullptr) std::copy(strides, strides + dims, tensor->strides);
-    tensor->mapping = session->impl->mapping();
+    tensor->mapping = session->impl->mapping(slot);
     DLTensor& t = tensor->managed.dl_tensor;
     t.data = array.data;
     t.device = {array.device_type == GNND_DEVICE_CUDA ? kDLCUDA : kDLCPU, array.device_id};

@@ -198,23 +198,43 @@ absl::StatusOr<std::unique_ptr<Session>> Client::OpenSession(const v1::OpenSessi
   }
   if (!event.has_opened()) return absl::InternalError("gnnd answered the open request with something else");
   session->opened_ = event.opened();
+  session->slots_may_grow_ = request.slots_may_grow();
   // From here on gnnd holds the session: the stream's threads run, so that Close() (also on the errors
   // below) waits for gnnd to end it.
   call.io = std::make_unique<SessionStream>(call.stream.get());
-  GNND_ASSIGN_OR_RETURN(session->schema_, BatchSchemaFromProto(session->opened_.schema()));
-  if (session->homogeneous()) {
-    GNND_ASSIGN_OR_RETURN(session->layout_, SlotLayoutFromProto(session->opened_.layout()));
-    if (session->schema_.slot_bytes != session->layout_.total_bytes) {
+  GNND_RETURN_IF_ERROR(session->AddGroup(session->opened_, /*first=*/true));
+  return session;
+}
+
+absl::Status Session::AddGroup(const v1::SessionOpened& described, bool first) {
+  SlotGroup group;
+  group.first_slot = first ? 0 : num_slots();
+  if (!first && (described.first_slot() != group.first_slot || described.num_slots() != opened_.num_slots() ||
+                 described.device() != opened_.device())) {
+    return absl::InternalError("gnnd added slots that do not follow the session's");
+  }
+  GNND_ASSIGN_OR_RETURN(group.schema, BatchSchemaFromProto(described.schema()));
+  if (!first && (group.schema.counts != schema().counts || group.schema.arrays.size() != schema().arrays.size())) {
+    return absl::InternalError("gnnd added slots whose batches differ from the session's");
+  }
+  if (homogeneous()) {
+    if (!described.has_layout()) return absl::InternalError("gnnd added slots without their layout");
+    GNND_ASSIGN_OR_RETURN(group.layout, SlotLayoutFromProto(described.layout()));
+    if (group.schema.slot_bytes != group.layout.total_bytes) {
       return absl::InternalError("gnnd's batch schema and slot layout disagree on the slot size");
     }
   }
-  GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(session->opened_.device(), "the session's device"));
-  absl::Status mapped = device.is_cuda() ? session->MapGpuSlots(device.cuda) : session->MapCpuSlots();
-  if (!mapped.ok()) return session->AttachFailed(std::move(mapped));
+  GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(described.device(), "the session's device"));
+  absl::Status mapped = device.is_cuda() ? MapGpuSlots(described, group) : MapCpuSlots(described, group);
+  if (!mapped.ok()) {
+    if (first) return AttachFailed(std::move(mapped));
+    return mapped;
+  }
+  groups_.push_back(std::move(group));
   v1::SessionRequest attached;
   attached.mutable_attached();
-  if (!call.io->Put(std::move(attached))) return session->Broken("attaching to the slots");
-  return session;
+  if (!call_->io->Put(std::move(attached))) return Broken("attaching to the slots");
+  return absl::OkStatus();
 }
 
 absl::Status Session::AttachFailed(absl::Status failure) {
@@ -242,14 +262,14 @@ SlotMapping::~SlotMapping() {
   }
 #endif
   if (device_ < 0 && base_ != nullptr) ::munmap(base_, bytes_);
-  if (then_) then_();
+  then_.reset();  // after the unmapping: the last mapping to go ends the session at gnnd
 }
 
-absl::Status Session::MapCpuSlots() {
-  const std::string name = "/" + opened_.shm_name();
+absl::Status Session::MapCpuSlots(const v1::SessionOpened& described, SlotGroup& group) {
+  const std::string name = "/" + described.shm_name();
   const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("map the session's slots (", name, ")"));
-  const size_t bytes = schema_.slot_bytes * opened_.num_slots();
+  const size_t bytes = group.schema.slot_bytes * described.num_slots();
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) < bytes) {
     ::close(fd);
@@ -258,27 +278,32 @@ absl::Status Session::MapCpuSlots() {
   void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (data == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap ", name));
-  mapping_ = std::shared_ptr<SlotMapping>(new SlotMapping());
-  mapping_->base_ = data;
-  mapping_->bytes_ = bytes;
+  group.mapping = std::shared_ptr<SlotMapping>(new SlotMapping());
+  group.mapping->base_ = data;
+  group.mapping->bytes_ = bytes;
   return absl::OkStatus();
 }
 
-absl::Status Session::MapGpuSlots(int device) {
+absl::Status Session::MapGpuSlots(const v1::SessionOpened& described, SlotGroup& group) {
 #if GNND_WITH_CUDA
-  device_ = device;
+  GNND_ASSIGN_OR_RETURN(const Device device, ParseDevice(described.device(), "the session's device"));
+  device_ = device.cuda;
   const ScopedDevice current(device_);
   GNND_RETURN_IF_ERROR(current.status());
   cudaIpcMemHandle_t memory;
-  if (opened_.slots_ipc_handle().size() != sizeof(memory)) return absl::InternalError("bad IPC handle from gnnd");
-  std::memcpy(&memory, opened_.slots_ipc_handle().data(), sizeof(memory));
+  if (described.slots_ipc_handle().size() != sizeof(memory)) return absl::InternalError("bad IPC handle from gnnd");
+  std::memcpy(&memory, described.slots_ipc_handle().data(), sizeof(memory));
   void* slots = nullptr;
   GNND_CUDA(cudaIpcOpenMemHandle(&slots, memory, cudaIpcMemLazyEnablePeerAccess), "open the slots (CUDA IPC)");
-  mapping_ = std::shared_ptr<SlotMapping>(new SlotMapping());
-  mapping_->base_ = slots;
-  mapping_->device_ = device_;
-  for (const auto* handles : {&opened_.ready_event_handles(), &opened_.consumed_event_handles()}) {
-    auto& events = handles == &opened_.ready_event_handles() ? ready_events_ : consumed_events_;
+  group.mapping = std::shared_ptr<SlotMapping>(new SlotMapping());
+  group.mapping->base_ = slots;
+  group.mapping->device_ = device_;
+  if (described.ready_event_handles_size() != described.num_slots() ||
+      described.consumed_event_handles_size() != described.num_slots()) {
+    return absl::InternalError("gnnd sent no event pair per slot");
+  }
+  for (const auto* handles : {&described.ready_event_handles(), &described.consumed_event_handles()}) {
+    auto& events = handles == &described.ready_event_handles() ? group.ready_events : group.consumed_events;
     for (const std::string& bytes : *handles) {
       cudaIpcEventHandle_t handle;
       if (bytes.size() != sizeof(handle)) return absl::InternalError("bad event handle from gnnd");
@@ -290,8 +315,8 @@ absl::Status Session::MapGpuSlots(int device) {
   }
   return absl::OkStatus();
 #else
-  (void)device;
-  return absl::UnimplementedError(absl::StrCat("a ", opened_.device(), " session needs a client built with CUDA"));
+  (void)group;
+  return absl::UnimplementedError(absl::StrCat("a ", described.device(), " session needs a client built with CUDA"));
 #endif
 }
 
@@ -299,13 +324,15 @@ Session::~Session() { Close(); }
 
 void Session::DestroyEvents() {
 #if GNND_WITH_CUDA
-  if (device_ < 0 || (ready_events_.empty() && consumed_events_.empty())) return;
+  if (device_ < 0) return;
   const ScopedDevice current(device_);
   // An event recorded but not yet reached is released once it completes.
-  for (void* e : ready_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
-  for (void* e : consumed_events_) cudaEventDestroy(static_cast<cudaEvent_t>(e));
-  ready_events_.clear();
-  consumed_events_.clear();
+  for (SlotGroup& g : groups_) {
+    for (void* e : g.ready_events) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    for (void* e : g.consumed_events) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    g.ready_events.clear();
+    g.consumed_events.clear();
+  }
 #endif
 }
 
@@ -331,11 +358,16 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
   if (closed_) return absl::FailedPreconditionError("the session is closed");
   v1::SessionEvent event;
   if (!call_->io->Take(&event)) return Broken("waiting for a batch");
+  while (event.has_slots_added()) {  // larger slots for the batches from here on
+    if (!slots_may_grow_) return absl::InternalError("gnnd added slots the session did not ask for");
+    GNND_RETURN_IF_ERROR(AddGroup(event.slots_added(), /*first=*/false));
+    if (!call_->io->Take(&event)) return Broken("waiting for a batch");
+  }
   switch (event.kind_case()) {
     case v1::SessionEvent::kReady: {
       const v1::BatchReady& r = event.ready();
-      if (r.slot() < 0 || r.slot() >= opened_.num_slots())
-        return absl::InternalError("gnnd named a slot that does not exist");
+      if (r.slot() < 0 || r.slot() >= num_slots()) return absl::InternalError("gnnd named a slot that does not exist");
+      const SlotGroup& group = GroupOf(r.slot());
       Batch batch;
       batch.slot = r.slot();
       batch.epoch = r.epoch();
@@ -346,23 +378,28 @@ absl::StatusOr<std::optional<Batch>> Session::Next(void* cuda_stream) {
         batch.num_nodes = r.num_nodes();
         batch.num_edges = r.num_edges();
         batch.num_seeds = r.num_seeds();
-        if (r.num_nodes_per_hop_size() != layout_.num_hops + 1 || r.num_edges_per_hop_size() != layout_.num_hops)
+        if (r.num_nodes_per_hop_size() != group.layout.num_hops + 1 ||
+            r.num_edges_per_hop_size() != group.layout.num_hops)
           return absl::InternalError("gnnd sent per-hop counts that do not match the session's hops");
-        hop_counts_.resize(opened_.num_slots());
+        hop_counts_.resize(num_slots());
         hop_counts_[r.slot()] = {{r.num_nodes_per_hop().begin(), r.num_nodes_per_hop().end()},
                                  {r.num_edges_per_hop().begin(), r.num_edges_per_hop().end()}};
       }
-      GNND_RETURN_IF_ERROR(CheckBatchCounts(schema_, {r.counts().data(), static_cast<size_t>(r.counts_size())}));
-      counts_.resize(opened_.num_slots());
+      const std::span<const int64_t> counts(r.counts().data(), static_cast<size_t>(r.counts_size()));
+      GNND_RETURN_IF_ERROR(CheckBatchCounts(group.schema, counts));
+      if (FirstArrayOverflowing(group.schema, counts) >= 0) {
+        return absl::InternalError("gnnd gave out a batch with more rows than its slot holds");
+      }
+      counts_.resize(num_slots());
       counts_[r.slot()].assign(r.counts().begin(), r.counts().end());
-      input_ids_.resize(opened_.num_slots());
+      input_ids_.resize(num_slots());
       input_ids_[r.slot()].assign(r.input_id().begin(), r.input_id().end());
 #if GNND_WITH_CUDA
       if (device_ >= 0) {
         const ScopedDevice current(device_);
         GNND_RETURN_IF_ERROR(current.status());
         GNND_CUDA(cudaStreamWaitEvent(static_cast<cudaStream_t>(cuda_stream),
-                                      static_cast<cudaEvent_t>(ready_events_[r.slot()]), 0),
+                                      static_cast<cudaEvent_t>(group.ready_events[r.slot() - group.first_slot]), 0),
                   "order the trainer's stream after the batch");
       }
 #else
@@ -390,10 +427,12 @@ absl::Status Session::Release(int slot, void* cuda_stream) {
   if (!failed_.ok()) return failed_;
   if (closed_) return absl::FailedPreconditionError("the session is closed");
 #if GNND_WITH_CUDA
-  if (device_ >= 0 && slot >= 0 && slot < static_cast<int>(consumed_events_.size())) {
+  if (device_ >= 0 && slot >= 0 && slot < num_slots()) {
+    const SlotGroup& group = GroupOf(slot);
     const ScopedDevice current(device_);
     GNND_RETURN_IF_ERROR(current.status());
-    GNND_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(consumed_events_[slot]), static_cast<cudaStream_t>(cuda_stream)),
+    GNND_CUDA(cudaEventRecord(static_cast<cudaEvent_t>(group.consumed_events[slot - group.first_slot]),
+                              static_cast<cudaStream_t>(cuda_stream)),
               "record the slot as consumed");
   }
 #else
@@ -419,17 +458,18 @@ void Session::Close() {
   const bool ended = closed_;
   closed_ = true;
   if (ended || call_ == nullptr) {  // never opened, or the call already finished (Broken)
-    mapping_.reset();
+    groups_.clear();
     return;
   }
-  auto end = [call = call_] { call->End(); };
-  if (mapping_ != nullptr && device_ >= 0) {
-    mapping_->then_ = std::move(end);  // gnnd frees the slots once they are unmapped here
-    mapping_.reset();
+  if (device_ >= 0 && !groups_.empty()) {
+    // gnnd frees the slots once every mapping of them here is gone: the last one ends the session.
+    std::shared_ptr<void> end(nullptr, [call = call_](void*) { call->End(); });
+    for (SlotGroup& g : groups_) g.mapping->then_ = end;
+    groups_.clear();
     return;
   }
-  end();
-  mapping_.reset();
+  call_->End();
+  groups_.clear();
 }
 
 void Session::Call::End() {

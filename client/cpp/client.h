@@ -38,9 +38,10 @@ class SlotMapping {
   void* base_ = nullptr;
   size_t bytes_ = 0;
   int device_ = -1;
-  // Runs once the slots are unmapped: a GPU session's end at gnnd, which may free the slots only then
-  // (freeing an exported allocation that another process still has open is undefined).
-  std::function<void()> then_;
+  // Let go of after the slots are unmapped; the last of a session's mappings to go runs a GPU session's end
+  // at gnnd, which may free the slots only then (freeing an exported allocation that another process still
+  // has open is undefined).
+  std::shared_ptr<void> then_;
 };
 
 class Client {
@@ -105,23 +106,28 @@ class Session {
 
   const v1::SessionOpened& opened() const { return opened_; }
   int64_t steps_per_epoch() const { return opened_.steps_per_epoch(); }
-  int num_slots() const { return opened_.num_slots(); }
+  // The slots so far: a session opened with slots_may_grow may add some (their indices go on from these)
+  // when a batch needs more rows than its slots hold; Next() maps them before it gives out a batch there.
+  int num_slots() const { return groups_.back().first_slot + opened_.num_slots(); }
   // A session of a homogeneous dataset: its batches have the canonical layout (common/batch/batch.h), and
   // SlotView, capacity, hop_counts and Batch::view describe them. A typed session's batches are read by
   // schema() alone.
   bool homogeneous() const { return opened_.has_layout(); }
   // The arrays of `slot` (in [0, num_slots())) at the slot's capacity(), where every batch given out in it
   // lies for the whole session; device pointers for a GPU session (device() >= 0). Homogeneous sessions.
-  BatchView SlotView(int slot) const {
-    return BatchView::At(static_cast<std::byte*>(mapping_->base()) + slot * layout_.total_bytes, layout_);
-  }
-  const BatchCapacity& capacity() const { return layout_.capacity; }
+  BatchView SlotView(int slot) const { return BatchView::At(SlotBase(slot), GroupOf(slot).layout); }
+  const BatchCapacity& capacity() const { return groups_.back().layout.capacity; }
   // The batch as data (common/batch/batch_schema.h): array i of slot s starts at SlotBase(s) +
-  // schema().arrays[i].offset and holds counts(s)[arrays[i].count] rows of the batch last given out there.
-  const BatchSchema& schema() const { return schema_; }
-  void* SlotBase(int slot) const { return static_cast<std::byte*>(mapping_->base()) + slot * schema_.slot_bytes; }
-  // The slots' mapping, for a view that must keep them readable for as long as it lives (null once closed).
-  std::shared_ptr<const SlotMapping> mapping() const { return mapping_; }
+  // slot_schema(s).arrays[i].offset and holds counts(s)[arrays[i].count] rows of the batch last given out
+  // there. Every slot's schema has the same arrays and counts; added slots have their own offsets and rows.
+  const BatchSchema& schema() const { return groups_.back().schema; }
+  const BatchSchema& slot_schema(int slot) const { return GroupOf(slot).schema; }
+  void* SlotBase(int slot) const {
+    const SlotGroup& g = GroupOf(slot);
+    return static_cast<std::byte*>(g.mapping->base()) + (slot - g.first_slot) * g.schema.slot_bytes;
+  }
+  // The mapping of `slot`, for a view that must keep it readable for as long as it lives (null once closed).
+  std::shared_ptr<const SlotMapping> mapping(int slot) const { return GroupOf(slot).mapping; }
   // The count values of the batch last given out in `slot` (schema().counts' order); null if none.
   const std::vector<int64_t>* counts(int slot) const {
     return slot >= 0 && slot < static_cast<int>(counts_.size()) && !counts_[slot].empty() ? &counts_[slot] : nullptr;
@@ -149,26 +155,40 @@ class Session {
     // Half-closes and waits (up to kCloseTimeout) for gnnd to end the session; once.
     void End();
   };
+  // The slots gnnd described in one SessionOpened (the first ones, or added ones): slots first_slot ..
+  // first_slot + num_slots - 1.
+  struct SlotGroup {
+    int first_slot = 0;
+    BatchSchema schema;
+    BatchLayout layout;  // homogeneous sessions
+    std::shared_ptr<SlotMapping> mapping;
+    std::vector<void*> ready_events, consumed_events;  // cudaEvent_t, opened from IPC handles
+  };
+  const SlotGroup& GroupOf(int slot) const {
+    size_t g = groups_.size() - 1;
+    while (g > 0 && slot < groups_[g].first_slot) --g;
+    return groups_[g];
+  }
   Session() = default;
+  // Checks and maps the slots `described` describes (`first` of them: the first ones) as a new group.
+  absl::Status AddGroup(const v1::SessionOpened& described, bool first);
   absl::Status Broken(absl::string_view what);
   // Why the session could not be attached: gnnd's own end status where it ended the session (a first
   // batch that failed, say), else `failure`.
   absl::Status AttachFailed(absl::Status failure);
-  absl::Status MapGpuSlots(int device);
-  absl::Status MapCpuSlots();
+  absl::Status MapGpuSlots(const v1::SessionOpened& described, SlotGroup& group);
+  absl::Status MapCpuSlots(const v1::SessionOpened& described, SlotGroup& group);
   void DestroyEvents();
 
   std::string address_;
   std::shared_ptr<Call> call_;
   v1::SessionOpened opened_;
-  BatchLayout layout_;
-  BatchSchema schema_;
-  std::shared_ptr<SlotMapping> mapping_;
-  int device_ = -1;                                    // GPU sessions: the CUDA device of the slots
-  std::vector<void*> ready_events_, consumed_events_;  // cudaEvent_t, opened from IPC handles
-  std::vector<HopCounts> hop_counts_;                  // per slot
-  std::vector<std::vector<int64_t>> counts_;           // per slot
-  std::vector<std::vector<int64_t>> input_ids_;        // per slot
+  std::vector<SlotGroup> groups_;                // never empty once opened
+  bool slots_may_grow_ = false;                  // asked for (OpenSession.slots_may_grow)
+  int device_ = -1;                              // GPU sessions: the CUDA device of the slots
+  std::vector<HopCounts> hop_counts_;            // per slot
+  std::vector<std::vector<int64_t>> counts_;     // per slot
+  std::vector<std::vector<int64_t>> input_ids_;  // per slot
   absl::Status failed_;
   bool closed_ = false;
 };

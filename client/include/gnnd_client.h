@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 9
+#define GNND_API_VERSION_MINOR 10
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -155,6 +155,12 @@ typedef struct gnnd_session_options {
   /* API 1.8: seed_ids made from a boolean mask over the seed type's nodes: the mask's length, refused unless
    * it is that type's node count (0: the ids were given as ids). */
   int64_t seed_mask_length;
+  /* API 1.10: nonzero: the caller takes slots added while the session runs. gnnd then sizes the slots' feature
+   * rows by the batches it samples (far smaller than the bound for a typed graph), and when a batch needs
+   * more it adds larger slots: that batch and the ones after it come in slots numbered from the
+   * gnnd_session_slots() seen before on (view each new slot when a batch first names it); batches are the
+   * same as without. Slot indices are never reused. */
+  int32_t slots_may_grow;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
@@ -162,7 +168,7 @@ typedef struct gnnd_session_options {
 #define GNND_SESSION_OPTIONS_INIT                                                                                     \
   {                                                                                                                   \
     sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, NULL, \
-        NULL, 0, 0, NULL, NULL, 0, NULL, 0                                                                            \
+        NULL, 0, 0, NULL, NULL, 0, NULL, 0, 0                                                                         \
   }
 
 typedef struct gnnd_client gnnd_client;
@@ -191,7 +197,8 @@ GNND_API gnnd_status gnnd_release_batch(gnnd_session* session, int32_t slot);
  * the slot's "consumed" event on the stream, so gnnd overwrites it only after the work queued there. */
 GNND_API gnnd_status gnnd_next_batch_on_stream(gnnd_session* session, void* cuda_stream, gnnd_batch* out);
 GNND_API gnnd_status gnnd_release_batch_on_stream(gnnd_session* session, int32_t slot, void* cuda_stream);
-/* API 1.2: the number of slots the session's batches come in (-1 for a null session). */
+/* API 1.2: the number of slots the session's batches come in so far (more once slots are added: API 1.10,
+ * slots_may_grow); -1 for a null session. */
 GNND_API int32_t gnnd_session_slots(const gnnd_session* session);
 /* API 1.2: the arrays of `slot` (0 <= slot < gnnd_session_slots) at the slot's capacity: shape[0] is the
  * most rows a batch there can have. They stay at these addresses for the whole session, so a caller can

@@ -74,7 +74,7 @@ BatchLayout BatchLayout::Make(const BatchCapacity& capacity, int num_hops, size_
   l.edge_src = place(sizeof(int32_t) * capacity.max_edges);
   l.edge_dst = place(sizeof(int32_t) * capacity.max_edges);
   l.num_edges_per_hop = place(sizeof(int32_t) * num_hops);
-  l.features = place(feature_row_bytes * capacity.max_nodes);
+  l.features = place(feature_row_bytes * capacity.feature_rows());
   l.labels = place(sizeof(int64_t) * capacity.max_seeds);
   l.total_bytes = at;
   return l;
@@ -97,6 +97,7 @@ BatchView BatchView::At(void* base, const BatchLayout& layout) {
   v.num_edges_per_hop = reinterpret_cast<int32_t*>(bytes + layout.num_edges_per_hop);
   v.features = bytes + layout.features;
   v.labels = reinterpret_cast<int64_t*>(bytes + layout.labels);
+  v.feature_rows = layout.capacity.feature_rows();
   return v;
 }
 

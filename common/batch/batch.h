@@ -42,6 +42,10 @@ struct BatchCapacity {
   int64_t max_nodes = 0;
   int64_t max_edges = 0;
   std::vector<HopBound> hops;  // one per fanout
+  // Rows of features a slot holds: -1 for max_nodes (the bound), less when the slots are sized by the
+  // batches a session samples (OpenSession.slots_may_grow).
+  int64_t max_feature_rows = -1;
+  int64_t feature_rows() const { return max_feature_rows < 0 ? max_nodes : max_feature_rows; }
 };
 // Fails when a batch could outgrow the int32 local indices.
 absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
@@ -96,6 +100,7 @@ struct BatchView {
   int32_t* num_edges_per_hop = nullptr;
   void* features = nullptr;
   int64_t* labels = nullptr;
+  int64_t feature_rows = 0;  // rows `features` holds (a batch with more nodes has none of its rows there)
 
   static BatchView At(void* base, const BatchLayout& layout);
   int64_t num_seeds() const { return num_nodes_per_hop[0]; }

@@ -21,6 +21,7 @@ v1::SlotLayout SlotLayoutToProto(const BatchLayout& layout) {
   l.set_max_seeds(layout.capacity.max_seeds);
   l.set_num_hops(layout.num_hops);
   l.set_feature_row_bytes(layout.feature_row_bytes);
+  if (layout.capacity.max_feature_rows >= 0) l.set_max_feature_rows(layout.capacity.max_feature_rows);
   return l;
 }
 
@@ -29,7 +30,11 @@ absl::StatusOr<BatchLayout> SlotLayoutFromProto(const v1::SlotLayout& l) {
     return absl::InvalidArgumentError(absl::StrCat("slot layout: ", l.num_hops(), " hops, ", l.max_nodes(), " nodes, ",
                                                    l.max_edges(), " edges, ", l.max_seeds(), " seeds"));
   }
+  if (l.has_max_feature_rows() && (l.max_feature_rows() < 0 || l.max_feature_rows() > l.max_nodes())) {
+    return absl::InvalidArgumentError(absl::StrCat("slot layout: ", l.max_feature_rows(), " feature rows"));
+  }
   BatchCapacity capacity{l.max_seeds(), l.max_nodes(), l.max_edges(), {}};
+  if (l.has_max_feature_rows()) capacity.max_feature_rows = l.max_feature_rows();
   BatchLayout layout = BatchLayout::Make(capacity, l.num_hops(), l.feature_row_bytes());
   // The offsets are a pure function of the capacities: what gnnd sent must be what they give.
   if (layout.total_bytes != l.slot_bytes() || layout.node_ids != l.node_ids() ||
@@ -72,6 +77,7 @@ v1::BatchSchema BatchSchemaToProto(const BatchSchema& schema) {
     for (int64_t d : a.row_shape) out.add_row_shape(d);
     out.set_count(a.count);
     out.set_offset(a.offset);
+    if (a.rows >= 0) out.set_rows(a.rows);
   }
   p.set_slot_bytes(schema.slot_bytes);
   return p;
@@ -108,6 +114,8 @@ absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& p) {
     out.dtype = *dtype;
     out.count = a.count();
     out.offset = a.offset();
+    if (a.rows() < 0 || a.rows() > p.capacity(a.count())) return bad(absl::StrCat(where, ": rows ", a.rows()));
+    if (a.rows() > 0) out.rows = a.rows();
     // The array at its capacity must lie inside the slot; every product checked for overflow.
     uint64_t bytes = DTypeSize(*dtype);
     for (int64_t d : a.row_shape()) {
@@ -117,7 +125,7 @@ absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& p) {
       out.row_shape.push_back(d);
     }
     uint64_t end = 0;
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(p.capacity(a.count())), &bytes) ||
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(s.Rows(i)), &bytes) ||
         __builtin_add_overflow(bytes, a.offset(), &end) || end > s.slot_bytes) {
       return bad(absl::StrCat(where, ": does not fit in a slot of ", s.slot_bytes, " bytes"));
     }

@@ -45,7 +45,14 @@ BatchSchema HomogeneousBatchSchema(const BatchLayout& layout, int64_t feature_di
       {kBatchArrayNames[2], DType::kInt32, {}, kEdges, layout.edge_src},
       {kBatchArrayNames[3], DType::kInt32, {}, kEdges, layout.edge_dst},
       {kBatchArrayNames[4], DType::kInt32, {}, kEdgeHops, layout.num_edges_per_hop},
-      {kBatchArrayNames[5], feature_dtype, {feature_dim}, kNodes, layout.features},
+      {kBatchArrayNames[5],
+       feature_dtype,
+       {feature_dim},
+       kNodes,
+       layout.features,
+       layout.capacity.max_feature_rows >= 0 && layout.capacity.max_feature_rows < layout.capacity.max_nodes
+           ? layout.capacity.max_feature_rows
+           : -1},
       {kBatchArrayNames[6], DType::kInt64, {}, kSeeds, layout.labels},
   };
   s.arrays.assign(std::begin(arrays), std::end(arrays));
@@ -78,6 +85,14 @@ absl::Status CheckBatchCounts(const BatchSchema& schema, std::span<const int64_t
     }
   }
   return absl::OkStatus();
+}
+
+int FirstArrayOverflowing(const BatchSchema& schema, std::span<const int64_t> counts) {
+  for (size_t i = 0; i < schema.arrays.size(); ++i) {
+    const BatchArraySchema& a = schema.arrays[i];
+    if (a.rows >= 0 && counts[a.count] > a.rows) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 uint64_t BatchBytes(const BatchSchema& schema, std::span<const int64_t> counts) {

@@ -21,6 +21,8 @@ struct BatchArraySchema {
   std::vector<int64_t> row_shape;  // empty: one element per row
   int count = 0;                   // index into BatchSchema::counts: its value is the number of rows
   uint64_t offset = 0;             // bytes from the slot's start
+  int64_t rows = -1;               // rows the slot holds: -1 for its count's capacity (less: features of
+                                   // slots sized by the batches, OpenSession.slots_may_grow)
 
   size_t row_bytes() const;
 };
@@ -34,6 +36,11 @@ struct BatchSchema {
   // The position of the array or count named `name`, or -1.
   int ArrayNamed(std::string_view name) const;
   int CountNamed(std::string_view name) const;
+  // The rows a slot holds of array `index`.
+  int64_t Rows(int index) const {
+    const BatchArraySchema& a = arrays[index];
+    return a.rows >= 0 ? a.rows : capacity[a.count];
+  }
 };
 
 // Bounds on what a schema from the wire may hold.
@@ -51,6 +58,9 @@ std::vector<int64_t> HomogeneousBatchCounts(std::span<const int32_t> nodes_per_h
 
 // Checks a batch's count values against the schema (their number, 0 <= value <= capacity).
 absl::Status CheckBatchCounts(const BatchSchema& schema, std::span<const int64_t> counts);
+// The first array whose slot holds fewer rows than the batch with these counts has (its slot rows are then
+// not all written), or -1: the batch fits its slot.
+int FirstArrayOverflowing(const BatchSchema& schema, std::span<const int64_t> counts);
 // The bytes of a batch's arrays: each array's rows (its count's value) times its row's bytes.
 uint64_t BatchBytes(const BatchSchema& schema, std::span<const int64_t> counts);
 

@@ -146,10 +146,9 @@ absl::Status SetSlotsAndSchedule(const v1::OpenSession& request, const SlotLimit
   return absl::OkStatus();
 }
 
-// The slots' bytes within the limit.
-absl::Status CheckSlotBytes(SessionShape& shape, const SlotLimits& limits) {
-  shape.slot_bytes = shape.schema.slot_bytes * shape.num_slots;
-  if (shape.slot_bytes > limits.max_session_bytes) {
+// The slots' bytes within the limit (slots sized by the batches are checked once sized, by the session).
+absl::Status CheckSlotBytes(const v1::OpenSession& request, SessionShape& shape, const SlotLimits& limits) {
+  if (!request.slots_may_grow() && shape.slot_bytes > limits.max_session_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("open: the session needs ", shape.slot_bytes, " bytes of slots (",
                                                    shape.num_slots, " x ", shape.schema.slot_bytes,
                                                    "), over the limit of ", limits.max_session_bytes,
@@ -262,29 +261,72 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
     t.sampling = TypedLinkSampling(spec, graph.schema, request.batch_size());
     GNND_RETURN_IF_ERROR(InField(CheckTypedSamplingSpec(t.sampling, graph.schema), "open."));
     GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
-    GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(t.sampling, graph.schema, max_in_degrees));
-    t.layout = TypedBatchLayout::Make(capacity, t.sampling, graph.schema);
-    link.layout = LinkBatchLayout::Make(t.layout.total_bytes, request.batch_size(), spec, labeled);
-    shape.schema = TypedLinkBatchSchema(link.layout, t.layout, graph.schema, spec.relation);
-    GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
+    GNND_ASSIGN_OR_RETURN(t.layout.capacity, ComputeTypedCapacity(t.sampling, graph.schema, max_in_degrees));
+    link.layout.max_positives = request.batch_size();
+    link.layout.labeled = labeled;
+    LayOutSlots(graph, shape);
+    GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
     return shape;
   }
   shape.sampling = {MaxLinkSeeds(request.batch_size(), spec.negatives), spec.fanouts};
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
-  GNND_ASSIGN_OR_RETURN(
-      const BatchCapacity capacity,
-      ComputeBatchCapacity(shape.sampling, graph.num_nodes(), graph.manifest.num_edges(), max_in_degrees.at(0)));
-  const NodeTypeSchema& nodes = graph.schema.node_types[0];
-  shape.layout = BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()),
-                                   nodes.features >= 0 ? nodes.feature_row_bytes() : 0);
-  link.layout = LinkBatchLayout::Make(shape.layout, request.batch_size(), spec, labeled);
-  shape.schema = LinkBatchSchema(link.layout, nodes.features >= 0 ? nodes.feature_dim : 0, nodes.feature_dtype);
-  GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
+  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.num_nodes(),
+                                                                    graph.manifest.num_edges(), max_in_degrees.at(0)));
+  shape.layout.num_hops = static_cast<int>(spec.fanouts.size());
+  link.layout.max_positives = request.batch_size();
+  link.layout.labeled = labeled;
+  LayOutSlots(graph, shape);
+  GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;
 }
 
 }  // namespace
+
+void LayOutSlots(const GraphData& graph, SessionShape& shape) {
+  const DatasetSchema& schema = graph.schema;
+  if (shape.typed) {
+    TypedShape& t = *shape.typed;
+    t.layout = TypedBatchLayout::Make(t.layout.capacity, t.sampling, schema);
+    if (shape.link) {
+      LinkShape& link = *shape.link;
+      link.layout =
+          LinkBatchLayout::Make(t.layout.total_bytes, link.layout.max_positives, link.sampling, link.layout.labeled);
+      shape.schema = TypedLinkBatchSchema(link.layout, t.layout, schema, link.sampling.relation);
+    } else {
+      shape.schema = TypedBatchSchema(t.layout, schema);
+    }
+  } else {
+    const NodeTypeSchema& nodes = schema.node_types[0];
+    const bool features = nodes.features >= 0;
+    shape.layout =
+        BatchLayout::Make(shape.layout.capacity, shape.layout.num_hops, features ? nodes.feature_row_bytes() : 0);
+    if (shape.link) {
+      LinkShape& link = *shape.link;
+      link.layout = LinkBatchLayout::Make(shape.layout, link.layout.max_positives, link.sampling, link.layout.labeled);
+      shape.schema = LinkBatchSchema(link.layout, features ? nodes.feature_dim : 0, nodes.feature_dtype);
+    } else {
+      shape.schema = HomogeneousBatchSchema(shape.layout, nodes.feature_dim, nodes.feature_dtype);
+    }
+  }
+  shape.slot_bytes = shape.schema.slot_bytes * shape.num_slots;
+}
+
+std::vector<int64_t> MaxNodesPerType(const SessionShape& shape) {
+  return shape.typed ? shape.typed->layout.capacity.max_nodes : std::vector<int64_t>{shape.layout.capacity.max_nodes};
+}
+
+void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, SessionShape& shape) {
+  const std::vector<int64_t> bound = MaxNodesPerType(shape);
+  std::vector<int64_t> capped(bound.size());
+  for (size_t t = 0; t < bound.size(); ++t) capped[t] = std::clamp<int64_t>(rows[t], 0, bound[t]);
+  if (shape.typed) {
+    shape.typed->layout.capacity.feature_rows = capped;
+  } else {
+    shape.layout.capacity.max_feature_rows = capped[0];
+  }
+  LayOutSlots(graph, shape);
+}
 
 std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& graph, std::vector<int64_t>& made) {
   if (shape.split_array == kAllNodesSplit) {
@@ -337,11 +379,9 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
     GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
     GNND_RETURN_IF_ERROR(check_schedule());
     GNND_ASSIGN_OR_RETURN(
-        const BatchCapacity capacity,
+        shape.layout.capacity,
         ComputeBatchCapacity(shape.sampling, graph.num_nodes(), graph.manifest.num_edges(), max_in_degrees.at(0)));
-    shape.layout =
-        BatchLayout::Make(capacity, static_cast<int>(shape.sampling.fanouts.size()), seed_type.feature_row_bytes());
-    shape.schema = HomogeneousBatchSchema(shape.layout, seed_type.feature_dim, seed_type.feature_dtype);
+    shape.layout.num_hops = static_cast<int>(shape.sampling.fanouts.size());
   } else {
     TypedShape& t = shape.typed.emplace();
     t.sampling.batch_size = request.batch_size();
@@ -350,11 +390,10 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
     GNND_ASSIGN_OR_RETURN(t.sampling.fanouts, TypedFanouts(request, schema));
     GNND_RETURN_IF_ERROR(InField(CheckTypedSamplingSpec(t.sampling, schema), "open."));
     GNND_RETURN_IF_ERROR(check_schedule());
-    GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity, ComputeTypedCapacity(t.sampling, schema, max_in_degrees));
-    t.layout = TypedBatchLayout::Make(capacity, t.sampling, schema);
-    shape.schema = TypedBatchSchema(t.layout, schema);
+    GNND_ASSIGN_OR_RETURN(t.layout.capacity, ComputeTypedCapacity(t.sampling, schema, max_in_degrees));
   }
-  GNND_RETURN_IF_ERROR(CheckSlotBytes(shape, limits));
+  LayOutSlots(graph, shape);
+  GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;
 }
 

@@ -62,7 +62,15 @@ inline constexpr int kAllNodesSplit = -2;
 // type, made into `made` (which must outlive the span).
 std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& graph, std::vector<int64_t>& made);
 
-// `max_in_degrees`: per relation (GraphData::MaxInDegrees).
+// `shape`'s layouts (from their capacities), schema and slot_bytes.
+void LayOutSlots(const GraphData& graph, SessionShape& shape);
+// Each node type's bound on a batch's nodes (the layouts' max_nodes).
+std::vector<int64_t> MaxNodesPerType(const SessionShape& shape);
+// `shape` laid out again with rows[t] rows of node type t's features in a slot (at most its bound).
+void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, SessionShape& shape);
+
+// `max_in_degrees`: per relation (GraphData::MaxInDegrees). With open.slots_may_grow the slots' bytes are
+// not checked against the limit here (the session checks them once sized by its batches).
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits);
 

@@ -36,6 +36,9 @@ class EpochSeeds {
   EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& spec, uint64_t epoch);
 
   int64_t num_steps() const { return num_steps_; }
+  // The step production starts at: 0, or where a session made its epoch again in larger slots.
+  int64_t first_step() const { return first_step_; }
+  void set_first_step(int64_t step) { first_step_ = step; }
   // The seeds of `step` (0 <= step < num_steps()).
   std::span<const int64_t> batch(int64_t step) const;
   // All of this rank's seeds for the epoch, in order (batch(step) is a slice of it).
@@ -49,7 +52,7 @@ class EpochSeeds {
  private:
   std::vector<int64_t> ids_;        // this rank's seeds, in order
   std::vector<int64_t> positions_;  // their positions in the split
-  int64_t batch_size_ = 1, num_steps_ = 0;
+  int64_t batch_size_ = 1, num_steps_ = 0, first_step_ = 0;
   int32_t rank_ = 0, world_size_ = 1;
 };
 

@@ -28,6 +28,7 @@ TypedBatchLayout AsTypedLayout(const BatchLayout& layout) {
   typed.capacity.max_nodes = {c.max_nodes};
   typed.capacity.max_edges = {c.max_edges};
   typed.capacity.max_seeds = c.max_seeds;
+  if (c.max_feature_rows >= 0) typed.capacity.feature_rows = {c.max_feature_rows};
   for (const HopBound& hop : c.hops) typed.capacity.hops.push_back({{hop.frontier}, {hop.edges}});
   typed.types.push_back(
       {layout.node_ids, layout.num_nodes_per_hop, layout.features, layout.labels, layout.feature_row_bytes});
@@ -39,7 +40,7 @@ TypedBatchLayout AsTypedLayout(const BatchLayout& layout) {
 TypedBatchView AsTypedView(const BatchView& view) {
   TypedBatchView typed;
   typed.num_hops = view.num_hops;
-  typed.types.push_back({view.node_ids, view.num_nodes_per_hop, view.features, view.labels});
+  typed.types.push_back({view.node_ids, view.num_nodes_per_hop, view.features, view.labels, view.feature_rows});
   typed.relations.push_back({view.edge_src, view.edge_dst, view.num_edges_per_hop});
   return typed;
 }
@@ -162,7 +163,7 @@ TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const Typ
     a.num_nodes_per_hop = place(sizeof(int32_t) * (l.num_hops + 1));
     if (type.features >= 0) {
       a.feature_row_bytes = type.feature_row_bytes();
-      a.features = place(a.feature_row_bytes * nodes);
+      a.features = place(a.feature_row_bytes * static_cast<size_t>(capacity.FeatureRows(t)));
     }
     if (static_cast<int>(t) == spec.seed_type && type.labels >= 0) {
       a.labels = place(sizeof(int64_t) * capacity.max_seeds);
@@ -183,11 +184,13 @@ TypedBatchView TypedBatchView::At(void* base, const TypedBatchLayout& layout) {
   auto* bytes = static_cast<std::byte*>(base);
   TypedBatchView v;
   v.num_hops = layout.num_hops;
-  for (const TypedBatchLayout::TypeArrays& a : layout.types) {
+  for (size_t t = 0; t < layout.types.size(); ++t) {
+    const TypedBatchLayout::TypeArrays& a = layout.types[t];
     v.types.push_back({reinterpret_cast<int64_t*>(bytes + a.node_ids),
                        reinterpret_cast<int32_t*>(bytes + a.num_nodes_per_hop),
                        a.features == SIZE_MAX ? nullptr : bytes + a.features,
-                       a.labels == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.labels)});
+                       a.labels == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.labels),
+                       layout.capacity.FeatureRows(t)});
   }
   for (const TypedBatchLayout::RelationArrays& a : layout.relations) {
     v.relations.push_back({reinterpret_cast<int32_t*>(bytes + a.edge_src),
@@ -228,7 +231,9 @@ BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema
     s.arrays.push_back({name + ".num_nodes_per_hop", DType::kInt32, {}, node_hops, a.num_nodes_per_hop});
     if (a.features != SIZE_MAX) {
       const NodeTypeSchema& type = schema.node_types[t];
-      s.arrays.push_back({name + ".features", type.feature_dtype, {type.feature_dim}, nodes, a.features});
+      const int64_t rows = layout.capacity.FeatureRows(t);
+      s.arrays.push_back(
+          {name + ".features", type.feature_dtype, {type.feature_dim}, nodes, a.features, rows < cap ? rows : -1});
     }
     if (static_cast<int>(t) == layout.seed_type) {
       const int seeds = count(name + ".seeds", layout.capacity.max_seeds);

@@ -46,6 +46,10 @@ struct TypedCapacity {
   std::vector<int64_t> max_nodes;  // per node type
   std::vector<int64_t> max_edges;  // per relation
   int64_t max_seeds = 0;
+  // Per node type, the rows of its features a slot holds: empty for max_nodes (the bound), less when the
+  // slots are sized by the batches a session samples (OpenSession.slots_may_grow).
+  std::vector<int64_t> feature_rows;
+  int64_t FeatureRows(size_t type) const { return feature_rows.empty() ? max_nodes[type] : feature_rows[type]; }
   // Per hop: each type's frontier (nodes it expands) and each relation's edges, at most (what a GPU
   // launch covers).
   struct Hop {
@@ -85,6 +89,7 @@ struct TypedBatchView {
     int32_t* num_nodes_per_hop = nullptr;
     void* features = nullptr;   // null: the type has no features
     int64_t* labels = nullptr;  // null but for the seed type
+    int64_t feature_rows = 0;   // rows `features` holds (a batch with more nodes has none of its rows there)
   };
   struct Relation {
     int32_t* edge_src = nullptr;

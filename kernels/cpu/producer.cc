@@ -36,6 +36,7 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
       on_ready_(std::move(on_ready)) {
   for (int i = num_slots - 1; i >= 0; --i) free_slots_.push_back(i);
   for (int i = 0; i < std::max(max_parallel, 1); ++i) free_samplers_.push_back(i);
+  next_to_claim_ = next_to_deliver_ = next_to_plan_ = next_to_prefetch_ = seeds_.first_step();
   if (stages_ != nullptr) {
     for (int i = std::max(stages_->window, 1) - 1; i >= 0; --i) free_entries_.push_back(i);
   }
@@ -204,6 +205,13 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
     }
     const TypedBatchView& batch = slots[slot];
     CopyTypedBatchGraph(ring->views[entry], batch);
+    for (size_t t = 0; t < caches.size(); ++t) {
+      if (batch.types[t].features != nullptr && batch.num_nodes(t) > batch.types[t].feature_rows) {
+        withdraw(tickets);  // more rows than the slot holds: not delivered (the session adds larger slots)
+        finish(entry, slot);
+        return SecondsSince(start);
+      }
+    }
     absl::Status status;
     thread_local std::vector<int64_t> scratch;  // gathers run on several workers at once
     for (size_t t = 0; t < caches.size(); ++t) {

@@ -155,7 +155,8 @@ void CpuSampler::GatherFeatures(const TypedBatchView& out) const {
     const size_t row = type.feature_row_bytes();
     const auto* features = static_cast<const std::byte*>(graph_.arrays.data[type.features]);
     auto* dst = static_cast<std::byte*>(view.features);
-    const int64_t n = out.num_nodes(static_cast<int>(t));
+    // A batch larger than its slot's rows (slots sized by the batches) gets what fits: it is not delivered.
+    const int64_t n = std::min(out.num_nodes(static_cast<int>(t)), view.feature_rows);
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * row, features + view.node_ids[i] * row, row);
   }
 }

@@ -352,7 +352,8 @@ absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
     if (view.types[t].features != nullptr) {
       const RowSource rows{static_cast<const char*>(graph_.types[t].features), type.num_nodes, type.feature_row_bytes(),
                            graph_.types[t].hot};
-      GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &state_->num_nodes[t], layout_.capacity.max_nodes[t],
+      // Rows past the slot's (slots sized by the batches) are not written: such a batch is not delivered.
+      GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &state_->num_nodes[t], layout_.capacity.FeatureRows(t),
                                       rows, gather_, view.types[t].features, stream));
     }
     if (view.types[t].labels != nullptr) {

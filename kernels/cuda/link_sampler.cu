@@ -45,7 +45,8 @@ int64_t ExcludedPositions(const GraphData& graph, int relation, const EdgeExclus
 absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const GraphData& host,
                                                                          const DeviceGraph& device,
                                                                          const LinkSamplingSpec& spec, uint64_t seed,
-                                                                         int64_t max_positives, int ways) {
+                                                                         int64_t max_positives, int ways,
+                                                                         std::span<const int64_t> feature_rows) {
   GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, host.schema, ""));
   auto s = std::unique_ptr<CudaLinkSampler>(new CudaLinkSampler());
   s->host_ = &host;
@@ -59,15 +60,16 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
   GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, host.schema));
   TypedBatchLayout layout;
   if (host.schema.format_version == 1) {  // the homogeneous link layout's graph arrays (LinkBatchLayout::graph)
-    GNND_ASSIGN_OR_RETURN(const BatchCapacity capacity,
+    GNND_ASSIGN_OR_RETURN(BatchCapacity capacity,
                           ComputeBatchCapacity({MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts},
                                                host.num_nodes(), host.manifest.num_edges(), host.MaxInDegree()));
+    if (!feature_rows.empty()) capacity.max_feature_rows = feature_rows[0];
     s->homogeneous_layout_ =
         BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()), FeatureRowBytes(host.manifest));
     layout = AsTypedLayout(*s->homogeneous_layout_);
   } else {
-    GNND_ASSIGN_OR_RETURN(const TypedCapacity capacity,
-                          ComputeTypedCapacity(sampling, host.schema, host.MaxInDegrees()));
+    GNND_ASSIGN_OR_RETURN(TypedCapacity capacity, ComputeTypedCapacity(sampling, host.schema, host.MaxInDegrees()));
+    capacity.feature_rows.assign(feature_rows.begin(), feature_rows.end());
     layout = TypedBatchLayout::Make(capacity, sampling, host.schema);
   }
   GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, layout, {.use_graphs = false}));

@@ -27,9 +27,11 @@ class CudaLinkSampler {
   // For batches of up to `max_positives` positives of `spec` on `host`'s graph as the current device sees it
   // (`device`, with the CSC in GPU memory or read in place). `ways`: host staging areas, used in turn by the
   // caller (Sample's `way`): a session keeps one per slot, so no upload waits for an earlier batch.
+  // `feature_rows`: per node type, the rows of features the graph arrays hold (empty: the bound).
   static absl::StatusOr<std::unique_ptr<CudaLinkSampler>> Create(const GraphData& host, const DeviceGraph& device,
                                                                  const LinkSamplingSpec& spec, uint64_t seed,
-                                                                 int64_t max_positives, int ways = 1);
+                                                                 int64_t max_positives, int ways = 1,
+                                                                 std::span<const int64_t> feature_rows = {});
   ~CudaLinkSampler();
   CudaLinkSampler(const CudaLinkSampler&) = delete;
   CudaLinkSampler& operator=(const CudaLinkSampler&) = delete;

@@ -2,8 +2,9 @@
 // client and checks every batch, byte for byte, against the reference sampler run here on the same
 // dataset directory.
 //   trainer_check --address unix:/path --dataset NAME --dir DATASET_DIR [--batch-size B] [--fanouts 5,3]
-//                 [--seed S] [--epochs N] [--rank r --world-size W] [--hold-after K]
-// Prints "checked N batches" and exits 0 when every batch matched; 1 on a mismatch, 2 on an error.
+//                 [--seed S] [--epochs N] [--rank r --world-size W] [--hold-after K] [--no-shuffle]
+//                 [--slots-may-grow]
+// Prints "checked N batches in S slots" and exits 0 when every batch matched; 1 on a mismatch, 2 on an error.
 // --hold-after K stops releasing after K batches and sleeps (a trainer that never releases).
 #include <unistd.h>
 
@@ -30,6 +31,8 @@ ABSL_FLAG(int, epochs, 1, "epochs to read");
 ABSL_FLAG(int32_t, rank, 0, "rank");
 ABSL_FLAG(int32_t, world_size, 1, "world size");
 ABSL_FLAG(int64_t, hold_after, -1, "stop releasing after this many batches and sleep");
+ABSL_FLAG(bool, no_shuffle, false, "seeds in split order");
+ABSL_FLAG(bool, slots_may_grow, false, "slots sized by the batches (OpenSession.slots_may_grow)");
 
 namespace gnnd {
 namespace {
@@ -67,6 +70,8 @@ int Run() {
   open.set_seed(absl::GetFlag(FLAGS_seed));
   open.set_rank(absl::GetFlag(FLAGS_rank));
   open.set_world_size(absl::GetFlag(FLAGS_world_size));
+  open.set_no_shuffle(absl::GetFlag(FLAGS_no_shuffle));
+  open.set_slots_may_grow(absl::GetFlag(FLAGS_slots_may_grow));
 
   auto client = client::Client::Connect(absl::GetFlag(FLAGS_address));
   if (!client.ok()) return std::fprintf(stderr, "%s\n", std::string(client.status().message()).c_str()), 2;
@@ -80,8 +85,8 @@ int Run() {
   CpuSampler reference(graph, {.fanouts = fanouts}, open.seed());
   const ArrayId split = *SplitArrayId(open.split());
   std::span<const int64_t> ids(static_cast<const int64_t*>(graph.arrays[split]), ArrayShape(graph.manifest, split)[0]);
-  const SeedScheduleSpec schedule{open.seed(),       true,        false,
-                                  open.batch_size(), open.rank(), std::max(1, open.world_size())};
+  const SeedScheduleSpec schedule{open.seed(),       !open.no_shuffle(), false,
+                                  open.batch_size(), open.rank(),        std::max(1, open.world_size())};
 
   int64_t checked = 0;
   for (int epoch = 0; epoch < absl::GetFlag(FLAGS_epochs); ++epoch) {
@@ -117,7 +122,7 @@ int Run() {
       return 1;
     }
   }
-  std::printf("checked %d batches\n", int(checked));
+  std::printf("checked %d batches in %d slots\n", int(checked), (*session)->num_slots());
   return 0;
 }
 

@@ -61,13 +61,14 @@ def _make_view(session, slot, index, dtype, output):
 
 
 class _SlotViews:
-    """Every slot's arrays, viewed once at the slot's capacity when the loader opens, by the session's batch
-    schema (names, dtypes, the count that sizes each). gnnd keeps a slot's arrays at their addresses for the
-    session, so a batch is a prefix of each view: slicing costs about a µs, wrapping memory tens of µs per
-    array in Python, too much for a trainer's next()."""
+    """Every slot's arrays, viewed once at the slot's capacity (when the loader opens, or when a batch first
+    comes in a slot gnnd added), by the session's batch schema (names, dtypes, the count that sizes each).
+    gnnd keeps a slot's arrays at their addresses for the session, so a batch is a prefix of each view:
+    slicing costs about a µs, wrapping memory tens of µs per array in Python, too much for a trainer's
+    next()."""
 
     def __init__(self, lib, session, output):
-        self._session = session
+        self._lib, self._session, self._output = lib, session, output
         self.arrays, self._edges, self._pairs = [], [], {}
         info = _native.ArrayInfo()
         self.names, self.count_of = [], []  # per array: its name, the index of the count giving its rows
@@ -107,15 +108,25 @@ class _SlotViews:
             self.link_type = next((tuple(n[:-len(".input_id")].split("___")) for n in self.names
                                    if n.endswith(".input_id")), None)
         for slot in range(lib.gnnd_session_slots(session)):
-            arrays = [_native.Array() for _ in self.names]
-            for index, array in enumerate(arrays):
-                _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
-            self.arrays.append(tuple(_make_view(session, slot, index, array.dtype, output)
-                                     for index, array in enumerate(arrays)))
-            prefixes = [""] if self.homogeneous else ["___".join(et) + "." for et in self.edge_types]
-            self._edges.append({prefix: tuple((self.names.index(prefix + name), arrays[self.names.index(prefix + name)])
-                                              for name in ("edge_src", "edge_dst"))
-                                for prefix in prefixes})
+            self._view(slot)
+
+    def _view(self, slot):
+        lib, session = self._lib, self._session
+        arrays = [_native.Array() for _ in self.names]
+        for index, array in enumerate(arrays):
+            _native.check(lib.gnnd_slot_array(session, slot, index, ctypes.byref(array)))
+        self.arrays.append(tuple(_make_view(session, slot, index, array.dtype, self._output)
+                                 for index, array in enumerate(arrays)))
+        prefixes = [""] if self.homogeneous else ["___".join(et) + "." for et in self.edge_types]
+        self._edges.append({prefix: tuple((self.names.index(prefix + name), arrays[self.names.index(prefix + name)])
+                                          for name in ("edge_src", "edge_dst"))
+                            for prefix in prefixes})
+
+    def of(self, slot):
+        """The arrays of `slot`, viewed now if gnnd added it since."""
+        while len(self.arrays) <= slot:
+            self._view(len(self.arrays))
+        return self.arrays[slot]
 
     def edge_pair(self, slot, length, prefix=""):
         """The slot's edge_src and edge_dst (of relation "SRC___REL___DST." for a typed batch) as one
@@ -123,6 +134,7 @@ class _SlotViews:
         unless both are int32 with edge_dst after edge_src."""
         pair = self._pairs.get((slot, prefix), False)
         if pair is False:
+            self.of(slot)
             (src_index, src), (_, dst) = self._edges[slot][prefix]
             delta, pair = dst.data - src.data, None
             if src.dtype == _native.INT32 and dst.dtype == _native.INT32 and delta > 0 and delta % 4 == 0:
@@ -172,7 +184,7 @@ class Batch(_SlotBatch):
         # gnnd.pyg: both edge arrays as one view (valid while the slot is held); edge_src and edge_dst are then
         # its rows, made only if asked for (__getattr__)
         pair = loader._edge_pairs and not copy
-        for name, view, count in zip(views.names, views.arrays[slot], views.count_of):
+        for name, view, count in zip(views.names, views.of(slot), views.count_of):
             if pair and name in ("edge_src", "edge_dst"):
                 continue
             setattr(self, name, view[:counts[count]])
@@ -181,7 +193,7 @@ class Batch(_SlotBatch):
         if pair and self._edge_pair is None:
             for name in ("edge_src", "edge_dst"):
                 index = views.names.index(name)
-                setattr(self, name, views.arrays[slot][index][:counts[views.count_of[index]]])
+                setattr(self, name, views.of(slot)[index][:counts[views.count_of[index]]])
         if copy:
             for name in views.names:
                 value = getattr(self, name)
@@ -262,7 +274,7 @@ class TypedBatch(_SlotBatch):
         self.epoch, self.step = values.epoch, values.step
         self._loader, self._slot = loader, values.slot
         self._counts = None
-        self.arrays = _BatchArrays(views, views.arrays[values.slot], counts)
+        self.arrays = _BatchArrays(views, views.of(values.slot), counts)
         self.node_types, self.edge_types, self.seed_type = views.node_types, views.edge_types, views.seed_type
         self.link_type = views.link_type
         self.batch_size = counts[views.seeds_count]  # a link batch's positives
@@ -434,6 +446,7 @@ class Loader:
         options.neg_amount = int(neg_amount)
         options.strict_negatives = int(bool(strict_negatives))
         options.exclude = (exclude or "none").encode()
+        options.slots_may_grow = 1  # slots sized by the batches; _SlotViews views added ones as batches name them
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)
@@ -490,6 +503,11 @@ class Loader:
     def _input_id(self, slot):
         """A node batch's seeds' positions in their split (PyG's input_id): a view of this loader's buffer for
         `slot`, valid as the batch's arrays are."""
+        while len(self._input_id_buffers) <= slot:  # a slot gnnd added
+            self._input_id_buffers.append(np.empty(len(self._input_id_buffers[0]), np.int64))
+            if self._input_id_views is not self._input_id_buffers:
+                import torch
+                self._input_id_views.append(torch.from_numpy(self._input_id_buffers[-1]))
         buffer = self._input_id_buffers[slot]
         n = self._native.lib.gnnd_batch_input_id(self._session, slot, buffer.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
                                                  len(buffer))
