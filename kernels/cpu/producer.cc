@@ -284,7 +284,12 @@ void CpuProducer::ScheduleLocked() {
 void CpuProducer::Plan(int64_t step, int entry) {
   auto [tickets, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.batch(step), entry);
   std::lock_guard<std::mutex> lock(mutex_);
-  planned_[step] = {entry, std::move(tickets), seconds};
+  if (stopping_) {  // never to be gathered: its rows need not stay announced while this producer lingers
+    stages_->withdraw(tickets);
+    free_entries_.push_back(entry);
+  } else {
+    planned_[step] = {entry, std::move(tickets), seconds};
+  }
   planning_ = false;
   sample_seconds_ += seconds;
   ScheduleLocked();
@@ -348,6 +353,13 @@ void CpuProducer::Fill(int64_t step, int slot, int sampler) {
 void CpuProducer::Stop() {
   std::lock_guard<std::mutex> lock(mutex_);
   stopping_ = true;
+  // Planned steps not claimed by a fill are never gathered now: their announcements go at once (a stopped
+  // producer may be kept a while: a session's earlier slots are).
+  for (auto it = planned_.lower_bound(next_to_claim_); it != planned_.end();) {
+    stages_->withdraw(it->second.tickets);
+    free_entries_.push_back(it->second.entry);
+    it = planned_.erase(it);
+  }
   changed_.notify_all();
 }
 

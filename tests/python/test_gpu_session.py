@@ -523,6 +523,45 @@ def test_every_batch_kind_on_storage_on_a_gpu_equals_the_cpu_in_memory_one(tmp_p
         assert daemon.stop() == 0, daemon.output()
 
 
+def test_slots_added_on_a_gpu_hold_the_batches_the_cpu_makes(tmp_path):
+    """Slots sized by the batches on a GPU (test_slot_growth's star graphs): the star's batch does not fit the
+    slots sized at open; larger GPU slots are added (CUDA IPC, their own events) and every batch, before and
+    after, equals the CPU session's: typed node batches with features in memory and on storage (staged), and
+    homogeneous link batches."""
+    from test_slot_growth import SEEDS, STAR, homogeneous_star, times_added, typed_star
+    (tmp_path / "h").mkdir()
+    (tmp_path / "t").mkdir()
+    homogeneous, typed = homogeneous_star(tmp_path / "h"), typed_star(tmp_path / "t")
+    config = "\n".join([f'datasets {{ name: "star" path: "{homogeneous}" }}',
+                        f'datasets {{ name: "tmem" path: "{typed}" }}',
+                        f'datasets {{ name: "tdisk" path: "{typed}" feature_cache: "1MiB" look_ahead: 3 }}'])
+    daemon = Daemon(tmp_path, "--gpu-cache=none", config=config, name="gpugrowth")
+    cases = [("tmem", "tmem", dict(node_type="paper")), ("tmem", "tdisk", dict(node_type="paper")),
+             ("star", "star", dict(edge_split="train"))]
+    try:
+        for memory, on_gpu, options in cases:
+            shape = dict(address=daemon.address, batch_size=1, fanouts=[-1], shuffle=False, copy=True, **options)
+            with gnnd.Loader(dataset=memory, output="numpy", **shape) as cpu, \
+                    gnnd.Loader(dataset=on_gpu, device="cuda:0", **shape) as gpu:
+                steps = 0
+                for expected, got in zip(cpu, gpu):
+                    assert expected.step == got.step == steps
+                    if isinstance(expected, gnnd.TypedBatch):
+                        e, g = dict(expected.arrays), dict(got.arrays)
+                    else:
+                        names = ["node_ids", "edge_src", "edge_dst", "features", "edge_label_index", "input_id"]
+                        e, g = {n: expected[n] for n in names}, {n: got[n] for n in names}
+                    assert set(e) == set(g)
+                    for n in e:
+                        assert g[n].is_cuda, n
+                        np.testing.assert_array_equal(g[n].cpu().numpy(), e[n], err_msg=f"{on_gpu} step {steps} {n}")
+                    steps += 1
+                assert times_added(daemon) == [1, 1]
+            assert steps == SEEDS > STAR
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 @pytest.mark.parametrize("typed", [False, True])
 def test_gnnctl_sample_of_a_link_batch_on_a_gpu_equals_the_cpus(tmp_path, typed):
     """`gnnctl sample --edge-split ... --device=cuda:0` writes the CPU backend's link batch byte for byte."""

@@ -261,6 +261,103 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   ::munmap(slots, bytes);
 }
 
+// With slots_may_grow the slots hold the feature rows of the batches sampled at open; single-seed batches over
+// two full hops vary far more than those cover, so slots are added. The trainer holds each batch until the next
+// one has come (so it holds one of the first slots when more are added) and reads every batch where the
+// event says, in the slots the events described: all equal the reference, over two epochs.
+TEST_F(SessionTest, BatchesLargerThanTheSlotsComeInSlotsAddedForThem) {
+  v1::OpenSession request = Request();
+  request.set_batch_size(1);
+  request.clear_fanouts();
+  request.add_fanouts(-1);
+  request.add_fanouts(-1);
+  request.set_slots_may_grow(true);
+  FakeOutput stream;
+  auto session = Open(request);
+  ASSERT_TRUE(session.ok()) << session.status();
+  (*session)->Start(stream);
+
+  struct Generation {
+    BatchLayout layout;
+    void* base = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Generation> generations;
+  auto map = [&](const v1::SessionOpened& described) {
+    absl::StatusOr<BatchLayout> layout = SlotLayoutFromProto(described.layout());
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    EXPECT_EQ(described.first_slot(), static_cast<int>(generations.size()) * 2);
+    const int fd = ::shm_open(("/" + described.shm_name()).c_str(), O_RDWR, 0);
+    ASSERT_GE(fd, 0);
+    Generation& g = generations.emplace_back();
+    g.layout = *layout;
+    g.bytes = layout->total_bytes * described.num_slots();
+    g.base = ::mmap(nullptr, g.bytes, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    ASSERT_NE(g.base, MAP_FAILED);
+    v1::SessionRequest attached;
+    attached.mutable_attached();
+    (*session)->OnRequest(attached);
+  };
+  const v1::SessionEvent opened = stream.Await();
+  ASSERT_TRUE(opened.has_opened());
+  map(opened.opened());
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_LT(generations[0].layout.capacity.feature_rows(), generations[0].layout.capacity.max_nodes);
+
+  auto lease = registry_->Acquire(Name());
+  ASSERT_TRUE(lease.ok());
+  const GraphData& graph = (*lease)->dataset().graph;
+  CpuSampler reference(graph, {.fanouts = {-1, -1}}, 17);
+  BatchCapacity bound = generations[0].layout.capacity;
+  bound.max_feature_rows = -1;  // the reference holds every row
+  BatchBuffer expected(BatchLayout::Make(bound, 2, generations[0].layout.feature_row_bytes));
+  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
+  const std::span<const int64_t> split(train, graph.manifest.num_train());
+  int64_t most_nodes = 0;
+  for (uint64_t epoch : {0, 1}) {
+    if (epoch > 0) {
+      v1::SessionRequest next;
+      next.mutable_next_epoch()->set_epoch(epoch);
+      (*session)->OnRequest(next);
+    }
+    const EpochSeeds seeds(split, {.seed = 17, .batch_size = 1}, epoch);
+    int held = -1;
+    for (int64_t step = 0; step < seeds.num_steps(); ++step) {
+      v1::SessionEvent event = stream.Await();
+      while (event.has_slots_added()) {
+        map(event.slots_added());
+        ASSERT_FALSE(HasFatalFailure());
+        event = stream.Await();
+      }
+      ASSERT_TRUE(event.has_ready()) << event.DebugString();
+      const v1::BatchReady& ready = event.ready();
+      ASSERT_EQ(ready.step(), step);
+      const Generation& g = generations.at(ready.slot() / 2);
+      const BatchView got =
+          BatchView::At(static_cast<std::byte*>(g.base) + (ready.slot() % 2) * g.layout.total_bytes, g.layout);
+      reference.Sample(epoch, seeds.batch_index(step), seeds.batch(step), expected.view());
+      ASSERT_EQ(testing::BatchContents(got, g.layout.feature_row_bytes),
+                testing::BatchContents(expected.view(), g.layout.feature_row_bytes))
+          << "epoch " << epoch << " step " << step;
+      most_nodes = std::max(most_nodes, got.num_nodes());
+      if (held >= 0) (*session)->OnRequest(Release(held));
+      held = ready.slot();
+    }
+    (*session)->OnRequest(Release(held));
+    const v1::SessionEvent end = stream.Await();
+    ASSERT_TRUE(end.has_epoch_end()) << end.DebugString();
+  }
+  const v1::SessionStats stats = (*session)->Stats();
+  EXPECT_GE(stats.slots_added(), 1u);
+  EXPECT_EQ(stats.slots_added() + 1, generations.size());
+  EXPECT_EQ(stats.slot_bytes(), generations.back().layout.total_bytes);
+  EXPECT_GE(generations.back().layout.capacity.feature_rows(), most_nodes);
+  (*session)->OnTrainerClosed();
+  EXPECT_TRUE(stream.AwaitEnd().ok());
+  for (const Generation& g : generations) ::munmap(g.base, g.bytes);
+}
+
 // Sends `bad` on a fresh session's stream: the session must end, telling the trainer `reason` and `code`.
 void SessionTest::ExpectRefused(const v1::SessionRequest& bad, const std::string& reason, absl::StatusCode code) {
   FakeOutput stream;

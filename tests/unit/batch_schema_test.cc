@@ -1,10 +1,13 @@
 // The batch schema: the homogeneous layout described as data agrees with the layout's own arrays, it
-// survives the wire, and a schema or counts from the wire that could reach past a slot are refused.
+// survives the wire, and a schema or counts from the wire that could reach past a slot are refused. Slots
+// sized by the batches: fewer feature rows shrink the features alone, travel as `rows`, and a batch with
+// more nodes than they hold is found.
 #include "common/batch/batch_schema.h"
 
 #include <functional>
 
 #include "common/batch/batch_proto.h"
+#include "common/batch/typed_batch.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {
@@ -97,6 +100,54 @@ TEST(BatchSchema, WhatCouldReachPastASlotIsRefused) {
   EXPECT_FALSE(CheckBatchCounts(schema, counts).ok());
   counts.pop_back();
   EXPECT_FALSE(CheckBatchCounts(schema, counts).ok());
+}
+
+TEST(BatchSchema, FewerFeatureRowsShrinkTheFeaturesAlone) {
+  const BatchLayout bound = SomeLayout();
+  BatchCapacity capacity = bound.capacity;
+  capacity.max_feature_rows = 40;
+  const BatchLayout sized = BatchLayout::Make(capacity, 2, 3 * 2);
+  EXPECT_EQ(sized.features, bound.features);  // everything before the features stays where it was
+  EXPECT_EQ(sized.labels - sized.features, AlignBatchOffset(40 * 6));
+  EXPECT_LT(sized.total_bytes, bound.total_bytes);
+  std::vector<std::byte> slot(sized.total_bytes);
+  EXPECT_EQ(BatchView::At(slot.data(), sized).feature_rows, 40);
+  EXPECT_EQ(BatchView::At(slot.data(), bound).feature_rows, bound.capacity.max_nodes);
+
+  const BatchSchema schema = HomogeneousBatchSchema(sized, 3, DType::kFloat16);
+  const int features = schema.ArrayNamed("features");
+  EXPECT_EQ(schema.Rows(features), 40);
+  EXPECT_EQ(schema.Rows(schema.ArrayNamed("node_ids")), bound.capacity.max_nodes);
+  EXPECT_EQ(HomogeneousBatchSchema(bound, 3, DType::kFloat16).arrays[features].rows, -1);
+  // A batch of 40 nodes fits; one of 41 does not, and it is the features that overflow.
+  const int32_t fits[] = {10, 20, 10}, over[] = {10, 20, 11}, edges[] = {30, 50};
+  EXPECT_EQ(FirstArrayOverflowing(schema, HomogeneousBatchCounts(fits, edges)), -1);
+  EXPECT_EQ(FirstArrayOverflowing(schema, HomogeneousBatchCounts(over, edges)), features);
+
+  // On the wire: the schema's rows and the slot layout's feature rows come back; a layout without them is the
+  // bound (an older gnnd's), one with more rows than nodes is refused.
+  absl::StatusOr<BatchSchema> back = BatchSchemaFromProto(BatchSchemaToProto(schema));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->Rows(features), 40);
+  v1::BatchSchema reaching = BatchSchemaToProto(schema);
+  reaching.mutable_arrays(features)->set_rows(bound.capacity.max_nodes + 1);
+  EXPECT_FALSE(BatchSchemaFromProto(reaching).ok());
+  absl::StatusOr<BatchLayout> layout = SlotLayoutFromProto(SlotLayoutToProto(sized));
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->capacity.feature_rows(), 40);
+  EXPECT_EQ(layout->total_bytes, sized.total_bytes);
+  v1::SlotLayout old = SlotLayoutToProto(bound);
+  EXPECT_FALSE(old.has_max_feature_rows());
+  EXPECT_EQ(SlotLayoutFromProto(old)->capacity.feature_rows(), bound.capacity.max_nodes);
+  v1::SlotLayout bad = SlotLayoutToProto(sized);
+  bad.set_max_feature_rows(bound.capacity.max_nodes + 1);
+  EXPECT_FALSE(SlotLayoutFromProto(bad).ok());
+
+  // The one-type typed view of the layout keeps its rows.
+  const TypedBatchLayout typed = AsTypedLayout(sized);
+  EXPECT_EQ(typed.capacity.FeatureRows(0), 40);
+  EXPECT_EQ(TypedBatchView::At(slot.data(), typed).types[0].feature_rows, 40);
+  EXPECT_EQ(AsTypedView(BatchView::At(slot.data(), sized)).types[0].feature_rows, 40);
 }
 
 }  // namespace
