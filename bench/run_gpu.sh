@@ -10,7 +10,8 @@
 # (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases); node (every GPU of a node under one gnnd:
 # bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset); trainer (a trainer fed from storage against
 # features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
-# node batches on the GPU: gpu_bench link); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
+# node batches on the GPU: gpu_bench link); slots (slots sized by the batches: bench/slot_sizing.py on products and
+# igbh x0.005 / x0.02 with an R-GAT, GNND_SLOTS_STEPS, GNND_RGAT_STEPS); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
 # this one). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; save it as
 # bench/runs/run-NEXT.md and update the rows of bench/RESULTS.md it changes.
@@ -108,6 +109,24 @@ papers100M-sized graph (111 M nodes, log-normal in-degrees of mean 14.5, uniform
       run gpu_bench sampling --dataset "$(products)" --fanouts 15,10,5/20,15,10
       echo >>"$results"
       run gpu_bench sampling --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 ;;
+    slots)
+      section "Slots sized by the batches (issue 37)" \
+        "\`bench/slot_sizing.py\`: gnnd.Loader sessions on cuda:0 (slots sized by 16 batches sampled at open, with \
+headroom), batch 1024, [15, 10, 5] on every relation: one slot against the largest batch delivered and against the \
+bound (every feature row a batch could reach: the slot of a session without slots_may_grow), slots added; an epoch \
+(steps) or the steps given. R-GAT: PyG to_hetero(GATConv) 3 layers, 512 = 4 x 128 wide, trained on the batches \
+(HeteroData from gnnd.pyg.NeighborLoader) beside the slots, default limits: steps/s and PyTorch's peak GPU memory."
+      echo "| dataset | kind | steps | slot MiB | largest batch MiB | slot / largest | bound MiB | bound / slot | slots added | open s | R-GAT steps/s | peak GiB |" >>"$results"
+      echo "|---|---|---|---|---|---|---|---|---|---|---|---|" >>"$results"
+      for scale in 0.005 0.02; do
+        [ -f "$data/igbh$scale/manifest.textproto" ] ||
+          gnnctl generate --preset igbh --scale $scale --feature-dtype float8_e4m3fn --add-reverse \
+            --link-relation paper___cites___paper --seed 0 "$data/igbh$scale" >/dev/null 2>>"$out/log.txt"
+      done
+      run "$python" "$repo/bench/slot_sizing.py" --dir "$(products)" --kind node
+      run "$python" "$repo/bench/slot_sizing.py" --dir "$data/igbh0.005" --kind typed
+      run "$python" "$repo/bench/slot_sizing.py" --dir "$data/igbh0.005" --kind link --steps ${GNND_SLOTS_STEPS:-300}
+      run "$python" "$repo/bench/slot_sizing.py" --dir "$data/igbh0.02" --kind typed --rgat --steps ${GNND_RGAT_STEPS:-60} ;;
     versus)
       # A baseline build's gpu_bench ($GNND_BASELINE_BENCH, run with this bundle's libraries) against this one,
       # alternated on the same graphs and machine: a change's before and after in one run.
