@@ -16,6 +16,7 @@ import ctypes
 import pathlib
 import re
 import shutil
+import sys
 import subprocess
 import tempfile
 import time
@@ -59,14 +60,15 @@ def bound_mib(loader, slot_mib):
     return slot_mib + extra / MIB
 
 
-def rgat(metadata, out_dim):
+def rgat(metadata, out_dim, hidden):
     import torch
     from torch_geometric.nn import GATConv, to_hetero
 
     class GAT(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.convs = torch.nn.ModuleList([GATConv((-1, -1), 128, heads=4, add_self_loops=False) for _ in range(2)])
+            self.convs = torch.nn.ModuleList(
+                [GATConv((-1, -1), hidden // 4, heads=4, add_self_loops=False) for _ in range(2)])
             self.out = GATConv((-1, -1), out_dim, heads=1, add_self_loops=False)
 
         def forward(self, x, edge_index):
@@ -84,14 +86,16 @@ def main():
     parser.add_argument("--device", default="cuda:0")
     parser.add_argument("--steps", type=int, default=0)
     parser.add_argument("--rgat", action="store_true")
+    parser.add_argument("--hidden", type=int, default=512, help="R-GAT width (4 heads)")
     parser.add_argument("--gnnd", default=shutil.which("gnnd"))
     parser.add_argument("--gnnctl", default=shutil.which("gnnctl"))
+    parser.add_argument("--gnnd-args", default="")
     args = parser.parse_args()
     import gnnd
     import gnnd.pyg
     output = "torch" if args.device != "cpu" else "numpy"
     with tempfile.TemporaryDirectory() as tmp:
-        proc, address = serve(args.gnnd, args.dir, tmp, "")
+        proc, address = serve(args.gnnd, args.dir, tmp, args.gnnd_args)
         try:
             subprocess.run([args.gnnctl, f"--address={address}", "--wait=600", "datasets"], check=True,
                            capture_output=True)
@@ -117,15 +121,19 @@ def main():
                 torch.cuda.reset_peak_memory_stats()
             for batch in loader:
                 if args.rgat:
-                    x = {t: batch[t].x.float() for t in batch.node_types}
+                    # Types without features (the preset's smaller ones) start from zeros.
+                    x = {t: batch[t].x.to(torch.bfloat16) if "x" in batch[t]
+                         else torch.zeros(batch[t].num_nodes, 8, device=args.device, dtype=torch.bfloat16)
+                         for t in batch.node_types}
                     if model is None:
-                        model = rgat(batch.metadata(), 64).to(args.device)
-                        with torch.no_grad():  # the lazy layers take their sizes from a first batch
+                        model = rgat(batch.metadata(), 64, args.hidden).to(args.device)
+                        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):  # lazy sizes
                             model(x, batch.edge_index_dict)
                         optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
                     size = batch["paper"].batch_size
-                    out = model(x, batch.edge_index_dict)["paper"][:size]
-                    loss = F.cross_entropy(out, batch["paper"].y[:size].long() % 64)
+                    with torch.autocast("cuda", dtype=torch.bfloat16):  # mixed precision, as MLPerf's runs
+                        out = model(x, batch.edge_index_dict)["paper"][:size]
+                        loss = F.cross_entropy(out.float(), batch["paper"].y[:size].long() % 64)
                     optimizer.zero_grad()
                     loss.backward()
                     optimizer.step()
@@ -142,11 +150,14 @@ def main():
                 rate = (steps - 5) / (time.perf_counter() - start)
                 peak = torch.cuda.max_memory_allocated() / (1 << 30)
             slot, largest, added = stats_row(args.gnnctl, address)
+            gpu = re.search(r"^cuda:0\t.*$", subprocess.run([args.gnnctl, f"--address={address}", "stats"],
+                                                             capture_output=True, text=True).stdout, re.M)
+            print(gpu.group(0) if gpu else "no GPU line in gnnctl stats", file=sys.stderr)
             bound = bound_mib(native_loader, slot)
             native_loader.close()
             row = [pathlib.Path(args.dir).name, args.kind, steps, f"{slot:.1f}", f"{largest:.1f}",
                    f"{slot / largest:.2f}", f"{bound:.1f}", f"{bound / slot:.1f}", added, f"{open_seconds:.2f}"]
-            row += [f"{rate:.2f}", f"{peak:.1f}"] if args.rgat else ["-", "-"]
+            row += [f"{rate:.2f} (hidden {args.hidden})", f"{peak:.1f}"] if args.rgat else ["-", "-"]
             print("| " + " | ".join(map(str, row)) + " |", flush=True)
         finally:
             proc.terminate()
