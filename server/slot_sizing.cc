@@ -46,7 +46,7 @@ absl::StatusOr<std::vector<int64_t>> SampledFeatureRows(const SessionPlan& plan,
   SessionShape probe_shape = shape;
   SetFeatureRows(plan.dataset->graph, std::vector<int64_t>(bound.size(), 0), probe_shape);
   const int batches = static_cast<int>(std::min<int64_t>(steps, kSizingBatches));
-  const int threads = std::clamp(DefaultThreads() / 2, 1, batches);
+  const int threads = std::clamp(DefaultThreads(), 1, batches);  // once per open, on every core: a short burst
   SessionPlan probe = plan;
   probe.SetShape(probe_shape);
   probe.num_slots = threads;

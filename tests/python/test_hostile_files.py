@@ -135,7 +135,12 @@ def test_sigterm_during_start_up_ends_gnnd_at_once(shared, tmp_path):
         proc = subprocess.Popen([os.environ.get("GNND", "gnnd"), f"--listen=unix:{shared}/{instance}.sock",
                                  f"--dataset=big={data}"], stdout=out, stderr=out)
     try:
-        time.sleep(0.3)  # started, loading
+        # Loading: its segments appear once gnnd has set up its signal handling (a fixed sleep could come
+        # before that on a loaded machine, and the default action would end gnnd instead).
+        deadline = time.time() + 20
+        while time.time() < deadline and proc.poll() is None and \
+                not [f for f in os.listdir("/dev/shm") if f.startswith(f"gnnd-{instance}.")]:
+            time.sleep(0.01)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
     finally:
