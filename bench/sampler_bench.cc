@@ -12,7 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/dataset.h"
-#include "kernels/cpu/producer.h"
+#include "server/sessions/producer.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory (e.g. gnnctl generate --preset products)");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");

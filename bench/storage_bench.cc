@@ -33,7 +33,7 @@
 #include "common/dataset/dataset.h"
 #include "common/dataset/hot_order.h"
 #include "common/dataset/row_cache.h"
-#include "kernels/cpu/producer.h"
+#include "server/sessions/producer.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory (gnnctl generate --preset papers --scale 0.3)");
 ABSL_FLAG(std::vector<std::string>, cache, std::vector<std::string>({"2GiB", "4GiB", "8GiB"}), "host cache sizes");

@@ -44,7 +44,7 @@
 #include "server/metrics_server.h"
 #include "server/prometheus.h"
 #include "server/service.h"
-#include "server/slot_segment.h"
+#include "server/sessions/slot_segment.h"
 #include "server/unix_listener.h"
 
 ABSL_FLAG(std::string, config, "", "daemon config file (text-format gnnd.v1.DaemonConfig)");

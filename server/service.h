@@ -14,8 +14,8 @@
 #include "server/access.h"
 #include "server/dataset_registry.h"
 #include "server/peer_credentials.h"
-#include "server/session.h"
-#include "server/slot_backend.h"
+#include "server/sessions/session.h"
+#include "server/sessions/slot_backend.h"
 #include "server/stage_histograms.h"
 #include "server/unix_listener.h"
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 #include "common/base/vocabulary.h"
-#include "common/batch/batch_proto.h"
+#include "common/wire/batch_proto.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"

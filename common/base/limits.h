@@ -1,5 +1,5 @@
 // Every default and bound of the daemon's sizing fields, written once: the config's defaults
-// (FinishDaemonConfig), its checks, the open request's checks (common/batch/open_request.h) and
+// (FinishDaemonConfig), its checks, the open request's checks (common/wire/open_request.h) and
 // admission all read them here.
 #pragma once
 

@@ -1,6 +1,6 @@
 // A fixed set of threads that run posted tasks (a Boost.Asio io_context underneath). gnnd shares pools
 // rather than giving each session threads of its own: the CPU producers' pool (one task per batch, sized
-// by producer_threads) and the sessions' pools (protocol steps and teardowns, see server/session.h), so a
+// by producer_threads) and the sessions' pools (protocol steps and teardowns, see server/sessions/session.h), so a
 // session waiting for its trainer costs no thread.
 //
 // The pool starts its threads itself, rather than through boost::asio::thread_pool, so that a thread the

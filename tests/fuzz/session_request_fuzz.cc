@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "common/batch/open_request.h"
+#include "common/wire/open_request.h"
 #include "google/protobuf/text_format.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // The session protocol and epoch loop over the CPU slot backend, driven through an in-memory stream the
 // way a trainer drives the gRPC one: every batch is checked against the reference sampler in the slots
 // the trainer maps; protocol errors and shutdowns reach the trainer as Shutdown events.
-#include "server/session.h"
+#include "server/sessions/session.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,7 +13,7 @@
 #include <mutex>
 
 #include "common/base/status.h"
-#include "common/batch/batch_proto.h"
+#include "common/wire/batch_proto.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"

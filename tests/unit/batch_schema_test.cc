@@ -6,8 +6,8 @@
 
 #include <functional>
 
-#include "common/batch/batch_proto.h"
 #include "common/batch/typed_batch.h"
+#include "common/wire/batch_proto.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {

@@ -3,7 +3,7 @@
 // arrays each negative mode has.
 #include "common/batch/link_batch.h"
 
-#include "common/batch/batch_proto.h"
+#include "common/wire/batch_proto.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {

@@ -9,7 +9,7 @@
 
 #include "common/batch/seeds.h"
 #include "gtest/gtest.h"
-#include "kernels/cpu/producer.h"
+#include "server/sessions/producer.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
 

@@ -8,12 +8,12 @@
 #include <set>
 
 #include "common/batch/batch.h"
-#include "common/batch/batch_proto.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/row_cache.h"
+#include "common/wire/batch_proto.h"
 #include "gtest/gtest.h"
-#include "kernels/cpu/producer.h"
 #include "kernels/cpu/sampler.h"
+#include "server/sessions/producer.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
 #include "tools/dataset/synthetic_typed.h"

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "common/batch/batch.h"
-#include "common/batch/batch_proto.h"
+#include "common/wire/batch_proto.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {

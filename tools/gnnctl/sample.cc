@@ -7,10 +7,10 @@
 #include "common/base/status.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
-#include "common/batch/open_request.h"
 #include "common/batch/seeds.h"
 #include "common/batch/typed_batch.h"
 #include "common/dataset/dataset.h"
+#include "common/wire/open_request.h"
 #include "kernels/cpu/sampler.h"
 #include "tools/dataset/npz.h"
 #if GNND_WITH_CUDA

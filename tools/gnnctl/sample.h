@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/batch/open_request.h"
 #include "common/dataset/dataset.h"
 #include "common/dataset/graph.h"
+#include "common/wire/open_request.h"
 
 namespace gnnd::gnnctl {
 

@@ -3,16 +3,16 @@
 // relations reach most of its nodes within three hops. Real batches hold a small part of it. So each node
 // type's feature rows are sized from a few batches of the first epoch sampled at open (graph only, on the
 // host: the rule is the same on every device), with headroom; the rare batch that needs more makes the
-// session add larger slots (server/session.h), rows grown geometrically so that it stays rare.
+// session add larger slots (server/sessions/session.h), rows grown geometrically so that it stays rare.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/batch/open_request.h"
 #include "common/batch/seeds.h"
-#include "server/slot_backend.h"
+#include "common/wire/open_request.h"
+#include "server/sessions/slot_backend.h"
 
 namespace gnnd {
 

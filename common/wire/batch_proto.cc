@@ -1,4 +1,4 @@
-#include "common/batch/batch_proto.h"
+#include "common/wire/batch_proto.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-#include "server/cuda_slots.h"
+#include "server/sessions/cuda_slots.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -7,10 +7,10 @@
 
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
-#include "common/batch/batch_proto.h"
 #include "common/batch/link_batch.h"
+#include "common/wire/batch_proto.h"
 #include "kernels/cuda/link_sampler.h"
-#include "server/staged_slot_sampler.h"
+#include "server/sessions/staged_slot_sampler.h"
 
 namespace gnnd {
 namespace {

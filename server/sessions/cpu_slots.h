@@ -1,6 +1,6 @@
 // The CPU slot backend: a session's slots in one POSIX shared-memory segment that the trainer maps
-// (server/slot_segment.h), filled ahead by the host producer (server/host_slots.h, on the daemon's shared
-// worker pool) and delivered in step order.
+// (server/sessions/slot_segment.h), filled ahead by the host producer (server/sessions/host_slots.h, on the daemon's
+// shared worker pool) and delivered in step order.
 #pragma once
 
 #include <memory>
@@ -8,10 +8,10 @@
 #include <optional>
 #include <vector>
 
-#include "kernels/cpu/producer.h"
-#include "server/host_slots.h"
-#include "server/slot_backend.h"
-#include "server/slot_segment.h"
+#include "server/sessions/host_slots.h"
+#include "server/sessions/producer.h"
+#include "server/sessions/slot_backend.h"
+#include "server/sessions/slot_segment.h"
 
 namespace gnnd {
 

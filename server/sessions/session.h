@@ -1,5 +1,5 @@
 // One trainer's session: the stream protocol and the epoch loop, over a slot backend
-// (server/slot_backend.h) that owns the slots and fills them. gnnd sends SessionOpened, then BatchReady
+// (server/sessions/slot_backend.h) that owns the slots and fills them. gnnd sends SessionOpened, then BatchReady
 // per filled slot and EpochEnd at the end of each epoch; the trainer sends Attached once it has mapped
 // the slots, Release per batch, NextEpoch for more. A slot is refilled only after the trainer releases
 // it, so a trainer that never releases blocks only itself.
@@ -10,7 +10,7 @@
 // takes long for one session (an epoch's seed order: a sort of the split) runs on a setup pool, so that
 // no session's steps wait behind another's setup.
 //
-// Slots sized by the batches (OpenSession.slots_may_grow, server/slot_sizing.h): a batch whose rows do not
+// Slots sized by the batches (OpenSession.slots_may_grow, server/sessions/slot_sizing.h): a batch whose rows do not
 // fit its slot is not delivered; the session adds slots with more rows (a backend of its own, a generation:
 // slot indices go on from the last ones), tells the trainer (SessionEvent.slots_added) and makes the epoch
 // again from that step in them: the trainer sees the batches it would have seen. Earlier generations stop
@@ -32,13 +32,13 @@
 #include "common/base/limits.h"
 #include "common/base/thread_pool.h"
 #include "common/batch/batch_schema.h"
-#include "common/batch/open_request.h"
 #include "common/batch/seeds.h"
+#include "common/wire/open_request.h"
 #include "gnnd/v1/service.pb.h"
 #include "server/admission.h"
 #include "server/dataset_registry.h"
 #include "server/peer_credentials.h"
-#include "server/slot_backend.h"
+#include "server/sessions/slot_backend.h"
 #include "server/stage_histograms.h"
 
 namespace gnnd {

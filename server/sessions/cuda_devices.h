@@ -14,7 +14,7 @@
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/green_context.h"
 #include "kernels/cuda/hot_tier.h"
-#include "server/slot_backend.h"
+#include "server/sessions/slot_backend.h"
 
 namespace gnnd {
 

@@ -1,14 +1,14 @@
 // The one place that knows which slot backends this build has.
-#include "server/slot_backend.h"
+#include "server/sessions/slot_backend.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 #include "common/batch/typed_batch.h"
-#include "server/cpu_slots.h"
+#include "server/sessions/cpu_slots.h"
 #if GNND_WITH_CUDA
-#include "server/cuda_devices.h"
+#include "server/sessions/cuda_devices.h"
 #else
 namespace gnnd {
 class CudaDevices {};

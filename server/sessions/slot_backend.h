@@ -1,6 +1,6 @@
 // How a session's batches reach its trainer. A slot backend owns a session's slots (one shared-memory
 // segment for the CPU backend, CUDA IPC buffers in GPU memory for the CUDA backend) and the producer
-// that fills them; the session (server/session.h) keeps the stream protocol, the one epoch loop and the
+// that fills them; the session (server/sessions/session.h) keeps the stream protocol, the one epoch loop and the
 // statistics, and never asks which backend it has. Like a transport in NCCL: a few calls, each backend
 // in its own file (cpu_slots.h, cuda_slots.h), and one factory that knows which exist.
 #pragma once
@@ -18,9 +18,9 @@
 #include "common/base/fair_pool.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
-#include "common/batch/open_request.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/graph.h"
+#include "common/wire/open_request.h"
 #include "gnnd/v1/service.pb.h"
 #include "server/config.h"
 #include "server/dataset_registry.h"

@@ -1,4 +1,4 @@
-#include "server/cuda_devices.h"
+#include "server/sessions/cuda_devices.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -9,8 +9,8 @@
 #include "common/base/log.h"
 #include "common/base/status.h"
 #include "common/dataset/hot_order.h"
-#include "server/cuda_slots.h"
 #include "server/mps.h"
+#include "server/sessions/cuda_slots.h"
 
 namespace gnnd {
 

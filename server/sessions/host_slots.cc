@@ -1,9 +1,9 @@
-#include "server/host_slots.h"
+#include "server/sessions/host_slots.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
-#include "common/batch/batch_proto.h"
 #include "common/batch/link_batch.h"
+#include "common/wire/batch_proto.h"
 
 namespace gnnd {
 

@@ -1,4 +1,4 @@
-#include "common/batch/open_request.h"
+#include "common/wire/open_request.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-// Slots in host memory that the CPU producer (kernels/cpu/producer.h) fills, for every batch kind: a CPU
+// Slots in host memory that the CPU producer (server/sessions/producer.h) fills, for every batch kind: a CPU
 // session's (its shared segment) and a GPU session's pinned staging slots when the features are on storage.
 // One place knows how a session's batches are made on the host — one stage with the features in memory, two
 // (sample ahead, then read the rows) on storage — and what each filled slot's counts are.
@@ -14,8 +14,8 @@
 #include "common/base/thread_pool.h"
 #include "common/batch/seeds.h"
 #include "common/batch/typed_batch.h"
-#include "kernels/cpu/producer.h"
-#include "server/slot_backend.h"
+#include "server/sessions/producer.h"
+#include "server/sessions/slot_backend.h"
 
 namespace gnnd {
 

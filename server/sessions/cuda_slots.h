@@ -1,6 +1,6 @@
 // The CUDA slot backend: a session's slots in the trainer's GPU memory, shared by CUDA IPC, with an
 // interprocess `ready` and `consumed` event per slot, filled by the session's CudaSampler on a producer
-// stream (a green context's, server/cuda_devices.h). A released slot is refilled once its `consumed`
+// stream (a green context's, server/sessions/cuda_devices.h). A released slot is refilled once its `consumed`
 // event (recorded by the trainer) is complete, checked from the host: gnnd's streams never wait on a
 // trainer's work, so a trainer that dies with work pending (whose event then never completes) cannot
 // stall gnnd's streams, their teardown or the device. Each fill records `ready`, then a host callback
@@ -21,8 +21,8 @@
 
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/device_dataset.h"
-#include "server/slot_backend.h"
-#include "server/slot_sampler.h"
+#include "server/sessions/slot_backend.h"
+#include "server/sessions/slot_sampler.h"
 
 namespace gnnd {
 

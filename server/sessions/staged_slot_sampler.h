@@ -1,5 +1,5 @@
 // GPU sessions of a dataset whose features are on storage, for every batch kind. The host's two-stage
-// producer (server/host_slots.h: sampled W batches ahead, rows read through the dataset's RowCache by exact
+// producer (server/sessions/host_slots.h: sampled W batches ahead, rows read through the dataset's RowCache by exact
 // look-ahead) fills pinned host staging slots in step order; each array's filled part is copied into the
 // session's GPU slot, and the rows a homogeneous dataset's GPU hot tier holds (never read from storage) are
 // then gathered from it on the GPU. Sampling runs on the host because the cache that needs the id lists ahead
@@ -14,11 +14,11 @@
 
 #include "common/base/thread_pool.h"
 #include "common/batch/batch_schema.h"
-#include "kernels/cpu/producer.h"
 #include "kernels/cuda/device_dataset.h"
-#include "server/host_slots.h"
-#include "server/slot_backend.h"
-#include "server/slot_sampler.h"
+#include "server/sessions/host_slots.h"
+#include "server/sessions/producer.h"
+#include "server/sessions/slot_backend.h"
+#include "server/sessions/slot_sampler.h"
 
 namespace gnnd {
 

@@ -1,4 +1,4 @@
-#include "server/session.h"
+#include "server/sessions/session.h"
 
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
-#include "common/batch/batch_proto.h"
 #include "common/batch/batch_schema.h"
-#include "server/slot_sizing.h"
+#include "common/wire/batch_proto.h"
+#include "server/sessions/slot_sizing.h"
 
 namespace gnnd {
 

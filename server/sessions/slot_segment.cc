@@ -1,4 +1,4 @@
-#include "server/slot_segment.h"
+#include "server/sessions/slot_segment.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "server/slot_sizing.h"
+#include "server/sessions/slot_sizing.h"
 
 #include <sys/mman.h>
 
@@ -7,7 +7,7 @@
 
 #include "common/base/parallel.h"
 #include "common/base/status.h"
-#include "server/host_slots.h"
+#include "server/sessions/host_slots.h"
 
 namespace gnnd {
 namespace {

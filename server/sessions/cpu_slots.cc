@@ -1,7 +1,7 @@
-#include "server/cpu_slots.h"
+#include "server/sessions/cpu_slots.h"
 
 #include "common/base/status.h"
-#include "common/batch/batch_proto.h"
+#include "common/wire/batch_proto.h"
 
 namespace gnnd {
 

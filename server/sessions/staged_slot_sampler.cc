@@ -1,4 +1,4 @@
-#include "server/staged_slot_sampler.h"
+#include "server/sessions/staged_slot_sampler.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/base/cuda_check.h"

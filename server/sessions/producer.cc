@@ -1,4 +1,4 @@
-#include "kernels/cpu/producer.h"
+#include "server/sessions/producer.h"
 
 #include <algorithm>
 #include <cstring>
