@@ -7,6 +7,7 @@
 #include "common/dataset/dataset.h"
 #include "gtest/gtest.h"
 #include "tests/unit/test_util.h"
+#include "tools/dataset/normals.h"
 
 namespace gnnd::dataset {
 namespace {
@@ -30,6 +31,29 @@ std::string Generated(const ScratchDir& dir, const std::string& name, const Synt
 bool SameBytes(const DatasetDir& a, const DatasetDir& b, ArrayId id) {
   const size_t bytes = ArrayBytes(a.manifest(), id);
   return bytes == ArrayBytes(b.manifest(), id) && std::memcmp(a.file(id).data(), b.file(id).data(), bytes) == 0;
+}
+
+// The generators' normal values: the standard normal's quantiles at (k + 1/2) / 65536, so the table is ascending,
+// symmetric, of mean 0 and variance 1 (to the discretization), with the quantiles a normal table gives.
+TEST(Synthetic, NormalQuantilesAreTheStandardNormals) {
+  const float* q = dataset::NormalQuantiles();
+  double sum = 0, squares = 0;
+  for (int k = 0; k < 65536; ++k) {
+    if (k > 0) ASSERT_LT(q[k - 1], q[k]) << k;
+    ASSERT_EQ(q[k], -q[65535 - k]) << k;
+    sum += q[k];
+    squares += static_cast<double>(q[k]) * q[k];
+  }
+  EXPECT_NEAR(sum / 65536, 0.0, 1e-9);
+  EXPECT_NEAR(squares / 65536, 1.0, 2e-3);
+  EXPECT_NEAR(q[65535], 4.3, 0.05);  // P(Z > 4.3) is about 1 / 65536
+  // P(Z <= 1.6449) = 0.95, P(Z <= -1.96) = 0.025: k / 65536 at those points.
+  EXPECT_NEAR(q[static_cast<int>(0.95 * 65536)], 1.6449, 1e-3);
+  EXPECT_NEAR(q[static_cast<int>(0.025 * 65536)], -1.96, 1e-3);
+  float two[2];
+  dataset::TwoNormals(q, 0xffff0000u, two);
+  EXPECT_EQ(two[0], q[0]);
+  EXPECT_EQ(two[1], q[65535]);
 }
 
 TEST(Synthetic, PresetsAreSizedLikeOgb) {

@@ -9,6 +9,7 @@
 #include "common/base/parallel.h"
 #include "common/base/philox.h"
 #include "common/base/status.h"
+#include "tools/dataset/normals.h"
 #include "tools/dataset/progress.h"
 #include "tools/dataset/typed_import.h"
 
@@ -33,17 +34,10 @@ int64_t SkewedNode(uint64_t random, int64_t n) {
                               static_cast<uint64_t>(n));
 }
 
-// Two standard normal values from two uniform words (Box-Muller).
-void Normals(uint32_t a, uint32_t b, double* out) {
-  const double u1 = (static_cast<double>(a) + 1.0) / 4294967297.0, u2 = static_cast<double>(b) / 4294967296.0;
-  const double radius = std::sqrt(-2.0 * std::log(u1));
-  out[0] = radius * std::cos(6.283185307179586 * u2);
-  out[1] = radius * std::sin(6.283185307179586 * u2);
-}
-
-// Work shared among threads: edges and feature rows per chunk.
+// Work shared among threads: edges and feature rows per chunk. A round (a chunk per thread) starts threads and
+// ends with one writer, so rounds are large: 512 rows of 1024 values per thread, 4 MiB of doubles each.
 constexpr int64_t kTypedEdgeChunk = 1 << 16;
-constexpr int64_t kTypedRowChunk = 64;
+constexpr int64_t kTypedRowChunk = 512;
 
 int64_t Scaled(int64_t count, double scale, int64_t at_least) {
   return std::max<int64_t>(at_least, static_cast<int64_t>(std::llround(static_cast<double>(count) * scale)));
@@ -187,31 +181,31 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
       }
     }
     if (type.feature_dim == 0) continue;
+    const float* normals = NormalQuantiles();
     // Class centers (a type without classes has one), then each row its center plus noise.
     const int32_t centers_count = std::max(type.num_classes, 1);
     std::vector<double> centers(static_cast<size_t>(centers_count * type.feature_dim));
     const double separation = 2.5 / std::sqrt(2.0 * static_cast<double>(type.feature_dim));
     for (size_t i = 0; i < centers.size(); i += 2) {
       const Philox4x32 w = RandomWords(seed, kTypedCenters, i, static_cast<uint32_t>(t));
-      double g[2];
-      Normals(w.v[0], w.v[1], g);
+      float g[2];
+      TwoNormals(normals, w.v[0], g);
       centers[i] = g[0] * separation;
       if (i + 1 < centers.size()) centers[i + 1] = g[1] * separation;
     }
     const auto make_row = [&](int64_t v, double* row) {
       const double* center =
           centers.data() + (type.num_classes > 0 ? class_of(v, type.num_classes) : 0) * type.feature_dim;
-      for (int64_t j = 0; j < type.feature_dim; j += 4) {
+      for (int64_t j = 0; j < type.feature_dim; j += 8) {  // 8 values from one block of 4 words
         const Philox4x32 w = RandomWords(seed, kTypedFeatures + static_cast<uint32_t>(t) * 16, static_cast<uint64_t>(v),
-                                         static_cast<uint32_t>(j / 4));
-        double noise[4];
-        Normals(w.v[0], w.v[1], noise);
-        Normals(w.v[2], w.v[3], noise + 2);
-        for (int64_t k = j; k < std::min(j + 4, type.feature_dim); ++k) row[k] = center[k] + noise[k - j] * 0.25;
+                                         static_cast<uint32_t>(j / 8));
+        float noise[8];
+        for (int q = 0; q < 4; ++q) TwoNormals(normals, w.v[q], noise + 2 * q);
+        for (int64_t k = j; k < std::min(j + 8, type.feature_dim); ++k) row[k] = center[k] + noise[k - j] * 0.25;
       }
     };
-    // Rows are independent (their own Philox counters): made a round of chunks at a time on every thread (the
-    // normals are most of the work), encoded on every thread too, written in order.
+    // Rows are independent (their own Philox counters): made a round of chunks at a time on every thread,
+    // encoded on every thread too, written in order.
     Progress progress(absl::StrCat("features ", type.name), type.num_nodes, "rows");
     std::vector<double> rows(static_cast<size_t>(
         std::min(kTypedRowChunk * std::max(1, options.threads), type.num_nodes) * type.feature_dim));
@@ -228,7 +222,7 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
           return absl::OkStatus();
         }));
   }
-  return builder.Finish(absl::StrCat("synthetic preset=", spec.preset, " seed=", seed));
+  return builder.Finish(absl::StrCat("synthetic generator=2 preset=", spec.preset, " seed=", seed));
 }
 
 }  // namespace gnnd::dataset
