@@ -457,19 +457,25 @@ void Session::Close() {
   DestroyEvents();
   const bool ended = closed_;
   closed_ = true;
+  // The groups' schemas stay (schema(), num_slots() keep answering); their mappings go.
+  auto unmap = [this] {
+    for (SlotGroup& g : groups_) g.mapping.reset();
+  };
   if (ended || call_ == nullptr) {  // never opened, or the call already finished (Broken)
-    groups_.clear();
+    unmap();
     return;
   }
   if (device_ >= 0 && !groups_.empty()) {
     // gnnd frees the slots once every mapping of them here is gone: the last one ends the session.
     std::shared_ptr<void> end(nullptr, [call = call_](void*) { call->End(); });
-    for (SlotGroup& g : groups_) g.mapping->then_ = end;
-    groups_.clear();
+    for (SlotGroup& g : groups_) {
+      if (g.mapping != nullptr) g.mapping->then_ = end;
+    }
+    unmap();
     return;
   }
   call_->End();
-  groups_.clear();
+  unmap();
 }
 
 void Session::Call::End() {

@@ -108,7 +108,7 @@ class Session {
   int64_t steps_per_epoch() const { return opened_.steps_per_epoch(); }
   // The slots so far: a session opened with slots_may_grow may add some (their indices go on from these)
   // when a batch needs more rows than its slots hold; Next() maps them before it gives out a batch there.
-  int num_slots() const { return groups_.back().first_slot + opened_.num_slots(); }
+  int num_slots() const { return groups_.empty() ? 0 : groups_.back().first_slot + opened_.num_slots(); }
   // A session of a homogeneous dataset: its batches have the canonical layout (common/batch/batch.h), and
   // SlotView, capacity, hop_counts and Batch::view describe them. A typed session's batches are read by
   // schema() alone.
