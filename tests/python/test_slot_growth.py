@@ -3,7 +3,6 @@ batch is far larger than the ones gnnd samples at open (a star whose seed's step
 the session adds larger slots and makes that batch again in them. Every batch is the one the reference
 sampler makes (trainer_check, gnnctl sample), homogeneous, typed and link; the slots are added as often as
 the stats say; a session that could only grow past max_session_bytes ends with an error naming it."""
-import gzip
 import os
 import re
 import subprocess
@@ -13,6 +12,7 @@ import pytest
 
 import gnnd
 from daemon_util import GNNCTL, Daemon
+from test_import_ogb_typed import write_gz
 
 TRAINER_CHECK = os.environ.get("TRAINER_CHECK", "trainer_check")
 
@@ -43,12 +43,6 @@ def homogeneous_star(root):
                     f"--splits={root / 'splits'}", f"--edge-splits={root / 'edge_splits'}"], check=True,
                    capture_output=True)
     return root / "star"
-
-
-def write_gz(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt") as f:
-        f.write(text)
 
 
 def typed_star(root):
