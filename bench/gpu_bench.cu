@@ -339,7 +339,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
   const BatchCapacity capacity = OrDie(
-      ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree()));
+      ComputeBatchCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree()));
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
                    0);
@@ -353,7 +353,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   const TypedBatchLayout layout =
       AsTypedLayout(BatchLayout::Make(capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
   auto sampler =
-      OrDie(CudaSampler::Create(device_graph, AsTypedSpec({batch_size, fanouts}), 1, layout, {.use_graphs = graphs}));
+      OrDie(CudaSampler::Create(device_graph, SamplingSpec::OneRelation(batch_size, fanouts), 1, layout, {.use_graphs = graphs}));
   const TypedBatchLayout::TypeArrays& nodes_at = layout.types[0];
   const TypedBatchLayout::RelationArrays& edges_at = layout.relations[0];
   int64_t* device_seeds = nullptr;
@@ -465,7 +465,7 @@ int RunTyped() {
       num_nodes = schema.num_nodes;
       for (const RelationSchema& r : schema.relations) num_edges += r.num_edges;
       const int seed_type = schema.NodeTypeNamed("paper");
-      const TypedSamplingSpec spec{batch_size, seed_type,
+      const SamplingSpec spec{batch_size, seed_type,
                                    std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts)};
       const TypedCapacity capacity = OrDie(ComputeTypedCapacity(spec, schema, graph.MaxInDegrees()));
       auto device = OrDie(DeviceDataset::Create(graph, CscPlacement::kDevice));
@@ -813,14 +813,14 @@ int RunLink() {
   for (const Case& c : {Case{"binary 1:1", {NegativeMode::kBinary, 1, false}},
                         Case{"triplet 1:5", {NegativeMode::kTriplet, 5, false}}}) {
     for (const ExcludeMode exclude : {ExcludeMode::kNone, ExcludeMode::kReverse}) {
-      LinkSamplingSpec spec;
+      LinkSeedSpec spec;
       spec.seed_edges = pairs;
       spec.fanouts = fanouts;
       spec.negatives = c.spec;
       spec.exclude = exclude;
       auto link = OrDie(CudaLinkSampler::Create(graph, device->graph(), spec, 1, batch_size));
       const BatchLayout& layout = link->layout();
-      auto node = OrDie(CudaSampler::Create(device->graph(), AsTypedSpec({layout.capacity.max_seeds, fanouts}), 1,
+      auto node = OrDie(CudaSampler::Create(device->graph(), SamplingSpec::OneRelation(layout.capacity.max_seeds, fanouts), 1,
                                             AsTypedLayout(layout), {.use_graphs = false}));
       void *link_out = nullptr, *node_out = nullptr;
       int64_t* seeds = nullptr;

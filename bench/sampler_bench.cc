@@ -43,7 +43,7 @@ void BM_CpuEpoch(benchmark::State& state) {
   uint64_t epoch = 0;
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
-    CpuProducer producer(CpuProducer::Sampling(fixture->graph, AsTypedSpec({.fanouts = fixture->fanouts}), 1,
+    CpuProducer producer(CpuProducer::Sampling(fixture->graph, SamplingSpec{.fanouts = {fixture->fanouts}}, 1,
                                                AsTypedViews(slots), threads),
                          static_cast<int>(slots.size()), epoch, std::move(seeds), *workers, threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     fanouts.push_back(value);
   }
   gnnd::GraphData graph{dataset->manifest(), dataset->arrays(), dataset->schema()};
-  auto capacity = gnnd::ComputeBatchCapacity({absl::GetFlag(FLAGS_batch_size), fanouts}, graph.num_nodes(),
+  auto capacity = gnnd::ComputeBatchCapacity(gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts), graph.num_nodes(),
                                              graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok()) return 2;
   const gnnd::BatchLayout layout =

@@ -266,13 +266,14 @@ int Run() {
   for (const std::string& f : absl::GetFlag(FLAGS_fanouts)) {
     int32_t value = 0;
     if (!absl::SimpleAtoi(f, &value)) return 2;
-    b.spec.fanouts.push_back(value);
+    b.spec.fanouts.resize(1);
+    b.spec.fanouts[0].push_back(value);
   }
   b.spec.batch_size = absl::GetFlag(FLAGS_batch_size);
   auto capacity =
       ComputeBatchCapacity(b.spec, b.graph.num_nodes(), b.graph.manifest.num_edges(), b.graph.MaxInDegree());
   if (!capacity.ok()) return 2;
-  b.layout = BatchLayout::Make(*capacity, static_cast<int>(b.spec.fanouts.size()), FeatureRowBytes(b.graph.manifest));
+  b.layout = BatchLayout::Make(*capacity, b.spec.num_hops(), FeatureRowBytes(b.graph.manifest));
   const NpyFile& file = b.dir.file(ArrayId::kFeatures);
   b.features = {file.path(), file.header().data_offset, b.layout.feature_row_bytes, b.graph.num_nodes()};
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // tables appear as they are measured
@@ -327,7 +328,7 @@ int Run() {
         b,
         [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
           return std::make_unique<CpuProducer>(
-              CpuProducer::StorageSampling(graph, AsTypedSpec(b.spec), 1, AsTypedLayout(b.layout), AsTypedViews(views),
+              CpuProducer::StorageSampling(graph, b.spec, 1, AsTypedLayout(b.layout), AsTypedViews(views),
                                            {cache->get()}, absl::GetFlag(FLAGS_look_ahead),
                                            absl::GetFlag(FLAGS_prefetch_distance)),
               slots, 0, std::move(seeds), workers, threads);
@@ -350,7 +351,7 @@ int Run() {
     const Outcome o =
         Consume(b, [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
           return std::make_unique<CpuProducer>(
-              CpuProducer::Sampling(graph, AsTypedSpec(b.spec), 1, AsTypedViews(views), threads), slots, 0,
+              CpuProducer::Sampling(graph, b.spec, 1, AsTypedViews(views), threads), slots, 0,
               std::move(seeds), workers, threads);
         });
     std::printf("| mmap of features.npy | %.2f | %.0f | | | | | %s |\n", o.batches / o.seconds, o.rows / o.seconds,

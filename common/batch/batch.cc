@@ -6,23 +6,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace gnnd {
-absl::Status CheckSamplingSpec(const SamplingSpec& spec) {
-  if (spec.batch_size < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
-  }
-  if (spec.fanouts.empty() || spec.fanouts.size() > kMaxHops) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("fanouts has ", spec.fanouts.size(), " entries (need 1 to ", kMaxHops, ", one per hop)"));
-  }
-  for (size_t h = 0; h < spec.fanouts.size(); ++h) {
-    if (spec.fanouts[h] == 0 || spec.fanouts[h] < -1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fanouts[", h, "] = ", spec.fanouts[h], " (must be -1 for all neighbors, or at least 1)"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
                                                    int64_t max_in_degree) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -33,7 +16,7 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int
   c.max_nodes = c.max_seeds;
   int64_t frontier = c.max_seeds;
   bool distinct = !spec.seeds_may_repeat;  // frontier entries are distinct nodes (all but repeated seeds)
-  for (int32_t fanout : spec.fanouts) {
+  for (int32_t fanout : spec.fanouts.at(0)) {
     const int64_t per_node = fanout < 0 ? max_in_degree : std::min<int64_t>(fanout, max_in_degree);
     // Saturating: bounds for deep hops exceed int64 long before they are capped.
     const int64_t edges = per_node == 0 ? 0 : frontier > kMax / per_node ? kMax : frontier * per_node;

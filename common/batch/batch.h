@@ -16,19 +16,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/base/dtype.h"
+#include "common/batch/spec.h"
 
 namespace gnnd {
-
-// What a session asks for, checked once: batch_size >= 1, 1..kMaxHops fanouts, each -1 or >= 1.
-struct SamplingSpec {
-  int64_t batch_size = 0;
-  std::vector<int32_t> fanouts;
-  // The seeds come from a list of ids that may repeat one (kept, as PyG keeps them), not from a split
-  // of distinct nodes: a batch may then hold more seed entries, and hop-1 edges, than the graph has.
-  bool seeds_may_repeat = false;
-};
-inline constexpr int kMaxHops = 16;
-absl::Status CheckSamplingSpec(const SamplingSpec& spec);
 
 // Upper bounds on a batch's node and edge counts, from the spec and the graph (a fanout of -1 is
 // bounded by the largest in-degree; every count by the graph's size).
@@ -47,7 +37,8 @@ struct BatchCapacity {
   int64_t max_feature_rows = -1;
   int64_t feature_rows() const { return max_feature_rows < 0 ? max_nodes : max_feature_rows; }
 };
-// Fails when a batch could outgrow the int32 local indices.
+// A one-relation spec's bounds (SamplingSpec::OneRelation); fails when a batch could outgrow the int32 local
+// indices.
 absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
                                                    int64_t max_in_degree);
 

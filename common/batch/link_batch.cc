@@ -66,7 +66,7 @@ std::vector<int> ReverseRelations(const DatasetSchema& schema, int relation) {
   return out;
 }
 
-absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSchema& schema,
+absl::Status CheckLinkSeedSpec(const LinkSeedSpec& spec, const DatasetSchema& schema,
                                    absl::string_view prefix) {
   if (spec.relation < 0 || spec.relation >= static_cast<int>(schema.relations.size())) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "edge_type: relation ", spec.relation));
@@ -123,20 +123,21 @@ absl::Status CheckLinkSamplingSpec(const LinkSamplingSpec& spec, const DatasetSc
   return absl::OkStatus();
 }
 
-TypedSamplingSpec TypedLinkSampling(const LinkSamplingSpec& spec, const DatasetSchema& schema, int64_t max_positives) {
-  TypedSamplingSpec typed;
-  typed.batch_size = max_positives;
-  typed.seed_type = -1;
-  typed.fanouts = schema.format_version == 1 ? std::vector<std::vector<int32_t>>{spec.fanouts} : spec.relation_fanouts;
+SamplingSpec LinkSampling(const LinkSeedSpec& spec, std::vector<std::vector<int32_t>> fanouts,
+                          const DatasetSchema& schema, int64_t max_positives) {
+  SamplingSpec sampling;
+  sampling.batch_size = max_positives;
+  sampling.seed_type = -1;
+  sampling.fanouts = std::move(fanouts);
   const RelationSchema& r = schema.relations[spec.relation];
   const int64_t amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
   // Sources: the positives' and binary negatives'; destinations: the positives' and every negative's.
   const int64_t sources = max_positives * (1 + (spec.negatives.mode == NegativeMode::kBinary ? amount : 0));
   const int64_t destinations = max_positives * (1 + amount);
-  typed.max_hop0.assign(schema.node_types.size(), 0);
-  typed.max_hop0[r.src_type] += sources;
-  typed.max_hop0[r.dst_type] += destinations;
-  return typed;
+  sampling.max_hop0.assign(schema.node_types.size(), 0);
+  sampling.max_hop0[r.src_type] += sources;
+  sampling.max_hop0[r.dst_type] += destinations;
+  return sampling;
 }
 
 void BuildRelationExclusions(const DatasetSchema& schema, int relation, ExcludeMode mode, std::span<const int64_t> src,
@@ -160,7 +161,7 @@ void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> inp
   std::fill(out + input_id.size(), out + pairs, 0);
 }
 
-LinkSeedEdges SeedEdgesOf(const LinkSamplingSpec& spec, const GraphData& graph) {
+LinkSeedEdges SeedEdgesOf(const LinkSeedSpec& spec, const GraphData& graph) {
   if (spec.seed_edges != nullptr) {  // given pairs, laid out as a split's edges; the spec keeps them
     return {spec.seed_edges->data(), nullptr, static_cast<int64_t>(spec.seed_edges->size() / 2)};
   }
@@ -195,22 +196,16 @@ int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
   return pairs * (2 + amount * (negatives.mode == NegativeMode::kBinary ? 2 : 1));
 }
 
-LinkBatchLayout LinkBatchLayout::Make(const BatchLayout& graph, int64_t max_positives, const LinkSamplingSpec& spec,
-                                      bool labeled) {
-  LinkBatchLayout l = Make(graph.total_bytes, max_positives, spec, labeled);
-  l.graph = graph;
-  return l;
-}
-
-LinkBatchLayout LinkBatchLayout::Make(size_t graph_bytes, int64_t max_positives, const LinkSamplingSpec& spec,
-                                      bool labeled) {
-  LinkBatchLayout l;
+void AddPairArrays(TypedBatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
+                   bool labeled) {
+  PairArrays& l = layout.pairs.emplace();
+  l.relation = relation;
   l.max_positives = max_positives;
-  l.amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
+  l.amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
   l.labeled = labeled;
-  const bool triplet = TripletLayout(spec.negatives.mode);
-  l.max_pairs = triplet ? 0 : max_positives * (1 + (spec.negatives.mode == NegativeMode::kBinary ? l.amount : 0));
-  size_t at = graph_bytes;
+  const bool triplet = TripletLayout(negatives.mode);
+  l.max_pairs = triplet ? 0 : max_positives * (1 + (negatives.mode == NegativeMode::kBinary ? l.amount : 0));
+  size_t at = layout.total_bytes;
   auto take = [&at](size_t bytes) {
     const size_t offset = at;
     at = AlignBatchOffset(at + bytes);
@@ -226,66 +221,7 @@ LinkBatchLayout LinkBatchLayout::Make(size_t graph_bytes, int64_t max_positives,
     l.edge_label_index = take(8 * static_cast<size_t>(l.max_pairs));
     l.edge_label = take((labeled ? 8 : 4) * static_cast<size_t>(l.max_pairs));
   }
-  l.total_bytes = at;
-  return l;
-}
-
-namespace {
-
-// The pair arrays and their two counts, after a graph's; `prefix` before each array's name.
-void AddPairArrays(const LinkBatchLayout& layout, const std::string& prefix, BatchSchema& s) {
-  const int pairs = static_cast<int>(s.counts.size()), positives = pairs + 1;
-  s.counts.push_back("pairs");
-  s.capacity.push_back(layout.max_pairs);
-  s.counts.push_back("positives");
-  s.capacity.push_back(layout.max_positives);
-  s.arrays.push_back({prefix + "input_id", DType::kInt64, {}, positives, layout.input_id});
-  if (layout.src_index != SIZE_MAX) {
-    s.arrays.push_back({prefix + "src_index", DType::kInt32, {}, positives, layout.src_index});
-    s.arrays.push_back({prefix + "dst_pos_index", DType::kInt32, {}, positives, layout.dst_pos_index});
-    s.arrays.push_back({prefix + "dst_neg_index", DType::kInt32, {layout.amount}, positives, layout.dst_neg_index});
-  } else {
-    s.arrays.push_back({prefix + "edge_label_index", DType::kInt32, {2}, pairs, layout.edge_label_index});
-    s.arrays.push_back(
-        {prefix + "edge_label", layout.labeled ? DType::kInt64 : DType::kFloat32, {}, pairs, layout.edge_label});
-  }
-  s.slot_bytes = layout.total_bytes;
-}
-
-}  // namespace
-
-BatchSchema LinkBatchSchema(const LinkBatchLayout& layout, int64_t feature_dim, DType feature_dtype) {
-  BatchSchema s = HomogeneousBatchSchema(layout.graph, feature_dim, feature_dtype);
-  s.arrays.erase(std::remove_if(s.arrays.begin(), s.arrays.end(),
-                                [&](const BatchArraySchema& a) {
-                                  return a.name == "labels" || (a.name == "features" && feature_dim == 0);
-                                }),
-                 s.arrays.end());
-  AddPairArrays(layout, "", s);
-  return s;
-}
-
-BatchSchema TypedLinkBatchSchema(const LinkBatchLayout& layout, const TypedBatchLayout& typed,
-                                 const DatasetSchema& schema, int relation) {
-  BatchSchema s = TypedBatchSchema(typed, schema);
-  AddPairArrays(layout, schema.relations[relation].key() + ".", s);
-  return s;
-}
-
-std::vector<int64_t> LinkBatchCounts(const BatchView& graph, int64_t pairs, int64_t positives) {
-  std::vector<int64_t> counts =
-      HomogeneousBatchCounts({graph.num_nodes_per_hop, static_cast<size_t>(graph.num_hops) + 1},
-                             {graph.num_edges_per_hop, static_cast<size_t>(graph.num_hops)});
-  counts.push_back(pairs);
-  counts.push_back(positives);
-  return counts;
-}
-
-std::vector<int64_t> TypedLinkBatchCounts(const TypedBatchView& graph, int64_t pairs, int64_t positives) {
-  std::vector<int64_t> counts = TypedBatchCounts(graph, /*seed_type=*/-1);
-  counts.push_back(pairs);
-  counts.push_back(positives);
-  return counts;
+  layout.total_bytes = at;
 }
 
 }  // namespace gnnd

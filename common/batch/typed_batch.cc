@@ -10,14 +10,22 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b; }
 int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMax / b ? kMax : a * b; }
+// A one-type capacity as common/batch/batch.h has it (the offsets need no per-hop bounds); a link batch's
+// hop-0 bound as its seeds.
+BatchCapacity HomogeneousCapacity(const TypedCapacity& c, int seed_type) {
+  BatchCapacity h;
+  h.max_seeds = seed_type >= 0 ? c.max_seeds : c.hops.empty() ? 0 : c.hops[0].frontier[0];
+  h.max_nodes = c.max_nodes[0];
+  h.max_edges = c.max_edges[0];
+  if (!c.feature_rows.empty()) h.max_feature_rows = c.feature_rows[0];
+  return h;
+}
 }  // namespace
 
-TypedSamplingSpec AsTypedSpec(const SamplingSpec& spec) {
-  return {.batch_size = spec.batch_size,
-          .seed_type = 0,
-          .fanouts = {spec.fanouts},
-          .seeds_may_repeat = spec.seeds_may_repeat,
-          .max_hop0 = {}};
+BatchLayout HomogeneousLayoutOf(const TypedBatchLayout& layout) {
+  const TypedBatchLayout::TypeArrays& a = layout.types[0];
+  return BatchLayout::Make(HomogeneousCapacity(layout.capacity, layout.seed_type), layout.num_hops,
+                           a.feature_row_bytes);
 }
 
 TypedBatchLayout AsTypedLayout(const BatchLayout& layout) {
@@ -51,39 +59,7 @@ std::vector<TypedBatchView> AsTypedViews(const std::vector<BatchView>& views) {
   return typed;
 }
 
-absl::Status CheckTypedSamplingSpec(const TypedSamplingSpec& spec, const DatasetSchema& schema) {
-  if (spec.batch_size < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
-  }
-  const bool link = spec.seed_type == -1 && spec.max_hop0.size() == schema.node_types.size();
-  if (!link && (spec.seed_type < 0 || spec.seed_type >= static_cast<int>(schema.node_types.size()))) {
-    return absl::InvalidArgumentError(absl::StrCat("seed type ", spec.seed_type, " is not a node type"));
-  }
-  if (spec.fanouts.size() != schema.relations.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("fanouts for ", spec.fanouts.size(), " relations, the dataset has ", schema.relations.size()));
-  }
-  const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
-  if (hops < 1 || hops > kMaxHops) {
-    return absl::InvalidArgumentError(absl::StrCat("fanouts have ", hops, " hops (need 1 to ", kMaxHops, ")"));
-  }
-  for (size_t r = 0; r < spec.fanouts.size(); ++r) {
-    const std::string key = schema.relations[r].key();
-    if (spec.fanouts[r].size() != hops) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fanouts[", key, "] has ", spec.fanouts[r].size(), " hops, the others ", hops));
-    }
-    for (size_t h = 0; h < hops; ++h) {
-      if (spec.fanouts[r][h] < -1) {
-        return absl::InvalidArgumentError(absl::StrCat("fanouts[", key, "][", h, "] = ", spec.fanouts[r][h],
-                                                       " (must be -1 for all neighbors, 0 for none, or more)"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec, const DatasetSchema& schema,
+absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const SamplingSpec& spec, const DatasetSchema& schema,
                                                    const std::vector<int64_t>& max_in_degree) {
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   TypedCapacity c;
@@ -143,8 +119,20 @@ absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec
   return c;
 }
 
-TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const TypedSamplingSpec& spec,
+TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const SamplingSpec& spec,
                                         const DatasetSchema& schema) {
+  if (schema.format_version == 1) {
+    const NodeTypeSchema& nodes = schema.node_types[0];
+    TypedBatchLayout l = AsTypedLayout(BatchLayout::Make(HomogeneousCapacity(capacity, spec.seed_type),
+                                                         spec.num_hops(), nodes.features >= 0 ? nodes.feature_row_bytes() : 0));
+    l.seed_type = spec.seed_type;
+    l.homogeneous = true;
+    l.capacity = capacity;
+    TypeArrays& a = l.types[0];
+    if (nodes.features < 0) a.features = SIZE_MAX;
+    if (spec.seed_type != 0 || nodes.labels < 0) a.labels = SIZE_MAX;
+    return l;
+  }
   TypedBatchLayout l;
   l.num_hops = spec.num_hops();
   l.seed_type = spec.seed_type;
@@ -212,6 +200,7 @@ int64_t TypedBatchView::num_edges(int relation) const {
   return n;
 }
 
+namespace {
 BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema& schema) {
   BatchSchema s;
   const int hops = layout.num_hops;
@@ -265,6 +254,61 @@ std::vector<int64_t> TypedBatchCounts(const TypedBatchView& view, int seed_type)
   for (size_t r = 0; r < view.relations.size(); ++r) {
     counts.push_back(view.num_edges(static_cast<int>(r)));
     for (int h = 0; h < hops; ++h) counts.push_back(view.relations[r].num_edges_per_hop[h]);
+  }
+  return counts;
+}
+
+// The pair arrays and their two counts, after a graph's; `prefix` before each array's name.
+void AddPairSchema(const PairArrays& pairs, const std::string& prefix, BatchSchema& s) {
+  const int pair_count = static_cast<int>(s.counts.size()), positives = pair_count + 1;
+  s.counts.push_back("pairs");
+  s.capacity.push_back(pairs.max_pairs);
+  s.counts.push_back("positives");
+  s.capacity.push_back(pairs.max_positives);
+  s.arrays.push_back({prefix + "input_id", DType::kInt64, {}, positives, pairs.input_id});
+  if (pairs.src_index != SIZE_MAX) {
+    s.arrays.push_back({prefix + "src_index", DType::kInt32, {}, positives, pairs.src_index});
+    s.arrays.push_back({prefix + "dst_pos_index", DType::kInt32, {}, positives, pairs.dst_pos_index});
+    s.arrays.push_back({prefix + "dst_neg_index", DType::kInt32, {pairs.amount}, positives, pairs.dst_neg_index});
+  } else {
+    s.arrays.push_back({prefix + "edge_label_index", DType::kInt32, {2}, pair_count, pairs.edge_label_index});
+    s.arrays.push_back(
+        {prefix + "edge_label", pairs.labeled ? DType::kInt64 : DType::kFloat32, {}, pair_count, pairs.edge_label});
+  }
+}
+
+}  // namespace
+
+BatchSchema BatchSchemaOf(const TypedBatchLayout& layout, const DatasetSchema& schema) {
+  BatchSchema s;
+  if (layout.homogeneous) {
+    const NodeTypeSchema& nodes = schema.node_types[0];
+    s = HomogeneousBatchSchema(HomogeneousLayoutOf(layout), nodes.feature_dim, nodes.feature_dtype);
+    if (layout.pairs) {  // no labels; no features where the dataset has none
+      std::erase_if(s.arrays, [&](const BatchArraySchema& a) {
+        return a.name == "labels" || (a.name == "features" && nodes.features < 0);
+      });
+    }
+  } else {
+    s = TypedBatchSchema(layout, schema);
+  }
+  if (layout.pairs) {
+    AddPairSchema(*layout.pairs, layout.homogeneous ? "" : schema.relations[layout.pairs->relation].key() + ".", s);
+  }
+  s.slot_bytes = layout.total_bytes;
+  return s;
+}
+
+std::vector<int64_t> BatchCountsOf(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs,
+                                   int64_t positives) {
+  const size_t hops = static_cast<size_t>(view.num_hops);
+  std::vector<int64_t> counts =
+      layout.homogeneous ? HomogeneousBatchCounts({view.types[0].num_nodes_per_hop, hops + 1},
+                                                  {view.relations[0].num_edges_per_hop, hops})
+                         : TypedBatchCounts(view, layout.seed_type);
+  if (layout.pairs) {
+    counts.push_back(pairs);
+    counts.push_back(positives);
   }
   return counts;
 }

@@ -14,31 +14,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/batch/batch_schema.h"
+#include "common/batch/spec.h"
 #include "common/dataset/schema.h"
 
 namespace gnnd {
-
-// What a typed session asks for: seeds of one node type, fanouts per relation and hop ([relation][hop],
-// every relation the same number of hops; -1: all in-neighbors, 0: none through that relation).
-struct TypedSamplingSpec {
-  int64_t batch_size = 0;
-  int seed_type = 0;
-  std::vector<std::vector<int32_t>> fanouts;
-  bool seeds_may_repeat = false;
-  // Link batches (common/batch/link_batch.h): seed_type is -1, and hop 0 holds up to max_hop0[t] distinct
-  // nodes of each type t (the endpoints of the batch's pairs); batch_size is the pairs' positives.
-  std::vector<int64_t> max_hop0;
-
-  int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
-};
-// A homogeneous session's spec as the one-type, one-relation dataset's.
-TypedSamplingSpec AsTypedSpec(const SamplingSpec& spec);
-// Checks the spec against the dataset: errors name the field ("fanouts[author___writes___paper][1] = -3").
-absl::Status CheckTypedSamplingSpec(const TypedSamplingSpec& spec, const DatasetSchema& schema);
 
 // Upper bounds of one batch, per type and relation (a fanout of -1 bounded by the relation's largest
 // in-degree); INVALID_ARGUMENT if a count could outgrow the int32 local indices.
@@ -58,11 +42,30 @@ struct TypedCapacity {
   };
   std::vector<Hop> hops;
 };
-absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const TypedSamplingSpec& spec, const DatasetSchema& schema,
+absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const SamplingSpec& spec, const DatasetSchema& schema,
                                                    const std::vector<int64_t>& max_in_degree);
 
-// Byte offsets of every array in one buffer (kBatchAlignment-aligned, as BatchLayout's); SIZE_MAX where a
-// type has no such array.
+// A link batch's pair arrays, after its graph arrays (common/batch/link_batch.h; SIZE_MAX where the negative
+// mode has none):
+//   edge_label_index  int32 (L, 2)   local (source, destination) rows: the positives, then their binary
+//                                   negatives, `amount` each in positive order (a trainer views it transposed)
+//   edge_label        (L,)           float32 1 / 0, or a labeled split's int64 classes + 1 with 0 for negatives
+//   input_id          int64 (P,)     each positive's position in its edge split
+//   triplets instead of the first two: src_index, dst_pos_index int32 (P,), dst_neg_index int32 (P, amount)
+struct PairArrays {
+  int relation = 0;  // the seed edges' relation (names the arrays of a typed dataset)
+  int64_t max_positives = 0, max_pairs = 0, amount = 0;
+  bool labeled = false;  // edge_label is int64
+  size_t edge_label_index = SIZE_MAX, edge_label = SIZE_MAX, input_id = 0;
+  size_t src_index = SIZE_MAX, dst_pos_index = SIZE_MAX, dst_neg_index = SIZE_MAX;
+  // The edge_label_index rows of a batch of `positives` (0 for triplets).
+  int64_t pairs(int64_t positives) const { return max_positives > 0 ? positives * (max_pairs / max_positives) : 0; }
+};
+
+// The one slot layout of every session: byte offsets of every array in one buffer (kBatchAlignment-aligned);
+// SIZE_MAX where a type has no such array. A homogeneous dataset's (format_version 1) puts its one type's and
+// relation's arrays in the order of common/batch/batch.h, the layout API 1.0 clients check
+// (HomogeneousLayoutOf), and keeps that header's array names.
 struct TypedBatchLayout {
   struct TypeArrays {
     size_t node_ids = 0, num_nodes_per_hop = 0, features = SIZE_MAX, labels = SIZE_MAX;
@@ -72,15 +75,20 @@ struct TypedBatchLayout {
     size_t edge_src = 0, edge_dst = 0, num_edges_per_hop = 0;
   };
   int num_hops = 0;
-  int seed_type = 0;
+  int seed_type = 0;  // -1: a link batch
+  bool homogeneous = false;
   TypedCapacity capacity;
   std::vector<TypeArrays> types;
   std::vector<RelationArrays> relations;
+  std::optional<PairArrays> pairs;  // link batches (AddPairArrays)
   size_t total_bytes = 0;
 
-  static TypedBatchLayout Make(const TypedCapacity& capacity, const TypedSamplingSpec& spec,
-                               const DatasetSchema& schema);
+  static TypedBatchLayout Make(const TypedCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema);
 };
+
+// A homogeneous layout's capacity and offsets as common/batch/batch.h has them (the API 1.0 SlotLayout); a link
+// batch's hop-0 bound as its seeds.
+BatchLayout HomogeneousLayoutOf(const TypedBatchLayout& layout);
 
 // Typed pointers into one buffer laid out by a TypedBatchLayout.
 struct TypedBatchView {
@@ -117,11 +125,15 @@ void CopyTypedBatchGraph(const TypedBatchView& from, const TypedBatchView& to);
 // `schema` as a layout without features and labels sees it (a ring entry of the sampling stage).
 DatasetSchema WithoutNodeData(DatasetSchema schema);
 
-// The batch schema of a typed layout: arrays named "T.node_ids", "R.edge_src", ... (R a relation's key);
+// The batch schema of a layout. Typed: arrays named "T.node_ids", "R.edge_src", ... (R a relation's key);
 // counts "node_hops" (L+1), "edge_hops" (L), per type "T.nodes", "T.nodes_hop0".."T.nodes_hopL" (and
-// "T.seeds" for the seed type), per relation "R.edges", "R.edges_hop0".."R.edges_hop(L-1)".
-BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema& schema);
-// A batch's count values in that schema's order.
-std::vector<int64_t> TypedBatchCounts(const TypedBatchView& view, int seed_type);
+// "T.seeds" for the seed type), per relation "R.edges", "R.edges_hop0".."R.edges_hop(L-1)". Homogeneous:
+// HomogeneousBatchSchema's (common/batch/batch_schema.h; a link batch's without labels, and without features
+// where the dataset has none). Then a link batch's pair arrays (a typed dataset's named after the seed
+// relation as its other arrays are: "author___writes___paper.edge_label_index") and counts "pairs", "positives".
+BatchSchema BatchSchemaOf(const TypedBatchLayout& layout, const DatasetSchema& schema);
+// A batch's count values in that schema's order (`pairs`, `positives`: a link batch's).
+std::vector<int64_t> BatchCountsOf(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs = 0,
+                                   int64_t positives = 0);
 
 }  // namespace gnnd

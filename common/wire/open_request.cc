@@ -96,9 +96,14 @@ absl::StatusOr<int> SplitArray(const v1::OpenSession& request, const NodeTypeSch
                                                  " (must be train, valid, test, or all: every node of the type)"));
 }
 
-// Typed fanouts: `fanouts` for every relation, or `relation_fanouts` naming each relation once.
-absl::StatusOr<std::vector<std::vector<int32_t>>> TypedFanouts(const v1::OpenSession& request,
-                                                               const DatasetSchema& schema) {
+// The fanouts per relation: `fanouts` for every relation, or (typed datasets) `relation_fanouts` naming each
+// relation once.
+absl::StatusOr<std::vector<std::vector<int32_t>>> Fanouts(const v1::OpenSession& request,
+                                                          const DatasetSchema& schema) {
+  if (schema.format_version == 1 && request.relation_fanouts_size() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.relation_fanouts: '", request.dataset(), "' is homogeneous (give open.fanouts)"));
+  }
   if (request.relation_fanouts_size() == 0) {
     return std::vector<std::vector<int32_t>>(schema.relations.size(),
                                              {request.fanouts().begin(), request.fanouts().end()});
@@ -210,72 +215,49 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   }
   GNND_RETURN_IF_ERROR(SetSlotsAndSchedule(request, limits, shape));
   LinkShape& link = shape.link.emplace();
-  LinkSamplingSpec& spec = link.sampling;
+  LinkSeedSpec& spec = link.seeds;
   if (request.seed_edges_size() > 0) {
     spec.seed_edges =
         std::make_shared<const std::vector<int64_t>>(request.seed_edges().begin(), request.seed_edges().end());
   } else {
     GNND_ASSIGN_OR_RETURN(spec.edge_split, ParseEdgeSplit(request.edge_split(), "open.edge_split"));
   }
-  spec.fanouts.assign(request.fanouts().begin(), request.fanouts().end());
   GNND_ASSIGN_OR_RETURN(spec.negatives.mode, ParseNegativeMode(request.neg_sampling(), "open.neg_sampling"));
   spec.negatives.amount = request.neg_amount() == 0 ? 1 : request.neg_amount();
   spec.negatives.strict = request.strict_negatives();
   GNND_ASSIGN_OR_RETURN(spec.exclude, ParseExcludeMode(request.exclude(), "open.exclude"));
   GNND_ASSIGN_OR_RETURN(spec.relation, EdgeType(request, graph.schema));
   if (spec.negatives.mode == NegativeMode::kFixed && spec.seed_edges == nullptr && request.neg_amount() <= 1) {
-    // The split's own count (CheckLinkSamplingSpec checks that it has fixed negatives).
+    // The split's own count (CheckLinkSeedSpec checks that it has fixed negatives).
     spec.negatives.amount = static_cast<int32_t>(
         std::max<int64_t>(graph.schema.relations[spec.relation].edge_splits[spec.edge_split].num_negatives, 1));
   }
-  GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, "open."));
+  GNND_RETURN_IF_ERROR(CheckLinkSeedSpec(spec, graph.schema, "open."));
   const bool typed = graph.schema.format_version != 1;
   if (!request.node_type().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100),
                                                    " (a link session's hop 0 is its pairs' endpoints: leave it empty",
                                                    typed ? " and name the relation in open.edge_type)" : ")"));
   }
-  if (typed) {
-    GNND_ASSIGN_OR_RETURN(spec.relation_fanouts, TypedFanouts(request, graph.schema));
-    spec.fanouts.clear();
-  } else if (request.relation_fanouts_size() > 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("open.relation_fanouts: '", request.dataset(), "' is homogeneous (give open.fanouts)"));
-  }
+  GNND_ASSIGN_OR_RETURN(std::vector<std::vector<int32_t>> fanouts, Fanouts(request, graph.schema));
   // Hop 0 holds every endpoint, and local indices are int32.
   const int64_t max_batch = (int64_t{1} << 30) / MaxLinkSeeds(1, spec.negatives);
   if (request.batch_size() < 1 || request.batch_size() > max_batch) {
     return absl::InvalidArgumentError(absl::StrCat("open.batch_size = ", request.batch_size(), " (must be 1 to ",
                                                    max_batch, " for link batches with these negatives)"));
   }
-  bool labeled = false;  // given pairs have none
-  if (spec.seed_edges != nullptr) {
+  if (spec.seed_edges != nullptr) {  // given pairs have no labels
     link.split_size = static_cast<int64_t>(spec.seed_edges->size() / 2);
   } else {
     const EdgeSplitSchema& split = graph.schema.relations[spec.relation].edge_splits[spec.edge_split];
     link.split_size = split.num_edges;
-    labeled = split.labels >= 0;
+    link.labeled = split.labels >= 0;
   }
-  if (typed) {
-    TypedShape& t = shape.typed.emplace();
-    t.sampling = TypedLinkSampling(spec, graph.schema, request.batch_size());
-    GNND_RETURN_IF_ERROR(InField(CheckTypedSamplingSpec(t.sampling, graph.schema), "open."));
-    GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
-    GNND_ASSIGN_OR_RETURN(t.layout.capacity, ComputeTypedCapacity(t.sampling, graph.schema, max_in_degrees));
-    link.layout.max_positives = request.batch_size();
-    link.layout.labeled = labeled;
-    LayOutSlots(graph, shape);
-    GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
-    return shape;
-  }
-  shape.sampling = {MaxLinkSeeds(request.batch_size(), spec.negatives), spec.fanouts};
-  GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
+  shape.seed_type = -1;
+  shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
+  GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
-  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.num_nodes(),
-                                                                    graph.manifest.num_edges(), max_in_degrees.at(0)));
-  shape.layout.num_hops = static_cast<int>(spec.fanouts.size());
-  link.layout.max_positives = request.batch_size();
-  link.layout.labeled = labeled;
+  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeTypedCapacity(shape.sampling, graph.schema, max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;
@@ -284,46 +266,20 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
 }  // namespace
 
 void LayOutSlots(const GraphData& graph, SessionShape& shape) {
-  const DatasetSchema& schema = graph.schema;
-  if (shape.typed) {
-    TypedShape& t = *shape.typed;
-    t.layout = TypedBatchLayout::Make(t.layout.capacity, t.sampling, schema);
-    if (shape.link) {
-      LinkShape& link = *shape.link;
-      link.layout =
-          LinkBatchLayout::Make(t.layout.total_bytes, link.layout.max_positives, link.sampling, link.layout.labeled);
-      shape.schema = TypedLinkBatchSchema(link.layout, t.layout, schema, link.sampling.relation);
-    } else {
-      shape.schema = TypedBatchSchema(t.layout, schema);
-    }
-  } else {
-    const NodeTypeSchema& nodes = schema.node_types[0];
-    const bool features = nodes.features >= 0;
-    shape.layout =
-        BatchLayout::Make(shape.layout.capacity, shape.layout.num_hops, features ? nodes.feature_row_bytes() : 0);
-    if (shape.link) {
-      LinkShape& link = *shape.link;
-      link.layout = LinkBatchLayout::Make(shape.layout, link.layout.max_positives, link.sampling, link.layout.labeled);
-      shape.schema = LinkBatchSchema(link.layout, features ? nodes.feature_dim : 0, nodes.feature_dtype);
-    } else {
-      shape.schema = HomogeneousBatchSchema(shape.layout, nodes.feature_dim, nodes.feature_dtype);
-    }
+  shape.layout = TypedBatchLayout::Make(shape.layout.capacity, shape.sampling, graph.schema);
+  if (shape.link) {
+    AddPairArrays(shape.layout, shape.link->seeds.relation, shape.sampling.batch_size, shape.link->seeds.negatives,
+                  shape.link->labeled);
   }
+  shape.schema = BatchSchemaOf(shape.layout, graph.schema);
   shape.slot_bytes = shape.schema.slot_bytes * shape.num_slots;
 }
 
-std::vector<int64_t> MaxNodesPerType(const SessionShape& shape) {
-  return shape.typed ? shape.typed->layout.capacity.max_nodes : std::vector<int64_t>{shape.layout.capacity.max_nodes};
-}
-
 void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, SessionShape& shape) {
-  const std::vector<int64_t> bound = MaxNodesPerType(shape);
-  std::vector<int64_t> capped(bound.size());
-  for (size_t t = 0; t < bound.size(); ++t) capped[t] = std::clamp<int64_t>(rows[t], 0, bound[t]);
-  if (shape.typed) {
-    shape.typed->layout.capacity.feature_rows = capped;
-  } else {
-    shape.layout.capacity.max_feature_rows = capped[0];
+  TypedCapacity& capacity = shape.layout.capacity;
+  capacity.feature_rows.resize(capacity.max_nodes.size());
+  for (size_t t = 0; t < capacity.max_nodes.size(); ++t) {
+    capacity.feature_rows[t] = std::clamp<int64_t>(rows[t], 0, capacity.max_nodes[t]);
   }
   LayOutSlots(graph, shape);
 }
@@ -370,28 +326,13 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   const bool seeds_may_repeat = request.seed_ids_size() > 0;
   // After the sampling spec's checks (their messages name batch_size first), before any capacity.
   auto check_schedule = [&] { return InField(CheckSeedScheduleSpec(shape.schedule), "open."); };
-  if (!typed) {
-    if (request.relation_fanouts_size() > 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("open.relation_fanouts: '", request.dataset(), "' is homogeneous (give open.fanouts)"));
-    }
-    shape.sampling = {request.batch_size(), {request.fanouts().begin(), request.fanouts().end()}, seeds_may_repeat};
-    GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling), "open."));
-    GNND_RETURN_IF_ERROR(check_schedule());
-    GNND_ASSIGN_OR_RETURN(
-        shape.layout.capacity,
-        ComputeBatchCapacity(shape.sampling, graph.num_nodes(), graph.manifest.num_edges(), max_in_degrees.at(0)));
-    shape.layout.num_hops = static_cast<int>(shape.sampling.fanouts.size());
-  } else {
-    TypedShape& t = shape.typed.emplace();
-    t.sampling.batch_size = request.batch_size();
-    t.sampling.seed_type = shape.seed_type;
-    t.sampling.seeds_may_repeat = seeds_may_repeat;
-    GNND_ASSIGN_OR_RETURN(t.sampling.fanouts, TypedFanouts(request, schema));
-    GNND_RETURN_IF_ERROR(InField(CheckTypedSamplingSpec(t.sampling, schema), "open."));
-    GNND_RETURN_IF_ERROR(check_schedule());
-    GNND_ASSIGN_OR_RETURN(t.layout.capacity, ComputeTypedCapacity(t.sampling, schema, max_in_degrees));
-  }
+  shape.sampling.batch_size = request.batch_size();
+  shape.sampling.seed_type = shape.seed_type;
+  shape.sampling.seeds_may_repeat = seeds_may_repeat;
+  GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
+  GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
+  GNND_RETURN_IF_ERROR(check_schedule());
+  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeTypedCapacity(shape.sampling, schema, max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;

@@ -26,32 +26,25 @@ struct SlotLimits {
   uint64_t max_session_bytes = kDefaultMaxSessionBytes;  // all of a session's slots together
 };
 
-// A typed dataset's session: its sampling spec and one slot's layout.
-struct TypedShape {
-  TypedSamplingSpec sampling;
-  TypedBatchLayout layout;
-};
-
-// A link-prediction session's spec and one slot's layout (common/batch/link_batch.h).
+// A link-prediction session's seed stage (common/batch/link_batch.h).
 struct LinkShape {
-  LinkSamplingSpec sampling;
-  LinkBatchLayout layout;
+  LinkSeedSpec seeds;
   int64_t split_size = 0;  // the edge split's edges: the seeds are their positions
+  bool labeled = false;    // the split has labels (edge_label is int64)
 };
 
 struct SessionShape {
   Device device;
   int split_array = -1;  // the seeds' split: a position in the dataset schema's arrays (-1: seed_ids,
                          // kAllNodesSplit: every node of the seed type)
-  int seed_type = 0;     // the node type of the seeds
+  int seed_type = 0;     // the node type of the seeds (-1: a link session's)
   SeedScheduleSpec schedule;
   int num_slots = 0;
-  SamplingSpec sampling;            // homogeneous datasets
-  BatchLayout layout;               // homogeneous datasets: one slot
-  std::optional<TypedShape> typed;  // typed datasets (format_version 2)
-  std::optional<LinkShape> link;    // link sessions (edge_split set)
-  BatchSchema schema;               // the batch as the trainer reads it, either way
-  uint64_t slot_bytes = 0;          // of all the slots
+  SamplingSpec sampling;          // what every batch samples
+  std::optional<LinkShape> link;  // link sessions (edge_split or seed_edges set)
+  TypedBatchLayout layout;        // one slot
+  BatchSchema schema;             // the batch as the trainer reads it
+  uint64_t slot_bytes = 0;        // of all the slots
 };
 
 // open.split "all": every node of the seed type (PyG's input_nodes of a node type alone).
@@ -62,10 +55,8 @@ inline constexpr int kAllNodesSplit = -2;
 // type, made into `made` (which must outlive the span).
 std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& graph, std::vector<int64_t>& made);
 
-// `shape`'s layouts (from their capacities), schema and slot_bytes.
+// `shape`'s layout (from its capacity), schema and slot_bytes.
 void LayOutSlots(const GraphData& graph, SessionShape& shape);
-// Each node type's bound on a batch's nodes (the layouts' max_nodes).
-std::vector<int64_t> MaxNodesPerType(const SessionShape& shape);
 // `shape` laid out again with rows[t] rows of node type t's features in a slot (at most its bound).
 void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, SessionShape& shape);
 

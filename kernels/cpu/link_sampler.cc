@@ -8,19 +8,12 @@
 
 namespace gnnd {
 
-absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const LinkSamplingSpec& spec,
-                                                      uint64_t seed, int64_t max_positives) {
-  GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, graph.schema, ""));
+absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const SamplingSpec& sampling,
+                                                      const LinkSeedSpec& spec, uint64_t seed) {
+  GNND_RETURN_IF_ERROR(CheckLinkSeedSpec(spec, graph.schema, ""));
+  GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling, graph.schema));
   CpuLinkSampler sampler(graph, spec, seed);
-  if (graph.schema.format_version == 1) {
-    const SamplingSpec sampling{MaxLinkSeeds(max_positives, spec.negatives), spec.fanouts};
-    GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling));
-    sampler.sampler_.emplace(graph, sampling, seed);
-  } else {
-    const TypedSamplingSpec sampling = TypedLinkSampling(spec, graph.schema, max_positives);
-    GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, graph.schema));
-    sampler.sampler_.emplace(graph, sampling, seed);
-  }
+  sampler.sampler_.emplace(graph, sampling, seed);
   sampler.positives_ = SeedEdgesOf(spec, graph);
   return sampler;
 }
@@ -72,7 +65,7 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   return absl::OkStatus();
 }
 
-std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const LinkBatchLayout& layout, std::byte* slot) {
+std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const PairArrays& layout, std::byte* slot) {
   auto copy = [slot](size_t offset, const auto& values) {
     std::memcpy(slot + offset, values.data(), values.size() * sizeof(values[0]));
   };

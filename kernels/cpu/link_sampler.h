@@ -29,15 +29,16 @@ struct LinkBatch {
   std::vector<int64_t> edge_label_long;  // a labeled split's
 };
 
-// Copies a sampled batch's pair arrays into the slot at `slot` laid out by `layout` (its graph arrays are
+// Copies a sampled batch's pair arrays into the slot at `slot`, placed as `pairs` says (its graph arrays are
 // there already); returns the pair and positive counts.
-std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const LinkBatchLayout& layout, std::byte* slot);
+std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const PairArrays& pairs, std::byte* slot);
 
 class CpuLinkSampler {
  public:
-  // Checks the spec against the graph (CheckLinkSamplingSpec, and the fanouts as a node session's).
-  static absl::StatusOr<CpuLinkSampler> Create(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
-                                               int64_t max_positives);
+  // Batches of `sampling` (LinkSampling: its batch_size the most positives a batch has) around the pairs of
+  // `spec`; checks both against the graph.
+  static absl::StatusOr<CpuLinkSampler> Create(const GraphData& graph, const SamplingSpec& sampling,
+                                               const LinkSeedSpec& spec, uint64_t seed);
 
   int64_t split_size() const { return positives_.size; }
   // Samples the batch of the split's positives at `input_id` (positions, as EpochSeeds gives them over
@@ -48,11 +49,11 @@ class CpuLinkSampler {
                       SampleTimes* times = nullptr, bool gather_features = true);
 
  private:
-  CpuLinkSampler(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed)
+  CpuLinkSampler(const GraphData& graph, const LinkSeedSpec& spec, uint64_t seed)
       : graph_(&graph), spec_(spec), seed_(seed) {}
 
   const GraphData* graph_;
-  LinkSamplingSpec spec_;
+  LinkSeedSpec spec_;
   uint64_t seed_;
   std::optional<CpuSampler> sampler_;
   LinkSeedEdges positives_;

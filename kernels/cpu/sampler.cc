@@ -9,7 +9,7 @@
 
 namespace gnnd {
 
-CpuSampler::CpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed)
+CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed)
     : graph_(graph),
       spec_(spec),
       seed_(seed),
@@ -17,8 +17,6 @@ CpuSampler::CpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, ui
       reset_(graph.schema.node_types.size()),
       sampled_(graph.schema.relations.size()) {}
 
-CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed)
-    : CpuSampler(graph, AsTypedSpec(spec), seed) {}
 
 template <typename Index>
 void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index,

@@ -30,8 +30,6 @@ struct SampleTimes {
 // Holds per-batch scratch, so use one per thread; output depends only on the inputs.
 class CpuSampler {
  public:
-  CpuSampler(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed);
-  // A one-type, one-relation dataset's batches (AsTypedSpec(spec)).
   CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
@@ -67,7 +65,7 @@ class CpuSampler {
                   const TypedBatchView& out);
 
   const GraphData& graph_;
-  TypedSamplingSpec spec_;
+  SamplingSpec spec_;
   uint64_t seed_;
   std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: id -> local index, this batch
   std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's ids, to erase

@@ -201,7 +201,7 @@ TypedArgs MakeArgs(const DatasetSchema& schema, const TypedBatchView& view, cons
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph,
-                                                                 const TypedSamplingSpec& spec, uint64_t seed,
+                                                                 const SamplingSpec& spec, uint64_t seed,
                                                                  const TypedBatchLayout& layout, Options options) {
   const DatasetSchema& schema = graph.schema;
   if (schema.node_types.size() > kMaxCudaTypes || schema.relations.size() > kMaxCudaRelations) {

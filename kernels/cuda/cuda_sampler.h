@@ -48,7 +48,7 @@ class CudaSampler {
   // Writes batches into buffers laid out by `layout` (TypedBatchLayout::Make of `spec`, or a homogeneous
   // dataset's BatchLayout seen as typed: AsTypedLayout), its capacity sizing every buffer on the current
   // device. Rows and in-neighbor lists come through each type's hot tier where graph.types[t].hot has one.
-  static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const TypedSamplingSpec& spec,
+  static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const SamplingSpec& spec,
                                                              uint64_t seed, const TypedBatchLayout& layout,
                                                              Options options = {});
   ~CudaSampler();
@@ -81,7 +81,7 @@ class CudaSampler {
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
 
   DeviceGraph graph_;
-  TypedSamplingSpec spec_;
+  SamplingSpec spec_;
   uint64_t seed_ = 0;
   TypedBatchLayout layout_;
   IdRange ids_;

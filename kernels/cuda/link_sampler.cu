@@ -44,34 +44,20 @@ int64_t ExcludedPositions(const GraphData& graph, int relation, const EdgeExclus
 
 absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const GraphData& host,
                                                                          const DeviceGraph& device,
-                                                                         const LinkSamplingSpec& spec, uint64_t seed,
-                                                                         int64_t max_positives, int ways,
-                                                                         std::span<const int64_t> feature_rows) {
-  GNND_RETURN_IF_ERROR(CheckLinkSamplingSpec(spec, host.schema, ""));
+                                                                         const SamplingSpec& sampling,
+                                                                         const LinkSeedSpec& spec, uint64_t seed,
+                                                                         const TypedBatchLayout& layout, int ways) {
+  GNND_RETURN_IF_ERROR(CheckLinkSeedSpec(spec, host.schema, ""));
+  GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling, host.schema));
+  if (!layout.pairs) return absl::InvalidArgumentError("a link sampler's layout has no pair arrays");
   auto s = std::unique_ptr<CudaLinkSampler>(new CudaLinkSampler());
   s->host_ = &host;
   s->relation_ = LinkRelationOf(host, spec.relation);
   s->spec_ = spec;
   s->seed_ = seed;
-  s->max_positives_ = std::max<int64_t>(max_positives, 1);
+  s->max_positives_ = std::max<int64_t>(sampling.batch_size, 1);
   s->positives_ = SeedEdgesOf(spec, host);
   s->csc_ = device.relations[spec.relation];
-  const TypedSamplingSpec sampling = TypedLinkSampling(spec, host.schema, s->max_positives_);
-  GNND_RETURN_IF_ERROR(CheckTypedSamplingSpec(sampling, host.schema));
-  TypedBatchLayout layout;
-  if (host.schema.format_version == 1) {  // the homogeneous link layout's graph arrays (LinkBatchLayout::graph)
-    GNND_ASSIGN_OR_RETURN(BatchCapacity capacity,
-                          ComputeBatchCapacity({MaxLinkSeeds(s->max_positives_, spec.negatives), spec.fanouts},
-                                               host.num_nodes(), host.manifest.num_edges(), host.MaxInDegree()));
-    if (!feature_rows.empty()) capacity.max_feature_rows = feature_rows[0];
-    s->homogeneous_layout_ =
-        BatchLayout::Make(capacity, static_cast<int>(spec.fanouts.size()), FeatureRowBytes(host.manifest));
-    layout = AsTypedLayout(*s->homogeneous_layout_);
-  } else {
-    GNND_ASSIGN_OR_RETURN(TypedCapacity capacity, ComputeTypedCapacity(sampling, host.schema, host.MaxInDegrees()));
-    capacity.feature_rows.assign(feature_rows.begin(), feature_rows.end());
-    layout = TypedBatchLayout::Make(capacity, sampling, host.schema);
-  }
   GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, layout, {.use_graphs = false}));
   const int64_t max_frontier = s->sampler_->MaxFrontier();  // the exclusions' per-node scratch
   GNND_CUDA(cudaMalloc(&s->num_hop0_, sizeof(int64_t) * host.schema.node_types.size()),
@@ -217,9 +203,10 @@ absl::Status CudaLinkSampler::StrictError(uint64_t batch_index, uint64_t failed,
 }
 
 absl::Status CudaLinkSampler::SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                         const LinkBatchLayout& layout, std::byte* slot, uint64_t* strict_failed,
+                                         std::byte* slot, uint64_t* strict_failed,
                                          int way, cudaStream_t stream) {
   const auto p = static_cast<int64_t>(input_id.size());
+  const PairArrays& layout = *sampler_->layout().pairs;
   GNND_RETURN_IF_ERROR(Sample(epoch, batch_index, input_id, slot, stream, layout.labeled, way));
   // Sample uploaded, after the positives and exclusions, the input ids and (labeled) the labels.
   const int64_t* device_input_id = uploaded_ + upload_tail_;

@@ -24,41 +24,37 @@ namespace gnnd::cuda {
 
 class CudaLinkSampler {
  public:
-  // For batches of up to `max_positives` positives of `spec` on `host`'s graph as the current device sees it
-  // (`device`, with the CSC in GPU memory or read in place). `ways`: host staging areas, used in turn by the
-  // caller (Sample's `way`): a session keeps one per slot, so no upload waits for an earlier batch.
-  // `feature_rows`: per node type, the rows of features the graph arrays hold (empty: the bound).
+  // For batches of `sampling` (LinkSampling: its batch_size the most positives a batch has) around the pairs
+  // of `spec` on `host`'s graph as the current device sees it (`device`, with the CSC in GPU memory or read in
+  // place), into slots laid out by `layout` (the session's: graph arrays, then layout.pairs). `ways`: host
+  // staging areas, used in turn by the caller (Sample's `way`): a session keeps one per slot, so no upload
+  // waits for an earlier batch.
   static absl::StatusOr<std::unique_ptr<CudaLinkSampler>> Create(const GraphData& host, const DeviceGraph& device,
-                                                                 const LinkSamplingSpec& spec, uint64_t seed,
-                                                                 int64_t max_positives, int ways = 1,
-                                                                 std::span<const int64_t> feature_rows = {});
+                                                                 const SamplingSpec& sampling,
+                                                                 const LinkSeedSpec& spec, uint64_t seed,
+                                                                 const TypedBatchLayout& layout, int ways = 1);
   ~CudaLinkSampler();
   CudaLinkSampler(const CudaLinkSampler&) = delete;
   CudaLinkSampler& operator=(const CudaLinkSampler&) = delete;
 
   // Enqueues the batch of the positives at `input_id` (positions in the split) for (epoch, batch_index) on
-  // `stream`: the graph arrays into `out` (device memory laid out by layout(), or typed_layout() for a typed
-  // dataset), the pairs into seeds().
+  // `stream`: the graph arrays into `out` (device memory laid out by layout()), the pairs into seeds().
   // With `labels`, a labeled split's edge labels are uploaded after the input ids (SampleInto).
   // `way`: the staging area (waited for only if the batch that used it last is not complete).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, void* out,
                       cudaStream_t stream, bool labels = false, int way = 0);
-  // The same, then the batch's pair arrays into `slot` (device memory laid out by `layout`, whose graph
-  // arrays are `out`): input_id, and edge_label_index (L x 2 rows) with edge_label (1. / 0., or a labeled
+  // The same into `slot` (device memory laid out by layout()), then the batch's pair arrays there: input_id, and edge_label_index (L x 2 rows) with edge_label (1. / 0., or a labeled
   // split's classes + 1 with 0 for negatives), or src_index, dst_pos_index and dst_neg_index. The batch's
   // strict flag is copied to *strict_failed (pinned host memory: UINT64_MAX, or the first negative whose
   // draws all hit edges) on `stream`.
-  absl::Status SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                          const LinkBatchLayout& layout, std::byte* slot, uint64_t* strict_failed, int way,
-                          cudaStream_t stream);
+  absl::Status SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, std::byte* slot,
+                          uint64_t* strict_failed, int way, cudaStream_t stream);
   // Waits for `stream`: the error of a strict negative that found only edges in the last batch, or OK.
   absl::Status CheckStrict(uint64_t batch_index, cudaStream_t stream) const;
   // The error for a strict flag read after the batch of `input_id` (SampleInto's *strict_failed), or OK.
   absl::Status StrictError(uint64_t batch_index, uint64_t failed, std::span<const int64_t> input_id) const;
   const CudaLinkSeeds& seeds() const { return *seeds_; }
-  bool typed() const { return !homogeneous_layout_.has_value(); }
-  const BatchLayout& layout() const { return *homogeneous_layout_; }           // a homogeneous dataset's
-  const TypedBatchLayout& typed_layout() const { return sampler_->layout(); }  // any dataset's, seen as typed
+  const TypedBatchLayout& layout() const { return sampler_->layout(); }
 
  private:
   CudaLinkSampler() = default;
@@ -68,11 +64,10 @@ class CudaLinkSampler {
   const GraphData* host_ = nullptr;
   LinkRelation relation_;  // the seed relation, as the host sees it (sizes, name)
   DeviceRelation csc_;     // and as the GPU does
-  LinkSamplingSpec spec_;
+  LinkSeedSpec spec_;
   uint64_t seed_ = 0;
   LinkSeedEdges positives_;  // in host memory
   int64_t max_positives_ = 0;
-  std::optional<BatchLayout> homogeneous_layout_;  // a homogeneous dataset's graph arrays, as its batches lay them out
   std::unique_ptr<CudaSampler> sampler_;
   std::unique_ptr<CudaLinkSeeds> seeds_;
   std::vector<EdgeExclusions> excluded_;           // per relation

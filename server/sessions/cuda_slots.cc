@@ -44,14 +44,10 @@ TypedBatchView TypedHopView(const TypedBatchLayout& l, const int32_t* hops) {
   return view;
 }
 
-// Node batches of every dataset through the one CUDA sampler. A homogeneous dataset's slot keeps its own
-// layout (seen as the one-type typed one) and its counts.
+// Node batches of every dataset through the one CUDA sampler.
 class NodeSlotSampler final : public SlotSampler {
  public:
-  NodeSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler, const SessionPlan& plan)
-      : sampler_(std::move(sampler)),
-        homogeneous_(!plan.typed),
-        seed_type_(plan.typed ? plan.typed->sampling.seed_type : 0) {}
+  explicit NodeSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler) : sampler_(std::move(sampler)) {}
   size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t>,
                       std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override {
@@ -61,18 +57,11 @@ class NodeSlotSampler final : public SlotSampler {
   void DropGraphs() override { sampler_->DropGraphs(); }
   std::vector<std::pair<size_t, int>> HopArrays() const override { return TypedHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    if (homogeneous_) {  // its one type's nodes per hop, then its one relation's edges (HopArrays' order)
-      const size_t n = sampler_->layout().num_hops;
-      SetBatchCounts({hops, n + 1}, {hops + n + 1, n}, ready);
-      return;
-    }
-    for (int64_t c : TypedBatchCounts(TypedHopView(sampler_->layout(), hops), seed_type_)) ready.add_counts(c);
+    SetReadyCounts(TypedHopView(sampler_->layout(), hops), sampler_->layout(), 0, 0, ready);
   }
 
  private:
   std::unique_ptr<cuda::CudaSampler> sampler_;
-  bool homogeneous_;
-  int seed_type_;
 };
 
 // Link batches (kernels/cuda/link_sampler.h): the graph arrays, then the pair arrays, in one slot. Each
@@ -82,15 +71,9 @@ class LinkSlotSampler final : public SlotSampler {
   static absl::StatusOr<std::unique_ptr<LinkSlotSampler>> Create(const SessionPlan& plan,
                                                                  const cuda::DeviceGraph& graph) {
     auto s = std::unique_ptr<LinkSlotSampler>(new LinkSlotSampler());
-    s->layout_ = plan.link->layout;
-    GNND_ASSIGN_OR_RETURN(s->sampler_,
-                          cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.link->sampling, plan.seed,
-                                                        s->layout_.max_positives, plan.num_slots, plan.feature_rows()));
-    const size_t graph_bytes =
-        s->sampler_->typed() ? s->sampler_->typed_layout().total_bytes : s->sampler_->layout().total_bytes;
-    if (graph_bytes != (plan.typed ? plan.typed->layout.total_bytes : s->layout_.graph.total_bytes)) {
-      return absl::InternalError("the CUDA link sampler's graph layout differs from the session's");
-    }
+    GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.sampling,
+                                                                     plan.link->seeds, plan.seed, plan.layout,
+                                                                     plan.num_slots));
     s->flags_ = static_cast<size_t>(plan.num_slots);  // fills in flight: at most one per slot
     GNND_CUDA(cudaMallocHost(&s->strict_, sizeof(uint64_t) * s->flags_), "allocate the strict flags");
     return s;
@@ -98,21 +81,21 @@ class LinkSlotSampler final : public SlotSampler {
   ~LinkSlotSampler() override {
     if (strict_ != nullptr) cudaFreeHost(strict_);
   }
-  size_t slot_bytes() const override { return layout_.total_bytes; }
+  size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, std::span<const int64_t>,
                       char* slot, cudaStream_t stream) override {
     const auto positives = static_cast<int64_t>(seeds.size());
     // Fills complete and are reported in order, at most one per slot in flight: way `flag` is free again.
     const size_t flag = next_flag_++ % flags_;
-    GNND_RETURN_IF_ERROR(sampler_->SampleInto(epoch, batch_index, seeds, layout_, reinterpret_cast<std::byte*>(slot),
+    GNND_RETURN_IF_ERROR(sampler_->SampleInto(epoch, batch_index, seeds, reinterpret_cast<std::byte*>(slot),
                                               strict_ + flag, static_cast<int>(flag), stream));
-    filling_.push_back({batch_index, seeds, layout_.pairs(positives), positives, flag});
+    filling_.push_back({batch_index, seeds, sampler_->layout().pairs->pairs(positives), positives, flag});
     return absl::OkStatus();
   }
   absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
   void DropGraphs() override {}
   std::vector<std::pair<size_t, int>> HopArrays() const override {
-    return TypedHopArrays(sampler_->typed_layout());  // a homogeneous dataset's seen as its one type
+    return TypedHopArrays(sampler_->layout());
   }
   absl::Status Filled(int) override {
     if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");
@@ -121,16 +104,8 @@ class LinkSlotSampler final : public SlotSampler {
     return sampler_->StrictError(filled_.batch_index, strict_[filled_.flag], filled_.input_id);
   }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    if (sampler_->typed()) {
-      const TypedBatchView view = TypedHopView(sampler_->typed_layout(), hops);
-      for (int64_t c : TypedLinkBatchCounts(view, filled_.pairs, filled_.positives)) ready.add_counts(c);
-      return;
-    }
-    BatchView view;  // the host copies of the per-hop arrays: all LinkBatchCounts reads
-    view.num_hops = layout_.graph.num_hops;
-    view.num_nodes_per_hop = const_cast<int32_t*>(hops);
-    view.num_edges_per_hop = const_cast<int32_t*>(hops) + view.num_hops + 1;
-    for (int64_t c : LinkBatchCounts(view, filled_.pairs, filled_.positives)) ready.add_counts(c);
+    const TypedBatchLayout& layout = sampler_->layout();
+    SetReadyCounts(TypedHopView(layout, hops), layout, filled_.pairs, filled_.positives, ready);
   }
   absl::Status StartEpoch(uint64_t, const EpochSeeds&, cudaStream_t) override {
     filling_.clear();
@@ -146,7 +121,6 @@ class LinkSlotSampler final : public SlotSampler {
     size_t flag = 0;
   };
   LinkSlotSampler() = default;
-  LinkBatchLayout layout_;
   std::unique_ptr<cuda::CudaLinkSampler> sampler_;
   uint64_t* strict_ = nullptr;  // pinned: one flag (and staging way) per fill in flight, used round robin
   size_t flags_ = 1, next_flag_ = 0;
@@ -184,11 +158,9 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   } else if (plan.link) {
     GNND_ASSIGN_OR_RETURN(s->sampler_, LinkSlotSampler::Create(plan, graph));
   } else {
-    GNND_ASSIGN_OR_RETURN(
-        auto sampler, cuda::CudaSampler::Create(graph, plan.typed ? plan.typed->sampling : AsTypedSpec(plan.sampling),
-                                                plan.seed, plan.typed ? plan.typed->layout : AsTypedLayout(plan.layout),
-                                                {.use_graphs = use_graphs}));
-    s->sampler_ = std::make_unique<NodeSlotSampler>(std::move(sampler), plan);
+    GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout,
+                                                                  {.use_graphs = use_graphs}));
+    s->sampler_ = std::make_unique<NodeSlotSampler>(std::move(sampler));
   }
   s->hop_arrays_ = s->sampler_->HopArrays();
   for (const auto& [offset, entries] : s->hop_arrays_) s->counts_per_slot_ += entries;

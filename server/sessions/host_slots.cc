@@ -21,21 +21,17 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
                                             bool two_stages) {
   HostSlots s;
   const size_t slot_bytes = plan.slot_bytes();
+  std::vector<TypedBatchView> graphs;
   for (int k = 0; k < plan.num_slots; ++k) {
     std::byte* slot = base + k * slot_bytes;
-    if (plan.typed) {
-      s.typed_views_.push_back(TypedBatchView::At(slot, plan.typed->layout));
-    } else {
-      s.views_.push_back(BatchView::At(slot, plan.layout));
-    }
+    graphs.push_back(TypedBatchView::At(slot, plan.layout));
     s.bases_.push_back(slot);
   }
+  s.views_ = graphs;
+  s.layout_ = plan.layout;
   const GraphData& graph = plan.dataset->graph;
   const LoadedDataset& dataset = *plan.dataset;
-  // The batch's graph arrays seen as typed (a homogeneous dataset's as its one type's): the storage path's.
-  const TypedBatchLayout graph_layout = plan.typed ? plan.typed->layout : AsTypedLayout(plan.layout);
-  std::vector<TypedBatchView> graphs = s.typed_views_;
-  for (const BatchView& view : s.views_) graphs.push_back(AsTypedView(view));
+  const TypedBatchLayout& graph_layout = plan.layout;
   if (two_stages) {
     for (size_t t = 0; t < graph_layout.capacity.max_nodes.size(); ++t) {
       const RowCache* cache = dataset.feature_caches[t].get();
@@ -44,22 +40,21 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
                                                  absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
     }
   }
-  if (plan.typed) s.seed_type_ = plan.typed->sampling.seed_type;
   if (plan.link) {
     s.link_counts_ = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>(plan.num_slots);
     if (two_stages) {
       GNND_ASSIGN_OR_RETURN(s.stages_,
-                            CpuProducer::LinkStorageSampling(graph, plan.link->sampling, plan.seed, plan.link->layout,
+                            CpuProducer::LinkStorageSampling(graph, plan.sampling, plan.link->seeds, plan.seed,
                                                              graph_layout, std::move(graphs), s.bases_, s.link_counts_,
                                                              dataset.caches(), dataset.look_ahead, 2, held_elsewhere));
     } else {
       GNND_ASSIGN_OR_RETURN(s.fill_,
-                            CpuProducer::LinkSampling(graph, plan.link->sampling, plan.seed, plan.link->layout,
+                            CpuProducer::LinkSampling(graph, plan.sampling, plan.link->seeds, plan.seed, plan.layout,
                                                       std::move(graphs), s.bases_, s.link_counts_, max_parallel));
     }
     return s;
   }
-  const TypedSamplingSpec spec = plan.typed ? plan.typed->sampling : AsTypedSpec(plan.sampling);
+  const SamplingSpec& spec = plan.sampling;
   if (two_stages) {
     s.stages_ = CpuProducer::StorageSampling(graph, spec, plan.seed, graph_layout, std::move(graphs), dataset.caches(),
                                              dataset.look_ahead, 2, std::move(held_elsewhere));
@@ -84,27 +79,14 @@ absl::Status HostSlots::FillNow(int sampler, uint64_t epoch, const EpochSeeds& s
 }
 
 std::vector<int64_t> HostSlots::NodesPerType(int slot) const {
-  if (typed_views_.empty()) return {views_[slot].num_nodes()};
   std::vector<int64_t> nodes;
-  for (size_t t = 0; t < typed_views_[slot].types.size(); ++t) nodes.push_back(typed_views_[slot].num_nodes(t));
+  for (size_t t = 0; t < views_[slot].types.size(); ++t) nodes.push_back(views_[slot].num_nodes(t));
   return nodes;
 }
 
 void HostSlots::SetCounts(int slot, v1::BatchReady& ready) const {
-  std::vector<int64_t> counts;
-  if (link_counts_ != nullptr) {
-    const auto [pairs, positives] = (*link_counts_)[slot];
-    counts = typed_views_.empty() ? LinkBatchCounts(views_[slot], pairs, positives)
-                                  : TypedLinkBatchCounts(typed_views_[slot], pairs, positives);
-  } else if (typed_views_.empty()) {
-    const BatchView& batch = views_[slot];
-    SetBatchCounts({batch.num_nodes_per_hop, static_cast<size_t>(batch.num_hops) + 1},
-                   {batch.num_edges_per_hop, static_cast<size_t>(batch.num_hops)}, ready);
-    return;
-  } else {
-    counts = TypedBatchCounts(typed_views_[slot], seed_type_);
-  }
-  for (int64_t c : counts) ready.add_counts(c);
+  const auto [pairs, positives] = link_counts_ != nullptr ? (*link_counts_)[slot] : std::pair<int64_t, int64_t>{};
+  SetReadyCounts(views_[slot], layout_, pairs, positives, ready);
 }
 
 }  // namespace gnnd

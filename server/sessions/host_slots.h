@@ -50,10 +50,9 @@ class HostSlots {
 
   CpuProducer::FillBatch fill_;
   std::shared_ptr<const CpuProducer::Stages> stages_;  // features on storage: two stages instead of fill_
-  std::vector<BatchView> views_;                       // homogeneous datasets
-  std::vector<TypedBatchView> typed_views_;            // typed datasets
-  std::vector<std::byte*> bases_;                      // each slot's start
-  int seed_type_ = 0;
+  TypedBatchLayout layout_;
+  std::vector<TypedBatchView> views_;  // each slot's arrays
+  std::vector<std::byte*> bases_;      // each slot's start
   // Link sessions: each slot's (pairs, positives), written by the batch that fills it.
   std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> link_counts_;
 };

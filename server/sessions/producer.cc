@@ -44,7 +44,7 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
   ScheduleLocked();
 }
 
-CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
+CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                                              std::vector<TypedBatchView> slots, int max_parallel) {
   auto samplers = std::make_shared<std::vector<CpuSampler>>();
   for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
@@ -57,8 +57,8 @@ CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const Typed
 }
 
 absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
-    const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
-    std::vector<TypedBatchView> graphs, std::vector<std::byte*> slots,
+    const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
+    const TypedBatchLayout& layout, std::vector<TypedBatchView> graphs, std::vector<std::byte*> slots,
     std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, int max_parallel) {
   struct Worker {
     CpuLinkSampler sampler;
@@ -66,11 +66,11 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
   };
   auto workers = std::make_shared<std::vector<Worker>>();
   for (int i = 0; i < std::max(max_parallel, 1); ++i) {
-    absl::StatusOr<CpuLinkSampler> sampler = CpuLinkSampler::Create(graph, spec, seed, layout.max_positives);
+    absl::StatusOr<CpuLinkSampler> sampler = CpuLinkSampler::Create(graph, sampling, spec, seed);
     if (!sampler.ok()) return sampler.status();
     workers->push_back({*std::move(sampler), {}});
   }
-  return [workers, layout, graphs = std::move(graphs), slots = std::move(slots), counts](
+  return [workers, pairs = *layout.pairs, graphs = std::move(graphs), slots = std::move(slots), counts](
              int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
              int slot) -> absl::StatusOr<SampleTimes> {
     Worker& w = (*workers)[sampler];
@@ -80,7 +80,7 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
       return sampled;
     }
     const auto written = std::chrono::steady_clock::now();
-    (*counts)[slot] = WriteLinkArrays(w.batch, layout, slots[slot]);
+    (*counts)[slot] = WriteLinkArrays(w.batch, pairs, slots[slot]);
     times.sample += std::chrono::duration<double>(std::chrono::steady_clock::now() - written).count();
     return times;
   };
@@ -88,18 +88,18 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
 
 namespace {
 // A look-ahead ring entry holds what sampling writes: the batch without features and labels.
-TypedBatchLayout RingLayout(const GraphData& graph, const TypedSamplingSpec& spec, const TypedBatchLayout& layout) {
+TypedBatchLayout RingLayout(const GraphData& graph, const SamplingSpec& spec, const TypedBatchLayout& layout) {
   return TypedBatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
 }
 }  // namespace
 
-size_t CpuProducer::RingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec,
+size_t CpuProducer::RingEntryBytes(const GraphData& graph, const SamplingSpec& spec,
                                    const TypedBatchLayout& layout) {
   return RingLayout(graph, spec, layout).total_bytes;
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
-    const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
+    const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
     std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance,
     std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
@@ -115,15 +115,15 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
 }
 
 absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStorageSampling(
-    const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
-    const TypedBatchLayout& graph_layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
+    const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
+    const TypedBatchLayout& layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
     std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
     int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   struct Planner {
     CpuLinkSampler sampler;
     std::vector<LinkBatch> entries;  // each ring entry's pairs (its graph is in the ring)
   };
-  GNND_ASSIGN_OR_RETURN(CpuLinkSampler sampler, CpuLinkSampler::Create(graph, spec, seed, layout.max_positives));
+  GNND_ASSIGN_OR_RETURN(CpuLinkSampler sampler, CpuLinkSampler::Create(graph, sampling, spec, seed));
   auto planner = std::make_shared<Planner>(Planner{std::move(sampler), std::vector<LinkBatch>(std::max(window, 1))});
   GraphStage stage;
   stage.sample = [planner](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, int entry,
@@ -132,11 +132,10 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStor
     batch.graph = graph;
     return planner->sampler.Sample(epoch, batch_index, input_id, batch, nullptr, /*gather_features=*/false);
   };
-  stage.finish = [planner, layout, bases = std::move(bases), counts](int entry, int slot) {
-    (*counts)[slot] = WriteLinkArrays(planner->entries[entry], layout, bases[slot]);
+  stage.finish = [planner, pairs = *layout.pairs, bases = std::move(bases), counts](int entry, int slot) {
+    (*counts)[slot] = WriteLinkArrays(planner->entries[entry], pairs, bases[slot]);
   };
-  const TypedSamplingSpec sampling = TypedLinkSampling(spec, graph.schema, layout.max_positives);
-  return TwoStages(RingLayout(graph, sampling, graph_layout), std::move(stage), std::move(slots), std::move(caches),
+  return TwoStages(RingLayout(graph, sampling, layout), std::move(stage), std::move(slots), std::move(caches),
                    window, prefetch_distance, std::move(held_elsewhere));
 }
 

@@ -70,14 +70,14 @@ class CpuProducer {
   CpuProducer(std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
               TaskRunner& workers, int max_parallel, std::function<void()> on_ready = nullptr);
   // The batches of `graph`: one CpuSampler per parallel batch, filling `slots`.
-  static FillBatch Sampling(const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed,
+  static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
                             std::vector<TypedBatchView> slots, int max_parallel);
   // Link batches of `graph` (kernels/cpu/link_sampler.h): the seeds are positions in the edge split; the
-  // graph arrays go to `graphs[slot]` (seen as typed: AsTypedView for a homogeneous dataset), the pair arrays
-  // after them in the slot at `slots[slot]` as `layout` says, and each batch's (pairs, positives) counts to
-  // (*counts)[slot].
-  static absl::StatusOr<FillBatch> LinkSampling(const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed,
-                                                const LinkBatchLayout& layout, std::vector<TypedBatchView> graphs,
+  // graph arrays go to `graphs[slot]`, the pair arrays after them in the slot at `slots[slot]` as `layout`
+  // says, and each batch's (pairs, positives) counts to (*counts)[slot].
+  static absl::StatusOr<FillBatch> LinkSampling(const GraphData& graph, const SamplingSpec& sampling,
+                                                const LinkSeedSpec& spec, uint64_t seed,
+                                                const TypedBatchLayout& layout, std::vector<TypedBatchView> graphs,
                                                 std::vector<std::byte*> slots,
                                                 std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
                                                 int max_parallel);
@@ -86,21 +86,20 @@ class CpuProducer {
   // Rows marked in held_elsewhere[type] (a GPU hot tier's, which fills them later; empty or null: none) are
   // neither announced nor read: their place in the batch's features is left undefined.
   static std::shared_ptr<const Stages> StorageSampling(
-      const GraphData& graph, const TypedSamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
+      const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
       std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance = 2,
       std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
   // Link batches in two stages: the graph and the pairs sampled ahead into the ring (a batch whose strict
-  // negatives fail fails at its gather), the rows read at the gather. `graph_layout` and `slots`: the slots'
-  // graph arrays seen as typed (AsTypedLayout, AsTypedView for a homogeneous dataset); the pair arrays go at
-  // `bases[slot]` as `layout` says, each batch's (pairs, positives) to (*counts)[slot].
+  // negatives fail fails at its gather), the rows read at the gather. `slots`: the slots' arrays as `layout`
+  // lays them out; the pair arrays go at `bases[slot]`, each batch's (pairs, positives) to (*counts)[slot].
   static absl::StatusOr<std::shared_ptr<const Stages>> LinkStorageSampling(
-      const GraphData& graph, const LinkSamplingSpec& spec, uint64_t seed, const LinkBatchLayout& layout,
-      const TypedBatchLayout& graph_layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
+      const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
+      const TypedBatchLayout& layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
       std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
       int prefetch_distance = 2, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
   // The bytes of one entry of StorageSampling's look-ahead ring: what a session with features on storage holds
   // per step of its window.
-  static size_t RingEntryBytes(const GraphData& graph, const TypedSamplingSpec& spec, const TypedBatchLayout& layout);
+  static size_t RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const TypedBatchLayout& layout);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;

@@ -33,7 +33,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->schema_ = shape.schema;
   // What `gnnctl stats` says the seeds are: "train", "paper.train", "seed_ids (N)".
   s->seeds_ = request.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request.seed_ids_size(), ")") : request.split();
-  if (shape.typed) s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
+  if (!shape.layout.homogeneous && !shape.link) s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
   if (shape.link) {
     s->seeds_ =
         request.seed_edges_size() > 0
@@ -387,9 +387,9 @@ absl::Status Session::DescribeSlots(v1::SessionOpened& out) {
   out.set_num_slots(num_slots_);
   out.set_first_slot(static_cast<int32_t>(generations_.size() - 1) * num_slots_);
   *out.mutable_schema() = BatchSchemaToProto(schema_);
-  if (!plan_.typed && !plan_.link) {  // what API 1.0-1.2 clients read
+  if (plan_.layout.homogeneous && !plan_.link) {  // what API 1.0-1.2 clients read
     const GraphData& graph = plan_.dataset->graph;
-    *out.mutable_layout() = SlotLayoutToProto(plan_.layout);
+    *out.mutable_layout() = SlotLayoutToProto(HomogeneousLayoutOf(plan_.layout));
     out.set_feature_dim(graph.manifest.feature_dim());
     out.set_feature_dtype(graph.manifest.feature_dtype());
   }
@@ -400,11 +400,11 @@ absl::Status Session::DescribeSlots(v1::SessionOpened& out) {
 absl::Status Session::AddSlots(int64_t step, std::span<const int64_t> counts) {
   const GraphData& graph = plan_.dataset->graph;
   const DatasetSchema& schema = graph.schema;
-  const std::vector<int64_t> bound = MaxNodesPerType(shape_);
+  const std::vector<int64_t>& bound = shape_.layout.capacity.max_nodes;
   std::vector<int64_t> rows = plan_.feature_rows();
   std::string needs;  // what did not fit, for the messages
   for (size_t t = 0; t < rows.size(); ++t) {
-    const int array = schema_.ArrayNamed(shape_.typed ? schema.node_types[t].name + ".features" : "features");
+    const int array = schema_.ArrayNamed(shape_.layout.homogeneous ? "features" : schema.node_types[t].name + ".features");
     if (array < 0) continue;
     const int64_t nodes = counts[schema_.arrays[array].count];
     if (nodes <= rows[t]) continue;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 #include "common/batch/typed_batch.h"
+#include "common/wire/batch_proto.h"
 #include "server/sessions/cpu_slots.h"
 #if GNND_WITH_CUDA
 #include "server/sessions/cuda_devices.h"
@@ -46,21 +47,22 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 #endif
 }
 
+void SetReadyCounts(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs, int64_t positives,
+                    v1::BatchReady& ready) {
+  if (layout.homogeneous && !layout.pairs) {
+    const auto hops = static_cast<size_t>(view.num_hops);
+    SetBatchCounts({view.types[0].num_nodes_per_hop, hops + 1}, {view.relations[0].num_edges_per_hop, hops}, ready);
+    return;
+  }
+  for (int64_t c : BatchCountsOf(view, layout, pairs, positives)) ready.add_counts(c);
+}
+
 uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
   if (!plan.dataset->features_on_storage()) return 0;
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
   const GraphData& graph = plan.dataset->graph;
   // A ring entry: the batch's graph (a link batch's pairs, a few per positive, are small beside it).
-  uint64_t entry = 0;
-  if (plan.link) {
-    const TypedSamplingSpec sampling =
-        TypedLinkSampling(plan.link->sampling, graph.schema, plan.link->layout.max_positives);
-    entry = CpuProducer::RingEntryBytes(graph, sampling,
-                                        plan.typed ? plan.typed->layout : AsTypedLayout(plan.link->layout.graph));
-  } else {
-    entry = plan.typed ? CpuProducer::RingEntryBytes(graph, plan.typed->sampling, plan.typed->layout)
-                       : CpuProducer::RingEntryBytes(graph, AsTypedSpec(plan.sampling), AsTypedLayout(plan.layout));
-  }
+  const uint64_t entry = CpuProducer::RingEntryBytes(graph, plan.sampling, plan.layout);
   const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * plan.num_slots : 0;  // pinned host slots
   return window * entry + staging;
 }

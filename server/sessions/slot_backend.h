@@ -31,10 +31,9 @@ namespace gnnd {
 struct SessionPlan {
   uint64_t session_id = 0;
   const LoadedDataset* dataset = nullptr;  // outlives the backend (the session holds a lease)
-  SamplingSpec sampling;                   // homogeneous datasets
-  BatchLayout layout;                      // homogeneous datasets: one slot
-  std::optional<TypedShape> typed;         // typed datasets: their spec and slot layout instead
-  std::optional<LinkShape> link;           // link sessions: their spec and slot layout
+  SamplingSpec sampling;                   // what every batch samples
+  std::optional<LinkShape> link;           // link sessions: their seed stage
+  TypedBatchLayout layout;                 // one slot
   BatchSchema schema;                      // the batch as the trainer reads it (arrays, their counts)
   uint64_t seed = 0;
   int num_slots = 0;
@@ -49,28 +48,26 @@ struct SessionPlan {
   std::function<void()> wake;
   std::function<void(std::chrono::microseconds)> wake_after;
 
-  // The spec, layouts and schema of `shape`.
+  // The spec, layout and schema of `shape`.
   void SetShape(const SessionShape& shape) {
     sampling = shape.sampling;
-    layout = shape.layout;
-    typed = shape.typed;
     link = shape.link;
+    layout = shape.layout;
     schema = shape.schema;
   }
-  // One slot's bytes: the link, typed or homogeneous layout's.
-  size_t slot_bytes() const {
-    return link ? link->layout.total_bytes : typed ? typed->layout.total_bytes : layout.total_bytes;
-  }
+  size_t slot_bytes() const { return layout.total_bytes; }
   // Per node type, the rows of features a slot holds.
   std::vector<int64_t> feature_rows() const {
-    if (!typed) return {layout.capacity.feature_rows()};
     std::vector<int64_t> rows;
-    for (size_t t = 0; t < typed->layout.capacity.max_nodes.size(); ++t) {
-      rows.push_back(typed->layout.capacity.FeatureRows(t));
-    }
+    for (size_t t = 0; t < layout.capacity.max_nodes.size(); ++t) rows.push_back(layout.capacity.FeatureRows(t));
     return rows;
   }
 };
+
+// Sets `ready`'s counts for the batch `view` of a slot laid out by `layout` (a link batch's pairs and positives
+// besides): the schema's order, and for a homogeneous node batch the per-hop lists API 1.0 clients read.
+void SetReadyCounts(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs, int64_t positives,
+                    v1::BatchReady& ready);
 
 // How long one batch took, as far as the backend measures it (negative: not measured).
 struct BatchTimes {

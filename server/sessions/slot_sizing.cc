@@ -39,7 +39,7 @@ int64_t GrownRows(int64_t needed, int64_t held, int64_t bound) {
 
 absl::StatusOr<std::vector<int64_t>> SampledFeatureRows(const SessionPlan& plan, const SessionShape& shape,
                                                         const EpochSeeds& seeds) {
-  const std::vector<int64_t> bound = MaxNodesPerType(shape);
+  const std::vector<int64_t>& bound = shape.layout.capacity.max_nodes;
   const int64_t steps = seeds.num_steps();
   if (steps == 0) return bound;
   // Slots without feature rows: sampling writes the graph, no row is read.

@@ -66,15 +66,15 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
                       uint64_t seed, bool graphs, const std::string& what) {
   const int64_t batch_size = 200;
   auto capacity =
-      ComputeBatchCapacity({batch_size, fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+      ComputeBatchCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   ASSERT_TRUE(capacity.ok());
   // As a homogeneous session samples: the one type and one relation, into the homogeneous layout.
   const BatchLayout layout =
       BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest));
-  auto gpu = CudaSampler::Create(device_graph, AsTypedSpec({batch_size, fanouts}), seed, AsTypedLayout(layout),
+  auto gpu = CudaSampler::Create(device_graph, SamplingSpec::OneRelation(batch_size, fanouts), seed, AsTypedLayout(layout),
                                  {.use_graphs = graphs});
   ASSERT_TRUE(gpu.ok()) << gpu.status();
-  CpuSampler cpu(graph, {.fanouts = fanouts}, seed);
+  CpuSampler cpu(graph, {.fanouts = {fanouts}}, seed);
   BatchBuffer expected(layout), got(layout);
   void* device_batch = nullptr;
   int64_t* device_seeds = nullptr;

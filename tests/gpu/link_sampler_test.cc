@@ -71,7 +71,7 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
                           Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
                           Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {5}},
                           Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kSelf, {-1}}}) {
-      LinkSamplingSpec spec;
+      LinkSeedSpec spec;
       spec.seed_edges = pairs;
       spec.fanouts = c.fanouts;
       spec.negatives = c.negatives;
@@ -167,7 +167,7 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
     for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
                           Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
                           Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {3}}}) {
-      LinkSamplingSpec spec;
+      LinkSeedSpec spec;
       spec.relation = writes;
       spec.relation_fanouts.assign(schema.relations.size(), c.fanouts);
       spec.negatives = c.negatives;
@@ -177,7 +177,7 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
       auto gpu = CudaLinkSampler::Create(graph, (*device)->graph(), spec, 7, kBatch);
       ASSERT_TRUE(gpu.ok()) << gpu.status();
       ASSERT_TRUE((*gpu)->typed());
-      const TypedSamplingSpec typed = TypedLinkSampling(spec, schema, kBatch);
+      const SamplingSpec typed = TypedLinkSampling(spec, schema, kBatch);
       auto capacity = ComputeTypedCapacity(typed, schema, graph.MaxInDegrees());
       ASSERT_TRUE(capacity.ok());
       const TypedBatchLayout graph_layout = TypedBatchLayout::Make(*capacity, typed, schema);

@@ -137,11 +137,11 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   const int seed_type = schema.NodeTypeNamed("paper");
   ASSERT_GE(seed_type, 0);
   const int64_t batch_size = 128;
-  TypedSamplingSpec spec{
+  SamplingSpec spec{
       batch_size, seed_type,
       c.per_relation.empty() ? std::vector<std::vector<int32_t>>(schema.relations.size(), c.fanouts) : c.per_relation,
       c.repeated_seeds};
-  ASSERT_TRUE(CheckTypedSamplingSpec(spec, schema).ok());
+  ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok());
   auto capacity = ComputeTypedCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
   auto placed = DeviceDataset::Create(graph, c.placement);

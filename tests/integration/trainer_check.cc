@@ -79,10 +79,10 @@ int Run() {
   if (!session.ok()) return std::fprintf(stderr, "%s\n", std::string(session.status().message()).c_str()), 2;
 
   const GraphData graph{dir->manifest(), dir->arrays(), dir->schema()};
-  auto capacity = ComputeBatchCapacity({open.batch_size(), fanouts}, graph.num_nodes(), graph.manifest.num_edges(),
+  auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(open.batch_size(), fanouts), graph.num_nodes(), graph.manifest.num_edges(),
                                        graph.MaxInDegree());
   BatchBuffer expected(BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
-  CpuSampler reference(graph, {.fanouts = fanouts}, open.seed());
+  CpuSampler reference(graph, {.fanouts = {fanouts}}, open.seed());
   const ArrayId split = *SplitArrayId(open.split());
   std::span<const int64_t> ids(static_cast<const int64_t*>(graph.arrays[split]), ArrayShape(graph.manifest, split)[0]);
   const SeedScheduleSpec schedule{open.seed(),       !open.no_shuffle(), false,

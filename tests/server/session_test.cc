@@ -215,7 +215,7 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   auto lease = registry_->Acquire(Name());
   ASSERT_TRUE(lease.ok());
   const GraphData& graph = (*lease)->dataset().graph;
-  CpuSampler reference(graph, {.fanouts = {5, 3}}, 17);
+  CpuSampler reference(graph, {.fanouts = {{5, 3}}}, 17);
   BatchBuffer expected(*layout);
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   const std::span<const int64_t> split(train, graph.manifest.num_train());
@@ -308,7 +308,7 @@ TEST_F(SessionTest, BatchesLargerThanTheSlotsComeInSlotsAddedForThem) {
   auto lease = registry_->Acquire(Name());
   ASSERT_TRUE(lease.ok());
   const GraphData& graph = (*lease)->dataset().graph;
-  CpuSampler reference(graph, {.fanouts = {-1, -1}}, 17);
+  CpuSampler reference(graph, {.fanouts = {{-1, -1}}}, 17);
   BatchCapacity bound = generations[0].layout.capacity;
   bound.max_feature_rows = -1;  // the reference holds every row
   BatchBuffer expected(BatchLayout::Make(bound, 2, generations[0].layout.feature_row_bytes));

@@ -14,7 +14,7 @@ namespace gnnd {
 namespace {
 
 BatchLayout SomeLayout() {
-  const SamplingSpec spec{.batch_size = 10, .fanouts = {3, 2}};
+  const SamplingSpec spec = SamplingSpec::OneRelation(10, {3, 2});
   const absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(spec, 1000, 5000, 50);
   EXPECT_TRUE(capacity.ok());
   return BatchLayout::Make(*capacity, 2, 3 * 2);

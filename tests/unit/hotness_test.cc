@@ -87,11 +87,11 @@ TEST_F(HotnessOnAGraph, CountsAreTheBatchesHoldingEachNodeWhateverTheThreads) {
   std::vector<int64_t> want(graph.num_nodes(), 0);
   const EpochSeeds seeds(train, {.seed = 7, .batch_size = 64}, 2);
   auto capacity =
-      ComputeBatchCapacity({64, spec.fanouts}, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+      ComputeBatchCapacity(SamplingSpec::OneRelation(64, spec.fanouts), graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   ASSERT_TRUE(capacity.ok());
   const BatchLayout layout = BatchLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest));
   std::vector<uint64_t> buffer(layout.total_bytes / 8 + 1);
-  CpuSampler sampler(graph, {.fanouts = spec.fanouts}, 7);
+  CpuSampler sampler(graph, {.fanouts = {spec.fanouts}}, 7);
   for (int64_t step = 0; step < 6; ++step) {
     const BatchView out = BatchView::At(buffer.data(), layout);
     sampler.Sample(2, seeds.batch_index(step), seeds.batch(step), out);

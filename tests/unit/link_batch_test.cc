@@ -9,24 +9,32 @@
 namespace gnnd {
 namespace {
 
-BatchLayout Graph(int64_t seeds) {
-  BatchCapacity capacity;
-  capacity.max_seeds = seeds;
-  capacity.max_nodes = 4 * seeds;
-  capacity.max_edges = 12 * seeds;
-  capacity.hops = {{seeds, 4 * seeds, 3 * seeds}, {3 * seeds, 8 * seeds, 4 * seeds}};
-  return BatchLayout::Make(capacity, 2, 6);
+// A homogeneous dataset of 1000 nodes with 3-wide float16 features, and its link sessions' layout for batches
+// of 50 positives with [3, 2] fanouts.
+DatasetSchema Homogeneous() {
+  DatasetSchema schema;
+  schema.format_version = 1;
+  schema.node_types.push_back({.name = "node", .num_nodes = 1000, .feature_dim = 3, .feature_dtype = DType::kFloat16,
+                               .features = 0});
+  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 5000});
+  return schema;
 }
 
 TEST(LinkBatch, EveryModeLaysItsArraysOutInsideTheSlot) {
+  const DatasetSchema homogeneous = Homogeneous();
   for (NegativeMode mode : {NegativeMode::kNone, NegativeMode::kBinary, NegativeMode::kTriplet}) {
     for (bool labeled : {false, true}) {
       if (labeled && mode == NegativeMode::kTriplet) continue;
-      LinkSamplingSpec spec;
-      spec.fanouts = {3, 2};
+      LinkSeedSpec spec;
       spec.negatives = {mode, 3, false};
-      const LinkBatchLayout layout = LinkBatchLayout::Make(Graph(MaxLinkSeeds(50, spec.negatives)), 50, spec, labeled);
-      const BatchSchema schema = LinkBatchSchema(layout, 3, DType::kFloat16);
+      const SamplingSpec sampling = LinkSampling(spec, {{3, 2}}, homogeneous, 50);
+      EXPECT_EQ(sampling.max_hop0, std::vector<int64_t>{MaxLinkSeeds(50, spec.negatives)});
+      absl::StatusOr<TypedCapacity> capacity = ComputeTypedCapacity(sampling, homogeneous, {40});
+      ASSERT_TRUE(capacity.ok()) << capacity.status();
+      TypedBatchLayout layout = TypedBatchLayout::Make(*capacity, sampling, homogeneous);
+      const size_t graph_bytes = layout.total_bytes;
+      AddPairArrays(layout, 0, 50, spec.negatives, labeled);
+      const BatchSchema schema = BatchSchemaOf(layout, homogeneous);
       EXPECT_EQ(schema.ArrayNamed("labels"), -1);
       EXPECT_GE(schema.ArrayNamed("features"), 0);
       EXPECT_EQ(schema.counts[schema.counts.size() - 2], "pairs");
@@ -34,13 +42,13 @@ TEST(LinkBatch, EveryModeLaysItsArraysOutInsideTheSlot) {
       const bool triplet = mode == NegativeMode::kTriplet;
       EXPECT_EQ(schema.ArrayNamed("edge_label_index") >= 0, !triplet);
       EXPECT_EQ(schema.ArrayNamed("dst_neg_index") >= 0, triplet);
-      EXPECT_EQ(layout.max_pairs, triplet ? 0 : mode == NegativeMode::kBinary ? 200 : 50);
-      EXPECT_EQ(layout.pairs(7), triplet ? 0 : mode == NegativeMode::kBinary ? 28 : 7);  // a short batch's
+      EXPECT_EQ(layout.pairs->max_pairs, triplet ? 0 : mode == NegativeMode::kBinary ? 200 : 50);
+      EXPECT_EQ(layout.pairs->pairs(7), triplet ? 0 : mode == NegativeMode::kBinary ? 28 : 7);  // a short batch's
       for (const BatchArraySchema& a : schema.arrays) {
         EXPECT_EQ(a.offset % kBatchAlignment, 0u) << a.name;
         EXPECT_LE(a.offset + a.row_bytes() * schema.capacity[a.count], layout.total_bytes) << a.name;
         if (a.name == "input_id" || a.name.find("index") != std::string::npos || a.name == "edge_label") {
-          EXPECT_GE(a.offset, layout.graph.total_bytes) << a.name << " overlaps the graph arrays";
+          EXPECT_GE(a.offset, graph_bytes) << a.name << " overlaps the graph arrays";
         }
       }
       if (!triplet) {

@@ -67,7 +67,7 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
   const SamplingKey negatives_key = MakeSamplingKey(7, 0, RandomPurpose::kNegatives);
   LinkSeeds seeds;
   ASSERT_TRUE(MakeLinkSeeds(negatives_key, 2, src, dst, {NegativeMode::kBinary, 1, false}, Relation(), seeds).ok());
-  const SamplingSpec spec{static_cast<int64_t>(seeds.src_nodes.size()), fanouts};
+  const SamplingSpec spec = SamplingSpec::OneRelation(static_cast<int64_t>(seeds.src_nodes.size()), fanouts);
   auto capacity = ComputeBatchCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
   const BatchLayout layout = BatchLayout::Make(*capacity, 2, 0);

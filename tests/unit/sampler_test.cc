@@ -43,7 +43,7 @@ class SamplerTest : public ::testing::Test {
     auto capacity =
         ComputeBatchCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
     EXPECT_TRUE(capacity.ok());
-    return BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), FeatureRowBytes(graph_->manifest));
+    return BatchLayout::Make(*capacity, spec.num_hops(), FeatureRowBytes(graph_->manifest));
   }
 
   // Asserts every rule of the layout and of the sampling semantics for one batch.
@@ -118,10 +118,10 @@ TEST_F(SamplerTest, WholeEpochsSatisfyTheDefinition) {
   const std::vector<std::vector<int32_t>> fanout_sets = {{15, 10, 5}, {-1}, {2, -1}, {1, 1, 1, 1}};
   for (const auto& fanouts : fanout_sets) {
     for (uint64_t seed : {0, 9}) {
-      const SamplingSpec spec{64, fanouts};
+      const SamplingSpec spec = SamplingSpec::OneRelation(64, fanouts);
       const BatchLayout layout = Layout(spec);
       BatchBuffer buffer(layout);
-      CpuSampler sampler(*graph_, {.fanouts = fanouts}, seed);
+      CpuSampler sampler(*graph_, {.fanouts = {fanouts}}, seed);
       EpochSeeds seeds(Split(ArrayId::kTrain), {.seed = seed, .batch_size = 64}, 1);
       for (int64_t step = 0; step < seeds.num_steps(); ++step) {
         sampler.Sample(1, seeds.batch_index(step), seeds.batch(step), buffer.view());
@@ -140,7 +140,7 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   CpuProducer producer(
-      CpuProducer::Sampling(graph, AsTypedSpec({.fanouts = fanouts}), seed, AsTypedViews(slots), threads),
+      CpuProducer::Sampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsTypedViews(slots), threads),
       static_cast<int>(slots.size()), 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   int64_t expected_step = 0;
@@ -155,7 +155,7 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
 
 TEST_F(SamplerTest, SameSeedSameBatchesAtAnyThreadCount) {
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout({32, fanouts});
+  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32, .rank = 1, .world_size = 2};
   const auto one = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 1, 1);
   const auto three = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 3, 5);
@@ -185,7 +185,7 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   for (BatchBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   CpuProducer producer(
-      CpuProducer::StorageSampling(graph, AsTypedSpec({.fanouts = fanouts}), seed, AsTypedLayout(layout),
+      CpuProducer::StorageSampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsTypedLayout(layout),
                                    AsTypedViews(slots), {cache->get()}, window, 2, {held}),
       num_slots, 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
@@ -219,7 +219,7 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
 
 TEST_F(SamplerTest, TwoStagesThroughAStorageCacheGiveTheSameBatches) {
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout({32, fanouts});
+  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32};
   const auto expected = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
   for (const int64_t cache_rows : {layout.capacity.max_nodes, 2 * layout.capacity.max_nodes, graph_->num_nodes()}) {
@@ -234,7 +234,7 @@ TEST_F(SamplerTest, TwoStagesThroughAStorageCacheGiveTheSameBatches) {
 
 TEST_F(SamplerTest, RowsHeldByAnotherTierAreNotReadAndTheOthersLandInTheirPlaces) {
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout({32, fanouts});
+  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32};
   const auto expected = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
   auto held = std::make_shared<std::vector<bool>>(graph_->num_nodes(), false);
@@ -253,7 +253,7 @@ TEST_F(SamplerTest, AFeatureFileTruncatedUnderTheStagesStopsThemWithTheError) {
   ASSERT_TRUE(dir.ok()) << dir.status();
   const std::string features = dir->file(ArrayId::kFeatures).path();
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout({32, fanouts});
+  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   absl::Status status;
   const auto staged =
       StagedEpoch(*dir, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), {.seed = 4, .batch_size = 32}, 2), 1, 1,
@@ -266,11 +266,11 @@ TEST_F(SamplerTest, AFeatureFileTruncatedUnderTheStagesStopsThemWithTheError) {
 
 TEST_F(SamplerTest, SameSeedsDifferentSeedGiveDifferentNeighbors) {
   const std::vector<int32_t> fanouts = {3};
-  const BatchLayout layout = Layout({128, fanouts});
+  const BatchLayout layout = Layout(SamplingSpec::OneRelation(128, fanouts));
   BatchBuffer a(layout), b(layout);
   const auto seeds = Split(ArrayId::kTrain).subspan(0, 128);
-  CpuSampler(*graph_, {.fanouts = fanouts}, 1).Sample(0, 0, seeds, a.view());
-  CpuSampler(*graph_, {.fanouts = fanouts}, 2).Sample(0, 0, seeds, b.view());
+  CpuSampler(*graph_, {.fanouts = {fanouts}}, 1).Sample(0, 0, seeds, a.view());
+  CpuSampler(*graph_, {.fanouts = {fanouts}}, 2).Sample(0, 0, seeds, b.view());
   EXPECT_NE(testing::BatchContents(a.view(), layout.feature_row_bytes),
             testing::BatchContents(b.view(), layout.feature_row_bytes));
 }
@@ -285,10 +285,10 @@ TEST_F(SamplerTest, RepeatedSeedsFitTheLayout) {
     if (indptr[v + 1] - indptr[v] > indptr[hub + 1] - indptr[hub]) hub = v;
   }
   const std::vector<int32_t> fanouts = {-1, -1};
-  const BatchLayout layout = Layout({n, fanouts, /*seeds_may_repeat=*/true});
+  const BatchLayout layout = Layout(SamplingSpec::OneRelation(n, fanouts, /*seeds_may_repeat=*/true));
   BatchBuffer buffer(layout);
   const std::vector<int64_t> seeds(n, hub);
-  CpuSampler(*graph_, {.fanouts = fanouts}, 1).Sample(0, 0, seeds, buffer.view());
+  CpuSampler(*graph_, {.fanouts = {fanouts}}, 1).Sample(0, 0, seeds, buffer.view());
   const BatchView b = buffer.view();
   ASSERT_GT(b.num_nodes(), n);
   ASSERT_LE(b.num_nodes(), layout.capacity.max_nodes);
@@ -300,30 +300,37 @@ TEST_F(SamplerTest, RepeatedSeedsFitTheLayout) {
 }
 
 TEST(BatchCapacity, BoundsAndLimits) {
-  auto c = ComputeBatchCapacity({1024, {15, 10, 5}}, 1'000'000'000, 10'000'000'000, 5000);
+  auto c = ComputeBatchCapacity(SamplingSpec::OneRelation(1024, {15, 10, 5}), 1'000'000'000, 10'000'000'000, 5000);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->max_seeds, 1024);
   EXPECT_EQ(c->max_edges, 1024 * 15 + 1024 * 150 + 1024 * 750);
   EXPECT_EQ(c->max_nodes, 1024 + 1024 * 15 + 1024 * 150 + 1024 * 750);
   // Capped by the graph: at most all 100 nodes, and each hop at most every edge.
-  auto small = ComputeBatchCapacity({1024, {-1, -1}}, 100, 900, 40);
+  auto small = ComputeBatchCapacity(SamplingSpec::OneRelation(1024, {-1, -1}), 100, 900, 40);
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(small->max_seeds, 100);
   EXPECT_EQ(small->max_nodes, 100);
   EXPECT_EQ(small->max_edges, 1800);
   ASSERT_EQ(small->hops.size(), 2u);
   EXPECT_EQ(small->hops[1].frontier, 100);
-  EXPECT_FALSE(ComputeBatchCapacity({1 << 20, {-1, -1}}, 1'000'000'000, 100'000'000'000, 100000).ok());
+  EXPECT_FALSE(ComputeBatchCapacity(SamplingSpec::OneRelation(1 << 20, {-1, -1}), 1'000'000'000, 100'000'000'000, 100000).ok());
   // Seeds from a list that may repeat: seed entries and hop-1 edges are not capped by the graph.
-  auto repeated = ComputeBatchCapacity({1024, {-1, 5}, /*seeds_may_repeat=*/true}, 100, 900, 40);
+  auto repeated = ComputeBatchCapacity(SamplingSpec::OneRelation(1024, {-1, 5}, true), 100, 900, 40);
   ASSERT_TRUE(repeated.ok());
   EXPECT_EQ(repeated->max_seeds, 1024);
   EXPECT_EQ(repeated->hops[0].edges, 1024 * 40);
   EXPECT_EQ(repeated->hops[1].edges, 100 * 5);
   EXPECT_EQ(repeated->max_nodes, 1024 + 99);
-  EXPECT_EQ(CheckSamplingSpec({0, {5}}).message(), "batch_size = 0 (must be at least 1)");
-  EXPECT_EQ(CheckSamplingSpec({8, {}}).message(), "fanouts has 0 entries (need 1 to 16, one per hop)");
-  EXPECT_EQ(CheckSamplingSpec({8, {5, -2}}).message(), "fanouts[1] = -2 (must be -1 for all neighbors, or at least 1)");
+  DatasetSchema schema;  // a homogeneous dataset's
+  schema.format_version = 1;
+  schema.node_types.push_back({.name = "node", .num_nodes = 100});
+  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 900});
+  EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(0, {5}), schema).message(), "batch_size = 0 (must be at least 1)");
+  EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(8, {}), schema).message(),
+            "fanouts has 0 entries (need 1 to 16, one per hop)");
+  EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(8, {5, -2}), schema).message(),
+            "fanouts[1] = -2 (must be -1 for all neighbors, or at least 1)");
+  EXPECT_EQ(CheckHopFanouts(std::vector<int32_t>{5, 0}).message(), "fanouts[1] = 0 (must be -1 for all neighbors, or at least 1)");
 }
 
 }  // namespace

@@ -28,9 +28,8 @@ struct Slot {
   LinkBatch batch;
 };
 
-// A slot for `spec`'s typed link batch.
-Slot TypedSlot(const GraphData& graph, const LinkSamplingSpec& spec) {
-  const TypedSamplingSpec typed = TypedLinkSampling(spec, graph.schema, kBatch);
+// A slot for a typed link batch of `typed` (LinkSampling).
+Slot TypedSlot(const GraphData& graph, const SamplingSpec& typed) {
   auto capacity = ComputeTypedCapacity(typed, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
   const TypedBatchLayout layout = TypedBatchLayout::Make(*capacity, typed, graph.schema);
@@ -81,14 +80,15 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
   for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse},
                         Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf},
                         Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone}}) {
-    LinkSamplingSpec spec;
+    LinkSeedSpec spec;
     spec.relation = writes;
-    spec.relation_fanouts.assign(schema.relations.size(), fanouts);
     spec.negatives = c.negatives;
     spec.exclude = c.exclude;
-    auto sampler = CpuLinkSampler::Create(graph, spec, 7, kBatch);
+    const SamplingSpec sampling =
+        LinkSampling(spec, std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts), schema, kBatch);
+    auto sampler = CpuLinkSampler::Create(graph, sampling, spec, 7);
     ASSERT_TRUE(sampler.ok()) << sampler.status();
-    Slot slot = TypedSlot(graph, spec);
+    Slot slot = TypedSlot(graph, sampling);
     std::vector<int64_t> input_id;
     for (int64_t i = 0; i < kBatch; ++i) input_id.push_back((i * 97 + 5) % sampler->split_size());
     ASSERT_TRUE(sampler->Sample(1, 4, input_id, slot.batch).ok());
@@ -193,14 +193,13 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
   const std::vector<int32_t> fanouts = {5, 3};
   for (NegativeMode mode : {NegativeMode::kBinary, NegativeMode::kTriplet}) {
     for (ExcludeMode exclude : {ExcludeMode::kNone, ExcludeMode::kReverse}) {
-      LinkSamplingSpec spec;
+      LinkSeedSpec spec;
       spec.seed_edges = pairs;
       spec.negatives = {mode, 2, true};
       spec.exclude = exclude;
-      spec.fanouts = fanouts;
-      auto homogeneous = CpuLinkSampler::Create(graph, spec, 9, kBatch);
+      auto homogeneous = CpuLinkSampler::Create(graph, LinkSampling(spec, {fanouts}, graph.schema, kBatch), spec, 9);
       ASSERT_TRUE(homogeneous.ok()) << homogeneous.status();
-      auto capacity = ComputeBatchCapacity({MaxLinkSeeds(kBatch, spec.negatives), fanouts}, graph.num_nodes(),
+      auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(MaxLinkSeeds(kBatch, spec.negatives), fanouts), graph.num_nodes(),
                                            graph.manifest.num_edges(), graph.MaxInDegree());
       ASSERT_TRUE(capacity.ok());
       BatchBuffer buffer(BatchLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest)));
@@ -208,11 +207,10 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       h.graph = AsTypedView(buffer.view());
       ASSERT_TRUE(homogeneous->Sample(3, 2, input_id, h).ok());
 
-      spec.fanouts.clear();
-      spec.relation_fanouts = {fanouts};
-      auto typed = CpuLinkSampler::Create(typed_graph, spec, 9, kBatch);
+      const SamplingSpec typed_sampling = LinkSampling(spec, {fanouts}, typed_graph.schema, kBatch);
+      auto typed = CpuLinkSampler::Create(typed_graph, typed_sampling, spec, 9);
       ASSERT_TRUE(typed.ok()) << typed.status();
-      Slot slot = TypedSlot(typed_graph, spec);
+      Slot slot = TypedSlot(typed_graph, typed_sampling);
       ASSERT_TRUE(typed->Sample(3, 2, input_id, slot.batch).ok());
       const TypedBatchView& t = slot.batch.graph;
       const BatchView g = buffer.view();  // what h.graph sees as typed

@@ -27,7 +27,7 @@ struct TypedBuffer {
   TypedBatchLayout layout;
   std::vector<std::byte> bytes;
   TypedBatchView view;
-  TypedBuffer(const GraphData& graph, const TypedSamplingSpec& spec) {
+  TypedBuffer(const GraphData& graph, const SamplingSpec& spec) {
     absl::StatusOr<TypedCapacity> capacity = ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees());
     EXPECT_TRUE(capacity.ok()) << capacity.status();
     layout = TypedBatchLayout::Make(*capacity, spec, graph.schema);
@@ -47,7 +47,7 @@ TEST(TypedSampler, OneTypeAndOneRelationIsTheHomogeneousBatch) {
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   const std::span<const int64_t> seeds(train, 64);
   for (const std::vector<int32_t>& fanouts : {std::vector<int32_t>{5, 3}, {-1, 2, 2}}) {
-    const SamplingSpec spec{.batch_size = 64, .fanouts = fanouts};
+    const SamplingSpec spec = SamplingSpec::OneRelation(64, fanouts);
     auto capacity = ComputeBatchCapacity(spec, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
     ASSERT_TRUE(capacity.ok());
     BatchBuffer homogeneous(
@@ -167,8 +167,8 @@ TEST(TypedSampler, EveryBatchKeepsEveryRule) {
   const RandomTypedGraph g;
   const GraphData& graph = g.graph();
   const DatasetSchema& schema = graph.schema;
-  const TypedSamplingSpec spec{.batch_size = 32, .seed_type = 0, .fanouts = {{4, 3}, {3, -1}, {0, 2}, {5, 1}, {2, 2}}};
-  ASSERT_TRUE(CheckTypedSamplingSpec(spec, schema).ok());
+  const SamplingSpec spec{.batch_size = 32, .seed_type = 0, .fanouts = {{4, 3}, {3, -1}, {0, 2}, {5, 1}, {2, 2}}};
+  ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok());
   TypedBuffer buffer(graph, spec);
   CpuSampler sampler(graph, spec, 3);
   for (uint64_t batch = 0; batch < 20; ++batch) {
@@ -249,7 +249,7 @@ TEST(TypedSampler, DrawsAreUniformPerRelationAndKeyedByIt) {
   }
   ASSERT_GE(seed, 0);
   const int64_t degree = static_cast<int64_t>(g.InNeighbors(1, seed).size());
-  const TypedSamplingSpec spec{.batch_size = 1, .seed_type = 0, .fanouts = {{0}, {3}, {3}, {0}, {0}}};
+  const SamplingSpec spec{.batch_size = 1, .seed_type = 0, .fanouts = {{0}, {3}, {3}, {0}, {0}}};
   TypedBuffer buffer(graph, spec);
   CpuSampler sampler(graph, spec, 21);
   constexpr int kBatches = 4000;
@@ -280,9 +280,9 @@ TEST(TypedSampler, DrawsAreUniformPerRelationAndKeyedByIt) {
 
 TEST(TypedSampler, TheBatchSchemaNamesEveryArrayAndCountAndFitsTheSlot) {
   const RandomTypedGraph g;
-  const TypedSamplingSpec spec{.batch_size = 16, .seed_type = 0, .fanouts = {{2}, {2}, {1}, {1}, {1}}};
+  const SamplingSpec spec{.batch_size = 16, .seed_type = 0, .fanouts = {{2}, {2}, {1}, {1}, {1}}};
   TypedBuffer buffer(g.graph(), spec);
-  const BatchSchema schema = TypedBatchSchema(buffer.layout, g.graph().schema);
+  const BatchSchema schema = BatchSchemaOf(buffer.layout, g.graph().schema);
   absl::StatusOr<BatchSchema> checked = BatchSchemaFromProto(BatchSchemaToProto(schema));
   ASSERT_TRUE(checked.ok()) << checked.status();
   std::vector<std::string> names;
@@ -314,7 +314,7 @@ TEST(TypedSampler, TheBatchSchemaNamesEveryArrayAndCountAndFitsTheSlot) {
   EXPECT_EQ(schema.arrays[schema.ArrayNamed("paper.labels")].count, schema.CountNamed("paper.seeds"));
   EXPECT_EQ(schema.arrays[schema.ArrayNamed("field.features")].row_shape, std::vector<int64_t>{2});
   CpuSampler(g.graph(), spec, 1).Sample(0, 0, std::span<const int64_t>(g.train().data(), 16), buffer.view);
-  const std::vector<int64_t> counts = TypedBatchCounts(buffer.view, 0);
+  const std::vector<int64_t> counts = BatchCountsOf(buffer.view, buffer.layout);
   EXPECT_TRUE(CheckBatchCounts(schema, counts).ok());
   EXPECT_EQ(counts[schema.CountNamed("paper.seeds")], 16);
   EXPECT_EQ(counts[schema.CountNamed("paper___cites___paper.edges")], buffer.view.num_edges(1));
@@ -323,13 +323,13 @@ TEST(TypedSampler, TheBatchSchemaNamesEveryArrayAndCountAndFitsTheSlot) {
 TEST(TypedSampler, SpecErrorsNameTheRelation) {
   const RandomTypedGraph g;
   const DatasetSchema& schema = g.graph().schema;
-  TypedSamplingSpec spec{.batch_size = 8, .seed_type = 0, .fanouts = {{1}, {1}, {1}, {1}, {-2}}};
-  EXPECT_EQ(CheckTypedSamplingSpec(spec, schema).message(),
+  SamplingSpec spec{.batch_size = 8, .seed_type = 0, .fanouts = {{1}, {1}, {1}, {1}, {-2}}};
+  EXPECT_EQ(CheckSamplingSpec(spec, schema).message(),
             "fanouts[field___of___author][0] = -2 (must be -1 for all neighbors, 0 for none, or more)");
   spec.fanouts[4] = {1, 1};
-  EXPECT_EQ(CheckTypedSamplingSpec(spec, schema).message(), "fanouts[field___of___author] has 2 hops, the others 1");
+  EXPECT_EQ(CheckSamplingSpec(spec, schema).message(), "fanouts[field___of___author] has 2 hops, the others 1");
   spec.fanouts.pop_back();
-  EXPECT_EQ(CheckTypedSamplingSpec(spec, schema).message(), "fanouts for 4 relations, the dataset has 5");
+  EXPECT_EQ(CheckSamplingSpec(spec, schema).message(), "fanouts for 4 relations, the dataset has 5");
 }
 
 }  // namespace
@@ -362,7 +362,7 @@ std::vector<std::byte> TypedContents(const TypedBatchView& b, const DatasetSchem
 }
 
 // An epoch of typed batches through `stages` (two stages) or `fill` (one).
-std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const TypedSamplingSpec& spec,
+std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const SamplingSpec& spec,
                                                std::span<const int64_t> train, int threads, int window,
                                                const std::vector<RowCache*>* caches) {
   auto capacity = ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees());
@@ -403,7 +403,7 @@ TEST(TypedSampler, TwoStagesThroughACachePerTableGiveTheSameBatches) {
   const NodeTypeSchema& seeds_of = schema.node_types[seed_type];
   const std::span<const int64_t> train(static_cast<const int64_t*>(graph.arrays.data[seeds_of.splits[0]]),
                                        std::min<int64_t>(seeds_of.split_sizes[0], 640));  // 20 batches
-  const TypedSamplingSpec spec{.batch_size = 32,
+  const SamplingSpec spec{.batch_size = 32,
                                .seed_type = seed_type,
                                .fanouts = std::vector<std::vector<int32_t>>(schema.relations.size(), {4, 3})};
   const auto expected = TypedEpoch(graph, spec, train, 2, 0, nullptr);

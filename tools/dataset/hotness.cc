@@ -143,19 +143,27 @@ std::vector<int64_t> ListAppearances(const GraphData& graph, int threads) {
   return count;
 }
 
+absl::Status CheckHotnessSpec(const HotnessSpec& spec) {
+  if (spec.batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
+  }
+  return CheckHopFanouts(spec.fanouts);
+}
+
 std::vector<int64_t> CountReads(const GraphData& graph, std::span<const int64_t> train, const HotnessSpec& spec,
                                 uint64_t epoch) {
   std::vector<int64_t> count(graph.num_nodes(), 0);
   const EpochSeeds seeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, epoch);
   const int64_t steps = CountedSteps(seeds, spec);
-  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity({spec.batch_size, spec.fanouts}, graph.num_nodes(),
-                                                                graph.manifest.num_edges(), graph.MaxInDegree());
+  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts),
+                                                                graph.num_nodes(), graph.manifest.num_edges(),
+                                                                graph.MaxInDegree());
   if (!capacity.ok() || steps == 0) return count;
   // No features: a layout with 0-byte rows, sampled without the gather.
   const BatchLayout layout = BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), 0);
   const int threads = std::max(1, spec.threads);
   ParallelFor(steps, std::max<int64_t>(1, steps / (4 * threads)), threads, [&](int64_t begin, int64_t end) {
-    CpuSampler sampler(graph, {.batch_size = spec.batch_size, .fanouts = spec.fanouts}, spec.seed);
+    CpuSampler sampler(graph, SamplingSpec::OneRelation(spec.batch_size, spec.fanouts), spec.seed);
     std::vector<uint64_t> buffer(layout.total_bytes / sizeof(uint64_t) + 1);
     const BatchView out = BatchView::At(buffer.data(), layout);
     for (int64_t step = begin; step < end; ++step) {
@@ -200,17 +208,17 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
           "a typed dataset: gnnctl hotness reports hit rates of homogeneous datasets only (--write stores the "
           "typed ranking)");
     }
-    GNND_RETURN_IF_ERROR(CheckSamplingSpec({spec.batch_size, spec.fanouts}));
+    GNND_RETURN_IF_ERROR(CheckHotnessSpec(spec));
     return WriteTypedHotOrder(dataset_dir, {dir.manifest(), dir.arrays(), dir.schema()}, split, spec.fanouts,
                               spec.threads);
   }
   GNND_ASSIGN_OR_RETURN(const ArrayId split_id, SplitArrayId(split));
-  GNND_RETURN_IF_ERROR(CheckSamplingSpec({spec.batch_size, spec.fanouts}));
+  GNND_RETURN_IF_ERROR(CheckHotnessSpec(spec));
   const GraphData graph{dir.manifest(), dir.arrays(), dir.schema()};
   const auto* ids = static_cast<const int64_t*>(graph.arrays[split_id]);
   const std::span<const int64_t> train(ids, ArrayShape(graph.manifest, split_id)[0]);
   // Refuses specs whose batches would outgrow the layout before any work (CountReads would count nothing).
-  GNND_RETURN_IF_ERROR(ComputeBatchCapacity({spec.batch_size, spec.fanouts}, graph.num_nodes(),
+  GNND_RETURN_IF_ERROR(ComputeBatchCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts), graph.num_nodes(),
                                             graph.manifest.num_edges(), graph.MaxInDegree())
                            .status());
 
@@ -286,7 +294,7 @@ absl::StatusOr<std::string> WriteTypedHotOrder(const std::string& dataset_dir, c
 
 absl::StatusOr<std::string> WriteHotOrder(const std::string& dataset_dir, const std::string& split,
                                           const std::vector<int32_t>& fanouts, int threads) {
-  GNND_RETURN_IF_ERROR(CheckSamplingSpec({1, fanouts}));
+  GNND_RETURN_IF_ERROR(CheckHopFanouts(fanouts));
   GNND_ASSIGN_OR_RETURN(const DatasetDir dir, DatasetDir::Open(dataset_dir));
   if (dir.schema().format_version != 1) {
     return WriteTypedHotOrder(dataset_dir, {dir.manifest(), dir.arrays(), dir.schema()}, split, fanouts, threads);

@@ -163,7 +163,7 @@ absl::StatusOr<std::vector<int32_t>> Fanouts() {
 // import and generate rank the nodes with --fanouts: checked before anything is written.
 absl::StatusOr<std::vector<int32_t>> HotOrderFanouts() {
   GNND_ASSIGN_OR_RETURN(std::vector<int32_t> fanouts, Fanouts());
-  if (absl::GetFlag(FLAGS_hot_order)) GNND_RETURN_IF_ERROR(CheckSamplingSpec({1, fanouts}));
+  if (absl::GetFlag(FLAGS_hot_order)) GNND_RETURN_IF_ERROR(CheckHopFanouts(fanouts));
   return fanouts;
 }
 

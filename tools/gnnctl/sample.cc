@@ -22,18 +22,14 @@ namespace gnnd::gnnctl {
 
 namespace {
 
-// The same batch through the CUDA backend, copied back into `host` (laid out as the session's slot: a
-// homogeneous dataset's layout, or the typed one).
+// The same batch through the CUDA backend, copied back into `host` (laid out as the session's slot).
 absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape, const GraphData& graph,
                          const EpochSeeds& seeds, void* host) {
 #if GNND_WITH_CUDA
   GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
-  const TypedBatchLayout layout = shape.typed ? shape.typed->layout : AsTypedLayout(shape.layout);
-  GNND_ASSIGN_OR_RETURN(
-      auto sampler,
-      cuda::CudaSampler::Create(placed->graph(), shape.typed ? shape.typed->sampling : AsTypedSpec(shape.sampling),
-                                request.seed, layout));
+  const TypedBatchLayout& layout = shape.layout;
+  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed, layout));
   const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
   void* out = nullptr;
   int64_t* device_seeds = nullptr;
@@ -83,36 +79,6 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
 
 }  // namespace
 
-// A typed dataset's batch, its arrays named as the typed batch schema names them.
-absl::StatusOr<std::string> SampleTypedToNpz(const SampleRequest& request, const GraphData& graph,
-                                             const SessionShape& shape, const EpochSeeds& seeds,
-                                             const std::string& out_npz) {
-  const DatasetSchema& schema = graph.schema;
-  const TypedBatchLayout& layout = shape.typed->layout;
-  std::vector<std::byte> buffer(layout.total_bytes);
-  const TypedBatchView view = TypedBatchView::At(buffer.data(), layout);
-  if (shape.device.is_cuda()) {
-    GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.data()));
-  } else {
-    CpuSampler(graph, shape.typed->sampling, request.seed)
-        .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
-  }
-  const std::vector<int64_t> counts = TypedBatchCounts(view, shape.seed_type);
-  std::vector<dataset::NpzArray> arrays;
-  for (const BatchArraySchema& a : shape.schema.arrays) {
-    std::vector<int64_t> array_shape = {counts[a.count]};
-    array_shape.insert(array_shape.end(), a.row_shape.begin(), a.row_shape.end());
-    arrays.push_back({a.name, a.dtype, array_shape, buffer.data() + a.offset});
-  }
-  GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
-  int64_t nodes = 0, edges = 0;
-  for (size_t t = 0; t < schema.node_types.size(); ++t) nodes += view.num_nodes(static_cast<int>(t));
-  for (size_t r = 0; r < schema.relations.size(); ++r) edges += view.num_edges(static_cast<int>(r));
-  return absl::StrFormat("%s: step %d of %d, %d '%s' seeds, %d nodes, %d edges in all", out_npz, request.step,
-                         seeds.num_steps(), seeds.batch(request.step).size(), schema.node_types[shape.seed_type].name,
-                         nodes, edges);
-}
-
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz) {
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(request.dataset_dir));
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
@@ -130,25 +96,34 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
                                               request.split, "' has ", seeds.num_steps(), " steps for this rank)"));
   }
-  if (shape.typed) return SampleTypedToNpz(request, graph, shape, seeds, out_npz);
-  BatchBuffer buffer(shape.layout);
-  BatchView batch = buffer.view();
+  // The session's slot, its arrays named as the batch schema names them.
+  const DatasetSchema& schema = graph.schema;
+  std::vector<std::byte> buffer(shape.layout.total_bytes);
+  const TypedBatchView view = TypedBatchView::At(buffer.data(), shape.layout);
   if (shape.device.is_cuda()) {
-    GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.view().node_ids));
+    GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.data()));
   } else {
-    CpuSampler sampler(graph, shape.sampling, request.seed);
-    sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), batch);
+    CpuSampler(graph, shape.sampling, request.seed)
+        .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
   }
-
-  const int64_t nodes = batch.num_nodes(), edges = batch.num_edges();
+  const std::vector<int64_t> counts = BatchCountsOf(view, shape.layout);
   std::vector<dataset::NpzArray> arrays;
-  for (const BatchArray& a :
-       BatchArrays(batch, nodes, edges, batch.num_seeds(), m.feature_dim(), ArrayDType(m, ArrayId::kFeatures))) {
-    arrays.push_back({a.name, a.dtype, {a.shape, a.shape + a.ndim}, a.data});
+  for (const BatchArraySchema& a : shape.schema.arrays) {
+    std::vector<int64_t> array_shape = {counts[a.count]};
+    array_shape.insert(array_shape.end(), a.row_shape.begin(), a.row_shape.end());
+    arrays.push_back({a.name, a.dtype, array_shape, buffer.data() + a.offset});
   }
   GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
-  return absl::StrFormat("%s: step %d of %d, %d seeds, %d nodes, %d edges", out_npz, request.step, seeds.num_steps(),
-                         batch.num_seeds(), nodes, edges);
+  int64_t nodes = 0, edges = 0;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) nodes += view.num_nodes(static_cast<int>(t));
+  for (size_t r = 0; r < schema.relations.size(); ++r) edges += view.num_edges(static_cast<int>(r));
+  const int64_t batch_seeds = static_cast<int64_t>(seeds.batch(request.step).size());
+  if (shape.layout.homogeneous) {
+    return absl::StrFormat("%s: step %d of %d, %d seeds, %d nodes, %d edges", out_npz, request.step,
+                           seeds.num_steps(), batch_seeds, nodes, edges);
+  }
+  return absl::StrFormat("%s: step %d of %d, %d '%s' seeds, %d nodes, %d edges in all", out_npz, request.step,
+                         seeds.num_steps(), batch_seeds, schema.node_types[shape.seed_type].name, nodes, edges);
 }
 
 }  // namespace gnnd::gnnctl

@@ -24,16 +24,16 @@ absl::Status SampleLinkOnGpu(const SampleRequest& request, const SessionShape& s
 #if GNND_WITH_CUDA
   GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
-  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaLinkSampler::Create(graph, placed->graph(), shape.link->sampling,
-                                                                    request.seed, request.batch_size));
+  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaLinkSampler::Create(graph, placed->graph(), shape.sampling,
+                                                                    shape.link->seeds, request.seed, shape.layout));
   void* out = nullptr;
   uint64_t* strict = nullptr;
   GNND_CUDA(cudaMalloc(&out, slot.size()), "allocate the batch");
   absl::Cleanup free_out = [out] { cudaFree(out); };
   GNND_CUDA(cudaMallocHost(&strict, sizeof(uint64_t)), "allocate the strict flag");
   absl::Cleanup free_strict = [strict] { cudaFreeHost(strict); };
-  GNND_RETURN_IF_ERROR(sampler->SampleInto(request.epoch, batch_index, input_id, shape.link->layout,
-                                           static_cast<std::byte*>(out), strict, 0, nullptr));
+  GNND_RETURN_IF_ERROR(sampler->SampleInto(request.epoch, batch_index, input_id, static_cast<std::byte*>(out),
+                                           strict, 0, nullptr));
   GNND_CUDA(cudaMemcpy(slot.data(), out, slot.size(), cudaMemcpyDeviceToHost), "copy the batch back");
   return sampler->StrictError(batch_index, *strict, input_id);
 #else
@@ -47,7 +47,7 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
                                             const SessionShape& shape, const std::string& out_npz) {
   const LinkShape& link = *shape.link;
   GNND_ASSIGN_OR_RETURN(CpuLinkSampler sampler,
-                        CpuLinkSampler::Create(graph, link.sampling, request.seed, request.batch_size));
+                        CpuLinkSampler::Create(graph, shape.sampling, link.seeds, request.seed));
   std::vector<int64_t> positions(static_cast<size_t>(sampler.split_size()));
   std::iota(positions.begin(), positions.end(), 0);
   const EpochSeeds seeds(positions, shape.schedule, request.epoch);
@@ -56,21 +56,19 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
                                               request.edge_split, "' has ", seeds.num_steps(),
                                               " steps for this rank)"));
   }
-  std::vector<std::byte> slot(link.layout.total_bytes);
-  LinkBatch batch;  // the graph arrays seen as typed (a homogeneous dataset's as its one type)
-  batch.graph = TypedBatchView::At(slot.data(), shape.typed ? shape.typed->layout : AsTypedLayout(shape.layout));
+  std::vector<std::byte> slot(shape.layout.total_bytes);
+  LinkBatch batch;
+  batch.graph = TypedBatchView::At(slot.data(), shape.layout);
   const std::span<const int64_t> input_id = seeds.batch(request.step);
   const auto positives = static_cast<int64_t>(input_id.size());
-  const int64_t pairs = link.layout.pairs(positives);
+  const int64_t pairs = shape.layout.pairs->pairs(positives);
   if (shape.device.is_cuda()) {
     GNND_RETURN_IF_ERROR(SampleLinkOnGpu(request, shape, graph, seeds.batch_index(request.step), input_id, slot));
   } else {
     GNND_RETURN_IF_ERROR(sampler.Sample(request.epoch, seeds.batch_index(request.step), input_id, batch));
-    WriteLinkArrays(batch, link.layout, slot.data());
+    WriteLinkArrays(batch, *shape.layout.pairs, slot.data());
   }
-  const std::vector<int64_t> counts = shape.typed
-                                          ? TypedLinkBatchCounts(batch.graph, pairs, positives)
-                                          : LinkBatchCounts(BatchView::At(slot.data(), shape.layout), pairs, positives);
+  const std::vector<int64_t> counts = BatchCountsOf(batch.graph, shape.layout, pairs, positives);
 
   std::vector<dataset::NpzArray> arrays;
   std::vector<int32_t> columns;  // edge_label_index as (2, L): sources, then destinations

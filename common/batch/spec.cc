@@ -1,0 +1,54 @@
+#include "common/batch/spec.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace gnnd {
+
+absl::Status CheckHopFanouts(std::span<const int32_t> fanouts) {
+  if (fanouts.empty() || fanouts.size() > kMaxHops) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fanouts has ", fanouts.size(), " entries (need 1 to ", kMaxHops, ", one per hop)"));
+  }
+  for (size_t h = 0; h < fanouts.size(); ++h) {
+    if (fanouts[h] == 0 || fanouts[h] < -1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fanouts[", h, "] = ", fanouts[h], " (must be -1 for all neighbors, or at least 1)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema) {
+  if (spec.batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
+  }
+  const bool link = spec.seed_type == -1 && spec.max_hop0.size() == schema.node_types.size();
+  if (!link && (spec.seed_type < 0 || spec.seed_type >= static_cast<int>(schema.node_types.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat("seed type ", spec.seed_type, " is not a node type"));
+  }
+  if (spec.fanouts.size() != schema.relations.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fanouts for ", spec.fanouts.size(), " relations, the dataset has ", schema.relations.size()));
+  }
+  if (schema.format_version == 1) return CheckHopFanouts(spec.fanouts[0]);
+  const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
+  if (hops < 1 || hops > kMaxHops) {
+    return absl::InvalidArgumentError(absl::StrCat("fanouts have ", hops, " hops (need 1 to ", kMaxHops, ")"));
+  }
+  for (size_t r = 0; r < spec.fanouts.size(); ++r) {
+    const std::string key = schema.relations[r].key();
+    if (spec.fanouts[r].size() != hops) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fanouts[", key, "] has ", spec.fanouts[r].size(), " hops, the others ", hops));
+    }
+    for (size_t h = 0; h < hops; ++h) {
+      if (spec.fanouts[r][h] < -1) {
+        return absl::InvalidArgumentError(absl::StrCat("fanouts[", key, "][", h, "] = ", spec.fanouts[r][h],
+                                                       " (must be -1 for all neighbors, 0 for none, or more)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gnnd

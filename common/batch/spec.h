@@ -1,0 +1,46 @@
+// What a session samples: the one spec of every batch kind (node and link seeds, homogeneous and typed
+// datasets). A homogeneous dataset is one node type and one relation; a link session's hop 0 is its pairs'
+// endpoints (the seed stage of common/batch/link_batch.h, LinkSeedSpec, fills max_hop0). The hops are a fanout
+// per relation and hop; the draw within a node's in-edges is the rule of common/batch/sampling.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/dataset/schema.h"
+
+namespace gnnd {
+
+inline constexpr int kMaxHops = 16;
+
+struct SamplingSpec {
+  // Node seeds of seed_type a batch (a link batch: its positive pairs, and seed_type is -1).
+  int64_t batch_size = 0;
+  int seed_type = 0;
+  // [relation][hop], every relation the same number of hops; -1: all in-neighbors, 0: none through it.
+  std::vector<std::vector<int32_t>> fanouts;
+  // The seeds come from a list of ids that may repeat one (kept, as PyG keeps them), not from a split
+  // of distinct nodes: a batch may then hold more seed entries, and hop-1 edges, than the graph has.
+  bool seeds_may_repeat = false;
+  // A link batch: hop 0 holds up to max_hop0[t] distinct nodes of each type t (the endpoints of its pairs).
+  std::vector<int64_t> max_hop0;
+
+  int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
+  bool link() const { return seed_type < 0; }
+  // A one-type, one-relation dataset's spec.
+  static SamplingSpec OneRelation(int64_t batch_size, std::vector<int32_t> hop_fanouts, bool seeds_may_repeat = false) {
+    return {.batch_size = batch_size, .seed_type = 0, .fanouts = {std::move(hop_fanouts)},
+            .seeds_may_repeat = seeds_may_repeat, .max_hop0 = {}};
+  }
+};
+
+// A homogeneous dataset's fanouts, one per hop: 1 to kMaxHops of them, each -1 or at least 1 (errors name
+// "fanouts[h]").
+absl::Status CheckHopFanouts(std::span<const int32_t> fanouts);
+// Checks the spec against the dataset: errors name the field ("batch_size = 0 ...",
+// "fanouts[author___writes___paper][1] = -3 ..."; a homogeneous dataset's as CheckHopFanouts).
+absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema);
+
+}  // namespace gnnd
