@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
     fanouts.push_back(value);
   }
   gnnd::GraphData graph{dataset->manifest(), dataset->arrays(), dataset->schema()};
-  auto capacity = gnnd::ComputeBatchCapacity(gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts), graph.num_nodes(),
-                                             graph.manifest.num_edges(), graph.MaxInDegree());
+  auto capacity = gnnd::ComputeBatchCapacity(gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts),
+                                             graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok()) return 2;
   const gnnd::BatchLayout layout =
       gnnd::BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), gnnd::FeatureRowBytes(graph.manifest));

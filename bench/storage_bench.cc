@@ -350,9 +350,8 @@ int Run() {
     graph.arrays.data[features_at] = file.data();  // the file's mapping: page faults read it
     const Outcome o =
         Consume(b, [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
-          return std::make_unique<CpuProducer>(
-              CpuProducer::Sampling(graph, b.spec, 1, AsTypedViews(views), threads), slots, 0,
-              std::move(seeds), workers, threads);
+          return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, AsTypedViews(views), threads),
+                                               slots, 0, std::move(seeds), workers, threads);
         });
     std::printf("| mmap of features.npy | %.2f | %.0f | | | | | %s |\n", o.batches / o.seconds, o.rows / o.seconds,
                 CgroupPeakGiB().c_str());

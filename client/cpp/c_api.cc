@@ -12,6 +12,7 @@
 #include "client/cpp/client.h"
 #include "client/include/gnnd_client.h"
 #include "common/base/limits.h"
+#include "common/base/text_proto.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
 #include "common/batch/link_batch.h"
@@ -250,6 +251,11 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     request.set_drop_last(o->drop_last != 0);
     request.set_num_slots(o->num_slots);
     request.set_device(o->device ? o->device : "");
+    if (o->open_fields != nullptr) {
+      if (absl::Status set = gnnd::SetTextFields(o->open_fields, "options.open_fields", &request); !set.ok()) {
+        return Fail(set);
+      }
+    }
     auto session = client->impl->OpenSession(request);
     if (!session.ok()) return Fail(session.status());
     for (const gnnd::BatchArraySchema& array : (*session)->schema().arrays) {

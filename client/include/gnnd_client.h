@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 10
+#define GNND_API_VERSION_MINOR 11
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -161,6 +161,11 @@ typedef struct gnnd_session_options {
    * gnnd_session_slots() seen before on (view each new slot when a batch first names it); batches are the
    * same as without. Slot indices are never reused. */
   int32_t slots_may_grow;
+  /* API 1.11: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
+   * service.proto; e.g. "fanouts: 5 fanouts: 3" or a newer gnnd's sampling options): each field it names
+   * replaces what the fields above set for it. NULL: none. A field this library's protocol does not know is
+   * refused naming it. */
+  const char* open_fields;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
@@ -168,7 +173,7 @@ typedef struct gnnd_session_options {
 #define GNND_SESSION_OPTIONS_INIT                                                                                     \
   {                                                                                                                   \
     sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, NULL, \
-        NULL, 0, 0, NULL, NULL, 0, NULL, 0, 0                                                                         \
+        NULL, 0, 0, NULL, NULL, 0, NULL, 0, 0, NULL                                                                   \
   }
 
 typedef struct gnnd_client gnnd_client;

@@ -1,5 +1,8 @@
 #include "common/base/text_proto.h"
 
+#include <memory>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -22,6 +25,16 @@ absl::Status ParseTextProto(const std::string& text, const std::string& what, go
   google::protobuf::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(text, message)) return absl::InvalidArgumentError(absl::StrCat(what, ": ", errors.error));
+  return absl::OkStatus();
+}
+
+absl::Status SetTextFields(const std::string& text, const std::string& what, google::protobuf::Message* message) {
+  std::unique_ptr<google::protobuf::Message> fields(message->New());
+  if (absl::Status parsed = ParseTextProto(text, what, fields.get()); !parsed.ok()) return parsed;
+  std::vector<const google::protobuf::FieldDescriptor*> named;
+  fields->GetReflection()->ListFields(*fields, &named);
+  for (const google::protobuf::FieldDescriptor* field : named) message->GetReflection()->ClearField(message, field);
+  message->MergeFrom(*fields);
   return absl::OkStatus();
 }
 

@@ -66,8 +66,7 @@ std::vector<int> ReverseRelations(const DatasetSchema& schema, int relation) {
   return out;
 }
 
-absl::Status CheckLinkSeedSpec(const LinkSeedSpec& spec, const DatasetSchema& schema,
-                                   absl::string_view prefix) {
+absl::Status CheckLinkSeedSpec(const LinkSeedSpec& spec, const DatasetSchema& schema, absl::string_view prefix) {
   if (spec.relation < 0 || spec.relation >= static_cast<int>(schema.relations.size())) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "edge_type: relation ", spec.relation));
   }

@@ -31,8 +31,11 @@ struct SamplingSpec {
   bool link() const { return seed_type < 0; }
   // A one-type, one-relation dataset's spec.
   static SamplingSpec OneRelation(int64_t batch_size, std::vector<int32_t> hop_fanouts, bool seeds_may_repeat = false) {
-    return {.batch_size = batch_size, .seed_type = 0, .fanouts = {std::move(hop_fanouts)},
-            .seeds_may_repeat = seeds_may_repeat, .max_hop0 = {}};
+    return {.batch_size = batch_size,
+            .seed_type = 0,
+            .fanouts = {std::move(hop_fanouts)},
+            .seeds_may_repeat = seeds_may_repeat,
+            .max_hop0 = {}};
   }
 };
 

@@ -123,8 +123,8 @@ TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const Sam
                                         const DatasetSchema& schema) {
   if (schema.format_version == 1) {
     const NodeTypeSchema& nodes = schema.node_types[0];
-    TypedBatchLayout l = AsTypedLayout(BatchLayout::Make(HomogeneousCapacity(capacity, spec.seed_type),
-                                                         spec.num_hops(), nodes.features >= 0 ? nodes.feature_row_bytes() : 0));
+    TypedBatchLayout l = AsTypedLayout(BatchLayout::Make(HomogeneousCapacity(capacity, spec.seed_type), spec.num_hops(),
+                                                         nodes.features >= 0 ? nodes.feature_row_bytes() : 0));
     l.seed_type = spec.seed_type;
     l.homogeneous = true;
     l.capacity = capacity;
@@ -302,10 +302,9 @@ BatchSchema BatchSchemaOf(const TypedBatchLayout& layout, const DatasetSchema& s
 std::vector<int64_t> BatchCountsOf(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs,
                                    int64_t positives) {
   const size_t hops = static_cast<size_t>(view.num_hops);
-  std::vector<int64_t> counts =
-      layout.homogeneous ? HomogeneousBatchCounts({view.types[0].num_nodes_per_hop, hops + 1},
-                                                  {view.relations[0].num_edges_per_hop, hops})
-                         : TypedBatchCounts(view, layout.seed_type);
+  std::vector<int64_t> counts = layout.homogeneous ? HomogeneousBatchCounts({view.types[0].num_nodes_per_hop, hops + 1},
+                                                                            {view.relations[0].num_edges_per_hop, hops})
+                                                   : TypedBatchCounts(view, layout.seed_type);
   if (layout.pairs) {
     counts.push_back(pairs);
     counts.push_back(positives);

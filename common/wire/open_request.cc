@@ -98,8 +98,7 @@ absl::StatusOr<int> SplitArray(const v1::OpenSession& request, const NodeTypeSch
 
 // The fanouts per relation: `fanouts` for every relation, or (typed datasets) `relation_fanouts` naming each
 // relation once.
-absl::StatusOr<std::vector<std::vector<int32_t>>> Fanouts(const v1::OpenSession& request,
-                                                          const DatasetSchema& schema) {
+absl::StatusOr<std::vector<std::vector<int32_t>>> Fanouts(const v1::OpenSession& request, const DatasetSchema& schema) {
   if (schema.format_version == 1 && request.relation_fanouts_size() > 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("open.relation_fanouts: '", request.dataset(), "' is homogeneous (give open.fanouts)"));

@@ -17,7 +17,6 @@ CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_
       reset_(graph.schema.node_types.size()),
       sampled_(graph.schema.relations.size()) {}
 
-
 template <typename Index>
 void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index,
                                 const TypedBatchView& out, int64_t frontier_begin, int64_t frontier_end,

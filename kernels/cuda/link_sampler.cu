@@ -203,8 +203,7 @@ absl::Status CudaLinkSampler::StrictError(uint64_t batch_index, uint64_t failed,
 }
 
 absl::Status CudaLinkSampler::SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                         std::byte* slot, uint64_t* strict_failed,
-                                         int way, cudaStream_t stream) {
+                                         std::byte* slot, uint64_t* strict_failed, int way, cudaStream_t stream) {
   const auto p = static_cast<int64_t>(input_id.size());
   const PairArrays& layout = *sampler_->layout().pairs;
   GNND_RETURN_IF_ERROR(Sample(epoch, batch_index, input_id, slot, stream, layout.labeled, way));

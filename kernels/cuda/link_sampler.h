@@ -30,9 +30,9 @@ class CudaLinkSampler {
   // staging areas, used in turn by the caller (Sample's `way`): a session keeps one per slot, so no upload
   // waits for an earlier batch.
   static absl::StatusOr<std::unique_ptr<CudaLinkSampler>> Create(const GraphData& host, const DeviceGraph& device,
-                                                                 const SamplingSpec& sampling,
-                                                                 const LinkSeedSpec& spec, uint64_t seed,
-                                                                 const TypedBatchLayout& layout, int ways = 1);
+                                                                 const SamplingSpec& sampling, const LinkSeedSpec& spec,
+                                                                 uint64_t seed, const TypedBatchLayout& layout,
+                                                                 int ways = 1);
   ~CudaLinkSampler();
   CudaLinkSampler(const CudaLinkSampler&) = delete;
   CudaLinkSampler& operator=(const CudaLinkSampler&) = delete;
@@ -43,10 +43,10 @@ class CudaLinkSampler {
   // `way`: the staging area (waited for only if the batch that used it last is not complete).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, void* out,
                       cudaStream_t stream, bool labels = false, int way = 0);
-  // The same into `slot` (device memory laid out by layout()), then the batch's pair arrays there: input_id, and edge_label_index (L x 2 rows) with edge_label (1. / 0., or a labeled
-  // split's classes + 1 with 0 for negatives), or src_index, dst_pos_index and dst_neg_index. The batch's
-  // strict flag is copied to *strict_failed (pinned host memory: UINT64_MAX, or the first negative whose
-  // draws all hit edges) on `stream`.
+  // The same into `slot` (device memory laid out by layout()), then the batch's pair arrays there: input_id, and
+  // edge_label_index (L x 2 rows) with edge_label (1. / 0., or a labeled split's classes + 1 with 0 for negatives), or
+  // src_index, dst_pos_index and dst_neg_index. The batch's strict flag is copied to *strict_failed (pinned host
+  // memory: UINT64_MAX, or the first negative whose draws all hit edges) on `stream`.
   absl::Status SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, std::byte* slot,
                           uint64_t* strict_failed, int way, cudaStream_t stream);
   // Waits for `stream`: the error of a strict negative that found only edges in the last batch, or OK.

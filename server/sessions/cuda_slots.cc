@@ -71,9 +71,9 @@ class LinkSlotSampler final : public SlotSampler {
   static absl::StatusOr<std::unique_ptr<LinkSlotSampler>> Create(const SessionPlan& plan,
                                                                  const cuda::DeviceGraph& graph) {
     auto s = std::unique_ptr<LinkSlotSampler>(new LinkSlotSampler());
-    GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.sampling,
-                                                                     plan.link->seeds, plan.seed, plan.layout,
-                                                                     plan.num_slots));
+    GNND_ASSIGN_OR_RETURN(s->sampler_,
+                          cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.sampling, plan.link->seeds,
+                                                        plan.seed, plan.layout, plan.num_slots));
     s->flags_ = static_cast<size_t>(plan.num_slots);  // fills in flight: at most one per slot
     GNND_CUDA(cudaMallocHost(&s->strict_, sizeof(uint64_t) * s->flags_), "allocate the strict flags");
     return s;
@@ -94,9 +94,7 @@ class LinkSlotSampler final : public SlotSampler {
   }
   absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
   void DropGraphs() override {}
-  std::vector<std::pair<size_t, int>> HopArrays() const override {
-    return TypedHopArrays(sampler_->layout());
-  }
+  std::vector<std::pair<size_t, int>> HopArrays() const override { return TypedHopArrays(sampler_->layout()); }
   absl::Status Filled(int) override {
     if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");
     filled_ = filling_.front();

@@ -43,10 +43,10 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
   if (plan.link) {
     s.link_counts_ = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>(plan.num_slots);
     if (two_stages) {
-      GNND_ASSIGN_OR_RETURN(s.stages_,
-                            CpuProducer::LinkStorageSampling(graph, plan.sampling, plan.link->seeds, plan.seed,
-                                                             graph_layout, std::move(graphs), s.bases_, s.link_counts_,
-                                                             dataset.caches(), dataset.look_ahead, 2, held_elsewhere));
+      GNND_ASSIGN_OR_RETURN(
+          s.stages_, CpuProducer::LinkStorageSampling(graph, plan.sampling, plan.link->seeds, plan.seed, graph_layout,
+                                                      std::move(graphs), s.bases_, s.link_counts_, dataset.caches(),
+                                                      dataset.look_ahead, 2, held_elsewhere));
     } else {
       GNND_ASSIGN_OR_RETURN(s.fill_,
                             CpuProducer::LinkSampling(graph, plan.sampling, plan.link->seeds, plan.seed, plan.layout,

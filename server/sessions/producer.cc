@@ -93,8 +93,7 @@ TypedBatchLayout RingLayout(const GraphData& graph, const SamplingSpec& spec, co
 }
 }  // namespace
 
-size_t CpuProducer::RingEntryBytes(const GraphData& graph, const SamplingSpec& spec,
-                                   const TypedBatchLayout& layout) {
+size_t CpuProducer::RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const TypedBatchLayout& layout) {
   return RingLayout(graph, spec, layout).total_bytes;
 }
 
@@ -135,8 +134,8 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStor
   stage.finish = [planner, pairs = *layout.pairs, bases = std::move(bases), counts](int entry, int slot) {
     (*counts)[slot] = WriteLinkArrays(planner->entries[entry], pairs, bases[slot]);
   };
-  return TwoStages(RingLayout(graph, sampling, layout), std::move(stage), std::move(slots), std::move(caches),
-                   window, prefetch_distance, std::move(held_elsewhere));
+  return TwoStages(RingLayout(graph, sampling, layout), std::move(stage), std::move(slots), std::move(caches), window,
+                   prefetch_distance, std::move(held_elsewhere));
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(

@@ -76,9 +76,8 @@ class CpuProducer {
   // graph arrays go to `graphs[slot]`, the pair arrays after them in the slot at `slots[slot]` as `layout`
   // says, and each batch's (pairs, positives) counts to (*counts)[slot].
   static absl::StatusOr<FillBatch> LinkSampling(const GraphData& graph, const SamplingSpec& sampling,
-                                                const LinkSeedSpec& spec, uint64_t seed,
-                                                const TypedBatchLayout& layout, std::vector<TypedBatchView> graphs,
-                                                std::vector<std::byte*> slots,
+                                                const LinkSeedSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
+                                                std::vector<TypedBatchView> graphs, std::vector<std::byte*> slots,
                                                 std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
                                                 int max_parallel);
   // The batches of `graph` in two stages, each node type's features read through caches[type] (null: the

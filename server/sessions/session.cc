@@ -33,7 +33,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->schema_ = shape.schema;
   // What `gnnctl stats` says the seeds are: "train", "paper.train", "seed_ids (N)".
   s->seeds_ = request.seed_ids_size() > 0 ? absl::StrCat("seed_ids (", request.seed_ids_size(), ")") : request.split();
-  if (!shape.layout.homogeneous && !shape.link) s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
+  if (!shape.layout.homogeneous && !shape.link)
+    s->seeds_ = absl::StrCat(graph.schema.node_types[shape.seed_type].name, ".", s->seeds_);
   if (shape.link) {
     s->seeds_ =
         request.seed_edges_size() > 0
@@ -404,7 +405,8 @@ absl::Status Session::AddSlots(int64_t step, std::span<const int64_t> counts) {
   std::vector<int64_t> rows = plan_.feature_rows();
   std::string needs;  // what did not fit, for the messages
   for (size_t t = 0; t < rows.size(); ++t) {
-    const int array = schema_.ArrayNamed(shape_.layout.homogeneous ? "features" : schema.node_types[t].name + ".features");
+    const int array =
+        schema_.ArrayNamed(shape_.layout.homogeneous ? "features" : schema.node_types[t].name + ".features");
     if (array < 0) continue;
     const int64_t nodes = counts[schema_.arrays[array].count];
     if (nodes <= rows[t]) continue;

@@ -79,8 +79,8 @@ int Run() {
   if (!session.ok()) return std::fprintf(stderr, "%s\n", std::string(session.status().message()).c_str()), 2;
 
   const GraphData graph{dir->manifest(), dir->arrays(), dir->schema()};
-  auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(open.batch_size(), fanouts), graph.num_nodes(), graph.manifest.num_edges(),
-                                       graph.MaxInDegree());
+  auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(open.batch_size(), fanouts), graph.num_nodes(),
+                                       graph.manifest.num_edges(), graph.MaxInDegree());
   BatchBuffer expected(BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
   CpuSampler reference(graph, {.fanouts = {fanouts}}, open.seed());
   const ArrayId split = *SplitArrayId(open.split());

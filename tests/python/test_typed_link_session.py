@@ -60,6 +60,33 @@ def test_session_batches_equal_gnnctl_sample(served, tmp_path, mode, exclude):
     loader.close()
 
 
+def test_open_fields_carry_the_request_as_text(served, tmp_path):
+    """open_fields (the C ABI's, gnnd.Loader's, gnnctl sample's): OpenSession fields in text format, each
+    replacing what the arguments set for it, give the batches those arguments give; a field no OpenSession has is refused naming it."""
+    daemon, data = served
+    loader = gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[], seed=5, output="numpy",
+                         edge_split="train", edge_type=WRITES,
+                         open_fields='fanouts: 3 fanouts: 2 neg_sampling: "binary" neg_amount: 2 exclude: "self"')
+    batch = next(iter(loader))
+    ref = reference(data, tmp_path, 0, ["--edge-split=train", "--neg-sampling=binary", "--neg-amount=2",
+                                        "--exclude=self", f"--edge-type={KEY}"])
+    text = reference(data, tmp_path, 0, [f"--edge-type={KEY}", "--edge-split=train", "--fanouts=9",
+                                         '--open_fields=fanouts: 3 fanouts: 2 neg_sampling: "binary" '
+                                         'neg_amount: 2 exclude: "self"'])
+    assert set(ref.files) == set(batch.arrays) == set(text.files)
+    for name in ref.files:
+        got = batch[name].T if name.endswith("edge_label_index") else batch[name]
+        np.testing.assert_array_equal(got, ref[name], err_msg=name)
+        np.testing.assert_array_equal(text[name], ref[name], err_msg=name)
+    loader.close()
+    with pytest.raises(gnnd.GnndError, match=r"options.open_fields: line 1, column \d+: .*fanoutz"):
+        gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=BATCH, fanouts=[3, 2], edge_split="train",
+                    edge_type=WRITES, open_fields="fanoutz: 3")
+    bad = subprocess.run([GNNCTL, "sample", f"--dataset={data}", "--edge-split=train", f"--edge-type={KEY}",
+                          "--open_fields=fanouts: x", f"--out={tmp_path / 'bad.npz'}"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--open_fields: line 1" in bad.stderr, bad.stderr
+
+
 def pyg_loader(daemon, edge_label_index, **options):
     return gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[3, 2], edge_label_index=edge_label_index,
                                        batch_size=BATCH, dataset=NAME, address=daemon.address, seed=5,

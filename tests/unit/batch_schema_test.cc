@@ -51,6 +51,51 @@ TEST(BatchSchema, HomogeneousSchemaIsTheLayoutsArrays) {
   EXPECT_EQ(std::vector<int64_t>(ready.counts().begin(), ready.counts().end()), counts);
 }
 
+// A homogeneous session's one layout keeps the offsets API 1.0 clients check (SlotLayoutFromProto recomputes
+// them from the capacities), and its capacity, from the typed bound, is the one-relation bound.
+TEST(BatchSchema, TheOneLayoutOfAHomogeneousDatasetIsTheApi10Layout) {
+  DatasetSchema schema;
+  schema.format_version = 1;
+  schema.node_types.push_back({.name = "node",
+                               .num_nodes = 1000,
+                               .feature_dim = 3,
+                               .feature_dtype = DType::kFloat16,
+                               .num_classes = 4,
+                               .features = 0,
+                               .labels = 1});
+  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 5000});
+  for (const SamplingSpec& spec :
+       {SamplingSpec::OneRelation(10, {3, 2}), SamplingSpec::OneRelation(64, {-1, 5, 2}),
+        SamplingSpec::OneRelation(2000, {-1, -1}, /*seeds_may_repeat=*/true), SamplingSpec::OneRelation(1, {1})}) {
+    absl::StatusOr<BatchCapacity> flat = ComputeBatchCapacity(spec, 1000, 5000, 50);
+    absl::StatusOr<TypedCapacity> typed = ComputeTypedCapacity(spec, schema, {50});
+    ASSERT_TRUE(flat.ok() && typed.ok());
+    EXPECT_EQ(typed->max_nodes[0], flat->max_nodes);
+    EXPECT_EQ(typed->max_edges[0], flat->max_edges);
+    EXPECT_EQ(typed->max_seeds, flat->max_seeds);
+    for (int64_t rows : {int64_t{-1}, int64_t{7}}) {
+      if (rows >= 0) flat->max_feature_rows = rows, typed->feature_rows = {rows};
+      const BatchLayout want = BatchLayout::Make(*flat, spec.num_hops(), 6);
+      const TypedBatchLayout one = TypedBatchLayout::Make(*typed, spec, schema);
+      ASSERT_TRUE(one.homogeneous);
+      const BatchLayout got = HomogeneousLayoutOf(one);
+      EXPECT_EQ(std::vector<size_t>({got.node_ids, got.num_nodes_per_hop, got.edge_src, got.edge_dst,
+                                     got.num_edges_per_hop, got.features, got.labels, got.total_bytes}),
+                std::vector<size_t>({want.node_ids, want.num_nodes_per_hop, want.edge_src, want.edge_dst,
+                                     want.num_edges_per_hop, want.features, want.labels, want.total_bytes}));
+      EXPECT_EQ(one.types[0].node_ids, want.node_ids);
+      EXPECT_EQ(one.types[0].features, want.features);
+      EXPECT_EQ(one.types[0].labels, want.labels);
+      EXPECT_EQ(one.relations[0].edge_dst, want.edge_dst);
+      EXPECT_EQ(one.total_bytes, want.total_bytes);
+      const BatchSchema named = BatchSchemaOf(one, schema);
+      EXPECT_EQ(named.arrays.size(), kNumBatchArrays);
+      EXPECT_EQ(named.arrays[5].name, "features");
+      EXPECT_EQ(named.Rows(5), rows >= 0 && rows < flat->max_nodes ? rows : flat->max_nodes);
+    }
+  }
+}
+
 TEST(BatchSchema, SurvivesTheWire) {
   const BatchSchema schema = HomogeneousBatchSchema(SomeLayout(), 3, DType::kFloat8E4M3FN);
   const v1::BatchSchema proto = BatchSchemaToProto(schema);

@@ -14,8 +14,8 @@ namespace {
 DatasetSchema Homogeneous() {
   DatasetSchema schema;
   schema.format_version = 1;
-  schema.node_types.push_back({.name = "node", .num_nodes = 1000, .feature_dim = 3, .feature_dtype = DType::kFloat16,
-                               .features = 0});
+  schema.node_types.push_back(
+      {.name = "node", .num_nodes = 1000, .feature_dim = 3, .feature_dtype = DType::kFloat16, .features = 0});
   schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 5000});
   return schema;
 }

@@ -313,7 +313,8 @@ TEST(BatchCapacity, BoundsAndLimits) {
   EXPECT_EQ(small->max_edges, 1800);
   ASSERT_EQ(small->hops.size(), 2u);
   EXPECT_EQ(small->hops[1].frontier, 100);
-  EXPECT_FALSE(ComputeBatchCapacity(SamplingSpec::OneRelation(1 << 20, {-1, -1}), 1'000'000'000, 100'000'000'000, 100000).ok());
+  EXPECT_FALSE(
+      ComputeBatchCapacity(SamplingSpec::OneRelation(1 << 20, {-1, -1}), 1'000'000'000, 100'000'000'000, 100000).ok());
   // Seeds from a list that may repeat: seed entries and hop-1 edges are not capped by the graph.
   auto repeated = ComputeBatchCapacity(SamplingSpec::OneRelation(1024, {-1, 5}, true), 100, 900, 40);
   ASSERT_TRUE(repeated.ok());
@@ -325,12 +326,14 @@ TEST(BatchCapacity, BoundsAndLimits) {
   schema.format_version = 1;
   schema.node_types.push_back({.name = "node", .num_nodes = 100});
   schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 900});
-  EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(0, {5}), schema).message(), "batch_size = 0 (must be at least 1)");
+  EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(0, {5}), schema).message(),
+            "batch_size = 0 (must be at least 1)");
   EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(8, {}), schema).message(),
             "fanouts has 0 entries (need 1 to 16, one per hop)");
   EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(8, {5, -2}), schema).message(),
             "fanouts[1] = -2 (must be -1 for all neighbors, or at least 1)");
-  EXPECT_EQ(CheckHopFanouts(std::vector<int32_t>{5, 0}).message(), "fanouts[1] = 0 (must be -1 for all neighbors, or at least 1)");
+  EXPECT_EQ(CheckHopFanouts(std::vector<int32_t>{5, 0}).message(),
+            "fanouts[1] = 0 (must be -1 for all neighbors, or at least 1)");
 }
 
 }  // namespace

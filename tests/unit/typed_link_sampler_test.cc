@@ -199,8 +199,8 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       spec.exclude = exclude;
       auto homogeneous = CpuLinkSampler::Create(graph, LinkSampling(spec, {fanouts}, graph.schema, kBatch), spec, 9);
       ASSERT_TRUE(homogeneous.ok()) << homogeneous.status();
-      auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(MaxLinkSeeds(kBatch, spec.negatives), fanouts), graph.num_nodes(),
-                                           graph.manifest.num_edges(), graph.MaxInDegree());
+      auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(MaxLinkSeeds(kBatch, spec.negatives), fanouts),
+                                           graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
       ASSERT_TRUE(capacity.ok());
       BatchBuffer buffer(BatchLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest)));
       LinkBatch h;

@@ -404,8 +404,8 @@ TEST(TypedSampler, TwoStagesThroughACachePerTableGiveTheSameBatches) {
   const std::span<const int64_t> train(static_cast<const int64_t*>(graph.arrays.data[seeds_of.splits[0]]),
                                        std::min<int64_t>(seeds_of.split_sizes[0], 640));  // 20 batches
   const SamplingSpec spec{.batch_size = 32,
-                               .seed_type = seed_type,
-                               .fanouts = std::vector<std::vector<int32_t>>(schema.relations.size(), {4, 3})};
+                          .seed_type = seed_type,
+                          .fanouts = std::vector<std::vector<int32_t>>(schema.relations.size(), {4, 3})};
   const auto expected = TypedEpoch(graph, spec, train, 2, 0, nullptr);
   ASSERT_GT(expected.size(), 3u);
 

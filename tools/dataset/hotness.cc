@@ -155,9 +155,9 @@ std::vector<int64_t> CountReads(const GraphData& graph, std::span<const int64_t>
   std::vector<int64_t> count(graph.num_nodes(), 0);
   const EpochSeeds seeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, epoch);
   const int64_t steps = CountedSteps(seeds, spec);
-  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts),
-                                                                graph.num_nodes(), graph.manifest.num_edges(),
-                                                                graph.MaxInDegree());
+  absl::StatusOr<BatchCapacity> capacity =
+      ComputeBatchCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts), graph.num_nodes(),
+                           graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok() || steps == 0) return count;
   // No features: a layout with 0-byte rows, sampled without the gather.
   const BatchLayout layout = BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), 0);

@@ -79,6 +79,9 @@ ABSL_FLAG(bool, strict_negatives, false, "sample (link batches): redraw a negati
 ABSL_FLAG(std::string, exclude, "none",
           "sample (link batches): seed edges kept out of message passing: none, self or reverse");
 ABSL_FLAG(int64_t, step, 0, "sample: step within the epoch (this rank's)");
+ABSL_FLAG(std::string, open_fields, "",
+          "sample: more of the session's open request, as OpenSession fields in protobuf text format, each "
+          "replacing what the flags set for it (what a trainer's open_fields sends)");
 ABSL_FLAG(int32_t, rank, 0, "sample: this trainer's rank");
 ABSL_FLAG(int32_t, world_size, 1, "sample: number of trainer ranks");
 ABSL_FLAG(bool, shuffle, true, "sample: permute the split every epoch");
@@ -284,6 +287,7 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.neg_amount = absl::GetFlag(FLAGS_neg_amount);
   request.strict = absl::GetFlag(FLAGS_strict_negatives);
   request.exclude = absl::GetFlag(FLAGS_exclude);
+  request.open_fields = absl::GetFlag(FLAGS_open_fields);
   GNND_ASSIGN_OR_RETURN(std::string summary, SampleToNpz(request, absl::GetFlag(FLAGS_out)));
   absl::PrintF("%s\n", summary);
   return absl::OkStatus();

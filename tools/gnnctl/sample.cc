@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "common/base/parallel.h"
 #include "common/base/status.h"
+#include "common/base/text_proto.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
 #include "common/batch/seeds.h"
@@ -50,7 +51,7 @@ absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape
 }
 
 // The open request a trainer would send for this batch's session.
-v1::OpenSession OpenRequest(const SampleRequest& request) {
+absl::StatusOr<v1::OpenSession> OpenRequest(const SampleRequest& request) {
   v1::OpenSession open;
   open.set_dataset(request.dataset_dir);
   open.set_split(request.split);
@@ -74,6 +75,7 @@ v1::OpenSession OpenRequest(const SampleRequest& request) {
   open.set_neg_amount(request.neg_amount);
   open.set_strict_negatives(request.strict);
   open.set_exclude(request.exclude);
+  GNND_RETURN_IF_ERROR(SetTextFields(request.open_fields, "--open_fields", &open));
   return open;
 }
 
@@ -85,9 +87,10 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   const v1::DatasetManifest& m = dataset.manifest();
   const GraphData graph{m, dataset.arrays(), dataset.schema()};
   // Checked as gnnd checks a session's request, with room for one slot of any size.
-  GNND_ASSIGN_OR_RETURN(const SessionShape shape,
-                        CheckOpenRequest(OpenRequest(request), graph, graph.MaxInDegrees(),
-                                         {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
+  GNND_ASSIGN_OR_RETURN(const v1::OpenSession open, OpenRequest(request));
+  GNND_ASSIGN_OR_RETURN(
+      const SessionShape shape,
+      CheckOpenRequest(open, graph, graph.MaxInDegrees(), {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
   if (shape.link) return SampleLinkToNpz(request, graph, shape, out_npz);
   std::vector<int64_t> made;
   const std::span<const int64_t> split = SplitSeeds(shape, graph, made);
@@ -119,8 +122,8 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   for (size_t r = 0; r < schema.relations.size(); ++r) edges += view.num_edges(static_cast<int>(r));
   const int64_t batch_seeds = static_cast<int64_t>(seeds.batch(request.step).size());
   if (shape.layout.homogeneous) {
-    return absl::StrFormat("%s: step %d of %d, %d seeds, %d nodes, %d edges", out_npz, request.step,
-                           seeds.num_steps(), batch_seeds, nodes, edges);
+    return absl::StrFormat("%s: step %d of %d, %d seeds, %d nodes, %d edges", out_npz, request.step, seeds.num_steps(),
+                           batch_seeds, nodes, edges);
   }
   return absl::StrFormat("%s: step %d of %d, %d '%s' seeds, %d nodes, %d edges in all", out_npz, request.step,
                          seeds.num_steps(), batch_seeds, schema.node_types[shape.seed_type].name, nodes, edges);

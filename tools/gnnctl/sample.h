@@ -38,6 +38,9 @@ struct SampleRequest {
   int32_t neg_amount = 1;
   bool strict = false;
   std::string exclude = "none";
+  // More of the open request: OpenSession fields in protobuf text format, each replacing what the fields
+  // above set for it.
+  std::string open_fields;
 };
 
 // Samples the request's batch on the chosen backend and writes its arrays (names as in the batch layout)

@@ -32,8 +32,8 @@ absl::Status SampleLinkOnGpu(const SampleRequest& request, const SessionShape& s
   absl::Cleanup free_out = [out] { cudaFree(out); };
   GNND_CUDA(cudaMallocHost(&strict, sizeof(uint64_t)), "allocate the strict flag");
   absl::Cleanup free_strict = [strict] { cudaFreeHost(strict); };
-  GNND_RETURN_IF_ERROR(sampler->SampleInto(request.epoch, batch_index, input_id, static_cast<std::byte*>(out),
-                                           strict, 0, nullptr));
+  GNND_RETURN_IF_ERROR(
+      sampler->SampleInto(request.epoch, batch_index, input_id, static_cast<std::byte*>(out), strict, 0, nullptr));
   GNND_CUDA(cudaMemcpy(slot.data(), out, slot.size(), cudaMemcpyDeviceToHost), "copy the batch back");
   return sampler->StrictError(batch_index, *strict, input_id);
 #else

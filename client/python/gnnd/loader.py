@@ -365,6 +365,10 @@ class Loader:
     ({("author", "writes", "paper"): [15, 10], ...} or by "author___writes___paper"; every relation, lists
     of one length, 0 to sample none through a relation). Batches are then gnnd.TypedBatch.
 
+    open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
+    service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
+    package names them. A field the client library does not know is refused naming it.
+
     device="cuda:N": gnnd samples on that GPU into slots in its memory (CUDA IPC); batches are CUDA tensors
     ordered on torch's current stream (no host synchronization), and releasing one records that stream's
     progress, so gnnd refills the slot only after the work queued on it.
@@ -374,7 +378,7 @@ class Loader:
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
-                 edge_type=None):
+                 edge_type=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -447,6 +451,8 @@ class Loader:
         options.strict_negatives = int(bool(strict_negatives))
         options.exclude = (exclude or "none").encode()
         options.slots_may_grow = 1  # slots sized by the batches; _SlotViews views added ones as batches name them
+        if open_fields is not None:
+            options.open_fields = open_fields.encode()
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)

@@ -259,7 +259,7 @@ class NeighborLoader(_SessionLoader):
     """PyG's NeighborLoader arguments (num_neighbors, input_nodes, batch_size, shuffle, drop_last) plus
     gnnd's: dataset (required), address, device ("cpu" or "cuda:N": where gnnd samples and where the
     batch lives), seed (the shuffle and sampling seed), epoch (the first one), rank and world_size (by
-    default torch.distributed's when it is initialized), num_slots, timeout_ms.
+    default torch.distributed's when it is initialized), num_slots, timeout_ms, open_fields (gnnd.Loader's).
 
     input_nodes: a split name ("train", "valid", "test"), node ids, or a boolean mask over the nodes;
     None means "train" (PyG would take every node). Typed: a node type alone or (node type, None) is every
@@ -272,7 +272,7 @@ class NeighborLoader(_SessionLoader):
 
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, batch_size=1, shuffle=False,
                  drop_last=False, *, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
-                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, **pyg_arguments):
+                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, open_fields=None, **pyg_arguments):
         _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
         if not num_neighbors:
@@ -283,7 +283,8 @@ class NeighborLoader(_SessionLoader):
             if isinstance(num_neighbors, dict) else list(num_neighbors)
         self._open(rank, world_size, address=address, dataset=dataset, split=split, seed_ids=seed_ids,
                    node_type=node_type, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch,
-                   shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms)
+                   shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
+                   open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         try:
             from torch_geometric.data import Data, HeteroData
@@ -331,7 +332,8 @@ class LinkNeighborLoader(_SessionLoader):
     negatives, e.g. OGB's 1000 per evaluation edge, as triplets) plus gnnd's: dataset (required), exclude (None, "self"
     or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
     while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" or
-    "cuda:N"), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms.
+    "cuda:N"), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms,
+    open_fields (gnnd.Loader's).
 
     edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
     "train"): gnnd holds the seed edges and their labels, so edge_label must be None; or a (2, E) tensor of
@@ -355,7 +357,7 @@ class LinkNeighborLoader(_SessionLoader):
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
                  address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
-                 timeout_ms=5000, transform=None, **pyg_arguments):
+                 timeout_ms=5000, transform=None, open_fields=None, **pyg_arguments):
         _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
         if not num_neighbors:
@@ -373,7 +375,8 @@ class LinkNeighborLoader(_SessionLoader):
         self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
                    edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
                    exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
-                   drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms)
+                   drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
+                   open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
         try:
