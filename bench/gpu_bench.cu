@@ -338,8 +338,9 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
                  OnBatch on_batch, const HotSpec& hot = {}) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
-  const BatchCapacity capacity = OrDie(
-      ComputeBatchCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree()));
+  const HomogeneousCapacity capacity =
+      OrDie(ComputeHomogeneousCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(),
+                                       graph.manifest.num_edges(), graph.MaxInDegree()));
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
                    0);
@@ -350,12 +351,12 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement != CscPlacement::kDevice));
     device_graph.types[0].hot = tier->view(0);
   }
-  const TypedBatchLayout layout =
-      AsTypedLayout(BatchLayout::Make(capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
-  auto sampler =
-      OrDie(CudaSampler::Create(device_graph, SamplingSpec::OneRelation(batch_size, fanouts), 1, layout, {.use_graphs = graphs}));
-  const TypedBatchLayout::TypeArrays& nodes_at = layout.types[0];
-  const TypedBatchLayout::RelationArrays& edges_at = layout.relations[0];
+  const BatchLayout layout = AsBatchLayout(
+      HomogeneousLayout::Make(capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
+  auto sampler = OrDie(CudaSampler::Create(device_graph, SamplingSpec::OneRelation(batch_size, fanouts), 1, layout,
+                                           {.use_graphs = graphs}));
+  const BatchLayout::TypeArrays& nodes_at = layout.types[0];
+  const BatchLayout::RelationArrays& edges_at = layout.relations[0];
   int64_t* device_seeds = nullptr;
   void* out = nullptr;
   CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
@@ -466,12 +467,11 @@ int RunTyped() {
       for (const RelationSchema& r : schema.relations) num_edges += r.num_edges;
       const int seed_type = schema.NodeTypeNamed("paper");
       const SamplingSpec spec{batch_size, seed_type,
-                                   std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts)};
-      const TypedCapacity capacity = OrDie(ComputeTypedCapacity(spec, schema, graph.MaxInDegrees()));
+                              std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts)};
+      const BatchCapacity capacity = OrDie(ComputeBatchCapacity(spec, schema, graph.MaxInDegrees()));
       auto device = OrDie(DeviceDataset::Create(graph, CscPlacement::kDevice));
-      auto sampler =
-          OrDie(CudaSampler::Create(device->graph(), spec, 1, TypedBatchLayout::Make(capacity, spec, schema)));
-      const TypedBatchLayout& layout = sampler->layout();
+      auto sampler = OrDie(CudaSampler::Create(device->graph(), spec, 1, BatchLayout::Make(capacity, spec, schema)));
+      const BatchLayout& layout = sampler->layout();
       const NodeTypeSchema& papers = schema.node_types[seed_type];
       EpochSeeds seeds(std::span<const int64_t>(static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]),
                                                 papers.split_sizes[0]),
@@ -819,9 +819,10 @@ int RunLink() {
       spec.negatives = c.spec;
       spec.exclude = exclude;
       auto link = OrDie(CudaLinkSampler::Create(graph, device->graph(), spec, 1, batch_size));
-      const BatchLayout& layout = link->layout();
-      auto node = OrDie(CudaSampler::Create(device->graph(), SamplingSpec::OneRelation(layout.capacity.max_seeds, fanouts), 1,
-                                            AsTypedLayout(layout), {.use_graphs = false}));
+      const HomogeneousLayout& layout = link->layout();
+      auto node =
+          OrDie(CudaSampler::Create(device->graph(), SamplingSpec::OneRelation(layout.capacity.max_seeds, fanouts), 1,
+                                    AsBatchLayout(layout), {.use_graphs = false}));
       void *link_out = nullptr, *node_out = nullptr;
       int64_t* seeds = nullptr;
       CHECK_CUDA(cudaMalloc(&link_out, layout.total_bytes));

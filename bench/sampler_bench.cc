@@ -26,7 +26,7 @@ struct Fixture {
   DatasetDir dataset;
   GraphData graph;
   std::vector<int32_t> fanouts;
-  BatchLayout layout;
+  HomogeneousLayout layout;
 };
 Fixture* fixture = nullptr;
 
@@ -35,16 +35,16 @@ void BM_CpuEpoch(benchmark::State& state) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const auto& m = fixture->graph.manifest;
   std::span<const int64_t> train(static_cast<const int64_t*>(fixture->graph.arrays[ArrayId::kTrain]), m.num_train());
-  std::vector<BatchBuffer> buffers(2 * threads, BatchBuffer(fixture->layout));
+  std::vector<HomogeneousBuffer> buffers(2 * threads, HomogeneousBuffer(fixture->layout));
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the producers");
-  std::vector<BatchView> slots;
-  for (BatchBuffer& b : buffers) slots.push_back(b.view());
+  std::vector<HomogeneousView> slots;
+  for (HomogeneousBuffer& b : buffers) slots.push_back(b.view());
   int64_t batches = 0, edges = 0, nodes = 0;
   uint64_t epoch = 0;
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
     CpuProducer producer(CpuProducer::Sampling(fixture->graph, SamplingSpec{.fanouts = {fixture->fanouts}}, 1,
-                                               AsTypedViews(slots), threads),
+                                               AsBatchViews(slots), threads),
                          static_cast<int>(slots.size()), epoch, std::move(seeds), *workers, threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
       auto ready = producer.Next();
@@ -84,11 +84,12 @@ int main(int argc, char** argv) {
     fanouts.push_back(value);
   }
   gnnd::GraphData graph{dataset->manifest(), dataset->arrays(), dataset->schema()};
-  auto capacity = gnnd::ComputeBatchCapacity(gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts),
-                                             graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+  auto capacity =
+      gnnd::ComputeHomogeneousCapacity(gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts),
+                                       graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok()) return 2;
-  const gnnd::BatchLayout layout =
-      gnnd::BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), gnnd::FeatureRowBytes(graph.manifest));
+  const gnnd::HomogeneousLayout layout =
+      gnnd::HomogeneousLayout::Make(*capacity, static_cast<int>(fanouts.size()), gnnd::FeatureRowBytes(graph.manifest));
   gnnd::fixture = new gnnd::Fixture{std::move(*dataset), {}, fanouts, layout};
   gnnd::fixture->graph = {gnnd::fixture->dataset.manifest(), gnnd::fixture->dataset.arrays(),
                           gnnd::fixture->dataset.schema()};

@@ -141,7 +141,7 @@ struct Bench {
   GraphData graph;  // structure, labels and splits in memory (copied off the files); features: per case
   std::vector<std::vector<std::byte>> copies;
   SamplingSpec spec;
-  BatchLayout layout;
+  HomogeneousLayout layout;
   RowTable features;
 };
 
@@ -168,9 +168,9 @@ std::string CgroupPeakGiB() {
 template <typename MakeProducer>
 Outcome Consume(Bench& b, MakeProducer make, const std::function<void()>& on_warm = nullptr) {
   const int threads = absl::GetFlag(FLAGS_threads), slots = absl::GetFlag(FLAGS_slots);
-  std::vector<BatchBuffer> buffers(slots, BatchBuffer(b.layout));
-  std::vector<BatchView> views;
-  for (BatchBuffer& buffer : buffers) views.push_back(buffer.view());
+  std::vector<HomogeneousBuffer> buffers(slots, HomogeneousBuffer(b.layout));
+  std::vector<HomogeneousView> views;
+  for (HomogeneousBuffer& buffer : buffers) views.push_back(buffer.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the producers");
   const auto& m = b.graph.manifest;
   std::span<const int64_t> train(static_cast<const int64_t*>(b.graph.arrays[ArrayId::kTrain]), m.num_train());
@@ -194,13 +194,13 @@ Outcome Consume(Bench& b, MakeProducer make, const std::function<void()>& on_war
 // The batches' node ids (sampling only), for the policy comparison.
 std::vector<std::vector<int64_t>> SampledIds(const Bench& b) {
   CpuSampler sampler(b.graph, b.spec, 1);
-  BatchBuffer buffer(BatchLayout::Make(b.layout.capacity, b.layout.num_hops, 0));
+  HomogeneousBuffer buffer(HomogeneousLayout::Make(b.layout.capacity, b.layout.num_hops, 0));
   const auto& m = b.graph.manifest;
   std::span<const int64_t> train(static_cast<const int64_t*>(b.graph.arrays[ArrayId::kTrain]), m.num_train());
   EpochSeeds seeds(train, {.seed = 1, .batch_size = b.spec.batch_size}, 0);
   std::vector<std::vector<int64_t>> out;
   for (int64_t step = 0; step < std::min(seeds.num_steps(), absl::GetFlag(FLAGS_steps)); ++step) {
-    BatchView view = buffer.view();
+    HomogeneousView view = buffer.view();
     sampler.SampleGraph(0, seeds.batch_index(step), seeds.batch(step), view);
     out.emplace_back(view.node_ids, view.node_ids + view.num_nodes());
   }
@@ -271,9 +271,9 @@ int Run() {
   }
   b.spec.batch_size = absl::GetFlag(FLAGS_batch_size);
   auto capacity =
-      ComputeBatchCapacity(b.spec, b.graph.num_nodes(), b.graph.manifest.num_edges(), b.graph.MaxInDegree());
+      ComputeHomogeneousCapacity(b.spec, b.graph.num_nodes(), b.graph.manifest.num_edges(), b.graph.MaxInDegree());
   if (!capacity.ok()) return 2;
-  b.layout = BatchLayout::Make(*capacity, b.spec.num_hops(), FeatureRowBytes(b.graph.manifest));
+  b.layout = HomogeneousLayout::Make(*capacity, b.spec.num_hops(), FeatureRowBytes(b.graph.manifest));
   const NpyFile& file = b.dir.file(ArrayId::kFeatures);
   b.features = {file.path(), file.header().data_offset, b.layout.feature_row_bytes, b.graph.num_nodes()};
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // tables appear as they are measured
@@ -326,9 +326,9 @@ int Run() {
     RowCacheStats warm;
     const Outcome o = Consume(
         b,
-        [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
+        [&](std::vector<HomogeneousView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
           return std::make_unique<CpuProducer>(
-              CpuProducer::StorageSampling(graph, b.spec, 1, AsTypedLayout(b.layout), AsTypedViews(views),
+              CpuProducer::StorageSampling(graph, b.spec, 1, AsBatchLayout(b.layout), AsBatchViews(views),
                                            {cache->get()}, absl::GetFlag(FLAGS_look_ahead),
                                            absl::GetFlag(FLAGS_prefetch_distance)),
               slots, 0, std::move(seeds), workers, threads);
@@ -348,9 +348,9 @@ int Run() {
     DropCaches();
     GraphData graph = b.graph;
     graph.arrays.data[features_at] = file.data();  // the file's mapping: page faults read it
-    const Outcome o =
-        Consume(b, [&](std::vector<BatchView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
-          return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, AsTypedViews(views), threads),
+    const Outcome o = Consume(
+        b, [&](std::vector<HomogeneousView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
+          return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, AsBatchViews(views), threads),
                                                slots, 0, std::move(seeds), workers, threads);
         });
     std::printf("| mmap of features.npy | %.2f | %.0f | | | | | %s |\n", o.batches / o.seconds, o.rows / o.seconds,

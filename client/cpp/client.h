@@ -75,8 +75,8 @@ struct Batch {
   uint64_t epoch = 0;
   int64_t step = 0;
   int64_t num_nodes = 0, num_edges = 0, num_seeds = 0;
-  int device = -1;  // the CUDA device holding the arrays, or -1: host memory
-  BatchView view;   // device pointers when device >= 0; homogeneous sessions only (else empty)
+  int device = -1;       // the CUDA device holding the arrays, or -1: host memory
+  HomogeneousView view;  // device pointers when device >= 0; homogeneous sessions only (else empty)
 };
 
 // A batch's per-hop counts, as gnnd announced them (host memory, whatever the device).
@@ -115,8 +115,8 @@ class Session {
   bool homogeneous() const { return opened_.has_layout(); }
   // The arrays of `slot` (in [0, num_slots())) at the slot's capacity(), where every batch given out in it
   // lies for the whole session; device pointers for a GPU session (device() >= 0). Homogeneous sessions.
-  BatchView SlotView(int slot) const { return BatchView::At(SlotBase(slot), GroupOf(slot).layout); }
-  const BatchCapacity& capacity() const { return groups_.back().layout.capacity; }
+  HomogeneousView SlotView(int slot) const { return HomogeneousView::At(SlotBase(slot), GroupOf(slot).layout); }
+  const HomogeneousCapacity& capacity() const { return groups_.back().layout.capacity; }
   // The batch as data (common/batch/batch_schema.h): array i of slot s starts at SlotBase(s) +
   // slot_schema(s).arrays[i].offset and holds counts(s)[arrays[i].count] rows of the batch last given out
   // there. Every slot's schema has the same arrays and counts; added slots have their own offsets and rows.
@@ -160,7 +160,7 @@ class Session {
   struct SlotGroup {
     int first_slot = 0;
     BatchSchema schema;
-    BatchLayout layout;  // homogeneous sessions
+    HomogeneousLayout layout;  // homogeneous sessions
     std::shared_ptr<SlotMapping> mapping;
     std::vector<void*> ready_events, consumed_events;  // cudaEvent_t, opened from IPC handles
   };

@@ -1,4 +1,5 @@
-// The canonical minibatch layout, shared by every backend and by the slots trainers map:
+// A homogeneous dataset's minibatch as API 1.0 clients map it (SessionOpened.layout, gnnd_batch of the C ABI):
+// the one layout (common/batch/layout.h) of its one node type and relation places its arrays so:
 //   node_ids          int64[N]   seeds first, then the nodes first reached at hop 1 sorted by id, hop 2, ...
 //   num_nodes_per_hop int32[L+1] hop 0 = the seeds
 //   edge_src/edge_dst int32[E]   local indices into node_ids, message direction src -> dst, by hop
@@ -16,7 +17,6 @@
 
 #include "absl/status/statusor.h"
 #include "common/base/dtype.h"
-#include "common/batch/spec.h"
 
 namespace gnnd {
 
@@ -27,7 +27,7 @@ struct HopBound {
   int64_t edges = 0;        // edges sampled at this hop
   int64_t nodes_after = 0;  // all nodes once this hop's new ones are added
 };
-struct BatchCapacity {
+struct HomogeneousCapacity {
   int64_t max_seeds = 0;
   int64_t max_nodes = 0;
   int64_t max_edges = 0;
@@ -37,26 +37,21 @@ struct BatchCapacity {
   int64_t max_feature_rows = -1;
   int64_t feature_rows() const { return max_feature_rows < 0 ? max_nodes : max_feature_rows; }
 };
-// A one-relation spec's bounds (SamplingSpec::OneRelation); fails when a batch could outgrow the int32 local
-// indices.
-absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, int64_t num_nodes, int64_t num_edges,
-                                                   int64_t max_in_degree);
-
 // Every array of a batch buffer starts at a multiple of this, so GPU and host views of a slot agree and
 // loads can be vectorized (the homogeneous and the typed layouts alike).
 inline constexpr size_t kBatchAlignment = 256;
 constexpr size_t AlignBatchOffset(size_t n) { return (n + kBatchAlignment - 1) / kBatchAlignment * kBatchAlignment; }
 
 // Byte offsets of each array in one contiguous buffer (each kBatchAlignment-aligned).
-struct BatchLayout {
+struct HomogeneousLayout {
   int num_hops = 0;
-  BatchCapacity capacity;
+  HomogeneousCapacity capacity;
   size_t feature_row_bytes = 0;
   size_t node_ids = 0, num_nodes_per_hop = 0, edge_src = 0, edge_dst = 0, num_edges_per_hop = 0;
   size_t features = 0, labels = 0;
   size_t total_bytes = 0;
 
-  static BatchLayout Make(const BatchCapacity& capacity, int num_hops, size_t feature_row_bytes);
+  static HomogeneousLayout Make(const HomogeneousCapacity& capacity, int num_hops, size_t feature_row_bytes);
 };
 
 // Bytes of a batch's arrays as filled (not the slot's capacity): what "bytes served" counts.
@@ -75,14 +70,14 @@ struct BatchArray {
   int64_t shape[2];
   void* data;
 };
-struct BatchView;
+struct HomogeneousView;
 // The arrays of a batch held in `view` with the given counts (passed in: on a GPU the view's own counts
 // are in device memory). Features are [num_nodes, feature_dim] of `feature_dtype`.
-std::array<BatchArray, kNumBatchArrays> BatchArrays(const BatchView& view, int64_t num_nodes, int64_t num_edges,
+std::array<BatchArray, kNumBatchArrays> BatchArrays(const HomogeneousView& view, int64_t num_nodes, int64_t num_edges,
                                                     int64_t num_seeds, int64_t feature_dim, DType feature_dtype);
 
-// Typed pointers into one batch buffer laid out by a BatchLayout.
-struct BatchView {
+// Typed pointers into one batch buffer laid out by a HomogeneousLayout.
+struct HomogeneousView {
   int num_hops = 0;
   int64_t* node_ids = nullptr;
   int32_t* num_nodes_per_hop = nullptr;
@@ -93,25 +88,21 @@ struct BatchView {
   int64_t* labels = nullptr;
   int64_t feature_rows = 0;  // rows `features` holds (a batch with more nodes has none of its rows there)
 
-  static BatchView At(void* base, const BatchLayout& layout);
+  static HomogeneousView At(void* base, const HomogeneousLayout& layout);
   int64_t num_seeds() const { return num_nodes_per_hop[0]; }
   int64_t num_nodes() const;
   int64_t num_edges() const;
 };
 
-// Copies what sampling writes (counts, node ids, edges; not features or labels) of `from` into `to`, whose
-// layout may differ in its feature rows.
-void CopyBatchGraph(const BatchView& from, const BatchView& to);
-
 // A batch in its own heap buffer (the CPU producer's pool, tests, gnnctl sample).
-class BatchBuffer {
+class HomogeneousBuffer {
  public:
-  explicit BatchBuffer(const BatchLayout& layout);
-  BatchView view() { return BatchView::At(bytes_.data(), layout_); }
-  const BatchLayout& layout() const { return layout_; }
+  explicit HomogeneousBuffer(const HomogeneousLayout& layout);
+  HomogeneousView view() { return HomogeneousView::At(bytes_.data(), layout_); }
+  const HomogeneousLayout& layout() const { return layout_; }
 
  private:
-  BatchLayout layout_;
+  HomogeneousLayout layout_;
   std::vector<std::byte> bytes_;
 };
 

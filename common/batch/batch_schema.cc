@@ -25,7 +25,7 @@ int BatchSchema::CountNamed(std::string_view name) const {
   return -1;
 }
 
-BatchSchema HomogeneousBatchSchema(const BatchLayout& layout, int64_t feature_dim, DType feature_dtype) {
+BatchSchema HomogeneousBatchSchema(const HomogeneousLayout& layout, int64_t feature_dim, DType feature_dtype) {
   enum Count { kNodes, kEdges, kSeeds, kNodeHops, kEdgeHops };
   const int hops = layout.num_hops;
   BatchSchema s;

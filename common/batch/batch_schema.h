@@ -51,7 +51,7 @@ inline constexpr int kMaxRowDims = 1;  // features are [rows, dim]; nothing has 
 // The schema of the homogeneous layout (common/batch/batch.h), arrays in kBatchArrayNames' order. Counts:
 // nodes, edges, seeds, node_hops (hops + 1), edge_hops (hops), then nodes_hop0 .. nodes_hopL and
 // edges_hop0 .. edges_hop(L-1), so that a trainer has every per-hop count in host memory.
-BatchSchema HomogeneousBatchSchema(const BatchLayout& layout, int64_t feature_dim, DType feature_dtype);
+BatchSchema HomogeneousBatchSchema(const HomogeneousLayout& layout, int64_t feature_dim, DType feature_dtype);
 // The count values of a homogeneous batch, in that schema's order.
 std::vector<int64_t> HomogeneousBatchCounts(std::span<const int32_t> nodes_per_hop,
                                             std::span<const int32_t> edges_per_hop);

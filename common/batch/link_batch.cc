@@ -195,7 +195,7 @@ int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
   return pairs * (2 + amount * (negatives.mode == NegativeMode::kBinary ? 2 : 1));
 }
 
-void AddPairArrays(TypedBatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
+void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
                    bool labeled) {
   PairArrays& l = layout.pairs.emplace();
   l.relation = relation;

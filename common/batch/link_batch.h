@@ -1,6 +1,6 @@
 // A link-prediction session's seed stage: which pairs it asks for (LinkSeedSpec, checked once against the
 // dataset), their negatives and excluded edges, and the pair arrays PyG's LinkNeighborLoader yields after
-// the batch's graph arrays (PairArrays, common/batch/typed_batch.h).
+// the batch's graph arrays (PairArrays, common/batch/layout.h).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include "common/base/limits.h"
 #include "common/batch/batch.h"
 #include "common/batch/batch_schema.h"
+#include "common/batch/layout.h"
 #include "common/batch/link_seeds.h"
-#include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
 #include "common/dataset/schema.h"
 
@@ -84,7 +84,7 @@ int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);
 
 // Places the pair arrays of batches of up to `max_positives` positives of `relation` after `layout`'s graph
 // arrays (layout.pairs, total_bytes).
-void AddPairArrays(TypedBatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
+void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
                    bool labeled);
 
 // A labeled split's edge_label for the positives at `input_id` and their binary negatives, as PyG gives it:

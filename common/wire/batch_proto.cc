@@ -3,10 +3,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
+#include "common/batch/spec.h"
 
 namespace gnnd {
 
-v1::SlotLayout SlotLayoutToProto(const BatchLayout& layout) {
+v1::SlotLayout SlotLayoutToProto(const HomogeneousLayout& layout) {
   v1::SlotLayout l;
   l.set_slot_bytes(layout.total_bytes);
   l.set_node_ids(layout.node_ids);
@@ -25,7 +26,7 @@ v1::SlotLayout SlotLayoutToProto(const BatchLayout& layout) {
   return l;
 }
 
-absl::StatusOr<BatchLayout> SlotLayoutFromProto(const v1::SlotLayout& l) {
+absl::StatusOr<HomogeneousLayout> SlotLayoutFromProto(const v1::SlotLayout& l) {
   if (l.num_hops() < 1 || l.num_hops() > kMaxHops || l.max_nodes() < 0 || l.max_edges() < 0 || l.max_seeds() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("slot layout: ", l.num_hops(), " hops, ", l.max_nodes(), " nodes, ",
                                                    l.max_edges(), " edges, ", l.max_seeds(), " seeds"));
@@ -33,9 +34,9 @@ absl::StatusOr<BatchLayout> SlotLayoutFromProto(const v1::SlotLayout& l) {
   if (l.has_max_feature_rows() && (l.max_feature_rows() < 0 || l.max_feature_rows() > l.max_nodes())) {
     return absl::InvalidArgumentError(absl::StrCat("slot layout: ", l.max_feature_rows(), " feature rows"));
   }
-  BatchCapacity capacity{l.max_seeds(), l.max_nodes(), l.max_edges(), {}};
+  HomogeneousCapacity capacity{l.max_seeds(), l.max_nodes(), l.max_edges(), {}};
   if (l.has_max_feature_rows()) capacity.max_feature_rows = l.max_feature_rows();
-  BatchLayout layout = BatchLayout::Make(capacity, l.num_hops(), l.feature_row_bytes());
+  HomogeneousLayout layout = HomogeneousLayout::Make(capacity, l.num_hops(), l.feature_row_bytes());
   // The offsets are a pure function of the capacities: what gnnd sent must be what they give.
   if (layout.total_bytes != l.slot_bytes() || layout.node_ids != l.node_ids() ||
       layout.num_nodes_per_hop != l.num_nodes_per_hop() || layout.edge_src != l.edge_src() ||

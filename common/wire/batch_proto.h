@@ -17,10 +17,10 @@ v1::BatchSchema BatchSchemaToProto(const BatchSchema& schema);
 // in range, every array inside the slot at its count's capacity (no overflow). INVALID_ARGUMENT otherwise.
 absl::StatusOr<BatchSchema> BatchSchemaFromProto(const v1::BatchSchema& proto);
 
-v1::SlotLayout SlotLayoutToProto(const BatchLayout& layout);
+v1::SlotLayout SlotLayoutToProto(const HomogeneousLayout& layout);
 // The layout gnnd described; INVALID_ARGUMENT if an array would not fit in its slot. (Per-hop bounds
 // stay with gnnd: a client needs only the offsets and capacities.)
-absl::StatusOr<BatchLayout> SlotLayoutFromProto(const v1::SlotLayout& proto);
+absl::StatusOr<HomogeneousLayout> SlotLayoutFromProto(const v1::SlotLayout& proto);
 
 // Sets `ready`'s per-hop counts (hops + 1 node counts, hops edge counts), their totals and its counts (in
 // HomogeneousBatchSchema's order).

@@ -256,7 +256,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
-  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeTypedCapacity(shape.sampling, graph.schema, max_in_degrees));
+  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;
@@ -265,7 +265,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
 }  // namespace
 
 void LayOutSlots(const GraphData& graph, SessionShape& shape) {
-  shape.layout = TypedBatchLayout::Make(shape.layout.capacity, shape.sampling, graph.schema);
+  shape.layout = BatchLayout::Make(shape.layout.capacity, shape.sampling, graph.schema);
   if (shape.link) {
     AddPairArrays(shape.layout, shape.link->seeds.relation, shape.sampling.batch_size, shape.link->seeds.negatives,
                   shape.link->labeled);
@@ -275,7 +275,7 @@ void LayOutSlots(const GraphData& graph, SessionShape& shape) {
 }
 
 void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, SessionShape& shape) {
-  TypedCapacity& capacity = shape.layout.capacity;
+  BatchCapacity& capacity = shape.layout.capacity;
   capacity.feature_rows.resize(capacity.max_nodes.size());
   for (size_t t = 0; t < capacity.max_nodes.size(); ++t) {
     capacity.feature_rows[t] = std::clamp<int64_t>(rows[t], 0, capacity.max_nodes[t]);
@@ -331,7 +331,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
-  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeTypedCapacity(shape.sampling, schema, max_in_degrees));
+  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;

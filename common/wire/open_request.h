@@ -13,9 +13,9 @@
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
 #include "common/batch/batch_schema.h"
+#include "common/batch/layout.h"
 #include "common/batch/link_batch.h"
 #include "common/batch/seeds.h"
-#include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
 #include "gnnd/v1/service.pb.h"
 
@@ -42,7 +42,7 @@ struct SessionShape {
   int num_slots = 0;
   SamplingSpec sampling;          // what every batch samples
   std::optional<LinkShape> link;  // link sessions (edge_split or seed_edges set)
-  TypedBatchLayout layout;        // one slot
+  BatchLayout layout;             // one slot
   BatchSchema schema;             // the batch as the trainer reads it
   uint64_t slot_bytes = 0;        // of all the slots
 };

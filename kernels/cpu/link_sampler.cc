@@ -35,7 +35,7 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
                                      spec_.negatives, relation, out.seeds, fixed_));
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
-  const TypedBatchView& graph = out.graph;
+  const BatchView& graph = out.graph;
   const RelationSchema& r = graph_->schema.relations[spec_.relation];
   hop0_.assign(graph_->schema.node_types.size(), {});
   hop0_[r.src_type] = out.seeds.src_nodes;

@@ -11,9 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/batch/batch.h"
+#include "common/batch/layout.h"
 #include "common/batch/link_batch.h"
 #include "common/batch/link_seeds.h"
-#include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
 #include "kernels/cpu/sampler.h"
 
@@ -21,8 +21,8 @@ namespace gnnd {
 
 struct LinkBatch {
   // Where the graph is sampled to, seen as typed: a typed dataset's TypedLinkSampling layout, or a homogeneous
-  // dataset's BatchLayout for MaxLinkSeeds(batch size) seeds as its one type (AsTypedView; labels unused).
-  TypedBatchView graph;
+  // dataset's HomogeneousLayout for MaxLinkSeeds(batch size) seeds as its one type (AsBatchView; labels unused).
+  BatchView graph;
   LinkSeeds seeds;
   std::vector<int64_t> input_id;
   std::vector<float> edge_label;         // an unlabeled split's

@@ -19,13 +19,13 @@ CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_
 
 template <typename Index>
 void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index,
-                                const TypedBatchView& out, int64_t frontier_begin, int64_t frontier_end,
+                                const BatchView& out, int64_t frontier_begin, int64_t frontier_end,
                                 std::vector<int64_t>& sampled) {
   const RelationSchema& r = graph_.schema.relations[relation];
   const auto* indptr = static_cast<const int64_t*>(graph_.arrays.data[r.indptr]);
   const auto* indices = static_cast<const Index*>(graph_.arrays.data[r.indices]);
   const int32_t fanout = spec_.fanouts[relation][hop];
-  const TypedBatchView::Relation& edges = out.relations[relation];
+  const BatchView::Relation& edges = out.relations[relation];
   int64_t num_edges = 0;
   for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
   const int64_t* dst_ids = out.types[r.dst_type].node_ids;
@@ -40,7 +40,7 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
   }
 }
 
-void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out,
+void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
                         SampleTimes* times) {
   const auto start = std::chrono::steady_clock::now();
   SampleGraph(epoch, batch_index, seeds, out);
@@ -53,21 +53,21 @@ void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const in
 }
 
 void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                             const TypedBatchView& out) {
+                             const BatchView& out) {
   seeds_by_type_.assign(graph_.schema.node_types.size(), {});
   seeds_by_type_[spec_.seed_type] = seeds;
   SampleFrom(epoch, batch_index, seeds_by_type_, out);
 }
 
 void CpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
-                                 std::span<const EdgeExclusions> excluded, const TypedBatchView& out) {
+                                 std::span<const EdgeExclusions> excluded, const BatchView& out) {
   excluded_ = excluded;
   SampleFrom(epoch, batch_index, hop0, out);
   excluded_ = {};
 }
 
 void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
-                            const TypedBatchView& out) {
+                            const BatchView& out) {
   const DatasetSchema& schema = graph_.schema;
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   const int hops = spec_.num_hops();
@@ -126,7 +126,7 @@ void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<cons
     }
     // 3. Relabel the sources.
     for (size_t r = 0; r < relations; ++r) {
-      const TypedBatchView::Relation& edges = out.relations[r];
+      const BatchView::Relation& edges = out.relations[r];
       int64_t begin = 0;
       for (int h = 0; h < hop; ++h) begin += edges.num_edges_per_hop[h];
       const auto& local = local_[schema.relations[r].src_type];
@@ -137,16 +137,16 @@ void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<cons
   for (size_t t = 0; t < types; ++t) reset_[t].assign(out.types[t].node_ids, out.types[t].node_ids + num_nodes[t]);
 }
 
-void CpuSampler::Gather(const TypedBatchView& out) const {
+void CpuSampler::Gather(const BatchView& out) const {
   GatherFeatures(out);
   GatherLabels(out);
 }
 
-void CpuSampler::GatherFeatures(const TypedBatchView& out) const {
+void CpuSampler::GatherFeatures(const BatchView& out) const {
   const DatasetSchema& schema = graph_.schema;
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     const NodeTypeSchema& type = schema.node_types[t];
-    const TypedBatchView::Type& view = out.types[t];
+    const BatchView::Type& view = out.types[t];
     // Features on storage (not in memory) are read by the producer's second stage instead.
     if (view.features == nullptr || type.features < 0 || graph_.arrays.data[type.features] == nullptr) continue;
     const size_t row = type.feature_row_bytes();
@@ -158,24 +158,24 @@ void CpuSampler::GatherFeatures(const TypedBatchView& out) const {
   }
 }
 
-void CpuSampler::GatherLabels(const TypedBatchView& out) const {
+void CpuSampler::GatherLabels(const BatchView& out) const {
   const DatasetSchema& schema = graph_.schema;
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
-    const TypedBatchView::Type& view = out.types[t];
+    const BatchView::Type& view = out.types[t];
     if (view.labels == nullptr || schema.node_types[t].labels < 0) continue;
     const auto* labels = static_cast<const int64_t*>(graph_.arrays.data[schema.node_types[t].labels]);
     for (int64_t i = 0; i < view.num_nodes_per_hop[0]; ++i) view.labels[i] = labels[view.node_ids[i]];
   }
 }
 
-void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
-                        SampleTimes* times) {
-  Sample(epoch, batch_index, seeds, AsTypedView(out), times);
+void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
+                        const HomogeneousView& out, SampleTimes* times) {
+  Sample(epoch, batch_index, seeds, AsBatchView(out), times);
 }
 
 void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                             const BatchView& out) {
-  SampleGraph(epoch, batch_index, seeds, AsTypedView(out));
+                             const HomogeneousView& out) {
+  SampleGraph(epoch, batch_index, seeds, AsBatchView(out));
 }
 
 }  // namespace gnnd

@@ -3,7 +3,7 @@
 // frontier order), draw fanout[R][hop] of v's in-neighbors in R uniformly without replacement (-1: all;
 // Philox counter (v, R, hop, batch)); the sources first reached at that hop join their type's node list
 // sorted by id and are the next hop's frontier of their type. PyG's NeighborLoader semantics (HeteroData's
-// for a typed dataset). A homogeneous dataset is the one-type, one-relation case: the BatchView overloads
+// for a typed dataset). A homogeneous dataset is the one-type, one-relation case: the HomogeneousView overloads
 // sample it into the homogeneous layout (common/batch/batch.h) through the same loop.
 #pragma once
 
@@ -13,9 +13,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/batch/batch.h"
+#include "common/batch/layout.h"
 #include "common/batch/link_seeds.h"
 #include "common/batch/sampling.h"
-#include "common/batch/typed_batch.h"
 #include "common/dataset/graph.h"
 #include "kernels/cpu/draw.h"
 
@@ -33,36 +33,36 @@ class CpuSampler {
   CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
-  // laid out for this spec's capacity (ComputeTypedCapacity). `times`, if set, gets the stages' seconds.
-  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out,
+  // laid out for this spec's capacity (ComputeBatchCapacity). `times`, if set, gets the stages' seconds.
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
               SampleTimes* times = nullptr);
   // The sampling stage alone: node ids, edges and counts of `out`; features and labels are not touched (a
   // layout without them will do).
-  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const TypedBatchView& out);
+  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out);
   // A link batch's sampling stage: hop 0 of each type t is hop0[t] (the unique endpoints of the batch's pairs
   // of that type, link_seeds.h), and no edge of excluded[r] is a sampled edge of relation r, each node still
   // getting min(fanout, in-degree - excluded in-edges). `excluded` is empty or one per relation.
   void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
-                       std::span<const EdgeExclusions> excluded, const TypedBatchView& out);
+                       std::span<const EdgeExclusions> excluded, const BatchView& out);
   // Every type's feature rows of a sampled batch (types whose features are in memory and in the layout), and
   // the seed type's labels (where the layout has them).
-  void Gather(const TypedBatchView& out) const;
+  void Gather(const BatchView& out) const;
   // The feature rows alone.
-  void GatherFeatures(const TypedBatchView& out) const;
+  void GatherFeatures(const BatchView& out) const;
   // The seed type's labels of a sampled batch into its labels array (if it has one).
-  void GatherLabels(const TypedBatchView& out) const;
+  void GatherLabels(const BatchView& out) const;
 
   // The same for a homogeneous dataset's batch in its own layout (common/batch/batch.h).
-  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
+  void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const HomogeneousView& out,
               SampleTimes* times = nullptr);
-  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out);
+  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const HomogeneousView& out);
 
  private:
   template <typename Index>
-  void SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index, const TypedBatchView& out,
+  void SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index, const BatchView& out,
                       int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
   void SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
-                  const TypedBatchView& out);
+                  const BatchView& out);
 
   const GraphData& graph_;
   SamplingSpec spec_;

@@ -178,7 +178,7 @@ __global__ void TypedClearKernel(const TypedState* state, const uint32_t* node_s
   }
 }
 
-TypedArgs MakeArgs(const DatasetSchema& schema, const TypedBatchView& view, const std::vector<int64_t>& type_offset,
+TypedArgs MakeArgs(const DatasetSchema& schema, const BatchView& view, const std::vector<int64_t>& type_offset,
                    const std::vector<int64_t>& type_base) {
   TypedArgs a;
   a.num_types = static_cast<int>(schema.node_types.size());
@@ -200,9 +200,9 @@ TypedArgs MakeArgs(const DatasetSchema& schema, const TypedBatchView& view, cons
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph,
-                                                                 const SamplingSpec& spec, uint64_t seed,
-                                                                 const TypedBatchLayout& layout, Options options) {
+absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGraph& graph, const SamplingSpec& spec,
+                                                                 uint64_t seed, const BatchLayout& layout,
+                                                                 Options options) {
   const DatasetSchema& schema = graph.schema;
   if (schema.node_types.size() > kMaxCudaTypes || schema.relations.size() > kMaxCudaRelations) {
     return absl::UnimplementedError(absl::StrCat("the CUDA backend samples typed graphs of up to ", kMaxCudaTypes,
@@ -219,20 +219,20 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
     return absl::InternalError("a CUDA sampler's layout does not match its dataset and spec");
   }
   s->layout_ = layout;
-  const TypedCapacity& capacity = layout.capacity;
+  const BatchCapacity& capacity = layout.capacity;
   s->ids_ = IdRange::ForNodes(schema.num_nodes);
   if (options.wide_ids) s->ids_.narrow = false;
   for (const NodeTypeSchema& t : schema.node_types) s->type_offset_.push_back(t.offset);
   s->type_offset_.push_back(schema.num_nodes);
   // One workspace for the whole batch: the node table and slots hold every type's nodes, the key buffer a
   // hop's edges of every relation, the per-node scratch the largest frontier of any relation.
-  BatchCapacity whole;
+  HomogeneousCapacity whole;
   whole.max_seeds = capacity.max_seeds;
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     s->type_base_.push_back(whole.max_nodes);
     whole.max_nodes += capacity.max_nodes[t];
   }
-  for (const TypedCapacity::Hop& hop : capacity.hops) {
+  for (const BatchCapacity::Hop& hop : capacity.hops) {
     HopBound& bound = whole.hops.emplace_back();
     for (size_t r = 0; r < schema.relations.size(); ++r) {
       bound.frontier = std::max(bound.frontier, hop.frontier[schema.relations[r].dst_type]);
@@ -262,8 +262,8 @@ CudaSampler::~CudaSampler() {
 absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0,
                                           std::span<const DeviceExclusions> excluded) {
   const DatasetSchema& schema = graph_.schema;
-  const TypedBatchView view = TypedBatchView::At(out, layout_);
-  const TypedCapacity& capacity = layout_.capacity;
+  const BatchView view = BatchView::At(out, layout_);
+  const BatchCapacity& capacity = layout_.capacity;
   Workspace& w = *workspace_;
   TypedArgs args = MakeArgs(schema, view, type_offset_, type_base_);
   int64_t total_nodes = 0;
@@ -280,7 +280,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
                   table, w.node_slots, args, max_hop0);
     }
     for (int hop = 0; hop < spec_.num_hops(); ++hop) {
-      const TypedCapacity::Hop& bound = capacity.hops[hop];
+      const BatchCapacity::Hop& bound = capacity.hops[hop];
       int64_t hop_bound = 0;
       for (size_t r = 0; r < schema.relations.size(); ++r) {
         args.segment[r] = hop_bound;
@@ -338,7 +338,7 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
 
 int64_t CudaSampler::MaxFrontier() const {
   int64_t most = 0;
-  for (const TypedCapacity::Hop& hop : layout_.capacity.hops) {
+  for (const BatchCapacity::Hop& hop : layout_.capacity.hops) {
     for (int64_t f : hop.frontier) most = std::max(most, f);
   }
   return most;
@@ -346,7 +346,7 @@ int64_t CudaSampler::MaxFrontier() const {
 
 absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
   const DatasetSchema& schema = graph_.schema;
-  const TypedBatchView view = TypedBatchView::At(out, layout_);
+  const BatchView view = BatchView::At(out, layout_);
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     const NodeTypeSchema& type = schema.node_types[t];
     if (view.types[t].features != nullptr) {

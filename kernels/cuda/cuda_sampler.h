@@ -1,5 +1,5 @@
 // The CUDA backend: the CPU sampler's rule (kernels/cpu/sampler.h) on the GPU, bit-identical to it, for every
-// dataset — a homogeneous one is its one node type and one relation (AsTypedSpec, AsTypedLayout). One node table
+// dataset — a homogeneous one is its one node type and one relation (AsTypedSpec, AsBatchLayout). One node table
 // of global ids (a type's offset plus its id) serves the whole batch. Each hop runs every relation's draws
 // (sampling.h) around its destination type's frontier, each into its own segment of one key buffer; one sort
 // of that buffer then orders the new nodes by type and by id within a type, the order the rule appends them
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/batch/typed_batch.h"
+#include "common/batch/layout.h"
 #include "kernels/cuda/batch_graphs.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
@@ -45,11 +45,11 @@ struct CudaSamplerOptions {
 class CudaSampler {
  public:
   using Options = CudaSamplerOptions;
-  // Writes batches into buffers laid out by `layout` (TypedBatchLayout::Make of `spec`, or a homogeneous
-  // dataset's BatchLayout seen as typed: AsTypedLayout), its capacity sizing every buffer on the current
+  // Writes batches into buffers laid out by `layout` (BatchLayout::Make of `spec`, or a homogeneous
+  // dataset's HomogeneousLayout seen as typed: AsBatchLayout), its capacity sizing every buffer on the current
   // device. Rows and in-neighbor lists come through each type's hot tier where graph.types[t].hot has one.
   static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const SamplingSpec& spec,
-                                                             uint64_t seed, const TypedBatchLayout& layout,
+                                                             uint64_t seed, const BatchLayout& layout,
                                                              Options options = {});
   ~CudaSampler();
 
@@ -66,7 +66,7 @@ class CudaSampler {
                                std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream);
   // The largest frontier of any hop and relation (the exclusions' per-node scratch).
   int64_t MaxFrontier() const;
-  const TypedBatchLayout& layout() const { return layout_; }
+  const BatchLayout& layout() const { return layout_; }
   // Captures and instantiates the graphs that Sample launches for `out` on `stream` now, rather than at its
   // first batch (tens of kernels each: work for a setup thread, not for a session's step).
   absl::Status Prepare(void* out, cudaStream_t stream);
@@ -83,7 +83,7 @@ class CudaSampler {
   DeviceGraph graph_;
   SamplingSpec spec_;
   uint64_t seed_ = 0;
-  TypedBatchLayout layout_;
+  BatchLayout layout_;
   IdRange ids_;
   Options options_;
   GatherOptions gather_;

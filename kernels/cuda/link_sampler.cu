@@ -46,7 +46,7 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
                                                                          const DeviceGraph& device,
                                                                          const SamplingSpec& sampling,
                                                                          const LinkSeedSpec& spec, uint64_t seed,
-                                                                         const TypedBatchLayout& layout, int ways) {
+                                                                         const BatchLayout& layout, int ways) {
   GNND_RETURN_IF_ERROR(CheckLinkSeedSpec(spec, host.schema, ""));
   GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling, host.schema));
   if (!layout.pairs) return absl::InvalidArgumentError("a link sampler's layout has no pair arrays");
@@ -178,7 +178,7 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   const SamplingKey negatives = MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives);
   // The endpoints into their types' node lists (one list where both ends are one type), every other type's
   // hop 0 empty.
-  const TypedBatchView view = TypedBatchView::At(out, sampler_->layout());
+  const BatchView view = BatchView::At(out, sampler_->layout());
   const RelationSchema& r = host_->schema.relations[spec_.relation];
   GNND_CUDA(cudaMemsetAsync(num_hop0_, 0, sizeof(int64_t) * view.types.size(), stream), "reset a link batch's counts");
   CudaLinkSeeds::Hop0 hop0{view.types[r.src_type].node_ids, num_hop0_ + r.src_type};

@@ -31,7 +31,7 @@ class CudaLinkSampler {
   // waits for an earlier batch.
   static absl::StatusOr<std::unique_ptr<CudaLinkSampler>> Create(const GraphData& host, const DeviceGraph& device,
                                                                  const SamplingSpec& sampling, const LinkSeedSpec& spec,
-                                                                 uint64_t seed, const TypedBatchLayout& layout,
+                                                                 uint64_t seed, const BatchLayout& layout,
                                                                  int ways = 1);
   ~CudaLinkSampler();
   CudaLinkSampler(const CudaLinkSampler&) = delete;
@@ -54,7 +54,7 @@ class CudaLinkSampler {
   // The error for a strict flag read after the batch of `input_id` (SampleInto's *strict_failed), or OK.
   absl::Status StrictError(uint64_t batch_index, uint64_t failed, std::span<const int64_t> input_id) const;
   const CudaLinkSeeds& seeds() const { return *seeds_; }
-  const TypedBatchLayout& layout() const { return sampler_->layout(); }
+  const BatchLayout& layout() const { return sampler_->layout(); }
 
  private:
   CudaLinkSampler() = default;

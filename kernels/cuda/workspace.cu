@@ -28,7 +28,7 @@ absl::Status Workspace::Allocate(T** out, int64_t count) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const BatchCapacity& capacity) {
+absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCapacity& capacity) {
   int64_t max_frontier = 1, max_edges = 1;
   for (const HopBound& h : capacity.hops) {
     max_frontier = std::max(max_frontier, h.frontier);

@@ -55,7 +55,7 @@ struct Workspace {
   CubTemp temp;
 
   // Sized for `capacity` on the current device.
-  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const BatchCapacity &capacity);
+  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const HomogeneousCapacity &capacity);
   ~Workspace();
 
  private:

@@ -24,7 +24,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 constexpr std::chrono::microseconds kFirstConsumedPoll{20}, kMaxConsumedPoll{1000};
 
 // A typed layout's per-hop arrays (each type's nodes, then each relation's edges), as HopArrays lists them.
-std::vector<std::pair<size_t, int>> TypedHopArrays(const TypedBatchLayout& l) {
+std::vector<std::pair<size_t, int>> TypedHopArrays(const BatchLayout& l) {
   std::vector<std::pair<size_t, int>> arrays;
   for (const auto& t : l.types) arrays.emplace_back(t.num_nodes_per_hop, l.num_hops + 1);
   for (const auto& r : l.relations) arrays.emplace_back(r.num_edges_per_hop, l.num_hops);
@@ -32,8 +32,8 @@ std::vector<std::pair<size_t, int>> TypedHopArrays(const TypedBatchLayout& l) {
 }
 
 // The host copies of those arrays (`hops`, in that order) as a view: all the typed counts read.
-TypedBatchView TypedHopView(const TypedBatchLayout& l, const int32_t* hops) {
-  TypedBatchView view;
+BatchView TypedHopView(const BatchLayout& l, const int32_t* hops) {
+  BatchView view;
   view.num_hops = l.num_hops;
   for (size_t t = 0; t < l.types.size(); ++t, hops += l.num_hops + 1) {
     view.types.push_back({nullptr, const_cast<int32_t*>(hops), nullptr, nullptr});
@@ -102,7 +102,7 @@ class LinkSlotSampler final : public SlotSampler {
     return sampler_->StrictError(filled_.batch_index, strict_[filled_.flag], filled_.input_id);
   }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    const TypedBatchLayout& layout = sampler_->layout();
+    const BatchLayout& layout = sampler_->layout();
     SetReadyCounts(TypedHopView(layout, hops), layout, filled_.pairs, filled_.positives, ready);
   }
   absl::Status StartEpoch(uint64_t, const EpochSeeds&, cudaStream_t) override {

@@ -21,17 +21,17 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
                                             bool two_stages) {
   HostSlots s;
   const size_t slot_bytes = plan.slot_bytes();
-  std::vector<TypedBatchView> graphs;
+  std::vector<BatchView> graphs;
   for (int k = 0; k < plan.num_slots; ++k) {
     std::byte* slot = base + k * slot_bytes;
-    graphs.push_back(TypedBatchView::At(slot, plan.layout));
+    graphs.push_back(BatchView::At(slot, plan.layout));
     s.bases_.push_back(slot);
   }
   s.views_ = graphs;
   s.layout_ = plan.layout;
   const GraphData& graph = plan.dataset->graph;
   const LoadedDataset& dataset = *plan.dataset;
-  const TypedBatchLayout& graph_layout = plan.layout;
+  const BatchLayout& graph_layout = plan.layout;
   if (two_stages) {
     for (size_t t = 0; t < graph_layout.capacity.max_nodes.size(); ++t) {
       const RowCache* cache = dataset.feature_caches[t].get();

@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/base/thread_pool.h"
+#include "common/batch/layout.h"
 #include "common/batch/seeds.h"
-#include "common/batch/typed_batch.h"
 #include "server/sessions/producer.h"
 #include "server/sessions/slot_backend.h"
 
@@ -50,9 +50,9 @@ class HostSlots {
 
   CpuProducer::FillBatch fill_;
   std::shared_ptr<const CpuProducer::Stages> stages_;  // features on storage: two stages instead of fill_
-  TypedBatchLayout layout_;
-  std::vector<TypedBatchView> views_;  // each slot's arrays
-  std::vector<std::byte*> bases_;      // each slot's start
+  BatchLayout layout_;
+  std::vector<BatchView> views_;   // each slot's arrays
+  std::vector<std::byte*> bases_;  // each slot's start
   // Link sessions: each slot's (pairs, positives), written by the batch that fills it.
   std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> link_counts_;
 };

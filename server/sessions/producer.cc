@@ -45,7 +45,7 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
 }
 
 CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
-                                             std::vector<TypedBatchView> slots, int max_parallel) {
+                                             std::vector<BatchView> slots, int max_parallel) {
   auto samplers = std::make_shared<std::vector<CpuSampler>>();
   for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
   return [samplers, slots = std::move(slots)](int sampler, uint64_t epoch, uint64_t batch_index,
@@ -58,7 +58,7 @@ CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const Sampl
 
 absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
     const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
-    const TypedBatchLayout& layout, std::vector<TypedBatchView> graphs, std::vector<std::byte*> slots,
+    const BatchLayout& layout, std::vector<BatchView> graphs, std::vector<std::byte*> slots,
     std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, int max_parallel) {
   struct Worker {
     CpuLinkSampler sampler;
@@ -88,23 +88,23 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
 
 namespace {
 // A look-ahead ring entry holds what sampling writes: the batch without features and labels.
-TypedBatchLayout RingLayout(const GraphData& graph, const SamplingSpec& spec, const TypedBatchLayout& layout) {
-  return TypedBatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
+BatchLayout RingLayout(const GraphData& graph, const SamplingSpec& spec, const BatchLayout& layout) {
+  return BatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
 }
 }  // namespace
 
-size_t CpuProducer::RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const TypedBatchLayout& layout) {
+size_t CpuProducer::RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const BatchLayout& layout) {
   return RingLayout(graph, spec, layout).total_bytes;
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
-    const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
-    std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance,
+    const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
+    std::vector<BatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance,
     std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
   GraphStage stage;
   stage.sample = [sampler](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int,
-                           const TypedBatchView& entry) {
+                           const BatchView& entry) {
     sampler->SampleGraph(epoch, batch_index, seeds, entry);
     return absl::OkStatus();
   };
@@ -115,7 +115,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
 
 absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStorageSampling(
     const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
-    const TypedBatchLayout& layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
+    const BatchLayout& layout, std::vector<BatchView> slots, std::vector<std::byte*> bases,
     std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
     int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   struct Planner {
@@ -126,7 +126,7 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStor
   auto planner = std::make_shared<Planner>(Planner{std::move(sampler), std::vector<LinkBatch>(std::max(window, 1))});
   GraphStage stage;
   stage.sample = [planner](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, int entry,
-                           const TypedBatchView& graph) {
+                           const BatchView& graph) {
     LinkBatch& batch = planner->entries[entry];
     batch.graph = graph;
     return planner->sampler.Sample(epoch, batch_index, input_id, batch, nullptr, /*gather_features=*/false);
@@ -139,26 +139,25 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStor
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
-    const TypedBatchLayout& ring_layout, GraphStage stage, std::vector<TypedBatchView> slots,
-    std::vector<RowCache*> caches, int window, int prefetch_distance,
-    std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
+    const BatchLayout& ring_layout, GraphStage stage, std::vector<BatchView> slots, std::vector<RowCache*> caches,
+    int window, int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
   struct Ring {
     std::vector<std::vector<std::byte>> buffers;
-    std::vector<TypedBatchView> views;
+    std::vector<BatchView> views;
     std::vector<absl::Status> sampled;  // each entry's sampling (a link batch's may fail: strict negatives)
   };
   auto ring = std::make_shared<Ring>();
   for (int i = 0; i < stages->window; ++i) {
     ring->buffers.emplace_back(ring_layout.total_bytes);
-    ring->views.push_back(TypedBatchView::At(ring->buffers.back().data(), ring_layout));
+    ring->views.push_back(BatchView::At(ring->buffers.back().data(), ring_layout));
   }
   ring->sampled.resize(stages->window);
   held_elsewhere.resize(caches.size());
   // The rows of type t this cache serves: all of the batch's, or those no other tier holds.
-  const auto own_rows = [held_elsewhere](const TypedBatchView& batch, size_t t, std::vector<int64_t>& scratch) {
+  const auto own_rows = [held_elsewhere](const BatchView& batch, size_t t, std::vector<int64_t>& scratch) {
     const std::span<const int64_t> ids(batch.types[t].node_ids, static_cast<size_t>(batch.num_nodes(t)));
     if (held_elsewhere[t] == nullptr) return ids;
     scratch.clear();
@@ -173,7 +172,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
   stages->plan = [ring, sample = std::move(stage.sample), caches, own_rows, plan_scratch](
                      uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry) {
     const auto start = std::chrono::steady_clock::now();
-    const TypedBatchView& batch = ring->views[entry];
+    const BatchView& batch = ring->views[entry];
     ring->sampled[entry] = sample(epoch, batch_index, seeds, entry, batch);
     Tickets tickets(caches.size(), 0);
     for (size_t t = 0; t < caches.size(); ++t) {
@@ -201,8 +200,8 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
       withdraw(tickets);
       return ring->sampled[entry];
     }
-    const TypedBatchView& batch = slots[slot];
-    CopyTypedBatchGraph(ring->views[entry], batch);
+    const BatchView& batch = slots[slot];
+    CopyBatchGraph(ring->views[entry], batch);
     for (size_t t = 0; t < caches.size(); ++t) {
       if (batch.types[t].features != nullptr && batch.num_nodes(t) > batch.types[t].feature_rows) {
         withdraw(tickets);  // more rows than the slot holds: not delivered (the session adds larger slots)

@@ -18,8 +18,8 @@
 #include "absl/status/statusor.h"
 #include "common/base/thread_pool.h"
 #include "common/batch/batch.h"
+#include "common/batch/layout.h"
 #include "common/batch/seeds.h"
-#include "common/batch/typed_batch.h"
 #include "common/dataset/row_cache.h"
 #include "kernels/cpu/link_sampler.h"
 #include "kernels/cpu/sampler.h"
@@ -71,13 +71,13 @@ class CpuProducer {
               TaskRunner& workers, int max_parallel, std::function<void()> on_ready = nullptr);
   // The batches of `graph`: one CpuSampler per parallel batch, filling `slots`.
   static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
-                            std::vector<TypedBatchView> slots, int max_parallel);
+                            std::vector<BatchView> slots, int max_parallel);
   // Link batches of `graph` (kernels/cpu/link_sampler.h): the seeds are positions in the edge split; the
   // graph arrays go to `graphs[slot]`, the pair arrays after them in the slot at `slots[slot]` as `layout`
   // says, and each batch's (pairs, positives) counts to (*counts)[slot].
   static absl::StatusOr<FillBatch> LinkSampling(const GraphData& graph, const SamplingSpec& sampling,
-                                                const LinkSeedSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
-                                                std::vector<TypedBatchView> graphs, std::vector<std::byte*> slots,
+                                                const LinkSeedSpec& spec, uint64_t seed, const BatchLayout& layout,
+                                                std::vector<BatchView> graphs, std::vector<std::byte*> slots,
                                                 std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
                                                 int max_parallel);
   // The batches of `graph` in two stages, each node type's features read through caches[type] (null: the
@@ -85,20 +85,20 @@ class CpuProducer {
   // Rows marked in held_elsewhere[type] (a GPU hot tier's, which fills them later; empty or null: none) are
   // neither announced nor read: their place in the batch's features is left undefined.
   static std::shared_ptr<const Stages> StorageSampling(
-      const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const TypedBatchLayout& layout,
-      std::vector<TypedBatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance = 2,
+      const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
+      std::vector<BatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance = 2,
       std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
   // Link batches in two stages: the graph and the pairs sampled ahead into the ring (a batch whose strict
   // negatives fail fails at its gather), the rows read at the gather. `slots`: the slots' arrays as `layout`
   // lays them out; the pair arrays go at `bases[slot]`, each batch's (pairs, positives) to (*counts)[slot].
   static absl::StatusOr<std::shared_ptr<const Stages>> LinkStorageSampling(
       const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
-      const TypedBatchLayout& layout, std::vector<TypedBatchView> slots, std::vector<std::byte*> bases,
+      const BatchLayout& layout, std::vector<BatchView> slots, std::vector<std::byte*> bases,
       std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
       int prefetch_distance = 2, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
   // The bytes of one entry of StorageSampling's look-ahead ring: what a session with features on storage holds
   // per step of its window.
-  static size_t RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const TypedBatchLayout& layout);
+  static size_t RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const BatchLayout& layout);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;
@@ -128,13 +128,13 @@ class CpuProducer {
   // gather adds to the slot after the rows (a node batch's labels, a link batch's pairs).
   struct GraphStage {
     std::function<absl::Status(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry,
-                               const TypedBatchView& graph)>
+                               const BatchView& graph)>
         sample;
     std::function<void(int entry, int slot)> finish;
   };
   // The two stages around `stage`: ring entries laid out by `ring_layout`, rows read through `caches`.
-  static std::shared_ptr<const Stages> TwoStages(const TypedBatchLayout& ring_layout, GraphStage stage,
-                                                 std::vector<TypedBatchView> slots, std::vector<RowCache*> caches,
+  static std::shared_ptr<const Stages> TwoStages(const BatchLayout& ring_layout, GraphStage stage,
+                                                 std::vector<BatchView> slots, std::vector<RowCache*> caches,
                                                  int window, int prefetch_distance,
                                                  std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere);
   // Starts tasks while there are steps, free slots and idle samplers (and the planning task while there

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
-#include "common/batch/typed_batch.h"
+#include "common/batch/layout.h"
 #include "common/wire/batch_proto.h"
 #include "server/sessions/cpu_slots.h"
 #if GNND_WITH_CUDA
@@ -47,7 +47,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
 #endif
 }
 
-void SetReadyCounts(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs, int64_t positives,
+void SetReadyCounts(const BatchView& view, const BatchLayout& layout, int64_t pairs, int64_t positives,
                     v1::BatchReady& ready) {
   if (layout.homogeneous && !layout.pairs) {
     const auto hops = static_cast<size_t>(view.num_hops);

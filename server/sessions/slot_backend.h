@@ -33,7 +33,7 @@ struct SessionPlan {
   const LoadedDataset* dataset = nullptr;  // outlives the backend (the session holds a lease)
   SamplingSpec sampling;                   // what every batch samples
   std::optional<LinkShape> link;           // link sessions: their seed stage
-  TypedBatchLayout layout;                 // one slot
+  BatchLayout layout;                      // one slot
   BatchSchema schema;                      // the batch as the trainer reads it (arrays, their counts)
   uint64_t seed = 0;
   int num_slots = 0;
@@ -66,7 +66,7 @@ struct SessionPlan {
 
 // Sets `ready`'s counts for the batch `view` of a slot laid out by `layout` (a link batch's pairs and positives
 // besides): the schema's order, and for a homogeneous node batch the per-hop lists API 1.0 clients read.
-void SetReadyCounts(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs, int64_t positives,
+void SetReadyCounts(const BatchView& view, const BatchLayout& layout, int64_t pairs, int64_t positives,
                     v1::BatchReady& ready);
 
 // How long one batch took, as far as the backend measures it (negative: not measured).

@@ -65,17 +65,17 @@ std::vector<int64_t> ShuffledOrder(int64_t num_nodes) {
 void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, const std::vector<int32_t>& fanouts,
                       uint64_t seed, bool graphs, const std::string& what) {
   const int64_t batch_size = 200;
-  auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(),
-                                       graph.manifest.num_edges(), graph.MaxInDegree());
+  auto capacity = ComputeHomogeneousCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(),
+                                             graph.manifest.num_edges(), graph.MaxInDegree());
   ASSERT_TRUE(capacity.ok());
   // As a homogeneous session samples: the one type and one relation, into the homogeneous layout.
-  const BatchLayout layout =
-      BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest));
+  const HomogeneousLayout layout =
+      HomogeneousLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest));
   auto gpu = CudaSampler::Create(device_graph, SamplingSpec::OneRelation(batch_size, fanouts), seed,
-                                 AsTypedLayout(layout), {.use_graphs = graphs});
+                                 AsBatchLayout(layout), {.use_graphs = graphs});
   ASSERT_TRUE(gpu.ok()) << gpu.status();
   CpuSampler cpu(graph, {.fanouts = {fanouts}}, seed);
-  BatchBuffer expected(layout), got(layout);
+  HomogeneousBuffer expected(layout), got(layout);
   void* device_batch = nullptr;
   int64_t* device_seeds = nullptr;
   cudaStream_t stream;

@@ -81,12 +81,12 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       auto gpu = CudaLinkSampler::Create(graph, (*device)->graph(), spec, 7, kBatch);
       ASSERT_TRUE(gpu.ok()) << gpu.status();
-      const BatchLayout& layout = (*gpu)->layout();
-      BatchBuffer expected_graph(layout);
+      const HomogeneousLayout& layout = (*gpu)->layout();
+      HomogeneousBuffer expected_graph(layout);
       LinkBatch expected;
       void* device_batch = nullptr;
       ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
-      const BatchView out = BatchView::At(device_batch, layout);
+      const HomogeneousView out = HomogeneousView::At(device_batch, layout);
       std::vector<int64_t> positions(num_pairs);
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
@@ -94,14 +94,14 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
         const std::string what =
             absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
                          ", exclude ", static_cast<int>(c.exclude), ", step ", step);
-        expected.graph = AsTypedView(expected_graph.view());
+        expected.graph = AsBatchView(expected_graph.view());
         ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), expected).ok());
         ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);
         const absl::Status sampled =
             (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), device_batch, nullptr);
         ASSERT_TRUE(sampled.ok()) << sampled << " " << what;
         ASSERT_TRUE((*gpu)->CheckStrict(seeds.batch_index(step), nullptr).ok()) << what;
-        const BatchView e = expected_graph.view();  // what expected.graph sees as typed
+        const HomogeneousView e = expected_graph.view();  // what expected.graph sees as typed
         const int hops = layout.num_hops;
         ASSERT_EQ(Download(out.num_nodes_per_hop, hops + 1), Host(e.num_nodes_per_hop, hops + 1)) << what;
         ASSERT_EQ(Download(out.num_edges_per_hop, hops), Host(e.num_edges_per_hop, hops)) << what;
@@ -178,9 +178,9 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
       ASSERT_TRUE(gpu.ok()) << gpu.status();
       ASSERT_TRUE((*gpu)->typed());
       const SamplingSpec typed = TypedLinkSampling(spec, schema, kBatch);
-      auto capacity = ComputeTypedCapacity(typed, schema, graph.MaxInDegrees());
+      auto capacity = ComputeBatchCapacity(typed, schema, graph.MaxInDegrees());
       ASSERT_TRUE(capacity.ok());
-      const TypedBatchLayout graph_layout = TypedBatchLayout::Make(*capacity, typed, schema);
+      const BatchLayout graph_layout = BatchLayout::Make(*capacity, typed, schema);
       ASSERT_EQ(graph_layout.total_bytes, (*gpu)->typed_layout().total_bytes);
       const LinkBatchLayout layout = LinkBatchLayout::Make(graph_layout.total_bytes, kBatch, spec, false);
       const BatchSchema batch_schema = TypedLinkBatchSchema(layout, graph_layout, schema, writes);
@@ -188,7 +188,7 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
       void* device_slot = nullptr;
       ASSERT_EQ(cudaMalloc(&device_slot, layout.total_bytes), cudaSuccess);
       LinkBatch batch;
-      batch.graph = TypedBatchView::At(expected.data(), graph_layout);
+      batch.graph = BatchView::At(expected.data(), graph_layout);
       std::vector<int64_t> positions(cpu->split_size());
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);

@@ -142,7 +142,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
       c.per_relation.empty() ? std::vector<std::vector<int32_t>>(schema.relations.size(), c.fanouts) : c.per_relation,
       c.repeated_seeds};
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok());
-  auto capacity = ComputeTypedCapacity(spec, schema, graph.MaxInDegrees());
+  auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
   auto placed = DeviceDataset::Create(graph, c.placement);
   ASSERT_TRUE(placed.ok()) << placed.status();
@@ -179,10 +179,10 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   if (c.repeated_seeds) ids.insert(ids.end(), ids.begin(), ids.begin() + ids.size() / 2);
   for (uint64_t seed : {0, 77}) {
     const bool graphs = seed == 0;  // captured graphs (the production path), then every kernel launched
-    auto gpu = CudaSampler::Create((*placed)->graph(), spec, seed, TypedBatchLayout::Make(*capacity, spec, schema),
+    auto gpu = CudaSampler::Create((*placed)->graph(), spec, seed, BatchLayout::Make(*capacity, spec, schema),
                                    {.use_graphs = graphs, .wide_ids = c.wide_ids});
     ASSERT_TRUE(gpu.ok()) << gpu.status();
-    const TypedBatchLayout& layout = (*gpu)->layout();
+    const BatchLayout& layout = (*gpu)->layout();
     const BatchSchema batch_schema = TypedBatchSchema(layout, schema);
     CpuSampler cpu(graph, spec, seed);
     std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
@@ -195,7 +195,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
     EpochSeeds seeds(ids, {.seed = seed, .batch_size = batch_size}, 2);
     for (int64_t step = 0; step < std::min<int64_t>(seeds.num_steps(), 8); ++step) {
       const auto batch = seeds.batch(step);
-      const TypedBatchView want = TypedBatchView::At(expected.data(), layout);
+      const BatchView want = BatchView::At(expected.data(), layout);
       cpu.Sample(2, seeds.batch_index(step), batch, want);
       ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // every byte read must be written
       ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
@@ -204,7 +204,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
       ASSERT_TRUE(s.ok()) << s;
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
       ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-      const TypedBatchView have = TypedBatchView::At(got.data(), layout);
+      const BatchView have = BatchView::At(got.data(), layout);
       const std::vector<int64_t> want_counts = TypedBatchCounts(want, seed_type);
       ASSERT_EQ(TypedBatchCounts(have, seed_type), want_counts) << c.name << " seed " << seed << " step " << step;
       ASSERT_EQ(Contents(batch_schema, want_counts, got.data()), Contents(batch_schema, want_counts, expected.data()))

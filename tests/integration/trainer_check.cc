@@ -43,7 +43,7 @@ int Failed(const absl::Status& status) {
   return 2;
 }
 
-bool Same(const BatchView& a, const BatchView& b, size_t row) {
+bool Same(const HomogeneousView& a, const HomogeneousView& b, size_t row) {
   if (a.num_nodes() != b.num_nodes() || a.num_edges() != b.num_edges() || a.num_seeds() != b.num_seeds()) return false;
   const int64_t n = a.num_nodes(), e = a.num_edges();
   return std::memcmp(a.num_nodes_per_hop, b.num_nodes_per_hop, 4 * (a.num_hops + 1)) == 0 &&
@@ -79,9 +79,10 @@ int Run() {
   if (!session.ok()) return std::fprintf(stderr, "%s\n", std::string(session.status().message()).c_str()), 2;
 
   const GraphData graph{dir->manifest(), dir->arrays(), dir->schema()};
-  auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(open.batch_size(), fanouts), graph.num_nodes(),
-                                       graph.manifest.num_edges(), graph.MaxInDegree());
-  BatchBuffer expected(BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
+  auto capacity = ComputeHomogeneousCapacity(SamplingSpec::OneRelation(open.batch_size(), fanouts), graph.num_nodes(),
+                                             graph.manifest.num_edges(), graph.MaxInDegree());
+  HomogeneousBuffer expected(
+      HomogeneousLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
   CpuSampler reference(graph, {.fanouts = {fanouts}}, open.seed());
   const ArrayId split = *SplitArrayId(open.split());
   std::span<const int64_t> ids(static_cast<const int64_t*>(graph.arrays[split]), ArrayShape(graph.manifest, split)[0]);

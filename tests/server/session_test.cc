@@ -216,7 +216,7 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
   ASSERT_TRUE(lease.ok());
   const GraphData& graph = (*lease)->dataset().graph;
   CpuSampler reference(graph, {.fanouts = {{5, 3}}}, 17);
-  BatchBuffer expected(*layout);
+  HomogeneousBuffer expected(*layout);
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   const std::span<const int64_t> split(train, graph.manifest.num_train());
   uint64_t served = 0;
@@ -235,7 +235,8 @@ TEST_F(SessionTest, EpochsArriveInStepOrderAndEqualTheReference) {
       EXPECT_EQ(ready.epoch(), epoch);
       EXPECT_EQ(ready.step(), step);
       reference.Sample(epoch, seeds.batch_index(step), seeds.batch(step), expected.view());
-      const BatchView got = BatchView::At(static_cast<std::byte*>(slots) + ready.slot() * layout->total_bytes, *layout);
+      const HomogeneousView got =
+          HomogeneousView::At(static_cast<std::byte*>(slots) + ready.slot() * layout->total_bytes, *layout);
       EXPECT_EQ(ready.num_nodes(), got.num_nodes());
       EXPECT_EQ(ready.num_edges(), got.num_edges());
       ASSERT_EQ(testing::BatchContents(got, layout->feature_row_bytes),
@@ -278,13 +279,13 @@ TEST_F(SessionTest, BatchesLargerThanTheSlotsComeInSlotsAddedForThem) {
   (*session)->Start(stream);
 
   struct Generation {
-    BatchLayout layout;
+    HomogeneousLayout layout;
     void* base = nullptr;
     size_t bytes = 0;
   };
   std::vector<Generation> generations;
   auto map = [&](const v1::SessionOpened& described) {
-    absl::StatusOr<BatchLayout> layout = SlotLayoutFromProto(described.layout());
+    absl::StatusOr<HomogeneousLayout> layout = SlotLayoutFromProto(described.layout());
     ASSERT_TRUE(layout.ok()) << layout.status();
     EXPECT_EQ(described.first_slot(), static_cast<int>(generations.size()) * 2);
     const int fd = ::shm_open(("/" + described.shm_name()).c_str(), O_RDWR, 0);
@@ -309,9 +310,9 @@ TEST_F(SessionTest, BatchesLargerThanTheSlotsComeInSlotsAddedForThem) {
   ASSERT_TRUE(lease.ok());
   const GraphData& graph = (*lease)->dataset().graph;
   CpuSampler reference(graph, {.fanouts = {{-1, -1}}}, 17);
-  BatchCapacity bound = generations[0].layout.capacity;
+  HomogeneousCapacity bound = generations[0].layout.capacity;
   bound.max_feature_rows = -1;  // the reference holds every row
-  BatchBuffer expected(BatchLayout::Make(bound, 2, generations[0].layout.feature_row_bytes));
+  HomogeneousBuffer expected(HomogeneousLayout::Make(bound, 2, generations[0].layout.feature_row_bytes));
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   const std::span<const int64_t> split(train, graph.manifest.num_train());
   int64_t most_nodes = 0;
@@ -334,8 +335,8 @@ TEST_F(SessionTest, BatchesLargerThanTheSlotsComeInSlotsAddedForThem) {
       const v1::BatchReady& ready = event.ready();
       ASSERT_EQ(ready.step(), step);
       const Generation& g = generations.at(ready.slot() / 2);
-      const BatchView got =
-          BatchView::At(static_cast<std::byte*>(g.base) + (ready.slot() % 2) * g.layout.total_bytes, g.layout);
+      const HomogeneousView got =
+          HomogeneousView::At(static_cast<std::byte*>(g.base) + (ready.slot() % 2) * g.layout.total_bytes, g.layout);
       reference.Sample(epoch, seeds.batch_index(step), seeds.batch(step), expected.view());
       ASSERT_EQ(testing::BatchContents(got, g.layout.feature_row_bytes),
                 testing::BatchContents(expected.view(), g.layout.feature_row_bytes))

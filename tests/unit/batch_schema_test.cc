@@ -6,25 +6,25 @@
 
 #include <functional>
 
-#include "common/batch/typed_batch.h"
+#include "common/batch/layout.h"
 #include "common/wire/batch_proto.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {
 namespace {
 
-BatchLayout SomeLayout() {
+HomogeneousLayout SomeLayout() {
   const SamplingSpec spec = SamplingSpec::OneRelation(10, {3, 2});
-  const absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(spec, 1000, 5000, 50);
+  const absl::StatusOr<HomogeneousCapacity> capacity = ComputeHomogeneousCapacity(spec, 1000, 5000, 50);
   EXPECT_TRUE(capacity.ok());
-  return BatchLayout::Make(*capacity, 2, 3 * 2);
+  return HomogeneousLayout::Make(*capacity, 2, 3 * 2);
 }
 
 TEST(BatchSchema, HomogeneousSchemaIsTheLayoutsArrays) {
-  const BatchLayout layout = SomeLayout();
+  const HomogeneousLayout layout = SomeLayout();
   const BatchSchema schema = HomogeneousBatchSchema(layout, 3, DType::kFloat16);
   std::vector<std::byte> slot(layout.total_bytes);
-  const BatchView view = BatchView::At(slot.data(), layout);
+  const HomogeneousView view = HomogeneousView::At(slot.data(), layout);
   const auto arrays = BatchArrays(view, layout.capacity.max_nodes, layout.capacity.max_edges, layout.capacity.max_seeds,
                                   3, DType::kFloat16);
   ASSERT_EQ(schema.arrays.size(), arrays.size());
@@ -67,18 +67,18 @@ TEST(BatchSchema, TheOneLayoutOfAHomogeneousDatasetIsTheApi10Layout) {
   for (const SamplingSpec& spec :
        {SamplingSpec::OneRelation(10, {3, 2}), SamplingSpec::OneRelation(64, {-1, 5, 2}),
         SamplingSpec::OneRelation(2000, {-1, -1}, /*seeds_may_repeat=*/true), SamplingSpec::OneRelation(1, {1})}) {
-    absl::StatusOr<BatchCapacity> flat = ComputeBatchCapacity(spec, 1000, 5000, 50);
-    absl::StatusOr<TypedCapacity> typed = ComputeTypedCapacity(spec, schema, {50});
+    absl::StatusOr<HomogeneousCapacity> flat = ComputeHomogeneousCapacity(spec, 1000, 5000, 50);
+    absl::StatusOr<BatchCapacity> typed = ComputeBatchCapacity(spec, schema, {50});
     ASSERT_TRUE(flat.ok() && typed.ok());
     EXPECT_EQ(typed->max_nodes[0], flat->max_nodes);
     EXPECT_EQ(typed->max_edges[0], flat->max_edges);
     EXPECT_EQ(typed->max_seeds, flat->max_seeds);
     for (int64_t rows : {int64_t{-1}, int64_t{7}}) {
       if (rows >= 0) flat->max_feature_rows = rows, typed->feature_rows = {rows};
-      const BatchLayout want = BatchLayout::Make(*flat, spec.num_hops(), 6);
-      const TypedBatchLayout one = TypedBatchLayout::Make(*typed, spec, schema);
+      const HomogeneousLayout want = HomogeneousLayout::Make(*flat, spec.num_hops(), 6);
+      const BatchLayout one = BatchLayout::Make(*typed, spec, schema);
       ASSERT_TRUE(one.homogeneous);
-      const BatchLayout got = HomogeneousLayoutOf(one);
+      const HomogeneousLayout got = HomogeneousLayoutOf(one);
       EXPECT_EQ(std::vector<size_t>({got.node_ids, got.num_nodes_per_hop, got.edge_src, got.edge_dst,
                                      got.num_edges_per_hop, got.features, got.labels, got.total_bytes}),
                 std::vector<size_t>({want.node_ids, want.num_nodes_per_hop, want.edge_src, want.edge_dst,
@@ -148,16 +148,16 @@ TEST(BatchSchema, WhatCouldReachPastASlotIsRefused) {
 }
 
 TEST(BatchSchema, FewerFeatureRowsShrinkTheFeaturesAlone) {
-  const BatchLayout bound = SomeLayout();
-  BatchCapacity capacity = bound.capacity;
+  const HomogeneousLayout bound = SomeLayout();
+  HomogeneousCapacity capacity = bound.capacity;
   capacity.max_feature_rows = 40;
-  const BatchLayout sized = BatchLayout::Make(capacity, 2, 3 * 2);
+  const HomogeneousLayout sized = HomogeneousLayout::Make(capacity, 2, 3 * 2);
   EXPECT_EQ(sized.features, bound.features);  // everything before the features stays where it was
   EXPECT_EQ(sized.labels - sized.features, AlignBatchOffset(40 * 6));
   EXPECT_LT(sized.total_bytes, bound.total_bytes);
   std::vector<std::byte> slot(sized.total_bytes);
-  EXPECT_EQ(BatchView::At(slot.data(), sized).feature_rows, 40);
-  EXPECT_EQ(BatchView::At(slot.data(), bound).feature_rows, bound.capacity.max_nodes);
+  EXPECT_EQ(HomogeneousView::At(slot.data(), sized).feature_rows, 40);
+  EXPECT_EQ(HomogeneousView::At(slot.data(), bound).feature_rows, bound.capacity.max_nodes);
 
   const BatchSchema schema = HomogeneousBatchSchema(sized, 3, DType::kFloat16);
   const int features = schema.ArrayNamed("features");
@@ -177,7 +177,7 @@ TEST(BatchSchema, FewerFeatureRowsShrinkTheFeaturesAlone) {
   v1::BatchSchema reaching = BatchSchemaToProto(schema);
   reaching.mutable_arrays(features)->set_rows(bound.capacity.max_nodes + 1);
   EXPECT_FALSE(BatchSchemaFromProto(reaching).ok());
-  absl::StatusOr<BatchLayout> layout = SlotLayoutFromProto(SlotLayoutToProto(sized));
+  absl::StatusOr<HomogeneousLayout> layout = SlotLayoutFromProto(SlotLayoutToProto(sized));
   ASSERT_TRUE(layout.ok()) << layout.status();
   EXPECT_EQ(layout->capacity.feature_rows(), 40);
   EXPECT_EQ(layout->total_bytes, sized.total_bytes);
@@ -189,10 +189,10 @@ TEST(BatchSchema, FewerFeatureRowsShrinkTheFeaturesAlone) {
   EXPECT_FALSE(SlotLayoutFromProto(bad).ok());
 
   // The one-type typed view of the layout keeps its rows.
-  const TypedBatchLayout typed = AsTypedLayout(sized);
+  const BatchLayout typed = AsBatchLayout(sized);
   EXPECT_EQ(typed.capacity.FeatureRows(0), 40);
-  EXPECT_EQ(TypedBatchView::At(slot.data(), typed).types[0].feature_rows, 40);
-  EXPECT_EQ(AsTypedView(BatchView::At(slot.data(), sized)).types[0].feature_rows, 40);
+  EXPECT_EQ(BatchView::At(slot.data(), typed).types[0].feature_rows, 40);
+  EXPECT_EQ(AsBatchView(HomogeneousView::At(slot.data(), sized)).types[0].feature_rows, 40);
 }
 
 }  // namespace

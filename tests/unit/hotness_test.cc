@@ -86,14 +86,14 @@ TEST_F(HotnessOnAGraph, CountsAreTheBatchesHoldingEachNodeWhateverTheThreads) {
   // The same batches sampled here, one by one: each node counted once per batch that holds it.
   std::vector<int64_t> want(graph.num_nodes(), 0);
   const EpochSeeds seeds(train, {.seed = 7, .batch_size = 64}, 2);
-  auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(64, spec.fanouts), graph.num_nodes(),
-                                       graph.manifest.num_edges(), graph.MaxInDegree());
+  auto capacity = ComputeHomogeneousCapacity(SamplingSpec::OneRelation(64, spec.fanouts), graph.num_nodes(),
+                                             graph.manifest.num_edges(), graph.MaxInDegree());
   ASSERT_TRUE(capacity.ok());
-  const BatchLayout layout = BatchLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest));
+  const HomogeneousLayout layout = HomogeneousLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest));
   std::vector<uint64_t> buffer(layout.total_bytes / 8 + 1);
   CpuSampler sampler(graph, {.fanouts = {spec.fanouts}}, 7);
   for (int64_t step = 0; step < 6; ++step) {
-    const BatchView out = BatchView::At(buffer.data(), layout);
+    const HomogeneousView out = HomogeneousView::At(buffer.data(), layout);
     sampler.Sample(2, seeds.batch_index(step), seeds.batch(step), out);
     for (int64_t i = 0; i < out.num_nodes(); ++i) ++want[out.node_ids[i]];
   }

@@ -29,9 +29,9 @@ TEST(LinkBatch, EveryModeLaysItsArraysOutInsideTheSlot) {
       spec.negatives = {mode, 3, false};
       const SamplingSpec sampling = LinkSampling(spec, {{3, 2}}, homogeneous, 50);
       EXPECT_EQ(sampling.max_hop0, std::vector<int64_t>{MaxLinkSeeds(50, spec.negatives)});
-      absl::StatusOr<TypedCapacity> capacity = ComputeTypedCapacity(sampling, homogeneous, {40});
+      absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(sampling, homogeneous, {40});
       ASSERT_TRUE(capacity.ok()) << capacity.status();
-      TypedBatchLayout layout = TypedBatchLayout::Make(*capacity, sampling, homogeneous);
+      BatchLayout layout = BatchLayout::Make(*capacity, sampling, homogeneous);
       const size_t graph_bytes = layout.total_bytes;
       AddPairArrays(layout, 0, 50, spec.negatives, labeled);
       const BatchSchema schema = BatchSchemaOf(layout, homogeneous);

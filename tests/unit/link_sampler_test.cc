@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "common/batch/batch.h"
+#include "common/batch/layout.h"
 #include "common/batch/link_seeds.h"
-#include "common/batch/typed_batch.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
 #include "tests/unit/test_util.h"
@@ -68,10 +68,11 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
   LinkSeeds seeds;
   ASSERT_TRUE(MakeLinkSeeds(negatives_key, 2, src, dst, {NegativeMode::kBinary, 1, false}, Relation(), seeds).ok());
   const SamplingSpec spec = SamplingSpec::OneRelation(static_cast<int64_t>(seeds.src_nodes.size()), fanouts);
-  auto capacity = ComputeBatchCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
+  auto capacity =
+      ComputeHomogeneousCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
-  const BatchLayout layout = BatchLayout::Make(*capacity, 2, 0);
-  BatchBuffer buffer(layout), plain_buffer(layout);
+  const HomogeneousLayout layout = HomogeneousLayout::Make(*capacity, 2, 0);
+  HomogeneousBuffer buffer(layout), plain_buffer(layout);
   CpuSampler sampler(*graph_, spec, 7);
 
   int64_t positives_seen_without_exclusion = 0;
@@ -85,9 +86,9 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
         ASSERT_TRUE(std::binary_search(into_src.begin(), into_src.end(), dst[i]));
       }
     }
-    const BatchView b = buffer.view();
+    const HomogeneousView b = buffer.view();
     const std::span<const int64_t> hop0[] = {seeds.src_nodes};
-    sampler.SampleLinkGraph(0, 2, hop0, {&excluded, 1}, AsTypedView(b));
+    sampler.SampleLinkGraph(0, 2, hop0, {&excluded, 1}, AsBatchView(b));
     ASSERT_EQ(b.num_seeds(), static_cast<int64_t>(seeds.src_nodes.size()));
     for (int64_t i = 0; i < b.num_seeds(); ++i) ASSERT_EQ(b.node_ids[i], seeds.src_nodes[i]);
 
@@ -124,7 +125,7 @@ TEST_F(LinkSamplerTest, ExcludedEdgesAreNeverSampledAndFanoutsStayExact) {
     }
 
     if (mode == ExcludeMode::kNone) {  // the node sampler's batch around the same hop-0 nodes
-      const BatchView plain = plain_buffer.view();
+      const HomogeneousView plain = plain_buffer.view();
       sampler.SampleGraph(0, 2, seeds.src_nodes, plain);
       EXPECT_EQ(testing::BatchContents(b, 0), testing::BatchContents(plain, 0));
     }

@@ -39,16 +39,16 @@ class SamplerTest : public ::testing::Test {
   static std::span<const int64_t> Split(ArrayId id) {
     return {static_cast<const int64_t*>(graph_->arrays[id]), static_cast<size_t>(ArrayShape(graph_->manifest, id)[0])};
   }
-  static BatchLayout Layout(const SamplingSpec& spec) {
+  static HomogeneousLayout Layout(const SamplingSpec& spec) {
     auto capacity =
-        ComputeBatchCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
+        ComputeHomogeneousCapacity(spec, graph_->num_nodes(), graph_->manifest.num_edges(), graph_->MaxInDegree());
     EXPECT_TRUE(capacity.ok());
-    return BatchLayout::Make(*capacity, spec.num_hops(), FeatureRowBytes(graph_->manifest));
+    return HomogeneousLayout::Make(*capacity, spec.num_hops(), FeatureRowBytes(graph_->manifest));
   }
 
   // Asserts every rule of the layout and of the sampling semantics for one batch.
-  static void CheckBatch(const std::vector<int32_t>& fanouts, std::span<const int64_t> seeds, const BatchView& b,
-                         const BatchCapacity& capacity) {
+  static void CheckBatch(const std::vector<int32_t>& fanouts, std::span<const int64_t> seeds, const HomogeneousView& b,
+                         const HomogeneousCapacity& capacity) {
     const int64_t* indptr = graph_->arrays.indptr();
     const int32_t* indices = static_cast<const int32_t*>(graph_->arrays[ArrayId::kIndices]);
     const int64_t nodes = b.num_nodes(), edges = b.num_edges();
@@ -119,8 +119,8 @@ TEST_F(SamplerTest, WholeEpochsSatisfyTheDefinition) {
   for (const auto& fanouts : fanout_sets) {
     for (uint64_t seed : {0, 9}) {
       const SamplingSpec spec = SamplingSpec::OneRelation(64, fanouts);
-      const BatchLayout layout = Layout(spec);
-      BatchBuffer buffer(layout);
+      const HomogeneousLayout layout = Layout(spec);
+      HomogeneousBuffer buffer(layout);
       CpuSampler sampler(*graph_, {.fanouts = {fanouts}}, seed);
       EpochSeeds seeds(Split(ArrayId::kTrain), {.seed = seed, .batch_size = 64}, 1);
       for (int64_t step = 0; step < seeds.num_steps(); ++step) {
@@ -132,15 +132,15 @@ TEST_F(SamplerTest, WholeEpochsSatisfyTheDefinition) {
   }
 }
 
-std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLayout& layout,
+std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const HomogeneousLayout& layout,
                                           const std::vector<int32_t>& fanouts, uint64_t seed, EpochSeeds seeds,
                                           int threads, int num_slots) {
-  std::vector<BatchBuffer> buffers(num_slots, BatchBuffer(layout));
-  std::vector<BatchView> slots;
-  for (BatchBuffer& b : buffers) slots.push_back(b.view());
+  std::vector<HomogeneousBuffer> buffers(num_slots, HomogeneousBuffer(layout));
+  std::vector<HomogeneousView> slots;
+  for (HomogeneousBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   CpuProducer producer(
-      CpuProducer::Sampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsTypedViews(slots), threads),
+      CpuProducer::Sampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsBatchViews(slots), threads),
       static_cast<int>(slots.size()), 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   int64_t expected_step = 0;
@@ -155,7 +155,7 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const BatchLay
 
 TEST_F(SamplerTest, SameSeedSameBatchesAtAnyThreadCount) {
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
+  const HomogeneousLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32, .rank = 1, .world_size = 2};
   const auto one = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 1, 1);
   const auto three = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 3, 5);
@@ -167,7 +167,7 @@ TEST_F(SamplerTest, SameSeedSameBatchesAtAnyThreadCount) {
 }
 
 // The same epoch in two stages, features read from the dataset's file through a RowCache of `cache_rows`.
-std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const BatchLayout& layout,
+std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const HomogeneousLayout& layout,
                                                 const std::vector<int32_t>& fanouts, uint64_t seed, EpochSeeds seeds,
                                                 int threads, int num_slots, int64_t cache_rows, int window,
                                                 absl::Status* status = nullptr,
@@ -180,20 +180,20 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
   auto cache = RowCache::Create(table, cache_rows * RowCache::BytesPerRow(table.row_bytes), nullptr,
                                 {.reader = {.queue_depth = 8}});
   EXPECT_TRUE(cache.ok()) << cache.status();
-  std::vector<BatchBuffer> buffers(num_slots, BatchBuffer(layout));
-  std::vector<BatchView> slots;
-  for (BatchBuffer& b : buffers) slots.push_back(b.view());
+  std::vector<HomogeneousBuffer> buffers(num_slots, HomogeneousBuffer(layout));
+  std::vector<HomogeneousView> slots;
+  for (HomogeneousBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   CpuProducer producer(
-      CpuProducer::StorageSampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsTypedLayout(layout),
-                                   AsTypedViews(slots), {cache->get()}, window, 2, {held}),
+      CpuProducer::StorageSampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsBatchLayout(layout),
+                                   AsBatchViews(slots), {cache->get()}, window, 2, {held}),
       num_slots, 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   const auto* rows =
       static_cast<const std::byte*>(dir.arrays().data[graph.arrays.positions[static_cast<int>(ArrayId::kFeatures)]]);
   uint64_t held_rows = 0;
   while (auto ready = producer.Next()) {
-    const BatchView& batch = slots[ready->slot];
+    const HomogeneousView& batch = slots[ready->slot];
     for (int64_t i = 0; held != nullptr && i < batch.num_nodes(); ++i) {  // what the other tier fills
       const int64_t id = batch.node_ids[i];
       if ((*held)[id]) {
@@ -219,7 +219,7 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Bat
 
 TEST_F(SamplerTest, TwoStagesThroughAStorageCacheGiveTheSameBatches) {
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
+  const HomogeneousLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32};
   const auto expected = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
   for (const int64_t cache_rows : {layout.capacity.max_nodes, 2 * layout.capacity.max_nodes, graph_->num_nodes()}) {
@@ -234,7 +234,7 @@ TEST_F(SamplerTest, TwoStagesThroughAStorageCacheGiveTheSameBatches) {
 
 TEST_F(SamplerTest, RowsHeldByAnotherTierAreNotReadAndTheOthersLandInTheirPlaces) {
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
+  const HomogeneousLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   const SeedScheduleSpec schedule{.seed = 4, .batch_size = 32};
   const auto expected = Epoch(*graph_, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), schedule, 2), 2, 2);
   auto held = std::make_shared<std::vector<bool>>(graph_->num_nodes(), false);
@@ -253,7 +253,7 @@ TEST_F(SamplerTest, AFeatureFileTruncatedUnderTheStagesStopsThemWithTheError) {
   ASSERT_TRUE(dir.ok()) << dir.status();
   const std::string features = dir->file(ArrayId::kFeatures).path();
   const std::vector<int32_t> fanouts = {10, 5};
-  const BatchLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
+  const HomogeneousLayout layout = Layout(SamplingSpec::OneRelation(32, fanouts));
   absl::Status status;
   const auto staged =
       StagedEpoch(*dir, layout, fanouts, 4, EpochSeeds(Split(ArrayId::kTrain), {.seed = 4, .batch_size = 32}, 2), 1, 1,
@@ -266,8 +266,8 @@ TEST_F(SamplerTest, AFeatureFileTruncatedUnderTheStagesStopsThemWithTheError) {
 
 TEST_F(SamplerTest, SameSeedsDifferentSeedGiveDifferentNeighbors) {
   const std::vector<int32_t> fanouts = {3};
-  const BatchLayout layout = Layout(SamplingSpec::OneRelation(128, fanouts));
-  BatchBuffer a(layout), b(layout);
+  const HomogeneousLayout layout = Layout(SamplingSpec::OneRelation(128, fanouts));
+  HomogeneousBuffer a(layout), b(layout);
   const auto seeds = Split(ArrayId::kTrain).subspan(0, 128);
   CpuSampler(*graph_, {.fanouts = {fanouts}}, 1).Sample(0, 0, seeds, a.view());
   CpuSampler(*graph_, {.fanouts = {fanouts}}, 2).Sample(0, 0, seeds, b.view());
@@ -285,11 +285,11 @@ TEST_F(SamplerTest, RepeatedSeedsFitTheLayout) {
     if (indptr[v + 1] - indptr[v] > indptr[hub + 1] - indptr[hub]) hub = v;
   }
   const std::vector<int32_t> fanouts = {-1, -1};
-  const BatchLayout layout = Layout(SamplingSpec::OneRelation(n, fanouts, /*seeds_may_repeat=*/true));
-  BatchBuffer buffer(layout);
+  const HomogeneousLayout layout = Layout(SamplingSpec::OneRelation(n, fanouts, /*seeds_may_repeat=*/true));
+  HomogeneousBuffer buffer(layout);
   const std::vector<int64_t> seeds(n, hub);
   CpuSampler(*graph_, {.fanouts = {fanouts}}, 1).Sample(0, 0, seeds, buffer.view());
-  const BatchView b = buffer.view();
+  const HomogeneousView b = buffer.view();
   ASSERT_GT(b.num_nodes(), n);
   ASSERT_LE(b.num_nodes(), layout.capacity.max_nodes);
   ASSERT_LE(b.num_edges(), layout.capacity.max_edges);
@@ -299,14 +299,15 @@ TEST_F(SamplerTest, RepeatedSeedsFitTheLayout) {
   EXPECT_FALSE(reached.contains(hub));
 }
 
-TEST(BatchCapacity, BoundsAndLimits) {
-  auto c = ComputeBatchCapacity(SamplingSpec::OneRelation(1024, {15, 10, 5}), 1'000'000'000, 10'000'000'000, 5000);
+TEST(HomogeneousCapacity, BoundsAndLimits) {
+  auto c =
+      ComputeHomogeneousCapacity(SamplingSpec::OneRelation(1024, {15, 10, 5}), 1'000'000'000, 10'000'000'000, 5000);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->max_seeds, 1024);
   EXPECT_EQ(c->max_edges, 1024 * 15 + 1024 * 150 + 1024 * 750);
   EXPECT_EQ(c->max_nodes, 1024 + 1024 * 15 + 1024 * 150 + 1024 * 750);
   // Capped by the graph: at most all 100 nodes, and each hop at most every edge.
-  auto small = ComputeBatchCapacity(SamplingSpec::OneRelation(1024, {-1, -1}), 100, 900, 40);
+  auto small = ComputeHomogeneousCapacity(SamplingSpec::OneRelation(1024, {-1, -1}), 100, 900, 40);
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(small->max_seeds, 100);
   EXPECT_EQ(small->max_nodes, 100);
@@ -314,9 +315,10 @@ TEST(BatchCapacity, BoundsAndLimits) {
   ASSERT_EQ(small->hops.size(), 2u);
   EXPECT_EQ(small->hops[1].frontier, 100);
   EXPECT_FALSE(
-      ComputeBatchCapacity(SamplingSpec::OneRelation(1 << 20, {-1, -1}), 1'000'000'000, 100'000'000'000, 100000).ok());
+      ComputeHomogeneousCapacity(SamplingSpec::OneRelation(1 << 20, {-1, -1}), 1'000'000'000, 100'000'000'000, 100000)
+          .ok());
   // Seeds from a list that may repeat: seed entries and hop-1 edges are not capped by the graph.
-  auto repeated = ComputeBatchCapacity(SamplingSpec::OneRelation(1024, {-1, 5}, true), 100, 900, 40);
+  auto repeated = ComputeHomogeneousCapacity(SamplingSpec::OneRelation(1024, {-1, 5}, true), 100, 900, 40);
   ASSERT_TRUE(repeated.ok());
   EXPECT_EQ(repeated->max_seeds, 1024);
   EXPECT_EQ(repeated->hops[0].edges, 1024 * 40);

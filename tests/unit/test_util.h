@@ -67,7 +67,7 @@ void WriteNpy(const std::string& path, DType dtype, const std::vector<T>& values
 }
 
 // Every byte of a batch that a consumer can see (host memory), for comparing batches.
-inline std::vector<std::byte> BatchContents(const BatchView& b, size_t feature_row_bytes) {
+inline std::vector<std::byte> BatchContents(const HomogeneousView& b, size_t feature_row_bytes) {
   std::vector<std::byte> out;
   auto add = [&](const void* p, size_t n) {
     const auto* bytes = static_cast<const std::byte*>(p);

@@ -30,12 +30,12 @@ struct Slot {
 
 // A slot for a typed link batch of `typed` (LinkSampling).
 Slot TypedSlot(const GraphData& graph, const SamplingSpec& typed) {
-  auto capacity = ComputeTypedCapacity(typed, graph.schema, graph.MaxInDegrees());
+  auto capacity = ComputeBatchCapacity(typed, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
-  const TypedBatchLayout layout = TypedBatchLayout::Make(*capacity, typed, graph.schema);
+  const BatchLayout layout = BatchLayout::Make(*capacity, typed, graph.schema);
   Slot s;
   s.bytes.assign(layout.total_bytes, std::byte{0x5a});
-  s.batch.graph = TypedBatchView::At(s.bytes.data(), layout);
+  s.batch.graph = BatchView::At(s.bytes.data(), layout);
   return s;
 }
 
@@ -92,7 +92,7 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
     std::vector<int64_t> input_id;
     for (int64_t i = 0; i < kBatch; ++i) input_id.push_back((i * 97 + 5) % sampler->split_size());
     ASSERT_TRUE(sampler->Sample(1, 4, input_id, slot.batch).ok());
-    const TypedBatchView& b = slot.batch.graph;
+    const BatchView& b = slot.batch.graph;
     const LinkSeeds& s = slot.batch.seeds;
 
     // Hop 0: each endpoint type's unique ids, ascending; no other type has any.
@@ -134,8 +134,8 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
       const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[rel.indptr]);
       const auto* indices = static_cast<const int32_t*>(graph.arrays.data[rel.indices]);
       ASSERT_EQ(rel.index_dtype, DType::kInt32);
-      const TypedBatchView::Relation& e = b.relations[r];
-      const TypedBatchView::Type &from = b.types[rel.src_type], &to = b.types[rel.dst_type];
+      const BatchView::Relation& e = b.relations[r];
+      const BatchView::Type &from = b.types[rel.src_type], &to = b.types[rel.dst_type];
       int64_t edge = 0, frontier_begin = 0, frontier_end = to.num_nodes_per_hop[0];
       for (int hop = 0; hop < 2; ++hop) {
         std::vector<int64_t> got(frontier_end - frontier_begin, 0);
@@ -199,12 +199,13 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       spec.exclude = exclude;
       auto homogeneous = CpuLinkSampler::Create(graph, LinkSampling(spec, {fanouts}, graph.schema, kBatch), spec, 9);
       ASSERT_TRUE(homogeneous.ok()) << homogeneous.status();
-      auto capacity = ComputeBatchCapacity(SamplingSpec::OneRelation(MaxLinkSeeds(kBatch, spec.negatives), fanouts),
-                                           graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+      auto capacity =
+          ComputeHomogeneousCapacity(SamplingSpec::OneRelation(MaxLinkSeeds(kBatch, spec.negatives), fanouts),
+                                     graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
       ASSERT_TRUE(capacity.ok());
-      BatchBuffer buffer(BatchLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest)));
+      HomogeneousBuffer buffer(HomogeneousLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest)));
       LinkBatch h;
-      h.graph = AsTypedView(buffer.view());
+      h.graph = AsBatchView(buffer.view());
       ASSERT_TRUE(homogeneous->Sample(3, 2, input_id, h).ok());
 
       const SamplingSpec typed_sampling = LinkSampling(spec, {fanouts}, typed_graph.schema, kBatch);
@@ -212,8 +213,8 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       ASSERT_TRUE(typed.ok()) << typed.status();
       Slot slot = TypedSlot(typed_graph, typed_sampling);
       ASSERT_TRUE(typed->Sample(3, 2, input_id, slot.batch).ok());
-      const TypedBatchView& t = slot.batch.graph;
-      const BatchView g = buffer.view();  // what h.graph sees as typed
+      const BatchView& t = slot.batch.graph;
+      const HomogeneousView g = buffer.view();  // what h.graph sees as typed
       ASSERT_EQ(t.num_nodes(0), g.num_nodes());
       ASSERT_EQ(t.num_edges(0), g.num_edges());
       EXPECT_TRUE(std::equal(g.node_ids, g.node_ids + g.num_nodes(), t.types[0].node_ids));

@@ -24,15 +24,15 @@ namespace {
 using testing::ScratchDir;
 
 struct TypedBuffer {
-  TypedBatchLayout layout;
+  BatchLayout layout;
   std::vector<std::byte> bytes;
-  TypedBatchView view;
+  BatchView view;
   TypedBuffer(const GraphData& graph, const SamplingSpec& spec) {
-    absl::StatusOr<TypedCapacity> capacity = ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees());
+    absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
     EXPECT_TRUE(capacity.ok()) << capacity.status();
-    layout = TypedBatchLayout::Make(*capacity, spec, graph.schema);
+    layout = BatchLayout::Make(*capacity, spec, graph.schema);
     bytes.assign(layout.total_bytes, std::byte{0x5a});
-    view = TypedBatchView::At(bytes.data(), layout);
+    view = BatchView::At(bytes.data(), layout);
   }
 };
 
@@ -48,16 +48,17 @@ TEST(TypedSampler, OneTypeAndOneRelationIsTheHomogeneousBatch) {
   const std::span<const int64_t> seeds(train, 64);
   for (const std::vector<int32_t>& fanouts : {std::vector<int32_t>{5, 3}, {-1, 2, 2}}) {
     const SamplingSpec spec = SamplingSpec::OneRelation(64, fanouts);
-    auto capacity = ComputeBatchCapacity(spec, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+    auto capacity =
+        ComputeHomogeneousCapacity(spec, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
     ASSERT_TRUE(capacity.ok());
-    BatchBuffer homogeneous(
-        BatchLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(d->manifest())));
+    HomogeneousBuffer homogeneous(
+        HomogeneousLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(d->manifest())));
     CpuSampler(graph, spec, 9).Sample(2, 7, seeds, homogeneous.view());
     TypedBuffer typed(graph, {.batch_size = 64, .seed_type = 0, .fanouts = {fanouts}});
     CpuSampler(graph, {.batch_size = 64, .seed_type = 0, .fanouts = {fanouts}}, 9).Sample(2, 7, seeds, typed.view);
-    const BatchView& h = homogeneous.view();
-    const TypedBatchView::Type& t = typed.view.types[0];
-    const TypedBatchView::Relation& r = typed.view.relations[0];
+    const HomogeneousView& h = homogeneous.view();
+    const BatchView::Type& t = typed.view.types[0];
+    const BatchView::Relation& r = typed.view.relations[0];
     const int hops = static_cast<int>(fanouts.size());
     ASSERT_EQ(std::vector<int32_t>(t.num_nodes_per_hop, t.num_nodes_per_hop + hops + 1),
               std::vector<int32_t>(h.num_nodes_per_hop, h.num_nodes_per_hop + hops + 1));
@@ -174,7 +175,7 @@ TEST(TypedSampler, EveryBatchKeepsEveryRule) {
   for (uint64_t batch = 0; batch < 20; ++batch) {
     const std::span<const int64_t> seeds(g.train().data() + batch * 10, 32);
     sampler.Sample(1, batch, seeds, buffer.view);
-    const TypedBatchView& b = buffer.view;
+    const BatchView& b = buffer.view;
     // Nodes: unique per type, seeds first, each later hop's new nodes sorted by id.
     std::vector<std::vector<int64_t>> hop_start(schema.node_types.size());
     for (size_t t = 0; t < schema.node_types.size(); ++t) {
@@ -198,7 +199,7 @@ TEST(TypedSampler, EveryBatchKeepsEveryRule) {
     // Edges: of their relation, and exactly min(fanout, degree) per expanded node, relation and hop.
     for (size_t r = 0; r < schema.relations.size(); ++r) {
       const RelationSchema& rel = schema.relations[r];
-      const TypedBatchView::Relation& e = b.relations[r];
+      const BatchView::Relation& e = b.relations[r];
       ASSERT_LE(b.num_edges(static_cast<int>(r)), buffer.layout.capacity.max_edges[r]);
       int64_t at = 0;
       for (int h = 0; h < 2; ++h) {
@@ -258,7 +259,7 @@ TEST(TypedSampler, DrawsAreUniformPerRelationAndKeyedByIt) {
   const std::span<const int64_t> seeds(&seed, 1);
   for (int batch = 0; batch < kBatches; ++batch) {
     sampler.Sample(0, batch, seeds, buffer.view);
-    const TypedBatchView& b = buffer.view;
+    const BatchView& b = buffer.view;
     ASSERT_EQ(b.relations[1].num_edges_per_hop[0], 3);
     std::set<int64_t> cites, cites2;
     for (int i = 0; i < 3; ++i) {
@@ -339,7 +340,7 @@ namespace gnnd {
 namespace {
 
 // Every array of a typed batch as filled (not the slot's capacity), for comparing batches.
-std::vector<std::byte> TypedContents(const TypedBatchView& b, const DatasetSchema& schema) {
+std::vector<std::byte> TypedContents(const BatchView& b, const DatasetSchema& schema) {
   std::vector<std::byte> out;
   auto add = [&](const void* p, size_t n) {
     const auto* bytes = static_cast<const std::byte*>(p);
@@ -365,13 +366,13 @@ std::vector<std::byte> TypedContents(const TypedBatchView& b, const DatasetSchem
 std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const SamplingSpec& spec,
                                                std::span<const int64_t> train, int threads, int window,
                                                const std::vector<RowCache*>* caches) {
-  auto capacity = ComputeTypedCapacity(spec, graph.schema, graph.MaxInDegrees());
+  auto capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
-  const TypedBatchLayout layout = TypedBatchLayout::Make(*capacity, spec, graph.schema);
+  const BatchLayout layout = BatchLayout::Make(*capacity, spec, graph.schema);
   constexpr int kSlots = 3;
   std::vector<std::vector<std::byte>> buffers(kSlots, std::vector<std::byte>(layout.total_bytes));
-  std::vector<TypedBatchView> slots;
-  for (auto& buffer : buffers) slots.push_back(TypedBatchView::At(buffer.data(), layout));
+  std::vector<BatchView> slots;
+  for (auto& buffer : buffers) slots.push_back(BatchView::At(buffer.data(), layout));
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   EpochSeeds seeds(train, {.seed = 6, .batch_size = spec.batch_size}, 1);
   std::unique_ptr<CpuProducer> producer =
@@ -410,7 +411,7 @@ TEST(TypedSampler, TwoStagesThroughACachePerTableGiveTheSameBatches) {
   ASSERT_GT(expected.size(), 3u);
 
   GraphData on_storage = graph;  // no features in memory
-  auto capacity = *ComputeTypedCapacity(spec, schema, graph.MaxInDegrees());
+  auto capacity = *ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   for (const bool small : {true, false}) {
     std::vector<std::unique_ptr<RowCache>> owned;
     std::vector<RowCache*> caches;

@@ -82,13 +82,13 @@ TEST(Vocabulary, InstanceNamesAddressesAndPrefixes) {
   EXPECT_TRUE(CheckInstanceName(InstanceOfAddress(absl::StrCat("unix:/tmp/", std::string(80, 'x'))), "i").ok());
 }
 
-BatchLayout SomeLayout() {
-  BatchCapacity capacity{1000, 60000, 90000, {{1000, 15000, 16000}, {16000, 75000, 60000}}};
-  return BatchLayout::Make(capacity, 2, 516);
+HomogeneousLayout SomeLayout() {
+  HomogeneousCapacity capacity{1000, 60000, 90000, {{1000, 15000, 16000}, {16000, 75000, 60000}}};
+  return HomogeneousLayout::Make(capacity, 2, 516);
 }
 
 TEST(BatchProto, LayoutRoundTripsThroughTheSessionMessage) {
-  const BatchLayout layout = SomeLayout();
+  const HomogeneousLayout layout = SomeLayout();
   auto back = SlotLayoutFromProto(SlotLayoutToProto(layout));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->num_hops, 2);
@@ -128,9 +128,9 @@ TEST(BatchProto, CountsAndTheirTotals) {
 }
 
 TEST(BatchArrays, NamesShapesAndAddressesFollowTheLayout) {
-  const BatchLayout layout = SomeLayout();
-  BatchBuffer buffer(layout);
-  const BatchView view = buffer.view();
+  const HomogeneousLayout layout = SomeLayout();
+  HomogeneousBuffer buffer(layout);
+  const HomogeneousView view = buffer.view();
   const auto arrays = BatchArrays(view, 39, 52, 4, 129, DType::kFloat32);
   ASSERT_EQ(arrays.size(), 7u);
   for (int i = 0; i < kNumBatchArrays; ++i) EXPECT_STREQ(arrays[i].name, kBatchArrayNames[i]);

@@ -155,17 +155,17 @@ std::vector<int64_t> CountReads(const GraphData& graph, std::span<const int64_t>
   std::vector<int64_t> count(graph.num_nodes(), 0);
   const EpochSeeds seeds(train, {.seed = spec.seed, .batch_size = spec.batch_size}, epoch);
   const int64_t steps = CountedSteps(seeds, spec);
-  absl::StatusOr<BatchCapacity> capacity =
-      ComputeBatchCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts), graph.num_nodes(),
-                           graph.manifest.num_edges(), graph.MaxInDegree());
+  absl::StatusOr<HomogeneousCapacity> capacity =
+      ComputeHomogeneousCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts), graph.num_nodes(),
+                                 graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok() || steps == 0) return count;
   // No features: a layout with 0-byte rows, sampled without the gather.
-  const BatchLayout layout = BatchLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), 0);
+  const HomogeneousLayout layout = HomogeneousLayout::Make(*capacity, static_cast<int>(spec.fanouts.size()), 0);
   const int threads = std::max(1, spec.threads);
   ParallelFor(steps, std::max<int64_t>(1, steps / (4 * threads)), threads, [&](int64_t begin, int64_t end) {
     CpuSampler sampler(graph, SamplingSpec::OneRelation(spec.batch_size, spec.fanouts), spec.seed);
     std::vector<uint64_t> buffer(layout.total_bytes / sizeof(uint64_t) + 1);
-    const BatchView out = BatchView::At(buffer.data(), layout);
+    const HomogeneousView out = HomogeneousView::At(buffer.data(), layout);
     for (int64_t step = begin; step < end; ++step) {
       sampler.SampleGraph(epoch, seeds.batch_index(step), seeds.batch(step), out);
       for (int64_t i = 0, nodes = out.num_nodes(); i < nodes; ++i) {
@@ -218,8 +218,8 @@ absl::StatusOr<std::string> HotnessReport(const std::string& dataset_dir, const 
   const auto* ids = static_cast<const int64_t*>(graph.arrays[split_id]);
   const std::span<const int64_t> train(ids, ArrayShape(graph.manifest, split_id)[0]);
   // Refuses specs whose batches would outgrow the layout before any work (CountReads would count nothing).
-  GNND_RETURN_IF_ERROR(ComputeBatchCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts), graph.num_nodes(),
-                                            graph.manifest.num_edges(), graph.MaxInDegree())
+  GNND_RETURN_IF_ERROR(ComputeHomogeneousCapacity(SamplingSpec::OneRelation(spec.batch_size, spec.fanouts),
+                                                  graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree())
                            .status());
 
   const std::vector<int64_t> truth = CountReads(graph, train, spec, /*epoch=*/0);

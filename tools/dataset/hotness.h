@@ -30,7 +30,7 @@ struct HotnessSpec {
 std::vector<double> ExpectedReads(const GraphData& graph, std::span<const int64_t> train,
                                   const std::vector<int32_t>& fanouts, int threads);
 // A typed dataset's expected reads per node (global ids: a type's offset plus its id): the same weights pushed
-// through every relation into each hop's frontier types (common/batch/typed_batch.h's rule).
+// through every relation into each hop's frontier types (common/batch/layout.h's rule).
 std::vector<double> TypedExpectedReads(const GraphData& graph, int seed_type, std::span<const int64_t> seeds,
                                        const std::vector<int32_t>& fanouts, int threads);
 // Per node, the number of in-neighbor lists holding it.

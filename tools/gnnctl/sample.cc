@@ -8,8 +8,8 @@
 #include "common/base/text_proto.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
+#include "common/batch/layout.h"
 #include "common/batch/seeds.h"
-#include "common/batch/typed_batch.h"
 #include "common/dataset/dataset.h"
 #include "common/wire/open_request.h"
 #include "kernels/cpu/sampler.h"
@@ -29,7 +29,7 @@ absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape
 #if GNND_WITH_CUDA
   GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
-  const TypedBatchLayout& layout = shape.layout;
+  const BatchLayout& layout = shape.layout;
   GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed, layout));
   const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
   void* out = nullptr;
@@ -102,7 +102,7 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   // The session's slot, its arrays named as the batch schema names them.
   const DatasetSchema& schema = graph.schema;
   std::vector<std::byte> buffer(shape.layout.total_bytes);
-  const TypedBatchView view = TypedBatchView::At(buffer.data(), shape.layout);
+  const BatchView view = BatchView::At(buffer.data(), shape.layout);
   if (shape.device.is_cuda()) {
     GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.data()));
   } else {

@@ -58,7 +58,7 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
   }
   std::vector<std::byte> slot(shape.layout.total_bytes);
   LinkBatch batch;
-  batch.graph = TypedBatchView::At(slot.data(), shape.layout);
+  batch.graph = BatchView::At(slot.data(), shape.layout);
   const std::span<const int64_t> input_id = seeds.batch(request.step);
   const auto positives = static_cast<int64_t>(input_id.size());
   const int64_t pairs = shape.layout.pairs->pairs(positives);
@@ -86,7 +86,7 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
   }
   GNND_RETURN_IF_ERROR(dataset::WriteNpz(out_npz, arrays));
   int64_t hop0 = 0;
-  for (const TypedBatchView::Type& t : batch.graph.types) hop0 += t.num_nodes_per_hop[0];
+  for (const BatchView::Type& t : batch.graph.types) hop0 += t.num_nodes_per_hop[0];
   return absl::StrFormat("%s: step %d of %d, %d seed edges, %d nodes at hop 0 (%s)", out_npz, request.step,
                          seeds.num_steps(), positives, hop0, request.device);
 }

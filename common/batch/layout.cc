@@ -1,9 +1,10 @@
-#include "common/batch/typed_batch.h"
+#include "common/batch/layout.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status.h"
 
 namespace gnnd {
 namespace {
@@ -12,8 +13,8 @@ int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b
 int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMax / b ? kMax : a * b; }
 // A one-type capacity as common/batch/batch.h has it (the offsets need no per-hop bounds); a link batch's
 // hop-0 bound as its seeds.
-BatchCapacity HomogeneousCapacity(const TypedCapacity& c, int seed_type) {
-  BatchCapacity h;
+HomogeneousCapacity ToHomogeneousCapacity(const BatchCapacity& c, int seed_type) {
+  HomogeneousCapacity h;
   h.max_seeds = seed_type >= 0 ? c.max_seeds : c.hops.empty() ? 0 : c.hops[0].frontier[0];
   h.max_nodes = c.max_nodes[0];
   h.max_edges = c.max_edges[0];
@@ -22,17 +23,17 @@ BatchCapacity HomogeneousCapacity(const TypedCapacity& c, int seed_type) {
 }
 }  // namespace
 
-BatchLayout HomogeneousLayoutOf(const TypedBatchLayout& layout) {
-  const TypedBatchLayout::TypeArrays& a = layout.types[0];
-  return BatchLayout::Make(HomogeneousCapacity(layout.capacity, layout.seed_type), layout.num_hops,
-                           a.feature_row_bytes);
+HomogeneousLayout HomogeneousLayoutOf(const BatchLayout& layout) {
+  const BatchLayout::TypeArrays& a = layout.types[0];
+  return HomogeneousLayout::Make(ToHomogeneousCapacity(layout.capacity, layout.seed_type), layout.num_hops,
+                                 a.feature_row_bytes);
 }
 
-TypedBatchLayout AsTypedLayout(const BatchLayout& layout) {
-  TypedBatchLayout typed;
+BatchLayout AsBatchLayout(const HomogeneousLayout& layout) {
+  BatchLayout typed;
   typed.num_hops = layout.num_hops;
   typed.seed_type = 0;
-  const BatchCapacity& c = layout.capacity;
+  const HomogeneousCapacity& c = layout.capacity;
   typed.capacity.max_nodes = {c.max_nodes};
   typed.capacity.max_edges = {c.max_edges};
   typed.capacity.max_seeds = c.max_seeds;
@@ -45,24 +46,24 @@ TypedBatchLayout AsTypedLayout(const BatchLayout& layout) {
   return typed;
 }
 
-TypedBatchView AsTypedView(const BatchView& view) {
-  TypedBatchView typed;
+BatchView AsBatchView(const HomogeneousView& view) {
+  BatchView typed;
   typed.num_hops = view.num_hops;
   typed.types.push_back({view.node_ids, view.num_nodes_per_hop, view.features, view.labels, view.feature_rows});
   typed.relations.push_back({view.edge_src, view.edge_dst, view.num_edges_per_hop});
   return typed;
 }
 
-std::vector<TypedBatchView> AsTypedViews(const std::vector<BatchView>& views) {
-  std::vector<TypedBatchView> typed;
-  for (const BatchView& view : views) typed.push_back(AsTypedView(view));
+std::vector<BatchView> AsBatchViews(const std::vector<HomogeneousView>& views) {
+  std::vector<BatchView> typed;
+  for (const HomogeneousView& view : views) typed.push_back(AsBatchView(view));
   return typed;
 }
 
-absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const SamplingSpec& spec, const DatasetSchema& schema,
+absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, const DatasetSchema& schema,
                                                    const std::vector<int64_t>& max_in_degree) {
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
-  TypedCapacity c;
+  BatchCapacity c;
   c.max_nodes.assign(types, 0);
   c.max_edges.assign(relations, 0);
   std::vector<int64_t> frontier(types, 0);
@@ -80,7 +81,7 @@ absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const SamplingSpec& spec, con
   }
   for (int hop = 0; hop < spec.num_hops(); ++hop) {
     std::vector<int64_t> reached(types, 0);
-    TypedCapacity::Hop& bound = c.hops.emplace_back();
+    BatchCapacity::Hop& bound = c.hops.emplace_back();
     bound.frontier = frontier;
     for (size_t r = 0; r < relations; ++r) {
       const RelationSchema& rel = schema.relations[r];
@@ -100,8 +101,13 @@ absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const SamplingSpec& spec, con
                               : schema.node_types[t].num_nodes;
       c.max_nodes[t] = std::min(SaturatingAdd(c.max_nodes[t], frontier[t]), cap);
     }
+    bound.nodes_after = c.max_nodes;
   }
   constexpr int64_t kLimit = (int64_t{1} << 31) - 1;  // local indices and per-hop counts are int32
+  if (schema.format_version == 1 && (c.max_nodes[0] > kLimit || c.max_edges[0] > kLimit)) {
+    return absl::InvalidArgumentError(absl::StrCat("a batch could hold ", c.max_nodes[0], " nodes and ", c.max_edges[0],
+                                                   " edges, beyond the int32 layout: lower batch_size or fanouts"));
+  }
   for (size_t t = 0; t < types; ++t) {
     if (c.max_nodes[t] > kLimit) {
       return absl::InvalidArgumentError(absl::StrCat("a batch could hold ", c.max_nodes[t], " '",
@@ -119,12 +125,24 @@ absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const SamplingSpec& spec, con
   return c;
 }
 
-TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const SamplingSpec& spec,
-                                        const DatasetSchema& schema) {
+absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpec& spec, int64_t num_nodes,
+                                                               int64_t num_edges, int64_t max_in_degree) {
+  DatasetSchema schema;
+  schema.format_version = 1;
+  schema.node_types.push_back({.name = "node", .num_nodes = num_nodes});
+  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = num_edges});
+  GNND_ASSIGN_OR_RETURN(const BatchCapacity c, ComputeBatchCapacity(spec, schema, {max_in_degree}));
+  HomogeneousCapacity h = ToHomogeneousCapacity(c, spec.seed_type);
+  for (const BatchCapacity::Hop& hop : c.hops) h.hops.push_back({hop.frontier[0], hop.edges[0], hop.nodes_after[0]});
+  return h;
+}
+
+BatchLayout BatchLayout::Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema) {
   if (schema.format_version == 1) {
     const NodeTypeSchema& nodes = schema.node_types[0];
-    TypedBatchLayout l = AsTypedLayout(BatchLayout::Make(HomogeneousCapacity(capacity, spec.seed_type), spec.num_hops(),
-                                                         nodes.features >= 0 ? nodes.feature_row_bytes() : 0));
+    BatchLayout l =
+        AsBatchLayout(HomogeneousLayout::Make(ToHomogeneousCapacity(capacity, spec.seed_type), spec.num_hops(),
+                                              nodes.features >= 0 ? nodes.feature_row_bytes() : 0));
     l.seed_type = spec.seed_type;
     l.homogeneous = true;
     l.capacity = capacity;
@@ -133,7 +151,7 @@ TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const Sam
     if (spec.seed_type != 0 || nodes.labels < 0) a.labels = SIZE_MAX;
     return l;
   }
-  TypedBatchLayout l;
+  BatchLayout l;
   l.num_hops = spec.num_hops();
   l.seed_type = spec.seed_type;
   l.capacity = capacity;
@@ -168,19 +186,19 @@ TypedBatchLayout TypedBatchLayout::Make(const TypedCapacity& capacity, const Sam
   return l;
 }
 
-TypedBatchView TypedBatchView::At(void* base, const TypedBatchLayout& layout) {
+BatchView BatchView::At(void* base, const BatchLayout& layout) {
   auto* bytes = static_cast<std::byte*>(base);
-  TypedBatchView v;
+  BatchView v;
   v.num_hops = layout.num_hops;
   for (size_t t = 0; t < layout.types.size(); ++t) {
-    const TypedBatchLayout::TypeArrays& a = layout.types[t];
+    const BatchLayout::TypeArrays& a = layout.types[t];
     v.types.push_back({reinterpret_cast<int64_t*>(bytes + a.node_ids),
                        reinterpret_cast<int32_t*>(bytes + a.num_nodes_per_hop),
                        a.features == SIZE_MAX ? nullptr : bytes + a.features,
                        a.labels == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.labels),
                        layout.capacity.FeatureRows(t)});
   }
-  for (const TypedBatchLayout::RelationArrays& a : layout.relations) {
+  for (const BatchLayout::RelationArrays& a : layout.relations) {
     v.relations.push_back({reinterpret_cast<int32_t*>(bytes + a.edge_src),
                            reinterpret_cast<int32_t*>(bytes + a.edge_dst),
                            reinterpret_cast<int32_t*>(bytes + a.num_edges_per_hop)});
@@ -188,20 +206,20 @@ TypedBatchView TypedBatchView::At(void* base, const TypedBatchLayout& layout) {
   return v;
 }
 
-int64_t TypedBatchView::num_nodes(int type) const {
+int64_t BatchView::num_nodes(int type) const {
   int64_t n = 0;
   for (int h = 0; h <= num_hops; ++h) n += types[type].num_nodes_per_hop[h];
   return n;
 }
 
-int64_t TypedBatchView::num_edges(int relation) const {
+int64_t BatchView::num_edges(int relation) const {
   int64_t n = 0;
   for (int h = 0; h < num_hops; ++h) n += relations[relation].num_edges_per_hop[h];
   return n;
 }
 
 namespace {
-BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema& schema) {
+BatchSchema TypedBatchSchema(const BatchLayout& layout, const DatasetSchema& schema) {
   BatchSchema s;
   const int hops = layout.num_hops;
   auto count = [&s](std::string name, int64_t capacity) {
@@ -212,7 +230,7 @@ BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema
   const int node_hops = count("node_hops", hops + 1), edge_hops = count("edge_hops", hops);
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     const std::string& name = schema.node_types[t].name;
-    const TypedBatchLayout::TypeArrays& a = layout.types[t];
+    const BatchLayout::TypeArrays& a = layout.types[t];
     const int64_t cap = layout.capacity.max_nodes[t];
     const int nodes = count(name + ".nodes", cap);
     for (int h = 0; h <= hops; ++h) count(absl::StrCat(name, ".nodes_hop", h), cap);
@@ -231,7 +249,7 @@ BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema
   }
   for (size_t r = 0; r < schema.relations.size(); ++r) {
     const std::string key = schema.relations[r].key();
-    const TypedBatchLayout::RelationArrays& a = layout.relations[r];
+    const BatchLayout::RelationArrays& a = layout.relations[r];
     const int64_t cap = layout.capacity.max_edges[r];
     const int edges = count(key + ".edges", cap);
     for (int h = 0; h < hops; ++h) count(absl::StrCat(key, ".edges_hop", h), cap);
@@ -243,7 +261,7 @@ BatchSchema TypedBatchSchema(const TypedBatchLayout& layout, const DatasetSchema
   return s;
 }
 
-std::vector<int64_t> TypedBatchCounts(const TypedBatchView& view, int seed_type) {
+std::vector<int64_t> TypedBatchCounts(const BatchView& view, int seed_type) {
   const int hops = view.num_hops;
   std::vector<int64_t> counts = {hops + 1, hops};
   for (size_t t = 0; t < view.types.size(); ++t) {
@@ -279,7 +297,7 @@ void AddPairSchema(const PairArrays& pairs, const std::string& prefix, BatchSche
 
 }  // namespace
 
-BatchSchema BatchSchemaOf(const TypedBatchLayout& layout, const DatasetSchema& schema) {
+BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema) {
   BatchSchema s;
   if (layout.homogeneous) {
     const NodeTypeSchema& nodes = schema.node_types[0];
@@ -299,8 +317,7 @@ BatchSchema BatchSchemaOf(const TypedBatchLayout& layout, const DatasetSchema& s
   return s;
 }
 
-std::vector<int64_t> BatchCountsOf(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs,
-                                   int64_t positives) {
+std::vector<int64_t> BatchCountsOf(const BatchView& view, const BatchLayout& layout, int64_t pairs, int64_t positives) {
   const size_t hops = static_cast<size_t>(view.num_hops);
   std::vector<int64_t> counts = layout.homogeneous ? HomogeneousBatchCounts({view.types[0].num_nodes_per_hop, hops + 1},
                                                                             {view.relations[0].num_edges_per_hop, hops})
@@ -312,7 +329,7 @@ std::vector<int64_t> BatchCountsOf(const TypedBatchView& view, const TypedBatchL
   return counts;
 }
 
-void CopyTypedBatchGraph(const TypedBatchView& from, const TypedBatchView& to) {
+void CopyBatchGraph(const BatchView& from, const BatchView& to) {
   for (size_t t = 0; t < from.types.size(); ++t) {
     std::copy_n(from.types[t].num_nodes_per_hop, from.num_hops + 1, to.types[t].num_nodes_per_hop);
     std::copy_n(from.types[t].node_ids, from.num_nodes(static_cast<int>(t)), to.types[t].node_ids);

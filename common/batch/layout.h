@@ -1,5 +1,5 @@
-// The typed minibatch: what sampling a typed dataset (common/dataset/schema.h) gives, for each node type
-// and each relation, in one contiguous buffer:
+// The minibatch of every session: what sampling a dataset (common/dataset/schema.h) gives, for each node type
+// and each relation, in one contiguous buffer (a slot):
 //   per node type T:   T.node_ids int64[N_T]   ids within T: T's seeds first, then the nodes of T first
 //                                               reached at hop 1 sorted by id, hop 2, ...
 //                      T.num_nodes_per_hop int32[L+1]
@@ -9,7 +9,9 @@
 //                                               type's node_ids, message direction src -> dst, by hop
 //                      R.num_edges_per_hop int32[L]
 // Each hop's nodes and edges are a prefix of the next hop's (PyG's num_sampled_nodes / num_sampled_edges).
-// A one-type, one-relation dataset gives the homogeneous batch's values (common/batch/batch.h).
+// A homogeneous dataset is its one type and one relation, its arrays placed and named as API 1.0 clients read
+// them (common/batch/batch.h). A link batch adds its pair arrays (PairArrays). The spec that sizes a layout:
+// common/batch/spec.h.
 #pragma once
 
 #include <cstddef>
@@ -26,7 +28,7 @@ namespace gnnd {
 
 // Upper bounds of one batch, per type and relation (a fanout of -1 bounded by the relation's largest
 // in-degree); INVALID_ARGUMENT if a count could outgrow the int32 local indices.
-struct TypedCapacity {
+struct BatchCapacity {
   std::vector<int64_t> max_nodes;  // per node type
   std::vector<int64_t> max_edges;  // per relation
   int64_t max_seeds = 0;
@@ -37,12 +39,13 @@ struct TypedCapacity {
   // Per hop: each type's frontier (nodes it expands) and each relation's edges, at most (what a GPU
   // launch covers).
   struct Hop {
-    std::vector<int64_t> frontier;  // per node type
-    std::vector<int64_t> edges;     // per relation
+    std::vector<int64_t> frontier;     // per node type
+    std::vector<int64_t> edges;        // per relation
+    std::vector<int64_t> nodes_after;  // per node type: all its nodes once this hop's new ones are added
   };
   std::vector<Hop> hops;
 };
-absl::StatusOr<TypedCapacity> ComputeTypedCapacity(const SamplingSpec& spec, const DatasetSchema& schema,
+absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, const DatasetSchema& schema,
                                                    const std::vector<int64_t>& max_in_degree);
 
 // A link batch's pair arrays, after its graph arrays (common/batch/link_batch.h; SIZE_MAX where the negative
@@ -66,7 +69,7 @@ struct PairArrays {
 // SIZE_MAX where a type has no such array. A homogeneous dataset's (format_version 1) puts its one type's and
 // relation's arrays in the order of common/batch/batch.h, the layout API 1.0 clients check
 // (HomogeneousLayoutOf), and keeps that header's array names.
-struct TypedBatchLayout {
+struct BatchLayout {
   struct TypeArrays {
     size_t node_ids = 0, num_nodes_per_hop = 0, features = SIZE_MAX, labels = SIZE_MAX;
     size_t feature_row_bytes = 0;
@@ -77,21 +80,26 @@ struct TypedBatchLayout {
   int num_hops = 0;
   int seed_type = 0;  // -1: a link batch
   bool homogeneous = false;
-  TypedCapacity capacity;
+  BatchCapacity capacity;
   std::vector<TypeArrays> types;
   std::vector<RelationArrays> relations;
   std::optional<PairArrays> pairs;  // link batches (AddPairArrays)
   size_t total_bytes = 0;
 
-  static TypedBatchLayout Make(const TypedCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema);
+  static BatchLayout Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema);
 };
+
+// A homogeneous dataset's bound (num_nodes nodes, num_edges edges, max_in_degree the largest in-degree; `spec`
+// one relation's) as the API 1.0 layout has it: ComputeBatchCapacity of its one type and relation.
+absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpec& spec, int64_t num_nodes,
+                                                               int64_t num_edges, int64_t max_in_degree);
 
 // A homogeneous layout's capacity and offsets as common/batch/batch.h has them (the API 1.0 SlotLayout); a link
 // batch's hop-0 bound as its seeds.
-BatchLayout HomogeneousLayoutOf(const TypedBatchLayout& layout);
+HomogeneousLayout HomogeneousLayoutOf(const BatchLayout& layout);
 
-// Typed pointers into one buffer laid out by a TypedBatchLayout.
-struct TypedBatchView {
+// Pointers to each array of one buffer laid out by a BatchLayout.
+struct BatchView {
   struct Type {
     int64_t* node_ids = nullptr;
     int32_t* num_nodes_per_hop = nullptr;
@@ -108,20 +116,20 @@ struct TypedBatchView {
   std::vector<Type> types;
   std::vector<Relation> relations;
 
-  static TypedBatchView At(void* base, const TypedBatchLayout& layout);
+  static BatchView At(void* base, const BatchLayout& layout);
   int64_t num_nodes(int type) const;
   int64_t num_edges(int relation) const;
 };
 
-// A homogeneous layout (common/batch/batch.h) as the one-type, one-relation typed layout of the same offsets.
-TypedBatchLayout AsTypedLayout(const BatchLayout& layout);
-// A homogeneous batch's arrays as the one-type, one-relation typed view of them.
-TypedBatchView AsTypedView(const BatchView& view);
-std::vector<TypedBatchView> AsTypedViews(const std::vector<BatchView>& views);
+// A homogeneous layout (common/batch/batch.h) as the one-type, one-relation layout of the same offsets.
+BatchLayout AsBatchLayout(const HomogeneousLayout& layout);
+// A homogeneous batch's arrays as the one-type, one-relation view of them.
+BatchView AsBatchView(const HomogeneousView& view);
+std::vector<BatchView> AsBatchViews(const std::vector<HomogeneousView>& views);
 
 // What sampling writes (counts, node ids, edges; not features or labels) of `from` into `to`, whose layout
 // may differ in features and labels.
-void CopyTypedBatchGraph(const TypedBatchView& from, const TypedBatchView& to);
+void CopyBatchGraph(const BatchView& from, const BatchView& to);
 // `schema` as a layout without features and labels sees it (a ring entry of the sampling stage).
 DatasetSchema WithoutNodeData(DatasetSchema schema);
 
@@ -131,9 +139,9 @@ DatasetSchema WithoutNodeData(DatasetSchema schema);
 // HomogeneousBatchSchema's (common/batch/batch_schema.h; a link batch's without labels, and without features
 // where the dataset has none). Then a link batch's pair arrays (a typed dataset's named after the seed
 // relation as its other arrays are: "author___writes___paper.edge_label_index") and counts "pairs", "positives".
-BatchSchema BatchSchemaOf(const TypedBatchLayout& layout, const DatasetSchema& schema);
+BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema);
 // A batch's count values in that schema's order (`pairs`, `positives`: a link batch's).
-std::vector<int64_t> BatchCountsOf(const TypedBatchView& view, const TypedBatchLayout& layout, int64_t pairs = 0,
+std::vector<int64_t> BatchCountsOf(const BatchView& view, const BatchLayout& layout, int64_t pairs = 0,
                                    int64_t positives = 0);
 
 }  // namespace gnnd
