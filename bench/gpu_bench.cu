@@ -16,7 +16,7 @@
 //     --tier_gpus 2: the tier split over two GPUs with peer access (each caches the share), both gathering at
 //     once (each reads the other's share over NVLink), rates per GPU.
 //   gpu_bench link (--dataset DIR | --synthetic_nodes N) [--batch_size 1024] [--fanouts 15,10,5]
-//     Link batches (CudaLinkSampler, CSC in GPU memory; positives: edges of the graph) with binary 1:1 and
+//     Link batches (CudaLinkStage, CSC in GPU memory; positives: edges of the graph) with binary 1:1 and
 //     triplet 1:5 negatives, exclusion off and reverse, against node batches whose seeds are the same link
 //     batches' hop-0 nodes: median ms per whole batch of each, and their ratio (every kernel launched in both).
 //   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5]
@@ -49,7 +49,7 @@
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/host_registration.h"
 #include "kernels/cuda/hot_tier.h"
-#include "kernels/cuda/link_sampler.h"
+#include "kernels/cuda/link_stage.h"
 #include "tools/dataset/hotness.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory");
@@ -815,17 +815,21 @@ int RunLink() {
     for (const ExcludeMode exclude : {ExcludeMode::kNone, ExcludeMode::kReverse}) {
       LinkSeedSpec spec;
       spec.seed_edges = pairs;
-      spec.fanouts = fanouts;
       spec.negatives = c.spec;
       spec.exclude = exclude;
-      auto link = OrDie(CudaLinkSampler::Create(graph, device->graph(), spec, 1, batch_size));
-      const HomogeneousLayout& layout = link->layout();
+      const SamplingSpec sampling = LinkSampling(spec, {fanouts}, graph.schema, batch_size);
+      BatchLayout link_layout = BatchLayout::Make(
+          OrDie(ComputeBatchCapacity(sampling, graph.schema, graph.MaxInDegrees())), sampling, graph.schema);
+      AddPairArrays(link_layout, 0, batch_size, spec.negatives, false);
+      auto link_sampler = OrDie(CudaSampler::Create(device->graph(), sampling, 1, link_layout, {.use_graphs = false}));
+      auto link = OrDie(CudaLinkStage::Create(graph, device->graph(), *link_sampler, spec, 1));
+      const HomogeneousLayout layout = HomogeneousLayoutOf(link_layout);  // the graph arrays, as node batches
       auto node =
           OrDie(CudaSampler::Create(device->graph(), SamplingSpec::OneRelation(layout.capacity.max_seeds, fanouts), 1,
                                     AsBatchLayout(layout), {.use_graphs = false}));
       void *link_out = nullptr, *node_out = nullptr;
       int64_t* seeds = nullptr;
-      CHECK_CUDA(cudaMalloc(&link_out, layout.total_bytes));
+      CHECK_CUDA(cudaMalloc(&link_out, link_layout.total_bytes));
       CHECK_CUDA(cudaMalloc(&node_out, layout.total_bytes));
       CHECK_CUDA(cudaMalloc(&seeds, sizeof(int64_t) * layout.capacity.max_seeds));
       std::vector<double> link_ms, node_ms, hop0;

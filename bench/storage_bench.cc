@@ -328,9 +328,9 @@ int Run() {
         b,
         [&](std::vector<HomogeneousView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
           return std::make_unique<CpuProducer>(
-              CpuProducer::StorageSampling(graph, b.spec, 1, AsBatchLayout(b.layout), AsBatchViews(views),
-                                           {cache->get()}, absl::GetFlag(FLAGS_look_ahead),
-                                           absl::GetFlag(FLAGS_prefetch_distance)),
+              *CpuProducer::OnStorage({&graph, b.spec, std::nullopt, 1, AsBatchLayout(b.layout)},
+                                      {AsBatchViews(views), {}, nullptr}, {cache->get()},
+                                      absl::GetFlag(FLAGS_look_ahead), absl::GetFlag(FLAGS_prefetch_distance)),
               slots, 0, std::move(seeds), workers, threads);
         },
         [&] { warm = (*cache)->stats(); });
@@ -350,7 +350,8 @@ int Run() {
     graph.arrays.data[features_at] = file.data();  // the file's mapping: page faults read it
     const Outcome o = Consume(
         b, [&](std::vector<HomogeneousView> views, EpochSeeds seeds, ThreadPool& workers, int threads, int slots) {
-          return std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, b.spec, 1, AsBatchViews(views), threads),
+          return std::make_unique<CpuProducer>(*CpuProducer::InMemory({&graph, b.spec, std::nullopt, 1, {}},
+                                                                      {AsBatchViews(views), {}, nullptr}, threads),
                                                slots, 0, std::move(seeds), workers, threads);
         });
     std::printf("| mmap of features.npy | %.2f | %.0f | | | | | %s |\n", o.batches / o.seconds, o.rows / o.seconds,

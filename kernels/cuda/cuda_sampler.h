@@ -1,5 +1,5 @@
 // The CUDA backend: the CPU sampler's rule (kernels/cpu/sampler.h) on the GPU, bit-identical to it, for every
-// dataset — a homogeneous one is its one node type and one relation (AsTypedSpec, AsBatchLayout). One node table
+// dataset and batch kind — a homogeneous dataset is its one node type and one relation. One node table
 // of global ids (a type's offset plus its id) serves the whole batch. Each hop runs every relation's draws
 // (sampling.h) around its destination type's frontier, each into its own segment of one key buffer; one sort
 // of that buffer then orders the new nodes by type and by id within a type, the order the rule appends them
@@ -45,9 +45,9 @@ struct CudaSamplerOptions {
 class CudaSampler {
  public:
   using Options = CudaSamplerOptions;
-  // Writes batches into buffers laid out by `layout` (BatchLayout::Make of `spec`, or a homogeneous
-  // dataset's HomogeneousLayout seen as typed: AsBatchLayout), its capacity sizing every buffer on the current
-  // device. Rows and in-neighbor lists come through each type's hot tier where graph.types[t].hot has one.
+  // Writes batches into buffers laid out by `layout` (BatchLayout::Make of `spec`, or a homogeneous layout
+  // seen as one: AsBatchLayout), its capacity sizing every buffer on the current device. Rows and in-neighbor lists
+  // come through each type's hot tier where graph.types[t].hot has one.
   static absl::StatusOr<std::unique_ptr<CudaSampler>> Create(const DeviceGraph& graph, const SamplingSpec& spec,
                                                              uint64_t seed, const BatchLayout& layout,
                                                              Options options = {});
@@ -67,6 +67,7 @@ class CudaSampler {
   // The largest frontier of any hop and relation (the exclusions' per-node scratch).
   int64_t MaxFrontier() const;
   const BatchLayout& layout() const { return layout_; }
+  const SamplingSpec& spec() const { return spec_; }
   // Captures and instantiates the graphs that Sample launches for `out` on `stream` now, rather than at its
   // first batch (tens of kernels each: work for a setup thread, not for a session's step).
   absl::Status Prepare(void* out, cudaStream_t stream);

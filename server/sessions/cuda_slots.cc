@@ -9,7 +9,7 @@
 #include "common/base/status.h"
 #include "common/batch/link_batch.h"
 #include "common/wire/batch_proto.h"
-#include "kernels/cuda/link_sampler.h"
+#include "kernels/cuda/link_stage.h"
 #include "server/sessions/staged_slot_sampler.h"
 
 namespace gnnd {
@@ -64,16 +64,17 @@ class NodeSlotSampler final : public SlotSampler {
   std::unique_ptr<cuda::CudaSampler> sampler_;
 };
 
-// Link batches (kernels/cuda/link_sampler.h): the graph arrays, then the pair arrays, in one slot. Each
-// fill's strict flag is copied to pinned memory behind it and read when the fill is complete.
+// Link batches (kernels/cuda/link_stage.h before the one sampler): the graph arrays, then the pair arrays, in one slot.
+// Each fill's strict flag is copied to pinned memory behind it and read when the fill is complete.
 class LinkSlotSampler final : public SlotSampler {
  public:
   static absl::StatusOr<std::unique_ptr<LinkSlotSampler>> Create(const SessionPlan& plan,
                                                                  const cuda::DeviceGraph& graph) {
     auto s = std::unique_ptr<LinkSlotSampler>(new LinkSlotSampler());
-    GNND_ASSIGN_OR_RETURN(s->sampler_,
-                          cuda::CudaLinkSampler::Create(plan.dataset->graph, graph, plan.sampling, plan.link->seeds,
-                                                        plan.seed, plan.layout, plan.num_slots));
+    GNND_ASSIGN_OR_RETURN(s->graph_sampler_, cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout,
+                                                                       {.use_graphs = false}));
+    GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaLinkStage::Create(plan.dataset->graph, graph, *s->graph_sampler_,
+                                                                   plan.link->seeds, plan.seed, plan.num_slots));
     s->flags_ = static_cast<size_t>(plan.num_slots);  // fills in flight: at most one per slot
     GNND_CUDA(cudaMallocHost(&s->strict_, sizeof(uint64_t) * s->flags_), "allocate the strict flags");
     return s;
@@ -119,7 +120,8 @@ class LinkSlotSampler final : public SlotSampler {
     size_t flag = 0;
   };
   LinkSlotSampler() = default;
-  std::unique_ptr<cuda::CudaLinkSampler> sampler_;
+  std::unique_ptr<cuda::CudaSampler> graph_sampler_;  // the one sampler, drawing around each batch's pairs
+  std::unique_ptr<cuda::CudaLinkStage> sampler_;      // declared after graph_sampler_: destroyed before it
   uint64_t* strict_ = nullptr;  // pinned: one flag (and staging way) per fill in flight, used round robin
   size_t flags_ = 1, next_flag_ = 0;
   std::deque<Fill> filling_;  // enqueued, in order (the polling thread's)

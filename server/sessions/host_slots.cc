@@ -21,46 +21,35 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
                                             bool two_stages) {
   HostSlots s;
   const size_t slot_bytes = plan.slot_bytes();
-  std::vector<BatchView> graphs;
+  HostTargets targets;
   for (int k = 0; k < plan.num_slots; ++k) {
     std::byte* slot = base + k * slot_bytes;
-    graphs.push_back(BatchView::At(slot, plan.layout));
-    s.bases_.push_back(slot);
+    targets.views.push_back(BatchView::At(slot, plan.layout));
+    targets.bases.push_back(slot);
   }
-  s.views_ = graphs;
+  s.views_ = targets.views;
+  s.bases_ = targets.bases;
   s.layout_ = plan.layout;
-  const GraphData& graph = plan.dataset->graph;
-  const LoadedDataset& dataset = *plan.dataset;
-  const BatchLayout& graph_layout = plan.layout;
-  if (two_stages) {
-    for (size_t t = 0; t < graph_layout.capacity.max_nodes.size(); ++t) {
-      const RowCache* cache = dataset.feature_caches[t].get();
-      if (cache == nullptr) continue;
-      GNND_RETURN_IF_ERROR(cache->CheckBatchFits(graph_layout.capacity.FeatureRows(t),
-                                                 absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
-    }
-  }
   if (plan.link) {
     s.link_counts_ = std::make_shared<std::vector<std::pair<int64_t, int64_t>>>(plan.num_slots);
-    if (two_stages) {
-      GNND_ASSIGN_OR_RETURN(
-          s.stages_, CpuProducer::LinkStorageSampling(graph, plan.sampling, plan.link->seeds, plan.seed, graph_layout,
-                                                      std::move(graphs), s.bases_, s.link_counts_, dataset.caches(),
-                                                      dataset.look_ahead, 2, held_elsewhere));
-    } else {
-      GNND_ASSIGN_OR_RETURN(s.fill_,
-                            CpuProducer::LinkSampling(graph, plan.sampling, plan.link->seeds, plan.seed, plan.layout,
-                                                      std::move(graphs), s.bases_, s.link_counts_, max_parallel));
-    }
+    targets.link_counts = s.link_counts_;
+  }
+  const LoadedDataset& dataset = *plan.dataset;
+  const BatchRecipe recipe{&dataset.graph, plan.sampling,
+                           plan.link ? std::optional<LinkSeedSpec>(plan.link->seeds) : std::nullopt, plan.seed,
+                           plan.layout};
+  if (!two_stages) {
+    GNND_ASSIGN_OR_RETURN(s.fill_, CpuProducer::InMemory(recipe, std::move(targets), max_parallel));
     return s;
   }
-  const SamplingSpec& spec = plan.sampling;
-  if (two_stages) {
-    s.stages_ = CpuProducer::StorageSampling(graph, spec, plan.seed, graph_layout, std::move(graphs), dataset.caches(),
-                                             dataset.look_ahead, 2, std::move(held_elsewhere));
-  } else {
-    s.fill_ = CpuProducer::Sampling(graph, spec, plan.seed, std::move(graphs), max_parallel);
+  for (size_t t = 0; t < plan.layout.capacity.max_nodes.size(); ++t) {
+    const RowCache* cache = dataset.feature_caches[t].get();
+    if (cache == nullptr) continue;
+    GNND_RETURN_IF_ERROR(cache->CheckBatchFits(plan.layout.capacity.FeatureRows(t),
+                                               absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
   }
+  GNND_ASSIGN_OR_RETURN(s.stages_, CpuProducer::OnStorage(recipe, std::move(targets), dataset.caches(),
+                                                          dataset.look_ahead, 2, std::move(held_elsewhere)));
   return s;
 }
 

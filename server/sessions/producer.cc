@@ -44,97 +44,95 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
   ScheduleLocked();
 }
 
-CpuProducer::FillBatch CpuProducer::Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
-                                             std::vector<BatchView> slots, int max_parallel) {
-  auto samplers = std::make_shared<std::vector<CpuSampler>>();
-  for (int i = 0; i < std::max(max_parallel, 1); ++i) samplers->emplace_back(graph, spec, seed);
-  return [samplers, slots = std::move(slots)](int sampler, uint64_t epoch, uint64_t batch_index,
-                                              std::span<const int64_t> seeds, int slot) {
-    SampleTimes times;
-    (*samplers)[sampler].Sample(epoch, batch_index, seeds, slots[slot], &times);
-    return times;
-  };
+namespace {
+
+// One batch at a time on the host, of any kind: the one sampler, and a link session's seed stage before it.
+struct BatchMaker {
+  CpuSampler sampler;
+  std::optional<LinkStage> link;
+
+  static absl::StatusOr<BatchMaker> Create(const BatchRecipe& recipe) {
+    BatchMaker maker{CpuSampler(*recipe.graph, recipe.sampling, recipe.seed), std::nullopt};
+    if (recipe.link) {
+      GNND_ASSIGN_OR_RETURN(maker.link, LinkStage::Create(*recipe.graph, recipe.sampling, *recipe.link, recipe.seed));
+    }
+    return maker;
+  }
+  // The batch of `seeds` (node ids; a link batch's positions of its positives, its pairs into `pairs`) into
+  // `view`: the graph, and with `gather` the feature rows and a node batch's labels.
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& view,
+                      bool gather, LinkBatch& pairs, SampleTimes* times) {
+    if (link) {
+      pairs.graph = view;
+      return link->Sample(sampler, epoch, batch_index, seeds, pairs, times, gather);
+    }
+    if (gather) {
+      sampler.Sample(epoch, batch_index, seeds, view, times);
+    } else {
+      sampler.SampleGraph(epoch, batch_index, seeds, view);
+    }
+    return absl::OkStatus();
+  }
+};
+
+// A look-ahead ring entry holds what sampling writes: the batch without features and labels.
+BatchLayout RingLayout(const BatchRecipe& recipe) {
+  return BatchLayout::Make(recipe.layout.capacity, recipe.sampling, WithoutNodeData(recipe.graph->schema));
 }
 
-absl::StatusOr<CpuProducer::FillBatch> CpuProducer::LinkSampling(
-    const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
-    const BatchLayout& layout, std::vector<BatchView> graphs, std::vector<std::byte*> slots,
-    std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, int max_parallel) {
+}  // namespace
+
+absl::StatusOr<CpuProducer::FillBatch> CpuProducer::InMemory(const BatchRecipe& recipe, HostTargets targets,
+                                                             int max_parallel) {
   struct Worker {
-    CpuLinkSampler sampler;
-    LinkBatch batch;
+    BatchMaker maker;
+    LinkBatch pairs;
   };
   auto workers = std::make_shared<std::vector<Worker>>();
   for (int i = 0; i < std::max(max_parallel, 1); ++i) {
-    absl::StatusOr<CpuLinkSampler> sampler = CpuLinkSampler::Create(graph, sampling, spec, seed);
-    if (!sampler.ok()) return sampler.status();
-    workers->push_back({*std::move(sampler), {}});
+    GNND_ASSIGN_OR_RETURN(BatchMaker maker, BatchMaker::Create(recipe));
+    workers->push_back({std::move(maker), {}});
   }
-  return [workers, pairs = *layout.pairs, graphs = std::move(graphs), slots = std::move(slots), counts](
-             int sampler, uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-             int slot) -> absl::StatusOr<SampleTimes> {
+  std::optional<PairArrays> pairs = recipe.layout.pairs;
+  return [workers, pairs, targets = std::move(targets)](int sampler, uint64_t epoch, uint64_t batch_index,
+                                                        std::span<const int64_t> seeds,
+                                                        int slot) -> absl::StatusOr<SampleTimes> {
     Worker& w = (*workers)[sampler];
-    w.batch.graph = graphs[slot];
     SampleTimes times;
-    if (absl::Status sampled = w.sampler.Sample(epoch, batch_index, seeds, w.batch, &times); !sampled.ok()) {
-      return sampled;
+    GNND_RETURN_IF_ERROR(w.maker.Sample(epoch, batch_index, seeds, targets.views[slot], true, w.pairs, &times));
+    if (pairs) {
+      const auto written = std::chrono::steady_clock::now();
+      (*targets.link_counts)[slot] = WriteLinkArrays(w.pairs, *pairs, targets.bases[slot]);
+      times.sample += SecondsSince(written);
     }
-    const auto written = std::chrono::steady_clock::now();
-    (*counts)[slot] = WriteLinkArrays(w.batch, pairs, slots[slot]);
-    times.sample += std::chrono::duration<double>(std::chrono::steady_clock::now() - written).count();
     return times;
   };
 }
 
-namespace {
-// A look-ahead ring entry holds what sampling writes: the batch without features and labels.
-BatchLayout RingLayout(const GraphData& graph, const SamplingSpec& spec, const BatchLayout& layout) {
-  return BatchLayout::Make(layout.capacity, spec, WithoutNodeData(graph.schema));
-}
-}  // namespace
+size_t CpuProducer::RingEntryBytes(const BatchRecipe& recipe) { return RingLayout(recipe).total_bytes; }
 
-size_t CpuProducer::RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const BatchLayout& layout) {
-  return RingLayout(graph, spec, layout).total_bytes;
-}
-
-std::shared_ptr<const CpuProducer::Stages> CpuProducer::StorageSampling(
-    const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
-    std::vector<BatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance,
+absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorage(
+    const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window, int prefetch_distance,
     std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
-  auto sampler = std::make_shared<CpuSampler>(graph, spec, seed);  // one planning task at a time
-  GraphStage stage;
-  stage.sample = [sampler](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int,
-                           const BatchView& entry) {
-    sampler->SampleGraph(epoch, batch_index, seeds, entry);
-    return absl::OkStatus();
+  struct Planner {  // one planning task at a time
+    BatchMaker maker;
+    std::vector<LinkBatch> entries;  // a link batch's pairs, per ring entry (its graph is in the ring)
   };
-  stage.finish = [sampler, slots](int, int slot) { sampler->GatherLabels(slots[slot]); };
-  return TwoStages(RingLayout(graph, spec, layout), std::move(stage), std::move(slots), std::move(caches), window,
-                   prefetch_distance, std::move(held_elsewhere));
-}
-
-absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::LinkStorageSampling(
-    const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
-    const BatchLayout& layout, std::vector<BatchView> slots, std::vector<std::byte*> bases,
-    std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
-    int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
-  struct Planner {
-    CpuLinkSampler sampler;
-    std::vector<LinkBatch> entries;  // each ring entry's pairs (its graph is in the ring)
-  };
-  GNND_ASSIGN_OR_RETURN(CpuLinkSampler sampler, CpuLinkSampler::Create(graph, sampling, spec, seed));
-  auto planner = std::make_shared<Planner>(Planner{std::move(sampler), std::vector<LinkBatch>(std::max(window, 1))});
+  GNND_ASSIGN_OR_RETURN(BatchMaker maker, BatchMaker::Create(recipe));
+  auto planner = std::make_shared<Planner>(Planner{std::move(maker), std::vector<LinkBatch>(std::max(window, 1))});
   GraphStage stage;
-  stage.sample = [planner](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, int entry,
+  stage.sample = [planner](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry,
                            const BatchView& graph) {
-    LinkBatch& batch = planner->entries[entry];
-    batch.graph = graph;
-    return planner->sampler.Sample(epoch, batch_index, input_id, batch, nullptr, /*gather_features=*/false);
+    return planner->maker.Sample(epoch, batch_index, seeds, graph, false, planner->entries[entry], nullptr);
   };
-  stage.finish = [planner, pairs = *layout.pairs, bases = std::move(bases), counts](int entry, int slot) {
-    (*counts)[slot] = WriteLinkArrays(planner->entries[entry], pairs, bases[slot]);
+  stage.finish = [planner, pairs = recipe.layout.pairs, targets](int entry, int slot) {
+    if (pairs) {
+      (*targets.link_counts)[slot] = WriteLinkArrays(planner->entries[entry], *pairs, targets.bases[slot]);
+    } else {
+      planner->maker.sampler.GatherLabels(targets.views[slot]);
+    }
   };
-  return TwoStages(RingLayout(graph, sampling, layout), std::move(stage), std::move(slots), std::move(caches), window,
+  return TwoStages(RingLayout(recipe), std::move(stage), std::move(targets.views), std::move(caches), window,
                    prefetch_distance, std::move(held_elsewhere));
 }
 

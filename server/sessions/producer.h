@@ -21,10 +21,28 @@
 #include "common/batch/layout.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/row_cache.h"
-#include "kernels/cpu/link_sampler.h"
+#include "kernels/cpu/link_stage.h"
 #include "kernels/cpu/sampler.h"
 
 namespace gnnd {
+
+// What a session's batches are made of: the graph, the one spec, a link session's seed stage, the seed,
+// and the layout of the slots they go to.
+struct BatchRecipe {
+  const GraphData* graph = nullptr;
+  SamplingSpec sampling;
+  std::optional<LinkSeedSpec> link;
+  uint64_t seed = 0;
+  BatchLayout layout;
+};
+
+// Where a producer's batches go: each slot's arrays and start, and per slot the (pairs, positives) of the
+// link batch in it (link sessions).
+struct HostTargets {
+  std::vector<BatchView> views;
+  std::vector<std::byte*> bases;
+  std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> link_counts;
+};
 
 class CpuProducer {
  public:
@@ -69,36 +87,19 @@ class CpuProducer {
   // The same in two stages.
   CpuProducer(std::shared_ptr<const Stages> stages, int num_slots, uint64_t epoch, EpochSeeds seeds,
               TaskRunner& workers, int max_parallel, std::function<void()> on_ready = nullptr);
-  // The batches of `graph`: one CpuSampler per parallel batch, filling `slots`.
-  static FillBatch Sampling(const GraphData& graph, const SamplingSpec& spec, uint64_t seed,
-                            std::vector<BatchView> slots, int max_parallel);
-  // Link batches of `graph` (kernels/cpu/link_sampler.h): the seeds are positions in the edge split; the
-  // graph arrays go to `graphs[slot]`, the pair arrays after them in the slot at `slots[slot]` as `layout`
-  // says, and each batch's (pairs, positives) counts to (*counts)[slot].
-  static absl::StatusOr<FillBatch> LinkSampling(const GraphData& graph, const SamplingSpec& sampling,
-                                                const LinkSeedSpec& spec, uint64_t seed, const BatchLayout& layout,
-                                                std::vector<BatchView> graphs, std::vector<std::byte*> slots,
-                                                std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts,
-                                                int max_parallel);
-  // The batches of `graph` in two stages, each node type's features read through caches[type] (null: the
-  // type has none, or they are in memory): ring entries laid out like `layout` without features and labels.
-  // Rows marked in held_elsewhere[type] (a GPU hot tier's, which fills them later; empty or null: none) are
-  // neither announced nor read: their place in the batch's features is left undefined.
-  static std::shared_ptr<const Stages> StorageSampling(
-      const GraphData& graph, const SamplingSpec& spec, uint64_t seed, const BatchLayout& layout,
-      std::vector<BatchView> slots, std::vector<RowCache*> caches, int window, int prefetch_distance = 2,
-      std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
-  // Link batches in two stages: the graph and the pairs sampled ahead into the ring (a batch whose strict
-  // negatives fail fails at its gather), the rows read at the gather. `slots`: the slots' arrays as `layout`
-  // lays them out; the pair arrays go at `bases[slot]`, each batch's (pairs, positives) to (*counts)[slot].
-  static absl::StatusOr<std::shared_ptr<const Stages>> LinkStorageSampling(
-      const GraphData& graph, const SamplingSpec& sampling, const LinkSeedSpec& spec, uint64_t seed,
-      const BatchLayout& layout, std::vector<BatchView> slots, std::vector<std::byte*> bases,
-      std::shared_ptr<std::vector<std::pair<int64_t, int64_t>>> counts, std::vector<RowCache*> caches, int window,
+  // Batches with the features in memory, one stage: one sampler per parallel batch fills each slot whole.
+  static absl::StatusOr<FillBatch> InMemory(const BatchRecipe& recipe, HostTargets targets, int max_parallel);
+  // Batches in two stages, each node type's features read through caches[type] (null: the type has none, or
+  // they are in memory): ring entries laid out like the recipe's layout without features and labels. Rows
+  // marked in held_elsewhere[type] (a GPU hot tier's, which fills them later; empty or null: none) are
+  // neither announced nor read: their place in the batch's features is left undefined. A link batch whose
+  // strict negatives fail fails at its gather.
+  static absl::StatusOr<std::shared_ptr<const Stages>> OnStorage(
+      const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window,
       int prefetch_distance = 2, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
-  // The bytes of one entry of StorageSampling's look-ahead ring: what a session with features on storage holds
-  // per step of its window.
-  static size_t RingEntryBytes(const GraphData& graph, const SamplingSpec& spec, const BatchLayout& layout);
+  // The bytes of one entry of OnStorage's look-ahead ring: what a session with features on storage holds per
+  // step of its window.
+  static size_t RingEntryBytes(const BatchRecipe& recipe);
   // Waits for this producer's batches in progress.
   ~CpuProducer();
   CpuProducer(const CpuProducer&) = delete;

@@ -62,7 +62,7 @@ uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
   const GraphData& graph = plan.dataset->graph;
   // A ring entry: the batch's graph (a link batch's pairs, a few per positive, are small beside it).
-  const uint64_t entry = CpuProducer::RingEntryBytes(graph, plan.sampling, plan.layout);
+  const uint64_t entry = CpuProducer::RingEntryBytes({&graph, plan.sampling, std::nullopt, plan.seed, plan.layout});
   const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * plan.num_slots : 0;  // pinned host slots
   return window * entry + staging;
 }

@@ -183,7 +183,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
                                    {.use_graphs = graphs, .wide_ids = c.wide_ids});
     ASSERT_TRUE(gpu.ok()) << gpu.status();
     const BatchLayout& layout = (*gpu)->layout();
-    const BatchSchema batch_schema = TypedBatchSchema(layout, schema);
+    const BatchSchema batch_schema = BatchSchemaOf(layout, schema);
     CpuSampler cpu(graph, spec, seed);
     std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
     void* device_batch = nullptr;
@@ -205,8 +205,8 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
       ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
       const BatchView have = BatchView::At(got.data(), layout);
-      const std::vector<int64_t> want_counts = TypedBatchCounts(want, seed_type);
-      ASSERT_EQ(TypedBatchCounts(have, seed_type), want_counts) << c.name << " seed " << seed << " step " << step;
+      const std::vector<int64_t> want_counts = BatchCountsOf(want, layout);
+      ASSERT_EQ(BatchCountsOf(have, layout), want_counts) << c.name << " seed " << seed << " step " << step;
       ASSERT_EQ(Contents(batch_schema, want_counts, got.data()), Contents(batch_schema, want_counts, expected.data()))
           << c.name << " seed " << seed << " step " << step;
     }

@@ -139,9 +139,9 @@ std::vector<std::vector<std::byte>> Epoch(const GraphData& graph, const Homogene
   std::vector<HomogeneousView> slots;
   for (HomogeneousBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
-  CpuProducer producer(
-      CpuProducer::Sampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsBatchViews(slots), threads),
-      static_cast<int>(slots.size()), 2, std::move(seeds), *workers, threads);
+  CpuProducer producer(*CpuProducer::InMemory({&graph, SamplingSpec{.fanouts = {fanouts}}, std::nullopt, seed, {}},
+                                              {AsBatchViews(slots), {}, nullptr}, threads),
+                       static_cast<int>(slots.size()), 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   int64_t expected_step = 0;
   while (auto ready = producer.Next()) {
@@ -185,8 +185,8 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Hom
   for (HomogeneousBuffer& b : buffers) slots.push_back(b.view());
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   CpuProducer producer(
-      CpuProducer::StorageSampling(graph, SamplingSpec{.fanouts = {fanouts}}, seed, AsBatchLayout(layout),
-                                   AsBatchViews(slots), {cache->get()}, window, 2, {held}),
+      *CpuProducer::OnStorage({&graph, SamplingSpec{.fanouts = {fanouts}}, std::nullopt, seed, AsBatchLayout(layout)},
+                              {AsBatchViews(slots), {}, nullptr}, {cache->get()}, window, 2, {held}),
       num_slots, 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   const auto* rows =

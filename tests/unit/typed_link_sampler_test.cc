@@ -1,4 +1,4 @@
-// Typed link batches on the CPU (kernels/cpu/link_sampler.h with a typed dataset) against the issue's
+// Typed link batches on the CPU (kernels/cpu/link_stage.h with a typed dataset) against the issue's
 // fixture checks on the mag preset with author-writes-paper edge splits and rev_ relations: hop 0 is each
 // endpoint type's unique ids, every label-1 pair is its split edge, strict negatives are no edges, no
 // excluded edge (writes' u -> v, and rev_writes' v -> u for reverse) is sampled in any relation, and every
@@ -11,7 +11,7 @@
 #include "common/batch/link_batch.h"
 #include "common/batch/link_rule.h"
 #include "gtest/gtest.h"
-#include "kernels/cpu/link_sampler.h"
+#include "kernels/cpu/link_stage.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
 #include "tools/dataset/synthetic_typed.h"
@@ -86,12 +86,13 @@ TEST(TypedLinkSampler, EveryBatchKeepsTheFixtureChecks) {
     spec.exclude = c.exclude;
     const SamplingSpec sampling =
         LinkSampling(spec, std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts), schema, kBatch);
-    auto sampler = CpuLinkSampler::Create(graph, sampling, spec, 7);
-    ASSERT_TRUE(sampler.ok()) << sampler.status();
+    auto stage = LinkStage::Create(graph, sampling, spec, 7);
+    ASSERT_TRUE(stage.ok()) << stage.status();
+    CpuSampler sampler(graph, sampling, 7);
     Slot slot = TypedSlot(graph, sampling);
     std::vector<int64_t> input_id;
-    for (int64_t i = 0; i < kBatch; ++i) input_id.push_back((i * 97 + 5) % sampler->split_size());
-    ASSERT_TRUE(sampler->Sample(1, 4, input_id, slot.batch).ok());
+    for (int64_t i = 0; i < kBatch; ++i) input_id.push_back((i * 97 + 5) % stage->split_size());
+    ASSERT_TRUE(stage->Sample(sampler, 1, 4, input_id, slot.batch).ok());
     const BatchView& b = slot.batch.graph;
     const LinkSeeds& s = slot.batch.seeds;
 
@@ -197,8 +198,10 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       spec.seed_edges = pairs;
       spec.negatives = {mode, 2, true};
       spec.exclude = exclude;
-      auto homogeneous = CpuLinkSampler::Create(graph, LinkSampling(spec, {fanouts}, graph.schema, kBatch), spec, 9);
+      const SamplingSpec sampling = LinkSampling(spec, {fanouts}, graph.schema, kBatch);
+      auto homogeneous = LinkStage::Create(graph, sampling, spec, 9);
       ASSERT_TRUE(homogeneous.ok()) << homogeneous.status();
+      CpuSampler homogeneous_sampler(graph, sampling, 9);
       auto capacity =
           ComputeHomogeneousCapacity(SamplingSpec::OneRelation(MaxLinkSeeds(kBatch, spec.negatives), fanouts),
                                      graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
@@ -206,13 +209,14 @@ TEST(TypedLinkSampler, OneTypeAndOneRelationIsTheHomogeneousLinkBatch) {
       HomogeneousBuffer buffer(HomogeneousLayout::Make(*capacity, 2, FeatureRowBytes(graph.manifest)));
       LinkBatch h;
       h.graph = AsBatchView(buffer.view());
-      ASSERT_TRUE(homogeneous->Sample(3, 2, input_id, h).ok());
+      ASSERT_TRUE(homogeneous->Sample(homogeneous_sampler, 3, 2, input_id, h).ok());
 
       const SamplingSpec typed_sampling = LinkSampling(spec, {fanouts}, typed_graph.schema, kBatch);
-      auto typed = CpuLinkSampler::Create(typed_graph, typed_sampling, spec, 9);
+      auto typed = LinkStage::Create(typed_graph, typed_sampling, spec, 9);
       ASSERT_TRUE(typed.ok()) << typed.status();
+      CpuSampler typed_sampler(typed_graph, typed_sampling, 9);
       Slot slot = TypedSlot(typed_graph, typed_sampling);
-      ASSERT_TRUE(typed->Sample(3, 2, input_id, slot.batch).ok());
+      ASSERT_TRUE(typed->Sample(typed_sampler, 3, 2, input_id, slot.batch).ok());
       const BatchView& t = slot.batch.graph;
       const HomogeneousView g = buffer.view();  // what h.graph sees as typed
       ASSERT_EQ(t.num_nodes(0), g.num_nodes());

@@ -377,10 +377,12 @@ std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const Sam
   EpochSeeds seeds(train, {.seed = 6, .batch_size = spec.batch_size}, 1);
   std::unique_ptr<CpuProducer> producer =
       caches != nullptr
-          ? std::make_unique<CpuProducer>(CpuProducer::StorageSampling(graph, spec, 6, layout, slots, *caches, window),
-                                          kSlots, 1, std::move(seeds), *workers, threads)
-          : std::make_unique<CpuProducer>(CpuProducer::Sampling(graph, spec, 6, slots, threads), kSlots, 1,
-                                          std::move(seeds), *workers, threads);
+          ? std::make_unique<CpuProducer>(
+                *CpuProducer::OnStorage({&graph, spec, std::nullopt, 6, layout}, {slots, {}, nullptr}, *caches, window),
+                kSlots, 1, std::move(seeds), *workers, threads)
+          : std::make_unique<CpuProducer>(
+                *CpuProducer::InMemory({&graph, spec, std::nullopt, 6, layout}, {slots, {}, nullptr}, threads), kSlots,
+                1, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   while (auto ready = producer->Next()) {
     out.push_back(TypedContents(slots[ready->slot], graph.schema));

@@ -1,4 +1,4 @@
-// `gnnctl sample --edge-split S`: one link-prediction batch (kernels/cpu/link_sampler.h) to an .npz, its
+// `gnnctl sample --edge-split S`: one link-prediction batch (kernels/cpu/link_stage.h) to an .npz, its
 // arrays named as the session's batch schema names them (edge_label_index as PyG's (2, L)).
 #include <numeric>
 
@@ -6,26 +6,28 @@
 #include "absl/strings/str_format.h"
 #include "common/base/status.h"
 #include "common/batch/seeds.h"
-#include "kernels/cpu/link_sampler.h"
+#include "kernels/cpu/link_stage.h"
 #include "tools/dataset/npz.h"
 #include "tools/gnnctl/sample.h"
 #if GNND_WITH_CUDA
 #include "absl/cleanup/cleanup.h"
 #include "common/base/cuda_check.h"
-#include "kernels/cuda/link_sampler.h"
+#include "kernels/cuda/link_stage.h"
 #endif
 
 namespace gnnd::gnnctl {
 namespace {
 
-// The same link batch through the CUDA backend (kernels/cuda/link_sampler.h), its slot copied into `slot`.
+// The same link batch through the CUDA backend (kernels/cuda/link_stage.h), its slot copied into `slot`.
 absl::Status SampleLinkOnGpu(const SampleRequest& request, const SessionShape& shape, const GraphData& graph,
                              uint64_t batch_index, std::span<const int64_t> input_id, std::vector<std::byte>& slot) {
 #if GNND_WITH_CUDA
   GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
-  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaLinkSampler::Create(graph, placed->graph(), shape.sampling,
-                                                                    shape.link->seeds, request.seed, shape.layout));
+  GNND_ASSIGN_OR_RETURN(auto graph_sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed,
+                                                                      shape.layout, {.use_graphs = false}));
+  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaLinkStage::Create(graph, placed->graph(), *graph_sampler,
+                                                                  shape.link->seeds, request.seed));
   void* out = nullptr;
   uint64_t* strict = nullptr;
   GNND_CUDA(cudaMalloc(&out, slot.size()), "allocate the batch");
@@ -46,9 +48,9 @@ absl::Status SampleLinkOnGpu(const SampleRequest& request, const SessionShape& s
 absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const GraphData& graph,
                                             const SessionShape& shape, const std::string& out_npz) {
   const LinkShape& link = *shape.link;
-  GNND_ASSIGN_OR_RETURN(CpuLinkSampler sampler,
-                        CpuLinkSampler::Create(graph, shape.sampling, link.seeds, request.seed));
-  std::vector<int64_t> positions(static_cast<size_t>(sampler.split_size()));
+  GNND_ASSIGN_OR_RETURN(LinkStage stage, LinkStage::Create(graph, shape.sampling, link.seeds, request.seed));
+  CpuSampler sampler(graph, shape.sampling, request.seed);
+  std::vector<int64_t> positions(static_cast<size_t>(stage.split_size()));
   std::iota(positions.begin(), positions.end(), 0);
   const EpochSeeds seeds(positions, shape.schedule, request.epoch);
   if (request.step < 0 || request.step >= seeds.num_steps()) {
@@ -65,7 +67,7 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
   if (shape.device.is_cuda()) {
     GNND_RETURN_IF_ERROR(SampleLinkOnGpu(request, shape, graph, seeds.batch_index(request.step), input_id, slot));
   } else {
-    GNND_RETURN_IF_ERROR(sampler.Sample(request.epoch, seeds.batch_index(request.step), input_id, batch));
+    GNND_RETURN_IF_ERROR(stage.Sample(sampler, request.epoch, seeds.batch_index(request.step), input_id, batch));
     WriteLinkArrays(batch, *shape.layout.pairs, slot.data());
   }
   const std::vector<int64_t> counts = BatchCountsOf(batch.graph, shape.layout, pairs, positives);

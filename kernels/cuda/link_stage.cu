@@ -5,7 +5,7 @@
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
 #include "common/batch/link_rule.h"
-#include "kernels/cuda/link_sampler.h"
+#include "kernels/cuda/link_stage.h"
 
 namespace gnnd::cuda {
 namespace {
@@ -42,15 +42,15 @@ int64_t ExcludedPositions(const GraphData& graph, int relation, const EdgeExclus
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const GraphData& host,
-                                                                         const DeviceGraph& device,
-                                                                         const SamplingSpec& sampling,
-                                                                         const LinkSeedSpec& spec, uint64_t seed,
-                                                                         const BatchLayout& layout, int ways) {
+absl::StatusOr<std::unique_ptr<CudaLinkStage>> CudaLinkStage::Create(const GraphData& host, const DeviceGraph& device,
+                                                                     CudaSampler& sampler, const LinkSeedSpec& spec,
+                                                                     uint64_t seed, int ways) {
   GNND_RETURN_IF_ERROR(CheckLinkSeedSpec(spec, host.schema, ""));
-  GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling, host.schema));
-  if (!layout.pairs) return absl::InvalidArgumentError("a link sampler's layout has no pair arrays");
-  auto s = std::unique_ptr<CudaLinkSampler>(new CudaLinkSampler());
+  const SamplingSpec& sampling = sampler.spec();
+  if (!sampling.link() || !sampler.layout().pairs) {
+    return absl::InvalidArgumentError("a link stage's sampler is a node batch's (its spec and layout)");
+  }
+  auto s = std::unique_ptr<CudaLinkStage>(new CudaLinkStage());
   s->host_ = &host;
   s->relation_ = LinkRelationOf(host, spec.relation);
   s->spec_ = spec;
@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
   s->max_positives_ = std::max<int64_t>(sampling.batch_size, 1);
   s->positives_ = SeedEdgesOf(spec, host);
   s->csc_ = device.relations[spec.relation];
-  GNND_ASSIGN_OR_RETURN(s->sampler_, CudaSampler::Create(device, sampling, seed, layout, {.use_graphs = false}));
+  s->sampler_ = &sampler;
   const int64_t max_frontier = s->sampler_->MaxFrontier();  // the exclusions' per-node scratch
   GNND_CUDA(cudaMalloc(&s->num_hop0_, sizeof(int64_t) * host.schema.node_types.size()),
             "allocate a link sampler's counts");
@@ -84,7 +84,7 @@ absl::StatusOr<std::unique_ptr<CudaLinkSampler>> CudaLinkSampler::Create(const G
   return s;
 }
 
-CudaLinkSampler::~CudaLinkSampler() {
+CudaLinkStage::~CudaLinkStage() {
   for (cudaEvent_t e : staged_) {
     if (e != nullptr) cudaEventSynchronize(e);
   }
@@ -98,7 +98,7 @@ CudaLinkSampler::~CudaLinkSampler() {
   }
 }
 
-absl::Status CudaLinkSampler::ReservePositions(int64_t positions, cudaStream_t stream) {
+absl::Status CudaLinkStage::ReservePositions(int64_t positions, cudaStream_t stream) {
   if (positions <= scratch_.max_positions) return absl::OkStatus();
   GNND_CUDA(cudaStreamSynchronize(stream), "finish the batches using the excluded positions");
   const int64_t room = std::max(positions, 2 * scratch_.max_positions);
@@ -110,8 +110,8 @@ absl::Status CudaLinkSampler::ReservePositions(int64_t positions, cudaStream_t s
   return absl::OkStatus();
 }
 
-absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, void* out,
-                                     cudaStream_t stream, bool labels, int way) {
+absl::Status CudaLinkStage::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id, void* out,
+                                   cudaStream_t stream, bool labels, int way) {
   const auto p = static_cast<int64_t>(input_id.size());
   if (p < 1 || p > max_positives_) {
     return absl::InvalidArgumentError(absl::StrCat("a link batch of ", p, " positives (1 to ", max_positives_, ")"));
@@ -188,12 +188,12 @@ absl::Status CudaLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::
   return sampler_->SampleLinkGraph(epoch, batch_index, num_hop0_, excluded, out, stream);
 }
 
-absl::Status CudaLinkSampler::CheckStrict(uint64_t batch_index, cudaStream_t stream) const {
+absl::Status CudaLinkStage::CheckStrict(uint64_t batch_index, cudaStream_t stream) const {
   return seeds_->CheckStrict(batch_index, uploaded_, stream);
 }
 
-absl::Status CudaLinkSampler::StrictError(uint64_t batch_index, uint64_t failed,
-                                          std::span<const int64_t> input_id) const {
+absl::Status CudaLinkStage::StrictError(uint64_t batch_index, uint64_t failed,
+                                        std::span<const int64_t> input_id) const {
   if (failed == UINT64_MAX) return absl::OkStatus();
   int64_t source = -1;
   if (spec_.negatives.mode == NegativeMode::kTriplet && failed / spec_.negatives.amount < input_id.size()) {
@@ -202,8 +202,8 @@ absl::Status CudaLinkSampler::StrictError(uint64_t batch_index, uint64_t failed,
   return seeds_->StrictError(batch_index, failed, source);
 }
 
-absl::Status CudaLinkSampler::SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                         std::byte* slot, uint64_t* strict_failed, int way, cudaStream_t stream) {
+absl::Status CudaLinkStage::SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
+                                       std::byte* slot, uint64_t* strict_failed, int way, cudaStream_t stream) {
   const auto p = static_cast<int64_t>(input_id.size());
   const PairArrays& layout = *sampler_->layout().pairs;
   GNND_RETURN_IF_ERROR(Sample(epoch, batch_index, input_id, slot, stream, layout.labeled, way));

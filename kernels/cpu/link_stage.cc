@@ -1,4 +1,4 @@
-#include "kernels/cpu/link_sampler.h"
+#include "kernels/cpu/link_stage.h"
 
 #include <chrono>
 #include <cstring>
@@ -8,18 +8,19 @@
 
 namespace gnnd {
 
-absl::StatusOr<CpuLinkSampler> CpuLinkSampler::Create(const GraphData& graph, const SamplingSpec& sampling,
-                                                      const LinkSeedSpec& spec, uint64_t seed) {
+absl::StatusOr<LinkStage> LinkStage::Create(const GraphData& graph, const SamplingSpec& sampling,
+                                            const LinkSeedSpec& spec, uint64_t seed) {
   GNND_RETURN_IF_ERROR(CheckLinkSeedSpec(spec, graph.schema, ""));
   GNND_RETURN_IF_ERROR(CheckSamplingSpec(sampling, graph.schema));
-  CpuLinkSampler sampler(graph, spec, seed);
-  sampler.sampler_.emplace(graph, sampling, seed);
-  sampler.positives_ = SeedEdgesOf(spec, graph);
-  return sampler;
+  if (!sampling.link()) return absl::InvalidArgumentError("a link stage's sampling spec is a node batch's");
+  LinkStage stage(graph, spec, seed);
+  stage.positives_ = SeedEdgesOf(spec, graph);
+  return stage;
 }
 
-absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
-                                    LinkBatch& out, SampleTimes* times, bool gather_features) {
+absl::Status LinkStage::Sample(CpuSampler& sampler, uint64_t epoch, uint64_t batch_index,
+                               std::span<const int64_t> input_id, LinkBatch& out, SampleTimes* times,
+                               bool gather_features) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   Clock::time_point gather_start, gather_end;
@@ -40,9 +41,9 @@ absl::Status CpuLinkSampler::Sample(uint64_t epoch, uint64_t batch_index, std::s
   hop0_.assign(graph_->schema.node_types.size(), {});
   hop0_[r.src_type] = out.seeds.src_nodes;
   if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
-  sampler_->SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph);
+  sampler.SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph);
   gather_start = Clock::now();
-  if (gather_features) sampler_->GatherFeatures(graph);  // a link batch has no labels
+  if (gather_features) sampler.GatherFeatures(graph);  // a link batch has no labels
   gather_end = Clock::now();
   if (times != nullptr) {
     times->gather = std::chrono::duration<double>(gather_end - gather_start).count();

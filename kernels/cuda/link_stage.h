@@ -1,9 +1,9 @@
-// Link batches on the GPU, byte for byte CpuLinkSampler's (kernels/cpu/link_sampler.h): a batch's positives
+// The seed stage of link batches on the GPU, byte for byte LinkStage's (kernels/cpu/link_stage.h): a batch's positives
 // (from its edge split, or the session's given pairs, in host memory) are uploaded with its excluded edges
 // (EdgeExclusions, made on the host from those few thousand pairs); the negatives, their strictness check,
 // the hop-0 nodes and the local pairs are made on the GPU (link_seeds.h), and the graph is drawn around the
-// excluded edges on the GPU (CudaSampler::SampleLinkGraph, each relation with its excluded edges; a
-// homogeneous dataset is its one relation). The host waits for nothing but the previous batch's upload.
+// excluded edges on the GPU by the one CUDA sampler (CudaSampler::SampleLinkGraph, each relation with its
+// excluded edges). The host waits for nothing but the previous batch's upload.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,20 +22,19 @@
 
 namespace gnnd::cuda {
 
-class CudaLinkSampler {
+class CudaLinkStage {
  public:
-  // For batches of `sampling` (LinkSampling: its batch_size the most positives a batch has) around the pairs
-  // of `spec` on `host`'s graph as the current device sees it (`device`, with the CSC in GPU memory or read in
-  // place), into slots laid out by `layout` (the session's: graph arrays, then layout.pairs). `ways`: host
-  // staging areas, used in turn by the caller (Sample's `way`): a session keeps one per slot, so no upload
-  // waits for an earlier batch.
-  static absl::StatusOr<std::unique_ptr<CudaLinkSampler>> Create(const GraphData& host, const DeviceGraph& device,
-                                                                 const SamplingSpec& sampling, const LinkSeedSpec& spec,
-                                                                 uint64_t seed, const BatchLayout& layout,
-                                                                 int ways = 1);
-  ~CudaLinkSampler();
-  CudaLinkSampler(const CudaLinkSampler&) = delete;
-  CudaLinkSampler& operator=(const CudaLinkSampler&) = delete;
+  // The pairs of `spec` on `host`'s graph as the current device sees it (`device`, with the CSC in GPU memory
+  // or read in place), drawn around by `sampler` (which outlives the stage; its spec LinkSampling's, whose
+  // batch_size is the most positives a batch has; its layout the session's: graph arrays, then pairs). `ways`:
+  // host staging areas, used in turn by the caller (Sample's `way`): a session keeps one per slot, so no
+  // upload waits for an earlier batch.
+  static absl::StatusOr<std::unique_ptr<CudaLinkStage>> Create(const GraphData& host, const DeviceGraph& device,
+                                                               CudaSampler& sampler, const LinkSeedSpec& spec,
+                                                               uint64_t seed, int ways = 1);
+  ~CudaLinkStage();
+  CudaLinkStage(const CudaLinkStage&) = delete;
+  CudaLinkStage& operator=(const CudaLinkStage&) = delete;
 
   // Enqueues the batch of the positives at `input_id` (positions in the split) for (epoch, batch_index) on
   // `stream`: the graph arrays into `out` (device memory laid out by layout()), the pairs into seeds().
@@ -57,7 +56,7 @@ class CudaLinkSampler {
   const BatchLayout& layout() const { return sampler_->layout(); }
 
  private:
-  CudaLinkSampler() = default;
+  CudaLinkStage() = default;
   // Room for `positions` excluded positions in one hop (grown, after the stream's work, when short).
   absl::Status ReservePositions(int64_t positions, cudaStream_t stream);
 
@@ -68,7 +67,7 @@ class CudaLinkSampler {
   uint64_t seed_ = 0;
   LinkSeedEdges positives_;  // in host memory
   int64_t max_positives_ = 0;
-  std::unique_ptr<CudaSampler> sampler_;
+  CudaSampler* sampler_ = nullptr;
   std::unique_ptr<CudaLinkSeeds> seeds_;
   std::vector<EdgeExclusions> excluded_;           // per relation
   std::vector<DeviceExclusions> device_excluded_;  // the same, as the sampling kernels read them

@@ -1,8 +1,9 @@
-// Link batches on the GPU (kernels/cuda/link_sampler.h) against CpuLinkSampler: the same hop-0 nodes,
+// Link batches on the GPU (kernels/cuda/link_stage.h with the CUDA sampler) against the CPU's (LinkStage with
+// CpuSampler): the same hop-0 nodes,
 // graph arrays (drawn around the excluded seed edges), features and pairs, byte for byte, for every
 // negative mode and exclusion, fanouts with -1, the CSC in GPU or host memory, and a short last batch.
 // Skips without a GPU.
-#include "kernels/cuda/link_sampler.h"
+#include "kernels/cuda/link_stage.h"
 
 #include <cuda_runtime.h>
 
@@ -13,7 +14,7 @@
 #include "common/batch/seeds.h"
 #include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
-#include "kernels/cpu/link_sampler.h"
+#include "kernels/cpu/link_stage.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
@@ -29,7 +30,24 @@ std::vector<T> Host(const T* host, int64_t count) {
   return std::vector<T>(host, host + count);
 }
 
-TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
+// A link session's spec and slot layout (as gnnd's open request makes them) for batches of `batch` pairs.
+struct LinkSetup {
+  SamplingSpec sampling;
+  BatchLayout layout;
+};
+LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
+                        int64_t batch) {
+  LinkSetup s;
+  s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
+                            graph.schema, batch);
+  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(s.sampling, graph.schema, graph.MaxInDegrees());
+  EXPECT_TRUE(capacity.ok()) << capacity.status();
+  s.layout = BatchLayout::Make(*capacity, s.sampling, graph.schema);
+  AddPairArrays(s.layout, spec.relation, batch, spec.negatives, /*labeled=*/false);
+  return s;
+}
+
+TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   gnnd::testing::ScratchDir dir;
   auto preset = dataset::PresetSpec("tiny", 0.5);
@@ -73,19 +91,24 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
                           Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kSelf, {-1}}}) {
       LinkSeedSpec spec;
       spec.seed_edges = pairs;
-      spec.fanouts = c.fanouts;
       spec.negatives = c.negatives;
       spec.exclude = c.exclude;
       constexpr int64_t kBatch = 128;
-      auto cpu = CpuLinkSampler::Create(graph, spec, 7, kBatch);
+      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch);
+      auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
-      auto gpu = CudaLinkSampler::Create(graph, (*device)->graph(), spec, 7, kBatch);
+      CpuSampler cpu_sampler(graph, setup.sampling, 7);
+      auto gpu_sampler =
+          CudaSampler::Create((*device)->graph(), setup.sampling, 7, setup.layout, {.use_graphs = false});
+      ASSERT_TRUE(gpu_sampler.ok()) << gpu_sampler.status();
+      auto gpu = CudaLinkStage::Create(graph, (*device)->graph(), **gpu_sampler, spec, 7);
       ASSERT_TRUE(gpu.ok()) << gpu.status();
-      const HomogeneousLayout& layout = (*gpu)->layout();
-      HomogeneousBuffer expected_graph(layout);
+      // The one layout read as API 1.0 clients read a homogeneous slot.
+      const HomogeneousLayout layout = HomogeneousLayoutOf(setup.layout);
+      std::vector<std::byte> expected_slot(setup.layout.total_bytes);
       LinkBatch expected;
       void* device_batch = nullptr;
-      ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&device_batch, setup.layout.total_bytes), cudaSuccess);
       const HomogeneousView out = HomogeneousView::At(device_batch, layout);
       std::vector<int64_t> positions(num_pairs);
       std::iota(positions.begin(), positions.end(), 0);
@@ -94,14 +117,14 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
         const std::string what =
             absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
                          ", exclude ", static_cast<int>(c.exclude), ", step ", step);
-        expected.graph = AsBatchView(expected_graph.view());
-        ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), expected).ok());
-        ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);
+        expected.graph = BatchView::At(expected_slot.data(), setup.layout);
+        ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), expected).ok());
+        ASSERT_EQ(cudaMemset(device_batch, 0xab, setup.layout.total_bytes), cudaSuccess);
         const absl::Status sampled =
             (*gpu)->Sample(1, seeds.batch_index(step), seeds.batch(step), device_batch, nullptr);
         ASSERT_TRUE(sampled.ok()) << sampled << " " << what;
         ASSERT_TRUE((*gpu)->CheckStrict(seeds.batch_index(step), nullptr).ok()) << what;
-        const HomogeneousView e = expected_graph.view();  // what expected.graph sees as typed
+        const HomogeneousView e = HomogeneousView::At(expected_slot.data(), layout);
         const int hops = layout.num_hops;
         ASSERT_EQ(Download(out.num_nodes_per_hop, hops + 1), Host(e.num_nodes_per_hop, hops + 1)) << what;
         ASSERT_EQ(Download(out.num_edges_per_hop, hops), Host(e.num_edges_per_hop, hops)) << what;
@@ -134,7 +157,7 @@ TEST(CudaLinkSampler, BatchesEqualTheCpuLinkSamplersForEveryModeAndExclusion) {
 // Typed link batches: the mag preset with author-writes-paper edge splits and rev_ relations, every array of
 // the slot (each type's nodes and features, each relation's edges, the pairs) equal to the CPU's, byte for
 // byte, with the CSC in GPU and host memory.
-TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
+TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   gnnd::testing::ScratchDir dir;
   auto preset = dataset::TypedPresetSpec("mag", 0.003);
@@ -169,38 +192,36 @@ TEST(CudaLinkSampler, TypedBatchesEqualTheCpuLinkSamplers) {
                           Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {3}}}) {
       LinkSeedSpec spec;
       spec.relation = writes;
-      spec.relation_fanouts.assign(schema.relations.size(), c.fanouts);
       spec.negatives = c.negatives;
       spec.exclude = c.exclude;
-      auto cpu = CpuLinkSampler::Create(graph, spec, 7, kBatch);
+      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch);
+      auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
-      auto gpu = CudaLinkSampler::Create(graph, (*device)->graph(), spec, 7, kBatch);
+      CpuSampler cpu_sampler(graph, setup.sampling, 7);
+      auto gpu_sampler =
+          CudaSampler::Create((*device)->graph(), setup.sampling, 7, setup.layout, {.use_graphs = false});
+      ASSERT_TRUE(gpu_sampler.ok()) << gpu_sampler.status();
+      auto gpu = CudaLinkStage::Create(graph, (*device)->graph(), **gpu_sampler, spec, 7);
       ASSERT_TRUE(gpu.ok()) << gpu.status();
-      ASSERT_TRUE((*gpu)->typed());
-      const SamplingSpec typed = TypedLinkSampling(spec, schema, kBatch);
-      auto capacity = ComputeBatchCapacity(typed, schema, graph.MaxInDegrees());
-      ASSERT_TRUE(capacity.ok());
-      const BatchLayout graph_layout = BatchLayout::Make(*capacity, typed, schema);
-      ASSERT_EQ(graph_layout.total_bytes, (*gpu)->typed_layout().total_bytes);
-      const LinkBatchLayout layout = LinkBatchLayout::Make(graph_layout.total_bytes, kBatch, spec, false);
-      const BatchSchema batch_schema = TypedLinkBatchSchema(layout, graph_layout, schema, writes);
+      const BatchLayout& layout = setup.layout;
+      const BatchSchema batch_schema = BatchSchemaOf(layout, schema);
       std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
       void* device_slot = nullptr;
       ASSERT_EQ(cudaMalloc(&device_slot, layout.total_bytes), cudaSuccess);
       LinkBatch batch;
-      batch.graph = BatchView::At(expected.data(), graph_layout);
+      batch.graph = BatchView::At(expected.data(), layout);
       std::vector<int64_t> positions(cpu->split_size());
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
       for (int64_t step : {int64_t{0}, int64_t{1}, seeds.num_steps() - 1}) {
         const std::string what = absl::StrCat("placement ", static_cast<int>(placement), ", mode ",
                                               static_cast<int>(c.negatives.mode), ", step ", step);
-        ASSERT_TRUE(cpu->Sample(1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
-        const auto [pairs, positives] = WriteLinkArrays(batch, layout, expected.data());
-        const std::vector<int64_t> counts = TypedLinkBatchCounts(batch.graph, pairs, positives);
+        ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
+        const auto [pairs, positives] = WriteLinkArrays(batch, *layout.pairs, expected.data());
+        const std::vector<int64_t> counts = BatchCountsOf(batch.graph, layout, pairs, positives);
         ASSERT_EQ(cudaMemset(device_slot, 0xab, layout.total_bytes), cudaSuccess);
         ASSERT_TRUE((*gpu)
-                        ->SampleInto(1, seeds.batch_index(step), seeds.batch(step), layout,
+                        ->SampleInto(1, seeds.batch_index(step), seeds.batch(step),
                                      static_cast<std::byte*>(device_slot), strict, 0, nullptr)
                         .ok())
             << what;
