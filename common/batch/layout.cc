@@ -11,14 +11,16 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b; }
 int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMax / b ? kMax : a * b; }
-// A one-type capacity as common/batch/batch.h has it (the offsets need no per-hop bounds); a link batch's
-// hop-0 bound as its seeds.
+// A one-type capacity as common/batch/batch.h has it; a link batch's hop-0 bound as its seeds.
 HomogeneousCapacity ToHomogeneousCapacity(const BatchCapacity& c, int seed_type) {
   HomogeneousCapacity h;
   h.max_seeds = seed_type >= 0 ? c.max_seeds : c.hops.empty() ? 0 : c.hops[0].frontier[0];
   h.max_nodes = c.max_nodes[0];
   h.max_edges = c.max_edges[0];
   if (!c.feature_rows.empty()) h.max_feature_rows = c.feature_rows[0];
+  for (const BatchCapacity::Hop& hop : c.hops) {
+    h.hops.push_back({hop.frontier[0], hop.edges[0], hop.nodes_after.empty() ? 0 : hop.nodes_after[0]});
+  }
   return h;
 }
 }  // namespace
@@ -38,7 +40,7 @@ BatchLayout AsBatchLayout(const HomogeneousLayout& layout) {
   typed.capacity.max_edges = {c.max_edges};
   typed.capacity.max_seeds = c.max_seeds;
   if (c.max_feature_rows >= 0) typed.capacity.feature_rows = {c.max_feature_rows};
-  for (const HopBound& hop : c.hops) typed.capacity.hops.push_back({{hop.frontier}, {hop.edges}});
+  for (const HopBound& hop : c.hops) typed.capacity.hops.push_back({{hop.frontier}, {hop.edges}, {hop.nodes_after}});
   typed.types.push_back(
       {layout.node_ids, layout.num_nodes_per_hop, layout.features, layout.labels, layout.feature_row_bytes});
   typed.relations.push_back({layout.edge_src, layout.edge_dst, layout.num_edges_per_hop});
@@ -132,9 +134,7 @@ absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpe
   schema.node_types.push_back({.name = "node", .num_nodes = num_nodes});
   schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = num_edges});
   GNND_ASSIGN_OR_RETURN(const BatchCapacity c, ComputeBatchCapacity(spec, schema, {max_in_degree}));
-  HomogeneousCapacity h = ToHomogeneousCapacity(c, spec.seed_type);
-  for (const BatchCapacity::Hop& hop : c.hops) h.hops.push_back({hop.frontier[0], hop.edges[0], hop.nodes_after[0]});
-  return h;
+  return ToHomogeneousCapacity(c, spec.seed_type);
 }
 
 BatchLayout BatchLayout::Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema) {

@@ -79,6 +79,12 @@ TEST(BatchSchema, TheOneLayoutOfAHomogeneousDatasetIsTheApi10Layout) {
       const BatchLayout one = BatchLayout::Make(*typed, spec, schema);
       ASSERT_TRUE(one.homogeneous);
       const HomogeneousLayout got = HomogeneousLayoutOf(one);
+      ASSERT_EQ(got.capacity.hops.size(), want.capacity.hops.size());
+      for (size_t h = 0; h < got.capacity.hops.size(); ++h) {
+        EXPECT_EQ(got.capacity.hops[h].frontier, want.capacity.hops[h].frontier) << h;
+        EXPECT_EQ(got.capacity.hops[h].edges, want.capacity.hops[h].edges) << h;
+        EXPECT_EQ(got.capacity.hops[h].nodes_after, want.capacity.hops[h].nodes_after) << h;
+      }
       EXPECT_EQ(std::vector<size_t>({got.node_ids, got.num_nodes_per_hop, got.edge_src, got.edge_dst,
                                      got.num_edges_per_hop, got.features, got.labels, got.total_bytes}),
                 std::vector<size_t>({want.node_ids, want.num_nodes_per_hop, want.edge_src, want.edge_dst,
