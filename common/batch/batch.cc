@@ -11,20 +11,15 @@ HomogeneousLayout HomogeneousLayout::Make(const HomogeneousCapacity& capacity, i
   l.num_hops = num_hops;
   l.capacity = capacity;
   l.feature_row_bytes = feature_row_bytes;
-  size_t at = 0;
-  auto place = [&](size_t bytes) {
-    const size_t offset = at;
-    at = AlignBatchOffset(at + bytes);
-    return offset;
-  };
-  l.node_ids = place(sizeof(int64_t) * capacity.max_nodes);
-  l.num_nodes_per_hop = place(sizeof(int32_t) * (num_hops + 1));
-  l.edge_src = place(sizeof(int32_t) * capacity.max_edges);
-  l.edge_dst = place(sizeof(int32_t) * capacity.max_edges);
-  l.num_edges_per_hop = place(sizeof(int32_t) * num_hops);
-  l.features = place(feature_row_bytes * capacity.feature_rows());
-  l.labels = place(sizeof(int64_t) * capacity.max_seeds);
-  l.total_bytes = at;
+  ArrayPlacer placer;
+  l.node_ids = placer.Place(sizeof(int64_t) * capacity.max_nodes);
+  l.num_nodes_per_hop = placer.Place(sizeof(int32_t) * (num_hops + 1));
+  l.edge_src = placer.Place(sizeof(int32_t) * capacity.max_edges);
+  l.edge_dst = placer.Place(sizeof(int32_t) * capacity.max_edges);
+  l.num_edges_per_hop = placer.Place(sizeof(int32_t) * num_hops);
+  l.features = placer.Place(feature_row_bytes * capacity.feature_rows());
+  l.labels = placer.Place(sizeof(int64_t) * capacity.max_seeds);
+  l.total_bytes = placer.end();
   return l;
 }
 

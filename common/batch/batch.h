@@ -41,6 +41,21 @@ struct HomogeneousCapacity {
 // loads can be vectorized (the homogeneous and the typed layouts alike).
 inline constexpr size_t kBatchAlignment = 256;
 constexpr size_t AlignBatchOffset(size_t n) { return (n + kBatchAlignment - 1) / kBatchAlignment * kBatchAlignment; }
+// Places a slot's arrays one after another, each at a kBatchAlignment boundary.
+class ArrayPlacer {
+ public:
+  explicit ArrayPlacer(size_t start = 0) : end_(start) {}
+  // The offset of an array of `bytes`.
+  size_t Place(size_t bytes) {
+    const size_t offset = end_;
+    end_ = AlignBatchOffset(end_ + bytes);
+    return offset;
+  }
+  size_t end() const { return end_; }
+
+ private:
+  size_t end_;
+};
 
 // Byte offsets of each array in one contiguous buffer (each kBatchAlignment-aligned).
 struct HomogeneousLayout {

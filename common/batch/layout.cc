@@ -127,13 +127,24 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
   return c;
 }
 
-absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpec& spec, int64_t num_nodes,
-                                                               int64_t num_edges, int64_t max_in_degree) {
+DatasetSchema HomogeneousSchema(int64_t num_nodes, int64_t num_edges) {
   DatasetSchema schema;
   schema.format_version = 1;
-  schema.node_types.push_back({.name = "node", .num_nodes = num_nodes});
-  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = num_edges});
-  GNND_ASSIGN_OR_RETURN(const BatchCapacity c, ComputeBatchCapacity(spec, schema, {max_in_degree}));
+  NodeTypeSchema& nodes = schema.node_types.emplace_back();
+  nodes.name = "node";
+  nodes.num_nodes = num_nodes;
+  RelationSchema& edges = schema.relations.emplace_back();
+  edges.src = edges.dst = "node";
+  edges.name = "to";
+  edges.num_edges = num_edges;
+  schema.num_nodes = num_nodes;
+  return schema;
+}
+
+absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpec& spec, int64_t num_nodes,
+                                                               int64_t num_edges, int64_t max_in_degree) {
+  GNND_ASSIGN_OR_RETURN(const BatchCapacity c,
+                        ComputeBatchCapacity(spec, HomogeneousSchema(num_nodes, num_edges), {max_in_degree}));
   return ToHomogeneousCapacity(c, spec.seed_type);
 }
 
@@ -155,34 +166,29 @@ BatchLayout BatchLayout::Make(const BatchCapacity& capacity, const SamplingSpec&
   l.num_hops = spec.num_hops();
   l.seed_type = spec.seed_type;
   l.capacity = capacity;
-  size_t at = 0;
-  auto place = [&](size_t bytes) {
-    const size_t offset = at;
-    at = AlignBatchOffset(at + bytes);
-    return offset;
-  };
+  ArrayPlacer placer;
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     const NodeTypeSchema& type = schema.node_types[t];
     TypeArrays& a = l.types.emplace_back();
     const size_t nodes = static_cast<size_t>(capacity.max_nodes[t]);
-    a.node_ids = place(sizeof(int64_t) * nodes);
-    a.num_nodes_per_hop = place(sizeof(int32_t) * (l.num_hops + 1));
+    a.node_ids = placer.Place(sizeof(int64_t) * nodes);
+    a.num_nodes_per_hop = placer.Place(sizeof(int32_t) * (l.num_hops + 1));
     if (type.features >= 0) {
       a.feature_row_bytes = type.feature_row_bytes();
-      a.features = place(a.feature_row_bytes * static_cast<size_t>(capacity.FeatureRows(t)));
+      a.features = placer.Place(a.feature_row_bytes * static_cast<size_t>(capacity.FeatureRows(t)));
     }
     if (static_cast<int>(t) == spec.seed_type && type.labels >= 0) {
-      a.labels = place(sizeof(int64_t) * capacity.max_seeds);
+      a.labels = placer.Place(sizeof(int64_t) * capacity.max_seeds);
     }
   }
   for (size_t r = 0; r < schema.relations.size(); ++r) {
     RelationArrays& a = l.relations.emplace_back();
     const size_t edges = static_cast<size_t>(capacity.max_edges[r]);
-    a.edge_src = place(sizeof(int32_t) * edges);
-    a.edge_dst = place(sizeof(int32_t) * edges);
-    a.num_edges_per_hop = place(sizeof(int32_t) * l.num_hops);
+    a.edge_src = placer.Place(sizeof(int32_t) * edges);
+    a.edge_dst = placer.Place(sizeof(int32_t) * edges);
+    a.num_edges_per_hop = placer.Place(sizeof(int32_t) * l.num_hops);
   }
-  l.total_bytes = at;
+  l.total_bytes = placer.end();
   return l;
 }
 

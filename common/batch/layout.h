@@ -89,6 +89,9 @@ struct BatchLayout {
   static BatchLayout Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema);
 };
 
+// The schema of a homogeneous dataset of these sizes, without features or labels (set them to describe some).
+DatasetSchema HomogeneousSchema(int64_t num_nodes, int64_t num_edges);
+
 // A homogeneous dataset's bound (num_nodes nodes, num_edges edges, max_in_degree the largest in-degree; `spec`
 // one relation's) as the API 1.0 layout has it: ComputeBatchCapacity of its one type and relation.
 absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpec& spec, int64_t num_nodes,

@@ -204,23 +204,18 @@ void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, con
   l.labeled = labeled;
   const bool triplet = TripletLayout(negatives.mode);
   l.max_pairs = triplet ? 0 : max_positives * (1 + (negatives.mode == NegativeMode::kBinary ? l.amount : 0));
-  size_t at = layout.total_bytes;
-  auto take = [&at](size_t bytes) {
-    const size_t offset = at;
-    at = AlignBatchOffset(at + bytes);
-    return offset;
-  };
+  ArrayPlacer placer(layout.total_bytes);
   const size_t p = static_cast<size_t>(max_positives);
-  l.input_id = take(8 * p);
+  l.input_id = placer.Place(8 * p);
   if (triplet) {
-    l.src_index = take(4 * p);
-    l.dst_pos_index = take(4 * p);
-    l.dst_neg_index = take(4 * p * static_cast<size_t>(l.amount));
+    l.src_index = placer.Place(4 * p);
+    l.dst_pos_index = placer.Place(4 * p);
+    l.dst_neg_index = placer.Place(4 * p * static_cast<size_t>(l.amount));
   } else {
-    l.edge_label_index = take(8 * static_cast<size_t>(l.max_pairs));
-    l.edge_label = take((labeled ? 8 : 4) * static_cast<size_t>(l.max_pairs));
+    l.edge_label_index = placer.Place(8 * static_cast<size_t>(l.max_pairs));
+    l.edge_label = placer.Place((labeled ? 8 : 4) * static_cast<size_t>(l.max_pairs));
   }
-  layout.total_bytes = at;
+  layout.total_bytes = placer.end();
 }
 
 }  // namespace gnnd

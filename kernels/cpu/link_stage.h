@@ -20,8 +20,7 @@
 namespace gnnd {
 
 struct LinkBatch {
-  // Where the graph is sampled to, seen as typed: a typed dataset's TypedLinkSampling layout, or a homogeneous
-  // dataset's HomogeneousLayout for MaxLinkSeeds(batch size) seeds as its one type (AsBatchView; labels unused).
+  // Where the graph is sampled to: a slot laid out for the session's LinkSampling spec, or a ring entry.
   BatchView graph;
   LinkSeeds seeds;
   std::vector<int64_t> input_id;

@@ -9,7 +9,7 @@
 
 namespace gnnd::cuda {
 
-struct TypedState {
+struct BatchState {
   int64_t num_nodes[kMaxCudaTypes];  // of each type, so far
   int64_t frontier_begin[kMaxCudaTypes], frontier_end[kMaxCudaTypes];
   int64_t fresh[kMaxCudaTypes];            // nodes each type gains at the current hop
@@ -20,7 +20,7 @@ struct TypedState {
 namespace {
 
 // Where a batch's arrays are and how global ids map to types (one launch's arguments).
-struct TypedArgs {
+struct KernelArgs {
   int num_types = 0, num_relations = 0;
   int64_t type_offset[kMaxCudaTypes + 1];  // global id of each type's node 0; the last: every node
   int64_t type_base[kMaxCudaTypes];        // each type's first entry in w.node_slots
@@ -35,7 +35,7 @@ struct TypedArgs {
 __device__ int64_t FirstIndex() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
 __device__ int64_t Stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
-__device__ int TypeOf(const TypedArgs& a, uint64_t id) {
+__device__ int TypeOf(const KernelArgs& a, uint64_t id) {
   int t = 0;
   while (t + 1 < a.num_types && static_cast<uint64_t>(a.type_offset[t + 1]) <= id) ++t;
   return t;
@@ -43,7 +43,7 @@ __device__ int TypeOf(const TypedArgs& a, uint64_t id) {
 
 // Each relation's view of the next hop: its destination type's frontier and its own edges so far; its hop's
 // edges start at 0. Done by the kernel that moved the frontiers (no launch of its own).
-__device__ void PrepareRelations(TypedState* state, HopState* rel_states, const TypedArgs& a) {
+__device__ void PrepareRelations(BatchState* state, HopState* rel_states, const KernelArgs& a) {
   for (int r = 0; r < a.num_relations; ++r) {
     const int t = a.dst_type[r];
     rel_states[r] = {state->num_nodes[t], state->frontier_begin[t], state->frontier_end[t], state->total_edges[r]};
@@ -53,8 +53,8 @@ __device__ void PrepareRelations(TypedState* state, HopState* rel_states, const 
 
 // The seeds become their type's first nodes, in their order (a repeated seed maps to its first index).
 template <typename Key>
-__global__ void TypedInitKernel(const BatchArgs* args, TypedState* state, HopState* rel_states, NodeTable<Key> table,
-                                uint32_t* node_slots, TypedArgs a, int seed_type, int64_t max_seeds) {
+__global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* rel_states, NodeTable<Key> table,
+                                uint32_t* node_slots, KernelArgs a, int seed_type, int64_t max_seeds) {
   const int64_t num_seeds = args->num_seeds;
   for (int64_t i = FirstIndex(); i < max_seeds && i < num_seeds; i += Stride()) {
     const int64_t id = args->seeds[i];
@@ -77,8 +77,8 @@ __global__ void TypedInitKernel(const BatchArgs* args, TypedState* state, HopSta
 
 // A link batch's hop 0: each type's num_hop0[t] distinct ids, already at the start of its node_ids.
 template <typename Key>
-__global__ void TypedLinkInitKernel(const int64_t* num_hop0, TypedState* state, HopState* rel_states,
-                                    NodeTable<Key> table, uint32_t* node_slots, TypedArgs a, int64_t max_hop0) {
+__global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopState* rel_states,
+                                    NodeTable<Key> table, uint32_t* node_slots, KernelArgs a, int64_t max_hop0) {
   for (int t = 0; t < a.num_types; ++t) {
     const int64_t n = num_hop0[t];
     for (int64_t i = FirstIndex(); i < max_hop0 && i < n; i += Stride()) {
@@ -100,7 +100,7 @@ __global__ void TypedLinkInitKernel(const int64_t* num_hop0, TypedState* state, 
 
 // Where this hop's keys end in the key buffer: every relation's were written below its segment's start plus
 // its edges, so below the last relation's (the host-side bound may be several times more).
-__device__ int64_t HopKeysEnd(const TypedState* state, const TypedArgs& a, int64_t bound) {
+__device__ int64_t HopKeysEnd(const BatchState* state, const KernelArgs& a, int64_t bound) {
   const int last = a.num_relations - 1;
   return min(bound, a.segment[last] + state->hop_edges[last]);
 }
@@ -108,8 +108,8 @@ __device__ int64_t HopKeysEnd(const TypedState* state, const TypedArgs& a, int64
 // Position i of the sorted keys (global ids, types in order, then the sentinel): a new node of type t gets
 // local index num_nodes[t] + (i - the first position of type t). Also puts the sentinel back into `keys`.
 template <typename Key>
-__global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* sorted, Key* keys, NodeTable<Key> table,
-                                  uint32_t* node_slots, TypedArgs a, Key sentinel) {
+__global__ void AssignKernel(BatchState* state, int64_t bound, const Key* sorted, Key* keys, NodeTable<Key> table,
+                                  uint32_t* node_slots, KernelArgs a, Key sentinel) {
   const int64_t end = HopKeysEnd(state, a, bound);
   for (int64_t i = FirstIndex(); i < end; i += Stride()) {
     const Key key = sorted[i];
@@ -138,8 +138,8 @@ __global__ void TypedAssignKernel(TypedState* state, int64_t bound, const Key* s
 // Relabels each relation's sources through the table. The last block then records the hop's counts, moves
 // every type's frontier to its new nodes and prepares the relations' next hop.
 template <typename Key>
-__global__ void TypedRelabelKernel(TypedState* state, HopState* rel_states, int64_t bound, const int64_t* sampled,
-                                   NodeTable<Key> table, TypedArgs a, int hop, uint32_t* blocks_done) {
+__global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t bound, const int64_t* sampled,
+                                   NodeTable<Key> table, KernelArgs a, int hop, uint32_t* blocks_done) {
   const int64_t end = HopKeysEnd(state, a, bound);
   for (int64_t e = FirstIndex(); e < end; e += Stride()) {
     int r = 0;
@@ -166,7 +166,7 @@ __global__ void TypedRelabelKernel(TypedState* state, HopState* rel_states, int6
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table.
 template <typename Key>
-__global__ void TypedClearKernel(const TypedState* state, const uint32_t* node_slots, NodeTable<Key> table, TypedArgs a,
+__global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a,
                                  int64_t total) {
   for (int64_t i = FirstIndex(); i < total; i += Stride()) {
     int t = 0;
@@ -178,9 +178,9 @@ __global__ void TypedClearKernel(const TypedState* state, const uint32_t* node_s
   }
 }
 
-TypedArgs MakeArgs(const DatasetSchema& schema, const BatchView& view, const std::vector<int64_t>& type_offset,
+KernelArgs MakeArgs(const DatasetSchema& schema, const BatchView& view, const std::vector<int64_t>& type_offset,
                    const std::vector<int64_t>& type_base) {
-  TypedArgs a;
+  KernelArgs a;
   a.num_types = static_cast<int>(schema.node_types.size());
   a.num_relations = static_cast<int>(schema.relations.size());
   for (int t = 0; t <= a.num_types; ++t) a.type_offset[t] = type_offset[t];
@@ -246,7 +246,7 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
   s->gather_.shifted = options.shifted_gather;
   GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole));
-  GNND_CUDA(cudaMalloc(&s->state_, sizeof(TypedState)), "allocate the typed sampler's state");
+  GNND_CUDA(cudaMalloc(&s->state_, sizeof(BatchState)), "allocate the typed sampler's state");
   GNND_CUDA(cudaMalloc(&s->rel_states_, sizeof(HopState) * kMaxCudaRelations), "allocate the typed sampler's state");
   GNND_RETURN_IF_ERROR(ResetDedup(*s->workspace_, s->ids_, nullptr));
   GNND_CUDA(cudaStreamSynchronize(nullptr), "prepare the sampler's buffers");
@@ -265,18 +265,18 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
   const BatchView view = BatchView::At(out, layout_);
   const BatchCapacity& capacity = layout_.capacity;
   Workspace& w = *workspace_;
-  TypedArgs args = MakeArgs(schema, view, type_offset_, type_base_);
+  KernelArgs args = MakeArgs(schema, view, type_offset_, type_base_);
   int64_t total_nodes = 0;
   for (int64_t n : capacity.max_nodes) total_nodes += n;
   return DispatchKey(ids_, [&](auto key) -> absl::Status {
     using Key = decltype(key);
     const NodeTable<Key> table = TableOf<Key>(w);
     if (num_hop0 == nullptr) {
-      GNND_LAUNCH(TypedInitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, rel_states_,
+      GNND_LAUNCH(InitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, rel_states_,
                   table, w.node_slots, args, spec_.seed_type, capacity.max_seeds);
     } else {
       const int64_t max_hop0 = *std::max_element(spec_.max_hop0.begin(), spec_.max_hop0.end());
-      GNND_LAUNCH(TypedLinkInitKernel<Key>, StrideBlocks(max_hop0), kThreads, 0, stream, num_hop0, state_, rel_states_,
+      GNND_LAUNCH(LinkInitKernel<Key>, StrideBlocks(max_hop0), kThreads, 0, stream, num_hop0, state_, rel_states_,
                   table, w.node_slots, args, max_hop0);
     }
     for (int hop = 0; hop < spec_.num_hops(); ++hop) {
@@ -310,12 +310,12 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
       GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
         return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, sorted_bound, 0, ids_.end_bit, stream);
       }));
-      GNND_LAUNCH(TypedAssignKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, sorted_bound, sorted,
+      GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, sorted_bound, sorted,
                   keys, table, w.node_slots, args, static_cast<Key>(ids_.sentinel));
-      GNND_LAUNCH(TypedRelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, rel_states_,
+      GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, rel_states_,
                   sorted_bound, w.sampled, table, args, hop, w.blocks_done);
     }
-    GNND_LAUNCH(TypedClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table,
+    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table,
                 args, total_nodes);
     return absl::OkStatus();
   });

@@ -28,11 +28,11 @@
 
 namespace gnnd::cuda {
 
-// What one typed kernel launch is told about the batch (passed by value: under the 4 KiB parameter limit).
+// What one kernel launch is told about the batch (passed by value: under the 4 KiB parameter limit).
 inline constexpr int kMaxCudaTypes = 16;
 inline constexpr int kMaxCudaRelations = 48;
 
-struct TypedState;  // per-type and per-relation sizes on the device (cuda_sampler.cu)
+struct BatchState;  // per-type and per-relation sizes on the device (cuda_sampler.cu)
 
 struct CudaSamplerOptions {
   bool use_graphs = true;  // replay captured CUDA graphs, or launch every kernel each batch (comparisons)
@@ -57,7 +57,7 @@ class CudaSampler {
   // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
                       cudaStream_t stream, cudaEvent_t sampled = nullptr);
-  // A link batch (spec.seed_type -1, TypedLinkSampling): hop 0 of each type t is the num_hop0[t] ids already at
+  // A link batch (spec.seed_type -1, LinkSampling): hop 0 of each type t is the num_hop0[t] ids already at
   // the start of its node_ids in `out` (num_hop0: device memory, one per type), no edge excluded[r] lists is a
   // sampled edge of relation r (excluded: empty, or one per relation; their scratch large enough for any
   // frontier, MaxFrontier()), then every type's feature rows. Launched kernel by kernel (the exclusions change
@@ -90,7 +90,7 @@ class CudaSampler {
   GatherOptions gather_;
   bool needs_reset_ = false;
   std::unique_ptr<Workspace> workspace_;
-  TypedState* state_ = nullptr;                   // device memory
+  BatchState* state_ = nullptr;                   // device memory
   HopState* rel_states_ = nullptr;                // per relation: its destination type's frontier, its edges so far
   std::vector<int64_t> type_offset_, type_base_;  // global id of each type's node 0; its first node slot
   BatchGraphs graphs_;

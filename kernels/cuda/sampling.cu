@@ -89,7 +89,7 @@ inline constexpr int64_t kSectorBytes = 32;
 //
 // Each sampled id also goes into the node table; the one insert that adds it writes it into `keys` at its
 // edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
-// Typed batches draw per relation (the counter's `relation`) and give sources as global ids (id_offset + id).
+// Each relation draws with its own counter (`relation`) and gives sources as global ids (id_offset + id).
 template <typename Index, int kGroup, typename Key>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, uint32_t hop, uint32_t relation,

@@ -23,16 +23,16 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // batch: from a few microseconds (it is usually done by the time its Release arrives) up to a millisecond.
 constexpr std::chrono::microseconds kFirstConsumedPoll{20}, kMaxConsumedPoll{1000};
 
-// A typed layout's per-hop arrays (each type's nodes, then each relation's edges), as HopArrays lists them.
-std::vector<std::pair<size_t, int>> TypedHopArrays(const BatchLayout& l) {
+// A layout's per-hop arrays (each type's nodes, then each relation's edges), as HopArrays lists them.
+std::vector<std::pair<size_t, int>> PerHopArrays(const BatchLayout& l) {
   std::vector<std::pair<size_t, int>> arrays;
   for (const auto& t : l.types) arrays.emplace_back(t.num_nodes_per_hop, l.num_hops + 1);
   for (const auto& r : l.relations) arrays.emplace_back(r.num_edges_per_hop, l.num_hops);
   return arrays;
 }
 
-// The host copies of those arrays (`hops`, in that order) as a view: all the typed counts read.
-BatchView TypedHopView(const BatchLayout& l, const int32_t* hops) {
+// The host copies of those arrays (`hops`, in that order) as a view: all the counts read.
+BatchView PerHopView(const BatchLayout& l, const int32_t* hops) {
   BatchView view;
   view.num_hops = l.num_hops;
   for (size_t t = 0; t < l.types.size(); ++t, hops += l.num_hops + 1) {
@@ -55,9 +55,9 @@ class NodeSlotSampler final : public SlotSampler {
   }
   absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
   void DropGraphs() override { sampler_->DropGraphs(); }
-  std::vector<std::pair<size_t, int>> HopArrays() const override { return TypedHopArrays(sampler_->layout()); }
+  std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    SetReadyCounts(TypedHopView(sampler_->layout(), hops), sampler_->layout(), 0, 0, ready);
+    SetReadyCounts(PerHopView(sampler_->layout(), hops), sampler_->layout(), 0, 0, ready);
   }
 
  private:
@@ -95,7 +95,7 @@ class LinkSlotSampler final : public SlotSampler {
   }
   absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
   void DropGraphs() override {}
-  std::vector<std::pair<size_t, int>> HopArrays() const override { return TypedHopArrays(sampler_->layout()); }
+  std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(sampler_->layout()); }
   absl::Status Filled(int) override {
     if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");
     filled_ = filling_.front();
@@ -104,7 +104,7 @@ class LinkSlotSampler final : public SlotSampler {
   }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
     const BatchLayout& layout = sampler_->layout();
-    SetReadyCounts(TypedHopView(layout, hops), layout, filled_.pairs, filled_.positives, ready);
+    SetReadyCounts(PerHopView(layout, hops), layout, filled_.pairs, filled_.positives, ready);
   }
   absl::Status StartEpoch(uint64_t, const EpochSeeds&, cudaStream_t) override {
     filling_.clear();

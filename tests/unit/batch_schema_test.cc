@@ -54,16 +54,13 @@ TEST(BatchSchema, HomogeneousSchemaIsTheLayoutsArrays) {
 // A homogeneous session's one layout keeps the offsets API 1.0 clients check (SlotLayoutFromProto recomputes
 // them from the capacities), and its capacity, from the typed bound, is the one-relation bound.
 TEST(BatchSchema, TheOneLayoutOfAHomogeneousDatasetIsTheApi10Layout) {
-  DatasetSchema schema;
-  schema.format_version = 1;
-  schema.node_types.push_back({.name = "node",
-                               .num_nodes = 1000,
-                               .feature_dim = 3,
-                               .feature_dtype = DType::kFloat16,
-                               .num_classes = 4,
-                               .features = 0,
-                               .labels = 1});
-  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 5000});
+  DatasetSchema schema = HomogeneousSchema(1000, 5000);
+  NodeTypeSchema& nodes = schema.node_types[0];
+  nodes.feature_dim = 3;
+  nodes.feature_dtype = DType::kFloat16;
+  nodes.num_classes = 4;
+  nodes.features = 0;
+  nodes.labels = 1;
   for (const SamplingSpec& spec :
        {SamplingSpec::OneRelation(10, {3, 2}), SamplingSpec::OneRelation(64, {-1, 5, 2}),
         SamplingSpec::OneRelation(2000, {-1, -1}, /*seeds_may_repeat=*/true), SamplingSpec::OneRelation(1, {1})}) {

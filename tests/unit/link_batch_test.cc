@@ -12,11 +12,11 @@ namespace {
 // A homogeneous dataset of 1000 nodes with 3-wide float16 features, and its link sessions' layout for batches
 // of 50 positives with [3, 2] fanouts.
 DatasetSchema Homogeneous() {
-  DatasetSchema schema;
-  schema.format_version = 1;
-  schema.node_types.push_back(
-      {.name = "node", .num_nodes = 1000, .feature_dim = 3, .feature_dtype = DType::kFloat16, .features = 0});
-  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 5000});
+  DatasetSchema schema = HomogeneousSchema(1000, 5000);
+  NodeTypeSchema& nodes = schema.node_types[0];
+  nodes.feature_dim = 3;
+  nodes.feature_dtype = DType::kFloat16;
+  nodes.features = 0;
   return schema;
 }
 

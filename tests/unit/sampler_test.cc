@@ -324,10 +324,7 @@ TEST(HomogeneousCapacity, BoundsAndLimits) {
   EXPECT_EQ(repeated->hops[0].edges, 1024 * 40);
   EXPECT_EQ(repeated->hops[1].edges, 100 * 5);
   EXPECT_EQ(repeated->max_nodes, 1024 + 99);
-  DatasetSchema schema;  // a homogeneous dataset's
-  schema.format_version = 1;
-  schema.node_types.push_back({.name = "node", .num_nodes = 100});
-  schema.relations.push_back({.src = "node", .name = "to", .dst = "node", .num_edges = 900});
+  const DatasetSchema schema = HomogeneousSchema(100, 900);
   EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(0, {5}), schema).message(),
             "batch_size = 0 (must be at least 1)");
   EXPECT_EQ(CheckSamplingSpec(SamplingSpec::OneRelation(8, {}), schema).message(),
