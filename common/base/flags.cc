@@ -15,4 +15,26 @@ void NormalizeFlagNames(int argc, char** argv) {
   }
 }
 
+std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* name) {
+  const std::string flag = std::string("--") + name;
+  std::vector<std::string> values;
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (std::strcmp(arg, "--") == 0) {  // the rest is positional
+      while (i < argc) argv[out++] = argv[i++];
+      break;
+    }
+    if (flag == arg && i + 1 < argc) {
+      values.emplace_back(argv[++i]);
+    } else if (std::strncmp(arg, flag.c_str(), flag.size()) == 0 && arg[flag.size()] == '=') {
+      values.emplace_back(arg + flag.size() + 1);
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  argc = out;
+  return values;
+}
+
 }  // namespace gnnd

@@ -3,8 +3,14 @@
 // absl::ParseCommandLine, so both spellings work.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace gnnd {
 
 void NormalizeFlagNames(int argc, char** argv);
+// Removes every "--NAME=V" and "--NAME V" from argv (after NormalizeFlagNames; `argc` shrinks) and returns the
+// values in order: a flag that may be given more than once, where absl::ParseCommandLine keeps the last.
+std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* name);
 
 }  // namespace gnnd

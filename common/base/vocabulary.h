@@ -35,6 +35,8 @@ std::string InstancePrefix(absl::string_view instance);
 // The feature dtypes a dataset may declare (the manifest's FeatureDType) and their element dtypes:
 // float32, float16, bfloat16, float8_e4m3fn. nullopt for UNSPECIFIED or a value this build does not know.
 std::optional<DType> FeatureElementDType(v1::FeatureDType t);
+// An edge attribute's element dtype: a node feature dtype, or int64.
+std::optional<DType> EdgeAttributeDType(v1::FeatureDType t);
 // The element dtype's name ("unspecified" or "unknown (N)" otherwise).
 std::string FeatureDTypeName(v1::FeatureDType t);
 // The inverse; anything else is INVALID_ARGUMENT naming `field` and the choices.

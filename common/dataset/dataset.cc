@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -163,6 +165,77 @@ std::string DescribeEdgeSplits(const RelationSchema& r) {
   return absl::StrJoin(parts, " / ");
 }
 
+// "edge ids; edge attributes w (float32), f (16 x float16)", or "".
+std::string DescribeEdgeArrays(const RelationSchema& r) {
+  std::vector<std::string> parts;
+  if (r.edge_ids >= 0) parts.push_back("edge ids");
+  std::vector<std::string> attrs;
+  for (const EdgeAttributeSchema& a : r.edge_attrs) {
+    attrs.push_back(a.dim > 0 ? absl::StrFormat("%s (%d x %s)", a.name, a.dim, DTypeName(a.dtype))
+                              : absl::StrFormat("%s (%s)", a.name, DTypeName(a.dtype)));
+  }
+  if (!attrs.empty()) parts.push_back("edge attributes " + absl::StrJoin(attrs, ", "));
+  return absl::StrJoin(parts, "; ");
+}
+
+// A floating-point array's element as float.
+float ElementAsFloat(DType dtype, const std::byte* p) {
+  uint16_t half = 0;
+  switch (dtype) {
+    case DType::kFloat32: {
+      float f;
+      std::memcpy(&f, p, sizeof(f));
+      return f;
+    }
+    case DType::kFloat16:
+      std::memcpy(&half, p, sizeof(half));
+      return HalfToFloat(half);
+    case DType::kBFloat16:
+      std::memcpy(&half, p, sizeof(half));
+      return BFloat16ToFloat(half);
+    case DType::kFloat8E4M3FN:
+      return Float8E4M3FNToFloat(static_cast<uint8_t>(*p));
+    default:
+      return 0;
+  }
+}
+
+// A relation's edge ids (non-negative) and floating-point edge attributes (finite), naming file and element.
+absl::Status CheckEdgeArrays(const DatasetSchema& schema, const RelationSchema& r, const DatasetArrays& arrays,
+                             int threads) {
+  if (r.edge_ids >= 0) {
+    const std::string file = schema.arrays[r.edge_ids].file();
+    const auto* ids = static_cast<const int64_t*>(arrays.data[r.edge_ids]);
+    GNND_RETURN_IF_ERROR(FirstError(r.num_edges, threads, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        if (ids[k] < 0) {
+          return absl::InvalidArgumentError(absl::StrFormat("%s: e_id[%d] = %d is negative", file, k, ids[k]));
+        }
+      }
+      return absl::OkStatus();
+    }));
+  }
+  for (const EdgeAttributeSchema& a : r.edge_attrs) {
+    if (!IsFloat(a.dtype)) continue;
+    const std::string file = schema.arrays[a.array].file();
+    const auto* bytes = static_cast<const std::byte*>(arrays.data[a.array]);
+    const int64_t width = std::max<int64_t>(a.dim, 1);
+    const size_t element = DTypeSize(a.dtype);
+    GNND_RETURN_IF_ERROR(FirstError(r.num_edges * width, threads, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float value = ElementAsFloat(a.dtype, bytes + i * element);
+        if (!std::isfinite(value)) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: element [%s] is %f (edge attributes must be finite)", file,
+                              a.dim > 0 ? absl::StrCat(i / width, ", ", i % width) : absl::StrCat(i), value));
+        }
+      }
+      return absl::OkStatus();
+    }));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::string_view ArrayName(ArrayId id) {
@@ -247,6 +320,7 @@ absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& ar
     for (const EdgeSplitSchema& e : r.edge_splits) {
       if (e.edges >= 0) GNND_RETURN_IF_ERROR(CheckEdgeSplit(schema, r, e, arrays, threads));
     }
+    GNND_RETURN_IF_ERROR(CheckEdgeArrays(schema, r, arrays, threads));
   }
   for (size_t type = 0; type < schema.node_types.size(); ++type) {
     const NodeTypeSchema& t = schema.node_types[type];
@@ -351,6 +425,9 @@ std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& s
     if (const std::string edge_splits = DescribeEdgeSplits(r); !edge_splits.empty()) {
       absl::StrAppend(&text, "; edge splits ", edge_splits);
     }
+    if (const std::string edge_arrays = DescribeEdgeArrays(r); !edge_arrays.empty()) {
+      absl::StrAppend(&text, "; ", edge_arrays);
+    }
     return absl::StrFormat("%s; %.1f MiB in all%s", text, schema.total_bytes() / mib, source);
   }
   std::vector<std::string> parts;
@@ -371,6 +448,9 @@ std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& s
                                        DTypeName(r.index_dtype));
     if (const std::string edge_splits = DescribeEdgeSplits(r); !edge_splits.empty()) {
       absl::StrAppend(&part, ", edge splits ", edge_splits);
+    }
+    if (const std::string edge_arrays = DescribeEdgeArrays(r); !edge_arrays.empty()) {
+      absl::StrAppend(&part, ", ", edge_arrays);
     }
     parts.push_back(std::move(part));
   }

@@ -100,9 +100,33 @@ absl::Status CheckEdgeSplits(const std::string& prefix, const v1::Relation& r) {
   return absl::OkStatus();
 }
 
+absl::Status CheckEdgeAttributes(const std::string& prefix, const v1::Relation& r) {
+  absl::flat_hash_set<std::string> names;
+  for (int i = 0; i < r.edge_attrs_size(); ++i) {
+    const v1::EdgeAttribute& a = r.edge_attrs(i);
+    auto field = [&](absl::string_view name) { return absl::StrCat(prefix, "edge_attrs[", i, "].", name); };
+    GNND_RETURN_IF_ERROR(CheckName(field("name"), a.name()));
+    if (!names.insert(a.name()).second) return Bad(field("name"), Quoted(a.name()), "is given twice");
+    if (a.dim() < 0 || a.dim() > kMaxCount) {
+      return Bad(field("dim"), a.dim(), absl::StrCat("must be 0 (one value an edge) to ", kMaxCount));
+    }
+    const std::optional<DType> dtype = EdgeAttributeDType(a.dtype());
+    if (!dtype) return Bad(field("dtype"), FeatureDTypeName(a.dtype()), "must be set to a known edge attribute dtype");
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(r.num_edges(), std::max<int64_t>(a.dim(), 1), &bytes) ||
+        __builtin_mul_overflow(bytes, static_cast<int64_t>(DTypeSize(*dtype)), &bytes) || bytes > kMaxNpyDataBytes) {
+      return Bad(field("dim"), a.dim(),
+                 absl::StrCat("makes the attribute (num_edges = ", r.num_edges(), " rows) larger than ",
+                              kMaxNpyDataBytes, " bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRelation(const std::string& prefix, const v1::Relation& r, int64_t src_nodes) {
   auto field = [&](absl::string_view name) { return absl::StrCat(prefix, name); };
   GNND_RETURN_IF_ERROR(CheckEdgeSplits(prefix, r));
+  GNND_RETURN_IF_ERROR(CheckEdgeAttributes(prefix, r));
   if (r.num_edges() < 0) return Bad(field("num_edges"), r.num_edges(), "must not be negative");
   if (r.num_edges() > kMaxCount) {
     return Bad(field("num_edges"), r.num_edges(), absl::StrCat("is too large (at most ", kMaxCount, ")"));
@@ -130,6 +154,8 @@ void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation&
   relation.set_num_edges(m.num_edges());
   relation.set_index_dtype(m.index_dtype());
   *relation.mutable_edge_splits() = m.edge_splits();
+  relation.set_edge_ids(m.edge_ids());
+  *relation.mutable_edge_attrs() = m.edge_attrs();
 }
 
 }  // namespace
@@ -176,9 +202,10 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     GNND_RETURN_IF_ERROR(CheckNodeType("", types[0], /*features_required=*/false));
   } else if (m.format_version() == 2) {
     if (m.num_nodes() != 0 || m.num_edges() != 0 || m.feature_dim() != 0 || m.num_classes() != 0 ||
-        m.edge_splits_size() != 0) {
+        m.edge_splits_size() != 0 || m.edge_ids() || m.edge_attrs_size() != 0) {
       return Bad("format_version", 2,
-                 "describes its graph in node_types and relations, not num_nodes, num_edges, edge_splits, ...");
+                 "describes its graph in node_types and relations, not num_nodes, num_edges, edge_splits, "
+                 "edge_attrs, ...");
     }
     if (m.node_types_size() == 0 || static_cast<size_t>(m.node_types_size()) > kMaxNodeTypes) {
       return Bad("node_types", m.node_types_size(), absl::StrCat("entries (must be 1 to ", kMaxNodeTypes, ")"));
@@ -244,6 +271,10 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
       split.labels = e.labeled() ? 0 : -1;
       split.negatives = e.num_negatives() > 0 ? 0 : -1;
     }
+    rel.edge_ids = r.edge_ids() ? 0 : -1;  // present; made a position below
+    for (const v1::EdgeAttribute& a : r.edge_attrs()) {
+      rel.edge_attrs.push_back({a.name(), a.dim(), EdgeAttributeDType(a.dtype()).value(), -1});
+    }
   }
 
   // The array table: each relation's CSC, then each type's features, labels and splits. A format_version
@@ -295,6 +326,18 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
         e.negatives = add(name + "_neg", ArrayRole::kNegatives, owner, DType::kInt64, {e.num_edges, e.num_negatives});
         s.arrays.back().split = split;
       }
+    }
+  }
+  // Then each relation's edge ids and attributes.
+  for (size_t i = 0; i < s.relations.size(); ++i) {
+    RelationSchema& r = s.relations[i];
+    const std::string prefix = v1 ? "" : r.key() + ".";
+    const int owner = static_cast<int>(i);
+    if (r.edge_ids >= 0) r.edge_ids = add(prefix + "e_id", ArrayRole::kEdgeIds, owner, DType::kInt64, {r.num_edges});
+    for (EdgeAttributeSchema& a : r.edge_attrs) {
+      std::vector<int64_t> shape = {r.num_edges};
+      if (a.dim > 0) shape.push_back(a.dim);
+      a.array = add(prefix + "edge." + a.name, ArrayRole::kEdgeAttr, owner, a.dtype, std::move(shape));
     }
   }
   return s;

@@ -17,7 +17,18 @@
 
 namespace gnnd {
 
-enum class ArrayRole : uint8_t { kIndptr, kIndices, kFeatures, kLabels, kSplit, kEdges, kEdgeLabels, kNegatives };
+enum class ArrayRole : uint8_t {
+  kIndptr,
+  kIndices,
+  kFeatures,
+  kLabels,
+  kSplit,
+  kEdges,
+  kEdgeLabels,
+  kNegatives,
+  kEdgeIds,
+  kEdgeAttr
+};
 
 // Whether `name` may name a node type or relation: letters, digits and _, 1 to 64 bytes, no "___". Such
 // names become file and segment names, so nothing else may (a "../x" from a downloaded file never does).
@@ -50,6 +61,14 @@ struct EdgeSplitSchema {
   int edges = -1, labels = -1, negatives = -1;
 };
 
+// An array of a relation's edges in CSC order (v1::EdgeAttribute).
+struct EdgeAttributeSchema {
+  std::string name;
+  int64_t dim = 0;  // 0: (num_edges,)
+  DType dtype = DType::kFloat32;
+  int array = -1;  // its position in DatasetSchema::arrays
+};
+
 struct RelationSchema {
   std::string src, name, dst;
   int src_type = 0, dst_type = 0;  // positions in DatasetSchema::node_types
@@ -57,6 +76,8 @@ struct RelationSchema {
   DType index_dtype = DType::kInt64;
   int indptr = -1, indices = -1;               // positions in DatasetSchema::arrays
   std::array<EdgeSplitSchema, 3> edge_splits;  // by position in kSplitNames
+  int edge_ids = -1;                           // each edge's original id, int64 (-1: not stored)
+  std::vector<EdgeAttributeSchema> edge_attrs;
 
   // "src___name___dst", OGB's spelling.
   std::string key() const { return src + "___" + name + "___" + dst; }

@@ -12,6 +12,7 @@ using testing::ScratchDir;
 struct Csc {
   std::vector<int64_t> indptr;
   std::vector<int32_t> indices;
+  std::vector<int64_t> ids;  // options.edge_ids
 };
 
 Csc Build(const std::vector<std::pair<int64_t, int64_t>>& edges, int64_t n, CscOptions options) {
@@ -29,6 +30,12 @@ Csc Build(const std::vector<std::pair<int64_t, int64_t>>& edges, int64_t n, CscO
   Csc csc;
   csc.indptr.assign(indptr->as<int64_t>(), indptr->as<int64_t>() + n + 1);
   csc.indices.assign(indices->as<int32_t>(), indices->as<int32_t>() + *count);
+  if (options.edge_ids) {
+    auto ids = NpyFile::Open(dir / "e_id.npy");
+    EXPECT_TRUE(ids.ok()) << ids.status();
+    EXPECT_EQ(ids->header().shape, std::vector<int64_t>{*count});
+    csc.ids.assign(ids->as<int64_t>(), ids->as<int64_t>() + *count);
+  }
   return csc;
 }
 
@@ -63,6 +70,32 @@ TEST(CscBuilder, ResultDoesNotDependOnEdgeOrderOrThreads) {
   Csc b = Build(edges, 1000, {.dedup = true, .threads = 4});
   EXPECT_EQ(a.indptr, b.indptr);
   EXPECT_EQ(a.indices, b.indices);
+}
+
+// Each CSC edge's id is its row in the input: parallel edges in input order, an undirected copy its edge's, a
+// deduplicated edge its first row's, a dropped self-loop nowhere.
+TEST(CscBuilder, EdgeIdsAreTheInputRows) {
+  // kEdges rows: 0: 3->0, 1: 1->0, 2: 1->0, 3: 2->2, 4: 0->3, 5: 2->3, 6: 1->3.
+  Csc plain = Build(kEdges, 4, {.edge_ids = true});
+  EXPECT_EQ(plain.indices, (std::vector<int32_t>{1, 1, 3, 2, 0, 1, 2}));
+  EXPECT_EQ(plain.ids, (std::vector<int64_t>{1, 2, 0, 3, 4, 6, 5}));
+  Csc dedup = Build(kEdges, 4, {.dedup = true, .edge_ids = true});
+  EXPECT_EQ(dedup.indices, (std::vector<int32_t>{1, 3, 0, 1, 2}));
+  EXPECT_EQ(dedup.ids, (std::vector<int64_t>{1, 0, 4, 6, 5}));
+  Csc undirected = Build({{0, 1}, {2, 1}, {1, 0}}, 3, {.undirected = true, .edge_ids = true});
+  // 0 <- 1 (row 0 reversed, row 2); 1 <- 0 (row 0, row 2 reversed), 2 (row 1); 2 <- 1 (row 1 reversed).
+  EXPECT_EQ(undirected.indices, (std::vector<int32_t>{1, 1, 0, 0, 2, 1}));
+  EXPECT_EQ(undirected.ids, (std::vector<int64_t>{0, 2, 0, 2, 1, 1}));
+  // With ids, the CSC itself is the one built without them.
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (int64_t i = 0; i < 20000; ++i) edges.push_back({(i * 7919) % 1000, (i * 104729) % 997});
+  Csc with = Build(edges, 1000, {.dedup = true, .threads = 4, .edge_ids = true});
+  Csc without = Build(edges, 1000, {.dedup = true, .threads = 4});
+  EXPECT_EQ(with.indptr, without.indptr);
+  EXPECT_EQ(with.indices, without.indices);
+  for (size_t k = 0; k < with.ids.size(); ++k) {
+    ASSERT_EQ(edges[with.ids[k]].first, with.indices[k]) << k;
+  }
 }
 
 TEST(CscBuilder, OutOfRangeIdNamesWhere) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/file_io.h"
@@ -97,25 +99,44 @@ absl::Status EdgeSpool::ForEach(Fn fn) {
 
 namespace {
 
-// Sorts every neighbor list; with dedup drops repeats (self-loops were never scattered) and packs the
+// Sorts every neighbor list by source (then by edge id, where ids come along: `ids` non-null, permuted with
+// the sources); with dedup drops repeats, keeping the first (self-loops were never scattered), and packs the
 // lists to the front, rewriting indptr. Returns the final edge count.
 template <typename Index>
-int64_t SortAndPack(Index* indices, std::vector<int64_t>& indptr, bool dedup, int threads) {
+int64_t SortAndPack(Index* indices, int64_t* ids, std::vector<int64_t>& indptr, bool dedup, int threads) {
   const int64_t n = static_cast<int64_t>(indptr.size()) - 1;
   std::vector<int64_t> kept(dedup ? n : 0);
   ParallelFor(n, 1 << 14, threads, [&](int64_t begin, int64_t end) {
+    std::vector<std::pair<Index, int64_t>> list;
     for (int64_t v = begin; v < end; ++v) {
       Index* first = indices + indptr[v];
       Index* last = indices + indptr[v + 1];
-      std::sort(first, last);
-      if (dedup) kept[v] = std::unique(first, last) - first;
+      if (ids == nullptr) {
+        std::sort(first, last);
+        if (dedup) kept[v] = std::unique(first, last) - first;
+        continue;
+      }
+      int64_t* first_id = ids + indptr[v];
+      list.clear();
+      for (Index* p = first; p != last; ++p) list.emplace_back(*p, first_id[p - first]);
+      std::sort(list.begin(), list.end());
+      if (dedup) {
+        list.erase(
+            std::unique(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+            list.end());
+        kept[v] = static_cast<int64_t>(list.size());
+      }
+      for (size_t i = 0; i < list.size(); ++i) first[i] = list[i].first, first_id[i] = list[i].second;
     }
   });
   if (!dedup) return indptr[n];
   int64_t out = 0;
   for (int64_t v = 0; v < n; ++v) {
     const int64_t start = indptr[v];
-    if (out != start) std::memmove(indices + out, indices + start, kept[v] * sizeof(Index));
+    if (out != start) {
+      std::memmove(indices + out, indices + start, kept[v] * sizeof(Index));
+      if (ids != nullptr) std::memmove(ids + out, ids + start, kept[v] * sizeof(int64_t));
+    }
     indptr[v] = out;
     out += kept[v];
   }
@@ -156,6 +177,13 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
   GNND_ASSIGN_OR_RETURN(NpyWriter indices_file,
                         NpyWriter::CreateMapped(absl::StrCat(dir, "/", prefix, "indices.npy"),
                                                 narrow ? DType::kInt32 : DType::kInt64, {scattered}));
+  std::optional<NpyWriter> ids_file;
+  int64_t* ids = nullptr;
+  if (options.edge_ids) {
+    GNND_ASSIGN_OR_RETURN(
+        ids_file, NpyWriter::CreateMapped(absl::StrCat(dir, "/", prefix, "e_id.npy"), DType::kInt64, {scattered}));
+    ids = ids_file->mutable_as<int64_t>();
+  }
   int64_t edges;
   {
     std::vector<int64_t> cursor(indptr.begin(), indptr.end() - 1);
@@ -164,8 +192,12 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
     auto scatter = [&](auto* indices) {
       return ForEach([&](int64_t u, int64_t v) {
         if (!(drop_loops && u == v)) {
+          if (ids != nullptr) ids[cursor[v]] = seen;
           indices[cursor[v]++] = static_cast<std::remove_pointer_t<decltype(indices)>>(u);
-          if (options.undirected) indices[cursor[u]++] = static_cast<std::remove_pointer_t<decltype(indices)>>(v);
+          if (options.undirected) {
+            if (ids != nullptr) ids[cursor[u]] = seen;
+            indices[cursor[u]++] = static_cast<std::remove_pointer_t<decltype(indices)>>(v);
+          }
         }
         if ((++seen & 0xfffff) == 0) progress.Set(seen);
       });
@@ -175,10 +207,14 @@ absl::StatusOr<int64_t> EdgeSpool::BuildCsc(const std::string& dir, const CscOpt
     progress.Set(seen);
   }
   // 3. Sort each list (and drop repeats), then write both files.
-  edges = narrow ? SortAndPack(indices_file.mutable_as<int32_t>(), indptr, options.dedup, options.threads)
-                 : SortAndPack(indices_file.mutable_as<int64_t>(), indptr, options.dedup, options.threads);
+  edges = narrow ? SortAndPack(indices_file.mutable_as<int32_t>(), ids, indptr, options.dedup, options.threads)
+                 : SortAndPack(indices_file.mutable_as<int64_t>(), ids, indptr, options.dedup, options.threads);
   GNND_RETURN_IF_ERROR(indices_file.Truncate(edges));
   GNND_RETURN_IF_ERROR(indices_file.Finish());
+  if (ids_file) {
+    GNND_RETURN_IF_ERROR(ids_file->Truncate(edges));
+    GNND_RETURN_IF_ERROR(ids_file->Finish());
+  }
   GNND_ASSIGN_OR_RETURN(NpyWriter indptr_file,
                         NpyWriter::CreateAppendable(absl::StrCat(dir, "/", prefix, "indptr.npy"), DType::kInt64, {}));
   GNND_RETURN_IF_ERROR(indptr_file.Append(indptr.data(), n + 1));

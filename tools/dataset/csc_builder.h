@@ -1,7 +1,9 @@
 // Turns a stream of edges u -> v into CSC (indptr.npy, indices.npy: for each v, its in-neighbors u),
 // with memory bounded by the node count, not the edge count: edges are spooled to a temporary file,
 // counted, then scattered into the memory-mapped indices file (page cache, not heap), and every
-// neighbor list is sorted by source id so the result does not depend on the input's edge order.
+// neighbor list is sorted by source id so the result does not depend on the input's edge order (parallel
+// edges by their input position). With edge ids, each edge's position in the input comes along in
+// PREFIXe_id.npy: an undirected copy has its edge's, a deduplicated edge its first occurrence's.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@ struct CscOptions {
   bool undirected = false;  // also add v -> u for every u -> v
   bool dedup = false;       // drop parallel edges and self-loops
   int threads = 1;
+  bool edge_ids = false;  // also write PREFIXe_id.npy: each CSC edge's position among the spooled edges
 };
 
 class EdgeSpool {
@@ -50,7 +53,7 @@ class EdgeSpool {
   int64_t num_dst() const { return num_dst_; }
 
   // Builds PREFIXindptr.npy (num_dst + 1) and PREFIXindices.npy (int32 when num_src < 2^31) in `dir` from
-  // the spooled edges; returns the edge count written.
+  // the spooled edges (and PREFIXe_id.npy, options.edge_ids); returns the edge count written.
   absl::StatusOr<int64_t> BuildCsc(const std::string& dir, const CscOptions& options, const std::string& prefix = "");
 
  private:

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/base/dtype.h"
@@ -37,6 +38,10 @@ absl::Status NotFinite(DType dtype, double value, size_t i, const FeatureBlock& 
                            : std::isinf(value)
                                ? "is not finite"
                                : absl::StrCat("is past ", DTypeName(dtype), "'s range (|x| <= ", LargestOf(dtype), ")");
+  if (block.edge_attribute) {
+    return absl::InvalidArgumentError(absl::StrCat(block.where, ": edge attribute value ", value, " at ", element, " ",
+                                                   what, " (edge attributes must be finite numbers)"));
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       block.where, ": feature value ", value, " at ", element, " ", what,
       std::isnan(value) ? " (features must be numbers)" : " (scale the features, or import with --clamp)"));
@@ -288,9 +293,11 @@ absl::Status ImportBuilder::ReadSplit(ArrayId split, NpyStreamReader& reader) {
 }
 
 absl::Status ForEachEdgeLine(const std::string& path, const std::string& name, char separator,
-                             const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& edge) {
+                             const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& edge,
+                             const std::function<absl::Status(double, absl::string_view)>& weight) {
   GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(path, name));
-  const absl::string_view expected = separator == ' ' ? "'src dst'" : "'src,dst'";
+  size_t fields_per_line = 0;  // 2, or with `weight` 3, as the first edge line has
+  std::string expected = separator == ' ' ? "'src dst'" : "'src,dst'";
   Progress progress("edges", 0, "edges");
   int64_t count = 0;
   absl::string_view line;
@@ -302,23 +309,60 @@ absl::Status ForEachEdgeLine(const std::string& path, const std::string& name, c
     }
     const std::vector<absl::string_view> fields = SplitFields(line, separator);
     if (fields.empty() || (fields.size() == 1 && fields[0].empty())) continue;
-    if (fields.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected ", expected));
+    if (fields_per_line == 0) {
+      fields_per_line = weight != nullptr && fields.size() == 3 ? 3 : 2;
+      if (fields_per_line == 3) expected = separator == ' ' ? "'src dst weight'" : "'src,dst,weight'";
+    }
+    if (fields.size() != fields_per_line) {
+      return absl::InvalidArgumentError(absl::StrCat(reader->Where(), ": ", fields.size(), " fields, expected ",
+                                                     expected, fields_per_line == 3 ? " as the first line" : ""));
     }
     GNND_ASSIGN_OR_RETURN(int64_t src, ParseInt(fields[0], reader->Where()));
     GNND_ASSIGN_OR_RETURN(int64_t dst, ParseInt(fields[1], reader->Where()));
     GNND_RETURN_IF_ERROR(edge(src, dst, reader->Where()));
+    if (fields_per_line == 3) {
+      double value = 0;
+      if (!absl::SimpleAtod(fields[2], &value)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(reader->Where(), ": weight ", Quoted(fields[2], 40), " is not a number"));
+      }
+      GNND_RETURN_IF_ERROR(weight(value, reader->Where()));
+    }
     if ((++count & 0xffff) == 0) progress.Set(count);
   }
   progress.Set(count);
   return absl::OkStatus();
 }
 
-absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::string& name, char separator) {
-  return ForEachEdgeLine(path, name, separator, [this](int64_t src, int64_t dst, absl::string_view where) {
-    return edges_->Add(src, dst, where);
-  });
+absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::string& name, char separator,
+                                          bool weight_column) {
+  std::optional<NpyWriter> weights;  // a third column: the edges' edge_weight, in their order
+  const std::string weights_path = writer_->Path("edge_weight.input.npy");  // scratch: not in the manifest
+  auto weight = [&](double value, absl::string_view where) -> absl::Status {
+    if (!weights) {
+      GNND_ASSIGN_OR_RETURN(weights, NpyWriter::CreateAppendable(weights_path, DType::kFloat32, {}));
+    }
+    const float stored = static_cast<float>(value);
+    if (!std::isfinite(stored)) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": weight ", value, " (must be finite, within float32)"));
+    }
+    return weights->Append(&stored, 1);
+  };
+  GNND_RETURN_IF_ERROR(ForEachEdgeLine(
+      path, name, separator,
+      [this](int64_t src, int64_t dst, absl::string_view where) { return edges_->Add(src, dst, where); },
+      weight_column ? std::function<absl::Status(double, absl::string_view)>(weight) : nullptr));
+  if (weights) {
+    GNND_RETURN_IF_ERROR(weights->Finish());
+    for (const EdgeAttributeInput& given : options_.edge_attrs) {
+      if (given.name == "edge_weight") {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": a third column (edge_weight) and --edge-attr edge_weight=", given.path));
+      }
+    }
+    options_.edge_attrs.push_back({"edge_weight", weights_path});
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ReadEdgeIndexPairs(const std::function<absl::StatusOr<NpyStreamReader>()>& open,
@@ -391,10 +435,21 @@ absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classe
   if (features_.has_value()) GNND_RETURN_IF_ERROR(features_->Finish());
   GNND_RETURN_IF_ERROR(labels_->Finish());
   for (auto& split : splits_) GNND_RETURN_IF_ERROR(split->Finish());
-  CscOptions csc{options_.undirected, options_.dedup, options_.threads};
+  const bool edge_ids = options_.edge_ids || !options_.edge_attrs.empty();
+  const CscOptions csc{options_.undirected, options_.dedup, options_.threads, edge_ids};
+  const int64_t input_edges = edges_->count();
   GNND_ASSIGN_OR_RETURN(int64_t edges, edges_->BuildCsc(writer_->work_dir(), csc));
   edges_.reset();  // closes and deletes the spool
   m.set_num_edges(edges);
+  if (edge_ids) {
+    m.set_edge_ids(true);
+    GNND_ASSIGN_OR_RETURN(const NpyFile ids, NpyFile::Open(writer_->Path("e_id.npy")));
+    const std::span<const int64_t> order(ids.as<int64_t>(), static_cast<size_t>(edges));
+    for (const EdgeAttributeInput& input : options_.edge_attrs) {
+      GNND_ASSIGN_OR_RETURN(*m.add_edge_attrs(),
+                            WriteEdgeAttribute(writer_->work_dir(), "", input, input_edges, order));
+    }
+  }
   return writer_->Commit(m, options_.threads);
 }
 

@@ -16,6 +16,7 @@
 #include "common/dataset/npy.h"
 #include "gnnd/v1/dataset.pb.h"
 #include "tools/dataset/csc_builder.h"
+#include "tools/dataset/edge_attrs.h"
 
 namespace gnnd::dataset {
 
@@ -38,6 +39,10 @@ struct ImportOptions {
   int threads = 1;
   // Features: ±inf and values past the dtype's range become its largest finite value (else refused).
   bool clamp = false;
+  // edgelist: edge attributes, one row per input edge in its order (stored in CSC order, with the edge ids);
+  // edge_ids: the edge ids (each edge's input row) even without attributes.
+  std::vector<EdgeAttributeInput> edge_attrs;
+  bool edge_ids = false;
 };
 
 // Where a block of feature values comes from, as errors name an element: the file, the position of the
@@ -46,6 +51,7 @@ struct FeatureBlock {
   absl::string_view where;
   int64_t first = -1;
   int64_t dim = 1;
+  bool edge_attribute = false;  // the values are an edge attribute's (errors say so; no --clamp for them)
 };
 
 // Converts `count` values to the bits of feature dtype `target` into `out`. A NaN, an infinity or a value
@@ -60,9 +66,12 @@ absl::Status CheckFeatureBits(DType dtype, const char* bits, size_t count, const
 // "(2, 17)": an array shape as errors print it.
 std::string ShapeText(const std::vector<int64_t>& shape);
 // Calls edge(src, dst, where) for each line "src<separator>dst" of a text file, plain or gzip; separator ' '
-// means runs of spaces/tabs and allows '#' comments; blank lines are skipped. `name` is used in errors.
+// means runs of spaces/tabs and allows '#' comments; blank lines are skipped. `name` is used in errors. With
+// `weight`, every line may instead carry a third field, a number: weight(value, where) is called for it after
+// edge() (then every line must have one).
 absl::Status ForEachEdgeLine(const std::string& path, const std::string& name, char separator,
-                             const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& edge);
+                             const std::function<absl::Status(int64_t, int64_t, absl::string_view)>& edge,
+                             const std::function<absl::Status(double, absl::string_view)>& weight = nullptr);
 // A node id of a table of `num_nodes`, or INVALID_ARGUMENT naming `where`.
 absl::Status CheckNodeId(int64_t node, int64_t num_nodes, absl::string_view where);
 // A label as every importer reads it: NaN or -1 is none (-1), else a non-negative integer class id.
@@ -87,8 +96,10 @@ class ImportBuilder {
   EdgeSpool& edges() { return *edges_; }
 
   // Edges from text, one "src<separator>dst" per line, plain or gzip. separator ' ' means runs of
-  // spaces/tabs and allows '#' comments; blank lines are skipped. `name` is used in errors.
-  absl::Status ReadEdgeLines(const std::string& path, const std::string& name, char separator);
+  // spaces/tabs and allows '#' comments; blank lines are skipped. `name` is used in errors. With
+  // `weight_column`, lines may carry a third field: the edge attribute edge_weight (float32, finite).
+  absl::Status ReadEdgeLines(const std::string& path, const std::string& name, char separator,
+                             bool weight_column = false);
   // Edges from a (2, E) integer array, C or Fortran order. `open` opens the array anew each call (a
   // C-order array is read by two streams side by side: sources and destinations).
   absl::Status ReadEdgeIndex(const std::function<absl::StatusOr<NpyStreamReader>()>& open);

@@ -19,11 +19,14 @@ absl::StatusOr<int64_t> NodeCount(const std::string& source, const std::string& 
   if (IsNpy(source)) {
     GNND_ASSIGN_OR_RETURN(largest, LargestId(source, name));
   } else {
-    GNND_RETURN_IF_ERROR(ForEachEdgeLine(source, name, ' ', [&](int64_t src, int64_t dst, absl::string_view where) {
-      if (src < 0 || dst < 0) return CheckNodeId(std::min(src, dst), INT64_MAX, where);
-      largest = std::max({largest, src, dst});
-      return absl::OkStatus();
-    }));
+    GNND_RETURN_IF_ERROR(ForEachEdgeLine(
+        source, name, ' ',
+        [&](int64_t src, int64_t dst, absl::string_view where) {
+          if (src < 0 || dst < 0) return CheckNodeId(std::min(src, dst), INT64_MAX, where);
+          largest = std::max({largest, src, dst});
+          return absl::OkStatus();
+        },
+        [](double, absl::string_view) { return absl::OkStatus(); }));  // a weight column: read at the import
   }
   if (!options.edge_splits_dir.empty()) {
     GNND_ASSIGN_OR_RETURN(const int64_t in_splits, LargestEdgeSplitId(options.edge_splits_dir));
@@ -66,7 +69,7 @@ absl::Status ImportEdgeList(const std::string& source, const std::string& out_di
   if (IsNpy(source)) {  // a (2, E) edge index, as torch_geometric's edge_index saved with numpy
     GNND_RETURN_IF_ERROR(builder.ReadEdgeIndex([&]() { return OpenNpyStream(source, name); }));
   } else {
-    GNND_RETURN_IF_ERROR(builder.ReadEdgeLines(source, name, ' '));
+    GNND_RETURN_IF_ERROR(builder.ReadEdgeLines(source, name, ' ', /*weight_column=*/true));
   }
   if (features.has_value()) GNND_RETURN_IF_ERROR(builder.ReadFeatures(*features));
   if (!options.labels_npy.empty()) {

@@ -27,6 +27,7 @@
 #include "common/batch/batch.h"
 #include "common/dataset/dataset.h"
 #include "common/dataset/shm_store.h"
+#include "tools/dataset/edge_attrs.h"
 #include "tools/dataset/hotness.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/synthetic.h"
@@ -52,6 +53,11 @@ ABSL_FLAG(std::string, splits, "", "import (edgelist): a directory with train.np
 ABSL_FLAG(std::string, edge_splits, "",
           "import (edgelist): link prediction's seed edges, a directory with train.npy, valid.npy, test.npy "
           "((2, E) each, any of them) and optional SPLIT_label.npy (E,), SPLIT_neg.npy (E, K)");
+ABSL_FLAG(std::vector<std::string>, edge_attr, {},
+          "import (edgelist): an edge attribute NAME=FILE.npy, (E,) or (E, D), one row per edge in the input's "
+          "order (repeatable); a text edge list's third column is the attribute edge_weight");
+ABSL_FLAG(bool, edge_ids, false,
+          "import (edgelist): store each edge's input row (e_id) even without edge attributes (with them, always)");
 ABSL_FLAG(std::string, link_relation, "",
           "generate (typed presets): give this relation (src___rel___dst) edge splits for link prediction "
           "(5 % valid and 5 % test held out of the graph, the rest train)");
@@ -196,6 +202,16 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   options.edge_splits_dir = absl::GetFlag(FLAGS_edge_splits);
   const bool edgelist = absl::GetFlag(FLAGS_format) == "edgelist";
   if (!options.edge_splits_dir.empty() && !edgelist) return Usage("--edge-splits: only --format edgelist takes it");
+  for (const std::string& flag : absl::GetFlag(FLAGS_edge_attr)) {
+    if (!edgelist) return Usage("--edge-attr: only --format edgelist takes it");
+    GNND_ASSIGN_OR_RETURN(dataset::EdgeAttributeInput input, dataset::ParseEdgeAttributeFlag(flag));
+    for (const dataset::EdgeAttributeInput& given : options.edge_attrs) {
+      if (given.name == input.name) return Usage(absl::StrCat("--edge-attr: '", input.name, "' is given twice"));
+    }
+    options.edge_attrs.push_back(std::move(input));
+  }
+  options.edge_ids = absl::GetFlag(FLAGS_edge_ids);
+  if (options.edge_ids && !edgelist) return Usage("--edge-ids: only --format edgelist takes it");
   for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_num_nodes), ',', absl::SkipEmpty())) {
     const std::pair<std::string, std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
     int64_t count = 0;
@@ -382,7 +398,9 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(gnnd::gnnctl::kUsage);
   gnnd::NormalizeFlagNames(argc, argv);
+  const std::vector<std::string> edge_attrs = gnnd::TakeRepeatedFlag(argc, argv, "edge_attr");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (!edge_attrs.empty()) absl::SetFlag(&FLAGS_edge_attr, edge_attrs);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   absl::Status status;
   if (args.empty()) {

@@ -1,0 +1,32 @@
+// Edge attributes at import: a file of one row per input edge, in the input's edge order, is written in CSC
+// order beside the relation's indices — row k of the result is input row e_id[k] (the CSC builder's edge ids:
+// an undirected copy shares its edge's row, a deduplicated edge keeps its first row's).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gnnd/v1/dataset.pb.h"
+
+namespace gnnd::dataset {
+
+struct EdgeAttributeInput {
+  std::string name;  // a schema name: [A-Za-z0-9_]+
+  std::string path;  // an .npy of (E,) or (E, D), C order
+};
+
+// "NAME=FILE.npy" (gnnctl import --edge-attr), its name checked.
+absl::StatusOr<EdgeAttributeInput> ParseEdgeAttributeFlag(absl::string_view flag);
+
+// Writes DIR/PREFIXedge.NAME.npy from `input` (num_input_edges rows; float64 becomes float32, float32 and
+// float16 are kept, integers and bools become int64; floats must be finite), its rows in the order of `ids`
+// (positions among the input rows). Returns its manifest entry. Errors name the file and, for a value, the
+// element.
+absl::StatusOr<v1::EdgeAttribute> WriteEdgeAttribute(const std::string& dir, const std::string& prefix,
+                                                     const EdgeAttributeInput& input, int64_t num_input_edges,
+                                                     std::span<const int64_t> ids);
+
+}  // namespace gnnd::dataset
