@@ -204,8 +204,7 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     if (m.num_nodes() != 0 || m.num_edges() != 0 || m.feature_dim() != 0 || m.num_classes() != 0 ||
         m.edge_splits_size() != 0 || m.edge_ids() || m.edge_attrs_size() != 0) {
       return Bad("format_version", 2,
-                 "describes its graph in node_types and relations, not num_nodes, num_edges, edge_splits, "
-                 "edge_attrs, ...");
+                 "describes its graph in node_types and relations, not num_nodes, num_edges, edge_splits, ...");
     }
     if (m.node_types_size() == 0 || static_cast<size_t>(m.node_types_size()) > kMaxNodeTypes) {
       return Bad("node_types", m.node_types_size(), absl::StrCat("entries (must be 1 to ", kMaxNodeTypes, ")"));
