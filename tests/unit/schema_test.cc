@@ -141,6 +141,36 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"MixedVersions", [](auto& m) { m.set_num_nodes(6); },
                     "manifest.textproto: format_version = 2 describes its graph in node_types and relations, not "
                     "num_nodes, num_edges, edge_splits, ..."},
+        BadManifest{"EdgeAttributeName", [](auto& m) { m.mutable_relations(0)->add_edge_attrs()->set_name("a b"); },
+                    "manifest.textproto: relations[0].edge_attrs[0].name = 'a b' is not a name (letters, digits and "
+                    "_, at most 64 bytes, no ___)"},
+        BadManifest{"EdgeAttributeTwice",
+                    [](auto& m) {
+                      for (int i = 0; i < 2; ++i) {
+                        v1::EdgeAttribute& a = *m.mutable_relations(0)->add_edge_attrs();
+                        a.set_name("w");
+                        a.set_dtype(v1::FEATURE_DTYPE_FLOAT32);
+                      }
+                    },
+                    "manifest.textproto: relations[0].edge_attrs[1].name = 'w' is given twice"},
+        BadManifest{"EdgeAttributeDType", [](auto& m) { m.mutable_relations(0)->add_edge_attrs()->set_name("w"); },
+                    "manifest.textproto: relations[0].edge_attrs[0].dtype = unspecified must be set to a known edge "
+                    "attribute dtype"},
+        BadManifest{"EdgeAttributeDim",
+                    [](auto& m) {
+                      v1::EdgeAttribute& a = *m.mutable_relations(0)->add_edge_attrs();
+                      a.set_name("w");
+                      a.set_dim(-2);
+                      a.set_dtype(v1::FEATURE_DTYPE_INT64);
+                    },
+                    "manifest.textproto: relations[0].edge_attrs[0].dim = -2 must be 0 (one value an edge) to "
+                    "281474976710656"},
+        BadManifest{"Int64NodeFeatures",
+                    [](auto& m) { m.mutable_node_types(0)->set_feature_dtype(v1::FEATURE_DTYPE_INT64); },
+                    "manifest.textproto: node_types[0].feature_dtype = int64 must be set to a known feature dtype"},
+        BadManifest{"EdgeArraysInVersion2TopLevel", [](auto& m) { m.set_edge_ids(true); },
+                    "manifest.textproto: format_version = 2 describes its graph in node_types and relations, not "
+                    "num_nodes, num_edges, edge_splits, ..."},
         BadManifest{"TypesInVersion1", [](auto& m) { m.set_format_version(1); },
                     "manifest.textproto: format_version = 1 has no node_types or relations (typed datasets are "
                     "format_version 2)"}),
