@@ -25,8 +25,9 @@ std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* na
       while (i < argc) argv[out++] = argv[i++];
       break;
     }
-    if (flag == arg && i + 1 < argc) {
-      values.emplace_back(argv[++i]);
+    if (flag == arg) {
+      const bool next_is_value = i + 1 < argc && argv[i + 1][0] != '-' && std::strchr(argv[i + 1], '=') != nullptr;
+      values.emplace_back(next_is_value ? argv[++i] : "");
     } else if (std::strncmp(arg, flag.c_str(), flag.size()) == 0 && arg[flag.size()] == '=') {
       values.emplace_back(arg + flag.size() + 1);
     } else {

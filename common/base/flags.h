@@ -9,8 +9,9 @@
 namespace gnnd {
 
 void NormalizeFlagNames(int argc, char** argv);
-// Removes every "--NAME=V" and "--NAME V" from argv (after NormalizeFlagNames; `argc` shrinks) and returns the
-// values in order: a flag that may be given more than once, where absl::ParseCommandLine keeps the last.
+// Removes every "--NAME=V", "--NAME V" (V a next argument holding a '=', as NAME=FILE) and bare "--NAME" (the
+// value "") from argv (after NormalizeFlagNames; `argc` shrinks) and returns the values in order: a flag that
+// may be given more than once, where absl::ParseCommandLine keeps the last.
 std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* name);
 
 }  // namespace gnnd

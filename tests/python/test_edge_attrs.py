@@ -135,8 +135,8 @@ def test_bad_attribute_files_are_named(tmp_path, write, flag, message):
     (tmp_path / "edges.txt").write_text("0 1\n1 2\n2 0\n0 2\n")
     write(tmp_path)
     name, _, path = flag.partition("=")
-    arg = f"{name}={tmp_path / path}" if path else flag
-    bad = run("import", "--format", "edgelist", "--edge-attr", arg, tmp_path / "edges.txt", tmp_path / "out", ok=False)
+    arg = f"--edge-attr={name}={tmp_path / path}" if path else f"--edge-attr={flag}"
+    bad = run("import", "--format", "edgelist", arg, tmp_path / "edges.txt", tmp_path / "out", ok=False)
     assert bad.returncode != 0 and message in bad.stderr, bad.stderr
     assert not (tmp_path / "out").exists()
     mixed = tmp_path / "mixed.txt"
@@ -164,3 +164,21 @@ def test_validate_refuses_bad_edge_arrays_naming_file_and_element(tmp_path):
     np.save(out / "e_id.npy", np.zeros(2, np.int64))  # a row short
     bad = run("validate", out, ok=False)
     assert "e_id.npy: shape is (2) but the manifest implies (3)" in bad.stderr, bad.stderr
+
+
+def test_generate_draws_a_weight_and_a_feature_per_edge(tmp_path):
+    run("generate", "--preset", "tiny", "--seed", 7, "--edge-attr", tmp_path / "a")
+    run("generate", "--preset", "tiny", "--seed", 7, "--edge-attr", tmp_path / "b")
+    run("generate", "--preset", "tiny", "--seed", 7, tmp_path / "plain")
+    a = tmp_path / "a"
+    for name in ("indptr", "indices", "features", "labels", "train"):  # the graph of the same seed
+        np.testing.assert_array_equal(np.load(a / f"{name}.npy"), np.load(tmp_path / "plain" / f"{name}.npy"))
+    e_id, w, f = np.load(a / "e_id.npy"), np.load(a / "edge.edge_weight.npy"), np.load(a / "edge.edge_feat.npy")
+    assert w.dtype == np.float32 and w.shape == e_id.shape and np.all((w > 0) & (w <= 1))
+    assert f.dtype == np.float32 and f.shape == (len(e_id), 4) and np.all((f >= -1) & (f < 1))
+    assert len(np.unique(w)) > len(w) // 2  # drawn, not constant
+    for name in ("e_id", "edge.edge_weight", "edge.edge_feat"):  # a function of the seed
+        np.testing.assert_array_equal(np.load(a / f"{name}.npy"), np.load(tmp_path / "b" / f"{name}.npy"))
+    assert "edge_attrs" in (a / "manifest.textproto").read_text()
+    bad = run("generate", "--preset", "mag", "--scale", "0.001", "--edge-attr", tmp_path / "typed", ok=False)
+    assert "--edge-attr: the homogeneous presets" in bad.stderr, bad.stderr

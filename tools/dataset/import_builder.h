@@ -122,6 +122,10 @@ class ImportBuilder {
   absl::Status ReadEdgeSplits();
   // A dataset without features may be written (a graph for link prediction); by default Finish refuses it.
   void AllowNoFeatures() { features_optional_ = true; }
+  // An edge attribute from a file of one row per spooled edge (written by the caller, e.g. at ScratchPath()).
+  void AddEdgeAttribute(EdgeAttributeInput input) { options_.edge_attrs.push_back(std::move(input)); }
+  // A path in the dataset's work directory for a file that is not part of it (removed at Finish).
+  std::string ScratchPath(absl::string_view file) const { return writer_->Path(file); }
 
   // num_classes 0 derives it from the labels (max + 1). Without any label set or split id given, the
   // dataset has no labels and no node splits.

@@ -1,6 +1,7 @@
 #include "tools/dataset/synthetic.h"
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,7 +17,8 @@ namespace gnnd::dataset {
 namespace {
 
 // Philox streams, one per purpose, so no two draws share a counter.
-enum Stream : uint32_t { kEdges = 1, kClassCenters = 2, kFeatures = 3, kSplits = 4 };
+enum Stream : uint32_t { kEdges = 1, kClassCenters = 2, kFeatures = 3, kSplits = 4, kEdgeAttrs = 5 };
+constexpr int64_t kEdgeFeatDim = 4;  // edge_feat: 16 bytes an edge
 
 // R-MAT quadrant probabilities (Chakrabarti et al.; the Graph500 values).
 constexpr double kA = 0.57, kB = 0.19, kC = 0.19;
@@ -232,21 +234,49 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
   import.threads = options.threads;
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, spec.num_nodes, import));
 
-  {  // Edges: chunks generated in parallel, spooled in chunk order.
+  {  // Edges (and their attributes): chunks generated in parallel, spooled in chunk order.
     Progress progress("edges", spec.num_edges, "edges");
-    std::vector<std::pair<int64_t, int64_t>> edges(std::min(kEdgeChunk * std::max(1, options.threads), spec.num_edges));
+    const int64_t round = std::min(kEdgeChunk * std::max(1, options.threads), spec.num_edges);
+    std::vector<std::pair<int64_t, int64_t>> edges(round);
+    std::optional<NpyWriter> weights, feats;
+    std::vector<float> weight(options.edge_attrs ? round : 0), feat(options.edge_attrs ? round * kEdgeFeatDim : 0);
+    if (options.edge_attrs) {
+      const EdgeAttributeInput w{"edge_weight", builder.ScratchPath("edge_weight.input.npy")};
+      const EdgeAttributeInput f{"edge_feat", builder.ScratchPath("edge_feat.input.npy")};
+      GNND_ASSIGN_OR_RETURN(weights, NpyWriter::CreateAppendable(w.path, DType::kFloat32, {}));
+      GNND_ASSIGN_OR_RETURN(feats, NpyWriter::CreateAppendable(f.path, DType::kFloat32, {kEdgeFeatDim}));
+      builder.AddEdgeAttribute(w);
+      builder.AddEdgeAttribute(f);
+    }
     GNND_RETURN_IF_ERROR(ParallelRounds(
         spec.num_edges, kEdgeChunk, options.threads,
         [&](int64_t first, int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) edges[i] = gen.Edge(first + i);
+          for (int64_t i = begin; i < end; ++i) {
+            edges[i] = gen.Edge(first + i);
+            if (!options.edge_attrs) continue;
+            const Philox4x32 w = RandomWords(options.seed, kEdgeAttrs, static_cast<uint64_t>(first + i));
+            weight[i] = 1.0f - UniformFloat(w.v[0]);  // (0, 1]: every edge may be drawn
+            for (int j = 0; j < kEdgeFeatDim; ++j) {
+              const uint32_t word = j < 3 ? w.v[j + 1] : w.v[0] * 2654435761u;
+              feat[i * kEdgeFeatDim + j] = UniformFloat(word) * 2 - 1;
+            }
+          }
         },
         [&](int64_t first, int64_t count) -> absl::Status {
           for (int64_t i = 0; i < count; ++i) {
             GNND_RETURN_IF_ERROR(builder.edges().Add(edges[i].first, edges[i].second, "synthetic edge"));
           }
+          if (options.edge_attrs) {
+            GNND_RETURN_IF_ERROR(weights->Append(weight.data(), count));
+            GNND_RETURN_IF_ERROR(feats->Append(feat.data(), count));
+          }
           progress.Set(first + count);
           return absl::OkStatus();
         }));
+    if (options.edge_attrs) {
+      GNND_RETURN_IF_ERROR(weights->Finish());
+      GNND_RETURN_IF_ERROR(feats->Finish());
+    }
   }
   {  // Features, labels and splits, in blocks of rows.
     Progress progress("nodes", spec.num_nodes, "nodes");
@@ -275,9 +305,10 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
           return absl::OkStatus();
         }));
   }
-  return builder.Finish(absl::StrFormat("synthetic generator=2 preset=%s nodes=%d edges_drawn=%d seed=%d", spec.preset,
-                                        spec.num_nodes, spec.num_edges, options.seed),
-                        spec.num_classes);
+  return builder.Finish(
+      absl::StrFormat("synthetic generator=2 preset=%s nodes=%d edges_drawn=%d seed=%d%s", spec.preset, spec.num_nodes,
+                      spec.num_edges, options.seed, options.edge_attrs ? " edge_attrs" : ""),
+      spec.num_classes);
 }
 
 }  // namespace gnnd::dataset

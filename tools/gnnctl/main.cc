@@ -55,7 +55,8 @@ ABSL_FLAG(std::string, edge_splits, "",
           "((2, E) each, any of them) and optional SPLIT_label.npy (E,), SPLIT_neg.npy (E, K)");
 ABSL_FLAG(std::vector<std::string>, edge_attr, {},
           "import (edgelist): an edge attribute NAME=FILE.npy, (E,) or (E, D), one row per edge in the input's "
-          "order (repeatable); a text edge list's third column is the attribute edge_weight");
+          "order (repeatable); a text edge list's third column is the attribute edge_weight. generate "
+          "(homogeneous presets), bare: edge_weight (float32 in (0, 1]) and edge_feat (4 x float32) per edge");
 ABSL_FLAG(bool, edge_ids, false,
           "import (edgelist): store each edge's input row (e_id) even without edge attributes (with them, always)");
 ABSL_FLAG(std::string, link_relation, "",
@@ -260,12 +261,19 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
     options.threads = Threads();
     options.add_reverse = absl::GetFlag(FLAGS_add_reverse);
     options.link_relation = absl::GetFlag(FLAGS_link_relation);
+    if (!absl::GetFlag(FLAGS_edge_attr).empty()) {
+      return Usage("--edge-attr: the homogeneous presets (tiny, products, papers) take it; typed ones not yet");
+    }
     GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
     GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
     return Summarize(args[0], fanouts);
   }
   if (!absl::GetFlag(FLAGS_link_relation).empty()) {
     return Usage("--link-relation: only the typed presets (mag, igbh) take it");
+  }
+  const std::vector<std::string> edge_attr = absl::GetFlag(FLAGS_edge_attr);
+  for (const std::string& value : edge_attr) {
+    if (!value.empty()) return Usage(absl::StrCat("--edge-attr=", value, ": generate's takes no value"));
   }
   GNND_ASSIGN_OR_RETURN(dataset::SyntheticSpec spec,
                         dataset::PresetSpec(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale)));
@@ -275,6 +283,7 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
   GNND_ASSIGN_OR_RETURN(options.feature_dtype, FeatureDTypeFlag());
   if (options.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) options.feature_dtype = v1::FEATURE_DTYPE_FLOAT32;
   options.threads = Threads();
+  options.edge_attrs = !edge_attr.empty();
   GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
   GNND_RETURN_IF_ERROR(dataset::Generate(spec, options, args[0]));
   return Summarize(args[0], fanouts);
