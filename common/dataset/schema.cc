@@ -107,6 +107,9 @@ absl::Status CheckEdgeAttributes(const std::string& prefix, const v1::Relation& 
     auto field = [&](absl::string_view name) { return absl::StrCat(prefix, "edge_attrs[", i, "].", name); };
     GNND_RETURN_IF_ERROR(CheckName(field("name"), a.name()));
     if (!names.insert(a.name()).second) return Bad(field("name"), Quoted(a.name()), "is given twice");
+    if (IsBatchArrayName(a.name())) {
+      return Bad(field("name"), Quoted(a.name()), "is the name of a batch's array (batches carry attributes by name)");
+    }
     if (a.dim() < 0 || a.dim() > kMaxCount) {
       return Bad(field("dim"), a.dim(), absl::StrCat("must be 0 (one value an edge) to ", kMaxCount));
     }
@@ -159,6 +162,13 @@ void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation&
 }
 
 }  // namespace
+
+bool IsBatchArrayName(absl::string_view name) {
+  static constexpr absl::string_view kNames[] = {
+      "node_ids", "num_nodes_per_hop", "edge_src",   "edge_dst",  "num_edges_per_hop", "features",     "labels", "e_id",
+      "input_id", "edge_label_index",  "edge_label", "src_index", "dst_pos_index",     "dst_neg_index"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
 
 bool IsSchemaName(absl::string_view name) {
   return !name.empty() && name.size() <= kMaxSchemaNameBytes && !absl::StrContains(name, "___") &&

@@ -33,6 +33,9 @@ enum class ArrayRole : uint8_t {
 // Whether `name` may name a node type or relation: letters, digits and _, 1 to 64 bytes, no "___". Such
 // names become file and segment names, so nothing else may (a "../x" from a downloaded file never does).
 bool IsSchemaName(absl::string_view name);
+// Whether `name` is an array a batch carries (node_ids, e_id, edge_label, ...): batches carry edge attributes
+// under their names, so no attribute may take one.
+bool IsBatchArrayName(absl::string_view name);
 inline constexpr size_t kMaxSchemaNameBytes = 64;
 
 // The node and edge splits, by position: their names are what sessions ask for.

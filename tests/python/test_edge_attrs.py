@@ -130,6 +130,7 @@ def test_a_third_column_is_edge_weight(tmp_path):
     (lambda d: np.save(d / "a.npy", np.array(["x"] * 4)), "w=a.npy", "a.npy: unsupported dtype"),
     (lambda d: np.save(d / "a.npy", np.ones(4)), "bad-name=a.npy", "names are letters, digits and _"),
     (lambda d: np.save(d / "a.npy", np.ones(4)), "w", "expected NAME=FILE.npy"),
+    (lambda d: np.save(d / "a.npy", np.ones(4)), "labels=a.npy", "--edge-attr 'labels': the name of a batch's array"),
 ])
 def test_bad_attribute_files_are_named(tmp_path, write, flag, message):
     (tmp_path / "edges.txt").write_text("0 1\n1 2\n2 0\n0 2\n")

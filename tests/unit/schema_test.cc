@@ -153,6 +153,14 @@ INSTANTIATE_TEST_SUITE_P(
                       }
                     },
                     "manifest.textproto: relations[0].edge_attrs[1].name = 'w' is given twice"},
+        BadManifest{"EdgeAttributeNamedAsABatchArray",
+                    [](auto& m) {
+                      v1::EdgeAttribute& a = *m.mutable_relations(0)->add_edge_attrs();
+                      a.set_name("labels");
+                      a.set_dtype(v1::FEATURE_DTYPE_FLOAT32);
+                    },
+                    "manifest.textproto: relations[0].edge_attrs[0].name = 'labels' is the name of a batch's array "
+                    "(batches carry attributes by name)"},
         BadManifest{"EdgeAttributeDType", [](auto& m) { m.mutable_relations(0)->add_edge_attrs()->set_name("w"); },
                     "manifest.textproto: relations[0].edge_attrs[0].dtype = unspecified must be set to a known edge "
                     "attribute dtype"},

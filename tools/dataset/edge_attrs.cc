@@ -81,6 +81,10 @@ absl::StatusOr<EdgeAttributeInput> ParseEdgeAttributeFlag(absl::string_view flag
     return absl::InvalidArgumentError(
         absl::StrCat("--edge-attr ", Quoted(input.name, 100), ": names are letters, digits and _ (1 to 64, no ___)"));
   }
+  if (IsBatchArrayName(input.name)) {
+    return absl::InvalidArgumentError(absl::StrCat("--edge-attr ", Quoted(input.name),
+                                                   ": the name of a batch's array (batches carry attributes by name)"));
+  }
   return input;
 }
 
