@@ -75,8 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& [graph, degrees] : {std::pair{products, std::vector<int64_t>{7'626}},
                                        std::pair{mag, std::vector<int64_t>{27, 4'877, 4'744, 43'200}}}) {
     auto shape = gnnd::CheckOpenRequest(request, *graph, degrees, limits);
-    if (shape.ok() && (shape->slot_bytes > limits.max_session_bytes || shape->num_slots < 1 ||
-                       shape->schema.slot_bytes == 0 || shape->typed.has_value() != (graph == mag))) {
+    // (Slots that may grow are held to the limit once sized, by the session.)
+    if (shape.ok() &&
+        ((shape->slot_bytes > limits.max_session_bytes && !request.slots_may_grow()) || shape->num_slots < 1 ||
+         shape->schema.slot_bytes == 0 || shape->layout.homogeneous != (graph == products) ||
+         shape->layout.total_bytes != shape->schema.slot_bytes)) {
       std::abort();  // an accepted request must be one the daemon can hold
     }
   }
