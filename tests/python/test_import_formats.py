@@ -202,3 +202,28 @@ def test_float16_features_are_kept(tmp_path, graph):
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out, feat.astype(np.float16))
     assert "feature_dtype: FEATURE_DTYPE_FLOAT16" in (tmp_path / "out" / "manifest.textproto").read_text()
+
+
+@pytest.mark.parametrize("flags", [(), ("--undirected", "--dedup")])
+def test_ogb_edge_features_become_edge_attr(tmp_path, graph, flags):
+    """OGB's edge features (raw/edge-feat.csv.gz; data.npz's edge_feat) are the edge attribute edge_attr, in CSC
+    order with the edge ids, the same from both layouts."""
+    src, dst, feat, labels, splits = graph
+    edge_feat = np.random.default_rng(9).standard_normal((E, 3)).astype(np.float32)
+    write_ogb(tmp_path / "ogb", graph)
+    gz_lines(tmp_path / "ogb" / "raw" / "edge-feat.csv.gz", [[repr(float(x)) for x in row] for row in edge_feat])
+    write_ogb_bin(tmp_path / "bin", graph, compressed=True)
+    np.savez_compressed(tmp_path / "bin" / "raw" / "data.npz", edge_index=np.stack([src, dst]), node_feat=feat,
+                        num_nodes_list=np.array([N]), edge_feat=edge_feat.astype(np.float64))
+    outs = {}
+    for fmt, source in (("ogb", tmp_path / "ogb"), ("ogb-bin", tmp_path / "bin")):
+        outs[fmt] = tmp_path / f"out-{fmt}"
+        run("import", "--format", fmt, *flags, source, outs[fmt])
+    for fmt, out in outs.items():
+        e_id = np.load(out / "e_id.npy")
+        np.testing.assert_array_equal(np.load(out / "edge.edge_attr.npy"), edge_feat[e_id], err_msg=fmt)
+        np.testing.assert_array_equal(np.load(out / "indices.npy"), load(outs["ogb"])["indices"], err_msg=fmt)
+    # Short of a row: refused naming the file.
+    gz_lines(tmp_path / "ogb" / "raw" / "edge-feat.csv.gz", [[repr(float(x)) for x in row] for row in edge_feat[1:]])
+    bad = run("import", "--format", "ogb", tmp_path / "ogb", tmp_path / "bad", ok=False)
+    assert f"raw/edge-feat.csv.gz: {E - 1} lines, but raw/edge.csv.gz has {E} edges" in bad.stderr, bad.stderr

@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -74,11 +77,96 @@ absl::StatusOr<std::string> OgbSplitDir(const std::string& source, const std::st
   return (root / schemes[0]).string();
 }
 
+// raw/edge-feat.csv.gz, where the dataset has one: a row of features per edge in edge.csv's order, imported as
+// the edge attribute edge_attr (float32, finite).
+absl::Status ReadOgbEdgeFeatureCsv(const std::string& source, ImportBuilder& builder) {
+  const std::string path = absl::StrCat(source, "/raw/edge-feat.csv.gz");
+  if (!fs::exists(path)) return absl::OkStatus();
+  GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(path, "raw/edge-feat.csv.gz"));
+  const EdgeAttributeInput input{"edge_attr", builder.ScratchPath("edge_attr.input.npy")};
+  std::optional<NpyWriter> out;
+  std::vector<float> row;
+  int64_t rows = 0;
+  size_t dim = 0;  // the first line's
+  absl::string_view line;
+  for (;;) {
+    GNND_ASSIGN_OR_RETURN(bool more, reader->Next(&line));
+    if (!more) break;
+    row.clear();
+    for (absl::string_view field : SplitFields(line, ',')) {
+      GNND_ASSIGN_OR_RETURN(double value, ParseDouble(field, reader->Where()));
+      row.push_back(static_cast<float>(value));
+      if (!std::isfinite(row.back())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(reader->Where(), ": ", field, " (edge features must be finite)"));
+      }
+    }
+    if (!out) {
+      dim = row.size();
+      GNND_ASSIGN_OR_RETURN(out, NpyWriter::CreateAppendable(input.path, DType::kFloat32, {static_cast<int64_t>(dim)}));
+    } else if (row.size() != dim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(reader->Where(), ": ", row.size(), " values, the first line ", dim));
+    }
+    GNND_RETURN_IF_ERROR(out->Append(row.data(), 1));
+    ++rows;
+  }
+  if (rows != builder.edges().count()) {
+    return absl::InvalidArgumentError(absl::StrCat("raw/edge-feat.csv.gz: ", rows, " lines, but raw/edge.csv.gz has ",
+                                                   builder.edges().count(), " edges"));
+  }
+  if (!out) return absl::OkStatus();
+  GNND_RETURN_IF_ERROR(out->Finish());
+  builder.AddEdgeAttribute(input);
+  return absl::OkStatus();
+}
+
+// data.npz's edge_feat, where it is an array (OGB saves None, an object, for datasets without): imported as
+// the edge attribute edge_attr.
+absl::Status ReadOgbEdgeFeatureNpz(const std::string& data, ImportBuilder& builder) {
+  GNND_ASSIGN_OR_RETURN(const std::vector<std::string> names, ListNpzArrays(data));
+  if (std::find(names.begin(), names.end(), "edge_feat") == names.end()) return absl::OkStatus();
+  {  // None: a .npy whose header says descr '|O'
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> member, OpenNpzMember(data, "edge_feat"));
+    std::string head(256, '\0');
+    GNND_ASSIGN_OR_RETURN(const size_t got, member->Read(head.data(), head.size()));
+    head.resize(got);
+    if (absl::StrContains(head, "'descr': '|O'")) return absl::OkStatus();
+  }
+  GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(data, "edge_feat", "raw/data.npz:edge_feat"));
+  const NpyHeader& h = reader.header();
+  if (h.shape.empty() || h.shape[0] != builder.edges().count()) {
+    return absl::InvalidArgumentError(absl::StrCat("raw/data.npz:edge_feat: shape ", ShapeText(h.shape), ", expected (",
+                                                   builder.edges().count(), ", dim): a row an edge"));
+  }
+  if (h.fortran_order && h.shape.size() == 2 && h.shape[1] > 1) {
+    return absl::InvalidArgumentError("raw/data.npz:edge_feat: Fortran order (save it in C order)");
+  }
+  // Copied as it is into a scratch file that WriteEdgeAttribute converts and orders.
+  const EdgeAttributeInput input{"edge_attr", builder.ScratchPath("edge_attr.input.npy")};
+  std::vector<int64_t> row_shape(h.shape.begin() + 1, h.shape.end());
+  GNND_ASSIGN_OR_RETURN(NpyWriter out, NpyWriter::CreateAppendable(input.path, h.dtype, row_shape));
+  const int64_t width = h.shape.size() == 2 ? std::max<int64_t>(h.shape[1], 1) : 1;
+  std::vector<std::byte> block(static_cast<size_t>(std::min<int64_t>(h.shape[0], 1 << 16) * width) *
+                               DTypeSize(h.dtype));
+  for (int64_t first = 0; first < h.shape[0];) {
+    const int64_t rows =
+        std::min<int64_t>(h.shape[0] - first, static_cast<int64_t>(block.size() / (width * DTypeSize(h.dtype))));
+    GNND_RETURN_IF_ERROR(reader.ReadRaw(block.data(), static_cast<size_t>(rows * width)));
+    GNND_RETURN_IF_ERROR(out.Append(block.data(), rows));
+    first += rows;
+  }
+  GNND_RETURN_IF_ERROR(out.Finish());
+  builder.AddEdgeAttribute(input);
+  return absl::OkStatus();
+}
+
 absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
   if (IsOgbTypedCsv(source)) return ImportOgbTypedCsv(source, out_dir, options);
   GNND_ASSIGN_OR_RETURN(int64_t num_nodes, ReadNumNodes(source));
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
   GNND_RETURN_IF_ERROR(builder.ReadEdgeLines(absl::StrCat(source, "/raw/edge.csv.gz"), "raw/edge.csv.gz", ','));
+  GNND_RETURN_IF_ERROR(ReadOgbEdgeFeatureCsv(source, builder));
   {
     GNND_ASSIGN_OR_RETURN(auto reader,
                           LineReader::Open(absl::StrCat(source, "/raw/node-feat.csv.gz"), "raw/node-feat.csv.gz"));
@@ -137,6 +225,7 @@ absl::Status ImportOgbBinary(const std::string& source, const std::string& out_d
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
   GNND_RETURN_IF_ERROR(
       builder.ReadEdgeIndex([&] { return OpenNpzArray(data, "edge_index", "raw/data.npz:edge_index"); }));
+  GNND_RETURN_IF_ERROR(ReadOgbEdgeFeatureNpz(data, builder));
   {
     GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(data, "node_feat", "raw/data.npz:node_feat"));
     GNND_RETURN_IF_ERROR(builder.ReadFeatures(reader));
