@@ -120,13 +120,13 @@ absl::StatusOr<v1::EdgeAttribute> WriteEdgeAttribute(const std::string& dir, con
   const size_t out_row = DTypeSize(*stored) * static_cast<size_t>(width);
   const auto* from = static_cast<const std::byte*>(in.data());
   auto* to = static_cast<char*>(out.mutable_data());
+  std::vector<double> values(h.dtype == DType::kFloat64 ? width : 0);  // a float64 row, aligned for reading
   for (size_t k = 0; k < ids.size(); ++k) {
     const int64_t row = ids[k];
     const std::byte* src = from + row * in_row;
     char* dst = to + k * out_row;
     const FeatureBlock block{input.path, row * width, width, /*edge_attribute=*/true};
     if (h.dtype == DType::kFloat64) {
-      std::vector<double> values(width);
       std::memcpy(values.data(), src, in_row);
       GNND_RETURN_IF_ERROR(EncodeFeaturesAs(DType::kFloat32, values.data(), width, dst, block, /*clamp=*/false));
     } else if (IsFloat(h.dtype)) {
