@@ -181,5 +181,29 @@ def test_generate_draws_a_weight_and_a_feature_per_edge(tmp_path):
     for name in ("e_id", "edge.edge_weight", "edge.edge_feat"):  # a function of the seed
         np.testing.assert_array_equal(np.load(a / f"{name}.npy"), np.load(tmp_path / "b" / f"{name}.npy"))
     assert "edge_attrs" in (a / "manifest.textproto").read_text()
-    bad = run("generate", "--preset", "mag", "--scale", "0.001", "--edge-attr", tmp_path / "typed", ok=False)
-    assert "--edge-attr: the homogeneous presets" in bad.stderr, bad.stderr
+
+
+def test_generate_typed_attributes_follow_edges_and_their_reverses(tmp_path):
+    out = tmp_path / "mag"
+    run("generate", "--preset", "mag", "--scale", "0.002", "--seed", 3, "--add-reverse",
+        "--link-relation=author___writes___paper", "--edge-attr", out)
+    keys = sorted(p.name[:-len(".indices.npy")] for p in out.glob("*.indices.npy"))
+    assert len(keys) == 8
+    for key in keys:
+        indptr, indices = np.load(out / f"{key}.indptr.npy"), np.load(out / f"{key}.indices.npy")
+        e_id, w = np.load(out / f"{key}.e_id.npy"), np.load(out / f"{key}.edge.edge_weight.npy")
+        f = np.load(out / f"{key}.edge.edge_feat.npy")
+        assert e_id.shape == indices.shape == w.shape and f.shape == (len(e_id), 4), key
+        assert np.all((w > 0) & (w <= 1)), key
+        src, rel, dst = key.split("___")
+        if rel.startswith("rev_"):
+            continue
+        # The reverse relation holds each edge reversed with the same attribute rows.
+        rev = f"{dst}___rev_{rel}___{src}"
+        dst_of = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+        rindptr, rindices = np.load(out / f"{rev}.indptr.npy"), np.load(out / f"{rev}.indices.npy")
+        rdst_of = np.repeat(np.arange(len(rindptr) - 1), np.diff(rindptr))
+        forward = dict(zip(zip(indices.tolist(), dst_of.tolist()), w.tolist()))
+        backward = dict(zip(zip(rdst_of.tolist(), rindices.tolist()), np.load(out / f"{rev}.edge.edge_weight.npy").tolist()))
+        assert forward == backward, key
+    assert "valid" in run("validate", out).stdout

@@ -38,8 +38,8 @@ struct GenerateOptions {
   // Typed presets: the relation (its key src___rel___dst) that gets edge splits for link prediction: 5 % of
   // its edges each for valid and test, held out of the graph, and the rest, in the graph, for train.
   std::string link_relation;
-  // Homogeneous presets: edge attributes edge_weight (float32 in (0, 1]) and edge_feat (4 x float32 in
-  // [-1, 1)), drawn per edge, with the edge ids.
+  // Edge attributes edge_weight (float32 in (0, 1]) and edge_feat (4 x float32 in [-1, 1)), drawn per edge
+  // (typed presets: per relation, a function of the edge's endpoints), with the edge ids.
   bool edge_attrs = false;
 };
 

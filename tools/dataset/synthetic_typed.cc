@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -22,7 +23,48 @@ enum TypedStream : uint32_t {
   kTypedLabels = 102,
   kTypedSplits = 103,
   kTypedFeatures = 104,
-  kTypedCenters = 105
+  kTypedCenters = 105,
+  kTypedEdgeAttrs = 106
+};
+
+// With GenerateOptions::edge_attrs: each relation's edge_weight (float32 in (0, 1]) and edge_feat (4 x float32 in
+// [-1, 1)), a function of the edge's relation and endpoints, written a row per AddEdge.
+class EdgeAttributeRows {
+ public:
+  static absl::StatusOr<EdgeAttributeRows> Create(TypedImportBuilder& builder, int relations, uint64_t seed) {
+    EdgeAttributeRows rows;
+    rows.seed_ = seed;
+    for (int r = 0; r < relations; ++r) {
+      const EdgeAttributeInput w{"edge_weight", builder.ScratchPath(absl::StrCat("r", r, ".edge_weight.input.npy"))};
+      const EdgeAttributeInput f{"edge_feat", builder.ScratchPath(absl::StrCat("r", r, ".edge_feat.input.npy"))};
+      GNND_ASSIGN_OR_RETURN(NpyWriter weight, NpyWriter::CreateAppendable(w.path, DType::kFloat32, {}));
+      GNND_ASSIGN_OR_RETURN(NpyWriter feat, NpyWriter::CreateAppendable(f.path, DType::kFloat32, {kFeatDim}));
+      rows.weight_.push_back(std::move(weight));
+      rows.feat_.push_back(std::move(feat));
+      builder.AddEdgeAttribute(r, w);
+      builder.AddEdgeAttribute(r, f);
+    }
+    return rows;
+  }
+  absl::Status Add(int relation, int64_t from, int64_t to) {
+    const uint64_t pair = Mix64(static_cast<uint64_t>(from)) ^ static_cast<uint64_t>(to);
+    const Philox4x32 w = RandomWords(seed_, kTypedEdgeAttrs, pair, static_cast<uint32_t>(relation));
+    const float weight = 1.0f - UniformFloat(w.v[0]);
+    float feat[kFeatDim];
+    for (int j = 0; j < kFeatDim; ++j) feat[j] = UniformFloat(j < 3 ? w.v[j + 1] : w.v[0] * 2654435761u) * 2 - 1;
+    GNND_RETURN_IF_ERROR(weight_[relation].Append(&weight, 1));
+    return feat_[relation].Append(feat, 1);
+  }
+  absl::Status Finish() {
+    for (NpyWriter& w : weight_) GNND_RETURN_IF_ERROR(w.Finish());
+    for (NpyWriter& f : feat_) GNND_RETURN_IF_ERROR(f.Finish());
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr int64_t kFeatDim = 4;
+  uint64_t seed_ = 0;
+  std::vector<NpyWriter> weight_, feat_;
 };
 
 // A node id in [0, n) skewed toward small ids (a power law: P(id < x) = (x / n)^(1/3)), then spread over the
@@ -84,7 +126,7 @@ namespace {
 // by a hash of the pair: 5 % valid, 5 % test, both held out of the graph, the rest train (in the graph). So
 // no held-out pair is an edge of the relation, and every split is distinct pairs.
 absl::Status SplitLinkEdges(std::vector<std::pair<int64_t, int64_t>> pairs, bool same_type, uint64_t seed, int relation,
-                            TypedImportBuilder& builder) {
+                            TypedImportBuilder& builder, EdgeAttributeRows* attrs) {
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   for (const auto& [from, to] : pairs) {
@@ -92,7 +134,10 @@ absl::Status SplitLinkEdges(std::vector<std::pair<int64_t, int64_t>> pairs, bool
     const uint64_t bucket = Mix64(Mix64(static_cast<uint64_t>(from)) ^ static_cast<uint64_t>(to) ^ (seed << 20)) % 20;
     const int split = bucket == 0 ? 1 : bucket == 1 ? 2 : 0;
     GNND_RETURN_IF_ERROR(builder.AddSeedEdge(relation, split, from, to, "synthetic"));
-    if (split == 0) GNND_RETURN_IF_ERROR(builder.AddEdge(relation, from, to, "synthetic"));
+    if (split == 0) {
+      GNND_RETURN_IF_ERROR(builder.AddEdge(relation, from, to, "synthetic"));
+      if (attrs != nullptr) GNND_RETURN_IF_ERROR(attrs->Add(relation, from, to));
+    }
   }
   return absl::OkStatus();
 }
@@ -122,6 +167,11 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
                                                    " (keys are src___rel___dst)"));
   }
   auto class_of = [](int64_t node, int32_t classes) { return static_cast<int32_t>(Mix64(node) % classes); };
+  std::optional<EdgeAttributeRows> attrs;
+  if (options.edge_attrs) {
+    GNND_ASSIGN_OR_RETURN(attrs,
+                          EdgeAttributeRows::Create(builder, static_cast<int>(spec.relations.size()), options.seed));
+  }
 
   for (size_t r = 0; r < spec.relations.size(); ++r) {
     const auto& rel = spec.relations[r];
@@ -157,13 +207,15 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
           } else {
             for (int64_t i = 0; i < count; ++i) {
               GNND_RETURN_IF_ERROR(builder.AddEdge(static_cast<int>(r), edges[i].first, edges[i].second, "synthetic"));
+              if (attrs) GNND_RETURN_IF_ERROR(attrs->Add(static_cast<int>(r), edges[i].first, edges[i].second));
             }
           }
           progress.Set(first + count);
           return absl::OkStatus();
         }));
     if (static_cast<int>(r) == link_relation) {
-      GNND_RETURN_IF_ERROR(SplitLinkEdges(std::move(link_pairs), src == dst, seed, static_cast<int>(r), builder));
+      GNND_RETURN_IF_ERROR(SplitLinkEdges(std::move(link_pairs), src == dst, seed, static_cast<int>(r), builder,
+                                          attrs ? &*attrs : nullptr));
     }
     progress.Set(rel.num_edges);
   }
@@ -222,7 +274,9 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
           return absl::OkStatus();
         }));
   }
-  return builder.Finish(absl::StrCat("synthetic generator=2 preset=", spec.preset, " seed=", seed));
+  if (attrs) GNND_RETURN_IF_ERROR(attrs->Finish());
+  return builder.Finish(
+      absl::StrCat("synthetic generator=2 preset=", spec.preset, " seed=", seed, attrs ? " edge_attrs" : ""));
 }
 
 }  // namespace gnnd::dataset

@@ -82,6 +82,12 @@ absl::Status TypedImportBuilder::AddEdge(int relation, int64_t src, int64_t dst,
   return absl::OkStatus();
 }
 
+void TypedImportBuilder::AddEdgeAttribute(int relation, EdgeAttributeInput input) {
+  Relation& r = relations_[relation];
+  if (r.reverse >= 0) relations_[r.reverse].attrs.push_back(input);
+  r.attrs.push_back(std::move(input));
+}
+
 absl::Status TypedImportBuilder::AddSeedEdge(int relation, int split, int64_t src, int64_t dst,
                                              absl::string_view where) {
   Relation& r = relations_[relation];
@@ -242,10 +248,21 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
   }
   for (Relation& r : relations_) {
     const std::string key = absl::StrCat(r.src, "___", r.name, "___", r.dst);
-    const CscOptions csc{/*undirected=*/false, options_.dedup, options_.threads};
+    const bool edge_ids = !r.attrs.empty();
+    const CscOptions csc{/*undirected=*/false, options_.dedup, options_.threads, edge_ids};
+    const int64_t input_edges = r.edges->count();
     GNND_ASSIGN_OR_RETURN(const int64_t edges, r.edges->BuildCsc(writer_->work_dir(), csc, key + "."));
     r.edges.reset();  // closes and deletes the spool
     v1::Relation& out = *m.add_relations();
+    if (edge_ids) {
+      out.set_edge_ids(true);
+      GNND_ASSIGN_OR_RETURN(const NpyFile ids, NpyFile::Open(writer_->Path(key + ".e_id.npy")));
+      const std::span<const int64_t> order(ids.as<int64_t>(), static_cast<size_t>(edges));
+      for (const EdgeAttributeInput& input : r.attrs) {
+        GNND_ASSIGN_OR_RETURN(*out.add_edge_attrs(),
+                              WriteEdgeAttribute(writer_->work_dir(), key + ".", input, input_edges, order));
+      }
+    }
     out.set_src_type(r.src);
     out.set_name(r.name);
     out.set_dst_type(r.dst);

@@ -58,6 +58,11 @@ class TypedImportBuilder {
   // A seed edge of `relation` for link prediction in edge split `split` (0 train, 1 valid, 2 test): written
   // as KEY.SPLIT_edges.npy. It is not an edge of the graph unless AddEdge adds it too.
   absl::Status AddSeedEdge(int relation, int split, int64_t src, int64_t dst, absl::string_view where);
+  // An edge attribute of `relation` (and of its reverse relation, with add_reverse: the same rows reversed)
+  // from a file of one row per edge in AddEdge order (written by the caller, e.g. at ScratchPath()).
+  void AddEdgeAttribute(int relation, EdgeAttributeInput input);
+  // A path in the dataset's work directory for a file that is not part of it (removed at Finish).
+  std::string ScratchPath(absl::string_view file) const { return writer_->Path(file); }
 
   absl::Status Finish(const std::string& source);
 
@@ -82,6 +87,7 @@ class TypedImportBuilder {
     std::optional<EdgeSpool> edges;
     int reverse = -1;                                        // the relation that gets each edge reversed, if any
     std::array<std::vector<int64_t>, 3> seed_src, seed_dst;  // per edge split
+    std::vector<EdgeAttributeInput> attrs;                   // its edge attributes, rows in AddEdge order
   };
   TypedImportBuilder() = default;
 

@@ -261,9 +261,10 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
     options.threads = Threads();
     options.add_reverse = absl::GetFlag(FLAGS_add_reverse);
     options.link_relation = absl::GetFlag(FLAGS_link_relation);
-    if (!absl::GetFlag(FLAGS_edge_attr).empty()) {
-      return Usage("--edge-attr: the homogeneous presets (tiny, products, papers) take it; typed ones not yet");
+    for (const std::string& value : absl::GetFlag(FLAGS_edge_attr)) {
+      if (!value.empty()) return Usage(absl::StrCat("--edge-attr=", value, ": generate's takes no value"));
     }
+    options.edge_attrs = !absl::GetFlag(FLAGS_edge_attr).empty();
     GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
     GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
     return Summarize(args[0], fanouts);
