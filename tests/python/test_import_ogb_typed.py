@@ -196,3 +196,42 @@ def test_the_binary_layout_gives_the_csv_layouts_dataset(tmp_path):
     assert proc.returncode != 0
     assert "raw/edge_index_dict.npz:author___writes___paper[:, 1]: source id 9 is out of range [0, 4)" in proc.stderr, \
         proc.stderr
+
+
+WRITES_FEATURES = np.arange(12, dtype=np.float32).reshape(6, 2) / 8  # a row per writes edge, in its file's order
+
+
+def test_edge_features_of_a_relation_follow_its_edges_in_both_layouts(tmp_path):
+    csv_src = write_mag(tmp_path / "a")
+    write_gz(csv_src / "raw" / "relations" / "author___writes___paper" / "edge-feat.csv.gz",
+             "".join(",".join(repr(float(v)) for v in row) + "\n" for row in WRITES_FEATURES))
+    npz_src = write_mag_npz(tmp_path / "b")
+    np.savez(npz_src / "raw" / "edge_feat_dict.npz", author___writes___paper=WRITES_FEATURES)
+    from_csv, from_npz = tmp_path / "csv", tmp_path / "npz"
+    assert gnnctl_import(csv_src, from_csv, "--add-reverse").returncode == 0
+    proc = subprocess.run([GNNCTL, "import", "--format=ogb-bin", "--add-reverse", str(npz_src), str(from_npz)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    pairs = EDGES[("author", "writes", "paper")]
+    for out in (from_csv, from_npz):
+        for key, flip in (("author___writes___paper", False), ("paper___rev_writes___author", True)):
+            indptr, indices = np.load(out / f"{key}.indptr.npy"), np.load(out / f"{key}.indices.npy")
+            e_id, attr = np.load(out / f"{key}.e_id.npy"), np.load(out / f"{key}.edge.edge_attr.npy")
+            assert attr.dtype == np.float32 and attr.shape == (6, 2), key
+            np.testing.assert_array_equal(attr, WRITES_FEATURES[e_id])  # row k is the input row of edge k
+            dst = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+            edges = [pairs[i][::-1] if flip else pairs[i] for i in e_id]
+            assert edges == list(zip(indices.tolist(), dst.tolist())), key
+        assert not (out / "paper___cites___paper.edge.edge_attr.npy").exists()  # relations without features
+    for name in sorted(p.name for p in from_csv.glob("*.npy")):
+        assert (from_csv / name).read_bytes() == (from_npz / name).read_bytes(), name
+    # A table of the wrong length, or for no relation, is refused by name.
+    write_gz(csv_src / "raw" / "relations" / "author___writes___paper" / "edge-feat.csv.gz", "1,2\n")
+    proc = gnnctl_import(csv_src, tmp_path / "x")
+    assert proc.returncode != 0
+    assert "raw/relations/author___writes___paper/edge-feat.csv.gz: 1 lines, but raw/relations/author___writes___paper/edge.csv.gz has 6 edges" in proc.stderr
+    np.savez(npz_src / "raw" / "edge_feat_dict.npz", author___reads___paper=WRITES_FEATURES)
+    proc = subprocess.run([GNNCTL, "import", "--format=ogb-bin", str(npz_src), str(tmp_path / "y")],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "raw/edge_feat_dict.npz: array 'author___reads___paper' is not a relation" in proc.stderr, proc.stderr

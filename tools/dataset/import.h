@@ -24,12 +24,21 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
 bool IsOgbTypedCsv(const std::string& source);
 absl::Status ImportOgbTypedCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 // OGB's heterogeneous binary layout: raw/num_nodes_dict.npz, raw/edge_index_dict.npz (arrays H___R___T),
-// raw/node_feat.npz and raw/node-label.npz (arrays by node type), keeping each table's dtype; CSV splits.
+// raw/node_feat_dict.npz (or node_feat.npz) and raw/node-label.npz (arrays by node type), keeping each table's
+// dtype; raw/edge_feat_dict.npz (arrays H___R___T) as each relation's edge attribute edge_attr; CSV splits.
 // ImportOgbBinary takes it when it finds raw/num_nodes_dict.npz.
 bool IsOgbTypedBinary(const std::string& source);
 absl::Status ImportOgbTypedBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 // The split/<scheme> folder of an OGB source: the named one, or the only one present.
 absl::StatusOr<std::string> OgbSplitDir(const std::string& source, const std::string& scheme);
+// An OGB edge-feature table: `name` (a csv.gz under source, one row of numbers per edge) converted to float32,
+// or an npz member copied as it is, at `scratch`, for ImportBuilder::AddEdgeAttribute. False when the table is
+// absent (no such file; a member OGB saved as None); an error when its rows are not `edges` (those of the
+// file `edges_from`).
+absl::StatusOr<bool> ConvertOgbEdgeFeatureCsv(const std::string& source, const std::string& name, int64_t edges,
+                                              const std::string& edges_from, const std::string& scratch);
+absl::StatusOr<bool> CopyOgbEdgeFeatureNpz(const std::string& npz, const std::string& member, const std::string& what,
+                                           int64_t edges, const std::string& scratch);
 // OGB binary: raw/data.npz + raw/node-label.npz + split/<scheme>/*.csv.gz.
 absl::Status ImportOgbBinary(const std::string& source, const std::string& out_dir, const ImportOptions& options);
 // A GraphBolt OnDiskDataset directory (metadata.yaml), homogeneous graph, node feature "feat".

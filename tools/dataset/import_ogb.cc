@@ -77,13 +77,11 @@ absl::StatusOr<std::string> OgbSplitDir(const std::string& source, const std::st
   return (root / schemes[0]).string();
 }
 
-// raw/edge-feat.csv.gz, where the dataset has one: a row of features per edge in edge.csv's order, imported as
-// the edge attribute edge_attr (float32, finite).
-absl::Status ReadOgbEdgeFeatureCsv(const std::string& source, ImportBuilder& builder) {
-  const std::string path = absl::StrCat(source, "/raw/edge-feat.csv.gz");
-  if (!fs::exists(path)) return absl::OkStatus();
-  GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(path, "raw/edge-feat.csv.gz"));
-  const EdgeAttributeInput input{"edge_attr", builder.ScratchPath("edge_attr.input.npy")};
+absl::StatusOr<bool> ConvertOgbEdgeFeatureCsv(const std::string& source, const std::string& name, int64_t edges,
+                                              const std::string& edges_from, const std::string& scratch) {
+  const std::string path = absl::StrCat(source, "/", name);
+  if (std::error_code ec; !fs::exists(path, ec)) return false;
+  GNND_ASSIGN_OR_RETURN(auto reader, LineReader::Open(path, name));
   std::optional<NpyWriter> out;
   std::vector<float> row;
   int64_t rows = 0;
@@ -103,7 +101,7 @@ absl::Status ReadOgbEdgeFeatureCsv(const std::string& source, ImportBuilder& bui
     }
     if (!out) {
       dim = row.size();
-      GNND_ASSIGN_OR_RETURN(out, NpyWriter::CreateAppendable(input.path, DType::kFloat32, {static_cast<int64_t>(dim)}));
+      GNND_ASSIGN_OR_RETURN(out, NpyWriter::CreateAppendable(scratch, DType::kFloat32, {static_cast<int64_t>(dim)}));
     } else if (row.size() != dim) {
       return absl::InvalidArgumentError(
           absl::StrCat(reader->Where(), ": ", row.size(), " values, the first line ", dim));
@@ -111,41 +109,36 @@ absl::Status ReadOgbEdgeFeatureCsv(const std::string& source, ImportBuilder& bui
     GNND_RETURN_IF_ERROR(out->Append(row.data(), 1));
     ++rows;
   }
-  if (rows != builder.edges().count()) {
-    return absl::InvalidArgumentError(absl::StrCat("raw/edge-feat.csv.gz: ", rows, " lines, but raw/edge.csv.gz has ",
-                                                   builder.edges().count(), " edges"));
+  if (rows != edges) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", rows, " lines, but ", edges_from, " has ", edges, " edges"));
   }
-  if (!out) return absl::OkStatus();
+  if (!out) return false;
   GNND_RETURN_IF_ERROR(out->Finish());
-  builder.AddEdgeAttribute(input);
-  return absl::OkStatus();
+  return true;
 }
 
-// data.npz's edge_feat, where it is an array (OGB saves None, an object, for datasets without): imported as
-// the edge attribute edge_attr.
-absl::Status ReadOgbEdgeFeatureNpz(const std::string& data, ImportBuilder& builder) {
-  GNND_ASSIGN_OR_RETURN(const std::vector<std::string> names, ListNpzArrays(data));
-  if (std::find(names.begin(), names.end(), "edge_feat") == names.end()) return absl::OkStatus();
+absl::StatusOr<bool> CopyOgbEdgeFeatureNpz(const std::string& npz, const std::string& member, const std::string& what,
+                                           int64_t edges, const std::string& scratch) {
   {  // None: a .npy whose header says descr '|O'
-    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> member, OpenNpzMember(data, "edge_feat"));
+    GNND_ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> stream, OpenNpzMember(npz, member));
     std::string head(256, '\0');
-    GNND_ASSIGN_OR_RETURN(const size_t got, member->Read(head.data(), head.size()));
+    GNND_ASSIGN_OR_RETURN(const size_t got, stream->Read(head.data(), head.size()));
     head.resize(got);
-    if (absl::StrContains(head, "'descr': '|O'")) return absl::OkStatus();
+    if (absl::StrContains(head, "'descr': '|O'")) return false;
   }
-  GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(data, "edge_feat", "raw/data.npz:edge_feat"));
+  GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(npz, member, what));
   const NpyHeader& h = reader.header();
-  if (h.shape.empty() || h.shape[0] != builder.edges().count()) {
-    return absl::InvalidArgumentError(absl::StrCat("raw/data.npz:edge_feat: shape ", ShapeText(h.shape), ", expected (",
-                                                   builder.edges().count(), ", dim): a row an edge"));
+  if (h.shape.empty() || h.shape[0] != edges) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": shape ", ShapeText(h.shape), ", expected (", edges, ", dim): a row an edge"));
   }
   if (h.fortran_order && h.shape.size() == 2 && h.shape[1] > 1) {
-    return absl::InvalidArgumentError("raw/data.npz:edge_feat: Fortran order (save it in C order)");
+    return absl::InvalidArgumentError(absl::StrCat(what, ": Fortran order (save it in C order)"));
   }
-  // Copied as it is into a scratch file that WriteEdgeAttribute converts and orders.
-  const EdgeAttributeInput input{"edge_attr", builder.ScratchPath("edge_attr.input.npy")};
+  // Copied as it is: WriteEdgeAttribute converts and orders it.
   std::vector<int64_t> row_shape(h.shape.begin() + 1, h.shape.end());
-  GNND_ASSIGN_OR_RETURN(NpyWriter out, NpyWriter::CreateAppendable(input.path, h.dtype, row_shape));
+  GNND_ASSIGN_OR_RETURN(NpyWriter out, NpyWriter::CreateAppendable(scratch, h.dtype, row_shape));
   const int64_t width = h.shape.size() == 2 ? std::max<int64_t>(h.shape[1], 1) : 1;
   std::vector<std::byte> block(static_cast<size_t>(std::min<int64_t>(h.shape[0], 1 << 16) * width) *
                                DTypeSize(h.dtype));
@@ -157,8 +150,7 @@ absl::Status ReadOgbEdgeFeatureNpz(const std::string& data, ImportBuilder& build
     first += rows;
   }
   GNND_RETURN_IF_ERROR(out.Finish());
-  builder.AddEdgeAttribute(input);
-  return absl::OkStatus();
+  return true;
 }
 
 absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
@@ -166,7 +158,13 @@ absl::Status ImportOgbCsv(const std::string& source, const std::string& out_dir,
   GNND_ASSIGN_OR_RETURN(int64_t num_nodes, ReadNumNodes(source));
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
   GNND_RETURN_IF_ERROR(builder.ReadEdgeLines(absl::StrCat(source, "/raw/edge.csv.gz"), "raw/edge.csv.gz", ','));
-  GNND_RETURN_IF_ERROR(ReadOgbEdgeFeatureCsv(source, builder));
+  {
+    const EdgeAttributeInput input{"edge_attr", builder.ScratchPath("edge_attr.input.npy")};
+    GNND_ASSIGN_OR_RETURN(const bool found,
+                          ConvertOgbEdgeFeatureCsv(source, "raw/edge-feat.csv.gz", builder.edges().count(),
+                                                   "raw/edge.csv.gz", input.path));
+    if (found) builder.AddEdgeAttribute(input);
+  }
   {
     GNND_ASSIGN_OR_RETURN(auto reader,
                           LineReader::Open(absl::StrCat(source, "/raw/node-feat.csv.gz"), "raw/node-feat.csv.gz"));
@@ -225,7 +223,13 @@ absl::Status ImportOgbBinary(const std::string& source, const std::string& out_d
   GNND_ASSIGN_OR_RETURN(ImportBuilder builder, ImportBuilder::Create(out_dir, num_nodes, options));
   GNND_RETURN_IF_ERROR(
       builder.ReadEdgeIndex([&] { return OpenNpzArray(data, "edge_index", "raw/data.npz:edge_index"); }));
-  GNND_RETURN_IF_ERROR(ReadOgbEdgeFeatureNpz(data, builder));
+  GNND_ASSIGN_OR_RETURN(const std::vector<std::string> members, ListNpzArrays(data));
+  if (std::find(members.begin(), members.end(), "edge_feat") != members.end()) {
+    const EdgeAttributeInput input{"edge_attr", builder.ScratchPath("edge_attr.input.npy")};
+    GNND_ASSIGN_OR_RETURN(const bool found, CopyOgbEdgeFeatureNpz(data, "edge_feat", "raw/data.npz:edge_feat",
+                                                                  builder.edges().count(), input.path));
+    if (found) builder.AddEdgeAttribute(input);
+  }
   {
     GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(data, "node_feat", "raw/data.npz:node_feat"));
     GNND_RETURN_IF_ERROR(builder.ReadFeatures(reader));

@@ -1,7 +1,7 @@
 // OGB's heterogeneous raw layout (as ogbn-mag ships it) into a typed dataset:
 //   raw/num-node-dict.csv.gz        a header of node types, a row of their counts
 //   raw/triplet-type-list.csv.gz    one "src,rel,dst" per line
-//   raw/relations/S___R___D/edge.csv.gz (and num-edge-list.csv.gz, the count)
+//   raw/relations/S___R___D/edge.csv.gz (and num-edge-list.csv.gz, the count; edge-feat.csv.gz, features)
 //   raw/node-feat/T/node-feat.csv.gz      for the types with features
 //   raw/nodetype-has-label.csv.gz, raw/node-label/T/node-label.csv.gz
 //   split/SCHEME/nodetype-has-split.csv.gz, split/SCHEME/T/{train,valid,test}.csv.gz
@@ -132,6 +132,10 @@ absl::Status ImportOgbTypedCsv(const std::string& source, const std::string& out
       ++edges;
       return builder.AddEdge(static_cast<int>(r), static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1]), where);
     }));
+    const EdgeAttributeInput attr{"edge_attr", builder.ScratchPath(absl::StrCat("edge_attr.", r, ".input.npy"))};
+    GNND_ASSIGN_OR_RETURN(const bool has_attr, ConvertOgbEdgeFeatureCsv(source, dir + "/edge-feat.csv.gz", edges,
+                                                                        dir + "/edge.csv.gz", attr.path));
+    if (has_attr) builder.AddEdgeAttribute(static_cast<int>(r), attr);
     const std::string count_file = dir + "/num-edge-list.csv.gz";
     if (std::error_code ec; fs::exists(fs::path(source) / count_file, ec)) {
       GNND_ASSIGN_OR_RETURN(auto rows, ReadRows(source, count_file));
@@ -206,7 +210,28 @@ absl::Status ImportOgbTypedBinary(const std::string& source, const std::string& 
           return builder.AddEdge(static_cast<int>(r), src, dst, where);
         }));
   }
-  for (const auto& [file, labels] : {std::pair<std::string, bool>{"node_feat.npz", false}, {"node-label.npz", true}}) {
+  // OGB's DatasetSaver writes edge_feat_dict.npz: an array per relation that has features.
+  if (std::error_code ec; fs::exists(raw + "edge_feat_dict.npz", ec)) {
+    GNND_ASSIGN_OR_RETURN(const std::vector<std::string> arrays, ListNpzArrays(raw + "edge_feat_dict.npz"));
+    for (const std::string& key : arrays) {
+      const auto r = std::find(keys.begin(), keys.end(), key);
+      if (r == keys.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("raw/edge_feat_dict.npz: array '", key, "' is not a relation of raw/edge_index_dict.npz"));
+      }
+      const int relation = static_cast<int>(r - keys.begin());
+      const EdgeAttributeInput attr{"edge_attr",
+                                    builder.ScratchPath(absl::StrCat("edge_attr.", relation, ".input.npy"))};
+      GNND_ASSIGN_OR_RETURN(const bool has_attr,
+                            CopyOgbEdgeFeatureNpz(raw + "edge_feat_dict.npz", key, "raw/edge_feat_dict.npz:" + key,
+                                                  builder.num_edges(relation), attr.path));
+      if (has_attr) builder.AddEdgeAttribute(relation, attr);
+    }
+  }
+  // Node features: node_feat_dict.npz as OGB's DatasetSaver names it, node_feat.npz as some copies do.
+  std::error_code ec;
+  const std::string node_features = fs::exists(raw + "node_feat_dict.npz", ec) ? "node_feat_dict.npz" : "node_feat.npz";
+  for (const auto& [file, labels] : {std::pair<std::string, bool>{node_features, false}, {"node-label.npz", true}}) {
     if (std::error_code ec; !fs::exists(raw + file, ec)) continue;
     GNND_ASSIGN_OR_RETURN(const std::vector<std::string> arrays, ListNpzArrays(raw + file));
     for (const std::string& type : arrays) {

@@ -73,6 +73,8 @@ int TypedImportBuilder::NodeTypeNamed(const std::string& name) const {
   return -1;
 }
 
+int64_t TypedImportBuilder::num_edges(int relation) const { return relations_[relation].edges->count(); }
+
 absl::Status TypedImportBuilder::AddEdge(int relation, int64_t src, int64_t dst, absl::string_view where) {
   Relation& r = relations_[relation];
   GNND_RETURN_IF_ERROR(r.edges->Add(src, dst, where));

@@ -39,6 +39,8 @@ class TypedImportBuilder {
 
   // relation: a position in the source's relations.
   absl::Status AddEdge(int relation, int64_t src, int64_t dst, absl::string_view where);
+  // The edges AddEdge has added to `relation` so far.
+  int64_t num_edges(int relation) const;
   // One feature row of `type`, in node order; the first row fixes the width. `row_index` names the row in
   // errors where `where` does not (-1: it does).
   absl::Status AppendFeatureRow(int type, const std::vector<double>& row, absl::string_view where,
