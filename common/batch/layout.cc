@@ -1,6 +1,7 @@
 #include "common/batch/layout.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -27,8 +28,10 @@ HomogeneousCapacity ToHomogeneousCapacity(const BatchCapacity& c, int seed_type)
 
 HomogeneousLayout HomogeneousLayoutOf(const BatchLayout& layout) {
   const BatchLayout::TypeArrays& a = layout.types[0];
-  return HomogeneousLayout::Make(ToHomogeneousCapacity(layout.capacity, layout.seed_type), layout.num_hops,
-                                 a.feature_row_bytes);
+  HomogeneousLayout h = HomogeneousLayout::Make(ToHomogeneousCapacity(layout.capacity, layout.seed_type),
+                                                layout.num_hops, a.feature_row_bytes);
+  h.total_bytes = layout.total_bytes;  // the slot's stride: the arrays after API 1.0's (edge data, pairs) too
+  return h;
 }
 
 BatchLayout AsBatchLayout(const HomogeneousLayout& layout) {
@@ -43,7 +46,7 @@ BatchLayout AsBatchLayout(const HomogeneousLayout& layout) {
   for (const HopBound& hop : c.hops) typed.capacity.hops.push_back({{hop.frontier}, {hop.edges}, {hop.nodes_after}});
   typed.types.push_back(
       {layout.node_ids, layout.num_nodes_per_hop, layout.features, layout.labels, layout.feature_row_bytes});
-  typed.relations.push_back({layout.edge_src, layout.edge_dst, layout.num_edges_per_hop});
+  typed.relations.push_back({layout.edge_src, layout.edge_dst, layout.num_edges_per_hop, SIZE_MAX, {}});
   typed.total_bytes = layout.total_bytes;
   return typed;
 }
@@ -52,7 +55,7 @@ BatchView AsBatchView(const HomogeneousView& view) {
   BatchView typed;
   typed.num_hops = view.num_hops;
   typed.types.push_back({view.node_ids, view.num_nodes_per_hop, view.features, view.labels, view.feature_rows});
-  typed.relations.push_back({view.edge_src, view.edge_dst, view.num_edges_per_hop});
+  typed.relations.push_back({view.edge_src, view.edge_dst, view.num_edges_per_hop, nullptr, {}});
   return typed;
 }
 
@@ -148,7 +151,34 @@ absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpe
   return ToHomogeneousCapacity(c, spec.seed_type);
 }
 
+namespace {
+// Each relation's edge data, placed after the layout's arrays so far.
+void PlaceEdgeData(const SamplingSpec& spec, const DatasetSchema& schema, BatchLayout& l) {
+  ArrayPlacer placer(l.total_bytes);
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const RelationSchema& rel = schema.relations[r];
+    if (!spec.CarriesEdgeData(static_cast<int>(r), rel.edge_ids >= 0)) continue;
+    BatchLayout::RelationArrays& a = l.relations[r];
+    const size_t edges = static_cast<size_t>(l.capacity.max_edges[r]);
+    a.e_id = placer.Place(sizeof(int64_t) * edges);
+    for (int i : spec.EdgeAttributesOf(static_cast<int>(r))) {
+      const EdgeAttributeSchema& attr = rel.edge_attrs[i];
+      const size_t row = static_cast<size_t>(std::max<int64_t>(attr.dim, 1)) * DTypeSize(attr.dtype);
+      a.attrs.push_back({attr.array, placer.Place(row * edges), row});
+    }
+  }
+  l.total_bytes = placer.end();
+}
+}  // namespace
+
 BatchLayout BatchLayout::Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema) {
+  BatchLayout l = MakeWithoutEdgeData(capacity, spec, schema);
+  PlaceEdgeData(spec, schema, l);
+  return l;
+}
+
+BatchLayout BatchLayout::MakeWithoutEdgeData(const BatchCapacity& capacity, const SamplingSpec& spec,
+                                             const DatasetSchema& schema) {
   if (schema.format_version == 1) {
     const NodeTypeSchema& nodes = schema.node_types[0];
     BatchLayout l =
@@ -205,9 +235,13 @@ BatchView BatchView::At(void* base, const BatchLayout& layout) {
                        layout.capacity.FeatureRows(t)});
   }
   for (const BatchLayout::RelationArrays& a : layout.relations) {
-    v.relations.push_back({reinterpret_cast<int32_t*>(bytes + a.edge_src),
-                           reinterpret_cast<int32_t*>(bytes + a.edge_dst),
-                           reinterpret_cast<int32_t*>(bytes + a.num_edges_per_hop)});
+    BatchView::Relation& r = v.relations.emplace_back();
+    r.edge_src = reinterpret_cast<int32_t*>(bytes + a.edge_src);
+    r.edge_dst = reinterpret_cast<int32_t*>(bytes + a.edge_dst);
+    r.num_edges_per_hop = reinterpret_cast<int32_t*>(bytes + a.num_edges_per_hop);
+    if (a.e_id != SIZE_MAX) r.e_id = reinterpret_cast<int64_t*>(bytes + a.e_id);
+    for (const BatchLayout::EdgeRows& rows : a.attrs)
+      r.attrs.push_back({bytes + rows.offset, rows.array, rows.row_bytes});
   }
   return v;
 }
@@ -282,6 +316,26 @@ std::vector<int64_t> TypedBatchCounts(const BatchView& view, int seed_type) {
   return counts;
 }
 
+// Each relation's edge data (e_id, then its attributes by name), counted by `edges[r]`; `prefix(r)` before
+// each name.
+template <typename Prefix>
+void AddEdgeDataSchema(const BatchLayout& layout, const DatasetSchema& schema, const std::vector<int>& edges,
+                       Prefix prefix, BatchSchema& s) {
+  for (size_t r = 0; r < layout.relations.size(); ++r) {
+    const BatchLayout::RelationArrays& a = layout.relations[r];
+    if (a.e_id == SIZE_MAX) continue;
+    const RelationSchema& rel = schema.relations[r];
+    s.arrays.push_back({prefix(r) + "e_id", DType::kInt64, {}, edges[r], a.e_id});
+    for (const BatchLayout::EdgeRows& rows : a.attrs) {
+      const auto attr = std::find_if(rel.edge_attrs.begin(), rel.edge_attrs.end(),
+                                     [&](const EdgeAttributeSchema& e) { return e.array == rows.array; });
+      std::vector<int64_t> row_shape;
+      if (attr->dim > 0) row_shape.push_back(attr->dim);
+      s.arrays.push_back({prefix(r) + attr->name, attr->dtype, std::move(row_shape), edges[r], rows.offset});
+    }
+  }
+}
+
 // The pair arrays and their two counts, after a graph's; `prefix` before each array's name.
 void AddPairSchema(const PairArrays& pairs, const std::string& prefix, BatchSchema& s) {
   const int pair_count = static_cast<int>(s.counts.size()), positives = pair_count + 1;
@@ -313,8 +367,14 @@ BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema
         return a.name == "labels" || (a.name == "features" && nodes.features < 0);
       });
     }
+    AddEdgeDataSchema(
+        layout, schema, {s.CountNamed("edges")}, [](size_t) { return std::string(); }, s);
   } else {
     s = TypedBatchSchema(layout, schema);
+    std::vector<int> edges;
+    for (const RelationSchema& rel : schema.relations) edges.push_back(s.CountNamed(rel.key() + ".edges"));
+    AddEdgeDataSchema(
+        layout, schema, edges, [&](size_t r) { return schema.relations[r].key() + "."; }, s);
   }
   if (layout.pairs) {
     AddPairSchema(*layout.pairs, layout.homogeneous ? "" : schema.relations[layout.pairs->relation].key() + ".", s);
@@ -345,6 +405,12 @@ void CopyBatchGraph(const BatchView& from, const BatchView& to) {
     std::copy_n(from.relations[r].num_edges_per_hop, from.num_hops, to.relations[r].num_edges_per_hop);
     std::copy_n(from.relations[r].edge_src, edges, to.relations[r].edge_src);
     std::copy_n(from.relations[r].edge_dst, edges, to.relations[r].edge_dst);
+    if (from.relations[r].e_id == nullptr || to.relations[r].e_id == nullptr) continue;
+    std::copy_n(from.relations[r].e_id, edges, to.relations[r].e_id);
+    for (size_t i = 0; i < from.relations[r].attrs.size(); ++i) {
+      const BatchView::EdgeRows& rows = from.relations[r].attrs[i];
+      std::memcpy(to.relations[r].attrs[i].data, rows.data, rows.row_bytes * static_cast<size_t>(edges));
+    }
   }
 }
 

@@ -8,6 +8,9 @@
 //   per relation R:    R.edge_src / R.edge_dst int32[E_R]   local indices into the source / destination
 //                                               type's node_ids, message direction src -> dst, by hop
 //                      R.num_edges_per_hop int32[L]
+//                      R.e_id int64[E_R]    each edge's original id (its row in the import's input),
+//                                           where the dataset stores them and the spec asks for them
+//                      R.NAME [E_R, D]      the rows of each edge attribute the spec asks for
 // Each hop's nodes and edges are a prefix of the next hop's (PyG's num_sampled_nodes / num_sampled_edges).
 // A homogeneous dataset is its one type and one relation, its arrays placed and named as API 1.0 clients read
 // them (common/batch/batch.h). A link batch adds its pair arrays (PairArrays). The spec that sizes a layout:
@@ -74,8 +77,15 @@ struct BatchLayout {
     size_t node_ids = 0, num_nodes_per_hop = 0, features = SIZE_MAX, labels = SIZE_MAX;
     size_t feature_row_bytes = 0;
   };
+  // An edge attribute's rows: `array` its position in the dataset schema's arrays.
+  struct EdgeRows {
+    int array = -1;
+    size_t offset = 0, row_bytes = 0;
+  };
   struct RelationArrays {
     size_t edge_src = 0, edge_dst = 0, num_edges_per_hop = 0;
+    size_t e_id = SIZE_MAX;       // SIZE_MAX: the batch carries no edge data of this relation
+    std::vector<EdgeRows> attrs;  // in the spec's order (SamplingSpec::edge_attrs)
   };
   int num_hops = 0;
   int seed_type = 0;  // -1: a link batch
@@ -87,6 +97,10 @@ struct BatchLayout {
   size_t total_bytes = 0;
 
   static BatchLayout Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema);
+
+ private:
+  static BatchLayout MakeWithoutEdgeData(const BatchCapacity& capacity, const SamplingSpec& spec,
+                                         const DatasetSchema& schema);
 };
 
 // The schema of a homogeneous dataset of these sizes, without features or labels (set them to describe some).
@@ -97,8 +111,9 @@ DatasetSchema HomogeneousSchema(int64_t num_nodes, int64_t num_edges);
 absl::StatusOr<HomogeneousCapacity> ComputeHomogeneousCapacity(const SamplingSpec& spec, int64_t num_nodes,
                                                                int64_t num_edges, int64_t max_in_degree);
 
-// A homogeneous layout's capacity and offsets as common/batch/batch.h has them (the API 1.0 SlotLayout); a link
-// batch's hop-0 bound as its seeds.
+// A homogeneous layout's capacity and offsets as common/batch/batch.h has them (the API 1.0 SlotLayout), its
+// total_bytes the whole slot's (with the arrays API 1.0 has not: edge data, pairs); a link batch's hop-0 bound
+// as its seeds.
 HomogeneousLayout HomogeneousLayoutOf(const BatchLayout& layout);
 
 // Pointers to each array of one buffer laid out by a BatchLayout.
@@ -110,10 +125,20 @@ struct BatchView {
     int64_t* labels = nullptr;  // null but for the seed type
     int64_t feature_rows = 0;   // rows `features` holds (a batch with more nodes has none of its rows there)
   };
+  // An edge attribute's rows in the buffer, and where they come from (the dataset schema's array).
+  struct EdgeRows {
+    void* data = nullptr;
+    int array = -1;
+    size_t row_bytes = 0;
+  };
   struct Relation {
     int32_t* edge_src = nullptr;
     int32_t* edge_dst = nullptr;
     int32_t* num_edges_per_hop = nullptr;
+    // Null: no edge data. While a batch is sampled, each edge's position in the relation's CSC (what
+    // the attribute rows are gathered by), then its stored id (GatherEdgeRows).
+    int64_t* e_id = nullptr;
+    std::vector<EdgeRows> attrs;
   };
   int num_hops = 0;
   std::vector<Type> types;
@@ -130,8 +155,8 @@ BatchLayout AsBatchLayout(const HomogeneousLayout& layout);
 BatchView AsBatchView(const HomogeneousView& view);
 std::vector<BatchView> AsBatchViews(const std::vector<HomogeneousView>& views);
 
-// What sampling writes (counts, node ids, edges; not features or labels) of `from` into `to`, whose layout
-// may differ in features and labels.
+// What sampling writes (counts, node ids, edges and their data; not features or labels) of `from` into `to`,
+// whose layout may differ in features and labels.
 void CopyBatchGraph(const BatchView& from, const BatchView& to);
 // `schema` as a layout without features and labels sees it (a ring entry of the sampling stage).
 DatasetSchema WithoutNodeData(DatasetSchema schema);
@@ -143,6 +168,8 @@ DatasetSchema WithoutNodeData(DatasetSchema schema);
 // where the dataset has none). Then a link batch's pair arrays (a typed dataset's named after the seed
 // relation as its other arrays are: "author___writes___paper.edge_label_index") and counts "pairs", "positives".
 BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema);
+// ... and each relation's edge data after its other arrays: "R.e_id" int64 and "R.NAME" per attribute (a
+// homogeneous dataset's "e_id", "NAME"), counted by the relation's edges.
 // A batch's count values in that schema's order (`pairs`, `positives`: a link batch's).
 std::vector<int64_t> BatchCountsOf(const BatchView& view, const BatchLayout& layout, int64_t pairs = 0,
                                    int64_t positives = 0);

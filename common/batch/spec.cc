@@ -1,6 +1,7 @@
 #include "common/batch/spec.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status.h"
 
 namespace gnnd {
 
@@ -18,6 +19,29 @@ absl::Status CheckHopFanouts(std::span<const int32_t> fanouts) {
   return absl::OkStatus();
 }
 
+namespace {
+absl::Status CheckEdgeData(const SamplingSpec& spec, const DatasetSchema& schema) {
+  if (spec.edge_attrs.empty()) return absl::OkStatus();
+  if (spec.edge_attrs.size() != schema.relations.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("edge attributes for ", spec.edge_attrs.size(),
+                                                   " relations, the dataset has ", schema.relations.size()));
+  }
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const RelationSchema& rel = schema.relations[r];
+    for (int a : spec.edge_attrs[r]) {
+      if (a < 0 || a >= static_cast<int>(rel.edge_attrs.size())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("edge attribute ", a, " of ", rel.key(), " (it has ", rel.edge_attrs.size(), ")"));
+      }
+      if (rel.edge_ids < 0) {  // the dataset check requires them beside attributes
+        return absl::InvalidArgumentError(absl::StrCat(rel.key(), " has edge attributes but no edge ids"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
 absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema) {
   if (spec.batch_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat("batch_size = ", spec.batch_size, " (must be at least 1)"));
@@ -30,6 +54,7 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& sc
     return absl::InvalidArgumentError(
         absl::StrCat("fanouts for ", spec.fanouts.size(), " relations, the dataset has ", schema.relations.size()));
   }
+  GNND_RETURN_IF_ERROR(CheckEdgeData(spec, schema));
   if (schema.format_version == 1) return CheckHopFanouts(spec.fanouts[0]);
   const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
   if (hops < 1 || hops > kMaxHops) {

@@ -26,8 +26,21 @@ struct SamplingSpec {
   bool seeds_may_repeat = false;
   // A link batch: hop 0 holds up to max_hop0[t] distinct nodes of each type t (the endpoints of its pairs).
   std::vector<int64_t> max_hop0;
+  // The edge data each batch carries for its sampled edges, of the relations whose edge ids the dataset
+  // stores: their e_id (edge_ids), and per relation the rows of these edge attributes (positions in its
+  // RelationSchema::edge_attrs; empty, or one list per relation). Carrying an attribute carries e_id too.
+  bool edge_ids = false;
+  std::vector<std::vector<int>> edge_attrs;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
+  // The edge attributes a batch carries of `relation` (none where edge_attrs is empty).
+  std::span<const int> EdgeAttributesOf(int relation) const {
+    return edge_attrs.empty() ? std::span<const int>() : std::span<const int>(edge_attrs[relation]);
+  }
+  // Whether a batch carries e_id (and maybe attributes) for `relation`, whose dataset stores edge ids or not.
+  bool CarriesEdgeData(int relation, bool stored_ids) const {
+    return stored_ids && (edge_ids || !EdgeAttributesOf(relation).empty());
+  }
   bool link() const { return seed_type < 0; }
   // A one-type, one-relation dataset's spec.
   static SamplingSpec OneRelation(int64_t batch_size, std::vector<int32_t> hop_fanouts, bool seeds_may_repeat = false) {
@@ -35,7 +48,9 @@ struct SamplingSpec {
             .seed_type = 0,
             .fanouts = {std::move(hop_fanouts)},
             .seeds_may_repeat = seeds_may_repeat,
-            .max_hop0 = {}};
+            .max_hop0 = {},
+            .edge_ids = false,
+            .edge_attrs = {}};
   }
 };
 

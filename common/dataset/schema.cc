@@ -101,6 +101,10 @@ absl::Status CheckEdgeSplits(const std::string& prefix, const v1::Relation& r) {
 }
 
 absl::Status CheckEdgeAttributes(const std::string& prefix, const v1::Relation& r) {
+  if (r.edge_attrs_size() > 0 && !r.edge_ids()) {
+    return Bad(absl::StrCat(prefix, "edge_ids"), "false",
+               "must be true where there are edge attributes (a batch's edges carry their ids with them)");
+  }
   absl::flat_hash_set<std::string> names;
   for (int i = 0; i < r.edge_attrs_size(); ++i) {
     const v1::EdgeAttribute& a = r.edge_attrs(i);

@@ -37,13 +37,15 @@ absl::StatusOr<HomogeneousLayout> SlotLayoutFromProto(const v1::SlotLayout& l) {
   HomogeneousCapacity capacity{l.max_seeds(), l.max_nodes(), l.max_edges(), {}};
   if (l.has_max_feature_rows()) capacity.max_feature_rows = l.max_feature_rows();
   HomogeneousLayout layout = HomogeneousLayout::Make(capacity, l.num_hops(), l.feature_row_bytes());
-  // The offsets are a pure function of the capacities: what gnnd sent must be what they give.
-  if (layout.total_bytes != l.slot_bytes() || layout.node_ids != l.node_ids() ||
+  // The offsets are a pure function of the capacities: what gnnd sent must be what they give. A slot may
+  // hold more after them (edge data), so it may be larger.
+  if (l.slot_bytes() < layout.total_bytes || l.slot_bytes() % kBatchAlignment != 0 || layout.node_ids != l.node_ids() ||
       layout.num_nodes_per_hop != l.num_nodes_per_hop() || layout.edge_src != l.edge_src() ||
       layout.edge_dst != l.edge_dst() || layout.num_edges_per_hop != l.num_edges_per_hop() ||
       layout.features != l.features() || layout.labels != l.labels()) {
     return absl::InvalidArgumentError("slot layout: offsets do not match the capacities (a gnnd of another version?)");
   }
+  layout.total_bytes = l.slot_bytes();
   return layout;
 }
 

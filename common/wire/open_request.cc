@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/base/status.h"
 
 namespace gnnd {
@@ -201,6 +203,39 @@ absl::StatusOr<int> EdgeType(const v1::OpenSession& request, const DatasetSchema
   return with_split;
 }
 
+// The edge data a session's batches carry (open.edge_attrs): every relation's e_id where the dataset stores
+// them, and the attributes named (unset: all).
+absl::Status SetEdgeData(const v1::OpenSession& request, const DatasetSchema& schema, SamplingSpec& spec) {
+  spec.edge_ids = true;
+  spec.edge_attrs.assign(schema.relations.size(), {});
+  const auto& names = request.edge_attrs().names();
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const std::vector<EdgeAttributeSchema>& attrs = schema.relations[r].edge_attrs;
+    for (size_t a = 0; a < attrs.size(); ++a) {
+      if (!request.has_edge_attrs() || absl::c_linear_search(names, attrs[a].name)) {
+        spec.edge_attrs[r].push_back(static_cast<int>(a));
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    const bool found = absl::c_any_of(schema.relations, [&](const RelationSchema& r) {
+      return absl::c_any_of(r.edge_attrs, [&](const EdgeAttributeSchema& a) { return a.name == name; });
+    });
+    if (!found) {
+      std::vector<std::string> known;
+      for (const RelationSchema& r : schema.relations) {
+        for (const EdgeAttributeSchema& a : r.edge_attrs) {
+          if (!absl::c_linear_search(known, a.name)) known.push_back(a.name);
+        }
+      }
+      return absl::InvalidArgumentError(absl::StrCat("open.edge_attrs.names: ", Quoted(name, 100),
+                                                     " is not an edge attribute of the dataset (it has ",
+                                                     known.empty() ? "none" : absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
@@ -254,6 +289,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   }
   shape.seed_type = -1;
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
+  GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
@@ -329,6 +365,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   shape.sampling.seed_type = shape.seed_type;
   shape.sampling.seeds_may_repeat = seeds_may_repeat;
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
+  GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));

@@ -19,13 +19,18 @@ struct DrawScratch {
 
 // Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
 // many. `excluded_sources`: the sources whose edges into `node` this batch never samples, ascending.
+// `edge_positions`, if set, gets each drawn edge's position in the CSC, in the same order.
 template <typename Index>
 int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t hop, uint32_t relation, int64_t node,
                         const int64_t* indptr, const Index* indices, int32_t fanout,
-                        std::span<const int64_t> excluded_sources, DrawScratch& scratch,
-                        std::vector<int64_t>& sampled) {
+                        std::span<const int64_t> excluded_sources, DrawScratch& scratch, std::vector<int64_t>& sampled,
+                        int64_t* edge_positions = nullptr) {
   const int64_t first = indptr[node], degree = indptr[node + 1] - first;
   std::vector<int64_t>& positions = scratch.positions;
+  auto take = [&](int64_t p) {
+    sampled.push_back(indices[first + p]);
+    if (edge_positions != nullptr) *edge_positions++ = first + p;
+  };
   if (!excluded_sources.empty()) {
     std::vector<int64_t>& excluded = scratch.excluded_positions;
     excluded.clear();
@@ -39,17 +44,17 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     positions.resize(k);
     ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, excluded.data(),
                            num_excluded, k, positions.data());
-    for (int64_t p : positions) sampled.push_back(indices[first + p]);
+    for (int64_t p : positions) take(p);
     return k;
   }
   const int64_t k = SampleCount(degree, fanout);
   if (k == degree) {
-    for (int64_t p = 0; p < degree; ++p) sampled.push_back(indices[first + p]);
+    for (int64_t p = 0; p < degree; ++p) take(p);
     return k;
   }
   positions.resize(k);
   ChoosePositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, k, positions.data());
-  for (int64_t p : positions) sampled.push_back(indices[first + p]);
+  for (int64_t p : positions) take(p);
   return k;
 }
 

@@ -32,9 +32,10 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
   const EdgeExclusions* excluded = excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];
-    const int64_t k = DrawInNeighbors(
-        key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices,
-        fanout, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled);
+    const int64_t k =
+        DrawInNeighbors(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr,
+                        indices, fanout, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_,
+                        sampled, edges.e_id == nullptr ? nullptr : edges.e_id + num_edges);
     std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
     num_edges += k;
   }
@@ -135,6 +136,23 @@ void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<cons
     }
   }
   for (size_t t = 0; t < types; ++t) reset_[t].assign(out.types[t].node_ids, out.types[t].node_ids + num_nodes[t]);
+  GatherEdgeRows(graph_, out);
+}
+
+void GatherEdgeRows(const GraphData& graph, const BatchView& out) {
+  for (size_t r = 0; r < out.relations.size(); ++r) {
+    const BatchView::Relation& edges = out.relations[r];
+    if (edges.e_id == nullptr) continue;
+    const int64_t n = out.num_edges(static_cast<int>(r));
+    for (const BatchView::EdgeRows& rows : edges.attrs) {
+      const auto* from = static_cast<const std::byte*>(graph.arrays.data[rows.array]);
+      auto* to = static_cast<std::byte*>(rows.data);
+      for (int64_t k = 0; k < n; ++k)
+        std::memcpy(to + k * rows.row_bytes, from + edges.e_id[k] * rows.row_bytes, rows.row_bytes);
+    }
+    const auto* ids = static_cast<const int64_t*>(graph.arrays.data[graph.schema.relations[r].edge_ids]);
+    for (int64_t k = 0; k < n; ++k) edges.e_id[k] = ids[edges.e_id[k]];
+  }
 }
 
 void CpuSampler::Gather(const BatchView& out) const {

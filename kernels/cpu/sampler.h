@@ -27,6 +27,11 @@ struct SampleTimes {
   double gather = 0;  // feature rows and labels
 };
 
+// A sampled batch's edge data: each relation's attribute rows at the CSC positions its e_id holds, then
+// e_id itself turned into the stored ids (the CUDA backend's gather does the same; relations without e_id
+// are left alone).
+void GatherEdgeRows(const GraphData& graph, const BatchView& out);
+
 // Holds per-batch scratch, so use one per thread; output depends only on the inputs.
 class CpuSampler {
  public:
@@ -36,8 +41,8 @@ class CpuSampler {
   // laid out for this spec's capacity (ComputeBatchCapacity). `times`, if set, gets the stages' seconds.
   void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
               SampleTimes* times = nullptr);
-  // The sampling stage alone: node ids, edges and counts of `out`; features and labels are not touched (a
-  // layout without them will do).
+  // The sampling stage alone: node ids, edges, their data and counts of `out`; features and labels are not
+  // touched (a layout without them will do).
   void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out);
   // A link batch's sampling stage: hop 0 of each type t is hop0[t] (the unique endpoints of the batch's pairs
   // of that type, link_seeds.h), and no edge of excluded[r] is a sampled edge of relation r, each node still

@@ -141,11 +141,24 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{"MixedVersions", [](auto& m) { m.set_num_nodes(6); },
                     "manifest.textproto: format_version = 2 describes its graph in node_types and relations, not "
                     "num_nodes, num_edges, edge_splits, ..."},
-        BadManifest{"EdgeAttributeName", [](auto& m) { m.mutable_relations(0)->add_edge_attrs()->set_name("a b"); },
+        BadManifest{"EdgeAttributesWithoutIds",
+                    [](auto& m) {
+                      v1::EdgeAttribute& a = *m.mutable_relations(0)->add_edge_attrs();
+                      a.set_name("w");
+                      a.set_dtype(v1::FEATURE_DTYPE_FLOAT32);
+                    },
+                    "manifest.textproto: relations[0].edge_ids = false must be true where there are edge attributes "
+                    "(a batch's edges carry their ids with them)"},
+        BadManifest{"EdgeAttributeName",
+                    [](auto& m) {
+                      m.mutable_relations(0)->set_edge_ids(true);
+                      m.mutable_relations(0)->add_edge_attrs()->set_name("a b");
+                    },
                     "manifest.textproto: relations[0].edge_attrs[0].name = 'a b' is not a name (letters, digits and "
                     "_, at most 64 bytes, no ___)"},
         BadManifest{"EdgeAttributeTwice",
                     [](auto& m) {
+                      m.mutable_relations(0)->set_edge_ids(true);
                       for (int i = 0; i < 2; ++i) {
                         v1::EdgeAttribute& a = *m.mutable_relations(0)->add_edge_attrs();
                         a.set_name("w");
@@ -155,17 +168,23 @@ INSTANTIATE_TEST_SUITE_P(
                     "manifest.textproto: relations[0].edge_attrs[1].name = 'w' is given twice"},
         BadManifest{"EdgeAttributeNamedAsABatchArray",
                     [](auto& m) {
+                      m.mutable_relations(0)->set_edge_ids(true);
                       v1::EdgeAttribute& a = *m.mutable_relations(0)->add_edge_attrs();
                       a.set_name("labels");
                       a.set_dtype(v1::FEATURE_DTYPE_FLOAT32);
                     },
                     "manifest.textproto: relations[0].edge_attrs[0].name = 'labels' is the name of a batch's array "
                     "(batches carry attributes by name)"},
-        BadManifest{"EdgeAttributeDType", [](auto& m) { m.mutable_relations(0)->add_edge_attrs()->set_name("w"); },
+        BadManifest{"EdgeAttributeDType",
+                    [](auto& m) {
+                      m.mutable_relations(0)->set_edge_ids(true);
+                      m.mutable_relations(0)->add_edge_attrs()->set_name("w");
+                    },
                     "manifest.textproto: relations[0].edge_attrs[0].dtype = unspecified must be set to a known edge "
                     "attribute dtype"},
         BadManifest{"EdgeAttributeDim",
                     [](auto& m) {
+                      m.mutable_relations(0)->set_edge_ids(true);
                       v1::EdgeAttribute& a = *m.mutable_relations(0)->add_edge_attrs();
                       a.set_name("w");
                       a.set_dim(-2);

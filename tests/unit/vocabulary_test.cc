@@ -113,6 +113,21 @@ TEST(BatchProto, LayoutThatDoesNotMatchItsCapacitiesIsRefused) {
   proto = SlotLayoutToProto(SomeLayout());
   proto.set_num_hops(0);
   EXPECT_EQ(SlotLayoutFromProto(proto).status().code(), absl::StatusCode::kInvalidArgument);
+  proto = SlotLayoutToProto(SomeLayout());  // a slot too small for its arrays
+  proto.set_slot_bytes(proto.slot_bytes() - kBatchAlignment);
+  EXPECT_EQ(SlotLayoutFromProto(proto).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Arrays after API 1.0's (a batch's edge data) make the slot larger: its offsets stay, its stride grows.
+TEST(BatchProto, ASlotMayHoldMoreAfterTheLayoutsArrays) {
+  v1::SlotLayout proto = SlotLayoutToProto(SomeLayout());
+  proto.set_slot_bytes(proto.slot_bytes() + 4 * kBatchAlignment);
+  absl::StatusOr<HomogeneousLayout> back = SlotLayoutFromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->total_bytes, proto.slot_bytes());
+  EXPECT_EQ(back->features, SomeLayout().features);
+  proto.set_slot_bytes(proto.slot_bytes() + 8);  // not a whole number of aligned arrays
+  EXPECT_EQ(SlotLayoutFromProto(proto).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(BatchProto, CountsAndTheirTotals) {

@@ -12,6 +12,8 @@ block's destinations are the seeds (their labels are batch.labels).
             h = layer(block, h)
 
 With DGL importable the blocks are dgl.create_block objects (idtype int32); otherwise gnnd.dgl.Block.
+Where the batch carries edge data, each block's edata holds its edges' rows: dgl.EID ("_ID") the original
+edge ids (batch.e_id), and each edge attribute under its name.
 
 A link batch (binary negatives) gives what DGL's edge-prediction loader yields: (input_nodes, pair_graph,
 neg_pair_graph, blocks) = link_blocks(batch). The pair graphs are over the batch's hop-0 nodes (the last
@@ -27,10 +29,12 @@ from itertools import accumulate
 
 
 class Block:
-    """One layer's bipartite graph: src/dst are the edges' local source and destination node indices."""
+    """One layer's bipartite graph: src/dst are the edges' local source and destination node indices; edata
+    their data by name, as DGL's block.edata ("_ID", dgl.EID: each edge's original id)."""
 
     def __init__(self, num_src_nodes, num_dst_nodes, src, dst):
         self.num_src_nodes, self.num_dst_nodes, self.src, self.dst = num_src_nodes, num_dst_nodes, src, dst
+        self.edata = {}
 
     def num_edges(self):
         return len(self.src)
@@ -50,10 +54,26 @@ def block_shapes(nodes_per_hop, edges_per_hop):
 
 class HeteroBlock:
     """One layer's typed bipartite graph: per node type its source and destination counts, per relation
-    (src, rel, dst) its edges' local (src, dst) indices."""
+    (src, rel, dst) its edges' local (src, dst) indices; edata[name][(src, rel, dst)] their data, as DGL's
+    block.edata of several edge types."""
 
     def __init__(self, num_src_nodes, num_dst_nodes, edges):
         self.num_src_nodes, self.num_dst_nodes, self.edges = num_src_nodes, num_dst_nodes, edges
+        self.edata = {}
+
+
+# The edge data's name for the original edge ids, as DGL's dgl.EID.
+EID = "_ID"
+
+
+def _edge_data(batch, prefix, num_edges):
+    """{name: the first num_edges rows} of a relation's edge data ("_ID" for e_id), prefix "" or "KEY."."""
+    views = batch._loader._views
+    data = {}
+    for name in views.edge_data[prefix]:
+        rows = batch[prefix + name] if prefix else getattr(batch, name)
+        data[EID if name == "e_id" else name] = rows[:num_edges]
+    return data
 
     def num_edges(self, edge_type):
         return len(self.edges[edge_type][0])
@@ -102,10 +122,16 @@ def _typed_blocks(batch, dgl):
                  for et, e in edges.items()}
         if dgl is not None:
             some = next(iter(pairs.values()))[0]
-            result.append(dgl.create_block(pairs, num_src_nodes=num_src, num_dst_nodes=num_dst, idtype=some.dtype,
-                                           device=some.device))
+            block = dgl.create_block(pairs, num_src_nodes=num_src, num_dst_nodes=num_dst, idtype=some.dtype,
+                                     device=some.device)
+            for et, e in edges.items():
+                block.edges[et].data.update(_edge_data(batch, "___".join(et) + ".", e[h - 1]))
         else:
-            result.append(HeteroBlock(num_src, num_dst, pairs))
+            block = HeteroBlock(num_src, num_dst, pairs)
+            for et, e in edges.items():
+                for name, rows in _edge_data(batch, "___".join(et) + ".", e[h - 1]).items():
+                    block.edata.setdefault(name, {})[et] = rows
+        result.append(block)
     return result
 
 
@@ -121,10 +147,12 @@ def blocks(batch):
     for num_src, num_dst, num_edges in block_shapes(batch.nodes_per_hop, batch.edges_per_hop):
         src, dst = batch.edge_src[:num_edges], batch.edge_dst[:num_edges]
         if dgl is not None:
-            result.append(dgl.create_block((src, dst), num_src_nodes=num_src, num_dst_nodes=num_dst,
-                                           idtype=src.dtype, device=src.device))
+            block = dgl.create_block((src, dst), num_src_nodes=num_src, num_dst_nodes=num_dst, idtype=src.dtype,
+                                     device=src.device)
         else:
-            result.append(Block(num_src, num_dst, src, dst))
+            block = Block(num_src, num_dst, src, dst)
+        block.edata.update(_edge_data(batch, "", num_edges))
+        result.append(block)
     return result
 
 

@@ -107,6 +107,15 @@ class _SlotViews:
             # A link batch's seed relation: its pair arrays are named after it ("SRC___REL___DST.input_id").
             self.link_type = next((tuple(n[:-len(".input_id")].split("___")) for n in self.names
                                    if n.endswith(".input_id")), None)
+        # Each relation's edge data (its e_id and edge attributes: the arrays counted by its edges, but for
+        # edge_src and edge_dst), by name without the relation's prefix ("" or "SRC___REL___DST.").
+        edge_counts = {"": self.count_names.index("edges")} if self.homogeneous else \
+            {k + ".": i for k, i in self.edge_total_count.items()}
+        self.edge_data = {prefix: [] for prefix in edge_counts}
+        for name, count in zip(self.names, self.count_of):
+            for prefix, edges in edge_counts.items():
+                if count == edges and name.startswith(prefix) and name[len(prefix):] not in ("edge_src", "edge_dst"):
+                    self.edge_data[prefix].append(name[len(prefix):])
         for slot in range(lib.gnnd_session_slots(session)):
             self._view(slot)
 
@@ -224,6 +233,16 @@ class Batch(_SlotBatch):
         seeds = f"seeds={len(self.labels)}" if "labels" in self.__dict__ else f"seed_edges={len(self.input_id)}"
         return (f"Batch(epoch={self.epoch}, step={self.step}, nodes={len(self.node_ids)}, "
                 f"edges={len(self.edge_src)}, {seeds})")
+
+
+def _edge_attrs_field(names):
+    """OpenSession.edge_attrs in protobuf text format."""
+    if isinstance(names, str):
+        names = [names]
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"edge_attrs: {name!r} is not an attribute name")
+    return "edge_attrs { " + " ".join(f'names: "{name}"' for name in names) + " }"
 
 
 def relation_key(edge_type):
@@ -365,6 +384,11 @@ class Loader:
     ({("author", "writes", "paper"): [15, 10], ...} or by "author___writes___paper"; every relation, lists
     of one length, 0 to sample none through a relation). Batches are then gnnd.TypedBatch.
 
+    Edge data: where the dataset stores edge ids (datasets with edge attributes do), every batch carries
+    each sampled edge's original id, e_id (its row in the imported edge list; a typed batch's "R.e_id"),
+    and each edge attribute's rows under its name ("edge_attr", "R.edge_attr"), row k belonging to edge k.
+    edge_attrs: the attribute names to carry (None: all; []: none).
+
     open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
     service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
     package names them. A field the client library does not know is refused naming it.
@@ -378,7 +402,7 @@ class Loader:
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
-                 edge_type=None, open_fields=None):
+                 edge_type=None, edge_attrs=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -451,8 +475,11 @@ class Loader:
         options.strict_negatives = int(bool(strict_negatives))
         options.exclude = (exclude or "none").encode()
         options.slots_may_grow = 1  # slots sized by the batches; _SlotViews views added ones as batches name them
+        fields = [] if edge_attrs is None else [_edge_attrs_field(edge_attrs)]
         if open_fields is not None:
-            options.open_fields = open_fields.encode()
+            fields.append(open_fields)  # after ours: its fields replace them
+        if fields:
+            options.open_fields = "\n".join(fields).encode()
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)

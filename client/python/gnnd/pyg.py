@@ -259,7 +259,8 @@ class NeighborLoader(_SessionLoader):
     """PyG's NeighborLoader arguments (num_neighbors, input_nodes, batch_size, shuffle, drop_last) plus
     gnnd's: dataset (required), address, device ("cpu" or "cuda:N": where gnnd samples and where the
     batch lives), seed (the shuffle and sampling seed), epoch (the first one), rank and world_size (by
-    default torch.distributed's when it is initialized), num_slots, timeout_ms, open_fields (gnnd.Loader's).
+    default torch.distributed's when it is initialized), num_slots, timeout_ms, edge_attrs, open_fields
+(gnnd.Loader's). Batches carry e_id and the edge attributes (edge_attr, ...) where the dataset has them.
 
     input_nodes: a split name ("train", "valid", "test"), node ids, or a boolean mask over the nodes;
     None means "train" (PyG would take every node). Typed: a node type alone or (node type, None) is every
@@ -272,7 +273,8 @@ class NeighborLoader(_SessionLoader):
 
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, batch_size=1, shuffle=False,
                  drop_last=False, *, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
-                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, open_fields=None, **pyg_arguments):
+                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, edge_attrs=None, open_fields=None,
+                 **pyg_arguments):
         _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
         if not num_neighbors:
@@ -284,7 +286,7 @@ class NeighborLoader(_SessionLoader):
         self._open(rank, world_size, address=address, dataset=dataset, split=split, seed_ids=seed_ids,
                    node_type=node_type, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch,
                    shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
-                   open_fields=open_fields)
+                   edge_attrs=edge_attrs, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         try:
             from torch_geometric.data import Data, HeteroData
@@ -333,7 +335,7 @@ class LinkNeighborLoader(_SessionLoader):
     or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
     while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" or
     "cuda:N"), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms,
-    open_fields (gnnd.Loader's).
+    edge_attrs, open_fields (gnnd.Loader's).
 
     edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
     "train"): gnnd holds the seed edges and their labels, so edge_label must be None; or a (2, E) tensor of
@@ -357,7 +359,8 @@ class LinkNeighborLoader(_SessionLoader):
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
                  address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
-                 timeout_ms=5000, transform=None, open_fields=None, **pyg_arguments):
+                 timeout_ms=5000, transform=None, edge_attrs=None, open_fields=None,
+                 **pyg_arguments):
         _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
         if not num_neighbors:
@@ -376,7 +379,7 @@ class LinkNeighborLoader(_SessionLoader):
                    edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
                    exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
-                   open_fields=open_fields)
+                   edge_attrs=edge_attrs, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
         try:
@@ -461,9 +464,12 @@ def to_pyg(batch):
         edge_index = torch.empty((2, batch.edge_src.numel()), dtype=torch.int64, device=batch.edge_src.device)
         edge_index[0].copy_(batch.edge_src)
         edge_index[1].copy_(batch.edge_dst)
-    return dict(x=getattr(batch, "features", None), edge_index=edge_index, y=getattr(batch, "labels", None),
-                n_id=batch.node_ids, batch_size=batch.nodes_per_hop[0], num_sampled_nodes=list(batch.nodes_per_hop),
-                num_sampled_edges=list(batch.edges_per_hop), input_id=batch.input_id)
+    out = dict(x=getattr(batch, "features", None), edge_index=edge_index, y=getattr(batch, "labels", None),
+               n_id=batch.node_ids, batch_size=batch.nodes_per_hop[0], num_sampled_nodes=list(batch.nodes_per_hop),
+               num_sampled_edges=list(batch.edges_per_hop), input_id=batch.input_id)
+    for name in batch._loader._views.edge_data[""]:  # e_id and edge attributes, row k edge k (as PyG slices them)
+        out[name] = getattr(batch, name)
+    return out
 
 
 class _HeteroReader:
@@ -479,11 +485,13 @@ class _HeteroReader:
         keys = ["___".join(et) for et in views.edge_types]
         self.relations = [(et, index[f"{k}.edge_src"], index[f"{k}.edge_dst"], views.edge_total_count[k],
                            views.edge_hop_counts[k]) for et, k in zip(views.edge_types, keys)]
+        # Per relation its edge data (e_id, edge attributes): (attribute name, array index) pairs.
+        self.edge_data = [[(name, index[f"{k}.{name}"]) for name in views.edge_data[k + "."]] for k in keys]
         self.views = views  # the slots' arrays, viewed once
 
     def mapping(self, batch):
         """{node type: {n_id, num_nodes, x, num_sampled_nodes (, batch_size, y)}, edge type: {edge_index,
-        num_sampled_edges}} of a gnnd.TypedBatch (torch output) in its slot."""
+        num_sampled_edges (, e_id, edge attributes)}} of a gnnd.TypedBatch (torch output) in its slot."""
         arrays, counts = self.views.arrays[batch._slot], batch._values
         out = {}
         for t, ids, features, total, hops in self.types:
@@ -499,8 +507,10 @@ class _HeteroReader:
             if self.labels is not None:
                 seeds["y"] = arrays[self.labels][:batch.batch_size]
         pairs = [(arrays[src][:counts[total]], arrays[dst][:counts[total]]) for _, src, dst, total, _ in self.relations]
-        for (et, _, _, _, hops), edge_index in zip(self.relations, edge_indices(pairs)):
-            out[et] = {"edge_index": edge_index, "num_sampled_edges": [counts[i] for i in hops]}
+        for (et, _, _, total, hops), edge_index, data in zip(self.relations, edge_indices(pairs), self.edge_data):
+            store = out[et] = {"edge_index": edge_index, "num_sampled_edges": [counts[i] for i in hops]}
+            for name, i in data:
+                store[name] = arrays[i][:counts[total]]
         return out
 
 

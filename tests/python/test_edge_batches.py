@@ -1,0 +1,157 @@
+"""Batches carry their edges' data: each sampled edge's e_id (its row in the imported edge list) and the rows of
+the edge attributes the session asks for (default all), row k belonging to edge k, for node and link sessions,
+homogeneous and typed datasets; gnnd.pyg puts them on Data / HeteroData as PyG's loaders do, gnnd.dgl in each
+block's edata. Run by ctest with GNNCTL, GNND and GNND_CLIENT_LIBRARY set."""
+import numpy as np
+import pytest
+
+import gnnd
+import gnnd.dgl
+import gnnd.pyg
+from daemon_util import Daemon, generate
+from test_edge_attrs import run
+
+N, E = 300, 2400
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """An undirected, deduplicated edge list with three attributes (float32, 4 x float16, int64), and a typed
+    generated graph with attributes on every relation, served by one gnnd."""
+    tmp = tmp_path_factory.mktemp("edges")
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, N, E), rng.integers(0, N, E)
+    src[:30], dst[:30] = src[30:60], dst[30:60]  # parallel edges: --dedup keeps the first row's
+    inputs = {"w": rng.random(E).astype(np.float32), "f": rng.standard_normal((E, 4)).astype(np.float16),
+              "kind": rng.integers(0, 9, E)}
+    np.save(tmp / "edges.npy", np.stack([src, dst]))
+    for name, values in inputs.items():
+        np.save(tmp / f"{name}.npy", values)
+    np.save(tmp / "x.npy", rng.standard_normal((N, 8)).astype(np.float32))
+    np.save(tmp / "y.npy", rng.integers(0, 3, N))
+    (tmp / "splits").mkdir()
+    for name, ids in (("train", np.arange(0, 200)), ("valid", np.arange(200, 250)), ("test", np.arange(250, 300))):
+        np.save(tmp / "splits" / f"{name}.npy", ids)
+    attrs = [f"--edge-attr={name}={tmp / name}.npy" for name in inputs]
+    run("import", "--format", "edgelist", "--undirected", "--dedup", "--features", tmp / "x.npy", "--labels",
+        tmp / "y.npy", "--splits", tmp / "splits", *attrs, tmp / "edges.npy", tmp / "homo")
+    generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--edge-attr")
+    daemon = Daemon(tmp, f"--dataset=homo={tmp / 'homo'}", f"--dataset=mag={tmp / 'mag'}")
+    yield daemon, tmp, (src, dst, inputs)
+    assert daemon.stop() == 0, daemon.output()
+
+
+def check_homogeneous(batch, src, dst, inputs, names):
+    """Every edge k of a homogeneous batch is input row e_id[k] (or its reverse: --undirected), with that
+    row's attribute values."""
+    u, v = batch.node_ids[batch.edge_src], batch.node_ids[batch.edge_dst]
+    e_id = batch.e_id
+    assert e_id.dtype == np.int64 and len(e_id) == len(batch.edge_src) > 0
+    forward = (src[e_id] == u) & (dst[e_id] == v)
+    backward = (src[e_id] == v) & (dst[e_id] == u)
+    assert np.all(forward | backward)
+    for name in names:
+        np.testing.assert_array_equal(getattr(batch, name), inputs[name][e_id], err_msg=name)
+    for name in set(inputs) - set(names):
+        assert not hasattr(batch, name), name
+
+
+def test_node_batches_carry_e_id_and_every_attribute(served):
+    daemon, _, (src, dst, inputs) = served
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", batch_size=40, fanouts=[5, 3], seed=2,
+                         output="numpy", copy=True)
+    batches = list(loader)
+    loader.close()
+    assert len(batches) == 5
+    for batch in batches:
+        check_homogeneous(batch, src, dst, inputs, ["w", "f", "kind"])
+        assert batch.f.dtype == np.float16 and batch.f.shape[1] == 4 and batch.kind.dtype == np.int64
+
+
+@pytest.mark.parametrize("selection,names", [(["f"], ["f"]), ([], []), ("kind", ["kind"])])
+def test_a_session_carries_the_attributes_it_names(served, selection, names):
+    daemon, _, (src, dst, inputs) = served
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", batch_size=64, fanouts=[4], seed=3,
+                         output="numpy", copy=True, edge_attrs=selection)
+    for batch in loader:
+        check_homogeneous(batch, src, dst, inputs, names)
+    loader.close()
+
+
+def test_an_unknown_attribute_is_refused_by_name(served):
+    daemon = served[0]
+    with pytest.raises(gnnd.GnndError) as error:
+        gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2], edge_attrs=["weight"])
+    assert "open.edge_attrs.names: 'weight' is not an edge attribute of the dataset (it has w, f, kind)" \
+        in str(error.value)
+
+
+def test_link_batches_carry_the_edge_data_of_their_message_passing_edges(served):
+    daemon, tmp, (src, dst, inputs) = served
+    pairs = np.stack([src[:50], dst[:50]])
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_edges=pairs, batch_size=16, fanouts=[3, 2],
+                         exclude="self", output="numpy", copy=True)
+    for batch in loader:
+        check_homogeneous(batch, src, dst, inputs, ["w", "f", "kind"])
+    loader.close()
+
+
+def csc_of(folder, key):
+    """The relation's edges by stored id: {e_id: (source, destination, row position)}."""
+    indptr, indices = np.load(folder / f"{key}.indptr.npy"), np.load(folder / f"{key}.indices.npy")
+    dst_of = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    return {int(i): (int(s), int(d), p) for p, (i, s, d) in
+            enumerate(zip(np.load(folder / f"{key}.e_id.npy"), indices, dst_of))}
+
+
+def test_typed_batches_carry_each_relations_edge_data(served):
+    daemon, tmp, _ = served
+    loader = gnnd.Loader(address=daemon.address, dataset="mag", batch_size=32, fanouts=[3, 2], seed=4,
+                         output="numpy", copy=True)
+    batch = next(iter(loader))
+    loader.close()
+    folder = tmp / "mag"
+    checked = 0
+    for src_type, rel, dst_type in batch.edge_types:
+        key = f"{src_type}___{rel}___{dst_type}"
+        edges = csc_of(folder, key)
+        e_id = batch[f"{key}.e_id"]
+        assert len(e_id) == batch.num_edges(key)
+        u = batch[f"{src_type}.node_ids"][batch[f"{key}.edge_src"]]
+        v = batch[f"{dst_type}.node_ids"][batch[f"{key}.edge_dst"]]
+        positions = [edges[int(i)][2] for i in e_id]
+        assert [edges[int(i)][:2] for i in e_id] == list(zip(u.tolist(), v.tolist())), key
+        for name in ("edge_weight", "edge_feat"):
+            np.testing.assert_array_equal(batch[f"{key}.{name}"], np.load(folder / f"{key}.edge.{name}.npy")[positions])
+        checked += len(e_id)
+    assert checked > 0
+
+
+def test_pyg_and_dgl_put_the_edge_data_where_they_look_for_it(served):
+    daemon, _, (src, dst, inputs) = served
+    loader = gnnd.pyg.NeighborLoader(num_neighbors=[4, 2], batch_size=32, dataset="homo", address=daemon.address,
+                                     edge_attrs=["w"])
+    data = next(iter(loader))
+    u, v = data.n_id[data.edge_index[0]].numpy(), data.n_id[data.edge_index[1]].numpy()
+    e_id = data.e_id.numpy()
+    assert np.all(((src[e_id] == u) & (dst[e_id] == v)) | ((src[e_id] == v) & (dst[e_id] == u)))
+    np.testing.assert_array_equal(data.w.numpy(), inputs["w"][e_id])
+    loader.close()
+
+    typed = gnnd.pyg.NeighborLoader(num_neighbors=[3, 2], batch_size=16, dataset="mag", address=daemon.address)
+    hetero = next(iter(typed))
+    for edge_type in hetero.edge_types:
+        store = hetero[edge_type]
+        assert store.e_id.shape[0] == store.edge_index.shape[1] == store.edge_feat.shape[0], edge_type
+        assert store.edge_feat.shape[1] == 4
+    typed.close()
+
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", batch_size=32, fanouts=[4, 2], seed=1)
+    batch = next(iter(loader))
+    blocks = gnnd.dgl.blocks(batch)
+    assert len(blocks) == 2
+    for block in blocks:  # the outermost block holds every edge, the last the seeds' in-edges (a prefix)
+        count = block.num_edges()
+        np.testing.assert_array_equal(np.asarray(block.edata["_ID"]), np.asarray(batch.e_id[:count]))
+        np.testing.assert_array_equal(np.asarray(block.edata["f"]), np.asarray(batch.f[:count]))
+    loader.close()
