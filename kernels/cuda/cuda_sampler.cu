@@ -54,7 +54,7 @@ __device__ void PrepareRelations(BatchState* state, HopState* rel_states, const 
 // The seeds become their type's first nodes, in their order (a repeated seed maps to its first index).
 template <typename Key>
 __global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* rel_states, NodeTable<Key> table,
-                                uint32_t* node_slots, KernelArgs a, int seed_type, int64_t max_seeds) {
+                           uint32_t* node_slots, KernelArgs a, int seed_type, int64_t max_seeds) {
   const int64_t num_seeds = args->num_seeds;
   for (int64_t i = FirstIndex(); i < max_seeds && i < num_seeds; i += Stride()) {
     const int64_t id = args->seeds[i];
@@ -77,8 +77,8 @@ __global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* r
 
 // A link batch's hop 0: each type's num_hop0[t] distinct ids, already at the start of its node_ids.
 template <typename Key>
-__global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopState* rel_states,
-                                    NodeTable<Key> table, uint32_t* node_slots, KernelArgs a, int64_t max_hop0) {
+__global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopState* rel_states, NodeTable<Key> table,
+                               uint32_t* node_slots, KernelArgs a, int64_t max_hop0) {
   for (int t = 0; t < a.num_types; ++t) {
     const int64_t n = num_hop0[t];
     for (int64_t i = FirstIndex(); i < max_hop0 && i < n; i += Stride()) {
@@ -109,7 +109,7 @@ __device__ int64_t HopKeysEnd(const BatchState* state, const KernelArgs& a, int6
 // local index num_nodes[t] + (i - the first position of type t). Also puts the sentinel back into `keys`.
 template <typename Key>
 __global__ void AssignKernel(BatchState* state, int64_t bound, const Key* sorted, Key* keys, NodeTable<Key> table,
-                                  uint32_t* node_slots, KernelArgs a, Key sentinel) {
+                             uint32_t* node_slots, KernelArgs a, Key sentinel) {
   const int64_t end = HopKeysEnd(state, a, bound);
   for (int64_t i = FirstIndex(); i < end; i += Stride()) {
     const Key key = sorted[i];
@@ -139,7 +139,7 @@ __global__ void AssignKernel(BatchState* state, int64_t bound, const Key* sorted
 // every type's frontier to its new nodes and prepares the relations' next hop.
 template <typename Key>
 __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t bound, const int64_t* sampled,
-                                   NodeTable<Key> table, KernelArgs a, int hop, uint32_t* blocks_done) {
+                              NodeTable<Key> table, KernelArgs a, int hop, uint32_t* blocks_done) {
   const int64_t end = HopKeysEnd(state, a, bound);
   for (int64_t e = FirstIndex(); e < end; e += Stride()) {
     int r = 0;
@@ -167,7 +167,7 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table.
 template <typename Key>
 __global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a,
-                                 int64_t total) {
+                            int64_t total) {
   for (int64_t i = FirstIndex(); i < total; i += Stride()) {
     int t = 0;
     while (t + 1 < a.num_types && a.type_base[t + 1] <= i) ++t;
@@ -178,8 +178,14 @@ __global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots,
   }
 }
 
+// e_id[k] = ids[e_id[k]] for the relation's edges: positions in its CSC become stored ids.
+__global__ void EdgeIdsKernel(const int64_t* ids, const int64_t* count, int64_t bound, int64_t* e_id) {
+  const int64_t n = min(*count, bound);
+  for (int64_t k = FirstIndex(); k < n; k += Stride()) e_id[k] = ids[e_id[k]];
+}
+
 KernelArgs MakeArgs(const DatasetSchema& schema, const BatchView& view, const std::vector<int64_t>& type_offset,
-                   const std::vector<int64_t>& type_base) {
+                    const std::vector<int64_t>& type_base) {
   KernelArgs a;
   a.num_types = static_cast<int>(schema.node_types.size());
   a.num_relations = static_cast<int>(schema.relations.size());
@@ -272,8 +278,8 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
     using Key = decltype(key);
     const NodeTable<Key> table = TableOf<Key>(w);
     if (num_hop0 == nullptr) {
-      GNND_LAUNCH(InitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, rel_states_,
-                  table, w.node_slots, args, spec_.seed_type, capacity.max_seeds);
+      GNND_LAUNCH(InitKernel<Key>, Blocks(capacity.max_seeds), kThreads, 0, stream, w.args, state_, rel_states_, table,
+                  w.node_slots, args, spec_.seed_type, capacity.max_seeds);
     } else {
       const int64_t max_hop0 = *std::max_element(spec_.max_hop0.begin(), spec_.max_hop0.end());
       GNND_LAUNCH(LinkInitKernel<Key>, StrideBlocks(max_hop0), kThreads, 0, stream, num_hop0, state_, rel_states_,
@@ -299,10 +305,10 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
                                     graph_.csc,
                                     static_cast<uint32_t>(r),
                                     type_offset_[rel.src_type]};
-        GNND_RETURN_IF_ERROR(SampleFrontier(w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_,
-                                            view.types[rel.dst_type].node_ids, w.sampled + args.segment[r],
-                                            args.segment[r], view.relations[r].edge_dst, &state_->hop_edges[r], stream,
-                                            excluded.empty() ? DeviceExclusions{} : excluded[r]));
+        GNND_RETURN_IF_ERROR(SampleFrontier(
+            w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
+            w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,
+            &state_->hop_edges[r], stream, excluded.empty() ? DeviceExclusions{} : excluded[r]));
       }
       const int64_t sorted_bound = std::max<int64_t>(hop_bound, 1);
       Key* keys = reinterpret_cast<Key*>(w.keys);
@@ -315,8 +321,8 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
       GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, rel_states_,
                   sorted_bound, w.sampled, table, args, hop, w.blocks_done);
     }
-    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table,
-                args, total_nodes);
+    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table, args,
+                total_nodes);
     return absl::OkStatus();
   });
 }
@@ -362,6 +368,19 @@ absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
       GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &workspace_->args->num_seeds, layout_.capacity.max_seeds,
                                       labels, gather_, view.types[t].labels, stream));
     }
+  }
+  // Edge data: each attribute's rows at the CSC positions sampling left in e_id, then e_id the stored ids.
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const BatchView::Relation& edges = view.relations[r];
+    if (edges.e_id == nullptr) continue;
+    const RelationSchema& rel = schema.relations[r];
+    const int64_t bound = layout_.capacity.max_edges[r];
+    for (const BatchView::EdgeRows& rows : edges.attrs) {
+      const RowSource source{static_cast<const char*>(graph_.arrays[rows.array]), rel.num_edges, rows.row_bytes, {}};
+      GNND_RETURN_IF_ERROR(GatherRows(edges.e_id, &state_->total_edges[r], bound, source, gather_, rows.data, stream));
+    }
+    GNND_LAUNCH(EdgeIdsKernel, StrideBlocks(bound), kThreads, 0, stream,
+                static_cast<const int64_t*>(graph_.arrays[rel.edge_ids]), &state_->total_edges[r], bound, edges.e_id);
   }
   return absl::OkStatus();
 }

@@ -48,6 +48,7 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
       GNND_ASSIGN_OR_RETURN(placed[i], d->Register(host.arrays.data[i], a.bytes()));
     }
   }
+  d->graph_.arrays = placed;
   for (const RelationSchema& r : schema.relations) {
     d->graph_.relations.push_back({static_cast<const int64_t*>(placed[r.indptr]), placed[r.indices],
                                    r.index_dtype == DType::kInt32 ? v1::INDEX_DTYPE_INT32 : v1::INDEX_DTYPE_INT64});

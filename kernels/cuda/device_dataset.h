@@ -57,6 +57,7 @@ struct DeviceGraph {
   const int64_t* labels = nullptr;
   std::vector<DeviceRelation> relations;
   std::vector<DeviceNodeType> types;
+  std::vector<const void*> arrays;           // per array of the schema, device-visible (null: not placed)
   CscPlacement csc = CscPlacement::kDevice;  // where indptr and indices are
 };
 

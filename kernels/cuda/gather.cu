@@ -38,6 +38,20 @@ __global__ void GatherKernel(const int64_t* ids, const int64_t* count, int64_t b
   for (size_t w = lane; w < words; w += kWarp) dst[w] = src[w];
 }
 
+// Rows of at most kSmallRow bytes (an edge's weight, id or few features): one thread per row. A warp per row
+// would leave most lanes idle and keep 32 times fewer rows in flight; the reads are scattered either way.
+inline constexpr size_t kSmallRow = 32;
+template <typename Word>
+__global__ void GatherSmallKernel(const int64_t* ids, const int64_t* count, int64_t bound, RowSource s, char* out) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= Limit(count, bound)) return;
+  const RowAt at = Locate(s, ids[i]);
+  if (at.base == nullptr) return;
+  const auto* src = reinterpret_cast<const Word*>(at.base + at.offset);
+  auto* dst = reinterpret_cast<Word*>(out + i * s.row_bytes);
+  for (size_t w = 0; w < s.row_bytes / sizeof(Word); ++w) dst[w] = src[w];
+}
+
 // 16-byte words of shared memory one warp stages a row in, with room for the shift.
 __host__ __device__ size_t StageWords(size_t row_bytes) { return (row_bytes + 31) / 16 + 1; }
 
@@ -78,6 +92,13 @@ absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound,
                         const GatherOptions& options, void* out, cudaStream_t stream) {
   const size_t row = source.row_bytes;
   char* dst = static_cast<char*>(out);
+  if (row <= kSmallRow) {
+    return DispatchWord<16>(row, [&](auto word) -> absl::Status {
+      GNND_LAUNCH(GatherSmallKernel<decltype(word)>, Blocks(bound), kThreads, 0, stream, ids, count, bound, source,
+                  dst);
+      return absl::OkStatus();
+    });
+  }
   const int blocks = Blocks(bound * kWarp);
   const size_t stage_bytes = (kThreads / kWarp) * StageWords(row) * 16;
   if (row % 16 != 0 && options.shifted && stage_bytes <= options.shared_bytes_limit) {

@@ -29,10 +29,11 @@ __device__ void ForExcludedPositions(const DeviceExclusions& ex, int64_t node, c
   }
 }
 
+// With `firsts`, also each node's first position in the dataset's CSC (a hot node's read from its indptr).
 template <typename Index>
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
                             HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
-                            int64_t bound, DeviceExclusions ex) {
+                            int64_t* firsts, int64_t bound, DeviceExclusions ex) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
@@ -49,6 +50,7 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
     const int64_t first = ptr[0], degree = ptr[1] - first;
     lists[i] = list + first;
     degrees[i] = degree;
+    if (firsts != nullptr) firsts[i] = r >= 0 ? indptr[node] : first;
     int64_t excluded = 0;
     if (ex.dst != nullptr) {
       ForExcludedPositions(ex, node, list + first, degree, [&](int64_t) { ++excluded; });
@@ -90,12 +92,13 @@ inline constexpr int64_t kSectorBytes = 32;
 // Each sampled id also goes into the node table; the one insert that adds it writes it into `keys` at its
 // edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
 // Each relation draws with its own counter (`relation`) and gives sources as global ids (id_offset + id).
+// With `edge_pos`, each edge's position in the CSC goes there beside its edge_dst.
 template <typename Index, int kGroup, typename Key>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
-                             const void* const* lists, const int64_t* degrees, uint32_t hop, uint32_t relation,
-                             int64_t id_offset, const int64_t* offsets, int64_t bound, int64_t* sampled,
-                             int32_t* edge_dst, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
-                             int64_t* hop_edges) {
+                             const void* const* lists, const int64_t* degrees, const int64_t* firsts, uint32_t hop,
+                             uint32_t relation, int64_t id_offset, const int64_t* offsets, int64_t bound,
+                             int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos, NodeTable<Key> table, Key* keys,
+                             DeviceExclusions ex, int64_t* hop_edges) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
@@ -111,7 +114,10 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
   const int64_t degree = degrees[i];
   const int64_t offset = offsets[i], k = offsets[i + 1] - offset;
   int64_t* out = sampled + offset;
-  auto emit = [&](int64_t p, int64_t neighbor) {
+  int64_t* positions = edge_pos == nullptr ? nullptr : edge_pos + state->total_edges + offset;
+  // Edge p of the node is its list's entry `at`.
+  auto emit = [&](int64_t p, int64_t at, int64_t neighbor) {
+    if (positions != nullptr) positions[p] = firsts[i] + at;
     neighbor += id_offset;
     out[p] = neighbor;
     bool added = false;
@@ -125,9 +131,9 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
                              ex.positions + ex.offsets[i], excluded, k, out);
     }
     __syncwarp(group_lanes);
-    for (int64_t p = lane; p < k; p += kGroup) emit(p, list[out[p]]);
+    for (int64_t p = lane; p < k; p += kGroup) emit(p, out[p], list[out[p]]);
   } else if (k == degree) {
-    for (int64_t p = lane; p < degree; p += kGroup) emit(p, list[p]);
+    for (int64_t p = lane; p < degree; p += kGroup) emit(p, p, list[p]);
   } else {
     const bool whole = degree <= kListRoom && degree * static_cast<int64_t>(sizeof(Index)) <= k * kSectorBytes;
     if (whole) {
@@ -144,7 +150,7 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
     __syncwarp(group_lanes);
     for (int64_t p = lane; p < k; p += kGroup) {
       const int64_t at = in_shared ? static_cast<int64_t>(picks[group][p]) : out[p];
-      emit(p, whole ? cached[group][at] : list[at]);
+      emit(p, at, whole ? cached[group][at] : list[at]);
     }
   }
   int32_t* dst = edge_dst + state->total_edges + offset;
@@ -155,16 +161,16 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
 
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
                             int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
-                            int64_t keys_at, int32_t* edge_dst, int64_t* hop_edges, cudaStream_t stream,
-                            const DeviceExclusions& excluded) {
+                            int64_t keys_at, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
+                            cudaStream_t stream, const DeviceExclusions& excluded) {
   if (excluded.dst != nullptr && excluded.positions_bound > excluded.max_positions) {
     return absl::ResourceExhaustedError("a link batch's excluded positions exceed their scratch");
   }
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
     GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
-                static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees, frontier,
-                excluded);
+                static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
+                edge_pos == nullptr ? nullptr : w.firsts, frontier, excluded);
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
@@ -179,8 +185,9 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
       using Key = decltype(key);
       auto sample = [&](auto kernel, int group) -> absl::Status {
         GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, state, node_ids, w.lists, w.degrees,
-                    static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier, sampled,
-                    edge_dst, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at, excluded, hop_edges);
+                    w.firsts, static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier,
+                    sampled, edge_dst, edge_pos, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at, excluded,
+                    hop_edges);
         return absl::OkStatus();
       };
       if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key>, kWarp);

@@ -39,6 +39,9 @@ struct Workspace {
   // in-degree, looked up once by the count kernel.
   const void **lists = nullptr;
   int64_t *degrees = nullptr;
+  // Each frontier node's first position in the dataset's own CSC (its list's, unless read from the hot tier's
+  // copy): the base of its sampled edges' positions, where a batch carries edge data.
+  int64_t *firsts = nullptr;
   // Dedup: the hop's sort input (the ids it adds to the batch at their edges' positions, the sentinel
   // elsewhere; all sentinel between hops) and that input sorted.
   uint64_t *keys = nullptr, *sorted_keys = nullptr;

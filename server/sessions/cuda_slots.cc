@@ -39,7 +39,7 @@ BatchView PerHopView(const BatchLayout& l, const int32_t* hops) {
     view.types.push_back({nullptr, const_cast<int32_t*>(hops), nullptr, nullptr});
   }
   for (size_t r = 0; r < l.relations.size(); ++r, hops += l.num_hops) {
-    view.relations.push_back({nullptr, nullptr, const_cast<int32_t*>(hops)});
+    view.relations.push_back({nullptr, nullptr, const_cast<int32_t*>(hops), nullptr, {}});
   }
   return view;
 }

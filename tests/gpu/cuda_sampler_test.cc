@@ -32,7 +32,9 @@ class ShmGraph {
     auto spec = dataset::PresetSpec("tiny", 0.5);
     EXPECT_TRUE(spec.ok());
     spec->feature_dim = feature_dim;
-    EXPECT_TRUE(dataset::Generate(*spec, {.seed = 11, .feature_dtype = dtype, .threads = 4}, dir_ / "g").ok());
+    EXPECT_TRUE(
+        dataset::Generate(*spec, {.seed = 11, .feature_dtype = dtype, .threads = 4, .edge_attrs = true}, dir_ / "g")
+            .ok());
     auto source = DatasetDir::Open(dir_ / "g");
     EXPECT_TRUE(source.ok());
     auto shm = ShmDataset::Load(name_, *source, {});
@@ -65,17 +67,21 @@ std::vector<int64_t> ShuffledOrder(int64_t num_nodes) {
 void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, const std::vector<int32_t>& fanouts,
                       uint64_t seed, bool graphs, const std::string& what) {
   const int64_t batch_size = 200;
-  auto capacity = ComputeHomogeneousCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(),
-                                             graph.manifest.num_edges(), graph.MaxInDegree());
+  // As a homogeneous session samples: the one type and one relation, in the API 1.0 layout, then the edges'
+  // ids and both attributes (edge_weight, edge_feat).
+  SamplingSpec spec = SamplingSpec::OneRelation(batch_size, fanouts);
+  spec.edge_ids = true;
+  spec.edge_attrs = {{0, 1}};
+  ASSERT_TRUE(CheckSamplingSpec(spec, graph.schema).ok());
+  auto capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok());
-  // As a homogeneous session samples: the one type and one relation, into the homogeneous layout.
-  const HomogeneousLayout layout =
-      HomogeneousLayout::Make(*capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest));
-  auto gpu = CudaSampler::Create(device_graph, SamplingSpec::OneRelation(batch_size, fanouts), seed,
-                                 AsBatchLayout(layout), {.use_graphs = graphs});
+  const BatchLayout layout = BatchLayout::Make(*capacity, spec, graph.schema);
+  const BatchSchema schema = BatchSchemaOf(layout, graph.schema);
+  ASSERT_GE(schema.ArrayNamed("edge_feat"), 0);
+  auto gpu = CudaSampler::Create(device_graph, spec, seed, layout, {.use_graphs = graphs});
   ASSERT_TRUE(gpu.ok()) << gpu.status();
-  CpuSampler cpu(graph, {.fanouts = {fanouts}}, seed);
-  HomogeneousBuffer expected(layout), got(layout);
+  CpuSampler cpu(graph, spec, seed);
+  std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
   void* device_batch = nullptr;
   int64_t* device_seeds = nullptr;
   cudaStream_t stream;
@@ -87,16 +93,19 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
                    {.seed = seed, .batch_size = batch_size}, 3);
   for (int64_t step = 0; step < seeds.num_steps(); ++step) {
     const auto batch = seeds.batch(step);
-    cpu.Sample(3, seeds.batch_index(step), batch, expected.view());
+    const BatchView want = BatchView::At(expected.data(), layout);
+    cpu.Sample(3, seeds.batch_index(step), batch, want);
     ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // poison: every byte must be written
     ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
     absl::Status s = (*gpu)->Sample(3, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch, stream);
     ASSERT_TRUE(s.ok()) << s;
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(got.view().node_ids, device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess)
+    ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess)
         << cudaGetErrorString(cudaGetLastError());
-    ASSERT_EQ(gnnd::testing::BatchContents(got.view(), layout.feature_row_bytes),
-              gnnd::testing::BatchContents(expected.view(), layout.feature_row_bytes))
+    const std::vector<int64_t> counts = BatchCountsOf(want, layout);
+    ASSERT_EQ(BatchCountsOf(BatchView::At(got.data(), layout), layout), counts) << what << ", step " << step;
+    ASSERT_EQ(gnnd::testing::SchemaContents(schema, counts, got.data()),
+              gnnd::testing::SchemaContents(schema, counts, expected.data()))
         << what << ", seed " << seed << " step " << step;
   }
   cudaFree(device_batch);

@@ -40,6 +40,11 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   LinkSetup s;
   s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
                             graph.schema, batch);
+  s.sampling.edge_ids = true;  // and every edge attribute, as a session asks by default
+  for (const RelationSchema& r : graph.schema.relations) {
+    std::vector<int>& attrs = s.sampling.edge_attrs.emplace_back();
+    for (size_t a = 0; a < r.edge_attrs.size(); ++a) attrs.push_back(static_cast<int>(a));
+  }
   absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(s.sampling, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
   s.layout = BatchLayout::Make(*capacity, s.sampling, graph.schema);
@@ -52,7 +57,7 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
   gnnd::testing::ScratchDir dir;
   auto preset = dataset::PresetSpec("tiny", 0.5);
   ASSERT_TRUE(preset.ok());
-  ASSERT_TRUE(dataset::Generate(*preset, {.seed = 6, .threads = 2}, dir / "g").ok());
+  ASSERT_TRUE(dataset::Generate(*preset, {.seed = 6, .threads = 2, .edge_attrs = true}, dir / "g").ok());
   auto source = DatasetDir::Open(dir / "g");
   ASSERT_TRUE(source.ok());
   const std::string name = absl::StrCat("linkgpu-", ::getpid());
@@ -131,6 +136,16 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
         EXPECT_EQ(Download(out.node_ids, e.num_nodes()), Host(e.node_ids, e.num_nodes())) << what;
         EXPECT_EQ(Download(out.edge_src, e.num_edges()), Host(e.edge_src, e.num_edges())) << what;
         EXPECT_EQ(Download(out.edge_dst, e.num_edges()), Host(e.edge_dst, e.num_edges())) << what;
+        const BatchView::Relation& edges = expected.graph.relations[0];
+        const BatchView::Relation device_edges = BatchView::At(device_batch, setup.layout).relations[0];
+        ASSERT_NE(edges.e_id, nullptr);
+        EXPECT_EQ(Download(device_edges.e_id, e.num_edges()), Host(edges.e_id, e.num_edges())) << what;
+        for (size_t a = 0; a < edges.attrs.size(); ++a) {
+          const size_t bytes = edges.attrs[a].row_bytes * static_cast<size_t>(e.num_edges());
+          EXPECT_EQ(Download(static_cast<const std::byte*>(device_edges.attrs[a].data), static_cast<int64_t>(bytes)),
+                    Host(static_cast<const std::byte*>(edges.attrs[a].data), static_cast<int64_t>(bytes)))
+              << what << ", edge attribute " << a;
+        }
         const auto* rows = static_cast<const std::byte*>(e.features);
         EXPECT_EQ(Download(static_cast<const std::byte*>(out.features), e.num_nodes() * layout.feature_row_bytes),
                   Host(rows, e.num_nodes() * layout.feature_row_bytes))
@@ -162,9 +177,13 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
   gnnd::testing::ScratchDir dir;
   auto preset = dataset::TypedPresetSpec("mag", 0.003);
   ASSERT_TRUE(preset.ok());
-  ASSERT_TRUE(dataset::GenerateTyped(
-                  *preset, {.seed = 4, .threads = 2, .add_reverse = true, .link_relation = "author___writes___paper"},
-                  dir / "mag")
+  ASSERT_TRUE(dataset::GenerateTyped(*preset,
+                                     {.seed = 4,
+                                      .threads = 2,
+                                      .add_reverse = true,
+                                      .link_relation = "author___writes___paper",
+                                      .edge_attrs = true},
+                                     dir / "mag")
                   .ok());
   auto source = DatasetDir::Open(dir / "mag");
   ASSERT_TRUE(source.ok());

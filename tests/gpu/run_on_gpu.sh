@@ -4,8 +4,9 @@
 #   bash tests/gpu/run_on_gpu.sh out/gnnd-VERSION-ARCH OUT_DIR      (on the GPU machine)
 # 1. gpu_tests (CUDA vs CPU byte-identical batches; Philox on the device),
 # 2. compute-sanitizer memcheck over one case of them,
-# 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset, compared with numpy,
-# 4. the same for typed datasets (mag, igbh with float8 features),
+# 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset (with edge attributes),
+#    compared with numpy,
+# 4. the same for typed datasets (mag with edge attributes, igbh with float8 features),
 # 5. GPU sessions (a torch trainer through CUDA IPC), without and with MPS.
 set -uo pipefail
 bundle=$(realpath "$1")
@@ -22,7 +23,7 @@ if command -v compute-sanitizer >/dev/null; then
   grep -E "ERROR SUMMARY" "$out/memcheck.log"
 fi
 data=$(mktemp -d)
-gnnctl generate --preset products --scale 0.05 --seed 3 "$data/p" >/dev/null 2>&1
+gnnctl generate --preset products --scale 0.05 --seed 3 --edge-attr "$data/p" >/dev/null 2>&1
 for device in cpu cuda:0; do
   gnnctl sample --dataset "$data/p" --batch-size 1024 --fanouts 15,10,5 --seed 5 --epoch 2 --step 7 --device "$device" \
     --out "$out/batch-${device/:/}.npz" || status=1
@@ -32,10 +33,11 @@ import sys, numpy as np
 a, b = np.load(f"{sys.argv[1]}/batch-cpu.npz"), np.load(f"{sys.argv[1]}/batch-cuda0.npz")
 for k in a.files:
     assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
-print("gnnctl sample: cpu and cuda:0 batches identical,", {k: a[k].shape for k in ("node_ids", "edge_src", "features")})
+print("gnnctl sample: cpu and cuda:0 batches identical,",
+      {k: a[k].shape for k in ("node_ids", "edge_src", "features", "e_id", "edge_weight", "edge_feat")})
 PY
 # 4. Typed: `gnnctl sample --device cuda:0` against `--device cpu` on the mag and igbh (float8) presets.
-for preset in "mag --scale 0.01 --add-reverse" "igbh --scale 0.00002 --feature-dtype float8_e4m3fn --feature-dim 100"; do
+for preset in "mag --scale 0.01 --add-reverse --edge-attr" "igbh --scale 0.00002 --feature-dtype float8_e4m3fn --feature-dim 100"; do
   name=${preset%% *}
   gnnctl generate --preset $preset --seed 4 "$data/$name" >/dev/null 2>&1
   for device in cpu cuda:0; do
@@ -49,7 +51,8 @@ assert sorted(a.files) == sorted(b.files), (a.files, b.files)
 for k in a.files:
     assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
 print(f"typed gnnctl sample ({sys.argv[1].split('/')[-1]}): cpu and cuda:0 identical,", len(a.files), "arrays,",
-      sum(a[k].shape[0] for k in a.files if k.endswith(".edge_src")), "edges")
+      sum(a[k].shape[0] for k in a.files if k.endswith(".edge_src")), "edges,",
+      sum(a[k].shape[0] for k in a.files if k.endswith(".e_id")), "with edge data")
 PY
 done
 # 5. GPU sessions end to end: gnnd serving a torch trainer through CUDA IPC, without and with MPS.

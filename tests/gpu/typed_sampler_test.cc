@@ -74,7 +74,8 @@ class ShmTyped {
       for (auto& t : spec->types) t.feature_dim = t.feature_dim > 0 ? feature_dim : 0;
     }
     const std::string out = dir_ / "g";
-    EXPECT_TRUE(dataset::GenerateTyped(*spec, {.seed = 5, .feature_dtype = dtype, .threads = 4}, out).ok());
+    EXPECT_TRUE(
+        dataset::GenerateTyped(*spec, {.seed = 5, .feature_dtype = dtype, .threads = 4, .edge_attrs = true}, out).ok());
     if (wide_indices) {
       auto source = DatasetDir::Open(out);
       EXPECT_TRUE(source.ok());
@@ -99,15 +100,6 @@ class ShmTyped {
   std::unique_ptr<ShmDataset> shm_;
   GraphData graph_;
 };
-
-// Every array of `schema` up to its count, and the counts: what a trainer reads.
-std::string Contents(const BatchSchema& schema, const std::vector<int64_t>& counts, const std::byte* base) {
-  std::string out(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(int64_t));
-  for (const BatchArraySchema& a : schema.arrays) {
-    out.append(reinterpret_cast<const char*>(base + a.offset), a.row_bytes() * counts[a.count]);
-  }
-  return out;
-}
 
 struct TypedCase {
   std::string name;
@@ -141,6 +133,11 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
       batch_size, seed_type,
       c.per_relation.empty() ? std::vector<std::vector<int32_t>>(schema.relations.size(), c.fanouts) : c.per_relation,
       c.repeated_seeds};
+  spec.edge_ids = true;  // and every relation's edge attributes: their rows gathered on both devices
+  for (const RelationSchema& r : schema.relations) {
+    std::vector<int>& attrs = spec.edge_attrs.emplace_back();
+    for (size_t a = 0; a < r.edge_attrs.size(); ++a) attrs.push_back(static_cast<int>(a));
+  }
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok());
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
@@ -207,7 +204,8 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
       const BatchView have = BatchView::At(got.data(), layout);
       const std::vector<int64_t> want_counts = BatchCountsOf(want, layout);
       ASSERT_EQ(BatchCountsOf(have, layout), want_counts) << c.name << " seed " << seed << " step " << step;
-      ASSERT_EQ(Contents(batch_schema, want_counts, got.data()), Contents(batch_schema, want_counts, expected.data()))
+      ASSERT_EQ(gnnd::testing::SchemaContents(batch_schema, want_counts, got.data()),
+                gnnd::testing::SchemaContents(batch_schema, want_counts, expected.data()))
           << c.name << " seed " << seed << " step " << step;
     }
     cudaFree(device_batch);

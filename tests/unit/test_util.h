@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/batch/batch.h"
+#include "common/batch/batch_schema.h"
 #include "common/dataset/dataset.h"
 #include "common/dataset/manifest.h"
 #include "common/dataset/npy.h"
@@ -80,6 +81,16 @@ inline std::vector<std::byte> BatchContents(const HomogeneousView& b, size_t fea
   add(b.edge_dst, 4 * b.num_edges());
   add(b.features, feature_row_bytes * b.num_nodes());
   add(b.labels, 8 * b.num_seeds());
+  return out;
+}
+
+// Every array of `schema` up to its count, and the counts: what a trainer reads of a batch at `base`.
+inline std::string SchemaContents(const BatchSchema& schema, const std::vector<int64_t>& counts,
+                                  const std::byte* base) {
+  std::string out(reinterpret_cast<const char*>(counts.data()), counts.size() * sizeof(int64_t));
+  for (const BatchArraySchema& a : schema.arrays) {
+    out.append(reinterpret_cast<const char*>(base + a.offset), a.row_bytes() * counts[a.count]);
+  }
   return out;
 }
 
