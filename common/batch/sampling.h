@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "common/base/philox.h"
 
@@ -62,5 +63,95 @@ GNND_HOST_DEVICE void ChoosePositions(SamplingKey key, uint64_t batch, uint32_t 
     positions[at] = t;
   }
 }
+
+// The weighted rule (a session's weight_attr): a node's in-edges drawn without replacement, successively
+// with probability proportional to their weights among those not yet drawn (Efraimidis and Spirakis). Each
+// edge at position p of a node's list with weight w > 0 gets the key E_p / w, E_p = -ln U_p an exponential
+// variate from Philox (counter as ChoosePositions', its last word 2^31 + p / 4, word p % 4 giving U_p); the
+// k edges of smallest (key, p) are drawn, in that order (the first is the first draw: the smallest of
+// independent exponentials E / w is edge i's with probability w_i / sum w). Weight 0 is never drawn.
+//
+// Every step is one IEEE-rounded operation (no fused multiply-add: the host is built with
+// -ffp-contract=off, the device uses the _rn intrinsics), so both backends compute the same keys.
+namespace weighted {
+GNND_HOST_DEVICE double Add(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+GNND_HOST_DEVICE double Mul(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+GNND_HOST_DEVICE double Div(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+// -ln((word + 1/2) / 2^32): an exponential variate from 32 random bits. word + 1/2 = m 2^e with m in
+// [sqrt(1/2), sqrt(2)) (exact: a double holds it), ln m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, its
+// series to s^25 (relative error near 1e-16, far below the float the key is rounded to).
+GNND_HOST_DEVICE double Exponential(uint32_t word) {
+  const double x = static_cast<double>(word) + 0.5;
+#ifdef __CUDA_ARCH__
+  const int leading_zeros = __clz(static_cast<int>(word));
+#else
+  const int leading_zeros = word == 0 ? 32 : __builtin_clz(word);
+#endif
+  int e = 31 - leading_zeros;  // floor(log2 x): -1 for word 0
+  double m = e >= 0 ? Div(x, static_cast<double>(uint64_t{1} << e)) : Mul(x, 2.0);  // exact
+  if (m > 1.4142135623730951) {  // m in [sqrt(1/2), sqrt(2)): no cancellation below when x is near 2^32
+    m = Mul(m, 0.5);
+    ++e;
+  }
+  const double s = Div(Add(m, -1.0), Add(m, 1.0)), s2 = Mul(s, s);
+  double series = Div(1.0, 25.0);
+  for (int n = 23; n >= 1; n -= 2) series = Add(Mul(series, s2), Div(1.0, n));
+  const double ln_m = Mul(Mul(s, series), 2.0);
+  constexpr double kLn2 = 0.69314718055994530942;
+  return Add(Mul(static_cast<double>(32 - e), kLn2), -ln_m);  // -ln(x / 2^32) = (32 - e) ln 2 - ln m
+}
+}  // namespace weighted
+
+// A draw's sort value: the key (a positive float, whose bits order as it does) above the position, so that
+// comparing two of them compares (key, position).
+GNND_HOST_DEVICE uint64_t WeightedDraw(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                                       uint32_t position, float weight) {
+  const Philox4x32 counter = {{static_cast<uint32_t>(node),
+                               static_cast<uint32_t>(node >> 32) | (relation << 16) | (hop << 24),
+                               static_cast<uint32_t>(batch), 0x80000000u | (position >> 2)}};
+  const uint32_t word = Philox4x32_10(counter, key.key0, key.key1).v[position & 3];
+  const float k = static_cast<float>(weighted::Div(weighted::Exponential(word), static_cast<double>(weight)));
+#ifdef __CUDA_ARCH__
+  const uint32_t bits = __float_as_uint(k);
+#else
+  uint32_t bits = 0;
+  static_assert(sizeof(bits) == sizeof(k));
+  std::memcpy(&bits, &k, sizeof(k));
+#endif
+  return (static_cast<uint64_t>(bits) << 32) | position;
+}
+
+// Keeps draws[0..*count) the smallest `k` draws seen, ascending: inserts `draw` if it is among them.
+GNND_HOST_DEVICE void KeepSmallest(uint64_t draw, int64_t k, uint64_t* draws, int64_t* count) {
+  if (*count == k && draw >= draws[k - 1]) return;
+  int64_t at = *count < k ? (*count)++ : k - 1;
+  while (at > 0 && draws[at - 1] > draw) {
+    draws[at] = draws[at - 1];
+    --at;
+  }
+  draws[at] = draw;
+}
+
+// The position a draw names.
+GNND_HOST_DEVICE uint32_t DrawPosition(uint64_t draw) { return static_cast<uint32_t>(draw); }
 
 }  // namespace gnnd

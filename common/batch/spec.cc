@@ -40,6 +40,30 @@ absl::Status CheckEdgeData(const SamplingSpec& spec, const DatasetSchema& schema
   }
   return absl::OkStatus();
 }
+
+absl::Status CheckEdgeWeights(const SamplingSpec& spec, const DatasetSchema& schema) {
+  if (spec.edge_weights.empty()) return absl::OkStatus();
+  if (spec.edge_weights.size() != schema.relations.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("edge weights for ", spec.edge_weights.size(),
+                                                   " relations, the dataset has ", schema.relations.size()));
+  }
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const RelationSchema& rel = schema.relations[r];
+    const int a = spec.edge_weights[r];
+    if (a == -1) continue;
+    if (a < 0 || a >= static_cast<int>(rel.edge_attrs.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("edge weights: attribute ", a, " of ", rel.key(), " (it has ", rel.edge_attrs.size(), ")"));
+    }
+    const EdgeAttributeSchema& attr = rel.edge_attrs[a];
+    if (attr.dim != 0 || attr.dtype != DType::kFloat32) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "edge attribute '", attr.name, "' of ", rel.key(), " weighs draws only as one float32 an edge (it is ",
+          attr.dim > 0 ? absl::StrCat(attr.dim, " x ") : "", DTypeName(attr.dtype), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
 }  // namespace
 
 absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema) {
@@ -55,6 +79,7 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& sc
         absl::StrCat("fanouts for ", spec.fanouts.size(), " relations, the dataset has ", schema.relations.size()));
   }
   GNND_RETURN_IF_ERROR(CheckEdgeData(spec, schema));
+  GNND_RETURN_IF_ERROR(CheckEdgeWeights(spec, schema));
   if (schema.format_version == 1) return CheckHopFanouts(spec.fanouts[0]);
   const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
   if (hops < 1 || hops > kMaxHops) {

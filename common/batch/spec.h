@@ -31,12 +31,18 @@ struct SamplingSpec {
   // RelationSchema::edge_attrs; empty, or one list per relation). Carrying an attribute carries e_id too.
   bool edge_ids = false;
   std::vector<std::vector<int>> edge_attrs;
+  // The draw policy per relation: the edge attribute (a position in its edge_attrs: 1-D float32, no value
+  // negative) whose values weight its draws (sampling.h's weighted rule), or -1 for the uniform rule. Empty:
+  // every relation uniform.
+  std::vector<int> edge_weights;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
   // The edge attributes a batch carries of `relation` (none where edge_attrs is empty).
   std::span<const int> EdgeAttributesOf(int relation) const {
     return edge_attrs.empty() ? std::span<const int>() : std::span<const int>(edge_attrs[relation]);
   }
+  // The edge attribute weighting `relation`'s draws, -1: none (the uniform rule).
+  int WeightOf(int relation) const { return edge_weights.empty() ? -1 : edge_weights[relation]; }
   // Whether a batch carries e_id (and maybe attributes) for `relation`, whose dataset stores edge ids or not.
   bool CarriesEdgeData(int relation, bool stored_ids) const {
     return stored_ids && (edge_ids || !EdgeAttributesOf(relation).empty());
@@ -50,7 +56,8 @@ struct SamplingSpec {
             .seeds_may_repeat = seeds_may_repeat,
             .max_hop0 = {},
             .edge_ids = false,
-            .edge_attrs = {}};
+            .edge_attrs = {},
+            .edge_weights = {}};
   }
 };
 

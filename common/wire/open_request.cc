@@ -236,6 +236,39 @@ absl::Status SetEdgeData(const v1::OpenSession& request, const DatasetSchema& sc
   return absl::OkStatus();
 }
 
+// The weighted rule (open.weight_attr): the attribute of every relation sampled through, checked (none
+// negative: a pass over its values).
+absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& graph, SamplingSpec& spec) {
+  if (request.weight_attr().empty()) return absl::OkStatus();
+  const DatasetSchema& schema = graph.schema;
+  spec.edge_weights.assign(schema.relations.size(), -1);
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const RelationSchema& rel = schema.relations[r];
+    if (absl::c_all_of(spec.fanouts[r], [](int32_t f) { return f == 0; })) continue;  // never sampled through
+    const auto attr = absl::c_find_if(rel.edge_attrs, [&](const auto& a) { return a.name == request.weight_attr(); });
+    const std::string where = schema.format_version == 1 ? "the dataset" : absl::StrCat("relation ", rel.key());
+    if (attr == rel.edge_attrs.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ",
+                                                     where, " has no such edge attribute"));
+    }
+    if (attr->dim != 0 || attr->dtype != DType::kFloat32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": weights are one float32 an edge; ",
+                       where, "'s is ", attr->dim > 0 ? absl::StrCat(attr->dim, " x ") : "", DTypeName(attr->dtype)));
+    }
+    const auto* w = static_cast<const float*>(graph.arrays.data[attr->array]);
+    for (int64_t e = 0; e < rel.num_edges; ++e) {
+      if (w[e] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ",
+                                                       schema.arrays[attr->array].file(), " element [", e, "] is ",
+                                                       w[e], " (weights must not be negative)"));
+      }
+    }
+    spec.edge_weights[r] = static_cast<int>(attr - rel.edge_attrs.begin());
+  }
+  return absl::OkStatus();
+}
+
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
@@ -290,6 +323,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   shape.seed_type = -1;
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
@@ -366,6 +400,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   shape.sampling.seeds_may_repeat = seeds_may_repeat;
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
   GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));

@@ -15,30 +15,63 @@ namespace gnnd {
 // Per-thread scratch of DrawInNeighbors.
 struct DrawScratch {
   std::vector<int64_t> positions, excluded_positions;
+  std::vector<uint64_t> draws;
 };
 
 // Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
 // many. `excluded_sources`: the sources whose edges into `node` this batch never samples, ascending.
-// `edge_positions`, if set, gets each drawn edge's position in the CSC, in the same order.
+// `edge_positions`, if set, gets each drawn edge's position in the CSC, in the same order. `weights` (the
+// relation's, in CSC order), if set, draws by the weighted rule instead of the uniform one.
 template <typename Index>
 int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t hop, uint32_t relation, int64_t node,
                         const int64_t* indptr, const Index* indices, int32_t fanout,
                         std::span<const int64_t> excluded_sources, DrawScratch& scratch, std::vector<int64_t>& sampled,
-                        int64_t* edge_positions = nullptr) {
+                        int64_t* edge_positions = nullptr, const float* weights = nullptr) {
   const int64_t first = indptr[node], degree = indptr[node + 1] - first;
   std::vector<int64_t>& positions = scratch.positions;
   auto take = [&](int64_t p) {
     sampled.push_back(indices[first + p]);
     if (edge_positions != nullptr) *edge_positions++ = first + p;
   };
-  if (!excluded_sources.empty()) {
-    std::vector<int64_t>& excluded = scratch.excluded_positions;
-    excluded.clear();
-    for (int64_t source : excluded_sources) {
-      int64_t begin = 0, end = 0;
-      SourceRange(indptr, indices, source, node, &begin, &end);
-      for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
+  std::vector<int64_t>& excluded = scratch.excluded_positions;
+  excluded.clear();
+  for (int64_t source : excluded_sources) {
+    int64_t begin = 0, end = 0;
+    SourceRange(indptr, indices, source, node, &begin, &end);
+    for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
+  }
+  if (weights != nullptr) {
+    // The candidates: positive weight, not excluded. All of them in list order when the fanout takes them
+    // all; else the k smallest draws, in draw order.
+    const float* w = weights + first;
+    int64_t candidates = 0;
+    for (int64_t p = 0, x = 0; p < degree; ++p) {
+      const bool out = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
+      x += out;
+      candidates += !out && w[p] > 0;
     }
+    const int64_t k = SampleCount(candidates, fanout);
+    std::vector<uint64_t>& draws = scratch.draws;
+    draws.resize(static_cast<size_t>(k));
+    int64_t drawn = 0;
+    for (int64_t p = 0, x = 0; p < degree && k > 0; ++p) {
+      const bool out = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
+      x += out;
+      if (out || !(w[p] > 0)) continue;
+      if (k == candidates) {
+        take(p);
+      } else {
+        KeepSmallest(
+            WeightedDraw(key, batch_index, hop, relation, static_cast<uint64_t>(node), static_cast<uint32_t>(p), w[p]),
+            k, draws.data(), &drawn);
+      }
+    }
+    if (k < candidates) {
+      for (uint64_t d : draws) take(DrawPosition(d));
+    }
+    return k;
+  }
+  if (!excluded.empty()) {
     const int64_t num_excluded = static_cast<int64_t>(excluded.size());
     const int64_t k = SampleCount(degree - num_excluded, fanout);
     positions.resize(k);

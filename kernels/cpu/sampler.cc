@@ -25,6 +25,9 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
   const auto* indptr = static_cast<const int64_t*>(graph_.arrays.data[r.indptr]);
   const auto* indices = static_cast<const Index*>(graph_.arrays.data[r.indices]);
   const int32_t fanout = spec_.fanouts[relation][hop];
+  const int weight = spec_.WeightOf(relation);
+  const auto* weights =
+      weight < 0 ? nullptr : static_cast<const float*>(graph_.arrays.data[r.edge_attrs[weight].array]);
   const BatchView::Relation& edges = out.relations[relation];
   int64_t num_edges = 0;
   for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
@@ -35,7 +38,7 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
     const int64_t k =
         DrawInNeighbors(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr,
                         indices, fanout, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_,
-                        sampled, edges.e_id == nullptr ? nullptr : edges.e_id + num_edges);
+                        sampled, edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights);
     std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
     num_edges += k;
   }
