@@ -23,7 +23,8 @@ def served(tmp_path_factory):
     src, dst = rng.integers(0, N, E), rng.integers(0, N, E)
     src[:30], dst[:30] = src[30:60], dst[30:60]  # parallel edges: --dedup keeps the first row's
     inputs = {"w": rng.random(E).astype(np.float32), "f": rng.standard_normal((E, 4)).astype(np.float16),
-              "kind": rng.integers(0, 9, E)}
+              "kind": rng.integers(0, 9, E), "signed": rng.standard_normal(E).astype(np.float32)}
+    inputs["w"][::5] = 0  # never drawn by a weighted session
     np.save(tmp / "edges.npy", np.stack([src, dst]))
     for name, values in inputs.items():
         np.save(tmp / f"{name}.npy", values)
@@ -64,7 +65,7 @@ def test_node_batches_carry_e_id_and_every_attribute(served):
     loader.close()
     assert len(batches) == 5
     for batch in batches:
-        check_homogeneous(batch, src, dst, inputs, ["w", "f", "kind"])
+        check_homogeneous(batch, src, dst, inputs, ["w", "f", "kind", "signed"])
         assert batch.f.dtype == np.float16 and batch.f.shape[1] == 4 and batch.kind.dtype == np.int64
 
 
@@ -82,7 +83,7 @@ def test_an_unknown_attribute_is_refused_by_name(served):
     daemon = served[0]
     with pytest.raises(gnnd.GnndError) as error:
         gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2], edge_attrs=["weight"])
-    assert "open.edge_attrs.names: 'weight' is not an edge attribute of the dataset (it has w, f, kind)" \
+    assert "open.edge_attrs.names: 'weight' is not an edge attribute of the dataset (it has w, f, kind, signed)" \
         in str(error.value)
 
 
@@ -92,7 +93,7 @@ def test_link_batches_carry_the_edge_data_of_their_message_passing_edges(served)
     loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_edges=pairs, batch_size=16, fanouts=[3, 2],
                          exclude="self", output="numpy", copy=True)
     for batch in loader:
-        check_homogeneous(batch, src, dst, inputs, ["w", "f", "kind"])
+        check_homogeneous(batch, src, dst, inputs, ["w", "f", "kind", "signed"])
     loader.close()
 
 
@@ -155,3 +156,57 @@ def test_pyg_and_dgl_put_the_edge_data_where_they_look_for_it(served):
         np.testing.assert_array_equal(np.asarray(block.edata["_ID"]), np.asarray(batch.e_id[:count]))
         np.testing.assert_array_equal(np.asarray(block.edata["f"]), np.asarray(batch.f[:count]))
     loader.close()
+
+
+def positive_in_degrees(folder, weights_file):
+    indptr, w = np.load(folder / "indptr.npy"), np.load(folder / weights_file)
+    return np.add.reduceat(w > 0, indptr[:-1]) * (np.diff(indptr) > 0)
+
+
+@pytest.mark.parametrize("seed_edges", [False, True])
+def test_weighted_sessions_draw_only_positive_weights_and_exactly_min_fanout(served, seed_edges):
+    daemon, tmp, (src, dst, inputs) = served
+    positive = positive_in_degrees(tmp / "homo", "edge.w.npy")
+    options = dict(seed_edges=np.stack([src[:60], dst[:60]]), exclude="self") if seed_edges else {}
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", batch_size=24, fanouts=[3, 2], seed=9,
+                         output="numpy", copy=True, weight_attr="w", **options)
+    drawn = 0
+    for batch in loader:
+        check_homogeneous(batch, src, dst, inputs, ["w", "f", "kind", "signed"])
+        assert np.all(batch.w > 0)  # weight 0 is never drawn
+        drawn += len(batch.w)
+        if not seed_edges:  # each seed: min(3, its positive-weight in-edges) at hop 0
+            hop0 = batch.edges_per_hop[0]
+            per_seed = np.bincount(batch.edge_dst[:hop0], minlength=batch.nodes_per_hop[0])
+            np.testing.assert_array_equal(per_seed, np.minimum(3, positive[batch.node_ids[:batch.nodes_per_hop[0]]]))
+    loader.close()
+    assert drawn > 100
+
+
+def test_weight_attributes_that_cannot_weigh_are_refused_by_name(served):
+    daemon = served[0]
+    for name, message in (("nope", "open.weight_attr = 'nope': the dataset has no such edge attribute"),
+                          ("kind", "open.weight_attr = 'kind': weights are one float32 an edge; the dataset's is int64"),
+                          ("f", "open.weight_attr = 'f': weights are one float32 an edge; the dataset's is 4 x float16"),
+                          ("signed", "edge.signed.npy element [")):
+        with pytest.raises(gnnd.GnndError) as error:
+            gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2], weight_attr=name)
+        assert message in str(error.value), str(error.value)
+    with pytest.raises(gnnd.GnndError) as error:
+        gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2], weight_attr="signed")
+    assert "(weights must not be negative)" in str(error.value)
+
+
+def test_weighted_typed_and_pyg_sessions(served):
+    daemon, tmp, _ = served
+    loader = gnnd.pyg.NeighborLoader(num_neighbors=[3, 2], batch_size=16, dataset="mag", address=daemon.address,
+                                     weight_attr="edge_weight")
+    hetero = next(iter(loader))
+    loader.close()
+    for edge_type in hetero.edge_types:
+        assert bool((hetero[edge_type].edge_weight > 0).all()), edge_type
+    loader = gnnd.pyg.NeighborLoader(num_neighbors=[4], batch_size=32, dataset="homo", address=daemon.address,
+                                     weight_attr="w")
+    data = next(iter(loader))
+    loader.close()
+    assert data.e_id.numel() > 0 and bool((data.w > 0).all())

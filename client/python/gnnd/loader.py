@@ -388,6 +388,9 @@ class Loader:
     each sampled edge's original id, e_id (its row in the imported edge list; a typed batch's "R.e_id"),
     and each edge attribute's rows under its name ("edge_attr", "R.edge_attr"), row k belonging to edge k.
     edge_attrs: the attribute names to carry (None: all; []: none).
+    weight_attr: an edge attribute (one float32 an edge, none negative; PyG's weight_attr) whose values weight
+    the draws: each hop draws min(fanout, in-edges of positive weight) without replacement, successively in
+    proportion to weight; weight 0 is never drawn (typed: every relation sampled through must have it).
 
     open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
     service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
@@ -402,7 +405,7 @@ class Loader:
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
-                 edge_type=None, edge_attrs=None, open_fields=None):
+                 edge_type=None, weight_attr=None, edge_attrs=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -476,6 +479,10 @@ class Loader:
         options.exclude = (exclude or "none").encode()
         options.slots_may_grow = 1  # slots sized by the batches; _SlotViews views added ones as batches name them
         fields = [] if edge_attrs is None else [_edge_attrs_field(edge_attrs)]
+        if weight_attr is not None:
+            if not isinstance(weight_attr, str) or not weight_attr.isidentifier():
+                raise ValueError(f"weight_attr: {weight_attr!r} is not an edge attribute's name")
+            fields.append(f'weight_attr: "{weight_attr}"')
         if open_fields is not None:
             fields.append(open_fields)  # after ours: its fields replace them
         if fields:

@@ -43,7 +43,6 @@ _FIXED_ARGUMENTS = {
     "directed": (True, "gnnd samples the directed in-edges of each node"),
     "subgraph_type": ("directional", "gnnd samples the directional subgraph"),
     "disjoint": (False, "disjoint subgraphs are not served yet"),
-    "weight_attr": (None, "weighted sampling is not served yet: gnnd samples uniformly"),
     "time_attr": (None, "temporal sampling is not served yet"),
     "input_time": (None, "temporal sampling is not served yet"),
     "temporal_strategy": ("uniform", "temporal sampling is not served yet"),
@@ -260,7 +259,8 @@ class NeighborLoader(_SessionLoader):
     gnnd's: dataset (required), address, device ("cpu" or "cuda:N": where gnnd samples and where the
     batch lives), seed (the shuffle and sampling seed), epoch (the first one), rank and world_size (by
     default torch.distributed's when it is initialized), num_slots, timeout_ms, edge_attrs, open_fields
-(gnnd.Loader's). Batches carry e_id and the edge attributes (edge_attr, ...) where the dataset has them.
+    (gnnd.Loader's). Batches carry e_id and the edge attributes (edge_attr, ...) where the dataset has them.
+    weight_attr: as PyG's, the edge attribute weighting the draws (gnnd.Loader's).
 
     input_nodes: a split name ("train", "valid", "test"), node ids, or a boolean mask over the nodes;
     None means "train" (PyG would take every node). Typed: a node type alone or (node type, None) is every
@@ -273,7 +273,7 @@ class NeighborLoader(_SessionLoader):
 
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, batch_size=1, shuffle=False,
                  drop_last=False, *, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
-                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, edge_attrs=None, open_fields=None,
+                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, open_fields=None,
                  **pyg_arguments):
         _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
@@ -286,7 +286,7 @@ class NeighborLoader(_SessionLoader):
         self._open(rank, world_size, address=address, dataset=dataset, split=split, seed_ids=seed_ids,
                    node_type=node_type, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch,
                    shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
-                   edge_attrs=edge_attrs, open_fields=open_fields)
+                   weight_attr=weight_attr, edge_attrs=edge_attrs, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         try:
             from torch_geometric.data import Data, HeteroData
@@ -335,7 +335,7 @@ class LinkNeighborLoader(_SessionLoader):
     or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
     while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" or
     "cuda:N"), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms,
-    edge_attrs, open_fields (gnnd.Loader's).
+    weight_attr, edge_attrs, open_fields (gnnd.Loader's).
 
     edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
     "train"): gnnd holds the seed edges and their labels, so edge_label must be None; or a (2, E) tensor of
@@ -359,7 +359,7 @@ class LinkNeighborLoader(_SessionLoader):
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
                  address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
-                 timeout_ms=5000, transform=None, edge_attrs=None, open_fields=None,
+                 timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, open_fields=None,
                  **pyg_arguments):
         _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
@@ -379,7 +379,7 @@ class LinkNeighborLoader(_SessionLoader):
                    edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
                    exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
-                   edge_attrs=edge_attrs, open_fields=open_fields)
+                   weight_attr=weight_attr, edge_attrs=edge_attrs, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
         try:
