@@ -19,6 +19,11 @@
 //     Link batches (CudaLinkStage, CSC in GPU memory; positives: edges of the graph) with binary 1:1 and
 //     triplet 1:5 negatives, exclusion off and reverse, against node batches whose seeds are the same link
 //     batches' hop-0 nodes: median ms per whole batch of each, and their ratio (every kernel launched in both).
+//   gpu_bench edges --synthetic_nodes N [--fanouts 15,10,5/20,15,10]
+//     Edge data and the weighted rule on the synthetic graph with each edge's id, a float32 weight in (0, 1]
+//     and a 16-byte feature (CSC and weights in GPU memory, the rest in pinned host memory): uniform and
+//     weighted draws, without and with the edges' data in the batch; sampling and whole-batch ms, the
+//     weighted / uniform ratio, and the edge data's bytes and the rate they are gathered at.
 //   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5]
 //     Typed sampling on in-memory graphs of the presets' node and edge counts (reverse relations added, 16-byte
 //     features), and the homogeneous sampler on a graph of the same size: sampled edges per second of each.
@@ -176,7 +181,8 @@ SyntheticCsc BuildSyntheticCsc(BenchGraph& g, int64_t num_dst, int64_t num_src, 
   return {indptr, indices, edges};
 }
 
-std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double skew) {
+// With `edge_data`: each edge's id (its CSC position), a weight in (0, 1] and 4 float32 features.
+std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double skew, bool edge_data = false) {
   auto g = std::make_unique<BenchGraph>();
   auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
   const auto [indptr, indices, edges] = BuildSyntheticCsc(*g, n, n, mean_degree, skew);
@@ -192,6 +198,16 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double
   m.set_feature_dtype(v1::FEATURE_DTYPE_FLOAT32);
   m.set_num_classes(2);
   m.set_num_train(train);
+  if (edge_data) {
+    m.set_edge_ids(true);
+    v1::EdgeAttribute* weight = m.add_edge_attrs();
+    weight->set_name("edge_weight");
+    weight->set_dtype(v1::FEATURE_DTYPE_FLOAT32);
+    v1::EdgeAttribute* feat = m.add_edge_attrs();
+    feat->set_name("edge_feat");
+    feat->set_dim(4);
+    feat->set_dtype(v1::FEATURE_DTYPE_FLOAT32);
+  }
   g->data.schema = OrDie(DatasetSchema::FromManifest(m));
   g->data.arrays = DatasetArrays(g->data.schema);
   DatasetArrays& a = g->data.arrays;
@@ -200,7 +216,24 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double
   a.data[static_cast<int>(ArrayId::kFeatures)] = buffer(4 * n);
   a.data[static_cast<int>(ArrayId::kLabels)] = buffer(8 * n);  // all zero: class 0
   a.data[static_cast<int>(ArrayId::kTrain)] = train_ids;
-  g->name = absl::StrCat("synthetic, ", n, " nodes, ", edges, " edges");
+  if (edge_data) {
+    const RelationSchema& r = g->data.schema.relations[0];
+    auto* ids = static_cast<int64_t*>(buffer(8 * edges));
+    auto* weights = static_cast<float*>(buffer(4 * edges));
+    auto* feats = static_cast<float*>(buffer(16 * edges));
+    ParallelFor(edges, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
+      for (int64_t e = begin; e < end; ++e) {
+        const uint64_t bits = Mix64(static_cast<uint64_t>(e) ^ 0x3779b97f4a7c15ull);
+        ids[e] = e;
+        weights[e] = static_cast<float>(((bits >> 40) + 1) * 0x1.0p-24);
+        for (int d = 0; d < 4; ++d) feats[4 * e + d] = static_cast<float>((bits >> (8 * d)) & 0xff) / 128 - 1;
+      }
+    });
+    a.data[r.edge_ids] = ids;
+    a.data[r.edge_attrs[0].array] = weights;
+    a.data[r.edge_attrs[1].array] = feats;
+  }
+  g->name = absl::StrCat("synthetic, ", n, " nodes, ", edges, " edges", edge_data ? ", with edge data" : "");
   return g;
 }
 
@@ -299,10 +332,11 @@ std::unique_ptr<BenchGraph> TypedSyntheticGraph(const std::string& preset, doubl
 }
 
 // --synthetic_nodes's graph, else --dataset's.
-std::unique_ptr<BenchGraph> GraphFromFlags() {
+std::unique_ptr<BenchGraph> GraphFromFlags(bool edge_data = false) {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
   if (synthetic > 0) {
-    return SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew));
+    return SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew),
+                          edge_data);
   }
   return LoadDataset(absl::GetFlag(FLAGS_dataset));
 }
@@ -331,16 +365,29 @@ struct HotSpec {
   std::span<const int64_t> order;
   int64_t num_hot = 0;
 };
+// What else the batches carry and how they draw: the edges' ids and every edge attribute; the weighted rule
+// over the first attribute.
+struct EdgeSpec {
+  bool data = false;
+  bool weighted = false;
+};
 // The CUDA sampler on `g` as a homogeneous session runs it: the one type and one relation, into the
 // homogeneous layout.
 template <typename OnBatch>
 SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, bool graphs,
-                 OnBatch on_batch, const HotSpec& hot = {}) {
+                 OnBatch on_batch, const HotSpec& hot = {}, const EdgeSpec& edges = {}) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
-  const HomogeneousCapacity capacity =
-      OrDie(ComputeHomogeneousCapacity(SamplingSpec::OneRelation(batch_size, fanouts), graph.num_nodes(),
-                                       graph.manifest.num_edges(), graph.MaxInDegree()));
+  SamplingSpec spec = SamplingSpec::OneRelation(batch_size, fanouts);
+  if (edges.data) {
+    spec.edge_ids = true;
+    spec.edge_attrs.emplace_back();
+    for (size_t a = 0; a < graph.schema.relations[0].edge_attrs.size(); ++a) {
+      spec.edge_attrs[0].push_back(static_cast<int>(a));
+    }
+  }
+  if (edges.weighted) spec.edge_weights = {0};
+  OrDie(CheckSamplingSpec(spec, graph.schema));
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
                    0);
@@ -351,10 +398,10 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     tier = OrDie(HotTier::Create(device_graph, hot.order, hot.num_hot, {0}, placement != CscPlacement::kDevice));
     device_graph.types[0].hot = tier->view(0);
   }
-  const BatchLayout layout = AsBatchLayout(
-      HomogeneousLayout::Make(capacity, static_cast<int>(fanouts.size()), FeatureRowBytes(graph.manifest)));
-  auto sampler = OrDie(CudaSampler::Create(device_graph, SamplingSpec::OneRelation(batch_size, fanouts), 1, layout,
-                                           {.use_graphs = graphs}));
+  // As a homogeneous session lays out its slot: the API 1.0 arrays, then any edge data.
+  const BatchLayout layout =
+      BatchLayout::Make(OrDie(ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees())), spec, graph.schema);
+  auto sampler = OrDie(CudaSampler::Create(device_graph, spec, 1, layout, {.use_graphs = graphs}));
   const BatchLayout::TypeArrays& nodes_at = layout.types[0];
   const BatchLayout::RelationArrays& edges_at = layout.relations[0];
   int64_t* device_seeds = nullptr;
@@ -404,6 +451,46 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   cudaFree(out);
   cudaFree(device_seeds);
   return run;
+}
+
+// Uniform and weighted draws without and with the edges' data, CSC in GPU memory, captured graphs.
+int RunEdges() {
+  auto g = GraphFromFlags(/*edge_data=*/true);
+  if (g->data.schema.relations[0].edge_attrs.size() != 2) {
+    std::fprintf(stderr, "edges: needs --synthetic_nodes (a graph with a weight and a 16-byte feature per edge)\n");
+    return 2;
+  }
+  std::printf(
+      "Graph: %s; batch %lld; CSC and weights in GPU memory, the edge data in pinned host memory; CUDA graphs; "
+      "median of %d batches.\n\n",
+      g->name.c_str(), static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
+  std::printf(
+      "| fanouts | draws | edge data | sampling ms | whole batch ms | edges/batch | weighted / uniform (sampling) | "
+      "edge data MB/batch | edge data GB/s |\n|---|---|---|---|---|---|---|---|---|\n");
+  constexpr double kEdgeBytes = 8 + 4 + 16;  // e_id, edge_weight, edge_feat
+  for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
+    const std::vector<int32_t> fanouts = ParseFanouts(set);
+    double uniform_sampling = 0;
+    for (bool weighted : {false, true}) {
+      double without_ms = 0;
+      for (bool data : {false, true}) {
+        const SampleRun run = Sample(*g, fanouts, CscPlacement::kDevice, true, [](const int64_t*, int64_t) {}, {},
+                                     {.data = data, .weighted = weighted});
+        if (!weighted && !data) uniform_sampling = run.sampling_ms;
+        const double bytes = data ? run.edges * kEdgeBytes : 0;
+        const double extra_ms = run.whole_ms - without_ms;
+        if (!data) without_ms = run.whole_ms;
+        std::printf("| [%s] | %s | %s | %.3f | %.3f | %.0f | %s | %s | %s |\n", std::string(set).c_str(),
+                    weighted ? "weighted" : "uniform", data ? "e_id + weight + 16 B feature" : "none", run.sampling_ms,
+                    run.whole_ms, run.edges,
+                    weighted ? absl::StrFormat("%.2f", run.sampling_ms / uniform_sampling).c_str() : "",
+                    data ? absl::StrFormat("%.1f", bytes / 1e6).c_str() : "",
+                    data && extra_ms > 0 ? absl::StrFormat("%.1f", bytes / 1e6 / extra_ms).c_str() : "");
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
 }
 
 const char* PlacementName(CscPlacement placement) {
@@ -882,6 +969,7 @@ int main(int argc, char** argv) {
   if (mode == "tier") return gnnd::cuda::RunTier();
   if (mode == "typed") return gnnd::cuda::RunTyped();
   if (mode == "link") return gnnd::cuda::RunLink();
+  if (mode == "edges") return gnnd::cuda::RunEdges();
   std::fprintf(stderr, "usage: gpu_bench sampling|gather|tier|typed|link [flags] (see the file's header)\n");
   return 2;
 }

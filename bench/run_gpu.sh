@@ -10,7 +10,7 @@
 # (two or more GPUs: bench/multi_gpu.sh and test_nodes.py's GPU cases); node (every GPU of a node under one gnnd:
 # bench/whole_node.sh, GNND_NODE_PARTS of checks tier sage, GNND_NODE_SCALE of the papers preset); trainer (a trainer fed from storage against
 # features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
-# node batches on the GPU: gpu_bench link); slots (slots sized by the batches: bench/slot_sizing.py on products and
+# node batches on the GPU: gpu_bench link); edges (edge data and weighted sampling: gpu_bench edges); slots (slots sized by the batches: bench/slot_sizing.py on products and
 # igbh x0.005 / x0.02 with an R-GAT, GNND_SLOTS_STEPS, GNND_RGAT_STEPS); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
 # this one). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; save it as
@@ -276,6 +276,10 @@ after the churn with the same 4 sessions open."
         --cache ${GNND_STORAGE_CACHES:-2GiB,4GiB,8GiB} --drop_caches --steps ${GNND_STORAGE_STEPS:-200} \
         --warmup ${GNND_STORAGE_WARMUP:-50} --threads $(nproc) --slots ${GNND_STORAGE_SLOTS:-8} --mmap=${GNND_STORAGE_MMAP:-true}"
       rmdir "$cgroup" 2>/dev/null ;;
+    edges)
+      section "Edge data and weighted sampling on the GPU (issue 38)" \
+        "\`gpu_bench edges\`: the papers-sized synthetic graph with each edge's id, a float32 weight and a 16-byte feature (CSC and weights in GPU memory, ids and features in pinned host memory), uniform and weighted draws, without and with the edge data in the batch; CUDA graphs."
+      run gpu_bench edges --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 --batches 40 ;;
     link)
       section "Link batches on the GPU (issue 25)" \
         "\`gpu_bench link\`: CudaLinkSampler on the papers-sized synthetic graph (CSC in GPU memory), 1024 positives a batch, [15, 10, 5], against node batches of the same hop-0 nodes as seeds; whole batches, every kernel launched."

@@ -298,13 +298,17 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
         if (frontier == 0 || bound.edges[r] == 0) continue;  // nothing to draw: its hop_edges stay 0
         const DeviceRelation& csc = graph_.relations[r];
         // A hot tier holds in-neighbor lists only for a one-relation dataset's (HotTier's adjacency).
-        const FrontierSource source{csc.indptr,
-                                    csc.indices,
-                                    csc.index_dtype,
-                                    graph_.types[rel.dst_type].hot,
-                                    graph_.csc,
-                                    static_cast<uint32_t>(r),
-                                    type_offset_[rel.src_type]};
+        const FrontierSource source{
+            csc.indptr,
+            csc.indices,
+            csc.index_dtype,
+            graph_.types[rel.dst_type].hot,
+            graph_.csc,
+            static_cast<uint32_t>(r),
+            type_offset_[rel.src_type],
+            spec_.WeightOf(static_cast<int>(r)) < 0
+                ? nullptr
+                : static_cast<const float*>(graph_.arrays[rel.edge_attrs[spec_.WeightOf(static_cast<int>(r))].array])};
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
             w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,

@@ -33,15 +33,17 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
   d->graph_.schema = host.schema;
   d->graph_.csc = placement;
   const DatasetSchema& schema = host.schema;
-  // Each array of the schema where it goes: indptr copied unless kHost, indices only with kDevice, the rest
-  // (features, labels) read in place.
+  // Each array of the schema where it goes: indptr copied unless kHost, indices only with kDevice and with
+  // them the edge attributes that may weight draws (one float32 an edge: read with each list), the rest
+  // (features, labels, other edge data) read in place.
   std::vector<const void*> placed(schema.arrays.size(), nullptr);
   for (size_t i = 0; i < schema.arrays.size(); ++i) {
     const ArraySchema& a = schema.arrays[i];
     if (a.role == ArrayRole::kSplit) continue;     // seeds reach the GPU per batch
     if (host.arrays.data[i] == nullptr) continue;  // features on storage: staged by the host per batch
+    const bool weights = a.role == ArrayRole::kEdgeAttr && a.shape.size() == 1 && a.dtype == DType::kFloat32;
     const bool copy = (a.role == ArrayRole::kIndptr && placement != CscPlacement::kHost) ||
-                      (a.role == ArrayRole::kIndices && placement == CscPlacement::kDevice);
+                      ((a.role == ArrayRole::kIndices || weights) && placement == CscPlacement::kDevice);
     if (copy) {
       GNND_ASSIGN_OR_RETURN(placed[i], d->Copy(host.arrays.data[i], a.bytes(), a.name));
     } else {

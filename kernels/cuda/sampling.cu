@@ -30,10 +30,11 @@ __device__ void ForExcludedPositions(const DeviceExclusions& ex, int64_t node, c
 }
 
 // With `firsts`, also each node's first position in the dataset's CSC (a hot node's read from its indptr).
+// With `weights` (the weighted rule: `firsts` then set too), a node's count is of its positive-weight edges.
 template <typename Index>
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
                             HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
-                            int64_t* firsts, int64_t bound, DeviceExclusions ex) {
+                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
@@ -50,13 +51,23 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
     const int64_t first = ptr[0], degree = ptr[1] - first;
     lists[i] = list + first;
     degrees[i] = degree;
-    if (firsts != nullptr) firsts[i] = r >= 0 ? indptr[node] : first;
+    const int64_t dataset_first = r >= 0 && firsts != nullptr ? indptr[node] : first;
+    if (firsts != nullptr) firsts[i] = dataset_first;
+    const float* w = weights == nullptr ? nullptr : weights + dataset_first;
+    int64_t candidates = degree;
+    if (w != nullptr) {
+      candidates = 0;
+      for (int64_t p = 0; p < degree; ++p) candidates += w[p] > 0;
+    }
     int64_t excluded = 0;
     if (ex.dst != nullptr) {
-      ForExcludedPositions(ex, node, list + first, degree, [&](int64_t) { ++excluded; });
+      ForExcludedPositions(ex, node, list + first, degree, [&](int64_t p) {
+        ++excluded;
+        candidates -= w == nullptr || w[p] > 0;
+      });
       ex.counts[i] = excluded;
     }
-    k = SampleCount(degree - excluded, fanout);
+    k = SampleCount(candidates, fanout);
   } else if (ex.dst != nullptr) {
     ex.counts[i] = 0;
   }
@@ -93,15 +104,22 @@ inline constexpr int64_t kSectorBytes = 32;
 // edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
 // Each relation draws with its own counter (`relation`) and gives sources as global ids (id_offset + id).
 // With `edge_pos`, each edge's position in the CSC goes there beside its edge_dst.
-template <typename Index, int kGroup, typename Key>
+//
+// kWeighted: the weighted rule over `weights`. The group's lanes compute the draws of their positions in
+// turn, a chunk of kGroup at a time; those below the k-th smallest so far go, one by one in lane order, into
+// the node's sorted list of its k smallest (shared memory; `sampled` for k > kPickRoom), which the rule
+// defines independently of the order they arrive in. A fanout that takes every candidate takes them in
+// list order, each lane's place counted from the chunk's ballot.
+template <typename Index, int kGroup, typename Key, bool kWeighted>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, const int64_t* firsts, uint32_t hop,
                              uint32_t relation, int64_t id_offset, const int64_t* offsets, int64_t bound,
-                             int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos, NodeTable<Key> table, Key* keys,
-                             DeviceExclusions ex, int64_t* hop_edges) {
+                             int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos, const float* weights,
+                             NodeTable<Key> table, Key* keys, DeviceExclusions ex, int64_t* hop_edges) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
+  __shared__ uint64_t best_draws[kWeighted ? kNodesPerBlock : 1][kPickRoom];
   const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
   const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
   const unsigned group_lanes = (0xffffffffu >> (kWarp - kGroup)) << (threadIdx.x % kWarp / kGroup * kGroup);
@@ -125,7 +143,72 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
     if (added) keys[offset + p] = static_cast<Key>(neighbor);
   };
   const int64_t excluded = ex.dst == nullptr ? 0 : ex.offsets[i + 1] - ex.offsets[i];
-  if (excluded > 0) {  // a link batch's node drawn around its excluded in-edges (k < degree then)
+  if constexpr (kWeighted) {
+    const float* w = weights + firsts[i];
+    const int64_t* excluded_at = excluded > 0 ? ex.positions + ex.offsets[i] : nullptr;
+    auto candidate = [&](int64_t p) {  // positive weight, not excluded (binary search: positions ascend)
+      if (!(w[p] > 0)) return false;
+      int64_t lo = 0, hi = excluded;
+      while (lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        if (excluded_at[mid] < p) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      return lo == excluded || excluded_at[lo] != p;
+    };
+    const int first_lane = threadIdx.x % kWarp / kGroup * kGroup;
+    const unsigned own = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
+    bool all = true;  // does the fanout take every candidate? (k counts them then)
+    if (k > 0) {
+      int64_t candidates = 0;
+      for (int64_t c = 0; c < degree && candidates <= k; c += kGroup) {
+        const unsigned mask =
+            (__ballot_sync(group_lanes, c + lane < degree && candidate(c + lane)) >> first_lane) & own;
+        candidates += __popc(mask);
+      }
+      all = candidates == k;
+    }
+    if (all) {
+      int64_t taken = 0;
+      for (int64_t c = 0; c < degree && taken < k; c += kGroup) {
+        const int64_t p = c + lane;
+        const bool yes = p < degree && candidate(p);
+        const unsigned mask = (__ballot_sync(group_lanes, yes) >> first_lane) & own;
+        if (yes) emit(taken + __popc(mask & ((1u << lane) - 1)), p, list[p]);
+        taken += __popc(mask);
+      }
+    } else {
+      uint64_t* best = k <= kPickRoom ? best_draws[group] : reinterpret_cast<uint64_t*>(out);
+      int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
+      uint64_t threshold = UINT64_MAX;
+      for (int64_t c = 0; c < degree; c += kGroup) {
+        const int64_t p = c + lane;
+        uint64_t draw = UINT64_MAX;
+        if (p < degree && candidate(p)) {
+          draw = WeightedDraw(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node),
+                              static_cast<uint32_t>(p), w[p]);
+        }
+        unsigned mask = (__ballot_sync(group_lanes, draw < threshold) >> first_lane) & own;
+        while (mask != 0) {
+          const int j = __ffs(mask) - 1;
+          const uint64_t that = __shfl_sync(group_lanes, draw, first_lane + j);
+          if (lane == 0) KeepSmallest(that, k, best, &count);
+          mask &= mask - 1;
+        }
+        count = __shfl_sync(group_lanes, count, first_lane);
+        __syncwarp(group_lanes);
+        if (count == k) threshold = best[k - 1];
+      }
+      __syncwarp(group_lanes);
+      for (int64_t q = lane; q < k; q += kGroup) {
+        const int64_t p = DrawPosition(best[q]);
+        emit(q, p, list[p]);
+      }
+    }
+  } else if (excluded > 0) {  // a link batch's node drawn around its excluded in-edges (k < degree then)
     if (lane == 0) {
       ChooseAllowedPositions(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node), degree,
                              ex.positions + ex.offsets[i], excluded, k, out);
@@ -168,9 +251,10 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
   }
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
+    const bool firsts = edge_pos != nullptr || source.weights != nullptr;
     GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
                 static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
-                edge_pos == nullptr ? nullptr : w.firsts, frontier, excluded);
+                firsts ? w.firsts : nullptr, source.weights, frontier, excluded);
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
@@ -186,12 +270,16 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
       auto sample = [&](auto kernel, int group) -> absl::Status {
         GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, state, node_ids, w.lists, w.degrees,
                     w.firsts, static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier,
-                    sampled, edge_dst, edge_pos, TableOf<Key>(w), reinterpret_cast<Key*>(w.keys) + keys_at, excluded,
-                    hop_edges);
+                    sampled, edge_dst, edge_pos, source.weights, TableOf<Key>(w),
+                    reinterpret_cast<Key*>(w.keys) + keys_at, excluded, hop_edges);
         return absl::OkStatus();
       };
-      if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key>, kWarp);
-      return sample(SampleKernel<Index, 8, Key>, 8);
+      if (source.weights != nullptr) {
+        if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key, true>, kWarp);
+        return sample(SampleKernel<Index, 8, Key, true>, 8);
+      }
+      if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key, false>, kWarp);
+      return sample(SampleKernel<Index, 8, Key, false>, 8);
     });
   });
 }

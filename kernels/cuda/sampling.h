@@ -23,6 +23,8 @@ struct FrontierSource {
   CscPlacement csc = CscPlacement::kDevice;
   uint32_t relation = 0;  // in the draw's counter
   int64_t id_offset = 0;  // added to each sampled id (a typed batch's table holds global ids)
+  // The weighted rule (sampling.h): the relation's weights in CSC order (device-visible), null: uniform.
+  const float* weights = nullptr;
 };
 // A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion
 // inside the draw): the (destination, source) pairs, sorted and distinct (EdgeExclusions), and scratch for

@@ -24,6 +24,21 @@ namespace {
 
 using gnnd::testing::ScratchDir;
 
+// Sets every fifth value of a float32 .npy to 0 in place (weights the weighted rule never draws).
+void ZeroEveryFifth(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  char head[10];
+  f.read(head, sizeof(head));
+  const size_t data = 10 + static_cast<uint8_t>(head[8]) + 256 * static_cast<uint8_t>(head[9]);  // .npy 1.0
+  f.seekg(0, std::ios::end);
+  const size_t end = static_cast<size_t>(f.tellg());
+  const float zero = 0;
+  for (size_t at = data; at + sizeof(float) <= end; at += 5 * sizeof(float)) {
+    f.seekp(static_cast<std::streamoff>(at));
+    f.write(reinterpret_cast<const char*>(&zero), sizeof(zero));
+  }
+}
+
 // A generated dataset in shared memory, removed at the end.
 class ShmGraph {
  public:
@@ -35,6 +50,7 @@ class ShmGraph {
     EXPECT_TRUE(
         dataset::Generate(*spec, {.seed = 11, .feature_dtype = dtype, .threads = 4, .edge_attrs = true}, dir_ / "g")
             .ok());
+    ZeroEveryFifth(dir_ / "g/edge.edge_weight.npy");
     auto source = DatasetDir::Open(dir_ / "g");
     EXPECT_TRUE(source.ok());
     auto shm = ShmDataset::Load(name_, *source, {});
@@ -64,14 +80,16 @@ std::vector<int64_t> ShuffledOrder(int64_t num_nodes) {
 }
 
 // Every batch of an epoch sampled on the current device through `device_graph` equals CpuSampler's.
+// `weighted`: by the weighted rule over edge_weight.
 void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, const std::vector<int32_t>& fanouts,
-                      uint64_t seed, bool graphs, const std::string& what) {
+                      uint64_t seed, bool graphs, const std::string& what, bool weighted = false) {
   const int64_t batch_size = 200;
   // As a homogeneous session samples: the one type and one relation, in the API 1.0 layout, then the edges'
   // ids and both attributes (edge_weight, edge_feat).
   SamplingSpec spec = SamplingSpec::OneRelation(batch_size, fanouts);
   spec.edge_ids = true;
   spec.edge_attrs = {{0, 1}};
+  if (weighted) spec.edge_weights = {0};
   ASSERT_TRUE(CheckSamplingSpec(spec, graph.schema).ok());
   auto capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok());
@@ -134,6 +152,7 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
   ASSERT_TRUE(device.ok()) << device.status();
   // Seed 0 replays captured graphs (the production path), seed 77 launches each kernel.
   for (uint64_t seed : {0, 77}) ExpectCpuBatches(graph, (*device)->graph(), c.fanouts, seed, seed == 0, "no hot tier");
+  ExpectCpuBatches(graph, (*device)->graph(), c.fanouts, 3, true, "weighted", /*weighted=*/true);
   const std::vector<int64_t> order = ShuffledOrder(graph.num_nodes());
   for (double share : {0.0, 0.3, 1.0}) {
     const auto num_hot = static_cast<int64_t>(share * static_cast<double>(graph.num_nodes()));
@@ -143,6 +162,8 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
     DeviceGraph cached = (*device)->graph();
     cached.types[0].hot = (*tier)->view(0);
     ExpectCpuBatches(graph, cached, c.fanouts, 5, true, absl::StrCat("hot tier of ", num_hot, " rows"));
+    ExpectCpuBatches(graph, cached, c.fanouts, 5, false, absl::StrCat("weighted, hot tier of ", num_hot, " rows"),
+                     /*weighted=*/true);
   }
 }
 

@@ -36,7 +36,7 @@ struct LinkSetup {
   BatchLayout layout;
 };
 LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
-                        int64_t batch) {
+                        int64_t batch, bool weighted = false) {
   LinkSetup s;
   s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
                             graph.schema, batch);
@@ -44,6 +44,7 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   for (const RelationSchema& r : graph.schema.relations) {
     std::vector<int>& attrs = s.sampling.edge_attrs.emplace_back();
     for (size_t a = 0; a < r.edge_attrs.size(); ++a) attrs.push_back(static_cast<int>(a));
+    if (weighted) s.sampling.edge_weights.push_back(0);  // edge_weight
   }
   absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(s.sampling, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
@@ -89,17 +90,20 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
       NegativeSpec negatives;
       ExcludeMode exclude;
       std::vector<int32_t> fanouts;
+      bool weighted = false;
     };
     for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
                           Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
                           Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {5}},
-                          Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kSelf, {-1}}}) {
+                          Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kSelf, {-1}},
+                          Case{{NegativeMode::kBinary, 2, false}, ExcludeMode::kReverse, {3, 2}, true},
+                          Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kSelf, {-1, 2}, true}}) {
       LinkSeedSpec spec;
       spec.seed_edges = pairs;
       spec.negatives = c.negatives;
       spec.exclude = c.exclude;
       constexpr int64_t kBatch = 128;
-      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch);
+      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted);
       auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       CpuSampler cpu_sampler(graph, setup.sampling, 7);
@@ -205,15 +209,17 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       NegativeSpec negatives;
       ExcludeMode exclude;
       std::vector<int32_t> fanouts;
+      bool weighted = false;
     };
     for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
                           Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
-                          Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {3}}}) {
+                          Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {3}},
+                          Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kReverse, {3, 2}, true}}) {
       LinkSeedSpec spec;
       spec.relation = writes;
       spec.negatives = c.negatives;
       spec.exclude = c.exclude;
-      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch);
+      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted);
       auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       CpuSampler cpu_sampler(graph, setup.sampling, 7);

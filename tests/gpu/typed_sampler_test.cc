@@ -113,7 +113,8 @@ struct TypedCase {
   bool wide_indices = false;
   bool wide_ids = false;
   bool repeated_seeds = false;
-  double hot_share = 0;  // of each featured type's rows in a hot tier (by the stored typed ranking)
+  double hot_share = 0;   // of each featured type's rows in a hot tier (by the stored typed ranking)
+  bool weighted = false;  // the weighted rule over every relation's edge_weight
   friend void PrintTo(const TypedCase& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -137,6 +138,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   for (const RelationSchema& r : schema.relations) {
     std::vector<int>& attrs = spec.edge_attrs.emplace_back();
     for (size_t a = 0; a < r.edge_attrs.size(); ++a) attrs.push_back(static_cast<int>(a));
+    if (c.weighted) spec.edge_weights.push_back(0);  // edge_weight
   }
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok());
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
@@ -304,7 +306,46 @@ INSTANTIATE_TEST_SUITE_P(
                   /*wide_indices=*/false,
                   /*wide_ids=*/false,
                   /*repeated_seeds=*/false,
-                  /*hot_share=*/1.0}),
+                  /*hot_share=*/1.0},
+        TypedCase{"mag_weighted_device",
+                  "mag",
+                  0.005,
+                  v1::FEATURE_DTYPE_FLOAT32,
+                  16,
+                  {4, 3},
+                  {},
+                  CscPlacement::kDevice,
+                  false,
+                  false,
+                  false,
+                  0,
+                  /*weighted=*/true},
+        TypedCase{"mag_weighted_host_per_relation",
+                  "mag",
+                  0.005,
+                  v1::FEATURE_DTYPE_FLOAT16,
+                  8,
+                  {},
+                  {{2, 0, 1}, {40, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                  CscPlacement::kHost,
+                  false,
+                  false,
+                  false,
+                  0,
+                  /*weighted=*/true},
+        TypedCase{"mag_weighted_host_indices_wide",
+                  "mag",
+                  0.005,
+                  v1::FEATURE_DTYPE_FLOAT32,
+                  8,
+                  {6, 4},
+                  {},
+                  CscPlacement::kHostIndices,
+                  /*wide_indices=*/true,
+                  /*wide_ids=*/true,
+                  false,
+                  0,
+                  /*weighted=*/true}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace
