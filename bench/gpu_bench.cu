@@ -58,6 +58,7 @@
 #include "tools/dataset/hotness.h"
 
 ABSL_FLAG(std::string, dataset, "", "dataset directory");
+ABSL_FLAG(bool, huge_pages, false, "synthetic graphs and row tables in transparent huge pages (madvise)");
 ABSL_FLAG(int64_t, synthetic_nodes, 0, "sampling: build a synthetic graph of this many nodes instead");
 ABSL_FLAG(double, synthetic_degree, 14.5, "mean in-degree of the synthetic graph");
 ABSL_FLAG(double, synthetic_skew, 1, "synthetic sources: node floor(n * u^skew), scattered (1: uniform)");
@@ -107,6 +108,7 @@ struct HostBuffer {
   explicit HostBuffer(size_t n) : bytes(std::max<size_t>(n, 1)) {
     data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (data == MAP_FAILED) std::fprintf(stderr, "mmap %zu bytes failed\n", bytes), std::exit(2);
+    if (absl::GetFlag(FLAGS_huge_pages)) ::madvise(data, bytes, MADV_HUGEPAGE);
   }
   HostBuffer(HostBuffer&& other) noexcept : data(std::exchange(other.data, nullptr)), bytes(other.bytes) {}
   HostBuffer(const HostBuffer&) = delete;

@@ -279,7 +279,10 @@ after the churn with the same 4 sessions open."
     edges)
       section "Edge data and weighted sampling on the GPU (issue 38)" \
         "\`gpu_bench edges\`: the papers-sized synthetic graph with each edge's id, a float32 weight and a 16-byte feature (CSC and weights in GPU memory, ids and features in pinned host memory), uniform and weighted draws, without and with the edge data in the batch; CUDA graphs."
-      run gpu_bench edges --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 --batches 40 ;;
+      run gpu_bench edges --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 --batches 40
+      echo "With the host arrays in transparent huge pages (madvise), as gnnd's huge_pages dataset option holds them:" >>"$results"
+      echo >>"$results"
+      run gpu_bench edges --synthetic_nodes 111059956 --fanouts 15,10,5/20,15,10 --batches 40 --huge_pages ;;
     link)
       section "Link batches on the GPU (issue 25)" \
         "\`gpu_bench link\`: CudaLinkSampler on the papers-sized synthetic graph (CSC in GPU memory), 1024 positives a batch, [15, 10, 5], against node batches of the same hop-0 nodes as seeds; whole batches, every kernel launched."

@@ -106,7 +106,7 @@ GNND_HOST_DEVICE double Exponential(uint32_t word) {
 #else
   const int leading_zeros = word == 0 ? 32 : __builtin_clz(word);
 #endif
-  int e = 31 - leading_zeros;  // floor(log2 x): -1 for word 0
+  int e = 31 - leading_zeros;                                                       // floor(log2 x): -1 for word 0
   double m = e >= 0 ? Div(x, static_cast<double>(uint64_t{1} << e)) : Mul(x, 2.0);  // exact
   if (m > 1.4142135623730951) {  // m in [sqrt(1/2), sqrt(2)): no cancellation below when x is near 2^32
     m = Mul(m, 0.5);
@@ -121,14 +121,18 @@ GNND_HOST_DEVICE double Exponential(uint32_t word) {
 }
 }  // namespace weighted
 
-// A draw's sort value: the key (a positive float, whose bits order as it does) above the position, so that
-// comparing two of them compares (key, position).
-GNND_HOST_DEVICE uint64_t WeightedDraw(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
-                                       uint32_t position, float weight) {
+// The random words of positions 4 block .. 4 block + 3 of a node's list (word p % 4 is position p's).
+GNND_HOST_DEVICE Philox4x32 WeightedWords(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,
+                                          uint64_t node, uint32_t block) {
   const Philox4x32 counter = {{static_cast<uint32_t>(node),
                                static_cast<uint32_t>(node >> 32) | (relation << 16) | (hop << 24),
-                               static_cast<uint32_t>(batch), 0x80000000u | (position >> 2)}};
-  const uint32_t word = Philox4x32_10(counter, key.key0, key.key1).v[position & 3];
+                               static_cast<uint32_t>(batch), 0x80000000u | block}};
+  return Philox4x32_10(counter, key.key0, key.key1);
+}
+
+// A draw's sort value: the key (a positive float, whose bits order as it does) above the position, so that
+// comparing two of them compares (key, position). `word`: the position's random word.
+GNND_HOST_DEVICE uint64_t WeightedDrawOf(uint32_t word, uint32_t position, float weight) {
   const float k = static_cast<float>(weighted::Div(weighted::Exponential(word), static_cast<double>(weight)));
 #ifdef __CUDA_ARCH__
   const uint32_t bits = __float_as_uint(k);
@@ -138,6 +142,11 @@ GNND_HOST_DEVICE uint64_t WeightedDraw(SamplingKey key, uint64_t batch, uint32_t
   std::memcpy(&bits, &k, sizeof(k));
 #endif
   return (static_cast<uint64_t>(bits) << 32) | position;
+}
+GNND_HOST_DEVICE uint64_t WeightedDraw(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                                       uint32_t position, float weight) {
+  return WeightedDrawOf(WeightedWords(key, batch, hop, relation, node, position >> 2).v[position & 3], position,
+                        weight);
 }
 
 // Keeps draws[0..*count) the smallest `k` draws seen, ascending: inserts `draw` if it is among them.

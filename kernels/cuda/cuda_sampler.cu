@@ -297,18 +297,18 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
         const int64_t frontier = bound.frontier[rel.dst_type];
         if (frontier == 0 || bound.edges[r] == 0) continue;  // nothing to draw: its hop_edges stay 0
         const DeviceRelation& csc = graph_.relations[r];
+        const int weight =  // the weights' array (the weighted rule), -1: uniform
+            spec_.WeightOf(static_cast<int>(r)) < 0 ? -1 : rel.edge_attrs[spec_.WeightOf(static_cast<int>(r))].array;
         // A hot tier holds in-neighbor lists only for a one-relation dataset's (HotTier's adjacency).
-        const FrontierSource source{
-            csc.indptr,
-            csc.indices,
-            csc.index_dtype,
-            graph_.types[rel.dst_type].hot,
-            graph_.csc,
-            static_cast<uint32_t>(r),
-            type_offset_[rel.src_type],
-            spec_.WeightOf(static_cast<int>(r)) < 0
-                ? nullptr
-                : static_cast<const float*>(graph_.arrays[rel.edge_attrs[spec_.WeightOf(static_cast<int>(r))].array])};
+        const FrontierSource source{csc.indptr,
+                                    csc.indices,
+                                    csc.index_dtype,
+                                    graph_.types[rel.dst_type].hot,
+                                    graph_.csc,
+                                    static_cast<uint32_t>(r),
+                                    type_offset_[rel.src_type],
+                                    weight < 0 ? nullptr : static_cast<const float*>(graph_.arrays[weight]),
+                                    weight >= 0 && graph_.positive[weight] != 0};
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
             w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,

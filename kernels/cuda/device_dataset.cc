@@ -1,5 +1,7 @@
 #include "kernels/cuda/device_dataset.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
@@ -37,11 +39,16 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
   // them the edge attributes that may weight draws (one float32 an edge: read with each list), the rest
   // (features, labels, other edge data) read in place.
   std::vector<const void*> placed(schema.arrays.size(), nullptr);
+  d->graph_.positive.assign(schema.arrays.size(), 0);
   for (size_t i = 0; i < schema.arrays.size(); ++i) {
     const ArraySchema& a = schema.arrays[i];
     if (a.role == ArrayRole::kSplit) continue;     // seeds reach the GPU per batch
     if (host.arrays.data[i] == nullptr) continue;  // features on storage: staged by the host per batch
     const bool weights = a.role == ArrayRole::kEdgeAttr && a.shape.size() == 1 && a.dtype == DType::kFloat32;
+    if (weights) {  // the weighted rule counts a node's positive weights unless all are
+      const auto* w = static_cast<const float*>(host.arrays.data[i]);
+      d->graph_.positive[i] = std::all_of(w, w + a.shape[0], [](float x) { return x > 0; });
+    }
     const bool copy = (a.role == ArrayRole::kIndptr && placement != CscPlacement::kHost) ||
                       ((a.role == ArrayRole::kIndices || weights) && placement == CscPlacement::kDevice);
     if (copy) {

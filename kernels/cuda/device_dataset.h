@@ -58,6 +58,7 @@ struct DeviceGraph {
   std::vector<DeviceRelation> relations;
   std::vector<DeviceNodeType> types;
   std::vector<const void*> arrays;           // per array of the schema, device-visible (null: not placed)
+  std::vector<uint8_t> positive;             // per array: one float32 an edge, every value > 0
   CscPlacement csc = CscPlacement::kDevice;  // where indptr and indices are
 };
 

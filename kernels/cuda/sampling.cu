@@ -115,7 +115,8 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
                              const void* const* lists, const int64_t* degrees, const int64_t* firsts, uint32_t hop,
                              uint32_t relation, int64_t id_offset, const int64_t* offsets, int64_t bound,
                              int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos, const float* weights,
-                             NodeTable<Key> table, Key* keys, DeviceExclusions ex, int64_t* hop_edges) {
+                             bool weights_positive, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
+                             int64_t* hop_edges) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
@@ -161,8 +162,8 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
     };
     const int first_lane = threadIdx.x % kWarp / kGroup * kGroup;
     const unsigned own = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
-    bool all = true;  // does the fanout take every candidate? (k counts them then)
-    if (k > 0) {
+    bool all = k == degree - excluded;  // does the fanout take every candidate? (k counts them then)
+    if (k > 0 && !weights_positive) {
       int64_t candidates = 0;
       for (int64_t c = 0; c < degree && candidates <= k; c += kGroup) {
         const unsigned mask =
@@ -184,23 +185,38 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
       uint64_t* best = k <= kPickRoom ? best_draws[group] : reinterpret_cast<uint64_t*>(out);
       int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
       uint64_t threshold = UINT64_MAX;
-      for (int64_t c = 0; c < degree; c += kGroup) {
-        const int64_t p = c + lane;
-        uint64_t draw = UINT64_MAX;
-        if (p < degree && candidate(p)) {
-          draw = WeightedDraw(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node),
-                              static_cast<uint32_t>(p), w[p]);
+      // Each lane takes 4 consecutive positions, one Philox block (their words), a chunk at a time.
+      for (int64_t c = 0; c < degree; c += 4 * kGroup) {
+        const int64_t first = c + 4 * lane;
+        Philox4x32 words{};
+        if (first < degree) {
+          words = WeightedWords(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node),
+                                static_cast<uint32_t>(first >> 2));
         }
-        unsigned mask = (__ballot_sync(group_lanes, draw < threshold) >> first_lane) & own;
-        while (mask != 0) {
-          const int j = __ffs(mask) - 1;
-          const uint64_t that = __shfl_sync(group_lanes, draw, first_lane + j);
-          if (lane == 0) KeepSmallest(that, k, best, &count);
-          mask &= mask - 1;
+        for (int j = 0; j < 4; ++j) {
+          const int64_t p = first + j;
+          uint64_t draw = UINT64_MAX;
+          if (p < degree && candidate(p)) {
+            // A fast estimate of -ln U (error below 1e-6 (1 + its value)) skips a key that is certainly above
+            // the k-th smallest so far; the others get their exact key.
+            const float weight = w[p];
+            const float limit = __uint_as_float(static_cast<uint32_t>(threshold >> 32));
+            const float estimate = -__logf((static_cast<float>(words.v[j]) + 0.5f) * 0x1p-32f);
+            if (threshold == UINT64_MAX || estimate * (1 - 0x1p-16f) - 0x1p-16f <= limit * weight) {
+              draw = WeightedDrawOf(words.v[j], static_cast<uint32_t>(p), weight);
+            }
+          }
+          unsigned mask = (__ballot_sync(group_lanes, draw < threshold) >> first_lane) & own;
+          while (mask != 0) {
+            const int from = __ffs(mask) - 1;
+            const uint64_t that = __shfl_sync(group_lanes, draw, first_lane + from);
+            if (lane == 0) KeepSmallest(that, k, best, &count);
+            mask &= mask - 1;
+          }
+          count = __shfl_sync(group_lanes, count, first_lane);
+          __syncwarp(group_lanes);
+          if (count == k) threshold = best[k - 1];
         }
-        count = __shfl_sync(group_lanes, count, first_lane);
-        __syncwarp(group_lanes);
-        if (count == k) threshold = best[k - 1];
       }
       __syncwarp(group_lanes);
       for (int64_t q = lane; q < k; q += kGroup) {
@@ -254,7 +270,7 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
     const bool firsts = edge_pos != nullptr || source.weights != nullptr;
     GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
                 static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
-                firsts ? w.firsts : nullptr, source.weights, frontier, excluded);
+                firsts ? w.firsts : nullptr, source.weights_positive ? nullptr : source.weights, frontier, excluded);
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
@@ -270,7 +286,7 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
       auto sample = [&](auto kernel, int group) -> absl::Status {
         GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, state, node_ids, w.lists, w.degrees,
                     w.firsts, static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier,
-                    sampled, edge_dst, edge_pos, source.weights, TableOf<Key>(w),
+                    sampled, edge_dst, edge_pos, source.weights, source.weights_positive, TableOf<Key>(w),
                     reinterpret_cast<Key*>(w.keys) + keys_at, excluded, hop_edges);
         return absl::OkStatus();
       };

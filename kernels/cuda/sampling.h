@@ -25,6 +25,7 @@ struct FrontierSource {
   int64_t id_offset = 0;  // added to each sampled id (a typed batch's table holds global ids)
   // The weighted rule (sampling.h): the relation's weights in CSC order (device-visible), null: uniform.
   const float* weights = nullptr;
+  bool weights_positive = false;  // every weight > 0: a node's candidates are its in-edges (none counted)
 };
 // A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion
 // inside the draw): the (destination, source) pairs, sorted and distinct (EdgeExclusions), and scratch for
