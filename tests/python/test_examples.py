@@ -71,3 +71,20 @@ def test_ddp_example_in_torchruns_environment(tmp_path):
         assert len(steps) == 1, lines  # the same steps on both ranks, both epochs
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def test_edge_feature_example_learns_what_only_the_edges_say(tmp_path):
+    """examples/edge_features.py: the planted edge signal is learned with batch.edge_attr and not without it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, str(EXAMPLES / "edge_features.py"), "--make", str(tmp_path / "edgy")], env=env,
+                   check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=edgy={tmp_path / 'edgy'}")
+    try:
+        proc = subprocess.run([sys.executable, str(EXAMPLES / "edge_features.py"), "--dataset", "edgy", "--address",
+                               daemon.address, "--epochs", "15"], env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        words = proc.stdout.split()
+        with_edges, without = float(words[-3].rstrip(",")), float(words[-1])
+        assert with_edges >= 0.85 and without <= 0.65, proc.stdout
+    finally:
+        assert daemon.stop() == 0, daemon.output()

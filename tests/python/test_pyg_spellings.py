@@ -98,7 +98,6 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
                                 weight_attr=None, time_attr=None, temporal_strategy="uniform", is_sorted=True,
                                 **base).close()
     cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
-             (dict(weight_attr="w"), "weight_attr='w' is not supported (weighted sampling is not served yet"),
              (dict(time_attr="t"), "time_attr='t' is not supported (temporal sampling is not served yet)"),
              (dict(directed=False), "directed=False is not supported (gnnd samples the directed in-edges"),
              (dict(disjoint=True), "disjoint=True is not supported (disjoint subgraphs are not served yet)"),
