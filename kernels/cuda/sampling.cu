@@ -105,11 +105,11 @@ inline constexpr int64_t kSectorBytes = 32;
 // Each relation draws with its own counter (`relation`) and gives sources as global ids (id_offset + id).
 // With `edge_pos`, each edge's position in the CSC goes there beside its edge_dst.
 //
-// kWeighted: the weighted rule over `weights`. The group's lanes compute the draws of their positions in
-// turn, a chunk of kGroup at a time; those below the k-th smallest so far go, one by one in lane order, into
-// the node's sorted list of its k smallest (shared memory; `sampled` for k > kPickRoom), which the rule
-// defines independently of the order they arrive in. A fanout that takes every candidate takes them in
-// list order, each lane's place counted from the chunk's ballot.
+// kWeighted: the weighted rule over `weights`. The group's lanes compute the draws of their positions, four
+// each a chunk; the first chunk's smallest k make the node's sorted list of its k smallest (shared memory;
+// `sampled` for k > kPickRoom), each placed by its rank, and later draws below the k-th so far go in one by
+// one in lane order: the rule defines the list independently of the order draws arrive in. A fanout that takes every
+// candidate takes them in list order, each lane's place counted from the chunk's ballot.
 template <typename Index, int kGroup, typename Key, bool kWeighted>
 __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
                              const void* const* lists, const int64_t* degrees, const int64_t* firsts, uint32_t hop,
@@ -193,9 +193,10 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
           words = WeightedWords(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node),
                                 static_cast<uint32_t>(first >> 2));
         }
+        uint64_t draws[4];
         for (int j = 0; j < 4; ++j) {
           const int64_t p = first + j;
-          uint64_t draw = UINT64_MAX;
+          draws[j] = UINT64_MAX;
           if (p < degree && candidate(p)) {
             // A fast estimate of -ln U (error below 1e-6 (1 + its value)) skips a key that is certainly above
             // the k-th smallest so far; the others get their exact key.
@@ -203,20 +204,41 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
             const float limit = __uint_as_float(static_cast<uint32_t>(threshold >> 32));
             const float estimate = -__logf((static_cast<float>(words.v[j]) + 0.5f) * 0x1p-32f);
             if (threshold == UINT64_MAX || estimate * (1 - 0x1p-16f) - 0x1p-16f <= limit * weight) {
-              draw = WeightedDrawOf(words.v[j], static_cast<uint32_t>(p), weight);
+              draws[j] = WeightedDrawOf(words.v[j], static_cast<uint32_t>(p), weight);
             }
           }
-          unsigned mask = (__ballot_sync(group_lanes, draw < threshold) >> first_lane) & own;
-          while (mask != 0) {
-            const int from = __ffs(mask) - 1;
-            const uint64_t that = __shfl_sync(group_lanes, draw, first_lane + from);
-            if (lane == 0) KeepSmallest(that, k, best, &count);
-            mask &= mask - 1;
-          }
-          count = __shfl_sync(group_lanes, count, first_lane);
-          __syncwarp(group_lanes);
-          if (count == k) threshold = best[k - 1];
         }
+        if (count == 0) {
+          // The list is empty: its entries are the chunk's smallest draws, each placed by its rank among the
+          // chunk's (all lanes at once; the draws are distinct, their positions are).
+          int64_t rank[4] = {0, 0, 0, 0}, valid = 0;
+          for (int from = 0; from < kGroup; ++from) {
+            for (int jj = 0; jj < 4; ++jj) {
+              const uint64_t other = __shfl_sync(group_lanes, draws[jj], first_lane + from);
+              valid += other != UINT64_MAX;
+              for (int j = 0; j < 4; ++j) rank[j] += other < draws[j];
+            }
+          }
+          for (int j = 0; j < 4; ++j) {
+            if (draws[j] != UINT64_MAX && rank[j] < k) best[rank[j]] = draws[j];
+          }
+          count = min(valid, k);
+        } else {
+          for (int j = 0; j < 4; ++j) {  // the few below the k-th so far go in one by one, in lane order
+            unsigned mask = (__ballot_sync(group_lanes, draws[j] < threshold) >> first_lane) & own;
+            while (mask != 0) {
+              const int from = __ffs(mask) - 1;
+              const uint64_t that = __shfl_sync(group_lanes, draws[j], first_lane + from);
+              if (lane == 0) KeepSmallest(that, k, best, &count);
+              mask &= mask - 1;
+            }
+            count = __shfl_sync(group_lanes, count, first_lane);
+            __syncwarp(group_lanes);
+            if (count == k) threshold = best[k - 1];
+          }
+        }
+        __syncwarp(group_lanes);
+        if (count == k) threshold = best[k - 1];
       }
       __syncwarp(group_lanes);
       for (int64_t q = lane; q < k; q += kGroup) {

@@ -6,7 +6,8 @@
 # 2. compute-sanitizer memcheck over one case of them,
 # 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset (with edge attributes),
 #    compared with numpy,
-# 4. the same for typed datasets (mag with edge attributes, igbh with float8 features),
+#    uniform and weighted (weight_attr),
+# 4. the same for typed datasets (mag with edge attributes, weighted; igbh with float8 features),
 # 5. GPU sessions (a torch trainer through CUDA IPC), without and with MPS.
 set -uo pipefail
 bundle=$(realpath "$1")
@@ -18,31 +19,37 @@ status=0
 gpu_tests 2>&1 | tee "$out/gpu_tests.log" | tail -25 || status=1
 grep -q "FAILED" "$out/gpu_tests.log" && status=1
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*igbh_fp8*' \
+  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*mag_weighted_host_per_relation*:*igbh_fp8*' \
     >"$out/memcheck.log" 2>&1 && echo "memcheck: clean" || { echo "memcheck: FAILED"; tail -30 "$out/memcheck.log"; status=1; }
   grep -E "ERROR SUMMARY" "$out/memcheck.log"
 fi
 data=$(mktemp -d)
 gnnctl generate --preset products --scale 0.05 --seed 3 --edge-attr "$data/p" >/dev/null 2>&1
-for device in cpu cuda:0; do
-  gnnctl sample --dataset "$data/p" --batch-size 1024 --fanouts 15,10,5 --seed 5 --epoch 2 --step 7 --device "$device" \
-    --out "$out/batch-${device/:/}.npz" || status=1
-done
-python3 - "$out" <<'PY' || status=1
+for draws in uniform weighted; do  # the weighted rule through gnnctl's open request (OpenSession.weight_attr)
+  fields=""
+  [ "$draws" = weighted ] && fields='weight_attr: "edge_weight"'
+  for device in cpu cuda:0; do
+    gnnctl sample --dataset "$data/p" --batch-size 1024 --fanouts 15,10,5 --seed 5 --epoch 2 --step 7 --device "$device" \
+      --open_fields="$fields" --out "$data/batch-$draws-${device/:/}.npz" || status=1
+  done
+  python3 - "$data/batch-$draws" <<'PY' || status=1
 import sys, numpy as np
-a, b = np.load(f"{sys.argv[1]}/batch-cpu.npz"), np.load(f"{sys.argv[1]}/batch-cuda0.npz")
+a, b = np.load(f"{sys.argv[1]}-cpu.npz"), np.load(f"{sys.argv[1]}-cuda0.npz")
 for k in a.files:
     assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
-print("gnnctl sample: cpu and cuda:0 batches identical,",
+print(f"gnnctl sample ({sys.argv[1].split('-')[-1]}): cpu and cuda:0 batches identical,",
       {k: a[k].shape for k in ("node_ids", "edge_src", "features", "e_id", "edge_weight", "edge_feat")})
 PY
+done
 # 4. Typed: `gnnctl sample --device cuda:0` against `--device cpu` on the mag and igbh (float8) presets.
 for preset in "mag --scale 0.01 --add-reverse --edge-attr" "igbh --scale 0.00002 --feature-dtype float8_e4m3fn --feature-dim 100"; do
   name=${preset%% *}
   gnnctl generate --preset $preset --seed 4 "$data/$name" >/dev/null 2>&1
+  fields=""
+  [ "$name" = mag ] && fields='weight_attr: "edge_weight"'  # typed and weighted
   for device in cpu cuda:0; do
     gnnctl sample --dataset "$data/$name" --node-type paper --batch-size 512 --fanouts 10,5 --seed 5 --epoch 1 \
-      --step 2 --device "$device" --out "$data/$name-${device/:/}.npz" || status=1
+      --step 2 --device "$device" --open_fields="$fields" --out "$data/$name-${device/:/}.npz" || status=1
   done
   python3 - "$data/$name" <<'PY' || status=1
 import sys, numpy as np
