@@ -210,3 +210,27 @@ def test_weighted_typed_and_pyg_sessions(served):
     data = next(iter(loader))
     loader.close()
     assert data.e_id.numel() > 0 and bool((data.w > 0).all())
+
+
+def test_features_on_storage_give_the_same_weighted_batches_and_edge_data(tmp_path):
+    """The edge data and the weighted rule belong to the sampling stage: a dataset whose features are on storage
+    (feature_cache) serves the in-memory dataset's batches, node and link."""
+    data = generate(tmp_path / "g", "--seed", 8, "--edge-attr")
+    config = "\n".join([f'datasets {{ name: "mem" path: "{data}" }}',
+                        f'datasets {{ name: "disk" path: "{data}" feature_cache: "1MiB" look_ahead: 2 }}'])
+    daemon = Daemon(tmp_path, "--threads=2", config=config)
+    try:
+        names = ("node_ids", "edge_src", "edge_dst", "features", "e_id", "edge_weight", "edge_feat")
+        for options in (dict(split="train"), dict(seed_edges=np.array([[1, 2, 3, 4], [5, 6, 7, 8]]), exclude="self")):
+            got = {}
+            for dataset in ("mem", "disk"):
+                loader = gnnd.Loader(address=daemon.address, dataset=dataset, batch_size=32, fanouts=[4, 2], seed=3,
+                                     output="numpy", copy=True, weight_attr="edge_weight", **options)
+                got[dataset] = [[getattr(b, k) for k in names] for b in loader]
+                loader.close()
+            assert len(got["mem"]) == len(got["disk"]) > 0
+            for a, b in zip(got["mem"], got["disk"]):
+                for name, x, y in zip(names, a, b):
+                    np.testing.assert_array_equal(x, y, err_msg=name)
+    finally:
+        assert daemon.stop() == 0, daemon.output()
