@@ -16,6 +16,7 @@
 #include "common/base/status.h"
 #include "common/base/vocabulary.h"
 #include "common/dataset/manifest.h"
+#include "common/dataset/npy.h"
 
 namespace gnnd {
 namespace {
@@ -179,27 +180,6 @@ std::string DescribeEdgeArrays(const RelationSchema& r) {
 }
 
 // A floating-point array's element as float.
-float ElementAsFloat(DType dtype, const std::byte* p) {
-  uint16_t half = 0;
-  switch (dtype) {
-    case DType::kFloat32: {
-      float f;
-      std::memcpy(&f, p, sizeof(f));
-      return f;
-    }
-    case DType::kFloat16:
-      std::memcpy(&half, p, sizeof(half));
-      return HalfToFloat(half);
-    case DType::kBFloat16:
-      std::memcpy(&half, p, sizeof(half));
-      return BFloat16ToFloat(half);
-    case DType::kFloat8E4M3FN:
-      return Float8E4M3FNToFloat(static_cast<uint8_t>(*p));
-    default:
-      return 0;
-  }
-}
-
 // A relation's edge ids (non-negative) and floating-point edge attributes (finite), naming file and element.
 absl::Status CheckEdgeArrays(const DatasetSchema& schema, const RelationSchema& r, const DatasetArrays& arrays,
                              int threads) {
@@ -222,12 +202,16 @@ absl::Status CheckEdgeArrays(const DatasetSchema& schema, const RelationSchema& 
     const int64_t width = std::max<int64_t>(a.dim, 1);
     const size_t element = DTypeSize(a.dtype);
     GNND_RETURN_IF_ERROR(FirstError(r.num_edges * width, threads, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const float value = ElementAsFloat(a.dtype, bytes + i * element);
-        if (!std::isfinite(value)) {
+      float values[4096];
+      for (int64_t at = begin; at < end; at += 4096) {
+        const int64_t n = std::min<int64_t>(4096, end - at);
+        ElementsAsFloat(a.dtype, bytes + at * element, values, static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          if (std::isfinite(values[i])) continue;
+          const int64_t e = at + i;
           return absl::InvalidArgumentError(
               absl::StrFormat("%s: element [%s] is %f (edge attributes must be finite)", file,
-                              a.dim > 0 ? absl::StrCat(i / width, ", ", i % width) : absl::StrCat(i), value));
+                              a.dim > 0 ? absl::StrCat(e / width, ", ", e % width) : absl::StrCat(e), values[i]));
         }
       }
       return absl::OkStatus();

@@ -316,6 +316,10 @@ void Convert(DType dtype, const char* in, Out* out, size_t count) {
 }
 }  // namespace
 
+void ElementsAsFloat(DType dtype, const void* in, float* out, size_t count) {
+  Convert(dtype, static_cast<const char*>(in), out, count);
+}
+
 absl::Status NpyStreamReader::ReadInt64(int64_t* out, size_t count) {
   if (IsFloat(header_.dtype)) {
     return absl::InvalidArgumentError(

@@ -47,6 +47,10 @@ class ByteSource {
 
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path);
 
+// `count` elements of `dtype` at `in` as float32 values (float16, bfloat16 and float8 exactly), as the readers
+// below convert them.
+void ElementsAsFloat(DType dtype, const void* in, float* out, size_t count);
+
 // Reads an .npy stream element by element, converting to int64 or double on the way.
 class NpyStreamReader {
  public:
