@@ -105,18 +105,19 @@ inline constexpr int64_t kSectorBytes = 32;
 // Each relation draws with its own counter (`relation`) and gives sources as global ids (id_offset + id).
 // With `edge_pos`, each edge's position in the CSC goes there beside its edge_dst.
 //
+// Four blocks a multiprocessor (at most 64 registers): the weighted variant would take 80 and run three.
 // kWeighted: the weighted rule over `weights`. The group's lanes compute the draws of their positions, four
 // each a chunk; the first chunk's smallest k make the node's sorted list of its k smallest (shared memory;
 // `sampled` for k > kPickRoom), each placed by its rank, and later draws below the k-th so far go in one by
 // one in lane order: the rule defines the list independently of the order draws arrive in. A fanout that takes every
 // candidate takes them in list order, each lane's place counted from the chunk's ballot.
 template <typename Index, int kGroup, typename Key, bool kWeighted>
-__global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
-                             const void* const* lists, const int64_t* degrees, const int64_t* firsts, uint32_t hop,
-                             uint32_t relation, int64_t id_offset, const int64_t* offsets, int64_t bound,
-                             int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos, const float* weights,
-                             bool weights_positive, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
-                             int64_t* hop_edges) {
+__global__ void __launch_bounds__(kThreads, 4)
+    SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids, const void* const* lists,
+                 const int64_t* degrees, const int64_t* firsts, uint32_t hop, uint32_t relation, int64_t id_offset,
+                 const int64_t* offsets, int64_t bound, int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos,
+                 const float* weights, bool weights_positive, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
+                 int64_t* hop_edges) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
@@ -211,7 +212,7 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
         if (count == 0) {
           // The list is empty: its entries are the chunk's smallest draws, each placed by its rank among the
           // chunk's (all lanes at once; the draws are distinct, their positions are).
-          int64_t rank[4] = {0, 0, 0, 0}, valid = 0;
+          int rank[4] = {0, 0, 0, 0}, valid = 0;
           for (int from = 0; from < kGroup; ++from) {
             for (int jj = 0; jj < 4; ++jj) {
               const uint64_t other = __shfl_sync(group_lanes, draws[jj], first_lane + from);
@@ -222,7 +223,7 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
           for (int j = 0; j < 4; ++j) {
             if (draws[j] != UINT64_MAX && rank[j] < k) best[rank[j]] = draws[j];
           }
-          count = min(valid, k);
+          count = min(static_cast<int64_t>(valid), k);
         } else {
           for (int j = 0; j < 4; ++j) {  // the few below the k-th so far go in one by one, in lane order
             unsigned mask = (__ballot_sync(group_lanes, draws[j] < threshold) >> first_lane) & own;

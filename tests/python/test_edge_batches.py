@@ -157,6 +157,18 @@ def test_pyg_and_dgl_put_the_edge_data_where_they_look_for_it(served):
         np.testing.assert_array_equal(np.asarray(block.edata["f"]), np.asarray(batch.f[:count]))
     loader.close()
 
+    loader = gnnd.Loader(address=daemon.address, dataset="mag", batch_size=16, fanouts=[3, 2], seed=1)
+    batch = next(iter(loader))
+    for block in gnnd.dgl.blocks(batch):  # a typed block's edata: per name, per relation, that block's prefix
+        for edge_type in batch.edge_types:
+            key = "___".join(edge_type)
+            count = (block.num_edges(edge_type) if isinstance(block, gnnd.dgl.HeteroBlock)
+                     else block.num_edges(etype=edge_type))
+            ids = block.edata["_ID"][edge_type] if isinstance(block, gnnd.dgl.HeteroBlock) \
+                else block.edges[edge_type].data["_ID"]
+            np.testing.assert_array_equal(np.asarray(ids), np.asarray(batch[f"{key}.e_id"][:count]))
+    loader.close()
+
 
 def positive_in_degrees(folder, weights_file):
     indptr, w = np.load(folder / "indptr.npy"), np.load(folder / weights_file)

@@ -61,6 +61,13 @@ class HeteroBlock:
         self.num_src_nodes, self.num_dst_nodes, self.edges = num_src_nodes, num_dst_nodes, edges
         self.edata = {}
 
+    def num_edges(self, edge_type):
+        return len(self.edges[edge_type][0])
+
+    def __repr__(self):
+        return f"HeteroBlock(num_src_nodes={self.num_src_nodes}, num_dst_nodes={self.num_dst_nodes}, " \
+               f"num_edges={ {k: len(v[0]) for k, v in self.edges.items()} })"
+
 
 # The edge data's name for the original edge ids, as DGL's dgl.EID.
 EID = "_ID"
@@ -74,13 +81,6 @@ def _edge_data(batch, prefix, num_edges):
         rows = batch[prefix + name] if prefix else getattr(batch, name)
         data[EID if name == "e_id" else name] = rows[:num_edges]
     return data
-
-    def num_edges(self, edge_type):
-        return len(self.edges[edge_type][0])
-
-    def __repr__(self):
-        return f"HeteroBlock(num_src_nodes={self.num_src_nodes}, num_dst_nodes={self.num_dst_nodes}, " \
-               f"num_edges={ {k: len(v[0]) for k, v in self.edges.items()} })"
 
 
 class Graph:
