@@ -105,7 +105,6 @@ inline constexpr int64_t kSectorBytes = 32;
 // Each relation draws with its own counter (`relation`) and gives sources as global ids (id_offset + id).
 // With `edge_pos`, each edge's position in the CSC goes there beside its edge_dst.
 //
-// Four blocks a multiprocessor (at most 64 registers): the weighted variant would take 80 and run three.
 // kWeighted: the weighted rule over `weights`. The group's lanes compute the draws of their positions, four
 // each a chunk; the first chunk's smallest k make the node's sorted list of its k smallest (shared memory;
 // `sampled` for k > kPickRoom), each placed by its rank, and later draws below the k-th so far go in one by
