@@ -108,15 +108,15 @@ inline constexpr int64_t kSectorBytes = 32;
 // kWeighted: the weighted rule over `weights`. The group's lanes compute the draws of their positions, four
 // each a chunk; the first chunk's smallest k make the node's sorted list of its k smallest (shared memory;
 // `sampled` for k > kPickRoom), each placed by its rank, and later draws below the k-th so far go in one by
-// one in lane order: the rule defines the list independently of the order draws arrive in. A fanout that takes every
-// candidate takes them in list order, each lane's place counted from the chunk's ballot.
+// one in lane order: the rule defines the list independently of the order draws arrive in. A fanout that
+// takes every candidate takes them in list order, each lane's place counted from the chunk's ballot.
 template <typename Index, int kGroup, typename Key, bool kWeighted>
-__global__ void __launch_bounds__(kThreads, 4)
-    SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids, const void* const* lists,
-                 const int64_t* degrees, const int64_t* firsts, uint32_t hop, uint32_t relation, int64_t id_offset,
-                 const int64_t* offsets, int64_t bound, int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos,
-                 const float* weights, bool weights_positive, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
-                 int64_t* hop_edges) {
+__global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
+                             const void* const* lists, const int64_t* degrees, const int64_t* firsts, uint32_t hop,
+                             uint32_t relation, int64_t id_offset, const int64_t* offsets, int64_t bound,
+                             int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos, const float* weights,
+                             bool weights_positive, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
+                             int64_t* hop_edges) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
