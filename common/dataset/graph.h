@@ -21,6 +21,9 @@ struct GraphData {
   std::vector<int64_t> MaxInDegrees() const;
   // The largest of those.
   int64_t MaxInDegree() const;
+  // Per array of the schema: for an edge attribute of one float32 an edge (one that may weight draws), the index
+  // of its first negative value, -1 if none (and for every other array); a pass over each such attribute.
+  std::vector<int64_t> FirstNegativeWeights() const;
 };
 
 }  // namespace gnnd

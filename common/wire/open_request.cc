@@ -238,7 +238,8 @@ absl::Status SetEdgeData(const v1::OpenSession& request, const DatasetSchema& sc
 
 // The weighted rule (open.weight_attr): the attribute of every relation sampled through, checked (none
 // negative: a pass over its values).
-absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& graph, SamplingSpec& spec) {
+absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& graph,
+                            const std::vector<int64_t>* first_negative, SamplingSpec& spec) {
   if (request.weight_attr().empty()) return absl::OkStatus();
   const DatasetSchema& schema = graph.schema;
   spec.edge_weights.assign(schema.relations.size(), -1);
@@ -257,12 +258,12 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
                        where, "'s is ", attr->dim > 0 ? absl::StrCat(attr->dim, " x ") : "", DTypeName(attr->dtype)));
     }
     const auto* w = static_cast<const float*>(graph.arrays.data[attr->array]);
-    for (int64_t e = 0; e < rel.num_edges; ++e) {
-      if (w[e] < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ",
-                                                       schema.arrays[attr->array].file(), " element [", e, "] is ",
-                                                       w[e], " (weights must not be negative)"));
-      }
+    const int64_t e = first_negative != nullptr ? (*first_negative)[attr->array]
+                                                : std::find_if(w, w + rel.num_edges, [](float x) { return x < 0; }) - w;
+    if (e >= 0 && e < rel.num_edges) {
+      return absl::InvalidArgumentError(absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ",
+                                                     schema.arrays[attr->array].file(), " element [", e, "] is ", w[e],
+                                                     " (weights must not be negative)"));
     }
     spec.edge_weights[r] = static_cast<int>(attr - rel.edge_attrs.begin());
   }
@@ -272,7 +273,7 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
-                                              SessionShape shape) {
+                                              const std::vector<int64_t>* first_negative_weights, SessionShape shape) {
   if (!request.split().empty() || request.seed_ids_size() > 0) {
     return absl::InvalidArgumentError(
         "open.edge_split or open.seed_edges, and open.split or open.seed_ids: give one of them");
@@ -323,7 +324,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   shape.seed_type = -1;
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
@@ -364,13 +365,14 @@ std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& 
 }
 
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
-                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits) {
+                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
+                                              const std::vector<int64_t>* first_negative_weights) {
   const DatasetSchema& schema = graph.schema;
   const bool typed = schema.format_version != 1;
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
   if (!request.edge_split().empty() || request.seed_edges_size() > 0) {
-    return CheckLinkRequest(request, graph, max_in_degrees, limits, shape);
+    return CheckLinkRequest(request, graph, max_in_degrees, limits, first_negative_weights, shape);
   }
   const auto given = [](const std::string& mode) { return !mode.empty() && mode != "none"; };
   if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.strict_negatives() ||
@@ -400,7 +402,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   shape.sampling.seeds_may_repeat = seeds_may_repeat;
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
   GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));

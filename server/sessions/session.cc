@@ -26,7 +26,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   const LoadedDataset& dataset = lease->dataset();
   const GraphData& graph = dataset.graph;
   GNND_ASSIGN_OR_RETURN(SessionShape shape, CheckOpenRequest(request, graph, dataset.max_in_degrees,
-                                                             {limits.default_slots, limits.max_session_bytes}));
+                                                             {limits.default_slots, limits.max_session_bytes},
+                                                             &dataset.first_negative_weights));
   s->device_ = shape.device;
   s->schedule_ = shape.schedule;
   s->num_slots_ = shape.num_slots;

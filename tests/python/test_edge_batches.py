@@ -206,7 +206,14 @@ def test_weight_attributes_that_cannot_weigh_are_refused_by_name(served):
         assert message in str(error.value), str(error.value)
     with pytest.raises(gnnd.GnndError) as error:
         gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2], weight_attr="signed")
-    assert "(weights must not be negative)" in str(error.value)
+    said = str(error.value)
+    assert "(weights must not be negative)" in said
+    # gnnd keeps each attribute's first negative value from the load; gnnctl finds the same one by a pass.
+    first = int(np.argmax(np.load(served[1] / "homo" / "edge.signed.npy") < 0))
+    assert f"edge.signed.npy element [{first}] is " in said, said
+    cli = run("sample", f"--dataset={served[1] / 'homo'}", "--batch-size=8", "--fanouts=2",
+              "--open_fields=weight_attr: \"signed\"", f"--out={served[1] / 'x.npz'}", ok=False)
+    assert cli.returncode != 0 and f"edge.signed.npy element [{first}] is " in cli.stderr, cli.stderr
 
 
 def test_weighted_typed_and_pyg_sessions(served):
