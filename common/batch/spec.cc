@@ -56,7 +56,7 @@ absl::Status CheckEdgeWeights(const SamplingSpec& spec, const DatasetSchema& sch
           absl::StrCat("edge weights: attribute ", a, " of ", rel.key(), " (it has ", rel.edge_attrs.size(), ")"));
     }
     const EdgeAttributeSchema& attr = rel.edge_attrs[a];
-    if (attr.dim != 0 || attr.dtype != DType::kFloat32) {
+    if (!attr.CanWeighDraws()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "edge attribute '", attr.name, "' of ", rel.key(), " weighs draws only as one float32 an edge (it is ",
           attr.dim > 0 ? absl::StrCat(attr.dim, " x ") : "", DTypeName(attr.dtype), ")"));

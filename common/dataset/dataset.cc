@@ -179,7 +179,6 @@ std::string DescribeEdgeArrays(const RelationSchema& r) {
   return absl::StrJoin(parts, "; ");
 }
 
-// A floating-point array's element as float.
 // A relation's edge ids (non-negative) and floating-point edge attributes (finite), naming file and element.
 absl::Status CheckEdgeArrays(const DatasetSchema& schema, const RelationSchema& r, const DatasetArrays& arrays,
                              int threads) {

@@ -18,12 +18,13 @@ std::vector<int64_t> GraphData::MaxInDegrees() const {
 
 std::vector<int64_t> GraphData::FirstNegativeWeights() const {
   std::vector<int64_t> out(schema.arrays.size(), -1);
-  for (size_t i = 0; i < schema.arrays.size(); ++i) {
-    const ArraySchema& a = schema.arrays[i];
-    if (a.role != ArrayRole::kEdgeAttr || a.shape.size() != 1 || a.dtype != DType::kFloat32) continue;
-    const auto* w = static_cast<const float*>(arrays.data[i]);
-    const float* negative = std::find_if(w, w + a.shape[0], [](float x) { return x < 0; });
-    if (negative != w + a.shape[0]) out[i] = negative - w;
+  for (const RelationSchema& r : schema.relations) {
+    for (const EdgeAttributeSchema& a : r.edge_attrs) {
+      if (!a.CanWeighDraws()) continue;
+      const auto* w = static_cast<const float*>(arrays.data[a.array]);
+      const float* negative = std::find_if(w, w + r.num_edges, [](float x) { return x < 0; });
+      if (negative != w + r.num_edges) out[a.array] = negative - w;
+    }
   }
   return out;
 }

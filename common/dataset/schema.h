@@ -70,6 +70,9 @@ struct EdgeAttributeSchema {
   int64_t dim = 0;  // 0: (num_edges,)
   DType dtype = DType::kFloat32;
   int array = -1;  // its position in DatasetSchema::arrays
+
+  // Whether its values can weight draws (the weighted rule, common/batch/sampling.h): one float32 an edge.
+  bool CanWeighDraws() const { return dim == 0 && dtype == DType::kFloat32; }
 };
 
 struct RelationSchema {

@@ -252,7 +252,7 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
       return absl::InvalidArgumentError(absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ",
                                                      where, " has no such edge attribute"));
     }
-    if (attr->dim != 0 || attr->dtype != DType::kFloat32) {
+    if (!attr->CanWeighDraws()) {
       return absl::InvalidArgumentError(
           absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": weights are one float32 an edge; ",
                        where, "'s is ", attr->dim > 0 ? absl::StrCat(attr->dim, " x ") : "", DTypeName(attr->dtype)));

@@ -39,12 +39,16 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
   // them the edge attributes that may weight draws (one float32 an edge: read with each list), the rest
   // (features, labels, other edge data) read in place.
   std::vector<const void*> placed(schema.arrays.size(), nullptr);
+  std::vector<bool> can_weigh(schema.arrays.size(), false);
+  for (const RelationSchema& r : schema.relations) {
+    for (const EdgeAttributeSchema& a : r.edge_attrs) can_weigh[a.array] = a.CanWeighDraws();
+  }
   d->graph_.positive.assign(schema.arrays.size(), 0);
   for (size_t i = 0; i < schema.arrays.size(); ++i) {
     const ArraySchema& a = schema.arrays[i];
     if (a.role == ArrayRole::kSplit) continue;     // seeds reach the GPU per batch
     if (host.arrays.data[i] == nullptr) continue;  // features on storage: staged by the host per batch
-    const bool weights = a.role == ArrayRole::kEdgeAttr && a.shape.size() == 1 && a.dtype == DType::kFloat32;
+    const bool weights = can_weigh[i];
     if (weights) {  // the weighted rule counts a node's positive weights unless all are
       const auto* w = static_cast<const float*>(host.arrays.data[i]);
       d->graph_.positive[i] = std::all_of(w, w + a.shape[0], [](float x) { return x > 0; });
