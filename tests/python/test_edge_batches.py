@@ -2,6 +2,8 @@
 the edge attributes the session asks for (default all), row k belonging to edge k, for node and link sessions,
 homogeneous and typed datasets; gnnd.pyg puts them on Data / HeteroData as PyG's loaders do, gnnd.dgl in each
 block's edata. Run by ctest with GNNCTL, GNND and GNND_CLIENT_LIBRARY set."""
+import shutil
+
 import numpy as np
 import pytest
 
@@ -251,5 +253,44 @@ def test_features_on_storage_give_the_same_weighted_batches_and_edge_data(tmp_pa
             for a, b in zip(got["mem"], got["disk"]):
                 for name, x, y in zip(names, a, b):
                     np.testing.assert_array_equal(x, y, err_msg=name)
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_typed_weighted_sessions_never_draw_zero_weights_and_need_the_attribute_everywhere(tmp_path):
+    """Typed: every third weight of every relation set to 0 is never drawn (the uniform rule, same seed, draws
+    such edges); a relation without the attribute refuses the open, naming it, unless no hop samples it."""
+    zeros = tmp_path / "zeros"
+    generate(zeros, "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--edge-attr")
+    for path in zeros.glob("*.edge.edge_weight.npy"):
+        w = np.load(path)
+        w[::3] = 0
+        np.save(path, w)
+    partial = tmp_path / "partial"
+    shutil.copytree(zeros, partial)
+    lacking = "author___affiliated_with___institution"
+    (partial / f"{lacking}.edge.edge_weight.npy").unlink()
+    manifest = (partial / "manifest.textproto").read_text()
+    block = '  edge_attrs {\n    name: "edge_weight"\n    dtype: FEATURE_DTYPE_FLOAT32\n  }\n'
+    assert manifest.index(block) < manifest.index("writes")  # the first relation's: affiliated_with
+    (partial / "manifest.textproto").write_text(manifest.replace(block, "", 1))
+    daemon = Daemon(tmp_path, f"--dataset=zeros={zeros}", f"--dataset=partial={partial}")
+    try:
+        zero_drawn = {}
+        for weighted in (True, False):
+            loader = gnnd.Loader(address=daemon.address, dataset="zeros", batch_size=64, fanouts=[4, 3], seed=6,
+                                 output="numpy", copy=True, weight_attr="edge_weight" if weighted else None)
+            zero_drawn[weighted] = sum(int(np.sum(b[f"{'___'.join(et)}.edge_weight"] == 0))
+                                       for b in loader for et in b.edge_types)
+            loader.close()
+        assert zero_drawn[True] == 0 and zero_drawn[False] > 0, zero_drawn
+        with pytest.raises(gnnd.GnndError) as error:
+            gnnd.Loader(address=daemon.address, dataset="partial", batch_size=8, fanouts=[2], weight_attr="edge_weight")
+        assert f"open.weight_attr = 'edge_weight': relation {lacking} has no such edge attribute" in str(error.value)
+        loader = gnnd.Loader(address=daemon.address, dataset="partial", batch_size=8, weight_attr="edge_weight",
+                             fanouts={key: [0] if key == lacking else [2] for key in
+                                      (p.name[:-len(".indices.npy")] for p in partial.glob("*.indices.npy"))})
+        assert next(iter(loader)).num_edges(lacking) == 0
+        loader.close()
     finally:
         assert daemon.stop() == 0, daemon.output()
