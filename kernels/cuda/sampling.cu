@@ -85,7 +85,7 @@ __global__ void ExcludedPositionsKernel(const HopState* state, const int64_t* no
                        [&](int64_t p) { *out++ = p; });
 }
 
-// The sampling kernel gives each frontier node a group of kGroup lanes and shared memory for the
+// The sampling kernels give each frontier node a group of kGroup lanes and shared memory for the
 // positions its first lane draws (up to kPickRoom; more go through global memory) and for a short list
 // read whole. With the CSC in GPU memory a group is 8 lanes: several nodes per warp, so more nodes' draws
 // (a chain of dependent steps) run at once. With indices in host memory it is a warp: each read of a list over PCIe
@@ -95,60 +95,145 @@ inline constexpr int kListRoom = 64;
 // A read of a scattered neighbor id moves one 32-byte sector (over PCIe when the CSC is in host memory).
 inline constexpr int64_t kSectorBytes = 32;
 
-// One lane group per frontier node: its first lane draws the positions (the shared rule), the group
-// reads the neighbors; a node that keeps all its in-neighbors is copied by the group, coalesced. A list
-// no longer than the k sectors its scattered reads would touch is read whole, coalesced, while the
-// positions are drawn (EMOGI's merged reads: fewer, fuller transactions).
-//
-// Each sampled id also goes into the node table; the one insert that adds it writes it into `keys` at its
-// edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
+// What a hop's sampling kernel reads and writes (SampleFrontier fills it from the workspace).
 // Each relation draws with its own counter (`relation`) and gives sources as global ids (id_offset + id).
 // With `edge_pos`, each edge's position in the CSC goes there beside its edge_dst.
-//
-// kWeighted: the weighted rule over `weights`. The group's lanes compute the draws of their positions, four
-// each a chunk; the first chunk's smallest k make the node's sorted list of its k smallest (shared memory;
-// `sampled` for k > kPickRoom), each placed by its rank, and later draws below the k-th so far go in one by
-// one in lane order: the rule defines the list independently of the order draws arrive in. A fanout that
-// takes every candidate takes them in list order, each lane's place counted from the chunk's ballot.
-template <typename Index, int kGroup, typename Key, bool kWeighted>
-__global__ void SampleKernel(const BatchArgs* args, const HopState* state, const int64_t* node_ids,
-                             const void* const* lists, const int64_t* degrees, const int64_t* firsts, uint32_t hop,
-                             uint32_t relation, int64_t id_offset, const int64_t* offsets, int64_t bound,
-                             int64_t* sampled, int32_t* edge_dst, int64_t* edge_pos, const float* weights,
-                             bool weights_positive, NodeTable<Key> table, Key* keys, DeviceExclusions ex,
-                             int64_t* hop_edges) {
+template <typename Key>
+struct SampleArgs {
+  const BatchArgs* batch;
+  const HopState* state;
+  const int64_t* node_ids;
+  const void* const* lists;
+  const int64_t* degrees;
+  const int64_t* firsts;
+  uint32_t hop;
+  uint32_t relation;
+  int64_t id_offset;
+  const int64_t* offsets;
+  int64_t bound;
+  int64_t* sampled;
+  int32_t* edge_dst;
+  int64_t* edge_pos;
+  const float* weights;
+  bool weights_positive;
+  NodeTable<Key> table;
+  Key* keys;
+  DeviceExclusions ex;
+  int64_t* hop_edges;
+};
+
+// One frontier node as its lane group sees it.
+template <typename Index, int kGroup>
+struct GroupNode {
+  int64_t i;       // in the frontier
+  int64_t node;    // its id
+  const Index* list;
+  int64_t degree;
+  int64_t k;       // edges it contributes
+  int64_t* out;    // their sources, from its offset
+  int lane;        // in the group
+  int group;       // in the block
+  int first_lane;  // the group's, in the warp
+  unsigned lanes;  // the group's, as a warp mask
+};
+
+// The frame both sampling kernels share: finds the group's node, calls draw(node, emit), where emit(p, at,
+// neighbor) writes edge p's source (the list's entry `at`), its CSC position and its table insert, then
+// writes the node's edge destinations. Each sampled id also goes into the node table; the one insert that
+// adds it writes it into `keys` at its edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
+template <typename Index, int kGroup, typename Key, typename Draw>
+__device__ __forceinline__ void SampleGroupNode(const SampleArgs<Key>& a, Draw&& draw) {
+  GroupNode<Index, kGroup> n;
+  n.i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
+  n.lane = threadIdx.x % kGroup;
+  n.group = threadIdx.x / kGroup;
+  n.first_lane = threadIdx.x % kWarp / kGroup * kGroup;
+  n.lanes = (0xffffffffu >> (kWarp - kGroup)) << n.first_lane;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *a.hop_edges = a.offsets[a.bound];
+  if (n.i >= a.bound) return;
+  const int64_t v = a.state->frontier_begin + n.i;
+  if (v >= a.state->frontier_end) return;
+  n.node = a.node_ids[v];
+  n.list = static_cast<const Index*>(a.lists[n.i]);
+  n.degree = a.degrees[n.i];
+  const int64_t offset = a.offsets[n.i];
+  n.k = a.offsets[n.i + 1] - offset;
+  n.out = a.sampled + offset;
+  int64_t* positions = a.edge_pos == nullptr ? nullptr : a.edge_pos + a.state->total_edges + offset;
+  auto emit = [&](int64_t p, int64_t at, int64_t neighbor) {
+    if (positions != nullptr) positions[p] = a.firsts[n.i] + at;
+    neighbor += a.id_offset;
+    n.out[p] = neighbor;
+    bool added = false;
+    a.table.Insert(static_cast<Key>(neighbor), &added);
+    if (added) a.keys[offset + p] = static_cast<Key>(neighbor);
+  };
+  draw(n, emit);
+  int32_t* dst = a.edge_dst + a.state->total_edges + offset;
+  for (int64_t p = n.lane; p < n.k; p += kGroup) dst[p] = static_cast<int32_t>(v);
+}
+
+// The uniform rule: the group's first lane draws the positions (the shared rule), the group reads the
+// neighbors; a node that keeps all its in-neighbors is copied by the group, coalesced. A list no longer
+// than the k sectors its scattered reads would touch is read whole, coalesced, while the positions are
+// drawn (EMOGI's merged reads: fewer, fuller transactions).
+template <typename Index, int kGroup, typename Key>
+__global__ void SampleKernel(SampleArgs<Key> a) {
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint32_t picks[kNodesPerBlock][kPickRoom];
   __shared__ Index cached[kNodesPerBlock][kListRoom];
-  __shared__ uint64_t best_draws[kWeighted ? kNodesPerBlock : 1][kPickRoom];
-  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
-  const int lane = threadIdx.x % kGroup, group = threadIdx.x / kGroup;
-  const unsigned group_lanes = (0xffffffffu >> (kWarp - kGroup)) << (threadIdx.x % kWarp / kGroup * kGroup);
-  if (blockIdx.x == 0 && threadIdx.x == 0) *hop_edges = offsets[bound];
-  if (i >= bound) return;
-  const int64_t v = state->frontier_begin + i;
-  if (v >= state->frontier_end) return;
-  const int64_t node = node_ids[v];
-  const Index* list = static_cast<const Index*>(lists[i]);
-  const int64_t degree = degrees[i];
-  const int64_t offset = offsets[i], k = offsets[i + 1] - offset;
-  int64_t* out = sampled + offset;
-  int64_t* positions = edge_pos == nullptr ? nullptr : edge_pos + state->total_edges + offset;
-  // Edge p of the node is its list's entry `at`.
-  auto emit = [&](int64_t p, int64_t at, int64_t neighbor) {
-    if (positions != nullptr) positions[p] = firsts[i] + at;
-    neighbor += id_offset;
-    out[p] = neighbor;
-    bool added = false;
-    table.Insert(static_cast<Key>(neighbor), &added);
-    if (added) keys[offset + p] = static_cast<Key>(neighbor);
-  };
-  const int64_t excluded = ex.dst == nullptr ? 0 : ex.offsets[i + 1] - ex.offsets[i];
-  if constexpr (kWeighted) {
-    const float* w = weights + firsts[i];
-    const int64_t* excluded_at = excluded > 0 ? ex.positions + ex.offsets[i] : nullptr;
-    auto candidate = [&](int64_t p) {  // positive weight, not excluded (binary search: positions ascend)
-      if (!(w[p] > 0)) return false;
+  SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
+    const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
+    const int64_t k = n.k, degree = n.degree;
+    if (excluded > 0) {  // a link batch's node drawn around its excluded in-edges (k < degree then)
+      if (n.lane == 0) {
+        ChooseAllowedPositions(a.batch->key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
+                               degree, a.ex.positions + a.ex.offsets[n.i], excluded, k, n.out);
+      }
+      __syncwarp(n.lanes);
+      for (int64_t p = n.lane; p < k; p += kGroup) emit(p, n.out[p], n.list[n.out[p]]);
+    } else if (k == degree) {
+      for (int64_t p = n.lane; p < degree; p += kGroup) emit(p, p, n.list[p]);
+    } else {
+      const bool whole = degree <= kListRoom && degree * static_cast<int64_t>(sizeof(Index)) <= k * kSectorBytes;
+      if (whole) {
+        for (int64_t p = n.lane; p < degree; p += kGroup) cached[n.group][p] = n.list[p];
+      }
+      const bool in_shared = k <= kPickRoom && degree <= UINT32_MAX;
+      if (n.lane == 0) {
+        const uint64_t id = static_cast<uint64_t>(n.node);
+        if (in_shared)
+          ChoosePositions(a.batch->key, a.batch->batch_index, a.hop, a.relation, id, degree, k, picks[n.group]);
+        else
+          ChoosePositions(a.batch->key, a.batch->batch_index, a.hop, a.relation, id, degree, k, n.out);
+      }
+      __syncwarp(n.lanes);
+      for (int64_t p = n.lane; p < k; p += kGroup) {
+        const int64_t at = in_shared ? static_cast<int64_t>(picks[n.group][p]) : n.out[p];
+        emit(p, at, whole ? cached[n.group][at] : n.list[at]);
+      }
+    }
+  });
+}
+
+// The weighted rule over `weights` (sampling.h: the k smallest draws). The group's lanes take four
+// consecutive positions each a chunk (one Philox block), their weights read a chunk ahead. The first chunk's
+// k smallest draws are taken out one at a time (the group's least key, ties to the earlier position) into
+// the node's sorted list (shared memory; `sampled` for k > kPickRoom); later draws below the k-th so far go
+// in one by one in lane order: the rule defines the list independently of the order draws arrive in. A
+// float estimate of each key skips the exact one when it is certainly above the k-th. A fanout that takes
+// every candidate takes them in list order, each lane's place counted from the chunk's ballot. Its own
+// kernel, held to 64 registers (four blocks a multiprocessor, as the uniform kernel runs).
+template <typename Index, int kGroup, typename Key>
+__global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<Key> a) {
+  constexpr int kNodesPerBlock = kThreads / kGroup;
+  __shared__ uint64_t best_draws[kNodesPerBlock][kPickRoom];
+  SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
+    const int64_t k = n.k, degree = n.degree, lane = n.lane;
+    const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
+    const float* w = a.weights + a.firsts[n.i];
+    const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
+    auto allowed = [&](int64_t p) {  // not excluded (binary search: positions ascend)
       int64_t lo = 0, hi = excluded;
       while (lo < hi) {
         const int64_t mid = (lo + hi) / 2;
@@ -160,14 +245,14 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
       }
       return lo == excluded || excluded_at[lo] != p;
     };
-    const int first_lane = threadIdx.x % kWarp / kGroup * kGroup;
+    auto candidate = [&](int64_t p) { return w[p] > 0 && allowed(p); };
     const unsigned own = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
     bool all = k == degree - excluded;  // does the fanout take every candidate? (k counts them then)
-    if (k > 0 && !weights_positive) {
+    if (k > 0 && !a.weights_positive) {
       int64_t candidates = 0;
       for (int64_t c = 0; c < degree && candidates <= k; c += kGroup) {
         const unsigned mask =
-            (__ballot_sync(group_lanes, c + lane < degree && candidate(c + lane)) >> first_lane) & own;
+            (__ballot_sync(n.lanes, c + lane < degree && candidate(c + lane)) >> n.first_lane) & own;
         candidates += __popc(mask);
       }
       all = candidates == k;
@@ -177,105 +262,90 @@ __global__ void SampleKernel(const BatchArgs* args, const HopState* state, const
       for (int64_t c = 0; c < degree && taken < k; c += kGroup) {
         const int64_t p = c + lane;
         const bool yes = p < degree && candidate(p);
-        const unsigned mask = (__ballot_sync(group_lanes, yes) >> first_lane) & own;
-        if (yes) emit(taken + __popc(mask & ((1u << lane) - 1)), p, list[p]);
+        const unsigned mask = (__ballot_sync(n.lanes, yes) >> n.first_lane) & own;
+        if (yes) emit(taken + __popc(mask & ((1u << lane) - 1)), p, n.list[p]);
         taken += __popc(mask);
       }
-    } else {
-      uint64_t* best = k <= kPickRoom ? best_draws[group] : reinterpret_cast<uint64_t*>(out);
-      int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
-      uint64_t threshold = UINT64_MAX;
-      // Each lane takes 4 consecutive positions, one Philox block (their words), a chunk at a time.
-      for (int64_t c = 0; c < degree; c += 4 * kGroup) {
-        const int64_t first = c + 4 * lane;
-        Philox4x32 words{};
-        if (first < degree) {
-          words = WeightedWords(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node),
-                                static_cast<uint32_t>(first >> 2));
-        }
-        uint64_t draws[4];
-        for (int j = 0; j < 4; ++j) {
-          const int64_t p = first + j;
-          draws[j] = UINT64_MAX;
-          if (p < degree && candidate(p)) {
-            // A fast estimate of -ln U (error below 1e-6 (1 + its value)) skips a key that is certainly above
-            // the k-th smallest so far; the others get their exact key.
-            const float weight = w[p];
-            const float limit = __uint_as_float(static_cast<uint32_t>(threshold >> 32));
-            const float estimate = -__logf((static_cast<float>(words.v[j]) + 0.5f) * 0x1p-32f);
-            if (threshold == UINT64_MAX || estimate * (1 - 0x1p-16f) - 0x1p-16f <= limit * weight) {
-              draws[j] = WeightedDrawOf(words.v[j], static_cast<uint32_t>(p), weight);
-            }
-          }
-        }
-        if (count == 0) {
-          // The list is empty: its entries are the chunk's smallest draws, each placed by its rank among the
-          // chunk's (all lanes at once; the draws are distinct, their positions are).
-          int rank[4] = {0, 0, 0, 0}, valid = 0;
-          for (int from = 0; from < kGroup; ++from) {
-            for (int jj = 0; jj < 4; ++jj) {
-              const uint64_t other = __shfl_sync(group_lanes, draws[jj], first_lane + from);
-              valid += other != UINT64_MAX;
-              for (int j = 0; j < 4; ++j) rank[j] += other < draws[j];
-            }
-          }
-          for (int j = 0; j < 4; ++j) {
-            if (draws[j] != UINT64_MAX && rank[j] < k) best[rank[j]] = draws[j];
-          }
-          count = min(static_cast<int64_t>(valid), k);
-        } else {
-          for (int j = 0; j < 4; ++j) {  // the few below the k-th so far go in one by one, in lane order
-            unsigned mask = (__ballot_sync(group_lanes, draws[j] < threshold) >> first_lane) & own;
-            while (mask != 0) {
-              const int from = __ffs(mask) - 1;
-              const uint64_t that = __shfl_sync(group_lanes, draws[j], first_lane + from);
-              if (lane == 0) KeepSmallest(that, k, best, &count);
-              mask &= mask - 1;
-            }
-            count = __shfl_sync(group_lanes, count, first_lane);
-            __syncwarp(group_lanes);
-            if (count == k) threshold = best[k - 1];
-          }
-        }
-        __syncwarp(group_lanes);
-        if (count == k) threshold = best[k - 1];
+      return;
+    }
+    uint64_t* best = k <= kPickRoom ? best_draws[n.group] : reinterpret_cast<uint64_t*>(n.out);
+    int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
+    uint64_t threshold = UINT64_MAX;
+    float ahead[4];  // the next chunk's weights of this lane's positions
+    auto read_weights = [&](int64_t first) {
+      for (int j = 0; j < 4; ++j) ahead[j] = first + j < degree ? w[first + j] : 0.0f;
+    };
+    read_weights(4 * lane);
+    for (int64_t c = 0; c < degree; c += 4 * kGroup) {
+      const int64_t first = c + 4 * lane;
+      float weight[4];
+      for (int j = 0; j < 4; ++j) weight[j] = ahead[j];
+      read_weights(first + 4 * kGroup);
+      Philox4x32 words{};
+      if (first < degree) {
+        words = WeightedWords(a.batch->key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
+                              static_cast<uint32_t>(first >> 2));
       }
-      __syncwarp(group_lanes);
-      for (int64_t q = lane; q < k; q += kGroup) {
-        const int64_t p = DrawPosition(best[q]);
-        emit(q, p, list[p]);
+      // A fast estimate of -ln U (error below 1e-6 (1 + its value)) skips a key that is certainly above the
+      // k-th smallest so far; the others get their exact key.
+      const float limit = __uint_as_float(static_cast<uint32_t>(threshold >> 32));
+      uint64_t draws[4];
+      for (int j = 0; j < 4; ++j) {
+        const int64_t p = first + j;
+        draws[j] = UINT64_MAX;
+        if (p < degree && weight[j] > 0 && (excluded == 0 || allowed(p))) {
+          const float estimate = -__logf((static_cast<float>(words.v[j]) + 0.5f) * 0x1p-32f);
+          if (threshold == UINT64_MAX || estimate * (1 - 0x1p-16f) - 0x1p-16f <= limit * weight[j]) {
+            draws[j] = WeightedDrawOf(words.v[j], static_cast<uint32_t>(p), weight[j]);
+          }
+        }
       }
+      if (count == 0) {
+        // The list is empty: its entries are the chunk's smallest draws, taken out in order. Keys' bits (32 of
+        // the 64) compare as the draws do; among equal ones the lowest lane, then the lowest j, has the earlier
+        // position. An absent draw's bits are all ones, above every key.
+        uint32_t bits[4];
+        for (int j = 0; j < 4; ++j) bits[j] = static_cast<uint32_t>(draws[j] >> 32);
+        while (count < k) {
+          const uint32_t mine = min(min(bits[0], bits[1]), min(bits[2], bits[3]));
+          const uint32_t least = __reduce_min_sync(n.lanes, mine);
+          if (least == UINT32_MAX) break;
+          const unsigned holders = (__ballot_sync(n.lanes, mine == least) >> n.first_lane) & own;
+          if (lane == __ffs(holders) - 1) {
+            bool done = false;
+            for (int j = 0; j < 4; ++j) {
+              if (!done && bits[j] == least) {
+                best[count] = draws[j];
+                bits[j] = UINT32_MAX;
+                done = true;
+              }
+            }
+          }
+          ++count;
+        }
+      } else {
+        for (int j = 0; j < 4; ++j) {  // the few below the k-th so far go in one by one, in lane order
+          unsigned mask = (__ballot_sync(n.lanes, draws[j] < threshold) >> n.first_lane) & own;
+          while (mask != 0) {
+            const int from = __ffs(mask) - 1;
+            const uint64_t that = __shfl_sync(n.lanes, draws[j], n.first_lane + from);
+            if (lane == 0) KeepSmallest(that, k, best, &count);
+            mask &= mask - 1;
+          }
+          count = __shfl_sync(n.lanes, count, n.first_lane);
+          __syncwarp(n.lanes);
+          if (count == k) threshold = best[k - 1];
+        }
+      }
+      __syncwarp(n.lanes);
+      if (count == k) threshold = best[k - 1];
     }
-  } else if (excluded > 0) {  // a link batch's node drawn around its excluded in-edges (k < degree then)
-    if (lane == 0) {
-      ChooseAllowedPositions(args->key, args->batch_index, hop, relation, static_cast<uint64_t>(node), degree,
-                             ex.positions + ex.offsets[i], excluded, k, out);
+    __syncwarp(n.lanes);
+    for (int64_t q = lane; q < k; q += kGroup) {
+      const int64_t p = DrawPosition(best[q]);
+      emit(q, p, n.list[p]);
     }
-    __syncwarp(group_lanes);
-    for (int64_t p = lane; p < k; p += kGroup) emit(p, out[p], list[out[p]]);
-  } else if (k == degree) {
-    for (int64_t p = lane; p < degree; p += kGroup) emit(p, p, list[p]);
-  } else {
-    const bool whole = degree <= kListRoom && degree * static_cast<int64_t>(sizeof(Index)) <= k * kSectorBytes;
-    if (whole) {
-      for (int64_t p = lane; p < degree; p += kGroup) cached[group][p] = list[p];
-    }
-    const bool in_shared = k <= kPickRoom && degree <= UINT32_MAX;
-    if (lane == 0) {
-      const uint64_t id = static_cast<uint64_t>(node);
-      if (in_shared)
-        ChoosePositions(args->key, args->batch_index, hop, relation, id, degree, k, picks[group]);
-      else
-        ChoosePositions(args->key, args->batch_index, hop, relation, id, degree, k, out);
-    }
-    __syncwarp(group_lanes);
-    for (int64_t p = lane; p < k; p += kGroup) {
-      const int64_t at = in_shared ? static_cast<int64_t>(picks[group][p]) : out[p];
-      emit(p, at, whole ? cached[group][at] : list[at]);
-    }
-  }
-  int32_t* dst = edge_dst + state->total_edges + offset;
-  for (int64_t p = lane; p < k; p += kGroup) dst[p] = static_cast<int32_t>(v);
+  });
 }
 
 }  // namespace
@@ -305,19 +375,28 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
     }
     return DispatchKey(ids, [&](auto key) -> absl::Status {
       using Key = decltype(key);
-      auto sample = [&](auto kernel, int group) -> absl::Status {
-        GNND_LAUNCH(kernel, Blocks(frontier * group), kThreads, 0, stream, w.args, state, node_ids, w.lists, w.degrees,
-                    w.firsts, static_cast<uint32_t>(hop + 1), source.relation, source.id_offset, w.offsets, frontier,
-                    sampled, edge_dst, edge_pos, source.weights, source.weights_positive, TableOf<Key>(w),
-                    reinterpret_cast<Key*>(w.keys) + keys_at, excluded, hop_edges);
-        return absl::OkStatus();
-      };
+      const SampleArgs<Key> args{w.args,    state,      node_ids,          w.lists,
+                                 w.degrees, w.firsts,   static_cast<uint32_t>(hop + 1),
+                                 source.relation,       source.id_offset,  w.offsets,
+                                 frontier,  sampled,    edge_dst,          edge_pos,
+                                 source.weights,        source.weights_positive,
+                                 TableOf<Key>(w),       reinterpret_cast<Key*>(w.keys) + keys_at,
+                                 excluded,  hop_edges};
+      const bool device_csc = source.csc == CscPlacement::kDevice;
+      const int group = device_csc ? 8 : kWarp;
+      const int blocks = Blocks(frontier * group);
       if (source.weights != nullptr) {
-        if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key, true>, kWarp);
-        return sample(SampleKernel<Index, 8, Key, true>, 8);
+        if (device_csc) {
+          GNND_LAUNCH((WeightedSampleKernel<Index, 8, Key>), blocks, kThreads, 0, stream, args);
+        } else {
+          GNND_LAUNCH((WeightedSampleKernel<Index, kWarp, Key>), blocks, kThreads, 0, stream, args);
+        }
+      } else if (device_csc) {
+        GNND_LAUNCH((SampleKernel<Index, 8, Key>), blocks, kThreads, 0, stream, args);
+      } else {
+        GNND_LAUNCH((SampleKernel<Index, kWarp, Key>), blocks, kThreads, 0, stream, args);
       }
-      if (source.csc != CscPlacement::kDevice) return sample(SampleKernel<Index, kWarp, Key, false>, kWarp);
-      return sample(SampleKernel<Index, 8, Key, false>, 8);
+      return absl::OkStatus();
     });
   });
 }
