@@ -124,7 +124,7 @@ GNND_HOST_DEVICE void Exponentials(const uint32_t* words, double* out) {
 #else
     const int leading_zeros = words[n] == 0 ? 32 : __builtin_clz(words[n]);
 #endif
-    e[n] = 31 - leading_zeros;          // floor(log2 x): -1 for word 0
+    e[n] = 31 - leading_zeros;         // floor(log2 x): -1 for word 0
     m[n] = Mul(x, PowerOfTwo(-e[n]));  // exact
     if (m[n] > 1.4142135623730951) {   // m in [sqrt(1/2), sqrt(2)): no cancellation below when x is near 2^32
       m[n] = Mul(m[n], 0.5);

@@ -125,8 +125,8 @@ struct SampleArgs {
 // One frontier node as its lane group sees it.
 template <typename Index, int kGroup>
 struct GroupNode {
-  int64_t i;       // in the frontier
-  int64_t node;    // its id
+  int64_t i;     // in the frontier
+  int64_t node;  // its id
   const Index* list;
   int64_t degree;
   int64_t k;       // edges it contributes
@@ -216,16 +216,19 @@ __global__ void SampleKernel(SampleArgs<Key> a) {
   });
 }
 
-// The weighted rule over `weights` (sampling.h: the k smallest draws). The group's lanes take four
-// consecutive positions each a chunk (one Philox block), their weights read a chunk ahead. The first chunk's
-// k smallest draws are taken out one at a time (the group's least key, ties to the earlier position) into
-// the node's sorted list (shared memory; `sampled` for k > kPickRoom); later draws below the k-th so far go
-// in one by one in lane order: the rule defines the list independently of the order draws arrive in. A
-// float estimate of each key skips the exact one when it is certainly above the k-th. A fanout that takes
-// every candidate takes them in list order, each lane's place counted from the chunk's ballot. Its own
-// kernel, held to 64 registers (four blocks a multiprocessor, as the uniform kernel runs).
-template <typename Index, int kGroup, typename Key>
+// The weighted rule over `weights` (sampling.h: the k smallest draws), a warp a node wherever the CSC is:
+// a node's draws are a chain over its list, a chunk at a time, and the longest lists set the kernel's
+// time (measured on the papers-sized graph: 8-lane groups drew at 1.58 / 1.35 x the uniform rule's time,
+// a warp at 1.29 / 1.13). The lanes take four consecutive positions each a chunk (one Philox block), their
+// weights read a chunk ahead. The first chunk's k smallest draws are taken out one at a time (the warp's
+// least key, ties to the earlier position) into the node's sorted list (shared memory; `sampled` for
+// k > kPickRoom); later draws below the k-th so far go in one by one in lane order: the rule defines the list
+// independently of the order draws arrive in. A float estimate of each key skips the exact one when it is
+// certainly above the k-th. A fanout that takes every candidate takes them in list order, each lane's place
+// counted from the chunk's ballot. Its own kernel, held to 64 registers (four blocks a multiprocessor).
+template <typename Index, typename Key>
 __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<Key> a) {
+  constexpr int kGroup = kWarp;
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ uint64_t best_draws[kNodesPerBlock][kPickRoom];
   SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
@@ -246,13 +249,11 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
       return lo == excluded || excluded_at[lo] != p;
     };
     auto candidate = [&](int64_t p) { return w[p] > 0 && allowed(p); };
-    const unsigned own = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
     bool all = k == degree - excluded;  // does the fanout take every candidate? (k counts them then)
     if (k > 0 && !a.weights_positive) {
       int64_t candidates = 0;
       for (int64_t c = 0; c < degree && candidates <= k; c += kGroup) {
-        const unsigned mask =
-            (__ballot_sync(n.lanes, c + lane < degree && candidate(c + lane)) >> n.first_lane) & own;
+        const unsigned mask = __ballot_sync(n.lanes, c + lane < degree && candidate(c + lane));
         candidates += __popc(mask);
       }
       all = candidates == k;
@@ -262,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
       for (int64_t c = 0; c < degree && taken < k; c += kGroup) {
         const int64_t p = c + lane;
         const bool yes = p < degree && candidate(p);
-        const unsigned mask = (__ballot_sync(n.lanes, yes) >> n.first_lane) & own;
+        const unsigned mask = __ballot_sync(n.lanes, yes);
         if (yes) emit(taken + __popc(mask & ((1u << lane) - 1)), p, n.list[p]);
         taken += __popc(mask);
       }
@@ -310,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
           const uint32_t mine = min(min(bits[0], bits[1]), min(bits[2], bits[3]));
           const uint32_t least = __reduce_min_sync(n.lanes, mine);
           if (least == UINT32_MAX) break;
-          const unsigned holders = (__ballot_sync(n.lanes, mine == least) >> n.first_lane) & own;
+          const unsigned holders = __ballot_sync(n.lanes, mine == least);
           if (lane == __ffs(holders) - 1) {
             bool done = false;
             for (int j = 0; j < 4; ++j) {
@@ -325,14 +326,14 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
         }
       } else {
         for (int j = 0; j < 4; ++j) {  // the few below the k-th so far go in one by one, in lane order
-          unsigned mask = (__ballot_sync(n.lanes, draws[j] < threshold) >> n.first_lane) & own;
+          unsigned mask = __ballot_sync(n.lanes, draws[j] < threshold);
           while (mask != 0) {
             const int from = __ffs(mask) - 1;
-            const uint64_t that = __shfl_sync(n.lanes, draws[j], n.first_lane + from);
+            const uint64_t that = __shfl_sync(n.lanes, draws[j], from);
             if (lane == 0) KeepSmallest(that, k, best, &count);
             mask &= mask - 1;
           }
-          count = __shfl_sync(n.lanes, count, n.first_lane);
+          count = __shfl_sync(n.lanes, count, 0);
           __syncwarp(n.lanes);
           if (count == k) threshold = best[k - 1];
         }
@@ -375,26 +376,32 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
     }
     return DispatchKey(ids, [&](auto key) -> absl::Status {
       using Key = decltype(key);
-      const SampleArgs<Key> args{w.args,    state,      node_ids,          w.lists,
-                                 w.degrees, w.firsts,   static_cast<uint32_t>(hop + 1),
-                                 source.relation,       source.id_offset,  w.offsets,
-                                 frontier,  sampled,    edge_dst,          edge_pos,
-                                 source.weights,        source.weights_positive,
-                                 TableOf<Key>(w),       reinterpret_cast<Key*>(w.keys) + keys_at,
-                                 excluded,  hop_edges};
-      const bool device_csc = source.csc == CscPlacement::kDevice;
-      const int group = device_csc ? 8 : kWarp;
-      const int blocks = Blocks(frontier * group);
+      const SampleArgs<Key> args{w.args,
+                                 state,
+                                 node_ids,
+                                 w.lists,
+                                 w.degrees,
+                                 w.firsts,
+                                 static_cast<uint32_t>(hop + 1),
+                                 source.relation,
+                                 source.id_offset,
+                                 w.offsets,
+                                 frontier,
+                                 sampled,
+                                 edge_dst,
+                                 edge_pos,
+                                 source.weights,
+                                 source.weights_positive,
+                                 TableOf<Key>(w),
+                                 reinterpret_cast<Key*>(w.keys) + keys_at,
+                                 excluded,
+                                 hop_edges};
       if (source.weights != nullptr) {
-        if (device_csc) {
-          GNND_LAUNCH((WeightedSampleKernel<Index, 8, Key>), blocks, kThreads, 0, stream, args);
-        } else {
-          GNND_LAUNCH((WeightedSampleKernel<Index, kWarp, Key>), blocks, kThreads, 0, stream, args);
-        }
-      } else if (device_csc) {
-        GNND_LAUNCH((SampleKernel<Index, 8, Key>), blocks, kThreads, 0, stream, args);
+        GNND_LAUNCH((WeightedSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
+      } else if (source.csc == CscPlacement::kDevice) {
+        GNND_LAUNCH((SampleKernel<Index, 8, Key>), Blocks(frontier * 8), kThreads, 0, stream, args);
       } else {
-        GNND_LAUNCH((SampleKernel<Index, kWarp, Key>), blocks, kThreads, 0, stream, args);
+        GNND_LAUNCH((SampleKernel<Index, kWarp, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
       }
       return absl::OkStatus();
     });
