@@ -1,4 +1,5 @@
 #include <cub/cub.cuh>
+#include <type_traits>
 
 #include "common/batch/link_rule.h"
 #include "kernels/cuda/dedup.h"
@@ -272,74 +273,94 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
     uint64_t* best = k <= kPickRoom ? best_draws[n.group] : reinterpret_cast<uint64_t*>(n.out);
     int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
     uint64_t threshold = UINT64_MAX;
-    float ahead[4];  // the next chunk's weights of this lane's positions
-    auto read_weights = [&](int64_t first) {
-      for (int j = 0; j < 4; ++j) ahead[j] = first + j < degree ? w[first + j] : 0.0f;
-    };
-    read_weights(4 * lane);
-    for (int64_t c = 0; c < degree; c += 4 * kGroup) {
-      const int64_t first = c + 4 * lane;
-      float weight[4];
-      for (int j = 0; j < 4; ++j) weight[j] = ahead[j];
-      read_weights(first + 4 * kGroup);
-      Philox4x32 words{};
-      if (first < degree) {
-        words = WeightedWords(a.batch->key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
-                              static_cast<uint32_t>(first >> 2));
-      }
-      // A fast estimate of -ln U (error below 1e-6 (1 + its value)) skips a key that is certainly above the
-      // k-th smallest so far; the others get their exact key.
-      const float limit = __uint_as_float(static_cast<uint32_t>(threshold >> 32));
-      uint64_t draws[4];
-      for (int j = 0; j < 4; ++j) {
-        const int64_t p = first + j;
-        draws[j] = UINT64_MAX;
-        if (p < degree && weight[j] > 0 && (excluded == 0 || allowed(p))) {
-          const float estimate = -__logf((static_cast<float>(words.v[j]) + 0.5f) * 0x1p-32f);
-          if (threshold == UINT64_MAX || estimate * (1 - 0x1p-16f) - 0x1p-16f <= limit * weight[j]) {
-            draws[j] = WeightedDrawOf(words.v[j], static_cast<uint32_t>(p), weight[j]);
+    // Each lane takes kPer consecutive positions a chunk: one for a list a chunk holds, else four (one
+    // Philox block); a lane of a short list computes one key, not four.
+    auto draw_chunks = [&](auto per_lane) {
+      constexpr int kPer = decltype(per_lane)::value;
+      float ahead[kPer];  // the next chunk's weights of this lane's positions
+      auto read_weights = [&](int64_t first) {
+        for (int j = 0; j < kPer; ++j) ahead[j] = first + j < degree ? w[first + j] : 0.0f;
+      };
+      read_weights(kPer * lane);
+      for (int64_t c = 0; c < degree; c += kPer * kGroup) {
+        const int64_t first = c + kPer * lane;
+        float weight[kPer];
+        for (int j = 0; j < kPer; ++j) weight[j] = ahead[j];
+        read_weights(first + kPer * kGroup);
+        Philox4x32 block{};
+        if (first < degree) {
+          block = WeightedWords(a.batch->key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
+                                static_cast<uint32_t>(first >> 2));
+        }
+        uint32_t words[kPer];
+        for (int j = 0; j < kPer; ++j) {
+          if constexpr (kPer == 4) {
+            words[j] = block.v[j];
+          } else {
+            const int at = static_cast<int>(first & 3);
+            words[j] = at == 0 ? block.v[0] : at == 1 ? block.v[1] : at == 2 ? block.v[2] : block.v[3];
           }
         }
-      }
-      if (count == 0) {
-        // The list is empty: its entries are the chunk's smallest draws, taken out in order. Keys' bits (32 of
-        // the 64) compare as the draws do; among equal ones the lowest lane, then the lowest j, has the earlier
-        // position. An absent draw's bits are all ones, above every key.
-        uint32_t bits[4];
-        for (int j = 0; j < 4; ++j) bits[j] = static_cast<uint32_t>(draws[j] >> 32);
-        while (count < k) {
-          const uint32_t mine = min(min(bits[0], bits[1]), min(bits[2], bits[3]));
-          const uint32_t least = __reduce_min_sync(n.lanes, mine);
-          if (least == UINT32_MAX) break;
-          const unsigned holders = __ballot_sync(n.lanes, mine == least);
-          if (lane == __ffs(holders) - 1) {
-            bool done = false;
-            for (int j = 0; j < 4; ++j) {
-              if (!done && bits[j] == least) {
-                best[count] = draws[j];
-                bits[j] = UINT32_MAX;
-                done = true;
-              }
+        // A fast estimate of -ln U (error below 1e-6 (1 + its value)) skips a key that is certainly above the
+        // k-th smallest so far; the others get their exact key.
+        const float limit = __uint_as_float(static_cast<uint32_t>(threshold >> 32));
+        uint64_t draws[kPer];
+        for (int j = 0; j < kPer; ++j) {
+          const int64_t p = first + j;
+          draws[j] = UINT64_MAX;
+          if (p < degree && weight[j] > 0 && (excluded == 0 || allowed(p))) {
+            const float estimate = -__logf((static_cast<float>(words[j]) + 0.5f) * 0x1p-32f);
+            if (threshold == UINT64_MAX || estimate * (1 - 0x1p-16f) - 0x1p-16f <= limit * weight[j]) {
+              draws[j] = WeightedDrawOf(words[j], static_cast<uint32_t>(p), weight[j]);
             }
           }
-          ++count;
         }
-      } else {
-        for (int j = 0; j < 4; ++j) {  // the few below the k-th so far go in one by one, in lane order
-          unsigned mask = __ballot_sync(n.lanes, draws[j] < threshold);
-          while (mask != 0) {
-            const int from = __ffs(mask) - 1;
-            const uint64_t that = __shfl_sync(n.lanes, draws[j], from);
-            if (lane == 0) KeepSmallest(that, k, best, &count);
-            mask &= mask - 1;
+        if (count == 0) {
+          // The list is empty: its entries are the chunk's smallest draws, taken out in order. Keys' bits (32
+          // of the 64) compare as the draws do; among equal ones the lowest lane, then the lowest j, has the
+          // earlier position. An absent draw's bits are all ones, above every key.
+          uint32_t bits[kPer];
+          for (int j = 0; j < kPer; ++j) bits[j] = static_cast<uint32_t>(draws[j] >> 32);
+          while (count < k) {
+            uint32_t mine = bits[0];
+            for (int j = 1; j < kPer; ++j) mine = min(mine, bits[j]);
+            const uint32_t least = __reduce_min_sync(n.lanes, mine);
+            if (least == UINT32_MAX) break;
+            const unsigned holders = __ballot_sync(n.lanes, mine == least);
+            if (lane == __ffs(holders) - 1) {
+              bool done = false;
+              for (int j = 0; j < kPer; ++j) {
+                if (!done && bits[j] == least) {
+                  best[count] = draws[j];
+                  bits[j] = UINT32_MAX;
+                  done = true;
+                }
+              }
+            }
+            ++count;
           }
-          count = __shfl_sync(n.lanes, count, 0);
-          __syncwarp(n.lanes);
-          if (count == k) threshold = best[k - 1];
+        } else {
+          for (int j = 0; j < kPer; ++j) {  // the few below the k-th so far go in one by one, in lane order
+            unsigned mask = __ballot_sync(n.lanes, draws[j] < threshold);
+            while (mask != 0) {
+              const int from = __ffs(mask) - 1;
+              const uint64_t that = __shfl_sync(n.lanes, draws[j], from);
+              if (lane == 0) KeepSmallest(that, k, best, &count);
+              mask &= mask - 1;
+            }
+            count = __shfl_sync(n.lanes, count, 0);
+            __syncwarp(n.lanes);
+            if (count == k) threshold = best[k - 1];
+          }
         }
+        __syncwarp(n.lanes);
+        if (count == k) threshold = best[k - 1];
       }
-      __syncwarp(n.lanes);
-      if (count == k) threshold = best[k - 1];
+    };
+    if (degree <= kGroup) {
+      draw_chunks(std::integral_constant<int, 1>{});
+    } else {
+      draw_chunks(std::integral_constant<int, 4>{});
     }
     __syncwarp(n.lanes);
     for (int64_t q = lane; q < k; q += kGroup) {
