@@ -15,7 +15,7 @@ void NormalizeFlagNames(int argc, char** argv) {
   }
 }
 
-std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* name) {
+std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* name, bool takes_value) {
   const std::string flag = std::string("--") + name;
   std::vector<std::string> values;
   int out = 1;
@@ -26,7 +26,8 @@ std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* na
       break;
     }
     if (flag == arg) {
-      const bool next_is_value = i + 1 < argc && argv[i + 1][0] != '-' && std::strchr(argv[i + 1], '=') != nullptr;
+      const bool next_is_value =
+          i + 1 < argc && (takes_value || (argv[i + 1][0] != '-' && std::strchr(argv[i + 1], '=') != nullptr));
       values.emplace_back(next_is_value ? argv[++i] : "");
     } else if (std::strncmp(arg, flag.c_str(), flag.size()) == 0 && arg[flag.size()] == '=') {
       values.emplace_back(arg + flag.size() + 1);

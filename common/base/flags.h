@@ -11,7 +11,8 @@ namespace gnnd {
 void NormalizeFlagNames(int argc, char** argv);
 // Removes every "--NAME=V", "--NAME V" (V a next argument holding a '=', as NAME=FILE) and bare "--NAME" (the
 // value "") from argv (after NormalizeFlagNames; `argc` shrinks) and returns the values in order: a flag that
-// may be given more than once, where absl::ParseCommandLine keeps the last.
-std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* name);
+// may be given more than once, where absl::ParseCommandLine keeps the last. With `takes_value`, the next
+// argument is always the value ("--NAME FILE").
+std::vector<std::string> TakeRepeatedFlag(int& argc, char** argv, const char* name, bool takes_value = false);
 
 }  // namespace gnnd

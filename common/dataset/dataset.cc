@@ -161,6 +161,7 @@ std::string DescribeEdgeSplits(const RelationSchema& r) {
     std::string part = absl::StrCat(kSplitNames[split], " ", e.num_edges);
     if (e.labels >= 0) absl::StrAppend(&part, " (labeled)");
     if (e.negatives >= 0) absl::StrAppend(&part, " (", e.num_negatives, " negatives each)");
+    if (e.times >= 0) absl::StrAppend(&part, " (timed)");
     parts.push_back(std::move(part));
   }
   return absl::StrJoin(parts, " / ");
@@ -405,6 +406,8 @@ std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& s
       absl::StrAppendFormat(&text, "; %d classes; splits train %d / valid %d / test %d", t.num_classes,
                             t.split_sizes[0], t.split_sizes[1], t.split_sizes[2]);
     }
+    if (t.node_time >= 0) absl::StrAppend(&text, "; node times");
+    if (t.split_times[0] >= 0) absl::StrAppend(&text, "; split times");
     if (const std::string edge_splits = DescribeEdgeSplits(r); !edge_splits.empty()) {
       absl::StrAppend(&text, "; edge splits ", edge_splits);
     }
@@ -424,6 +427,8 @@ std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& s
       absl::StrAppendFormat(&part, ", %d classes, splits train %d / valid %d / test %d", t.num_classes,
                             t.split_sizes[0], t.split_sizes[1], t.split_sizes[2]);
     }
+    if (t.node_time >= 0) absl::StrAppend(&part, ", node times");
+    if (t.split_times[0] >= 0) absl::StrAppend(&part, ", split times");
     parts.push_back(std::move(part));
   }
   for (const RelationSchema& r : schema.relations) {

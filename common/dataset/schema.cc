@@ -155,6 +155,8 @@ void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation&
   type.set_num_train(m.num_train());
   type.set_num_valid(m.num_valid());
   type.set_num_test(m.num_test());
+  type.set_node_time(m.node_time());
+  type.set_split_times(m.split_times());
   relation.set_src_type(kHomogeneousType);
   relation.set_name(kHomogeneousRelation);
   relation.set_dst_type(kHomogeneousType);
@@ -216,7 +218,7 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     GNND_RETURN_IF_ERROR(CheckNodeType("", types[0], /*features_required=*/false));
   } else if (m.format_version() == 2) {
     if (m.num_nodes() != 0 || m.num_edges() != 0 || m.feature_dim() != 0 || m.num_classes() != 0 ||
-        m.edge_splits_size() != 0 || m.edge_ids() || m.edge_attrs_size() != 0) {
+        m.edge_splits_size() != 0 || m.edge_ids() || m.edge_attrs_size() != 0 || m.node_time() || m.split_times()) {
       return Bad("format_version", 2,
                  "describes its graph in node_types and relations, not num_nodes, num_edges, edge_splits, ...");
     }
@@ -255,6 +257,11 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     if (n.feature_dim > 0) n.feature_dtype = FeatureElementDType(types[t].feature_dtype()).value();
     n.num_classes = types[t].num_classes();
     n.split_sizes = {types[t].num_train(), types[t].num_valid(), types[t].num_test()};
+    n.node_time = types[t].node_time() ? 0 : -1;  // present; made positions below
+    if (types[t].split_times()) {
+      if (n.num_classes == 0) return Bad(prefix + "split_times", "true", "needs splits (num_classes is 0)");
+      n.split_times = {0, 0, 0};
+    }
   }
   absl::flat_hash_set<std::string> keys;
   for (size_t i = 0; i < relations.size(); ++i) {
@@ -282,6 +289,7 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
       split.num_negatives = e.num_negatives();
       split.edges = 0;  // present; made positions below
       split.labels = e.labeled() ? 0 : -1;
+      split.times = e.timed() ? 0 : -1;
       split.negatives = e.num_negatives() > 0 ? 0 : -1;
     }
     rel.edge_ids = r.edge_ids() ? 0 : -1;  // present; made a position below
@@ -351,6 +359,31 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
       std::vector<int64_t> shape = {r.num_edges};
       if (a.dim > 0) shape.push_back(a.dim);
       a.array = add(prefix + "edge." + a.name, ArrayRole::kEdgeAttr, owner, a.dtype, std::move(shape));
+    }
+  }
+  // Then the times: each type's node times and its splits' seed times, each relation's seed edges' times.
+  for (size_t t = 0; t < s.node_types.size(); ++t) {
+    NodeTypeSchema& n = s.node_types[t];
+    const std::string prefix = v1 ? "" : n.name + ".";
+    const int owner = static_cast<int>(t);
+    if (n.node_time >= 0)
+      n.node_time = add(prefix + "node_time", ArrayRole::kNodeTime, owner, DType::kInt64, {n.num_nodes});
+    for (int split = 0; split < 3; ++split) {
+      if (n.split_times[split] < 0) continue;
+      n.split_times[split] = add(prefix + std::string(kSplitNames[split]) + "_time", ArrayRole::kSplitTime, owner,
+                                 DType::kInt64, {n.split_sizes[split]});
+      s.arrays.back().split = split;
+    }
+  }
+  for (size_t i = 0; i < s.relations.size(); ++i) {
+    RelationSchema& r = s.relations[i];
+    const std::string prefix = v1 ? "" : r.key() + ".";
+    for (int split = 0; split < 3; ++split) {
+      EdgeSplitSchema& e = r.edge_splits[split];
+      if (e.times < 0) continue;
+      e.times = add(prefix + std::string(kSplitNames[split]) + "_edge_time", ArrayRole::kEdgeSplitTime,
+                    static_cast<int>(i), DType::kInt64, {e.num_edges});
+      s.arrays.back().split = split;
     }
   }
   return s;

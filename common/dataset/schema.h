@@ -27,7 +27,10 @@ enum class ArrayRole : uint8_t {
   kEdgeLabels,
   kNegatives,
   kEdgeIds,
-  kEdgeAttr
+  kEdgeAttr,
+  kNodeTime,
+  kSplitTime,
+  kEdgeSplitTime
 };
 
 // Whether `name` may name a node type or relation: letters, digits and _, 1 to 64 bytes, no "___". Such
@@ -49,9 +52,10 @@ struct NodeTypeSchema {
   DType feature_dtype = DType::kFloat32;
   int32_t num_classes = 0;  // 0: no labels
   std::array<int64_t, 3> split_sizes = {0, 0, 0};
-  // Positions in DatasetSchema::arrays, -1 where the type has none.
-  int features = -1, labels = -1;
+  // Positions in DatasetSchema::arrays, -1 where the type has none. node_time: each node's time, int64.
+  int features = -1, labels = -1, node_time = -1;
   std::array<int, 3> splits = {-1, -1, -1};
+  std::array<int, 3> split_times = {-1, -1, -1};  // each split's seed times, int64
 
   size_t feature_row_bytes() const { return DTypeSize(feature_dtype) * static_cast<size_t>(feature_dim); }
 };
@@ -60,8 +64,8 @@ struct NodeTypeSchema {
 struct EdgeSplitSchema {
   int64_t num_edges = 0;
   int64_t num_negatives = 0;  // fixed negatives per edge, for evaluation
-  // Positions in DatasetSchema::arrays, -1 where absent.
-  int edges = -1, labels = -1, negatives = -1;
+  // Positions in DatasetSchema::arrays, -1 where absent. times: each seed edge's time, int64.
+  int edges = -1, labels = -1, negatives = -1, times = -1;
 };
 
 // An array of a relation's edges in CSC order (v1::EdgeAttribute).

@@ -38,5 +38,15 @@ TEST(Flags, BareRepeatedFlagTakesNoPositionalArgument) {
   EXPECT_EQ(a.Rest(argc), (std::vector<std::string>{"gnnctl", "generate", "out", "--preset=tiny"}));
 }
 
+TEST(Flags, AFlagThatTakesAValueTakesTheNextArgument) {
+  Argv a(
+      {"gnnctl", "import", "--node-time", "t.npy", "--node-time=paper=p.npy", "in", "--node-time", "a=b.npy", "out"});
+  int argc = static_cast<int>(a.pointers.size());
+  NormalizeFlagNames(argc, a.pointers.data());
+  EXPECT_EQ(TakeRepeatedFlag(argc, a.pointers.data(), "node_time", /*takes_value=*/true),
+            (std::vector<std::string>{"t.npy", "paper=p.npy", "a=b.npy"}));
+  EXPECT_EQ(a.Rest(argc), (std::vector<std::string>{"gnnctl", "import", "in", "out"}));
+}
+
 }  // namespace
 }  // namespace gnnd

@@ -86,6 +86,61 @@ TEST(Schema, HomogeneousManifestIsOneTypeAndOneRelationUnderItsOldNames) {
   EXPECT_EQ(DatasetArrays(*DatasetSchema::FromManifest(TypedDataset().manifest)).positions[0], -1);
 }
 
+TEST(Schema, NodeTimesAreInt64ArraysOfTheirType) {
+  TypedDataset typed;
+  typed.manifest.mutable_node_types(1)->set_node_time(true);
+  absl::StatusOr<DatasetSchema> s = DatasetSchema::FromManifest(typed.manifest);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->node_types[0].node_time, -1);
+  const int at = s->node_types[1].node_time;
+  ASSERT_GE(at, 0);
+  EXPECT_EQ(s->arrays[at].name, "author.node_time");
+  EXPECT_EQ(s->arrays[at].role, ArrayRole::kNodeTime);
+  EXPECT_EQ(s->arrays[at].dtype, DType::kInt64);
+  EXPECT_EQ(s->arrays[at].shape, (std::vector<int64_t>{s->node_types[1].num_nodes}));
+
+  SmallDataset small;
+  small.manifest.set_node_time(true);
+  absl::StatusOr<DatasetSchema> h = DatasetSchema::FromManifest(small.manifest);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->arrays.size(), static_cast<size_t>(kNumArrays) + 1);  // after the seven, which keep their places
+  EXPECT_EQ(h->arrays.back().name, "node_time");
+  EXPECT_EQ(h->node_types[0].node_time, kNumArrays);
+
+  typed.manifest.set_node_time(true);  // format_version 2 keeps times in node_types
+  EXPECT_FALSE(DatasetSchema::FromManifest(typed.manifest).ok());
+}
+
+TEST(Schema, SplitTimesFollowTheirSplits) {
+  TypedDataset typed;
+  typed.manifest.mutable_node_types(0)->set_split_times(true);
+  v1::EdgeSplit* seeds = typed.manifest.mutable_relations(1)->add_edge_splits();
+  seeds->set_name("valid");
+  seeds->set_num_edges(5);
+  seeds->set_timed(true);
+  absl::StatusOr<DatasetSchema> s = DatasetSchema::FromManifest(typed.manifest);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const NodeTypeSchema& paper = s->node_types[0];
+  for (int split = 0; split < 3; ++split) {
+    const ArraySchema& a = s->arrays[paper.split_times[split]];
+    EXPECT_EQ(a.name, "paper." + std::string(gnnd::kSplitNames[split]) + "_time");
+    EXPECT_EQ(a.role, ArrayRole::kSplitTime);
+    EXPECT_EQ(a.split, split);
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{paper.split_sizes[split]}));
+  }
+  const ArraySchema& edge_times = s->arrays[s->relations[1].edge_splits[1].times];
+  EXPECT_EQ(edge_times.name, "author___writes___paper.valid_edge_time");
+  EXPECT_EQ(edge_times.role, ArrayRole::kEdgeSplitTime);
+  EXPECT_EQ(edge_times.shape, (std::vector<int64_t>{5}));
+  EXPECT_EQ(s->relations[1].edge_splits[0].times, -1);
+
+  typed.manifest.mutable_node_types(1)->set_split_times(true);  // author: no labels, no splits
+  absl::StatusOr<DatasetSchema> bad = DatasetSchema::FromManifest(typed.manifest);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "manifest.textproto: node_types[1].split_times = true needs splits (num_classes is 0)");
+}
+
 struct BadManifest {
   std::string name;
   std::function<void(v1::DatasetManifest&)> change;

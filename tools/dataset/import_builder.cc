@@ -432,9 +432,25 @@ absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classe
   m.set_source(source);
   m.set_undirected(options_.undirected);
   m.set_deduplicated(options_.dedup);
+  for (const NodeTimeInput& times : options_.node_times) {
+    if (!times.type.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--node-time ", times.type, "=", times.path,
+                                                     ": this dataset has one node type; give FILE.npy alone"));
+    }
+    GNND_RETURN_IF_ERROR(WriteTimes(writer_->Path("node_time.npy"), times.path, num_nodes_, "num_nodes"));
+    m.set_node_time(true);
+  }
   if (features_.has_value()) GNND_RETURN_IF_ERROR(features_->Finish());
   GNND_RETURN_IF_ERROR(labels_->Finish());
   for (auto& split : splits_) GNND_RETURN_IF_ERROR(split->Finish());
+  if (!options_.split_times_dir.empty()) {
+    if (!labeled_) return absl::InvalidArgumentError("--split-time: the dataset has no node splits to time");
+    for (int split = 0; split < 3; ++split) {
+      GNND_RETURN_IF_ERROR(WriteSplitTimes(writer_->Path(absl::StrCat(kSplitNames[split], "_time.npy")),
+                                           options_.split_times_dir, kSplitNames[split], splits_[split]->rows()));
+    }
+    m.set_split_times(true);
+  }
   const bool edge_ids = options_.edge_ids || !options_.edge_attrs.empty();
   const CscOptions csc{options_.undirected, options_.dedup, options_.threads, edge_ids};
   const int64_t input_edges = edges_->count();

@@ -17,6 +17,7 @@
 #include "gnnd/v1/dataset.pb.h"
 #include "tools/dataset/csc_builder.h"
 #include "tools/dataset/edge_attrs.h"
+#include "tools/dataset/times.h"
 
 namespace gnnd::dataset {
 
@@ -43,6 +44,12 @@ struct ImportOptions {
   // edge_ids: the edge ids (each edge's input row) even without attributes.
   std::vector<EdgeAttributeInput> edge_attrs;
   bool edge_ids = false;
+  // Each node's time (node_time.npy), for the temporal rule: one file (a homogeneous dataset) or one per type.
+  std::vector<NodeTimeInput> node_times;
+  // Each node split's seed times: a directory with train.npy, valid.npy, test.npy (a typed dataset's T/train.npy,
+  // ...), one integer per seed of the split, in its order. A link split's times are SPLIT_time.npy beside its
+  // seed edges in edge_splits_dir.
+  std::string split_times_dir;
 };
 
 // Where a block of feature values comes from, as errors name an element: the file, the position of the
@@ -124,6 +131,8 @@ class ImportBuilder {
   void AllowNoFeatures() { features_optional_ = true; }
   // An edge attribute from a file of one row per spooled edge (written by the caller, e.g. at ScratchPath()).
   void AddEdgeAttribute(EdgeAttributeInput input) { options_.edge_attrs.push_back(std::move(input)); }
+  // The node times from a file of one integer per node (e.g. written at ScratchPath()).
+  void SetNodeTimes(std::string path) { options_.node_times = {{"", std::move(path)}}; }
   // A path in the dataset's work directory for a file that is not part of it (removed at Finish).
   std::string ScratchPath(absl::string_view file) const { return writer_->Path(file); }
 

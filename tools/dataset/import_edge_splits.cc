@@ -60,10 +60,10 @@ absl::Status ImportBuilder::ReadEdgeSplits() {
   const std::string& dir = options_.edge_splits_dir;
   for (absl::string_view split : kSplitNames) {
     const std::string edges_file = SplitFile(split, ""), labels_file = SplitFile(split, "_label"),
-                      negatives_file = SplitFile(split, "_neg");
+                      negatives_file = SplitFile(split, "_neg"), times_file = SplitFile(split, "_time");
     const std::string path = absl::StrCat(dir, "/", edges_file);
     if (!Exists(path)) {
-      for (const std::string& beside : {labels_file, negatives_file}) {
+      for (const std::string& beside : {labels_file, negatives_file, times_file}) {
         if (Exists(absl::StrCat(dir, "/", beside))) {
           return absl::InvalidArgumentError(
               absl::StrCat(dir, ": ", beside, " without ", edges_file, " (the split's seed edges)"));
@@ -96,6 +96,11 @@ absl::Status ImportBuilder::ReadEdgeSplits() {
     }));
     GNND_RETURN_IF_ERROR(edges.Finish());
 
+    if (const std::string times_path = absl::StrCat(dir, "/", times_file); Exists(times_path)) {
+      GNND_RETURN_IF_ERROR(
+          WriteTimes(writer_->Path(absl::StrCat(split, "_edge_time.npy")), times_path, n, "the split's seed edges"));
+      e.set_timed(true);
+    }
     if (const std::string labels_path = absl::StrCat(dir, "/", labels_file); Exists(labels_path)) {
       GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpyStream(labels_path, labels_file));
       GNND_ASSIGN_OR_RETURN(

@@ -248,11 +248,19 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
       builder.AddEdgeAttribute(w);
       builder.AddEdgeAttribute(f);
     }
+    std::optional<NpyWriter> times;  // with temporal: each edge's time, its later endpoint's
+    std::vector<int64_t> time(options.temporal ? round : 0);
+    if (options.temporal) {
+      const EdgeAttributeInput t{"time", builder.ScratchPath("time.input.npy")};
+      GNND_ASSIGN_OR_RETURN(times, NpyWriter::CreateAppendable(t.path, DType::kInt64, {}));
+      builder.AddEdgeAttribute(t);
+    }
     GNND_RETURN_IF_ERROR(ParallelRounds(
         spec.num_edges, kEdgeChunk, options.threads,
         [&](int64_t first, int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
             edges[i] = gen.Edge(first + i);
+            if (options.temporal) time[i] = std::max(edges[i].first, edges[i].second);
             if (!options.edge_attrs) continue;
             const Philox4x32 w = RandomWords(options.seed, kEdgeAttrs, static_cast<uint64_t>(first + i));
             weight[i] = 1.0f - UniformFloat(w.v[0]);  // (0, 1]: every edge may be drawn
@@ -270,6 +278,7 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
             GNND_RETURN_IF_ERROR(weights->Append(weight.data(), count));
             GNND_RETURN_IF_ERROR(feats->Append(feat.data(), count));
           }
+          if (times.has_value()) GNND_RETURN_IF_ERROR(times->Append(time.data(), count));
           progress.Set(first + count);
           return absl::OkStatus();
         }));
@@ -277,6 +286,15 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
       GNND_RETURN_IF_ERROR(weights->Finish());
       GNND_RETURN_IF_ERROR(feats->Finish());
     }
+    if (times.has_value()) GNND_RETURN_IF_ERROR(times->Finish());
+  }
+  if (options.temporal) {  // node v's time is v
+    const std::string path = builder.ScratchPath("node_time.input.npy");
+    GNND_ASSIGN_OR_RETURN(NpyWriter node_times, NpyWriter::CreateMapped(path, DType::kInt64, {spec.num_nodes}));
+    int64_t* time = node_times.mutable_as<int64_t>();
+    for (int64_t v = 0; v < spec.num_nodes; ++v) time[v] = v;
+    GNND_RETURN_IF_ERROR(node_times.Finish());
+    builder.SetNodeTimes(path);
   }
   {  // Features, labels and splits, in blocks of rows.
     Progress progress("nodes", spec.num_nodes, "nodes");
@@ -305,10 +323,10 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
           return absl::OkStatus();
         }));
   }
-  return builder.Finish(
-      absl::StrFormat("synthetic generator=2 preset=%s nodes=%d edges_drawn=%d seed=%d%s", spec.preset, spec.num_nodes,
-                      spec.num_edges, options.seed, options.edge_attrs ? " edge_attrs" : ""),
-      spec.num_classes);
+  return builder.Finish(absl::StrFormat("synthetic generator=2 preset=%s nodes=%d edges_drawn=%d seed=%d%s%s",
+                                        spec.preset, spec.num_nodes, spec.num_edges, options.seed,
+                                        options.edge_attrs ? " edge_attrs" : "", options.temporal ? " temporal" : ""),
+                        spec.num_classes);
 }
 
 }  // namespace gnnd::dataset

@@ -5,10 +5,12 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/base/parallel.h"
 #include "common/base/status.h"
 #include "common/base/vocabulary.h"
 #include "common/dataset/schema.h"
+#include "tools/dataset/input.h"
 
 namespace gnnd::dataset {
 
@@ -211,10 +213,26 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
   m.set_format_version(2);
   m.set_source(source);
   m.set_deduplicated(options_.dedup);
+  for (const NodeTimeInput& times : options_.node_times) {
+    if (times.type.empty() || NodeTypeNamed(times.type) < 0) {
+      std::vector<std::string> names;
+      for (const Type& t : types_) names.push_back(t.name);
+      return absl::InvalidArgumentError(absl::StrCat("--node-time ", times.type.empty() ? "" : times.type + "=",
+                                                     times.path, ": name one of the node types (",
+                                                     absl::StrJoin(names, ", "), ") as TYPE=FILE.npy"));
+    }
+  }
+  int timed_types = 0;  // node types whose splits --split-time times
   for (Type& t : types_) {
     v1::NodeType& out = *m.add_node_types();
     out.set_name(t.name);
     out.set_num_nodes(t.num_nodes);
+    for (const NodeTimeInput& times : options_.node_times) {
+      if (times.type != t.name) continue;
+      GNND_RETURN_IF_ERROR(
+          WriteTimes(writer_->Path(absl::StrCat(t.name, ".node_time.npy")), times.path, t.num_nodes, "num_nodes"));
+      out.set_node_time(true);
+    }
     if (t.features.has_value()) {
       if (t.features->rows() != t.num_nodes) {
         return absl::InvalidArgumentError(absl::StrCat(t.features_from, ": node type '", t.name,
@@ -229,6 +247,13 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
     if (any_split && t.labels.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("node type '", t.name, "' has splits but no labels"));
     }
+    const std::string times_dir = absl::StrCat(options_.split_times_dir, "/", t.name);
+    const bool timed = !options_.split_times_dir.empty() && Exists(times_dir);
+    if (timed && t.labels.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--split-time: ", times_dir, " times the splits of node type '", t.name, "', which has none"));
+    }
+    timed_types += timed;
     if (t.labels.empty()) continue;
     t.labels.resize(t.num_nodes, -1);  // the nodes past the last labeled one: none
     const int64_t max_label = *std::max_element(t.labels.begin(), t.labels.end());
@@ -243,10 +268,20 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
                              writer_->Path(absl::StrCat(t.name, ".", kSplitNames[split], ".npy")), DType::kInt64, {}));
       GNND_RETURN_IF_ERROR(ids.Append(t.splits[split].data(), static_cast<int64_t>(t.splits[split].size())));
       GNND_RETURN_IF_ERROR(ids.Finish());
+      if (timed) {
+        GNND_RETURN_IF_ERROR(WriteSplitTimes(writer_->Path(absl::StrCat(t.name, ".", kSplitNames[split], "_time.npy")),
+                                             times_dir, kSplitNames[split],
+                                             static_cast<int64_t>(t.splits[split].size())));
+      }
     }
+    out.set_split_times(timed);
     out.set_num_train(static_cast<int64_t>(t.splits[0].size()));
     out.set_num_valid(static_cast<int64_t>(t.splits[1].size()));
     out.set_num_test(static_cast<int64_t>(t.splits[2].size()));
+  }
+  if (!options_.split_times_dir.empty() && timed_types == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--split-time: ", options_.split_times_dir,
+                                                   " has no folder T/ (T a node type with splits) of times"));
   }
   for (Relation& r : relations_) {
     const std::string key = absl::StrCat(r.src, "___", r.name, "___", r.dst);

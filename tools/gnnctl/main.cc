@@ -32,6 +32,7 @@
 #include "tools/dataset/import.h"
 #include "tools/dataset/synthetic.h"
 #include "tools/dataset/synthetic_typed.h"
+#include "tools/dataset/times.h"
 #include "tools/gnnctl/daemon_commands.h"
 #include "tools/gnnctl/sample.h"
 
@@ -57,6 +58,16 @@ ABSL_FLAG(std::vector<std::string>, edge_attr, {},
           "import (edgelist): an edge attribute NAME=FILE.npy, (E,) or (E, D), one row per edge in the input's "
           "order (repeatable); a text edge list's third column is the attribute edge_weight. generate "
           "(homogeneous presets), bare: edge_weight (float32 in (0, 1]) and edge_feat (4 x float32) per edge");
+ABSL_FLAG(std::vector<std::string>, node_time, {},
+          "import (every format): each node's time for temporal sampling, FILE.npy (N,) of integers; a typed "
+          "dataset's TYPE=FILE.npy, one per timed type (repeatable)");
+ABSL_FLAG(std::string, split_time, "",
+          "import: each node split's seed times, a directory with train.npy, valid.npy, test.npy (integers, one per "
+          "seed in the split's order; typed: T/train.npy, ... per node type T). A link split's times: "
+          "SPLIT_time.npy beside its seed edges in --edge-splits");
+ABSL_FLAG(bool, temporal, false,
+          "generate (homogeneous presets): node times (node_time = the node's id) and each edge's int64 attribute "
+          "time (its later endpoint's), for temporal sampling");
 ABSL_FLAG(bool, edge_ids, false,
           "import (edgelist): store each edge's input row (e_id) even without edge attributes (with them, always)");
 ABSL_FLAG(std::string, link_relation, "",
@@ -120,7 +131,10 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--features F.npy] [--labels L.npy [--splits DIR]] [--edge-splits DIR] [--num-nodes N]
                                  (edgelist: SRC is text 'src dst' lines or a (2, E) .npy; each array optional)
                 [--num-nodes T=N,...]   (mag240m: OGB-LSC's processed .npy layout, typed)
+                [--node-time F.npy | --node-time TYPE=F.npy ...]   each node's time (integers), any format
+                [--split-time DIR]   each node split's seed times: DIR/train.npy, ... (typed: DIR/T/train.npy)
   gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
+                  [--edge-attr] [--temporal]   (homogeneous presets: node times, edge attribute time)
                   [--add-reverse] [--link-relation src___rel___dst]   (mag, igbh) OUT_DIR
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
                                  under --fanouts (default 15,10,5); --hot-order=false: none
@@ -201,6 +215,7 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   options.labels_npy = absl::GetFlag(FLAGS_labels);
   options.splits_dir = absl::GetFlag(FLAGS_splits);
   options.edge_splits_dir = absl::GetFlag(FLAGS_edge_splits);
+  options.split_times_dir = absl::GetFlag(FLAGS_split_time);
   const bool edgelist = absl::GetFlag(FLAGS_format) == "edgelist";
   if (!options.edge_splits_dir.empty() && !edgelist) return Usage("--edge-splits: only --format edgelist takes it");
   for (const std::string& flag : absl::GetFlag(FLAGS_edge_attr)) {
@@ -213,6 +228,16 @@ absl::Status RunImport(const std::vector<std::string>& args) {
   }
   options.edge_ids = absl::GetFlag(FLAGS_edge_ids);
   if (options.edge_ids && !edgelist) return Usage("--edge-ids: only --format edgelist takes it");
+  for (const std::string& flag : absl::GetFlag(FLAGS_node_time)) {
+    GNND_ASSIGN_OR_RETURN(dataset::NodeTimeInput input, dataset::ParseNodeTimeFlag(flag));
+    for (const dataset::NodeTimeInput& given : options.node_times) {
+      if (given.type == input.type) {
+        return Usage(absl::StrCat("--node-time: ", input.type.empty() ? "the node times" : "'" + input.type + "'",
+                                  " given twice"));
+      }
+    }
+    options.node_times.push_back(std::move(input));
+  }
   for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_num_nodes), ',', absl::SkipEmpty())) {
     const std::pair<std::string, std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
     int64_t count = 0;
@@ -265,6 +290,7 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
       if (!value.empty()) return Usage(absl::StrCat("--edge-attr=", value, ": generate's takes no value"));
     }
     options.edge_attrs = !absl::GetFlag(FLAGS_edge_attr).empty();
+    if (absl::GetFlag(FLAGS_temporal)) return Usage("--temporal: only the homogeneous presets take it");
     GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
     GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
     return Summarize(args[0], fanouts);
@@ -285,6 +311,7 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
   if (options.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED) options.feature_dtype = v1::FEATURE_DTYPE_FLOAT32;
   options.threads = Threads();
   options.edge_attrs = !edge_attr.empty();
+  options.temporal = absl::GetFlag(FLAGS_temporal);
   GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
   GNND_RETURN_IF_ERROR(dataset::Generate(spec, options, args[0]));
   return Summarize(args[0], fanouts);
@@ -409,8 +436,10 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(gnnd::gnnctl::kUsage);
   gnnd::NormalizeFlagNames(argc, argv);
   const std::vector<std::string> edge_attrs = gnnd::TakeRepeatedFlag(argc, argv, "edge_attr");
+  const std::vector<std::string> node_times = gnnd::TakeRepeatedFlag(argc, argv, "node_time", /*takes_value=*/true);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (!edge_attrs.empty()) absl::SetFlag(&FLAGS_edge_attr, edge_attrs);
+  if (!node_times.empty()) absl::SetFlag(&FLAGS_node_time, node_times);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   absl::Status status;
   if (args.empty()) {

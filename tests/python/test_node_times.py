@@ -1,0 +1,206 @@
+"""Node times for the temporal rule, at import (`gnnctl import --node-time FILE.npy`, a typed dataset's
+`--node-time TYPE=FILE.npy`) and in generated datasets (`gnnctl generate --temporal`): the stored node_time
+arrays equal the input as int64, a generated edge's time is its later endpoint's, and bad time files are refused
+naming the file. Run by ctest with GNNCTL set."""
+import subprocess
+
+import numpy as np
+import pytest
+
+from daemon_util import GNNCTL
+from test_import_ogb_typed import TYPES, write_mag
+
+N, E = 120, 600
+
+
+def run(*args, ok=True):
+    proc = subprocess.run([GNNCTL, *map(str, args)], capture_output=True, text=True)
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture()
+def edge_list(tmp_path):
+    rng = np.random.default_rng(5)
+    np.save(tmp_path / "edges.npy", np.stack([rng.integers(0, N, E), rng.integers(0, N, E)]))
+    return tmp_path / "edges.npy"
+
+
+@pytest.mark.parametrize("dtype,shape", [(np.int64, (N,)), (np.int32, (N,)), (np.uint16, (N, 1))])
+def test_import_stores_node_times_as_int64(tmp_path, edge_list, dtype, shape):
+    times = np.random.default_rng(1).integers(0, 60000, N).astype(dtype).reshape(shape)
+    np.save(tmp_path / "t.npy", times)
+    out = tmp_path / "out"
+    summary = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list,
+                  out).stdout
+    assert "node times" in summary
+    stored = np.load(out / "node_time.npy")
+    assert stored.dtype == np.int64 and stored.shape == (N,)
+    assert np.array_equal(stored, times.reshape(N).astype(np.int64))
+    assert 'node_time: true' in (out / "manifest.textproto").read_text()
+    assert "node times" in run("validate", out).stdout
+
+
+def test_large_int64_times_are_kept_exactly(tmp_path, edge_list):
+    times = (np.int64(1_700_000_000_000_000_000) + np.arange(N, dtype=np.int64) * 7)  # ns since 1970: past 2^53
+    np.save(tmp_path / "t.npy", times)
+    run("import", "--format", "edgelist", "--num-nodes", N, f"--node-time={tmp_path / 't.npy'}", edge_list,
+        tmp_path / "out")
+    assert np.array_equal(np.load(tmp_path / "out" / "node_time.npy"), times)
+
+
+@pytest.mark.parametrize("write,message", [
+    (lambda p: np.save(p, np.arange(N - 1)), f"times of shape ({N - 1}), expected (num_nodes = {N})"),
+    (lambda p: np.save(p, np.arange(2 * N).reshape(N, 2)), f"times of shape ({N}, 2)"),
+    (lambda p: np.save(p, np.arange(N, dtype=np.float64)), "times of dtype float64, expected integers"),
+    (lambda p: np.save(p, np.ones(N, dtype=bool)), "times of dtype bool, expected integers"),
+])
+def test_bad_time_files_are_refused_naming_the_file(tmp_path, edge_list, write, message):
+    write(tmp_path / "t.npy")
+    proc = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list,
+               tmp_path / "out", ok=False)
+    assert proc.returncode != 0
+    assert str(tmp_path / "t.npy") in proc.stderr and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_flag_errors_name_what_is_wrong(tmp_path, edge_list):
+    np.save(tmp_path / "t.npy", np.arange(N))
+    typed = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", f"paper={tmp_path / 't.npy'}",
+                edge_list, tmp_path / "a", ok=False)
+    assert "one node type; give FILE.npy alone" in typed.stderr
+    twice = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy",
+                "--node-time", tmp_path / "t.npy", edge_list, tmp_path / "b", ok=False)
+    assert "the node times given twice" in twice.stderr
+    bad_name = run("import", "--format", "edgelist", "--node-time", f"a/b={tmp_path / 't.npy'}", edge_list,
+                   tmp_path / "c", ok=False)
+    assert "'a/b' is not a node type name" in bad_name.stderr
+
+
+def test_a_stored_time_array_of_the_wrong_length_fails_validation(tmp_path, edge_list):
+    np.save(tmp_path / "t.npy", np.arange(N))
+    out = tmp_path / "out"
+    run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list, out)
+    np.save(out / "node_time.npy", np.arange(N + 3))
+    proc = run("validate", out, ok=False)
+    assert proc.returncode != 0 and "node_time.npy" in proc.stderr, proc.stderr
+
+
+def test_typed_import_takes_times_per_type(tmp_path):
+    src = write_mag(tmp_path / "mag")
+    paper_times = np.arange(TYPES["paper"], dtype=np.int16) * 3 + 1990
+    field_times = np.arange(TYPES["field_of_study"], dtype=np.int64)
+    np.save(tmp_path / "paper.npy", paper_times)
+    np.save(tmp_path / "field.npy", field_times)
+    out = tmp_path / "out"
+    summary = run("import", "--format=ogb", "--node-time", f"paper={tmp_path / 'paper.npy'}",
+                  f"--node-time=field_of_study={tmp_path / 'field.npy'}", src, out).stdout
+    assert np.array_equal(np.load(out / "paper.node_time.npy"), paper_times.astype(np.int64))
+    assert np.array_equal(np.load(out / "field_of_study.node_time.npy"), field_times)
+    assert not (out / "author.node_time.npy").exists()
+    assert summary.count("node times") == 2
+    wrong = run("import", "--format=ogb", "--node-time", f"venue={tmp_path / 'paper.npy'}", src, tmp_path / "o2",
+                ok=False)
+    assert "name one of the node types" in wrong.stderr and "paper" in wrong.stderr
+    untyped = run("import", "--format=ogb", "--node-time", tmp_path / "paper.npy", src, tmp_path / "o3", ok=False)
+    assert "as TYPE=FILE.npy" in untyped.stderr
+    short = run("import", "--format=ogb", "--node-time", f"author={tmp_path / 'paper.npy'}", src, tmp_path / "o4",
+                ok=False)
+    assert "paper.npy: times of shape" in short.stderr
+
+
+def test_generate_temporal_times_grow_with_ids_and_edges_follow_their_endpoints(tmp_path):
+    out = tmp_path / "t"
+    run("generate", "--preset", "tiny", "--seed", 4, "--temporal", out)
+    node_time = np.load(out / "node_time.npy")
+    indptr, indices = np.load(out / "indptr.npy"), np.load(out / "indices.npy")
+    num_nodes = len(indptr) - 1
+    assert np.array_equal(node_time, np.arange(num_nodes))
+    time = np.load(out / "edge.time.npy")
+    assert time.dtype == np.int64 and time.shape == indices.shape
+    dst_of = np.repeat(np.arange(num_nodes), np.diff(indptr))
+    assert np.array_equal(time, np.maximum(node_time[indices], node_time[dst_of]))
+    assert (out / "e_id.npy").exists()
+    assert "valid" in run("validate", out).stdout
+    typed = run("generate", "--preset", "mag", "--scale", "0.001", "--temporal", tmp_path / "m", ok=False)
+    assert "--temporal: only the homogeneous presets take it" in typed.stderr
+
+
+@pytest.fixture()
+def labeled(tmp_path, edge_list):
+    """An edge list with labels and node splits (train 0..39, valid 40..59, test none)."""
+    np.save(tmp_path / "labels.npy", np.arange(N) % 3)
+    splits = tmp_path / "splits"
+    splits.mkdir()
+    np.save(splits / "train.npy", np.arange(40))
+    np.save(splits / "valid.npy", np.arange(40, 60))
+    np.save(splits / "test.npy", np.zeros(0, np.int64))
+    return ["--labels", tmp_path / "labels.npy", "--splits", splits]
+
+
+def test_split_times_are_stored_beside_their_splits(tmp_path, edge_list, labeled):
+    times = tmp_path / "times"
+    times.mkdir()
+    np.save(times / "train.npy", np.arange(40, dtype=np.int32) * 10)
+    np.save(times / "valid.npy", np.full(20, 2**40, np.int64))  # test: no seeds, no file
+    out = tmp_path / "out"
+    run("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list, out)
+    assert np.array_equal(np.load(out / "train_time.npy"), np.arange(40) * 10)
+    assert np.array_equal(np.load(out / "valid_time.npy"), np.full(20, 2**40))
+    assert np.load(out / "test_time.npy").shape == (0,)
+    assert "split_times: true" in (out / "manifest.textproto").read_text()
+    assert "valid" in run("validate", out).stdout
+
+
+def test_split_time_errors_name_the_split_and_file(tmp_path, edge_list, labeled):
+    times = tmp_path / "times"
+    times.mkdir()
+    np.save(times / "train.npy", np.arange(40))
+    missing = run("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list,
+                  tmp_path / "a", ok=False)
+    assert f"{times}: no valid.npy for the 20 seeds of split valid" in missing.stderr, missing.stderr
+    np.save(times / "valid.npy", np.arange(19))
+    short = run("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list,
+                tmp_path / "b", ok=False)
+    assert f"{times}/valid.npy: times of shape (19), expected (valid's seeds = 20)" in short.stderr, short.stderr
+    unsplit = run("import", "--format", "edgelist", "--num-nodes", N, "--split-time", times, edge_list,
+                  tmp_path / "c", ok=False)
+    assert "the dataset has no node splits to time" in unsplit.stderr
+    assert not any((tmp_path / name).exists() for name in "abc")  # nothing half-written
+
+
+def test_link_split_times_sit_beside_their_seed_edges(tmp_path, edge_list):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    np.save(seeds / "train.npy", np.array([[0, 1, 2], [3, 4, 5]]))
+    np.save(seeds / "train_time.npy", np.array([7, 8, 9], np.uint32))
+    np.save(seeds / "valid.npy", np.array([[6], [7]]))
+    out = tmp_path / "out"
+    run("import", "--format", "edgelist", "--num-nodes", N, "--edge-splits", seeds, edge_list, out)
+    assert np.array_equal(np.load(out / "train_edge_time.npy"), [7, 8, 9])
+    assert not (out / "valid_edge_time.npy").exists()
+    assert "timed: true" in (out / "manifest.textproto").read_text()
+    np.save(seeds / "test_time.npy", np.array([1]))  # times without the split's seed edges
+    lone = run("import", "--format", "edgelist", "--num-nodes", N, "--edge-splits", seeds, edge_list,
+               tmp_path / "o2", ok=False)
+    assert "test_time.npy without test.npy" in lone.stderr, lone.stderr
+
+
+def test_typed_split_times_per_node_type(tmp_path):
+    src = write_mag(tmp_path / "mag")
+    times = tmp_path / "times"
+    (times / "paper").mkdir(parents=True)
+    for name, count in (("train", 3), ("valid", 1), ("test", 1)):
+        np.save(times / "paper" / f"{name}.npy", np.arange(count) + 2000)
+    out = tmp_path / "out"
+    run("import", "--format=ogb", "--split-time", times, src, out)
+    assert np.array_equal(np.load(out / "paper.train_time.npy"), [2000, 2001, 2002])
+    assert np.array_equal(np.load(out / "paper.test_time.npy"), [2000])
+    (times / "author").mkdir()
+    unsplit = run("import", "--format=ogb", "--split-time", times, src, tmp_path / "o2", ok=False)
+    assert "times the splits of node type 'author', which has none" in unsplit.stderr, unsplit.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = run("import", "--format=ogb", "--split-time", empty, src, tmp_path / "o3", ok=False)
+    assert "has no folder T/" in none.stderr
