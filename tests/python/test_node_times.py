@@ -204,3 +204,27 @@ def test_typed_split_times_per_node_type(tmp_path):
     empty.mkdir()
     none = run("import", "--format=ogb", "--split-time", empty, src, tmp_path / "o3", ok=False)
     assert "has no folder T/" in none.stderr
+
+
+def test_gnnd_serves_a_timed_dataset_as_before(tmp_path):
+    """Times load into shared memory beside the graph; until a session asks for the temporal rule, its batches
+    are those of the same graph without them."""
+    import gnnd
+    from daemon_util import Daemon
+    run("generate", "--preset", "tiny", "--seed", 6, "--temporal", tmp_path / "timed")
+    run("generate", "--preset", "tiny", "--seed", 6, "--edge-attr", tmp_path / "plain")
+    daemon = Daemon(tmp_path, f"--dataset=timed={tmp_path / 'timed'}", f"--dataset=plain={tmp_path / 'plain'}",
+                    name="timed")
+    try:
+        batches = {}
+        for name in ("timed", "plain"):
+            loader = gnnd.Loader(address=daemon.address, dataset=name, batch_size=64, fanouts=[5, 3], seed=2,
+                                 edge_attrs=[], output="numpy", copy=True)
+            batches[name] = [(b.node_ids, b.edge_src, b.edge_dst, b.features) for b in loader]
+            loader.close()
+        assert len(batches["timed"]) == len(batches["plain"]) > 0
+        for a, b in zip(batches["timed"], batches["plain"]):
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(x, y)
+    finally:
+        assert daemon.stop() == 0, daemon.output()
