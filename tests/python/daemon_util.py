@@ -11,6 +11,14 @@ GNND = os.environ.get("GNND", "gnnd")
 _instances = itertools.count()
 
 
+def run_gnnctl(*args, ok=True):
+    """Runs gnnctl with ARGS (any values, made strings); unless ok=False, asserts it succeeded."""
+    proc = subprocess.run([GNNCTL, *map(str, args)], capture_output=True, text=True)
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 class Daemon:
     def __init__(self, tmp_path, *args, config=None, name=None, env=None):
         """gnnd on the socket TMP_PATH/NAME.sock, so its instance is NAME: its shared-memory names start with

@@ -2,22 +2,13 @@
 edge list's third column as edge_weight): every CSC edge's e_id is its row in the input (an undirected copy its
 edge's, a deduplicated edge its first row's), every attribute row is the input's row at e_id, and bad files are
 refused naming file and element. Run by ctest with GNNCTL set."""
-import os
-import subprocess
 
 import numpy as np
 import pytest
 
-GNNCTL = os.environ.get("GNNCTL", "gnnctl")
+from daemon_util import run_gnnctl
 
 N, E = 200, 1500
-
-
-def run(*args, ok=True):
-    proc = subprocess.run([GNNCTL, *map(str, args)], capture_output=True, text=True)
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +31,9 @@ def test_attributes_follow_their_edges_into_csc_order(tmp_path, edges, flags):
     np.save(tmp_path / "f.npy", feat)
     np.save(tmp_path / "k.npy", kind)  # stored as int64
     out = tmp_path / "out"
-    run("import", "--format", "edgelist", "--num-nodes", N, *flags, "--edge-attr", f"w={tmp_path / 'w.npy'}",
-        "--edge-attr", f"f={tmp_path / 'f.npy'}", f"--edge-attr=kind={tmp_path / 'k.npy'}", tmp_path / "edges.npy", out)
+    run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, *flags, "--edge-attr", f"w={tmp_path / 'w.npy'}",
+               "--edge-attr", f"f={tmp_path / 'f.npy'}", f"--edge-attr=kind={tmp_path / 'k.npy'}",
+               tmp_path / "edges.npy", out)
     indptr, indices = np.load(out / "indptr.npy"), np.load(out / "indices.npy")
     e_id = np.load(out / "e_id.npy")
     assert e_id.dtype == np.int64 and e_id.shape == indices.shape
@@ -69,7 +61,7 @@ def test_attributes_follow_their_edges_into_csc_order(tmp_path, edges, flags):
     np.testing.assert_array_equal(stored_kind, kind[e_id])
     manifest = (out / "manifest.textproto").read_text()
     assert "edge_ids: true" in manifest and 'name: "kind"' in manifest and "FEATURE_DTYPE_INT64" in manifest
-    assert "edge ids; edge attributes w (float32), f (4 x float16), kind (int64)" in run("validate", out).stdout
+    assert "edge ids; edge attributes w (float32), f (4 x float16), kind (int64)" in run_gnnctl("validate", out).stdout
 
 
 def test_gnnd_serves_a_dataset_with_edge_arrays(tmp_path, edges):
@@ -86,9 +78,9 @@ def test_gnnd_serves_a_dataset_with_edge_arrays(tmp_path, edges):
     for name, ids in (("train", np.arange(0, 120)), ("valid", np.arange(120, 160)), ("test", np.arange(160, 200))):
         np.save(tmp_path / "splits" / f"{name}.npy", ids)
     common = ["--features", tmp_path / "x.npy", "--labels", tmp_path / "y.npy", "--splits", tmp_path / "splits"]
-    run("import", "--format", "edgelist", *common, "--edge-attr", f"w={tmp_path / 'w.npy'}", tmp_path / "edges.npy",
-        tmp_path / "with")
-    run("import", "--format", "edgelist", *common, tmp_path / "edges.npy", tmp_path / "without")
+    run_gnnctl("import", "--format", "edgelist", *common, "--edge-attr", f"w={tmp_path / 'w.npy'}",
+               tmp_path / "edges.npy", tmp_path / "with")
+    run_gnnctl("import", "--format", "edgelist", *common, tmp_path / "edges.npy", tmp_path / "without")
     daemon = Daemon(tmp_path, f"--dataset=with={tmp_path / 'with'}", f"--dataset=without={tmp_path / 'without'}",
                     name="edgeattrs")
     try:
@@ -112,14 +104,14 @@ def test_a_third_column_is_edge_weight(tmp_path):
     lines = ["# src dst weight", "0 1 0.5", "2 1 1.25", "", "1 0 3"]
     (tmp_path / "edges.txt").write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
-    run("import", "--format", "edgelist", "--dedup", tmp_path / "edges.txt", out)
+    run_gnnctl("import", "--format", "edgelist", "--dedup", tmp_path / "edges.txt", out)
     e_id, w = np.load(out / "e_id.npy"), np.load(out / "edge.edge_weight.npy")
     np.testing.assert_array_equal(w, np.array([0.5, 1.25, 3], np.float32)[e_id])
     # Without weights, no edge arrays at all.
     (tmp_path / "plain.txt").write_text("0 1\n2 1\n")
-    run("import", "--format", "edgelist", tmp_path / "plain.txt", tmp_path / "plain")
+    run_gnnctl("import", "--format", "edgelist", tmp_path / "plain.txt", tmp_path / "plain")
     assert not (tmp_path / "plain" / "e_id.npy").exists()
-    run("import", "--format", "edgelist", "--edge-ids", tmp_path / "plain.txt", tmp_path / "ids")
+    run_gnnctl("import", "--format", "edgelist", "--edge-ids", tmp_path / "plain.txt", tmp_path / "ids")
     np.testing.assert_array_equal(np.load(tmp_path / "ids" / "e_id.npy"), [0, 1])
 
 
@@ -137,40 +129,40 @@ def test_bad_attribute_files_are_named(tmp_path, write, flag, message):
     write(tmp_path)
     name, _, path = flag.partition("=")
     arg = f"--edge-attr={name}={tmp_path / path}" if path else f"--edge-attr={flag}"
-    bad = run("import", "--format", "edgelist", arg, tmp_path / "edges.txt", tmp_path / "out", ok=False)
+    bad = run_gnnctl("import", "--format", "edgelist", arg, tmp_path / "edges.txt", tmp_path / "out", ok=False)
     assert bad.returncode != 0 and message in bad.stderr, bad.stderr
     assert not (tmp_path / "out").exists()
     mixed = tmp_path / "mixed.txt"
     mixed.write_text("0 1 0.5\n1 2\n")
-    bad = run("import", "--format", "edgelist", mixed, tmp_path / "out2", ok=False)
+    bad = run_gnnctl("import", "--format", "edgelist", mixed, tmp_path / "out2", ok=False)
     assert "mixed.txt line 2: 2 fields, expected 'src dst weight' as the first line" in bad.stderr, bad.stderr
 
 
 def test_validate_refuses_bad_edge_arrays_naming_file_and_element(tmp_path):
     (tmp_path / "edges.txt").write_text("0 1 0.5\n1 2 1\n2 0 2\n")
     out = tmp_path / "out"
-    run("import", "--format", "edgelist", tmp_path / "edges.txt", out)
+    run_gnnctl("import", "--format", "edgelist", tmp_path / "edges.txt", out)
     weight = np.load(out / "edge.edge_weight.npy")
     weight[2] = np.nan
     np.save(out / "edge.edge_weight.npy", weight)
-    bad = run("validate", out, ok=False)
+    bad = run_gnnctl("validate", out, ok=False)
     assert "edge.edge_weight.npy: element [2] is nan (edge attributes must be finite)" in bad.stderr, bad.stderr
     weight[2] = 1
     np.save(out / "edge.edge_weight.npy", weight)
     ids = np.load(out / "e_id.npy")
     ids[1] = -4
     np.save(out / "e_id.npy", ids)
-    bad = run("validate", out, ok=False)
+    bad = run_gnnctl("validate", out, ok=False)
     assert "e_id.npy: e_id[1] = -4 is negative" in bad.stderr, bad.stderr
     np.save(out / "e_id.npy", np.zeros(2, np.int64))  # a row short
-    bad = run("validate", out, ok=False)
+    bad = run_gnnctl("validate", out, ok=False)
     assert "e_id.npy: shape is (2) but the manifest implies (3)" in bad.stderr, bad.stderr
 
 
 def test_generate_draws_a_weight_and_a_feature_per_edge(tmp_path):
-    run("generate", "--preset", "tiny", "--seed", 7, "--edge-attr", tmp_path / "a")
-    run("generate", "--preset", "tiny", "--seed", 7, "--edge-attr", tmp_path / "b")
-    run("generate", "--preset", "tiny", "--seed", 7, tmp_path / "plain")
+    run_gnnctl("generate", "--preset", "tiny", "--seed", 7, "--edge-attr", tmp_path / "a")
+    run_gnnctl("generate", "--preset", "tiny", "--seed", 7, "--edge-attr", tmp_path / "b")
+    run_gnnctl("generate", "--preset", "tiny", "--seed", 7, tmp_path / "plain")
     a = tmp_path / "a"
     for name in ("indptr", "indices", "features", "labels", "train"):  # the graph of the same seed
         np.testing.assert_array_equal(np.load(a / f"{name}.npy"), np.load(tmp_path / "plain" / f"{name}.npy"))
@@ -185,8 +177,8 @@ def test_generate_draws_a_weight_and_a_feature_per_edge(tmp_path):
 
 def test_generate_typed_attributes_follow_edges_and_their_reverses(tmp_path):
     out = tmp_path / "mag"
-    run("generate", "--preset", "mag", "--scale", "0.002", "--seed", 3, "--add-reverse",
-        "--link-relation=author___writes___paper", "--edge-attr", out)
+    run_gnnctl("generate", "--preset", "mag", "--scale", "0.002", "--seed", 3, "--add-reverse",
+               "--link-relation=author___writes___paper", "--edge-attr", out)
     keys = sorted(p.name[:-len(".indices.npy")] for p in out.glob("*.indices.npy"))
     assert len(keys) == 8
     for key in keys:
@@ -206,4 +198,4 @@ def test_generate_typed_attributes_follow_edges_and_their_reverses(tmp_path):
         forward = dict(zip(zip(indices.tolist(), dst_of.tolist()), w.tolist()))
         backward = dict(zip(zip(rdst_of.tolist(), rindices.tolist()), np.load(out / f"{rev}.edge.edge_weight.npy").tolist()))
         assert forward == backward, key
-    assert "valid" in run("validate", out).stdout
+    assert "valid" in run_gnnctl("validate", out).stdout

@@ -1,23 +1,14 @@
 """The same random graph written by numpy in every supported source format imports to identical
 dataset arrays, equal to a CSC computed here independently. Run by ctest with GNNCTL set."""
 import gzip
-import os
-import subprocess
 import zipfile
 
 import numpy as np
 import pytest
 
-GNNCTL = os.environ.get("GNNCTL", "gnnctl")
+from daemon_util import run_gnnctl
 
 N, E, D, C = 300, 2500, 7, 5
-
-
-def run(*args, ok=True):
-    proc = subprocess.run([GNNCTL, *map(str, args)], capture_output=True, text=True)
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 def load(out):
@@ -141,18 +132,18 @@ def write_edgelist(root, g):
 def import_all(tmp_path, g, *flags):
     outs = {}
     write_ogb(tmp_path / "ogb", g)
-    run("import", "--format", "ogb", *flags, tmp_path / "ogb", tmp_path / "out-ogb")
+    run_gnnctl("import", "--format", "ogb", *flags, tmp_path / "ogb", tmp_path / "out-ogb")
     outs["ogb"] = tmp_path / "out-ogb"
     for compressed in (False, True):
         src = tmp_path / f"ogb-bin-{compressed}"
         write_ogb_bin(src, g, compressed)
-        run("import", "--format", "ogb-bin", *flags, src, tmp_path / f"out-bin-{compressed}")
+        run_gnnctl("import", "--format", "ogb-bin", *flags, src, tmp_path / f"out-bin-{compressed}")
         outs[f"ogb-bin-{compressed}"] = tmp_path / f"out-bin-{compressed}"
     write_graphbolt(tmp_path / "gb", g)
-    run("import", "--format", "graphbolt", *flags, tmp_path / "gb", tmp_path / "out-gb")
+    run_gnnctl("import", "--format", "graphbolt", *flags, tmp_path / "gb", tmp_path / "out-gb")
     outs["graphbolt"] = tmp_path / "out-gb"
     extra = write_edgelist(tmp_path / "el", g)
-    run("import", "--format", "edgelist", *flags, *extra, tmp_path / "el" / "edges.txt.gz", tmp_path / "out-el")
+    run_gnnctl("import", "--format", "edgelist", *flags, *extra, tmp_path / "el" / "edges.txt.gz", tmp_path / "out-el")
     outs["edgelist"] = tmp_path / "out-el"
     return {name: load(path) for name, path in outs.items()}
 
@@ -184,12 +175,12 @@ def test_npz_errors_are_named(tmp_path, graph):
     np.savez(root / "raw" / "data.npz", edge_index=np.stack([src, dst + N]), node_feat=feat, num_nodes_list=np.array([N]))
     np.savez(root / "raw" / "node-label.npz", node_label=labels)
     write_ogb_splits(root, splits)
-    proc = run("import", "--format", "ogb-bin", root, tmp_path / "out", ok=False)
+    proc = run_gnnctl("import", "--format", "ogb-bin", root, tmp_path / "out", ok=False)
     assert proc.returncode != 0
     assert f"raw/data.npz:edge_index[:, 0]: node id {dst[0] + N} is out of range [0, {N})" in proc.stderr
     assert not (tmp_path / "out").exists()
     np.savez(root / "raw" / "data.npz", edge_index=np.stack([src, dst]), num_nodes_list=np.array([N]))
-    proc = run("import", "--format", "ogb-bin", root, tmp_path / "out", ok=False)
+    proc = run_gnnctl("import", "--format", "ogb-bin", root, tmp_path / "out", ok=False)
     assert "raw/data.npz: has no array 'node_feat'" in proc.stderr
 
 
@@ -197,7 +188,7 @@ def test_float16_features_are_kept(tmp_path, graph):
     src, dst, feat, labels, splits = graph
     half = (graph[0], graph[1], feat.astype(np.float16), labels, splits)
     write_graphbolt(tmp_path / "gb", half)
-    run("import", "--format", "graphbolt", tmp_path / "gb", tmp_path / "out")
+    run_gnnctl("import", "--format", "graphbolt", tmp_path / "gb", tmp_path / "out")
     out = np.load(tmp_path / "out" / "features.npy")
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out, feat.astype(np.float16))
@@ -218,12 +209,12 @@ def test_ogb_edge_features_become_edge_attr(tmp_path, graph, flags):
     outs = {}
     for fmt, source in (("ogb", tmp_path / "ogb"), ("ogb-bin", tmp_path / "bin")):
         outs[fmt] = tmp_path / f"out-{fmt}"
-        run("import", "--format", fmt, *flags, source, outs[fmt])
+        run_gnnctl("import", "--format", fmt, *flags, source, outs[fmt])
     for fmt, out in outs.items():
         e_id = np.load(out / "e_id.npy")
         np.testing.assert_array_equal(np.load(out / "edge.edge_attr.npy"), edge_feat[e_id], err_msg=fmt)
         np.testing.assert_array_equal(np.load(out / "indices.npy"), load(outs["ogb"])["indices"], err_msg=fmt)
     # Short of a row: refused naming the file.
     gz_lines(tmp_path / "ogb" / "raw" / "edge-feat.csv.gz", [[repr(float(x)) for x in row] for row in edge_feat[1:]])
-    bad = run("import", "--format", "ogb", tmp_path / "ogb", tmp_path / "bad", ok=False)
+    bad = run_gnnctl("import", "--format", "ogb", tmp_path / "ogb", tmp_path / "bad", ok=False)
     assert f"raw/edge-feat.csv.gz: {E - 1} lines, but raw/edge.csv.gz has {E} edges" in bad.stderr, bad.stderr

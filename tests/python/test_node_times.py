@@ -2,22 +2,14 @@
 `--node-time TYPE=FILE.npy`) and in generated datasets (`gnnctl generate --temporal`): the stored node_time
 arrays equal the input as int64, a generated edge's time is its later endpoint's, and bad time files are refused
 naming the file. Run by ctest with GNNCTL set."""
-import subprocess
 
 import numpy as np
 import pytest
 
-from daemon_util import GNNCTL
+from daemon_util import run_gnnctl
 from test_import_ogb_typed import TYPES, write_mag
 
 N, E = 120, 600
-
-
-def run(*args, ok=True):
-    proc = subprocess.run([GNNCTL, *map(str, args)], capture_output=True, text=True)
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 @pytest.fixture()
@@ -32,21 +24,21 @@ def test_import_stores_node_times_as_int64(tmp_path, edge_list, dtype, shape):
     times = np.random.default_rng(1).integers(0, 60000, N).astype(dtype).reshape(shape)
     np.save(tmp_path / "t.npy", times)
     out = tmp_path / "out"
-    summary = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list,
-                  out).stdout
+    summary = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy",
+                         edge_list, out).stdout
     assert "node times" in summary
     stored = np.load(out / "node_time.npy")
     assert stored.dtype == np.int64 and stored.shape == (N,)
     assert np.array_equal(stored, times.reshape(N).astype(np.int64))
     assert 'node_time: true' in (out / "manifest.textproto").read_text()
-    assert "node times" in run("validate", out).stdout
+    assert "node times" in run_gnnctl("validate", out).stdout
 
 
 def test_large_int64_times_are_kept_exactly(tmp_path, edge_list):
     times = (np.int64(1_700_000_000_000_000_000) + np.arange(N, dtype=np.int64) * 7)  # ns since 1970: past 2^53
     np.save(tmp_path / "t.npy", times)
-    run("import", "--format", "edgelist", "--num-nodes", N, f"--node-time={tmp_path / 't.npy'}", edge_list,
-        tmp_path / "out")
+    run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, f"--node-time={tmp_path / 't.npy'}", edge_list,
+               tmp_path / "out")
     assert np.array_equal(np.load(tmp_path / "out" / "node_time.npy"), times)
 
 
@@ -58,8 +50,8 @@ def test_large_int64_times_are_kept_exactly(tmp_path, edge_list):
 ])
 def test_bad_time_files_are_refused_naming_the_file(tmp_path, edge_list, write, message):
     write(tmp_path / "t.npy")
-    proc = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list,
-               tmp_path / "out", ok=False)
+    proc = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list,
+                      tmp_path / "out", ok=False)
     assert proc.returncode != 0
     assert str(tmp_path / "t.npy") in proc.stderr and message in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()  # nothing half-written
@@ -67,23 +59,23 @@ def test_bad_time_files_are_refused_naming_the_file(tmp_path, edge_list, write, 
 
 def test_flag_errors_name_what_is_wrong(tmp_path, edge_list):
     np.save(tmp_path / "t.npy", np.arange(N))
-    typed = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", f"paper={tmp_path / 't.npy'}",
-                edge_list, tmp_path / "a", ok=False)
+    typed = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--node-time", f"paper={tmp_path / 't.npy'}",
+                       edge_list, tmp_path / "a", ok=False)
     assert "one node type; give FILE.npy alone" in typed.stderr
-    twice = run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy",
-                "--node-time", tmp_path / "t.npy", edge_list, tmp_path / "b", ok=False)
+    twice = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy",
+                       "--node-time", tmp_path / "t.npy", edge_list, tmp_path / "b", ok=False)
     assert "the node times given twice" in twice.stderr
-    bad_name = run("import", "--format", "edgelist", "--node-time", f"a/b={tmp_path / 't.npy'}", edge_list,
-                   tmp_path / "c", ok=False)
+    bad_name = run_gnnctl("import", "--format", "edgelist", "--node-time", f"a/b={tmp_path / 't.npy'}", edge_list,
+                          tmp_path / "c", ok=False)
     assert "'a/b' is not a node type name" in bad_name.stderr
 
 
 def test_a_stored_time_array_of_the_wrong_length_fails_validation(tmp_path, edge_list):
     np.save(tmp_path / "t.npy", np.arange(N))
     out = tmp_path / "out"
-    run("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list, out)
+    run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy", edge_list, out)
     np.save(out / "node_time.npy", np.arange(N + 3))
-    proc = run("validate", out, ok=False)
+    proc = run_gnnctl("validate", out, ok=False)
     assert proc.returncode != 0 and "node_time.npy" in proc.stderr, proc.stderr
 
 
@@ -94,25 +86,26 @@ def test_typed_import_takes_times_per_type(tmp_path):
     np.save(tmp_path / "paper.npy", paper_times)
     np.save(tmp_path / "field.npy", field_times)
     out = tmp_path / "out"
-    summary = run("import", "--format=ogb", "--node-time", f"paper={tmp_path / 'paper.npy'}",
-                  f"--node-time=field_of_study={tmp_path / 'field.npy'}", src, out).stdout
+    summary = run_gnnctl("import", "--format=ogb", "--node-time", f"paper={tmp_path / 'paper.npy'}",
+                         f"--node-time=field_of_study={tmp_path / 'field.npy'}", src, out).stdout
     assert np.array_equal(np.load(out / "paper.node_time.npy"), paper_times.astype(np.int64))
     assert np.array_equal(np.load(out / "field_of_study.node_time.npy"), field_times)
     assert not (out / "author.node_time.npy").exists()
     assert summary.count("node times") == 2
-    wrong = run("import", "--format=ogb", "--node-time", f"venue={tmp_path / 'paper.npy'}", src, tmp_path / "o2",
-                ok=False)
+    wrong = run_gnnctl("import", "--format=ogb", "--node-time", f"venue={tmp_path / 'paper.npy'}", src, tmp_path / "o2",
+                       ok=False)
     assert "name one of the node types" in wrong.stderr and "paper" in wrong.stderr
-    untyped = run("import", "--format=ogb", "--node-time", tmp_path / "paper.npy", src, tmp_path / "o3", ok=False)
+    untyped = run_gnnctl("import", "--format=ogb", "--node-time", tmp_path / "paper.npy", src, tmp_path / "o3",
+                         ok=False)
     assert "as TYPE=FILE.npy" in untyped.stderr
-    short = run("import", "--format=ogb", "--node-time", f"author={tmp_path / 'paper.npy'}", src, tmp_path / "o4",
-                ok=False)
+    short = run_gnnctl("import", "--format=ogb", "--node-time", f"author={tmp_path / 'paper.npy'}", src,
+                       tmp_path / "o4", ok=False)
     assert "paper.npy: times of shape" in short.stderr
 
 
 def test_generate_temporal_times_grow_with_ids_and_edges_follow_their_endpoints(tmp_path):
     out = tmp_path / "t"
-    run("generate", "--preset", "tiny", "--seed", 4, "--temporal", out)
+    run_gnnctl("generate", "--preset", "tiny", "--seed", 4, "--temporal", out)
     node_time = np.load(out / "node_time.npy")
     indptr, indices = np.load(out / "indptr.npy"), np.load(out / "indices.npy")
     num_nodes = len(indptr) - 1
@@ -122,8 +115,8 @@ def test_generate_temporal_times_grow_with_ids_and_edges_follow_their_endpoints(
     dst_of = np.repeat(np.arange(num_nodes), np.diff(indptr))
     assert np.array_equal(time, np.maximum(node_time[indices], node_time[dst_of]))
     assert (out / "e_id.npy").exists()
-    assert "valid" in run("validate", out).stdout
-    typed = run("generate", "--preset", "mag", "--scale", "0.001", "--temporal", tmp_path / "m", ok=False)
+    assert "valid" in run_gnnctl("validate", out).stdout
+    typed = run_gnnctl("generate", "--preset", "mag", "--scale", "0.001", "--temporal", tmp_path / "m", ok=False)
     assert "--temporal: only the homogeneous presets take it" in typed.stderr
 
 
@@ -145,27 +138,27 @@ def test_split_times_are_stored_beside_their_splits(tmp_path, edge_list, labeled
     np.save(times / "train.npy", np.arange(40, dtype=np.int32) * 10)
     np.save(times / "valid.npy", np.full(20, 2**40, np.int64))  # test: no seeds, no file
     out = tmp_path / "out"
-    run("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list, out)
+    run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list, out)
     assert np.array_equal(np.load(out / "train_time.npy"), np.arange(40) * 10)
     assert np.array_equal(np.load(out / "valid_time.npy"), np.full(20, 2**40))
     assert np.load(out / "test_time.npy").shape == (0,)
     assert "split_times: true" in (out / "manifest.textproto").read_text()
-    assert "valid" in run("validate", out).stdout
+    assert "valid" in run_gnnctl("validate", out).stdout
 
 
 def test_split_time_errors_name_the_split_and_file(tmp_path, edge_list, labeled):
     times = tmp_path / "times"
     times.mkdir()
     np.save(times / "train.npy", np.arange(40))
-    missing = run("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list,
-                  tmp_path / "a", ok=False)
+    missing = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list,
+                         tmp_path / "a", ok=False)
     assert f"{times}: no valid.npy for the 20 seeds of split valid" in missing.stderr, missing.stderr
     np.save(times / "valid.npy", np.arange(19))
-    short = run("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list,
-                tmp_path / "b", ok=False)
+    short = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list,
+                       tmp_path / "b", ok=False)
     assert f"{times}/valid.npy: times of shape (19), expected (valid's seeds = 20)" in short.stderr, short.stderr
-    unsplit = run("import", "--format", "edgelist", "--num-nodes", N, "--split-time", times, edge_list,
-                  tmp_path / "c", ok=False)
+    unsplit = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--split-time", times, edge_list,
+                         tmp_path / "c", ok=False)
     assert "the dataset has no node splits to time" in unsplit.stderr
     assert not any((tmp_path / name).exists() for name in "abc")  # nothing half-written
 
@@ -177,13 +170,13 @@ def test_link_split_times_sit_beside_their_seed_edges(tmp_path, edge_list):
     np.save(seeds / "train_time.npy", np.array([7, 8, 9], np.uint32))
     np.save(seeds / "valid.npy", np.array([[6], [7]]))
     out = tmp_path / "out"
-    run("import", "--format", "edgelist", "--num-nodes", N, "--edge-splits", seeds, edge_list, out)
+    run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--edge-splits", seeds, edge_list, out)
     assert np.array_equal(np.load(out / "train_edge_time.npy"), [7, 8, 9])
     assert not (out / "valid_edge_time.npy").exists()
     assert "timed: true" in (out / "manifest.textproto").read_text()
     np.save(seeds / "test_time.npy", np.array([1]))  # times without the split's seed edges
-    lone = run("import", "--format", "edgelist", "--num-nodes", N, "--edge-splits", seeds, edge_list,
-               tmp_path / "o2", ok=False)
+    lone = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--edge-splits", seeds, edge_list,
+                      tmp_path / "o2", ok=False)
     assert "test_time.npy without test.npy" in lone.stderr, lone.stderr
 
 
@@ -194,15 +187,15 @@ def test_typed_split_times_per_node_type(tmp_path):
     for name, count in (("train", 3), ("valid", 1), ("test", 1)):
         np.save(times / "paper" / f"{name}.npy", np.arange(count) + 2000)
     out = tmp_path / "out"
-    run("import", "--format=ogb", "--split-time", times, src, out)
+    run_gnnctl("import", "--format=ogb", "--split-time", times, src, out)
     assert np.array_equal(np.load(out / "paper.train_time.npy"), [2000, 2001, 2002])
     assert np.array_equal(np.load(out / "paper.test_time.npy"), [2000])
     (times / "author").mkdir()
-    unsplit = run("import", "--format=ogb", "--split-time", times, src, tmp_path / "o2", ok=False)
+    unsplit = run_gnnctl("import", "--format=ogb", "--split-time", times, src, tmp_path / "o2", ok=False)
     assert "times the splits of node type 'author', which has none" in unsplit.stderr, unsplit.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    none = run("import", "--format=ogb", "--split-time", empty, src, tmp_path / "o3", ok=False)
+    none = run_gnnctl("import", "--format=ogb", "--split-time", empty, src, tmp_path / "o3", ok=False)
     assert "has no folder T/" in none.stderr
 
 
@@ -211,8 +204,8 @@ def test_gnnd_serves_a_timed_dataset_as_before(tmp_path):
     are those of the same graph without them."""
     import gnnd
     from daemon_util import Daemon
-    run("generate", "--preset", "tiny", "--seed", 6, "--temporal", tmp_path / "timed")
-    run("generate", "--preset", "tiny", "--seed", 6, "--edge-attr", tmp_path / "plain")
+    run_gnnctl("generate", "--preset", "tiny", "--seed", 6, "--temporal", tmp_path / "timed")
+    run_gnnctl("generate", "--preset", "tiny", "--seed", 6, "--edge-attr", tmp_path / "plain")
     daemon = Daemon(tmp_path, f"--dataset=timed={tmp_path / 'timed'}", f"--dataset=plain={tmp_path / 'plain'}",
                     name="timed")
     try:
