@@ -116,8 +116,29 @@ def test_generate_temporal_times_grow_with_ids_and_edges_follow_their_endpoints(
     assert np.array_equal(time, np.maximum(node_time[indices], node_time[dst_of]))
     assert (out / "e_id.npy").exists()
     assert "valid" in run_gnnctl("validate", out).stdout
-    typed = run_gnnctl("generate", "--preset", "mag", "--scale", "0.001", "--temporal", tmp_path / "m", ok=False)
-    assert "--temporal: only the homogeneous presets take it" in typed.stderr
+
+
+def test_generate_typed_temporal_times_per_type_and_relation(tmp_path):
+    out = tmp_path / "mag"
+    summary = run_gnnctl("generate", "--preset", "mag", "--scale", "0.002", "--seed", 3, "--add-reverse",
+                         "--temporal", out).stdout
+    node_time = {}
+    for path in out.glob("*.node_time.npy"):
+        node_time[path.name.split(".")[0]] = np.load(path)
+    assert sorted(node_time) == ["author", "field_of_study", "institution", "paper"]
+    assert summary.count("node times") == 4
+    for name, times in node_time.items():
+        assert np.array_equal(times, np.arange(len(times))), name
+    keys = sorted(p.name[:-len(".indices.npy")] for p in out.glob("*.indices.npy"))
+    assert len(keys) == 8
+    for key in keys:
+        src, _, dst = key.split("___")
+        indptr, indices = np.load(out / f"{key}.indptr.npy"), np.load(out / f"{key}.indices.npy")
+        time = np.load(out / f"{key}.edge.time.npy")
+        dst_of = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+        assert time.dtype == np.int64 and time.shape == indices.shape, key
+        assert np.array_equal(time, np.maximum(node_time[src][indices], node_time[dst][dst_of])), key
+    assert "valid" in run_gnnctl("validate", out).stdout
 
 
 @pytest.fixture()

@@ -41,8 +41,8 @@ struct GenerateOptions {
   // Edge attributes edge_weight (float32 in (0, 1]) and edge_feat (4 x float32 in [-1, 1)), drawn per edge
   // (typed presets: per relation, a function of the edge's endpoints), with the edge ids.
   bool edge_attrs = false;
-  // Times for the temporal rule (homogeneous presets): node_time = the node's id (times grow with the ids) and
-  // the int64 edge attribute "time" = the later endpoint's time (an edge is no older than its endpoints).
+  // Times for the temporal rule: node_time = the node's id within its type (times grow with the ids) and the
+  // int64 edge attribute "time" = the later endpoint's time (an edge is no older than its endpoints).
   bool temporal = false;
 };
 

@@ -28,13 +28,21 @@ enum TypedStream : uint32_t {
 };
 
 // With GenerateOptions::edge_attrs: each relation's edge_weight (float32 in (0, 1]) and edge_feat (4 x float32 in
-// [-1, 1)), a function of the edge's relation and endpoints, written a row per AddEdge.
+// [-1, 1)), a function of the edge's relation and endpoints; with temporal, its time (int64: the later endpoint's,
+// node v of any type at time v). Written a row per AddEdge.
 class EdgeAttributeRows {
  public:
-  static absl::StatusOr<EdgeAttributeRows> Create(TypedImportBuilder& builder, int relations, uint64_t seed) {
+  static absl::StatusOr<EdgeAttributeRows> Create(TypedImportBuilder& builder, int relations, uint64_t seed,
+                                                  bool values, bool times) {
     EdgeAttributeRows rows;
     rows.seed_ = seed;
-    for (int r = 0; r < relations; ++r) {
+    for (int r = 0; r < relations && times; ++r) {
+      const EdgeAttributeInput t{"time", builder.ScratchPath(absl::StrCat("r", r, ".time.input.npy"))};
+      GNND_ASSIGN_OR_RETURN(NpyWriter time, NpyWriter::CreateAppendable(t.path, DType::kInt64, {}));
+      rows.time_.push_back(std::move(time));
+      builder.AddEdgeAttribute(r, t);
+    }
+    for (int r = 0; r < relations && values; ++r) {
       const EdgeAttributeInput w{"edge_weight", builder.ScratchPath(absl::StrCat("r", r, ".edge_weight.input.npy"))};
       const EdgeAttributeInput f{"edge_feat", builder.ScratchPath(absl::StrCat("r", r, ".edge_feat.input.npy"))};
       GNND_ASSIGN_OR_RETURN(NpyWriter weight, NpyWriter::CreateAppendable(w.path, DType::kFloat32, {}));
@@ -47,6 +55,11 @@ class EdgeAttributeRows {
     return rows;
   }
   absl::Status Add(int relation, int64_t from, int64_t to) {
+    if (!time_.empty()) {
+      const int64_t time = std::max(from, to);
+      GNND_RETURN_IF_ERROR(time_[relation].Append(&time, 1));
+    }
+    if (weight_.empty()) return absl::OkStatus();
     const uint64_t pair = Mix64(static_cast<uint64_t>(from)) ^ static_cast<uint64_t>(to);
     const Philox4x32 w = RandomWords(seed_, kTypedEdgeAttrs, pair, static_cast<uint32_t>(relation));
     const float weight = 1.0f - UniformFloat(w.v[0]);
@@ -58,13 +71,14 @@ class EdgeAttributeRows {
   absl::Status Finish() {
     for (NpyWriter& w : weight_) GNND_RETURN_IF_ERROR(w.Finish());
     for (NpyWriter& f : feat_) GNND_RETURN_IF_ERROR(f.Finish());
+    for (NpyWriter& t : time_) GNND_RETURN_IF_ERROR(t.Finish());
     return absl::OkStatus();
   }
 
  private:
   static constexpr int64_t kFeatDim = 4;
   uint64_t seed_ = 0;
-  std::vector<NpyWriter> weight_, feat_;
+  std::vector<NpyWriter> weight_, feat_, time_;
 };
 
 // A node id in [0, n) skewed toward small ids (a power law: P(id < x) = (x / n)^(1/3)), then spread over the
@@ -168,9 +182,9 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
   }
   auto class_of = [](int64_t node, int32_t classes) { return static_cast<int32_t>(Mix64(node) % classes); };
   std::optional<EdgeAttributeRows> attrs;
-  if (options.edge_attrs) {
-    GNND_ASSIGN_OR_RETURN(attrs,
-                          EdgeAttributeRows::Create(builder, static_cast<int>(spec.relations.size()), options.seed));
+  if (options.edge_attrs || options.temporal) {
+    GNND_ASSIGN_OR_RETURN(attrs, EdgeAttributeRows::Create(builder, static_cast<int>(spec.relations.size()),
+                                                           options.seed, options.edge_attrs, options.temporal));
   }
 
   for (size_t r = 0; r < spec.relations.size(); ++r) {
@@ -232,6 +246,14 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
         GNND_RETURN_IF_ERROR(builder.AddSplitId(index, split, v, "synthetic"));
       }
     }
+    if (options.temporal) {  // node v's time is v
+      const std::string path = builder.ScratchPath(absl::StrCat(type.name, ".node_time.input.npy"));
+      GNND_ASSIGN_OR_RETURN(NpyWriter times, NpyWriter::CreateMapped(path, DType::kInt64, {type.num_nodes}));
+      int64_t* time = times.mutable_as<int64_t>();
+      for (int64_t v = 0; v < type.num_nodes; ++v) time[v] = v;
+      GNND_RETURN_IF_ERROR(times.Finish());
+      builder.SetNodeTimes(type.name, path);
+    }
     if (type.feature_dim == 0) continue;
     const float* normals = NormalQuantiles();
     // Class centers (a type without classes has one), then each row its center plus noise.
@@ -275,8 +297,8 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
         }));
   }
   if (attrs) GNND_RETURN_IF_ERROR(attrs->Finish());
-  return builder.Finish(
-      absl::StrCat("synthetic generator=2 preset=", spec.preset, " seed=", seed, attrs ? " edge_attrs" : ""));
+  return builder.Finish(absl::StrCat("synthetic generator=2 preset=", spec.preset, " seed=", seed,
+                                     options.edge_attrs ? " edge_attrs" : "", options.temporal ? " temporal" : ""));
 }
 
 }  // namespace gnnd::dataset

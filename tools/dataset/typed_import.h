@@ -63,6 +63,10 @@ class TypedImportBuilder {
   // An edge attribute of `relation` (and of its reverse relation, with add_reverse: the same rows reversed)
   // from a file of one row per edge in AddEdge order (written by the caller, e.g. at ScratchPath()).
   void AddEdgeAttribute(int relation, EdgeAttributeInput input);
+  // The node times of the type named `type` from a file of one integer per node (e.g. written at ScratchPath()).
+  void SetNodeTimes(const std::string& type, std::string path) {
+    options_.node_times.push_back({type, std::move(path)});
+  }
   // A path in the dataset's work directory for a file that is not part of it (removed at Finish).
   std::string ScratchPath(absl::string_view file) const { return writer_->Path(file); }
 

@@ -66,8 +66,8 @@ ABSL_FLAG(std::string, split_time, "",
           "seed in the split's order; typed: T/train.npy, ... per node type T). A link split's times: "
           "SPLIT_time.npy beside its seed edges in --edge-splits");
 ABSL_FLAG(bool, temporal, false,
-          "generate (homogeneous presets): node times (node_time = the node's id) and each edge's int64 attribute "
-          "time (its later endpoint's), for temporal sampling");
+          "generate: node times (node_time = the node's id within its type) and each edge's int64 attribute time "
+          "(its later endpoint's), for temporal sampling");
 ABSL_FLAG(bool, edge_ids, false,
           "import (edgelist): store each edge's input row (e_id) even without edge attributes (with them, always)");
 ABSL_FLAG(std::string, link_relation, "",
@@ -134,7 +134,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                 [--node-time F.npy | --node-time TYPE=F.npy ...]   each node's time (integers), any format
                 [--split-time DIR]   each node split's seed times: DIR/train.npy, ... (typed: DIR/T/train.npy)
   gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
-                  [--edge-attr] [--temporal]   (homogeneous presets: node times, edge attribute time)
+                  [--edge-attr] [--temporal]   (node times; each edge's attribute time)
                   [--add-reverse] [--link-relation src___rel___dst]   (mag, igbh) OUT_DIR
                                  both also store hot_order.npy, the GPU hot tier's ranking by expected reads
                                  under --fanouts (default 15,10,5); --hot-order=false: none
@@ -290,7 +290,7 @@ absl::Status RunGenerate(const std::vector<std::string>& args) {
       if (!value.empty()) return Usage(absl::StrCat("--edge-attr=", value, ": generate's takes no value"));
     }
     options.edge_attrs = !absl::GetFlag(FLAGS_edge_attr).empty();
-    if (absl::GetFlag(FLAGS_temporal)) return Usage("--temporal: only the homogeneous presets take it");
+    options.temporal = absl::GetFlag(FLAGS_temporal);
     GNND_ASSIGN_OR_RETURN(const std::vector<int32_t> fanouts, HotOrderFanouts());
     GNND_RETURN_IF_ERROR(dataset::GenerateTyped(spec, options, args[0]));
     return Summarize(args[0], fanouts);
