@@ -10,8 +10,7 @@ import pytest
 import gnnd
 import gnnd.dgl
 import gnnd.pyg
-from daemon_util import Daemon, generate
-from test_edge_attrs import run
+from daemon_util import Daemon, generate, run_gnnctl
 
 N, E = 300, 2400
 
@@ -36,8 +35,8 @@ def served(tmp_path_factory):
     for name, ids in (("train", np.arange(0, 200)), ("valid", np.arange(200, 250)), ("test", np.arange(250, 300))):
         np.save(tmp / "splits" / f"{name}.npy", ids)
     attrs = [f"--edge-attr={name}={tmp / name}.npy" for name in inputs]
-    run("import", "--format", "edgelist", "--undirected", "--dedup", "--features", tmp / "x.npy", "--labels",
-        tmp / "y.npy", "--splits", tmp / "splits", *attrs, tmp / "edges.npy", tmp / "homo")
+    run_gnnctl("import", "--format", "edgelist", "--undirected", "--dedup", "--features", tmp / "x.npy", "--labels",
+               tmp / "y.npy", "--splits", tmp / "splits", *attrs, tmp / "edges.npy", tmp / "homo")
     generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--edge-attr")
     daemon = Daemon(tmp, f"--dataset=homo={tmp / 'homo'}", f"--dataset=mag={tmp / 'mag'}")
     yield daemon, tmp, (src, dst, inputs)
@@ -213,8 +212,8 @@ def test_weight_attributes_that_cannot_weigh_are_refused_by_name(served):
     # gnnd keeps each attribute's first negative value from the load; gnnctl finds the same one by a pass.
     first = int(np.argmax(np.load(served[1] / "homo" / "edge.signed.npy") < 0))
     assert f"edge.signed.npy element [{first}] is " in said, said
-    cli = run("sample", f"--dataset={served[1] / 'homo'}", "--batch-size=8", "--fanouts=2",
-              "--open_fields=weight_attr: \"signed\"", f"--out={served[1] / 'x.npz'}", ok=False)
+    cli = run_gnnctl("sample", f"--dataset={served[1] / 'homo'}", "--batch-size=8", "--fanouts=2",
+                     "--open_fields=weight_attr: \"signed\"", f"--out={served[1] / 'x.npz'}", ok=False)
     assert cli.returncode != 0 and f"edge.signed.npy element [{first}] is " in cli.stderr, cli.stderr
 
 
