@@ -108,47 +108,28 @@ GNND_HOST_DEVICE double PowerOfTwo(int n) {
 #endif
 }
 
-// -ln((word + 1/2) / 2^32): an exponential variate from 32 random bits, for N words at once (each step for
-// all N before the next: N independent chains of dependent double operations, which a GPU lane overlaps).
-// word + 1/2 = m 2^e with m in [sqrt(1/2), sqrt(2)) (exact: a double holds it), ln m = 2 atanh(s),
-// s = (m - 1) / (m + 1), |s| < 0.172, its series to s^25 (relative error near 1e-16, far below the float the
-// key is rounded to).
-template <int N>
-GNND_HOST_DEVICE void Exponentials(const uint32_t* words, double* out) {
-  double m[N], s[N], s2[N], series[N];
-  int e[N];
-  for (int n = 0; n < N; ++n) {
-    const double x = static_cast<double>(words[n]) + 0.5;
-#ifdef __CUDA_ARCH__
-    const int leading_zeros = __clz(static_cast<int>(words[n]));
-#else
-    const int leading_zeros = words[n] == 0 ? 32 : __builtin_clz(words[n]);
-#endif
-    e[n] = 31 - leading_zeros;         // floor(log2 x): -1 for word 0
-    m[n] = Mul(x, PowerOfTwo(-e[n]));  // exact
-    if (m[n] > 1.4142135623730951) {   // m in [sqrt(1/2), sqrt(2)): no cancellation below when x is near 2^32
-      m[n] = Mul(m[n], 0.5);
-      ++e[n];
-    }
-  }
-  for (int n = 0; n < N; ++n) {
-    s[n] = Div(Add(m[n], -1.0), Add(m[n], 1.0));
-    s2[n] = Mul(s[n], s[n]);
-    series[n] = Div(1.0, 25.0);
-  }
-  for (int odd = 23; odd >= 1; odd -= 2) {
-    for (int n = 0; n < N; ++n) series[n] = Add(Mul(series[n], s2[n]), Div(1.0, odd));
-  }
-  constexpr double kLn2 = 0.69314718055994530942;
-  for (int n = 0; n < N; ++n) {
-    const double ln_m = Mul(Mul(s[n], series[n]), 2.0);
-    out[n] = Add(Mul(static_cast<double>(32 - e[n]), kLn2), -ln_m);  // -ln(x / 2^32) = (32 - e) ln 2 - ln m
-  }
-}
+// -ln((word + 1/2) / 2^32): an exponential variate from 32 random bits. word + 1/2 = m 2^e with m in
+// [sqrt(1/2), sqrt(2)) (exact: a double holds it), ln m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, its
+// series to s^25 (relative error near 1e-16, far below the float the key is rounded to).
 GNND_HOST_DEVICE double Exponential(uint32_t word) {
-  double out = 0;
-  Exponentials<1>(&word, &out);
-  return out;
+  const double x = static_cast<double>(word) + 0.5;
+#ifdef __CUDA_ARCH__
+  const int leading_zeros = __clz(static_cast<int>(word));
+#else
+  const int leading_zeros = word == 0 ? 32 : __builtin_clz(word);
+#endif
+  int e = 31 - leading_zeros;         // floor(log2 x): -1 for word 0
+  double m = Mul(x, PowerOfTwo(-e));  // exact (a multiply: a division would cost more for the same bits)
+  if (m > 1.4142135623730951) {       // m in [sqrt(1/2), sqrt(2)): no cancellation below when x is near 2^32
+    m = Mul(m, 0.5);
+    ++e;
+  }
+  const double s = Div(Add(m, -1.0), Add(m, 1.0)), s2 = Mul(s, s);
+  double series = Div(1.0, 25.0);
+  for (int n = 23; n >= 1; n -= 2) series = Add(Mul(series, s2), Div(1.0, n));
+  const double ln_m = Mul(Mul(s, series), 2.0);
+  constexpr double kLn2 = 0.69314718055994530942;
+  return Add(Mul(static_cast<double>(32 - e), kLn2), -ln_m);  // -ln(x / 2^32) = (32 - e) ln 2 - ln m
 }
 }  // namespace weighted
 
@@ -162,28 +143,17 @@ GNND_HOST_DEVICE Philox4x32 WeightedWords(SamplingKey key, uint64_t batch, uint3
 }
 
 // A draw's sort value: the key (a positive float, whose bits order as it does) above the position, so that
-// comparing two of them compares (key, position). `word`: the position's random word. N draws at once.
-template <int N>
-GNND_HOST_DEVICE void WeightedDrawsOf(const uint32_t* words, const uint32_t* positions, const float* weights,
-                                      uint64_t* draws) {
-  double exponentials[N];
-  weighted::Exponentials<N>(words, exponentials);
-  for (int n = 0; n < N; ++n) {
-    const float k = static_cast<float>(weighted::Div(exponentials[n], static_cast<double>(weights[n])));
-#ifdef __CUDA_ARCH__
-    const uint32_t bits = __float_as_uint(k);
-#else
-    uint32_t bits = 0;
-    static_assert(sizeof(bits) == sizeof(k));
-    std::memcpy(&bits, &k, sizeof(k));
-#endif
-    draws[n] = (static_cast<uint64_t>(bits) << 32) | positions[n];
-  }
-}
+// comparing two of them compares (key, position). `word`: the position's random word.
 GNND_HOST_DEVICE uint64_t WeightedDrawOf(uint32_t word, uint32_t position, float weight) {
-  uint64_t draw = 0;
-  WeightedDrawsOf<1>(&word, &position, &weight, &draw);
-  return draw;
+  const float k = static_cast<float>(weighted::Div(weighted::Exponential(word), static_cast<double>(weight)));
+#ifdef __CUDA_ARCH__
+  const uint32_t bits = __float_as_uint(k);
+#else
+  uint32_t bits = 0;
+  static_assert(sizeof(bits) == sizeof(k));
+  std::memcpy(&bits, &k, sizeof(k));
+#endif
+  return (static_cast<uint64_t>(bits) << 32) | position;
 }
 GNND_HOST_DEVICE uint64_t WeightedDraw(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
                                        uint32_t position, float weight) {

@@ -220,11 +220,11 @@ __global__ void SampleKernel(SampleArgs<Key> a) {
 // The weighted rule over `weights` (sampling.h: the k smallest draws), a warp a node wherever the CSC is:
 // a node's draws are a chain over its list, a chunk at a time, and the longest lists set the kernel's
 // time (measured on the papers-sized graph: 8-lane groups drew at 1.58 / 1.35 x the uniform rule's time,
-// a warp at 1.29 / 1.13). The lanes take four consecutive positions each a chunk (one Philox block), their
-// weights read a chunk ahead. The first chunk's k smallest draws are taken out one at a time (the warp's
-// least key, ties to the earlier position) into the node's sorted list (shared memory; `sampled` for
-// k > kPickRoom); later draws below the k-th so far go in one by one in lane order: the rule defines the list
-// independently of the order draws arrive in. A float estimate of each key skips the exact one when it is
+// a warp at 1.29 / 1.13). The lanes take one position each a chunk (a list no longer than a warp) or four
+// consecutive ones (one Philox block), their weights read a chunk ahead. The first chunk's k smallest draws are taken
+// out one at a time (the warp's least key, ties to the earlier position) into the node's sorted list (shared memory;
+// `sampled` for k > kPickRoom); later draws below the k-th so far go in one by one in lane order: the rule defines the
+// list independently of the order draws arrive in. A float estimate of each key skips the exact one when it is
 // certainly above the k-th. A fanout that takes every candidate takes them in list order, each lane's place
 // counted from the chunk's ballot. Its own kernel, held to 64 registers (four blocks a multiprocessor).
 template <typename Index, typename Key>
@@ -273,8 +273,7 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
     uint64_t* best = k <= kPickRoom ? best_draws[n.group] : reinterpret_cast<uint64_t*>(n.out);
     int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
     uint64_t threshold = UINT64_MAX;
-    // Each lane takes kPer consecutive positions a chunk: one for a list a chunk holds, else four (one
-    // Philox block); a lane of a short list computes one key, not four.
+    // kPer positions a lane a chunk: a lane of a short list computes one key, not four.
     auto draw_chunks = [&](auto per_lane) {
       constexpr int kPer = decltype(per_lane)::value;
       float ahead[kPer];  // the next chunk's weights of this lane's positions

@@ -12,6 +12,7 @@
 #include "tools/dataset/import_builder.h"
 #include "tools/dataset/normals.h"
 #include "tools/dataset/progress.h"
+#include "tools/dataset/times.h"
 
 namespace gnnd::dataset {
 namespace {
@@ -288,12 +289,9 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
     }
     if (times.has_value()) GNND_RETURN_IF_ERROR(times->Finish());
   }
-  if (options.temporal) {  // node v's time is v
+  if (options.temporal) {
     const std::string path = builder.ScratchPath("node_time.input.npy");
-    GNND_ASSIGN_OR_RETURN(NpyWriter node_times, NpyWriter::CreateMapped(path, DType::kInt64, {spec.num_nodes}));
-    int64_t* time = node_times.mutable_as<int64_t>();
-    for (int64_t v = 0; v < spec.num_nodes; ++v) time[v] = v;
-    GNND_RETURN_IF_ERROR(node_times.Finish());
+    GNND_RETURN_IF_ERROR(WriteIdTimes(path, spec.num_nodes));
     builder.SetNodeTimes(path);
   }
   {  // Features, labels and splits, in blocks of rows.

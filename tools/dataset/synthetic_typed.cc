@@ -12,6 +12,7 @@
 #include "common/base/status.h"
 #include "tools/dataset/normals.h"
 #include "tools/dataset/progress.h"
+#include "tools/dataset/times.h"
 #include "tools/dataset/typed_import.h"
 
 namespace gnnd::dataset {
@@ -246,12 +247,9 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
         GNND_RETURN_IF_ERROR(builder.AddSplitId(index, split, v, "synthetic"));
       }
     }
-    if (options.temporal) {  // node v's time is v
+    if (options.temporal) {
       const std::string path = builder.ScratchPath(absl::StrCat(type.name, ".node_time.input.npy"));
-      GNND_ASSIGN_OR_RETURN(NpyWriter times, NpyWriter::CreateMapped(path, DType::kInt64, {type.num_nodes}));
-      int64_t* time = times.mutable_as<int64_t>();
-      for (int64_t v = 0; v < type.num_nodes; ++v) time[v] = v;
-      GNND_RETURN_IF_ERROR(times.Finish());
+      GNND_RETURN_IF_ERROR(WriteIdTimes(path, type.num_nodes));
       builder.SetNodeTimes(type.name, path);
     }
     if (type.feature_dim == 0) continue;

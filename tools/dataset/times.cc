@@ -52,6 +52,13 @@ absl::Status WriteTimes(const std::string& out_path, const std::string& path, in
   return out.Finish();
 }
 
+absl::Status WriteIdTimes(const std::string& out_path, int64_t count) {
+  GNND_ASSIGN_OR_RETURN(NpyWriter out, NpyWriter::CreateMapped(out_path, DType::kInt64, {count}));
+  int64_t* time = out.mutable_as<int64_t>();
+  for (int64_t v = 0; v < count; ++v) time[v] = v;
+  return out.Finish();
+}
+
 absl::Status WriteSplitTimes(const std::string& out_path, const std::string& dir, absl::string_view split,
                              int64_t count) {
   const std::string path = absl::StrCat(dir, "/", split, ".npy");

@@ -22,6 +22,8 @@ absl::StatusOr<NodeTimeInput> ParseNodeTimeFlag(absl::string_view flag);
 // count of some unit; floats and bools are refused naming the dtype). Errors name the file, and the count as
 // `count_name` ("num_nodes").
 absl::Status WriteTimes(const std::string& out, const std::string& path, int64_t count, absl::string_view count_name);
+// Node times for generated datasets: `out` of `count` int64, node v at time v (times grow with the ids).
+absl::Status WriteIdTimes(const std::string& out, int64_t count);
 // A split's seed times: DIR/SPLIT.npy (`split`: train, valid or test) of `count` integers into `out`; a split
 // without seeds may have no file (then its times are empty).
 absl::Status WriteSplitTimes(const std::string& out, const std::string& dir, absl::string_view split, int64_t count);
