@@ -73,12 +73,15 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
   c.max_edges.assign(relations, 0);
   std::vector<int64_t> frontier(types, 0);
   std::vector<bool> distinct(types, true);  // frontier entries are distinct nodes (all but repeated seeds)
+  // A disjoint batch's subgraphs each hold a node at most once: bounds per subgraph, times their count.
+  const int64_t copies = !spec.disjoint ? 1 : spec.seed_type >= 0 ? spec.batch_size : 0;
+  const auto type_nodes = [&](size_t t) { return SaturatingMul(schema.node_types[t].num_nodes, copies); };
   if (spec.seed_type >= 0) {
     const int64_t seed_nodes = schema.node_types[spec.seed_type].num_nodes;
     c.max_seeds = spec.seeds_may_repeat ? spec.batch_size : std::min(spec.batch_size, seed_nodes);
     frontier[spec.seed_type] = c.max_seeds;
     c.max_nodes[spec.seed_type] = c.max_seeds;
-    distinct[spec.seed_type] = !spec.seeds_may_repeat;
+    distinct[spec.seed_type] = !spec.seeds_may_repeat || spec.disjoint;
   } else {  // a link batch: distinct endpoints of several types at hop 0
     for (size_t t = 0; t < types; ++t) {
       frontier[t] = c.max_nodes[t] = std::min(spec.max_hop0[t], schema.node_types[t].num_nodes);
@@ -93,17 +96,17 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
       const int32_t fanout = spec.fanouts[r][hop];
       const int64_t per_node = fanout < 0 ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
       int64_t edges = SaturatingMul(frontier[rel.dst_type], per_node);
-      if (distinct[rel.dst_type]) edges = std::min(edges, rel.num_edges);
+      if (distinct[rel.dst_type]) edges = std::min(edges, SaturatingMul(rel.num_edges, copies));
       bound.edges.push_back(edges);
       c.max_edges[r] = SaturatingAdd(c.max_edges[r], edges);
       reached[rel.src_type] = SaturatingAdd(reached[rel.src_type], edges);
     }
     for (size_t t = 0; t < types; ++t) {
-      frontier[t] = std::min(reached[t], schema.node_types[t].num_nodes);
+      frontier[t] = std::min(reached[t], type_nodes(t));
       distinct[t] = true;
-      const int64_t cap = t == static_cast<size_t>(spec.seed_type) && spec.seeds_may_repeat
+      const int64_t cap = t == static_cast<size_t>(spec.seed_type) && spec.seeds_may_repeat && !spec.disjoint
                               ? SaturatingAdd(c.max_seeds, schema.node_types[t].num_nodes - 1)
-                              : schema.node_types[t].num_nodes;
+                              : type_nodes(t);
       c.max_nodes[t] = std::min(SaturatingAdd(c.max_nodes[t], frontier[t]), cap);
     }
     bound.nodes_after = c.max_nodes;
@@ -169,11 +172,26 @@ void PlaceEdgeData(const SamplingSpec& spec, const DatasetSchema& schema, BatchL
   }
   l.total_bytes = placer.end();
 }
+
+// A disjoint batch's subgraph arrays, after the layout's arrays so far: each type's batch (every node's
+// subgraph), and a temporal node batch's seed times.
+void PlaceSubgraphData(const SamplingSpec& spec, BatchLayout& l) {
+  if (!spec.disjoint) return;
+  ArrayPlacer placer(l.total_bytes);
+  for (size_t t = 0; t < l.types.size(); ++t) {
+    l.types[t].batch = placer.Place(sizeof(int64_t) * static_cast<size_t>(l.capacity.max_nodes[t]));
+    if (spec.temporal() && static_cast<int>(t) == spec.seed_type) {
+      l.types[t].seed_time = placer.Place(sizeof(int64_t) * static_cast<size_t>(l.capacity.max_seeds));
+    }
+  }
+  l.total_bytes = placer.end();
+}
 }  // namespace
 
 BatchLayout BatchLayout::Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema) {
   BatchLayout l = MakeWithoutEdgeData(capacity, spec, schema);
   PlaceEdgeData(spec, schema, l);
+  PlaceSubgraphData(spec, l);
   return l;
 }
 
@@ -228,11 +246,12 @@ BatchView BatchView::At(void* base, const BatchLayout& layout) {
   v.num_hops = layout.num_hops;
   for (size_t t = 0; t < layout.types.size(); ++t) {
     const BatchLayout::TypeArrays& a = layout.types[t];
-    v.types.push_back({reinterpret_cast<int64_t*>(bytes + a.node_ids),
-                       reinterpret_cast<int32_t*>(bytes + a.num_nodes_per_hop),
-                       a.features == SIZE_MAX ? nullptr : bytes + a.features,
-                       a.labels == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.labels),
-                       layout.capacity.FeatureRows(t)});
+    v.types.push_back(
+        {reinterpret_cast<int64_t*>(bytes + a.node_ids), reinterpret_cast<int32_t*>(bytes + a.num_nodes_per_hop),
+         a.features == SIZE_MAX ? nullptr : bytes + a.features,
+         a.labels == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.labels), layout.capacity.FeatureRows(t),
+         a.batch == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.batch),
+         a.seed_time == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.seed_time)});
   }
   for (const BatchLayout::RelationArrays& a : layout.relations) {
     BatchView::Relation& r = v.relations.emplace_back();
@@ -336,6 +355,17 @@ void AddEdgeDataSchema(const BatchLayout& layout, const DatasetSchema& schema, c
   }
 }
 
+// Each type's subgraph arrays (a disjoint batch's): "batch" counted by its nodes, "seed_time" by the seeds;
+// `nodes(t)`, `seeds`: those counts, `prefix(t)` before each name.
+template <typename Nodes, typename Prefix>
+void AddSubgraphSchema(const BatchLayout& layout, Nodes nodes, int seeds, Prefix prefix, BatchSchema& s) {
+  for (size_t t = 0; t < layout.types.size(); ++t) {
+    const BatchLayout::TypeArrays& a = layout.types[t];
+    if (a.batch != SIZE_MAX) s.arrays.push_back({prefix(t) + "batch", DType::kInt64, {}, nodes(t), a.batch});
+    if (a.seed_time != SIZE_MAX) s.arrays.push_back({prefix(t) + "seed_time", DType::kInt64, {}, seeds, a.seed_time});
+  }
+}
+
 // The pair arrays and their two counts, after a graph's; `prefix` before each array's name.
 void AddPairSchema(const PairArrays& pairs, const std::string& prefix, BatchSchema& s) {
   const int pair_count = static_cast<int>(s.counts.size()), positives = pair_count + 1;
@@ -369,12 +399,19 @@ BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema
     }
     AddEdgeDataSchema(
         layout, schema, {s.CountNamed("edges")}, [](size_t) { return std::string(); }, s);
+    const int node_count = s.CountNamed("nodes");
+    AddSubgraphSchema(
+        layout, [&](size_t) { return node_count; }, s.CountNamed("seeds"), [](size_t) { return std::string(); }, s);
   } else {
     s = TypedBatchSchema(layout, schema);
     std::vector<int> edges;
     for (const RelationSchema& rel : schema.relations) edges.push_back(s.CountNamed(rel.key() + ".edges"));
     AddEdgeDataSchema(
         layout, schema, edges, [&](size_t r) { return schema.relations[r].key() + "."; }, s);
+    const int seeds = layout.seed_type < 0 ? -1 : s.CountNamed(schema.node_types[layout.seed_type].name + ".seeds");
+    AddSubgraphSchema(
+        layout, [&](size_t t) { return s.CountNamed(schema.node_types[t].name + ".nodes"); }, seeds,
+        [&](size_t t) { return schema.node_types[t].name + "."; }, s);
   }
   if (layout.pairs) {
     AddPairSchema(*layout.pairs, layout.homogeneous ? "" : schema.relations[layout.pairs->relation].key() + ".", s);
@@ -397,8 +434,13 @@ std::vector<int64_t> BatchCountsOf(const BatchView& view, const BatchLayout& lay
 
 void CopyBatchGraph(const BatchView& from, const BatchView& to) {
   for (size_t t = 0; t < from.types.size(); ++t) {
+    const int64_t nodes = from.num_nodes(static_cast<int>(t));
     std::copy_n(from.types[t].num_nodes_per_hop, from.num_hops + 1, to.types[t].num_nodes_per_hop);
-    std::copy_n(from.types[t].node_ids, from.num_nodes(static_cast<int>(t)), to.types[t].node_ids);
+    std::copy_n(from.types[t].node_ids, nodes, to.types[t].node_ids);
+    if (from.types[t].batch != nullptr) std::copy_n(from.types[t].batch, nodes, to.types[t].batch);
+    if (from.types[t].seed_time != nullptr) {
+      std::copy_n(from.types[t].seed_time, from.types[t].num_nodes_per_hop[0], to.types[t].seed_time);
+    }
   }
   for (size_t r = 0; r < from.relations.size(); ++r) {
     const int64_t edges = from.num_edges(static_cast<int>(r));

@@ -11,6 +11,11 @@
 //                      R.e_id int64[E_R]    each edge's original id (its row in the import's input),
 //                                           where the dataset stores them and the spec asks for them
 //                      R.NAME [E_R, D]      the rows of each edge attribute the spec asks for
+//   a disjoint batch (spec.disjoint: one subgraph per seed, each deduplicated on its own; a node may then be
+//   in several), per node type T:
+//                      T.batch int64[N_T]      each node's subgraph, its seed's position (PyG's batch); a
+//                                              hop's new nodes are sorted by (subgraph, id)
+//                      T.seed_time int64[S]    a temporal batch's seed type: each seed's time
 // Each hop's nodes and edges are a prefix of the next hop's (PyG's num_sampled_nodes / num_sampled_edges).
 // A homogeneous dataset is its one type and one relation, its arrays placed and named as API 1.0 clients read
 // them (common/batch/batch.h). A link batch adds its pair arrays (PairArrays). The spec that sizes a layout:
@@ -76,6 +81,7 @@ struct BatchLayout {
   struct TypeArrays {
     size_t node_ids = 0, num_nodes_per_hop = 0, features = SIZE_MAX, labels = SIZE_MAX;
     size_t feature_row_bytes = 0;
+    size_t batch = SIZE_MAX, seed_time = SIZE_MAX;  // a disjoint batch's (PlaceSubgraphData)
   };
   // An edge attribute's rows: `array` its position in the dataset schema's arrays.
   struct EdgeRows {
@@ -121,9 +127,11 @@ struct BatchView {
   struct Type {
     int64_t* node_ids = nullptr;
     int32_t* num_nodes_per_hop = nullptr;
-    void* features = nullptr;   // null: the type has no features
-    int64_t* labels = nullptr;  // null but for the seed type
-    int64_t feature_rows = 0;   // rows `features` holds (a batch with more nodes has none of its rows there)
+    void* features = nullptr;      // null: the type has no features
+    int64_t* labels = nullptr;     // null but for the seed type
+    int64_t feature_rows = 0;      // rows `features` holds (a batch with more nodes has none of its rows there)
+    int64_t* batch = nullptr;      // a disjoint batch's: each node's subgraph (its seed's position)
+    int64_t* seed_time = nullptr;  // a temporal node batch's seed type: each seed's time
   };
   // An edge attribute's rows in the buffer, and where they come from (the dataset schema's array).
   struct EdgeRows {

@@ -175,4 +175,27 @@ GNND_HOST_DEVICE void KeepSmallest(uint64_t draw, int64_t k, uint64_t* draws, in
 // The position a draw names.
 GNND_HOST_DEVICE uint32_t DrawPosition(uint64_t draw) { return static_cast<uint32_t>(draw); }
 
+// Disjoint batches (a temporal session's, or one opened with disjoint): each seed's subgraph is sampled and
+// deduplicated on its own, and subgraph s (its seed's position in the batch) draws under its own key, so two
+// subgraphs that reach one node at one hop draw independently.
+GNND_HOST_DEVICE SamplingKey SubgraphKey(SamplingKey key, uint64_t subgraph) {
+  const uint64_t k = Mix64(((static_cast<uint64_t>(key.key1) << 32) | key.key0) ^ Mix64(subgraph + 1));
+  return {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)};
+}
+
+// The temporal rule (a session's time_attr): for a subgraph whose seed has time t, an in-edge is a candidate
+// when its time -- the edge's own (edge-level), or its source node's (node-level) -- is at most t, and a
+// link batch does not exclude it. Each node draws min(fanout, candidates): temporal_strategy "uniform" is the
+// ordinary rule over the candidates (ChooseAllowedPositions with every other position not allowed: with every
+// in-edge a candidate, exactly the uniform rule); "last" takes the k most recent candidates (largest time,
+// ties by larger edge id: the stored one where the relation keeps edge ids, else the CSC position). Either
+// way the drawn positions are written ascending.
+namespace temporal {
+GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time) { return time <= seed_time; }
+// Whether (time, id) is more recent than (other_time, other_id).
+GNND_HOST_DEVICE bool MoreRecent(int64_t time, int64_t id, int64_t other_time, int64_t other_id) {
+  return time > other_time || (time == other_time && id > other_id);
+}
+}  // namespace temporal
+
 }  // namespace gnnd

@@ -41,7 +41,8 @@ std::vector<int64_t> EpochPermutation(uint64_t seed, uint64_t epoch, int64_t n) 
   return perm;
 }
 
-EpochSeeds::EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& spec, uint64_t epoch)
+EpochSeeds::EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& spec, uint64_t epoch,
+                       std::span<const int64_t> times)
     : batch_size_(spec.batch_size), rank_(spec.rank), world_size_(spec.world_size) {
   const int64_t n = static_cast<int64_t>(split.size());
   const int64_t w = spec.world_size;
@@ -61,6 +62,7 @@ EpochSeeds::EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& s
     if (n == 0) continue;
     ids_.push_back(split[order[position]]);
     positions_.push_back(order[position]);
+    if (!times.empty()) times_.push_back(times[order[position]]);
   }
   num_steps_ = spec.drop_last ? static_cast<int64_t>(ids_.size()) / batch_size_
                               : (static_cast<int64_t>(ids_.size()) + batch_size_ - 1) / batch_size_;
@@ -70,6 +72,12 @@ std::span<const int64_t> EpochSeeds::batch(int64_t step) const {
   const int64_t begin = step * batch_size_;
   const int64_t end = std::min<int64_t>(begin + batch_size_, static_cast<int64_t>(ids_.size()));
   return std::span<const int64_t>(ids_).subspan(begin, end - begin);
+}
+
+std::span<const int64_t> EpochSeeds::times(int64_t step) const {
+  if (times_.empty()) return {};
+  const std::span<const int64_t> ids = batch(step);
+  return std::span<const int64_t>(times_).subspan(static_cast<size_t>(ids.data() - ids_.data()), ids.size());
 }
 
 }  // namespace gnnd

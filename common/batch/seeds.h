@@ -14,6 +14,12 @@
 
 namespace gnnd {
 
+// One batch's seeds: node ids (a link batch's: positions of its positives in their split) and, where the
+// session's seeds come with times, each one's time (else empty).
+struct SeedBatch {
+  std::span<const int64_t> ids, times;
+};
+
 struct SeedScheduleSpec {
   uint64_t seed = 0;
   bool shuffle = true;
@@ -33,7 +39,9 @@ std::vector<int64_t> EpochPermutation(uint64_t seed, uint64_t epoch, int64_t n);
 class EpochSeeds {
  public:
   EpochSeeds() = default;  // no seeds, no steps
-  EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& spec, uint64_t epoch);
+  // `times`: empty, or each split entry's time (a temporal session's given seed times), kept beside its id.
+  EpochSeeds(std::span<const int64_t> split, const SeedScheduleSpec& spec, uint64_t epoch,
+             std::span<const int64_t> times = {});
 
   int64_t num_steps() const { return num_steps_; }
   // The step production starts at: 0, or where a session made its epoch again in larger slots.
@@ -41,6 +49,9 @@ class EpochSeeds {
   void set_first_step(int64_t step) { first_step_ = step; }
   // The seeds of `step` (0 <= step < num_steps()).
   std::span<const int64_t> batch(int64_t step) const;
+  // Their times (empty where the split came without).
+  std::span<const int64_t> times(int64_t step) const;
+  SeedBatch at(int64_t step) const { return {batch(step), times(step)}; }
   // All of this rank's seeds for the epoch, in order (batch(step) is a slice of it).
   std::span<const int64_t> all() const { return ids_; }
   // The global batch index of `step` (step * world_size + rank): what the sampling rule is keyed on.
@@ -51,6 +62,7 @@ class EpochSeeds {
 
  private:
   std::vector<int64_t> ids_;        // this rank's seeds, in order
+  std::vector<int64_t> times_;      // their times, or none
   std::vector<int64_t> positions_;  // their positions in the split
   int64_t batch_size_ = 1, num_steps_ = 0, first_step_ = 0;
   int32_t rank_ = 0, world_size_ = 1;

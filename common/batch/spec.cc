@@ -1,5 +1,7 @@
 #include "common/batch/spec.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status.h"
 
@@ -64,6 +66,62 @@ absl::Status CheckEdgeWeights(const SamplingSpec& spec, const DatasetSchema& sch
   }
   return absl::OkStatus();
 }
+
+absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
+  if (spec.disjoint) {
+    if (spec.link()) return absl::UnimplementedError("disjoint link batches are not built yet");
+    // A disjoint batch keys its nodes by (subgraph, id) in one int64.
+    for (const NodeTypeSchema& type : schema.node_types) {
+      if (type.num_nodes > 0 && spec.batch_size > (int64_t{1} << 62) / type.num_nodes) {
+        return absl::InvalidArgumentError(absl::StrCat("a disjoint batch of ", spec.batch_size, " seeds over ",
+                                                       type.num_nodes, " nodes: lower batch_size"));
+      }
+    }
+  }
+  const TimeSpec& time = spec.time;
+  if (!time.active()) return absl::OkStatus();
+  if (!spec.disjoint) return absl::InvalidArgumentError("a temporal batch is disjoint (one subgraph per seed)");
+  if (spec.link()) return absl::UnimplementedError("temporal link batches are not built yet");
+  if (!spec.edge_weights.empty()) {
+    return absl::UnimplementedError("the weighted and temporal rules together are not built (choose one)");
+  }
+  if (time.node_level && !time.edge_times.empty()) {
+    return absl::InvalidArgumentError("times of nodes and of edges: the temporal rule reads one of them");
+  }
+  if (!time.edge_times.empty() && time.edge_times.size() != schema.relations.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("edge times for ", time.edge_times.size(),
+                                                   " relations, the dataset has ", schema.relations.size()));
+  }
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const RelationSchema& rel = schema.relations[r];
+    if (std::all_of(spec.fanouts[r].begin(), spec.fanouts[r].end(), [](int32_t f) { return f == 0; })) continue;
+    if (time.node_level) {
+      const NodeTypeSchema& src = schema.node_types[rel.src_type];
+      if (src.node_time < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node times: node type '", src.name, "' (the sources of ", rel.key(), ") has none"));
+      }
+      continue;
+    }
+    const int a = time.edge_times[r];
+    if (a < 0 || a >= static_cast<int>(rel.edge_attrs.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("edge times: attribute ", a, " of ", rel.key(), " (it has ", rel.edge_attrs.size(), ")"));
+    }
+    const EdgeAttributeSchema& attr = rel.edge_attrs[a];
+    if (attr.dtype != DType::kInt64 || attr.dim != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "edge attribute '", attr.name, "' of ", rel.key(), " holds times only as one int64 an edge (it is ",
+          attr.dim > 0 ? absl::StrCat(attr.dim, " x ") : "", DTypeName(attr.dtype), ")"));
+    }
+  }
+  if (!time.seed_times_given && schema.node_types[spec.seed_type].node_time < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("the seeds' times: node type '",
+                                                   schema.node_types[spec.seed_type].name,
+                                                   "' has no node times, and none came with the seeds"));
+  }
+  return absl::OkStatus();
+}
 }  // namespace
 
 absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema) {
@@ -80,6 +138,7 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& sc
   }
   GNND_RETURN_IF_ERROR(CheckEdgeData(spec, schema));
   GNND_RETURN_IF_ERROR(CheckEdgeWeights(spec, schema));
+  GNND_RETURN_IF_ERROR(CheckTime(spec, schema));
   if (schema.format_version == 1) return CheckHopFanouts(spec.fanouts[0]);
   const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
   if (hops < 1 || hops > kMaxHops) {

@@ -15,6 +15,22 @@ namespace gnnd {
 
 inline constexpr int kMaxHops = 16;
 
+enum class TemporalStrategy { kUniform, kLast };
+
+// The temporal rule (sampling.h, namespace temporal): which time makes an in-edge a candidate for a seed, and
+// how a node draws among its candidates.
+struct TimeSpec {
+  // node_level: each source node's time (the node_time of every type a sampled relation leaves); else
+  // edge_times[r]: relation r's edge attribute (a position in its edge_attrs: int64, one an edge) holding
+  // each edge's time, -1 for a relation never sampled through. Neither: no temporal rule.
+  bool node_level = false;
+  std::vector<int> edge_times;
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  // The seeds' times come with them (given with seed ids, or their split's); false: each seed node's own time.
+  bool seed_times_given = false;
+  bool active() const { return node_level || !edge_times.empty(); }
+};
+
 struct SamplingSpec {
   // Node seeds of seed_type a batch (a link batch: its positive pairs, and seed_type is -1).
   int64_t batch_size = 0;
@@ -35,6 +51,10 @@ struct SamplingSpec {
   // negative) whose values weight its draws (sampling.h's weighted rule), or -1 for the uniform rule. Empty:
   // every relation uniform.
   std::vector<int> edge_weights;
+  // Each seed's subgraph sampled and deduplicated on its own (PyG's disjoint), the batch carrying each node's
+  // subgraph (its "batch" arrays). Every temporal batch is disjoint.
+  bool disjoint = false;
+  TimeSpec time;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
   // The edge attributes a batch carries of `relation` (none where edge_attrs is empty).
@@ -48,6 +68,9 @@ struct SamplingSpec {
     return stored_ids && (edge_ids || !EdgeAttributesOf(relation).empty());
   }
   bool link() const { return seed_type < 0; }
+  bool temporal() const { return time.active(); }
+  // The edge attribute holding `relation`'s edge times, -1: none (node-level times, or no temporal rule).
+  int EdgeTimeOf(int relation) const { return time.edge_times.empty() ? -1 : time.edge_times[relation]; }
   // A one-type, one-relation dataset's spec.
   static SamplingSpec OneRelation(int64_t batch_size, std::vector<int32_t> hop_fanouts, bool seeds_may_repeat = false) {
     return {.batch_size = batch_size,
@@ -57,7 +80,9 @@ struct SamplingSpec {
             .max_hop0 = {},
             .edge_ids = false,
             .edge_attrs = {},
-            .edge_weights = {}};
+            .edge_weights = {},
+            .disjoint = false,
+            .time = {}};
   }
 };
 

@@ -170,9 +170,10 @@ void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation&
 }  // namespace
 
 bool IsBatchArrayName(absl::string_view name) {
-  static constexpr absl::string_view kNames[] = {
-      "node_ids", "num_nodes_per_hop", "edge_src",   "edge_dst",  "num_edges_per_hop", "features",     "labels", "e_id",
-      "input_id", "edge_label_index",  "edge_label", "src_index", "dst_pos_index",     "dst_neg_index"};
+  static constexpr absl::string_view kNames[] = {"node_ids",          "num_nodes_per_hop", "edge_src",   "edge_dst",
+                                                 "num_edges_per_hop", "features",          "labels",     "e_id",
+                                                 "input_id",          "edge_label_index",  "edge_label", "src_index",
+                                                 "dst_pos_index",     "dst_neg_index",     "batch",      "seed_time"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 

@@ -270,6 +270,88 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
   return absl::OkStatus();
 }
 
+// The temporal rule and disjoint batches (open.time_attr, temporal_strategy, disjoint, seed_times) of a node
+// session: the times each relation sampled through reads, checked, and where the seeds' times come from.
+absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema, SessionShape& shape) {
+  SamplingSpec& spec = shape.sampling;
+  spec.disjoint = request.disjoint() || !request.time_attr().empty();
+  const std::string attr = Quoted(request.time_attr(), 100);
+  if (request.time_attr().empty()) {
+    if (!request.temporal_strategy().empty() || request.seed_times_size() > 0) {
+      return absl::InvalidArgumentError(absl::StrCat("open.",
+                                                     request.seed_times_size() > 0 ? "seed_times" : "temporal_strategy",
+                                                     " is temporal sampling's: set open.time_attr"));
+    }
+    return absl::OkStatus();
+  }
+  if (request.temporal_strategy().empty() || request.temporal_strategy() == "uniform") {
+    spec.time.strategy = TemporalStrategy::kUniform;
+  } else if (request.temporal_strategy() == "last") {
+    spec.time.strategy = TemporalStrategy::kLast;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "open.temporal_strategy = ", Quoted(request.temporal_strategy(), 100), " (must be uniform or last)"));
+  }
+  if (!request.weight_attr().empty()) {
+    return absl::UnimplementedError(
+        "open.weight_attr and open.time_attr: the weighted and temporal rules together "
+        "are not built (choose one)");
+  }
+  const bool node_level = request.time_attr() == "node_time";
+  spec.time.node_level = node_level;
+  if (!node_level) spec.time.edge_times.assign(schema.relations.size(), -1);
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const RelationSchema& rel = schema.relations[r];
+    if (absl::c_all_of(spec.fanouts[r], [](int32_t f) { return f == 0; })) continue;  // never sampled through
+    const std::string where = schema.format_version == 1 ? "the dataset" : absl::StrCat("relation ", rel.key());
+    if (node_level) {
+      const NodeTypeSchema& src = schema.node_types[rel.src_type];
+      if (src.node_time < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "open.time_attr = \"node_time\": ",
+            schema.format_version == 1 ? "the dataset has" : absl::StrCat("node type '", src.name, "' has"),
+            " no node times (import them with gnnctl import --node-time)"));
+      }
+      continue;
+    }
+    const auto a = absl::c_find_if(rel.edge_attrs, [&](const auto& e) { return e.name == request.time_attr(); });
+    if (a == rel.edge_attrs.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("open.time_attr = ", attr, ": ", where,
+                                                     " has no such edge attribute (\"node_time\": node times)"));
+    }
+    if (a->dtype != DType::kInt64 || a->dim != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("open.time_attr = ", attr, ": times are one int64 an edge; ",
+                                                     where, "'s is ", a->dim > 0 ? absl::StrCat(a->dim, " x ") : "",
+                                                     DTypeName(a->dtype)));
+    }
+    spec.time.edge_times[r] = static_cast<int>(a - rel.edge_attrs.begin());
+  }
+  // The seeds' times: given with seed ids, else their split's, else their own node times.
+  const NodeTypeSchema& seeds = schema.node_types[shape.seed_type];
+  if (request.seed_times_size() > 0) {
+    if (request.seed_times_size() != request.seed_ids_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("open.seed_times has ", request.seed_times_size(), " times for ",
+                                                     request.seed_ids_size(), " seed_ids (one time per seed)"));
+    }
+    spec.time.seed_times_given = true;
+  } else if (shape.split_array >= 0) {
+    for (size_t s = 0; s < kSplitNames.size(); ++s) {
+      if (seeds.splits[s] == shape.split_array && seeds.split_times[s] >= 0) {
+        shape.split_times_array = seeds.split_times[s];
+        spec.time.seed_times_given = true;
+      }
+    }
+  }
+  if (!spec.time.seed_times_given && seeds.node_time < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.time_attr = ", attr,
+                     ": the seeds have no times: give open.seed_times (PyG's input_time), a split with "
+                     "times (SPLIT_time.npy), or node times for ",
+                     schema.format_version == 1 ? "the dataset" : absl::StrCat("node type '", seeds.name, "'")));
+  }
+  return absl::OkStatus();
+}
+
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
@@ -277,6 +359,11 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   if (!request.split().empty() || request.seed_ids_size() > 0) {
     return absl::InvalidArgumentError(
         "open.edge_split or open.seed_edges, and open.split or open.seed_ids: give one of them");
+  }
+  if (!request.time_attr().empty() || request.disjoint()) {
+    return absl::UnimplementedError(absl::StrCat("open.", request.disjoint() ? "disjoint" : "time_attr",
+                                                 ": link sessions do not sample disjoint or temporal batches yet "
+                                                 "(node sessions do)"));
   }
   if (!request.edge_split().empty() && request.seed_edges_size() > 0) {
     return absl::InvalidArgumentError("open.edge_split and open.seed_edges: give one of them");
@@ -403,6 +490,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
   GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
   GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetTime(request, schema, shape));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));

@@ -38,6 +38,9 @@ struct SessionShape {
   int split_array = -1;  // the seeds' split: a position in the dataset schema's arrays (-1: seed_ids,
                          // kAllNodesSplit: every node of the seed type)
   int seed_type = 0;     // the node type of the seeds (-1: a link session's)
+  // A temporal session's seed times, one per split entry: the split's time array (a position in the dataset
+  // schema's arrays), or -1 (the request's seed_times where sampling.time.seed_times_given, else none).
+  int split_times_array = -1;
   SeedScheduleSpec schedule;
   int num_slots = 0;
   SamplingSpec sampling;          // what every batch samples

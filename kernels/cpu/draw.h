@@ -3,30 +3,45 @@
 // (link_rule.h's ChooseAllowedPositions), so the node still gets min(fanout, in-degree - excluded).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "common/batch/link_rule.h"
 #include "common/batch/sampling.h"
+#include "common/batch/spec.h"
 
 namespace gnnd {
 
 // Per-thread scratch of DrawInNeighbors.
 struct DrawScratch {
-  std::vector<int64_t> positions, excluded_positions;
+  std::vector<int64_t> positions, excluded_positions, not_allowed;
   std::vector<uint64_t> draws;
+};
+
+// What the temporal rule (sampling.h) reads for one node's draw: its subgraph's seed time, and each in-edge's
+// time: edge_times[position in the CSC] (edge-level), else node_times[source id] (node-level). "last" breaks
+// ties by edge_ids[position in the CSC], or the position where it is null.
+struct TemporalDraw {
+  const int64_t* edge_times = nullptr;
+  const int64_t* node_times = nullptr;
+  const int64_t* edge_ids = nullptr;
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  int64_t seed_time = 0;
 };
 
 // Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
 // many. `excluded_sources`: the sources whose edges into `node` this batch never samples, ascending.
 // `edge_positions`, if set, gets each drawn edge's position in the CSC, in the same order. `weights` (the
-// relation's, in CSC order), if set, draws by the weighted rule instead of the uniform one.
+// relation's, in CSC order), if set, draws by the weighted rule instead of the uniform one; `temporal`, if
+// set, by the temporal rule.
 template <typename Index>
 int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t hop, uint32_t relation, int64_t node,
                         const int64_t* indptr, const Index* indices, int32_t fanout,
                         std::span<const int64_t> excluded_sources, DrawScratch& scratch, std::vector<int64_t>& sampled,
-                        int64_t* edge_positions = nullptr, const float* weights = nullptr) {
+                        int64_t* edge_positions = nullptr, const float* weights = nullptr,
+                        const TemporalDraw* temporal = nullptr) {
   const int64_t first = indptr[node], degree = indptr[node + 1] - first;
   std::vector<int64_t>& positions = scratch.positions;
   auto take = [&](int64_t p) {
@@ -39,6 +54,43 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     int64_t begin = 0, end = 0;
     SourceRange(indptr, indices, source, node, &begin, &end);
     for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
+  }
+  if (temporal != nullptr) {
+    const TemporalDraw& t = *temporal;
+    auto time_of = [&](int64_t p) {
+      return t.edge_times != nullptr ? t.edge_times[first + p] : t.node_times[indices[first + p]];
+    };
+    // The positions that are no candidates (excluded, or newer than the seed), ascending.
+    std::vector<int64_t>& out = scratch.not_allowed;
+    out.clear();
+    for (int64_t p = 0, x = 0; p < degree; ++p) {
+      const bool excluded_here = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
+      x += excluded_here;
+      if (excluded_here || !temporal::Eligible(time_of(p), t.seed_time)) out.push_back(p);
+    }
+    const int64_t candidates = degree - static_cast<int64_t>(out.size());
+    const int64_t k = SampleCount(candidates, fanout);
+    positions.resize(static_cast<size_t>(k));
+    if (t.strategy == TemporalStrategy::kUniform || k == candidates) {
+      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, out.data(),
+                             static_cast<int64_t>(out.size()), k, positions.data());
+    } else {                                                   // "last": the k most recent candidates
+      std::vector<int64_t>& all = scratch.excluded_positions;  // no longer needed: `out` holds the excluded
+      all.clear();
+      for (int64_t p = 0, x = 0; p < degree; ++p) {
+        const bool no = x < static_cast<int64_t>(out.size()) && out[x] == p;
+        x += no;
+        if (!no) all.push_back(p);
+      }
+      auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
+      std::partial_sort(all.begin(), all.begin() + k, all.end(), [&](int64_t a, int64_t b) {
+        return temporal::MoreRecent(time_of(a), id_of(a), time_of(b), id_of(b));
+      });
+      std::copy_n(all.begin(), k, positions.begin());
+      std::sort(positions.begin(), positions.end());
+    }
+    for (int64_t p : positions) take(p);
+    return k;
   }
   if (weights != nullptr) {
     // The candidates: positive weight, not excluded. All of them in list order when the fanout takes them

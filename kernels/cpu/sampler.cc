@@ -33,21 +33,41 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
   for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
   const int64_t* dst_ids = out.types[r.dst_type].node_ids;
   const EdgeExclusions* excluded = excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
+  const int64_t* subgraphs = out.types[r.dst_type].batch;  // a disjoint batch's
+  TemporalDraw temporal;
+  if (spec_.temporal()) {
+    const int edge_time = spec_.EdgeTimeOf(relation);
+    if (edge_time >= 0) {
+      temporal.edge_times = static_cast<const int64_t*>(graph_.arrays.data[r.edge_attrs[edge_time].array]);
+    } else {
+      temporal.node_times =
+          static_cast<const int64_t*>(graph_.arrays.data[graph_.schema.node_types[r.src_type].node_time]);
+    }
+    if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);
+    temporal.strategy = spec_.time.strategy;
+  }
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];
-    const int64_t k =
-        DrawInNeighbors(key, batch_index, static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr,
-                        indices, fanout, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_,
-                        sampled, edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights);
+    const int64_t subgraph = subgraphs == nullptr ? 0 : subgraphs[v];
+    if (spec_.temporal()) temporal.seed_time = seed_times_[subgraph];
+    const size_t before = sampled.size();
+    const int64_t k = DrawInNeighbors(
+        subgraphs == nullptr ? key : SubgraphKey(key, static_cast<uint64_t>(subgraph)), batch_index,
+        static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices, fanout,
+        excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled,
+        edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights, spec_.temporal() ? &temporal : nullptr);
+    if (subgraphs != nullptr) {  // the sources join this subgraph
+      for (size_t i = before; i < sampled.size(); ++i) sampled[i] = NodeKey(r.src_type, subgraph, sampled[i]);
+    }
     std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
     num_edges += k;
   }
 }
 
 void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
-                        SampleTimes* times) {
+                        SampleTimes* times, std::span<const int64_t> seed_times) {
   const auto start = std::chrono::steady_clock::now();
-  SampleGraph(epoch, batch_index, seeds, out);
+  SampleGraph(epoch, batch_index, seeds, out, seed_times);
   const auto sampled = std::chrono::steady_clock::now();
   Gather(out);
   if (times != nullptr) {
@@ -56,8 +76,19 @@ void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const in
   }
 }
 
-void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                             const BatchView& out) {
+void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
+                             std::span<const int64_t> seed_times) {
+  if (spec_.temporal()) {  // each subgraph's time: given, or its seed's own
+    if (spec_.time.seed_times_given) {
+      seed_times_.assign(seed_times.begin(), seed_times.end());
+    } else {
+      const auto* node_times =
+          static_cast<const int64_t*>(graph_.arrays.data[graph_.schema.node_types[spec_.seed_type].node_time]);
+      seed_times_.clear();
+      for (int64_t id : seeds) seed_times_.push_back(node_times[id]);
+    }
+    std::copy(seed_times_.begin(), seed_times_.end(), out.types[spec_.seed_type].seed_time);
+  }
   seeds_by_type_.assign(graph_.schema.node_types.size(), {});
   seeds_by_type_[spec_.seed_type] = seeds;
   SampleFrom(epoch, batch_index, seeds_by_type_, out);
@@ -91,7 +122,8 @@ void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<cons
   for (size_t t = 0; t < types; ++t) {
     for (size_t i = 0; i < hop0[t].size(); ++i) {
       out.types[t].node_ids[i] = hop0[t][i];
-      local_[t].emplace(hop0[t][i], static_cast<int32_t>(i));
+      local_[t].emplace(NodeKey(t, static_cast<int64_t>(i), hop0[t][i]), static_cast<int32_t>(i));
+      if (out.types[t].batch != nullptr) out.types[t].batch[i] = static_cast<int64_t>(i);  // a subgraph per seed
     }
     num_nodes[t] = frontier_end[t] = static_cast<int64_t>(hop0[t].size());
     out.types[t].num_nodes_per_hop[0] = static_cast<int32_t>(num_nodes[t]);
@@ -119,9 +151,14 @@ void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<cons
           if (local_[t].try_emplace(u, -1).second) fresh_.push_back(u);  // index assigned below, in id order
         }
       }
-      std::sort(fresh_.begin(), fresh_.end());
+      std::sort(fresh_.begin(), fresh_.end());  // by (subgraph, id): NodeKey orders so
+      const int64_t n = schema.node_types[t].num_nodes;
       for (int64_t u : fresh_) {
         local_[t][u] = static_cast<int32_t>(num_nodes[t]);
+        if (out.types[t].batch != nullptr) {
+          out.types[t].batch[num_nodes[t]] = u / n;
+          u %= n;
+        }
         out.types[t].node_ids[num_nodes[t]++] = u;
       }
       out.types[t].num_nodes_per_hop[hop + 1] = static_cast<int32_t>(fresh_.size());
@@ -138,7 +175,12 @@ void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<cons
       edges.num_edges_per_hop[hop] = static_cast<int32_t>(sampled_[r].size());
     }
   }
-  for (size_t t = 0; t < types; ++t) reset_[t].assign(out.types[t].node_ids, out.types[t].node_ids + num_nodes[t]);
+  for (size_t t = 0; t < types; ++t) {
+    reset_[t].resize(static_cast<size_t>(num_nodes[t]));
+    for (int64_t i = 0; i < num_nodes[t]; ++i) {
+      reset_[t][i] = NodeKey(t, out.types[t].batch == nullptr ? 0 : out.types[t].batch[i], out.types[t].node_ids[i]);
+    }
+  }
   GatherEdgeRows(graph_, out);
 }
 

@@ -39,11 +39,14 @@ class CpuSampler {
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
   // laid out for this spec's capacity (ComputeBatchCapacity). `times`, if set, gets the stages' seconds.
+  // `seed_times`: a temporal spec's seed times, one per seed, when it says they are given (else each seed
+  // node's own time).
   void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
-              SampleTimes* times = nullptr);
-  // The sampling stage alone: node ids, edges, their data and counts of `out`; features and labels are not
-  // touched (a layout without them will do).
-  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out);
+              SampleTimes* times = nullptr, std::span<const int64_t> seed_times = {});
+  // The sampling stage alone: node ids, edges, their data and counts of `out` (a disjoint batch's subgraph
+  // arrays too); features and labels are not touched (a layout without them will do).
+  void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
+                   std::span<const int64_t> seed_times = {});
   // A link batch's sampling stage: hop 0 of each type t is hop0[t] (the unique endpoints of the batch's pairs
   // of that type, link_seeds.h), and no edge of excluded[r] is a sampled edge of relation r, each node still
   // getting min(fanout, in-degree - excluded in-edges). `excluded` is empty or one per relation.
@@ -68,17 +71,22 @@ class CpuSampler {
                       int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
   void SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
                   const BatchView& out);
+  // The node table's key of node `id` of type `type` in `subgraph` (a disjoint batch's; else the id).
+  int64_t NodeKey(size_t type, int64_t subgraph, int64_t id) const {
+    return spec_.disjoint ? subgraph * graph_.schema.node_types[type].num_nodes + id : id;
+  }
 
   const GraphData& graph_;
   SamplingSpec spec_;
   uint64_t seed_;
-  std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: id -> local index, this batch
-  std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's ids, to erase
+  std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: NodeKey -> local index, this batch
+  std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's keys, to erase
+  std::vector<int64_t> seed_times_;                           // a temporal batch's, per subgraph
   std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;
   std::vector<std::span<const int64_t>> seeds_by_type_;  // a node batch's hop 0: its seeds, in their type
   std::vector<int64_t> fresh_;
-  std::vector<std::vector<int64_t>> sampled_;                       // per relation: the sources drawn at this hop
+  std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop (NodeKeys)
   std::vector<int64_t> num_nodes_, frontier_begin_, frontier_end_;  // per type, this batch
 };
 

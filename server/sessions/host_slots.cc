@@ -64,7 +64,7 @@ std::unique_ptr<CpuProducer> HostSlots::StartEpoch(uint64_t epoch, const EpochSe
 
 absl::Status HostSlots::FillNow(int sampler, uint64_t epoch, const EpochSeeds& seeds, int64_t step, int slot) const {
   if (!fill_) return absl::InternalError("FillNow on two-stage slots");
-  return fill_(sampler, epoch, seeds.batch_index(step), seeds.batch(step), slot).status();
+  return fill_(sampler, epoch, seeds.batch_index(step), seeds.at(step), slot).status();
 }
 
 std::vector<int64_t> HostSlots::NodesPerType(int slot) const {

@@ -60,16 +60,16 @@ struct BatchMaker {
   }
   // The batch of `seeds` (node ids; a link batch's positions of its positives, its pairs into `pairs`) into
   // `view`: the graph, and with `gather` the feature rows and a node batch's labels.
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& view,
-                      bool gather, LinkBatch& pairs, SampleTimes* times) {
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, const BatchView& view, bool gather,
+                      LinkBatch& pairs, SampleTimes* times) {
     if (link) {
       pairs.graph = view;
-      return link->Sample(sampler, epoch, batch_index, seeds, pairs, times, gather);
+      return link->Sample(sampler, epoch, batch_index, seeds.ids, pairs, times, gather);
     }
     if (gather) {
-      sampler.Sample(epoch, batch_index, seeds, view, times);
+      sampler.Sample(epoch, batch_index, seeds.ids, view, times, seeds.times);
     } else {
-      sampler.SampleGraph(epoch, batch_index, seeds, view);
+      sampler.SampleGraph(epoch, batch_index, seeds.ids, view, seeds.times);
     }
     return absl::OkStatus();
   }
@@ -94,19 +94,19 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::InMemory(const BatchRecipe& 
     workers->push_back({std::move(maker), {}});
   }
   std::optional<PairArrays> pairs = recipe.layout.pairs;
-  return [workers, pairs, targets = std::move(targets)](int sampler, uint64_t epoch, uint64_t batch_index,
-                                                        std::span<const int64_t> seeds,
-                                                        int slot) -> absl::StatusOr<SampleTimes> {
-    Worker& w = (*workers)[sampler];
-    SampleTimes times;
-    GNND_RETURN_IF_ERROR(w.maker.Sample(epoch, batch_index, seeds, targets.views[slot], true, w.pairs, &times));
-    if (pairs) {
-      const auto written = std::chrono::steady_clock::now();
-      (*targets.link_counts)[slot] = WriteLinkArrays(w.pairs, *pairs, targets.bases[slot]);
-      times.sample += SecondsSince(written);
-    }
-    return times;
-  };
+  return
+      [workers, pairs, targets = std::move(targets)](int sampler, uint64_t epoch, uint64_t batch_index,
+                                                     const SeedBatch& seeds, int slot) -> absl::StatusOr<SampleTimes> {
+        Worker& w = (*workers)[sampler];
+        SampleTimes times;
+        GNND_RETURN_IF_ERROR(w.maker.Sample(epoch, batch_index, seeds, targets.views[slot], true, w.pairs, &times));
+        if (pairs) {
+          const auto written = std::chrono::steady_clock::now();
+          (*targets.link_counts)[slot] = WriteLinkArrays(w.pairs, *pairs, targets.bases[slot]);
+          times.sample += SecondsSince(written);
+        }
+        return times;
+      };
 }
 
 size_t CpuProducer::RingEntryBytes(const BatchRecipe& recipe) { return RingLayout(recipe).total_bytes; }
@@ -121,7 +121,7 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorag
   GNND_ASSIGN_OR_RETURN(BatchMaker maker, BatchMaker::Create(recipe));
   auto planner = std::make_shared<Planner>(Planner{std::move(maker), std::vector<LinkBatch>(std::max(window, 1))});
   GraphStage stage;
-  stage.sample = [planner](uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry,
+  stage.sample = [planner](uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry,
                            const BatchView& graph) {
     return planner->maker.Sample(epoch, batch_index, seeds, graph, false, planner->entries[entry], nullptr);
   };
@@ -168,7 +168,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
   // Tickets are per type, 0 for a type whose features are not on storage. A batch whose sampling failed
   // announces no rows; its gather reports the failure.
   stages->plan = [ring, sample = std::move(stage.sample), caches, own_rows, plan_scratch](
-                     uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry) {
+                     uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry) {
     const auto start = std::chrono::steady_clock::now();
     const BatchView& batch = ring->views[entry];
     ring->sampled[entry] = sample(epoch, batch_index, seeds, entry, batch);
@@ -277,7 +277,7 @@ void CpuProducer::ScheduleLocked() {
 }
 
 void CpuProducer::Plan(int64_t step, int entry) {
-  auto [tickets, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.batch(step), entry);
+  auto [tickets, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.at(step), entry);
   std::lock_guard<std::mutex> lock(mutex_);
   if (stopping_) {  // never to be gathered: its rows need not stay announced while this producer lingers
     stages_->withdraw(tickets);
@@ -321,7 +321,7 @@ void CpuProducer::Fill(int64_t step, int slot, int sampler) {
     std::lock_guard<std::mutex> lock(mutex_);
     free_entries_.push_back(planned.entry);
   } else {
-    times = fill_(sampler, epoch_, seeds_.batch_index(step), seeds_.batch(step), slot);
+    times = fill_(sampler, epoch_, seeds_.batch_index(step), seeds_.at(step), slot);
   }
   const double seconds = SecondsSince(start);
   {

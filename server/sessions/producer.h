@@ -57,7 +57,7 @@ class CpuProducer {
   // producer only schedules.
   // An error stops production (status()).
   using FillBatch = std::function<absl::StatusOr<SampleTimes>(int sampler, uint64_t epoch, uint64_t batch_index,
-                                                              std::span<const int64_t> seeds, int slot)>;
+                                                              const SeedBatch& seeds, int slot)>;
   // Production in two stages, for features on storage: batches are sampled `window` steps ahead of their
   // gather into a ring of `window` entries (one planning task at a time, in step order) and their rows
   // announced; the rows of the next `prefetch_distance` steps are read ahead (one task at a time); the
@@ -71,8 +71,7 @@ class CpuProducer {
     int prefetch_distance = 2;
     // Samples batch `batch_index` of `epoch` around `seeds` into ring entry `entry` and announces its rows:
     // returns the tickets and the seconds it took.
-    std::function<std::pair<Tickets, double>(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                                             int entry)>
+    std::function<std::pair<Tickets, double>(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry)>
         plan;
     std::function<void(const Tickets&)> prefetch;  // reads ahead what it can (best effort)
     // Fills slot `slot` from ring entry `entry`, whose rows were announced with `tickets`.
@@ -128,7 +127,7 @@ class CpuProducer {
   // What the first stage samples into a ring entry (the batch without its feature rows), and what the
   // gather adds to the slot after the rows (a node batch's labels, a link batch's pairs).
   struct GraphStage {
-    std::function<absl::Status(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, int entry,
+    std::function<absl::Status(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry,
                                const BatchView& graph)>
         sample;
     std::function<void(int entry, int slot)> finish;

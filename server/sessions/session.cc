@@ -53,6 +53,11 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   } else {
     s->split_ = SplitSeeds(shape, graph, s->made_seeds_);
   }
+  if (request.seed_times_size() > 0) {  // a temporal session's seed times: given with the ids, or the split's
+    s->split_times_ = {s->request_.seed_times().data(), static_cast<size_t>(s->request_.seed_times_size())};
+  } else if (shape.split_times_array >= 0) {
+    s->split_times_ = {static_cast<const int64_t*>(graph.arrays.data[shape.split_times_array]), s->split_.size()};
+  }
   SessionPlan plan;
   plan.session_id = id;
   plan.dataset = &dataset;
@@ -61,7 +66,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   plan.num_slots = s->num_slots_;
   plan.device = s->device_;
   plan.trainer_uid = trainer_uid;
-  plan.first_epoch = EpochSeeds(s->split_, s->schedule_, request.epoch());
+  plan.first_epoch = EpochSeeds(s->split_, s->schedule_, request.epoch(), s->split_times_);
   plan.first_epoch_number = request.epoch();
   plan.max_epoch_seeds =
       (static_cast<int64_t>(s->split_.size()) + s->schedule_.world_size - 1) / s->schedule_.world_size;
@@ -81,8 +86,10 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   // positions; this epoch's and the next's order, each with its seeds' positions; with slots_may_grow a copy
   // of the epoch's order) and the backend's buffers.
   const uint64_t seed_bytes =
-      sizeof(int64_t) * (static_cast<uint64_t>(request.seed_ids_size()) + s->made_seeds_.size() +
-                         (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds));
+      sizeof(int64_t) *
+      (static_cast<uint64_t>(request.seed_ids_size() + request.seed_times_size()) + s->made_seeds_.size() +
+       (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds) +
+       (s->split_times_.empty() ? 0 : 2) * static_cast<uint64_t>(plan.max_epoch_seeds));
   const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
   s->memory_bytes_ = shape.slot_bytes + seed_bytes + buffer_bytes;
   if (s->memory_bytes_ > limits.max_session_bytes) {
@@ -303,7 +310,7 @@ void Session::PrepareEpoch(uint64_t epoch) {
         return;
       }
     }
-    seeds.emplace(split_, schedule_, epoch);  // split_ and schedule_ stay as they are while the session lives
+    seeds.emplace(split_, schedule_, epoch, split_times_);  // split_, split_times_ and schedule_ stay as they are
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ready_seeds_ = std::move(seeds);

@@ -139,6 +139,7 @@ class Session {
   PeerCredentials peer_;
   std::unique_ptr<DatasetRegistry::Lease> lease_;
   std::span<const int64_t> split_;
+  std::span<const int64_t> split_times_;  // a temporal session's seed times, one per split entry, or none
   // Seeds the session made: a link session's positions in its edge split, or every node of the seed type.
   std::vector<int64_t> made_seeds_;
   SeedScheduleSpec schedule_;
