@@ -45,8 +45,9 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
   for (size_t t = 0; t < plan.layout.capacity.max_nodes.size(); ++t) {
     const RowCache* cache = dataset.feature_caches[t].get();
     if (cache == nullptr) continue;
-    GNND_RETURN_IF_ERROR(cache->CheckBatchFits(plan.layout.capacity.FeatureRows(t),
-                                               absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
+    // Distinct rows: at most the type's (a disjoint batch's nodes may repeat).
+    const int64_t rows = std::min(plan.layout.capacity.FeatureRows(t), dataset.graph.schema.node_types[t].num_nodes);
+    GNND_RETURN_IF_ERROR(cache->CheckBatchFits(rows, absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
   }
   GNND_ASSIGN_OR_RETURN(s.stages_, CpuProducer::OnStorage(recipe, std::move(targets), dataset.caches(),
                                                           dataset.look_ahead, 2, std::move(held_elsewhere)));

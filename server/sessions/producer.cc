@@ -154,13 +154,19 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
   }
   ring->sampled.resize(stages->window);
   held_elsewhere.resize(caches.size());
-  // The rows of type t this cache serves: all of the batch's, or those no other tier holds.
+  // The rows of type t this cache serves: all of the batch's, or those no other tier holds; each once (a
+  // disjoint batch may hold a node in several subgraphs).
   const auto own_rows = [held_elsewhere](const BatchView& batch, size_t t, std::vector<int64_t>& scratch) {
     const std::span<const int64_t> ids(batch.types[t].node_ids, static_cast<size_t>(batch.num_nodes(t)));
-    if (held_elsewhere[t] == nullptr) return ids;
+    const bool repeats = batch.types[t].batch != nullptr;
+    if (held_elsewhere[t] == nullptr && !repeats) return ids;
     scratch.clear();
     for (int64_t id : ids) {
-      if (!(*held_elsewhere[t])[id]) scratch.push_back(id);
+      if (held_elsewhere[t] == nullptr || !(*held_elsewhere[t])[id]) scratch.push_back(id);
+    }
+    if (repeats) {
+      std::sort(scratch.begin(), scratch.end());
+      scratch.erase(std::unique(scratch.begin(), scratch.end()), scratch.end());
     }
     return std::span<const int64_t>(scratch);
   };
@@ -209,22 +215,39 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
     }
     absl::Status status;
     thread_local std::vector<int64_t> scratch;  // gathers run on several workers at once
+    thread_local std::vector<std::byte> distinct_rows;
     for (size_t t = 0; t < caches.size(); ++t) {
       if (caches[t] == nullptr) continue;  // a type without features
       const std::span<const int64_t> rows = own_rows(batch, t, scratch);
-      if (absl::Status gathered = caches[t]->Gather(tickets[t], rows, batch.types[t].features);
+      const size_t row_bytes = caches[t]->table().row_bytes;
+      auto* features = static_cast<std::byte*>(batch.types[t].features);
+      const int64_t* ids = batch.types[t].node_ids;
+      const int64_t n = batch.num_nodes(t);
+      const bool repeats = batch.types[t].batch != nullptr;  // rows holds each once, ascending
+      if (repeats) distinct_rows.resize(rows.size() * row_bytes);
+      if (absl::Status gathered = caches[t]->Gather(tickets[t], rows, repeats ? distinct_rows.data() : features);
           !gathered.ok() && status.ok()) {
         status = gathered;  // every type's tickets are consumed still
       }
-      if (held_elsewhere[t] == nullptr || !status.ok()) continue;
-      const int64_t n = batch.num_nodes(t);
+      if (!status.ok()) continue;
+      const auto held = [&](int64_t i) { return held_elsewhere[t] != nullptr && (*held_elsewhere[t])[ids[i]]; };
+      if (repeats) {  // each node's row from the distinct ones
+        int64_t own = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          if (held(i)) continue;
+          const size_t k = static_cast<size_t>(std::lower_bound(rows.begin(), rows.end(), ids[i]) - rows.begin());
+          std::memcpy(features + i * row_bytes, distinct_rows.data() + k * row_bytes, row_bytes);
+          ++own;
+        }
+        if (held_elsewhere[t] != nullptr) caches[t]->CountHeldElsewhere(static_cast<uint64_t>(n - own));
+        continue;
+      }
+      if (held_elsewhere[t] == nullptr) continue;
       caches[t]->CountHeldElsewhere(static_cast<uint64_t>(n) - rows.size());
       // The rows were read to the front; move each to its node's place, last first (a row only moves back).
-      const size_t row_bytes = caches[t]->table().row_bytes;
-      auto* features = static_cast<std::byte*>(batch.types[t].features);
       size_t k = rows.size();
       for (int64_t i = n - 1; i >= 0 && k > 0; --i) {
-        if ((*held_elsewhere[t])[batch.types[t].node_ids[i]]) continue;
+        if (held(i)) continue;
         if (--k != static_cast<size_t>(i)) std::memcpy(features + i * row_bytes, features + k * row_bytes, row_bytes);
       }
     }

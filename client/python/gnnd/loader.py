@@ -36,6 +36,37 @@ def _seed_array(seed_ids):
     return np.ascontiguousarray(seeds.astype(np.int64, copy=False)), mask_length
 
 
+def _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length):
+    """OpenSession's time_attr, temporal_strategy, disjoint and seed_times in protobuf text format."""
+    fields = []
+    if time_attr is not None:
+        if not isinstance(time_attr, str) or not time_attr.isidentifier():
+            raise ValueError(f"time_attr: {time_attr!r} is not \"node_time\" or an edge attribute's name")
+        fields.append(f'time_attr: "{time_attr}"')
+    if temporal_strategy is not None:
+        if temporal_strategy not in ("uniform", "last"):
+            raise ValueError(f"temporal_strategy: {temporal_strategy!r} (uniform or last)")
+        fields.append(f'temporal_strategy: "{temporal_strategy}"')
+    if disjoint:
+        fields.append("disjoint: true")
+    if seed_times is not None:
+        if seeds is None:
+            raise ValueError("seed_times: one time per seed id; give seed_ids (a split's times come with it: "
+                             "SPLIT_time.npy)")
+        if hasattr(seed_times, "detach"):
+            seed_times = seed_times.detach().cpu().numpy()
+        times = np.asarray(seed_times)
+        if times.ndim != 1 or (times.dtype.kind not in "iu" and times.size):
+            raise ValueError(f"seed_times: integer times, one dimension, expected; got {times.dtype} "
+                             f"of shape {times.shape}")
+        if mask_length and len(times) == mask_length:  # times of every node: the masked ones'
+            times = times[np.asarray(seeds)]
+        if len(times) != len(seeds):
+            raise ValueError(f"seed_times: {len(times)} times for {len(seeds)} seed ids (one per seed)")
+        fields.append("seed_times: [" + ",".join(map(str, times.astype(np.int64).tolist())) + "]")
+    return fields
+
+
 def _pair_array(seed_edges):
     """seed_edges, (2, E) node ids (PyG's edge_label_index), as one contiguous int64 array of the E sources
     then the E destinations (None stays None)."""
@@ -392,6 +423,15 @@ class Loader:
     the draws: each hop draws min(fanout, in-edges of positive weight) without replacement, successively in
     proportion to weight; weight 0 is never drawn (typed: every relation sampled through must have it).
 
+    Time (node sessions, cpu device for now): time_attr "node_time" (the dataset's node times) or the name of
+    an int64 edge attribute (each edge's time) samples temporally, as PyG's time_attr: for a seed of time t
+    only in-edges no newer than t are candidates, each hop draws min(fanout, candidates) of a node's by
+    temporal_strategy ("uniform": without replacement; "last": the most recent, ties by larger edge id).
+    A seed's time: seed_times (one per seed id, PyG's input_time), else its split's times (SPLIT_time.npy),
+    else its own node time. Temporal batches are disjoint, and disjoint=True asks for that without time:
+    each seed its own subgraph, deduplicated on its own; batches then carry "batch" (each node's seed
+    position; typed "T.batch") and, temporal, "seed_time" ("T.seed_time" of the seed type).
+
     open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
     service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
     package names them. A field the client library does not know is refused naming it.
@@ -405,7 +445,8 @@ class Loader:
                  epoch=0, rank=0, world_size=1, shuffle=True, drop_last=False, num_slots=0, device="cpu",
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
-                 edge_type=None, weight_attr=None, edge_attrs=None, open_fields=None):
+                 edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
+                 disjoint=False, seed_times=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -483,6 +524,7 @@ class Loader:
             if not isinstance(weight_attr, str) or not weight_attr.isidentifier():
                 raise ValueError(f"weight_attr: {weight_attr!r} is not an edge attribute's name")
             fields.append(f'weight_attr: "{weight_attr}"')
+        fields += _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length)
         if open_fields is not None:
             fields.append(open_fields)  # after ours: its fields replace them
         if fields:

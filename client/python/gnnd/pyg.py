@@ -42,10 +42,11 @@ _FIXED_ARGUMENTS = {
     "replace": (False, "gnnd samples without replacement"),
     "directed": (True, "gnnd samples the directed in-edges of each node"),
     "subgraph_type": ("directional", "gnnd samples the directional subgraph"),
-    "disjoint": (False, "disjoint subgraphs are not served yet"),
-    "time_attr": (None, "temporal sampling is not served yet"),
-    "input_time": (None, "temporal sampling is not served yet"),
-    "temporal_strategy": ("uniform", "temporal sampling is not served yet"),
+    # NeighborLoader takes these four (its own arguments); link sessions do not sample by time yet.
+    "disjoint": (False, "disjoint link batches are not served yet"),
+    "time_attr": (None, "temporal link batches are not served yet"),
+    "edge_label_time": (None, "temporal link batches are not served yet"),
+    "temporal_strategy": ("uniform", "temporal link batches are not served yet"),
     "is_sorted": (False, None),  # a hint about data's edge_index, which gnnd does not read
     "neighbor_sampler": (None, "gnnd is the sampler"),
     "transform_sampler_output": (None, "gnnd makes the batch: pass transform= to change it"),
@@ -262,6 +263,11 @@ class NeighborLoader(_SessionLoader):
     (gnnd.Loader's). Batches carry e_id and the edge attributes (edge_attr, ...) where the dataset has them.
     weight_attr: as PyG's, the edge attribute weighting the draws (gnnd.Loader's).
 
+    Time, as PyG's: time_attr ("node_time": the dataset's node times; else an int64 edge attribute, e.g.
+    "time"), input_time (each input node's time; with a split name, the split's imported times are used, else
+    each seed's own node time), temporal_strategy ("uniform" or "last"), disjoint. Such batches carry batch
+    (each node's seed position) and seed_time (typed: on the node types' stores and the seed type's).
+
     input_nodes: a split name ("train", "valid", "test"), node ids, or a boolean mask over the nodes;
     None means "train" (PyG would take every node). Typed: a node type alone or (node type, None) is every
     node of that type, as PyG; (node type, split name | ids | mask). len(loader) is the steps of this rank
@@ -273,7 +279,8 @@ class NeighborLoader(_SessionLoader):
 
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, batch_size=1, shuffle=False,
                  drop_last=False, *, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
-                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, open_fields=None,
+                 world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None,
+                 time_attr=None, input_time=None, temporal_strategy="uniform", disjoint=False, open_fields=None,
                  **pyg_arguments):
         _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
@@ -283,10 +290,18 @@ class NeighborLoader(_SessionLoader):
         node_type, split, seed_ids = _input_nodes(input_nodes)
         fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()} \
             if isinstance(num_neighbors, dict) else list(num_neighbors)
+        if input_time is not None and time_attr is None:
+            raise ValueError("gnnd.pyg.NeighborLoader: input_time is temporal sampling's: set time_attr")
+        if input_time is not None and seed_ids is None:
+            raise ValueError(f"gnnd.pyg.NeighborLoader: input_time with input_nodes={input_nodes!r}: give the "
+                             "input nodes as ids or a mask, or import the split's times (gnnctl import "
+                             "--split-time) and leave input_time None")
         self._open(rank, world_size, address=address, dataset=dataset, split=split, seed_ids=seed_ids,
                    node_type=node_type, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch,
                    shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
-                   weight_attr=weight_attr, edge_attrs=edge_attrs, open_fields=open_fields)
+                   weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
+                   temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
+                   else temporal_strategy, disjoint=disjoint, seed_times=input_time, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         try:
             from torch_geometric.data import Data, HeteroData
@@ -469,6 +484,9 @@ def to_pyg(batch):
                num_sampled_edges=list(batch.edges_per_hop), input_id=batch.input_id)
     for name in batch._loader._views.edge_data[""]:  # e_id and edge attributes, row k edge k (as PyG slices them)
         out[name] = getattr(batch, name)
+    for name in ("batch", "seed_time"):  # a disjoint batch's
+        if name in batch._loader._views.index:
+            out[name] = getattr(batch, name)
     return out
 
 
@@ -480,7 +498,8 @@ class _HeteroReader:
     def __init__(self, views):
         index = views.index
         self.types = [(t, index[f"{t}.node_ids"], index.get(f"{t}.features"), views.total_count[t],
-                       views.hop_counts[t]) for t in views.node_types]
+                       views.hop_counts[t], index.get(f"{t}.batch")) for t in views.node_types]
+        self.seed_time = index.get(f"{views.seed_type}.seed_time")  # a temporal batch's
         self.seed_type, self.labels = views.seed_type, index.get(f"{views.seed_type}.labels")
         keys = ["___".join(et) for et in views.edge_types]
         self.relations = [(et, index[f"{k}.edge_src"], index[f"{k}.edge_dst"], views.edge_total_count[k],
@@ -494,18 +513,22 @@ class _HeteroReader:
         num_sampled_edges (, e_id, edge attributes)}} of a gnnd.TypedBatch (torch output) in its slot."""
         arrays, counts = self.views.arrays[batch._slot], batch._values
         out = {}
-        for t, ids, features, total, hops in self.types:
+        for t, ids, features, total, hops, subgraphs in self.types:
             n = counts[total]
             store = out[t] = {"n_id": arrays[ids][:n], "num_nodes": n,
                               "num_sampled_nodes": [counts[i] for i in hops]}
             if features is not None:
                 store["x"] = arrays[features][:n]
+            if subgraphs is not None:
+                store["batch"] = arrays[subgraphs][:n]
         if self.seed_type is not None:  # a node batch (a link batch's hop 0 is its pairs' endpoints)
             seeds = out[self.seed_type]
             seeds["batch_size"] = batch.batch_size
             seeds["input_id"] = batch.input_id
             if self.labels is not None:
                 seeds["y"] = arrays[self.labels][:batch.batch_size]
+            if self.seed_time is not None:
+                seeds["seed_time"] = arrays[self.seed_time][:batch.batch_size]
         pairs = [(arrays[src][:counts[total]], arrays[dst][:counts[total]]) for _, src, dst, total, _ in self.relations]
         for (et, _, _, total, hops), edge_index, data in zip(self.relations, edge_indices(pairs), self.edge_data):
             store = out[et] = {"edge_index": edge_index, "num_sampled_edges": [counts[i] for i in hops]}

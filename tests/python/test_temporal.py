@@ -1,0 +1,210 @@
+"""Temporal sessions end to end (time_attr, temporal_strategy, seed times, disjoint batches): every sampled edge
+of every seed's subgraph is no newer than that seed, each node gets exactly min(fanout, candidates), "last"
+takes the most recent, seed times come from seed_times, the split's times or the seed's own; gnnd.pyg puts
+batch and seed_time where PyG does; bad requests are refused naming what is wrong. Run by ctest with GNNCTL,
+GNND and GNND_CLIENT_LIBRARY set."""
+import numpy as np
+import pytest
+
+import gnnd
+import gnnd.pyg
+from daemon_util import Daemon, generate, run_gnnctl
+
+N, E = 400, 3200
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """An edge list with random node times, an int64 edge attribute time and a float one, splits with times;
+    and a generated typed graph with times; served by one gnnd (CPU)."""
+    tmp = tmp_path_factory.mktemp("temporal")
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, N, E), rng.integers(0, N, E)
+    np.save(tmp / "edges.npy", np.stack([src, dst]))
+    inputs = {"time": rng.integers(0, 1000, E), "w": rng.random(E).astype(np.float32)}
+    for name, values in inputs.items():
+        np.save(tmp / f"{name}.npy", values)
+    node_time = rng.integers(0, 1000, N)
+    np.save(tmp / "node_time.npy", node_time)
+    np.save(tmp / "x.npy", rng.standard_normal((N, 4)).astype(np.float32))
+    np.save(tmp / "y.npy", rng.integers(0, 3, N))
+    (tmp / "splits").mkdir()
+    (tmp / "times").mkdir()
+    for name, ids in (("train", np.arange(0, 300)), ("valid", np.arange(300, 350)), ("test", np.arange(350, 400))):
+        np.save(tmp / "splits" / f"{name}.npy", ids)
+        np.save(tmp / "times" / f"{name}.npy", rng.integers(0, 1000, len(ids)))
+    run_gnnctl("import", "--format", "edgelist", "--dedup", "--features", tmp / "x.npy", "--labels", tmp / "y.npy",
+               "--splits", tmp / "splits", "--split-time", tmp / "times", "--node-time", tmp / "node_time.npy",
+               *[f"--edge-attr={name}={tmp / name}.npy" for name in inputs], tmp / "edges.npy", tmp / "homo")
+    generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--temporal")
+    daemon = Daemon(tmp, f"--dataset=homo={tmp / 'homo'}", f"--dataset=mag={tmp / 'mag'}")
+    yield daemon, tmp
+    assert daemon.stop() == 0, daemon.output()
+
+
+class Csc:
+    """A homogeneous dataset's CSC with its edge ids, edge times and node times, from its folder."""
+
+    def __init__(self, folder):
+        self.indptr, self.indices = np.load(folder / "indptr.npy"), np.load(folder / "indices.npy")
+        self.e_id, self.edge_time = np.load(folder / "e_id.npy"), np.load(folder / "edge.time.npy")
+        self.node_time = np.load(folder / "node_time.npy")
+
+    def candidates(self, node, seed_time, edge_level):
+        """(time, edge id) of node's in-edges no newer than seed_time."""
+        span = slice(self.indptr[node], self.indptr[node + 1])
+        times = self.edge_time[span] if edge_level else self.node_time[self.indices[span]]
+        ids = self.e_id[span]
+        return [(int(t), int(i)) for t, i in zip(times, ids) if t <= seed_time]
+
+
+def check(batch, csc, fanouts, edge_level, strategy, seed_times):
+    """Every rule of one homogeneous temporal batch against the CSC."""
+    n_seeds = batch.nodes_per_hop[0]
+    assert np.array_equal(batch.batch[:n_seeds], np.arange(n_seeds))
+    np.testing.assert_array_equal(batch.seed_time, seed_times)
+    assert np.all(batch.batch[batch.edge_src] == batch.batch[batch.edge_dst]), "an edge between subgraphs"
+    pairs = set(zip(batch.batch.tolist(), batch.node_ids.tolist()))
+    assert len(pairs) == len(batch.node_ids), "a node twice in its subgraph"
+    begin, first = 0, 0
+    for hop, fanout in enumerate(fanouts):
+        frontier = range(first, first + batch.nodes_per_hop[hop])
+        edges = slice(begin, begin + batch.edges_per_hop[hop])
+        drawn = {}
+        for k, v in zip(range(edges.start, edges.stop), batch.edge_dst[edges]):
+            drawn.setdefault(int(v), set()).add(int(batch.e_id[k]))
+        for v in frontier:
+            t = int(batch.seed_time[batch.batch[v]])
+            candidates = csc.candidates(batch.node_ids[v], t, edge_level)
+            got = drawn.get(v, set())
+            assert len(got) == min(fanout, len(candidates)), (v, len(got), len(candidates))
+            assert got <= {i for _, i in candidates}, "an edge newer than its seed"
+            if strategy == "last":
+                assert got == {i for _, i in sorted(candidates, reverse=True)[:len(got)]}
+        begin, first = edges.stop, first + batch.nodes_per_hop[hop]
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+@pytest.mark.parametrize("time_attr", ["node_time", "time"])
+def test_seed_ids_with_times(served, strategy, time_attr):
+    daemon, tmp = served
+    csc = Csc(tmp / "homo")
+    seeds = np.array([5, 17, 17, 230, 399, 0, 64, 128, 256, 311])
+    times = np.array([900, 10, 500, 700, 999, 300, 0, 650, 800, 450])
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_ids=seeds, seed_times=times, batch_size=4,
+                         fanouts=[4, 3], seed=2, output="numpy", copy=True, time_attr=time_attr,
+                         temporal_strategy=strategy)
+    seen = 0
+    for batch in loader:
+        seed_times = times[batch.input_id]
+        check(batch, csc, [4, 3], time_attr == "time", strategy, seed_times)
+        seen += batch.nodes_per_hop[0]
+    loader.close()
+    assert seen == len(seeds)
+
+
+def test_seed_times_come_from_the_split_else_the_nodes_own(served):
+    daemon, tmp = served
+    csc = Csc(tmp / "homo")
+    split_times = np.load(tmp / "homo" / "train_time.npy")
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", split="train", batch_size=64, fanouts=[3, 2],
+                         seed=4, output="numpy", copy=True, time_attr="time")
+    for batch in loader:
+        check(batch, csc, [3, 2], True, "uniform", split_times[batch.input_id])
+    loader.close()
+    ids = np.array([3, 40, 77])  # seed ids without times: each one's own node time
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_ids=ids, batch_size=8, fanouts=[5],
+                         output="numpy", copy=True, time_attr="node_time", temporal_strategy="last")
+    batch = next(iter(loader))
+    check(batch, csc, [5], False, "last", csc.node_time[ids[batch.input_id]])
+    loader.close()
+
+
+def test_disjoint_without_time(served):
+    daemon, tmp = served
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_ids=np.array([7, 7, 9]), batch_size=3,
+                         fanouts=[3, 2], output="numpy", copy=True, disjoint=True)
+    batch = next(iter(loader))
+    assert not hasattr(batch, "seed_time")
+    np.testing.assert_array_equal(batch.node_ids[:3], [7, 7, 9])
+    np.testing.assert_array_equal(batch.batch[:3], [0, 1, 2])
+    assert np.all(batch.batch[batch.edge_src] == batch.batch[batch.edge_dst])
+    # Seed 7 twice: two subgraphs, each with node 7's in-neighbors drawn on its own.
+    assert len(set(zip(batch.batch.tolist(), batch.node_ids.tolist()))) == len(batch.node_ids)
+    loader.close()
+
+
+def test_pyg_loaders_put_batch_and_seed_time_where_pyg_does(served):
+    daemon, tmp = served
+    seeds, times = np.arange(0, 40), np.arange(0, 40) * 20
+    loader = gnnd.pyg.NeighborLoader(num_neighbors=[3, 2], batch_size=16, dataset="homo", address=daemon.address,
+                                     input_nodes=seeds, input_time=times, time_attr="time",
+                                     temporal_strategy="last")
+    batch = next(iter(loader))
+    assert batch.batch.shape == batch.n_id.shape and batch.seed_time.shape == (batch.batch_size,)
+    np.testing.assert_array_equal(batch.seed_time.numpy(), times[batch.input_id.numpy()])
+    src_subgraph = batch.batch[batch.edge_index[0]]
+    assert bool((src_subgraph == batch.batch[batch.edge_index[1]]).all())
+    assert bool((batch.time <= batch.seed_time[batch.batch[batch.edge_index[1]]]).all())  # the edge attribute
+    loader.close()
+    typed = gnnd.pyg.NeighborLoader(num_neighbors=[3, 2], batch_size=16, dataset="mag", address=daemon.address,
+                                    input_nodes=("paper", "train"), time_attr="node_time")
+    node_time = {t: np.load(tmp / "mag" / f"{t}.node_time.npy") for t in ("paper", "author", "field_of_study",
+                                                                        "institution")}
+    batch = next(iter(typed))
+    paper = batch["paper"]
+    np.testing.assert_array_equal(paper.seed_time.numpy(), node_time["paper"][paper.n_id[:paper.batch_size].numpy()])
+    for edge_type in batch.edge_types:
+        src, _, dst = edge_type
+        index = batch[edge_type].edge_index
+        s, d = batch[src].batch[index[0]], batch[dst].batch[index[1]]
+        assert bool((s == d).all()), edge_type
+        src_times = node_time[src][batch[src].n_id[index[0]].numpy()]
+        assert np.all(src_times <= paper.seed_time.numpy()[s.numpy()]), edge_type
+    typed.close()
+
+
+def test_bad_temporal_requests_are_refused_naming_what_is_wrong(served):
+    daemon, _ = served
+    open_ = lambda **kw: gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2],  # noqa: E731
+                                     **kw)
+    cases = [
+        (dict(time_attr="when"), "open.time_attr = 'when': the dataset has no such edge attribute"),
+        (dict(time_attr="w"), "open.time_attr = 'w': times are one int64 an edge; the dataset's is float32"),
+        (dict(time_attr="time", temporal_strategy="first"), "temporal_strategy"),
+        (dict(seed_ids=np.array([1, 2]), seed_times=np.array([5]), time_attr="time"), "1 times for 2 seed ids"),
+        (dict(time_attr="time", weight_attr="w"), "weighted and temporal"),
+        (dict(seed_edges=np.array([[1], [2]]), time_attr="time"), "link sessions do not sample"),
+        (dict(split="train", open_fields="seed_times: [1]"), "seed_times is temporal sampling's"),
+    ]
+    for options, message in cases:
+        with pytest.raises((gnnd.GnndError, ValueError)) as error:
+            open_(**options)
+        assert message in str(error.value), (options, str(error.value))
+    with pytest.raises(ValueError, match="input_time with input_nodes='train'"):
+        gnnd.pyg.NeighborLoader(num_neighbors=[2], batch_size=4, dataset="homo", address=daemon.address,
+                                input_nodes="train", input_time=np.arange(300), time_attr="time")
+    with pytest.raises(ValueError, match="temporal link batches are not served yet"):
+        gnnd.pyg.LinkNeighborLoader(num_neighbors=[2], batch_size=4, dataset="homo", address=daemon.address,
+                                    time_attr="time")
+
+
+def test_features_on_storage_give_the_same_temporal_batches(served, tmp_path):
+    _, tmp = served
+    config = "\n".join([f'datasets {{ name: "mem" path: "{tmp / "homo"}" }}',
+                        f'datasets {{ name: "disk" path: "{tmp / "homo"}" feature_cache: "1MiB" look_ahead: 2 }}'])
+    daemon = Daemon(tmp_path, "--threads=2", config=config)
+    try:
+        names = ("node_ids", "edge_src", "edge_dst", "features", "e_id", "time", "batch", "seed_time")
+        got = {}
+        for dataset in ("mem", "disk"):
+            loader = gnnd.Loader(address=daemon.address, dataset=dataset, batch_size=32, fanouts=[4, 2], seed=3,
+                                 output="numpy", copy=True, time_attr="time", temporal_strategy="uniform")
+            got[dataset] = [[getattr(b, k) for k in names] for b in loader]
+            loader.close()
+        assert len(got["mem"]) == len(got["disk"]) > 0
+        for a, b in zip(got["mem"], got["disk"]):
+            for name, x, y in zip(names, a, b):
+                np.testing.assert_array_equal(x, y, err_msg=name)
+    finally:
+        assert daemon.stop() == 0, daemon.output()
