@@ -98,13 +98,18 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
                                 weight_attr=None, time_attr=None, temporal_strategy="uniform", is_sorted=True,
                                 **base).close()
     cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
-             (dict(time_attr="t"), "time_attr='t' is not supported (temporal sampling is not served yet)"),
              (dict(directed=False), "directed=False is not supported (gnnd samples the directed in-edges"),
-             (dict(disjoint=True), "disjoint=True is not supported (disjoint subgraphs are not served yet)"),
              (dict(transform_sampler_output=len), "(gnnd makes the batch: pass transform= to change it)")]
     for arguments, reason in cases:
         with pytest.raises(ValueError) as error:
             gnnd.pyg.NeighborLoader(None, **arguments, **base)
+        assert reason in str(error.value), error.value
+    # Time and disjoint subgraphs are node loaders' (test_temporal.py); link loaders refuse them saying so.
+    for arguments, reason in [(dict(time_attr="t"), "time_attr='t' is not supported (temporal link batches"),
+                              (dict(disjoint=True), "disjoint=True is not supported (disjoint link batches")]:
+        with pytest.raises(ValueError) as error:
+            gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), dataset="mag",
+                                        address=daemon.address, **arguments)
         assert reason in str(error.value), error.value
     with pytest.raises(TypeError, match="unexpected argument 'fanout'"):
         gnnd.pyg.NeighborLoader(None, fanout=3, **base)
