@@ -54,6 +54,7 @@ class EpochSeeds {
   SeedBatch at(int64_t step) const { return {batch(step), times(step)}; }
   // All of this rank's seeds for the epoch, in order (batch(step) is a slice of it).
   std::span<const int64_t> all() const { return ids_; }
+  std::span<const int64_t> all_times() const { return times_; }
   // The global batch index of `step` (step * world_size + rank): what the sampling rule is keyed on.
   uint64_t batch_index(int64_t step) const { return static_cast<uint64_t>(step) * world_size_ + rank_; }
   // Each of all()'s seeds' position in the split it came from (PyG's input_id), moved out: a backend that

@@ -109,7 +109,7 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
           absl::StrCat("edge times: attribute ", a, " of ", rel.key(), " (it has ", rel.edge_attrs.size(), ")"));
     }
     const EdgeAttributeSchema& attr = rel.edge_attrs[a];
-    if (attr.dtype != DType::kInt64 || attr.dim != 0) {
+    if (!attr.CanTimeDraws()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "edge attribute '", attr.name, "' of ", rel.key(), " holds times only as one int64 an edge (it is ",
           attr.dim > 0 ? absl::StrCat(attr.dim, " x ") : "", DTypeName(attr.dtype), ")"));

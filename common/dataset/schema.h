@@ -77,6 +77,7 @@ struct EdgeAttributeSchema {
 
   // Whether its values can weight draws (the weighted rule, common/batch/sampling.h): one float32 an edge.
   bool CanWeighDraws() const { return dim == 0 && dtype == DType::kFloat32; }
+  bool CanTimeDraws() const { return dim == 0 && dtype == DType::kInt64; }  // each edge's time (the temporal rule)
 };
 
 struct RelationSchema {

@@ -319,7 +319,7 @@ absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema
       return absl::InvalidArgumentError(absl::StrCat("open.time_attr = ", attr, ": ", where,
                                                      " has no such edge attribute (\"node_time\": node times)"));
     }
-    if (a->dtype != DType::kInt64 || a->dim != 0) {
+    if (!a->CanTimeDraws()) {
       return absl::InvalidArgumentError(absl::StrCat("open.time_attr = ", attr, ": times are one int64 an edge; ",
                                                      where, "'s is ", a->dim > 0 ? absl::StrCat(a->dim, " x ") : "",
                                                      DTypeName(a->dtype)));

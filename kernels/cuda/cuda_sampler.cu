@@ -22,8 +22,15 @@ namespace {
 // Where a batch's arrays are and how global ids map to types (one launch's arguments).
 struct KernelArgs {
   int num_types = 0, num_relations = 0;
-  int64_t type_offset[kMaxCudaTypes + 1];  // global id of each type's node 0; the last: every node
-  int64_t type_base[kMaxCudaTypes];        // each type's first entry in w.node_slots
+  // The node table's key of each type's first node (the last: every key). A node's key is type_offset[t] + id,
+  // a disjoint batch's type_offset[t] + subgraph * type_nodes[t] + id.
+  int64_t type_offset[kMaxCudaTypes + 1];
+  int64_t type_nodes[kMaxCudaTypes];
+  bool disjoint = false;
+  int64_t* batch[kMaxCudaTypes];             // a disjoint batch's subgraph arrays
+  int64_t* seed_time = nullptr;              // a temporal batch's seed times (the seed type's)
+  const int64_t* seed_node_times = nullptr;  // the seed type's node times, where the seeds come without
+  int64_t type_base[kMaxCudaTypes];          // each type's first entry in w.node_slots
   int64_t* node_ids[kMaxCudaTypes];
   int32_t* num_nodes_per_hop[kMaxCudaTypes];
   int32_t* edge_src[kMaxCudaRelations];
@@ -59,8 +66,12 @@ __global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* r
   for (int64_t i = FirstIndex(); i < max_seeds && i < num_seeds; i += Stride()) {
     const int64_t id = args->seeds[i];
     a.node_ids[seed_type][i] = id;
+    if (a.disjoint) a.batch[seed_type][i] = i;  // each seed its own subgraph
+    if (a.seed_time != nullptr)
+      a.seed_time[i] = args->seed_times != nullptr ? args->seed_times[i] : a.seed_node_times[id];
     bool added = false;
-    const uint64_t s = table.Insert(static_cast<Key>(id + a.type_offset[seed_type]), &added);
+    const int64_t subgraph_base = a.disjoint ? i * a.type_nodes[seed_type] : 0;
+    const uint64_t s = table.Insert(static_cast<Key>(a.type_offset[seed_type] + subgraph_base + id), &added);
     atomicMin(table.locals + s, static_cast<uint32_t>(i));
     node_slots[a.type_base[seed_type] + i] = static_cast<uint32_t>(s);
   }
@@ -129,7 +140,13 @@ __global__ void AssignKernel(BatchState* state, int64_t bound, const Key* sorted
     const int64_t local = state->num_nodes[t] + (i - lo);
     const uint64_t s = table.Find(key);
     table.locals[s] = static_cast<uint32_t>(local);
-    a.node_ids[t][local] = static_cast<int64_t>(key - first_id);
+    const int64_t within = static_cast<int64_t>(key - first_id);
+    if (a.disjoint) {  // sorted by (subgraph, id), as the CPU appends them
+      a.node_ids[t][local] = within % a.type_nodes[t];
+      a.batch[t][local] = within / a.type_nodes[t];
+    } else {
+      a.node_ids[t][local] = within;
+    }
     node_slots[a.type_base[t] + local] = static_cast<uint32_t>(s);
     if (i + 1 == bound || sorted[i + 1] >= end_id) state->fresh[t] = i - lo + 1;  // the type's last new node
   }
@@ -184,16 +201,25 @@ __global__ void EdgeIdsKernel(const int64_t* ids, const int64_t* count, int64_t 
   for (int64_t k = FirstIndex(); k < n; k += Stride()) e_id[k] = ids[e_id[k]];
 }
 
-KernelArgs MakeArgs(const DatasetSchema& schema, const BatchView& view, const std::vector<int64_t>& type_offset,
-                    const std::vector<int64_t>& type_base) {
+KernelArgs MakeArgs(const DeviceGraph& graph, const SamplingSpec& spec, const BatchView& view,
+                    const std::vector<int64_t>& type_offset, const std::vector<int64_t>& type_base) {
+  const DatasetSchema& schema = graph.schema;
   KernelArgs a;
   a.num_types = static_cast<int>(schema.node_types.size());
   a.num_relations = static_cast<int>(schema.relations.size());
+  a.disjoint = spec.disjoint;
   for (int t = 0; t <= a.num_types; ++t) a.type_offset[t] = type_offset[t];
   for (int t = 0; t < a.num_types; ++t) {
     a.type_base[t] = type_base[t];
+    a.type_nodes[t] = schema.node_types[t].num_nodes;
     a.node_ids[t] = view.types[t].node_ids;
     a.num_nodes_per_hop[t] = view.types[t].num_nodes_per_hop;
+    a.batch[t] = view.types[t].batch;
+  }
+  if (spec.temporal()) {
+    a.seed_time = view.types[spec.seed_type].seed_time;
+    const int node_time = schema.node_types[spec.seed_type].node_time;
+    if (node_time >= 0) a.seed_node_times = static_cast<const int64_t*>(graph.arrays[node_time]);
   }
   for (int r = 0; r < a.num_relations; ++r) {
     a.edge_src[r] = view.relations[r].edge_src;
@@ -226,10 +252,16 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   }
   s->layout_ = layout;
   const BatchCapacity& capacity = layout.capacity;
-  s->ids_ = IdRange::ForNodes(schema.num_nodes);
+  // Keys: a type's nodes after the types before it, a disjoint batch's once per subgraph (a seed).
+  const int64_t copies = spec.disjoint ? std::max<int64_t>(layout.capacity.max_seeds, 1) : 1;
+  int64_t keys = 0;
+  for (const NodeTypeSchema& t : schema.node_types) {
+    s->type_offset_.push_back(keys);
+    keys += copies * t.num_nodes;
+  }
+  s->type_offset_.push_back(keys);
+  s->ids_ = IdRange::ForNodes(keys);
   if (options.wide_ids) s->ids_.narrow = false;
-  for (const NodeTypeSchema& t : schema.node_types) s->type_offset_.push_back(t.offset);
-  s->type_offset_.push_back(schema.num_nodes);
   // One workspace for the whole batch: the node table and slots hold every type's nodes, the key buffer a
   // hop's edges of every relation, the per-node scratch the largest frontier of any relation.
   HomogeneousCapacity whole;
@@ -271,7 +303,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
   const BatchView view = BatchView::At(out, layout_);
   const BatchCapacity& capacity = layout_.capacity;
   Workspace& w = *workspace_;
-  KernelArgs args = MakeArgs(schema, view, type_offset_, type_base_);
+  KernelArgs args = MakeArgs(graph_, spec_, view, type_offset_, type_base_);
   int64_t total_nodes = 0;
   for (int64_t n : capacity.max_nodes) total_nodes += n;
   return DispatchKey(ids_, [&](auto key) -> absl::Status {
@@ -300,15 +332,31 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
         const int weight =  // the weights' array (the weighted rule), -1: uniform
             spec_.WeightOf(static_cast<int>(r)) < 0 ? -1 : rel.edge_attrs[spec_.WeightOf(static_cast<int>(r))].array;
         // A hot tier holds in-neighbor lists only for a one-relation dataset's (HotTier's adjacency).
-        const FrontierSource source{csc.indptr,
-                                    csc.indices,
-                                    csc.index_dtype,
-                                    graph_.types[rel.dst_type].hot,
-                                    graph_.csc,
-                                    static_cast<uint32_t>(r),
-                                    type_offset_[rel.src_type],
-                                    weight < 0 ? nullptr : static_cast<const float*>(graph_.arrays[weight]),
-                                    weight >= 0 && graph_.positive[weight] != 0};
+        FrontierSource source{csc.indptr,
+                              csc.indices,
+                              csc.index_dtype,
+                              graph_.types[rel.dst_type].hot,
+                              graph_.csc,
+                              static_cast<uint32_t>(r),
+                              type_offset_[rel.src_type],
+                              weight < 0 ? nullptr : static_cast<const float*>(graph_.arrays[weight]),
+                              weight >= 0 && graph_.positive[weight] != 0};
+        if (spec_.disjoint) {
+          source.subgraphs = view.types[rel.dst_type].batch;
+          source.src_nodes = schema.node_types[rel.src_type].num_nodes;
+        }
+        if (spec_.temporal()) {
+          const auto array = [&](int i) { return static_cast<const int64_t*>(graph_.arrays[i]); };
+          const int edge_time = spec_.EdgeTimeOf(static_cast<int>(r));
+          if (edge_time >= 0) {
+            source.edge_times = array(rel.edge_attrs[edge_time].array);
+          } else {
+            source.node_times = array(schema.node_types[rel.src_type].node_time);
+          }
+          source.seed_times = view.types[spec_.seed_type].seed_time;
+          source.edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr;
+          source.strategy = spec_.time.strategy;
+        }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
             w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,
@@ -398,11 +446,14 @@ absl::Status CudaSampler::Prepare(void* out, cudaStream_t stream) {
 }
 
 absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
-                                 cudaStream_t stream, cudaEvent_t sampled) {
+                                 cudaStream_t stream, cudaEvent_t sampled, std::span<const int64_t> device_seed_times) {
   const int64_t num_seeds = static_cast<int64_t>(device_seeds.size());
   if (num_seeds > layout_.capacity.max_seeds) return absl::InvalidArgumentError("more seeds than the batch capacity");
+  if (spec_.time.seed_times_given && device_seed_times.size() != device_seeds.size()) {
+    return absl::InternalError("a temporal batch's seeds came without their times");
+  }
   const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
-                       batch_index};
+                       batch_index, spec_.time.seed_times_given ? device_seed_times.data() : nullptr};
   if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
   needs_reset_ = true;  // until this batch's sampling is enqueued whole
   GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));

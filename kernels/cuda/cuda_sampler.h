@@ -1,10 +1,10 @@
 // The CUDA backend: the CPU sampler's rule (kernels/cpu/sampler.h) on the GPU, bit-identical to it, for every
 // dataset and batch kind — a homogeneous dataset is its one node type and one relation. One node table
-// of global ids (a type's offset plus its id) serves the whole batch. Each hop runs every relation's draws
-// (sampling.h) around its destination type's frontier, each into its own segment of one key buffer; one sort
-// of that buffer then orders the new nodes by type and by id within a type, the order the rule appends them
-// in (dedup.h's table). Every buffer is allocated up front from the layout's capacity; Sample() only launches
-// work on its stream (no allocation, no host synchronization): counts stay on the device and each launch
+// of global ids (a type's offset plus its id; a disjoint batch's keyed by subgraph too) serves the whole batch. Each
+// hop runs every relation's draws (sampling.h) around its destination type's frontier, each into its own segment of one
+// key buffer; one sort of that buffer then orders the new nodes by type and by id within a type, the order the rule
+// appends them in (dedup.h's table). Every buffer is allocated up front from the layout's capacity; Sample() only
+// launches work on its stream (no allocation, no host synchronization): counts stay on the device and each launch
 // covers the host-side bound. A batch's launches are the same for every batch into the same output (what
 // varies, the seeds and the draw's key, is written to the device first: BatchArgs), so they are captured once
 // per output as two CUDA graphs (sampling, gather) and replayed.
@@ -55,8 +55,10 @@ class CudaSampler {
 
   // Enqueues the batch for (epoch, batch_index) around `device_seeds` (ids of the seed type, device memory)
   // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
+  // `device_seed_times`: a temporal spec's seed times when it says they are given (one per seed).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
-                      cudaStream_t stream, cudaEvent_t sampled = nullptr);
+                      cudaStream_t stream, cudaEvent_t sampled = nullptr,
+                      std::span<const int64_t> device_seed_times = {});
   // A link batch (spec.seed_type -1, LinkSampling): hop 0 of each type t is the num_hop0[t] ids already at
   // the start of its node_ids in `out` (num_hop0: device memory, one per type), no edge excluded[r] lists is a
   // sampled edge of relation r (excluded: empty, or one per relation; their scratch large enough for any
@@ -92,7 +94,7 @@ class CudaSampler {
   std::unique_ptr<Workspace> workspace_;
   BatchState* state_ = nullptr;                   // device memory
   HopState* rel_states_ = nullptr;                // per relation: its destination type's frontier, its edges so far
-  std::vector<int64_t> type_offset_, type_base_;  // global id of each type's node 0; its first node slot
+  std::vector<int64_t> type_offset_, type_base_;  // the node table's key of each type's node 0; its first slot
   BatchGraphs graphs_;
 };
 

@@ -36,12 +36,18 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
   d->graph_.csc = placement;
   const DatasetSchema& schema = host.schema;
   // Each array of the schema where it goes: indptr copied unless kHost, indices only with kDevice and with
-  // them the edge attributes that may weight draws (one float32 an edge: read with each list), the rest
-  // (features, labels, other edge data) read in place.
+  // them the node times and the edge attributes that may weight or time draws (one float32 or int64 an edge:
+  // read with each list), the rest (features, labels, other edge data) read in place.
   std::vector<const void*> placed(schema.arrays.size(), nullptr);
-  std::vector<bool> can_weigh(schema.arrays.size(), false);
+  std::vector<bool> can_weigh(schema.arrays.size(), false), read_with_lists(schema.arrays.size(), false);
   for (const RelationSchema& r : schema.relations) {
-    for (const EdgeAttributeSchema& a : r.edge_attrs) can_weigh[a.array] = a.CanWeighDraws();
+    for (const EdgeAttributeSchema& a : r.edge_attrs) {
+      can_weigh[a.array] = a.CanWeighDraws();
+      read_with_lists[a.array] = a.CanWeighDraws() || a.CanTimeDraws();
+    }
+  }
+  for (const NodeTypeSchema& t : schema.node_types) {
+    if (t.node_time >= 0) read_with_lists[t.node_time] = true;
   }
   d->graph_.positive.assign(schema.arrays.size(), 0);
   for (size_t i = 0; i < schema.arrays.size(); ++i) {
@@ -54,7 +60,7 @@ absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const Graph
       d->graph_.positive[i] = std::all_of(w, w + a.shape[0], [](float x) { return x > 0; });
     }
     const bool copy = (a.role == ArrayRole::kIndptr && placement != CscPlacement::kHost) ||
-                      ((a.role == ArrayRole::kIndices || weights) && placement == CscPlacement::kDevice);
+                      ((a.role == ArrayRole::kIndices || read_with_lists[i]) && placement == CscPlacement::kDevice);
     if (copy) {
       GNND_ASSIGN_OR_RETURN(placed[i], d->Copy(host.arrays.data[i], a.bytes(), a.name));
     } else {

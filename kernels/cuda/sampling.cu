@@ -30,12 +30,28 @@ __device__ void ForExcludedPositions(const DeviceExclusions& ex, int64_t node, c
   }
 }
 
+// A disjoint batch's subgraphs and the temporal rule's times (FrontierSource's), as kernels read them.
+struct TimeArgs {
+  const int64_t* subgraphs;  // per batch node of the frontier's type: its subgraph (null: not disjoint)
+  const int64_t* edge_times;
+  const int64_t* node_times;
+  const int64_t* seed_times;  // per subgraph
+  const int64_t* edge_ids;
+  TemporalStrategy strategy;
+  __device__ bool temporal() const { return edge_times != nullptr || node_times != nullptr; }
+  // In-edge p of a list whose first entry is the dataset CSC's `first` (its source `neighbor`).
+  __device__ int64_t TimeOf(int64_t first, int64_t p, int64_t neighbor) const {
+    return edge_times != nullptr ? edge_times[first + p] : node_times[neighbor];
+  }
+};
+
 // With `firsts`, also each node's first position in the dataset's CSC (a hot node's read from its indptr).
-// With `weights` (the weighted rule: `firsts` then set too), a node's count is of its positive-weight edges.
+// With `weights` (the weighted rule: `firsts` then set too), a node's count is of its positive-weight edges;
+// with times (the temporal rule: `firsts` set too), of its edges no newer than its subgraph's seed.
 template <typename Index>
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
                             HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
-                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex) {
+                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex, TimeArgs time) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
@@ -55,16 +71,22 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
     const int64_t dataset_first = r >= 0 && firsts != nullptr ? indptr[node] : first;
     if (firsts != nullptr) firsts[i] = dataset_first;
     const float* w = weights == nullptr ? nullptr : weights + dataset_first;
+    const bool timed = time.temporal();
+    const int64_t seed_time = timed ? time.seed_times[time.subgraphs[v]] : 0;
+    auto passes = [&](int64_t p) {  // a candidate unless excluded
+      return (w == nullptr || w[p] > 0) &&
+             (!timed || temporal::Eligible(time.TimeOf(dataset_first, p, list[first + p]), seed_time));
+    };
     int64_t candidates = degree;
-    if (w != nullptr) {
+    if (w != nullptr || timed) {
       candidates = 0;
-      for (int64_t p = 0; p < degree; ++p) candidates += w[p] > 0;
+      for (int64_t p = 0; p < degree; ++p) candidates += passes(p);
     }
     int64_t excluded = 0;
     if (ex.dst != nullptr) {
       ForExcludedPositions(ex, node, list + first, degree, [&](int64_t p) {
         ++excluded;
-        candidates -= w == nullptr || w[p] > 0;
+        candidates -= passes(p);
       });
       ex.counts[i] = excluded;
     }
@@ -84,6 +106,20 @@ __global__ void ExcludedPositionsKernel(const HopState* state, const int64_t* no
   int64_t* out = ex.positions + ex.offsets[i];
   ForExcludedPositions(ex, node_ids[state->frontier_begin + i], static_cast<const Index*>(lists[i]), degrees[i],
                        [&](int64_t p) { *out++ = p; });
+}
+
+// Whether position p is none of a node's `count` excluded positions (ascending): a binary search.
+__device__ bool NotExcluded(const int64_t* excluded, int64_t count, int64_t p) {
+  int64_t lo = 0, hi = count;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (excluded[mid] < p) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo == count || excluded[lo] != p;
 }
 
 // The sampling kernels give each frontier node a group of kGroup lanes and shared memory for the
@@ -110,6 +146,7 @@ struct SampleArgs {
   uint32_t hop;
   uint32_t relation;
   int64_t id_offset;
+  int64_t src_nodes;  // a disjoint batch's source type's node count (its keys: id_offset + subgraph * src_nodes + id)
   const int64_t* offsets;
   int64_t bound;
   int64_t* sampled;
@@ -121,6 +158,7 @@ struct SampleArgs {
   Key* keys;
   DeviceExclusions ex;
   int64_t* hop_edges;
+  TimeArgs time;
 };
 
 // One frontier node as its lane group sees it.
@@ -130,12 +168,14 @@ struct GroupNode {
   int64_t node;  // its id
   const Index* list;
   int64_t degree;
-  int64_t k;       // edges it contributes
-  int64_t* out;    // their sources, from its offset
-  int lane;        // in the group
-  int group;       // in the block
-  int first_lane;  // the group's, in the warp
-  unsigned lanes;  // the group's, as a warp mask
+  int64_t k;         // edges it contributes
+  int64_t* out;      // their sources, from its offset
+  int64_t subgraph;  // a disjoint batch's (else 0)
+  SamplingKey key;   // its draws' (a disjoint batch's subgraph's own)
+  int lane;          // in the group
+  int group;         // in the block
+  int first_lane;    // the group's, in the warp
+  unsigned lanes;    // the group's, as a warp mask
 };
 
 // The frame both sampling kernels share: finds the group's node, calls draw(node, emit), where emit(p, at,
@@ -155,6 +195,8 @@ __device__ __forceinline__ void SampleGroupNode(const SampleArgs<Key>& a, Draw&&
   const int64_t v = a.state->frontier_begin + n.i;
   if (v >= a.state->frontier_end) return;
   n.node = a.node_ids[v];
+  n.subgraph = a.time.subgraphs == nullptr ? 0 : a.time.subgraphs[v];
+  n.key = a.time.subgraphs == nullptr ? a.batch->key : SubgraphKey(a.batch->key, static_cast<uint64_t>(n.subgraph));
   n.list = static_cast<const Index*>(a.lists[n.i]);
   n.degree = a.degrees[n.i];
   const int64_t offset = a.offsets[n.i];
@@ -163,7 +205,7 @@ __device__ __forceinline__ void SampleGroupNode(const SampleArgs<Key>& a, Draw&&
   int64_t* positions = a.edge_pos == nullptr ? nullptr : a.edge_pos + a.state->total_edges + offset;
   auto emit = [&](int64_t p, int64_t at, int64_t neighbor) {
     if (positions != nullptr) positions[p] = a.firsts[n.i] + at;
-    neighbor += a.id_offset;
+    neighbor += a.id_offset + n.subgraph * a.src_nodes;
     n.out[p] = neighbor;
     bool added = false;
     a.table.Insert(static_cast<Key>(neighbor), &added);
@@ -188,8 +230,8 @@ __global__ void SampleKernel(SampleArgs<Key> a) {
     const int64_t k = n.k, degree = n.degree;
     if (excluded > 0) {  // a link batch's node drawn around its excluded in-edges (k < degree then)
       if (n.lane == 0) {
-        ChooseAllowedPositions(a.batch->key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
-                               degree, a.ex.positions + a.ex.offsets[n.i], excluded, k, n.out);
+        ChooseAllowedPositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), degree,
+                               a.ex.positions + a.ex.offsets[n.i], excluded, k, n.out);
       }
       __syncwarp(n.lanes);
       for (int64_t p = n.lane; p < k; p += kGroup) emit(p, n.out[p], n.list[n.out[p]]);
@@ -204,9 +246,9 @@ __global__ void SampleKernel(SampleArgs<Key> a) {
       if (n.lane == 0) {
         const uint64_t id = static_cast<uint64_t>(n.node);
         if (in_shared)
-          ChoosePositions(a.batch->key, a.batch->batch_index, a.hop, a.relation, id, degree, k, picks[n.group]);
+          ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, id, degree, k, picks[n.group]);
         else
-          ChoosePositions(a.batch->key, a.batch->batch_index, a.hop, a.relation, id, degree, k, n.out);
+          ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, id, degree, k, n.out);
       }
       __syncwarp(n.lanes);
       for (int64_t p = n.lane; p < k; p += kGroup) {
@@ -237,18 +279,7 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
     const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
     const float* w = a.weights + a.firsts[n.i];
     const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
-    auto allowed = [&](int64_t p) {  // not excluded (binary search: positions ascend)
-      int64_t lo = 0, hi = excluded;
-      while (lo < hi) {
-        const int64_t mid = (lo + hi) / 2;
-        if (excluded_at[mid] < p) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      return lo == excluded || excluded_at[lo] != p;
-    };
+    auto allowed = [&](int64_t p) { return NotExcluded(excluded_at, excluded, p); };
     auto candidate = [&](int64_t p) { return w[p] > 0 && allowed(p); };
     bool all = k == degree - excluded;  // does the fanout take every candidate? (k counts them then)
     if (k > 0 && !a.weights_positive) {
@@ -288,7 +319,7 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
         read_weights(first + kPer * kGroup);
         Philox4x32 block{};
         if (first < degree) {
-          block = WeightedWords(a.batch->key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
+          block = WeightedWords(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
                                 static_cast<uint32_t>(first >> 2));
         }
         uint32_t words[kPer];
@@ -369,6 +400,106 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
   });
 }
 
+// The temporal rule (sampling.h), a warp a node: its candidates are the in-edges no newer than its subgraph's
+// seed and not excluded, counted by a pass of ballots. A fanout that takes them all takes them in list order.
+// "uniform": the first lane draws k of the m candidates' ranks (ChoosePositions, ascending), and a second
+// pass maps rank r to the position of the r-th candidate, a chunk of 32 positions at a time (each chunk's
+// ranks are a run of the sorted draws). "last": the first lane keeps the k most recent candidates seen,
+// later chunks offering only those more recent than the k-th so far; then sorts their positions.
+template <typename Index, typename Key>
+__global__ void __launch_bounds__(kThreads, 4) TemporalSampleKernel(SampleArgs<Key> a) {
+  constexpr int kGroup = kWarp;
+  constexpr int kNodesPerBlock = kThreads / kGroup;
+  __shared__ int64_t picks_in_shared[kNodesPerBlock][kPickRoom];
+  SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
+    const int64_t k = n.k, degree = n.degree, lane = n.lane;
+    if (k == 0) return;
+    const TimeArgs& t = a.time;
+    const int64_t seed_time = t.seed_times[n.subgraph], first = a.firsts[n.i];
+    const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
+    const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
+    auto time_of = [&](int64_t p) { return t.TimeOf(first, p, n.list[p]); };
+    auto candidate = [&](int64_t p) {
+      return p < degree && temporal::Eligible(time_of(p), seed_time) && NotExcluded(excluded_at, excluded, p);
+    };
+    int64_t m = 0;
+    for (int64_t c = 0; c < degree; c += kGroup) m += __popc(__ballot_sync(n.lanes, candidate(c + lane)));
+    if (k == m) {
+      int64_t taken = 0;
+      for (int64_t c = 0; c < degree && taken < k; c += kGroup) {
+        const int64_t p = c + lane;
+        const bool yes = candidate(p);
+        const unsigned mask = __ballot_sync(n.lanes, yes);
+        if (yes) emit(taken + __popc(mask & ((1u << lane) - 1)), p, n.list[p]);
+        taken += __popc(mask);
+      }
+      return;
+    }
+    int64_t* picks = k <= kPickRoom ? picks_in_shared[n.group] : n.out;
+    if (t.strategy == TemporalStrategy::kUniform) {
+      if (lane == 0) {
+        ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), m, k, picks);
+      }
+      __syncwarp(n.lanes);
+      int64_t j = 0, rank = 0;  // the first draw not yet mapped; the rank of the chunk's first candidate
+      for (int64_t c = 0; c < degree && j < k; c += kGroup) {
+        const unsigned mask = __ballot_sync(n.lanes, candidate(c + lane));
+        const int64_t end = rank + __popc(mask), q = j + lane;
+        const bool mine = q < k && picks[q] < end;  // draw q is a candidate of this chunk
+        int64_t position = 0;
+        if (mine) {
+          unsigned rest = mask;
+          for (int64_t skip = picks[q] - rank; skip > 0; --skip) rest &= rest - 1;
+          position = c + __ffs(rest) - 1;
+        }
+        const unsigned mapped = __ballot_sync(n.lanes, mine);
+        if (mine) picks[q] = position;  // each lane its own draw
+        j += __popc(mapped);
+        rank = end;
+      }
+    } else {
+      auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
+      auto more_recent = [&](int64_t p, int64_t q) {
+        return temporal::MoreRecent(time_of(p), id_of(p), time_of(q), id_of(q));
+      };
+      int64_t count = 0;  // lane 0 keeps picks[0..count) most recent first; the others learn the count
+      for (int64_t c = 0; c < degree; c += kGroup) {
+        const int64_t p = c + lane;
+        const bool offered = candidate(p) && (count < k || more_recent(p, picks[k - 1]));
+        unsigned mask = __ballot_sync(n.lanes, offered);
+        while (mask != 0) {
+          const int from = __ffs(mask) - 1;
+          const int64_t that = c + from;
+          if (lane == 0 && (count < k || more_recent(that, picks[k - 1]))) {
+            int64_t at = count < k ? count++ : k - 1;
+            while (at > 0 && more_recent(that, picks[at - 1])) {
+              picks[at] = picks[at - 1];
+              --at;
+            }
+            picks[at] = that;
+          }
+          mask &= mask - 1;
+        }
+        count = __shfl_sync(n.lanes, count, 0);
+        __syncwarp(n.lanes);
+      }
+      if (lane == 0) {  // positions ascending, as every rule gives them
+        for (int64_t i = 1; i < k; ++i) {
+          const int64_t x = picks[i];
+          int64_t at = i;
+          for (; at > 0 && picks[at - 1] > x; --at) picks[at] = picks[at - 1];
+          picks[at] = x;
+        }
+      }
+    }
+    __syncwarp(n.lanes);
+    for (int64_t q = lane; q < k; q += kGroup) {
+      const int64_t p = picks[q];
+      emit(q, p, n.list[p]);
+    }
+  });
+}
+
 }  // namespace
 
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
@@ -380,10 +511,13 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
   }
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
-    const bool firsts = edge_pos != nullptr || source.weights != nullptr;
+    const bool firsts = edge_pos != nullptr || source.weights != nullptr || source.temporal();
+    const TimeArgs time{source.subgraphs,  source.edge_times, source.node_times,
+                        source.seed_times, source.edge_ids,   source.strategy};
     GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
                 static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
-                firsts ? w.firsts : nullptr, source.weights_positive ? nullptr : source.weights, frontier, excluded);
+                firsts ? w.firsts : nullptr, source.weights_positive ? nullptr : source.weights, frontier, excluded,
+                time);
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
@@ -405,6 +539,7 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  static_cast<uint32_t>(hop + 1),
                                  source.relation,
                                  source.id_offset,
+                                 source.src_nodes,
                                  w.offsets,
                                  frontier,
                                  sampled,
@@ -415,8 +550,11 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  TableOf<Key>(w),
                                  reinterpret_cast<Key*>(w.keys) + keys_at,
                                  excluded,
-                                 hop_edges};
-      if (source.weights != nullptr) {
+                                 hop_edges,
+                                 time};
+      if (source.temporal()) {
+        GNND_LAUNCH((TemporalSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
+      } else if (source.weights != nullptr) {
         GNND_LAUNCH((WeightedSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
       } else if (source.csc == CscPlacement::kDevice) {
         GNND_LAUNCH((SampleKernel<Index, 8, Key>), Blocks(frontier * 8), kThreads, 0, stream, args);

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "common/batch/sampling.h"
+#include "common/batch/spec.h"
 #include "kernels/cuda/dedup.h"
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/workspace.h"
@@ -26,6 +27,20 @@ struct FrontierSource {
   // The weighted rule (sampling.h): the relation's weights in CSC order (device-visible), null: uniform.
   const float* weights = nullptr;
   bool weights_positive = false;  // every weight > 0: a node's candidates are its in-edges (none counted)
+  // A disjoint batch: each frontier node's subgraph (the destination type's batch array in the slot), and
+  // the source type's node count (a sampled source's key is id_offset + subgraph * src_nodes + id). Null:
+  // not disjoint.
+  const int64_t* subgraphs = nullptr;
+  int64_t src_nodes = 0;
+  // The temporal rule (sampling.h): each in-edge's time, edge_times[position in the dataset's CSC] or
+  // node_times[source id] (null both: not temporal); each subgraph's seed time; "last"'s tie-breaking ids
+  // (edge_ids[position], null: the position).
+  const int64_t* edge_times = nullptr;
+  const int64_t* node_times = nullptr;
+  const int64_t* seed_times = nullptr;
+  const int64_t* edge_ids = nullptr;
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  bool temporal() const { return edge_times != nullptr || node_times != nullptr; }
 };
 // A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion
 // inside the draw): the (destination, source) pairs, sorted and distinct (EdgeExclusions), and scratch for

@@ -28,6 +28,7 @@ struct BatchArgs {
   int64_t num_seeds;
   SamplingKey key;
   uint64_t batch_index;
+  const int64_t *seed_times = nullptr;  // a temporal batch's given seed times (device memory), or null
 };
 
 struct Workspace {

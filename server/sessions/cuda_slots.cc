@@ -49,9 +49,9 @@ class NodeSlotSampler final : public SlotSampler {
  public:
   explicit NodeSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler) : sampler_(std::move(sampler)) {}
   size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t>,
-                      std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override {
-    return sampler_->Sample(epoch, batch_index, device_seeds, slot, stream);
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch&, const SeedBatch& device_seeds, char* slot,
+                      cudaStream_t stream) override {
+    return sampler_->Sample(epoch, batch_index, device_seeds.ids, slot, stream, nullptr, device_seeds.times);
   }
   absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
   void DropGraphs() override { sampler_->DropGraphs(); }
@@ -83,8 +83,9 @@ class LinkSlotSampler final : public SlotSampler {
     if (strict_ != nullptr) cudaFreeHost(strict_);
   }
   size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, std::span<const int64_t>,
-                      char* slot, cudaStream_t stream) override {
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& batch, const SeedBatch&, char* slot,
+                      cudaStream_t stream) override {
+    const std::span<const int64_t> seeds = batch.ids;
     const auto positives = static_cast<int64_t>(seeds.size());
     // Fills complete and are reported in order, at most one per slot in flight: way `flag` is free again.
     const size_t flag = next_flag_++ % flags_;
@@ -167,7 +168,10 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   const size_t slot_bytes = s->sampler_->slot_bytes();
   GNND_CUDA(cudaMalloc(&s->slots_, slot_bytes * plan.num_slots), "allocate the session's slots on the GPU");
   s->max_epoch_seeds_ = std::max<int64_t>(plan.max_epoch_seeds, 1);
-  GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * s->max_epoch_seeds_), "allocate the epoch's seeds");
+  // The epoch's seeds, then (a temporal session's, when they come with the seeds) their times.
+  const int64_t seed_entries = (plan.sampling.time.seed_times_given ? 2 : 1) * s->max_epoch_seeds_;
+  GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * seed_entries), "allocate the epoch's seeds");
+  if (plan.sampling.time.seed_times_given) s->seed_times_ = s->seeds_ + s->max_epoch_seeds_;
   GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * std::max<size_t>(s->counts_per_slot_ * plan.num_slots, 1)),
             "allocate pinned counts");
   s->wake_ = plan.wake;
@@ -211,6 +215,12 @@ absl::Status CudaSlots::UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream
   // From pageable memory the copy returns once `ids` is staged (no wait for the stream: this runs in a
   // session's step), so `ids` may go away after it.
   GNND_CUDA(cudaMemcpyAsync(seeds_, ids.data(), ids.size_bytes(), cudaMemcpyHostToDevice, stream), "upload seeds");
+  if (seed_times_ != nullptr) {
+    const std::span<const int64_t> times = seeds.all_times();
+    if (times.size() != ids.size()) return absl::InternalError("a temporal session's seeds came without their times");
+    GNND_CUDA(cudaMemcpyAsync(seed_times_, times.data(), times.size_bytes(), cudaMemcpyHostToDevice, stream),
+              "upload seed times");
+  }
   return absl::OkStatus();
 }
 
@@ -296,12 +306,15 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
 
 absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake) {
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
-  const std::span<const int64_t> batch = seeds_host_.batch(step);
-  const int64_t offset = batch.data() - seeds_host_.all().data();
+  const SeedBatch batch = seeds_host_.at(step);
+  const int64_t offset = batch.ids.data() - seeds_host_.all().data();
   char* base = static_cast<char*>(slots_) + slot * sampler_->slot_bytes();
   GNND_CUDA(cudaEventRecord(fill_start_[slot], stream), "time the fill");
-  GNND_RETURN_IF_ERROR(
-      sampler_->Sample(epoch_, seeds_host_.batch_index(step), batch, {seeds_ + offset, batch.size()}, base, stream));
+  const std::span<const int64_t> device_times = batch.times.empty()
+                                                    ? std::span<const int64_t>()
+                                                    : std::span<const int64_t>(seed_times_ + offset, batch.ids.size());
+  GNND_RETURN_IF_ERROR(sampler_->Sample(epoch_, seeds_host_.batch_index(step), batch,
+                                        {{seeds_ + offset, batch.ids.size()}, device_times}, base, stream));
   GNND_CUDA(cudaEventRecord(fill_end_[slot], stream), "time the fill");
   int32_t* counts = counts_ + slot * counts_per_slot_;
   for (const auto& [at, entries] : hop_arrays_) {

@@ -69,7 +69,8 @@ class CudaSlots final : public SlotBackend {
   int device_ = 0;
   std::unique_ptr<SlotSampler> sampler_;  // homogeneous, typed, or staged on the host
   void* slots_ = nullptr;
-  int64_t* seeds_ = nullptr;  // the epoch's seeds on the device
+  int64_t* seeds_ = nullptr;       // the epoch's seeds on the device
+  int64_t* seed_times_ = nullptr;  // their times (in seeds_' allocation), where the session's seeds have them
   int64_t max_epoch_seeds_ = 0;
   cudaStream_t stream_ = nullptr;  // the one fills use
   cudaStream_t own_stream_ = nullptr;

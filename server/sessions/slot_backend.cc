@@ -39,11 +39,6 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> SlotBackends::Create(const SessionP
   if (!plan.device.is_cuda()) {
     return CpuSlots::Create(plan, std::move(workers), options_.slot_mode, options_.instance);
   }
-  if (plan.sampling.disjoint) {
-    return absl::UnimplementedError(absl::StrCat("open.device = '", plan.device.ToString(),
-                                                 "': disjoint and temporal batches are sampled on the cpu device "
-                                                 "only, for now (the CUDA sampler follows)"));
-  }
 #if GNND_WITH_CUDA
   return cuda_->CreateSlots(plan, std::move(workers));
 #else

@@ -23,9 +23,10 @@ class SlotSampler {
   virtual ~SlotSampler() = default;
   virtual size_t slot_bytes() const = 0;
   // Enqueues the fill of `slot` (device memory) with batch `batch_index` of `epoch` around `seeds` (in host
-  // memory, and the same on the device: `device_seeds`) on `stream`.
-  virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                              std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) = 0;
+  // memory, and the same on the device: `device_seeds`; each with its times where the session's seeds have
+  // them) on `stream`.
+  virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds,
+                              const SeedBatch& device_seeds, char* slot, cudaStream_t stream) = 0;
   virtual absl::Status Prepare(char* slot, cudaStream_t stream) = 0;
   virtual void DropGraphs() = 0;
   // (byte offset in a slot, int32 entries) of each per-hop count array, in the order they are copied.

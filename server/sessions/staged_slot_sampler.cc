@@ -62,8 +62,8 @@ absl::StatusOr<bool> StagedSlotSampler::Ready(int64_t step) {
   return next_.has_value();
 }
 
-absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, std::span<const int64_t>, std::span<const int64_t>,
-                                       char* slot, cudaStream_t stream) {
+absl::Status StagedSlotSampler::Sample(uint64_t, uint64_t, const SeedBatch&, const SeedBatch&, char* slot,
+                                       cudaStream_t stream) {
   if (!next_) return absl::InternalError("a staged fill without a staged batch");
   const int staging = next_->slot;
   next_.reset();

@@ -34,8 +34,8 @@ class StagedSlotSampler final : public SlotSampler {
 
   size_t slot_bytes() const override { return slot_bytes_; }
   // Copies the staged batch that Ready() found into `slot`, then gathers its hot rows there.
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds,
-                      std::span<const int64_t> device_seeds, char* slot, cudaStream_t stream) override;
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, const SeedBatch& device_seeds,
+                      char* slot, cudaStream_t stream) override;
   absl::Status Prepare(char* /*slot*/, cudaStream_t /*stream*/) override { return absl::OkStatus(); }
   void DropGraphs() override {}
   // The counts are the host's (staged): nothing to copy back.

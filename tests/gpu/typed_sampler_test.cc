@@ -74,8 +74,9 @@ class ShmTyped {
       for (auto& t : spec->types) t.feature_dim = t.feature_dim > 0 ? feature_dim : 0;
     }
     const std::string out = dir_ / "g";
-    EXPECT_TRUE(
-        dataset::GenerateTyped(*spec, {.seed = 5, .feature_dtype = dtype, .threads = 4, .edge_attrs = true}, out).ok());
+    EXPECT_TRUE(dataset::GenerateTyped(
+                    *spec, {.seed = 5, .feature_dtype = dtype, .threads = 4, .edge_attrs = true, .temporal = true}, out)
+                    .ok());
     if (wide_indices) {
       auto source = DatasetDir::Open(out);
       EXPECT_TRUE(source.ok());
@@ -115,6 +116,12 @@ struct TypedCase {
   bool repeated_seeds = false;
   double hot_share = 0;   // of each featured type's rows in a hot tier (by the stored typed ranking)
   bool weighted = false;  // the weighted rule over every relation's edge_weight
+  // Disjoint batches; with time_attr the temporal rule ("node_time" or the edge attribute "time"), by
+  // `strategy`, the seeds' times given (random) or their own.
+  bool disjoint = false;
+  std::string time_attr;
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  bool given_times = false;
   friend void PrintTo(const TypedCase& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -135,12 +142,24 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
       c.per_relation.empty() ? std::vector<std::vector<int32_t>>(schema.relations.size(), c.fanouts) : c.per_relation,
       c.repeated_seeds};
   spec.edge_ids = true;  // and every relation's edge attributes: their rows gathered on both devices
+  auto attribute = [](const RelationSchema& r, const std::string& name) {
+    for (size_t a = 0; a < r.edge_attrs.size(); ++a) {
+      if (r.edge_attrs[a].name == name) return static_cast<int>(a);
+    }
+    ADD_FAILURE() << r.key() << " has no " << name;
+    return 0;
+  };
   for (const RelationSchema& r : schema.relations) {
     std::vector<int>& attrs = spec.edge_attrs.emplace_back();
     for (size_t a = 0; a < r.edge_attrs.size(); ++a) attrs.push_back(static_cast<int>(a));
-    if (c.weighted) spec.edge_weights.push_back(0);  // edge_weight
+    if (c.weighted) spec.edge_weights.push_back(attribute(r, "edge_weight"));
+    if (!c.time_attr.empty() && c.time_attr != "node_time") spec.time.edge_times.push_back(attribute(r, "time"));
   }
-  ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok());
+  spec.disjoint = c.disjoint || !c.time_attr.empty();
+  spec.time.node_level = c.time_attr == "node_time";
+  spec.time.strategy = c.strategy;
+  spec.time.seed_times_given = c.given_times;
+  ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
   auto placed = DeviceDataset::Create(graph, c.placement);
@@ -176,6 +195,10 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   std::vector<int64_t> ids(static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]),
                            static_cast<const int64_t*>(graph.arrays.data[papers.splits[0]]) + papers.split_sizes[0]);
   if (c.repeated_seeds) ids.insert(ids.end(), ids.begin(), ids.begin() + ids.size() / 2);
+  std::vector<int64_t> times;  // given seed times: spread over the papers' times (their ids)
+  if (c.given_times) {
+    for (size_t i = 0; i < ids.size(); ++i) times.push_back(static_cast<int64_t>((i * 7919) % papers.num_nodes));
+  }
   for (uint64_t seed : {0, 77}) {
     const bool graphs = seed == 0;  // captured graphs (the production path), then every kernel launched
     auto gpu = CudaSampler::Create((*placed)->graph(), spec, seed, BatchLayout::Make(*capacity, spec, schema),
@@ -186,20 +209,26 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
     CpuSampler cpu(graph, spec, seed);
     std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
     void* device_batch = nullptr;
-    int64_t* device_seeds = nullptr;
+    int64_t *device_seeds = nullptr, *device_times = nullptr;
     cudaStream_t stream;
     ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
-    EpochSeeds seeds(ids, {.seed = seed, .batch_size = batch_size}, 2);
+    ASSERT_EQ(cudaMalloc(&device_times, batch_size * sizeof(int64_t)), cudaSuccess);
+    EpochSeeds seeds(ids, {.seed = seed, .batch_size = batch_size}, 2, times);
     for (int64_t step = 0; step < std::min<int64_t>(seeds.num_steps(), 8); ++step) {
       const auto batch = seeds.batch(step);
+      const auto batch_times = seeds.times(step);
       const BatchView want = BatchView::At(expected.data(), layout);
-      cpu.Sample(2, seeds.batch_index(step), batch, want);
+      cpu.Sample(2, seeds.batch_index(step), batch, want, nullptr, batch_times);
       ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // every byte read must be written
       ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-      const absl::Status s =
-          (*gpu)->Sample(2, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch, stream);
+      if (!batch_times.empty()) {
+        ASSERT_EQ(cudaMemcpy(device_times, batch_times.data(), batch_times.size_bytes(), cudaMemcpyHostToDevice),
+                  cudaSuccess);
+      }
+      const absl::Status s = (*gpu)->Sample(2, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch,
+                                            stream, nullptr, {device_times, batch_times.size()});
       ASSERT_TRUE(s.ok()) << s;
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
       ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -212,6 +241,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
     }
     cudaFree(device_batch);
     cudaFree(device_seeds);
+    cudaFree(device_times);
     cudaStreamDestroy(stream);
   }
 }
@@ -345,7 +375,65 @@ INSTANTIATE_TEST_SUITE_P(
                   /*wide_ids=*/true,
                   false,
                   0,
-                  /*weighted=*/true}),
+                  /*weighted=*/true},
+        // Disjoint and temporal batches: one subgraph per seed, every mode on the device and on the host.
+        TypedCase{.name = "mag_disjoint_device",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {4, 3},
+                  .placement = CscPlacement::kDevice,
+                  .disjoint = true},
+        TypedCase{.name = "mag_node_time_uniform_device",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {4, 3},
+                  .placement = CscPlacement::kDevice,
+                  .time_attr = "node_time"},
+        TypedCase{.name = "mag_node_time_last_host_given",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT16,
+                  .feature_dim = 8,
+                  .per_relation = {{2, 0, 1}, {40, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                  .placement = CscPlacement::kHost,
+                  .time_attr = "node_time",
+                  .strategy = TemporalStrategy::kLast,
+                  .given_times = true},
+        TypedCase{.name = "mag_edge_time_uniform_host_indices_given",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {5, 3},
+                  .placement = CscPlacement::kHostIndices,
+                  .wide_indices = true,
+                  .time_attr = "time",
+                  .given_times = true},
+        TypedCase{.name = "mag_edge_time_last_device_repeated",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {40, 3},
+                  .placement = CscPlacement::kDevice,
+                  .repeated_seeds = true,
+                  .time_attr = "time",
+                  .strategy = TemporalStrategy::kLast},
+        TypedCase{.name = "mag_edge_time_uniform_hot_wide_ids",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT16,
+                  .feature_dim = 40,
+                  .fanouts = {40, 4},
+                  .placement = CscPlacement::kDevice,
+                  .wide_ids = true,
+                  .hot_share = 0.4,
+                  .time_attr = "time",
+                  .given_times = true}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

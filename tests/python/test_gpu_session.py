@@ -96,6 +96,36 @@ def test_typed_cuda_session_matches_the_cpu_reference(tmp_path):
         assert daemon.stop() == 0, daemon.output()
 
 
+@pytest.mark.parametrize("options", [
+    dict(time_attr="time", seed_times=True),  # edge times, the seeds' times uploaded with them
+    dict(time_attr="node_time", temporal_strategy="last"),  # node times, each seed's own
+    dict(disjoint=True),
+])
+def test_temporal_and_disjoint_cuda_sessions_equal_the_cpu_sessions(tmp_path, options):
+    """A typed temporal (or disjoint) session on cuda:0 gives the CPU session's batches, array for array."""
+    data = tmp_path / "mag"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--add-reverse", "--temporal", "--seed=2",
+                    str(data)], check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=tmag={data}", name="tmag")
+    try:
+        ids = np.arange(0, 3000, 3)
+        extra = dict(options)
+        if extra.pop("seed_times", False):
+            extra["seed_times"] = (ids * 7919) % 3000
+        got = {}
+        for device in ("cpu", "cuda:0"):
+            with gnnd.Loader(address=daemon.address, dataset="tmag", node_type="paper", seed_ids=ids, batch_size=128,
+                             fanouts=[5, 3], seed=6, device=device, copy=True, **extra) as loader:
+                got[device] = [{k: v.cpu().numpy() for k, v in b.arrays.items()} for b in loader]
+        assert len(got["cpu"]) == len(got["cuda:0"]) > 0
+        for step, (want, have) in enumerate(zip(got["cpu"], got["cuda:0"])):
+            assert sorted(want) == sorted(have) and any(k.endswith(".batch") for k in want)
+            for name in want:
+                np.testing.assert_array_equal(have[name], want[name], err_msg=f"step {step} {name}")
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_closing_a_session_returns_its_gpu_memory(setup):
     daemon, _ = setup
     torch.cuda.init()

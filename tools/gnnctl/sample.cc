@@ -31,17 +31,21 @@ absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
   const BatchLayout& layout = shape.layout;
   GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed, layout));
-  const std::span<const int64_t> batch_seeds = seeds.batch(request.step);
+  const SeedBatch batch_seeds = seeds.at(request.step);
   void* out = nullptr;
-  int64_t* device_seeds = nullptr;
+  int64_t* device_seeds = nullptr;  // the ids, then their times (if any)
   GNND_CUDA(cudaMalloc(&out, layout.total_bytes), "allocate the batch");
   absl::Cleanup free_out = [out] { cudaFree(out); };
-  GNND_CUDA(cudaMalloc(&device_seeds, std::max<size_t>(batch_seeds.size_bytes(), 1)), "allocate the seeds");
+  GNND_CUDA(cudaMalloc(&device_seeds, std::max<size_t>(2 * batch_seeds.ids.size_bytes(), 1)), "allocate the seeds");
   absl::Cleanup free_seeds = [device_seeds] { cudaFree(device_seeds); };
-  GNND_CUDA(cudaMemcpy(device_seeds, batch_seeds.data(), batch_seeds.size_bytes(), cudaMemcpyHostToDevice),
+  GNND_CUDA(cudaMemcpy(device_seeds, batch_seeds.ids.data(), batch_seeds.ids.size_bytes(), cudaMemcpyHostToDevice),
             "copy seeds");
+  int64_t* device_times = device_seeds + batch_seeds.ids.size();
+  GNND_CUDA(cudaMemcpy(device_times, batch_seeds.times.data(), batch_seeds.times.size_bytes(), cudaMemcpyHostToDevice),
+            "copy seed times");
   GNND_RETURN_IF_ERROR(sampler->Sample(request.epoch, seeds.batch_index(request.step),
-                                       {device_seeds, batch_seeds.size()}, out, nullptr));
+                                       {device_seeds, batch_seeds.ids.size()}, out, /*stream=*/nullptr,
+                                       /*sampled=*/nullptr, {device_times, batch_seeds.times.size()}));
   GNND_CUDA(cudaMemcpy(host, out, layout.total_bytes, cudaMemcpyDeviceToHost), "copy the batch back");
   return absl::OkStatus();
 #else
@@ -93,8 +97,16 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
       CheckOpenRequest(open, graph, graph.MaxInDegrees(), {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
   if (shape.link) return SampleLinkToNpz(request, graph, shape, out_npz);
   std::vector<int64_t> made;
-  const std::span<const int64_t> split = SplitSeeds(shape, graph, made);
-  EpochSeeds seeds(split, shape.schedule, request.epoch);
+  const std::span<const int64_t> split =  // --open_fields may give seed_ids (with --split "")
+      open.seed_ids_size() > 0 ? std::span<const int64_t>(open.seed_ids().data(), open.seed_ids_size())
+                               : SplitSeeds(shape, graph, made);
+  std::span<const int64_t> times;  // a temporal session's seed times, where they come with the seeds
+  if (open.seed_times_size() > 0) {
+    times = {open.seed_times().data(), static_cast<size_t>(open.seed_times_size())};
+  } else if (shape.split_times_array >= 0) {
+    times = {static_cast<const int64_t*>(graph.arrays.data[shape.split_times_array]), split.size()};
+  }
+  EpochSeeds seeds(split, shape.schedule, request.epoch, times);
   if (request.step < 0 || request.step >= seeds.num_steps()) {
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
                                               request.split, "' has ", seeds.num_steps(), " steps for this rank)"));
@@ -107,7 +119,8 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
     GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.data()));
   } else {
     CpuSampler(graph, shape.sampling, request.seed)
-        .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view);
+        .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view, nullptr,
+                seeds.times(request.step));
   }
   const std::vector<int64_t> counts = BatchCountsOf(view, shape.layout);
   std::vector<dataset::NpzArray> arrays;
