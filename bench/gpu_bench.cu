@@ -24,6 +24,10 @@
 //     and a 16-byte feature (CSC and weights in GPU memory, the rest in pinned host memory): uniform and
 //     weighted draws, without and with the edges' data in the batch; sampling and whole-batch ms, the
 //     weighted / uniform ratio, and the edge data's bytes and the rate they are gathered at.
+//   gpu_bench temporal --synthetic_nodes N [--fanouts 15,10,5/20,15,10]
+//     The temporal rule on the synthetic graph with node and edge times (CSC and times in GPU memory): uniform,
+//     disjoint uniform, temporal uniform and last over edge times and over node times; sampling and
+//     whole-batch ms, nodes and edges per batch, and each one's ratio to the uniform rule.
 //   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5]
 //     Typed sampling on in-memory graphs of the presets' node and edge counts (reverse relations added, 16-byte
 //     features), and the homogeneous sampler on a graph of the same size: sampled edges per second of each.
@@ -183,8 +187,11 @@ SyntheticCsc BuildSyntheticCsc(BenchGraph& g, int64_t num_dst, int64_t num_src, 
   return {indptr, indices, edges};
 }
 
-// With `edge_data`: each edge's id (its CSC position), a weight in (0, 1] and 4 float32 features.
-std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double skew, bool edge_data = false) {
+// With `edge_data`: each edge's id (its CSC position), a weight in (0, 1] and 4 float32 features. With
+// `times` (instead): each edge's id and its time (an int64 attribute "time"), and node times, all uniform in
+// [0, 2^20) and independent: a seed at time t keeps a share t / 2^20 of each list, half on average.
+std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double skew, bool edge_data = false,
+                                           bool times = false) {
   auto g = std::make_unique<BenchGraph>();
   auto buffer = [&](size_t bytes) { return g->buffers.emplace_back(std::make_unique<HostBuffer>(bytes))->data; };
   const auto [indptr, indices, edges] = BuildSyntheticCsc(*g, n, n, mean_degree, skew);
@@ -209,6 +216,12 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double
     feat->set_name("edge_feat");
     feat->set_dim(4);
     feat->set_dtype(v1::FEATURE_DTYPE_FLOAT32);
+  } else if (times) {
+    m.set_edge_ids(true);
+    v1::EdgeAttribute* time = m.add_edge_attrs();
+    time->set_name("time");
+    time->set_dtype(v1::FEATURE_DTYPE_INT64);
+    m.set_node_time(true);
   }
   g->data.schema = OrDie(DatasetSchema::FromManifest(m));
   g->data.arrays = DatasetArrays(g->data.schema);
@@ -234,8 +247,26 @@ std::unique_ptr<BenchGraph> SyntheticGraph(int64_t n, double mean_degree, double
     a.data[r.edge_ids] = ids;
     a.data[r.edge_attrs[0].array] = weights;
     a.data[r.edge_attrs[1].array] = feats;
+  } else if (times) {
+    const RelationSchema& r = g->data.schema.relations[0];
+    auto* ids = static_cast<int64_t*>(buffer(8 * edges));
+    auto* edge_time = static_cast<int64_t*>(buffer(8 * edges));
+    auto* node_time = static_cast<int64_t*>(buffer(8 * n));
+    ParallelFor(n, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
+      for (int64_t v = begin; v < end; ++v) node_time[v] = static_cast<int64_t>(Mix64(v ^ 0x7157) >> 44);
+    });
+    ParallelFor(edges, 1 << 20, DefaultThreads(), [&](int64_t begin, int64_t end) {
+      for (int64_t e = begin; e < end; ++e) {
+        ids[e] = e;
+        edge_time[e] = static_cast<int64_t>(Mix64(e ^ 0x3779) >> 44);
+      }
+    });
+    a.data[r.edge_ids] = ids;
+    a.data[r.edge_attrs[0].array] = edge_time;
+    a.data[g->data.schema.node_types[0].node_time] = node_time;
   }
-  g->name = absl::StrCat("synthetic, ", n, " nodes, ", edges, " edges", edge_data ? ", with edge data" : "");
+  g->name = absl::StrCat("synthetic, ", n, " nodes, ", edges, " edges", edge_data ? ", with edge data" : "",
+                         times ? ", with node and edge times" : "");
   return g;
 }
 
@@ -334,11 +365,11 @@ std::unique_ptr<BenchGraph> TypedSyntheticGraph(const std::string& preset, doubl
 }
 
 // --synthetic_nodes's graph, else --dataset's.
-std::unique_ptr<BenchGraph> GraphFromFlags(bool edge_data = false) {
+std::unique_ptr<BenchGraph> GraphFromFlags(bool edge_data = false, bool times = false) {
   const int64_t synthetic = absl::GetFlag(FLAGS_synthetic_nodes);
   if (synthetic > 0) {
     return SyntheticGraph(synthetic, absl::GetFlag(FLAGS_synthetic_degree), absl::GetFlag(FLAGS_synthetic_skew),
-                          edge_data);
+                          edge_data, times);
   }
   return LoadDataset(absl::GetFlag(FLAGS_dataset));
 }
@@ -368,10 +399,14 @@ struct HotSpec {
   int64_t num_hot = 0;
 };
 // What else the batches carry and how they draw: the edges' ids and every edge attribute; the weighted rule
-// over the first attribute.
+// over the first attribute; disjoint subgraphs, and the temporal rule over node times or the first attribute
+// (the seeds at their own node times).
 struct EdgeSpec {
   bool data = false;
   bool weighted = false;
+  bool disjoint = false;
+  std::string time_attr;  // "", "node_time" or "time"
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
 };
 // The CUDA sampler on `g` as a homogeneous session runs it: the one type and one relation, into the
 // homogeneous layout.
@@ -389,6 +424,10 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     }
   }
   if (edges.weighted) spec.edge_weights = {0};
+  spec.disjoint = edges.disjoint || !edges.time_attr.empty();
+  spec.time.node_level = edges.time_attr == "node_time";
+  if (edges.time_attr == "time") spec.time.edge_times = {0};
+  spec.time.strategy = edges.strategy;
   OrDie(CheckSamplingSpec(spec, graph.schema));
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
   EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
@@ -490,6 +529,49 @@ int RunEdges() {
                     data && extra_ms > 0 ? absl::StrFormat("%.1f", bytes / 1e6 / extra_ms).c_str() : "");
         std::fflush(stdout);
       }
+    }
+  }
+  return 0;
+}
+
+// The temporal rule against the uniform one on one graph with times, CSC and times in GPU memory, captured
+// graphs: sampling and whole-batch ms, nodes and edges a batch (a disjoint batch holds a node once per
+// subgraph that reaches it), the ratio to the uniform rule's sampling time.
+int RunTemporal() {
+  auto g = GraphFromFlags(/*edge_data=*/false, /*times=*/true);
+  if (g->data.schema.relations[0].edge_attrs.size() != 1) {
+    std::fprintf(stderr, "temporal: needs --synthetic_nodes (a graph with node and edge times)\n");
+    return 2;
+  }
+  std::printf(
+      "Graph: %s; batch %lld (seeds at their own node times); CSC and times in GPU memory; CUDA graphs; median of "
+      "%d batches.\n\n",
+      g->name.c_str(), static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
+  std::printf(
+      "| fanouts | rule | sampling ms | whole batch ms | nodes/batch | edges/batch | sampling / uniform |\n"
+      "|---|---|---|---|---|---|---|\n");
+  struct Mode {
+    const char* name;
+    EdgeSpec spec;
+  };
+  const Mode modes[] = {
+      {"uniform", {}},
+      {"uniform, disjoint", {.disjoint = true}},
+      {"temporal uniform (edge times)", {.time_attr = "time"}},
+      {"temporal last (edge times)", {.time_attr = "time", .strategy = TemporalStrategy::kLast}},
+      {"temporal uniform (node times)", {.time_attr = "node_time"}},
+      {"temporal last (node times)", {.time_attr = "node_time", .strategy = TemporalStrategy::kLast}},
+  };
+  for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
+    const std::vector<int32_t> fanouts = ParseFanouts(set);
+    double uniform_sampling = 0;
+    for (const Mode& mode : modes) {
+      const SampleRun run = Sample(
+          *g, fanouts, CscPlacement::kDevice, true, [](const int64_t*, int64_t) {}, {}, mode.spec);
+      if (uniform_sampling == 0) uniform_sampling = run.sampling_ms;
+      std::printf("| [%s] | %s | %.3f | %.3f | %.0f | %.0f | %.2f |\n", std::string(set).c_str(), mode.name,
+                  run.sampling_ms, run.whole_ms, run.nodes, run.edges, run.sampling_ms / uniform_sampling);
+      std::fflush(stdout);
     }
   }
   return 0;
@@ -972,6 +1054,8 @@ int main(int argc, char** argv) {
   if (mode == "typed") return gnnd::cuda::RunTyped();
   if (mode == "link") return gnnd::cuda::RunLink();
   if (mode == "edges") return gnnd::cuda::RunEdges();
-  std::fprintf(stderr, "usage: gpu_bench sampling|gather|tier|typed|link [flags] (see the file's header)\n");
+  if (mode == "temporal") return gnnd::cuda::RunTemporal();
+  std::fprintf(stderr,
+               "usage: gpu_bench sampling|gather|tier|typed|link|edges|temporal [flags] (see the file's header)\n");
   return 2;
 }

@@ -30,63 +30,55 @@ __device__ void ForExcludedPositions(const DeviceExclusions& ex, int64_t node, c
   }
 }
 
-// A disjoint batch's subgraphs and the temporal rule's times (FrontierSource's), as kernels read them.
-struct TimeArgs {
-  const int64_t* subgraphs;  // per batch node of the frontier's type: its subgraph (null: not disjoint)
-  const int64_t* edge_times;
-  const int64_t* node_times;
-  const int64_t* seed_times;  // per subgraph
-  const int64_t* edge_ids;
-  TemporalStrategy strategy;
-  __device__ bool temporal() const { return edge_times != nullptr || node_times != nullptr; }
-  // In-edge p of a list whose first entry is the dataset CSC's `first` (its source `neighbor`).
-  __device__ int64_t TimeOf(int64_t first, int64_t p, int64_t neighbor) const {
-    return edge_times != nullptr ? edge_times[first + p] : node_times[neighbor];
-  }
+// Where frontier node `node`'s in-neighbor list is: its first entry (in the dataset's CSC, or the hot tier's
+// copy), its degree, and its first position in the dataset's CSC (a hot node's read from its indptr).
+template <typename Index>
+struct InList {
+  const Index* list;
+  int64_t degree;
+  int64_t dataset_first;
 };
+template <typename Index>
+__device__ InList<Index> LocateList(int64_t node, const int64_t* indptr, const Index* indices, const HotView& hot) {
+  const int32_t r = hot.adjacency_indptr == nullptr ? -1 : hot.rank[node];
+  const int64_t* ptr = indptr + node;
+  const Index* list = indices;
+  if (r >= 0) {
+    ptr = hot.adjacency_indptr[r % hot.num_parts] + r / hot.num_parts;
+    list = static_cast<const Index*>(hot.adjacency[r % hot.num_parts]);
+  }
+  const int64_t first = ptr[0];
+  return {list + first, ptr[1] - first, r >= 0 ? indptr[node] : first};
+}
 
-// With `firsts`, also each node's first position in the dataset's CSC (a hot node's read from its indptr).
-// With `weights` (the weighted rule: `firsts` then set too), a node's count is of its positive-weight edges;
-// with times (the temporal rule: `firsts` set too), of its edges no newer than its subgraph's seed.
+// With `firsts`, also each node's first position in the dataset's CSC.
+// With `weights` (the weighted rule: `firsts` then set too), a node's count is of its positive-weight edges.
 template <typename Index>
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
                             HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
-                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex, TimeArgs time) {
+                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
   int64_t k = 0;
   if (i < bound && v < state->frontier_end) {
     const int64_t node = node_ids[v];
-    const int32_t r = hot.adjacency_indptr == nullptr ? -1 : hot.rank[node];
-    const int64_t* ptr = indptr + node;
-    const Index* list = indices;
-    if (r >= 0) {
-      ptr = hot.adjacency_indptr[r % hot.num_parts] + r / hot.num_parts;
-      list = static_cast<const Index*>(hot.adjacency[r % hot.num_parts]);
-    }
-    const int64_t first = ptr[0], degree = ptr[1] - first;
-    lists[i] = list + first;
+    const InList<Index> in = LocateList(node, indptr, indices, hot);
+    const int64_t degree = in.degree;
+    lists[i] = in.list;
     degrees[i] = degree;
-    const int64_t dataset_first = r >= 0 && firsts != nullptr ? indptr[node] : first;
-    if (firsts != nullptr) firsts[i] = dataset_first;
-    const float* w = weights == nullptr ? nullptr : weights + dataset_first;
-    const bool timed = time.temporal();
-    const int64_t seed_time = timed ? time.seed_times[time.subgraphs[v]] : 0;
-    auto passes = [&](int64_t p) {  // a candidate unless excluded
-      return (w == nullptr || w[p] > 0) &&
-             (!timed || temporal::Eligible(time.TimeOf(dataset_first, p, list[first + p]), seed_time));
-    };
+    if (firsts != nullptr) firsts[i] = in.dataset_first;
+    const float* w = weights == nullptr ? nullptr : weights + in.dataset_first;
     int64_t candidates = degree;
-    if (w != nullptr || timed) {
+    if (w != nullptr) {
       candidates = 0;
-      for (int64_t p = 0; p < degree; ++p) candidates += passes(p);
+      for (int64_t p = 0; p < degree; ++p) candidates += w[p] > 0;
     }
     int64_t excluded = 0;
     if (ex.dst != nullptr) {
-      ForExcludedPositions(ex, node, list + first, degree, [&](int64_t p) {
+      ForExcludedPositions(ex, node, in.list, degree, [&](int64_t p) {
         ++excluded;
-        candidates -= passes(p);
+        candidates -= w == nullptr || w[p] > 0;
       });
       ex.counts[i] = excluded;
     }
@@ -95,6 +87,87 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
     ex.counts[i] = 0;
   }
   counts[i] = k;
+}
+
+// A disjoint batch's subgraphs and the temporal rule's times (FrontierSource's), as kernels read them.
+struct TimeArgs {
+  const int64_t* subgraphs;  // per batch node of the frontier's type: its subgraph (null: not disjoint)
+  const int64_t* edge_times;
+  const int64_t* node_times;
+  const int64_t* seed_times;  // per subgraph
+  const int64_t* edge_ids;
+  TemporalStrategy strategy;
+  // In-edge p of a list whose first entry is the dataset CSC's `first` (its source `neighbor`).
+  __device__ int64_t TimeOf(int64_t first, int64_t p, int64_t neighbor) const {
+    return edge_times != nullptr ? edge_times[first + p] : node_times[neighbor];
+  }
+};
+
+// Which of a lane's kPer consecutive positions p0 .. p0 + kPer - 1 of a list are no newer than `seed_time`
+// (bit j: p0 + j), their times into `times`; the loads are issued before any is used, so a long list costs a
+// chain of degree / (32 kPer) waits, not degree / 32.
+template <int kPer, typename Index>
+__device__ unsigned EligibleBits(const TimeArgs& t, int64_t first, const Index* list, int64_t degree, int64_t p0,
+                                 int64_t seed_time, int64_t (&times)[kPer]) {
+  for (int j = 0; j < kPer; ++j) {
+    const int64_t p = p0 + j;
+    times[j] = p < degree ? t.TimeOf(first, p, list[p]) : 0;
+  }
+  unsigned bits = 0;
+  for (int j = 0; j < kPer; ++j) bits |= (p0 + j < degree && temporal::Eligible(times[j], seed_time) ? 1u : 0u) << j;
+  return bits;
+}
+
+// The lanes of a group of kGroup in the warp (a warp mask), for the calling lane.
+template <int kGroup>
+__device__ unsigned GroupLanes() {
+  constexpr unsigned kAll = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
+  return kAll << (threadIdx.x % kWarp / kGroup * kGroup);
+}
+
+// The temporal rule's count: CountKernel's, a group of kGroup lanes a node (a node's candidates are a pass over
+// its whole list, each position's time read), also keeping each node's candidate count (`candidates`) for the
+// draw. Excluded positions (a link batch's, few) are counted by the group's first lane.
+template <typename Index, int kGroup>
+__global__ void TemporalCountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr,
+                                    const Index* indices, HotView hot, int32_t fanout, int64_t* counts,
+                                    const void** lists, int64_t* degrees, int64_t* firsts, int64_t* candidates,
+                                    int64_t bound, DeviceExclusions ex, TimeArgs time) {
+  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
+  const int lane = static_cast<int>(threadIdx.x % kGroup);
+  if (i > bound) return;  // the whole group
+  const int64_t v = state->frontier_begin + i;
+  if (i == bound || v >= state->frontier_end) {
+    if (lane == 0) {
+      counts[i] = 0;
+      if (ex.dst != nullptr) ex.counts[i] = 0;
+    }
+    return;
+  }
+  const int64_t node = node_ids[v];
+  const InList<Index> in = LocateList(node, indptr, indices, hot);
+  const int64_t seed_time = time.seed_times[time.subgraphs[v]];
+  constexpr int kPer = 8;
+  unsigned mine = 0;
+  for (int64_t c = 0; c < in.degree; c += kPer * kGroup) {
+    int64_t times[kPer];
+    mine += __popc(EligibleBits<kPer>(time, in.dataset_first, in.list, in.degree, c + kPer * lane, seed_time, times));
+  }
+  int64_t m = __reduce_add_sync(GroupLanes<kGroup>(), mine);
+  if (lane != 0) return;
+  lists[i] = in.list;
+  degrees[i] = in.degree;
+  firsts[i] = in.dataset_first;
+  if (ex.dst != nullptr) {
+    int64_t excluded = 0;
+    ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
+      ++excluded;
+      m -= temporal::Eligible(time.TimeOf(in.dataset_first, p, in.list[p]), seed_time);
+    });
+    ex.counts[i] = excluded;
+  }
+  candidates[i] = m;
+  counts[i] = SampleCount(m, fanout);
 }
 
 // Each frontier node's excluded positions, ascending, from its offset.
@@ -143,6 +216,7 @@ struct SampleArgs {
   const void* const* lists;
   const int64_t* degrees;
   const int64_t* firsts;
+  const int64_t* candidates;  // the temporal rule's, per frontier node
   uint32_t hop;
   uint32_t relation;
   int64_t id_offset;
@@ -401,87 +475,149 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
 }
 
 // The temporal rule (sampling.h), a warp a node: its candidates are the in-edges no newer than its subgraph's
-// seed and not excluded, counted by a pass of ballots. A fanout that takes them all takes them in list order.
-// "uniform": the first lane draws k of the m candidates' ranks (ChoosePositions, ascending), and a second
-// pass maps rank r to the position of the r-th candidate, a chunk of 32 positions at a time (each chunk's
-// ranks are a run of the sorted draws). "last": the first lane keeps the k most recent candidates seen,
-// later chunks offering only those more recent than the k-th so far; then sorts their positions.
-template <typename Index, typename Key>
+// seed and not excluded (TemporalCountKernel counted them). A fanout that takes them all takes them in list
+// order. "uniform": the first lane draws k of the m candidates' ranks (ChoosePositions, ascending), and a pass
+// maps rank r to the position of the r-th candidate, stopping after the last drawn rank. "last": the first
+// lane keeps the k most recent candidates seen, later chunks offering only those more recent than the k-th
+// so far; then sorts their positions. With k <= kPickRoom a lane takes four positions a chunk (EligibleBits),
+// the draws and what is kept in shared memory; a larger k goes through `sampled`, a position a lane a chunk.
+// A group of kGroup lanes a node: 8 with the CSC in GPU memory, as the uniform kernel (measured the same as a
+// warp a node: bench/runs/run-AN.md), a warp with the lists in host memory (one 128-byte request a read).
+template <typename Index, int kGroup, typename Key>
 __global__ void __launch_bounds__(kThreads, 4) TemporalSampleKernel(SampleArgs<Key> a) {
-  constexpr int kGroup = kWarp;
+  constexpr int kPer = 4;
+  constexpr unsigned kGroupBits = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
   constexpr int kNodesPerBlock = kThreads / kGroup;
-  __shared__ int64_t picks_in_shared[kNodesPerBlock][kPickRoom];
+  __shared__ int64_t drawn[kNodesPerBlock][kPickRoom];  // uniform: the drawn ranks; last: the kept positions
+  __shared__ int64_t kept[kNodesPerBlock][kPickRoom];   // uniform: the ranks' positions; last: their times
   SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
     const int64_t k = n.k, degree = n.degree, lane = n.lane;
     if (k == 0) return;
     const TimeArgs& t = a.time;
-    const int64_t seed_time = t.seed_times[n.subgraph], first = a.firsts[n.i];
+    const int64_t seed_time = t.seed_times[n.subgraph], first = a.firsts[n.i], m = a.candidates[n.i];
     const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
     const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
+    auto allowed = [&](int64_t p) { return excluded == 0 || NotExcluded(excluded_at, excluded, p); };
     auto time_of = [&](int64_t p) { return t.TimeOf(first, p, n.list[p]); };
-    auto candidate = [&](int64_t p) {
-      return p < degree && temporal::Eligible(time_of(p), seed_time) && NotExcluded(excluded_at, excluded, p);
+    auto candidate = [&](int64_t p) { return p < degree && temporal::Eligible(time_of(p), seed_time) && allowed(p); };
+    // A lane's kPer positions from p0: which are candidates, their times.
+    auto candidates_from = [&](int64_t p0, int64_t(&times)[kPer]) {
+      unsigned bits = EligibleBits<kPer>(t, first, n.list, degree, p0, seed_time, times);
+      for (int j = 0; j < kPer; ++j) {
+        if ((bits >> j & 1) && !allowed(p0 + j)) bits &= ~(1u << j);
+      }
+      return bits;
     };
-    int64_t m = 0;
-    for (int64_t c = 0; c < degree; c += kGroup) m += __popc(__ballot_sync(n.lanes, candidate(c + lane)));
+    auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
+    auto ballot = [&](bool yes) { return __ballot_sync(n.lanes, yes) >> n.first_lane & kGroupBits; };
     if (k == m) {
       int64_t taken = 0;
       for (int64_t c = 0; c < degree && taken < k; c += kGroup) {
         const int64_t p = c + lane;
         const bool yes = candidate(p);
-        const unsigned mask = __ballot_sync(n.lanes, yes);
+        const unsigned mask = ballot(yes);
         if (yes) emit(taken + __popc(mask & ((1u << lane) - 1)), p, n.list[p]);
         taken += __popc(mask);
       }
       return;
     }
-    int64_t* picks = k <= kPickRoom ? picks_in_shared[n.group] : n.out;
+    const bool in_shared = k <= kPickRoom;
+    int64_t* picks = in_shared ? drawn[n.group] : n.out;
+    int64_t* positions = in_shared ? kept[n.group] : n.out;  // where pick q's position ends up
     if (t.strategy == TemporalStrategy::kUniform) {
       if (lane == 0) {
         ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), m, k, picks);
       }
       __syncwarp(n.lanes);
-      int64_t j = 0, rank = 0;  // the first draw not yet mapped; the rank of the chunk's first candidate
-      for (int64_t c = 0; c < degree && j < k; c += kGroup) {
-        const unsigned mask = __ballot_sync(n.lanes, candidate(c + lane));
-        const int64_t end = rank + __popc(mask), q = j + lane;
-        const bool mine = q < k && picks[q] < end;  // draw q is a candidate of this chunk
-        int64_t position = 0;
-        if (mine) {
-          unsigned rest = mask;
-          for (int64_t skip = picks[q] - rank; skip > 0; --skip) rest &= rest - 1;
-          position = c + __ffs(rest) - 1;
+      const int64_t last_rank = picks[k - 1];
+      int64_t rank = 0;  // of the chunk's first candidate
+      if (in_shared) {
+        for (int64_t c = 0; c < degree && rank <= last_rank; c += kPer * kGroup) {
+          int64_t times[kPer];
+          const int64_t p0 = c + kPer * lane;
+          const unsigned bits = candidates_from(p0, times);
+          const int count = __popc(bits);
+          int before = count;  // inclusive scan of the lanes' counts
+          for (int d = 1; d < kGroup; d *= 2) {
+            const int up = __shfl_up_sync(n.lanes, before, d, kGroup);
+            if (lane >= d) before += up;
+          }
+          const int64_t base = rank + before - count;
+          unsigned rest = bits;
+          for (int64_t r = base; rest != 0; ++r, rest &= rest - 1) {
+            int64_t lo = 0, hi = k;  // is rank r drawn? (draws ascend)
+            while (lo < hi) {
+              const int64_t mid = (lo + hi) / 2;
+              if (picks[mid] < r) {
+                lo = mid + 1;
+              } else {
+                hi = mid;
+              }
+            }
+            if (lo < k && picks[lo] == r) positions[lo] = p0 + __ffs(rest) - 1;
+          }
+          rank += __shfl_sync(n.lanes, before, kGroup - 1, kGroup);
         }
-        const unsigned mapped = __ballot_sync(n.lanes, mine);
-        if (mine) picks[q] = position;  // each lane its own draw
-        j += __popc(mapped);
-        rank = end;
+      } else {  // in place in `sampled`: each lane maps its own draw of the chunk
+        int64_t j = 0;
+        for (int64_t c = 0; c < degree && j < k; c += kGroup) {
+          const unsigned mask = ballot(candidate(c + lane));
+          const int64_t end = rank + __popc(mask), q = j + lane;
+          const bool mine = q < k && picks[q] < end;  // draw q is a candidate of this chunk
+          int64_t position = 0;
+          if (mine) {
+            unsigned rest = mask;
+            for (int64_t skip = picks[q] - rank; skip > 0; --skip) rest &= rest - 1;
+            position = c + __ffs(rest) - 1;
+          }
+          const unsigned mapped = ballot(mine);
+          if (mine) picks[q] = position;
+          j += __popc(mapped);
+          rank = end;
+        }
       }
     } else {
-      auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
-      auto more_recent = [&](int64_t p, int64_t q) {
-        return temporal::MoreRecent(time_of(p), id_of(p), time_of(q), id_of(q));
+      // Kept: positions (picks) most recent first, with their times (in shared memory, `kept`) where k fits.
+      int64_t* kept_times = in_shared ? kept[n.group] : nullptr;
+      auto kept_time = [&](int64_t i) { return in_shared ? kept_times[i] : time_of(picks[i]); };
+      auto more_recent = [&](int64_t time, int64_t p, int64_t i) {  // (time, p) than kept entry i?
+        const int64_t other = kept_time(i);
+        return time > other || (time == other && id_of(p) > id_of(picks[i]));
       };
-      int64_t count = 0;  // lane 0 keeps picks[0..count) most recent first; the others learn the count
-      for (int64_t c = 0; c < degree; c += kGroup) {
-        const int64_t p = c + lane;
-        const bool offered = candidate(p) && (count < k || more_recent(p, picks[k - 1]));
-        unsigned mask = __ballot_sync(n.lanes, offered);
-        while (mask != 0) {
-          const int from = __ffs(mask) - 1;
-          const int64_t that = c + from;
-          if (lane == 0 && (count < k || more_recent(that, picks[k - 1]))) {
-            int64_t at = count < k ? count++ : k - 1;
-            while (at > 0 && more_recent(that, picks[at - 1])) {
-              picks[at] = picks[at - 1];
-              --at;
-            }
-            picks[at] = that;
-          }
-          mask &= mask - 1;
+      int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
+      auto offer = [&](int64_t time, int64_t p) {  // lane 0: keep (time, p) if it is among the k most recent
+        if (count == k && !more_recent(time, p, k - 1)) return;
+        int64_t at = count < k ? count++ : k - 1;
+        for (; at > 0 && more_recent(time, p, at - 1); --at) {
+          picks[at] = picks[at - 1];
+          if (in_shared) kept_times[at] = kept_times[at - 1];
         }
-        count = __shfl_sync(n.lanes, count, 0);
-        __syncwarp(n.lanes);
+        picks[at] = p;
+        if (in_shared) kept_times[at] = time;
+      };
+      const int per = in_shared ? kPer : 1;
+      for (int64_t c = 0; c < degree; c += per * kGroup) {
+        int64_t times[kPer];
+        const int64_t p0 = c + per * lane;
+        unsigned bits = 0;
+        if (in_shared) {
+          bits = candidates_from(p0, times);
+        } else if (candidate(p0)) {
+          bits = 1, times[0] = time_of(p0);
+        }
+        for (int j = 0; j < per; ++j) {
+          const bool offered = (bits >> j & 1) && (count < k || more_recent(times[j], p0 + j, k - 1));
+          unsigned mask = ballot(offered);
+          while (mask != 0) {
+            const int from = __ffs(mask) - 1;
+            const int64_t time = __shfl_sync(n.lanes, times[j], from, kGroup);
+            const int64_t p = __shfl_sync(n.lanes, p0 + j, from, kGroup);
+            if (lane == 0) offer(time, p);
+            mask &= mask - 1;
+          }
+          count = __shfl_sync(n.lanes, count, 0, kGroup);
+          __syncwarp(n.lanes);
+        }
       }
       if (lane == 0) {  // positions ascending, as every rule gives them
         for (int64_t i = 1; i < k; ++i) {
@@ -491,10 +627,11 @@ __global__ void __launch_bounds__(kThreads, 4) TemporalSampleKernel(SampleArgs<K
           picks[at] = x;
         }
       }
+      positions = picks;
     }
     __syncwarp(n.lanes);
     for (int64_t q = lane; q < k; q += kGroup) {
-      const int64_t p = picks[q];
+      const int64_t p = positions[q];
       emit(q, p, n.list[p]);
     }
   });
@@ -511,13 +648,22 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
   }
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
-    const bool firsts = edge_pos != nullptr || source.weights != nullptr || source.temporal();
+    const bool firsts = edge_pos != nullptr || source.weights != nullptr;
     const TimeArgs time{source.subgraphs,  source.edge_times, source.node_times,
                         source.seed_times, source.edge_ids,   source.strategy};
-    GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
-                static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
-                firsts ? w.firsts : nullptr, source.weights_positive ? nullptr : source.weights, frontier, excluded,
-                time);
+    if (source.temporal() && source.csc == CscPlacement::kDevice) {
+      GNND_LAUNCH((TemporalCountKernel<Index, 8>), Blocks((frontier + 1) * 8), kThreads, 0, stream, state, node_ids,
+                  source.indptr, static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists,
+                  w.degrees, w.firsts, w.candidates, frontier, excluded, time);
+    } else if (source.temporal()) {
+      GNND_LAUNCH((TemporalCountKernel<Index, kWarp>), Blocks((frontier + 1) * kWarp), kThreads, 0, stream, state,
+                  node_ids, source.indptr, static_cast<const Index*>(source.indices), source.hot, fanout, w.counts,
+                  w.lists, w.degrees, w.firsts, w.candidates, frontier, excluded, time);
+    } else {
+      GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
+                  static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
+                  firsts ? w.firsts : nullptr, source.weights_positive ? nullptr : source.weights, frontier, excluded);
+    }
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
     }));
@@ -536,6 +682,7 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  w.lists,
                                  w.degrees,
                                  w.firsts,
+                                 w.candidates,
                                  static_cast<uint32_t>(hop + 1),
                                  source.relation,
                                  source.id_offset,
@@ -552,8 +699,10 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  excluded,
                                  hop_edges,
                                  time};
-      if (source.temporal()) {
-        GNND_LAUNCH((TemporalSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
+      if (source.temporal() && source.csc == CscPlacement::kDevice) {
+        GNND_LAUNCH((TemporalSampleKernel<Index, 8, Key>), Blocks(frontier * 8), kThreads, 0, stream, args);
+      } else if (source.temporal()) {
+        GNND_LAUNCH((TemporalSampleKernel<Index, kWarp, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
       } else if (source.weights != nullptr) {
         GNND_LAUNCH((WeightedSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
       } else if (source.csc == CscPlacement::kDevice) {

@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCa
   GNND_RETURN_IF_ERROR(w->Allocate(&w->lists, max_frontier));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->degrees, max_frontier));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->firsts, max_frontier));
+  GNND_RETURN_IF_ERROR(w->Allocate(&w->candidates, max_frontier));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sampled, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->keys, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sorted_keys, max_edges));

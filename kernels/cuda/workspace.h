@@ -43,6 +43,8 @@ struct Workspace {
   // Each frontier node's first position in the dataset's own CSC (its list's, unless read from the hot tier's
   // copy): the base of its sampled edges' positions, where a batch carries edge data.
   int64_t *firsts = nullptr;
+  // The temporal rule: each frontier node's candidates (in-edges no newer than its seed, not excluded).
+  int64_t *candidates = nullptr;
   // Dedup: the hop's sort input (the ids it adds to the batch at their edges' positions, the sentinel
   // elsewhere; all sentinel between hops) and that input sorted.
   uint64_t *keys = nullptr, *sorted_keys = nullptr;
