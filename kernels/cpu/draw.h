@@ -16,7 +16,7 @@ namespace gnnd {
 
 // Per-thread scratch of DrawInNeighbors.
 struct DrawScratch {
-  std::vector<int64_t> positions, excluded_positions, not_allowed;
+  std::vector<int64_t> positions, excluded_positions, not_allowed, candidates;
   std::vector<uint64_t> draws;
 };
 
@@ -60,33 +60,27 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     auto time_of = [&](int64_t p) {
       return t.edge_times != nullptr ? t.edge_times[first + p] : t.node_times[indices[first + p]];
     };
-    // The positions that are no candidates (excluded, or newer than the seed), ascending.
-    std::vector<int64_t>& out = scratch.not_allowed;
-    out.clear();
+    // The positions that are no candidates (excluded, or newer than the seed), ascending; and the candidates.
+    std::vector<int64_t>& not_allowed = scratch.not_allowed;
+    std::vector<int64_t>& candidates = scratch.candidates;
+    not_allowed.clear();
+    candidates.clear();
     for (int64_t p = 0, x = 0; p < degree; ++p) {
       const bool excluded_here = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
       x += excluded_here;
-      if (excluded_here || !temporal::Eligible(time_of(p), t.seed_time)) out.push_back(p);
+      (excluded_here || !temporal::Eligible(time_of(p), t.seed_time) ? not_allowed : candidates).push_back(p);
     }
-    const int64_t candidates = degree - static_cast<int64_t>(out.size());
-    const int64_t k = SampleCount(candidates, fanout);
+    const int64_t count = static_cast<int64_t>(candidates.size()), k = SampleCount(count, fanout);
     positions.resize(static_cast<size_t>(k));
-    if (t.strategy == TemporalStrategy::kUniform || k == candidates) {
-      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, out.data(),
-                             static_cast<int64_t>(out.size()), k, positions.data());
-    } else {                                                   // "last": the k most recent candidates
-      std::vector<int64_t>& all = scratch.excluded_positions;  // no longer needed: `out` holds the excluded
-      all.clear();
-      for (int64_t p = 0, x = 0; p < degree; ++p) {
-        const bool no = x < static_cast<int64_t>(out.size()) && out[x] == p;
-        x += no;
-        if (!no) all.push_back(p);
-      }
+    if (t.strategy == TemporalStrategy::kUniform || k == count) {
+      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, not_allowed.data(),
+                             static_cast<int64_t>(not_allowed.size()), k, positions.data());
+    } else {  // "last": the k most recent candidates
       auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
-      std::partial_sort(all.begin(), all.begin() + k, all.end(), [&](int64_t a, int64_t b) {
+      std::partial_sort(candidates.begin(), candidates.begin() + k, candidates.end(), [&](int64_t a, int64_t b) {
         return temporal::MoreRecent(time_of(a), id_of(a), time_of(b), id_of(b));
       });
-      std::copy_n(all.begin(), k, positions.begin());
+      std::copy_n(candidates.begin(), k, positions.begin());
       std::sort(positions.begin(), positions.end());
     }
     for (int64_t p : positions) take(p);
