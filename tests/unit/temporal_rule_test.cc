@@ -386,6 +386,39 @@ TEST(TemporalSpec, BadTimesAreRefusedNamingWhatIsWrong) {
     spec.time.edge_times = {not_time};
     EXPECT_NE(CheckSamplingSpec(spec, schema).message().find("int64"), std::string::npos);
   }
+  spec.time.edge_times.clear();
+  spec.time.seed_times_given = false;
+  DatasetSchema no_seed_times = schema;  // seeds without times of their own, none given
+  no_seed_times.node_types[0].node_time = -1;
+  spec.time.edge_times = {TimedGraph::TimeAttr(schema.relations[0])};
+  EXPECT_NE(CheckSamplingSpec(spec, no_seed_times).message().find("has no node times"), std::string::npos);
+  spec.time.seed_times_given = true;
+  EXPECT_TRUE(CheckSamplingSpec(spec, no_seed_times).ok());
+}
+
+TEST(TemporalSpec, NodeTimesAreNeededOnEveryTypeSampledFrom) {
+  const TimedGraph g(true);
+  DatasetSchema schema = g.graph().schema;
+  SamplingSpec spec;
+  spec.batch_size = 8;
+  spec.seed_type = schema.NodeTypeNamed("paper");
+  spec.fanouts.assign(schema.relations.size(), {2, 2});
+  spec.disjoint = true;
+  spec.time.node_level = true;
+  ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
+  const int author = schema.NodeTypeNamed("author");
+  schema.node_types[author].node_time = -1;
+  const absl::Status s = CheckSamplingSpec(spec, schema);
+  EXPECT_NE(s.message().find("node type 'author'"), std::string::npos) << s;
+  // Not sampled through (fanout 0 on every relation leaving authors): no times needed there.
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    if (schema.relations[r].src_type == author) spec.fanouts[r] = {0, 0};
+  }
+  EXPECT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
+  // Temporal batches are node sessions' for now: a link spec is refused saying so.
+  spec.seed_type = -1;
+  spec.max_hop0.assign(schema.node_types.size(), 8);
+  EXPECT_EQ(CheckSamplingSpec(spec, schema).code(), absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace
