@@ -97,9 +97,10 @@ struct TimeArgs {
   const int64_t* seed_times;  // per subgraph
   const int64_t* edge_ids;
   TemporalStrategy strategy;
-  // In-edge p of a list whose first entry is the dataset CSC's `first` (its source `neighbor`).
-  __device__ int64_t TimeOf(int64_t first, int64_t p, int64_t neighbor) const {
-    return edge_times != nullptr ? edge_times[first + p] : node_times[neighbor];
+  // In-edge p of a list whose first entry is the dataset CSC's `first`: its source is read only for node times.
+  template <typename Index>
+  __device__ int64_t TimeOf(int64_t first, int64_t p, const Index* list) const {
+    return edge_times != nullptr ? edge_times[first + p] : node_times[list[p]];
   }
 };
 
@@ -111,7 +112,7 @@ __device__ unsigned EligibleBits(const TimeArgs& t, int64_t first, const Index* 
                                  int64_t seed_time, int64_t (&times)[kPer]) {
   for (int j = 0; j < kPer; ++j) {
     const int64_t p = p0 + j;
-    times[j] = p < degree ? t.TimeOf(first, p, list[p]) : 0;
+    times[j] = p < degree ? t.TimeOf(first, p, list) : 0;
   }
   unsigned bits = 0;
   for (int j = 0; j < kPer; ++j) bits |= (p0 + j < degree && temporal::Eligible(times[j], seed_time) ? 1u : 0u) << j;
@@ -162,7 +163,7 @@ __global__ void TemporalCountKernel(const HopState* state, const int64_t* node_i
     int64_t excluded = 0;
     ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
       ++excluded;
-      m -= temporal::Eligible(time.TimeOf(in.dataset_first, p, in.list[p]), seed_time);
+      m -= temporal::Eligible(time.TimeOf(in.dataset_first, p, in.list), seed_time);
     });
     ex.counts[i] = excluded;
   }
@@ -498,7 +499,7 @@ __global__ void __launch_bounds__(kThreads, 4) TemporalSampleKernel(SampleArgs<K
     const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
     const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
     auto allowed = [&](int64_t p) { return excluded == 0 || NotExcluded(excluded_at, excluded, p); };
-    auto time_of = [&](int64_t p) { return t.TimeOf(first, p, n.list[p]); };
+    auto time_of = [&](int64_t p) { return t.TimeOf(first, p, n.list); };
     auto candidate = [&](int64_t p) { return p < degree && temporal::Eligible(time_of(p), seed_time) && allowed(p); };
     // A lane's kPer positions from p0: which are candidates, their times.
     auto candidates_from = [&](int64_t p0, int64_t(&times)[kPer]) {
