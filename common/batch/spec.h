@@ -71,6 +71,13 @@ struct SamplingSpec {
   bool temporal() const { return time.active(); }
   // The edge attribute holding `relation`'s edge times, -1: none (node-level times, or no temporal rule).
   int EdgeTimeOf(int relation) const { return time.edge_times.empty() ? -1 : time.edge_times[relation]; }
+  // The schema array of the times the temporal rule reads for `relation` (its edge attribute, indexed by CSC
+  // position; or, node-level, its source type's node_time, indexed by source id); -1: not temporal.
+  int TimeArrayOf(int relation, const DatasetSchema& schema) const {
+    const RelationSchema& r = schema.relations[relation];
+    if (time.node_level) return schema.node_types[r.src_type].node_time;
+    return EdgeTimeOf(relation) < 0 ? -1 : r.edge_attrs[EdgeTimeOf(relation)].array;
+  }
   // A one-type, one-relation dataset's spec.
   static SamplingSpec OneRelation(int64_t batch_size, std::vector<int32_t> hop_fanouts, bool seeds_may_repeat = false) {
     return {.batch_size = batch_size,

@@ -441,7 +441,9 @@ void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, Sessi
   LayOutSlots(graph, shape);
 }
 
-std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& graph, std::vector<int64_t>& made) {
+std::span<const int64_t> SplitSeeds(const v1::OpenSession& request, const SessionShape& shape, const GraphData& graph,
+                                    std::vector<int64_t>& made) {
+  if (request.seed_ids_size() > 0) return {request.seed_ids().data(), static_cast<size_t>(request.seed_ids_size())};
   if (shape.split_array == kAllNodesSplit) {
     made.resize(static_cast<size_t>(graph.schema.node_types[shape.seed_type].num_nodes));
     std::iota(made.begin(), made.end(), 0);
@@ -449,6 +451,17 @@ std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& 
   }
   return {static_cast<const int64_t*>(graph.arrays.data[shape.split_array]),
           static_cast<size_t>(graph.schema.arrays[shape.split_array].shape[0])};
+}
+
+std::span<const int64_t> SplitSeedTimes(const v1::OpenSession& request, const SessionShape& shape,
+                                        const GraphData& graph, size_t count) {
+  if (request.seed_times_size() > 0) {
+    return {request.seed_times().data(), static_cast<size_t>(request.seed_times_size())};
+  }
+  if (shape.split_times_array >= 0) {
+    return {static_cast<const int64_t*>(graph.arrays.data[shape.split_times_array]), count};
+  }
+  return {};
 }
 
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,

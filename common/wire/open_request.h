@@ -54,9 +54,14 @@ struct SessionShape {
 inline constexpr absl::string_view kAllNodesSplitName = "all";
 inline constexpr int kAllNodesSplit = -2;
 
-// The seeds of a node session without seed ids: its split's ids, or for "all" the ids 0..n-1 of the seed
-// type, made into `made` (which must outlive the span).
-std::span<const int64_t> SplitSeeds(const SessionShape& shape, const GraphData& graph, std::vector<int64_t>& made);
+// The seeds of a node session: the request's seed ids, else its split's ids, or for "all" the ids 0..n-1 of
+// the seed type, made into `made` (`request` and `made` must outlive the span).
+std::span<const int64_t> SplitSeeds(const v1::OpenSession& request, const SessionShape& shape, const GraphData& graph,
+                                    std::vector<int64_t>& made);
+// A temporal node session's seed times, one per entry of SplitSeeds' (`count` of them): the request's seed_times,
+// else its split's time array; empty where the seeds come without (each then at its own node time).
+std::span<const int64_t> SplitSeedTimes(const v1::OpenSession& request, const SessionShape& shape,
+                                        const GraphData& graph, size_t count);
 
 // `shape`'s layout (from its capacity), schema and slot_bytes.
 void LayOutSlots(const GraphData& graph, SessionShape& shape);

@@ -35,27 +35,23 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
   const EdgeExclusions* excluded = excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
   const int64_t* subgraphs = out.types[r.dst_type].batch;  // a disjoint batch's
   TemporalDraw temporal;
-  if (spec_.temporal()) {
-    const int edge_time = spec_.EdgeTimeOf(relation);
-    if (edge_time >= 0) {
-      temporal.edge_times = static_cast<const int64_t*>(graph_.arrays.data[r.edge_attrs[edge_time].array]);
-    } else {
-      temporal.node_times =
-          static_cast<const int64_t*>(graph_.arrays.data[graph_.schema.node_types[r.src_type].node_time]);
-    }
+  const int times = spec_.TimeArrayOf(relation, graph_.schema);  // -1 too for a relation never sampled through
+  if (times >= 0) {
+    (spec_.time.node_level ? temporal.node_times : temporal.edge_times) =
+        static_cast<const int64_t*>(graph_.arrays.data[times]);
     if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);
     temporal.strategy = spec_.time.strategy;
   }
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];
     const int64_t subgraph = subgraphs == nullptr ? 0 : subgraphs[v];
-    if (spec_.temporal()) temporal.seed_time = seed_times_[subgraph];
+    if (times >= 0) temporal.seed_time = seed_times_[subgraph];
     const size_t before = sampled.size();
     const int64_t k = DrawInNeighbors(
         subgraphs == nullptr ? key : SubgraphKey(key, static_cast<uint64_t>(subgraph)), batch_index,
         static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices, fanout,
         excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled,
-        edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights, spec_.temporal() ? &temporal : nullptr);
+        edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights, times >= 0 ? &temporal : nullptr);
     if (subgraphs != nullptr) {  // the sources join this subgraph
       for (size_t i = before; i < sampled.size(); ++i) sampled[i] = NodeKey(r.src_type, subgraph, sampled[i]);
     }

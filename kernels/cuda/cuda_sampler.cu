@@ -347,12 +347,8 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
         }
         if (spec_.temporal()) {
           const auto array = [&](int i) { return static_cast<const int64_t*>(graph_.arrays[i]); };
-          const int edge_time = spec_.EdgeTimeOf(static_cast<int>(r));
-          if (edge_time >= 0) {
-            source.edge_times = array(rel.edge_attrs[edge_time].array);
-          } else {
-            source.node_times = array(schema.node_types[rel.src_type].node_time);
-          }
+          const int64_t* times = array(spec_.TimeArrayOf(static_cast<int>(r), schema));
+          (spec_.time.node_level ? source.node_times : source.edge_times) = times;
           source.seed_times = view.types[spec_.seed_type].seed_time;
           source.edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr;
           source.strategy = spec_.time.strategy;

@@ -106,7 +106,7 @@ struct TimeArgs {
 
 // Which of a lane's kPer consecutive positions p0 .. p0 + kPer - 1 of a list are no newer than `seed_time`
 // (bit j: p0 + j), their times into `times`; the loads are issued before any is used, so a long list costs a
-// chain of degree / (32 kPer) waits, not degree / 32.
+// chain of degree / (lanes x kPer) waits, not degree / lanes.
 template <int kPer, typename Index>
 __device__ unsigned EligibleBits(const TimeArgs& t, int64_t first, const Index* list, int64_t degree, int64_t p0,
                                  int64_t seed_time, int64_t (&times)[kPer]) {
@@ -119,11 +119,12 @@ __device__ unsigned EligibleBits(const TimeArgs& t, int64_t first, const Index* 
   return bits;
 }
 
-// The lanes of a group of kGroup in the warp (a warp mask), for the calling lane.
+// A group of kGroup lanes as a mask of its own lanes from bit 0, and its lanes in the calling lane's warp.
+template <int kGroup>
+inline constexpr unsigned kGroupBits = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
 template <int kGroup>
 __device__ unsigned GroupLanes() {
-  constexpr unsigned kAll = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
-  return kAll << (threadIdx.x % kWarp / kGroup * kGroup);
+  return kGroupBits<kGroup> << (threadIdx.x % kWarp / kGroup * kGroup);
 }
 
 // The temporal rule's count: CountKernel's, a group of kGroup lanes a node (a node's candidates are a pass over
@@ -264,7 +265,7 @@ __device__ __forceinline__ void SampleGroupNode(const SampleArgs<Key>& a, Draw&&
   n.lane = threadIdx.x % kGroup;
   n.group = threadIdx.x / kGroup;
   n.first_lane = threadIdx.x % kWarp / kGroup * kGroup;
-  n.lanes = (0xffffffffu >> (kWarp - kGroup)) << n.first_lane;
+  n.lanes = GroupLanes<kGroup>();
   if (blockIdx.x == 0 && threadIdx.x == 0) *a.hop_edges = a.offsets[a.bound];
   if (n.i >= a.bound) return;
   const int64_t v = a.state->frontier_begin + n.i;
@@ -475,7 +476,7 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
   });
 }
 
-// The temporal rule (sampling.h), a warp a node: its candidates are the in-edges no newer than its subgraph's
+// The temporal rule (sampling.h), a group of lanes a node: its candidates are the in-edges no newer than its subgraph's
 // seed and not excluded (TemporalCountKernel counted them). A fanout that takes them all takes them in list
 // order. "uniform": the first lane draws k of the m candidates' ranks (ChoosePositions, ascending), and a pass
 // maps rank r to the position of the r-th candidate, stopping after the last drawn rank. "last": the first
@@ -487,7 +488,6 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
 template <typename Index, int kGroup, typename Key>
 __global__ void __launch_bounds__(kThreads, 4) TemporalSampleKernel(SampleArgs<Key> a) {
   constexpr int kPer = 4;
-  constexpr unsigned kGroupBits = kGroup == kWarp ? 0xffffffffu : (1u << kGroup) - 1;
   constexpr int kNodesPerBlock = kThreads / kGroup;
   __shared__ int64_t drawn[kNodesPerBlock][kPickRoom];  // uniform: the drawn ranks; last: the kept positions
   __shared__ int64_t kept[kNodesPerBlock][kPickRoom];   // uniform: the ranks' positions; last: their times
@@ -510,7 +510,7 @@ __global__ void __launch_bounds__(kThreads, 4) TemporalSampleKernel(SampleArgs<K
       return bits;
     };
     auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
-    auto ballot = [&](bool yes) { return __ballot_sync(n.lanes, yes) >> n.first_lane & kGroupBits; };
+    auto ballot = [&](bool yes) { return __ballot_sync(n.lanes, yes) >> n.first_lane & kGroupBits<kGroup>; };
     if (k == m) {
       int64_t taken = 0;
       for (int64_t c = 0; c < degree && taken < k; c += kGroup) {

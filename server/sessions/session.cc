@@ -48,15 +48,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
     s->made_seeds_.resize(static_cast<size_t>(shape.link->split_size));
     std::iota(s->made_seeds_.begin(), s->made_seeds_.end(), 0);
     s->split_ = s->made_seeds_;
-  } else if (request.seed_ids_size() > 0) {  // the request, kept by the session, holds them
-    s->split_ = {s->request_.seed_ids().data(), static_cast<size_t>(s->request_.seed_ids_size())};
-  } else {
-    s->split_ = SplitSeeds(shape, graph, s->made_seeds_);
-  }
-  if (request.seed_times_size() > 0) {  // a temporal session's seed times: given with the ids, or the split's
-    s->split_times_ = {s->request_.seed_times().data(), static_cast<size_t>(s->request_.seed_times_size())};
-  } else if (shape.split_times_array >= 0) {
-    s->split_times_ = {static_cast<const int64_t*>(graph.arrays.data[shape.split_times_array]), s->split_.size()};
+  } else {  // from the request the session keeps (its seed ids and times), or the dataset
+    s->split_ = SplitSeeds(s->request_, shape, graph, s->made_seeds_);
+    s->split_times_ = SplitSeedTimes(s->request_, shape, graph, s->split_.size());
   }
   SessionPlan plan;
   plan.session_id = id;

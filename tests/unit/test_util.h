@@ -11,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/batch/batch.h"
 #include "common/batch/batch_schema.h"
+#include "common/batch/layout.h"
 #include "common/dataset/dataset.h"
+#include "common/dataset/graph.h"
 #include "common/dataset/manifest.h"
 #include "common/dataset/npy.h"
 #include "common/dataset/row_reader.h"
@@ -36,6 +38,20 @@ class ScratchDir {
 
  private:
   std::string path_;
+};
+
+// A batch buffer laid out for `spec` on `graph` (its capacity), filled with 0x5a so unwritten bytes show.
+struct TypedBuffer {
+  BatchLayout layout;
+  std::vector<std::byte> bytes;
+  BatchView view;
+  TypedBuffer(const GraphData& graph, const SamplingSpec& spec) {
+    absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
+    EXPECT_TRUE(capacity.ok()) << capacity.status();
+    layout = BatchLayout::Make(*capacity, spec, graph.schema);
+    bytes.assign(layout.total_bytes, std::byte{0x5a});
+    view = BatchView::At(bytes.data(), layout);
+  }
 };
 
 // A table of `rows` rows of `row_bytes` after a header of `offset` bytes; byte j of row i is a function of

@@ -22,19 +22,7 @@ namespace gnnd {
 namespace {
 
 using testing::ScratchDir;
-
-struct TypedBuffer {
-  BatchLayout layout;
-  std::vector<std::byte> bytes;
-  BatchView view;
-  TypedBuffer(const GraphData& graph, const SamplingSpec& spec) {
-    absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
-    EXPECT_TRUE(capacity.ok()) << capacity.status();
-    layout = BatchLayout::Make(*capacity, spec, graph.schema);
-    bytes.assign(layout.total_bytes, std::byte{0x5a});
-    view = BatchView::At(bytes.data(), layout);
-  }
-};
+using testing::TypedBuffer;
 
 TEST(TypedSampler, OneTypeAndOneRelationIsTheHomogeneousBatch) {
   ScratchDir dir;

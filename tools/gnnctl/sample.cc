@@ -97,16 +97,9 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
       CheckOpenRequest(open, graph, graph.MaxInDegrees(), {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
   if (shape.link) return SampleLinkToNpz(request, graph, shape, out_npz);
   std::vector<int64_t> made;
-  const std::span<const int64_t> split =  // --open_fields may give seed_ids (with --split "")
-      open.seed_ids_size() > 0 ? std::span<const int64_t>(open.seed_ids().data(), open.seed_ids_size())
-                               : SplitSeeds(shape, graph, made);
-  std::span<const int64_t> times;  // a temporal session's seed times, where they come with the seeds
-  if (open.seed_times_size() > 0) {
-    times = {open.seed_times().data(), static_cast<size_t>(open.seed_times_size())};
-  } else if (shape.split_times_array >= 0) {
-    times = {static_cast<const int64_t*>(graph.arrays.data[shape.split_times_array]), split.size()};
-  }
-  EpochSeeds seeds(split, shape.schedule, request.epoch, times);
+  // --open_fields may give seed_ids (with --split "") and their times.
+  const std::span<const int64_t> split = SplitSeeds(open, shape, graph, made);
+  EpochSeeds seeds(split, shape.schedule, request.epoch, SplitSeedTimes(open, shape, graph, split.size()));
   if (request.step < 0 || request.step >= seeds.num_steps()) {
     return absl::OutOfRangeError(absl::StrCat("step = ", request.step, " (epoch ", request.epoch, " of split '",
                                               request.split, "' has ", seeds.num_steps(), " steps for this rank)"));

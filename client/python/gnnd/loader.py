@@ -423,7 +423,7 @@ class Loader:
     the draws: each hop draws min(fanout, in-edges of positive weight) without replacement, successively in
     proportion to weight; weight 0 is never drawn (typed: every relation sampled through must have it).
 
-    Time (node sessions, cpu device for now): time_attr "node_time" (the dataset's node times) or the name of
+    Time (node sessions, on the CPU or a GPU): time_attr "node_time" (the dataset's node times) or the name of
     an int64 edge attribute (each edge's time) samples temporally, as PyG's time_attr: for a seed of time t
     only in-edges no newer than t are candidates, each hop draws min(fanout, candidates) of a node's by
     temporal_strategy ("uniform": without replacement; "last": the most recent, ties by larger edge id).
