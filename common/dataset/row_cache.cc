@@ -242,6 +242,7 @@ absl::Status RowCache::CheckFileUnchanged() const {
 
 absl::Status RowCache::ReadRows(std::span<const int64_t> rows, std::span<std::byte* const> destinations) {
   absl::Status status = CheckFileUnchanged();
+  const bool unchanged_before = status.ok();
   std::unique_ptr<RowReader> reader;
   if (status.ok()) {
     {
@@ -265,9 +266,11 @@ absl::Status RowCache::ReadRows(std::span<const int64_t> rows, std::span<std::by
     status = reader->Read(rows, destinations);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     after = reader->stats();
-    // Checked again after the read, whatever it returned: a rewrite moves ctime before it changes a byte, so an
-    // unchanged file now means every byte read was the file's as opened. A file cut or replaced meanwhile says
-    // so, not just that the read came up short.
+  }
+  // Checked again after the open and the read, whatever they returned: a rewrite moves ctime before it changes a
+  // byte, so an unchanged file now means every byte read was the file's as opened. A file cut or replaced
+  // meanwhile says so, not just that a reader's open or read came up short.
+  if (unchanged_before) {
     if (absl::Status changed = CheckFileUnchanged(); !changed.ok()) status = changed;
   }
   std::lock_guard<std::mutex> lock(mutex_);

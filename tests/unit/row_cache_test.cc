@@ -1,6 +1,8 @@
 #include "common/dataset/row_cache.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -293,6 +295,54 @@ TEST(RowCache, AFileTruncatedOrReplacedFailsTheGathersThatReadItNamingFileAndRow
   failed = fresh->Gather(0, late, out.data());
   EXPECT_TRUE(absl::IsDataLoss(failed)) << failed;
   EXPECT_NE(failed.message().find("changed under gnnd"), std::string::npos) << failed;
+}
+
+// A file cut while a second reader is opened (two gathers at once: the cache holds one reader from its start):
+// a gather may succeed (it read first) or fail, and a failure says the file changed under gnnd, never only that
+// the new reader found it short. Raced, so tried for about a second.
+TEST(RowCache, AFileCutWhileAReaderOpensSaysItChanged) {
+  ScratchDir dir;
+  const std::string path = dir / "t.npy";
+  const RowTable table = WriteTable(path, 0, kRowBytes, kRows);
+  std::mt19937 rng(5);
+  int failed = 0, attempts = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (; attempts < 100000 && std::chrono::steady_clock::now() < until; ++attempts) {
+    std::filesystem::resize_file(path, table.data_offset + kRows * kRowBytes);  // whole again (its rows zeros)
+    auto cache = *RowCache::Create(table, 50 * kRowCost, Heat, {});
+    const int spin = static_cast<int>(rng() % 100000);
+    std::atomic<int> ready = 0;
+    auto start_together = [&] {
+      ++ready;
+      while (ready < 3) {
+      }
+    };
+    std::thread cut([&] {
+      start_together();
+      for (volatile int i = 0; i < spin; ++i) {
+      }
+      std::filesystem::resize_file(path, 100 * kRowBytes);
+    });
+    absl::Status statuses[2];
+    std::thread gathers[2];
+    for (int g = 0; g < 2; ++g) {
+      gathers[g] = std::thread([&, g] {
+        std::vector<uint8_t> out(3 * kRowBytes);
+        const std::vector<int64_t> rows = {250 + g, 200 + g, 7 + g};
+        start_together();
+        statuses[g] = cache->Gather(0, rows, out.data());
+      });
+    }
+    cut.join();
+    for (std::thread& g : gathers) g.join();
+    for (const absl::Status& status : statuses) {
+      if (status.ok()) continue;
+      ++failed;
+      ASSERT_TRUE(absl::IsDataLoss(status)) << "attempt " << attempts << ": " << status;
+      ASSERT_NE(status.message().find("changed under gnnd"), std::string::npos) << status;
+    }
+  }
+  EXPECT_GT(failed, 0);
 }
 
 }  // namespace
