@@ -77,10 +77,13 @@ absl::StatusOr<std::unique_ptr<RowReader>> RowReader::Open(const RowTable& table
     return absl::InvalidArgumentError(absl::StrCat(table.path, ": ", st.st_size, " bytes, the table of ",
                                                    table.num_rows, " rows needs ", end, " (or not a file)"));
   }
-  if (const int err = io_uring_queue_init(options.queue_depth, &reader->ring_->ring, 0); err < 0) {
-    reader->ring_.reset();
+  // The ring is the reader's only once initialized: its destructor exits an initialized ring alone (exiting
+  // a zeroed one would close descriptor 0, someone else's by then).
+  auto ring = std::make_unique<Ring>();
+  if (const int err = io_uring_queue_init(options.queue_depth, &ring->ring, 0); err < 0) {
     return ErrnoStatus(-err, "io_uring_queue_init");
   }
+  reader->ring_ = std::move(ring);
   void* staging = nullptr;
   if (::posix_memalign(&staging, kPageBytes, reader->max_read_bytes_ * options.queue_depth) != 0) {
     return absl::ResourceExhaustedError(
@@ -95,8 +98,7 @@ RowReader::RowReader(RowTable table, int fd, bool direct, unsigned queue_depth)
       fd_(fd),
       direct_(direct),
       queue_depth_(queue_depth),
-      max_read_bytes_(std::max(kMaxReadBytes, RoundUp(table_.row_bytes, kPageBytes) + kPageBytes)),
-      ring_(std::make_unique<Ring>()) {}
+      max_read_bytes_(std::max(kMaxReadBytes, RoundUp(table_.row_bytes, kPageBytes) + kPageBytes)) {}
 
 RowReader::~RowReader() {
   if (ring_) io_uring_queue_exit(&ring_->ring);

@@ -1,5 +1,6 @@
 #include "common/dataset/row_reader.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -97,7 +98,10 @@ TEST(RowReader, BadIdsTablesAndTruncatedFilesAreNamed) {
 
   RowTable longer = table;
   longer.num_rows = 101;
+  // A refused open leaves others' descriptors alone (it once closed descriptor 0, through a ring never set up).
+  if (::fcntl(0, F_GETFD) == -1) ASSERT_EQ(::open("/dev/null", O_RDONLY), 0);
   EXPECT_EQ(RowReader::Open(longer, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(::fcntl(0, F_GETFD), -1) << "descriptor 0 closed by a refused open";
   EXPECT_EQ(RowReader::Open(table, {.queue_depth = 0}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(RowReader::Open({dir / "none.npy", 0, 8, 1}, {}).status().code(), absl::StatusCode::kNotFound);
 
