@@ -74,7 +74,7 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
   std::vector<int64_t> frontier(types, 0);
   std::vector<bool> distinct(types, true);  // frontier entries are distinct nodes (all but repeated seeds)
   // A disjoint batch's subgraphs each hold a node at most once: bounds per subgraph, times their count.
-  const int64_t copies = !spec.disjoint ? 1 : spec.seed_type >= 0 ? spec.batch_size : 0;
+  const int64_t copies = spec.disjoint ? spec.MaxSubgraphs() : 1;
   const auto type_nodes = [&](size_t t) { return SaturatingMul(schema.node_types[t].num_nodes, copies); };
   if (spec.seed_type >= 0) {
     const int64_t seed_nodes = schema.node_types[spec.seed_type].num_nodes;
@@ -82,9 +82,10 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     frontier[spec.seed_type] = c.max_seeds;
     c.max_nodes[spec.seed_type] = c.max_seeds;
     distinct[spec.seed_type] = !spec.seeds_may_repeat || spec.disjoint;
-  } else {  // a link batch: distinct endpoints of several types at hop 0
+  } else {  // a link batch: its endpoints at hop 0 (distinct, or a disjoint batch's each in its subgraph)
     for (size_t t = 0; t < types; ++t) {
-      frontier[t] = c.max_nodes[t] = std::min(spec.max_hop0[t], schema.node_types[t].num_nodes);
+      frontier[t] = c.max_nodes[t] =
+          spec.disjoint ? spec.max_hop0[t] : std::min(spec.max_hop0[t], schema.node_types[t].num_nodes);
     }
   }
   for (int hop = 0; hop < spec.num_hops(); ++hop) {
@@ -382,6 +383,13 @@ void AddPairSchema(const PairArrays& pairs, const std::string& prefix, BatchSche
     s.arrays.push_back({prefix + "edge_label_index", DType::kInt32, {2}, pair_count, pairs.edge_label_index});
     s.arrays.push_back(
         {prefix + "edge_label", pairs.labeled ? DType::kInt64 : DType::kFloat32, {}, pair_count, pairs.edge_label});
+  }
+  if (pairs.edge_label_time != SIZE_MAX) {
+    s.arrays.push_back({prefix + "edge_label_time",
+                        DType::kInt64,
+                        {},
+                        pairs.src_index != SIZE_MAX ? positives : pair_count,
+                        pairs.edge_label_time});
   }
 }
 

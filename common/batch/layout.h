@@ -69,6 +69,8 @@ struct PairArrays {
   bool labeled = false;  // edge_label is int64
   size_t edge_label_index = SIZE_MAX, edge_label = SIZE_MAX, input_id = 0;
   size_t src_index = SIZE_MAX, dst_pos_index = SIZE_MAX, dst_neg_index = SIZE_MAX;
+  // A temporal batch's edge_label_time: each pair's time (int64; triplets: each positive's).
+  size_t edge_label_time = SIZE_MAX;
   // The edge_label_index rows of a batch of `positives` (0 for triplets).
   int64_t pairs(int64_t positives) const { return max_positives > 0 ? positives * (max_pairs / max_positives) : 0; }
 };

@@ -162,11 +162,14 @@ void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> inp
 
 LinkSeedEdges SeedEdgesOf(const LinkSeedSpec& spec, const GraphData& graph) {
   if (spec.seed_edges != nullptr) {  // given pairs, laid out as a split's edges; the spec keeps them
-    return {spec.seed_edges->data(), nullptr, static_cast<int64_t>(spec.seed_edges->size() / 2)};
+    return {.edges = spec.seed_edges->data(),
+            .size = static_cast<int64_t>(spec.seed_edges->size() / 2),
+            .times = spec.seed_edge_times == nullptr ? nullptr : spec.seed_edge_times->data()};
   }
   const EdgeSplitSchema& split = graph.schema.relations[spec.relation].edge_splits[spec.edge_split];
   auto array = [&graph](int at) { return at >= 0 ? static_cast<const int64_t*>(graph.arrays.data[at]) : nullptr; };
-  return {array(split.edges), array(split.labels), split.num_edges, array(split.negatives), split.num_negatives};
+  return {array(split.edges),     array(split.labels), split.num_edges,
+          array(split.negatives), split.num_negatives, array(split.times)};
 }
 
 void FixedNegatives(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out) {
@@ -189,6 +192,29 @@ LinkRelation LinkRelationOf(const GraphData& graph, int relation) {
           schema.format_version == 1 ? "the graph" : r.key()};
 }
 
+LinkRelation LinkRelationOf(const GraphData& graph, int relation, const SamplingSpec& sampling,
+                            NodesByTimeIndex& by_time) {
+  LinkRelation out = LinkRelationOf(graph, relation);
+  if (!sampling.temporal() || !sampling.time.node_level) return out;
+  const RelationSchema& r = graph.schema.relations[relation];
+  // An endpoint type without node times draws among all its nodes (PyG: no node_time for it).
+  auto index = [&graph](int type, std::vector<int64_t>& nodes, const int64_t*& times, const int64_t*& sorted) {
+    const NodeTypeSchema& t = graph.schema.node_types[type];
+    if (t.node_time < 0) return;
+    times = static_cast<const int64_t*>(graph.arrays.data[t.node_time]);
+    nodes = NodesByTime({times, static_cast<size_t>(t.num_nodes)});
+    sorted = nodes.data();
+  };
+  index(r.src_type, by_time.src, out.src_times, out.src_by_time);
+  if (r.src_type == r.dst_type) {
+    out.dst_times = out.src_times;
+    out.dst_by_time = out.src_by_time;
+  } else {
+    index(r.dst_type, by_time.dst, out.dst_times, out.dst_by_time);
+  }
+  return out;
+}
+
 int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
   const int64_t amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
   // Binary negatives add two endpoints each, triplet (and fixed) negatives one.
@@ -196,7 +222,7 @@ int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives) {
 }
 
 void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
-                   bool labeled) {
+                   bool labeled, bool timed) {
   PairArrays& l = layout.pairs.emplace();
   l.relation = relation;
   l.max_positives = max_positives;
@@ -215,6 +241,7 @@ void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, con
     l.edge_label_index = placer.Place(8 * static_cast<size_t>(l.max_pairs));
     l.edge_label = placer.Place((labeled ? 8 : 4) * static_cast<size_t>(l.max_pairs));
   }
+  if (timed) l.edge_label_time = placer.Place(8 * (triplet ? p : static_cast<size_t>(l.max_pairs)));
   layout.total_bytes = placer.end();
 }
 

@@ -27,6 +27,9 @@ struct LinkSeedSpec {
   std::shared_ptr<const std::vector<int64_t>> seed_edges;
   NegativeSpec negatives;
   ExcludeMode exclude = ExcludeMode::kNone;
+  // A temporal session's given pairs' times (PyG's edge_label_time), one per pair; an edge split's are its
+  // SPLIT_edge_time array.
+  std::shared_ptr<const std::vector<int64_t>> seed_edge_times;
 };
 
 // "binary" -> kBinary, ...; anything else INVALID_ARGUMENT naming `field`.
@@ -72,20 +75,29 @@ struct LinkSeedEdges {
   int64_t size = 0;
   const int64_t* negatives = nullptr;  // the split's fixed negative destinations, (size, negatives_per_edge)
   int64_t negatives_per_edge = 0;
+  const int64_t* times = nullptr;  // each positive's time (the split's, or the given pairs'), where there are
 };
 LinkSeedEdges SeedEdgesOf(const LinkSeedSpec& spec, const GraphData& graph);
 // The fixed negatives of the positives at `input_id` (MakeLinkSeeds' `fixed`), one row after another.
 void FixedNegatives(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out);
 // The seed relation as MakeLinkSeeds draws and checks negatives in it.
 LinkRelation LinkRelationOf(const GraphData& graph, int relation);
+// The same for a session sampling by `sampling`: with temporal negatives where it reads node times (PyG draws
+// negatives among the nodes no newer than their pair then), its endpoint types' nodes by time made once into
+// `by_time` (which the relation points into: keep it while the relation is used).
+struct NodesByTimeIndex {
+  std::vector<int64_t> src, dst;
+};
+LinkRelation LinkRelationOf(const GraphData& graph, int relation, const SamplingSpec& sampling,
+                            NodesByTimeIndex& by_time);
 
 // The hop-0 nodes a batch of `pairs` positives can have at most: every endpoint of every pair distinct.
 int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);
 
 // Places the pair arrays of batches of up to `max_positives` positives of `relation` after `layout`'s graph
-// arrays (layout.pairs, total_bytes).
+// arrays (layout.pairs, total_bytes); `timed`: with edge_label_time.
 void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
-                   bool labeled);
+                   bool labeled, bool timed = false);
 
 // A labeled split's edge_label for the positives at `input_id` and their binary negatives, as PyG gives it:
 // the positives' classes, shifted up by one when binary negatives take 0. Writes `pairs` values to `out`

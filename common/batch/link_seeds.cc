@@ -1,6 +1,7 @@
 #include "common/batch/link_seeds.h"
 
 #include <algorithm>
+#include <numeric>
 #include <tuple>
 
 #include "absl/status/statusor.h"
@@ -14,12 +15,26 @@ bool IsRelationEdge(const LinkRelation& r, int64_t src, int64_t dst) {
                         : IsEdge(r.indptr, static_cast<const int32_t*>(r.indices), src, dst);
 }
 
+// How many of `by_time` (ids sorted by their times) are no newer than `time`; at least 1, the earliest node
+// standing in where none is.
+int64_t EligibleNodes(const int64_t* times, const int64_t* by_time, int64_t num_nodes, int64_t time) {
+  const int64_t* end =
+      std::upper_bound(by_time, by_time + num_nodes, time, [times](int64_t t, int64_t id) { return t < times[id]; });
+  return std::max<int64_t>(end - by_time, 1);
+}
+
 // Negative `index` of the batch: a uniform pair, redrawn while strict and an edge. A triplet negative keeps
-// `src` (>= 0) and uses the destination of each draw.
+// `src` (>= 0) and uses the destination of each draw. Temporal negatives draw ranks among the nodes no newer
+// than `time`.
 absl::StatusOr<NodePair> Negative(SamplingKey key, uint64_t batch, uint64_t index, int64_t src,
-                                  const NegativeSpec& spec, const LinkRelation& r) {
+                                  const NegativeSpec& spec, const LinkRelation& r, int64_t time) {
+  const bool src_timed = r.src_by_time != nullptr, dst_timed = r.dst_by_time != nullptr;
+  const int64_t num_src = src_timed ? EligibleNodes(r.src_times, r.src_by_time, r.num_src, time) : r.num_src;
+  const int64_t num_dst = dst_timed ? EligibleNodes(r.dst_times, r.dst_by_time, r.num_dst, time) : r.num_dst;
   for (uint32_t attempt = 0; attempt < kMaxStrictDraws; ++attempt) {
-    NodePair pair = DrawNegative(key, batch, index, attempt, r.num_src, r.num_dst);
+    NodePair pair = DrawNegative(key, batch, index, attempt, num_src, num_dst);
+    if (src_timed) pair.src = r.src_by_time[pair.src];
+    if (dst_timed) pair.dst = r.dst_by_time[pair.dst];
     if (src >= 0) pair.src = src;
     if (!spec.strict || !IsRelationEdge(r, pair.src, pair.dst)) return pair;
   }
@@ -42,7 +57,63 @@ void SortUnique(std::vector<int64_t>& ids) {
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
 }
 
+void Iota(std::vector<int32_t>& out, size_t count, int32_t first) {
+  out.resize(count);
+  std::iota(out.begin(), out.end(), first);
+}
+
+// A disjoint batch's hop 0 and pairs: every endpoint in pair order, the pairs indexing them in turn.
+void LayOutDisjoint(const NegativeSpec& negatives, const LinkRelation& relation, size_t num_positives, LinkSeeds& out) {
+  const std::vector<int64_t>& all_src = out.src_ids;
+  const std::vector<int64_t>& all_dst = out.dst_ids;
+  out.src_nodes.assign(all_src.begin(), all_src.end());
+  out.dst_nodes.clear();
+  if (relation.same_type) {
+    out.src_nodes.insert(out.src_nodes.end(), all_dst.begin(), all_dst.end());
+  } else {
+    out.dst_nodes.assign(all_dst.begin(), all_dst.end());
+  }
+  const auto dst_first = static_cast<int32_t>(relation.same_type ? all_src.size() : 0);
+  out.src_index.clear();
+  out.dst_pos_index.clear();
+  out.dst_neg_index.clear();
+  out.pair_src.clear();
+  out.pair_dst.clear();
+  if (TripletLayout(negatives.mode)) {
+    Iota(out.src_index, num_positives, 0);
+    Iota(out.dst_pos_index, num_positives, dst_first);
+    Iota(out.dst_neg_index, all_dst.size() - num_positives, dst_first + static_cast<int32_t>(num_positives));
+  } else {
+    Iota(out.pair_src, all_src.size(), 0);
+    Iota(out.pair_dst, all_dst.size(), dst_first);
+  }
+}
+
+// A temporal batch's times: each pair's and each subgraph's, every one its positive's.
+void SetTimes(std::span<const int64_t> times, const NegativeSpec& negatives, const LinkRelation& relation,
+              LinkSeeds& out) {
+  const size_t p = times.size();
+  const auto amount = static_cast<size_t>(negatives.mode == NegativeMode::kNone ? 1 : negatives.amount);
+  // The positive of endpoint entry j past the positives (negative j - p: amount per positive).
+  auto positive_time = [&](size_t j) { return j < p ? times[j] : times[(j - p) / amount]; };
+  out.pair_time.resize(TripletLayout(negatives.mode) ? p : out.src_ids.size());
+  for (size_t j = 0; j < out.pair_time.size(); ++j) out.pair_time[j] = positive_time(j);
+  out.subgraph_time.clear();
+  if (relation.same_type) {  // the sources' subgraphs, then the destinations'
+    for (size_t j = 0; j < out.src_ids.size(); ++j) out.subgraph_time.push_back(positive_time(j));
+  }
+  for (size_t j = 0; j < out.dst_ids.size(); ++j) out.subgraph_time.push_back(positive_time(j));
+}
+
 }  // namespace
+
+std::vector<int64_t> NodesByTime(std::span<const int64_t> times) {
+  std::vector<int64_t> ids(times.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  std::sort(ids.begin(), ids.end(),
+            [&](int64_t a, int64_t b) { return std::tie(times[a], a) < std::tie(times[b], b); });
+  return ids;
+}
 
 void EdgeExclusions::Build(std::span<const int64_t> src, std::span<const int64_t> dst, ExcludeMode mode) {
   pairs_.clear();
@@ -66,8 +137,9 @@ std::span<const int64_t> EdgeExclusions::Of(int64_t dst) const {
 
 absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
                            const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out,
-                           std::span<const int64_t> fixed) {
+                           std::span<const int64_t> fixed, const LinkSubgraphs& subgraphs) {
   const size_t num_positives = src.size();
+  const bool timed = !subgraphs.times.empty();
   const size_t amount = negatives.mode == NegativeMode::kNone ? 0 : static_cast<size_t>(negatives.amount);
   // All pairs in global ids: positives, then binary negatives (or triplet destinations).
   std::vector<int64_t>& all_src = out.src_ids;
@@ -81,11 +153,19 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
     for (size_t m = 0; m < amount; ++m) {
       const uint64_t index = i * amount + m;
       const int64_t keep_src = negatives.mode == NegativeMode::kTriplet ? src[i] : -1;
-      absl::StatusOr<NodePair> pair = Negative(key, batch, index, keep_src, negatives, relation);
+      const int64_t time = timed ? subgraphs.times[i] : INT64_MAX;
+      absl::StatusOr<NodePair> pair = Negative(key, batch, index, keep_src, negatives, relation, time);
       if (!pair.ok()) return pair.status();
       if (negatives.mode == NegativeMode::kBinary) all_src.push_back(pair->src);
       all_dst.push_back(pair->dst);
     }
+  }
+  out.pair_time.clear();
+  out.subgraph_time.clear();
+  if (timed) SetTimes(subgraphs.times, negatives, relation, out);
+  if (subgraphs.disjoint) {
+    LayOutDisjoint(negatives, relation, num_positives, out);
+    return absl::OkStatus();
   }
   out.src_nodes.assign(all_src.begin(), all_src.end());
   if (relation.same_type) {

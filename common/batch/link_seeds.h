@@ -39,6 +39,21 @@ struct LinkRelation {
   int64_t num_src = 0, num_dst = 0;
   bool same_type = true;
   std::string name;  // for errors
+  // Temporal negatives (node-level times): each endpoint type's node times and its nodes sorted by (time, id)
+  // (NodesByTime); null: negatives drawn among all nodes.
+  const int64_t *src_times = nullptr, *dst_times = nullptr;
+  const int64_t *src_by_time = nullptr, *dst_by_time = nullptr;
+};
+
+// The ids [0, times.size()) sorted by (times[id], id): what temporal negatives draw ranks in.
+std::vector<int64_t> NodesByTime(std::span<const int64_t> times);
+
+// A disjoint link batch (PyG's disjoint=True; every temporal one): each endpoint its own subgraph, in pair
+// order, not deduplicated. `times`: the positives' times (a temporal batch's; empty otherwise): every pair and
+// negative takes its positive's, and so do their endpoints' subgraphs.
+struct LinkSubgraphs {
+  bool disjoint = false;
+  std::span<const int64_t> times;
 };
 
 struct LinkSeeds {
@@ -53,6 +68,9 @@ struct LinkSeeds {
   // Every pair in global ids (positives, then negatives; triplets: destinations only past the positives'),
   // kept so that a batch allocates nothing once the vectors have grown.
   std::vector<int64_t> src_ids, dst_ids;
+  // A temporal batch's: each pair's time (edge_label_time: the positives', then each negative its positive's;
+  // triplets: the positives'), and each subgraph's (its seed's) time, as the sampler takes them.
+  std::vector<int64_t> pair_time, subgraph_time;
 };
 
 // Seed-edge exclusion: which graph edges a link batch never samples (link_rule.h draws around them).
@@ -85,8 +103,13 @@ class EdgeExclusions {
 // batch index `batch`, and lays the batch's seed side out in `out`. A strict negative still an edge after
 // kMaxStrictDraws draws fails with FAILED_PRECONDITION naming the pair. kFixed takes positive i's negative
 // destinations from fixed[i * amount, (i + 1) * amount) instead of drawing them.
+// Temporal negatives (relation.dst_by_time set) draw, with the same words, a rank among the nodes no newer
+// than their positive (both endpoints of a binary pair; the earliest node where none is, as PyG falls back),
+// so each is uniform over those nodes. A disjoint batch's hop 0 is every endpoint in pair order (one list:
+// sources, then destinations, where both are one type; else src_nodes[i] and dst_nodes[i] share subgraph i)
+// and its pairs index it as PyG's arange does.
 absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
                            const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out,
-                           std::span<const int64_t> fixed = {});
+                           std::span<const int64_t> fixed = {}, const LinkSubgraphs& subgraphs = {});
 
 }  // namespace gnnd

@@ -69,11 +69,10 @@ absl::Status CheckEdgeWeights(const SamplingSpec& spec, const DatasetSchema& sch
 
 absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
   if (spec.disjoint) {
-    if (spec.link()) return absl::UnimplementedError("disjoint link batches are not built yet");
     // A disjoint batch keys its nodes by (subgraph, id) in one int64.
     for (const NodeTypeSchema& type : schema.node_types) {
-      if (type.num_nodes > 0 && spec.batch_size > (int64_t{1} << 62) / type.num_nodes) {
-        return absl::InvalidArgumentError(absl::StrCat("a disjoint batch of ", spec.batch_size, " seeds over ",
+      if (type.num_nodes > 0 && spec.MaxSubgraphs() > (int64_t{1} << 62) / type.num_nodes) {
+        return absl::InvalidArgumentError(absl::StrCat("a disjoint batch of ", spec.MaxSubgraphs(), " subgraphs over ",
                                                        type.num_nodes, " nodes: lower batch_size"));
       }
     }
@@ -81,7 +80,6 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
   const TimeSpec& time = spec.time;
   if (!time.active()) return absl::OkStatus();
   if (!spec.disjoint) return absl::InvalidArgumentError("a temporal batch is disjoint (one subgraph per seed)");
-  if (spec.link()) return absl::UnimplementedError("temporal link batches are not built yet");
   if (!spec.edge_weights.empty()) {
     return absl::UnimplementedError("the weighted and temporal rules together are not built (choose one)");
   }
@@ -115,7 +113,10 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
           attr.dim > 0 ? absl::StrCat(attr.dim, " x ") : "", DTypeName(attr.dtype), ")"));
     }
   }
-  if (!time.seed_times_given && schema.node_types[spec.seed_type].node_time < 0) {
+  if (spec.link() && !time.seed_times_given) {
+    return absl::InvalidArgumentError("a temporal link batch's subgraphs take their pairs' times: none came with them");
+  }
+  if (!spec.link() && !time.seed_times_given && schema.node_types[spec.seed_type].node_time < 0) {
     return absl::InvalidArgumentError(absl::StrCat("the seeds' times: node type '",
                                                    schema.node_types[spec.seed_type].name,
                                                    "' has no node times, and none came with the seeds"));

@@ -26,7 +26,8 @@ struct TimeSpec {
   bool node_level = false;
   std::vector<int> edge_times;
   TemporalStrategy strategy = TemporalStrategy::kUniform;
-  // The seeds' times come with them (given with seed ids, or their split's); false: each seed node's own time.
+  // The seeds' times come with them (given with seed ids, or their split's; a link batch's: its pairs'); false:
+  // each seed node's own time.
   bool seed_times_given = false;
   bool active() const { return node_level || !edge_times.empty(); }
 };
@@ -68,6 +69,14 @@ struct SamplingSpec {
     return stored_ids && (edge_ids || !EdgeAttributesOf(relation).empty());
   }
   bool link() const { return seed_type < 0; }
+  // A disjoint batch's subgraphs at most: a node batch's seeds, a link batch's endpoints of its most numerous
+  // hop-0 type (where endpoints are two types, subgraph i holds entry i of each).
+  int64_t MaxSubgraphs() const {
+    if (!link()) return batch_size;
+    int64_t most = 0;
+    for (int64_t n : max_hop0) most = n > most ? n : most;
+    return most;
+  }
   bool temporal() const { return time.active(); }
   // The edge attribute holding `relation`'s edge times, -1: none (node-level times, or no temporal rule).
   int EdgeTimeOf(int relation) const { return time.edge_times.empty() ? -1 : time.edge_times[relation]; }

@@ -270,16 +270,48 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
   return absl::OkStatus();
 }
 
-// The temporal rule and disjoint batches (open.time_attr, temporal_strategy, disjoint, seed_times) of a node
-// session: the times each relation sampled through reads, checked, and where the seeds' times come from.
+// Where a temporal link session's pairs get their times: open.edge_label_time with given pairs, else the
+// edge split's times.
+absl::Status SetPairTimes(const v1::OpenSession& request, const DatasetSchema& schema, SessionShape& shape) {
+  LinkSeedSpec& seeds = shape.link->seeds;
+  if (request.edge_label_time_size() > 0) {
+    if (seeds.seed_edges == nullptr || request.edge_label_time_size() * size_t{2} != seeds.seed_edges->size()) {
+      return absl::InvalidArgumentError(absl::StrCat("open.edge_label_time has ", request.edge_label_time_size(),
+                                                     " times for ",
+                                                     seeds.seed_edges == nullptr ? 0 : seeds.seed_edges->size() / 2,
+                                                     " seed_edges pairs (one time per given pair)"));
+    }
+    seeds.seed_edge_times = std::make_shared<const std::vector<int64_t>>(request.edge_label_time().begin(),
+                                                                         request.edge_label_time().end());
+  } else if (seeds.seed_edges != nullptr || schema.relations[seeds.relation].edge_splits[seeds.edge_split].times < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "open.time_attr = ", Quoted(request.time_attr(), 100),
+        ": the pairs have no times: give open.edge_label_time with seed_edges (PyG's edge_label_time), or an edge "
+        "split with times (SPLIT_edge_time.npy, gnnctl import --split-time)"));
+  }
+  shape.sampling.time.seed_times_given = true;
+  return absl::OkStatus();
+}
+
+// The temporal rule and disjoint batches (open.time_attr, temporal_strategy, disjoint, seed_times,
+// edge_label_time): the times each relation sampled through reads, checked, and where the seeds' (a link
+// session's pairs') times come from.
 absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema, SessionShape& shape) {
   SamplingSpec& spec = shape.sampling;
   spec.disjoint = request.disjoint() || !request.time_attr().empty();
   const std::string attr = Quoted(request.time_attr(), 100);
+  if (shape.link ? request.seed_times_size() > 0 : request.edge_label_time_size() > 0) {
+    return absl::InvalidArgumentError(shape.link ? "open.seed_times are a node session's seeds' times (a link "
+                                                   "session's pairs take open.edge_label_time)"
+                                                 : "open.edge_label_time are a link session's pairs' times (set "
+                                                   "open.seed_edges; seeds take open.seed_times)");
+  }
   if (request.time_attr().empty()) {
-    if (!request.temporal_strategy().empty() || request.seed_times_size() > 0) {
+    if (!request.temporal_strategy().empty() || request.seed_times_size() > 0 || request.edge_label_time_size() > 0) {
       return absl::InvalidArgumentError(absl::StrCat("open.",
-                                                     request.seed_times_size() > 0 ? "seed_times" : "temporal_strategy",
+                                                     request.seed_times_size() > 0        ? "seed_times"
+                                                     : request.edge_label_time_size() > 0 ? "edge_label_time"
+                                                                                          : "temporal_strategy",
                                                      " is temporal sampling's: set open.time_attr"));
     }
     return absl::OkStatus();
@@ -326,6 +358,7 @@ absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema
     }
     spec.time.edge_times[r] = static_cast<int>(a - rel.edge_attrs.begin());
   }
+  if (shape.link) return SetPairTimes(request, schema, shape);
   // The seeds' times: given with seed ids, else their split's, else their own node times.
   const NodeTypeSchema& seeds = schema.node_types[shape.seed_type];
   if (request.seed_times_size() > 0) {
@@ -359,11 +392,6 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   if (!request.split().empty() || request.seed_ids_size() > 0) {
     return absl::InvalidArgumentError(
         "open.edge_split or open.seed_edges, and open.split or open.seed_ids: give one of them");
-  }
-  if (!request.time_attr().empty() || request.disjoint()) {
-    return absl::UnimplementedError(absl::StrCat("open.", request.disjoint() ? "disjoint" : "time_attr",
-                                                 ": link sessions do not sample disjoint or temporal batches yet "
-                                                 "(node sessions do)"));
   }
   if (!request.edge_split().empty() && request.seed_edges_size() > 0) {
     return absl::InvalidArgumentError("open.edge_split and open.seed_edges: give one of them");
@@ -412,6 +440,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
   GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetTime(request, graph.schema, shape));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
@@ -426,7 +455,7 @@ void LayOutSlots(const GraphData& graph, SessionShape& shape) {
   shape.layout = BatchLayout::Make(shape.layout.capacity, shape.sampling, graph.schema);
   if (shape.link) {
     AddPairArrays(shape.layout, shape.link->seeds.relation, shape.sampling.batch_size, shape.link->seeds.negatives,
-                  shape.link->labeled);
+                  shape.link->labeled, shape.sampling.temporal());
   }
   shape.schema = BatchSchemaOf(shape.layout, graph.schema);
   shape.slot_bytes = shape.schema.slot_bytes * shape.num_slots;

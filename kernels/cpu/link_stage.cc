@@ -15,6 +15,12 @@ absl::StatusOr<LinkStage> LinkStage::Create(const GraphData& graph, const Sampli
   if (!sampling.link()) return absl::InvalidArgumentError("a link stage's sampling spec is a node batch's");
   LinkStage stage(graph, spec, seed);
   stage.positives_ = SeedEdgesOf(spec, graph);
+  stage.disjoint_ = sampling.disjoint;
+  stage.temporal_ = sampling.temporal();
+  if (stage.temporal_ && stage.positives_.times == nullptr) {
+    return absl::InvalidArgumentError("a temporal link stage's pairs have no times");
+  }
+  stage.relation_ = LinkRelationOf(graph, spec.relation, sampling, stage.by_time_);
   return stage;
 }
 
@@ -31,17 +37,19 @@ absl::Status LinkStage::Sample(CpuSampler& sampler, uint64_t epoch, uint64_t bat
     src_[i] = positives_.edges[input_id[i]];
     dst_[i] = positives_.edges[positives_.size + input_id[i]];
   }
-  const LinkRelation relation = LinkRelationOf(*graph_, spec_.relation);
+  const LinkRelation& relation = relation_;
   if (spec_.negatives.mode == NegativeMode::kFixed) FixedNegatives(positives_, input_id, fixed_);
+  times_.clear();
+  for (size_t i = 0; i < p && temporal_; ++i) times_.push_back(positives_.times[input_id[i]]);
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
-                                     spec_.negatives, relation, out.seeds, fixed_));
+                                     spec_.negatives, relation, out.seeds, fixed_, {disjoint_, times_}));
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);
   const BatchView& graph = out.graph;
   const RelationSchema& r = graph_->schema.relations[spec_.relation];
   hop0_.assign(graph_->schema.node_types.size(), {});
   hop0_[r.src_type] = out.seeds.src_nodes;
   if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
-  sampler.SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph);
+  sampler.SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph, out.seeds.subgraph_time);
   gather_start = Clock::now();
   if (gather_features) sampler.GatherFeatures(graph);  // a link batch has no labels
   gather_end = Clock::now();
@@ -73,6 +81,7 @@ std::pair<int64_t, int64_t> WriteLinkArrays(const LinkBatch& batch, const PairAr
   const LinkSeeds& s = batch.seeds;
   const int64_t positives = static_cast<int64_t>(batch.input_id.size());
   copy(layout.input_id, batch.input_id);
+  if (layout.edge_label_time != SIZE_MAX) copy(layout.edge_label_time, s.pair_time);
   if (layout.src_index != SIZE_MAX) {
     copy(layout.src_index, s.src_index);
     copy(layout.dst_pos_index, s.dst_pos_index);

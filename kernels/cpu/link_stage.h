@@ -55,7 +55,11 @@ class LinkStage {
   const GraphData* graph_;
   LinkSeedSpec spec_;
   uint64_t seed_;
+  bool disjoint_ = false, temporal_ = false;  // of the sampling spec
+  NodesByTimeIndex by_time_;                  // temporal negatives' (relation_ points into it)
+  LinkRelation relation_;
   LinkSeedEdges positives_;
+  std::vector<int64_t> times_;            // a temporal batch's positives' times
   std::vector<EdgeExclusions> excluded_;  // per relation
   std::vector<int64_t> src_, dst_, fixed_;
   std::vector<std::span<const int64_t>> hop0_;  // per node type

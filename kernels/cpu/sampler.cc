@@ -91,8 +91,10 @@ void CpuSampler::SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<con
 }
 
 void CpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
-                                 std::span<const EdgeExclusions> excluded, const BatchView& out) {
+                                 std::span<const EdgeExclusions> excluded, const BatchView& out,
+                                 std::span<const int64_t> subgraph_times) {
   excluded_ = excluded;
+  seed_times_.assign(subgraph_times.begin(), subgraph_times.end());
   SampleFrom(epoch, batch_index, hop0, out);
   excluded_ = {};
 }

@@ -49,9 +49,11 @@ class CpuSampler {
                    std::span<const int64_t> seed_times = {});
   // A link batch's sampling stage: hop 0 of each type t is hop0[t] (the unique endpoints of the batch's pairs
   // of that type, link_seeds.h), and no edge of excluded[r] is a sampled edge of relation r, each node still
-  // getting min(fanout, in-degree - excluded in-edges). `excluded` is empty or one per relation.
+  // getting min(fanout, in-degree - excluded in-edges). `excluded` is empty or one per relation. A temporal
+  // batch's `subgraph_times`: each subgraph's time (LinkSeeds::subgraph_time).
   void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
-                       std::span<const EdgeExclusions> excluded, const BatchView& out);
+                       std::span<const EdgeExclusions> excluded, const BatchView& out,
+                       std::span<const int64_t> subgraph_times = {});
   // Every type's feature rows of a sampled batch (types whose features are in memory and in the layout), and
   // the seed type's labels (where the layout has them).
   void Gather(const BatchView& out) const;

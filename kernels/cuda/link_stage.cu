@@ -50,6 +50,10 @@ absl::StatusOr<std::unique_ptr<CudaLinkStage>> CudaLinkStage::Create(const Graph
   if (!sampling.link() || !sampler.layout().pairs) {
     return absl::InvalidArgumentError("a link stage's sampler is a node batch's (its spec and layout)");
   }
+  if (sampling.disjoint) {
+    return absl::UnimplementedError(
+        "disjoint and temporal link batches are sampled on the CPU for now (open the session with device cpu)");
+  }
   auto s = std::unique_ptr<CudaLinkStage>(new CudaLinkStage());
   s->host_ = &host;
   s->relation_ = LinkRelationOf(host, spec.relation);

@@ -104,13 +104,12 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
         with pytest.raises(ValueError) as error:
             gnnd.pyg.NeighborLoader(None, **arguments, **base)
         assert reason in str(error.value), error.value
-    # Time and disjoint subgraphs are node loaders' (test_temporal.py); link loaders refuse them saying so.
-    for arguments, reason in [(dict(time_attr="t"), "time_attr='t' is not supported (temporal link batches"),
-                              (dict(disjoint=True), "disjoint=True is not supported (disjoint link batches")]:
-        with pytest.raises(ValueError) as error:
-            gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), dataset="mag",
-                                        address=daemon.address, **arguments)
-        assert reason in str(error.value), error.value
+    # Link loaders take PyG's time arguments too (test_temporal_link.py): their defaults silently.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), dataset="mag",
+                                    address=daemon.address, time_attr=None, edge_label_time=None,
+                                    temporal_strategy="uniform", disjoint=False).close()
     with pytest.raises(TypeError, match="unexpected argument 'fanout'"):
         gnnd.pyg.NeighborLoader(None, fanout=3, **base)
     with pytest.raises(ValueError, match="replace=True is not supported"):

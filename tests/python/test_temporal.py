@@ -174,7 +174,6 @@ def test_bad_temporal_requests_are_refused_naming_what_is_wrong(served):
         (dict(time_attr="time", temporal_strategy="first"), "temporal_strategy"),
         (dict(seed_ids=np.array([1, 2]), seed_times=np.array([5]), time_attr="time"), "1 times for 2 seed ids"),
         (dict(time_attr="time", weight_attr="w"), "weighted and temporal"),
-        (dict(seed_edges=np.array([[1], [2]]), time_attr="time"), "link sessions do not sample"),
         (dict(split="train", open_fields="seed_times: [1]"), "seed_times is temporal sampling's"),
     ]
     for options, message in cases:
@@ -184,9 +183,6 @@ def test_bad_temporal_requests_are_refused_naming_what_is_wrong(served):
     with pytest.raises(ValueError, match="input_time with input_nodes='train'"):
         gnnd.pyg.NeighborLoader(num_neighbors=[2], batch_size=4, dataset="homo", address=daemon.address,
                                 input_nodes="train", input_time=np.arange(300), time_attr="time")
-    with pytest.raises(ValueError, match="temporal link batches are not served yet"):
-        gnnd.pyg.LinkNeighborLoader(num_neighbors=[2], batch_size=4, dataset="homo", address=daemon.address,
-                                    time_attr="time")
 
 
 def test_features_on_storage_give_the_same_temporal_batches(served, tmp_path):

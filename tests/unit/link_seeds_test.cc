@@ -1,6 +1,8 @@
 // The seed side of a link batch (common/batch/link_seeds.h): hop-0 nodes are the unique endpoints in
 // ascending order, every pair maps back to its global ids, strict negatives are never edges, triplets keep
-// their source, typed endpoints get a list per type, and a graph too dense for strict negatives is refused.
+// their source, typed endpoints get a list per type, and a graph too dense for strict negatives is refused;
+// disjoint batches keep every endpoint in pair order with its positive's time, and temporal negatives are
+// uniform among the nodes no newer than their pair.
 #include "common/batch/link_seeds.h"
 
 #include <algorithm>
@@ -157,6 +159,91 @@ TEST(LinkSeeds, AGraphTooDenseForStrictNegativesIsRefusedNamingIt) {
             "is too dense for strict negatives (turn strict off)");
   EXPECT_TRUE(
       MakeLinkSeeds(kSeedsKey, 4, src, dst, {NegativeMode::kTriplet, 1, false}, complete.relation(3), out).ok());
+}
+
+// A disjoint batch (PyG's disjoint=True): hop 0 is every endpoint in pair order, sources then destinations,
+// the pairs index them as arange does, and each pair and subgraph takes its positive's time.
+TEST(LinkSeeds, DisjointHopZeroIsEveryEndpointInPairOrderWithItsPositivesTime) {
+  const Csc g = DenseRing();
+  const std::vector<int64_t> src = {1, 4, 1}, dst = {0, 3, 0}, times = {50, 7, 9};
+  LinkSeeds out;
+  ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 5, src, dst, {NegativeMode::kBinary, 2, false}, g.relation(12), out, {},
+                            {.disjoint = true, .times = times})
+                  .ok());
+  const size_t pairs = 3 * (1 + 2);
+  ASSERT_EQ(out.src_nodes.size(), 2 * pairs);  // repeats kept: pair 0 and 2 are one edge, two subgraphs each
+  EXPECT_TRUE(out.dst_nodes.empty());
+  for (size_t q = 0; q < pairs; ++q) {
+    EXPECT_EQ(out.pair_src[q], static_cast<int32_t>(q));
+    EXPECT_EQ(out.pair_dst[q], static_cast<int32_t>(pairs + q));
+    EXPECT_EQ(out.src_nodes[q], out.src_ids[q]);
+    EXPECT_EQ(out.src_nodes[pairs + q], out.dst_ids[q]);
+    const int64_t time = q < 3 ? times[q] : times[(q - 3) / 2];  // a positive's negatives side by side
+    EXPECT_EQ(out.pair_time[q], time) << q;
+    EXPECT_EQ(out.subgraph_time[q], time) << q;
+    EXPECT_EQ(out.subgraph_time[pairs + q], time) << q;
+  }
+  // Triplets between two types: the positives' sources, then every destination; subgraph i of both types.
+  LinkRelation typed = g.relation(12);
+  typed.same_type = false;
+  ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 5, src, dst, {NegativeMode::kTriplet, 2, false}, typed, out, {},
+                            {.disjoint = true, .times = times})
+                  .ok());
+  EXPECT_EQ(out.src_nodes, src);
+  ASSERT_EQ(out.dst_nodes.size(), 3u * 3u);
+  EXPECT_EQ(std::vector<int64_t>(out.dst_nodes.begin(), out.dst_nodes.begin() + 3), dst);
+  EXPECT_EQ(out.src_index, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(out.dst_pos_index, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(out.dst_neg_index, (std::vector<int32_t>{3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(out.pair_time, times);
+  EXPECT_EQ(out.subgraph_time, (std::vector<int64_t>{50, 7, 9, 50, 50, 7, 7, 9, 9}));
+}
+
+// Temporal negatives: each drawn uniformly among the nodes no newer than its pair (chi-square over many
+// batches), the earliest node where none is; strictness still applies on top.
+TEST(LinkSeeds, TemporalNegativesAreUniformAmongTheNodesNoNewerThanTheirPair) {
+  const Csc g = DenseRing();
+  // Node times: 3 nodes at 10, then others later; node 7 the earliest (5).
+  const std::vector<int64_t> node_time = {10, 40, 10, 90, 60, 10, 30, 5, 70, 80, 20, 100};
+  const std::vector<int64_t> by_time = NodesByTime(node_time);
+  EXPECT_EQ(by_time[0], 7);
+  EXPECT_EQ(std::vector<int64_t>(by_time.begin() + 1, by_time.begin() + 4), (std::vector<int64_t>{0, 2, 5}));
+  LinkRelation r = g.relation(12);
+  r.src_times = r.dst_times = node_time.data();
+  r.src_by_time = r.dst_by_time = by_time.data();
+  const std::vector<int64_t> src = {1}, dst = {0}, times = {30};  // eligible: 7, 0, 2, 5, 10, 6
+  const std::vector<int64_t> eligible = {0, 2, 5, 6, 7, 10};
+  std::vector<int> counts(12, 0);
+  LinkSeeds out;
+  const int batches = 3000;
+  for (int b = 0; b < batches; ++b) {
+    ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, b, src, dst, {NegativeMode::kBinary, 2, false}, r, out, {},
+                              {.disjoint = true, .times = times})
+                    .ok());
+    for (size_t q = 1; q < out.src_ids.size(); ++q) ++counts[out.src_ids[q]], ++counts[out.dst_ids[q]];
+  }
+  double chi2 = 0;
+  const double expected = batches * 4.0 / eligible.size();
+  for (int64_t v = 0; v < 12; ++v) {
+    if (std::find(eligible.begin(), eligible.end(), v) == eligible.end()) {
+      EXPECT_EQ(counts[v], 0) << "node " << v << " is newer than the pair";
+    } else {
+      chi2 += (counts[v] - expected) * (counts[v] - expected) / expected;
+    }
+  }
+  EXPECT_LT(chi2, 20.5);  // 5 degrees of freedom: p = 0.001
+  // A pair older than every node: the earliest node stands in (PyG's fallback).
+  const std::vector<int64_t> ancient = {1};
+  ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 1, src, dst, {NegativeMode::kTriplet, 3, false}, r, out, {},
+                            {.disjoint = true, .times = ancient})
+                  .ok());
+  EXPECT_EQ(std::vector<int64_t>(out.dst_ids.begin() + 1, out.dst_ids.end()), (std::vector<int64_t>{7, 7, 7}));
+  // Strict on top: 8 -> 7 is an edge and node 7 all there is, so source 8's strict draws all fail.
+  const std::vector<int64_t> from8 = {8}, to9 = {9};
+  EXPECT_EQ(MakeLinkSeeds(kSeedsKey, 1, from8, to9, {NegativeMode::kTriplet, 1, true}, r, out, {},
+                          {.disjoint = true, .times = ancient})
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

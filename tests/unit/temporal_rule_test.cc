@@ -416,10 +416,13 @@ TEST(TemporalSpec, NodeTimesAreNeededOnEveryTypeSampledFrom) {
     edges += n;
   }
   EXPECT_GT(edges, 0);
-  // Temporal batches are node sessions' for now: a link spec is refused saying so.
+  // A temporal link batch's subgraphs take their pairs' times: a spec without them is refused saying so.
   spec.seed_type = -1;
   spec.max_hop0.assign(schema.node_types.size(), 8);
-  EXPECT_EQ(CheckSamplingSpec(spec, schema).code(), absl::StatusCode::kUnimplemented);
+  const absl::Status link = CheckSamplingSpec(spec, schema);
+  EXPECT_NE(link.message().find("pairs' times"), std::string::npos) << link;
+  spec.time.seed_times_given = true;
+  EXPECT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
 }
 
 }  // namespace

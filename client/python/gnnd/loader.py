@@ -36,8 +36,20 @@ def _seed_array(seed_ids):
     return np.ascontiguousarray(seeds.astype(np.int64, copy=False)), mask_length
 
 
-def _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length):
-    """OpenSession's time_attr, temporal_strategy, disjoint and seed_times in protobuf text format."""
+def _int_times(what, times):
+    """Integer times, one dimension (a tensor or array-like), as a numpy array."""
+    if hasattr(times, "detach"):
+        times = times.detach().cpu().numpy()
+    times = np.asarray(times)
+    if times.ndim != 1 or (times.dtype.kind not in "iu" and times.size):
+        raise ValueError(f"{what}: integer times, one dimension, expected; got {times.dtype} of shape {times.shape}")
+    return times
+
+
+def _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length, edge_label_time=None,
+                 pairs=None):
+    """OpenSession's time_attr, temporal_strategy, disjoint, seed_times and edge_label_time in protobuf text
+    format."""
     fields = []
     if time_attr is not None:
         if not isinstance(time_attr, str) or not time_attr.isidentifier():
@@ -53,17 +65,20 @@ def _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask
         if seeds is None:
             raise ValueError("seed_times: one time per seed id; give seed_ids (a split's times come with it: "
                              "SPLIT_time.npy)")
-        if hasattr(seed_times, "detach"):
-            seed_times = seed_times.detach().cpu().numpy()
-        times = np.asarray(seed_times)
-        if times.ndim != 1 or (times.dtype.kind not in "iu" and times.size):
-            raise ValueError(f"seed_times: integer times, one dimension, expected; got {times.dtype} "
-                             f"of shape {times.shape}")
+        times = _int_times("seed_times", seed_times)
         if mask_length and len(times) == mask_length:  # times of every node: the masked ones'
             times = times[np.asarray(seeds)]
         if len(times) != len(seeds):
             raise ValueError(f"seed_times: {len(times)} times for {len(seeds)} seed ids (one per seed)")
         fields.append("seed_times: [" + ",".join(map(str, times.astype(np.int64).tolist())) + "]")
+    if edge_label_time is not None:
+        if pairs is None:
+            raise ValueError("edge_label_time: one time per seed pair; give seed_edges (an edge split's times "
+                             "come with it: SPLIT_edge_time.npy)")
+        times = _int_times("edge_label_time", edge_label_time)
+        if 2 * len(times) != len(pairs):
+            raise ValueError(f"edge_label_time: {len(times)} times for {len(pairs) // 2} seed pairs (one per pair)")
+        fields.append("edge_label_time: [" + ",".join(map(str, times.astype(np.int64).tolist())) + "]")
     return fields
 
 
@@ -423,14 +438,19 @@ class Loader:
     the draws: each hop draws min(fanout, in-edges of positive weight) without replacement, successively in
     proportion to weight; weight 0 is never drawn (typed: every relation sampled through must have it).
 
-    Time (node sessions, on the CPU or a GPU): time_attr "node_time" (the dataset's node times) or the name of
+    Time (on the CPU or a GPU): time_attr "node_time" (the dataset's node times) or the name of
     an int64 edge attribute (each edge's time) samples temporally, as PyG's time_attr: for a seed of time t
     only in-edges no newer than t are candidates, each hop draws min(fanout, candidates) of a node's by
     temporal_strategy ("uniform": without replacement; "last": the most recent, ties by larger edge id).
     A seed's time: seed_times (one per seed id, PyG's input_time), else its split's times (SPLIT_time.npy),
     else its own node time. Temporal batches are disjoint, and disjoint=True asks for that without time:
     each seed its own subgraph, deduplicated on its own; batches then carry "batch" (each node's seed
-    position; typed "T.batch") and, temporal, "seed_time" ("T.seed_time" of the seed type).
+    position; typed "T.batch") and, temporal, "seed_time" ("T.seed_time" of the seed type). Link sessions:
+    a pair's time is edge_label_time (one per seed_edges pair, PyG's) or its edge split's (SPLIT_edge_time.npy);
+    each endpoint is its own subgraph, in pair order (sources, then destinations where both are one type; else
+    source i and destination i share subgraph i), every negative taking its positive's time, and batches carry
+    "edge_label_time" (each pair's; triplets each positive's). With node times, negatives are drawn among the
+    nodes no newer than their pair (uniformly; the earliest node where none is, as PyG).
 
     open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
     service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
@@ -446,7 +466,7 @@ class Loader:
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
                  edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
-                 disjoint=False, seed_times=None, open_fields=None):
+                 disjoint=False, seed_times=None, edge_label_time=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -524,7 +544,8 @@ class Loader:
             if not isinstance(weight_attr, str) or not weight_attr.isidentifier():
                 raise ValueError(f"weight_attr: {weight_attr!r} is not an edge attribute's name")
             fields.append(f'weight_attr: "{weight_attr}"')
-        fields += _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length)
+        fields += _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length,
+                               edge_label_time, self._pairs)
         if open_fields is not None:
             fields.append(open_fields)  # after ours: its fields replace them
         if fields:

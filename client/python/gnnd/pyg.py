@@ -42,11 +42,6 @@ _FIXED_ARGUMENTS = {
     "replace": (False, "gnnd samples without replacement"),
     "directed": (True, "gnnd samples the directed in-edges of each node"),
     "subgraph_type": ("directional", "gnnd samples the directional subgraph"),
-    # NeighborLoader takes these four (its own arguments); link sessions do not sample by time yet.
-    "disjoint": (False, "disjoint link batches are not served yet"),
-    "time_attr": (None, "temporal link batches are not served yet"),
-    "edge_label_time": (None, "temporal link batches are not served yet"),
-    "temporal_strategy": ("uniform", "temporal link batches are not served yet"),
     "is_sorted": (False, None),  # a hint about data's edge_index, which gnnd does not read
     "neighbor_sampler": (None, "gnnd is the sampler"),
     "transform_sampler_output": (None, "gnnd makes the batch: pass transform= to change it"),
@@ -369,12 +364,19 @@ class LinkNeighborLoader(_SessionLoader):
     seed relation's store edge_label_index, edge_label and input_id (triplets: src_index in the source type's
     store, dst_pos_index and dst_neg_index in the destination type's), as PyG's typed LinkNeighborLoader.
     exclude="reverse" also excludes v -> u in the reverse relation (dst___rev_REL___src).
+
+    Time, as PyG's: time_attr ("node_time" or an int64 edge attribute), edge_label_time (one per given pair;
+    with a split name, the split's SPLIT_edge_time.npy), temporal_strategy, disjoint. Such batches are
+    disjoint (each endpoint its own subgraph) and carry batch (each node's positive, PyG's batch % num_pos)
+    and edge_label_time (triplets: seed_time, each positive's; typed: in the seed relation's store). With node
+    times, negatives are drawn among the nodes no newer than their pair.
     """
 
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
                  address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
-                 timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, open_fields=None,
+                 timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
+                 edge_label_time=None, temporal_strategy="uniform", disjoint=False, open_fields=None,
                  **pyg_arguments):
         _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
@@ -387,14 +389,23 @@ class LinkNeighborLoader(_SessionLoader):
         edge_type, edge_label_index = _edge_type(edge_label_index)
         split, pairs = (edge_label_index, None) if isinstance(edge_label_index, str) else (None, edge_label_index)
         del data  # gnnd serves the graph, its features and its edge splits
+        if edge_label_time is not None and time_attr is None:
+            raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time is temporal sampling's: set time_attr")
+        if edge_label_time is not None and pairs is None:
+            raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time goes with given pairs (a tensor "
+                             "edge_label_index); an edge split's times come with it (SPLIT_edge_time.npy)")
         mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
+        self._amount = amount if mode in ("binary", "triplet", "fixed") else 1
         fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()} \
             if isinstance(num_neighbors, dict) else list(num_neighbors)
         self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
                    edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
                    exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
-                   weight_attr=weight_attr, edge_attrs=edge_attrs, open_fields=open_fields)
+                   weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
+                   temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
+                   else temporal_strategy, disjoint=disjoint, edge_label_time=edge_label_time,
+                   open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
         try:
@@ -407,10 +418,10 @@ class LinkNeighborLoader(_SessionLoader):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
-                yield self._make.from_dict(hetero_link_mapping(reader, batch, self.edge_type))
+                yield self._make.from_dict(hetero_link_mapping(reader, batch, self.edge_type, self._amount))
         else:
             for batch in self._loader:
-                yield self._make(**link_to_pyg(batch))
+                yield self._make(**link_to_pyg(batch, self._amount))
 
 
 def _edge_type(edge_label_index):
@@ -426,16 +437,27 @@ def _edge_type(edge_label_index):
     return None, "train" if edge_label_index is None else edge_label_index
 
 
-def hetero_link_mapping(reader, batch, edge_type):
+def _positive_of(subgraph, positives, amount, sources):
+    """PyG's batch of a disjoint link batch's nodes, the positive each one's subgraph belongs to (PyG's batch
+    % num_pos), from gnnd's subgraph: an endpoint's entry in pair order, the destinations' after `sources`
+    source entries where both are one type (else 0), a positive's negatives side by side."""
+    entry = subgraph - sources * (subgraph >= sources) if sources else subgraph
+    return torch.where(entry < positives, entry, torch.div(entry - positives, amount, rounding_mode="floor"))
+
+
+def hetero_link_mapping(reader, batch, edge_type, amount=1):
     """HeteroData's attributes of a typed link batch: the typed batch's (_HeteroReader), then as PyG's typed
     LinkNeighborLoader: edge_label_index (int64, 2 x L), edge_label and input_id in the seed relation's store,
     or for triplets src_index in the source type's store and dst_pos_index, dst_neg_index in the destination
-    type's."""
+    type's; a disjoint batch's batch per node type as PyG's, a temporal one's edge_label_time (triplets:
+    seed_time) in the seed relation's store."""
     out = reader.mapping(batch)
     arrays, key = batch.arrays, relation_key(edge_type) + "."
     store = out[edge_type]
+    positives = len(arrays[key + "input_id"])
     store["input_id"] = arrays[key + "input_id"]
-    if key + "edge_label_index" in arrays:
+    triplet = key + "edge_label_index" not in arrays
+    if not triplet:
         pairs = arrays[key + "edge_label_index"].t()  # gnnd's (L, 2) rows as PyG's (2, L)
         store["edge_label_index"] = pairs.to(torch.int64, memory_format=torch.contiguous_format)
         store["edge_label"] = arrays[key + "edge_label"]
@@ -443,6 +465,12 @@ def hetero_link_mapping(reader, batch, edge_type):
         out[edge_type[0]]["src_index"] = arrays[key + "src_index"].to(torch.int64)
         out[edge_type[2]]["dst_pos_index"] = arrays[key + "dst_pos_index"].to(torch.int64)
         out[edge_type[2]]["dst_neg_index"] = _negative_index(arrays[key + "dst_neg_index"])
+    if key + "edge_label_time" in arrays:
+        store["seed_time" if triplet else "edge_label_time"] = arrays[key + "edge_label_time"]
+    sources = (positives if triplet else len(arrays[key + "edge_label_index"])) if edge_type[0] == edge_type[2] else 0
+    for node_type in out:  # a disjoint batch's: every node type's
+        if isinstance(node_type, str) and "batch" in out[node_type]:
+            out[node_type]["batch"] = _positive_of(out[node_type]["batch"], positives, amount, sources)
     return out
 
 
@@ -452,14 +480,15 @@ def _negative_index(dst_neg_index):
     return out[:, 0] if out.dim() == 2 and out.shape[1] == 1 else out
 
 
-def link_to_pyg(batch):
+def link_to_pyg(batch, amount=1):
     """The PyG attributes of a gnnd.Batch of a link session (torch output), as a dict."""
     out = to_pyg(batch)
     del out["y"], out["batch_size"]
     if "features" not in batch.__dict__:
         del out["x"]
     out["input_id"] = batch.input_id
-    if "edge_label_index" in batch.__dict__:
+    triplet = "edge_label_index" not in batch.__dict__
+    if not triplet:
         pairs = batch.edge_label_index.t()  # gnnd's (L, 2) rows as PyG's (2, L), one copy
         out["edge_label_index"] = pairs.to(torch.int64, memory_format=torch.contiguous_format)
         out["edge_label"] = batch.edge_label
@@ -467,6 +496,12 @@ def link_to_pyg(batch):
         out["src_index"] = batch.src_index.to(torch.int64)
         out["dst_pos_index"] = batch.dst_pos_index.to(torch.int64)
         out["dst_neg_index"] = _negative_index(batch.dst_neg_index)
+    if "edge_label_time" in batch.__dict__:
+        out["seed_time" if triplet else "edge_label_time"] = batch.edge_label_time
+    if "batch" in out:  # sources first: the pairs' (triplets: the positives'), then the destinations
+        positives = len(batch.input_id)
+        sources = positives if triplet else len(batch.edge_label_index)
+        out["batch"] = _positive_of(out["batch"], positives, amount, sources)
     return out
 
 

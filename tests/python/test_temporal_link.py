@@ -1,0 +1,223 @@
+"""Temporal and disjoint link sessions end to end: hop 0 is every endpoint in pair order, each its own subgraph,
+the pairs index it as PyG's arange does; every sampled edge of a subgraph is no newer than its pair, each node
+gets exactly min(fanout, candidates); pair times come from the split (SPLIT_edge_time.npy) or edge_label_time;
+with node times every negative is no newer than its pair; gnnd.pyg puts batch, edge_label_time and seed_time
+where PyG does; bad requests are refused naming what is wrong. Run by ctest with GNNCTL, GNND and
+GNND_CLIENT_LIBRARY set."""
+import numpy as np
+import pytest
+
+import gnnd
+import gnnd.pyg
+from daemon_util import Daemon, generate, run_gnnctl
+
+N, E = 300, 2400
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """An edge list with node times and an int64 edge attribute time, edge splits with times (train without);
+    a generated typed graph with node times; served by one gnnd (CPU)."""
+    tmp = tmp_path_factory.mktemp("temporal_link")
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, N, E), rng.integers(0, N, E)
+    np.save(tmp / "edges.npy", np.stack([src, dst]))
+    np.save(tmp / "time.npy", rng.integers(0, 1000, E))
+    np.save(tmp / "node_time.npy", rng.integers(100, 1000, N))  # pairs older than 100: no eligible negative
+    (tmp / "splits").mkdir()
+    for name, count in (("train", 200), ("valid", 60)):
+        np.save(tmp / "splits" / f"{name}.npy", rng.integers(0, N, (2, count)))
+    np.save(tmp / "splits" / "valid_time.npy", rng.integers(0, 1000, 60))
+    run_gnnctl("import", "--format", "edgelist", "--node-time", tmp / "node_time.npy",
+               f"--edge-attr=time={tmp / 'time.npy'}", f"--edge-splits={tmp / 'splits'}", tmp / "edges.npy",
+               tmp / "homo")
+    generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--temporal")
+    daemon = Daemon(tmp, f"--dataset=homo={tmp / 'homo'}", f"--dataset=mag={tmp / 'mag'}")
+    yield daemon, tmp
+    assert daemon.stop() == 0, daemon.output()
+
+
+class Csc:
+    """The homogeneous dataset's CSC with its edge ids, edge times and node times."""
+
+    def __init__(self, folder):
+        self.indptr, self.indices = np.load(folder / "indptr.npy"), np.load(folder / "indices.npy")
+        self.e_id, self.edge_time = np.load(folder / "e_id.npy"), np.load(folder / "edge.time.npy")
+        self.node_time = np.load(folder / "node_time.npy")
+
+    def candidates(self, node, time, edge_level):
+        """The edge ids of node's in-edges no newer than time."""
+        span = slice(self.indptr[node], self.indptr[node + 1])
+        times = self.edge_time[span] if edge_level else self.node_time[self.indices[span]]
+        return {int(i) for t, i in zip(times, self.e_id[span]) if t <= time}
+
+
+def check_graph(batch, csc, fanouts, edge_level, subgraph_time):
+    """The sampled graph of one homogeneous disjoint batch: subgraphs closed, each node once in its subgraph,
+    every node's draws exactly min(fanout, candidates) of its candidates for its subgraph's time."""
+    assert np.all(batch.batch[batch.edge_src] == batch.batch[batch.edge_dst]), "an edge between subgraphs"
+    assert len(set(zip(batch.batch.tolist(), batch.node_ids.tolist()))) == len(batch.node_ids)
+    begin, first = 0, 0
+    for hop, fanout in enumerate(fanouts):
+        edges = slice(begin, begin + batch.edges_per_hop[hop])
+        drawn = {}
+        for k, v in zip(range(edges.start, edges.stop), batch.edge_dst[edges]):
+            drawn.setdefault(int(v), set()).add(int(batch.e_id[k]))
+        for v in range(first, first + batch.nodes_per_hop[hop]):
+            candidates = csc.candidates(batch.node_ids[v], subgraph_time[batch.batch[v]], edge_level)
+            got = drawn.get(v, set())
+            assert len(got) == min(fanout, len(candidates)) and got <= candidates, (v, got, candidates)
+        begin, first = edges.stop, first + batch.nodes_per_hop[hop]
+
+
+def test_split_pairs_with_their_times(served):
+    daemon, tmp = served
+    csc = Csc(tmp / "homo")
+    pairs, times = np.load(tmp / "homo" / "valid_edges.npy"), np.load(tmp / "homo" / "valid_edge_time.npy")
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", edge_split="valid", batch_size=16, fanouts=[4, 3],
+                         seed=3, output="numpy", copy=True, time_attr="time", neg_sampling="binary", neg_amount=2)
+    seen = 0
+    for batch in loader:
+        p = len(batch.input_id)
+        pair_time = np.concatenate([times[batch.input_id], np.repeat(times[batch.input_id], 2)])
+        np.testing.assert_array_equal(batch.edge_label_time, pair_time)
+        n = len(pair_time)  # sources in pair order, then destinations: each entry its own subgraph
+        np.testing.assert_array_equal(batch.edge_label_index, np.stack([np.arange(n), n + np.arange(n)], axis=1))
+        np.testing.assert_array_equal(batch.node_ids[:p], pairs[0][batch.input_id])
+        np.testing.assert_array_equal(batch.node_ids[n:n + p], pairs[1][batch.input_id])
+        assert batch.nodes_per_hop[0] == 2 * n
+        np.testing.assert_array_equal(batch.batch[:2 * n], np.arange(2 * n))
+        check_graph(batch, csc, [4, 3], True, np.concatenate([pair_time, pair_time]))
+        seen += p
+    loader.close()
+    assert seen == 60
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_node_times_keep_negatives_no_newer_than_their_pair(served, mode):
+    daemon, tmp = served
+    csc = Csc(tmp / "homo")
+    rng = np.random.default_rng(5)
+    pairs, times = rng.integers(0, N, (2, 120)), rng.integers(0, 1000, 120)
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_edges=pairs, edge_label_time=times,
+                         batch_size=40, fanouts=[3, 2], seed=1, output="numpy", copy=True, time_attr="node_time",
+                         neg_sampling=mode, neg_amount=3, temporal_strategy="last")
+    earliest = int(np.argmin(csc.node_time))  # PyG's stand-in where no node is old enough
+    checked = 0
+    for batch in loader:
+        p, t = len(batch.input_id), times[batch.input_id]
+        if mode == "binary":
+            n = 4 * p
+            src, dst = batch.node_ids[:n], batch.node_ids[n:2 * n]
+            neg_time = np.repeat(t, 3)
+            negatives = [src[p:], dst[p:]]
+            subgraph_time = np.concatenate([batch.edge_label_time, batch.edge_label_time])
+        else:
+            src, dst = batch.node_ids[:p], batch.node_ids[p:5 * p]
+            assert batch.nodes_per_hop[0] == 5 * p
+            neg_time = np.repeat(t, 3)
+            negatives = [dst[p:]]
+            np.testing.assert_array_equal(batch.dst_neg_index.reshape(-1), 2 * p + np.arange(3 * p))
+            subgraph_time = np.concatenate([t, t, neg_time])
+        np.testing.assert_array_equal(batch.edge_label_time[:p], t)
+        for ids in negatives:
+            ok = (csc.node_time[ids] <= neg_time) | ((ids == earliest) & (neg_time < csc.node_time.min()))
+            assert ok.all(), (ids[~ok], neg_time[~ok])
+            checked += len(ids)
+        check_graph(batch, csc, [3, 2], False, subgraph_time)
+    loader.close()
+    assert checked >= 360
+
+
+def test_pyg_link_loader_puts_batch_and_times_where_pyg_does(served):
+    daemon, tmp = served
+    rng = np.random.default_rng(8)
+    pairs, times = rng.integers(0, N, (2, 50)), rng.integers(0, 1000, 50)
+    loader = gnnd.pyg.LinkNeighborLoader(num_neighbors=[3, 2], edge_label_index=pairs, edge_label_time=times,
+                                         batch_size=20, neg_sampling=dict(mode="binary", amount=2),
+                                         dataset="homo", address=daemon.address, time_attr="time")
+    batch = next(iter(loader))
+    p = len(batch.input_id)
+    np.testing.assert_array_equal(batch.edge_label_time.numpy()[:p], times[batch.input_id.numpy()])
+    n = batch.edge_label_index.shape[1]
+    assert n == 3 * p
+    # PyG's batch: each node's positive (batch % num_pos for PyG's order of negatives).
+    positive = np.concatenate([np.arange(p), np.repeat(np.arange(p), 2)])
+    np.testing.assert_array_equal(batch.batch.numpy()[:2 * n], np.concatenate([positive, positive]))
+    assert bool((batch.batch[batch.edge_index[0]] == batch.batch[batch.edge_index[1]]).all())
+    assert bool((batch.time <= torch_times(times, batch)).all())
+    loader.close()
+    triplets = gnnd.pyg.LinkNeighborLoader(num_neighbors=[2], edge_label_index=pairs, edge_label_time=times,
+                                           batch_size=20, neg_sampling="triplet", dataset="homo",
+                                           address=daemon.address, time_attr="node_time")
+    batch = next(iter(triplets))
+    np.testing.assert_array_equal(batch.seed_time.numpy(), times[batch.input_id.numpy()])
+    assert not hasattr(batch, "edge_label_time") or batch.edge_label_time is None
+    triplets.close()
+
+
+def torch_times(times, batch):
+    """Each sampled edge's pair time, through its destination's positive."""
+    import torch
+    return torch.from_numpy(times)[batch.input_id][batch.batch[batch.edge_index[1]]]
+
+
+def test_typed_link_subgraphs_share_a_pair(served):
+    daemon, tmp = served
+    node_time = {t: np.load(tmp / "mag" / f"{t}.node_time.npy") for t in ("paper", "author", "field_of_study",
+                                                                        "institution")}
+    rng = np.random.default_rng(2)
+    edge_type = ("author", "writes", "paper")
+    pairs = np.stack([rng.integers(0, len(node_time["author"]), 30), rng.integers(0, len(node_time["paper"]), 30)])
+    times = rng.integers(0, len(node_time["paper"]), 30)
+    loader = gnnd.pyg.LinkNeighborLoader(num_neighbors=[3, 2], edge_label_index=(edge_type, pairs),
+                                         edge_label_time=times, batch_size=10, neg_sampling="binary",
+                                         dataset="mag", address=daemon.address, time_attr="node_time")
+    batch = next(iter(loader))
+    store = batch[edge_type]
+    p = len(store.input_id)
+    np.testing.assert_array_equal(store.edge_label_time.numpy()[:p], times[store.input_id.numpy()])
+    n = store.edge_label_index.shape[1]
+    np.testing.assert_array_equal(store.edge_label_index.numpy(), np.stack([np.arange(n), np.arange(n)]))
+    pair_time = store.edge_label_time.numpy()
+    for et in batch.edge_types:
+        src, _, dst = et
+        index = batch[et].edge_index
+        s, d = batch[src].batch[index[0]], batch[dst].batch[index[1]]
+        assert bool((s == d).all()), et
+        src_times = node_time[src][batch[src].n_id[index[0]].numpy()]
+        assert np.all(src_times <= times[store.input_id.numpy()][s.numpy()]), et
+    negatives = {"author": batch["author"].n_id[p:n].numpy(), "paper": batch["paper"].n_id[p:n].numpy()}
+    for t, ids in negatives.items():  # node times are the ids: node 0 is no newer than any pair
+        assert np.all(node_time[t][ids] <= pair_time[p:]), t
+    loader.close()
+
+
+def test_bad_temporal_link_requests_are_refused_naming_what_is_wrong(served):
+    daemon, _ = served
+    pairs = np.array([[1, 2], [3, 4]])
+
+    def open_(**kw):
+        return gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2], **kw)
+
+    cases = [
+        (dict(edge_split="train", time_attr="time"), "the pairs have no times"),
+        (dict(seed_edges=pairs, time_attr="time"), "give open.edge_label_time with seed_edges"),
+        (dict(seed_edges=pairs, time_attr="time", open_fields="edge_label_time: [1]"),
+         "1 times for 2 seed_edges pairs"),
+        (dict(seed_edges=pairs, open_fields="edge_label_time: [1, 2]"), "edge_label_time is temporal sampling's"),
+        (dict(seed_edges=pairs, time_attr="time", open_fields="seed_times: [1, 2]"),
+         "seed_times are a node session's"),
+    ]
+    for options, message in cases:
+        with pytest.raises((gnnd.GnndError, ValueError)) as error:
+            open_(**options)
+        assert message in str(error.value), (options, str(error.value))
+    with pytest.raises(gnnd.GnndError, match="edge_label_time are a link session's"):
+        gnnd.Loader(address=daemon.address, dataset="mag", node_type="paper", seed_ids=np.array([1]), batch_size=8,
+                    fanouts=[2], time_attr="node_time", open_fields="edge_label_time: [1]")
+    with pytest.raises(ValueError, match="edge_label_time: 1 times for 2 seed pairs"):
+        open_(seed_edges=pairs, time_attr="time", edge_label_time=np.array([5]))
+    with pytest.raises(ValueError, match="edge_label_time is temporal sampling's"):
+        gnnd.pyg.LinkNeighborLoader(num_neighbors=[2], edge_label_index=pairs, edge_label_time=np.array([1, 2]),
+                                    dataset="homo", address=daemon.address)
