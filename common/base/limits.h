@@ -4,8 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace gnnd {
+
+// Bounds that saturate at INT64_MAX instead of overflowing (capacities of huge graphs and fanouts of -1).
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+inline int64_t SaturatingMul(int64_t a, int64_t b) {
+  return b != 0 && a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max() : a * b;
+}
 
 // Beyond these a value is a mistake, and arithmetic on it could overflow.
 inline constexpr int kMaxThreads = 1024;                  // producer_threads, --threads

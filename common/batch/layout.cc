@@ -5,13 +5,11 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/limits.h"
 #include "common/base/status.h"
 
 namespace gnnd {
 namespace {
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMax - b ? kMax : a + b; }
-int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMax / b ? kMax : a * b; }
 // A one-type capacity as common/batch/batch.h has it; a link batch's hop-0 bound as its seeds.
 HomogeneousCapacity ToHomogeneousCapacity(const BatchCapacity& c, int seed_type) {
   HomogeneousCapacity h;

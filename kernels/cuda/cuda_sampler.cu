@@ -86,7 +86,8 @@ __global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* r
   PrepareRelations(state, rel_states, a);
 }
 
-// A link batch's hop 0: each type's num_hop0[t] distinct ids, already at the start of its node_ids.
+// A link batch's hop 0: each type's num_hop0[t] distinct ids, already at the start of its node_ids (a disjoint
+// batch's each in its own subgraph, entry i of every type in subgraph i).
 template <typename Key>
 __global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopState* rel_states, NodeTable<Key> table,
                                uint32_t* node_slots, KernelArgs a, int64_t max_hop0) {
@@ -94,7 +95,9 @@ __global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopSt
     const int64_t n = num_hop0[t];
     for (int64_t i = FirstIndex(); i < max_hop0 && i < n; i += Stride()) {
       bool added = false;
-      const uint64_t s = table.Insert(static_cast<Key>(a.node_ids[t][i] + a.type_offset[t]), &added);
+      const int64_t subgraph_base = a.disjoint ? i * a.type_nodes[t] : 0;
+      if (a.disjoint) a.batch[t][i] = i;
+      const uint64_t s = table.Insert(static_cast<Key>(a.node_ids[t][i] + subgraph_base + a.type_offset[t]), &added);
       table.locals[s] = static_cast<uint32_t>(i);
       node_slots[a.type_base[t] + i] = static_cast<uint32_t>(s);
     }
@@ -216,7 +219,7 @@ KernelArgs MakeArgs(const DeviceGraph& graph, const SamplingSpec& spec, const Ba
     a.num_nodes_per_hop[t] = view.types[t].num_nodes_per_hop;
     a.batch[t] = view.types[t].batch;
   }
-  if (spec.temporal()) {
+  if (spec.temporal() && !spec.link()) {  // a link batch's subgraph times come with its hop 0
     a.seed_time = view.types[spec.seed_type].seed_time;
     const int node_time = schema.node_types[spec.seed_type].node_time;
     if (node_time >= 0) a.seed_node_times = static_cast<const int64_t*>(graph.arrays[node_time]);
@@ -252,8 +255,10 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   }
   s->layout_ = layout;
   const BatchCapacity& capacity = layout.capacity;
-  // Keys: a type's nodes after the types before it, a disjoint batch's once per subgraph (a seed).
-  const int64_t copies = spec.disjoint ? std::max<int64_t>(layout.capacity.max_seeds, 1) : 1;
+  // Keys: a type's nodes after the types before it, a disjoint batch's once per subgraph (a seed, or a link
+  // batch's endpoint).
+  const int64_t subgraphs = spec.link() ? spec.MaxSubgraphs() : layout.capacity.max_seeds;
+  const int64_t copies = spec.disjoint ? std::max<int64_t>(subgraphs, 1) : 1;
   int64_t keys = 0;
   for (const NodeTypeSchema& t : schema.node_types) {
     s->type_offset_.push_back(keys);
@@ -298,7 +303,8 @@ CudaSampler::~CudaSampler() {
 }
 
 absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0,
-                                          std::span<const DeviceExclusions> excluded) {
+                                          std::span<const DeviceExclusions> excluded,
+                                          const int64_t* link_subgraph_times) {
   const DatasetSchema& schema = graph_.schema;
   const BatchView view = BatchView::At(out, layout_);
   const BatchCapacity& capacity = layout_.capacity;
@@ -349,7 +355,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
           const auto array = [&](int i) { return static_cast<const int64_t*>(graph_.arrays[i]); };
           const int64_t* times = array(spec_.TimeArrayOf(static_cast<int>(r), schema));
           (spec_.time.node_level ? source.node_times : source.edge_times) = times;
-          source.seed_times = view.types[spec_.seed_type].seed_time;
+          source.seed_times = spec_.link() ? link_subgraph_times : view.types[spec_.seed_type].seed_time;
           source.edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr;
           source.strategy = spec_.time.strategy;
         }
@@ -376,8 +382,10 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
 }
 
 absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
-                                          std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream) {
+                                          std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream,
+                                          const int64_t* subgraph_times) {
   if (spec_.seed_type != -1) return absl::InternalError("SampleLinkGraph on a node batch's sampler");
+  if (spec_.temporal() && subgraph_times == nullptr) return absl::InternalError("a temporal link batch's times");
   if (!excluded.empty() && excluded.size() != graph_.schema.relations.size()) {
     return absl::InternalError("a link batch's exclusions: one per relation");
   }
@@ -385,7 +393,7 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
   needs_reset_ = true;
   const BatchArgs args{nullptr, 0, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors), batch_index};
   GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
-  GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, num_hop0, excluded));
+  GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, num_hop0, excluded, subgraph_times));
   needs_reset_ = false;
   return EnqueueGather(out, stream);
 }

@@ -63,9 +63,11 @@ class CudaSampler {
   // the start of its node_ids in `out` (num_hop0: device memory, one per type), no edge excluded[r] lists is a
   // sampled edge of relation r (excluded: empty, or one per relation; their scratch large enough for any
   // frontier, MaxFrontier()), then every type's feature rows. Launched kernel by kernel (the exclusions change
-  // every batch).
+  // every batch). A disjoint batch's hop-0 entry i of every type is subgraph i; a temporal one's
+  // `subgraph_times` (device memory) each subgraph's time (LinkSeeds::subgraph_time).
   absl::Status SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
-                               std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream);
+                               std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream,
+                               const int64_t* subgraph_times = nullptr);
   // The largest frontier of any hop and relation (the exclusions' per-node scratch).
   int64_t MaxFrontier() const;
   const BatchLayout& layout() const { return layout_; }
@@ -80,7 +82,8 @@ class CudaSampler {
   CudaSampler() = default;
   // num_hop0 null: a node batch (the seeds of BatchArgs); else a link batch's (SampleLinkGraph).
   absl::Status EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0 = nullptr,
-                               std::span<const DeviceExclusions> excluded = {});
+                               std::span<const DeviceExclusions> excluded = {},
+                               const int64_t* link_subgraph_times = nullptr);
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
 
   DeviceGraph graph_;

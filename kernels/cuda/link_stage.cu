@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/cuda_check.h"
+#include "common/base/limits.h"
 #include "common/base/status.h"
 #include "common/batch/link_rule.h"
 #include "kernels/cuda/link_stage.h"
@@ -21,13 +22,30 @@ __global__ void PairsKernel(const int32_t* pair_src, const int32_t* pair_dst, in
   if (labels != nullptr) labels[i] = i < positives ? 1.0f : 0.0f;
 }
 
+// A disjoint batch's pairs: edge_label_index[i] = (i, dst_first + i), and an unlabeled split's labels.
+__global__ void DisjointPairsKernel(int64_t pairs, int64_t positives, int32_t dst_first, int32_t* rows, float* labels) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= pairs) return;
+  rows[2 * i] = static_cast<int32_t>(i);
+  rows[2 * i + 1] = dst_first + static_cast<int32_t>(i);
+  if (labels != nullptr) labels[i] = i < positives ? 1.0f : 0.0f;
+}
+
+// out[i] = first + i.
+__global__ void RangeKernel(int32_t* out, int64_t count, int32_t first) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < count) out[i] = first + static_cast<int32_t>(i);
+}
+
 // The excluded positions of one hop at most in relation `relation`: every excluded (destination, source)
-// pair's parallel edges.
-int64_t ExcludedPositions(const GraphData& graph, int relation, const EdgeExclusions& excluded) {
+// pair's parallel edges, once per frontier entry of its destination. A destination is in a frontier once, or a
+// disjoint batch's once per subgraph (at most `subgraphs` times, and the frontier holds `max_frontier`).
+int64_t ExcludedPositions(const GraphData& graph, int relation, const EdgeExclusions& excluded, int64_t subgraphs,
+                          int64_t max_frontier) {
   const RelationSchema& r = graph.schema.relations[relation];
   const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]);
   const void* indices = graph.arrays.data[r.indices];
-  int64_t total = 0;
+  int64_t total = 0, most_of_one = 0, of_this = 0;  // most_of_one: the most positions one destination has
   for (size_t e = 0; e < excluded.dsts().size(); ++e) {
     int64_t first = 0, last = 0;
     if (r.index_dtype == DType::kInt64) {
@@ -36,8 +54,11 @@ int64_t ExcludedPositions(const GraphData& graph, int relation, const EdgeExclus
       SourceRange(indptr, static_cast<const int32_t*>(indices), excluded.srcs()[e], excluded.dsts()[e], &first, &last);
     }
     total += last - first;
+    of_this = (e > 0 && excluded.dsts()[e] == excluded.dsts()[e - 1] ? of_this : 0) + last - first;
+    most_of_one = std::max(most_of_one, of_this);
   }
-  return total;
+  if (subgraphs <= 1) return total;
+  return std::min(SaturatingMul(total, subgraphs), SaturatingMul(most_of_one, max_frontier));
 }
 
 }  // namespace
@@ -50,13 +71,11 @@ absl::StatusOr<std::unique_ptr<CudaLinkStage>> CudaLinkStage::Create(const Graph
   if (!sampling.link() || !sampler.layout().pairs) {
     return absl::InvalidArgumentError("a link stage's sampler is a node batch's (its spec and layout)");
   }
-  if (sampling.disjoint) {
-    return absl::UnimplementedError(
-        "disjoint and temporal link batches are sampled on the CPU for now (open the session with device cpu)");
-  }
   auto s = std::unique_ptr<CudaLinkStage>(new CudaLinkStage());
   s->host_ = &host;
-  s->relation_ = LinkRelationOf(host, spec.relation);
+  s->relation_ = LinkRelationOf(host, spec.relation, sampling, s->by_time_);
+  s->disjoint_ = sampling.disjoint;
+  s->temporal_ = sampling.temporal();
   s->spec_ = spec;
   s->seed_ = seed;
   s->max_positives_ = std::max<int64_t>(sampling.batch_size, 1);
@@ -72,8 +91,14 @@ absl::StatusOr<std::unique_ptr<CudaLinkStage>> CudaLinkStage::Create(const Graph
   const int64_t amount = spec.negatives.mode == NegativeMode::kNone ? 0 : spec.negatives.amount;
   const auto excluded_per_positive = static_cast<int64_t>(1 + ReverseRelations(host.schema, spec.relation).size());
   // Then a fixed-negatives split's rows (amount per positive).
-  const int64_t staged = 2 * s->max_positives_ + 2 * excluded_per_positive * s->max_positives_ + s->max_positives_ +
-                         s->max_positives_ * (1 + amount) + s->max_positives_ * amount;
+  int64_t staged = 2 * s->max_positives_ + 2 * excluded_per_positive * s->max_positives_ + s->max_positives_ +
+                   s->max_positives_ * (1 + amount) + s->max_positives_ * amount;
+  if (s->disjoint_) {  // then a disjoint batch's hop-0 counts, nodes, subgraph times and pair times
+    const int64_t endpoints = MaxLinkSeeds(s->max_positives_, spec.negatives);
+    staged += static_cast<int64_t>(host.schema.node_types.size()) + 2 * endpoints + s->max_positives_ * (1 + amount);
+    GNND_CUDA(cudaMalloc(&s->no_failure_, sizeof(uint64_t)), "allocate a link sampler's strict flag");
+    GNND_CUDA(cudaMemset(s->no_failure_, 0xff, sizeof(uint64_t)), "set a link sampler's strict flag");
+  }
   s->staging_size_ = staged;
   s->staged_.resize(std::max(ways, 1));
   GNND_CUDA(cudaMallocHost(&s->staging_, sizeof(int64_t) * staged * s->staged_.size()),
@@ -93,7 +118,8 @@ CudaLinkStage::~CudaLinkStage() {
     if (e != nullptr) cudaEventSynchronize(e);
   }
   for (void* p : {static_cast<void*>(uploaded_), static_cast<void*>(num_hop0_), static_cast<void*>(scratch_.counts),
-                  static_cast<void*>(scratch_.offsets), static_cast<void*>(scratch_.positions)}) {
+                  static_cast<void*>(scratch_.offsets), static_cast<void*>(scratch_.positions),
+                  static_cast<void*>(no_failure_)}) {
     if (p != nullptr) cudaFree(p);
   }
   if (staging_ != nullptr) cudaFreeHost(staging_);
@@ -146,7 +172,8 @@ absl::Status CudaLinkStage::Sample(uint64_t epoch, uint64_t batch_index, std::sp
     std::copy(excluded_[r].srcs().begin(), excluded_[r].srcs().end(), staging + at + pairs);
     DeviceExclusions& e = excluded[r];
     e = scratch_;
-    e.positions_bound = ExcludedPositions(*host_, static_cast<int>(r), excluded_[r]);
+    e.positions_bound = ExcludedPositions(*host_, static_cast<int>(r), excluded_[r],
+                                          disjoint_ ? sampler_->spec().MaxSubgraphs() : 1, sampler_->MaxFrontier());
     most_positions = std::max(most_positions, e.positions_bound);
     e.dst = uploaded_ + at;
     e.src = uploaded_ + at + pairs;
@@ -176,6 +203,10 @@ absl::Status CudaLinkStage::Sample(uint64_t epoch, uint64_t batch_index, std::sp
     std::copy(fixed_.begin(), fixed_.end(), staging + uploaded);
     uploaded += static_cast<int64_t>(fixed_.size());
   }
+  if (disjoint_) {
+    disjoint_at_ = uploaded;
+    GNND_RETURN_IF_ERROR(StageDisjointSeeds(epoch, batch_index, src, dst, input_id, staging, uploaded, &uploaded));
+  }
   GNND_CUDA(cudaMemcpyAsync(uploaded_, staging, sizeof(int64_t) * uploaded, cudaMemcpyHostToDevice, stream),
             "upload a link batch's positives");
   GNND_CUDA(cudaEventRecord(staged_[way], stream), "mark the upload");
@@ -184,6 +215,22 @@ absl::Status CudaLinkStage::Sample(uint64_t epoch, uint64_t batch_index, std::sp
   // hop 0 empty.
   const BatchView view = BatchView::At(out, sampler_->layout());
   const RelationSchema& r = host_->schema.relations[spec_.relation];
+  if (disjoint_) {  // made on the host: the counts, then each endpoint type's nodes, then the subgraphs' times
+    const int64_t types = static_cast<int64_t>(view.types.size());
+    const int64_t* counts = uploaded_ + disjoint_at_;
+    GNND_CUDA(cudaMemcpyAsync(num_hop0_, counts, sizeof(int64_t) * types, cudaMemcpyDeviceToDevice, stream),
+              "place a link batch's counts");
+    const int64_t* nodes = counts + types;
+    for (const auto& [type, list] :
+         {std::pair{r.src_type, &host_seeds_.src_nodes}, std::pair{r.dst_type, &host_seeds_.dst_nodes}}) {
+      if (list->empty()) continue;
+      GNND_CUDA(cudaMemcpyAsync(view.types[type].node_ids, nodes, sizeof(int64_t) * list->size(),
+                                cudaMemcpyDeviceToDevice, stream),
+                "place a link batch's endpoints");
+      nodes += list->size();
+    }
+    return sampler_->SampleLinkGraph(epoch, batch_index, num_hop0_, excluded, out, stream, temporal_ ? nodes : nullptr);
+  }
   GNND_CUDA(cudaMemsetAsync(num_hop0_, 0, sizeof(int64_t) * view.types.size(), stream), "reset a link batch's counts");
   CudaLinkSeeds::Hop0 hop0{view.types[r.src_type].node_ids, num_hop0_ + r.src_type};
   if (!relation_.same_type) hop0.dst = view.types[r.dst_type].node_ids, hop0.num_dst = num_hop0_ + r.dst_type;
@@ -192,7 +239,31 @@ absl::Status CudaLinkStage::Sample(uint64_t epoch, uint64_t batch_index, std::sp
   return sampler_->SampleLinkGraph(epoch, batch_index, num_hop0_, excluded, out, stream);
 }
 
+absl::Status CudaLinkStage::StageDisjointSeeds(uint64_t epoch, uint64_t batch_index, const int64_t* src,
+                                               const int64_t* dst, std::span<const int64_t> input_id, int64_t* staging,
+                                               int64_t at, int64_t* end) {
+  const size_t p = input_id.size();
+  times_.clear();
+  for (size_t i = 0; i < p && temporal_; ++i) times_.push_back(positives_.times[input_id[i]]);
+  GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, {src, p},
+                                     {dst, p}, spec_.negatives, relation_, host_seeds_, fixed_,
+                                     {.disjoint = true, .times = times_}));
+  const RelationSchema& r = host_->schema.relations[spec_.relation];
+  int64_t* counts = staging + at;
+  std::fill_n(counts, host_->schema.node_types.size(), 0);
+  counts[r.src_type] = static_cast<int64_t>(host_seeds_.src_nodes.size());
+  if (!relation_.same_type) counts[r.dst_type] = static_cast<int64_t>(host_seeds_.dst_nodes.size());
+  int64_t* out = counts + host_->schema.node_types.size();
+  for (const std::vector<int64_t>* values :
+       {&host_seeds_.src_nodes, &host_seeds_.dst_nodes, &host_seeds_.subgraph_time, &host_seeds_.pair_time}) {
+    out = std::copy(values->begin(), values->end(), out);
+  }
+  *end = out - staging;
+  return absl::OkStatus();
+}
+
 absl::Status CudaLinkStage::CheckStrict(uint64_t batch_index, cudaStream_t stream) const {
+  if (disjoint_) return absl::OkStatus();  // drawn on the host: Sample returned any failure
   return seeds_->CheckStrict(batch_index, uploaded_, stream);
 }
 
@@ -206,6 +277,43 @@ absl::Status CudaLinkStage::StrictError(uint64_t batch_index, uint64_t failed,
   return seeds_->StrictError(batch_index, failed, source);
 }
 
+absl::Status CudaLinkStage::WriteDisjointPairs(int64_t p, std::byte* slot, uint64_t* strict_failed,
+                                               cudaStream_t stream) {
+  const PairArrays& layout = *sampler_->layout().pairs;
+  const LinkSeeds& s = host_seeds_;
+  // The pairs index hop 0 in turn (PyG's arange): made on the device from their first index alone.
+  const int32_t dst_first = relation_.same_type ? static_cast<int32_t>(s.src_ids.size()) : 0;
+  if (TripletLayout(spec_.negatives.mode)) {
+    const int64_t negatives = p * spec_.negatives.amount;
+    for (const auto& [offset, count, first] :
+         {std::tuple{layout.src_index, p, 0}, std::tuple{layout.dst_pos_index, p, dst_first},
+          std::tuple{layout.dst_neg_index, negatives, dst_first + static_cast<int32_t>(p)}}) {
+      GNND_LAUNCH(RangeKernel, Blocks(count), kThreads, 0, stream, reinterpret_cast<int32_t*>(slot + offset), count,
+                  first);
+    }
+  } else {
+    const auto pairs = static_cast<int64_t>(s.pair_src.size());
+    float* labels = layout.labeled ? nullptr : reinterpret_cast<float*>(slot + layout.edge_label);
+    GNND_LAUNCH(DisjointPairsKernel, Blocks(pairs), kThreads, 0, stream, pairs, p, dst_first,
+                reinterpret_cast<int32_t*>(slot + layout.edge_label_index), labels);
+    if (layout.labeled) {
+      GNND_CUDA(cudaMemcpyAsync(slot + layout.edge_label, uploaded_ + upload_tail_ + p, sizeof(int64_t) * pairs,
+                                cudaMemcpyDeviceToDevice, stream),
+                "write a link batch's labels");
+    }
+  }
+  if (layout.edge_label_time != SIZE_MAX) {  // staged last
+    const int64_t* pair_time = uploaded_ + disjoint_at_ + static_cast<int64_t>(host_->schema.node_types.size()) +
+                               static_cast<int64_t>(s.src_nodes.size() + s.dst_nodes.size() + s.subgraph_time.size());
+    GNND_CUDA(cudaMemcpyAsync(slot + layout.edge_label_time, pair_time, sizeof(int64_t) * s.pair_time.size(),
+                              cudaMemcpyDeviceToDevice, stream),
+              "write a link batch's pair times");
+  }
+  GNND_CUDA(cudaMemcpyAsync(strict_failed, no_failure_, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream),
+            "read a link batch's strict flag");
+  return absl::OkStatus();
+}
+
 absl::Status CudaLinkStage::SampleInto(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> input_id,
                                        std::byte* slot, uint64_t* strict_failed, int way, cudaStream_t stream) {
   const auto p = static_cast<int64_t>(input_id.size());
@@ -216,6 +324,7 @@ absl::Status CudaLinkStage::SampleInto(uint64_t epoch, uint64_t batch_index, std
   GNND_CUDA(
       cudaMemcpyAsync(slot + layout.input_id, device_input_id, sizeof(int64_t) * p, cudaMemcpyDeviceToDevice, stream),
       "write a link batch's input ids");
+  if (disjoint_) return WriteDisjointPairs(p, slot, strict_failed, stream);
   if (TripletLayout(spec_.negatives.mode)) {
     const int64_t negatives = p * spec_.negatives.amount;
     for (const auto& [from, offset, count] : {std::tuple{seeds_->src_index(), layout.src_index, p},

@@ -3,7 +3,9 @@
 // (EdgeExclusions, made on the host from those few thousand pairs); the negatives, their strictness check,
 // the hop-0 nodes and the local pairs are made on the GPU (link_seeds.h), and the graph is drawn around the
 // excluded edges on the GPU by the one CUDA sampler (CudaSampler::SampleLinkGraph, each relation with its
-// excluded edges). The host waits for nothing but the previous batch's upload.
+// excluded edges). The host waits for nothing but the previous batch's upload. A disjoint (or temporal) batch's
+// seed side, a few thousand endpoints in pair order with their times, is made on the host by MakeLinkSeeds itself
+// and uploaded with the positives.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -60,9 +62,21 @@ class CudaLinkStage {
   // Room for `positions` excluded positions in one hop (grown, after the stream's work, when short).
   absl::Status ReservePositions(int64_t positions, cudaStream_t stream);
 
+  // A disjoint batch's seed side on the host, staged at `at`: its hop-0 counts, nodes and times.
+  // A disjoint batch's pair arrays, its pair times and its strict flag (none: drawn on the host) into `slot`.
+  absl::Status WriteDisjointPairs(int64_t positives, std::byte* slot, uint64_t* strict_failed, cudaStream_t stream);
+  absl::Status StageDisjointSeeds(uint64_t epoch, uint64_t batch_index, const int64_t* src, const int64_t* dst,
+                                  std::span<const int64_t> input_id, int64_t* staging, int64_t at, int64_t* end);
+
   const GraphData* host_ = nullptr;
-  LinkRelation relation_;  // the seed relation, as the host sees it (sizes, name)
-  DeviceRelation csc_;     // and as the GPU does
+  LinkRelation relation_;  // the seed relation, as the host sees it (sizes, name; temporal negatives' index)
+  NodesByTimeIndex by_time_;
+  bool disjoint_ = false, temporal_ = false;
+  LinkSeeds host_seeds_;            // a disjoint batch's
+  std::vector<int64_t> times_;      // its positives' times
+  int64_t disjoint_at_ = 0;         // where its counts, nodes, subgraph and pair times start in uploaded_
+  uint64_t* no_failure_ = nullptr;  // UINT64_MAX on the device: a disjoint batch's strict flag (drawn on the host)
+  DeviceRelation csc_;              // and as the GPU does
   LinkSeedSpec spec_;
   uint64_t seed_ = 0;
   LinkSeedEdges positives_;  // in host memory

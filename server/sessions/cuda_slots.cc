@@ -168,10 +168,12 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   const size_t slot_bytes = s->sampler_->slot_bytes();
   GNND_CUDA(cudaMalloc(&s->slots_, slot_bytes * plan.num_slots), "allocate the session's slots on the GPU");
   s->max_epoch_seeds_ = std::max<int64_t>(plan.max_epoch_seeds, 1);
-  // The epoch's seeds, then (a temporal session's, when they come with the seeds) their times.
-  const int64_t seed_entries = (plan.sampling.time.seed_times_given ? 2 : 1) * s->max_epoch_seeds_;
+  // The epoch's seeds, then a temporal node session's given seed times (a link session's pairs carry theirs,
+  // uploaded by its link stage).
+  const bool seed_times = plan.sampling.time.seed_times_given && !plan.sampling.link();
+  const int64_t seed_entries = (seed_times ? 2 : 1) * s->max_epoch_seeds_;
   GNND_CUDA(cudaMalloc(&s->seeds_, sizeof(int64_t) * seed_entries), "allocate the epoch's seeds");
-  if (plan.sampling.time.seed_times_given) s->seed_times_ = s->seeds_ + s->max_epoch_seeds_;
+  if (seed_times) s->seed_times_ = s->seeds_ + s->max_epoch_seeds_;
   GNND_CUDA(cudaMallocHost(&s->counts_, sizeof(int32_t) * std::max<size_t>(s->counts_per_slot_ * plan.num_slots, 1)),
             "allocate pinned counts");
   s->wake_ = plan.wake;

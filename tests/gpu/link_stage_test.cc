@@ -35,8 +35,11 @@ struct LinkSetup {
   SamplingSpec sampling;
   BatchLayout layout;
 };
+// Time: none, the node times, or each relation's edge attribute "time" (the pairs' times given with them).
+enum class Time { kNone, kNodes, kEdges };
 LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
-                        int64_t batch, bool weighted = false) {
+                        int64_t batch, bool weighted = false, bool disjoint = false, Time time = Time::kNone,
+                        TemporalStrategy strategy = TemporalStrategy::kUniform) {
   LinkSetup s;
   s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
                             graph.schema, batch);
@@ -44,12 +47,26 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   for (const RelationSchema& r : graph.schema.relations) {
     std::vector<int>& attrs = s.sampling.edge_attrs.emplace_back();
     for (size_t a = 0; a < r.edge_attrs.size(); ++a) attrs.push_back(static_cast<int>(a));
-    if (weighted) s.sampling.edge_weights.push_back(0);  // edge_weight
+    if (weighted) {
+      int at = 0;
+      while (r.edge_attrs[at].name != "edge_weight") ++at;
+      s.sampling.edge_weights.push_back(at);
+    }
+    if (time == Time::kEdges) {
+      int at = 0;
+      while (r.edge_attrs[at].name != "time") ++at;
+      s.sampling.time.edge_times.push_back(at);
+    }
   }
+  s.sampling.disjoint = disjoint || time != Time::kNone;
+  s.sampling.time.node_level = time == Time::kNodes;
+  s.sampling.time.strategy = strategy;
+  s.sampling.time.seed_times_given = time != Time::kNone;
+  EXPECT_TRUE(CheckSamplingSpec(s.sampling, graph.schema).ok()) << CheckSamplingSpec(s.sampling, graph.schema);
   absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(s.sampling, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
   s.layout = BatchLayout::Make(*capacity, s.sampling, graph.schema);
-  AddPairArrays(s.layout, spec.relation, batch, spec.negatives, /*labeled=*/false);
+  AddPairArrays(s.layout, spec.relation, batch, spec.negatives, /*labeled=*/false, time != Time::kNone);
   return s;
 }
 
@@ -173,9 +190,10 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
   EXPECT_TRUE(ShmDataset::Remove(name).ok());
 }
 
-// Typed link batches: the mag preset with author-writes-paper edge splits and rev_ relations, every array of
-// the slot (each type's nodes and features, each relation's edges, the pairs) equal to the CPU's, byte for
-// byte, with the CSC in GPU and host memory.
+// Typed link batches: the mag preset with author-writes-paper edge splits, rev_ relations and times, every array
+// of the slot (each type's nodes and features, each relation's edges, the pairs) equal to the CPU's, byte for
+// byte, with the CSC in GPU and host memory; disjoint and temporal batches (node and edge times, uniform and
+// last, temporal negatives) over given pairs with their times.
 TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   gnnd::testing::ScratchDir dir;
@@ -186,7 +204,8 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
                                       .threads = 2,
                                       .add_reverse = true,
                                       .link_relation = "author___writes___paper",
-                                      .edge_attrs = true},
+                                      .edge_attrs = true,
+                                      .temporal = true},
                                      dir / "mag")
                   .ok());
   auto source = DatasetDir::Open(dir / "mag");
@@ -210,16 +229,36 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       ExcludeMode exclude;
       std::vector<int32_t> fanouts;
       bool weighted = false;
+      bool disjoint = false;
+      Time time = Time::kNone;
+      TemporalStrategy strategy = TemporalStrategy::kUniform;
     };
-    for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
-                          Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
-                          Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {3}},
-                          Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kReverse, {3, 2}, true}}) {
+    using enum NegativeMode;
+    using enum TemporalStrategy;
+    for (const Case& c :
+         {Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
+          Case{{kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}}, Case{{kNone, 1, false}, ExcludeMode::kNone, {3}},
+          Case{{kBinary, 1, false}, ExcludeMode::kReverse, {3, 2}, true},
+          Case{{kBinary, 2, false}, ExcludeMode::kSelf, {4, 3}, false, true},
+          Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}, false, true, Time::kNodes},
+          Case{{kTriplet, 2, false}, ExcludeMode::kNone, {-1, 2}, false, true, Time::kNodes, kLast},
+          Case{{kNone, 1, false}, ExcludeMode::kSelf, {5, 3}, false, true, Time::kEdges},
+          Case{{kBinary, 1, false}, ExcludeMode::kNone, {3, 2}, false, true, Time::kEdges, kLast}}) {
       LinkSeedSpec spec;
       spec.relation = writes;
       spec.negatives = c.negatives;
       spec.exclude = c.exclude;
-      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted);
+      if (c.disjoint) {  // the train split's pairs, given with times spread over the papers' (node ids' times)
+        const EdgeSplitSchema& train = schema.relations[writes].edge_splits[0];
+        const auto* edges = static_cast<const int64_t*>(graph.arrays.data[train.edges]);
+        spec.seed_edges = std::make_shared<const std::vector<int64_t>>(edges, edges + 2 * train.num_edges);
+        std::vector<int64_t> times(train.num_edges);
+        std::mt19937_64 rng(9);
+        for (int64_t& t : times)
+          t = static_cast<int64_t>(rng() % schema.node_types[schema.relations[writes].dst_type].num_nodes);
+        spec.seed_edge_times = std::make_shared<const std::vector<int64_t>>(std::move(times));
+      }
+      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy);
       auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       CpuSampler cpu_sampler(graph, setup.sampling, 7);
@@ -239,8 +278,9 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
       for (int64_t step : {int64_t{0}, int64_t{1}, seeds.num_steps() - 1}) {
-        const std::string what = absl::StrCat("placement ", static_cast<int>(placement), ", mode ",
-                                              static_cast<int>(c.negatives.mode), ", step ", step);
+        const std::string what =
+            absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
+                         ", disjoint ", c.disjoint, ", time ", static_cast<int>(c.time), ", step ", step);
         ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
         const auto [pairs, positives] = WriteLinkArrays(batch, *layout.pairs, expected.data());
         const std::vector<int64_t> counts = BatchCountsOf(batch.graph, layout, pairs, positives);

@@ -126,6 +126,40 @@ def test_temporal_and_disjoint_cuda_sessions_equal_the_cpu_sessions(tmp_path, op
         assert daemon.stop() == 0, daemon.output()
 
 
+@pytest.mark.parametrize("options", [
+    dict(time_attr="node_time", neg_sampling="binary", neg_amount=2),  # temporal negatives too
+    dict(time_attr="time", neg_sampling="triplet", temporal_strategy="last"),
+    dict(disjoint=True, neg_sampling="binary", exclude="reverse"),
+])
+def test_temporal_and_disjoint_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, options):
+    """A typed temporal (or disjoint) link session on cuda:0, over given pairs with their times, gives the CPU
+    session's batches, array for array."""
+    data = tmp_path / "mag"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--add-reverse", "--temporal", "--seed=2",
+                    str(data)], check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=tmag={data}", name="tmaglink")
+    try:
+        rng = np.random.default_rng(4)
+        authors, papers = (len(np.load(data / f"{t}.node_time.npy")) for t in ("author", "paper"))
+        pairs = np.stack([rng.integers(0, authors, 700), rng.integers(0, papers, 700)])
+        extra = dict(options)
+        if "time_attr" in extra:
+            extra["edge_label_time"] = rng.integers(0, papers, 700)
+        got = {}
+        for device in ("cpu", "cuda:0"):
+            with gnnd.Loader(address=daemon.address, dataset="tmag", seed_edges=pairs, batch_size=128,
+                             edge_type=("author", "writes", "paper"), fanouts=[4, 3], seed=6, device=device,
+                             copy=True, **extra) as loader:
+                got[device] = [{k: v.cpu().numpy() for k, v in b.arrays.items()} for b in loader]
+        assert len(got["cpu"]) == len(got["cuda:0"]) > 1
+        for step, (want, have) in enumerate(zip(got["cpu"], got["cuda:0"])):
+            assert sorted(want) == sorted(have) and any(k.endswith(".batch") for k in want)
+            for name in want:
+                np.testing.assert_array_equal(have[name], want[name], err_msg=f"step {step} {name}")
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_closing_a_session_returns_its_gpu_memory(setup):
     daemon, _ = setup
     torch.cuda.init()
