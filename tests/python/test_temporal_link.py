@@ -24,11 +24,12 @@ def served(tmp_path_factory):
     np.save(tmp / "edges.npy", np.stack([src, dst]))
     np.save(tmp / "time.npy", rng.integers(0, 1000, E))
     np.save(tmp / "node_time.npy", rng.integers(100, 1000, N))  # pairs older than 100: no eligible negative
+    np.save(tmp / "x.npy", rng.standard_normal((N, 8)).astype(np.float32))
     (tmp / "splits").mkdir()
     for name, count in (("train", 200), ("valid", 60)):
         np.save(tmp / "splits" / f"{name}.npy", rng.integers(0, N, (2, count)))
     np.save(tmp / "splits" / "valid_time.npy", rng.integers(0, 1000, 60))
-    run_gnnctl("import", "--format", "edgelist", "--node-time", tmp / "node_time.npy",
+    run_gnnctl("import", "--format", "edgelist", "--node-time", tmp / "node_time.npy", "--features", tmp / "x.npy",
                f"--edge-attr=time={tmp / 'time.npy'}", f"--edge-splits={tmp / 'splits'}", tmp / "edges.npy",
                tmp / "homo")
     generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--temporal")
@@ -191,6 +192,49 @@ def test_typed_link_subgraphs_share_a_pair(served):
     for t, ids in negatives.items():  # node times are the ids: node 0 is no newer than any pair
         assert np.all(node_time[t][ids] <= pair_time[p:]), t
     loader.close()
+
+
+def test_features_on_storage_give_the_same_temporal_link_batches(served, tmp_path):
+    """A disjoint batch repeats nodes across subgraphs: on storage each row is read once and copied to every
+    entry, the batches equal the in-memory ones."""
+    _, tmp = served
+    config = "\n".join([f'datasets {{ name: "mem" path: "{tmp / "homo"}" }}',
+                        f'datasets {{ name: "disk" path: "{tmp / "homo"}" feature_cache: "1MiB" look_ahead: 2 }}'])
+    daemon = Daemon(tmp_path, "--threads=2", config=config)
+    names = ("node_ids", "edge_src", "edge_dst", "features", "e_id", "batch", "edge_label_index", "edge_label",
+             "edge_label_time", "input_id")
+    try:
+        got = {}
+        for dataset in ("mem", "disk"):
+            loader = gnnd.Loader(address=daemon.address, dataset=dataset, edge_split="valid", batch_size=16,
+                                 fanouts=[4, 2], seed=3, output="numpy", copy=True, time_attr="node_time",
+                                 neg_sampling="binary")
+            got[dataset] = [{k: getattr(b, k) for k in names} for b in loader]
+            loader.close()
+        assert len(got["mem"]) == len(got["disk"]) > 0
+        for a, b in zip(got["mem"], got["disk"]):
+            for name in names:
+                np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_gnnctl_sample_gives_the_sessions_temporal_link_batch(served, tmp_path):
+    daemon, tmp = served
+    pairs, times = np.array([[4, 90, 90, 17], [5, 6, 6, 250]]), np.array([500, 20, 900, 999])
+    fields = (f'seed_edges: [{",".join(map(str, pairs.reshape(-1)))}] '
+              f'edge_label_time: [{",".join(map(str, times))}] time_attr: "node_time" neg_sampling: "triplet"')
+    run_gnnctl("sample", f"--dataset={tmp / 'homo'}", "--split=", "--batch-size=4", "--fanouts=4,3", "--seed=8",
+               "--step=0", f"--open_fields={fields}", f"--out={tmp_path / 'b.npz'}")
+    want = np.load(tmp_path / "b.npz")
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_edges=pairs, edge_label_time=times,
+                         batch_size=4, fanouts=[4, 3], seed=8, output="numpy", copy=True, time_attr="node_time",
+                         neg_sampling="triplet")
+    batch = next(iter(loader))
+    loader.close()
+    assert "edge_label_time" in want.files and "batch" in want.files
+    for name in want.files:
+        np.testing.assert_array_equal(getattr(batch, name), want[name], err_msg=name)
 
 
 def test_bad_temporal_link_requests_are_refused_naming_what_is_wrong(served):
