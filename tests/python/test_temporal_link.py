@@ -32,7 +32,8 @@ def served(tmp_path_factory):
     run_gnnctl("import", "--format", "edgelist", "--node-time", tmp / "node_time.npy", "--features", tmp / "x.npy",
                f"--edge-attr=time={tmp / 'time.npy'}", f"--edge-splits={tmp / 'splits'}", tmp / "edges.npy",
                tmp / "homo")
-    generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--temporal")
+    generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--temporal",
+             "--link-relation=author___writes___paper")
     daemon = Daemon(tmp, f"--dataset=homo={tmp / 'homo'}", f"--dataset=mag={tmp / 'mag'}")
     yield daemon, tmp
     assert daemon.stop() == 0, daemon.output()
@@ -235,6 +236,22 @@ def test_gnnctl_sample_gives_the_sessions_temporal_link_batch(served, tmp_path):
     assert "edge_label_time" in want.files and "batch" in want.files
     for name in want.files:
         np.testing.assert_array_equal(getattr(batch, name), want[name], err_msg=name)
+
+
+def test_generated_link_splits_carry_their_edges_times(served):
+    """`gnnctl generate --temporal --link-relation`: each split pair's time is its edge's (the later endpoint's
+    id, as node times are the ids), and a session over the split takes them."""
+    daemon, tmp = served
+    key = "author___writes___paper"
+    pairs, times = np.load(tmp / "mag" / f"{key}.valid_edges.npy"), np.load(tmp / "mag" / f"{key}.valid_edge_time.npy")
+    np.testing.assert_array_equal(times, np.maximum(pairs[0], pairs[1]))
+    loader = gnnd.pyg.LinkNeighborLoader(num_neighbors=[3, 2], edge_label_index=(("author", "writes", "paper"),
+                                         "valid"), batch_size=32, dataset="mag", address=daemon.address,
+                                         time_attr="node_time")
+    batch = next(iter(loader))
+    store = batch[("author", "writes", "paper")]
+    np.testing.assert_array_equal(store.edge_label_time.numpy(), times[store.input_id.numpy()])
+    loader.close()
 
 
 def test_bad_temporal_link_requests_are_refused_naming_what_is_wrong(served):

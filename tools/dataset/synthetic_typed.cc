@@ -139,16 +139,18 @@ namespace {
 
 // The link relation's drawn edges as the graph keeps them (each once, no self-loop within one type), split
 // by a hash of the pair: 5 % valid, 5 % test, both held out of the graph, the rest train (in the graph). So
-// no held-out pair is an edge of the relation, and every split is distinct pairs.
+// no held-out pair is an edge of the relation, and every split is distinct pairs. `timed`: each pair's time is
+// its edges' (the later endpoint's id).
 absl::Status SplitLinkEdges(std::vector<std::pair<int64_t, int64_t>> pairs, bool same_type, uint64_t seed, int relation,
-                            TypedImportBuilder& builder, EdgeAttributeRows* attrs) {
+                            bool timed, TypedImportBuilder& builder, EdgeAttributeRows* attrs) {
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   for (const auto& [from, to] : pairs) {
     if (same_type && from == to) continue;
     const uint64_t bucket = Mix64(Mix64(static_cast<uint64_t>(from)) ^ static_cast<uint64_t>(to) ^ (seed << 20)) % 20;
     const int split = bucket == 0 ? 1 : bucket == 1 ? 2 : 0;
-    GNND_RETURN_IF_ERROR(builder.AddSeedEdge(relation, split, from, to, "synthetic"));
+    GNND_RETURN_IF_ERROR(builder.AddSeedEdge(relation, split, from, to, "synthetic",
+                                             timed ? std::optional<int64_t>(std::max(from, to)) : std::nullopt));
     if (split == 0) {
       GNND_RETURN_IF_ERROR(builder.AddEdge(relation, from, to, "synthetic"));
       if (attrs != nullptr) GNND_RETURN_IF_ERROR(attrs->Add(relation, from, to));
@@ -229,8 +231,8 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
           return absl::OkStatus();
         }));
     if (static_cast<int>(r) == link_relation) {
-      GNND_RETURN_IF_ERROR(SplitLinkEdges(std::move(link_pairs), src == dst, seed, static_cast<int>(r), builder,
-                                          attrs ? &*attrs : nullptr));
+      GNND_RETURN_IF_ERROR(SplitLinkEdges(std::move(link_pairs), src == dst, seed, static_cast<int>(r),
+                                          options.temporal, builder, attrs ? &*attrs : nullptr));
     }
     progress.Set(rel.num_edges);
   }

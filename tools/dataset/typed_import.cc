@@ -92,13 +92,17 @@ void TypedImportBuilder::AddEdgeAttribute(int relation, EdgeAttributeInput input
   r.attrs.push_back(std::move(input));
 }
 
-absl::Status TypedImportBuilder::AddSeedEdge(int relation, int split, int64_t src, int64_t dst,
-                                             absl::string_view where) {
+absl::Status TypedImportBuilder::AddSeedEdge(int relation, int split, int64_t src, int64_t dst, absl::string_view where,
+                                             std::optional<int64_t> time) {
   Relation& r = relations_[relation];
   GNND_RETURN_IF_ERROR(CheckNodeId(src, types_[r.src_type].num_nodes, where));
   GNND_RETURN_IF_ERROR(CheckNodeId(dst, types_[r.dst_type].num_nodes, where));
+  if (!r.seed_src[split].empty() && time.has_value() == r.seed_time[split].empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": an edge split's pairs have times all or none"));
+  }
   r.seed_src[split].push_back(src);
   r.seed_dst[split].push_back(dst);
+  if (time.has_value()) r.seed_time[split].push_back(*time);
   return absl::OkStatus();
 }
 
@@ -320,6 +324,15 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
       v1::EdgeSplit& e = *out.add_edge_splits();
       e.set_name(std::string(kSplitNames[split]));
       e.set_num_edges(n);
+      if (const std::vector<int64_t>& times = r.seed_time[split]; !times.empty()) {
+        GNND_ASSIGN_OR_RETURN(
+            NpyWriter written,
+            NpyWriter::CreateMapped(writer_->Path(absl::StrCat(key, ".", kSplitNames[split], "_edge_time.npy")),
+                                    DType::kInt64, {n}));
+        std::copy(times.begin(), times.end(), written.mutable_as<int64_t>());
+        GNND_RETURN_IF_ERROR(written.Finish());
+        e.set_timed(true);
+      }
     }
   }
   return writer_->Commit(m, options_.threads);

@@ -59,7 +59,9 @@ class TypedImportBuilder {
   absl::Status AddSplitId(int type, int split, int64_t node, absl::string_view where);
   // A seed edge of `relation` for link prediction in edge split `split` (0 train, 1 valid, 2 test): written
   // as KEY.SPLIT_edges.npy. It is not an edge of the graph unless AddEdge adds it too.
-  absl::Status AddSeedEdge(int relation, int split, int64_t src, int64_t dst, absl::string_view where);
+  // `time`: the pair's time (its split's SPLIT_edge_time.npy), given for every pair of the split or none.
+  absl::Status AddSeedEdge(int relation, int split, int64_t src, int64_t dst, absl::string_view where,
+                           std::optional<int64_t> time = std::nullopt);
   // An edge attribute of `relation` (and of its reverse relation, with add_reverse: the same rows reversed)
   // from a file of one row per edge in AddEdge order (written by the caller, e.g. at ScratchPath()).
   void AddEdgeAttribute(int relation, EdgeAttributeInput input);
@@ -91,9 +93,9 @@ class TypedImportBuilder {
     std::string src, name, dst;
     int src_type = 0, dst_type = 0;
     std::optional<EdgeSpool> edges;
-    int reverse = -1;                                        // the relation that gets each edge reversed, if any
-    std::array<std::vector<int64_t>, 3> seed_src, seed_dst;  // per edge split
-    std::vector<EdgeAttributeInput> attrs;                   // its edge attributes, rows in AddEdge order
+    int reverse = -1;  // the relation that gets each edge reversed, if any
+    std::array<std::vector<int64_t>, 3> seed_src, seed_dst, seed_time;  // per edge split
+    std::vector<EdgeAttributeInput> attrs;                              // its edge attributes, rows in AddEdge order
   };
   TypedImportBuilder() = default;
 

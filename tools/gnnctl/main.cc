@@ -67,7 +67,8 @@ ABSL_FLAG(std::string, split_time, "",
           "SPLIT_time.npy beside its seed edges in --edge-splits");
 ABSL_FLAG(bool, temporal, false,
           "generate: node times (node_time = the node's id within its type) and each edge's int64 attribute time "
-          "(its later endpoint's), for temporal sampling");
+          "(its later endpoint's), for temporal sampling; with --link-relation, each split pair's time likewise "
+          "(SPLIT_edge_time)");
 ABSL_FLAG(bool, edge_ids, false,
           "import (edgelist): store each edge's input row (e_id) even without edge attributes (with them, always)");
 ABSL_FLAG(std::string, link_relation, "",
