@@ -10,6 +10,7 @@ import pytest
 import gnnd
 import gnnd.pyg
 from daemon_util import Daemon, generate, run_gnnctl
+from temporal_util import Csc
 
 N, E = 300, 2400
 
@@ -39,21 +40,6 @@ def served(tmp_path_factory):
     assert daemon.stop() == 0, daemon.output()
 
 
-class Csc:
-    """The homogeneous dataset's CSC with its edge ids, edge times and node times."""
-
-    def __init__(self, folder):
-        self.indptr, self.indices = np.load(folder / "indptr.npy"), np.load(folder / "indices.npy")
-        self.e_id, self.edge_time = np.load(folder / "e_id.npy"), np.load(folder / "edge.time.npy")
-        self.node_time = np.load(folder / "node_time.npy")
-
-    def candidates(self, node, time, edge_level):
-        """The edge ids of node's in-edges no newer than time."""
-        span = slice(self.indptr[node], self.indptr[node + 1])
-        times = self.edge_time[span] if edge_level else self.node_time[self.indices[span]]
-        return {int(i) for t, i in zip(times, self.e_id[span]) if t <= time}
-
-
 def check_graph(batch, csc, fanouts, edge_level, subgraph_time):
     """The sampled graph of one homogeneous disjoint batch: subgraphs closed, each node once in its subgraph,
     every node's draws exactly min(fanout, candidates) of its candidates for its subgraph's time."""
@@ -66,7 +52,7 @@ def check_graph(batch, csc, fanouts, edge_level, subgraph_time):
         for k, v in zip(range(edges.start, edges.stop), batch.edge_dst[edges]):
             drawn.setdefault(int(v), set()).add(int(batch.e_id[k]))
         for v in range(first, first + batch.nodes_per_hop[hop]):
-            candidates = csc.candidates(batch.node_ids[v], subgraph_time[batch.batch[v]], edge_level)
+            candidates = {i for _, i in csc.candidates(batch.node_ids[v], subgraph_time[batch.batch[v]], edge_level)}
             got = drawn.get(v, set())
             assert len(got) == min(fanout, len(candidates)) and got <= candidates, (v, got, candidates)
         begin, first = edges.stop, first + batch.nodes_per_hop[hop]
