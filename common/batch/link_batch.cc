@@ -192,26 +192,32 @@ LinkRelation LinkRelationOf(const GraphData& graph, int relation) {
           schema.format_version == 1 ? "the graph" : r.key()};
 }
 
-LinkRelation LinkRelationOf(const GraphData& graph, int relation, const SamplingSpec& sampling,
-                            NodesByTimeIndex& by_time) {
-  LinkRelation out = LinkRelationOf(graph, relation);
-  if (!sampling.temporal() || !sampling.time.node_level) return out;
+std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, int relation,
+                                                      const SamplingSpec& sampling) {
+  if (!sampling.temporal() || !sampling.time.node_level) return nullptr;
   const RelationSchema& r = graph.schema.relations[relation];
-  // An endpoint type without node times draws among all its nodes (PyG: no node_time for it).
-  auto index = [&graph](int type, std::vector<int64_t>& nodes, const int64_t*& times, const int64_t*& sorted) {
+  auto sorted = [&graph](int type) {
     const NodeTypeSchema& t = graph.schema.node_types[type];
-    if (t.node_time < 0) return;
-    times = static_cast<const int64_t*>(graph.arrays.data[t.node_time]);
-    nodes = NodesByTime({times, static_cast<size_t>(t.num_nodes)});
-    sorted = nodes.data();
+    if (t.node_time < 0) return std::vector<int64_t>();
+    return NodesByTime({static_cast<const int64_t*>(graph.arrays.data[t.node_time]), static_cast<size_t>(t.num_nodes)});
   };
-  index(r.src_type, by_time.src, out.src_times, out.src_by_time);
-  if (r.src_type == r.dst_type) {
-    out.dst_times = out.src_times;
-    out.dst_by_time = out.src_by_time;
-  } else {
-    index(r.dst_type, by_time.dst, out.dst_times, out.dst_by_time);
-  }
+  auto index = std::make_shared<NodesByTimeIndex>();
+  index->src = sorted(r.src_type);
+  if (r.dst_type != r.src_type) index->dst = sorted(r.dst_type);
+  return index;
+}
+
+LinkRelation LinkRelationOf(const GraphData& graph, int relation, const NodesByTimeIndex* by_time) {
+  LinkRelation out = LinkRelationOf(graph, relation);
+  if (by_time == nullptr) return out;
+  const RelationSchema& r = graph.schema.relations[relation];
+  // One list where both ends are one type.
+  const std::vector<int64_t>& dst = r.dst_type == r.src_type ? by_time->src : by_time->dst;
+  auto times = [&graph](int type) {
+    return static_cast<const int64_t*>(graph.arrays.data[graph.schema.node_types[type].node_time]);
+  };
+  if (!by_time->src.empty()) out.src_times = times(r.src_type), out.src_by_time = by_time->src.data();
+  if (!dst.empty()) out.dst_times = times(r.dst_type), out.dst_by_time = dst.data();
   return out;
 }
 

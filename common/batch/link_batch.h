@@ -19,6 +19,13 @@
 
 namespace gnnd {
 
+// Temporal negatives' index: the seed relation's endpoint types' nodes sorted by (time, id) (NodesByTime;
+// empty for a type without node times, whose negatives are drawn among all its nodes; dst empty where both
+// ends are one type).
+struct NodesByTimeIndex {
+  std::vector<int64_t> src, dst;
+};
+
 struct LinkSeedSpec {
   int relation = 0;    // the seed edges' relation (a position in the dataset schema's relations)
   int edge_split = 0;  // a position in kSplitNames: the relation's split the positives come from
@@ -30,6 +37,9 @@ struct LinkSeedSpec {
   // A temporal session's given pairs' times (PyG's edge_label_time), one per pair; an edge split's are its
   // SPLIT_edge_time array.
   std::shared_ptr<const std::vector<int64_t>> seed_edge_times;
+  // Temporal negatives' index (NodesByTimeOf), made once per session and shared by its stages; a stage
+  // without it makes its own.
+  std::shared_ptr<const NodesByTimeIndex> negatives_by_time;
 };
 
 // "binary" -> kBinary, ...; anything else INVALID_ARGUMENT naming `field`.
@@ -82,14 +92,13 @@ LinkSeedEdges SeedEdgesOf(const LinkSeedSpec& spec, const GraphData& graph);
 void FixedNegatives(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out);
 // The seed relation as MakeLinkSeeds draws and checks negatives in it.
 LinkRelation LinkRelationOf(const GraphData& graph, int relation);
-// The same for a session sampling by `sampling`: with temporal negatives where it reads node times (PyG draws
-// negatives among the nodes no newer than their pair then), its endpoint types' nodes by time made once into
-// `by_time` (which the relation points into: keep it while the relation is used).
-struct NodesByTimeIndex {
-  std::vector<int64_t> src, dst;
-};
-LinkRelation LinkRelationOf(const GraphData& graph, int relation, const SamplingSpec& sampling,
-                            NodesByTimeIndex& by_time);
+// The index a session sampling by `sampling` draws its negatives with: where it reads node times (PyG draws
+// negatives among the nodes no newer than their pair then); null otherwise.
+std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, int relation,
+                                                      const SamplingSpec& sampling);
+// The seed relation with temporal negatives drawn by `by_time` (null: none), which it points into: keep it
+// while the relation is used.
+LinkRelation LinkRelationOf(const GraphData& graph, int relation, const NodesByTimeIndex* by_time);
 
 // The hop-0 nodes a batch of `pairs` positives can have at most: every endpoint of every pair distinct.
 int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);

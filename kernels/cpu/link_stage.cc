@@ -20,7 +20,9 @@ absl::StatusOr<LinkStage> LinkStage::Create(const GraphData& graph, const Sampli
   if (stage.temporal_ && stage.positives_.times == nullptr) {
     return absl::InvalidArgumentError("a temporal link stage's pairs have no times");
   }
-  stage.relation_ = LinkRelationOf(graph, spec.relation, sampling, stage.by_time_);
+  stage.by_time_ =
+      spec.negatives_by_time != nullptr ? spec.negatives_by_time : NodesByTimeOf(graph, spec.relation, sampling);
+  stage.relation_ = LinkRelationOf(graph, spec.relation, stage.by_time_.get());
   return stage;
 }
 

@@ -55,8 +55,8 @@ class LinkStage {
   const GraphData* graph_;
   LinkSeedSpec spec_;
   uint64_t seed_;
-  bool disjoint_ = false, temporal_ = false;  // of the sampling spec
-  NodesByTimeIndex by_time_;                  // temporal negatives' (relation_ points into it)
+  bool disjoint_ = false, temporal_ = false;         // of the sampling spec
+  std::shared_ptr<const NodesByTimeIndex> by_time_;  // temporal negatives' (relation_ points into it)
   LinkRelation relation_;
   LinkSeedEdges positives_;
   std::vector<int64_t> times_;            // a temporal batch's positives' times

@@ -73,7 +73,9 @@ absl::StatusOr<std::unique_ptr<CudaLinkStage>> CudaLinkStage::Create(const Graph
   }
   auto s = std::unique_ptr<CudaLinkStage>(new CudaLinkStage());
   s->host_ = &host;
-  s->relation_ = LinkRelationOf(host, spec.relation, sampling, s->by_time_);
+  s->by_time_ =
+      spec.negatives_by_time != nullptr ? spec.negatives_by_time : NodesByTimeOf(host, spec.relation, sampling);
+  s->relation_ = LinkRelationOf(host, spec.relation, s->by_time_.get());
   s->disjoint_ = sampling.disjoint;
   s->temporal_ = sampling.temporal();
   s->spec_ = spec;

@@ -70,7 +70,7 @@ class CudaLinkStage {
 
   const GraphData* host_ = nullptr;
   LinkRelation relation_;  // the seed relation, as the host sees it (sizes, name; temporal negatives' index)
-  NodesByTimeIndex by_time_;
+  std::shared_ptr<const NodesByTimeIndex> by_time_;
   bool disjoint_ = false, temporal_ = false;
   LinkSeeds host_seeds_;            // a disjoint batch's
   std::vector<int64_t> times_;      // its positives' times

@@ -35,9 +35,11 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
     targets.link_counts = s.link_counts_;
   }
   const LoadedDataset& dataset = *plan.dataset;
-  const BatchRecipe recipe{&dataset.graph, plan.sampling,
-                           plan.link ? std::optional<LinkSeedSpec>(plan.link->seeds) : std::nullopt, plan.seed,
-                           plan.layout};
+  BatchRecipe recipe{&dataset.graph, plan.sampling,
+                     plan.link ? std::optional<LinkSeedSpec>(plan.link->seeds) : std::nullopt, plan.seed, plan.layout};
+  if (recipe.link) {  // made once here, not by each producer thread's stage
+    recipe.link->negatives_by_time = NodesByTimeOf(dataset.graph, recipe.link->relation, plan.sampling);
+  }
   if (!two_stages) {
     GNND_ASSIGN_OR_RETURN(s.fill_, CpuProducer::InMemory(recipe, std::move(targets), max_parallel));
     return s;
