@@ -207,6 +207,17 @@ std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, in
   return index;
 }
 
+uint64_t NodesByTimeBytes(const DatasetSchema& schema, int relation, const SamplingSpec& sampling) {
+  if (!sampling.temporal() || !sampling.time.node_level) return 0;
+  const RelationSchema& r = schema.relations[relation];
+  uint64_t nodes = 0;
+  for (int type : {r.src_type, r.dst_type}) {
+    if (schema.node_types[type].node_time >= 0) nodes += static_cast<uint64_t>(schema.node_types[type].num_nodes);
+    if (r.dst_type == r.src_type) break;
+  }
+  return sizeof(int64_t) * nodes;
+}
+
 LinkRelation LinkRelationOf(const GraphData& graph, int relation, const NodesByTimeIndex* by_time) {
   LinkRelation out = LinkRelationOf(graph, relation);
   if (by_time == nullptr) return out;

@@ -96,6 +96,8 @@ LinkRelation LinkRelationOf(const GraphData& graph, int relation);
 // negatives among the nodes no newer than their pair then); null otherwise.
 std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, int relation,
                                                       const SamplingSpec& sampling);
+// Its bytes (0 where a session draws no temporal negatives): what a session holds for it.
+uint64_t NodesByTimeBytes(const DatasetSchema& schema, int relation, const SamplingSpec& sampling);
 // The seed relation with temporal negatives drawn by `by_time` (null: none), which it points into: keep it
 // while the relation is used.
 LinkRelation LinkRelationOf(const GraphData& graph, int relation, const NodesByTimeIndex* by_time);

@@ -79,18 +79,21 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   // Every byte the session holds counts, not its slots alone: the seed lists (the request's ids or edge
   // positions; this epoch's and the next's order, each with its seeds' positions; with slots_may_grow a copy
   // of the epoch's order) and the backend's buffers.
+  // A temporal link session's given pair times and its negatives' index of the nodes by time count too.
   const uint64_t seed_bytes =
       sizeof(int64_t) *
-      (static_cast<uint64_t>(request.seed_ids_size() + request.seed_times_size()) + s->made_seeds_.size() +
-       (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds) +
-       (s->split_times_.empty() ? 0 : 2) * static_cast<uint64_t>(plan.max_epoch_seeds));
+          (static_cast<uint64_t>(request.seed_ids_size() + request.seed_times_size() + request.edge_label_time_size()) +
+           s->made_seeds_.size() + (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds) +
+           (s->split_times_.empty() ? 0 : 2) * static_cast<uint64_t>(plan.max_epoch_seeds)) +
+      (shape.link ? NodesByTimeBytes(graph.schema, shape.link->seeds.relation, shape.sampling) : 0);
   const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
   s->memory_bytes_ = shape.slot_bytes + seed_bytes + buffer_bytes;
   if (s->memory_bytes_ > limits.max_session_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "open: the session needs ", s->memory_bytes_, " bytes (slots ", shape.slot_bytes, ", seed lists ", seed_bytes,
-        ", look-ahead and staging ", buffer_bytes, "), over the limit of ", limits.max_session_bytes,
-        " (max_session_bytes): lower batch_size, fanouts, num_slots or the dataset's look_ahead"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("open: the session needs ", s->memory_bytes_, " bytes (slots ", shape.slot_bytes,
+                     ", seed lists and time indexes ", seed_bytes, ", look-ahead and staging ", buffer_bytes,
+                     "), over the limit of ", limits.max_session_bytes,
+                     " (max_session_bytes): lower batch_size, fanouts, num_slots or the dataset's look_ahead"));
   }
   if (limits.admission != nullptr) {
     GNND_ASSIGN_OR_RETURN(s->admitted_.emplace_back(), limits.admission->Reserve(trainer_uid, s->memory_bytes_));

@@ -62,6 +62,38 @@ TEST(LinkBatch, EveryModeLaysItsArraysOutInsideTheSlot) {
   }
 }
 
+// A disjoint (temporal) link slot: hop 0 holds every endpoint (repeats kept, so not capped by the graph's
+// nodes), each node's subgraph, and edge_label_time per pair (triplets: per positive); the negatives' index of
+// nodes by time is 8 bytes a node of each timed endpoint type, with node times only.
+TEST(LinkBatch, DisjointTemporalSlotsHoldEveryEndpointTheirSubgraphsAndPairTimes) {
+  DatasetSchema tiny = HomogeneousSchema(10, 40);
+  tiny.node_types[0].node_time = 0;
+  for (NegativeMode mode : {NegativeMode::kBinary, NegativeMode::kTriplet}) {
+    LinkSeedSpec spec;
+    spec.negatives = {mode, 3, false};
+    SamplingSpec sampling = LinkSampling(spec, {{3, 2}}, tiny, 50);
+    sampling.disjoint = true;
+    sampling.time = {.node_level = true, .seed_times_given = true};
+    ASSERT_TRUE(CheckSamplingSpec(sampling, tiny).ok()) << CheckSamplingSpec(sampling, tiny);
+    EXPECT_EQ(sampling.MaxSubgraphs(), MaxLinkSeeds(50, spec.negatives));
+    absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(sampling, tiny, {6});
+    ASSERT_TRUE(capacity.ok()) << capacity.status();
+    EXPECT_EQ(capacity->hops[0].frontier[0], MaxLinkSeeds(50, spec.negatives)) << "hop 0 capped by the graph";
+    BatchLayout layout = BatchLayout::Make(*capacity, sampling, tiny);
+    AddPairArrays(layout, 0, 50, spec.negatives, false, /*timed=*/true);
+    const BatchSchema schema = BatchSchemaOf(layout, tiny);
+    ASSERT_GE(schema.ArrayNamed("batch"), 0);
+    const BatchArraySchema& times = schema.arrays[schema.ArrayNamed("edge_label_time")];
+    EXPECT_EQ(times.dtype, DType::kInt64);
+    EXPECT_EQ(schema.capacity[times.count], mode == NegativeMode::kTriplet ? 50 : 200);
+    EXPECT_LE(times.offset + 8 * schema.capacity[times.count], layout.total_bytes);
+    EXPECT_EQ(NodesByTimeBytes(tiny, 0, sampling), 80u);
+    sampling.time.node_level = false;  // edge times draw no temporal negatives
+    sampling.time.edge_times = {0};
+    EXPECT_EQ(NodesByTimeBytes(tiny, 0, sampling), 0u);
+  }
+}
+
 TEST(LinkBatch, ModesAndSplitsAreParsedNamingTheField) {
   EXPECT_EQ(*ParseNegativeMode("", "f"), NegativeMode::kNone);
   EXPECT_EQ(*ParseNegativeMode("triplet", "f"), NegativeMode::kTriplet);
