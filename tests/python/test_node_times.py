@@ -57,6 +57,32 @@ def test_bad_time_files_are_refused_naming_the_file(tmp_path, edge_list, write, 
     assert not (tmp_path / "out").exists()  # nothing half-written
 
 
+@pytest.mark.parametrize("write,message", [
+    (None, None),
+    (lambda p: np.save(p, np.arange(9)), "times of shape (9), expected (the split's seed edges = 10)"),
+    (lambda p: np.save(p, np.arange(10, dtype=np.float32)), "times of dtype float32, expected integers"),
+])
+def test_edge_split_times_are_stored_and_bad_ones_refused_naming_the_file(tmp_path, edge_list, write, message):
+    """A link split's times (SPLIT_time.npy beside its seed edges in --edge-splits): stored as int64
+    SPLIT_edge_time.npy, or refused naming the file, nothing half-written."""
+    splits = tmp_path / "splits"
+    splits.mkdir()
+    np.save(splits / "valid.npy", np.stack([np.arange(10), np.arange(10, 20)]))
+    times = np.arange(10, dtype=np.int32) * 5
+    np.save(splits / "valid_time.npy", times)
+    if write is not None:
+        write(splits / "valid_time.npy")
+    out = tmp_path / "out"
+    proc = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, f"--edge-splits={splits}", edge_list, out,
+                      ok=write is None)
+    if write is None:
+        assert np.array_equal(np.load(out / "valid_edge_time.npy"), times.astype(np.int64))
+        assert "valid 10 (timed)" in run_gnnctl("validate", out).stdout
+        return
+    assert str(splits / "valid_time.npy") in proc.stderr and message in proc.stderr, proc.stderr
+    assert not out.exists()
+
+
 def test_flag_errors_name_what_is_wrong(tmp_path, edge_list):
     np.save(tmp_path / "t.npy", np.arange(N))
     typed = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--node-time", f"paper={tmp_path / 't.npy'}",
