@@ -1,6 +1,6 @@
 // Fuzzes the session request validator with whatever bytes a peer may send as an OpenSession message,
-// against two fixed dataset shapes (ogbn-products, homogeneous; ogbn-mag, typed); an accepted request's
-// slots must fit the limits it was checked against.
+// against two fixed dataset shapes (ogbn-products, homogeneous; ogbn-mag, typed, with node times and a timed
+// edge split for temporal sessions); an accepted request's slots must fit the limits it was checked against.
 #include <cstdint>
 #include <cstdlib>
 
@@ -33,7 +33,7 @@ constexpr char kProducts[] = R"pb(
 )pb";
 constexpr char kMag[] = R"pb(
   format_version: 2
-  node_types { name: "author" num_nodes: 1134649 }
+  node_types { name: "author" num_nodes: 1134649 node_time: true }
   node_types { name: "field_of_study" num_nodes: 59965 }
   node_types { name: "institution" num_nodes: 8740 }
   node_types {
@@ -45,6 +45,7 @@ constexpr char kMag[] = R"pb(
     num_train: 629571
     num_valid: 64879
     num_test: 41939
+    node_time: true
   }
   relations {
     src_type: "author"
@@ -53,7 +54,14 @@ constexpr char kMag[] = R"pb(
     num_edges: 1043998
     index_dtype: INDEX_DTYPE_INT32
   }
-  relations { src_type: "author" name: "writes" dst_type: "paper" num_edges: 7145660 index_dtype: INDEX_DTYPE_INT32 }
+  relations {
+    src_type: "author"
+    name: "writes"
+    dst_type: "paper"
+    num_edges: 7145660
+    index_dtype: INDEX_DTYPE_INT32
+    edge_splits { name: "valid" num_edges: 1000 timed: true }
+  }
   relations { src_type: "paper" name: "cites" dst_type: "paper" num_edges: 5416271 index_dtype: INDEX_DTYPE_INT32 }
   relations {
     src_type: "paper"
