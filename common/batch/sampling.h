@@ -196,6 +196,42 @@ GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time) { return time <=
 GNND_HOST_DEVICE bool MoreRecent(int64_t time, int64_t id, int64_t other_time, int64_t other_id) {
   return time > other_time || (time == other_time && id > other_id);
 }
+
+// A time-ordered neighborhood (TimeOrder, common/dataset/time_order.h): order[j], j < degree, is the in-list
+// offset of the node's j-th oldest in-edge, by (time, id) ascending (MoreRecent's order). Its candidates for
+// seed time t are then the prefix order[0, CandidateCount): one binary search, time_of(offset) read log2(degree)
+// times.
+template <typename TimeOf>
+GNND_HOST_DEVICE int64_t CandidateCount(const uint32_t* order, int64_t degree, int64_t seed_time, TimeOf time_of) {
+  int64_t lo = 0, hi = degree;  // the first rank whose time is newer than seed_time
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (Eligible(time_of(order[mid]), seed_time)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// The rank in time order of in-list offset `offset`, whose (time, id) is (time, id): the neighborhood holds
+// each (time, id) once (ids distinct, or offsets), so the search finds it.
+template <typename TimeOf, typename IdOf>
+GNND_HOST_DEVICE int64_t RankOf(const uint32_t* order, int64_t degree, int64_t time, int64_t id, TimeOf time_of,
+                                IdOf id_of) {
+  int64_t lo = 0, hi = degree;  // the first rank not older than (time, id)
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    const uint32_t o = order[mid];
+    if (MoreRecent(time, id, time_of(o), id_of(o))) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
 }  // namespace temporal
 
 }  // namespace gnnd

@@ -22,13 +22,15 @@ struct DrawScratch {
 
 // What the temporal rule (sampling.h) reads for one node's draw: its subgraph's seed time, and each in-edge's
 // time: edge_times[position in the CSC] (edge-level), else node_times[source id] (node-level). "last" breaks
-// ties by edge_ids[position in the CSC], or the position where it is null.
+// ties by edge_ids[position in the CSC], or the position where it is null. With `order` (the relation's
+// TimeOrder, by CSC position) the candidates are a prefix of it, found by a binary search.
 struct TemporalDraw {
   const int64_t* edge_times = nullptr;
   const int64_t* node_times = nullptr;
   const int64_t* edge_ids = nullptr;
   TemporalStrategy strategy = TemporalStrategy::kUniform;
   int64_t seed_time = 0;
+  const uint32_t* order = nullptr;
 };
 
 // Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
@@ -54,6 +56,41 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     int64_t begin = 0, end = 0;
     SourceRange(indptr, indices, source, node, &begin, &end);
     for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
+  }
+  if (temporal != nullptr && temporal->order != nullptr) {
+    const TemporalDraw& t = *temporal;
+    auto time_of = [&](int64_t o) {
+      return t.edge_times != nullptr ? t.edge_times[first + o] : t.node_times[indices[first + o]];
+    };
+    auto id_of = [&](int64_t o) { return t.edge_ids != nullptr ? t.edge_ids[first + o] : o; };
+    const uint32_t* order = t.order + first;
+    const int64_t count = temporal::CandidateCount(order, degree, t.seed_time, time_of);
+    // The excluded candidates, as ranks in time order (ascending): ranks below count are the candidates.
+    std::vector<int64_t>& not_allowed = scratch.not_allowed;
+    not_allowed.clear();
+    for (int64_t e : excluded) {
+      if (temporal::Eligible(time_of(e), t.seed_time)) {
+        not_allowed.push_back(temporal::RankOf(order, degree, time_of(e), id_of(e), time_of, id_of));
+      }
+    }
+    std::sort(not_allowed.begin(), not_allowed.end());
+    const auto skipped = static_cast<int64_t>(not_allowed.size());
+    const int64_t k = SampleCount(count - skipped, fanout);
+    positions.resize(static_cast<size_t>(k));
+    if (t.strategy == TemporalStrategy::kUniform || k == count - skipped) {  // ranks, then their offsets
+      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), count, not_allowed.data(),
+                             skipped, k, positions.data());
+    } else {  // "last": the k highest allowed ranks
+      int64_t rank = count - 1, x = skipped - 1;
+      for (int64_t i = 0; i < k; ++i, --rank) {
+        for (; x >= 0 && not_allowed[x] == rank; --x) --rank;
+        positions[i] = rank;
+      }
+    }
+    for (int64_t& p : positions) p = order[p];
+    std::sort(positions.begin(), positions.end());
+    for (int64_t p : positions) take(p);
+    return k;
   }
   if (temporal != nullptr) {
     const TemporalDraw& t = *temporal;

@@ -1,0 +1,31 @@
+// Time-ordered neighborhoods for the temporal rule (common/batch/sampling.h, namespace temporal): per relation
+// and time source, each node's in-list offsets sorted by (time, id) ascending, so a seed's candidates are a
+// prefix found by one binary search (temporal::CandidateCount) instead of a pass over the whole list, as PyG and
+// GraphBolt keep neighborhoods sorted by time. The CSC keeps its source order (a link batch's exclusions and
+// strict negatives search each list by source); this is an index beside it: 4 bytes an edge.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gnnd {
+
+// One relation's times: each edge's (edge_times, by CSC position), else its source node's (node_times, by
+// source id through indices). Ties are broken by edge_ids (by CSC position), else by in-list offset.
+struct TimeOrderInput {
+  const int64_t* indptr = nullptr;
+  int64_t num_nodes = 0;  // destinations: indptr has num_nodes + 1 entries
+  const int64_t* edge_times = nullptr;
+  const int64_t* node_times = nullptr;
+  const void* indices = nullptr;
+  bool wide_indices = false;
+  const int64_t* edge_ids = nullptr;
+};
+
+// order[indptr[v] + j] = the in-list offset of v's j-th in-edge by (time, id) ascending. A list of 2^32 or
+// more in-edges is refused (offsets are 32 bits).
+absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, int threads);
+
+}  // namespace gnnd
