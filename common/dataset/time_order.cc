@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/parallel.h"
+#include "common/dataset/graph.h"
 
 namespace gnnd {
 
@@ -36,6 +37,30 @@ absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, i
     }
   });
   return order;
+}
+
+const uint32_t* TimeOrderCache::Get(const GraphData& graph, int relation, int times) {
+  std::lock_guard<std::mutex> lock(mutex_);  // a first use builds under it: the next users wait for it
+  auto [at, added] = orders_.try_emplace({relation, times});
+  if (!added) return at->second.data();
+  const RelationSchema& r = graph.schema.relations[relation];
+  TimeOrderInput in{.indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]),
+                    .num_nodes = graph.schema.node_types[r.dst_type].num_nodes,
+                    .indices = graph.arrays.data[r.indices],
+                    .wide_indices = r.index_dtype == DType::kInt64,
+                    .edge_ids = r.edge_ids >= 0 ? static_cast<const int64_t*>(graph.arrays.data[r.edge_ids]) : nullptr};
+  const auto* values = static_cast<const int64_t*>(graph.arrays.data[times]);
+  (times == graph.schema.node_types[r.src_type].node_time ? in.node_times : in.edge_times) = values;
+  absl::StatusOr<std::vector<uint32_t>> built = BuildTimeOrder(in, DefaultThreads());
+  if (built.ok()) at->second = *std::move(built);
+  return at->second.data();
+}
+
+uint64_t TimeOrderCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t total = 0;
+  for (const auto& [key, order] : orders_) total += sizeof(uint32_t) * order.size();
+  return total;
 }
 
 }  // namespace gnnd

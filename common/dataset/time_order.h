@@ -6,11 +6,17 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace gnnd {
+
+struct GraphData;
 
 // One relation's times: each edge's (edge_times, by CSC position), else its source node's (node_times, by
 // source id through indices). Ties are broken by edge_ids (by CSC position), else by in-list offset.
@@ -27,5 +33,21 @@ struct TimeOrderInput {
 // order[indptr[v] + j] = the in-list offset of v's j-th in-edge by (time, id) ascending. A list of 2^32 or
 // more in-edges is refused (offsets are 32 bits).
 absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, int threads);
+
+// A dataset's time orders, each built on first use and kept for the dataset's life, shared by every sampler
+// of it (GraphData::time_orders). Thread-safe.
+class TimeOrderCache {
+ public:
+  // The order of `relation` by schema array `times`: an int64 edge attribute of it (each edge's time), or
+  // its source type's node_time (each source's). Lists of 2^32 in-edges or more are refused before any
+  // session samples them (ComputeBatchCapacity), so this does not fail.
+  const uint32_t* Get(const GraphData& graph, int relation, int times);
+  // The bytes of the orders built so far.
+  uint64_t bytes() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<int, int>, std::vector<uint32_t>> orders_;
+};
 
 }  // namespace gnnd

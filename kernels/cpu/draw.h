@@ -16,14 +16,14 @@ namespace gnnd {
 
 // Per-thread scratch of DrawInNeighbors.
 struct DrawScratch {
-  std::vector<int64_t> positions, excluded_positions, not_allowed, candidates;
+  std::vector<int64_t> positions, excluded_positions, not_allowed;
   std::vector<uint64_t> draws;
 };
 
 // What the temporal rule (sampling.h) reads for one node's draw: its subgraph's seed time, and each in-edge's
 // time: edge_times[position in the CSC] (edge-level), else node_times[source id] (node-level). "last" breaks
-// ties by edge_ids[position in the CSC], or the position where it is null. With `order` (the relation's
-// TimeOrder, by CSC position) the candidates are a prefix of it, found by a binary search.
+// ties by edge_ids[position in the CSC], or the position where it is null. `order`: the relation's time order
+// (by CSC position; TimeOrderCache), of which the candidates are a prefix, found by a binary search.
 struct TemporalDraw {
   const int64_t* edge_times = nullptr;
   const int64_t* node_times = nullptr;
@@ -57,7 +57,7 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     SourceRange(indptr, indices, source, node, &begin, &end);
     for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
   }
-  if (temporal != nullptr && temporal->order != nullptr) {
+  if (temporal != nullptr) {
     const TemporalDraw& t = *temporal;
     auto time_of = [&](int64_t o) {
       return t.edge_times != nullptr ? t.edge_times[first + o] : t.node_times[indices[first + o]];
@@ -89,37 +89,6 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     }
     for (int64_t& p : positions) p = order[p];
     std::sort(positions.begin(), positions.end());
-    for (int64_t p : positions) take(p);
-    return k;
-  }
-  if (temporal != nullptr) {
-    const TemporalDraw& t = *temporal;
-    auto time_of = [&](int64_t p) {
-      return t.edge_times != nullptr ? t.edge_times[first + p] : t.node_times[indices[first + p]];
-    };
-    // The positions that are no candidates (excluded, or newer than the seed), ascending; and the candidates.
-    std::vector<int64_t>& not_allowed = scratch.not_allowed;
-    std::vector<int64_t>& candidates = scratch.candidates;
-    not_allowed.clear();
-    candidates.clear();
-    for (int64_t p = 0, x = 0; p < degree; ++p) {
-      const bool excluded_here = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
-      x += excluded_here;
-      (excluded_here || !temporal::Eligible(time_of(p), t.seed_time) ? not_allowed : candidates).push_back(p);
-    }
-    const int64_t count = static_cast<int64_t>(candidates.size()), k = SampleCount(count, fanout);
-    positions.resize(static_cast<size_t>(k));
-    if (t.strategy == TemporalStrategy::kUniform || k == count) {
-      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, not_allowed.data(),
-                             static_cast<int64_t>(not_allowed.size()), k, positions.data());
-    } else {  // "last": the k most recent candidates
-      auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
-      std::partial_sort(candidates.begin(), candidates.begin() + k, candidates.end(), [&](int64_t a, int64_t b) {
-        return temporal::MoreRecent(time_of(a), id_of(a), time_of(b), id_of(b));
-      });
-      std::copy_n(candidates.begin(), k, positions.begin());
-      std::sort(positions.begin(), positions.end());
-    }
     for (int64_t p : positions) take(p);
     return k;
   }

@@ -15,6 +15,7 @@ CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_
       seed_(seed),
       local_(graph.schema.node_types.size()),
       reset_(graph.schema.node_types.size()),
+      time_orders_(graph.schema.relations.size(), nullptr),
       sampled_(graph.schema.relations.size()) {}
 
 template <typename Index>
@@ -41,6 +42,9 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
         static_cast<const int64_t*>(graph_.arrays.data[times]);
     if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);
     temporal.strategy = spec_.time.strategy;
+    const uint32_t*& order = time_orders_[relation];
+    if (order == nullptr) order = graph_.time_orders->Get(graph_, relation, times);
+    temporal.order = order;
   }
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];

@@ -1,7 +1,7 @@
 // Time-ordered neighborhoods (common/dataset/time_order.h) and the temporal draw over them (kernels/cpu/draw.h
-// with TemporalDraw::order): each list sorted by (time, id); "last" draws exactly what the scan draws; "uniform"
-// is the ordinary rule over the allowed candidates in time order (checked against that definition computed
-// without the index), counts exact, nothing newer than the seed, every pair of candidates equally likely.
+// through TemporalDraw::order): each list sorted by (time, id); "last" draws exactly the most recent allowed
+// candidates and "uniform" the ordinary rule over them in time order (both checked against their definitions
+// computed without the index), nothing newer than the seed, every pair of candidates equally likely.
 #include "common/dataset/time_order.h"
 
 #include <algorithm>
@@ -36,25 +36,23 @@ struct TimedList {
   }
   int64_t IdOf(int64_t p) const { return ids.empty() ? p : ids[p]; }
 
-  // The drawn positions, ascending, with or without the index.
-  std::vector<int64_t> Draw(int64_t seed_time, int32_t fanout, uint64_t batch, TemporalStrategy strategy, bool indexed,
+  // The drawn positions, ascending.
+  std::vector<int64_t> Draw(int64_t seed_time, int32_t fanout, uint64_t batch, TemporalStrategy strategy,
                             const std::vector<int64_t>& excluded_sources = {}) const {
-    TemporalDraw temporal{times.data(), nullptr, ids.empty() ? nullptr : ids.data(), strategy, seed_time};
-    if (indexed) temporal.order = order.data();
+    const TemporalDraw temporal{times.data(), nullptr,   ids.empty() ? nullptr : ids.data(),
+                                strategy,     seed_time, order.data()};
     DrawScratch scratch;
     std::vector<int64_t> sampled, positions(times.size());
-    const int64_t k = DrawInNeighbors(kOrderKey, batch, 1, 0, 0, indptr, indices.data(), fanout, excluded_sources, scratch,
-                                      sampled, positions.data(), nullptr, &temporal);
+    const int64_t k = DrawInNeighbors(kOrderKey, batch, 1, 0, 0, indptr, indices.data(), fanout, excluded_sources,
+                                      scratch, sampled, positions.data(), nullptr, &temporal);
     positions.resize(static_cast<size_t>(k));
     EXPECT_TRUE(std::is_sorted(positions.begin(), positions.end()));
     for (int64_t i = 0; i < k; ++i) EXPECT_EQ(sampled[i], 100 + positions[i]);
     return positions;
   }
 
-  // The definition, without the index: the allowed candidates sorted by (time, id), the ordinary rule's ranks
-  // over them, their positions ascending.
-  std::vector<int64_t> Uniform(int64_t seed_time, int32_t fanout, uint64_t batch,
-                               const std::vector<int64_t>& excluded_sources) const {
+  // The allowed candidates (no newer than the seed, not excluded) sorted by (time, id), without the index.
+  std::vector<int64_t> Allowed(int64_t seed_time, const std::vector<int64_t>& excluded_sources) const {
     std::vector<int64_t> allowed;
     for (int64_t p = 0; p < indptr[1]; ++p) {
       const bool out = std::count(excluded_sources.begin(), excluded_sources.end(), 100 + p) > 0;
@@ -62,6 +60,23 @@ struct TimedList {
     }
     std::sort(allowed.begin(), allowed.end(),
               [&](int64_t a, int64_t b) { return std::tuple(times[a], IdOf(a)) < std::tuple(times[b], IdOf(b)); });
+    return allowed;
+  }
+
+  // "last" by its definition: the k most recent allowed candidates, ascending.
+  std::vector<int64_t> Last(int64_t seed_time, int32_t fanout, const std::vector<int64_t>& excluded_sources) const {
+    const std::vector<int64_t> allowed = Allowed(seed_time, excluded_sources);
+    const int64_t k = SampleCount(static_cast<int64_t>(allowed.size()), fanout);
+    std::vector<int64_t> out(allowed.end() - k, allowed.end());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // "uniform" by its definition: the ordinary rule's ranks over the allowed candidates in time order, their
+  // positions ascending.
+  std::vector<int64_t> Uniform(int64_t seed_time, int32_t fanout, uint64_t batch,
+                               const std::vector<int64_t>& excluded_sources) const {
+    const std::vector<int64_t> allowed = Allowed(seed_time, excluded_sources);
     const int64_t m = static_cast<int64_t>(allowed.size()), k = SampleCount(m, fanout);
     std::vector<int64_t> ranks(static_cast<size_t>(k));
     if (k < m) {
@@ -113,7 +128,7 @@ TEST(TimeOrder, EachListIsSortedByTimeThenId) {
   }
 }
 
-TEST(TimeOrderDraw, LastDrawsWhatTheScanDrawsAndUniformIsTheRuleInTimeOrder) {
+TEST(TimeOrderDraw, LastAndUniformDrawWhatTheirDefinitionsSay) {
   std::mt19937_64 rng(9);
   for (int trial = 0; trial < 300; ++trial) {
     const int64_t d = 1 + static_cast<int64_t>(rng() % 30);
@@ -131,10 +146,10 @@ TEST(TimeOrderDraw, LastDrawsWhatTheScanDrawsAndUniformIsTheRuleInTimeOrder) {
       for (int32_t fanout : {1, 3, 8, -1}) {
         const uint64_t batch = rng() % 1000;
         for (const std::vector<int64_t>& out : {std::vector<int64_t>{}, excluded}) {
-          EXPECT_EQ(list.Draw(seed_time, fanout, batch, TemporalStrategy::kLast, true, out),
-                    list.Draw(seed_time, fanout, batch, TemporalStrategy::kLast, false, out))
+          EXPECT_EQ(list.Draw(seed_time, fanout, batch, TemporalStrategy::kLast, out),
+                    list.Last(seed_time, fanout, out))
               << "trial " << trial;
-          const std::vector<int64_t> got = list.Draw(seed_time, fanout, batch, TemporalStrategy::kUniform, true, out);
+          const std::vector<int64_t> got = list.Draw(seed_time, fanout, batch, TemporalStrategy::kUniform, out);
           EXPECT_EQ(got, list.Uniform(seed_time, fanout, batch, out)) << "trial " << trial;
           for (int64_t p : got) EXPECT_LE(times[p], seed_time);
         }
@@ -149,7 +164,7 @@ TEST(TimeOrderDraw, UniformDrawsEveryPairOfCandidatesEquallyOften) {
   constexpr int kTrials = 30000;
   std::map<std::pair<int64_t, int64_t>, int> seen;
   for (int t = 0; t < kTrials; ++t) {
-    const std::vector<int64_t> p = list.Draw(10, 2, t, TemporalStrategy::kUniform, true);
+    const std::vector<int64_t> p = list.Draw(10, 2, t, TemporalStrategy::kUniform);
     ASSERT_EQ(p.size(), 2u);
     ++seen[{p[0], p[1]}];
   }
