@@ -1,11 +1,16 @@
 #include "common/dataset/time_order.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <numeric>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/parallel.h"
+#include "common/base/status.h"
 #include "common/dataset/graph.h"
 
 namespace gnnd {
@@ -39,10 +44,17 @@ absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, i
   return order;
 }
 
-const uint32_t* TimeOrderCache::Get(const GraphData& graph, int relation, int times) {
+TimeOrderCache::~TimeOrderCache() {
+  for (auto& [key, pages] : orders_) {
+    if (pages.data != nullptr) ::munmap(pages.data, pages.bytes);
+  }
+}
+
+absl::StatusOr<const uint32_t*> TimeOrderCache::Get(const GraphData& graph, int relation, int times) {
   std::lock_guard<std::mutex> lock(mutex_);  // a first use builds under it: the next users wait for it
-  auto [at, added] = orders_.try_emplace({relation, times});
-  if (!added) return at->second.data();
+  if (auto at = orders_.find({relation, times}); at != orders_.end()) {
+    return static_cast<const uint32_t*>(at->second.data);
+  }
   const RelationSchema& r = graph.schema.relations[relation];
   TimeOrderInput in{.indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]),
                     .num_nodes = graph.schema.node_types[r.dst_type].num_nodes,
@@ -51,16 +63,22 @@ const uint32_t* TimeOrderCache::Get(const GraphData& graph, int relation, int ti
                     .edge_ids = r.edge_ids >= 0 ? static_cast<const int64_t*>(graph.arrays.data[r.edge_ids]) : nullptr};
   const auto* values = static_cast<const int64_t*>(graph.arrays.data[times]);
   (times == graph.schema.node_types[r.src_type].node_time ? in.node_times : in.edge_times) = values;
-  absl::StatusOr<std::vector<uint32_t>> built = BuildTimeOrder(in, DefaultThreads());
-  if (built.ok()) at->second = *std::move(built);
-  return at->second.data();
+  GNND_ASSIGN_OR_RETURN(const std::vector<uint32_t> built, BuildTimeOrder(in, DefaultThreads()));
+  const size_t bytes = sizeof(uint32_t) * built.size();
+  Pages pages{nullptr, std::max<size_t>(bytes, 1)};
+  pages.data = ::mmap(nullptr, pages.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pages.data == MAP_FAILED) {
+    return ErrnoStatus(errno, absl::StrCat("map the time order of ", r.key(), " (", bytes, " bytes)"));
+  }
+  std::memcpy(pages.data, built.data(), bytes);
+  orders_[{relation, times}] = pages;
+  bytes_ += bytes;
+  return static_cast<const uint32_t*>(pages.data);
 }
 
 uint64_t TimeOrderCache::bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t total = 0;
-  for (const auto& [key, order] : orders_) total += sizeof(uint32_t) * order.size();
-  return total;
+  return bytes_;
 }
 
 }  // namespace gnnd

@@ -35,19 +35,26 @@ struct TimeOrderInput {
 absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, int threads);
 
 // A dataset's time orders, each built on first use and kept for the dataset's life, shared by every sampler
-// of it (GraphData::time_orders). Thread-safe.
+// of it (GraphData::time_orders). Thread-safe. Each lives in pages of its own, so a GPU may register it for
+// zero-copy reads.
 class TimeOrderCache {
  public:
+  ~TimeOrderCache();
   // The order of `relation` by schema array `times`: an int64 edge attribute of it (each edge's time), or
-  // its source type's node_time (each source's). Lists of 2^32 in-edges or more are refused before any
-  // session samples them (ComputeBatchCapacity), so this does not fail.
-  const uint32_t* Get(const GraphData& graph, int relation, int times);
+  // its source type's node_time (each source's). Fails only for memory, or a list of 2^32 in-edges or more
+  // (which ComputeBatchCapacity refuses before a session samples it).
+  absl::StatusOr<const uint32_t*> Get(const GraphData& graph, int relation, int times);
   // The bytes of the orders built so far.
   uint64_t bytes() const;
 
  private:
+  struct Pages {
+    void* data = nullptr;
+    size_t bytes = 0;  // mapped
+  };
   mutable std::mutex mutex_;
-  std::map<std::pair<int, int>, std::vector<uint32_t>> orders_;
+  std::map<std::pair<int, int>, Pages> orders_;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace gnnd

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "common/batch/batch.h"
 #include "common/batch/layout.h"
 #include "common/batch/link_seeds.h"
@@ -36,6 +37,9 @@ void GatherEdgeRows(const GraphData& graph, const BatchView& out);
 class CpuSampler {
  public:
   CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
+  // Builds the time orders a temporal `spec` draws through (GraphData::time_orders), so a session fails at
+  // its start, not in a draw, where memory is short. A sampler builds them at its first draw otherwise.
+  static absl::Status PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
   // laid out for this spec's capacity (ComputeBatchCapacity). `times`, if set, gets the stages' seconds.
