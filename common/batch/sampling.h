@@ -185,11 +185,12 @@ GNND_HOST_DEVICE SamplingKey SubgraphKey(SamplingKey key, uint64_t subgraph) {
 
 // The temporal rule (a session's time_attr): for a subgraph whose seed has time t, an in-edge is a candidate
 // when its time -- the edge's own (edge-level), or its source node's (node-level) -- is at most t, and a
-// link batch does not exclude it. Each node draws min(fanout, candidates): temporal_strategy "uniform" is the
-// ordinary rule over the candidates (ChooseAllowedPositions with every other position not allowed: with every
-// in-edge a candidate, exactly the uniform rule); "last" takes the k most recent candidates (largest time,
-// ties by larger edge id: the stored one where the relation keeps edge ids, else the CSC position). Either
-// way the drawn positions are written ascending.
+// link batch does not exclude it. A node's in-edges in time order ((time, id) ascending; id: the stored edge
+// id where the relation keeps them, else the in-list offset) have the candidates as a prefix, less the
+// excluded. Each node draws min(fanout, candidates): temporal_strategy "uniform" is the ordinary rule over the
+// candidates in time order (ChooseAllowedPositions over the prefix with the excluded ranks not allowed: with
+// every in-edge a candidate, the uniform rule over the list in time order); "last" takes the k most recent
+// candidates (the highest ranks). Either way the drawn positions are written ascending.
 namespace temporal {
 GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time) { return time <= seed_time; }
 // Whether (time, id) is more recent than (other_time, other_id).
