@@ -52,10 +52,9 @@ TimeOrderCache::~TimeOrderCache() {
 
 absl::StatusOr<const uint32_t*> TimeOrderCache::Get(const GraphData& graph, int relation, int times) {
   std::lock_guard<std::mutex> lock(mutex_);  // a first use builds under it: the next users wait for it
-  if (auto at = orders_.find({relation, times}); at != orders_.end()) {
-    return static_cast<const uint32_t*>(at->second.data);
-  }
   const RelationSchema& r = graph.schema.relations[relation];
+  const auto key = std::make_tuple(relation, times, graph.arrays.data[times], graph.arrays.data[r.indices]);
+  if (auto at = orders_.find(key); at != orders_.end()) return static_cast<const uint32_t*>(at->second.data);
   TimeOrderInput in{.indptr = static_cast<const int64_t*>(graph.arrays.data[r.indptr]),
                     .num_nodes = graph.schema.node_types[r.dst_type].num_nodes,
                     .indices = graph.arrays.data[r.indices],
@@ -71,7 +70,7 @@ absl::StatusOr<const uint32_t*> TimeOrderCache::Get(const GraphData& graph, int 
     return ErrnoStatus(errno, absl::StrCat("map the time order of ", r.key(), " (", bytes, " bytes)"));
   }
   std::memcpy(pages.data, built.data(), bytes);
-  orders_[{relation, times}] = pages;
+  orders_[key] = pages;
   bytes_ += bytes;
   return static_cast<const uint32_t*>(pages.data);
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -53,7 +54,9 @@ class TimeOrderCache {
     size_t bytes = 0;  // mapped
   };
   mutable std::mutex mutex_;
-  std::map<std::pair<int, int>, Pages> orders_;
+  // By (relation, times array, and where that array and the relation's indices are): a copy of a GraphData
+  // pointing at other arrays gets its own order.
+  std::map<std::tuple<int, int, const void*, const void*>, Pages> orders_;
   uint64_t bytes_ = 0;
 };
 
