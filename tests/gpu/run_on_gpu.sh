@@ -3,7 +3,7 @@
 #   bash deploy/bundle.sh build out build/tests/gpu_tests && tar -C out -xzf out/gnnd-*.tar.gz
 #   bash tests/gpu/run_on_gpu.sh out/gnnd-VERSION-ARCH OUT_DIR      (on the GPU machine)
 # 1. gpu_tests (CUDA vs CPU byte-identical batches; Philox on the device),
-# 2. compute-sanitizer memcheck over one case of them,
+# 2. compute-sanitizer memcheck over some cases of them (the typed link stage: disjoint and temporal too),
 # 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset (with edge attributes),
 #    compared with numpy,
 #    uniform, weighted (weight_attr), temporal (time_attr: edge and node times, uniform and last), disjoint,
@@ -19,7 +19,7 @@ status=0
 gpu_tests 2>&1 | tee "$out/gpu_tests.log" | tail -25 || status=1
 grep -q "FAILED" "$out/gpu_tests.log" && status=1
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*mag_weighted_host_per_relation*:*igbh_fp8*:*mag_node_time_last_host_given*:*mag_edge_time_uniform_host_indices_given*' \
+  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*mag_weighted_host_per_relation*:*igbh_fp8*:*mag_node_time_last_host_given*:*mag_edge_time_uniform_host_indices_given*:CudaLinkStage.TypedBatchesEqualTheCpus' \
     >"$out/memcheck.log" 2>&1 && echo "memcheck: clean" || { echo "memcheck: FAILED"; tail -30 "$out/memcheck.log"; status=1; }
   grep -E "ERROR SUMMARY" "$out/memcheck.log"
 fi
