@@ -192,10 +192,17 @@ LinkRelation LinkRelationOf(const GraphData& graph, int relation) {
           schema.format_version == 1 ? "the graph" : r.key()};
 }
 
-std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, int relation,
+void PositiveTimes(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out) {
+  out.clear();
+  for (size_t i = 0; i < input_id.size() && positives.times != nullptr; ++i)
+    out.push_back(positives.times[input_id[i]]);
+}
+
+std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, const LinkSeedSpec& spec,
                                                       const SamplingSpec& sampling) {
   if (!sampling.temporal() || !sampling.time.node_level) return nullptr;
-  const RelationSchema& r = graph.schema.relations[relation];
+  if (spec.negatives_by_time != nullptr) return spec.negatives_by_time;
+  const RelationSchema& r = graph.schema.relations[spec.relation];
   auto sorted = [&graph](int type) {
     const NodeTypeSchema& t = graph.schema.node_types[type];
     if (t.node_time < 0) return std::vector<int64_t>();

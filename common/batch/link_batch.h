@@ -90,11 +90,13 @@ struct LinkSeedEdges {
 LinkSeedEdges SeedEdgesOf(const LinkSeedSpec& spec, const GraphData& graph);
 // The fixed negatives of the positives at `input_id` (MakeLinkSeeds' `fixed`), one row after another.
 void FixedNegatives(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out);
+// The times of the positives at `input_id` (MakeLinkSeeds' LinkSubgraphs::times); none where they have none.
+void PositiveTimes(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out);
 // The seed relation as MakeLinkSeeds draws and checks negatives in it.
 LinkRelation LinkRelationOf(const GraphData& graph, int relation);
-// The index a session sampling by `sampling` draws its negatives with: where it reads node times (PyG draws
-// negatives among the nodes no newer than their pair then); null otherwise.
-std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, int relation,
+// The index a session of `spec` sampling by `sampling` draws its negatives with: the spec's, else made now, where
+// it reads node times (PyG draws negatives among the nodes no newer than their pair then); null otherwise.
+std::shared_ptr<const NodesByTimeIndex> NodesByTimeOf(const GraphData& graph, const LinkSeedSpec& spec,
                                                       const SamplingSpec& sampling);
 // Its bytes (0 where a session draws no temporal negatives): what a session holds for it.
 uint64_t NodesByTimeBytes(const DatasetSchema& schema, int relation, const SamplingSpec& sampling);

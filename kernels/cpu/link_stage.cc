@@ -16,12 +16,11 @@ absl::StatusOr<LinkStage> LinkStage::Create(const GraphData& graph, const Sampli
   LinkStage stage(graph, spec, seed);
   stage.positives_ = SeedEdgesOf(spec, graph);
   stage.disjoint_ = sampling.disjoint;
-  stage.temporal_ = sampling.temporal();
-  if (stage.temporal_ && stage.positives_.times == nullptr) {
+  if (!sampling.temporal()) stage.positives_.times = nullptr;  // a split's times, unread
+  if (sampling.temporal() && stage.positives_.times == nullptr) {
     return absl::InvalidArgumentError("a temporal link stage's pairs have no times");
   }
-  stage.by_time_ =
-      spec.negatives_by_time != nullptr ? spec.negatives_by_time : NodesByTimeOf(graph, spec.relation, sampling);
+  stage.by_time_ = NodesByTimeOf(graph, spec, sampling);
   stage.relation_ = LinkRelationOf(graph, spec.relation, stage.by_time_.get());
   return stage;
 }
@@ -41,8 +40,7 @@ absl::Status LinkStage::Sample(CpuSampler& sampler, uint64_t epoch, uint64_t bat
   }
   const LinkRelation& relation = relation_;
   if (spec_.negatives.mode == NegativeMode::kFixed) FixedNegatives(positives_, input_id, fixed_);
-  times_.clear();
-  for (size_t i = 0; i < p && temporal_; ++i) times_.push_back(positives_.times[input_id[i]]);
+  PositiveTimes(positives_, input_id, times_);
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, src_, dst_,
                                      spec_.negatives, relation, out.seeds, fixed_, {disjoint_, times_}));
   BuildRelationExclusions(graph_->schema, spec_.relation, spec_.exclude, src_, dst_, excluded_);

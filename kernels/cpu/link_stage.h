@@ -55,7 +55,7 @@ class LinkStage {
   const GraphData* graph_;
   LinkSeedSpec spec_;
   uint64_t seed_;
-  bool disjoint_ = false, temporal_ = false;         // of the sampling spec
+  bool disjoint_ = false;                            // of the sampling spec
   std::shared_ptr<const NodesByTimeIndex> by_time_;  // temporal negatives' (relation_ points into it)
   LinkRelation relation_;
   LinkSeedEdges positives_;

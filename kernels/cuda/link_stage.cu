@@ -73,8 +73,7 @@ absl::StatusOr<std::unique_ptr<CudaLinkStage>> CudaLinkStage::Create(const Graph
   }
   auto s = std::unique_ptr<CudaLinkStage>(new CudaLinkStage());
   s->host_ = &host;
-  s->by_time_ =
-      spec.negatives_by_time != nullptr ? spec.negatives_by_time : NodesByTimeOf(host, spec.relation, sampling);
+  s->by_time_ = NodesByTimeOf(host, spec, sampling);
   s->relation_ = LinkRelationOf(host, spec.relation, s->by_time_.get());
   s->disjoint_ = sampling.disjoint;
   s->temporal_ = sampling.temporal();
@@ -82,6 +81,7 @@ absl::StatusOr<std::unique_ptr<CudaLinkStage>> CudaLinkStage::Create(const Graph
   s->seed_ = seed;
   s->max_positives_ = std::max<int64_t>(sampling.batch_size, 1);
   s->positives_ = SeedEdgesOf(spec, host);
+  if (!s->temporal_) s->positives_.times = nullptr;  // a split's times, unread
   s->csc_ = device.relations[spec.relation];
   s->sampler_ = &sampler;
   const int64_t max_frontier = s->sampler_->MaxFrontier();  // the exclusions' per-node scratch
@@ -245,8 +245,7 @@ absl::Status CudaLinkStage::StageDisjointSeeds(uint64_t epoch, uint64_t batch_in
                                                const int64_t* dst, std::span<const int64_t> input_id, int64_t* staging,
                                                int64_t at, int64_t* end) {
   const size_t p = input_id.size();
-  times_.clear();
-  for (size_t i = 0; i < p && temporal_; ++i) times_.push_back(positives_.times[input_id[i]]);
+  PositiveTimes(positives_, input_id, times_);
   GNND_RETURN_IF_ERROR(MakeLinkSeeds(MakeSamplingKey(seed_, epoch, RandomPurpose::kNegatives), batch_index, {src, p},
                                      {dst, p}, spec_.negatives, relation_, host_seeds_, fixed_,
                                      {.disjoint = true, .times = times_}));

@@ -39,7 +39,7 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
                      plan.link ? std::optional<LinkSeedSpec>(plan.link->seeds) : std::nullopt, plan.seed, plan.layout};
   GNND_RETURN_IF_ERROR(CpuSampler::PrepareTimeOrders(dataset.graph, plan.sampling));
   if (recipe.link) {  // made once here, not by each producer thread's stage
-    recipe.link->negatives_by_time = NodesByTimeOf(dataset.graph, recipe.link->relation, plan.sampling);
+    recipe.link->negatives_by_time = NodesByTimeOf(dataset.graph, *recipe.link, plan.sampling);
   }
   if (!two_stages) {
     GNND_ASSIGN_OR_RETURN(s.fill_, CpuProducer::InMemory(recipe, std::move(targets), max_parallel));
