@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <numeric>
 #include <tuple>
 
@@ -15,7 +14,7 @@
 
 namespace gnnd {
 
-absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, int threads) {
+absl::Status BuildTimeOrder(const TimeOrderInput& in, std::span<uint32_t> order, int threads) {
   const int64_t* indptr = in.indptr;
   for (int64_t v = 0; v < in.num_nodes; ++v) {
     if (indptr[v + 1] - indptr[v] > int64_t{UINT32_MAX}) {
@@ -23,7 +22,10 @@ absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, i
                                                      " in-edges: a time order holds lists below 2^32"));
     }
   }
-  std::vector<uint32_t> order(static_cast<size_t>(indptr[in.num_nodes]));
+  if (order.size() != static_cast<size_t>(indptr[in.num_nodes])) {
+    return absl::InternalError(
+        absl::StrCat("a time order of ", indptr[in.num_nodes], " edges given room for ", order.size()));
+  }
   auto source = [&in](int64_t p) {
     return in.wide_indices ? static_cast<const int64_t*>(in.indices)[p]
                            : int64_t{static_cast<const int32_t*>(in.indices)[p]};
@@ -41,7 +43,7 @@ absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, i
       std::sort(list, list + degree, [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
     }
   });
-  return order;
+  return absl::OkStatus();
 }
 
 TimeOrderCache::~TimeOrderCache() {
@@ -62,14 +64,17 @@ absl::StatusOr<const uint32_t*> TimeOrderCache::Get(const GraphData& graph, int 
                     .edge_ids = r.edge_ids >= 0 ? static_cast<const int64_t*>(graph.arrays.data[r.edge_ids]) : nullptr};
   const auto* values = static_cast<const int64_t*>(graph.arrays.data[times]);
   (times == graph.schema.node_types[r.src_type].node_time ? in.node_times : in.edge_times) = values;
-  GNND_ASSIGN_OR_RETURN(const std::vector<uint32_t> built, BuildTimeOrder(in, DefaultThreads()));
-  const size_t bytes = sizeof(uint32_t) * built.size();
+  const size_t edges = static_cast<size_t>(in.indptr[in.num_nodes]), bytes = sizeof(uint32_t) * edges;
   Pages pages{nullptr, std::max<size_t>(bytes, 1)};
   pages.data = ::mmap(nullptr, pages.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (pages.data == MAP_FAILED) {
     return ErrnoStatus(errno, absl::StrCat("map the time order of ", r.key(), " (", bytes, " bytes)"));
   }
-  std::memcpy(pages.data, built.data(), bytes);
+  if (absl::Status built = BuildTimeOrder(in, {static_cast<uint32_t*>(pages.data), edges}, DefaultThreads());
+      !built.ok()) {
+    ::munmap(pages.data, pages.bytes);
+    return built;
+  }
   orders_[key] = pages;
   bytes_ += bytes;
   return static_cast<const uint32_t*>(pages.data);

@@ -9,10 +9,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace gnnd {
@@ -31,9 +33,9 @@ struct TimeOrderInput {
   const int64_t* edge_ids = nullptr;
 };
 
-// order[indptr[v] + j] = the in-list offset of v's j-th in-edge by (time, id) ascending. A list of 2^32 or
-// more in-edges is refused (offsets are 32 bits).
-absl::StatusOr<std::vector<uint32_t>> BuildTimeOrder(const TimeOrderInput& in, int threads);
+// Writes order[indptr[v] + j] = the in-list offset of v's j-th in-edge by (time, id) ascending; `order` holds
+// indptr[num_nodes] entries. A list of 2^32 or more in-edges is refused (offsets are 32 bits).
+absl::Status BuildTimeOrder(const TimeOrderInput& in, std::span<uint32_t> order, int threads);
 
 // A dataset's time orders, each built on first use and kept for the dataset's life, shared by every sampler
 // of it (GraphData::time_orders). Thread-safe. Each lives in pages of its own, so a GPU may register it for

@@ -36,8 +36,10 @@ std::vector<int64_t> Draw(const std::vector<int64_t>& times, int64_t seed_time, 
   const int64_t indptr[2] = {0, degree};
   std::vector<int64_t> indices(degree), ids(degree);
   for (int64_t p = 0; p < degree; ++p) indices[p] = 100 + p, ids[p] = 1000 + p;
-  const std::vector<uint32_t> order =
-      *BuildTimeOrder({.indptr = indptr, .num_nodes = 1, .edge_times = times.data(), .edge_ids = ids.data()}, 1);
+  std::vector<uint32_t> order(degree);
+  EXPECT_TRUE(
+      BuildTimeOrder({.indptr = indptr, .num_nodes = 1, .edge_times = times.data(), .edge_ids = ids.data()}, order, 1)
+          .ok());
   const TemporalDraw temporal{times.data(), nullptr, ids.data(), strategy, seed_time, order.data()};
   DrawScratch scratch;
   std::vector<int64_t> sampled, positions(degree);
