@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -54,6 +55,8 @@
 #include "common/base/parallel.h"
 #include "common/base/philox.h"
 #include "common/batch/seeds.h"
+#include "common/dataset/npy.h"
+#include "common/dataset/time_order.h"
 #include "common/dataset/shm_store.h"
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/host_registration.h"
@@ -72,6 +75,9 @@ ABSL_FLAG(int, tier_gpus, 1, "tier: GPUs the hot tier is split over");
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::string, fanouts, "15,10,5", "fanouts; sampling: several sets separated by '/' (15,10,5/20,15,10)");
 ABSL_FLAG(int, batches, 50, "timed batches per configuration (after 5 warm-up batches)");
+ABSL_FLAG(std::string, seeds_out, "",
+          "temporal: write the seeds of every batch sampled, warm-up ones first (int64 .npy, batches x batch "
+          "size), for bench/torch_temporal_reference.py --seeds");
 ABSL_FLAG(std::vector<std::string>, typed_presets, std::vector<std::string>({"mag240m:1", "igbh:0.5"}),
           "typed: PRESET:SCALE graphs (mag240m, igbh)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
@@ -408,6 +414,34 @@ struct EdgeSpec {
   std::string time_attr;  // "", "node_time" or "time"
   TemporalStrategy strategy = TemporalStrategy::kUniform;
 };
+// The seeds of every homogeneous bench: the train split shuffled, epoch 0, in batches of --batch_size.
+EpochSeeds BenchSeeds(const GraphData& graph) {
+  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
+  return EpochSeeds(std::span<const int64_t>(train, graph.manifest.num_train()),
+                    {.seed = 1, .batch_size = absl::GetFlag(FLAGS_batch_size)}, 0);
+}
+
+// Writes the seeds Sample() draws its batches from, in its order (5 warm-up batches, then the timed ones), so
+// that a reference can sample the very same batches.
+void WriteBenchSeeds(const GraphData& graph, const std::string& path) {
+  const EpochSeeds seeds = BenchSeeds(graph);
+  const int64_t batch_size = absl::GetFlag(FLAGS_batch_size), batches = absl::GetFlag(FLAGS_batches) + 5;
+  std::string bytes = OrDie(FormatNpyHeader(DType::kInt64, {batches, batch_size}));
+  for (int64_t i = 0; i < batches; ++i) {
+    const auto batch = seeds.batch(i % seeds.num_steps());
+    if (static_cast<int64_t>(batch.size()) != batch_size) {
+      std::fprintf(stderr, "--seeds_out: the train split has no %lld full batches\n", static_cast<long long>(batches));
+      std::exit(2);
+    }
+    bytes.append(reinterpret_cast<const char*>(batch.data()), batch.size_bytes());
+  }
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size() || std::fclose(file) != 0) {
+    std::fprintf(stderr, "--seeds_out: cannot write %s\n", path.c_str());
+    std::exit(2);
+  }
+}
+
 // The CUDA sampler on `g` as a homogeneous session runs it: the one type and one relation, into the
 // homogeneous layout.
 template <typename OnBatch>
@@ -429,9 +463,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   if (edges.time_attr == "time") spec.time.edge_times = {0};
   spec.time.strategy = edges.strategy;
   OrDie(CheckSamplingSpec(spec, graph.schema));
-  const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
-  EpochSeeds seeds(std::span<const int64_t>(train, graph.manifest.num_train()), {.seed = 1, .batch_size = batch_size},
-                   0);
+  EpochSeeds seeds = BenchSeeds(graph);
   auto device = OrDie(DeviceDataset::Create(graph, placement));
   DeviceGraph device_graph = device->graph();
   std::unique_ptr<HotTier> tier;
@@ -542,6 +574,18 @@ int RunTemporal() {
   if (g->data.schema.relations[0].edge_attrs.size() != 1) {
     std::fprintf(stderr, "temporal: needs --synthetic_nodes (a graph with node and edge times)\n");
     return 2;
+  }
+  if (!absl::GetFlag(FLAGS_seeds_out).empty()) WriteBenchSeeds(g->data, absl::GetFlag(FLAGS_seeds_out));
+  // The time orders the temporal rows sample through, built here (as a session's first use builds them) so their
+  // cost is reported apart from the batches'.
+  const GraphData& graph = g->data;
+  for (const int times : {graph.schema.node_types[0].node_time, graph.schema.relations[0].edge_attrs[0].array}) {
+    const auto start = std::chrono::steady_clock::now();
+    OrDie(graph.time_orders->Get(graph, 0, times));
+    std::printf("Time order by %s: built in %.1f s on %d threads, %.2f GB in all so far.\n",
+                graph.schema.arrays[times].name.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), DefaultThreads(),
+                static_cast<double>(graph.time_orders->bytes()) / 1e9);
   }
   std::printf(
       "Graph: %s; batch %lld (seeds at their own node times); CSC and times in GPU memory; CUDA graphs; median of "

@@ -3,12 +3,13 @@ on the same dataset: PyG's semantics (disjoint subgraphs, in-edges no newer than
 random keys or "last" by time) written vectorized in torch, as a trainer without gnnd would: each hop expands every
 frontier node's in-edges, keeps the eligible ones, ranks them per node by key, keeps the first `fanout`, and
 deduplicates the sources within each subgraph (torch.unique over subgraph * N + id). Seeds: the train split's ids
-shuffled, in batches, each at its own node time (as gpu_bench's; its shuffle is gnnd's own, so the batches hold
-other seeds of the same split). Edge times: the dataset's edge attribute `time` (CSC
-order). Prints the median ms per batch (sampling alone, synchronized) of --batches timed batches after 5 warm-up
+shuffled, in batches, each at its own node time; with --seeds, gpu_bench's very batches (`gpu_bench temporal
+--seeds_out FILE`: its 5 warm-up batches, then the timed ones), else a shuffle of its own. Edge times: the dataset's
+edge attribute `time` (CSC order); "last" breaks ties between equal times by the larger edge id (`e_id.npy`, else
+the CSC position), as gnnd does, so its batches are gnnd's exactly. Prints the median ms per batch (sampling alone, synchronized) of --batches timed batches after 5 warm-up
 ones, with the nodes and edges per batch.
 
-    python3 bench/torch_temporal_reference.py --dataset DIR --device cuda:0
+    python3 bench/torch_temporal_reference.py --dataset DIR --seeds SEEDS.npy --device cuda:0
 """
 import argparse
 import pathlib
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 
 
-def sample(indptr, indices, edge_time, seeds, seed_time, fanouts, strategy, generator):
+def sample(indptr, indices, edge_time, edge_id, seeds, seed_time, fanouts, strategy, generator):
     """One batch: (nodes, edges) of the disjoint temporal subgraphs around `seeds`."""
     n = len(indptr) - 1
     device = seeds.device
@@ -35,10 +36,10 @@ def sample(indptr, indices, edge_time, seeds, seed_time, fanouts, strategy, gene
         eligible = times <= seed_time[frontier_subgraph[owner]]
         owner, position, times = owner[eligible], position[eligible], times[eligible]
         if strategy == "uniform":
-            key = torch.rand(len(owner), device=device, generator=generator)
-        else:  # the most recent first, ties by the larger position
-            key = -(times.double() + position.double() / (2.0 * len(indices)))
-        order = torch.sort(key, stable=True).indices
+            order = torch.sort(torch.rand(len(owner), device=device, generator=generator)).indices
+        else:  # the most recent first, ties by the larger edge id (gnnd's definition of "last")
+            order = torch.sort(edge_id[position], descending=True, stable=True).indices
+            order = order[torch.sort(times[order], descending=True, stable=True).indices]
         order = order[torch.sort(owner[order], stable=True).indices]
         owner, position = owner[order], position[order]
         counts = torch.bincount(owner, minlength=len(frontier))
@@ -62,6 +63,7 @@ def main():
     parser.add_argument("--fanouts", default="15,10,5")
     parser.add_argument("--batches", type=int, default=40)
     parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--seeds", help="gpu_bench temporal --seeds_out's file: sample these batches")
     args = parser.parse_args()
     root = pathlib.Path(args.dataset)
     device = torch.device(args.device)
@@ -69,7 +71,18 @@ def main():
     indices = torch.from_numpy(np.load(root / "indices.npy").astype(np.int64)).to(device)
     edge_time = torch.from_numpy(np.load(root / "edge.time.npy")).to(device)
     node_time = torch.from_numpy(np.load(root / "node_time.npy")).to(device)
-    train = torch.from_numpy(np.random.default_rng(1).permutation(np.load(root / "train.npy"))).to(device)
+    # Each edge's original id, where stored; else its CSC position, as gnnd breaks ties between equal times.
+    edge_id = (torch.from_numpy(np.load(root / "e_id.npy")).to(device) if (root / "e_id.npy").exists() else
+               torch.arange(len(indices), device=device))
+    if args.seeds:
+        batches = torch.from_numpy(np.load(args.seeds)).to(device)
+        if batches.shape[0] < args.batches + 5 or batches.shape[1] != args.batch_size:
+            raise SystemExit(f"--seeds: {args.seeds} holds {tuple(batches.shape)} seeds, not "
+                             f"({args.batches + 5}, {args.batch_size}): give gpu_bench the same --batches and "
+                             "--batch_size")
+    else:
+        train = torch.from_numpy(np.random.default_rng(1).permutation(np.load(root / "train.npy"))).to(device)
+        batches = [train[(step * args.batch_size) % len(train):][:args.batch_size] for step in range(args.batches + 5)]
     fanouts = [int(f) for f in args.fanouts.split(",")]
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     generator = torch.Generator(device=device).manual_seed(3)
@@ -77,10 +90,10 @@ def main():
     for strategy in ("uniform", "last"):
         times, sizes = [], []
         for step in range(args.batches + 5):
-            seeds = train[(step * args.batch_size) % len(train):][:args.batch_size]
+            seeds = batches[step]
             sync()
             start = time.perf_counter()
-            sizes.append(sample(indptr, indices, edge_time, seeds, node_time[seeds], fanouts, strategy, generator))
+            sizes.append(sample(indptr, indices, edge_time, edge_id, seeds, node_time[seeds], fanouts, strategy, generator))
             sync()
             if step >= 5:
                 times.append((time.perf_counter() - start) * 1e3)

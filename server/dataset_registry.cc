@@ -61,6 +61,7 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
     out.set_direct(c.direct);
   }
   info.set_bytes(bytes);
+  info.set_time_order_bytes(d.graph.time_orders->bytes());
   return info;
 }
 

@@ -128,6 +128,9 @@ std::string RenderPrometheus(const v1::Stats& stats) {
 
   Family dataset_bytes(out, "gnnd_dataset_bytes", "gauge", "Shared memory of each loaded dataset.");
   for (const v1::DatasetInfo& d : stats.datasets()) dataset_bytes.Sample(d.bytes(), {{"dataset", d.name()}});
+  Family orders(out, "gnnd_dataset_time_order_bytes", "gauge",
+                "Host memory of each dataset's time orders (the temporal rule's, built on first use).");
+  for (const v1::DatasetInfo& d : stats.datasets()) orders.Sample(d.time_order_bytes(), {{"dataset", d.name()}});
   AppendFeatureCacheMetrics(stats, out);
 
   Family stage(out, "gnnd_stage_seconds", "histogram",

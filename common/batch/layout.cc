@@ -86,6 +86,13 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
           spec.disjoint ? spec.max_hop0[t] : std::min(spec.max_hop0[t], schema.node_types[t].num_nodes);
     }
   }
+  for (size_t r = 0; r < relations && spec.temporal(); ++r) {
+    if (spec.TimeArrayOf(static_cast<int>(r), schema) >= 0 && max_in_degree[r] > int64_t{UINT32_MAX}) {
+      return absl::InvalidArgumentError(absl::StrCat("temporal sampling through ", schema.relations[r].key(),
+                                                     ": a node has ", max_in_degree[r],
+                                                     " in-edges, and time orders hold lists below 2^32"));
+    }
+  }
   for (int hop = 0; hop < spec.num_hops(); ++hop) {
     std::vector<int64_t> reached(types, 0);
     BatchCapacity::Hop& bound = c.hops.emplace_back();

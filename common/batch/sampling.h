@@ -185,16 +185,53 @@ GNND_HOST_DEVICE SamplingKey SubgraphKey(SamplingKey key, uint64_t subgraph) {
 
 // The temporal rule (a session's time_attr): for a subgraph whose seed has time t, an in-edge is a candidate
 // when its time -- the edge's own (edge-level), or its source node's (node-level) -- is at most t, and a
-// link batch does not exclude it. Each node draws min(fanout, candidates): temporal_strategy "uniform" is the
-// ordinary rule over the candidates (ChooseAllowedPositions with every other position not allowed: with every
-// in-edge a candidate, exactly the uniform rule); "last" takes the k most recent candidates (largest time,
-// ties by larger edge id: the stored one where the relation keeps edge ids, else the CSC position). Either
-// way the drawn positions are written ascending.
+// link batch does not exclude it. A node's in-edges in time order ((time, id) ascending; id: the stored edge
+// id where the relation keeps them, else the in-list offset) have the candidates as a prefix, less the
+// excluded. Each node draws min(fanout, candidates): temporal_strategy "uniform" is the ordinary rule over the
+// candidates in time order (ChooseAllowedPositions over the prefix with the excluded ranks not allowed: with
+// every in-edge a candidate, the uniform rule over the list in time order); "last" takes the k most recent
+// candidates (the highest ranks). Either way the drawn positions are written ascending.
 namespace temporal {
 GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time) { return time <= seed_time; }
 // Whether (time, id) is more recent than (other_time, other_id).
 GNND_HOST_DEVICE bool MoreRecent(int64_t time, int64_t id, int64_t other_time, int64_t other_id) {
   return time > other_time || (time == other_time && id > other_id);
+}
+
+// A time-ordered neighborhood (TimeOrder, common/dataset/time_order.h): order[j], j < degree, is the in-list
+// offset of the node's j-th oldest in-edge, by (time, id) ascending (MoreRecent's order). Its candidates for
+// seed time t are then the prefix order[0, CandidateCount): one binary search, time_of(offset) read log2(degree)
+// times.
+template <typename TimeOf>
+GNND_HOST_DEVICE int64_t CandidateCount(const uint32_t* order, int64_t degree, int64_t seed_time, TimeOf time_of) {
+  int64_t lo = 0, hi = degree;  // the first rank whose time is newer than seed_time
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (Eligible(time_of(order[mid]), seed_time)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// The rank in time order of in-list offset `offset`, whose (time, id) is (time, id): the neighborhood holds
+// each (time, id) once (ids distinct, or offsets), so the search finds it.
+template <typename TimeOf, typename IdOf>
+GNND_HOST_DEVICE int64_t RankOf(const uint32_t* order, int64_t degree, int64_t time, int64_t id, TimeOf time_of,
+                                IdOf id_of) {
+  int64_t lo = 0, hi = degree;  // the first rank not older than (time, id)
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    const uint32_t o = order[mid];
+    if (MoreRecent(time, id, time_of(o), id_of(o))) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 }  // namespace temporal
 

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/dataset/dataset.h"
+#include "common/dataset/time_order.h"
 #include "gnnd/v1/dataset.pb.h"
 
 namespace gnnd {
@@ -24,6 +26,9 @@ struct GraphData {
   // Per array of the schema: for an edge attribute of one float32 an edge (one that may weight draws), the index
   // of its first negative value, -1 if none (and for every other array); a pass over each such attribute.
   std::vector<int64_t> FirstNegativeWeights() const;
+
+  // The temporal rule's time orders, built on first use; copies of a GraphData share them (and its arrays).
+  std::shared_ptr<TimeOrderCache> time_orders = std::make_shared<TimeOrderCache>();
 };
 
 }  // namespace gnnd

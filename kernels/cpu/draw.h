@@ -16,19 +16,21 @@ namespace gnnd {
 
 // Per-thread scratch of DrawInNeighbors.
 struct DrawScratch {
-  std::vector<int64_t> positions, excluded_positions, not_allowed, candidates;
+  std::vector<int64_t> positions, excluded_positions, not_allowed;
   std::vector<uint64_t> draws;
 };
 
 // What the temporal rule (sampling.h) reads for one node's draw: its subgraph's seed time, and each in-edge's
 // time: edge_times[position in the CSC] (edge-level), else node_times[source id] (node-level). "last" breaks
-// ties by edge_ids[position in the CSC], or the position where it is null.
+// ties by edge_ids[position in the CSC], or the position where it is null. `order`: the relation's time order
+// (by CSC position; TimeOrderCache), of which the candidates are a prefix, found by a binary search.
 struct TemporalDraw {
   const int64_t* edge_times = nullptr;
   const int64_t* node_times = nullptr;
   const int64_t* edge_ids = nullptr;
   TemporalStrategy strategy = TemporalStrategy::kUniform;
   int64_t seed_time = 0;
+  const uint32_t* order = nullptr;
 };
 
 // Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
@@ -57,32 +59,36 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
   }
   if (temporal != nullptr) {
     const TemporalDraw& t = *temporal;
-    auto time_of = [&](int64_t p) {
-      return t.edge_times != nullptr ? t.edge_times[first + p] : t.node_times[indices[first + p]];
+    auto time_of = [&](int64_t o) {
+      return t.edge_times != nullptr ? t.edge_times[first + o] : t.node_times[indices[first + o]];
     };
-    // The positions that are no candidates (excluded, or newer than the seed), ascending; and the candidates.
+    auto id_of = [&](int64_t o) { return t.edge_ids != nullptr ? t.edge_ids[first + o] : o; };
+    const uint32_t* order = t.order + first;
+    const int64_t count = temporal::CandidateCount(order, degree, t.seed_time, time_of);
+    // The excluded candidates, as ranks in time order (ascending): ranks below count are the candidates.
     std::vector<int64_t>& not_allowed = scratch.not_allowed;
-    std::vector<int64_t>& candidates = scratch.candidates;
     not_allowed.clear();
-    candidates.clear();
-    for (int64_t p = 0, x = 0; p < degree; ++p) {
-      const bool excluded_here = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
-      x += excluded_here;
-      (excluded_here || !temporal::Eligible(time_of(p), t.seed_time) ? not_allowed : candidates).push_back(p);
+    for (int64_t e : excluded) {
+      if (temporal::Eligible(time_of(e), t.seed_time)) {
+        not_allowed.push_back(temporal::RankOf(order, degree, time_of(e), id_of(e), time_of, id_of));
+      }
     }
-    const int64_t count = static_cast<int64_t>(candidates.size()), k = SampleCount(count, fanout);
+    std::sort(not_allowed.begin(), not_allowed.end());
+    const auto skipped = static_cast<int64_t>(not_allowed.size());
+    const int64_t k = SampleCount(count - skipped, fanout);
     positions.resize(static_cast<size_t>(k));
-    if (t.strategy == TemporalStrategy::kUniform || k == count) {
-      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, not_allowed.data(),
-                             static_cast<int64_t>(not_allowed.size()), k, positions.data());
-    } else {  // "last": the k most recent candidates
-      auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
-      std::partial_sort(candidates.begin(), candidates.begin() + k, candidates.end(), [&](int64_t a, int64_t b) {
-        return temporal::MoreRecent(time_of(a), id_of(a), time_of(b), id_of(b));
-      });
-      std::copy_n(candidates.begin(), k, positions.begin());
-      std::sort(positions.begin(), positions.end());
+    if (t.strategy == TemporalStrategy::kUniform || k == count - skipped) {  // ranks, then their offsets
+      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), count, not_allowed.data(),
+                             skipped, k, positions.data());
+    } else {  // "last": the k highest allowed ranks
+      int64_t rank = count - 1, x = skipped - 1;
+      for (int64_t i = 0; i < k; ++i, --rank) {
+        for (; x >= 0 && not_allowed[x] == rank; --x) --rank;
+        positions[i] = rank;
+      }
     }
+    for (int64_t& p : positions) p = order[p];
+    std::sort(positions.begin(), positions.end());
     for (int64_t p : positions) take(p);
     return k;
   }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/base/status.h"
 #include "common/batch/sampling.h"
 #include "kernels/cpu/draw.h"
 
@@ -15,7 +16,16 @@ CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_
       seed_(seed),
       local_(graph.schema.node_types.size()),
       reset_(graph.schema.node_types.size()),
+      time_orders_(graph.schema.relations.size(), nullptr),
       sampled_(graph.schema.relations.size()) {}
+
+absl::Status CpuSampler::PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec) {
+  for (size_t r = 0; r < graph.schema.relations.size() && spec.temporal(); ++r) {
+    const int times = spec.TimeArrayOf(static_cast<int>(r), graph.schema);
+    if (times >= 0) GNND_RETURN_IF_ERROR(graph.time_orders->Get(graph, static_cast<int>(r), times).status());
+  }
+  return absl::OkStatus();
+}
 
 template <typename Index>
 void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index,
@@ -41,6 +51,9 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
         static_cast<const int64_t*>(graph_.arrays.data[times]);
     if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);
     temporal.strategy = spec_.time.strategy;
+    const uint32_t*& order = time_orders_[relation];
+    if (order == nullptr) order = *graph_.time_orders->Get(graph_, relation, times);  // PrepareTimeOrders'
+    temporal.order = order;
   }
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];

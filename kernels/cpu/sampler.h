@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "common/batch/batch.h"
 #include "common/batch/layout.h"
 #include "common/batch/link_seeds.h"
@@ -36,6 +37,9 @@ void GatherEdgeRows(const GraphData& graph, const BatchView& out);
 class CpuSampler {
  public:
   CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
+  // Builds the time orders a temporal `spec` draws through (GraphData::time_orders), so a session fails at
+  // its start, not in a draw, where memory is short. A sampler builds them at its first draw otherwise.
+  static absl::Status PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
   // laid out for this spec's capacity (ComputeBatchCapacity). `times`, if set, gets the stages' seconds.
@@ -84,6 +88,7 @@ class CpuSampler {
   std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: NodeKey -> local index, this batch
   std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's keys, to erase
   std::vector<int64_t> seed_times_;                           // a temporal batch's, per subgraph
+  std::vector<const uint32_t*> time_orders_;                  // per relation: its time order, once fetched
   std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;
   std::vector<std::span<const int64_t>> seeds_by_type_;  // a node batch's hop 0: its seeds, in their type

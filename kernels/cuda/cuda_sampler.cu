@@ -254,6 +254,15 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
     return absl::InternalError("a CUDA sampler's layout does not match its dataset and spec");
   }
   s->layout_ = layout;
+  s->time_orders_.assign(schema.relations.size(), nullptr);
+  for (size_t r = 0; r < schema.relations.size() && spec.temporal(); ++r) {
+    const int times = spec.TimeArrayOf(static_cast<int>(r), schema);
+    if (times < 0 || std::all_of(spec.fanouts[r].begin(), spec.fanouts[r].end(), [](int32_t f) { return f == 0; })) {
+      continue;  // never sampled through
+    }
+    if (graph.dataset == nullptr) return absl::InternalError("a temporal sampler's graph has no dataset to order");
+    GNND_ASSIGN_OR_RETURN(s->time_orders_[r], graph.dataset->TimeOrder(static_cast<int>(r), times));
+  }
   const BatchCapacity& capacity = layout.capacity;
   // Keys: a type's nodes after the types before it, a disjoint batch's once per subgraph (a seed, or a link
   // batch's endpoint).
@@ -358,6 +367,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
           source.seed_times = spec_.link() ? link_subgraph_times : view.types[spec_.seed_type].seed_time;
           source.edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr;
           source.strategy = spec_.time.strategy;
+          source.time_order = time_orders_[r];
         }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,

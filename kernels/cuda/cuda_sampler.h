@@ -98,6 +98,7 @@ class CudaSampler {
   BatchState* state_ = nullptr;                   // device memory
   HopState* rel_states_ = nullptr;                // per relation: its destination type's frontier, its edges so far
   std::vector<int64_t> type_offset_, type_base_;  // the node table's key of each type's node 0; its first slot
+  std::vector<const uint32_t*> time_orders_;      // per relation: its time order (a temporal spec's), device-visible
   BatchGraphs graphs_;
 };
 

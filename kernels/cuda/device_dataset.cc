@@ -29,8 +29,26 @@ absl::StatusOr<const void*> DeviceDataset::Copy(const void* host, size_t bytes, 
   return target;
 }
 
+absl::StatusOr<const uint32_t*> DeviceDataset::TimeOrder(int relation, int times) {
+  std::lock_guard<std::mutex> lock(time_orders_mutex_);
+  if (auto at = time_orders_.find({relation, times}); at != time_orders_.end()) return at->second;
+  GNND_ASSIGN_OR_RETURN(const uint32_t* host, host_->time_orders->Get(*host_, relation, times));
+  const size_t bytes = sizeof(uint32_t) * static_cast<size_t>(host_->schema.relations[relation].num_edges);
+  const void* placed = nullptr;
+  if (graph_.csc == CscPlacement::kDevice) {
+    GNND_ASSIGN_OR_RETURN(placed, Copy(host, bytes, absl::StrCat("the time order of ",
+                                                                 host_->schema.relations[relation].key())));
+  } else {
+    GNND_ASSIGN_OR_RETURN(placed, Register(host, bytes));
+  }
+  time_orders_[{relation, times}] = static_cast<const uint32_t*>(placed);
+  return static_cast<const uint32_t*>(placed);
+}
+
 absl::StatusOr<std::unique_ptr<DeviceDataset>> DeviceDataset::Create(const GraphData& host, CscPlacement placement) {
   auto d = std::unique_ptr<DeviceDataset>(new DeviceDataset());
+  d->host_ = &host;
+  d->graph_.dataset = d.get();
   d->graph_.manifest = host.manifest;
   d->graph_.schema = host.schema;
   d->graph_.csc = placement;

@@ -4,8 +4,11 @@
 
 #include <cuda_runtime.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,6 +49,8 @@ struct DeviceNodeType {
   HotView hot;                      // the type's rows in a hot tier (ids within the type), if any
 };
 
+class DeviceDataset;
+
 // Device-visible pointers to a dataset's arrays. A typed dataset (schema.format_version 2) has its arrays
 // in `relations` and `types` (by the schema's positions); a homogeneous one in the fields above them.
 struct DeviceGraph {
@@ -60,6 +65,7 @@ struct DeviceGraph {
   std::vector<const void*> arrays;           // per array of the schema, device-visible (null: not placed)
   std::vector<uint8_t> positive;             // per array: one float32 an edge, every value > 0
   CscPlacement csc = CscPlacement::kDevice;  // where indptr and indices are
+  DeviceDataset* dataset = nullptr;          // what placed it: more of it (time orders) on first use
 };
 
 // Places `host` for the current device: CSC per `placement`, features and labels used in place
@@ -72,6 +78,9 @@ class DeviceDataset {
   // Samplers created after this call read node type `type`'s rows (and a one-relation dataset's lists, when
   // the tier holds them) through `hot`.
   void set_hot(int type, const HotView& hot) { graph_.types[type].hot = hot; }
+  // The temporal rule's time order of `relation` by schema array `times` (the host's TimeOrderCache), where
+  // the CSC is: copied into GPU memory beside indices there, else read in place. Placed on first use.
+  absl::StatusOr<const uint32_t*> TimeOrder(int relation, int times);
   size_t placed_bytes() const { return placed_bytes_; }          // copied into GPU memory
   size_t registered_bytes() const { return registered_bytes_; }  // host memory registered for zero-copy
 
@@ -82,6 +91,9 @@ class DeviceDataset {
   absl::StatusOr<const void*> Copy(const void* host, size_t bytes, const std::string& what);
 
   DeviceGraph graph_;
+  const GraphData* host_ = nullptr;
+  std::mutex time_orders_mutex_;  // TimeOrder's: sessions open concurrently
+  std::map<std::pair<int, int>, const uint32_t*> time_orders_;
   size_t placed_bytes_ = 0, registered_bytes_ = 0;
   std::vector<std::unique_ptr<HostRegistration>> registrations_;
   std::vector<void*> copies_;  // GPU memory this object owns

@@ -97,27 +97,13 @@ struct TimeArgs {
   const int64_t* seed_times;  // per subgraph
   const int64_t* edge_ids;
   TemporalStrategy strategy;
+  const uint32_t* order;  // the relation's time order, by dataset CSC position
   // In-edge p of a list whose first entry is the dataset CSC's `first`: its source is read only for node times.
   template <typename Index>
   __device__ int64_t TimeOf(int64_t first, int64_t p, const Index* list) const {
     return edge_times != nullptr ? edge_times[first + p] : node_times[list[p]];
   }
 };
-
-// Which of a lane's kPer consecutive positions p0 .. p0 + kPer - 1 of a list are no newer than `seed_time`
-// (bit j: p0 + j), their times into `times`; the loads are issued before any is used, so a long list costs a
-// chain of degree / (lanes x kPer) waits, not degree / lanes.
-template <int kPer, typename Index>
-__device__ unsigned EligibleBits(const TimeArgs& t, int64_t first, const Index* list, int64_t degree, int64_t p0,
-                                 int64_t seed_time, int64_t (&times)[kPer]) {
-  for (int j = 0; j < kPer; ++j) {
-    const int64_t p = p0 + j;
-    times[j] = p < degree ? t.TimeOf(first, p, list) : 0;
-  }
-  unsigned bits = 0;
-  for (int j = 0; j < kPer; ++j) bits |= (p0 + j < degree && temporal::Eligible(times[j], seed_time) ? 1u : 0u) << j;
-  return bits;
-}
 
 // A group of kGroup lanes as a mask of its own lanes from bit 0, and its lanes in the calling lane's warp.
 template <int kGroup>
@@ -127,36 +113,57 @@ __device__ unsigned GroupLanes() {
   return kGroupBits<kGroup> << (threadIdx.x % kWarp / kGroup * kGroup);
 }
 
-// The temporal rule's count: CountKernel's, a group of kGroup lanes a node (a node's candidates are a pass over
-// its whole list, each position's time read), also keeping each node's candidate count (`candidates`) for the
-// draw. Excluded positions (a link batch's, few) are counted by the group's first lane.
-template <typename Index, int kGroup>
+// `values` ascending (a few: insertion; more: heapsort, no scratch).
+__device__ void SortAscending(int64_t* values, int64_t count) {
+  if (count <= 32) {
+    for (int64_t i = 1; i < count; ++i) {
+      const int64_t x = values[i];
+      int64_t at = i;
+      for (; at > 0 && values[at - 1] > x; --at) values[at] = values[at - 1];
+      values[at] = x;
+    }
+    return;
+  }
+  auto sift = [values](int64_t root, int64_t end) {
+    for (int64_t child; (child = 2 * root + 1) < end; root = child) {
+      if (child + 1 < end && values[child + 1] > values[child]) ++child;
+      if (values[root] >= values[child]) return;
+      const int64_t x = values[root];
+      values[root] = values[child];
+      values[child] = x;
+    }
+  };
+  for (int64_t root = count / 2; root-- > 0;) sift(root, count);
+  for (int64_t end = count - 1; end > 0; --end) {
+    const int64_t x = values[0];
+    values[0] = values[end];
+    values[end] = x;
+    sift(0, end);
+  }
+}
+
+// The temporal rule's count, a thread a node: its candidates are the prefix of its time order no newer than its
+// subgraph's seed (temporal::CandidateCount: a binary search), kept in `candidates` for the draw; less the
+// excluded ones among them (a link batch's, few) for its count.
+template <typename Index>
 __global__ void TemporalCountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr,
                                     const Index* indices, HotView hot, int32_t fanout, int64_t* counts,
                                     const void** lists, int64_t* degrees, int64_t* firsts, int64_t* candidates,
                                     int64_t bound, DeviceExclusions ex, TimeArgs time) {
-  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kGroup;
-  const int lane = static_cast<int>(threadIdx.x % kGroup);
-  if (i > bound) return;  // the whole group
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
   if (i == bound || v >= state->frontier_end) {
-    if (lane == 0) {
-      counts[i] = 0;
-      if (ex.dst != nullptr) ex.counts[i] = 0;
-    }
+    counts[i] = 0;
+    if (ex.dst != nullptr) ex.counts[i] = 0;
     return;
   }
   const int64_t node = node_ids[v];
   const InList<Index> in = LocateList(node, indptr, indices, hot);
   const int64_t seed_time = time.seed_times[time.subgraphs[v]];
-  constexpr int kPer = 8;
-  unsigned mine = 0;
-  for (int64_t c = 0; c < in.degree; c += kPer * kGroup) {
-    int64_t times[kPer];
-    mine += __popc(EligibleBits<kPer>(time, in.dataset_first, in.list, in.degree, c + kPer * lane, seed_time, times));
-  }
-  int64_t m = __reduce_add_sync(GroupLanes<kGroup>(), mine);
-  if (lane != 0) return;
+  auto time_of = [&](int64_t o) { return time.TimeOf(in.dataset_first, o, in.list); };
+  const int64_t count = temporal::CandidateCount(time.order + in.dataset_first, in.degree, seed_time, time_of);
+  int64_t m = count;
   lists[i] = in.list;
   degrees[i] = in.degree;
   firsts[i] = in.dataset_first;
@@ -164,11 +171,11 @@ __global__ void TemporalCountKernel(const HopState* state, const int64_t* node_i
     int64_t excluded = 0;
     ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
       ++excluded;
-      m -= temporal::Eligible(time.TimeOf(in.dataset_first, p, in.list), seed_time);
+      m -= temporal::Eligible(time_of(p), seed_time);
     });
     ex.counts[i] = excluded;
   }
-  candidates[i] = m;
+  candidates[i] = count;
   counts[i] = SampleCount(m, fanout);
 }
 
@@ -476,163 +483,45 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
   });
 }
 
-// The temporal rule (sampling.h), a group of lanes a node: its candidates are the in-edges no newer than its subgraph's
-// seed and not excluded (TemporalCountKernel counted them). A fanout that takes them all takes them in list
-// order. "uniform": the first lane draws k of the m candidates' ranks (ChoosePositions, ascending), and a pass
-// maps rank r to the position of the r-th candidate, stopping after the last drawn rank. "last": the first
-// lane keeps the k most recent candidates seen, later chunks offering only those more recent than the k-th
-// so far; then sorts their positions. With k <= kPickRoom a lane takes four positions a chunk (EligibleBits),
-// the draws and what is kept in shared memory; a larger k goes through `sampled`, a position a lane a chunk.
-// A group of kGroup lanes a node: 8 with the CSC in GPU memory, as the uniform kernel (measured the same as a
-// warp a node: bench/runs/run-AN.md), a warp with the lists in host memory (one 128-byte request a read).
-template <typename Index, int kGroup, typename Key>
-__global__ void __launch_bounds__(kThreads, 4) TemporalSampleKernel(SampleArgs<Key> a) {
-  constexpr int kPer = 4;
-  constexpr int kNodesPerBlock = kThreads / kGroup;
-  __shared__ int64_t drawn[kNodesPerBlock][kPickRoom];  // uniform: the drawn ranks; last: the kept positions
-  __shared__ int64_t kept[kNodesPerBlock][kPickRoom];   // uniform: the ranks' positions; last: their times
-  SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
-    const int64_t k = n.k, degree = n.degree, lane = n.lane;
+// The temporal rule (sampling.h) over a node's time order, a thread a node: its candidates are the first
+// `candidates` entries (TemporalCountKernel), less the excluded ones (their positions, from
+// ExcludedPositionsKernel, turned into their ranks in place by temporal::RankOf). "uniform" draws k ranks of the
+// allowed ones (ChooseAllowedPositions), "last" takes the k highest; each rank's order entry is its position, and
+// the positions go out ascending. The CPU draw (kernels/cpu/draw.h) is the same steps.
+template <typename Index, typename Key>
+__global__ void TemporalSampleKernel(SampleArgs<Key> a) {
+  SampleGroupNode<Index, 1>(a, [&](const GroupNode<Index, 1>& n, auto&& emit) {
+    const int64_t k = n.k;
     if (k == 0) return;
     const TimeArgs& t = a.time;
-    const int64_t seed_time = t.seed_times[n.subgraph], first = a.firsts[n.i], m = a.candidates[n.i];
+    const int64_t first = a.firsts[n.i], count = a.candidates[n.i];
+    const uint32_t* order = t.order + first;
+    auto time_of = [&](int64_t o) { return t.TimeOf(first, o, n.list); };
+    auto id_of = [&](int64_t o) { return t.edge_ids != nullptr ? t.edge_ids[first + o] : o; };
     const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
-    const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
-    auto allowed = [&](int64_t p) { return excluded == 0 || NotExcluded(excluded_at, excluded, p); };
-    auto time_of = [&](int64_t p) { return t.TimeOf(first, p, n.list); };
-    auto candidate = [&](int64_t p) { return p < degree && temporal::Eligible(time_of(p), seed_time) && allowed(p); };
-    // A lane's kPer positions from p0: which are candidates, their times.
-    auto candidates_from = [&](int64_t p0, int64_t(&times)[kPer]) {
-      unsigned bits = EligibleBits<kPer>(t, first, n.list, degree, p0, seed_time, times);
-      for (int j = 0; j < kPer; ++j) {
-        if ((bits >> j & 1) && !allowed(p0 + j)) bits &= ~(1u << j);
-      }
-      return bits;
-    };
-    auto id_of = [&](int64_t p) { return t.edge_ids != nullptr ? t.edge_ids[first + p] : p; };
-    auto ballot = [&](bool yes) { return __ballot_sync(n.lanes, yes) >> n.first_lane & kGroupBits<kGroup>; };
-    if (k == m) {
-      int64_t taken = 0;
-      for (int64_t c = 0; c < degree && taken < k; c += kGroup) {
-        const int64_t p = c + lane;
-        const bool yes = candidate(p);
-        const unsigned mask = ballot(yes);
-        if (yes) emit(taken + __popc(mask & ((1u << lane) - 1)), p, n.list[p]);
-        taken += __popc(mask);
-      }
-      return;
+    int64_t* ranks = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
+    for (int64_t j = 0; j < excluded; ++j) {
+      const int64_t p = ranks[j];
+      ranks[j] = temporal::RankOf(order, n.degree, time_of(p), id_of(p), time_of, id_of);
     }
-    const bool in_shared = k <= kPickRoom;
-    int64_t* picks = in_shared ? drawn[n.group] : n.out;
-    int64_t* positions = in_shared ? kept[n.group] : n.out;  // where pick q's position ends up
-    if (t.strategy == TemporalStrategy::kUniform) {
-      if (lane == 0) {
-        ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), m, k, picks);
+    SortAscending(ranks, excluded);
+    int64_t skipped = 0;  // the excluded candidates: ranks below count
+    while (skipped < excluded && ranks[skipped] < count) ++skipped;
+    int64_t* picks = n.out;  // ranks, then positions, then (emit) the sources
+    if (t.strategy == TemporalStrategy::kUniform || k == count - skipped) {
+      ChooseAllowedPositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), count,
+                             ranks, skipped, k, picks);
+    } else {  // "last": the k highest allowed ranks
+      int64_t rank = count - 1, x = skipped - 1;
+      for (int64_t q = 0; q < k; ++q, --rank) {
+        for (; x >= 0 && ranks[x] == rank; --x) --rank;
+        picks[q] = rank;
       }
-      __syncwarp(n.lanes);
-      const int64_t last_rank = picks[k - 1];
-      int64_t rank = 0;  // of the chunk's first candidate
-      if (in_shared) {
-        for (int64_t c = 0; c < degree && rank <= last_rank; c += kPer * kGroup) {
-          int64_t times[kPer];
-          const int64_t p0 = c + kPer * lane;
-          const unsigned bits = candidates_from(p0, times);
-          const int count = __popc(bits);
-          int before = count;  // inclusive scan of the lanes' counts
-          for (int d = 1; d < kGroup; d *= 2) {
-            const int up = __shfl_up_sync(n.lanes, before, d, kGroup);
-            if (lane >= d) before += up;
-          }
-          const int64_t base = rank + before - count;
-          unsigned rest = bits;
-          for (int64_t r = base; rest != 0; ++r, rest &= rest - 1) {
-            int64_t lo = 0, hi = k;  // is rank r drawn? (draws ascend)
-            while (lo < hi) {
-              const int64_t mid = (lo + hi) / 2;
-              if (picks[mid] < r) {
-                lo = mid + 1;
-              } else {
-                hi = mid;
-              }
-            }
-            if (lo < k && picks[lo] == r) positions[lo] = p0 + __ffs(rest) - 1;
-          }
-          rank += __shfl_sync(n.lanes, before, kGroup - 1, kGroup);
-        }
-      } else {  // in place in `sampled`: each lane maps its own draw of the chunk
-        int64_t j = 0;
-        for (int64_t c = 0; c < degree && j < k; c += kGroup) {
-          const unsigned mask = ballot(candidate(c + lane));
-          const int64_t end = rank + __popc(mask), q = j + lane;
-          const bool mine = q < k && picks[q] < end;  // draw q is a candidate of this chunk
-          int64_t position = 0;
-          if (mine) {
-            unsigned rest = mask;
-            for (int64_t skip = picks[q] - rank; skip > 0; --skip) rest &= rest - 1;
-            position = c + __ffs(rest) - 1;
-          }
-          const unsigned mapped = ballot(mine);
-          if (mine) picks[q] = position;
-          j += __popc(mapped);
-          rank = end;
-        }
-      }
-    } else {
-      // Kept: positions (picks) most recent first, with their times (in shared memory, `kept`) where k fits.
-      int64_t* kept_times = in_shared ? kept[n.group] : nullptr;
-      auto kept_time = [&](int64_t i) { return in_shared ? kept_times[i] : time_of(picks[i]); };
-      auto more_recent = [&](int64_t time, int64_t p, int64_t i) {  // (time, p) than kept entry i?
-        const int64_t other = kept_time(i);
-        return time > other || (time == other && id_of(p) > id_of(picks[i]));
-      };
-      int64_t count = 0;  // lane 0 keeps the list; the others learn its length after each chunk
-      auto offer = [&](int64_t time, int64_t p) {  // lane 0: keep (time, p) if it is among the k most recent
-        if (count == k && !more_recent(time, p, k - 1)) return;
-        int64_t at = count < k ? count++ : k - 1;
-        for (; at > 0 && more_recent(time, p, at - 1); --at) {
-          picks[at] = picks[at - 1];
-          if (in_shared) kept_times[at] = kept_times[at - 1];
-        }
-        picks[at] = p;
-        if (in_shared) kept_times[at] = time;
-      };
-      const int per = in_shared ? kPer : 1;
-      for (int64_t c = 0; c < degree; c += per * kGroup) {
-        int64_t times[kPer];
-        const int64_t p0 = c + per * lane;
-        unsigned bits = 0;
-        if (in_shared) {
-          bits = candidates_from(p0, times);
-        } else if (candidate(p0)) {
-          bits = 1, times[0] = time_of(p0);
-        }
-        for (int j = 0; j < per; ++j) {
-          const bool offered = (bits >> j & 1) && (count < k || more_recent(times[j], p0 + j, k - 1));
-          unsigned mask = ballot(offered);
-          while (mask != 0) {
-            const int from = __ffs(mask) - 1;
-            const int64_t time = __shfl_sync(n.lanes, times[j], from, kGroup);
-            const int64_t p = __shfl_sync(n.lanes, p0 + j, from, kGroup);
-            if (lane == 0) offer(time, p);
-            mask &= mask - 1;
-          }
-          count = __shfl_sync(n.lanes, count, 0, kGroup);
-          __syncwarp(n.lanes);
-        }
-      }
-      if (lane == 0) {  // positions ascending, as every rule gives them
-        for (int64_t i = 1; i < k; ++i) {
-          const int64_t x = picks[i];
-          int64_t at = i;
-          for (; at > 0 && picks[at - 1] > x; --at) picks[at] = picks[at - 1];
-          picks[at] = x;
-        }
-      }
-      positions = picks;
     }
-    __syncwarp(n.lanes);
-    for (int64_t q = lane; q < k; q += kGroup) {
-      const int64_t p = positions[q];
+    for (int64_t q = 0; q < k; ++q) picks[q] = order[picks[q]];
+    SortAscending(picks, k);
+    for (int64_t q = 0; q < k; ++q) {
+      const int64_t p = picks[q];
       emit(q, p, n.list[p]);
     }
   });
@@ -650,16 +539,12 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
     const bool firsts = edge_pos != nullptr || source.weights != nullptr;
-    const TimeArgs time{source.subgraphs,  source.edge_times, source.node_times,
-                        source.seed_times, source.edge_ids,   source.strategy};
-    if (source.temporal() && source.csc == CscPlacement::kDevice) {
-      GNND_LAUNCH((TemporalCountKernel<Index, 8>), Blocks((frontier + 1) * 8), kThreads, 0, stream, state, node_ids,
-                  source.indptr, static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists,
-                  w.degrees, w.firsts, w.candidates, frontier, excluded, time);
-    } else if (source.temporal()) {
-      GNND_LAUNCH((TemporalCountKernel<Index, kWarp>), Blocks((frontier + 1) * kWarp), kThreads, 0, stream, state,
-                  node_ids, source.indptr, static_cast<const Index*>(source.indices), source.hot, fanout, w.counts,
-                  w.lists, w.degrees, w.firsts, w.candidates, frontier, excluded, time);
+    const TimeArgs time{source.subgraphs, source.edge_times, source.node_times, source.seed_times,
+                        source.edge_ids,  source.strategy,   source.time_order};
+    if (source.temporal()) {
+      GNND_LAUNCH(TemporalCountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
+                  static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees, w.firsts,
+                  w.candidates, frontier, excluded, time);
     } else {
       GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
                   static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
@@ -700,10 +585,8 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  excluded,
                                  hop_edges,
                                  time};
-      if (source.temporal() && source.csc == CscPlacement::kDevice) {
-        GNND_LAUNCH((TemporalSampleKernel<Index, 8, Key>), Blocks(frontier * 8), kThreads, 0, stream, args);
-      } else if (source.temporal()) {
-        GNND_LAUNCH((TemporalSampleKernel<Index, kWarp, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
+      if (source.temporal()) {
+        GNND_LAUNCH((TemporalSampleKernel<Index, Key>), Blocks(frontier), kThreads, 0, stream, args);
       } else if (source.weights != nullptr) {
         GNND_LAUNCH((WeightedSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
       } else if (source.csc == CscPlacement::kDevice) {

@@ -40,6 +40,7 @@ struct FrontierSource {
   const int64_t* seed_times = nullptr;
   const int64_t* edge_ids = nullptr;
   TemporalStrategy strategy = TemporalStrategy::kUniform;
+  const uint32_t* time_order = nullptr;  // the relation's time order (by CSC position), device-visible
   bool temporal() const { return edge_times != nullptr || node_times != nullptr; }
 };
 // A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion

@@ -170,6 +170,23 @@ def test_bad_temporal_requests_are_refused_naming_what_is_wrong(served):
                                 input_nodes="train", input_time=np.arange(300), time_attr="time")
 
 
+def test_time_orders_are_built_once_per_relation_and_time_source(served, tmp_path):
+    """A dataset's time orders (4 bytes an edge) are built by its first temporal session through each time
+    source and kept: two sessions by edge times and one by node times hold two orders."""
+    _, tmp = served
+    daemon = Daemon(tmp_path, f"--dataset=h={tmp / 'homo'}", name="orders")
+    try:
+        edges = len(np.load(tmp / "homo" / "indices.npy"))
+        assert "time orders" not in daemon.gnnctl("datasets").stdout
+        for attr in ("time", "time", "node_time"):
+            with gnnd.Loader(address=daemon.address, dataset="h", split="train", batch_size=64, fanouts=[3],
+                             output="numpy", time_attr=attr) as loader:
+                next(iter(loader))
+        assert f"time orders: {8 * edges} bytes" in daemon.gnnctl("datasets").stdout
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_features_on_storage_give_the_same_temporal_batches(served, tmp_path):
     _, tmp = served
     config = "\n".join([f'datasets {{ name: "mem" path: "{tmp / "homo"}" }}',

@@ -1,8 +1,8 @@
 // The temporal rule (common/batch/sampling.h, drawn by kernels/cpu/draw.h) and disjoint batches
 // (kernels/cpu/sampler.cc): one node's draw takes exactly min(fanout, candidates), never an edge newer than
-// the seed, "uniform" uniformly over the candidates (chi-square) and exactly the uniform rule when every
-// in-edge is a candidate, "last" exactly the most recent; whole batches of generated homogeneous and typed
-// graphs with random times keep every rule, subgraph by subgraph.
+// the seed, "uniform" uniformly over the candidates (chi-square) and exactly the uniform rule over the list in
+// time order when every in-edge is a candidate, "last" exactly the most recent; whole batches of generated homogeneous
+// and typed graphs with random times keep every rule, subgraph by subgraph.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -11,6 +11,7 @@
 
 #include "common/batch/layout.h"
 #include "common/batch/sampling.h"
+#include "common/dataset/time_order.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/draw.h"
 #include "kernels/cpu/sampler.h"
@@ -35,7 +36,11 @@ std::vector<int64_t> Draw(const std::vector<int64_t>& times, int64_t seed_time, 
   const int64_t indptr[2] = {0, degree};
   std::vector<int64_t> indices(degree), ids(degree);
   for (int64_t p = 0; p < degree; ++p) indices[p] = 100 + p, ids[p] = 1000 + p;
-  const TemporalDraw temporal{times.data(), nullptr, ids.data(), strategy, seed_time};
+  std::vector<uint32_t> order(degree);
+  EXPECT_TRUE(
+      BuildTimeOrder({.indptr = indptr, .num_nodes = 1, .edge_times = times.data(), .edge_ids = ids.data()}, order, 1)
+          .ok());
+  const TemporalDraw temporal{times.data(), nullptr, ids.data(), strategy, seed_time, order.data()};
   DrawScratch scratch;
   std::vector<int64_t> sampled, positions(degree);
   const int64_t k = DrawInNeighbors(kKey, batch, 1, 0, 0, indptr, indices.data(), fanout, excluded_sources, scratch,
@@ -64,12 +69,16 @@ TEST(TemporalRule, CountsAreExactAndNothingNewerThanTheSeedIsDrawn) {
   }
 }
 
-TEST(TemporalRule, EveryEdgeEligibleIsTheUniformRule) {
+TEST(TemporalRule, EveryEdgeEligibleIsTheUniformRuleInTimeOrder) {
+  // By (time, id): positions 7, 2, 4, 8, 9, 0, 3, 6, 1, 5 (the two 4s and the two 7s by their ids).
   const std::vector<int64_t> times = {5, 9, 1, 7, 3, 12, 7, 0, 4, 4};
+  const std::vector<int64_t> by_time = {7, 2, 4, 8, 9, 0, 3, 6, 1, 5};
   for (uint64_t batch = 0; batch < 100; ++batch) {
     for (int32_t fanout : {1, 3, 6}) {
-      std::vector<int64_t> uniform(fanout);
-      ChoosePositions(kKey, batch, 1, 0, 0, 10, fanout, uniform.data());
+      std::vector<int64_t> ranks(fanout), uniform;
+      ChoosePositions(kKey, batch, 1, 0, 0, 10, fanout, ranks.data());
+      for (int64_t r : ranks) uniform.push_back(by_time[r]);
+      std::sort(uniform.begin(), uniform.end());
       EXPECT_EQ(Draw(times, 12, fanout, batch), uniform);
     }
   }

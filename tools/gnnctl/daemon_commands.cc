@@ -41,6 +41,10 @@ void PrintDataset(const v1::DatasetInfo& d) {
   }
   absl::PrintF("%s\t%s\t%d nodes\t%d edges\t%s\t%d session(s)\t%s\n", d.name(), Mib(d.bytes()), nodes, edges,
                schema.ok() ? dtypes : "?", d.sessions(), d.path());
+  if (d.time_order_bytes() > 0) {
+    absl::PrintF("  time orders: %d bytes (%s, temporal sampling's)\n", d.time_order_bytes(),
+                 Mib(d.time_order_bytes()));
+  }
   for (const v1::FeatureCacheStats& c : d.feature_caches()) {
     const uint64_t looked_up = c.hits() + c.misses();
     absl::PrintF(
