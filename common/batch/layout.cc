@@ -100,7 +100,9 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     for (size_t r = 0; r < relations; ++r) {
       const RelationSchema& rel = schema.relations[r];
       const int32_t fanout = spec.fanouts[r][hop];
-      const int64_t per_node = fanout < 0 ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
+      // LABOR keeps each in-edge with its own chance: any number of them, up to all.
+      const int64_t per_node =
+          fanout < 0 || spec.labor.active ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
       int64_t edges = SaturatingMul(frontier[rel.dst_type], per_node);
       if (distinct[rel.dst_type]) edges = std::min(edges, SaturatingMul(rel.num_edges, copies));
       bound.edges.push_back(edges);
@@ -192,12 +194,23 @@ void PlaceSubgraphData(const SamplingSpec& spec, BatchLayout& l) {
   }
   l.total_bytes = placer.end();
 }
+
+// A LABOR batch's edge weights, after the layout's arrays so far.
+void PlaceLaborWeights(const SamplingSpec& spec, BatchLayout& l) {
+  if (!spec.labor.active) return;
+  ArrayPlacer placer(l.total_bytes);
+  for (size_t r = 0; r < l.relations.size(); ++r) {
+    l.relations[r].edge_weight = placer.Place(sizeof(float) * static_cast<size_t>(l.capacity.max_edges[r]));
+  }
+  l.total_bytes = placer.end();
+}
 }  // namespace
 
 BatchLayout BatchLayout::Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema) {
   BatchLayout l = MakeWithoutEdgeData(capacity, spec, schema);
   PlaceEdgeData(spec, schema, l);
   PlaceSubgraphData(spec, l);
+  PlaceLaborWeights(spec, l);
   return l;
 }
 
@@ -265,6 +278,7 @@ BatchView BatchView::At(void* base, const BatchLayout& layout) {
     r.edge_dst = reinterpret_cast<int32_t*>(bytes + a.edge_dst);
     r.num_edges_per_hop = reinterpret_cast<int32_t*>(bytes + a.num_edges_per_hop);
     if (a.e_id != SIZE_MAX) r.e_id = reinterpret_cast<int64_t*>(bytes + a.e_id);
+    if (a.edge_weight != SIZE_MAX) r.edge_weight = reinterpret_cast<float*>(bytes + a.edge_weight);
     for (const BatchLayout::EdgeRows& rows : a.attrs)
       r.attrs.push_back({bytes + rows.offset, rows.array, rows.row_bytes});
   }
@@ -341,13 +355,16 @@ std::vector<int64_t> TypedBatchCounts(const BatchView& view, int seed_type) {
   return counts;
 }
 
-// Each relation's edge data (e_id, then its attributes by name), counted by `edges[r]`; `prefix(r)` before
-// each name.
+// Each relation's edge data (a LABOR batch's edge_weight, e_id, then its attributes by name), counted by
+// `edges[r]`; `prefix(r)` before each name.
 template <typename Prefix>
 void AddEdgeDataSchema(const BatchLayout& layout, const DatasetSchema& schema, const std::vector<int>& edges,
                        Prefix prefix, BatchSchema& s) {
   for (size_t r = 0; r < layout.relations.size(); ++r) {
     const BatchLayout::RelationArrays& a = layout.relations[r];
+    if (a.edge_weight != SIZE_MAX) {
+      s.arrays.push_back({prefix(r) + "edge_weight", DType::kFloat32, {}, edges[r], a.edge_weight});
+    }
     if (a.e_id == SIZE_MAX) continue;
     const RelationSchema& rel = schema.relations[r];
     s.arrays.push_back({prefix(r) + "e_id", DType::kInt64, {}, edges[r], a.e_id});
@@ -460,6 +477,9 @@ void CopyBatchGraph(const BatchView& from, const BatchView& to) {
     std::copy_n(from.relations[r].num_edges_per_hop, from.num_hops, to.relations[r].num_edges_per_hop);
     std::copy_n(from.relations[r].edge_src, edges, to.relations[r].edge_src);
     std::copy_n(from.relations[r].edge_dst, edges, to.relations[r].edge_dst);
+    if (from.relations[r].edge_weight != nullptr && to.relations[r].edge_weight != nullptr) {
+      std::copy_n(from.relations[r].edge_weight, edges, to.relations[r].edge_weight);
+    }
     if (from.relations[r].e_id == nullptr || to.relations[r].e_id == nullptr) continue;
     std::copy_n(from.relations[r].e_id, edges, to.relations[r].e_id);
     for (size_t i = 0; i < from.relations[r].attrs.size(); ++i) {

@@ -11,6 +11,8 @@
 //                      R.e_id int64[E_R]    each edge's original id (its row in the import's input),
 //                                           where the dataset stores them and the spec asks for them
 //                      R.NAME [E_R, D]      the rows of each edge attribute the spec asks for
+//                      R.edge_weight float32[E_R]   a LABOR batch's (spec.labor): 1 / each edge's inclusion
+//                                           probability
 //   a disjoint batch (spec.disjoint: one subgraph per seed, each deduplicated on its own; a node may then be
 //   in several), per node type T:
 //                      T.batch int64[N_T]      each node's subgraph, its seed's position (PyG's batch); a
@@ -92,8 +94,9 @@ struct BatchLayout {
   };
   struct RelationArrays {
     size_t edge_src = 0, edge_dst = 0, num_edges_per_hop = 0;
-    size_t e_id = SIZE_MAX;       // SIZE_MAX: the batch carries no edge data of this relation
-    std::vector<EdgeRows> attrs;  // in the spec's order (SamplingSpec::edge_attrs)
+    size_t e_id = SIZE_MAX;         // SIZE_MAX: the batch carries no edge data of this relation
+    std::vector<EdgeRows> attrs;    // in the spec's order (SamplingSpec::edge_attrs)
+    size_t edge_weight = SIZE_MAX;  // a LABOR batch's: each edge's float32 weight
   };
   int num_hops = 0;
   int seed_type = 0;  // -1: a link batch
@@ -149,6 +152,7 @@ struct BatchView {
     // the attribute rows are gathered by), then its stored id (GatherEdgeRows).
     int64_t* e_id = nullptr;
     std::vector<EdgeRows> attrs;
+    float* edge_weight = nullptr;  // a LABOR batch's: each edge's 1 / its inclusion probability
   };
   int num_hops = 0;
   std::vector<Type> types;
@@ -178,8 +182,9 @@ DatasetSchema WithoutNodeData(DatasetSchema schema);
 // where the dataset has none). Then a link batch's pair arrays (a typed dataset's named after the seed
 // relation as its other arrays are: "author___writes___paper.edge_label_index") and counts "pairs", "positives".
 BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema);
-// ... and each relation's edge data after its other arrays: "R.e_id" int64 and "R.NAME" per attribute (a
-// homogeneous dataset's "e_id", "NAME"), counted by the relation's edges.
+// ... and each relation's edge data after its other arrays: a LABOR batch's "R.edge_weight" float32, "R.e_id"
+// int64 and "R.NAME" per attribute (a homogeneous dataset's "edge_weight", "e_id", "NAME"), counted by the
+// relation's edges.
 // A batch's count values in that schema's order (`pairs`, `positives`: a link batch's).
 std::vector<int64_t> BatchCountsOf(const BatchView& view, const BatchLayout& layout, int64_t pairs = 0,
                                    int64_t positives = 0);

@@ -12,7 +12,7 @@
 namespace gnnd {
 
 // Philox key purposes: each kind of draw under a session seed gets its own key.
-enum class RandomPurpose : uint64_t { kNeighbors = 1, kSeedPermutation = 2, kNegatives = 3 };
+enum class RandomPurpose : uint64_t { kNeighbors = 1, kSeedPermutation = 2, kNegatives = 3, kLabor = 4 };
 
 struct SamplingKey {
   uint32_t key0, key1;
@@ -234,5 +234,63 @@ GNND_HOST_DEVICE int64_t RankOf(const uint32_t* order, int64_t degree, int64_t t
   return lo;
 }
 }  // namespace temporal
+
+// LABOR-0 (a session's labor; Balin and Catalyurek, NeurIPS 2023; GraphBolt's sample_layer_neighbor): each
+// source node t of a hop gets one random number r_t in [0, 1), shared by every destination of the hop, and a
+// destination with d allowed in-edges (its in-degree, less a link batch's excluded ones) and fanout k keeps
+// in-edge t -> it iff d <= k (or k = -1), else iff r_t < k / d: k in expectation, and destinations that
+// share a source keep it together, so a batch holds fewer distinct nodes than the uniform rule's. An edge
+// kept carries its weight 1 / P(kept) = d / k (1 where all are kept), for an unbiased mean over neighbors.
+//
+// r_t = X_t / 2^32, X_t a 32-bit word: U(g) = word 0 of Philox under key (seed, epoch, kLabor) with counter
+// (t's low 32 bits, its next 16 | its node type << 16 | hop << 24, g's low 32 bits, g's high 32), hop 0 for every
+// hop with layer_dependency (one r_t a batch). batch_dependency K (1: none) makes r_t move smoothly through the
+// batches of an epoch: batch b has g = floor(b / K), j = b mod K, and X_t = U(g) + trunc(D j / K) mod 2^32, D the
+// shorter way round the circle of 2^32 words from U(g) to U(g + 1) (U(g + 1) - U(g) mod 2^32 as a signed 32-bit
+// number): U(g) at j = 0, reaching U(g + 1) at the next group's first batch. U(g) is uniform and independent of D,
+// so X_t is exactly uniform in every batch (integers only: both backends agree bit for bit). GraphBolt moves a
+// normal variate along a rotation instead; this moves r_t a quarter of the circle in K batches on average. An
+// edge is kept iff X_t < ceil(k 2^32 / d), a probability within 2^-32 of k / d.
+namespace labor {
+struct Dependency {
+  bool layer = false;    // the same r_t at every hop
+  uint64_t batches = 1;  // K: r_t moves through K batches (1: fresh every batch)
+};
+
+GNND_HOST_DEVICE uint32_t Word(SamplingKey key, uint64_t group, uint32_t hop, uint32_t type, uint64_t node) {
+  const Philox4x32 counter = {{static_cast<uint32_t>(node),
+                               static_cast<uint32_t>(node >> 32) | (type << 16) | (hop << 24),
+                               static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32)}};
+  return Philox4x32_10(counter, key.key0, key.key1).v[0];
+}
+
+// X_t of source `node` (of node type `type`) at `hop` (1-based) of batch `batch` (the global batch index).
+GNND_HOST_DEVICE uint32_t Variate(SamplingKey key, Dependency dependency, uint64_t batch, uint32_t hop, uint32_t type,
+                                  uint64_t node) {
+  const uint32_t h = dependency.layer ? 0 : hop;
+  const uint64_t group = batch / dependency.batches, step = batch % dependency.batches;
+  const uint32_t u = Word(key, group, h, type, node);
+  if (step == 0) return u;
+  const auto d = static_cast<int32_t>(Word(key, group + 1, h, type, node) - u);  // the shorter way round
+  const int64_t moved = static_cast<int64_t>(d) * static_cast<int64_t>(step) / static_cast<int64_t>(dependency.batches);
+  return u + static_cast<uint32_t>(moved);  // mod 2^32
+}
+
+// The words below which an edge into a destination of `allowed` in-edges and fanout `fanout` is kept:
+// 2^32 (every word) when it keeps them all.
+GNND_HOST_DEVICE uint64_t Threshold(int64_t allowed, int32_t fanout) {
+  if (fanout < 0 || allowed <= fanout) return uint64_t{1} << 32;
+  const uint64_t scaled = static_cast<uint64_t>(fanout) << 32;
+  return (scaled + static_cast<uint64_t>(allowed) - 1) / static_cast<uint64_t>(allowed);  // ceil(k 2^32 / d)
+}
+
+GNND_HOST_DEVICE bool Keeps(uint32_t variate, uint64_t threshold) { return variate < threshold; }
+
+// A kept edge's weight, 1 / P(kept): d / k rounded to float (one IEEE division), 1 where every edge is kept.
+GNND_HOST_DEVICE float Weight(int64_t allowed, int32_t fanout) {
+  if (fanout < 0 || allowed <= fanout) return 1.0f;
+  return static_cast<float>(weighted::Div(static_cast<double>(allowed), static_cast<double>(fanout)));
+}
+}  // namespace labor
 
 }  // namespace gnnd

@@ -123,6 +123,31 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
   }
   return absl::OkStatus();
 }
+// LABOR-0 (spec.labor): the uniform rule's replacement, so not beside the weighted or temporal rule; a
+// destination's kept in-edges share their sources with the hop's other destinations, which a disjoint batch's
+// subgraphs do not.
+absl::Status CheckLabor(const SamplingSpec& spec, const DatasetSchema& schema) {
+  if (!spec.labor.active) return absl::OkStatus();
+  if (spec.labor.dependency.batches < 1 || spec.labor.dependency.batches > (uint64_t{1} << 31)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("labor batch_dependency = ", spec.labor.dependency.batches, " (must be 1 to 2^31)"));
+  }
+  if (!spec.edge_weights.empty() || spec.time.active() || spec.disjoint) {
+    return absl::UnimplementedError(absl::StrCat("LABOR sampling with ",
+                                                 !spec.edge_weights.empty() ? "the weighted rule"
+                                                 : spec.time.active()       ? "the temporal rule"
+                                                                            : "disjoint subgraphs",
+                                                 " is not built (choose one)"));
+  }
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    if (t > 255 || schema.node_types[t].num_nodes > (int64_t{1} << 48)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("LABOR sampling keys nodes by type (below 256) and id (below 2^48): ", "node type '",
+                       schema.node_types[t].name, "' is beyond"));
+    }
+  }
+  return absl::OkStatus();
+}
 }  // namespace
 
 absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema) {
@@ -140,6 +165,7 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& sc
   GNND_RETURN_IF_ERROR(CheckEdgeData(spec, schema));
   GNND_RETURN_IF_ERROR(CheckEdgeWeights(spec, schema));
   GNND_RETURN_IF_ERROR(CheckTime(spec, schema));
+  GNND_RETURN_IF_ERROR(CheckLabor(spec, schema));
   if (schema.format_version == 1) return CheckHopFanouts(spec.fanouts[0]);
   const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
   if (hops < 1 || hops > kMaxHops) {

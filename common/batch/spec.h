@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/batch/sampling.h"
 #include "common/dataset/schema.h"
 
 namespace gnnd {
@@ -30,6 +31,13 @@ struct TimeSpec {
   // each seed node's own time.
   bool seed_times_given = false;
   bool active() const { return node_level || !edge_times.empty(); }
+};
+
+// LABOR-0 (sampling.h, namespace labor) in place of the uniform rule, for every relation: a batch then carries
+// each sampled edge's weight (1 / its inclusion probability).
+struct LaborSpec {
+  bool active = false;
+  labor::Dependency dependency;
 };
 
 struct SamplingSpec {
@@ -56,6 +64,7 @@ struct SamplingSpec {
   // subgraph (its "batch" arrays). Every temporal batch is disjoint.
   bool disjoint = false;
   TimeSpec time;
+  LaborSpec labor;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
   // The edge attributes a batch carries of `relation` (none where edge_attrs is empty).
@@ -98,7 +107,8 @@ struct SamplingSpec {
             .edge_attrs = {},
             .edge_weights = {},
             .disjoint = false,
-            .time = {}};
+            .time = {},
+            .labor = {}};
   }
 };
 

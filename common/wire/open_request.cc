@@ -270,6 +270,35 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
   return absl::OkStatus();
 }
 
+// LABOR-0 (open.labor, layer_dependency, batch_dependency). Its batches' edge_weight takes the name of an edge
+// attribute "edge_weight", which is then not carried (and refused where named).
+absl::Status SetLabor(const v1::OpenSession& request, const DatasetSchema& schema, SamplingSpec& spec) {
+  if (!request.labor()) {
+    if (request.layer_dependency() || request.batch_dependency() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.", request.layer_dependency() ? "layer_dependency" : "batch_dependency",
+                       " is LABOR's: set open.labor"));
+    }
+    return absl::OkStatus();
+  }
+  if (request.batch_dependency() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.batch_dependency = ", request.batch_dependency(), " (must be 0 or more)"));
+  }
+  if (absl::c_linear_search(request.edge_attrs().names(), "edge_weight")) {
+    return absl::InvalidArgumentError(
+        "open.edge_attrs.names: \"edge_weight\" is a LABOR batch's own array (each edge's 1 / inclusion "
+        "probability): leave the attribute out");
+  }
+  spec.labor = {.active = true,
+                .dependency = {.layer = request.layer_dependency(),
+                               .batches = static_cast<uint64_t>(std::max<int64_t>(request.batch_dependency(), 1))}};
+  for (size_t r = 0; r < spec.edge_attrs.size(); ++r) {
+    std::erase_if(spec.edge_attrs[r], [&](int a) { return schema.relations[r].edge_attrs[a].name == "edge_weight"; });
+  }
+  return absl::OkStatus();
+}
+
 // Where a temporal link session's pairs get their times: open.edge_label_time with given pairs, else the
 // edge split's times.
 absl::Status SetPairTimes(const v1::OpenSession& request, const DatasetSchema& schema, SessionShape& shape) {
@@ -441,6 +470,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
   GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, graph.schema, shape));
+  GNND_RETURN_IF_ERROR(SetLabor(request, graph.schema, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
@@ -533,6 +563,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
   GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, schema, shape));
+  GNND_RETURN_IF_ERROR(SetLabor(request, schema, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));

@@ -33,17 +33,25 @@ struct TemporalDraw {
   const uint32_t* order = nullptr;
 };
 
+// What LABOR-0 (sampling.h, namespace labor) reads for one node's draw, and where its kept edges' weights go.
+struct LaborDraw {
+  SamplingKey key;  // MakeSamplingKey(seed, epoch, kLabor)
+  labor::Dependency dependency;
+  uint32_t source_type = 0;  // the relation's source node type
+  float* weights = nullptr;  // each kept edge's weight, in the order of the edges taken
+};
+
 // Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
 // many. `excluded_sources`: the sources whose edges into `node` this batch never samples, ascending.
 // `edge_positions`, if set, gets each drawn edge's position in the CSC, in the same order. `weights` (the
 // relation's, in CSC order), if set, draws by the weighted rule instead of the uniform one; `temporal`, if
-// set, by the temporal rule.
+// set, by the temporal rule; `labor`, if set, by LABOR-0 (every allowed in-edge in list order, kept or not).
 template <typename Index>
 int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t hop, uint32_t relation, int64_t node,
                         const int64_t* indptr, const Index* indices, int32_t fanout,
                         std::span<const int64_t> excluded_sources, DrawScratch& scratch, std::vector<int64_t>& sampled,
                         int64_t* edge_positions = nullptr, const float* weights = nullptr,
-                        const TemporalDraw* temporal = nullptr) {
+                        const TemporalDraw* temporal = nullptr, const LaborDraw* labor = nullptr) {
   const int64_t first = indptr[node], degree = indptr[node + 1] - first;
   std::vector<int64_t>& positions = scratch.positions;
   auto take = [&](int64_t p) {
@@ -56,6 +64,24 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     int64_t begin = 0, end = 0;
     SourceRange(indptr, indices, source, node, &begin, &end);
     for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
+  }
+  if (labor != nullptr) {
+    const int64_t allowed = degree - static_cast<int64_t>(excluded.size());
+    const uint64_t threshold = labor::Threshold(allowed, fanout);
+    const float weight = labor::Weight(allowed, fanout);
+    int64_t k = 0;
+    for (int64_t p = 0, x = 0; p < degree; ++p) {
+      const bool out = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
+      x += out;
+      if (out || !labor::Keeps(labor::Variate(labor->key, labor->dependency, batch_index, hop, labor->source_type,
+                                              static_cast<uint64_t>(indices[first + p])),
+                               threshold)) {
+        continue;
+      }
+      take(p);
+      labor->weights[k++] = weight;
+    }
+    return k;
   }
   if (temporal != nullptr) {
     const TemporalDraw& t = *temporal;

@@ -55,16 +55,22 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
     if (order == nullptr) order = *graph_.time_orders->Get(graph_, relation, times);  // PrepareTimeOrders'
     temporal.order = order;
   }
+  LaborDraw labor;
+  if (spec_.labor.active) {
+    labor = {.key = labor_key_, .dependency = spec_.labor.dependency, .source_type = static_cast<uint32_t>(r.src_type)};
+  }
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];
+    if (spec_.labor.active) labor.weights = edges.edge_weight + num_edges;
     const int64_t subgraph = subgraphs == nullptr ? 0 : subgraphs[v];
     if (times >= 0) temporal.seed_time = seed_times_[subgraph];
     const size_t before = sampled.size();
-    const int64_t k = DrawInNeighbors(
-        subgraphs == nullptr ? key : SubgraphKey(key, static_cast<uint64_t>(subgraph)), batch_index,
-        static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices, fanout,
-        excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled,
-        edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights, times >= 0 ? &temporal : nullptr);
+    const int64_t k =
+        DrawInNeighbors(subgraphs == nullptr ? key : SubgraphKey(key, static_cast<uint64_t>(subgraph)), batch_index,
+                        static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices, fanout,
+                        excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled,
+                        edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights,
+                        times >= 0 ? &temporal : nullptr, spec_.labor.active ? &labor : nullptr);
     if (subgraphs != nullptr) {  // the sources join this subgraph
       for (size_t i = before; i < sampled.size(); ++i) sampled[i] = NodeKey(r.src_type, subgraph, sampled[i]);
     }
@@ -118,6 +124,7 @@ void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<cons
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   const int hops = spec_.num_hops();
   const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
+  labor_key_ = MakeSamplingKey(seed_, epoch, RandomPurpose::kLabor);
   // Erase the last batch's entries one by one: absl's clear() frees a large table, and refilling a fresh one
   // page-faults (measured: a third of the time went to zeroing pages).
   for (size_t t = 0; t < types; ++t) {

@@ -88,6 +88,7 @@ class CpuSampler {
   std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: NodeKey -> local index, this batch
   std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's keys, to erase
   std::vector<int64_t> seed_times_;                           // a temporal batch's, per subgraph
+  SamplingKey labor_key_{};                                   // a LABOR batch's r_t key, this batch's epoch
   std::vector<const uint32_t*> time_orders_;                  // per relation: its time order, once fetched
   std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;

@@ -369,6 +369,12 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
           source.strategy = spec_.time.strategy;
           source.time_order = time_orders_[r];
         }
+        if (spec_.labor.active) {
+          source.labor = true;
+          source.labor_dependency = spec_.labor.dependency;
+          source.src_type = static_cast<uint32_t>(rel.src_type);
+          source.edge_weight = view.relations[r].edge_weight;
+        }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
             w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,
@@ -401,7 +407,8 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
   }
   if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
   needs_reset_ = true;
-  const BatchArgs args{nullptr, 0, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors), batch_index};
+  const BatchArgs args{nullptr,     0,       MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
+                       batch_index, nullptr, MakeSamplingKey(seed_, epoch, RandomPurpose::kLabor)};
   GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
   GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, num_hop0, excluded, subgraph_times));
   needs_reset_ = false;
@@ -466,8 +473,12 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   if (spec_.time.seed_times_given && device_seed_times.size() != device_seeds.size()) {
     return absl::InternalError("a temporal batch's seeds came without their times");
   }
-  const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
-                       batch_index, spec_.time.seed_times_given ? device_seed_times.data() : nullptr};
+  const BatchArgs args{device_seeds.data(),
+                       num_seeds,
+                       MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
+                       batch_index,
+                       spec_.time.seed_times_given ? device_seed_times.data() : nullptr,
+                       MakeSamplingKey(seed_, epoch, RandomPurpose::kLabor)};
   if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
   needs_reset_ = true;  // until this batch's sampling is enqueued whole
   GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));

@@ -89,6 +89,70 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
   counts[i] = k;
 }
 
+// LABOR-0 (sampling.h, namespace labor) as kernels read it: FrontierSource's, with the hop's fanout.
+struct LaborArgs {
+  labor::Dependency dependency;
+  uint32_t source_type;
+  int32_t fanout;
+  float* weights;  // the relation's edge_weight array in the slot
+};
+// X_t of the source `neighbor` at 1-based `hop` of the batch `batch` describes.
+__device__ __forceinline__ uint32_t LaborVariate(const BatchArgs* batch, const LaborArgs& labor, uint32_t hop,
+                                                 int64_t neighbor) {
+  return labor::Variate(batch->labor_key, labor.dependency, batch->batch_index, hop, labor.source_type,
+                        static_cast<uint64_t>(neighbor));
+}
+
+// LABOR-0's count, a warp a node: how many of its allowed in-edges it keeps (the CPU's loop in
+// kernels/cpu/draw.h, the lanes over the list). Its excluded in-edges (a link batch's, few) are counted, and
+// their keeps taken back, by the first lane.
+template <typename Index>
+__global__ void LaborCountKernel(const BatchArgs* batch, const HopState* state, const int64_t* node_ids,
+                                 const int64_t* indptr, const Index* indices, HotView hot, uint32_t hop,
+                                 int64_t* counts, const void** lists, int64_t* degrees, int64_t* firsts, int64_t bound,
+                                 DeviceExclusions ex, LaborArgs labor) {
+  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (i > bound) return;
+  const int64_t v = state->frontier_begin + i;
+  if (i == bound || v >= state->frontier_end) {
+    if (lane == 0) {
+      counts[i] = 0;
+      if (ex.dst != nullptr) ex.counts[i] = 0;
+    }
+    return;
+  }
+  const int64_t node = node_ids[v];
+  const InList<Index> in = LocateList(node, indptr, indices, hot);
+  int64_t excluded = 0;
+  if (ex.dst != nullptr) {
+    if (lane == 0) ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t) { ++excluded; });
+    excluded = __shfl_sync(0xffffffffu, excluded, 0);
+  }
+  const uint64_t threshold = labor::Threshold(in.degree - excluded, labor.fanout);
+  int64_t kept = 0;
+  if (threshold > UINT32_MAX) {  // every allowed in-edge
+    kept = lane == 0 ? in.degree - excluded : 0;
+  } else {
+    for (int64_t p = lane; p < in.degree; p += kWarp) {
+      kept += labor::Keeps(LaborVariate(batch, labor, hop, in.list[p]), threshold);
+    }
+    if (ex.dst != nullptr && lane == 0) {
+      ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
+        kept -= labor::Keeps(LaborVariate(batch, labor, hop, in.list[p]), threshold);
+      });
+    }
+  }
+  for (int d = kWarp / 2; d > 0; d /= 2) kept += __shfl_down_sync(0xffffffffu, kept, d);
+  if (lane == 0) {
+    counts[i] = kept;
+    lists[i] = in.list;
+    degrees[i] = in.degree;
+    if (firsts != nullptr) firsts[i] = in.dataset_first;
+    if (ex.dst != nullptr) ex.counts[i] = excluded;
+  }
+}
+
 // A disjoint batch's subgraphs and the temporal rule's times (FrontierSource's), as kernels read them.
 struct TimeArgs {
   const int64_t* subgraphs;  // per batch node of the frontier's type: its subgraph (null: not disjoint)
@@ -242,6 +306,7 @@ struct SampleArgs {
   DeviceExclusions ex;
   int64_t* hop_edges;
   TimeArgs time;
+  LaborArgs labor;
 };
 
 // One frontier node as its lane group sees it.
@@ -527,6 +592,39 @@ __global__ void TemporalSampleKernel(SampleArgs<Key> a) {
   });
 }
 
+// LABOR-0's draw, a warp a node: the lanes take the list a chunk of 32 at a time, each keeping its position
+// by the rule (not excluded, r_t below the threshold), and the kept ones go out in list order (a ballot gives
+// each its place), with their weight.
+template <typename Index, typename Key>
+__global__ void LaborSampleKernel(SampleArgs<Key> a) {
+  SampleGroupNode<Index, kWarp>(a, [&](const GroupNode<Index, kWarp>& n, auto&& emit) {
+    if (n.k == 0) return;
+    const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
+    const int64_t* excluded_positions = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
+    const uint64_t threshold = labor::Threshold(n.degree - excluded, a.labor.fanout);
+    const float weight = labor::Weight(n.degree - excluded, a.labor.fanout);
+    float* weights = a.labor.weights + a.state->total_edges + a.offsets[n.i];
+    int64_t base = 0;
+    for (int64_t start = 0; start < n.degree; start += kWarp) {
+      const int64_t p = start + n.lane;
+      bool keep = false;
+      int64_t neighbor = 0;
+      if (p < n.degree) {
+        neighbor = static_cast<int64_t>(n.list[p]);
+        keep = (excluded == 0 || NotExcluded(excluded_positions, excluded, p)) &&
+               (threshold > UINT32_MAX || labor::Keeps(LaborVariate(a.batch, a.labor, a.hop, neighbor), threshold));
+      }
+      const unsigned kept = __ballot_sync(n.lanes, keep);
+      if (keep) {
+        const int64_t q = base + __popc(kept & ((1u << n.lane) - 1));
+        emit(q, p, neighbor);
+        weights[q] = weight;
+      }
+      base += __popc(kept);
+    }
+  });
+}
+
 }  // namespace
 
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
@@ -541,7 +639,12 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
     const bool firsts = edge_pos != nullptr || source.weights != nullptr;
     const TimeArgs time{source.subgraphs, source.edge_times, source.node_times, source.seed_times,
                         source.edge_ids,  source.strategy,   source.time_order};
-    if (source.temporal()) {
+    const LaborArgs labor{source.labor_dependency, source.src_type, fanout, source.edge_weight};
+    if (source.labor) {
+      GNND_LAUNCH(LaborCountKernel<Index>, Blocks((frontier + 1) * kWarp), kThreads, 0, stream, w.args, state, node_ids,
+                  source.indptr, static_cast<const Index*>(source.indices), source.hot, static_cast<uint32_t>(hop + 1),
+                  w.counts, w.lists, w.degrees, firsts ? w.firsts : nullptr, frontier, excluded, labor);
+    } else if (source.temporal()) {
       GNND_LAUNCH(TemporalCountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
                   static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees, w.firsts,
                   w.candidates, frontier, excluded, time);
@@ -584,8 +687,11 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  reinterpret_cast<Key*>(w.keys) + keys_at,
                                  excluded,
                                  hop_edges,
-                                 time};
-      if (source.temporal()) {
+                                 time,
+                                 labor};
+      if (source.labor) {
+        GNND_LAUNCH((LaborSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
+      } else if (source.temporal()) {
         GNND_LAUNCH((TemporalSampleKernel<Index, Key>), Blocks(frontier), kThreads, 0, stream, args);
       } else if (source.weights != nullptr) {
         GNND_LAUNCH((WeightedSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);

@@ -42,6 +42,12 @@ struct FrontierSource {
   TemporalStrategy strategy = TemporalStrategy::kUniform;
   const uint32_t* time_order = nullptr;  // the relation's time order (by CSC position), device-visible
   bool temporal() const { return edge_times != nullptr || node_times != nullptr; }
+  // LABOR-0 (sampling.h, namespace labor): the relation's source type (in r_t's counter), the dependency, and
+  // the slot's edge_weight array of the relation, where each sampled edge's weight goes beside its edge_dst.
+  bool labor = false;
+  labor::Dependency labor_dependency;
+  uint32_t src_type = 0;
+  float* edge_weight = nullptr;
 };
 // A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion
 // inside the draw): the (destination, source) pairs, sorted and distinct (EdgeExclusions), and scratch for

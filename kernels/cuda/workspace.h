@@ -29,6 +29,7 @@ struct BatchArgs {
   SamplingKey key;
   uint64_t batch_index;
   const int64_t *seed_times = nullptr;  // a temporal batch's given seed times (device memory), or null
+  SamplingKey labor_key{};              // a LABOR batch's r_t key (sampling.h, namespace labor): its epoch's
 };
 
 struct Workspace {

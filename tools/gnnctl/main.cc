@@ -103,6 +103,12 @@ ABSL_FLAG(std::string, open_fields, "",
           "replacing what the flags set for it (what a trainer's open_fields sends)");
 ABSL_FLAG(int32_t, rank, 0, "sample: this trainer's rank");
 ABSL_FLAG(int32_t, world_size, 1, "sample: number of trainer ranks");
+ABSL_FLAG(bool, labor, false,
+          "sample: LABOR-0 instead of the uniform rule (each source one random number shared by every destination "
+          "of the hop; batches carry edge_weight)");
+ABSL_FLAG(bool, layer_dependency, false, "sample (with --labor): the same random numbers at every hop");
+ABSL_FLAG(int64_t, batch_dependency, 0,
+          "sample (with --labor): the random numbers move smoothly over this many consecutive batches");
 ABSL_FLAG(bool, shuffle, true, "sample: permute the split every epoch");
 ABSL_FLAG(bool, drop_last, false, "sample: drop the incomplete last batch (and the rank remainder)");
 ABSL_FLAG(std::string, out, "batch.npz", "sample: output .npz");
@@ -341,6 +347,9 @@ absl::Status RunSample(const std::vector<std::string>& args) {
   request.neg_amount = absl::GetFlag(FLAGS_neg_amount);
   request.strict = absl::GetFlag(FLAGS_strict_negatives);
   request.exclude = absl::GetFlag(FLAGS_exclude);
+  request.labor = absl::GetFlag(FLAGS_labor);
+  request.layer_dependency = absl::GetFlag(FLAGS_layer_dependency);
+  request.batch_dependency = absl::GetFlag(FLAGS_batch_dependency);
   request.open_fields = absl::GetFlag(FLAGS_open_fields);
   GNND_ASSIGN_OR_RETURN(std::string summary, SampleToNpz(request, absl::GetFlag(FLAGS_out)));
   absl::PrintF("%s\n", summary);

@@ -38,6 +38,10 @@ struct SampleRequest {
   int32_t neg_amount = 1;
   bool strict = false;
   std::string exclude = "none";
+  // LABOR-0 instead of the uniform rule (OpenSession.labor, layer_dependency, batch_dependency).
+  bool labor = false;
+  bool layer_dependency = false;
+  int64_t batch_dependency = 0;
   // More of the open request: OpenSession fields in protobuf text format, each replacing what the fields
   // above set for it.
   std::string open_fields;

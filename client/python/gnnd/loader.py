@@ -46,6 +46,22 @@ def _int_times(what, times):
     return times
 
 
+def _labor_fields(labor, layer_dependency, batch_dependency):
+    """OpenSession's labor, layer_dependency and batch_dependency in protobuf text format."""
+    if not isinstance(batch_dependency, int) or isinstance(batch_dependency, bool) or batch_dependency < 0:
+        raise ValueError(f"batch_dependency: {batch_dependency!r} (a number of batches, 0 or more)")
+    if not labor:
+        if layer_dependency or batch_dependency:
+            raise ValueError("layer_dependency and batch_dependency are LABOR sampling's: set labor=True")
+        return []
+    fields = ["labor: true"]
+    if layer_dependency:
+        fields.append("layer_dependency: true")
+    if batch_dependency:
+        fields.append(f"batch_dependency: {batch_dependency}")
+    return fields
+
+
 def _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length, edge_label_time=None,
                  pairs=None):
     """OpenSession's time_attr, temporal_strategy, disjoint, seed_times and edge_label_time in protobuf text
@@ -452,6 +468,14 @@ class Loader:
     "edge_label_time" (each pair's; triplets each positive's). With node times, negatives are drawn among the
     nodes no newer than their pair (uniformly; the earliest node where none is, as PyG).
 
+    LABOR (labor=True; on the CPU backend so far): LABOR-0 layer-neighbor sampling (GraphBolt's
+    LayerNeighborSampler) instead of the uniform rule: each source node of a hop draws one random number r
+    shared by every destination, and a destination of d in-edges keeps the in-edge from it iff r < fanout / d
+    (all where d <= fanout): fanout in expectation, and overlapping neighborhoods keep the same sources, so a
+    batch holds fewer nodes. Batches carry edge_weight (typed "R.edge_weight"): each sampled edge's d / fanout,
+    1 / its inclusion probability. layer_dependency=True: the same r at every hop; batch_dependency=K: r moves
+    smoothly over K consecutive batches (more nodes shared between them: better cache hit rates).
+
     open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
     service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
     package names them. A field the client library does not know is refused naming it.
@@ -466,7 +490,8 @@ class Loader:
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
                  edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
-                 disjoint=False, seed_times=None, edge_label_time=None, open_fields=None):
+                 disjoint=False, seed_times=None, edge_label_time=None, labor=False, layer_dependency=False,
+                 batch_dependency=0, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
@@ -546,6 +571,7 @@ class Loader:
             fields.append(f'weight_attr: "{weight_attr}"')
         fields += _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length,
                                edge_label_time, self._pairs)
+        fields += _labor_fields(labor, layer_dependency, batch_dependency)
         if open_fields is not None:
             fields.append(open_fields)  # after ours: its fields replace them
         if fields:

@@ -263,6 +263,11 @@ class NeighborLoader(_SessionLoader):
     each seed's own node time), temporal_strategy ("uniform" or "last"), disjoint. Such batches carry batch
     (each node's seed position) and seed_time (typed: on the node types' stores and the seed type's).
 
+    LABOR (GraphBolt's LayerNeighborSampler; PyG has none): labor=True draws LABOR-0 instead of the uniform
+    rule (fewer distinct nodes a batch, fanout in-edges per node in expectation); batches then carry
+    edge_weight (each edge's 1 / inclusion probability: pass it to a model's weighted aggregation for an
+    unbiased mean); layer_dependency, batch_dependency as GraphBolt's (gnnd.Loader says how).
+
     input_nodes: a split name ("train", "valid", "test"), node ids, or a boolean mask over the nodes;
     None means "train" (PyG would take every node). Typed: a node type alone or (node type, None) is every
     node of that type, as PyG; (node type, split name | ids | mask). len(loader) is the steps of this rank
@@ -275,8 +280,8 @@ class NeighborLoader(_SessionLoader):
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, batch_size=1, shuffle=False,
                  drop_last=False, *, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
                  world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None,
-                 time_attr=None, input_time=None, temporal_strategy="uniform", disjoint=False, open_fields=None,
-                 **pyg_arguments):
+                 time_attr=None, input_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
+                 layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
         if not num_neighbors:
@@ -296,7 +301,8 @@ class NeighborLoader(_SessionLoader):
                    shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
                    weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
-                   else temporal_strategy, disjoint=disjoint, seed_times=input_time, open_fields=open_fields)
+                   else temporal_strategy, disjoint=disjoint, seed_times=input_time, labor=labor,
+                   layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         try:
             from torch_geometric.data import Data, HeteroData
@@ -370,14 +376,16 @@ class LinkNeighborLoader(_SessionLoader):
     disjoint (each endpoint its own subgraph) and carry batch (each node's positive, PyG's batch % num_pos)
     and edge_label_time (triplets: seed_time, each positive's; typed: in the seed relation's store). With node
     times, negatives are drawn among the nodes no newer than their pair.
+
+    labor, layer_dependency, batch_dependency: LABOR sampling, as NeighborLoader's.
     """
 
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
                  neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
                  address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
                  timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
-                 edge_label_time=None, temporal_strategy="uniform", disjoint=False, open_fields=None,
-                 **pyg_arguments):
+                 edge_label_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
+                 layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
         if not num_neighbors:
@@ -404,8 +412,8 @@ class LinkNeighborLoader(_SessionLoader):
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
                    weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
-                   else temporal_strategy, disjoint=disjoint, edge_label_time=edge_label_time,
-                   open_fields=open_fields)
+                   else temporal_strategy, disjoint=disjoint, edge_label_time=edge_label_time, labor=labor,
+                   layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
         try:
