@@ -28,7 +28,12 @@
 //     The temporal rule on the synthetic graph with node and edge times (CSC and times in GPU memory): uniform,
 //     disjoint uniform, temporal uniform and last over edge times and over node times; sampling and
 //     whole-batch ms, nodes and edges per batch, and each one's ratio to the uniform rule.
-//   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5]
+//   gpu_bench labor --synthetic_nodes N | --dataset DIR [--fanouts 15,10,5]
+//     LABOR-0 against the uniform rule on one graph (CSC in GPU memory, features in pinned host memory): uniform,
+//     LABOR, LABOR with layer_dependency, LABOR with batch_dependency 32; sampling and whole-batch ms, nodes, edges
+//     and feature bytes per batch, and the share of a batch's nodes the batch before it held (what a cache of the
+//     last batch's rows would hit).
+//   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5] [--labor]
 //     Typed sampling on in-memory graphs of the presets' node and edge counts (reverse relations added, 16-byte
 //     features), and the homogeneous sampler on a graph of the same size: sampled edges per second of each.
 #include <cuda_runtime.h>
@@ -80,6 +85,7 @@ ABSL_FLAG(std::string, seeds_out, "",
           "size), for bench/torch_temporal_reference.py --seeds");
 ABSL_FLAG(std::vector<std::string>, typed_presets, std::vector<std::string>({"mag240m:1", "igbh:0.5"}),
           "typed: PRESET:SCALE graphs (mag240m, igbh)");
+ABSL_FLAG(bool, labor, false, "typed: LABOR-0 instead of the uniform rule (the typed sampler's rows)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
           "gather: feature row sizes");
 
@@ -398,6 +404,7 @@ std::vector<int32_t> ParseFanouts(absl::string_view text) {
 // Samples --batches batches after a warm-up; calls on_batch(out, layout) after each timed one.
 struct SampleRun {
   double sampling_ms = 0, whole_ms = 0, nodes = 0, edges = 0;
+  uint64_t slot_bytes = 0;  // the layout's, at the spec's bound
 };
 // A hot tier to sample through: the first num_hot nodes of `order` (none by default).
 struct HotSpec {
@@ -413,6 +420,7 @@ struct EdgeSpec {
   bool disjoint = false;
   std::string time_attr;  // "", "node_time" or "time"
   TemporalStrategy strategy = TemporalStrategy::kUniform;
+  LaborSpec labor;
 };
 // The seeds of every homogeneous bench: the train split shuffled, epoch 0, in batches of --batch_size.
 EpochSeeds BenchSeeds(const GraphData& graph) {
@@ -462,6 +470,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   spec.time.node_level = edges.time_attr == "node_time";
   if (edges.time_attr == "time") spec.time.edge_times = {0};
   spec.time.strategy = edges.strategy;
+  spec.labor = edges.labor;
   OrDie(CheckSamplingSpec(spec, graph.schema));
   EpochSeeds seeds = BenchSeeds(graph);
   auto device = OrDie(DeviceDataset::Create(graph, placement));
@@ -487,6 +496,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   for (cudaEvent_t* e : {&start, &sampled, &stop}) CHECK_CUDA(cudaEventCreate(e));
   std::vector<double> sampling, whole;
   SampleRun run;
+  run.slot_bytes = layout.total_bytes;
   const int timed = absl::GetFlag(FLAGS_batches);
   for (int i = 0; i < timed + 5; ++i) {
     const int64_t step = i % seeds.num_steps();
@@ -621,6 +631,63 @@ int RunTemporal() {
   return 0;
 }
 
+// LABOR-0 against the uniform rule on one graph: how many nodes (feature rows) a batch holds, and how many of
+// them the batch before held.
+int RunLabor() {
+  auto g = GraphFromFlags();
+  const GraphData& graph = g->data;
+  const uint64_t row_bytes = graph.schema.node_types[0].features >= 0 ? graph.schema.node_types[0].feature_row_bytes() : 0;
+  std::printf(
+      "Graph: %s; batch %lld, fanouts [%s]; CSC in GPU memory, features (%llu B rows; 0: none) in host memory; CUDA "
+      "graphs; median of %d batches.\n\n",
+      g->name.c_str(), static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_fanouts).c_str(),
+      static_cast<unsigned long long>(row_bytes), absl::GetFlag(FLAGS_batches));
+  std::printf(
+      "| rule | sampling ms | whole batch ms | nodes/batch | edges/batch | feature MB/batch | nodes / uniform's | "
+      "held by the batch before | slot MB (bound) |\n|---|---|---|---|---|---|---|---|---|\n");
+  struct Mode {
+    const char* name;
+    LaborSpec labor;
+  };
+  const Mode modes[] = {
+      {"uniform", {}},
+      {"LABOR-0", {.active = true}},
+      {"LABOR-0, layer_dependency", {.active = true, .dependency = {.layer = true}}},
+      {"LABOR-0, batch_dependency 32", {.active = true, .dependency = {.batches = 32}}},
+  };
+  const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
+  double uniform_nodes = 0;
+  for (const Mode& mode : modes) {
+    std::vector<int64_t> previous, current;
+    double held = 0;
+    int compared = 0;
+    const SampleRun run = Sample(
+        *g, fanouts, CscPlacement::kDevice, true,
+        [&](const int64_t* device_ids, int64_t n) {
+          current.resize(static_cast<size_t>(n));
+          CHECK_CUDA(cudaMemcpy(current.data(), device_ids, sizeof(int64_t) * n, cudaMemcpyDeviceToHost));
+          std::sort(current.begin(), current.end());
+          if (!previous.empty()) {
+            std::vector<int64_t> common;
+            std::set_intersection(current.begin(), current.end(), previous.begin(), previous.end(),
+                                  std::back_inserter(common));
+            held += static_cast<double>(common.size()) / static_cast<double>(n);
+            ++compared;
+          }
+          previous.swap(current);
+        },
+        {}, {.labor = mode.labor});
+    if (uniform_nodes == 0) uniform_nodes = run.nodes;
+    std::printf("| %s | %.3f | %.3f | %.0f | %.0f | %s | %.3f | %.3f | %.0f |\n", mode.name, run.sampling_ms,
+                run.whole_ms, run.nodes, run.edges,
+                row_bytes == 0 ? "–" : absl::StrFormat("%.1f", run.nodes * static_cast<double>(row_bytes) / 1e6).c_str(),
+                run.nodes / uniform_nodes, compared > 0 ? held / compared : 0.0,
+                static_cast<double>(run.slot_bytes) / 1e6);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 const char* PlacementName(CscPlacement placement) {
   switch (placement) {
     case CscPlacement::kDevice:
@@ -664,11 +731,13 @@ int RunSampling() {
 int RunTyped() {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
-  std::printf("Batch %lld, fanouts [%s] for every relation, CSC in GPU memory, CUDA graphs; median of %d batches.\n\n",
-              static_cast<long long>(batch_size), absl::GetFlag(FLAGS_fanouts).c_str(), absl::GetFlag(FLAGS_batches));
+  std::printf(
+      "Batch %lld, fanouts [%s] for every relation (%s), CSC in GPU memory, CUDA graphs; median of %d batches.\n\n",
+      static_cast<long long>(batch_size), absl::GetFlag(FLAGS_fanouts).c_str(),
+      absl::GetFlag(FLAGS_labor) ? "typed: LABOR-0" : "uniform", absl::GetFlag(FLAGS_batches));
   std::printf(
       "| graph | sampler | sampling ms | whole batch ms | edges/batch | sampled edges/s (sampling) | typed / "
-      "homogeneous |\n|---|---|---|---|---|---|---|\n");
+      "homogeneous | nodes/batch | feature MB/batch |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& preset : absl::GetFlag(FLAGS_typed_presets)) {
     const std::vector<std::string> parts = absl::StrSplit(preset, ':');
     const double scale = parts.size() > 1 ? std::stod(parts[1]) : 1.0;
@@ -681,8 +750,8 @@ int RunTyped() {
       num_nodes = schema.num_nodes;
       for (const RelationSchema& r : schema.relations) num_edges += r.num_edges;
       const int seed_type = schema.NodeTypeNamed("paper");
-      const SamplingSpec spec{batch_size, seed_type,
-                              std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts)};
+      SamplingSpec spec{batch_size, seed_type, std::vector<std::vector<int32_t>>(schema.relations.size(), fanouts)};
+      spec.labor.active = absl::GetFlag(FLAGS_labor);
       const BatchCapacity capacity = OrDie(ComputeBatchCapacity(spec, schema, graph.MaxInDegrees()));
       auto device = OrDie(DeviceDataset::Create(graph, CscPlacement::kDevice));
       auto sampler = OrDie(CudaSampler::Create(device->graph(), spec, 1, BatchLayout::Make(capacity, spec, schema)));
@@ -700,7 +769,7 @@ int RunTyped() {
       cudaEvent_t start, sampled, stop;
       for (cudaEvent_t* e : {&start, &sampled, &stop}) CHECK_CUDA(cudaEventCreate(e));
       std::vector<double> sampling, whole;
-      double edges = 0;
+      double edges = 0, nodes = 0, feature_bytes = 0;
       const int timed = absl::GetFlag(FLAGS_batches);
       for (int i = 0; i < timed + 5; ++i) {
         const int64_t step = i % seeds.num_steps();
@@ -722,11 +791,20 @@ int RunTyped() {
                                 cudaMemcpyDeviceToHost));
           for (int32_t e : hops) edges += e;
         }
+        for (size_t t = 0; t < layout.types.size(); ++t) {
+          std::vector<int32_t> hops(layout.num_hops + 1);
+          CHECK_CUDA(cudaMemcpy(hops.data(), static_cast<char*>(out) + layout.types[t].num_nodes_per_hop,
+                                4 * hops.size(), cudaMemcpyDeviceToHost));
+          for (int32_t n : hops) {
+            nodes += n;
+            feature_bytes += static_cast<double>(n) * static_cast<double>(layout.types[t].feature_row_bytes);
+          }
+        }
       }
       edges /= timed;
       typed_rate = edges / (Median(sampling) / 1e3);
-      std::printf("| %s | typed | %.3f | %.3f | %.0f | %.3g | |\n", g->name.c_str(), Median(sampling), Median(whole),
-                  edges, typed_rate);
+      std::printf("| %s | typed | %.3f | %.3f | %.0f | %.3g | | %.0f | %.1f |\n", g->name.c_str(), Median(sampling),
+                  Median(whole), edges, typed_rate, nodes / timed, feature_bytes / timed / 1e6);
       std::fflush(stdout);
       for (cudaEvent_t e : {start, sampled, stop}) cudaEventDestroy(e);
       cudaStreamDestroy(stream);
@@ -736,8 +814,8 @@ int RunTyped() {
     auto same_size = SyntheticGraph(num_nodes, static_cast<double>(num_edges) / num_nodes, 1);
     const SampleRun run = Sample(*same_size, fanouts, CscPlacement::kDevice, true, [](const int64_t*, int64_t) {});
     const double rate = run.edges / (run.sampling_ms / 1e3);
-    std::printf("| %s | homogeneous | %.3f | – | %.0f | %.3g | %.2f |\n", same_size->name.c_str(), run.sampling_ms,
-                run.edges, rate, typed_rate / rate);
+    std::printf("| %s | homogeneous (uniform) | %.3f | – | %.0f | %.3g | %.2f | %.0f | – |\n",
+                same_size->name.c_str(), run.sampling_ms, run.edges, rate, typed_rate / rate, run.nodes);
     std::fflush(stdout);
   }
   return 0;
@@ -1099,7 +1177,8 @@ int main(int argc, char** argv) {
   if (mode == "link") return gnnd::cuda::RunLink();
   if (mode == "edges") return gnnd::cuda::RunEdges();
   if (mode == "temporal") return gnnd::cuda::RunTemporal();
+  if (mode == "labor") return gnnd::cuda::RunLabor();
   std::fprintf(stderr,
-               "usage: gpu_bench sampling|gather|tier|typed|link|edges|temporal [flags] (see the file's header)\n");
+               "usage: gpu_bench sampling|gather|tier|typed|link|edges|temporal|labor [flags] (see the file's header)\n");
   return 2;
 }

@@ -39,7 +39,7 @@ struct LinkSetup {
 enum class Time { kNone, kNodes, kEdges };
 LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
                         int64_t batch, bool weighted = false, bool disjoint = false, Time time = Time::kNone,
-                        TemporalStrategy strategy = TemporalStrategy::kUniform) {
+                        TemporalStrategy strategy = TemporalStrategy::kUniform, LaborSpec labor = {}) {
   LinkSetup s;
   s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
                             graph.schema, batch);
@@ -62,6 +62,7 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   s.sampling.time.node_level = time == Time::kNodes;
   s.sampling.time.strategy = strategy;
   s.sampling.time.seed_times_given = time != Time::kNone;
+  s.sampling.labor = labor;
   EXPECT_TRUE(CheckSamplingSpec(s.sampling, graph.schema).ok()) << CheckSamplingSpec(s.sampling, graph.schema);
   absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(s.sampling, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
@@ -232,9 +233,11 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       bool disjoint = false;
       Time time = Time::kNone;
       TemporalStrategy strategy = TemporalStrategy::kUniform;
+      LaborSpec labor = {};
     };
     using enum NegativeMode;
     using enum TemporalStrategy;
+    const LaborSpec labor{.active = true}, dependent{.active = true, .dependency = {.layer = true, .batches = 3}};
     for (const Case& c :
          {Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
           Case{{kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}}, Case{{kNone, 1, false}, ExcludeMode::kNone, {3}},
@@ -243,7 +246,9 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
           Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}, false, true, Time::kNodes},
           Case{{kTriplet, 2, false}, ExcludeMode::kNone, {-1, 2}, false, true, Time::kNodes, kLast},
           Case{{kNone, 1, false}, ExcludeMode::kSelf, {5, 3}, false, true, Time::kEdges},
-          Case{{kBinary, 1, false}, ExcludeMode::kNone, {3, 2}, false, true, Time::kEdges, kLast}}) {
+          Case{{kBinary, 1, false}, ExcludeMode::kNone, {3, 2}, false, true, Time::kEdges, kLast},
+          Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}, false, false, Time::kNone, kUniform, labor},
+          Case{{kTriplet, 2, false}, ExcludeMode::kSelf, {-1, 2}, false, false, Time::kNone, kUniform, dependent}}) {
       LinkSeedSpec spec;
       spec.relation = writes;
       spec.negatives = c.negatives;
@@ -258,7 +263,8 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
           t = static_cast<int64_t>(rng() % schema.node_types[schema.relations[writes].dst_type].num_nodes);
         spec.seed_edge_times = std::make_shared<const std::vector<int64_t>>(std::move(times));
       }
-      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy);
+      const LinkSetup setup =
+          MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy, c.labor);
       auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       CpuSampler cpu_sampler(graph, setup.sampling, 7);
@@ -280,7 +286,8 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       for (int64_t step : {int64_t{0}, int64_t{1}, seeds.num_steps() - 1}) {
         const std::string what =
             absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
-                         ", disjoint ", c.disjoint, ", time ", static_cast<int>(c.time), ", step ", step);
+                         ", disjoint ", c.disjoint, ", time ", static_cast<int>(c.time), ", labor ", c.labor.active,
+                         ", step ", step);
         ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
         const auto [pairs, positives] = WriteLinkArrays(batch, *layout.pairs, expected.data());
         const std::vector<int64_t> counts = BatchCountsOf(batch.graph, layout, pairs, positives);

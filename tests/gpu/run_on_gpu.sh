@@ -7,6 +7,7 @@
 # 3. `gnnctl sample --device cuda:0` against `--device cpu` on a generated dataset (with edge attributes),
 #    compared with numpy,
 #    uniform, weighted (weight_attr), temporal (time_attr: edge and node times, uniform and last), disjoint,
+#    LABOR (labor, batch_dependency),
 # 4. the same for typed datasets (mag with edge attributes, weighted; igbh with float8 features),
 # 5. GPU sessions (a torch trainer through CUDA IPC), without and with MPS.
 set -uo pipefail
@@ -19,19 +20,20 @@ status=0
 gpu_tests 2>&1 | tee "$out/gpu_tests.log" | tail -25 || status=1
 grep -q "FAILED" "$out/gpu_tests.log" && status=1
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*mag_weighted_host_per_relation*:*igbh_fp8*:*mag_node_time_last_host_given*:*mag_edge_time_uniform_host_indices_given*:CudaLinkStage.TypedBatchesEqualTheCpus' \
+  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*mag_labor_host_per_relation_layer*:*mag_labor_hot_wide_batch_dependency*:*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*mag_weighted_host_per_relation*:*igbh_fp8*:*mag_node_time_last_host_given*:*mag_edge_time_uniform_host_indices_given*:CudaLinkStage.TypedBatchesEqualTheCpus' \
     >"$out/memcheck.log" 2>&1 && echo "memcheck: clean" || { echo "memcheck: FAILED"; tail -30 "$out/memcheck.log"; status=1; }
   grep -E "ERROR SUMMARY" "$out/memcheck.log"
 fi
 data=$(mktemp -d)
 gnnctl generate --preset products --scale 0.05 --seed 3 --edge-attr --temporal "$data/p" >/dev/null 2>&1
 # The weighted and temporal rules through gnnctl's open request (OpenSession.weight_attr, time_attr).
-for draws in uniform weighted temporal_edge temporal_last disjoint; do
+for draws in uniform weighted temporal_edge temporal_last disjoint labor; do
   fields=""
   [ "$draws" = weighted ] && fields='weight_attr: "edge_weight"'
   [ "$draws" = temporal_edge ] && fields='time_attr: "time"'
   [ "$draws" = temporal_last ] && fields='time_attr: "node_time" temporal_strategy: "last"'
   [ "$draws" = disjoint ] && fields='disjoint: true'
+  [ "$draws" = labor ] && fields='labor: true batch_dependency: 3'
   for device in cpu cuda:0; do
     gnnctl sample --dataset "$data/p" --batch-size 1024 --fanouts 15,10,5 --seed 5 --epoch 2 --step 7 --device "$device" \
       --open_fields="$fields" --out "$data/batch-$draws-${device/:/}.npz" || status=1
@@ -42,7 +44,7 @@ a, b = np.load(f"{sys.argv[1]}-cpu.npz"), np.load(f"{sys.argv[1]}-cuda0.npz")
 for k in a.files:
     assert a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]), k
 print(f"gnnctl sample ({sys.argv[1].split('-')[-1]}): cpu and cuda:0 batches identical,",
-      {k: a[k].shape for k in ("node_ids", "edge_src", "features", "e_id", "edge_weight", "edge_feat")})
+      {k: a[k].shape for k in ("node_ids", "edge_src", "features", "e_id", "edge_weight", "edge_feat") if k in a.files})
 PY
 done
 # 4. Typed: `gnnctl sample --device cuda:0` against `--device cpu` on the mag and igbh (float8) presets.

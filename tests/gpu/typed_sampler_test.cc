@@ -122,6 +122,7 @@ struct TypedCase {
   std::string time_attr;
   TemporalStrategy strategy = TemporalStrategy::kUniform;
   bool given_times = false;
+  LaborSpec labor = {};  // LABOR-0 instead of the uniform rule
   friend void PrintTo(const TypedCase& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -159,6 +160,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   spec.time.node_level = c.time_attr == "node_time";
   spec.time.strategy = c.strategy;
   spec.time.seed_times_given = c.given_times;
+  spec.labor = c.labor;
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
@@ -433,7 +435,36 @@ INSTANTIATE_TEST_SUITE_P(
                   .wide_ids = true,
                   .hot_share = 0.4,
                   .time_attr = "time",
-                  .given_times = true}),
+                  .given_times = true},
+        // LABOR-0: every in-edge of a frontier node considered, r_t shared; the dependencies' variants.
+        TypedCase{.name = "mag_labor_device",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {4, 3},
+                  .placement = CscPlacement::kDevice,
+                  .labor = {.active = true}},
+        TypedCase{.name = "mag_labor_host_per_relation_layer",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT16,
+                  .feature_dim = 8,
+                  .per_relation = {{2, 0, 1}, {40, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                  .placement = CscPlacement::kHost,
+                  .repeated_seeds = true,
+                  .labor = {.active = true, .dependency = {.layer = true}}},
+        TypedCase{.name = "mag_labor_hot_wide_batch_dependency",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 16,
+                  .fanouts = {6, 4},
+                  .placement = CscPlacement::kHostIndices,
+                  .wide_indices = true,
+                  .wide_ids = true,
+                  .hot_share = 0.4,
+                  .labor = {.active = true, .dependency = {.batches = 3}}}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

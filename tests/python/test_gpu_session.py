@@ -160,6 +160,38 @@ def test_temporal_and_disjoint_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_pat
         assert daemon.stop() == 0, daemon.output()
 
 
+@pytest.mark.parametrize("link", [False, True])
+def test_labor_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, link):
+    """Typed LABOR sessions (node seeds with batch_dependency, link pairs with exclusion and layer_dependency) on
+    cuda:0 give the CPU sessions' batches, edge_weight included, array for array."""
+    data = tmp_path / "mag"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--add-reverse", "--seed=2", str(data)],
+                   check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=lmag={data}", name="lmag")
+    try:
+        rng = np.random.default_rng(5)
+        if link:
+            authors, papers = (len(np.load(data / f"{r}.indptr.npy")) - 1
+                               for r in ("paper___rev_writes___author", "author___writes___paper"))
+            options = dict(seed_edges=np.stack([rng.integers(0, authors, 500), rng.integers(0, papers, 500)]),
+                           edge_type=("author", "writes", "paper"), neg_sampling="binary", exclude="reverse",
+                           layer_dependency=True)
+        else:
+            options = dict(node_type="paper", seed_ids=np.arange(0, 3000, 3), batch_dependency=4)
+        got = {}
+        for device in ("cpu", "cuda:0"):
+            with gnnd.Loader(address=daemon.address, dataset="lmag", batch_size=128, fanouts=[5, 3], seed=6,
+                             device=device, copy=True, labor=True, **options) as loader:
+                got[device] = [{k: v.cpu().numpy() for k, v in b.arrays.items()} for b in loader]
+        assert len(got["cpu"]) == len(got["cuda:0"]) > 1
+        for step, (want, have) in enumerate(zip(got["cpu"], got["cuda:0"])):
+            assert sorted(want) == sorted(have) and any(k.endswith(".edge_weight") for k in want)
+            for name in want:
+                np.testing.assert_array_equal(have[name], want[name], err_msg=f"step {step} {name}")
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_closing_a_session_returns_its_gpu_memory(setup):
     daemon, _ = setup
     torch.cuda.init()
