@@ -1,6 +1,7 @@
 #include "common/batch/layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -100,10 +101,10 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     for (size_t r = 0; r < relations; ++r) {
       const RelationSchema& rel = schema.relations[r];
       const int32_t fanout = spec.fanouts[r][hop];
-      // LABOR keeps each in-edge with its own chance: any number of them, up to all.
-      const int64_t per_node =
-          fanout < 0 || spec.labor.active ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
-      int64_t edges = SaturatingMul(frontier[rel.dst_type], per_node);
+      const int64_t per_node = fanout < 0 ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
+      // LABOR keeps per_node in-edges a node on average, up to all: a bound on the hop (sampling.h, labor).
+      int64_t edges = spec.labor.active ? LaborHopEdges(frontier[rel.dst_type], per_node, max_in_degree[r])
+                                        : SaturatingMul(frontier[rel.dst_type], per_node);
       if (distinct[rel.dst_type]) edges = std::min(edges, SaturatingMul(rel.num_edges, copies));
       bound.edges.push_back(edges);
       c.max_edges[r] = SaturatingAdd(c.max_edges[r], edges);
@@ -139,6 +140,12 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     }
   }
   return c;
+}
+
+int64_t LaborHopEdges(int64_t frontier, int64_t expected, int64_t most) {
+  const int64_t mean = SaturatingMul(frontier, expected);
+  const auto margin = static_cast<int64_t>(8 * std::sqrt(static_cast<double>(mean))) + 256;
+  return std::min(SaturatingMul(frontier, most), SaturatingAdd(SaturatingAdd(mean, mean / 2), margin));
 }
 
 DatasetSchema HomogeneousSchema(int64_t num_nodes, int64_t num_edges) {
@@ -279,6 +286,8 @@ BatchView BatchView::At(void* base, const BatchLayout& layout) {
     r.num_edges_per_hop = reinterpret_cast<int32_t*>(bytes + a.num_edges_per_hop);
     if (a.e_id != SIZE_MAX) r.e_id = reinterpret_cast<int64_t*>(bytes + a.e_id);
     if (a.edge_weight != SIZE_MAX) r.edge_weight = reinterpret_cast<float*>(bytes + a.edge_weight);
+    for (const BatchCapacity::Hop& hop : layout.capacity.hops)
+      r.max_edges_per_hop.push_back(hop.edges[v.relations.size() - 1]);
     for (const BatchLayout::EdgeRows& rows : a.attrs)
       r.attrs.push_back({bytes + rows.offset, rows.array, rows.row_bytes});
   }

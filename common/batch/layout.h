@@ -57,6 +57,10 @@ struct BatchCapacity {
 };
 absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, const DatasetSchema& schema,
                                                    const std::vector<int64_t>& max_in_degree);
+// A LABOR hop's edge bound for a frontier of `frontier` nodes each keeping `expected` in-edges on average (the
+// fanout, or the largest in-degree where smaller) and `most` at most (the largest in-degree): 1.5 x the
+// expected edges and a margin of 8 standard deviations of a Poisson count, never more than `most` each.
+int64_t LaborHopEdges(int64_t frontier, int64_t expected, int64_t most);
 
 // A link batch's pair arrays, after its graph arrays (common/batch/link_batch.h; SIZE_MAX where the negative
 // mode has none):
@@ -152,7 +156,8 @@ struct BatchView {
     // the attribute rows are gathered by), then its stored id (GatherEdgeRows).
     int64_t* e_id = nullptr;
     std::vector<EdgeRows> attrs;
-    float* edge_weight = nullptr;  // a LABOR batch's: each edge's 1 / its inclusion probability
+    float* edge_weight = nullptr;            // a LABOR batch's: each edge's 1 / its inclusion probability
+    std::vector<int64_t> max_edges_per_hop;  // the layout's bound at each hop (empty: unbounded, a legacy view)
   };
   int num_hops = 0;
   std::vector<Type> types;

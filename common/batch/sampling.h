@@ -251,7 +251,23 @@ GNND_HOST_DEVICE int64_t RankOf(const uint32_t* order, int64_t degree, int64_t t
 // so X_t is exactly uniform in every batch (integers only: both backends agree bit for bit). GraphBolt moves a
 // normal variate along a rotation instead; this moves r_t a quarter of the circle in K batches on average. An
 // edge is kept iff X_t < ceil(k 2^32 / d), a probability within 2^-32 of k / d.
+//
+// A node keeps k in-edges in expectation but may keep up to all of them, so a batch's slot is sized by a hop bound
+// of about 1.5 x the expected edges (common/batch/layout.cc, LaborHopEdges), not by in-degrees. A batch one of
+// whose relations would hold more edges at a hop than its bound is drawn again, whole, under the next attempt's
+// key (Key: attempt a mixed into the key), until one fits; after kMaxAttempts the last attempt stands with that
+// hop's edges of the relation left out. Both backends check the same bounds in the same order, so they agree.
 namespace labor {
+inline constexpr uint32_t kMaxAttempts = 64;
+
+// The key of attempt `attempt` of a batch of `epoch`.
+GNND_HOST_DEVICE SamplingKey Key(uint64_t seed, uint64_t epoch, uint32_t attempt) {
+  const SamplingKey first = MakeSamplingKey(seed, epoch, RandomPurpose::kLabor);
+  if (attempt == 0) return first;
+  const uint64_t k = Mix64(((static_cast<uint64_t>(first.key1) << 32) | first.key0) ^ Mix64(0x4c41424fULL + attempt));
+  return {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)};
+}
+
 struct Dependency {
   bool layer = false;    // the same r_t at every hop
   uint64_t batches = 1;  // K: r_t moves through K batches (1: fresh every batch)

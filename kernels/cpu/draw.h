@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -35,10 +36,12 @@ struct TemporalDraw {
 
 // What LABOR-0 (sampling.h, namespace labor) reads for one node's draw, and where its kept edges' weights go.
 struct LaborDraw {
-  SamplingKey key;  // MakeSamplingKey(seed, epoch, kLabor)
+  SamplingKey key;  // labor::Key(seed, epoch, attempt)
   labor::Dependency dependency;
   uint32_t source_type = 0;  // the relation's source node type
-  float* weights = nullptr;  // each kept edge's weight, in the order of the edges taken
+  float* weights = nullptr;  // each kept edge's weight, in the order of the edges taken (null: not kept)
+  int64_t room = INT64_MAX;  // edges the hop's bound has left: the draw takes no more
+  bool overflowed = false;   // set when the node keeps more than `room`
 };
 
 // Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
@@ -51,7 +54,7 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
                         const int64_t* indptr, const Index* indices, int32_t fanout,
                         std::span<const int64_t> excluded_sources, DrawScratch& scratch, std::vector<int64_t>& sampled,
                         int64_t* edge_positions = nullptr, const float* weights = nullptr,
-                        const TemporalDraw* temporal = nullptr, const LaborDraw* labor = nullptr) {
+                        const TemporalDraw* temporal = nullptr, LaborDraw* labor = nullptr) {
   const int64_t first = indptr[node], degree = indptr[node + 1] - first;
   std::vector<int64_t>& positions = scratch.positions;
   auto take = [&](int64_t p) {
@@ -78,8 +81,13 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
                                threshold)) {
         continue;
       }
+      if (k == labor->room) {
+        labor->overflowed = true;
+        break;
+      }
       take(p);
-      labor->weights[k++] = weight;
+      if (labor->weights != nullptr) labor->weights[k] = weight;
+      ++k;
     }
     return k;
   }

@@ -56,12 +56,16 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
     temporal.order = order;
   }
   LaborDraw labor;
+  const int64_t hop_begin = num_edges;
   if (spec_.labor.active) {
     labor = {.key = labor_key_, .dependency = spec_.labor.dependency, .source_type = static_cast<uint32_t>(r.src_type)};
   }
   for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
     const int64_t node = dst_ids[v];
-    if (spec_.labor.active) labor.weights = edges.edge_weight + num_edges;
+    if (spec_.labor.active) {
+      if (edges.edge_weight != nullptr) labor.weights = edges.edge_weight + num_edges;
+      if (!edges.max_edges_per_hop.empty()) labor.room = edges.max_edges_per_hop[hop] - (num_edges - hop_begin);
+    }
     const int64_t subgraph = subgraphs == nullptr ? 0 : subgraphs[v];
     if (times >= 0) temporal.seed_time = seed_times_[subgraph];
     const size_t before = sampled.size();
@@ -73,6 +77,11 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
                         times >= 0 ? &temporal : nullptr, spec_.labor.active ? &labor : nullptr);
     if (subgraphs != nullptr) {  // the sources join this subgraph
       for (size_t i = before; i < sampled.size(); ++i) sampled[i] = NodeKey(r.src_type, subgraph, sampled[i]);
+    }
+    if (labor.overflowed) {  // the hop outgrew its bound: this attempt leaves the relation's hop empty
+      sampled.clear();
+      labor_overflowed_ = true;
+      return;
     }
     std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
     num_edges += k;
@@ -120,11 +129,21 @@ void CpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span
 
 void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
                             const BatchView& out) {
+  // A LABOR batch that outgrows a hop's bound is drawn again under the next attempt's key (sampling.h, labor).
+  for (uint32_t attempt = 0; attempt < (spec_.labor.active ? labor::kMaxAttempts : 1); ++attempt) {
+    labor_key_ = labor::Key(seed_, epoch, attempt);
+    labor_overflowed_ = false;
+    SampleAttempt(epoch, batch_index, hop0, out);
+    if (!labor_overflowed_) return;
+  }
+}
+
+void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                               const BatchView& out) {
   const DatasetSchema& schema = graph_.schema;
   const size_t types = schema.node_types.size(), relations = schema.relations.size();
   const int hops = spec_.num_hops();
   const SamplingKey key = MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors);
-  labor_key_ = MakeSamplingKey(seed_, epoch, RandomPurpose::kLabor);
   // Erase the last batch's entries one by one: absl's clear() frees a large table, and refilling a fresh one
   // page-faults (measured: a third of the time went to zeroing pages).
   for (size_t t = 0; t < types; ++t) {

@@ -77,6 +77,8 @@ class CpuSampler {
                       int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
   void SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
                   const BatchView& out);
+  void SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
+                     const BatchView& out);
   // The node table's key of node `id` of type `type` in `subgraph` (a disjoint batch's; else the id).
   int64_t NodeKey(size_t type, int64_t subgraph, int64_t id) const {
     return spec_.disjoint ? subgraph * graph_.schema.node_types[type].num_nodes + id : id;
@@ -88,7 +90,8 @@ class CpuSampler {
   std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: NodeKey -> local index, this batch
   std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's keys, to erase
   std::vector<int64_t> seed_times_;                           // a temporal batch's, per subgraph
-  SamplingKey labor_key_{};                                   // a LABOR batch's r_t key, this batch's epoch
+  SamplingKey labor_key_{};                                   // a LABOR batch's r_t key: its epoch and attempt
+  bool labor_overflowed_ = false;                             // this attempt outgrew a hop's bound
   std::vector<const uint32_t*> time_orders_;                  // per relation: its time order, once fetched
   std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;

@@ -298,6 +298,11 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
   s->gather_.shifted = options.shifted_gather;
   GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole));
+  if (spec.labor.active) {
+    GNND_CUDA(cudaHostAlloc(&s->labor_overflow_, sizeof(int32_t), cudaHostAllocMapped), "allocate the LABOR flag");
+    *s->labor_overflow_ = 0;
+    GNND_CUDA(cudaHostGetDevicePointer(&s->labor_overflow_device_, s->labor_overflow_, 0), "map the LABOR flag");
+  }
   GNND_CUDA(cudaMalloc(&s->state_, sizeof(BatchState)), "allocate the typed sampler's state");
   GNND_CUDA(cudaMalloc(&s->rel_states_, sizeof(HopState) * kMaxCudaRelations), "allocate the typed sampler's state");
   GNND_RETURN_IF_ERROR(ResetDedup(*s->workspace_, s->ids_, nullptr));
@@ -309,6 +314,7 @@ CudaSampler::~CudaSampler() {
   graphs_.Drop();
   if (state_ != nullptr) cudaFree(state_);
   if (rel_states_ != nullptr) cudaFree(rel_states_);
+  if (labor_overflow_ != nullptr) cudaFreeHost(labor_overflow_);
 }
 
 absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0,
@@ -374,6 +380,8 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
           source.labor_dependency = spec_.labor.dependency;
           source.src_type = static_cast<uint32_t>(rel.src_type);
           source.edge_weight = view.relations[r].edge_weight;
+          source.labor_max_edges = bound.edges[r];
+          source.labor_overflow = labor_overflow_device_;
         }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
@@ -405,14 +413,28 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
   if (!excluded.empty() && excluded.size() != graph_.schema.relations.size()) {
     return absl::InternalError("a link batch's exclusions: one per relation");
   }
-  if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
-  needs_reset_ = true;
-  const BatchArgs args{nullptr,     0,       MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
-                       batch_index, nullptr, MakeSamplingKey(seed_, epoch, RandomPurpose::kLabor)};
-  GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
-  GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, num_hop0, excluded, subgraph_times));
-  needs_reset_ = false;
-  return EnqueueGather(out, stream);
+  const BatchArgs args{nullptr, 0, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors), batch_index};
+  return RunAttempts(args, epoch, stream, [&]() -> absl::Status {
+    if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
+    needs_reset_ = true;
+    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, num_hop0, excluded, subgraph_times));
+    needs_reset_ = false;
+    return EnqueueGather(out, stream);
+  });
+}
+
+absl::Status CudaSampler::RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream,
+                                      const std::function<absl::Status()>& enqueue) {
+  for (uint32_t attempt = 0; attempt < (spec_.labor.active ? labor::kMaxAttempts : 1); ++attempt) {
+    args.labor_key = labor::Key(seed_, epoch, attempt);
+    GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
+    if (!spec_.labor.active) return enqueue();
+    *labor_overflow_ = 0;  // no kernel of this sampler runs: the last attempt was waited for
+    GNND_RETURN_IF_ERROR(enqueue());
+    GNND_CUDA(cudaStreamSynchronize(stream), "sample a LABOR batch");
+    if (*reinterpret_cast<volatile int32_t*>(labor_overflow_) == 0) return absl::OkStatus();
+  }
+  return absl::OkStatus();  // the last attempt stands, its outgrown hops empty (as the CPU's)
 }
 
 int64_t CudaSampler::MaxFrontier() const {
@@ -473,21 +495,18 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   if (spec_.time.seed_times_given && device_seed_times.size() != device_seeds.size()) {
     return absl::InternalError("a temporal batch's seeds came without their times");
   }
-  const BatchArgs args{device_seeds.data(),
-                       num_seeds,
-                       MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
-                       batch_index,
-                       spec_.time.seed_times_given ? device_seed_times.data() : nullptr,
-                       MakeSamplingKey(seed_, epoch, RandomPurpose::kLabor)};
-  if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
-  needs_reset_ = true;  // until this batch's sampling is enqueued whole
-  GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
-  bool enqueued = false;
-  const absl::Status status = graphs_.Run(
-      out, stream, options_.use_graphs, [&] { return EnqueueSampling(out, stream); },
-      [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
-  if (enqueued) needs_reset_ = false;
-  return status;
+  const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
+                       batch_index, spec_.time.seed_times_given ? device_seed_times.data() : nullptr};
+  return RunAttempts(args, epoch, stream, [&]() -> absl::Status {
+    if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
+    needs_reset_ = true;  // until this batch's sampling is enqueued whole
+    bool enqueued = false;
+    const absl::Status status = graphs_.Run(
+        out, stream, options_.use_graphs, [&] { return EnqueueSampling(out, stream); },
+        [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
+    if (enqueued) needs_reset_ = false;
+    return status;
+  });
 }
 
 }  // namespace gnnd::cuda

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -56,6 +57,8 @@ class CudaSampler {
   // Enqueues the batch for (epoch, batch_index) around `device_seeds` (ids of the seed type, device memory)
   // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
   // `device_seed_times`: a temporal spec's seed times when it says they are given (one per seed).
+  // A LABOR spec's batch waits for its sampling (on the host) to see whether a hop outgrew its bound, and draws
+  // the batch again under the next attempt's key if one did (common/batch/sampling.h, labor).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
                       cudaStream_t stream, cudaEvent_t sampled = nullptr,
                       std::span<const int64_t> device_seed_times = {});
@@ -85,6 +88,10 @@ class CudaSampler {
                                std::span<const DeviceExclusions> excluded = {},
                                const int64_t* link_subgraph_times = nullptr);
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
+  // Runs `enqueue` (a batch under `args`) once, or for a LABOR spec until no hop outgrew its bound (each attempt
+  // under its own key, the host waiting for each).
+  absl::Status RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream,
+                           const std::function<absl::Status()>& enqueue);
 
   DeviceGraph graph_;
   SamplingSpec spec_;
@@ -99,6 +106,8 @@ class CudaSampler {
   HopState* rel_states_ = nullptr;                // per relation: its destination type's frontier, its edges so far
   std::vector<int64_t> type_offset_, type_base_;  // the node table's key of each type's node 0; its first slot
   std::vector<const uint32_t*> time_orders_;      // per relation: its time order (a temporal spec's), device-visible
+  int32_t* labor_overflow_ = nullptr;  // a LABOR spec's: set by a hop that outgrew its bound (mapped host memory)
+  int32_t* labor_overflow_device_ = nullptr;  // the same, as the kernels see it
   BatchGraphs graphs_;
 };
 

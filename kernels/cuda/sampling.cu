@@ -94,7 +94,9 @@ struct LaborArgs {
   labor::Dependency dependency;
   uint32_t source_type;
   int32_t fanout;
-  float* weights;  // the relation's edge_weight array in the slot
+  float* weights;     // the relation's edge_weight array in the slot
+  int64_t max_edges;  // the hop's bound
+  int32_t* overflow;  // set when the hop's edges would exceed it (null: not a LABOR hop)
 };
 // X_t of the source `neighbor` at 1-based `hop` of the batch `batch` describes.
 __device__ __forceinline__ uint32_t LaborVariate(const BatchArgs* batch, const LaborArgs& labor, uint32_t hop,
@@ -338,6 +340,13 @@ __device__ __forceinline__ void SampleGroupNode(const SampleArgs<Key>& a, Draw&&
   n.group = threadIdx.x / kGroup;
   n.first_lane = threadIdx.x % kWarp / kGroup * kGroup;
   n.lanes = GroupLanes<kGroup>();
+  if (a.labor.overflow != nullptr && a.offsets[a.bound] > a.labor.max_edges) {  // LABOR: drawn again, this hop empty
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      *a.hop_edges = 0;
+      *a.labor.overflow = 1;
+    }
+    return;
+  }
   if (blockIdx.x == 0 && threadIdx.x == 0) *a.hop_edges = a.offsets[a.bound];
   if (n.i >= a.bound) return;
   const int64_t v = a.state->frontier_begin + n.i;
@@ -639,7 +648,9 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
     const bool firsts = edge_pos != nullptr || source.weights != nullptr;
     const TimeArgs time{source.subgraphs, source.edge_times, source.node_times, source.seed_times,
                         source.edge_ids,  source.strategy,   source.time_order};
-    const LaborArgs labor{source.labor_dependency, source.src_type, fanout, source.edge_weight};
+    const LaborArgs labor{
+        source.labor_dependency, source.src_type,        fanout,
+        source.edge_weight,      source.labor_max_edges, source.labor ? source.labor_overflow : nullptr};
     if (source.labor) {
       GNND_LAUNCH(LaborCountKernel<Index>, Blocks((frontier + 1) * kWarp), kThreads, 0, stream, w.args, state, node_ids,
                   source.indptr, static_cast<const Index*>(source.indices), source.hot, static_cast<uint32_t>(hop + 1),

@@ -48,6 +48,8 @@ struct FrontierSource {
   labor::Dependency labor_dependency;
   uint32_t src_type = 0;
   float* edge_weight = nullptr;
+  int64_t labor_max_edges = 0;        // the hop's bound of the relation's edges
+  int32_t* labor_overflow = nullptr;  // set (device-visible) when the hop outgrows it: its edges are left out
 };
 // A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion
 // inside the draw): the (destination, source) pairs, sorted and distinct (EdgeExclusions), and scratch for

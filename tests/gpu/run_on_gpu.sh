@@ -20,7 +20,7 @@ status=0
 gpu_tests 2>&1 | tee "$out/gpu_tests.log" | tail -25 || status=1
 grep -q "FAILED" "$out/gpu_tests.log" && status=1
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*mag_labor_host_per_relation_layer*:*mag_labor_hot_wide_batch_dependency*:*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*mag_weighted_host_per_relation*:*igbh_fp8*:*mag_node_time_last_host_given*:*mag_edge_time_uniform_host_indices_given*:CudaLinkStage.TypedBatchesEqualTheCpus' \
+  compute-sanitizer --tool memcheck --error-exitcode 9 gpu_tests --gtest_filter='*mag_labor_tight_bounds_drawn_again*:*mag_labor_host_per_relation_layer*:*mag_labor_hot_wide_batch_dependency*:*f32_129_all*:*bf16_128*:*mag_host_per_relation*:*mag_weighted_host_per_relation*:*igbh_fp8*:*mag_node_time_last_host_given*:*mag_edge_time_uniform_host_indices_given*:CudaLinkStage.TypedBatchesEqualTheCpus' \
     >"$out/memcheck.log" 2>&1 && echo "memcheck: clean" || { echo "memcheck: FAILED"; tail -30 "$out/memcheck.log"; status=1; }
   grep -E "ERROR SUMMARY" "$out/memcheck.log"
 fi

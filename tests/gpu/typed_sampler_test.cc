@@ -122,7 +122,8 @@ struct TypedCase {
   std::string time_attr;
   TemporalStrategy strategy = TemporalStrategy::kUniform;
   bool given_times = false;
-  LaborSpec labor = {};  // LABOR-0 instead of the uniform rule
+  LaborSpec labor = {};    // LABOR-0 instead of the uniform rule
+  double labor_bound = 1;  // each hop's edge bound scaled by this: below 1, batches drawn again (and some hops empty)
   friend void PrintTo(const TypedCase& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -164,6 +165,9 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
+  for (BatchCapacity::Hop& hop : capacity->hops) {
+    for (int64_t& edges : hop.edges) edges = static_cast<int64_t>(static_cast<double>(edges) * c.labor_bound);
+  }
   auto placed = DeviceDataset::Create(graph, c.placement);
   ASSERT_TRUE(placed.ok()) << placed.status();
   std::vector<std::unique_ptr<HotTier>> tiers;
@@ -464,7 +468,16 @@ INSTANTIATE_TEST_SUITE_P(
                   .wide_indices = true,
                   .wide_ids = true,
                   .hot_share = 0.4,
-                  .labor = {.active = true, .dependency = {.batches = 3}}}),
+                  .labor = {.active = true, .dependency = {.batches = 3}}},
+        TypedCase{.name = "mag_labor_tight_bounds_drawn_again",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {6, 4},
+                  .placement = CscPlacement::kDevice,
+                  .labor = {.active = true},
+                  .labor_bound = 0.4}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

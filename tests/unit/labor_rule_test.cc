@@ -38,7 +38,7 @@ LaborPick Pick(const std::vector<int64_t>& sources, int32_t fanout, uint64_t bat
   std::vector<int64_t> indptr(node + 2, 0);  // node `node` holds the list
   indptr[node + 1] = degree;
   std::vector<float> weights(sources.size(), -1.0f);
-  const LaborDraw labor{kLaborKey, dependency, 0, weights.data()};
+  LaborDraw labor{kLaborKey, dependency, 0, weights.data()};
   DrawScratch scratch;
   std::vector<int64_t> sampled, positions(sources.size());
   const int64_t k = DrawInNeighbors(MakeSamplingKey(7, 1, RandomPurpose::kNeighbors), batch, hop, 0, node,
@@ -304,16 +304,17 @@ TEST(LaborSpec, BadCombinationsAreRefusedNamingThem) {
   EXPECT_NE(CheckSamplingSpec(spec, schema).message().find("disjoint"), std::string::npos);
 }
 
-TEST(LaborSpec, ABatchCanHoldEveryInEdgeOfItsFrontier) {
-  // LABOR keeps any number of a node's in-edges: the capacity is the in-degree's, not the fanout's.
+TEST(LaborSpec, AHopIsBoundedByOneAndAHalfItsExpectedEdgesAndAMargin) {
+  // LABOR keeps any number of a node's in-edges, k on average: the bound is on the hop, not the node.
+  EXPECT_EQ(LaborHopEdges(8, 3, 50), 24 + 12 + static_cast<int64_t>(8 * std::sqrt(24.0)) + 256);
+  EXPECT_EQ(LaborHopEdges(8, 3, 20), 8 * 20);  // never more than every in-edge
+  EXPECT_EQ(LaborHopEdges(1000000, 15, 5000), 22500000 + static_cast<int64_t>(8 * std::sqrt(15e6)) + 256);
   const DatasetSchema schema = HomogeneousSchema(1000, 100000);
   SamplingSpec spec = SamplingSpec::OneRelation(8, {3});
-  const auto uniform = ComputeBatchCapacity(spec, schema, {50});
   spec.labor.active = true;
   const auto labor = ComputeBatchCapacity(spec, schema, {50});
-  ASSERT_TRUE(uniform.ok() && labor.ok());
-  EXPECT_EQ(uniform->max_edges[0], 8 * 3);
-  EXPECT_EQ(labor->max_edges[0], 8 * 50);
+  ASSERT_TRUE(labor.ok());
+  EXPECT_EQ(labor->max_edges[0], LaborHopEdges(8, 3, 50));
   const BatchLayout layout = BatchLayout::Make(*labor, spec, schema);
   EXPECT_NE(layout.relations[0].edge_weight, SIZE_MAX);
   const BatchSchema batch = BatchSchemaOf(layout, schema);
@@ -321,6 +322,66 @@ TEST(LaborSpec, ABatchCanHoldEveryInEdgeOfItsFrontier) {
   ASSERT_GE(weight, 0);
   EXPECT_EQ(batch.arrays[weight].dtype, DType::kFloat32);
   EXPECT_EQ(batch.arrays[weight].count, batch.CountNamed("edges"));
+  // A papers-sized graph's batch of 1024, [15,10,5]: within the int32 layout (the in-degree bound was not).
+  const DatasetSchema papers = HomogeneousSchema(111059956, 1615685872);
+  SamplingSpec big = SamplingSpec::OneRelation(1024, {15, 10, 5});
+  big.labor.active = true;
+  const auto bound = ComputeBatchCapacity(big, papers, {13155});
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_LT(bound->max_edges[0], 4 * (1024 * 15 + 1024 * 15 * 10 + 1024 * 15 * 10 * 5));
+}
+
+TEST(LaborSampler, ABatchThatOutgrowsItsHopBoundIsDrawnAgain) {
+  // One hop of 64 seeds: each attempt's edges by the rule; with the hop's bound set one below attempt 0's count,
+  // the batch is the first attempt that fits, edge for edge.
+  const LaborGraph g(false);
+  const GraphData& graph = g.graph();
+  const RelationSchema& rel = graph.schema.relations[0];
+  const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[rel.indptr]);
+  const void* indices = graph.arrays.data[rel.indices];
+  auto source_at = [&](int64_t p) {
+    return rel.index_dtype == DType::kInt32 ? int64_t{static_cast<const int32_t*>(indices)[p]}
+                                            : static_cast<const int64_t*>(indices)[p];
+  };
+  SamplingSpec spec = SamplingSpec::OneRelation(64, {3});
+  spec.labor.active = true;
+  auto kept = [&](const std::vector<int64_t>& seeds, uint32_t attempt) {
+    const SamplingKey key = labor::Key(9, 2, attempt);
+    std::vector<int64_t> sources;
+    for (int64_t s : seeds) {
+      const uint64_t threshold = labor::Threshold(indptr[s + 1] - indptr[s], 3);
+      for (int64_t p = indptr[s]; p < indptr[s + 1]; ++p) {
+        if (labor::Keeps(labor::Variate(key, {}, 0, 1, 0, static_cast<uint64_t>(source_at(p))), threshold)) {
+          sources.push_back(source_at(p));
+        }
+      }
+    }
+    return sources;
+  };
+  int retried = 0;
+  for (int64_t offset = 0; offset < 8; ++offset) {
+    std::vector<int64_t> seeds;
+    for (int64_t i = 0; i < 64; ++i) seeds.push_back(offset * 64 + i);
+    const int64_t bound = static_cast<int64_t>(kept(seeds, 0).size()) - 1;
+    uint32_t fits = 0;
+    while (fits < 16 && static_cast<int64_t>(kept(seeds, fits).size()) > bound) ++fits;
+    if (fits == 16) continue;  // no attempt fits this bound: another seed set
+    absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
+    ASSERT_TRUE(capacity.ok());
+    ASSERT_GE(capacity->hops[0].edges[0], bound);
+    capacity->hops[0].edges[0] = bound;
+    const BatchLayout layout = BatchLayout::Make(*capacity, spec, graph.schema);
+    std::vector<std::byte> bytes(layout.total_bytes);
+    const BatchView view = BatchView::At(bytes.data(), layout);
+    CpuSampler(graph, spec, 9).SampleGraph(2, 0, seeds, view);
+    const std::vector<int64_t> want = kept(seeds, fits);
+    ASSERT_EQ(view.relations[0].num_edges_per_hop[0], static_cast<int32_t>(want.size())) << "attempt " << fits;
+    for (size_t e = 0; e < want.size(); ++e) {
+      EXPECT_EQ(view.types[0].node_ids[view.relations[0].edge_src[e]], want[e]) << e;
+    }
+    ++retried;
+  }
+  EXPECT_GT(retried, 4);
 }
 
 }  // namespace
