@@ -21,7 +21,6 @@
 namespace gnnd {
 namespace {
 
-using testing::ScratchDir;
 using testing::TypedBuffer;
 
 const SamplingKey kLaborKey = MakeSamplingKey(7, 1, RandomPurpose::kLabor);
@@ -187,39 +186,11 @@ TEST(LaborRule, ThresholdIsTheCeilingOfFanoutOverDegreeIn32Bits) {
   EXPECT_EQ(labor::Weight(2, 2), 1.0f);
 }
 
-// A generated graph (homogeneous "tiny" or typed "mag"), sampled uniformly and by LABOR-0.
-class LaborGraph {
- public:
-  explicit LaborGraph(bool typed) {
-    const std::string out = dir_.path() + "/g";
-    const dataset::GenerateOptions options{.seed = 4, .threads = 2};
-    if (typed) {
-      auto spec = dataset::TypedPresetSpec("mag", 0.0004);
-      EXPECT_TRUE(spec.ok());
-      EXPECT_TRUE(dataset::GenerateTyped(*spec, options, out).ok());
-    } else {
-      auto spec = dataset::PresetSpec("tiny", 1.0);
-      EXPECT_TRUE(spec.ok());
-      EXPECT_TRUE(dataset::Generate(*spec, options, out).ok());
-    }
-    auto d = DatasetDir::Open(out);
-    EXPECT_TRUE(d.ok()) << d.status();
-    dataset_.emplace(*std::move(d));
-    graph_ = {dataset_->manifest(), dataset_->arrays(), dataset_->schema()};
-  }
-  const GraphData& graph() const { return graph_; }
-
- private:
-  ScratchDir dir_;
-  std::optional<DatasetDir> dataset_;
-  GraphData graph_;
-};
-
 // Every edge of a LABOR batch is an in-edge of its destination whose source r_t passes the destination's
 // threshold, every such in-edge is there once, and its weight is d / k; the batch holds no more nodes than the
 // uniform rule's of the same seeds (fewer, summed over batches).
 void CheckLaborBatches(bool typed) {
-  const LaborGraph g(typed);
+  const testing::GeneratedGraph g(typed, {.seed = 4, .threads = 2});
   const GraphData& graph = g.graph();
   const DatasetSchema& schema = graph.schema;
   const int seed_type = typed ? schema.NodeTypeNamed("paper") : 0;
@@ -334,7 +305,7 @@ TEST(LaborSpec, AHopIsBoundedByOneAndAHalfItsExpectedEdgesAndAMargin) {
 TEST(LaborSampler, ABatchThatOutgrowsItsHopBoundIsDrawnAgain) {
   // One hop of 64 seeds: each attempt's edges by the rule; with the hop's bound set one below attempt 0's count,
   // the batch is the first attempt that fits, edge for edge.
-  const LaborGraph g(false);
+  const testing::GeneratedGraph g(false, {.seed = 4, .threads = 2});
   const GraphData& graph = g.graph();
   const RelationSchema& rel = graph.schema.relations[0];
   const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[rel.indptr]);

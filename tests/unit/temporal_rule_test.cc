@@ -145,36 +145,22 @@ TEST(TemporalRule, UniformDrawsEveryPairOfCandidatesEquallyOften) {
 // the generator's, for whole-batch checks.
 class TimedGraph {
  public:
-  explicit TimedGraph(bool typed) {
-    const std::string out = dir_ / "g";
-    const dataset::GenerateOptions options{.seed = 3, .threads = 2, .temporal = true};
-    if (typed) {
-      auto spec = dataset::TypedPresetSpec("mag", 0.0004);
-      EXPECT_TRUE(spec.ok());
-      EXPECT_TRUE(dataset::GenerateTyped(*spec, options, out).ok());
-    } else {
-      auto spec = dataset::PresetSpec("tiny", 1.0);
-      EXPECT_TRUE(spec.ok());
-      EXPECT_TRUE(dataset::Generate(*spec, options, out).ok());
-    }
-    auto d = DatasetDir::Open(out);
-    EXPECT_TRUE(d.ok()) << d.status();
-    dataset_.emplace(*std::move(d));
-    graph_ = {dataset_->manifest(), dataset_->arrays(), dataset_->schema()};
+  explicit TimedGraph(bool typed) : generated_(typed, {.seed = 3, .threads = 2, .temporal = true}) {
+    GraphData& graph = generated_.graph();
     std::mt19937_64 rng(17);
     std::uniform_int_distribution<int64_t> time(0, 999);
-    for (const NodeTypeSchema& type : graph_.schema.node_types) {
+    for (const NodeTypeSchema& type : graph.schema.node_types) {
       auto& t = times_.emplace_back(static_cast<size_t>(type.num_nodes));
       for (int64_t& x : t) x = time(rng);
-      graph_.arrays.data[type.node_time] = t.data();
+      graph.arrays.data[type.node_time] = t.data();
     }
-    for (const RelationSchema& rel : graph_.schema.relations) {
+    for (const RelationSchema& rel : graph.schema.relations) {
       auto& t = times_.emplace_back(static_cast<size_t>(rel.num_edges));
       for (int64_t& x : t) x = time(rng);
-      graph_.arrays.data[rel.edge_attrs[TimeAttr(rel)].array] = t.data();
+      graph.arrays.data[rel.edge_attrs[TimeAttr(rel)].array] = t.data();
     }
   }
-  const GraphData& graph() const { return graph_; }
+  const GraphData& graph() const { return generated_.graph(); }
   static int TimeAttr(const RelationSchema& rel) {
     for (size_t a = 0; a < rel.edge_attrs.size(); ++a) {
       if (rel.edge_attrs[a].name == "time") return static_cast<int>(a);
@@ -184,9 +170,7 @@ class TimedGraph {
   }
 
  private:
-  ScratchDir dir_;
-  std::optional<DatasetDir> dataset_;
-  GraphData graph_;
+  testing::GeneratedGraph generated_;
   std::vector<std::vector<int64_t>> times_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "common/dataset/npy.h"
 #include "common/dataset/row_reader.h"
 #include "gtest/gtest.h"
+#include "tools/dataset/synthetic.h"
+#include "tools/dataset/synthetic_typed.h"
 
 namespace gnnd::testing {
 
@@ -38,6 +41,35 @@ class ScratchDir {
 
  private:
   std::string path_;
+};
+
+// A generated dataset, opened from a scratch directory: the homogeneous "tiny" preset, or the typed "mag" at
+// x0.0004. A test may repoint graph()'s arrays (at arrays it keeps alive).
+class GeneratedGraph {
+ public:
+  GeneratedGraph(bool typed, const dataset::GenerateOptions& options) {
+    const std::string out = dir_ / "g";
+    if (typed) {
+      auto spec = dataset::TypedPresetSpec("mag", 0.0004);
+      EXPECT_TRUE(spec.ok());
+      EXPECT_TRUE(dataset::GenerateTyped(*spec, options, out).ok());
+    } else {
+      auto spec = dataset::PresetSpec("tiny", 1.0);
+      EXPECT_TRUE(spec.ok());
+      EXPECT_TRUE(dataset::Generate(*spec, options, out).ok());
+    }
+    auto d = DatasetDir::Open(out);
+    EXPECT_TRUE(d.ok()) << d.status();
+    dataset_.emplace(*std::move(d));
+    graph_ = {dataset_->manifest(), dataset_->arrays(), dataset_->schema()};
+  }
+  GraphData& graph() { return graph_; }
+  const GraphData& graph() const { return graph_; }
+
+ private:
+  ScratchDir dir_;
+  std::optional<DatasetDir> dataset_;
+  GraphData graph_;
 };
 
 // A batch buffer laid out for `spec` on `graph` (its capacity), filled with 0x5a so unwritten bytes show.
