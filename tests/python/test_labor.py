@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import gnnd
+import gnnd.dgl
 import gnnd.pyg
 from daemon_util import Daemon, generate, run_gnnctl
 
@@ -161,6 +162,19 @@ def test_pyg_loaders_carry_edge_weight(served):
     assert data["author", "writes", "paper"].edge_label_index.shape[1] == 32
     for edge_type in data.edge_types:
         assert data[edge_type].edge_weight.shape == (data[edge_type].edge_index.shape[1],), edge_type
+
+
+def test_dgl_blocks_carry_edge_weight(served):
+    """gnnd.dgl's blocks put edge_weight in edata beside the edge ids, each block's a prefix of the batch's."""
+    daemon, _ = served
+    loader = gnnd.Loader(address=daemon.address, dataset="prod", batch_size=32, fanouts=[4, 2], seed=1, labor=True)
+    batch = next(iter(loader))
+    blocks = gnnd.dgl.blocks(batch)
+    assert len(blocks) == 2
+    for block in blocks:
+        count = block.num_edges()
+        np.testing.assert_array_equal(np.asarray(block.edata["edge_weight"]), np.asarray(batch.edge_weight[:count]))
+    loader.close()
 
 
 def test_features_on_storage_give_the_same_labor_batches(served, tmp_path):
