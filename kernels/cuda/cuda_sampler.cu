@@ -184,17 +184,17 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
   PrepareRelations(state, rel_states, a);
 }
 
-// Empties the slots of the batch's nodes, so the next batch starts with an empty table.
+// Empties the slots of the batch's nodes, so the next batch starts with an empty table: each type's nodes of
+// this batch only (a batch holds a few times fewer than the bound its launch is sized by).
 template <typename Key>
-__global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a,
-                            int64_t total) {
-  for (int64_t i = FirstIndex(); i < total; i += Stride()) {
-    int t = 0;
-    while (t + 1 < a.num_types && a.type_base[t + 1] <= i) ++t;
-    if (i - a.type_base[t] >= state->num_nodes[t]) continue;
-    const uint32_t s = node_slots[i];
-    table.keys[s] = NodeTable<Key>::kEmpty;
-    table.locals[s] = kNoLocal;
+__global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a) {
+  for (int t = 0; t < a.num_types; ++t) {
+    const uint32_t* slots = node_slots + a.type_base[t];
+    for (int64_t i = FirstIndex(); i < state->num_nodes[t]; i += Stride()) {
+      const uint32_t s = slots[i];
+      table.keys[s] = NodeTable<Key>::kEmpty;
+      table.locals[s] = kNoLocal;
+    }
   }
 }
 
@@ -399,8 +399,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
       GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, rel_states_,
                   sorted_bound, w.sampled, table, args, hop, w.blocks_done);
     }
-    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table, args,
-                total_nodes);
+    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table, args);
     return absl::OkStatus();
   });
 }
