@@ -85,6 +85,9 @@ ABSL_FLAG(std::string, seeds_out, "",
           "size), for bench/torch_temporal_reference.py --seeds");
 ABSL_FLAG(std::vector<std::string>, typed_presets, std::vector<std::string>({"mag240m:1", "igbh:0.5"}),
           "typed: PRESET:SCALE graphs (mag240m, igbh)");
+ABSL_FLAG(double, last_hop_bound_scale, 1,
+          "sampling and the modes like it: the last hop's edge bound (what its dedup sorts) scaled by this, to time a "
+          "sort sized nearer the batch; a measurement only: below the hop's own edges it writes out of bounds");
 ABSL_FLAG(bool, labor, false, "typed: LABOR-0 instead of the uniform rule (the typed sampler's rows)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
           "gather: feature row sizes");
@@ -481,8 +484,11 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
     device_graph.types[0].hot = tier->view(0);
   }
   // As a homogeneous session lays out its slot: the API 1.0 arrays, then any edge data.
-  const BatchLayout layout =
-      BatchLayout::Make(OrDie(ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees())), spec, graph.schema);
+  BatchCapacity capacity = OrDie(ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees()));
+  for (int64_t& edges : capacity.hops.back().edges) {  // --last_hop_bound_scale: its sort sized nearer the batch
+    edges = static_cast<int64_t>(static_cast<double>(edges) * absl::GetFlag(FLAGS_last_hop_bound_scale));
+  }
+  const BatchLayout layout = BatchLayout::Make(capacity, spec, graph.schema);
   auto sampler = OrDie(CudaSampler::Create(device_graph, spec, 1, layout, {.use_graphs = graphs}));
   const BatchLayout::TypeArrays& nodes_at = layout.types[0];
   const BatchLayout::RelationArrays& edges_at = layout.relations[0];
