@@ -41,6 +41,29 @@ GNND_HOST_DEVICE void ChooseAllowedPositions(SamplingKey key, uint64_t batch, ui
   }
 }
 
+// The temporal rule's choice (sampling.h, namespace temporal) among a node's candidates, the first `count` ranks
+// of its time order, less the `excluded` ranks (a link batch's excluded in-edges, ascending and distinct; those
+// at or past `count` are no candidates and are skipped): k of the allowed ranks, uniformly
+// (ChooseAllowedPositions; also "last" when k takes them all), or with `last` the k highest. Returns how many
+// excluded ranks were candidates. Both backends' temporal draws are this, then each rank's order entry.
+template <typename Position>
+GNND_HOST_DEVICE int64_t ChooseTemporalRanks(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,
+                                             uint64_t node, bool last, int64_t count, const Position* excluded,
+                                             int64_t num_excluded, int64_t k, Position* ranks) {
+  int64_t skipped = 0;
+  while (skipped < num_excluded && excluded[skipped] < count) ++skipped;
+  if (!last || k == count - skipped) {
+    ChooseAllowedPositions(key, batch, hop, relation, node, count, excluded, skipped, k, ranks);
+    return skipped;
+  }
+  int64_t rank = count - 1, x = skipped - 1;  // "last": the k highest allowed ranks
+  for (int64_t i = 0; i < k; ++i, --rank) {
+    for (; x >= 0 && excluded[x] == rank; --x) --rank;
+    ranks[i] = static_cast<Position>(rank);
+  }
+  return skipped;
+}
+
 struct NodePair {
   int64_t src, dst;
 };

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -111,17 +110,9 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
     const auto skipped = static_cast<int64_t>(not_allowed.size());
     const int64_t k = SampleCount(count - skipped, fanout);
     positions.resize(static_cast<size_t>(k));
-    if (t.strategy == TemporalStrategy::kUniform || k == count - skipped) {  // ranks, then their offsets
-      ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), count, not_allowed.data(),
-                             skipped, k, positions.data());
-    } else {  // "last": the k highest allowed ranks
-      int64_t rank = count - 1, x = skipped - 1;
-      for (int64_t i = 0; i < k; ++i, --rank) {
-        for (; x >= 0 && not_allowed[x] == rank; --x) --rank;
-        positions[i] = rank;
-      }
-    }
-    for (int64_t& p : positions) p = order[p];
+    ChooseTemporalRanks(key, batch_index, hop, relation, static_cast<uint64_t>(node),
+                        t.strategy == TemporalStrategy::kLast, count, not_allowed.data(), skipped, k, positions.data());
+    for (int64_t& p : positions) p = order[p];  // ranks, then their offsets
     std::sort(positions.begin(), positions.end());
     for (int64_t p : positions) take(p);
     return k;

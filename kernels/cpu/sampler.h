@@ -38,7 +38,8 @@ class CpuSampler {
  public:
   CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
   // Builds the time orders a temporal `spec` draws through (GraphData::time_orders), so a session fails at
-  // its start, not in a draw, where memory is short. A sampler builds them at its first draw otherwise.
+  // its start where memory is short: call it before a temporal spec's first batch (sessions and gnnctl sample
+  // do), since a draw has no way to report a failure to build one.
   static absl::Status PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,

@@ -559,9 +559,9 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
 
 // The temporal rule (sampling.h) over a node's time order, a thread a node: its candidates are the first
 // `candidates` entries (TemporalCountKernel), less the excluded ones (their positions, from
-// ExcludedPositionsKernel, turned into their ranks in place by temporal::RankOf). "uniform" draws k ranks of the
-// allowed ones (ChooseAllowedPositions), "last" takes the k highest; each rank's order entry is its position, and
-// the positions go out ascending. The CPU draw (kernels/cpu/draw.h) is the same steps.
+// ExcludedPositionsKernel, turned into their ranks in place by temporal::RankOf); ChooseTemporalRanks
+// (link_rule.h) picks k of the allowed ranks; each rank's order entry is its position, and the positions go out
+// ascending. The CPU draw (kernels/cpu/draw.h) is the same steps.
 template <typename Index, typename Key>
 __global__ void TemporalSampleKernel(SampleArgs<Key> a) {
   SampleGroupNode<Index, 1>(a, [&](const GroupNode<Index, 1>& n, auto&& emit) {
@@ -579,19 +579,9 @@ __global__ void TemporalSampleKernel(SampleArgs<Key> a) {
       ranks[j] = temporal::RankOf(order, n.degree, time_of(p), id_of(p), time_of, id_of);
     }
     SortAscending(ranks, excluded);
-    int64_t skipped = 0;  // the excluded candidates: ranks below count
-    while (skipped < excluded && ranks[skipped] < count) ++skipped;
     int64_t* picks = n.out;  // ranks, then positions, then (emit) the sources
-    if (t.strategy == TemporalStrategy::kUniform || k == count - skipped) {
-      ChooseAllowedPositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), count,
-                             ranks, skipped, k, picks);
-    } else {  // "last": the k highest allowed ranks
-      int64_t rank = count - 1, x = skipped - 1;
-      for (int64_t q = 0; q < k; ++q, --rank) {
-        for (; x >= 0 && ranks[x] == rank; --x) --rank;
-        picks[q] = rank;
-      }
-    }
+    ChooseTemporalRanks(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
+                        t.strategy == TemporalStrategy::kLast, count, ranks, excluded, k, picks);
     for (int64_t q = 0; q < k; ++q) picks[q] = order[picks[q]];
     SortAscending(picks, k);
     for (int64_t q = 0; q < k; ++q) {
@@ -648,9 +638,8 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
     const bool firsts = edge_pos != nullptr || source.weights != nullptr;
     const TimeArgs time{source.subgraphs, source.edge_times, source.node_times, source.seed_times,
                         source.edge_ids,  source.strategy,   source.time_order};
-    const LaborArgs labor{
-        source.labor_dependency, source.src_type,        fanout,
-        source.edge_weight,      source.labor_max_edges, source.labor ? source.labor_overflow : nullptr};
+    const LaborArgs labor{source.labor_dependency, source.src_type,        fanout,
+                          source.edge_weight,      source.labor_max_edges, source.labor_overflow};
     if (source.labor) {
       GNND_LAUNCH(LaborCountKernel<Index>, Blocks((frontier + 1) * kWarp), kThreads, 0, stream, w.args, state, node_ids,
                   source.indptr, static_cast<const Index*>(source.indices), source.hot, static_cast<uint32_t>(hop + 1),
