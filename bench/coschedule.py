@@ -9,6 +9,12 @@ slot it released and gnnd has refilled it); every other one of them times first,
 stand-in of next()'s torch and PyG work without gnnd (slices, the int64 edge_index, the Data).
 
     /usr/bin/python3 bench/coschedule.py --dataset DIR --device cuda:0 [--gnnd-args "--producer-sms=16"]
+        [--labor [--batch-dependency K]] [--premade N] [--next-steps N]
+
+--labor draws LABOR-0 batches (--batch-dependency K: GraphBolt's batch_dependency) for the ideal and the fed
+loop alike. Where the features are on storage (--gnnd-args "--feature-cache=bench=8GiB"), the row ends with the
+host cache's hit rate over the timed steps (gnnctl stats before and after: rows a gather found cached or being
+read ahead).
 
 The ideal runs with gnnd's session closed (no producer work). Run it under MPS by starting the MPS control
 daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio,
@@ -19,8 +25,10 @@ import cProfile
 import os
 import pathlib
 import pstats
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,6 +63,15 @@ def step(model, optimizer, x, edge_index, y, batch_size):
     loss = F.cross_entropy(out, y[:batch_size].clamp(min=0))
     loss.backward()
     optimizer.step()
+
+
+def cache_counts(gnnctl, address):
+    """The host feature cache's (hits, misses) so far (gnnctl stats), None where the features are in memory."""
+    if not gnnctl:
+        return None
+    out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
+    found = re.search(r"hits (\d+) misses (\d+)", out)
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def endless(source):
@@ -110,6 +127,11 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--label", default="")
     parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 15 by own time)")
+    parser.add_argument("--labor", action="store_true", help="LABOR-0 batches instead of uniform ones")
+    parser.add_argument("--batch-dependency", type=int, default=0, help="with --labor: GraphBolt's batch_dependency")
+    parser.add_argument("--premade", type=int, default=40, help="batches the ideal loop cycles through")
+    parser.add_argument("--next-steps", type=int, default=80, help="steps that time next() between real steps")
+    parser.add_argument("--gnnctl", default=shutil.which("gnnctl"))
     args = parser.parse_args()
     from gnnd.pyg import NeighborLoader
     device = torch.device(args.device)
@@ -119,14 +141,15 @@ def main():
         try:
             def loader():
                 return NeighborLoader(None, num_neighbors=[15, 10, 5], batch_size=1024, input_nodes="train",
-                                      shuffle=True, dataset="bench", address=address, device=args.device, seed=5)
+                                      shuffle=True, dataset="bench", address=address, device=args.device, seed=5,
+                                      labor=args.labor, batch_dependency=args.batch_dependency)
 
             # The ideal's batches: the same kind, copied into the trainer's memory once.
             premade = []
             with loader() as source:
                 for batch in source:
                     premade.append((batch.x.clone(), batch.edge_index.clone(), batch.y.clone(), batch.batch_size))
-                    if len(premade) == 40:
+                    if len(premade) == args.premade:
                         break
             dim = premade[0][0].shape[1]
             classes = int(max(int(b[2].max()) for b in premade)) + 1
@@ -138,7 +161,7 @@ def main():
                 step(model, optimizer, *premade[i % len(premade)])
             torch.cuda.synchronize(device)
 
-            ideal, fed, next_seconds, next_cpu, stand_in_seconds = [], [], [], [], []
+            ideal, fed, next_seconds, next_cpu, stand_in_seconds, hit_rate = [], [], [], [], [], None
             profiler = cProfile.Profile() if args.profile else None
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -153,12 +176,18 @@ def main():
                     for _ in range(10):  # the session's warm-up: slots filled, pipeline running
                         train(next(batches))
                     torch.cuda.synchronize(device)
+                    before = cache_counts(args.gnnctl, address)
                     start = time.perf_counter()
                     for _ in range(args.steps):
                         train(next(batches))
                     torch.cuda.synchronize(device)
                     fed.append(args.steps / (time.perf_counter() - start))
-                    wall, cpu, stand_ins = time_next_between_steps(batches, train, premade, profiler, device)
+                    after = cache_counts(args.gnnctl, address)
+                    if before and after:  # the timed steps' lookups (and the batches sampled ahead of them)
+                        hits, misses = after[0] - before[0], after[1] - before[1]
+                        hit_rate = hits / max(hits + misses, 1)
+                    wall, cpu, stand_ins = time_next_between_steps(batches, train, premade, profiler, device,
+                                                                   args.next_steps)
                     next_seconds += wall
                     next_cpu += cpu
                     stand_in_seconds += stand_ins
@@ -171,14 +200,18 @@ def main():
                         print(line.rstrip(), file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
-          f"steps/s; next() median {statistics.median(next_seconds) * 1e6:.0f} us, the thread's CPU "
-          f"{statistics.median(next_cpu) * 1e6:.0f} us; the stand-in {statistics.median(stand_in_seconds) * 1e6:.0f} us",
-          file=sys.stderr)
+          "steps/s" + (f"; next() median {statistics.median(next_seconds) * 1e6:.0f} us, the thread's CPU "
+                       f"{statistics.median(next_cpu) * 1e6:.0f} us; the stand-in "
+                       f"{statistics.median(stand_in_seconds) * 1e6:.0f} us" if next_seconds else ""), file=sys.stderr)
     if profiler:
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
-    q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
-    print(f"| {args.label or args.gnnd_args or 'default'} | {i:.1f} | {f:.1f} | {f / i:.3f} | "
-          f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f}) | {statistics.median(stand_in_seconds) * 1e6:.0f} |")
+    row = [args.label or args.gnnd_args or "default", f"{i:.1f}", f"{f:.1f}", f"{f / i:.3f}"]
+    if next_seconds:
+        q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
+        row += [f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f})", f"{statistics.median(stand_in_seconds) * 1e6:.0f}"]
+    if hit_rate is not None:
+        row.append(f"{hit_rate:.3f}")
+    print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@
 # features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
 # node batches on the GPU: gpu_bench link); edges (edge data and weighted sampling: gpu_bench edges); slots (slots sized by the batches: bench/slot_sizing.py on products and
 # igbh x0.005 / x0.02 with an R-GAT, GNND_SLOTS_STEPS, GNND_RGAT_STEPS); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
-# this one). OUT_DIR/RESULTS.md gets the
+# this one); mlperf (bench/mlperf_rgat.py on igbh x GNND_MLPERF_SCALE, uniform against LABOR); tier (a PyG trainer
+# beside a partial hot tier on papers x0.3, GNND_TIER_BYTES, GNND_TIER_SMS); storage-labor (the trainer on storage,
+# uniform against LABOR with and without batch_dependency). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; save it as
 # bench/runs/run-NEXT.md and update the rows of bench/RESULTS.md it changes.
 # `coschedule` starts and quits the CUDA MPS control daemon itself (never touches clocks or compute mode).
@@ -305,6 +307,52 @@ after the churn with the same 4 sessions open."
         run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --gnnd "$wrapper" --steps 100 --rounds 1 \
           --gnnd-args="--feature-cache=bench=$cache --gpu-cache=2GiB" --label "on storage, host cache $cache, GPU tier 2 GiB"
         echo "memory.peak of gnnd's cgroup so far: $(cat "$cgroup/memory.peak" 2>/dev/null) bytes" >>"$results"
+      done
+      echo quit | timeout 30 nvidia-cuda-mps-control
+      rmdir "$cgroup" 2>/dev/null ;;
+    mlperf)
+      scale=${GNND_MLPERF_SCALE:-0.02}
+      section "An MLPerf-shaped run: R-GAT on an IGBH-shaped graph (issue 40)" \
+        "\`bench/mlperf_rgat.py\` under MPS: R-GAT 3 x 512 (4 heads; bench/rgat.py, MLPerf's reference model), batch 1024 of paper seeds, [15, 10, 5], bf16, on igbh x$scale (FP8 features, reverse relations) served by gnnd with the rows in pinned host memory (--gpu-cache=none, as MLPerf's H100 runs hold them); uniform against LABOR-0, the same initial model and seeds; ideal: the same steps on batches already in GPU memory."
+      igbh=$data/igbh$scale
+      [ -f "$igbh/manifest.textproto" ] || gnnctl generate --preset igbh --scale "$scale" --feature-dtype float8_e4m3fn \
+        --add-reverse --seed 0 "$igbh" >/dev/null 2>>"$out/log.txt"
+      nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
+      run "$python" "$repo/bench/mlperf_rgat.py" --dir "$igbh" --gnnd-args=--gpu-cache=none \
+        --steps "${GNND_MLPERF_STEPS:-100}" --eval-at "${GNND_MLPERF_EVAL_AT:-20,50,100}"
+      echo quit | timeout 30 nvidia-cuda-mps-control ;;
+    tier)
+      section "A PyG trainer beside a partial hot tier (issue 40)" \
+        "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows) in memory, a GPU hot tier of ${GNND_TIER_BYTES:-3840MiB} (24 % of the rows), the producer's SMs as given; ${GNND_TIER_ROUNDS:-2} rounds of 200 steps."
+      papers=$(papers03)
+      nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
+      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | next() µs | stand-in µs |" >>"$results"
+      echo "|---|---|---|---|---|---|" >>"$results"
+      for sms in ${GNND_TIER_SMS:-auto 16 8}; do
+        run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --rounds "${GNND_TIER_ROUNDS:-2}" \
+          --gnnd-args="--gpu-cache=${GNND_TIER_BYTES:-3840MiB} --producer-sms=$sms" --next-steps 20 \
+          --label "GPU tier ${GNND_TIER_BYTES:-3840MiB}, producer_sms $sms"
+      done
+      echo quit | timeout 30 nvidia-cuda-mps-control ;;
+    storage-labor)
+      section "LABOR and the storage tier (issue 40)" \
+        "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows) on storage behind a host cache of ${GNND_TRAINER_CACHES:-8GiB} and a GPU tier of 2 GiB, gnnd in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each case; uniform, LABOR-0, LABOR-0 with batch_dependency ${GNND_BATCH_DEPENDENCY:-4096} (GraphBolt's disk example); ${GNND_STORAGE_STEPS:-60} steps after 10 of warm-up, 10 premade batches for the ideal. The last column: the host cache's hit rate over the timed steps."
+      papers=$(papers03)
+      cgroup=$(memory_cgroup gnnd-storage-labor)
+      wrapper=$data/gnnd-in-cgroup-labor
+      printf '#!/bin/bash\necho $$ >%s/cgroup.procs 2>/dev/null\nexec %s "$@"\n' "$cgroup" "$(command -v gnnd)" >"$wrapper"
+      chmod +x "$wrapper"
+      nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
+      echo "| features, sampler | ideal steps/s | fed steps/s | fed / ideal | hit rate |" >>"$results"
+      echo "|---|---|---|---|---|" >>"$results"
+      for sampler in uniform labor "labor --batch-dependency ${GNND_BATCH_DEPENDENCY:-4096}"; do
+        flags=""; [ "$sampler" != uniform ] && flags="--${sampler}"
+        sync; echo 3 >/proc/sys/vm/drop_caches
+        # shellcheck disable=SC2086
+        run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --gnnd "$wrapper" --rounds 1 \
+          --steps "${GNND_STORAGE_STEPS:-60}" --premade 10 --next-steps 0 $flags \
+          --gnnd-args="--feature-cache=bench=${GNND_TRAINER_CACHES:-8GiB} --gpu-cache=2GiB" \
+          --label "on storage, cache ${GNND_TRAINER_CACHES:-8GiB}, $sampler"
       done
       echo quit | timeout 30 nvidia-cuda-mps-control
       rmdir "$cgroup" 2>/dev/null ;;
