@@ -13,8 +13,8 @@ DIR: `gnnctl generate --preset igbh --scale S --feature-dtype float8_e4m3fn --ad
 3. fed: --steps steps on the loader's batches as they come; seeds/s over the steps after 5 of warm-up
    (evaluation excluded); validation accuracy after each step count in --eval-at, on --eval-batches batches
    of the valid split sampled uniformly (the same batches for every sampler and every evaluation).
-The model is bench/rgat.py (MLPerf's reference RGNN, with a GAT convolution that does not store every edge's
-message). Types without features (the preset's institute and fos; IGBH has features there) enter through
+The model is bench/rgat.py (MLPerf's reference RGNN with its layers trimmed by hop, with a GAT convolution that
+does not store every edge's message). Types without features (the preset's institute and fos; IGBH has features there) enter through
 learned embeddings (--embedding-rows rows a type, ids modulo). Run it under MPS for the producer and trainer to
 overlap (start the MPS control daemon first). Prints markdown tables.
 """
@@ -34,17 +34,20 @@ from session_rate import serve
 
 
 def parts(batch):
-    """(inputs {type: x or None}, n_id {type}, edge_index {relation}, y, batch_size) of a PyG-shaped batch."""
-    types = batch.node_types
+    """(inputs {type: x or None}, n_id {type}, edge_index {relation}, y, batch_size, per-hop counts) of a
+    PyG-shaped batch; the counts: ({type: num_sampled_nodes}, {relation: num_sampled_edges})."""
+    types, relations = batch.node_types, batch.edge_types
     x = {t: batch[t].x if "x" in batch[t] else None for t in types}
     n_id = {t: batch[t].n_id for t in types}
-    return x, n_id, dict(batch.edge_index_dict), batch["paper"].y, batch["paper"].batch_size
+    hops = ({t: list(batch[t].num_sampled_nodes) for t in types},
+            {et: list(batch[et].num_sampled_edges) for et in relations})
+    return x, n_id, dict(batch.edge_index_dict), batch["paper"].y, batch["paper"].batch_size, hops
 
 
 def copied(batch_parts):
-    x, n_id, edges, y, size = batch_parts
+    x, n_id, edges, y, size, hops = batch_parts
     clone = lambda d: {k: v.clone() if v is not None else None for k, v in d.items()}  # noqa: E731
-    return clone(x), clone(n_id), clone(edges), y.clone(), size
+    return clone(x), clone(n_id), clone(edges), y.clone(), size, hops
 
 
 class Trainer:
@@ -64,10 +67,10 @@ class Trainer:
                 else self.embeddings[t](n_id[t] % self.rows) for t, v in x.items()}
 
     def step(self, batch_parts):
-        x, n_id, edges, y, size = batch_parts
+        x, n_id, edges, y, size, hops = batch_parts
         self.model.train()
         with self.autocast:
-            out = self.model(self.inputs(x, n_id), edges)[:size]
+            out = self.model(self.inputs(x, n_id), edges, *hops)[:size]
         loss = F.cross_entropy(out.float(), y[:size].long())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -75,10 +78,10 @@ class Trainer:
 
     @torch.no_grad()
     def correct(self, batch_parts):
-        x, n_id, edges, y, size = batch_parts
+        x, n_id, edges, y, size, hops = batch_parts
         self.model.eval()
         with self.autocast:
-            out = self.model(self.inputs(x, n_id), edges)[:size]
+            out = self.model(self.inputs(x, n_id), edges, *hops)[:size]
         return int((out.argmax(-1) == y[:size].long()).sum()), size
 
 
@@ -103,7 +106,7 @@ def main():
     parser.add_argument("--eval-at", default="20,50,100")
     parser.add_argument("--eval-batches", type=int, default=8)
     parser.add_argument("--ideal-steps", type=int, default=20)
-    parser.add_argument("--premade", type=int, default=4)
+    parser.add_argument("--premade", type=int, default=3)
     parser.add_argument("--shape-batches", type=int, default=16)
     parser.add_argument("--feature-types", default="paper,author", help="types whose batches carry features")
     parser.add_argument("--embedding-rows", type=int, default=32768)

@@ -75,10 +75,11 @@ class GATConv(torch.nn.Module):
     def forward(self, x_src, x_dst, edge_index):
         heads, channels = self.heads, self.channels
         h_src = self.lin(x_src).view(-1, heads, channels)
-        a_src = (wide(h_src) * self.att_src).sum(-1)
-        # (W x_dst) . a_dst per head = x_dst . (W^T a_dst): no N_dst x (heads x C) product for the attention.
-        w_dst = (self.lin.weight.view(heads, channels, -1) * self.att_dst.view(heads, channels, 1)).sum(1)
-        a_dst = wide(x_dst) @ wide(w_dst).t()
+        # (W x) . a per head = x . (W^T a): the attention terms from the inputs by a heads-wide product, with no
+        # second N x (heads x C) tensor kept for the backward pass (and none at all for the destinations).
+        weight = self.lin.weight.view(heads, channels, -1)
+        a_src = wide(x_src @ (weight * self.att_src.view(heads, channels, 1)).sum(1).t())
+        a_dst = wide(x_dst @ (weight * self.att_dst.view(heads, channels, 1)).sum(1).t())
         src, dst = edge_index[0], edge_index[1]
         alpha = edge_softmax(F.leaky_relu(a_src[src] + a_dst[dst], 0.2), dst, x_dst.shape[0])
         out = AttentionSum.apply(alpha, h_src, src, dst, x_dst.shape[0])
@@ -88,7 +89,12 @@ class GATConv(torch.nn.Module):
 class RGAT(torch.nn.Module):
     """MLPerf's reference R-GAT: `layers` layers of a GATConv per relation (hidden // heads channels, `heads`
     heads), summed per destination type; LeakyReLU and dropout between layers; a linear head on `seed_type`.
-    Every node type enters at `in_channels` (IGBH gives every type 1024-wide features)."""
+    Every node type enters at `in_channels` (IGBH gives every type 1024-wide features).
+
+    Given each type's num_sampled_nodes and each relation's num_sampled_edges (PyG's names; a batch whose nodes
+    and edges are ordered by hop, as gnnd's), layer i of L reads only hops 0..L-i of the nodes and the edges
+    into hops 0..L-i-1, as PyG's trim_to_layer (the reference's with_trim): the seeds' outputs are the same, the
+    later layers' work a fraction."""
 
     def __init__(self, edge_types, in_channels, hidden, classes, layers=3, heads=4, dropout=0.2, seed_type="paper"):
         super().__init__()
@@ -98,7 +104,8 @@ class RGAT(torch.nn.Module):
                                  for et in self.edge_types}) for i in range(layers))
         self.head = torch.nn.Linear(hidden, classes)
 
-    def forward(self, x_dict, edge_index_dict):
+    def forward(self, x_dict, edge_index_dict, num_sampled_nodes_dict=None, num_sampled_edges_dict=None):
+        layers = len(self.convs)
         for i, convs in enumerate(self.convs):
             out = {}
             for et in self.edge_types:
@@ -106,7 +113,13 @@ class RGAT(torch.nn.Module):
                 src, _, dst = et
                 if edge_index is None or src not in x_dict or dst not in x_dict:
                     continue
-                y = convs["__".join(et)](x_dict[src], x_dict[dst], edge_index)
+                x_src, x_dst = x_dict[src], x_dict[dst]
+                if num_sampled_nodes_dict is not None:  # sources in hops 0..L-i, the rest of the layer's inputs
+                    hops = layers - i
+                    x_src = x_src[:sum(num_sampled_nodes_dict[src][:hops + 1])]
+                    x_dst = x_dst[:sum(num_sampled_nodes_dict[dst][:hops])]
+                    edge_index = edge_index[:, :sum(num_sampled_edges_dict[et][:hops])]
+                y = convs["__".join(et)](x_src, x_dst, edge_index)
                 out[dst] = y if dst not in out else out[dst] + y
             if i + 1 < len(self.convs):
                 out = {t: F.dropout(F.leaky_relu(y), self.dropout, self.training) for t, y in out.items()}

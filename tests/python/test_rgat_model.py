@@ -111,3 +111,35 @@ def test_gat_conv_equals_pyg_gatconv():
         ours.bias.copy_(theirs.bias)
     x_src, x_dst = torch.randn(11, 6, generator=g), torch.randn(8, 6, generator=g)
     torch.testing.assert_close(ours(x_src, x_dst, edge_index), theirs((x_src, x_dst), edge_index), rtol=1e-5, atol=1e-5)
+
+
+def hop_ordered_batch(seed):
+    """A two-hop typed batch ordered by hop as gnnd's: papers [3, 4, 5] and authors [0, 2, 3] a hop; each
+    relation's hop-h edges end in hop h-1 and start in hops 0..h."""
+    g = torch.Generator().manual_seed(seed)
+    nodes = {"paper": [3, 4, 5], "author": [0, 2, 3]}
+    upto = {t: [sum(n[:h + 1]) for h in range(3)] for t, n in nodes.items()}
+    relations = [("paper", "cites", "paper"), ("author", "writes", "paper"), ("paper", "rev_writes", "author")]
+    edges, counts = {}, {}
+    for et in relations:
+        src, _, dst = et
+        pieces, per_hop = [], []
+        for hop in (1, 2):
+            low, high = (0 if hop == 1 else upto[dst][0]), upto[dst][hop - 1]
+            n = 6 if high > low else 0
+            pieces.append(torch.stack([torch.randint(0, upto[src][hop], (n,), generator=g),
+                                       torch.randint(low, max(high, low + 1), (n,), generator=g)]))
+            per_hop.append(n)
+        edges[et], counts[et] = torch.cat(pieces, 1), per_hop
+    x = {t: torch.randn(sum(n), 8, generator=g) for t, n in nodes.items()}
+    return relations, x, edges, nodes, counts
+
+
+def test_rgat_trimmed_by_hop_gives_the_seeds_the_same_outputs():
+    torch.manual_seed(0)
+    relations, x, edges, nodes, counts = hop_ordered_batch(8)
+    model = rgat.RGAT(relations, 8, 16, 3, layers=2, heads=4, dropout=0.0).eval()
+    whole = model(x, edges)[:3]
+    trimmed = model(x, edges, nodes, counts)
+    assert trimmed.shape == (3, 3)  # layer 2 reads hops 0..1 and computes the seeds only
+    torch.testing.assert_close(trimmed, whole)
