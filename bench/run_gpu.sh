@@ -318,8 +318,10 @@ after the churn with the same 4 sessions open."
       [ -f "$igbh/manifest.textproto" ] || gnnctl generate --preset igbh --scale "$scale" --feature-dtype float8_e4m3fn \
         --add-reverse --seed 0 "$igbh" >/dev/null 2>>"$out/log.txt"
       nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
-      PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True run "$python" "$repo/bench/mlperf_rgat.py" --dir "$igbh" --gnnd-args=--gpu-cache=none \
+      export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+      run "$python" "$repo/bench/mlperf_rgat.py" --dir "$igbh" --gnnd-args=--gpu-cache=none \
         --steps "${GNND_MLPERF_STEPS:-100}" --eval-at "${GNND_MLPERF_EVAL_AT:-20,50,100}"
+      unset PYTORCH_CUDA_ALLOC_CONF
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
     tier)
       section "A PyG trainer beside a partial hot tier (issue 40)" \
