@@ -12,7 +12,8 @@
 # features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
 # node batches on the GPU: gpu_bench link); edges (edge data and weighted sampling: gpu_bench edges); slots (slots sized by the batches: bench/slot_sizing.py on products and
 # igbh x0.005 / x0.02 with an R-GAT, GNND_SLOTS_STEPS, GNND_RGAT_STEPS); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
-# this one); mlperf (bench/mlperf_rgat.py on igbh x GNND_MLPERF_SCALE, uniform against LABOR); tier (a PyG trainer
+# this one); mlperf (bench/mlperf_rgat.py on igbh x GNND_MLPERF_SCALE, uniform against LABOR, GNND_MLPERF_ARGS);
+# tier-trainer (a PyG trainer
 # beside a partial hot tier on papers x0.3, GNND_TIER_BYTES, GNND_TIER_SMS); storage-labor (the trainer on storage,
 # uniform against LABOR with and without batch_dependency). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; save it as
@@ -319,11 +320,12 @@ after the churn with the same 4 sessions open."
         --add-reverse --seed 0 "$igbh" >/dev/null 2>>"$out/log.txt"
       nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
       export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-      run "$python" "$repo/bench/mlperf_rgat.py" --dir "$igbh" --gnnd-args=--gpu-cache=none \
+      # shellcheck disable=SC2086
+      run "$python" "$repo/bench/mlperf_rgat.py" --dir "$igbh" --gnnd-args=--gpu-cache=none ${GNND_MLPERF_ARGS:-} \
         --steps "${GNND_MLPERF_STEPS:-100}" --eval-at "${GNND_MLPERF_EVAL_AT:-20,50,100}"
       unset PYTORCH_CUDA_ALLOC_CONF
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
-    tier)
+    tier-trainer)
       section "A PyG trainer beside a partial hot tier (issue 40)" \
         "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows) in memory, a GPU hot tier of ${GNND_TIER_BYTES:-3840MiB} (24 % of the rows), the producer's SMs as given; ${GNND_TIER_ROUNDS:-2} rounds of 200 steps."
       papers=$(papers03)
