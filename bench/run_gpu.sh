@@ -12,7 +12,7 @@
 # features in memory: bench/coschedule.py on papers x0.3, GNND_TRAINER_CACHES, GNND_STORAGE_MEMORY); link (link against
 # node batches on the GPU: gpu_bench link); edges (edge data and weighted sampling: gpu_bench edges); slots (slots sized by the batches: bench/slot_sizing.py on products and
 # igbh x0.005 / x0.02 with an R-GAT, GNND_SLOTS_STEPS, GNND_RGAT_STEPS); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
-# this one); mlperf (bench/mlperf_rgat.py on igbh x GNND_MLPERF_SCALE, uniform against LABOR, GNND_MLPERF_ARGS);
+# this one); mlperf (bench/mlperf_rgat.py on igbh x GNND_MLPERF_SCALE, uniform against LABOR, GNND_MLPERF_ARGS, GNND_MLPERF_GNND_ARGS);
 # tier-trainer (a PyG trainer
 # beside a partial hot tier on papers x0.3, GNND_TIER_BYTES, GNND_TIER_SMS); storage-labor (the trainer on storage,
 # uniform against LABOR with and without batch_dependency). OUT_DIR/RESULTS.md gets the
@@ -321,7 +321,7 @@ after the churn with the same 4 sessions open."
       nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
       export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
       # shellcheck disable=SC2086
-      run "$python" "$repo/bench/mlperf_rgat.py" --dir "$igbh" --gnnd-args=--gpu-cache=none ${GNND_MLPERF_ARGS:-} \
+      run "$python" "$repo/bench/mlperf_rgat.py" --dir "$igbh" --gnnd-args="--gpu-cache=none ${GNND_MLPERF_GNND_ARGS:-}" ${GNND_MLPERF_ARGS:-} \
         --steps "${GNND_MLPERF_STEPS:-100}" --eval-at "${GNND_MLPERF_EVAL_AT:-20,50,100}"
       unset PYTORCH_CUDA_ALLOC_CONF
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
