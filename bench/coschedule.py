@@ -194,10 +194,12 @@ def main():
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-            with open(os.path.join(tmp, "gnnd.log")) as log:  # the producer's SMs, as gnnd chose them
-                for line in log:
-                    if "producer_sms" in line or "green context" in line:
-                        print(line.rstrip(), file=sys.stderr)
+            with open(os.path.join(tmp, "gnnd.log")) as log:  # the producer's SMs, as gnnd chose them; errors
+                lines = log.read().splitlines()
+            for line in lines:
+                if "producer_sms" in line or "green context" in line or "level=error" in line:
+                    print(line, file=sys.stderr)
+            print(f"gnnd exited with {proc.returncode}; its last lines:", *lines[-3:], sep="\n", file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
           "steps/s" + (f"; next() median {statistics.median(next_seconds) * 1e6:.0f} us, the thread's CPU "

@@ -349,8 +349,12 @@ after the churn with the same 4 sessions open."
       nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
       echo "| features, sampler | ideal steps/s | fed steps/s | fed / ideal | hit rate |" >>"$results"
       echo "|---|---|---|---|---|" >>"$results"
-      for sampler in uniform labor "labor --batch-dependency ${GNND_BATCH_DEPENDENCY:-4096}"; do
-        flags=""; [ "$sampler" != uniform ] && flags="--${sampler}"
+      for sampler in ${GNND_STORAGE_SAMPLERS:-uniform labor labor-bd}; do
+        case $sampler in
+          uniform) flags="" ;;
+          labor) flags="--labor" ;;
+          *) flags="--labor --batch-dependency ${GNND_BATCH_DEPENDENCY:-4096}"; sampler="labor, batch_dependency ${GNND_BATCH_DEPENDENCY:-4096}" ;;
+        esac
         sync; echo 3 >/proc/sys/vm/drop_caches
         # shellcheck disable=SC2086
         run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --gnnd "$wrapper" --rounds 1 \
@@ -359,6 +363,7 @@ after the churn with the same 4 sessions open."
           --label "on storage, cache ${GNND_TRAINER_CACHES:-8GiB}, $sampler"
       done
       echo quit | timeout 30 nvidia-cuda-mps-control
+      echo "gnnd's cgroup: memory.peak $(cat "$cgroup/memory.peak" 2>/dev/null) bytes; memory.events: $(tr '\n' ' ' <"$cgroup/memory.events" 2>/dev/null)" >>"$results"
       rmdir "$cgroup" 2>/dev/null ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac

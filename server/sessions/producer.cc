@@ -143,14 +143,16 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
   stages->window = std::max(window, 1);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
   struct Ring {
-    std::vector<std::vector<std::byte>> buffers;
+    std::vector<std::unique_ptr<std::byte[]>> buffers;
     std::vector<BatchView> views;
     std::vector<absl::Status> sampled;  // each entry's sampling (a link batch's may fail: strict negatives)
   };
   auto ring = std::make_shared<Ring>();
   for (int i = 0; i < stages->window; ++i) {
-    ring->buffers.emplace_back(ring_layout.total_bytes);
-    ring->views.push_back(BatchView::At(ring->buffers.back().data(), ring_layout));
+    // Not zeroed: an entry is laid out at the batch's bound (LABOR's is several times its batches), and only the
+    // pages its batches write should take memory (a storage session runs under a memory limit beside its cache).
+    ring->buffers.push_back(std::make_unique_for_overwrite<std::byte[]>(ring_layout.total_bytes));
+    ring->views.push_back(BatchView::At(ring->buffers.back().get(), ring_layout));
   }
   ring->sampled.resize(stages->window);
   held_elsewhere.resize(caches.size());

@@ -570,8 +570,8 @@ def test_typed_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
 
 def test_every_batch_kind_on_storage_on_a_gpu_equals_the_cpu_in_memory_one(tmp_path):
     """Features on storage serve GPU sessions of every kind (typed node batches, homogeneous and typed link
-    batches): staged on the host, each array's filled part copied to the GPU slot; every batch equals the CPU
-    session's of the same dataset with its features in memory."""
+    batches, LABOR node batches): staged on the host, each array's filled part copied to the GPU slot; every batch
+    equals the CPU session's of the same dataset with its features in memory."""
     edgelist_link_dataset(tmp_path, "homogeneous", seed=5, nodes=3000, edges=24000, train=400, dim=16)
     key = "author___writes___paper"
     subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=2", "--add-reverse",
@@ -581,20 +581,25 @@ def test_every_batch_kind_on_storage_on_a_gpu_equals_the_cpu_in_memory_one(tmp_p
         f'datasets {{ name: "hdisk" path: "{tmp_path / "homogeneous"}" feature_cache: "320KiB" look_ahead: 3 }}',
         f'datasets {{ name: "tmem" path: "{tmp_path / "mag"}" }}',
         f'datasets {{ name: "tdisk" path: "{tmp_path / "mag"}" feature_cache: "4MiB" look_ahead: 3 }}',
+        f'datasets {{ name: "nmem" path: "{generate(tmp_path / "tiny", "--seed", 3)}" }}',
+        f'datasets {{ name: "ndisk" path: "{tmp_path / "tiny"}" feature_cache: "128KiB" look_ahead: 3 }}',
     ])
     daemon = Daemon(tmp_path, "--gpu-cache=none", config=config, name="gpustorekinds")
     link = dict(edge_split="train", neg_amount=2, strict_negatives=True)
     cases = [("tmem", "tdisk", dict(node_type="paper")),
              ("hmem", "hdisk", dict(neg_sampling="binary", exclude="reverse", **link)),
              ("hmem", "hdisk", dict(neg_sampling="triplet", **link)),
-             ("tmem", "tdisk", dict(neg_sampling="binary", exclude="reverse", edge_type=key, **link))]
-    names = {"binary": ["edge_label_index", "edge_label"], "triplet": ["src_index", "dst_pos_index", "dst_neg_index"]}
+             ("tmem", "tdisk", dict(neg_sampling="binary", exclude="reverse", edge_type=key, **link)),
+             ("tmem", "tdisk", dict(node_type="paper", labor=True, batch_dependency=4)),
+             ("nmem", "ndisk", dict(labor=True))]
+    names = {"binary": ["input_id", "edge_label_index", "edge_label"],
+             "triplet": ["input_id", "src_index", "dst_pos_index", "dst_neg_index"], None: ["edge_weight"]}
 
     def arrays(batch):
         if isinstance(batch, gnnd.TypedBatch):
             return dict(batch.arrays)
-        return {n: batch[n] for n in ["node_ids", "edge_src", "edge_dst", "features", "input_id", "num_nodes_per_hop",
-                                      "num_edges_per_hop"] + names[options["neg_sampling"]]}
+        return {n: batch[n] for n in ["node_ids", "edge_src", "edge_dst", "features", "num_nodes_per_hop",
+                                      "num_edges_per_hop"] + names[options.get("neg_sampling")]}
     try:
         for memory, storage, options in cases:
             shape = dict(address=daemon.address, batch_size=32, fanouts=[3, 2], seed=6, copy=True, **options)

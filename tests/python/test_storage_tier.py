@@ -305,3 +305,35 @@ def test_link_batches_from_storage_equal_the_in_memory_ones(tmp_path):
             assert "features on storage" in line and int(line.split(" misses ")[1].split()[0]) > 0, listing
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def anonymous_mib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssAnon:")) / 1024
+
+
+def test_a_storage_session_takes_memory_for_its_batches_not_for_its_bound(tmp_path):
+    """The look-ahead ring of a session on storage holds `look_ahead` batches' graphs laid out at the bound. A
+    LABOR batch's bound is several times its batches (each hop may keep 1.5 x its expected edges, and the hops
+    compound): gnnd's own memory must grow with the batches it samples, as a uniform session's, not with that
+    bound (it runs under a memory limit beside its cache)."""
+    import gnnd
+    data = tmp_path / "papers"
+    subprocess.run([GNNCTL, "generate", "--preset=papers", "--scale=0.01", "--seed=0", "--hot-order=false", data],
+                   check=True, capture_output=True)
+    grown = {}
+    for labor in (False, True):
+        daemon = Daemon(tmp_path, f"--dataset=bench={data}", "--feature-cache=bench=256MiB", "--threads=2",
+                        name=f"ring{int(labor)}")
+        try:
+            before = anonymous_mib(daemon.proc.pid)
+            with gnnd.Loader(address=daemon.address, dataset="bench", batch_size=1024, fanouts=[15, 10, 5], seed=1,
+                             output="numpy", labor=labor) as loader:
+                for step, _ in enumerate(loader):
+                    if step == 12:  # the ring (8 entries) went round
+                        break
+                grown[labor] = anonymous_mib(daemon.proc.pid) - before
+        finally:
+            assert daemon.stop() == 0, daemon.output()
+    # With the ring zeroed at the bound, LABOR grew gnnd by ~410 MiB here and uniform by ~190 MiB.
+    assert grown[True] < grown[False] + 100, grown
