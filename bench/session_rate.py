@@ -5,11 +5,13 @@ protocol, the client library), with a trainer that only takes each batch and rel
     /usr/bin/python3 bench/session_rate.py --dataset DIR --device cuda:0 [--gnnd A --gnnd B ...]
 
 Each daemon given with --gnnd (default: gnnd on PATH) serves DIR in turn; rounds alternate between them,
-so a drift of the machine's speed hits all alike. Prints one line per measurement and a median table.
-Needs the Python client (PYTHONPATH=client/python) and, for CUDA devices, torch.
+so a drift of the machine's speed hits all alike. Prints one line per measurement and a median table; for
+features on storage (--gnnd-args "--feature-cache=bench=SIZE") also the host cache's hit rate and the rows it
+read from storage a batch. --labor [--batch-dependency K]: LABOR-0 batches. Needs the Python client (PYTHONPATH=client/python) and, for CUDA devices, torch.
 """
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -30,12 +32,24 @@ def serve(gnnd, dataset, tmp, extra):
     return proc, f"unix:{socket}"
 
 
+def cache_counts(address):
+    """The host feature cache's (hits, misses) so far (gnnctl stats), None where the features are in memory."""
+    gnnctl = shutil.which("gnnctl") or os.environ.get("GNNCTL")
+    if not gnnctl:
+        return None
+    out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
+    found = re.search(r"hits (\d+) misses (\d+)", out)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 def measure(address, args):
-    """(batches/s after the warm-up, seconds from opening the session to its first batch, of which opening)"""
+    """(batches/s after the warm-up, seconds from opening the session to its first batch, of which opening,
+    the host feature cache's (hit rate, misses a batch) over the timed batches or None)"""
     import gnnd
     opened = time.perf_counter()
     loader = gnnd.Loader(address=address, dataset="bench", batch_size=args.batch_size, fanouts=args.fanouts,
-                         num_slots=args.slots, device=args.device, output="torch" if args.device != "cpu" else "numpy")
+                         num_slots=args.slots, device=args.device, output="torch" if args.device != "cpu" else "numpy",
+                         labor=args.labor, batch_dependency=args.batch_dependency)
     open_seconds = time.perf_counter() - opened
     sync = (lambda: None)
     if args.device.startswith("cuda"):
@@ -51,11 +65,18 @@ def measure(address, args):
                     first = time.perf_counter() - opened
                 if done == args.warmup:
                     sync()
+                    counts = cache_counts(address)
                     start = time.perf_counter()
                 if done == args.warmup + args.batches:
                     break
         sync()
-        return args.batches / (time.perf_counter() - start), first, open_seconds
+        rate = args.batches / (time.perf_counter() - start)
+        after = cache_counts(address)
+        cache = None
+        if counts and after:  # the timed batches' lookups (and those of the batches sampled ahead of them)
+            hits, misses = after[0] - counts[0], after[1] - counts[1]
+            cache = (hits / max(hits + misses, 1), misses / args.batches)
+        return rate, first, open_seconds, cache
     finally:
         loader.close()
 
@@ -72,13 +93,15 @@ def main():
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--gnnd-args", default="", help="extra gnnd flags, e.g. --prepare-gpus=none")
+    parser.add_argument("--labor", action="store_true", help="LABOR-0 batches instead of uniform ones (gnnd.Loader's)")
+    parser.add_argument("--batch-dependency", type=int, default=0, help="with --labor: GraphBolt's batch_dependency")
     args = parser.parse_args()
     daemons = args.gnnd or [shutil.which("gnnd")]
     if args.device.startswith("cuda"):  # a trainer's CUDA context is up before it opens its loader
         import torch
         torch.zeros(1, device=args.device)
         torch.cuda.synchronize()
-    rates, firsts = {}, {}
+    rates, firsts, hits = {}, {}, {}
     for round_ in range(args.rounds):
         for gnnd in daemons:
             with tempfile.TemporaryDirectory() as tmp:
@@ -86,20 +109,27 @@ def main():
                 try:
                     for slots in args.slots:
                         run = argparse.Namespace(**{**vars(args), "slots": slots})
-                        rate, first, open_seconds = measure(address, run)
+                        rate, first, open_seconds, cache = measure(address, run)
                         rates.setdefault((gnnd, slots), []).append(rate)
                         firsts.setdefault((gnnd, slots), []).append(first)
+                        hits.setdefault((gnnd, slots), []).append(cache)
                         print(f"round {round_ + 1} {gnnd} slots {slots}: {rate:.1f} batches/s, first batch "
-                              f"{first:.3f} s after opening (the open itself {open_seconds:.3f} s)", flush=True)
+                              f"{first:.3f} s after opening (the open itself {open_seconds:.3f} s)"
+                              + (f", host cache hit rate {cache[0]:.3f}, {cache[1]:.0f} rows read a batch"
+                                 if cache else ""), flush=True)
                 finally:
                     proc.terminate()
                     proc.wait(timeout=60)
     print(f"\n{args.device}, batch {args.batch_size}, fanouts {args.fanouts}, {args.batches} batches per "
           f"measurement, median of {args.rounds}")
-    print("| gnnd | slots | batches/s (median) | all | first batch, s (median) |\n|---|---|---|---|---|")
+    print("| gnnd | slots | batches/s (median) | all | first batch, s (median) | host cache hit rate "
+          "| rows read a batch |\n|---|---|---|---|---|---|---|")
     for (gnnd, slots), values in rates.items():
+        caches = [c for c in hits[(gnnd, slots)] if c is not None]
         print(f"| {gnnd} | {slots} | {statistics.median(values):.1f} | "
-              f"{' / '.join(f'{v:.1f}' for v in values)} | {statistics.median(firsts[(gnnd, slots)]):.3f} |")
+              f"{' / '.join(f'{v:.1f}' for v in values)} | {statistics.median(firsts[(gnnd, slots)]):.3f} | "
+              + (f"{statistics.median(c[0] for c in caches):.3f} | {statistics.median(c[1] for c in caches):.0f} |"
+                 if caches else "- | - |"))
 
 
 if __name__ == "__main__":
