@@ -14,9 +14,9 @@ DIR: `gnnctl generate --preset igbh --scale S --feature-dtype float8_e4m3fn --ad
    (evaluation excluded); validation accuracy after each step count in --eval-at, on --eval-batches batches
    of the valid split sampled uniformly (the same batches for every sampler and every evaluation).
 The model is bench/rgat.py (MLPerf's reference RGNN with its layers trimmed by hop, with a GAT convolution that
-does not store every edge's message). Types without features (the preset's institute and fos; IGBH has features there) enter through
-learned embeddings (--embedding-rows rows a type, ids modulo). Run it under MPS for the producer and trainer to
-overlap (start the MPS control daemon first). Prints markdown tables.
+does not store every edge's message). Types without features (the preset's institute and fos; IGBH has features
+there) enter through learned embeddings (--embedding-rows rows a type, ids modulo). Run it under MPS for the
+producer and trainer to overlap (start the MPS control daemon first). Prints markdown tables.
 """
 import argparse
 import shutil
@@ -219,8 +219,8 @@ def main():
                         print(line.rstrip(), file=sys.stderr)
     print(f"R-GAT 3 x {args.hidden} ({args.heads} heads), batch {args.batch_size}, {fanouts}, {args.steps} steps; "
           f"accuracy at steps {', '.join(map(str, eval_at))} on {args.eval_batches} valid batches\n")
-    print("| sampler | nodes / seed | edges / batch (M) | feature MB / batch | ideal seeds/s | fed seeds/s | fed / ideal "
-          "| valid accuracy | peak GiB |")
+    print("| sampler | nodes / seed | edges / batch (M) | feature MB / batch | ideal seeds/s | fed seeds/s "
+          "| fed / ideal | valid accuracy | peak GiB |")
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")

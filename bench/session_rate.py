@@ -7,7 +7,8 @@ protocol, the client library), with a trainer that only takes each batch and rel
 Each daemon given with --gnnd (default: gnnd on PATH) serves DIR in turn; rounds alternate between them,
 so a drift of the machine's speed hits all alike. Prints one line per measurement and a median table; for
 features on storage (--gnnd-args "--feature-cache=bench=SIZE") also the host cache's hit rate and the rows it
-read from storage a batch. --labor [--batch-dependency K]: LABOR-0 batches. Needs the Python client (PYTHONPATH=client/python) and, for CUDA devices, torch.
+read from storage a batch. --labor [--batch-dependency K]: LABOR-0 batches. Needs the Python client
+(PYTHONPATH=client/python) and, for CUDA devices, torch.
 """
 import argparse
 import os

@@ -93,7 +93,8 @@ def test_rgat_sums_relations_into_each_type_and_reads_the_seed_type():
         layer[0][key[1]](x["author"], x["paper"], edges[edge_types[1]])
     author = layer[0][key[2]](x["paper"], x["author"], edges[edge_types[2]])
     paper, author = torch.nn.functional.leaky_relu(paper), torch.nn.functional.leaky_relu(author)
-    paper2 = layer[1][key[0]](paper, paper, edges[edge_types[0]]) + layer[1][key[1]](author, paper, edges[edge_types[1]])
+    paper2 = (layer[1][key[0]](paper, paper, edges[edge_types[0]])
+              + layer[1][key[1]](author, paper, edges[edge_types[1]]))
     torch.testing.assert_close(out, model.head(paper2))
 
 
