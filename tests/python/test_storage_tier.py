@@ -317,9 +317,12 @@ def test_a_storage_session_takes_memory_for_its_batches_not_for_its_bound(tmp_pa
     LABOR batch's bound is several times its batches (each hop may keep 1.5 x its expected edges, and the hops
     compound): gnnd's own memory must grow with the batches it samples, as a uniform session's, not with that
     bound (it runs under a memory limit beside its cache)."""
+    if "asan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("under ASan gnnd's resident memory holds its allocator's shadow and quarantine: the plain build "
+                    "measures it")
     import gnnd
     data = tmp_path / "papers"
-    subprocess.run([GNNCTL, "generate", "--preset=papers", "--scale=0.01", "--seed=0", "--hot-order=false", data],
+    subprocess.run([GNNCTL, "generate", "--preset=papers", "--scale=0.005", "--seed=0", "--hot-order=false", data],
                    check=True, capture_output=True)
     grown = {}
     for labor in (False, True):
@@ -335,5 +338,5 @@ def test_a_storage_session_takes_memory_for_its_batches_not_for_its_bound(tmp_pa
                 grown[labor] = anonymous_mib(daemon.proc.pid) - before
         finally:
             assert daemon.stop() == 0, daemon.output()
-    # With the ring zeroed at the bound, LABOR grew gnnd by ~410 MiB here and uniform by ~190 MiB.
+    # With the ring zeroed at the bound, LABOR grew gnnd by ~370 MiB here and uniform by ~130 MiB (now ~57 each).
     assert grown[True] < grown[False] + 100, grown
