@@ -19,6 +19,9 @@ def run_gnnctl(*args, ok=True):
     return proc
 
 
+STARTED = []  # every Daemon this process started: conftest.py stops those a failed test left running
+
+
 class Daemon:
     def __init__(self, tmp_path, *args, config=None, name=None, env=None):
         """gnnd on the socket TMP_PATH/NAME.sock, so its instance is NAME: its shared-memory names start with
@@ -40,6 +43,7 @@ class Daemon:
         # would move the offset gnnd writes at, and its next line would overwrite the start of the log.
         with open(self.log_path, "w") as log:
             self.proc = subprocess.Popen(command, stderr=log, stdout=log, env={**os.environ, **(env or {})})
+        STARTED.append(self)
         # Ready once gnnd logs `event=serving`: the socket file appears earlier, before the metrics
         # endpoint and the gRPC server are up.
         deadline = time.time() + 30
