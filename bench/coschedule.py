@@ -25,10 +25,8 @@ import cProfile
 import os
 import pathlib
 import pstats
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +39,7 @@ try:
 except ImportError:
     from gnnd.pyg import Batch as make_data
 
-from session_rate import serve
+from session_rate import cache_counts, serve
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -63,15 +61,6 @@ def step(model, optimizer, x, edge_index, y, batch_size):
     loss = F.cross_entropy(out, y[:batch_size].clamp(min=0))
     loss.backward()
     optimizer.step()
-
-
-def cache_counts(gnnctl, address):
-    """The host feature cache's (hits, misses) so far (gnnctl stats), None where the features are in memory."""
-    if not gnnctl:
-        return None
-    out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
-    found = re.search(r"hits (\d+) misses (\d+)", out)
-    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def endless(source):
@@ -176,13 +165,13 @@ def main():
                     for _ in range(10):  # the session's warm-up: slots filled, pipeline running
                         train(next(batches))
                     torch.cuda.synchronize(device)
-                    before = cache_counts(args.gnnctl, address)
+                    before = cache_counts(address, args.gnnctl)
                     start = time.perf_counter()
                     for _ in range(args.steps):
                         train(next(batches))
                     torch.cuda.synchronize(device)
                     fed.append(args.steps / (time.perf_counter() - start))
-                    after = cache_counts(args.gnnctl, address)
+                    after = cache_counts(address, args.gnnctl)
                     if before and after:  # the timed steps' lookups (and the batches sampled ahead of them)
                         hits, misses = after[0] - before[0], after[1] - before[1]
                         hit_rate = hits / max(hits + misses, 1)

@@ -33,9 +33,9 @@ def serve(gnnd, dataset, tmp, extra):
     return proc, f"unix:{socket}"
 
 
-def cache_counts(address):
+def cache_counts(address, gnnctl=None):
     """The host feature cache's (hits, misses) so far (gnnctl stats), None where the features are in memory."""
-    gnnctl = shutil.which("gnnctl") or os.environ.get("GNNCTL")
+    gnnctl = gnnctl or shutil.which("gnnctl") or os.environ.get("GNNCTL")
     if not gnnctl:
         return None
     out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
