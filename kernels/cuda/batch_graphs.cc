@@ -13,6 +13,7 @@ absl::StatusOr<cudaGraphExec_t> Capture(cudaStream_t stream, const BatchGraphs::
   const absl::Status enqueued = enqueue();
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  if (!enqueued.ok() && graph != nullptr) cudaGraphDestroy(graph);  // a launch failed: what was captured
   GNND_RETURN_IF_ERROR(enqueued);
   GNND_CUDA(ended, "capture a batch");
   cudaGraphExec_t exec = nullptr;
