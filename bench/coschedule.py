@@ -14,7 +14,7 @@ stand-in of next()'s torch and PyG work without gnnd (slices, the int64 edge_ind
 --labor draws LABOR-0 batches (--batch-dependency K: GraphBolt's batch_dependency) for the ideal and the fed
 loop alike. Where the features are on storage (--gnnd-args "--feature-cache=bench=8GiB"), the row ends with the
 host cache's hit rate over the timed steps (gnnctl stats before and after: rows a gather found cached or being
-read ahead).
+read ahead) and the rows storage served a step (read by a gather or ahead of it).
 
 The ideal runs with gnnd's session closed (no producer work). Run it under MPS by starting the MPS control
 daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio,
@@ -150,7 +150,7 @@ def main():
                 step(model, optimizer, *premade[i % len(premade)])
             torch.cuda.synchronize(device)
 
-            ideal, fed, next_seconds, next_cpu, stand_in_seconds, hit_rate = [], [], [], [], [], None
+            ideal, fed, next_seconds, next_cpu, stand_in_seconds, cache = [], [], [], [], [], None
             profiler = cProfile.Profile() if args.profile else None
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -173,8 +173,8 @@ def main():
                     fed.append(args.steps / (time.perf_counter() - start))
                     after = cache_counts(address, args.gnnctl)
                     if before and after:  # the timed steps' lookups (and the batches sampled ahead of them)
-                        hits, misses = after[0] - before[0], after[1] - before[1]
-                        hit_rate = hits / max(hits + misses, 1)
+                        hits, misses, prefetched = (a - b for a, b in zip(after, before))
+                        cache = (hits / max(hits + misses, 1), (misses + prefetched) / args.steps)
                     wall, cpu, stand_ins = time_next_between_steps(batches, train, premade, profiler, device,
                                                                    args.next_steps)
                     next_seconds += wall
@@ -200,8 +200,8 @@ def main():
     if next_seconds:
         q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
         row += [f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f})", f"{statistics.median(stand_in_seconds) * 1e6:.0f}"]
-    if hit_rate is not None:
-        row.append(f"{hit_rate:.3f}")
+    if cache is not None:
+        row += [f"{cache[0]:.3f}", f"{cache[1]:.0f}"]
     print("| " + " | ".join(row) + " |")
 
 

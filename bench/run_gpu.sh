@@ -340,15 +340,16 @@ after the churn with the same 4 sessions open."
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
     storage-labor)
       section "LABOR and the storage tier (issue 40)" \
-        "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows) on storage behind a host cache of ${GNND_TRAINER_CACHES:-8GiB} and a GPU tier of 2 GiB, gnnd in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each case; uniform, LABOR-0, LABOR-0 with batch_dependency ${GNND_BATCH_DEPENDENCY:-4096} (GraphBolt's disk example); ${GNND_STORAGE_STEPS:-60} steps after 10 of warm-up, 10 premade batches for the ideal. The last column: the host cache's hit rate over the timed steps."
+        "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows) on storage behind a host cache of ${GNND_TRAINER_CACHES:-8GiB} and a GPU tier of 2 GiB, gnnd in a cgroup with memory.max ${GNND_STORAGE_MEMORY:-12G}, page cache dropped before each case; uniform, LABOR-0, LABOR-0 with batch_dependency ${GNND_BATCH_DEPENDENCY:-4096} (GraphBolt's disk example); ${GNND_STORAGE_STEPS:-60} steps after 10 of warm-up, 10 premade batches for the ideal. The last columns: the host cache's hit rate over the timed steps (rows a gather found cached or read ahead), and the rows storage served a step (read by a gather or ahead of it)."
       papers=$(papers03)
       cgroup=$(memory_cgroup gnnd-storage-labor)
       wrapper=$data/gnnd-in-cgroup-labor
       printf '#!/bin/bash\necho $$ >%s/cgroup.procs 2>/dev/null\nexec %s "$@"\n' "$cgroup" "$(command -v gnnd)" >"$wrapper"
       chmod +x "$wrapper"
       nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
-      echo "| features, sampler | ideal steps/s | fed steps/s | fed / ideal | hit rate |" >>"$results"
-      echo "|---|---|---|---|---|" >>"$results"
+      peaks=""
+      echo "| features, sampler | ideal steps/s | fed steps/s | fed / ideal | hit rate | rows read a step |" >>"$results"
+      echo "|---|---|---|---|---|---|" >>"$results"
       for sampler in ${GNND_STORAGE_SAMPLERS:-uniform labor labor-bd}; do
         case $sampler in
           uniform) flags="" ;;
@@ -361,9 +362,12 @@ after the churn with the same 4 sessions open."
           --steps "${GNND_STORAGE_STEPS:-60}" --premade 10 --next-steps 0 $flags \
           --gnnd-args="--feature-cache=bench=${GNND_TRAINER_CACHES:-8GiB} --gpu-cache=2GiB" \
           --label "on storage, cache ${GNND_TRAINER_CACHES:-8GiB}, $sampler"
+        # Cumulative over the cases run so far (the cgroup is shared): where a case raised them shows.
+        peaks+="$sampler: memory.peak $(cat "$cgroup/memory.peak" 2>/dev/null), events at memory.max $(awk '$1 == "max" {print $2}' "$cgroup/memory.events" 2>/dev/null); "
       done
       echo quit | timeout 30 nvidia-cuda-mps-control
-      echo "gnnd's cgroup: memory.peak $(cat "$cgroup/memory.peak" 2>/dev/null) bytes; memory.events: $(tr '\n' ' ' <"$cgroup/memory.events" 2>/dev/null)" >>"$results"
+      echo "gnnd's cgroup (memory.max ${GNND_STORAGE_MEMORY:-12G}) after each case: ${peaks:-}" >>"$results"
+      echo "gnnd's cgroup: memory.events: $(tr '\n' ' ' <"$cgroup/memory.events" 2>/dev/null)" >>"$results"
       rmdir "$cgroup" 2>/dev/null ;;
     *) echo "unknown part: $part" >&2; status=2 ;;
   esac

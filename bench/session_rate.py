@@ -34,13 +34,14 @@ def serve(gnnd, dataset, tmp, extra):
 
 
 def cache_counts(address, gnnctl=None):
-    """The host feature cache's (hits, misses) so far (gnnctl stats), None where the features are in memory."""
+    """The host feature cache's (hits, misses, prefetched) rows so far (gnnctl stats), None where the features are in
+    memory. A row read ahead of its gather counts as a hit there, so what storage served is misses + prefetched."""
     gnnctl = gnnctl or shutil.which("gnnctl") or os.environ.get("GNNCTL")
     if not gnnctl:
         return None
     out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
-    found = re.search(r"hits (\d+) misses (\d+)", out)
-    return (int(found.group(1)), int(found.group(2))) if found else None
+    found = re.search(r"hits (\d+) misses (\d+).*prefetched (\d+)", out)
+    return tuple(int(found.group(i)) for i in (1, 2, 3)) if found else None
 
 
 def measure(address, args):
@@ -75,8 +76,8 @@ def measure(address, args):
         after = cache_counts(address)
         cache = None
         if counts and after:  # the timed batches' lookups (and those of the batches sampled ahead of them)
-            hits, misses = after[0] - counts[0], after[1] - counts[1]
-            cache = (hits / max(hits + misses, 1), misses / args.batches)
+            hits, misses, prefetched = (a - b for a, b in zip(after, counts))
+            cache = (hits / max(hits + misses, 1), (misses + prefetched) / args.batches)
         return rate, first, open_seconds, cache
     finally:
         loader.close()
@@ -116,7 +117,7 @@ def main():
                         hits.setdefault((gnnd, slots), []).append(cache)
                         print(f"round {round_ + 1} {gnnd} slots {slots}: {rate:.1f} batches/s, first batch "
                               f"{first:.3f} s after opening (the open itself {open_seconds:.3f} s)"
-                              + (f", host cache hit rate {cache[0]:.3f}, {cache[1]:.0f} rows read a batch"
+                              + (f", host cache hit rate {cache[0]:.3f}, {cache[1]:.0f} rows read from storage a batch"
                                  if cache else ""), flush=True)
                 finally:
                     proc.terminate()
@@ -124,7 +125,7 @@ def main():
     print(f"\n{args.device}, batch {args.batch_size}, fanouts {args.fanouts}, {args.batches} batches per "
           f"measurement, median of {args.rounds}")
     print("| gnnd | slots | batches/s (median) | all | first batch, s (median) | host cache hit rate "
-          "| rows read a batch |\n|---|---|---|---|---|---|---|")
+          "| rows read from storage a batch |\n|---|---|---|---|---|---|---|")
     for (gnnd, slots), values in rates.items():
         caches = [c for c in hits[(gnnd, slots)] if c is not None]
         print(f"| {gnnd} | {slots} | {statistics.median(values):.1f} | "
