@@ -27,6 +27,7 @@ import pathlib
 import pstats
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -106,6 +107,15 @@ def time_next_between_steps(batches, train, premade, profiler, device, steps=80)
     return wall, cpu, stand_ins
 
 
+def print_stages(address, gnnctl=None):
+    """gnnd's per-stage times (gnnctl stats: sample, gather, produce, ...) and the session's line, to stderr."""
+    gnnctl = gnnctl or shutil.which("gnnctl") or os.environ.get("GNNCTL")
+    if gnnctl:
+        out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
+        print(*(line for line in out.splitlines() if line.startswith(("stage ", "session "))), sep="\n",
+              file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True)
@@ -172,6 +182,7 @@ def main():
                     torch.cuda.synchronize(device)
                     fed.append(args.steps / (time.perf_counter() - start))
                     after = cache_counts(address, args.gnnctl)
+                    print_stages(address, args.gnnctl)
                     if before and after:  # the timed steps' lookups (and the batches sampled ahead of them)
                         hits, misses, prefetched = (a - b for a, b in zip(after, before))
                         cache = (hits / max(hits + misses, 1), (misses + prefetched) / args.steps)

@@ -18,6 +18,8 @@ ABSL_FLAG(std::string, dataset, "", "dataset directory (e.g. gnnctl generate --p
 ABSL_FLAG(int64_t, batch_size, 1024, "seeds per batch");
 ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10", "5"}), "fanouts per hop");
 ABSL_FLAG(int64_t, max_steps, 100, "steps per iteration (a prefix of the epoch)");
+ABSL_FLAG(bool, labor, false, "LABOR-0 batches instead of uniform ones");
+ABSL_FLAG(int64_t, batch_dependency, 1, "with --labor: GraphBolt's batch_dependency (r_t moves over K batches)");
 
 namespace gnnd {
 namespace {
@@ -27,6 +29,7 @@ struct Fixture {
   GraphData graph;
   std::vector<int32_t> fanouts;
   HomogeneousLayout layout;
+  SamplingSpec spec;
 };
 Fixture* fixture = nullptr;
 
@@ -44,7 +47,7 @@ void BM_CpuEpoch(benchmark::State& state) {
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
     CpuProducer producer(
-        *CpuProducer::InMemory({&fixture->graph, SamplingSpec{.fanouts = {fixture->fanouts}}, std::nullopt, 1, {}},
+        *CpuProducer::InMemory({&fixture->graph, fixture->spec, std::nullopt, 1, {}},
                                {AsBatchViews(slots), {}, nullptr}, threads),
         static_cast<int>(slots.size()), epoch, std::move(seeds), *workers, threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
@@ -85,13 +88,15 @@ int main(int argc, char** argv) {
     fanouts.push_back(value);
   }
   gnnd::GraphData graph{dataset->manifest(), dataset->arrays(), dataset->schema()};
+  gnnd::SamplingSpec spec = gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts);
+  spec.labor = {.active = absl::GetFlag(FLAGS_labor),
+                .dependency = {.batches = static_cast<uint64_t>(absl::GetFlag(FLAGS_batch_dependency))}};
   auto capacity =
-      gnnd::ComputeHomogeneousCapacity(gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts),
-                                       graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
+      gnnd::ComputeHomogeneousCapacity(spec, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok()) return 2;
   const gnnd::HomogeneousLayout layout =
       gnnd::HomogeneousLayout::Make(*capacity, static_cast<int>(fanouts.size()), gnnd::FeatureRowBytes(graph.manifest));
-  gnnd::fixture = new gnnd::Fixture{std::move(*dataset), {}, fanouts, layout};
+  gnnd::fixture = new gnnd::Fixture{std::move(*dataset), {}, fanouts, layout, spec};
   gnnd::fixture->graph = {gnnd::fixture->dataset.manifest(), gnnd::fixture->dataset.arrays(),
                           gnnd::fixture->dataset.schema()};
   benchmark::RunSpecifiedBenchmarks();
