@@ -46,10 +46,9 @@ void BM_CpuEpoch(benchmark::State& state) {
   uint64_t epoch = 0;
   for (auto _ : state) {
     EpochSeeds seeds(train, {.seed = 1, .batch_size = batch_size}, epoch++);
-    CpuProducer producer(
-        *CpuProducer::InMemory({&fixture->graph, fixture->spec, std::nullopt, 1, {}},
-                               {AsBatchViews(slots), {}, nullptr}, threads),
-        static_cast<int>(slots.size()), epoch, std::move(seeds), *workers, threads);
+    CpuProducer producer(*CpuProducer::InMemory({&fixture->graph, fixture->spec, std::nullopt, 1, {}},
+                                                {AsBatchViews(slots), {}, nullptr}, threads),
+                         static_cast<int>(slots.size()), epoch, std::move(seeds), *workers, threads);
     for (int64_t step = 0; step < absl::GetFlag(FLAGS_max_steps); ++step) {
       auto ready = producer.Next();
       if (!ready) break;

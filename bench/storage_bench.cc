@@ -330,7 +330,7 @@ int Run() {
           return std::make_unique<CpuProducer>(
               *CpuProducer::OnStorage({&graph, b.spec, std::nullopt, 1, AsBatchLayout(b.layout)},
                                       {AsBatchViews(views), {}, nullptr}, {cache->get()},
-                                      absl::GetFlag(FLAGS_look_ahead), absl::GetFlag(FLAGS_prefetch_distance)),
+                                      absl::GetFlag(FLAGS_look_ahead), threads, absl::GetFlag(FLAGS_prefetch_distance)),
               slots, 0, std::move(seeds), workers, threads);
         },
         [&] { warm = (*cache)->stats(); });

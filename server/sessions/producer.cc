@@ -36,9 +36,10 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
       on_ready_(std::move(on_ready)) {
   for (int i = num_slots - 1; i >= 0; --i) free_slots_.push_back(i);
   for (int i = 0; i < std::max(max_parallel, 1); ++i) free_samplers_.push_back(i);
-  next_to_claim_ = next_to_deliver_ = next_to_plan_ = next_to_prefetch_ = seeds_.first_step();
+  next_to_claim_ = next_to_deliver_ = next_to_plan_ = next_to_announce_ = next_to_prefetch_ = seeds_.first_step();
   if (stages_ != nullptr) {
     for (int i = std::max(stages_->window, 1) - 1; i >= 0; --i) free_entries_.push_back(i);
+    for (int i = std::max(stages_->planners, 1) - 1; i >= 0; --i) free_planners_.push_back(i);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   ScheduleLocked();
@@ -112,35 +113,43 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::InMemory(const BatchRecipe& 
 size_t CpuProducer::RingEntryBytes(const BatchRecipe& recipe) { return RingLayout(recipe).total_bytes; }
 
 absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorage(
-    const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window, int prefetch_distance,
-    std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
-  struct Planner {  // one planning task at a time
-    BatchMaker maker;
+    const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window, int planners,
+    int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
+  window = std::max(window, 1);
+  planners = std::clamp(planners, 1, window);  // more could not sample: each needs a free ring entry
+  struct Planners {
+    std::vector<BatchMaker> makers;  // one per planning task at once
     std::vector<LinkBatch> entries;  // a link batch's pairs, per ring entry (its graph is in the ring)
   };
-  GNND_ASSIGN_OR_RETURN(BatchMaker maker, BatchMaker::Create(recipe));
-  auto planner = std::make_shared<Planner>(Planner{std::move(maker), std::vector<LinkBatch>(std::max(window, 1))});
+  auto planning = std::make_shared<Planners>();
+  for (int i = 0; i < planners; ++i) {
+    GNND_ASSIGN_OR_RETURN(BatchMaker maker, BatchMaker::Create(recipe));
+    planning->makers.push_back(std::move(maker));
+  }
+  planning->entries.resize(window);
   GraphStage stage;
-  stage.sample = [planner](uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry,
-                           const BatchView& graph) {
-    return planner->maker.Sample(epoch, batch_index, seeds, graph, false, planner->entries[entry], nullptr);
+  stage.sample = [planning](uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry, int planner,
+                            const BatchView& graph) {
+    return planning->makers[planner].Sample(epoch, batch_index, seeds, graph, false, planning->entries[entry], nullptr);
   };
-  stage.finish = [planner, pairs = recipe.layout.pairs, targets](int entry, int slot) {
+  stage.finish = [planning, pairs = recipe.layout.pairs, targets](int entry, int slot) {
     if (pairs) {
-      (*targets.link_counts)[slot] = WriteLinkArrays(planner->entries[entry], *pairs, targets.bases[slot]);
+      (*targets.link_counts)[slot] = WriteLinkArrays(planning->entries[entry], *pairs, targets.bases[slot]);
     } else {
-      planner->maker.sampler.GatherLabels(targets.views[slot]);
+      planning->makers[0].sampler.GatherLabels(targets.views[slot]);  // reads the labels only
     }
   };
-  return TwoStages(RingLayout(recipe), std::move(stage), std::move(targets.views), std::move(caches), window,
+  return TwoStages(RingLayout(recipe), std::move(stage), std::move(targets.views), std::move(caches), window, planners,
                    prefetch_distance, std::move(held_elsewhere));
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
     const BatchLayout& ring_layout, GraphStage stage, std::vector<BatchView> slots, std::vector<RowCache*> caches,
-    int window, int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
+    int window, int planners, int prefetch_distance,
+    std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
+  stages->planners = std::clamp(planners, 1, stages->window);
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
   struct Ring {
     std::vector<std::unique_ptr<std::byte[]>> buffers;
@@ -172,21 +181,23 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
     }
     return std::span<const int64_t>(scratch);
   };
-  auto plan_scratch = std::make_shared<std::vector<int64_t>>();
+  stages->sample = [ring, sample = std::move(stage.sample)](uint64_t epoch, uint64_t batch_index,
+                                                            const SeedBatch& seeds, int entry, int planner) {
+    const auto start = std::chrono::steady_clock::now();
+    ring->sampled[entry] = sample(epoch, batch_index, seeds, entry, planner, ring->views[entry]);
+    return SecondsSince(start);
+  };
   // Tickets are per type, 0 for a type whose features are not on storage. A batch whose sampling failed
   // announces no rows; its gather reports the failure.
-  stages->plan = [ring, sample = std::move(stage.sample), caches, own_rows, plan_scratch](
-                     uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry) {
-    const auto start = std::chrono::steady_clock::now();
-    const BatchView& batch = ring->views[entry];
-    ring->sampled[entry] = sample(epoch, batch_index, seeds, entry, batch);
+  auto announce_scratch = std::make_shared<std::vector<int64_t>>();  // announcements come one at a time
+  stages->announce = [ring, caches, own_rows, announce_scratch](int entry) {
     Tickets tickets(caches.size(), 0);
     for (size_t t = 0; t < caches.size(); ++t) {
       if (caches[t] == nullptr) continue;
-      tickets[t] = caches[t]->Announce(ring->sampled[entry].ok() ? own_rows(batch, t, *plan_scratch)
+      tickets[t] = caches[t]->Announce(ring->sampled[entry].ok() ? own_rows(ring->views[entry], t, *announce_scratch)
                                                                  : std::span<const int64_t>());
     }
-    return std::make_pair(std::move(tickets), SecondsSince(start));
+    return tickets;
   };
   stages->prefetch = [caches](const Tickets& tickets) {
     for (size_t t = 0; t < caches.size(); ++t) {
@@ -269,13 +280,14 @@ CpuProducer::~CpuProducer() {
 }
 
 void CpuProducer::ScheduleLocked() {
-  if (stages_ != nullptr && !planning_ && !stopping_ && next_to_plan_ < seeds_.num_steps() && !free_entries_.empty()) {
+  while (stages_ != nullptr && !stopping_ && next_to_plan_ < seeds_.num_steps() && !free_entries_.empty() &&
+         !free_planners_.empty()) {
     const int64_t step = next_to_plan_++;
-    const int entry = free_entries_.back();
+    const int entry = free_entries_.back(), planner = free_planners_.back();
     free_entries_.pop_back();
-    planning_ = true;
+    free_planners_.pop_back();
     ++in_flight_;
-    workers_.Post([this, step, entry] { Plan(step, entry); });
+    workers_.Post([this, step, entry, planner] { Plan(step, entry, planner); });
   }
   if (stages_ != nullptr && !prefetching_ && !stopping_) {
     next_to_prefetch_ = std::max(next_to_prefetch_, next_to_claim_);  // claimed steps gather their own rows
@@ -301,17 +313,41 @@ void CpuProducer::ScheduleLocked() {
   if (starved && !starved_since_) starved_since_ = std::chrono::steady_clock::now();
 }
 
-void CpuProducer::Plan(int64_t step, int entry) {
-  auto [tickets, seconds] = stages_->plan(epoch_, seeds_.batch_index(step), seeds_.at(step), entry);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (stopping_) {  // never to be gathered: its rows need not stay announced while this producer lingers
-    stages_->withdraw(tickets);
+void CpuProducer::Plan(int64_t step, int entry, int planner) {
+  const double seconds = stages_->sample(epoch_, seeds_.batch_index(step), seeds_.at(step), entry, planner);
+  std::unique_lock<std::mutex> lock(mutex_);
+  free_planners_.push_back(planner);
+  sample_seconds_ += seconds;
+  if (stopping_) {  // never to be gathered
     free_entries_.push_back(entry);
   } else {
-    planned_[step] = {entry, std::move(tickets), seconds};
+    sampled_[step] = {entry, seconds};
   }
-  planning_ = false;
-  sample_seconds_ += seconds;
+  while (!announcing_ && !stopping_ && !sampled_.empty() && sampled_.begin()->first == next_to_announce_) {
+    announcing_ = true;
+    const auto [announced, sample] = *sampled_.begin();
+    sampled_.erase(sampled_.begin());
+    ++next_to_announce_;
+    lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
+    Tickets tickets = stages_->announce(sample.first);
+    const double announcing = SecondsSince(start);
+    lock.lock();
+    announcing_ = false;
+    sample_seconds_ += announcing;
+    if (stopping_) {  // never to be gathered: its rows need not stay announced while this producer lingers
+      stages_->withdraw(tickets);
+      free_entries_.push_back(sample.first);
+    } else {
+      planned_[announced] = {sample.first, std::move(tickets), sample.second + announcing};
+    }
+    ScheduleLocked();  // the planned step may be gathered, or prefetched, while this task announces the next
+    changed_.notify_all();
+  }
+  if (stopping_) {  // sampled and never to be announced
+    for (const auto& [unused, sample] : sampled_) free_entries_.push_back(sample.first);
+    sampled_.clear();
+  }
   ScheduleLocked();
   --in_flight_;
   changed_.notify_all();
@@ -380,6 +416,8 @@ void CpuProducer::Stop() {
     free_entries_.push_back(it->second.entry);
     it = planned_.erase(it);
   }
+  for (const auto& [unused, sample] : sampled_) free_entries_.push_back(sample.first);
+  sampled_.clear();
   changed_.notify_all();
 }
 

@@ -58,21 +58,25 @@ class CpuProducer {
   // An error stops production (status()).
   using FillBatch = std::function<absl::StatusOr<SampleTimes>(int sampler, uint64_t epoch, uint64_t batch_index,
                                                               const SeedBatch& seeds, int slot)>;
-  // Production in two stages, for features on storage: batches are sampled `window` steps ahead of their
-  // gather into a ring of `window` entries (one planning task at a time, in step order) and their rows
-  // announced; the rows of the next `prefetch_distance` steps are read ahead (one task at a time); the
-  // gather of a step copies its ring entry into the slot and reads the rows still missing. Prefetching
-  // less deep than the window keeps the cache for rows in use: a row read ahead displaces one whose next
-  // use lies beyond the window, often a hot row.
+  // Production in two stages, for features on storage: batches are sampled up to `window` steps ahead of
+  // their gather into a ring of `window` entries (by up to `planners` tasks at once, each with its own
+  // sampler) and their rows announced in step order (the cache's look-ahead is exact only so); the rows of
+  // the next `prefetch_distance` steps are read ahead (one task at a time); the gather of a step copies its
+  // ring entry into the slot and reads the rows still missing. Prefetching less deep than the window keeps
+  // the cache for rows in use: a row read ahead displaces one whose next use lies beyond the window, often a
+  // hot row. Several planners: one core's sampling bounded a GPU session on storage whose draw costs more
+  // than the disk's share of a batch (LABOR with batch_dependency; bench/NOTES.md, "Where that session waits").
   // A planned batch's announcements: one ticket per feature table it reads (RowCache::Announce).
   using Tickets = std::vector<uint64_t>;
   struct Stages {
     int window = 1;
+    int planners = 1;
     int prefetch_distance = 2;
-    // Samples batch `batch_index` of `epoch` around `seeds` into ring entry `entry` and announces its rows:
-    // returns the tickets and the seconds it took.
-    std::function<std::pair<Tickets, double>(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry)>
-        plan;
+    // Samples batch `batch_index` of `epoch` around `seeds` into ring entry `entry` with sampler `planner`
+    // (distinct planners may run at once): returns the seconds it took.
+    std::function<double(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry, int planner)> sample;
+    // Announces a sampled entry's rows to the caches (one call at a time, in step order): returns the tickets.
+    std::function<Tickets(int entry)> announce;
     std::function<void(const Tickets&)> prefetch;  // reads ahead what it can (best effort)
     // Fills slot `slot` from ring entry `entry`, whose rows were announced with `tickets`.
     std::function<absl::StatusOr<double>(int entry, const Tickets& tickets, int slot)> gather;
@@ -94,7 +98,7 @@ class CpuProducer {
   // neither announced nor read: their place in the batch's features is left undefined. A link batch whose
   // strict negatives fail fails at its gather.
   static absl::StatusOr<std::shared_ptr<const Stages>> OnStorage(
-      const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window,
+      const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window, int planners,
       int prefetch_distance = 2, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
   // The bytes of one entry of OnStorage's look-ahead ring: what a session with features on storage holds per
   // step of its window.
@@ -127,7 +131,7 @@ class CpuProducer {
   // What the first stage samples into a ring entry (the batch without its feature rows), and what the
   // gather adds to the slot after the rows (a node batch's labels, a link batch's pairs).
   struct GraphStage {
-    std::function<absl::Status(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry,
+    std::function<absl::Status(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry, int planner,
                                const BatchView& graph)>
         sample;
     std::function<void(int entry, int slot)> finish;
@@ -135,13 +139,15 @@ class CpuProducer {
   // The two stages around `stage`: ring entries laid out by `ring_layout`, rows read through `caches`.
   static std::shared_ptr<const Stages> TwoStages(const BatchLayout& ring_layout, GraphStage stage,
                                                  std::vector<BatchView> slots, std::vector<RowCache*> caches,
-                                                 int window, int prefetch_distance,
+                                                 int window, int planners, int prefetch_distance,
                                                  std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere);
   // Starts tasks while there are steps, free slots and idle samplers (and the planning task while there
   // are steps to plan and free ring entries). Called with mutex_ held.
   void ScheduleLocked();
   void Fill(int64_t step, int slot, int sampler);
-  void Plan(int64_t step, int entry);
+  // Samples `step` into `entry`, then announces every sampled step that is next in order (unless another
+  // planning task is announcing: it will).
+  void Plan(int64_t step, int entry, int planner);
   void Prefetch(const Tickets& tickets);
   // The step may be filled now: planned already, or there is no planning stage.
   bool PlannedLocked(int64_t step) const { return stages_ == nullptr || planned_.contains(step); }
@@ -164,15 +170,17 @@ class CpuProducer {
   std::optional<std::chrono::steady_clock::time_point> starved_since_;
   double sample_seconds_ = 0, wait_seconds_ = 0;  // guarded by mutex_
   absl::Status status_;
-  // The planning stage (stages_): the next step to plan, free ring entries, planned steps' entries.
+  // The planning stage (stages_): the next step to sample and to announce, free ring entries and planners,
+  // steps sampled and not yet announced, planned (announced) steps.
   struct Planned {
     int entry;
     Tickets tickets;
     double seconds;
   };
-  int64_t next_to_plan_ = 0, next_to_prefetch_ = 0;
-  bool planning_ = false, prefetching_ = false;
-  std::vector<int> free_entries_;
+  int64_t next_to_plan_ = 0, next_to_announce_ = 0, next_to_prefetch_ = 0;
+  bool announcing_ = false, prefetching_ = false;
+  std::vector<int> free_entries_, free_planners_;
+  std::map<int64_t, std::pair<int, double>> sampled_;  // step -> entry, seconds
   std::map<int64_t, Planned> planned_;
 };
 

@@ -3,7 +3,8 @@
 // look-ahead) fills pinned host staging slots in step order; each array's filled part is copied into the
 // session's GPU slot, and the rows a homogeneous dataset's GPU hot tier holds (never read from storage) are
 // then gathered from it on the GPU. Sampling runs on the host because the cache that needs the id lists ahead
-// is there; at storage speeds it is not the bound. Batches are byte for byte those of every other path.
+// is there; with a GPU tier and a host cache serving most rows it was the bound while one task did it (now
+// several planners: producer.h). Batches are byte for byte those of every other path.
 #pragma once
 
 #include <deque>

@@ -186,7 +186,7 @@ std::vector<std::vector<std::byte>> StagedEpoch(const DatasetDir& dir, const Hom
   const std::unique_ptr<ThreadPool> workers = *ThreadPool::Create(threads, "the test's producers");
   CpuProducer producer(
       *CpuProducer::OnStorage({&graph, SamplingSpec{.fanouts = {fanouts}}, std::nullopt, seed, AsBatchLayout(layout)},
-                              {AsBatchViews(slots), {}, nullptr}, {cache->get()}, window, 2, {held}),
+                              {AsBatchViews(slots), {}, nullptr}, {cache->get()}, window, threads, 2, {held}),
       num_slots, 2, std::move(seeds), *workers, threads);
   std::vector<std::vector<std::byte>> out;
   const auto* rows =

@@ -365,9 +365,9 @@ std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const Sam
   EpochSeeds seeds(train, {.seed = 6, .batch_size = spec.batch_size}, 1);
   std::unique_ptr<CpuProducer> producer =
       caches != nullptr
-          ? std::make_unique<CpuProducer>(
-                *CpuProducer::OnStorage({&graph, spec, std::nullopt, 6, layout}, {slots, {}, nullptr}, *caches, window),
-                kSlots, 1, std::move(seeds), *workers, threads)
+          ? std::make_unique<CpuProducer>(*CpuProducer::OnStorage({&graph, spec, std::nullopt, 6, layout},
+                                                                  {slots, {}, nullptr}, *caches, window, threads),
+                                          kSlots, 1, std::move(seeds), *workers, threads)
           : std::make_unique<CpuProducer>(
                 *CpuProducer::InMemory({&graph, spec, std::nullopt, 6, layout}, {slots, {}, nullptr}, threads), kSlots,
                 1, std::move(seeds), *workers, threads);
