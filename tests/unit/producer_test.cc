@@ -88,8 +88,12 @@ TEST(TwoStageProducer, PlannersSampleAtOnceAndAnnounceInStepOrder) {
     int64_t expected = 0;
     while (auto ready = producer.Next()) {
       EXPECT_EQ(ready->step, expected++);
-      std::lock_guard<std::mutex> lock(r.mutex);
-      EXPECT_EQ(r.slot_step[ready->slot], ready->step) << "the slot holds its step's batch";
+      int64_t in_slot = -1;
+      {
+        std::lock_guard<std::mutex> lock(r.mutex);  // not held into the producer, whose lock calls the stages
+        in_slot = r.slot_step[ready->slot];
+      }
+      EXPECT_EQ(in_slot, ready->step) << "the slot holds its step's batch";
       producer.Release(ready->slot);
     }
     EXPECT_EQ(expected, kSteps);
