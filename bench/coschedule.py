@@ -27,7 +27,6 @@ import pathlib
 import pstats
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ try:
 except ImportError:
     from gnnd.pyg import Batch as make_data
 
-from session_rate import cache_counts, serve
+from session_rate import cache_counts, print_stages, serve
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -105,15 +104,6 @@ def time_next_between_steps(batches, train, premade, profiler, device, steps=80)
                 profiler.disable()
         train(batch)
     return wall, cpu, stand_ins
-
-
-def print_stages(address, gnnctl=None):
-    """gnnd's per-stage times (gnnctl stats: sample, gather, produce, ...) and the session's line, to stderr."""
-    gnnctl = gnnctl or shutil.which("gnnctl") or os.environ.get("GNNCTL")
-    if gnnctl:
-        out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
-        print(*(line for line in out.splitlines() if line.startswith(("stage ", "session "))), sep="\n",
-              file=sys.stderr)
 
 
 def main():

@@ -27,7 +27,6 @@ namespace {
 struct Fixture {
   DatasetDir dataset;
   GraphData graph;
-  std::vector<int32_t> fanouts;
   HomogeneousLayout layout;
   SamplingSpec spec;
 };
@@ -95,7 +94,7 @@ int main(int argc, char** argv) {
   if (!capacity.ok()) return 2;
   const gnnd::HomogeneousLayout layout =
       gnnd::HomogeneousLayout::Make(*capacity, static_cast<int>(fanouts.size()), gnnd::FeatureRowBytes(graph.manifest));
-  gnnd::fixture = new gnnd::Fixture{std::move(*dataset), {}, fanouts, layout, spec};
+  gnnd::fixture = new gnnd::Fixture{std::move(*dataset), {}, layout, spec};
   gnnd::fixture->graph = {gnnd::fixture->dataset.manifest(), gnnd::fixture->dataset.arrays(),
                           gnnd::fixture->dataset.schema()};
   benchmark::RunSpecifiedBenchmarks();

@@ -33,20 +33,35 @@ def serve(gnnd, dataset, tmp, extra):
     return proc, f"unix:{socket}"
 
 
+def gnnctl_stats(address, gnnctl=None):
+    """`gnnctl stats` of the daemon at ADDRESS (gnnctl on PATH or $GNNCTL by default), or "" without gnnctl."""
+    gnnctl = gnnctl or shutil.which("gnnctl") or os.environ.get("GNNCTL")
+    if not gnnctl:
+        return ""
+    return subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
+
+
 def cache_counts(address, gnnctl=None):
     """The host feature cache's (hits, misses, prefetched) rows so far (gnnctl stats), None where the features are in
     memory. A row read ahead of its gather counts as a hit there, so what storage served is misses + prefetched."""
-    gnnctl = gnnctl or shutil.which("gnnctl") or os.environ.get("GNNCTL")
-    if not gnnctl:
-        return None
-    out = subprocess.run([gnnctl, f"--address={address}", "stats"], capture_output=True, text=True).stdout
-    found = re.search(r"hits (\d+) misses (\d+).*prefetched (\d+)", out)
+    found = re.search(r"hits (\d+) misses (\d+).*prefetched (\d+)", gnnctl_stats(address, gnnctl))
     return tuple(int(found.group(i)) for i in (1, 2, 3)) if found else None
+
+
+def print_stages(address, gnnctl=None, pid=None):
+    """gnnd's per-stage times and session lines (gnnctl stats: sample, gather, produce, ...) and, given the daemon's
+    PID, its resident memory (/proc: peak, now, anonymous, shared), to stderr."""
+    lines = [line for line in gnnctl_stats(address, gnnctl).splitlines() if line.startswith(("stage ", "session "))]
+    if pid is not None:
+        with open(f"/proc/{pid}/status") as status:
+            lines.append(" ".join(" ".join(line.split()) for line in status
+                                  if line.startswith(("VmHWM", "VmRSS", "RssAnon", "RssShmem"))))
+    print(*lines, sep="\n", file=sys.stderr)
 
 
 def measure(address, args):
     """(batches/s after the warm-up, seconds from opening the session to its first batch, of which opening,
-    the host feature cache's (hit rate, misses a batch) over the timed batches or None)"""
+    the host feature cache's (hit rate, rows storage served a batch) over the timed batches or None)"""
     import gnnd
     opened = time.perf_counter()
     loader = gnnd.Loader(address=address, dataset="bench", batch_size=args.batch_size, fanouts=args.fanouts,
@@ -74,6 +89,8 @@ def measure(address, args):
         sync()
         rate = args.batches / (time.perf_counter() - start)
         after = cache_counts(address)
+        if args.stats:
+            print_stages(address, pid=args.pid)
         cache = None
         if counts and after:  # the timed batches' lookups (and those of the batches sampled ahead of them)
             hits, misses, prefetched = (a - b for a, b in zip(after, counts))
@@ -97,6 +114,8 @@ def main():
     parser.add_argument("--gnnd-args", default="", help="extra gnnd flags, e.g. --prepare-gpus=none")
     parser.add_argument("--labor", action="store_true", help="LABOR-0 batches instead of uniform ones (gnnd.Loader's)")
     parser.add_argument("--batch-dependency", type=int, default=0, help="with --labor: GraphBolt's batch_dependency")
+    parser.add_argument("--stats", action="store_true",
+                        help="after each measurement, gnnd's stage times and resident memory to stderr")
     args = parser.parse_args()
     daemons = args.gnnd or [shutil.which("gnnd")]
     if args.device.startswith("cuda"):  # a trainer's CUDA context is up before it opens its loader
@@ -110,7 +129,7 @@ def main():
                 proc, address = serve(gnnd, args.dataset, tmp, args.gnnd_args)
                 try:
                     for slots in args.slots:
-                        run = argparse.Namespace(**{**vars(args), "slots": slots})
+                        run = argparse.Namespace(**{**vars(args), "slots": slots, "pid": proc.pid})
                         rate, first, open_seconds, cache = measure(address, run)
                         rates.setdefault((gnnd, slots), []).append(rate)
                         firsts.setdefault((gnnd, slots), []).append(first)

@@ -52,9 +52,10 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
     const int64_t rows = std::min(plan.layout.capacity.FeatureRows(t), dataset.graph.schema.node_types[t].num_nodes);
     GNND_RETURN_IF_ERROR(cache->CheckBatchFits(rows, absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
   }
-  GNND_ASSIGN_OR_RETURN(
-      s.stages_, CpuProducer::OnStorage(recipe, std::move(targets), dataset.caches(), dataset.look_ahead, max_parallel,
-                                        2, std::move(held_elsewhere)));
+  // Half the threads plan, so that the gathers keep cores (on 2 cores, 2 planners made batches slower: NOTES).
+  const int planners = max_parallel / 2;
+  GNND_ASSIGN_OR_RETURN(s.stages_, CpuProducer::OnStorage(recipe, std::move(targets), dataset.caches(),
+                                                          dataset.look_ahead, planners, 2, std::move(held_elsewhere)));
   return s;
 }
 

@@ -149,7 +149,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
     std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto stages = std::make_shared<Stages>();
   stages->window = std::max(window, 1);
-  stages->planners = std::clamp(planners, 1, stages->window);
+  stages->planners = planners;  // OnStorage's: one sampler each, at most the window
   stages->prefetch_distance = std::clamp(prefetch_distance, 0, stages->window);
   struct Ring {
     std::vector<std::unique_ptr<std::byte[]>> buffers;
@@ -343,10 +343,6 @@ void CpuProducer::Plan(int64_t step, int entry, int planner) {
     }
     ScheduleLocked();  // the planned step may be gathered, or prefetched, while this task announces the next
     changed_.notify_all();
-  }
-  if (stopping_) {  // sampled and never to be announced
-    for (const auto& [unused, sample] : sampled_) free_entries_.push_back(sample.first);
-    sampled_.clear();
   }
   ScheduleLocked();
   --in_flight_;
