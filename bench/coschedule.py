@@ -187,7 +187,7 @@ def main():
             with open(os.path.join(tmp, "gnnd.log")) as log:  # the producer's SMs, as gnnd chose them; errors
                 lines = log.read().splitlines()
             for line in lines:
-                if "producer_sms" in line or "green context" in line or "level=error" in line:
+                if "producer_sms" in line or "producer slice" in line or "green context" in line or "level=error" in line:
                     print(line, file=sys.stderr)
             print(f"gnnd exited with {proc.returncode}; its last lines:", *lines[-3:], sep="\n", file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)

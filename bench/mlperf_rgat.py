@@ -215,7 +215,7 @@ def main():
             proc.wait(timeout=60)
             with open(f"{tmp}/gnnd.log") as log:  # the producer's SMs, as gnnd chose them; errors
                 for line in log:
-                    if "producer_sms" in line or "green context" in line or "level=error" in line:
+                    if "producer_sms" in line or "producer slice" in line or "green context" in line or "level=error" in line:
                         print(line.rstrip(), file=sys.stderr)
     print(f"R-GAT 3 x {args.hidden} ({args.heads} heads), batch {args.batch_size}, {fanouts}, {args.steps} steps; "
           f"accuracy at steps {', '.join(map(str, eval_at))} on {args.eval_batches} valid batches\n")

@@ -184,7 +184,7 @@ float32 features (512 B rows), and the products preset (its generator's skew)."
       section "Does the trainer notice gnnd? (end to end, SM sweep)" \
         "\`bench/coschedule.py\`: a PyG SAGEConv 3 x 256 trainer fed by gnnd (gnnd.pyg.NeighborLoader, CUDA IPC) \
 against the same loop on batches already in its GPU memory; products; 200 steps per measurement, median \
-of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto: calibrated; 0: whole GPU). \
+of 2 alternated rounds. producer_sms: SMs of the producer's green context (auto: 8, more while the trainer waits; 0: whole GPU). \
 next(): the trainer's host µs in one next() between steps, after waiting for the GPU and 5 ms for gnnd's refill \
 (in the timed loop the host runs ahead of its queued steps and next() waits for the GPU to consume a released slot \
 and gnnd to refill it), median (quartiles); stand-in: next()'s torch and PyG work without gnnd in the same place \

@@ -173,6 +173,7 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("uid_share_percent: ", config.uid_share_percent(), " (must be 1 to 100, or 0 for 50)"));
   }
+  if (!config.has_producer_sms()) config.set_producer_sms(-1);  // auto: a small slice that grows as needed
   if (config.producer_sms() < -1) {
     return absl::InvalidArgumentError(
         absl::StrCat("producer_sms: ", config.producer_sms(), " (0: whole GPU, N: N SMs, -1: auto)"));

@@ -78,8 +78,6 @@ class CudaSampler {
   // Captures and instantiates the graphs that Sample launches for `out` on `stream` now, rather than at its
   // first batch (tens of kernels each: work for a setup thread, not for a session's step).
   absl::Status Prepare(void* out, cudaStream_t stream);
-  // Destroys the captured graphs; call before the stream they were captured on goes away.
-  void DropGraphs() { graphs_.Drop(); }
 
  private:
   CudaSampler() = default;

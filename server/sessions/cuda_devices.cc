@@ -62,11 +62,7 @@ absl::StatusOr<std::unique_ptr<SlotBackend>> CudaDevices::CreateSlots(const Sess
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<CudaSlots> slots,
                         CudaSlots::Create(plan, *graph, HeldRows(*plan.dataset, gpu), std::move(host_workers)));
   CudaSlots* raw = slots.get();
-  if (raw->calibrates()) {  // else (staged or link batches) its own stream on the whole GPU
-    GNND_ASSIGN_OR_RETURN(const cudaStream_t stream,
-                          ProducerStream(gpu, [&](cudaStream_t st) { return raw->Rate(plan.first_epoch, st, 20); }));
-    if (stream != nullptr) slots->UseStream(stream);
-  }
+  if (raw->runs_in_slice()) GNND_RETURN_IF_ERROR(PlaceProducer(gpu, *raw));  // else its own stream, whole GPU
   GNND_RETURN_IF_ERROR(slots->PrepareGraphs());  // here, on the setup pool, not in the session's first steps
   LogInfo("session %d: %s, %d slots of %d bytes in GPU memory", plan.session_id, plan.device.ToString(), plan.num_slots,
           plan.slot_bytes());
@@ -312,49 +308,40 @@ void CudaDevices::Forget(const LoadedDataset& dataset) {
   std::erase_if(placed_, [&](const auto& entry) { return entry.first.first == &dataset; });
 }
 
-// producer_sms auto: the share of the whole GPU's batch rate a slice must reach. Measured on an H100 under
-// MPS (PyG SAGEConv 3 x 256 trainer, products): slices of 8-32 SMs left the trainer 0.91-0.93 of its ideal
-// rate and the 64 SMs that reach 95% of the whole GPU's rate 0.85; a trainer rarely consumes half of it.
-constexpr double kAutoRateShare = 0.5;
-
-absl::StatusOr<cudaStream_t> CudaDevices::ProducerStream(
-    int device, const std::function<absl::StatusOr<double>(cudaStream_t)>& rate) {
+absl::Status CudaDevices::PlaceProducer(int device, CudaSlots& slots) {
   const int producer_sms = options_.producer_sms;
-  if (producer_sms == 0) return nullptr;
+  if (producer_sms == 0) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(producers_mutex_);
-  if (auto it = producer_contexts_.find(device); it != producer_contexts_.end()) return it->second->stream();
-  GNND_ASSIGN_OR_RETURN(const int total, cuda::SmCount(device));
-  std::unique_ptr<cuda::GreenContext> chosen;
   if (producer_sms > 0) {
-    GNND_ASSIGN_OR_RETURN(chosen, cuda::GreenContext::Create(device, std::min(producer_sms, total)));
-  } else if (!MpsActive()) {
+    auto it = producer_contexts_.find(device);
+    if (it == producer_contexts_.end()) {
+      GNND_ASSIGN_OR_RETURN(const int total, cuda::SmCount(device));
+      GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::GreenContext> context,
+                            cuda::GreenContext::Create(device, std::min(producer_sms, total)));
+      LogInfo("GPU producers on cuda:%d run in a green context of %d of %d SMs", device, context->sms(), total);
+      it = producer_contexts_.emplace(device, std::move(context)).first;
+    }
+    slots.UseStream(it->second->stream());
+    return absl::OkStatus();
+  }
+  if (!MpsActive()) {
     LogInfo(
         "producer_sms auto on cuda:%d: CUDA MPS is not running, so gnnd and the trainer take turns on the GPU: "
         "producers use all of it (a slice would only make their turns longer)",
         device);
-    return nullptr;
-  } else {
-    // Auto: the smallest slice that keeps up with a trainer with room to spare, half the whole GPU's rate
-    // (a producer needs only stay a slot ahead; every SM it holds is one the trainer's kernels lack).
-    (void)rate(nullptr);
-    GNND_ASSIGN_OR_RETURN(const double whole, rate(nullptr));
-    for (int sms = 8; sms < total && chosen == nullptr; sms *= 2) {
-      GNND_ASSIGN_OR_RETURN(std::unique_ptr<cuda::GreenContext> candidate, cuda::GreenContext::Create(device, sms));
-      (void)rate(candidate->stream());
-      GNND_ASSIGN_OR_RETURN(const double r, rate(candidate->stream()));
-      LogInfo("producer_sms auto on cuda:%d: %d SMs give %.0f batches/s, the whole GPU (%d SMs) %.0f (%.0f%%)", device,
-              candidate->sms(), r, total, whole, 100 * r / whole);
-      if (r >= kAutoRateShare * whole) chosen = std::move(candidate);
-    }
-    if (chosen == nullptr) {
-      LogInfo("producer_sms auto on cuda:%d: no slice reaches half the whole GPU's rate; producers use it all", device);
-      return nullptr;
-    }
+    return absl::OkStatus();
   }
-  LogInfo("GPU producers on cuda:%d run in a green context of %d of %d SMs", device, chosen->sms(), total);
-  const cudaStream_t stream = chosen->stream();
-  producer_contexts_.emplace(device, std::move(chosen));
-  return stream;
+  std::shared_ptr<ProducerSlices>& slices = producer_slices_[device];
+  if (slices == nullptr) {
+    GNND_ASSIGN_OR_RETURN(slices, ProducerSlices::Create(device));
+    const ProducerSlices::Slice first = slices->Current();
+    LogInfo(
+        "producer_sms auto on cuda:%d: producers start in a green context of %d SMs, larger while a trainer "
+        "waits for them",
+        device, first.sms);
+  }
+  slots.UseSlices(slices);
+  return absl::OkStatus();
 }
 
 }  // namespace gnnd

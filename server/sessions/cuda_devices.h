@@ -1,11 +1,11 @@
 // What the sessions on each GPU share, and how a CUDA session's slots are made: the dataset as each GPU
 // sees it (registered once for zero-copy, CSC copied or read in place), and where producers run (the
-// whole GPU, or a green context of producer_sms SMs made once per GPU, calibrated when auto). Thread-safe.
+// whole GPU, a green context of producer_sms SMs made once per GPU, or with auto the GPU's producer slices,
+// which grow while a trainer waits for batches). Thread-safe.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,16 +14,19 @@
 #include "kernels/cuda/device_dataset.h"
 #include "kernels/cuda/green_context.h"
 #include "kernels/cuda/hot_tier.h"
+#include "server/sessions/producer_slices.h"
 #include "server/sessions/slot_backend.h"
 
 namespace gnnd {
+
+class CudaSlots;
 
 class CudaDevices {
  public:
   explicit CudaDevices(const SlotBackends::Options& options) : options_(options) {}
   ~CudaDevices();
 
-  // A CUDA session's slots on plan.device, its producer placed (and calibrated, the first time). Sessions of
+  // A CUDA session's slots on plan.device, its producer placed (PlaceProducer). Sessions of
   // a dataset on storage are staged by `host_workers`.
   absl::StatusOr<std::unique_ptr<SlotBackend>> CreateSlots(const SessionPlan& plan,
                                                            std::unique_ptr<TaskRunner> host_workers);
@@ -49,17 +52,17 @@ class CudaDevices {
   // A typed dataset's: one tier per featured type, filled from the global ranking `order` within `budget`.
   void BuildTypedHotTiers(const LoadedDataset& dataset, const std::vector<int64_t>& order, uint64_t budget,
                           const std::vector<int>& group);
-  // The stream for a new session's producer on `device`, or null for a stream of its own on the whole
-  // GPU. `rate` measures batches/s on a stream (null: the whole GPU) for producer_sms auto.
-  absl::StatusOr<cudaStream_t> ProducerStream(int device,
-                                              const std::function<absl::StatusOr<double>(cudaStream_t)>& rate);
+  // Where a new session's producer on `device` runs: a fixed green context of producer_sms SMs, the GPU's
+  // producer slices (auto, under MPS), or its own stream on the whole GPU (0, or auto without MPS).
+  absl::Status PlaceProducer(int device, CudaSlots& slots);
 
   const SlotBackends::Options options_;
-  std::mutex placed_mutex_;  // held while placing; calibration below holds its own
+  std::mutex placed_mutex_;  // held while placing; producers below have their own
   std::map<std::pair<const LoadedDataset*, int>, std::unique_ptr<cuda::DeviceDataset>> placed_;
   std::map<const LoadedDataset*, std::vector<std::unique_ptr<cuda::HotTier>>> hot_tiers_;
   std::mutex producers_mutex_;
-  std::map<int, std::unique_ptr<cuda::GreenContext>> producer_contexts_;
+  std::map<int, std::unique_ptr<cuda::GreenContext>> producer_contexts_;  // producer_sms N
+  std::map<int, std::shared_ptr<ProducerSlices>> producer_slices_;        // producer_sms auto
 };
 
 }  // namespace gnnd

@@ -54,7 +54,6 @@ class NodeSlotSampler final : public SlotSampler {
     return sampler_->Sample(epoch, batch_index, device_seeds.ids, slot, stream, nullptr, device_seeds.times);
   }
   absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
-  void DropGraphs() override { sampler_->DropGraphs(); }
   std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
     SetReadyCounts(PerHopView(sampler_->layout(), hops), sampler_->layout(), 0, 0, ready);
@@ -95,7 +94,6 @@ class LinkSlotSampler final : public SlotSampler {
     return absl::OkStatus();
   }
   absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
-  void DropGraphs() override {}
   std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(sampler_->layout()); }
   absl::Status Filled(int) override {
     if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");
@@ -111,7 +109,7 @@ class LinkSlotSampler final : public SlotSampler {
     filling_.clear();
     return absl::OkStatus();
   }
-  bool calibrates() const override { return false; }  // not captured as a graph: no green-context calibration
+  bool runs_in_slice() const override { return false; }  // not captured as a graph: on the whole GPU
 
  private:
   struct Fill {
@@ -134,6 +132,8 @@ class LinkSlotSampler final : public SlotSampler {
 CudaSlots::~CudaSlots() {
   cudaSetDevice(device_);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+  sampler_.reset();  // its graphs, captured on the slice's stream, go before the slice may
+  if (slices_ != nullptr) slices_->Leave();
   for (cudaEvent_t e : ready_) cudaEventDestroy(e);
   for (cudaEvent_t e : consumed_) cudaEventDestroy(e);
   for (cudaEvent_t e : fill_start_) cudaEventDestroy(e);
@@ -230,6 +230,7 @@ absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   epoch_ = epoch;
   seeds_host_ = seeds;
   next_step_ = seeds.first_step();
+  governor_.Restart();
   filling_.clear();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -303,6 +304,7 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
     times_.sample_seconds += SecondsSince(*busy_since_);
     busy_since_.reset();
   }
+  if (slices_ != nullptr) GNND_RETURN_IF_ERROR(FollowSlice(times.produce));
   return PollResult::kBatch;
 }
 
@@ -350,11 +352,40 @@ ProducerTimes CudaSlots::times() const {
   return times_;
 }
 
-bool CudaSlots::calibrates() const { return sampler_->calibrates(); }
+bool CudaSlots::runs_in_slice() const { return sampler_->runs_in_slice(); }
 
 void CudaSlots::UseStream(cudaStream_t stream) {
-  cudaStreamSynchronize(stream_);
+  cudaStreamSynchronize(stream_);  // fills in flight finish first: the next use the same scratch
   stream_ = stream;
+}
+
+void CudaSlots::UseSlices(std::shared_ptr<ProducerSlices> slices) {
+  slices_ = std::move(slices);
+  const ProducerSlices::Slice slice = slices_->Join();
+  slice_level_ = slice.level;
+  UseStream(slice.stream != nullptr ? slice.stream : own_stream_);
+  last_delivered_ = std::chrono::steady_clock::now();
+}
+
+absl::Status CudaSlots::FollowSlice(double fill) {
+  double waited = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    waited = times_.wait_seconds;
+  }
+  const double seconds = SecondsSince(last_delivered_);
+  last_delivered_ = std::chrono::steady_clock::now();
+  const double idle = waited - waited_at_last_delivered_;
+  waited_at_last_delivered_ = waited;
+  const SliceGovernor::Move move = governor_.Delivered(seconds, idle, fill);
+  const ProducerSlices::Slice slice = move == SliceGovernor::Move::kGrow   ? slices_->Grow(slice_level_)
+                                      : move == SliceGovernor::Move::kBack ? slices_->Back(slice_level_)
+                                                                           : slices_->Current();
+  if (slice.level == slice_level_) return absl::OkStatus();
+  governor_.Moved(/*judge=*/move == SliceGovernor::Move::kGrow && slice.level > slice_level_);
+  slice_level_ = slice.level;
+  UseStream(slice.stream != nullptr ? slice.stream : own_stream_);
+  return PrepareGraphs();  // here, not in the next fill's time on the GPU
 }
 
 absl::Status CudaSlots::PrepareGraphs() {
@@ -363,23 +394,6 @@ absl::Status CudaSlots::PrepareGraphs() {
     GNND_RETURN_IF_ERROR(sampler_->Prepare(static_cast<char*>(slots_) + slot * sampler_->slot_bytes(), stream_));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<double> CudaSlots::Rate(const EpochSeeds& seeds, cudaStream_t stream, int count) {
-  if (stream == nullptr) stream = own_stream_;
-  const EpochSeeds saved = seeds_host_;
-  seeds_host_ = seeds;
-  epoch_ = 0;
-  absl::Status status = UploadSeeds(seeds_host_, stream);
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; status.ok() && i < count; ++i) {
-    status = EnqueueFill(i % std::max<int64_t>(seeds.num_steps(), 1), 0, stream, /*wake=*/false);
-  }
-  if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) status = absl::InternalError("calibration failed");
-  sampler_->DropGraphs();  // `stream` may be a candidate producer context that is about to go away
-  seeds_host_ = saved;
-  GNND_RETURN_IF_ERROR(status);
-  return count / SecondsSince(start);
 }
 
 }  // namespace gnnd

@@ -21,6 +21,8 @@
 
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/device_dataset.h"
+#include "server/sessions/producer_slices.h"
+#include "server/sessions/slice_governor.h"
 #include "server/sessions/slot_backend.h"
 #include "server/sessions/slot_sampler.h"
 
@@ -34,8 +36,9 @@ class CudaSlots final : public SlotBackend {
   static absl::StatusOr<std::unique_ptr<CudaSlots>> Create(const SessionPlan& plan, const cuda::DeviceGraph& graph,
                                                            std::shared_ptr<const std::vector<bool>> held,
                                                            std::unique_ptr<TaskRunner> host_workers);
-  // Whether the producer may run in a calibrated green context (false: it copies staged batches).
-  bool calibrates() const;
+  // Whether the producer may run in a slice of the GPU's SMs (false: it copies staged batches, or launches link
+  // batches kernel by kernel).
+  bool runs_in_slice() const;
   ~CudaSlots() override;
 
   absl::Status Describe(v1::SessionOpened& opened) override;
@@ -48,14 +51,14 @@ class CudaSlots final : public SlotBackend {
   void Stop() override;
   ProducerTimes times() const override;
 
-  // Fills slots on `stream` from now on (a green context's, shared with other sessions) instead of the
+  // Fills slots on `stream` from now on (a fixed green context's, shared with other sessions) instead of the
   // session's own stream.
   void UseStream(cudaStream_t stream);
+  // Fills slots in the GPU's current producer slice (producer_sms auto), following it as it moves, and
+  // judging it by this session's batches (SliceGovernor).
+  void UseSlices(std::shared_ptr<ProducerSlices> slices);
   // Makes every slot's batch graphs on the session's stream (see CudaSampler::Prepare).
   absl::Status PrepareGraphs();
-  // Batches per second over `count` batches of `seeds` on `stream` (calibration; uses slot 0, before the
-  // session's first epoch).
-  absl::StatusOr<double> Rate(const EpochSeeds& seeds, cudaStream_t stream, int count);
 
  private:
   CudaSlots() = default;
@@ -65,6 +68,9 @@ class CudaSlots final : public SlotBackend {
   absl::Status EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake);
   static void CUDART_CB OnFilled(void* self);
   absl::Status UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream);
+  // After a batch is delivered (with its fill's GPU seconds): tells the governor, and moves to the GPU's
+  // current slice if it changed.
+  absl::Status FollowSlice(double fill);
 
   int device_ = 0;
   std::unique_ptr<SlotSampler> sampler_;  // homogeneous, typed, or staged on the host
@@ -93,6 +99,14 @@ class CudaSlots final : public SlotBackend {
   int64_t next_step_ = 0;        // the next step to enqueue
   std::deque<Filling> filling_;  // enqueued, in step order
   std::optional<std::chrono::steady_clock::time_point> busy_since_, starved_since_;
+
+  // producer_sms auto (null otherwise): the GPU's slices, the one fills run in, and what this session saw of
+  // it since its last delivered batch.
+  std::shared_ptr<ProducerSlices> slices_;
+  int slice_level_ = 0;
+  SliceGovernor governor_;
+  std::chrono::steady_clock::time_point last_delivered_;
+  double waited_at_last_delivered_ = 0;  // times_.wait_seconds then
 
   mutable std::mutex mutex_;
   std::vector<int> free_slots_;

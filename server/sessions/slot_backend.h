@@ -39,7 +39,7 @@ struct SessionPlan {
   int num_slots = 0;
   Device device;
   uid_t trainer_uid = 0;   // owns the CPU slot segment when gnnd may hand it over
-  EpochSeeds first_epoch;  // the first epoch's seeds (sizes GPU buffers; calibrates producer_sms auto)
+  EpochSeeds first_epoch;  // the first epoch's seeds (the session starts with them)
   uint64_t first_epoch_number = 0;
   int64_t max_epoch_seeds = 0;  // seeds of one rank in any epoch
   // Called by the backend, on any thread, when Poll() may have a batch that it did not have before; or

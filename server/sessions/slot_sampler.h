@@ -28,7 +28,6 @@ class SlotSampler {
   virtual absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds,
                               const SeedBatch& device_seeds, char* slot, cudaStream_t stream) = 0;
   virtual absl::Status Prepare(char* slot, cudaStream_t stream) = 0;
-  virtual void DropGraphs() = 0;
   // (byte offset in a slot, int32 entries) of each per-hop count array, in the order they are copied.
   virtual std::vector<std::pair<size_t, int>> HopArrays() const = 0;
   // `ready`'s counts from the copied arrays (HopArrays' order, one after another).
@@ -44,8 +43,9 @@ class SlotSampler {
   virtual absl::StatusOr<bool> Ready(int64_t /*step*/) { return true; }
   virtual absl::Status Filled(int /*slot*/) { return absl::OkStatus(); }
   virtual void Stop() {}
-  // Whether the producer stream may be a calibrated green context (the fill is sampling kernels).
-  virtual bool calibrates() const { return true; }
+  // Whether the fills may run in a producer slice, a green context shared by the GPU's sessions (the fill is
+  // sampling kernels).
+  virtual bool runs_in_slice() const { return true; }
 };
 
 }  // namespace gnnd

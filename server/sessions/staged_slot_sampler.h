@@ -38,7 +38,6 @@ class StagedSlotSampler final : public SlotSampler {
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, const SeedBatch& device_seeds,
                       char* slot, cudaStream_t stream) override;
   absl::Status Prepare(char* /*slot*/, cudaStream_t /*stream*/) override { return absl::OkStatus(); }
-  void DropGraphs() override {}
   // The counts are the host's (staged): nothing to copy back.
   std::vector<std::pair<size_t, int>> HopArrays() const override { return {}; }
   void SetCounts(const int32_t* /*hops*/, v1::BatchReady& ready) const override { ready.MergeFrom(filled_); }
@@ -46,7 +45,7 @@ class StagedSlotSampler final : public SlotSampler {
   absl::StatusOr<bool> Ready(int64_t step) override;
   absl::Status Filled(int slot) override;
   void Stop() override;
-  bool calibrates() const override { return false; }
+  bool runs_in_slice() const override { return false; }
 
  private:
   StagedSlotSampler() = default;

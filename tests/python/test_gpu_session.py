@@ -205,7 +205,6 @@ def test_closing_a_session_returns_its_gpu_memory(setup):
         after, _ = torch.cuda.mem_get_info()
         if after >= before - (8 << 20):
             break
-        import time
         time.sleep(0.05)
     assert during < before, "the session took no GPU memory?"
     assert after >= before - (8 << 20), f"{(before - after) >> 20} MiB not returned"
@@ -244,10 +243,42 @@ def test_producer_in_a_green_context(tmp_path, setup, sms):
     print(log)
     if sms == "16":
         assert "green context of 16 of" in log
-    elif mps_running():  # MPS: calibrated slices
-        assert "producer_sms auto on cuda:0: 8 SMs give" in log
-    else:  # time-slicing: the whole GPU, no calibration
-        assert "producer_sms auto on cuda:0: CUDA MPS is not running" in log and "SMs give" not in log
+    elif mps_running():  # MPS: the smallest slice first
+        assert "producer_sms auto on cuda:0: producers start in a green context of 8 SMs" in log
+    else:  # time-slicing: the whole GPU
+        assert "producer_sms auto on cuda:0: CUDA MPS is not running" in log and "green context" not in log
+
+
+def test_producer_slice_grows_while_the_trainer_waits(tmp_path):
+    """producer_sms auto under MPS: a trainer that takes batches as fast as they come (every row read over PCIe)
+    waits for an 8-SM producer, which then moves to 16 SMs; batches made after the move still equal the CPU
+    reference. A trainer that takes its time leaves the producer on 8 SMs."""
+    if not mps_running():
+        pytest.skip("CUDA MPS is not running: producer_sms auto keeps the whole GPU, no slices to test")
+    data = tmp_path / "products"
+    subprocess.run([GNNCTL, "generate", "--preset=products", "--scale=0.5", "--seed=5", str(data)], check=True,
+                   capture_output=True)
+    flags = dict(batch_size=1024, fanouts="15,10,5", seed=6)
+
+    def run(name, pause):
+        daemon = Daemon(tmp_path, f"--dataset=slices={data}", "--producer-sms=auto", "--gpu-cache=none", name=name)
+        try:
+            with gnnd.Loader(address=daemon.address, dataset="slices", batch_size=1024, fanouts=[15, 10, 5], seed=6,
+                             device="cuda:0") as loader:
+                for epoch in range(2):
+                    for batch in loader:
+                        time.sleep(pause)
+                        if batch.step == len(loader) - 1:  # after any move: equal to the reference
+                            assert_matches_reference(batch, data, tmp_path, epoch, **flags)
+        finally:
+            assert daemon.stop() == 0, daemon.output()
+        return daemon.output()
+
+    log = run("slicesfast", 0)
+    print("\n".join(line for line in log.splitlines() if "producer" in line))
+    assert "producer slice on cuda:0: 8 -> 16 of" in log, log
+    log = run("slicesslow", 0.05)
+    assert "producers start in a green context of 8 SMs" in log and "producer slice on cuda:0" not in log, log
 
 
 def test_metrics_of_a_gpu_session(tmp_path, setup):

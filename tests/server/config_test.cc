@@ -1,4 +1,5 @@
-// gpu_cache: every accepted spelling, what `auto` leaves to trainers, and the errors for the rest.
+// gpu_cache: every accepted spelling, what `auto` leaves to trainers, and the errors for the rest; producer_sms's
+// default and range.
 #include "server/config.h"
 
 #include "gtest/gtest.h"
@@ -34,6 +35,23 @@ TEST(GpuCache, RejectsOtherValuesNamingTheField) {
   v1::DaemonConfig config;
   config.set_gpu_cache("lots");
   EXPECT_FALSE(FinishDaemonConfig(config).ok());
+}
+
+TEST(ProducerSms, AutoUnlessSetAndZeroStillMeansTheWholeGpu) {
+  v1::DaemonConfig unset;
+  ASSERT_TRUE(FinishDaemonConfig(unset).ok());
+  EXPECT_EQ(unset.producer_sms(), -1);  // auto
+  for (const int sms : {0, 8, -1}) {
+    v1::DaemonConfig config;
+    config.set_producer_sms(sms);
+    ASSERT_TRUE(FinishDaemonConfig(config).ok()) << sms;
+    EXPECT_EQ(config.producer_sms(), sms);
+  }
+  v1::DaemonConfig config;
+  config.set_producer_sms(-2);
+  const absl::Status s = FinishDaemonConfig(config);
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_NE(s.message().find("producer_sms: -2"), absl::string_view::npos) << s;
 }
 
 }  // namespace
