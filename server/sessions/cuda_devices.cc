@@ -334,11 +334,10 @@ absl::Status CudaDevices::PlaceProducer(int device, CudaSlots& slots) {
   std::shared_ptr<ProducerSlices>& slices = producer_slices_[device];
   if (slices == nullptr) {
     GNND_ASSIGN_OR_RETURN(slices, ProducerSlices::Create(device));
-    const ProducerSlices::Slice first = slices->Current();
     LogInfo(
         "producer_sms auto on cuda:%d: producers start in a green context of %d SMs, larger while a trainer "
         "waits for them",
-        device, first.sms);
+        device, slices->smallest_sms());
   }
   slots.UseSlices(slices);
   return absl::OkStatus();

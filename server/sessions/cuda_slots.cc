@@ -133,7 +133,7 @@ CudaSlots::~CudaSlots() {
   cudaSetDevice(device_);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   sampler_.reset();  // its graphs, captured on the slice's stream, go before the slice may
-  if (slices_ != nullptr) slices_->Leave();
+  if (slices_ != nullptr) slices_->Leave(this);
   for (cudaEvent_t e : ready_) cudaEventDestroy(e);
   for (cudaEvent_t e : consumed_) cudaEventDestroy(e);
   for (cudaEvent_t e : fill_start_) cudaEventDestroy(e);
@@ -361,7 +361,7 @@ void CudaSlots::UseStream(cudaStream_t stream) {
 
 void CudaSlots::UseSlices(std::shared_ptr<ProducerSlices> slices) {
   slices_ = std::move(slices);
-  const ProducerSlices::Slice slice = slices_->Join();
+  const ProducerSlices::Slice slice = slices_->Join(this);
   slice_level_ = slice.level;
   UseStream(slice.stream != nullptr ? slice.stream : own_stream_);
   last_delivered_ = std::chrono::steady_clock::now();
@@ -378,9 +378,7 @@ absl::Status CudaSlots::FollowSlice(double fill) {
   const double idle = waited - waited_at_last_delivered_;
   waited_at_last_delivered_ = waited;
   const SliceGovernor::Move move = governor_.Delivered(seconds, idle, fill);
-  const ProducerSlices::Slice slice = move == SliceGovernor::Move::kGrow   ? slices_->Grow(slice_level_)
-                                      : move == SliceGovernor::Move::kBack ? slices_->Back(slice_level_)
-                                                                           : slices_->Current();
+  const ProducerSlices::Slice slice = slices_->Follow(this, slice_level_, move);
   if (slice.level == slice_level_) return absl::OkStatus();
   governor_.Moved(/*judge=*/move == SliceGovernor::Move::kGrow && slice.level > slice_level_);
   slice_level_ = slice.level;

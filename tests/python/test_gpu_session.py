@@ -252,7 +252,8 @@ def test_producer_in_a_green_context(tmp_path, setup, sms):
 def test_producer_slice_grows_while_the_trainer_waits(tmp_path):
     """producer_sms auto under MPS: a trainer that takes batches as fast as they come (every row read over PCIe)
     waits for an 8-SM producer, which then moves to 16 SMs; batches made after the move still equal the CPU
-    reference. A trainer that takes its time leaves the producer on 8 SMs."""
+    reference. A trainer that takes its time leaves the producer on 8 SMs, and once the fast one is gone, takes
+    the slice back down (unless the larger one made no batch faster, which sends it back down itself)."""
     if not mps_running():
         pytest.skip("CUDA MPS is not running: producer_sms auto keeps the whole GPU, no slices to test")
     data = tmp_path / "products"
@@ -260,25 +261,57 @@ def test_producer_slice_grows_while_the_trainer_waits(tmp_path):
                    capture_output=True)
     flags = dict(batch_size=1024, fanouts="15,10,5", seed=6)
 
-    def run(name, pause):
+    def loader(daemon):
+        return gnnd.Loader(address=daemon.address, dataset="slices", batch_size=1024, fanouts=[15, 10, 5], seed=6,
+                           device="cuda:0")
+
+    def consume(source, epoch, pause, count=None):
+        for i, batch in enumerate(source):
+            time.sleep(pause)
+            if batch.step == len(source) - 1:  # after any move: equal to the reference
+                assert_matches_reference(batch, data, tmp_path, epoch, **flags)
+            if i + 1 == count:
+                return
+
+    def serve(name, trainers):
         daemon = Daemon(tmp_path, f"--dataset=slices={data}", "--producer-sms=auto", "--gpu-cache=none", name=name)
         try:
-            with gnnd.Loader(address=daemon.address, dataset="slices", batch_size=1024, fanouts=[15, 10, 5], seed=6,
-                             device="cuda:0") as loader:
-                for epoch in range(2):
-                    for batch in loader:
-                        time.sleep(pause)
-                        if batch.step == len(loader) - 1:  # after any move: equal to the reference
-                            assert_matches_reference(batch, data, tmp_path, epoch, **flags)
+            trainers(daemon)
         finally:
             assert daemon.stop() == 0, daemon.output()
-        return daemon.output()
+        log = [line for line in daemon.output().splitlines() if "producer" in line]
+        print("\n".join(log))
+        return "\n".join(log)
 
-    log = run("slicesfast", 0)
-    print("\n".join(line for line in log.splitlines() if "producer" in line))
-    assert "producer slice on cuda:0: 8 -> 16 of" in log, log
-    log = run("slicesslow", 0.05)
-    assert "producers start in a green context of 8 SMs" in log and "producer slice on cuda:0" not in log, log
+    def fast(daemon):
+        with loader(daemon) as source:
+            consume(source, 0, 0)
+            consume(source, 1, 0)
+
+    log = serve("slicesfast", fast)
+    assert "producer slice on cuda:0: 8 -> 16 of" in log
+
+    def slow(daemon):
+        with loader(daemon) as source:
+            consume(source, 0, 0.05, count=40)
+
+    log = serve("slicesslow", slow)
+    assert "producers start in a green context of 8 SMs" in log and "producer slice on cuda:0" not in log
+
+    def fast_then_slow(daemon):
+        with loader(daemon) as slow_source:
+            batches = iter(slow_source)
+            next(batches)  # the slow trainer's session is open (and quiet) while the fast one runs
+            with loader(daemon) as fast_source:
+                consume(fast_source, 0, 0)
+            for _ in range(40):
+                time.sleep(0.05)
+                next(batches)
+
+    log = serve("slicesboth", fast_then_slow)
+    down = max(log.find("its producers idled"), log.find("made batches no faster"))
+    assert 0 < log.find("8 -> 16 of") < down, log
+    assert "no sessions" not in log, log  # on 8 SMs again before the slow trainer's session ended
 
 
 def test_metrics_of_a_gpu_session(tmp_path, setup):
