@@ -331,15 +331,23 @@ absl::Status CudaDevices::PlaceProducer(int device, CudaSlots& slots) {
         device);
     return absl::OkStatus();
   }
-  std::shared_ptr<ProducerSlices>& slices = producer_slices_[device];
-  if (slices == nullptr) {
-    GNND_ASSIGN_OR_RETURN(slices, ProducerSlices::Create(device));
-    LogInfo(
-        "producer_sms auto on cuda:%d: producers start in a green context of %d SMs, larger while a trainer "
-        "waits for them",
-        device, slices->smallest_sms());
+  auto [it, first] = producer_slices_.try_emplace(device);
+  if (first) {
+    // auto is gnnd's choice, the default: where green contexts cannot be made (a driver before CUDA 12.4, say),
+    // producers fall back to the whole GPU rather than fail every session. An explicit N fails instead.
+    absl::StatusOr<std::shared_ptr<ProducerSlices>> made = ProducerSlices::Create(device);
+    if (made.ok()) {
+      it->second = *std::move(made);
+      LogInfo(
+          "producer_sms auto on cuda:%d: producers start in a green context of %d SMs, larger while a trainer "
+          "waits for them",
+          device, it->second->smallest_sms());
+    } else {
+      LogWarning("producer_sms auto on cuda:%d: no green context could be made (%s): producers use the whole GPU",
+                 device, made.status().ToString());
+    }
   }
-  slots.UseSlices(slices);
+  if (it->second != nullptr) slots.UseSlices(it->second);
   return absl::OkStatus();
 }
 

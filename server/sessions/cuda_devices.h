@@ -62,7 +62,7 @@ class CudaDevices {
   std::map<const LoadedDataset*, std::vector<std::unique_ptr<cuda::HotTier>>> hot_tiers_;
   std::mutex producers_mutex_;
   std::map<int, std::unique_ptr<cuda::GreenContext>> producer_contexts_;  // producer_sms N
-  std::map<int, std::shared_ptr<ProducerSlices>> producer_slices_;        // producer_sms auto
+  std::map<int, std::shared_ptr<ProducerSlices>> producer_slices_;        // producer_sms auto (null: none here)
 };
 
 }  // namespace gnnd
