@@ -61,9 +61,10 @@
 #include "common/base/philox.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/npy.h"
-#include "common/dataset/time_order.h"
 #include "common/dataset/shm_store.h"
+#include "common/dataset/time_order.h"
 #include "kernels/cuda/cuda_sampler.h"
+#include "kernels/cuda/green_context.h"
 #include "kernels/cuda/host_registration.h"
 #include "kernels/cuda/hot_tier.h"
 #include "kernels/cuda/link_stage.h"
@@ -89,6 +90,8 @@ ABSL_FLAG(double, last_hop_bound_scale, 1,
           "sampling and the modes like it: the last hop's edge bound (what its dedup sorts) scaled by this, to time a "
           "sort sized nearer the batch; a measurement only: below the hop's own edges it writes out of bounds");
 ABSL_FLAG(bool, labor, false, "typed: LABOR-0 instead of the uniform rule (the typed sampler's rows)");
+ABSL_FLAG(std::vector<std::string>, gather_sms, std::vector<std::string>({"0"}),
+          "gather: run on a green context of each of these SM counts (0: the whole GPU)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
           "gather: feature row sizes");
 
@@ -642,7 +645,8 @@ int RunTemporal() {
 int RunLabor() {
   auto g = GraphFromFlags();
   const GraphData& graph = g->data;
-  const uint64_t row_bytes = graph.schema.node_types[0].features >= 0 ? graph.schema.node_types[0].feature_row_bytes() : 0;
+  const uint64_t row_bytes =
+      graph.schema.node_types[0].features >= 0 ? graph.schema.node_types[0].feature_row_bytes() : 0;
   std::printf(
       "Graph: %s; batch %lld, fanouts [%s]; CSC in GPU memory, features (%llu B rows; 0: none) in host memory; CUDA "
       "graphs; median of %d batches.\n\n",
@@ -667,28 +671,28 @@ int RunLabor() {
     std::vector<int64_t> previous, current;
     double held = 0;
     int compared = 0;
-    const SampleRun run = Sample(
-        *g, fanouts, CscPlacement::kDevice, true,
-        [&](const int64_t* device_ids, int64_t n) {
-          current.resize(static_cast<size_t>(n));
-          CHECK_CUDA(cudaMemcpy(current.data(), device_ids, sizeof(int64_t) * n, cudaMemcpyDeviceToHost));
-          std::sort(current.begin(), current.end());
-          if (!previous.empty()) {
-            std::vector<int64_t> common;
-            std::set_intersection(current.begin(), current.end(), previous.begin(), previous.end(),
-                                  std::back_inserter(common));
-            held += static_cast<double>(common.size()) / static_cast<double>(n);
-            ++compared;
-          }
-          previous.swap(current);
-        },
-        {}, {.labor = mode.labor});
+    const SampleRun run =
+        Sample(*g, fanouts, CscPlacement::kDevice, true,
+               [&](const int64_t* device_ids, int64_t n) {
+                 current.resize(static_cast<size_t>(n));
+                 CHECK_CUDA(cudaMemcpy(current.data(), device_ids, sizeof(int64_t) * n, cudaMemcpyDeviceToHost));
+                 std::sort(current.begin(), current.end());
+                 if (!previous.empty()) {
+                   std::vector<int64_t> common;
+                   std::set_intersection(current.begin(), current.end(), previous.begin(), previous.end(),
+                                         std::back_inserter(common));
+                   held += static_cast<double>(common.size()) / static_cast<double>(n);
+                   ++compared;
+                 }
+                 previous.swap(current);
+               },
+               {}, {.labor = mode.labor});
     if (uniform_nodes == 0) uniform_nodes = run.nodes;
-    std::printf("| %s | %.3f | %.3f | %.0f | %.0f | %s | %.3f | %.3f | %.0f |\n", mode.name, run.sampling_ms,
-                run.whole_ms, run.nodes, run.edges,
-                row_bytes == 0 ? "–" : absl::StrFormat("%.1f", run.nodes * static_cast<double>(row_bytes) / 1e6).c_str(),
-                run.nodes / uniform_nodes, compared > 0 ? held / compared : 0.0,
-                static_cast<double>(run.slot_bytes) / 1e6);
+    std::printf(
+        "| %s | %.3f | %.3f | %.0f | %.0f | %s | %.3f | %.3f | %.0f |\n", mode.name, run.sampling_ms, run.whole_ms,
+        run.nodes, run.edges,
+        row_bytes == 0 ? "–" : absl::StrFormat("%.1f", run.nodes * static_cast<double>(row_bytes) / 1e6).c_str(),
+        run.nodes / uniform_nodes, compared > 0 ? held / compared : 0.0, static_cast<double>(run.slot_bytes) / 1e6);
     std::fflush(stdout);
   }
   return 0;
@@ -820,8 +824,8 @@ int RunTyped() {
     auto same_size = SyntheticGraph(num_nodes, static_cast<double>(num_edges) / num_nodes, 1);
     const SampleRun run = Sample(*same_size, fanouts, CscPlacement::kDevice, true, [](const int64_t*, int64_t) {});
     const double rate = run.edges / (run.sampling_ms / 1e3);
-    std::printf("| %s | homogeneous (uniform) | %.3f | – | %.0f | %.3g | %.2f | %.0f | – |\n",
-                same_size->name.c_str(), run.sampling_ms, run.edges, rate, typed_rate / rate, run.nodes);
+    std::printf("| %s | homogeneous (uniform) | %.3f | – | %.0f | %.3g | %.2f | %.0f | – |\n", same_size->name.c_str(),
+                run.sampling_ms, run.edges, rate, typed_rate / rate, run.nodes);
     std::fflush(stdout);
   }
   return 0;
@@ -870,60 +874,67 @@ int RunGather() {
       "delivered, median of 20 runs per batch.\n\n",
       g->name.c_str(), batches.size(), mean_count, n / mean_count, fanouts.c_str());
   std::printf(
-      "| row bytes | gnnd gather | sorted warp-per-row (ceiling) | pinned memcpy | gnnd / ceiling | gnnd / memcpy |\n"
-      "|---|---|---|---|---|---|\n");
+      "| SMs | row bytes | gnnd gather | sorted warp-per-row (ceiling) | pinned memcpy | gnnd / ceiling | gnnd / "
+      "memcpy "
+      "|\n|---|---|---|---|---|---|---|\n");
   int64_t *ids = nullptr, *sorted = nullptr;
   CHECK_CUDA(cudaMalloc(&ids, 8 * max_count));
   CHECK_CUDA(cudaMalloc(&sorted, 8 * max_count));
-  cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreate(&stream));
+  cudaStream_t whole;
+  CHECK_CUDA(cudaStreamCreate(&whole));
   cudaEvent_t start, stop;
   CHECK_CUDA(cudaEventCreate(&start));
   CHECK_CUDA(cudaEventCreate(&stop));
   int device = 0, shared = 0;
   CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlock, device));
-  for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
-    const size_t row = std::stoul(r);
-    const HostBuffer table = RowTable(row * n);
-    auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
-    const char* device_table = static_cast<const char*>(registration->device_pointer());
-    char* out = nullptr;
-    CHECK_CUDA(cudaMalloc(&out, row * max_count));
-    const RowSource source{device_table, n, row};
-    std::vector<double> gnnd_rate, ceiling_rate, memcpy_rate;
-    auto time = [&](auto&& launch) {
-      CHECK_CUDA(cudaEventRecord(start, stream));
-      launch();
-      CHECK_CUDA(cudaEventRecord(stop, stream));
-      CHECK_CUDA(cudaEventSynchronize(stop));
-      float ms = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-      return ms;
-    };
-    for (const auto& b : batches) {
-      const int64_t count = static_cast<int64_t>(b.size());
-      std::vector<int64_t> in_order = b;
-      std::sort(in_order.begin(), in_order.end());
-      CHECK_CUDA(cudaMemcpy(ids, b.data(), 8 * count, cudaMemcpyHostToDevice));
-      CHECK_CUDA(cudaMemcpy(sorted, in_order.data(), 8 * count, cudaMemcpyHostToDevice));
-      const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
-      for (int rep = 0; rep < 20; ++rep) {
-        gnnd_rate.push_back(gb / time([&] {
-                              OrDie(GatherRows(ids, nullptr, count, source,
-                                               {.shifted = true, .shared_bytes_limit = size_t(shared)}, out, stream));
-                            }));
-        ceiling_rate.push_back(gb / time([&] { LaunchSortedGather(sorted, count, device_table, row, out, stream); }));
-        memcpy_rate.push_back(
-            gb /
-            time([&] { CHECK_CUDA(cudaMemcpyAsync(out, table.data, row * count, cudaMemcpyHostToDevice, stream)); }));
+  for (const std::string& sms_text : absl::GetFlag(FLAGS_gather_sms))
+    for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
+      const int sms = std::stoi(sms_text);
+      std::unique_ptr<GreenContext> slice;
+      if (sms > 0) slice = OrDie(GreenContext::Create(device, sms));
+      cudaStream_t stream = slice != nullptr ? slice->stream() : whole;
+      const size_t row = std::stoul(r);
+      const HostBuffer table = RowTable(row * n);
+      auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
+      const char* device_table = static_cast<const char*>(registration->device_pointer());
+      char* out = nullptr;
+      CHECK_CUDA(cudaMalloc(&out, row * max_count));
+      const RowSource source{device_table, n, row};
+      std::vector<double> gnnd_rate, ceiling_rate, memcpy_rate;
+      auto time = [&](auto&& launch) {
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        launch();
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        return ms;
+      };
+      for (const auto& b : batches) {
+        const int64_t count = static_cast<int64_t>(b.size());
+        std::vector<int64_t> in_order = b;
+        std::sort(in_order.begin(), in_order.end());
+        CHECK_CUDA(cudaMemcpy(ids, b.data(), 8 * count, cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaMemcpy(sorted, in_order.data(), 8 * count, cudaMemcpyHostToDevice));
+        const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
+        for (int rep = 0; rep < 20; ++rep) {
+          gnnd_rate.push_back(gb / time([&] {
+                                OrDie(GatherRows(ids, nullptr, count, source,
+                                                 {.shifted = true, .shared_bytes_limit = size_t(shared)}, out, stream));
+                              }));
+          ceiling_rate.push_back(gb / time([&] { LaunchSortedGather(sorted, count, device_table, row, out, stream); }));
+          memcpy_rate.push_back(
+              gb /
+              time([&] { CHECK_CUDA(cudaMemcpyAsync(out, table.data, row * count, cudaMemcpyHostToDevice, stream)); }));
+        }
       }
+      const double a = Median(gnnd_rate), c = Median(ceiling_rate), p = Median(memcpy_rate);
+      std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.3f | %.3f |\n",
+                  sms > 0 ? std::to_string(slice->sms()).c_str() : "all", row, a, c, p, a / c, a / p);
+      std::fflush(stdout);
+      cudaFree(out);
     }
-    const double a = Median(gnnd_rate), c = Median(ceiling_rate), p = Median(memcpy_rate);
-    std::printf("| %zu | %.1f | %.1f | %.1f | %.3f | %.3f |\n", row, a, c, p, a / c, a / p);
-    std::fflush(stdout);
-    cudaFree(out);
-  }
   return 0;
 }
 
@@ -1184,7 +1195,8 @@ int main(int argc, char** argv) {
   if (mode == "edges") return gnnd::cuda::RunEdges();
   if (mode == "temporal") return gnnd::cuda::RunTemporal();
   if (mode == "labor") return gnnd::cuda::RunLabor();
-  std::fprintf(stderr,
-               "usage: gpu_bench sampling|gather|tier|typed|link|edges|temporal|labor [flags] (see the file's header)\n");
+  std::fprintf(
+      stderr,
+      "usage: gpu_bench sampling|gather|tier|typed|link|edges|temporal|labor [flags] (see the file's header)\n");
   return 2;
 }
