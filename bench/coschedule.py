@@ -39,7 +39,7 @@ try:
 except ImportError:
     from gnnd.pyg import Batch as make_data
 
-from session_rate import cache_counts, print_stages, serve
+from session_rate import cache_counts, print_stages, producer_lines, serve
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -184,11 +184,9 @@ def main():
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-            with open(os.path.join(tmp, "gnnd.log")) as log:  # the producer's SMs, as gnnd chose them; errors
+            print(*producer_lines(os.path.join(tmp, "gnnd.log")), sep="\n", file=sys.stderr)
+            with open(os.path.join(tmp, "gnnd.log")) as log:
                 lines = log.read().splitlines()
-            for line in lines:
-                if "producer_sms" in line or "producer slice" in line or "green context" in line or "level=error" in line:
-                    print(line, file=sys.stderr)
             print(f"gnnd exited with {proc.returncode}; its last lines:", *lines[-3:], sep="\n", file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "

@@ -26,7 +26,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from session_rate import serve
+from session_rate import producer_lines, serve
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -119,8 +119,7 @@ def main():
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-            with open(pathlib.Path(tmp) / "gnnd.log") as log:  # the producer_sms choice
-                print("".join(line for line in log if "producer" in line), end="", file=sys.stderr)
+            print(*producer_lines(pathlib.Path(tmp) / "gnnd.log"), sep="\n", file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} steps/s",
           file=sys.stderr)

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from rgat import RGAT
-from session_rate import serve
+from session_rate import producer_lines, serve
 
 
 def parts(batch):
@@ -213,10 +213,7 @@ def main():
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-            with open(f"{tmp}/gnnd.log") as log:  # the producer's SMs, as gnnd chose them; errors
-                for line in log:
-                    if "producer_sms" in line or "producer slice" in line or "green context" in line or "level=error" in line:
-                        print(line.rstrip(), file=sys.stderr)
+            print(*producer_lines(f"{tmp}/gnnd.log"), sep="\n", file=sys.stderr)
     print(f"R-GAT 3 x {args.hidden} ({args.heads} heads), batch {args.batch_size}, {fanouts}, {args.steps} steps; "
           f"accuracy at steps {', '.join(map(str, eval_at))} on {args.eval_batches} valid batches\n")
     print("| sampler | nodes / seed | edges / batch (M) | feature MB / batch | ideal seeds/s | fed seeds/s "

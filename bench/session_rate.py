@@ -33,6 +33,14 @@ def serve(gnnd, dataset, tmp, extra):
     return proc, f"unix:{socket}"
 
 
+def producer_lines(log_path):
+    """The lines of gnnd's log at LOG_PATH that say where its GPU producers ran (the slice of SMs, its moves),
+    and its errors."""
+    with open(log_path) as log:
+        return [line.rstrip() for line in log
+                if any(word in line for word in ("producer_sms", "producer slice", "green context", "level=error"))]
+
+
 def gnnctl_stats(address, gnnctl=None):
     """`gnnctl stats` of the daemon at ADDRESS (gnnctl on PATH or $GNNCTL by default), or "" without gnnctl."""
     gnnctl = gnnctl or shutil.which("gnnctl") or os.environ.get("GNNCTL")
