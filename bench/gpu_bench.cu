@@ -888,12 +888,13 @@ int RunGather() {
   int device = 0, shared = 0;
   CHECK_CUDA(cudaGetDevice(&device));
   CHECK_CUDA(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlock, device));
-  for (const std::string& sms_text : absl::GetFlag(FLAGS_gather_sms))
+  for (const std::string& sms_text : absl::GetFlag(FLAGS_gather_sms)) {
+    const int sms = std::stoi(sms_text);
+    std::unique_ptr<GreenContext> slice;
+    if (sms > 0) slice = OrDie(GreenContext::Create(device, sms));
+    const cudaStream_t stream = slice != nullptr ? slice->stream() : whole;
+    const std::string slice_label = slice != nullptr ? std::to_string(slice->sms()) : "all";
     for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
-      const int sms = std::stoi(sms_text);
-      std::unique_ptr<GreenContext> slice;
-      if (sms > 0) slice = OrDie(GreenContext::Create(device, sms));
-      cudaStream_t stream = slice != nullptr ? slice->stream() : whole;
       const size_t row = std::stoul(r);
       const HostBuffer table = RowTable(row * n);
       auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
@@ -930,11 +931,11 @@ int RunGather() {
         }
       }
       const double a = Median(gnnd_rate), c = Median(ceiling_rate), p = Median(memcpy_rate);
-      std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.3f | %.3f |\n",
-                  sms > 0 ? std::to_string(slice->sms()).c_str() : "all", row, a, c, p, a / c, a / p);
+      std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.3f | %.3f |\n", slice_label.c_str(), row, a, c, p, a / c, a / p);
       std::fflush(stdout);
       cudaFree(out);
     }
+  }
   return 0;
 }
 

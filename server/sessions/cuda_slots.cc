@@ -373,8 +373,9 @@ absl::Status CudaSlots::FollowSlice(double fill) {
     std::lock_guard<std::mutex> lock(mutex_);
     waited = times_.wait_seconds;
   }
-  const double seconds = SecondsSince(last_delivered_);
-  last_delivered_ = std::chrono::steady_clock::now();
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - last_delivered_).count();
+  last_delivered_ = now;
   const double idle = waited - waited_at_last_delivered_;
   waited_at_last_delivered_ = waited;
   const SliceGovernor::Move move = governor_.Delivered(seconds, idle, fill);

@@ -29,7 +29,7 @@ absl::StatusOr<std::shared_ptr<ProducerSlices>> ProducerSlices::Create(int devic
 
 ProducerSlices::Slice ProducerSlices::At(int level) const {
   const bool whole = level == static_cast<int>(contexts_.size());
-  return {level, sizes_[level], whole ? nullptr : contexts_[level]->stream()};
+  return {level, whole ? nullptr : contexts_[level]->stream()};
 }
 
 void ProducerSlices::Log(int from, const char* why) const {

@@ -23,7 +23,6 @@ class ProducerSlices {
  public:
   struct Slice {
     int level = 0;
-    int sms = 0;
     cudaStream_t stream = nullptr;  // null: the whole GPU (the session's own stream)
   };
 
