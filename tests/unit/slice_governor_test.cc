@@ -106,10 +106,16 @@ TEST(SliceGovernorTest, SettlingBatchesAfterAMoveDoNotCount) {
 int a = 0, b = 0;  // two sessions' keys (distinct objects, so distinct addresses)
 constexpr double kVeto = SliceLevels::kVetoSeconds;
 
+// `levels` levels with sessions a and b on the smallest.
+SliceLevels Joined(int levels) {
+  SliceLevels joined(levels);
+  joined.Join(&a);
+  joined.Join(&b);
+  return joined;
+}
+
 TEST(SliceLevelsTest, GrowsFromTheCurrentLevelUpToTheTop) {
-  SliceLevels levels(3);
-  levels.Join(&a);
-  levels.Join(&b);
+  SliceLevels levels = Joined(3);
   EXPECT_TRUE(levels.Grow(&a, 0, 1));
   EXPECT_FALSE(levels.Grow(&b, 0, 2));  // b still ran on 0: a moved it already
   EXPECT_EQ(levels.level(), 1);
@@ -119,9 +125,7 @@ TEST(SliceLevelsTest, GrowsFromTheCurrentLevelUpToTheTop) {
 }
 
 TEST(SliceLevelsTest, AGrowThatDidNotPayCapsTheLevelUntilTheLastSessionLeaves) {
-  SliceLevels levels(4);
-  levels.Join(&a);
-  levels.Join(&b);
+  SliceLevels levels = Joined(4);
   ASSERT_TRUE(levels.Grow(&a, 0, 1));
   ASSERT_TRUE(levels.Grow(&a, 1, 2));
   EXPECT_FALSE(levels.Back(&a, 1, 3));  // not the current level
@@ -140,9 +144,7 @@ TEST(SliceLevelsTest, AGrowThatDidNotPayCapsTheLevelUntilTheLastSessionLeaves) {
 }
 
 TEST(SliceLevelsTest, ShrinksAtAnAskUnlessAnotherSessionFoundItBusyLately) {
-  SliceLevels levels(3);
-  levels.Join(&a);
-  levels.Join(&b);
+  SliceLevels levels = Joined(3);
   ASSERT_TRUE(levels.Grow(&a, 0, 100));
   ASSERT_TRUE(levels.Grow(&a, 1, 100));
   EXPECT_FALSE(levels.Shrink(&b, 2, 101));  // a grew it a second ago
@@ -159,9 +161,7 @@ TEST(SliceLevelsTest, ShrinksAtAnAskUnlessAnotherSessionFoundItBusyLately) {
 }
 
 TEST(SliceLevelsTest, ASessionThatAsksToShrinkWithdrawsItsVeto) {
-  SliceLevels levels(3);
-  levels.Join(&a);
-  levels.Join(&b);
+  SliceLevels levels = Joined(3);
   ASSERT_TRUE(levels.Grow(&a, 0, 10));
   EXPECT_FALSE(levels.Shrink(&b, 1, 11));  // a's veto (its grow a second ago)
   EXPECT_TRUE(levels.Shrink(&a, 1, 12));   // a itself asks now: b's ask is no veto
@@ -169,9 +169,7 @@ TEST(SliceLevelsTest, ASessionThatAsksToShrinkWithdrawsItsVeto) {
 }
 
 TEST(SliceLevelsTest, ALeavingSessionsVetoNoLongerCounts) {
-  SliceLevels levels(3);
-  levels.Join(&a);
-  levels.Join(&b);
+  SliceLevels levels = Joined(3);
   ASSERT_TRUE(levels.Grow(&a, 0, 10));
   EXPECT_FALSE(levels.Shrink(&b, 1, 11));
   levels.Leave(&a);
