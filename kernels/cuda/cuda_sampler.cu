@@ -12,9 +12,13 @@ namespace gnnd::cuda {
 struct BatchState {
   int64_t num_nodes[kMaxCudaTypes];  // of each type, so far
   int64_t frontier_begin[kMaxCudaTypes], frontier_end[kMaxCudaTypes];
-  int64_t fresh[kMaxCudaTypes];            // nodes each type gains at the current hop
-  int64_t total_edges[kMaxCudaRelations];  // of each relation, hops before the current one
-  int64_t hop_edges[kMaxCudaRelations];    // of each relation, the current hop
+  int64_t fresh[kMaxCudaTypes];             // nodes each type gains at the current hop
+  int64_t total_edges[kMaxCudaRelations];   // of each relation, hops before the current one
+  int64_t hop_edges[kMaxCudaRelations];     // of each relation, the current hop
+  unsigned long long new_keys;              // ids the current hop added to the table (appended to the key buffer)
+  unsigned long long extra[kMaxCudaTypes];  // of each type, the current hop's new nodes past its sort (outgrown)
+  int32_t outgrown;                         // a hop of this batch had more new ids than its sort covered
+  int64_t seen[kMaxHops];                   // the most new ids each hop has had, over every batch (FitSorts)
 };
 
 namespace {
@@ -58,6 +62,13 @@ __device__ void PrepareRelations(BatchState* state, HopState* rel_states, const 
   }
 }
 
+// A batch's dedup counters at its start (a batch before may have failed half-way).
+__device__ void StartCounts(BatchState* state) {
+  state->new_keys = 0;
+  state->outgrown = 0;
+  for (int t = 0; t < kMaxCudaTypes; ++t) state->extra[t] = 0;
+}
+
 // The seeds become their type's first nodes, in their order (a repeated seed maps to its first index).
 template <typename Key>
 __global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* rel_states, NodeTable<Key> table,
@@ -83,6 +94,7 @@ __global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* r
     a.num_nodes_per_hop[t][0] = static_cast<int32_t>(n);
   }
   for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = 0;
+  StartCounts(state);
   PrepareRelations(state, rel_states, a);
 }
 
@@ -109,38 +121,56 @@ __global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopSt
     a.num_nodes_per_hop[t][0] = static_cast<int32_t>(num_hop0[t]);
   }
   for (int r = 0; r < a.num_relations; ++r) state->total_edges[r] = 0;
+  StartCounts(state);
   PrepareRelations(state, rel_states, a);
 }
 
-// Where this hop's keys end in the key buffer: every relation's were written below its segment's start plus
+// Where this hop's sampled sources end in w.sampled: every relation's were written below its segment's start plus
 // its edges, so below the last relation's (the host-side bound may be several times more).
-__device__ int64_t HopKeysEnd(const BatchState* state, const KernelArgs& a, int64_t bound) {
+__device__ int64_t HopEdgesEnd(const BatchState* state, const KernelArgs& a, int64_t bound) {
   const int last = a.num_relations - 1;
   return min(bound, a.segment[last] + state->hop_edges[last]);
 }
 
-// Position i of the sorted keys (global ids, types in order, then the sentinel): a new node of type t gets
-// local index num_nodes[t] + (i - the first position of type t). Also puts the sentinel back into `keys`.
+// The first of sorted[0, n) that is at least `value`.
 template <typename Key>
-__global__ void AssignKernel(BatchState* state, int64_t bound, const Key* sorted, Key* keys, NodeTable<Key> table,
+__device__ int64_t FirstAtLeast(const Key* sorted, int64_t n, Key value) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (sorted[mid] < value) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// The hop's new ids (global ids, types in order): `sorted` holds the first `sort_len` appended, sorted (the
+// sentinel past the count). Position i of type t gets local index num_nodes[t] + (i - the first position of type
+// t). Ids appended past the sort (a hop that outgrew it, keys[sort_len, count)) get the indices after their
+// type's sorted ones in any order: the batch stays whole and its nodes leave the table at its end (it is
+// sampled again: Outgrown). Also puts the sentinel back into `keys`.
+template <typename Key>
+__global__ void AssignKernel(BatchState* state, int64_t sort_len, const Key* sorted, Key* keys, NodeTable<Key> table,
                              uint32_t* node_slots, KernelArgs a, Key sentinel) {
-  const int64_t end = HopKeysEnd(state, a, bound);
-  for (int64_t i = FirstIndex(); i < end; i += Stride()) {
-    const Key key = sorted[i];
+  const auto count = static_cast<int64_t>(state->new_keys);
+  const int64_t end = min(count, sort_len);
+  for (int64_t i = FirstIndex(); i < count; i += Stride()) {
+    const bool in_order = i < end;
+    const Key key = in_order ? sorted[i] : keys[i];
     keys[i] = sentinel;
-    if (key == sentinel) continue;
     const int t = TypeOf(a, key);
     const Key first_id = static_cast<Key>(a.type_offset[t]), end_id = static_cast<Key>(a.type_offset[t + 1]);
-    int64_t lo = 0, hi = t == 0 ? 0 : i;  // the first position of a key >= first_id (type 0's: the first)
-    while (lo < hi) {
-      const int64_t mid = (lo + hi) / 2;
-      if (sorted[mid] < first_id) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
+    const int64_t lo = t == 0 ? 0 : FirstAtLeast(sorted, in_order ? i : end, first_id);
+    int64_t rank = i - lo;
+    if (!in_order) {
+      rank = FirstAtLeast(sorted, end, end_id) - lo + static_cast<int64_t>(atomicAdd(state->extra + t, 1ull));
+    } else if (i + 1 == end || sorted[i + 1] >= end_id) {
+      state->fresh[t] = rank + 1;  // the type's last new node in order
     }
-    const int64_t local = state->num_nodes[t] + (i - lo);
+    const int64_t local = state->num_nodes[t] + rank;
     const uint64_t s = table.Find(key);
     table.locals[s] = static_cast<uint32_t>(local);
     const int64_t within = static_cast<int64_t>(key - first_id);
@@ -151,16 +181,16 @@ __global__ void AssignKernel(BatchState* state, int64_t bound, const Key* sorted
       a.node_ids[t][local] = within;
     }
     node_slots[a.type_base[t] + local] = static_cast<uint32_t>(s);
-    if (i + 1 == bound || sorted[i + 1] >= end_id) state->fresh[t] = i - lo + 1;  // the type's last new node
   }
 }
 
-// Relabels each relation's sources through the table. The last block then records the hop's counts, moves
-// every type's frontier to its new nodes and prepares the relations' next hop.
+// Relabels each relation's sources through the table. The last block then records the hop's counts (and whether it
+// outgrew its sort), moves every type's frontier to its new nodes and prepares the relations' next hop.
 template <typename Key>
-__global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t bound, const int64_t* sampled,
-                              NodeTable<Key> table, KernelArgs a, int hop, uint32_t* blocks_done) {
-  const int64_t end = HopKeysEnd(state, a, bound);
+__global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t bound, int64_t sort_len,
+                              const int64_t* sampled, NodeTable<Key> table, KernelArgs a, int hop,
+                              uint32_t* blocks_done) {
+  const int64_t end = HopEdgesEnd(state, a, bound);
   for (int64_t e = FirstIndex(); e < end; e += Stride()) {
     int r = 0;
     while (r + 1 < a.num_relations && a.segment[r + 1] <= e) ++r;
@@ -174,7 +204,13 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
     a.num_edges_per_hop[r][hop] = static_cast<int32_t>(state->hop_edges[r]);
     state->total_edges[r] += state->hop_edges[r];
   }
+  const auto added = static_cast<int64_t>(state->new_keys);
+  if (added > sort_len) state->outgrown = 1;
+  state->seen[hop] = max(state->seen[hop], added);
+  state->new_keys = 0;
   for (int t = 0; t < a.num_types; ++t) {
+    state->fresh[t] += static_cast<int64_t>(state->extra[t]);
+    state->extra[t] = 0;
     a.num_nodes_per_hop[t][hop + 1] = static_cast<int32_t>(state->fresh[t]);
     state->frontier_begin[t] = state->num_nodes[t];
     state->num_nodes[t] += state->fresh[t];
@@ -186,8 +222,11 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table: each type's nodes of
 // this batch only (a batch holds a few times fewer than the bound its launch is sized by).
+// Also reports whether the batch outgrew a sort (to `outgrown`, unless null).
 template <typename Key>
-__global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a) {
+__global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a,
+                            int32_t* outgrown) {
+  if (outgrown != nullptr && FirstIndex() == 0) *outgrown = state->outgrown;
   for (int t = 0; t < a.num_types; ++t) {
     const uint32_t* slots = node_slots + a.type_base[t];
     for (int64_t i = FirstIndex(); i < state->num_nodes[t]; i += Stride()) {
@@ -304,6 +343,8 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
     GNND_CUDA(cudaHostGetDevicePointer(&s->labor_overflow_device_, s->labor_overflow_, 0), "map the LABOR flag");
   }
   GNND_CUDA(cudaMalloc(&s->state_, sizeof(BatchState)), "allocate the typed sampler's state");
+  GNND_CUDA(cudaMemset(s->state_, 0, sizeof(BatchState)), "clear the typed sampler's state");
+  for (const HopBound& hop : whole.hops) s->sort_lengths_.push_back(std::max<int64_t>(hop.edges, 1));
   GNND_CUDA(cudaMalloc(&s->rel_states_, sizeof(HopState) * kMaxCudaRelations), "allocate the typed sampler's state");
   GNND_RETURN_IF_ERROR(ResetDedup(*s->workspace_, s->ids_, nullptr));
   GNND_CUDA(cudaStreamSynchronize(nullptr), "prepare the sampler's buffers");
@@ -315,9 +356,10 @@ CudaSampler::~CudaSampler() {
   if (state_ != nullptr) cudaFree(state_);
   if (rel_states_ != nullptr) cudaFree(rel_states_);
   if (labor_overflow_ != nullptr) cudaFreeHost(labor_overflow_);
+  for (const OutgrownEntry& e : outgrown_) cudaFreeHost(e.host);
 }
 
-absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0,
+absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_t* outgrown, const int64_t* num_hop0,
                                           std::span<const DeviceExclusions> excluded,
                                           const int64_t* link_subgraph_times) {
   const DatasetSchema& schema = graph_.schema;
@@ -385,21 +427,22 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, const 
         }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
-            w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,
+            w.sampled + args.segment[r], &state_->new_keys, view.relations[r].edge_dst, view.relations[r].e_id,
             &state_->hop_edges[r], stream, excluded.empty() ? DeviceExclusions{} : excluded[r]));
       }
-      const int64_t sorted_bound = std::max<int64_t>(hop_bound, 1);
+      const int64_t edges_bound = std::max<int64_t>(hop_bound, 1), sort_len = sort_lengths_[hop];
       Key* keys = reinterpret_cast<Key*>(w.keys);
       Key* sorted = reinterpret_cast<Key*>(w.sorted_keys);
       GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
-        return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, sorted_bound, 0, ids_.end_bit, stream);
+        return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, sort_len, 0, ids_.end_bit, stream);
       }));
-      GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, sorted_bound, sorted,
-                  keys, table, w.node_slots, args, static_cast<Key>(ids_.sentinel));
-      GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(sorted_bound), kThreads, 0, stream, state_, rel_states_,
-                  sorted_bound, w.sampled, table, args, hop, w.blocks_done);
+      GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(sort_len), kThreads, 0, stream, state_, sort_len, sorted, keys, table,
+                  w.node_slots, args, static_cast<Key>(ids_.sentinel));
+      GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(edges_bound), kThreads, 0, stream, state_, rel_states_, edges_bound,
+                  sort_len, w.sampled, table, args, hop, w.blocks_done);
     }
-    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table, args);
+    GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table, args,
+                outgrown);
     return absl::OkStatus();
   });
 }
@@ -413,27 +456,83 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
     return absl::InternalError("a link batch's exclusions: one per relation");
   }
   const BatchArgs args{nullptr, 0, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors), batch_index};
-  return RunAttempts(args, epoch, stream, [&]() -> absl::Status {
+  GNND_ASSIGN_OR_RETURN(int32_t* const outgrown, OutgrownFlag(out));
+  return RunAttempts(args, epoch, stream, out, [&]() -> absl::Status {
     if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
     needs_reset_ = true;
-    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, num_hop0, excluded, subgraph_times));
+    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, outgrown, num_hop0, excluded, subgraph_times));
     needs_reset_ = false;
     return EnqueueGather(out, stream);
   });
 }
 
-absl::Status CudaSampler::RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream,
+absl::Status CudaSampler::RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream, const void* out,
                                       const std::function<absl::Status()>& enqueue) {
+  if (options_.fit_sorts && !fitted_ && batches_++ >= options_.fit_sorts_after) GNND_RETURN_IF_ERROR(FitSorts(stream));
   for (uint32_t attempt = 0; attempt < (spec_.labor.active ? labor::kMaxAttempts : 1); ++attempt) {
     args.labor_key = labor::Key(seed_, epoch, attempt);
     GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
     if (!spec_.labor.active) return enqueue();
-    *labor_overflow_ = 0;  // no kernel of this sampler runs: the last attempt was waited for
-    GNND_RETURN_IF_ERROR(enqueue());
-    GNND_CUDA(cudaStreamSynchronize(stream), "sample a LABOR batch");
+    for (bool again = false;; again = true) {  // an attempt that outgrew a sort: the same, in the refitted sorts
+      *labor_overflow_ = 0;                    // no kernel of this sampler runs: the last attempt was waited for
+      GNND_RETURN_IF_ERROR(enqueue());
+      GNND_CUDA(cudaStreamSynchronize(stream), "sample a LABOR batch");
+      GNND_ASSIGN_OR_RETURN(const bool outgrown, Outgrown(out));
+      if (!outgrown) break;
+      if (again) return absl::InternalError("a LABOR batch outgrew the sorts refitted to it");
+    }
     if (*reinterpret_cast<volatile int32_t*>(labor_overflow_) == 0) return absl::OkStatus();
   }
   return absl::OkStatus();  // the last attempt stands, its outgrown hops empty (as the CPU's)
+}
+
+absl::StatusOr<int32_t*> CudaSampler::OutgrownFlag(const void* out) {
+  if (!options_.fit_sorts) return nullptr;
+  for (const OutgrownEntry& e : outgrown_) {
+    if (e.out == out) return e.device;
+  }
+  OutgrownEntry e{out, nullptr, nullptr};
+  GNND_CUDA(cudaHostAlloc(&e.host, sizeof(int32_t), cudaHostAllocMapped), "allocate a batch's outgrown flag");
+  *e.host = 0;
+  const cudaError_t mapped = cudaHostGetDevicePointer(&e.device, e.host, 0);
+  if (mapped != cudaSuccess) {
+    cudaFreeHost(e.host);
+    GNND_CUDA(mapped, "map a batch's outgrown flag");
+  }
+  outgrown_.push_back(e);
+  return e.device;
+}
+
+absl::StatusOr<bool> CudaSampler::Outgrown(const void* out) {
+  for (const OutgrownEntry& e : outgrown_) {
+    if (e.out != out) continue;
+    if (*reinterpret_cast<volatile int32_t*>(e.host) == 0) return false;
+    GNND_RETURN_IF_ERROR(FitSorts(nullptr));  // the batch is complete: its counts are in `seen`
+    return true;
+  }
+  return false;
+}
+
+absl::Status CudaSampler::FitSorts(cudaStream_t stream) {
+  if (stream != nullptr) GNND_CUDA(cudaStreamSynchronize(stream), "wait for the batches to fit the sorts to");
+  const size_t hops = sort_lengths_.size();
+  int64_t seen[kMaxHops] = {};
+  GNND_CUDA(cudaMemcpy(seen, state_->seen, sizeof(int64_t) * hops, cudaMemcpyDeviceToHost),
+            "read the new nodes each hop had");
+  fitted_ = true;
+  const double margin = std::max(options_.fit_sorts_margin, 1.0);
+  const BatchCapacity& capacity = layout_.capacity;
+  bool changed = false;
+  for (size_t hop = 0; hop < hops; ++hop) {
+    int64_t bound = 0;
+    for (int64_t edges : capacity.hops[hop].edges) bound += edges;
+    const auto fitted = static_cast<int64_t>(static_cast<double>(seen[hop]) * margin) + options_.fit_sorts_slack;
+    const int64_t length = std::clamp<int64_t>(fitted, 1, std::max<int64_t>(bound, 1));
+    changed |= length != sort_lengths_[hop];
+    sort_lengths_[hop] = length;
+  }
+  if (changed) graphs_.Drop();  // captured with the old lengths
+  return absl::OkStatus();
 }
 
 int64_t CudaSampler::MaxFrontier() const {
@@ -481,9 +580,11 @@ absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
 
 absl::Status CudaSampler::Prepare(void* out, cudaStream_t stream) {
   if (!options_.use_graphs || stream == nullptr) return absl::OkStatus();
+  GNND_ASSIGN_OR_RETURN(int32_t* const outgrown, OutgrownFlag(out));
   return graphs_
       .For(
-          out, stream, [&] { return EnqueueSampling(out, stream); }, [&] { return EnqueueGather(out, stream); })
+          out, stream, [&] { return EnqueueSampling(out, stream, outgrown); },
+          [&] { return EnqueueGather(out, stream); })
       .status();
 }
 
@@ -496,12 +597,13 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   }
   const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
                        batch_index, spec_.time.seed_times_given ? device_seed_times.data() : nullptr};
-  return RunAttempts(args, epoch, stream, [&]() -> absl::Status {
+  GNND_ASSIGN_OR_RETURN(int32_t* const outgrown, OutgrownFlag(out));
+  return RunAttempts(args, epoch, stream, out, [&]() -> absl::Status {
     if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
     needs_reset_ = true;  // until this batch's sampling is enqueued whole
     bool enqueued = false;
     const absl::Status status = graphs_.Run(
-        out, stream, options_.use_graphs, [&] { return EnqueueSampling(out, stream); },
+        out, stream, options_.use_graphs, [&] { return EnqueueSampling(out, stream, outgrown); },
         [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
     if (enqueued) needs_reset_ = false;
     return status;

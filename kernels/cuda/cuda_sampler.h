@@ -5,9 +5,11 @@
 // key buffer; one sort of that buffer then orders the new nodes by type and by id within a type, the order the rule
 // appends them in (dedup.h's table). Every buffer is allocated up front from the layout's capacity; Sample() only
 // launches work on its stream (no allocation, no host synchronization): counts stay on the device and each launch
-// covers the host-side bound. A batch's launches are the same for every batch into the same output (what
-// varies, the seeds and the draw's key, is written to the device first: BatchArgs), so they are captured once
-// per output as two CUDA graphs (sampling, gather) and replayed.
+// covers a host-side bound. The sort of a hop's new nodes covers the hop's edge bound, or with fitted sorts a
+// length fitted to the batches seen (a batch holds several times fewer new nodes than its bound allows, and
+// sorting is most of a batch's time): see fit_sorts. A batch's launches are the same for every batch into the same
+// output (what varies, the seeds and the draw's key, is written to the device first: BatchArgs), so they are captured
+// once per output as two CUDA graphs (sampling, gather) and replayed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -41,6 +43,15 @@ struct CudaSamplerOptions {
   // Rows that are not multiples of 16 bytes: 16-byte loads shifted through shared memory, or the widest
   // narrower loads that fit (kept for comparison in benchmarks).
   bool shifted_gather = true;
+  // Fitted sorts: after `fit_sorts_after` batches each hop's sort covers the most new nodes the hop has had so
+  // far times `fit_sorts_margin` (at least 1), plus `fit_sorts_slack`. A batch that outgrows a hop's length is
+  // still written whole, but its nodes past that length are out of order: Outgrown(out) says so once the batch is
+  // complete, and the caller samples it again (the lengths, refitted by Outgrown, then hold it). A LABOR spec's
+  // batch, which the host waits for anyway, is drawn again inside Sample instead.
+  bool fit_sorts = false;
+  int fit_sorts_after = 4;
+  double fit_sorts_margin = 1.25;
+  int64_t fit_sorts_slack = 1024;
 };
 
 class CudaSampler {
@@ -71,6 +82,9 @@ class CudaSampler {
   absl::Status SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
                                std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream,
                                const int64_t* subgraph_times = nullptr);
+  // Whether the last batch written to `out` (complete on the GPU) outgrew a hop's fitted sort, its new nodes out of
+  // order (fit_sorts): if so, it must be sampled again, which the sort lengths refitted here then hold.
+  absl::StatusOr<bool> Outgrown(const void* out);
   // The largest frontier of any hop and relation (the exclusions' per-node scratch).
   int64_t MaxFrontier() const;
   const BatchLayout& layout() const { return layout_; }
@@ -82,14 +96,21 @@ class CudaSampler {
  private:
   CudaSampler() = default;
   // num_hop0 null: a node batch (the seeds of BatchArgs); else a link batch's (SampleLinkGraph).
-  absl::Status EnqueueSampling(void* out, cudaStream_t stream, const int64_t* num_hop0 = nullptr,
+  // `outgrown`: OutgrownFlag(out).
+  absl::Status EnqueueSampling(void* out, cudaStream_t stream, int32_t* outgrown, const int64_t* num_hop0 = nullptr,
                                std::span<const DeviceExclusions> excluded = {},
                                const int64_t* link_subgraph_times = nullptr);
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
   // Runs `enqueue` (a batch under `args`) once, or for a LABOR spec until no hop outgrew its bound (each attempt
   // under its own key, the host waiting for each).
-  absl::Status RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream,
+  absl::Status RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream, const void* out,
                            const std::function<absl::Status()>& enqueue);
+  // Where a batch into `out` reports that it outgrew a fitted sort (mapped host memory as the kernels see it; null:
+  // sorts not fitted). Made at an output's first batch (not while a graph is captured).
+  absl::StatusOr<int32_t*> OutgrownFlag(const void* out);
+  // Fits each hop's sort length (sort_lengths_) to the most new nodes it has had (BatchState::seen) once
+  // `stream`'s batches are complete; drops the captured graphs when a length changed.
+  absl::Status FitSorts(cudaStream_t stream);
 
   DeviceGraph graph_;
   SamplingSpec spec_;
@@ -106,6 +127,15 @@ class CudaSampler {
   std::vector<const uint32_t*> time_orders_;      // per relation: its time order (a temporal spec's), device-visible
   int32_t* labor_overflow_ = nullptr;  // a LABOR spec's: set by a hop that outgrew its bound (mapped host memory)
   int32_t* labor_overflow_device_ = nullptr;  // the same, as the kernels see it
+  std::vector<int64_t> sort_lengths_;         // per hop: its edge bound until fitted
+  int64_t batches_ = 0;                       // enqueued, until the sorts are fitted
+  bool fitted_ = false;
+  struct OutgrownEntry {
+    const void* out;
+    int32_t* host;    // mapped host memory
+    int32_t* device;  // the same, as the kernels see it
+  };
+  std::vector<OutgrownEntry> outgrown_;  // per output
   BatchGraphs graphs_;
 };
 

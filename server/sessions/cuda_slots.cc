@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/base/cuda_check.h"
+#include "common/base/log.h"
 #include "common/base/status.h"
 #include "common/batch/link_batch.h"
 #include "common/wire/batch_proto.h"
@@ -54,6 +55,7 @@ class NodeSlotSampler final : public SlotSampler {
     return sampler_->Sample(epoch, batch_index, device_seeds.ids, slot, stream, nullptr, device_seeds.times);
   }
   absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
+  absl::StatusOr<bool> Outgrown(const char* slot) override { return sampler_->Outgrown(slot); }
   std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(sampler_->layout()); }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
     SetReadyCounts(PerHopView(sampler_->layout(), hops), sampler_->layout(), 0, 0, ready);
@@ -159,8 +161,17 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   } else if (plan.link) {
     GNND_ASSIGN_OR_RETURN(s->sampler_, LinkSlotSampler::Create(plan, graph));
   } else {
-    GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout,
-                                                                  {.use_graphs = use_graphs}));
+    // GNND_FIT_SORTS=0 sorts each hop's new nodes over its bound (comparisons); =tight fits the sorts from the
+    // first batch on to exactly the nodes seen, so that early batches outgrow them and are filled again (tests).
+    const char* fit = std::getenv("GNND_FIT_SORTS");
+    cuda::CudaSamplerOptions options{.use_graphs = use_graphs, .fit_sorts = fit == nullptr || std::string(fit) != "0"};
+    if (fit != nullptr && std::string(fit) == "tight") {
+      options.fit_sorts_after = 0;
+      options.fit_sorts_margin = 1;
+      options.fit_sorts_slack = 0;
+    }
+    GNND_ASSIGN_OR_RETURN(auto sampler,
+                          cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout, options));
     s->sampler_ = std::make_unique<NodeSlotSampler>(std::move(sampler));
   }
   s->hop_arrays_ = s->sampler_->HopArrays();
@@ -288,6 +299,14 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   const cudaError_t done = cudaEventQuery(ready_[oldest.slot]);
   if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
   GNND_CUDA(done, "fill a batch");
+  GNND_ASSIGN_OR_RETURN(const bool outgrown,
+                        sampler_->Outgrown(static_cast<char*>(slots_) + oldest.slot * sampler_->slot_bytes()));
+  if (outgrown) {  // a hop's new nodes outgrew its fitted sort: filled again, in order, before it is delivered
+    GNND_RETURN_IF_ERROR(EnqueueFill(oldest.step, oldest.slot, stream_, /*wake=*/false));
+    GNND_CUDA(cudaEventSynchronize(ready_[oldest.slot]), "fill a batch again");
+    LogInfo("cuda:%d: step %d of epoch %d outgrew a sort fitted to the batches before it: filled again", device_,
+            oldest.step, epoch_);
+  }
   filling_.pop_front();
   GNND_RETURN_IF_ERROR(sampler_->Filled(oldest.slot));
   sampler_->SetCounts(counts_ + oldest.slot * counts_per_slot_, ready);

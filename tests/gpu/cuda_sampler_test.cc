@@ -79,10 +79,17 @@ std::vector<int64_t> ShuffledOrder(int64_t num_nodes) {
   return order;
 }
 
+// Sorts fitted from the first batch on, to exactly the most new nodes seen: the first batch outgrows every hop's
+// sort (fitted to none), and each batch with more new nodes at a hop than any before outgrows that hop's.
+constexpr CudaSamplerOptions kTightSorts{
+    .fit_sorts = true, .fit_sorts_after = 0, .fit_sorts_margin = 1, .fit_sorts_slack = 0};
+
 // Every batch of an epoch sampled on the current device through `device_graph` equals CpuSampler's.
-// `weighted`: by the weighted rule over edge_weight.
+// `weighted`: by the weighted rule over edge_weight. With `redone` the sorts are fitted tight (kTightSorts) and
+// a batch that outgrew one is sampled again (counted there), as a session does.
 void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, const std::vector<int32_t>& fanouts,
-                      uint64_t seed, bool graphs, const std::string& what, bool weighted = false) {
+                      uint64_t seed, bool graphs, const std::string& what, bool weighted = false,
+                      int* redone = nullptr) {
   const int64_t batch_size = 200;
   // As a homogeneous session samples: the one type and one relation, in the API 1.0 layout, then the edges'
   // ids and both attributes (edge_weight, edge_feat).
@@ -96,7 +103,9 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
   const BatchLayout layout = BatchLayout::Make(*capacity, spec, graph.schema);
   const BatchSchema schema = BatchSchemaOf(layout, graph.schema);
   ASSERT_GE(schema.ArrayNamed("edge_feat"), 0);
-  auto gpu = CudaSampler::Create(device_graph, spec, seed, layout, {.use_graphs = graphs});
+  CudaSamplerOptions options = redone != nullptr ? kTightSorts : CudaSamplerOptions{};
+  options.use_graphs = graphs;
+  auto gpu = CudaSampler::Create(device_graph, spec, seed, layout, options);
   ASSERT_TRUE(gpu.ok()) << gpu.status();
   CpuSampler cpu(graph, spec, seed);
   std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
@@ -115,9 +124,17 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
     cpu.Sample(3, seeds.batch_index(step), batch, want);
     ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // poison: every byte must be written
     ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-    absl::Status s = (*gpu)->Sample(3, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch, stream);
-    ASSERT_TRUE(s.ok()) << s;
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    for (bool again = false;; again = true) {
+      absl::Status s = (*gpu)->Sample(3, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch, stream);
+      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      auto outgrown = (*gpu)->Outgrown(device_batch);
+      ASSERT_TRUE(outgrown.ok()) << outgrown.status();
+      if (!*outgrown) break;
+      ASSERT_FALSE(again) << what << ", step " << step << ": outgrew the sorts refitted to it";
+      ASSERT_NE(redone, nullptr) << what << ": outgrew a sort that was not fitted";
+      ++*redone;
+    }
     ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess)
         << cudaGetErrorString(cudaGetLastError());
     const std::vector<int64_t> counts = BatchCountsOf(want, layout);
@@ -153,6 +170,13 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
   // Seed 0 replays captured graphs (the production path), seed 77 launches each kernel.
   for (uint64_t seed : {0, 77}) ExpectCpuBatches(graph, (*device)->graph(), c.fanouts, seed, seed == 0, "no hot tier");
   ExpectCpuBatches(graph, (*device)->graph(), c.fanouts, 3, true, "weighted", /*weighted=*/true);
+  // Batches that outgrow their fitted sorts are whole and leave the node table empty: each, sampled again, and
+  // every batch after it equal the CPU's (with graphs, recaptured at each refit, and without).
+  for (bool graphs : {true, false}) {
+    int redone = 0;
+    ExpectCpuBatches(graph, (*device)->graph(), c.fanouts, 13, graphs, "sorts fitted tight", false, &redone);
+    EXPECT_GT(redone, 0) << "the first batch outgrows sorts fitted to no batch";
+  }
   const std::vector<int64_t> order = ShuffledOrder(graph.num_nodes());
   for (double share : {0.0, 0.3, 1.0}) {
     const auto num_hot = static_cast<int64_t>(share * static_cast<double>(graph.num_nodes()));

@@ -124,6 +124,9 @@ struct TypedCase {
   bool given_times = false;
   LaborSpec labor = {};    // LABOR-0 instead of the uniform rule
   double labor_bound = 1;  // each hop's edge bound scaled by this: below 1, batches drawn again (and some hops empty)
+  // Sorts fitted from the first batch on to the most new nodes seen (the first batch outgrows every hop's, later
+  // ones often some): outgrown batches sampled again (a LABOR spec's inside Sample), and counted.
+  bool tight_sorts = false;
   friend void PrintTo(const TypedCase& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -207,8 +210,14 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   }
   for (uint64_t seed : {0, 77}) {
     const bool graphs = seed == 0;  // captured graphs (the production path), then every kernel launched
-    auto gpu = CudaSampler::Create((*placed)->graph(), spec, seed, BatchLayout::Make(*capacity, spec, schema),
-                                   {.use_graphs = graphs, .wide_ids = c.wide_ids});
+    CudaSamplerOptions options{.use_graphs = graphs, .wide_ids = c.wide_ids};
+    if (c.tight_sorts) {
+      options.fit_sorts = true;
+      options.fit_sorts_after = 0;
+      options.fit_sorts_margin = 1;
+      options.fit_sorts_slack = 0;
+    }
+    auto gpu = CudaSampler::Create((*placed)->graph(), spec, seed, BatchLayout::Make(*capacity, spec, schema), options);
     ASSERT_TRUE(gpu.ok()) << gpu.status();
     const BatchLayout& layout = (*gpu)->layout();
     const BatchSchema batch_schema = BatchSchemaOf(layout, schema);
@@ -222,6 +231,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
     ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&device_times, batch_size * sizeof(int64_t)), cudaSuccess);
     EpochSeeds seeds(ids, {.seed = seed, .batch_size = batch_size}, 2, times);
+    int redone = 0;
     for (int64_t step = 0; step < std::min<int64_t>(seeds.num_steps(), 8); ++step) {
       const auto batch = seeds.batch(step);
       const auto batch_times = seeds.times(step);
@@ -233,10 +243,18 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
         ASSERT_EQ(cudaMemcpy(device_times, batch_times.data(), batch_times.size_bytes(), cudaMemcpyHostToDevice),
                   cudaSuccess);
       }
-      const absl::Status s = (*gpu)->Sample(2, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch,
-                                            stream, nullptr, {device_times, batch_times.size()});
-      ASSERT_TRUE(s.ok()) << s;
-      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
+      for (bool again = false;; again = true) {
+        const absl::Status s = (*gpu)->Sample(2, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch,
+                                              stream, nullptr, {device_times, batch_times.size()});
+        ASSERT_TRUE(s.ok()) << s;
+        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
+        auto outgrown = (*gpu)->Outgrown(device_batch);
+        ASSERT_TRUE(outgrown.ok()) << outgrown.status();
+        if (!*outgrown) break;
+        ASSERT_FALSE(again) << c.name << " step " << step << ": outgrew the sorts refitted to it";
+        ASSERT_TRUE(c.tight_sorts && !c.labor.active) << c.name << ": outgrew a sort that was not fitted";
+        ++redone;
+      }
       ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
       const BatchView have = BatchView::At(got.data(), layout);
       const std::vector<int64_t> want_counts = BatchCountsOf(want, layout);
@@ -245,6 +263,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
                 gnnd::testing::SchemaContents(batch_schema, want_counts, expected.data()))
           << c.name << " seed " << seed << " step " << step;
     }
+    if (c.tight_sorts && !c.labor.active) EXPECT_GT(redone, 0) << "the first batch outgrows sorts fitted to none";
     cudaFree(device_batch);
     cudaFree(device_seeds);
     cudaFree(device_times);
@@ -477,7 +496,35 @@ INSTANTIATE_TEST_SUITE_P(
                   .fanouts = {6, 4},
                   .placement = CscPlacement::kDevice,
                   .labor = {.active = true},
-                  .labor_bound = 0.4}),
+                  .labor_bound = 0.4},
+        // Sorts fitted tight: outgrown batches, their nodes past the sort placed by type, sampled again.
+        TypedCase{.name = "mag_tight_sorts_per_relation",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .per_relation = {{2, 0, 1}, {5, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                  .placement = CscPlacement::kDevice,
+                  .tight_sorts = true},
+        TypedCase{.name = "mag_tight_sorts_disjoint_host",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {4, 3},
+                  .placement = CscPlacement::kHost,
+                  .disjoint = true,
+                  .tight_sorts = true},
+        TypedCase{.name = "mag_labor_tight_sorts_and_bounds",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {6, 4},
+                  .placement = CscPlacement::kDevice,
+                  .labor = {.active = true},
+                  .labor_bound = 0.4,
+                  .tight_sorts = true}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

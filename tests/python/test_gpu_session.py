@@ -62,6 +62,41 @@ def test_cuda_tensors_over_ipc_match_the_cpu_reference(setup, tmp_path):
     loader.close()
 
 
+def test_batches_that_outgrow_their_fitted_sorts_are_filled_again(tmp_path):
+    """GNND_FIT_SORTS=tight fits each hop's sort to exactly the new nodes seen from the first batch on, so the first
+    batch of a session outgrows every sort and later ones often do: each is filled again before it is delivered,
+    and every batch of two epochs still equals the CPU reference (a homogeneous and a typed session)."""
+    data = generate(tmp_path / "tiny", "--seed", 5)
+    mag = tmp_path / "mag"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--add-reverse", "--seed=2", str(mag)],
+                   check=True, capture_output=True)
+    daemon = Daemon(tmp_path, f"--dataset=tight={data}", f"--dataset=tightmag={mag}", name="tight",
+                    env={"GNND_FIT_SORTS": "tight"})
+    try:
+        with gnnd.Loader(address=daemon.address, dataset="tight", batch_size=256, fanouts=[5, 5, 5], seed=6,
+                         device="cuda:0") as loader:
+            for epoch in range(2):
+                steps = 0
+                for batch in loader:
+                    assert_matches_reference(batch, data, tmp_path, epoch, batch_size=256, fanouts="5,5,5", seed=6)
+                    steps += 1
+                assert steps == len(loader)
+        with gnnd.Loader(address=daemon.address, dataset="tightmag", node_type="paper", batch_size=128,
+                         fanouts=[4, 3], seed=7, device="cuda:0") as loader:
+            for batch in loader:
+                out = tmp_path / f"mag-{batch.step}.npz"
+                subprocess.run([GNNCTL, "sample", f"--dataset={mag}", "--node-type=paper", "--batch-size=128",
+                                "--fanouts=4,3", "--seed=7", f"--step={batch.step}", "--device=cpu", f"--out={out}"],
+                               check=True, capture_output=True)
+                ref = np.load(out)
+                for name in ref.files:
+                    np.testing.assert_array_equal(batch[name].cpu().numpy(), ref[name], err_msg=f"step {batch.step} {name}")
+        refills = daemon.output().count("outgrew a sort fitted to the batches before it: filled again")
+        assert refills >= 2, daemon.output()  # each session's first batch at least
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_typed_cuda_session_matches_the_cpu_reference(tmp_path):
     """A typed dataset (the mag preset, float16 paper features) served on cuda:0: every array of every batch of
     an epoch equals `gnnctl sample --device cpu` of the same step."""
