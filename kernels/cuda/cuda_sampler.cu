@@ -15,10 +15,9 @@ struct BatchState {
   int64_t fresh[kMaxCudaTypes];             // nodes each type gains at the current hop
   int64_t total_edges[kMaxCudaRelations];   // of each relation, hops before the current one
   int64_t hop_edges[kMaxCudaRelations];     // of each relation, the current hop
-  unsigned long long new_keys;              // ids the current hop added to the table (appended to the key buffer)
   unsigned long long extra[kMaxCudaTypes];  // of each type, the current hop's new nodes past its sort (outgrown)
-  int32_t outgrown;                         // a hop of this batch had more new ids than its sort covered
-  int64_t seen[kMaxHops];                   // the most new ids each hop has had, over every batch (FitSorts)
+  int32_t outgrown;                         // a hop of this batch wrote keys past its sort
+  int64_t seen[kMaxHops];                   // each hop's largest key extent, over every batch (FitSorts)
 };
 
 namespace {
@@ -64,7 +63,6 @@ __device__ void PrepareRelations(BatchState* state, HopState* rel_states, const 
 
 // A batch's dedup counters at its start (a batch before may have failed half-way).
 __device__ void StartCounts(BatchState* state) {
-  state->new_keys = 0;
   state->outgrown = 0;
   for (int t = 0; t < kMaxCudaTypes; ++t) state->extra[t] = 0;
 }
@@ -125,9 +123,9 @@ __global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopSt
   PrepareRelations(state, rel_states, a);
 }
 
-// Where this hop's sampled sources end in w.sampled: every relation's were written below its segment's start plus
-// its edges, so below the last relation's (the host-side bound may be several times more).
-__device__ int64_t HopEdgesEnd(const BatchState* state, const KernelArgs& a, int64_t bound) {
+// Where this hop's keys (and sampled sources) end in their buffers: every relation's were written below its segment's
+// start plus its edges, so below the last relation's (the host-side bound may be several times more).
+__device__ int64_t HopKeysEnd(const BatchState* state, const KernelArgs& a, int64_t bound) {
   const int last = a.num_relations - 1;
   return min(bound, a.segment[last] + state->hop_edges[last]);
 }
@@ -147,27 +145,27 @@ __device__ int64_t FirstAtLeast(const Key* sorted, int64_t n, Key value) {
   return lo;
 }
 
-// The hop's new ids (global ids, types in order): `sorted` holds the first `sort_len` appended, sorted (the
-// sentinel past the count). Position i of type t gets local index num_nodes[t] + (i - the first position of type
-// t). Ids appended past the sort (a hop that outgrew it, keys[sort_len, count)) get the indices after their
-// type's sorted ones in any order: the batch stays whole and its nodes leave the table at its end (it is
+// The hop's new ids at their edges' positions in `keys` (global ids, types in order; the sentinel elsewhere):
+// `sorted` holds keys[0, sort_len) sorted. Position i of type t there gets local index num_nodes[t] + (i - the
+// first position of type t). Keys past the sort (a hop that outgrew it, keys[sort_len, end)) get the indices after
+// their type's sorted ones in any order: the batch stays whole and its nodes leave the table at its end (it is
 // sampled again: Outgrown). Also puts the sentinel back into `keys`.
 template <typename Key>
-__global__ void AssignKernel(BatchState* state, int64_t sort_len, const Key* sorted, Key* keys, NodeTable<Key> table,
-                             uint32_t* node_slots, KernelArgs a, Key sentinel) {
-  const auto count = static_cast<int64_t>(state->new_keys);
-  const int64_t end = min(count, sort_len);
-  for (int64_t i = FirstIndex(); i < count; i += Stride()) {
-    const bool in_order = i < end;
+__global__ void AssignKernel(BatchState* state, int64_t bound, int64_t sort_len, const Key* sorted, Key* keys,
+                             NodeTable<Key> table, uint32_t* node_slots, KernelArgs a, Key sentinel) {
+  const int64_t end = HopKeysEnd(state, a, bound), sorted_end = min(end, sort_len);
+  for (int64_t i = FirstIndex(); i < end; i += Stride()) {
+    const bool in_order = i < sorted_end;
     const Key key = in_order ? sorted[i] : keys[i];
     keys[i] = sentinel;
+    if (key == sentinel) continue;
     const int t = TypeOf(a, key);
     const Key first_id = static_cast<Key>(a.type_offset[t]), end_id = static_cast<Key>(a.type_offset[t + 1]);
-    const int64_t lo = t == 0 ? 0 : FirstAtLeast(sorted, in_order ? i : end, first_id);
+    const int64_t lo = t == 0 ? 0 : FirstAtLeast(sorted, in_order ? i : sorted_end, first_id);
     int64_t rank = i - lo;
     if (!in_order) {
-      rank = FirstAtLeast(sorted, end, end_id) - lo + static_cast<int64_t>(atomicAdd(state->extra + t, 1ull));
-    } else if (i + 1 == end || sorted[i + 1] >= end_id) {
+      rank = FirstAtLeast(sorted, sorted_end, end_id) - lo + static_cast<int64_t>(atomicAdd(state->extra + t, 1ull));
+    } else if (i + 1 == sorted_end || sorted[i + 1] >= end_id) {
       state->fresh[t] = rank + 1;  // the type's last new node in order
     }
     const int64_t local = state->num_nodes[t] + rank;
@@ -190,7 +188,7 @@ template <typename Key>
 __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t bound, int64_t sort_len,
                               const int64_t* sampled, NodeTable<Key> table, KernelArgs a, int hop,
                               uint32_t* blocks_done) {
-  const int64_t end = HopEdgesEnd(state, a, bound);
+  const int64_t end = HopKeysEnd(state, a, bound);
   for (int64_t e = FirstIndex(); e < end; e += Stride()) {
     int r = 0;
     while (r + 1 < a.num_relations && a.segment[r + 1] <= e) ++r;
@@ -204,10 +202,8 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
     a.num_edges_per_hop[r][hop] = static_cast<int32_t>(state->hop_edges[r]);
     state->total_edges[r] += state->hop_edges[r];
   }
-  const auto added = static_cast<int64_t>(state->new_keys);
-  if (added > sort_len) state->outgrown = 1;
-  state->seen[hop] = max(state->seen[hop], added);
-  state->new_keys = 0;
+  if (end > sort_len) state->outgrown = 1;
+  state->seen[hop] = max(state->seen[hop], end);
   for (int t = 0; t < a.num_types; ++t) {
     state->fresh[t] += static_cast<int64_t>(state->extra[t]);
     state->extra[t] = 0;
@@ -427,7 +423,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
         }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
-            w.sampled + args.segment[r], &state_->new_keys, view.relations[r].edge_dst, view.relations[r].e_id,
+            w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,
             &state_->hop_edges[r], stream, excluded.empty() ? DeviceExclusions{} : excluded[r]));
       }
       const int64_t edges_bound = std::max<int64_t>(hop_bound, 1), sort_len = sort_lengths_[hop];
@@ -436,8 +432,8 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
       GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
         return cub::DeviceRadixSort::SortKeys(d, n, keys, sorted, sort_len, 0, ids_.end_bit, stream);
       }));
-      GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(sort_len), kThreads, 0, stream, state_, sort_len, sorted, keys, table,
-                  w.node_slots, args, static_cast<Key>(ids_.sentinel));
+      GNND_LAUNCH(AssignKernel<Key>, StrideBlocks(sort_len), kThreads, 0, stream, state_, edges_bound, sort_len, sorted,
+                  keys, table, w.node_slots, args, static_cast<Key>(ids_.sentinel));
       GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(edges_bound), kThreads, 0, stream, state_, rel_states_, edges_bound,
                   sort_len, w.sampled, table, args, hop, w.blocks_done);
     }
@@ -518,7 +514,7 @@ absl::Status CudaSampler::FitSorts(cudaStream_t stream) {
   const size_t hops = sort_lengths_.size();
   int64_t seen[kMaxHops] = {};
   GNND_CUDA(cudaMemcpy(seen, state_->seen, sizeof(int64_t) * hops, cudaMemcpyDeviceToHost),
-            "read the new nodes each hop had");
+            "read how far each hop's keys reached");
   fitted_ = true;
   const double margin = std::max(options_.fit_sorts_margin, 1.0);
   const BatchCapacity& capacity = layout_.capacity;

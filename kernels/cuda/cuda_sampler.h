@@ -5,11 +5,11 @@
 // key buffer; one sort of that buffer then orders the new nodes by type and by id within a type, the order the rule
 // appends them in (dedup.h's table). Every buffer is allocated up front from the layout's capacity; Sample() only
 // launches work on its stream (no allocation, no host synchronization): counts stay on the device and each launch
-// covers a host-side bound. The sort of a hop's new nodes covers the hop's edge bound, or with fitted sorts a
-// length fitted to the batches seen (a batch holds several times fewer new nodes than its bound allows, and
-// sorting is most of a batch's time): see fit_sorts. A batch's launches are the same for every batch into the same
-// output (what varies, the seeds and the draw's key, is written to the device first: BatchArgs), so they are captured
-// once per output as two CUDA graphs (sampling, gather) and replayed.
+// covers a host-side bound. A hop's new ids are written at their edges' positions in the key buffer and sorted
+// over the hop's edge bound, or with fitted sorts over a length fitted to the batches seen (a batch draws several
+// times fewer edges than its bound allows, and sorting is most of a batch's time): see fit_sorts. A batch's launches
+// are the same for every batch into the same output (what varies, the seeds and the draw's key, is written to the
+// device first: BatchArgs), so they are captured once per output as two CUDA graphs (sampling, gather) and replayed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -43,9 +43,10 @@ struct CudaSamplerOptions {
   // Rows that are not multiples of 16 bytes: 16-byte loads shifted through shared memory, or the widest
   // narrower loads that fit (kept for comparison in benchmarks).
   bool shifted_gather = true;
-  // Fitted sorts: after `fit_sorts_after` batches each hop's sort covers the most new nodes the hop has had so
-  // far times `fit_sorts_margin` (at least 1), plus `fit_sorts_slack`. A batch that outgrows a hop's length is
-  // still written whole, but its nodes past that length are out of order: Outgrown(out) says so once the batch is
+  // Fitted sorts: after `fit_sorts_after` batches each hop's sort covers the furthest its keys have reached so far
+  // (its edges, for one relation; a typed hop's last relation's edges after the others' bounds) times
+  // `fit_sorts_margin` (at least 1), plus `fit_sorts_slack`. A batch that outgrows a hop's length is still written
+  // whole, but its nodes past that length are out of order: Outgrown(out) says so once the batch is
   // complete, and the caller samples it again (the lengths, refitted by Outgrown, then hold it). A LABOR spec's
   // batch, which the host waits for anyway, is drawn again inside Sample instead.
   bool fit_sorts = false;
@@ -108,7 +109,7 @@ class CudaSampler {
   // Where a batch into `out` reports that it outgrew a fitted sort (mapped host memory as the kernels see it; null:
   // sorts not fitted). Made at an output's first batch (not while a graph is captured).
   absl::StatusOr<int32_t*> OutgrownFlag(const void* out);
-  // Fits each hop's sort length (sort_lengths_) to the most new nodes it has had (BatchState::seen) once
+  // Fits each hop's sort length (sort_lengths_) to the furthest its keys have reached (BatchState::seen) once
   // `stream`'s batches are complete; drops the captured graphs when a length changed.
   absl::Status FitSorts(cudaStream_t stream);
 

@@ -1,5 +1,3 @@
-#include <cooperative_groups.h>
-
 #include <cub/cub.cuh>
 #include <type_traits>
 
@@ -306,8 +304,7 @@ struct SampleArgs {
   const float* weights;
   bool weights_positive;
   NodeTable<Key> table;
-  Key* keys;                     // the hop's new ids, appended in any order (the dedup sorts them)
-  unsigned long long* new_keys;  // how many are there
+  Key* keys;
   DeviceExclusions ex;
   int64_t* hop_edges;
   TimeArgs time;
@@ -334,8 +331,7 @@ struct GroupNode {
 // The frame both sampling kernels share: finds the group's node, calls draw(node, emit), where emit(p, at,
 // neighbor) writes edge p's source (the list's entry `at`), its CSC position and its table insert, then
 // writes the node's edge destinations. Each sampled id also goes into the node table; the one insert that
-// adds it appends it to `keys`, for the dedup phase to sort (node_table.cuh, dedup.h): packed, so that the sort
-// can cover about the batch's new nodes rather than the hop's edge bound.
+// adds it writes it into `keys` at its edge's position, for the dedup phase to sort (node_table.cuh, dedup.h).
 template <typename Index, int kGroup, typename Key, typename Draw>
 __device__ __forceinline__ void SampleGroupNode(const SampleArgs<Key>& a, Draw&& draw) {
   GroupNode<Index, kGroup> n;
@@ -370,12 +366,7 @@ __device__ __forceinline__ void SampleGroupNode(const SampleArgs<Key>& a, Draw&&
     n.out[p] = neighbor;
     bool added = false;
     a.table.Insert(static_cast<Key>(neighbor), &added);
-    if (added) {  // one atomic for the lanes of a warp that add at once
-      const cooperative_groups::coalesced_group adders = cooperative_groups::coalesced_threads();
-      unsigned long long at = 0;
-      if (adders.thread_rank() == 0) at = atomicAdd(a.new_keys, adders.size());
-      a.keys[adders.shfl(at, 0) + adders.thread_rank()] = static_cast<Key>(neighbor);
-    }
+    if (added) a.keys[offset + p] = static_cast<Key>(neighbor);
   };
   draw(n, emit);
   int32_t* dst = a.edge_dst + a.state->total_edges + offset;
@@ -637,7 +628,7 @@ __global__ void LaborSampleKernel(SampleArgs<Key> a) {
 
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
                             int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
-                            unsigned long long* new_keys, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
+                            int64_t keys_at, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
                             cudaStream_t stream, const DeviceExclusions& excluded) {
   if (excluded.dst != nullptr && excluded.positions_bound > excluded.max_positions) {
     return absl::ResourceExhaustedError("a link batch's excluded positions exceed their scratch");
@@ -693,8 +684,7 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  source.weights,
                                  source.weights_positive,
                                  TableOf<Key>(w),
-                                 reinterpret_cast<Key*>(w.keys),
-                                 new_keys,
+                                 reinterpret_cast<Key*>(w.keys) + keys_at,
                                  excluded,
                                  hop_edges,
                                  time,

@@ -69,14 +69,14 @@ struct DeviceExclusions {
 
 // Samples one hop around the frontier `state` gives (of at most `frontier` nodes, ids in `node_ids`) from
 // `source`: edge destinations into edge_dst (after state->total_edges), sources into `sampled` and the ids
-// it adds to the node table appended to w.keys at *new_keys (device memory: the hop's count of them so far, which
-// it raises); the hop's edge count is then w.offsets[frontier].
+// it adds to the node table into w.keys (from `keys_at`); the hop's edge count is then w.offsets[frontier].
+// `keys_at`: where in w.keys (in elements of the dedup's id type) this hop's keys start.
 // With `excluded`, no excluded edge is drawn and a node still gets min(fanout, in-degree - excluded).
 // `hop_edges` (device memory): where the sampling kernel also writes the hop's edge count (no launch of its own).
 // `edge_pos` (null: none): where each sampled edge's position in the relation's CSC goes, beside edge_dst.
 absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
                             int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
-                            unsigned long long* new_keys, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
+                            int64_t keys_at, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
                             cudaStream_t stream, const DeviceExclusions& excluded = {});
 
 }  // namespace gnnd::cuda

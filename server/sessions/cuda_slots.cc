@@ -301,7 +301,7 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   GNND_CUDA(done, "fill a batch");
   GNND_ASSIGN_OR_RETURN(const bool outgrown,
                         sampler_->Outgrown(static_cast<char*>(slots_) + oldest.slot * sampler_->slot_bytes()));
-  if (outgrown) {  // a hop's new nodes outgrew its fitted sort: filled again, in order, before it is delivered
+  if (outgrown) {  // a hop's keys outgrew its fitted sort: filled again, in order, before it is delivered
     GNND_RETURN_IF_ERROR(EnqueueFill(oldest.step, oldest.slot, stream_, /*wake=*/false));
     GNND_CUDA(cudaEventSynchronize(ready_[oldest.slot]), "fill a batch again");
     LogInfo("cuda:%d: step %d of epoch %d outgrew a sort fitted to the batches before it: filled again", device_,

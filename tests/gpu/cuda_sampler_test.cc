@@ -79,8 +79,8 @@ std::vector<int64_t> ShuffledOrder(int64_t num_nodes) {
   return order;
 }
 
-// Sorts fitted from the first batch on, to exactly the most new nodes seen: the first batch outgrows every hop's
-// sort (fitted to none), and each batch with more new nodes at a hop than any before outgrows that hop's.
+// Sorts fitted from the first batch on, to exactly the furthest keys seen: the first batch outgrows every hop's
+// sort (fitted to none), and each batch drawing more edges at a hop than any before outgrows that hop's.
 constexpr CudaSamplerOptions kTightSorts{
     .fit_sorts = true, .fit_sorts_after = 0, .fit_sorts_margin = 1, .fit_sorts_slack = 0};
 

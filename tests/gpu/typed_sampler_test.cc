@@ -124,7 +124,7 @@ struct TypedCase {
   bool given_times = false;
   LaborSpec labor = {};    // LABOR-0 instead of the uniform rule
   double labor_bound = 1;  // each hop's edge bound scaled by this: below 1, batches drawn again (and some hops empty)
-  // Sorts fitted from the first batch on to the most new nodes seen (the first batch outgrows every hop's, later
+  // Sorts fitted from the first batch on to the furthest keys seen (the first batch outgrows every hop's, later
   // ones often some): outgrown batches sampled again (a LABOR spec's inside Sample), and counted.
   bool tight_sorts = false;
   friend void PrintTo(const TypedCase& c, std::ostream* os) { *os << c.name; }

@@ -63,7 +63,7 @@ def test_cuda_tensors_over_ipc_match_the_cpu_reference(setup, tmp_path):
 
 
 def test_batches_that_outgrow_their_fitted_sorts_are_filled_again(tmp_path):
-    """GNND_FIT_SORTS=tight fits each hop's sort to exactly the new nodes seen from the first batch on, so the first
+    """GNND_FIT_SORTS=tight fits each hop's sort to exactly the keys seen from the first batch on, so the first
     batch of a session outgrows every sort and later ones often do: each is filled again before it is delivered,
     and every batch of two epochs still equals the CPU reference (a homogeneous and a typed session)."""
     data = generate(tmp_path / "tiny", "--seed", 5)
