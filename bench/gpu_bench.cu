@@ -415,18 +415,19 @@ struct SampleRun {
 };
 
 // One batch into `out` between events `start` and `stop` (`sampled` between the phases), complete on return; a
-// batch that outgrew a fitted sort is sampled again, as a session does, within the same events.
+// batch that outgrew a fitted sort or a LABOR bound is sampled again, as a session does, within the same events.
 void SampleOne(CudaSampler& sampler, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
                cudaStream_t stream, cudaEvent_t start, cudaEvent_t sampled, cudaEvent_t stop, int* redone) {
   CHECK_CUDA(cudaEventRecord(start, stream));
-  for (bool again = false;; again = true) {
+  for (;;) {
     OrDie(sampler.Sample(0, batch_index, device_seeds, out, stream, sampled));
     CHECK_CUDA(cudaEventRecord(stop, stream));
     CHECK_CUDA(cudaEventSynchronize(stop));
-    if (again || !OrDie(sampler.Outgrown(out))) return;
+    if (!OrDie(sampler.Outgrown(out))) return;
     ++*redone;
   }
 }
+
 // A hot tier to sample through: the first num_hot nodes of `order` (none by default).
 struct HotSpec {
   std::span<const int64_t> order;
@@ -546,7 +547,8 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   }
   run.sampling_ms = Median(sampling);
   run.whole_ms = Median(whole);
-  if (run.redone > 0) std::fprintf(stderr, "%d batches outgrew a fitted sort: sampled again\n", run.redone);
+  if (run.redone > 0)
+    std::fprintf(stderr, "%d batches outgrew a fitted sort or a LABOR bound: sampled again\n", run.redone);
   run.nodes /= timed;
   run.edges /= timed;
   for (cudaEvent_t e : {start, sampled, stop}) cudaEventDestroy(e);
@@ -823,7 +825,8 @@ int RunTyped() {
         }
       }
       edges /= timed;
-      if (redone > 0) std::fprintf(stderr, "%d batches outgrew a fitted sort: sampled again\n", redone);
+      if (redone > 0)
+        std::fprintf(stderr, "%d batches outgrew a fitted sort or a LABOR bound: sampled again\n", redone);
       typed_rate = edges / (Median(sampling) / 1e3);
       std::printf("| %s | typed | %.3f | %.3f | %.0f | %.3g | | %.0f | %.1f |\n", g->name.c_str(), Median(sampling),
                   Median(whole), edges, typed_rate, nodes / timed, feature_bytes / timed / 1e6);

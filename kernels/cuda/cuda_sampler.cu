@@ -17,6 +17,7 @@ struct BatchState {
   int64_t hop_edges[kMaxCudaRelations];     // of each relation, the current hop
   unsigned long long extra[kMaxCudaTypes];  // of each type, the current hop's new nodes past its sort (outgrown)
   int32_t outgrown;                         // a hop of this batch wrote keys past its sort
+  int32_t labor_overflow;                   // a LABOR hop of this batch outgrew its edge bound (left empty)
   int64_t seen[kMaxHops];                   // each hop's largest key extent, over every batch (FitSorts)
 };
 
@@ -64,6 +65,7 @@ __device__ void PrepareRelations(BatchState* state, HopState* rel_states, const 
 // A batch's dedup counters at its start (a batch before may have failed half-way).
 __device__ void StartCounts(BatchState* state) {
   state->outgrown = 0;
+  state->labor_overflow = 0;
   for (int t = 0; t < kMaxCudaTypes; ++t) state->extra[t] = 0;
 }
 
@@ -218,11 +220,13 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table: each type's nodes of
 // this batch only (a batch holds a few times fewer than the bound its launch is sized by).
-// Also reports whether the batch outgrew a sort (to `outgrown`, unless null).
+// Also reports whether the batch outgrew a sort or a LABOR bound (to `report`, unless null: OutgrownReport's bits).
 template <typename Key>
 __global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a,
-                            int32_t* outgrown) {
-  if (outgrown != nullptr && FirstIndex() == 0) *outgrown = state->outgrown;
+                            int32_t* report) {
+  if (report != nullptr && FirstIndex() == 0) {
+    *report = (state->outgrown != 0 ? kSortOutgrown : 0) | (state->labor_overflow != 0 ? kLaborOverflow : 0);
+  }
   for (int t = 0; t < a.num_types; ++t) {
     const uint32_t* slots = node_slots + a.type_base[t];
     for (int64_t i = FirstIndex(); i < state->num_nodes[t]; i += Stride()) {
@@ -333,11 +337,6 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
   s->gather_.shifted = options.shifted_gather;
   GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole));
-  if (spec.labor.active) {
-    GNND_CUDA(cudaHostAlloc(&s->labor_overflow_, sizeof(int32_t), cudaHostAllocMapped), "allocate the LABOR flag");
-    *s->labor_overflow_ = 0;
-    GNND_CUDA(cudaHostGetDevicePointer(&s->labor_overflow_device_, s->labor_overflow_, 0), "map the LABOR flag");
-  }
   GNND_CUDA(cudaMalloc(&s->state_, sizeof(BatchState)), "allocate the typed sampler's state");
   GNND_CUDA(cudaMemset(s->state_, 0, sizeof(BatchState)), "clear the typed sampler's state");
   for (const HopBound& hop : whole.hops) s->sort_lengths_.push_back(std::max<int64_t>(hop.edges, 1));
@@ -351,11 +350,10 @@ CudaSampler::~CudaSampler() {
   graphs_.Drop();
   if (state_ != nullptr) cudaFree(state_);
   if (rel_states_ != nullptr) cudaFree(rel_states_);
-  if (labor_overflow_ != nullptr) cudaFreeHost(labor_overflow_);
-  for (const OutgrownEntry& e : outgrown_) cudaFreeHost(e.host);
+  for (const Report& r : reports_) cudaFreeHost(r.host);
 }
 
-absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_t* outgrown, const int64_t* num_hop0,
+absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_t* report, const int64_t* num_hop0,
                                           std::span<const DeviceExclusions> excluded,
                                           const int64_t* link_subgraph_times) {
   const DatasetSchema& schema = graph_.schema;
@@ -419,7 +417,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
           source.src_type = static_cast<uint32_t>(rel.src_type);
           source.edge_weight = view.relations[r].edge_weight;
           source.labor_max_edges = bound.edges[r];
-          source.labor_overflow = labor_overflow_device_;
+          source.labor_overflow = &state_->labor_overflow;
         }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,
@@ -438,7 +436,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
                   sort_len, w.sampled, table, args, hop, w.blocks_done);
     }
     GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table, args,
-                outgrown);
+                report);
     return absl::OkStatus();
   });
 }
@@ -452,59 +450,74 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
     return absl::InternalError("a link batch's exclusions: one per relation");
   }
   const BatchArgs args{nullptr, 0, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors), batch_index};
-  GNND_ASSIGN_OR_RETURN(int32_t* const outgrown, OutgrownFlag(out));
-  return RunAttempts(args, epoch, stream, out, [&]() -> absl::Status {
+  GNND_ASSIGN_OR_RETURN(Report* const report, ReportOf(out));
+  return RunAttempts(args, epoch, stream, report, [&]() -> absl::Status {
     if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
     needs_reset_ = true;
-    GNND_RETURN_IF_ERROR(EnqueueSampling(out, stream, outgrown, num_hop0, excluded, subgraph_times));
+    GNND_RETURN_IF_ERROR(
+        EnqueueSampling(out, stream, report == nullptr ? nullptr : report->device, num_hop0, excluded, subgraph_times));
     needs_reset_ = false;
     return EnqueueGather(out, stream);
   });
 }
 
-absl::Status CudaSampler::RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream, const void* out,
+absl::Status CudaSampler::RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream, Report* report,
                                       const std::function<absl::Status()>& enqueue) {
   if (options_.fit_sorts && !fitted_ && batches_++ >= options_.fit_sorts_after) GNND_RETURN_IF_ERROR(FitSorts(stream));
-  for (uint32_t attempt = 0; attempt < (spec_.labor.active ? labor::kMaxAttempts : 1); ++attempt) {
+  uint32_t attempt = 0;  // the batch's first, or the one Outgrown chose for it
+  if (report != nullptr) {
+    const bool again = report->again && report->epoch == epoch && report->batch_index == args.batch_index;
+    attempt = again ? report->attempt : 0;
+    *report = {report->out, report->host, report->device, epoch, args.batch_index, attempt, false};
+  }
+  if (!spec_.labor.active || options_.fit_sorts) {  // one enqueue: a LABOR batch's outcome is read at delivery
     args.labor_key = labor::Key(seed_, epoch, attempt);
     GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
-    if (!spec_.labor.active) return enqueue();
-    for (bool again = false;; again = true) {  // an attempt that outgrew a sort: the same, in the refitted sorts
-      *labor_overflow_ = 0;                    // no kernel of this sampler runs: the last attempt was waited for
-      GNND_RETURN_IF_ERROR(enqueue());
-      GNND_CUDA(cudaStreamSynchronize(stream), "sample a LABOR batch");
-      GNND_ASSIGN_OR_RETURN(const bool outgrown, Outgrown(out));
-      if (!outgrown) break;
-      if (again) return absl::InternalError("a LABOR batch outgrew the sorts refitted to it");
-    }
-    if (*reinterpret_cast<volatile int32_t*>(labor_overflow_) == 0) return absl::OkStatus();
+    return enqueue();
+  }
+  for (; attempt < labor::kMaxAttempts; ++attempt) {
+    report->attempt = attempt;
+    args.labor_key = labor::Key(seed_, epoch, attempt);
+    GNND_RETURN_IF_ERROR(SetBatchArgs(*workspace_, args, stream));
+    GNND_RETURN_IF_ERROR(enqueue());
+    GNND_CUDA(cudaStreamSynchronize(stream), "sample a LABOR batch");
+    if ((*reinterpret_cast<volatile int32_t*>(report->host) & kLaborOverflow) == 0) return absl::OkStatus();
   }
   return absl::OkStatus();  // the last attempt stands, its outgrown hops empty (as the CPU's)
 }
 
-absl::StatusOr<int32_t*> CudaSampler::OutgrownFlag(const void* out) {
-  if (!options_.fit_sorts) return nullptr;
-  for (const OutgrownEntry& e : outgrown_) {
-    if (e.out == out) return e.device;
+absl::StatusOr<CudaSampler::Report*> CudaSampler::ReportOf(const void* out) {
+  if (!options_.fit_sorts && !spec_.labor.active) return nullptr;
+  for (Report& r : reports_) {
+    if (r.out == out) return &r;
   }
-  OutgrownEntry e{out, nullptr, nullptr};
-  GNND_CUDA(cudaHostAlloc(&e.host, sizeof(int32_t), cudaHostAllocMapped), "allocate a batch's outgrown flag");
-  *e.host = 0;
-  const cudaError_t mapped = cudaHostGetDevicePointer(&e.device, e.host, 0);
+  Report r{out};
+  GNND_CUDA(cudaHostAlloc(&r.host, sizeof(int32_t), cudaHostAllocMapped), "allocate a batch's report");
+  *r.host = 0;
+  const cudaError_t mapped = cudaHostGetDevicePointer(&r.device, r.host, 0);
   if (mapped != cudaSuccess) {
-    cudaFreeHost(e.host);
-    GNND_CUDA(mapped, "map a batch's outgrown flag");
+    cudaFreeHost(r.host);
+    GNND_CUDA(mapped, "map a batch's report");
   }
-  outgrown_.push_back(e);
-  return e.device;
+  reports_.push_back(r);
+  return &reports_.back();
 }
 
 absl::StatusOr<bool> CudaSampler::Outgrown(const void* out) {
-  for (const OutgrownEntry& e : outgrown_) {
-    if (e.out != out) continue;
-    if (*reinterpret_cast<volatile int32_t*>(e.host) == 0) return false;
-    GNND_RETURN_IF_ERROR(FitSorts(nullptr));  // the batch is complete: its counts are in `seen`
-    return true;
+  if (!options_.fit_sorts) return false;  // nothing deferred: Sample drew every attempt it needed
+  for (Report& r : reports_) {
+    if (r.out != out) continue;
+    const int32_t bits = *reinterpret_cast<volatile int32_t*>(r.host);
+    *r.host = 0;  // read once: a second call for the same batch repeats the answer
+    if ((bits & kSortOutgrown) != 0) {
+      GNND_RETURN_IF_ERROR(FitSorts(nullptr));  // the batch is complete: its extents are in `seen`
+      r.again = true;                           // the same attempt in the refitted sorts
+    }
+    if ((bits & kLaborOverflow) != 0 && r.attempt + 1 < labor::kMaxAttempts) {
+      ++r.attempt;  // drawn again under the next attempt's key (the last attempt stands, as the CPU's)
+      r.again = true;
+    }
+    return r.again;
   }
   return false;
 }
@@ -576,10 +589,10 @@ absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
 
 absl::Status CudaSampler::Prepare(void* out, cudaStream_t stream) {
   if (!options_.use_graphs || stream == nullptr) return absl::OkStatus();
-  GNND_ASSIGN_OR_RETURN(int32_t* const outgrown, OutgrownFlag(out));
+  GNND_ASSIGN_OR_RETURN(Report* const report, ReportOf(out));
   return graphs_
       .For(
-          out, stream, [&] { return EnqueueSampling(out, stream, outgrown); },
+          out, stream, [&] { return EnqueueSampling(out, stream, report == nullptr ? nullptr : report->device); },
           [&] { return EnqueueGather(out, stream); })
       .status();
 }
@@ -593,13 +606,14 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
   }
   const BatchArgs args{device_seeds.data(), num_seeds, MakeSamplingKey(seed_, epoch, RandomPurpose::kNeighbors),
                        batch_index, spec_.time.seed_times_given ? device_seed_times.data() : nullptr};
-  GNND_ASSIGN_OR_RETURN(int32_t* const outgrown, OutgrownFlag(out));
-  return RunAttempts(args, epoch, stream, out, [&]() -> absl::Status {
+  GNND_ASSIGN_OR_RETURN(Report* const report, ReportOf(out));
+  return RunAttempts(args, epoch, stream, report, [&]() -> absl::Status {
     if (needs_reset_) GNND_RETURN_IF_ERROR(ResetDedup(*workspace_, ids_, stream));
     needs_reset_ = true;  // until this batch's sampling is enqueued whole
     bool enqueued = false;
     const absl::Status status = graphs_.Run(
-        out, stream, options_.use_graphs, [&] { return EnqueueSampling(out, stream, outgrown); },
+        out, stream, options_.use_graphs,
+        [&] { return EnqueueSampling(out, stream, report == nullptr ? nullptr : report->device); },
         [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
     if (enqueued) needs_reset_ = false;
     return status;

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -36,6 +37,8 @@ inline constexpr int kMaxCudaTypes = 16;
 inline constexpr int kMaxCudaRelations = 48;
 
 struct BatchState;  // per-type and per-relation sizes on the device (cuda_sampler.cu)
+// A batch's report bits (CudaSampler::Outgrown).
+inline constexpr int32_t kSortOutgrown = 1, kLaborOverflow = 2;
 
 struct CudaSamplerOptions {
   bool use_graphs = true;  // replay captured CUDA graphs, or launch every kernel each batch (comparisons)
@@ -47,8 +50,9 @@ struct CudaSamplerOptions {
   // (its edges, for one relation; a typed hop's last relation's edges after the others' bounds) times
   // `fit_sorts_margin` (at least 1), plus `fit_sorts_slack`. A batch that outgrows a hop's length is still written
   // whole, but its nodes past that length are out of order: Outgrown(out) says so once the batch is
-  // complete, and the caller samples it again (the lengths, refitted by Outgrown, then hold it). A LABOR spec's
-  // batch, which the host waits for anyway, is drawn again inside Sample instead.
+  // complete, and the caller samples it again (the lengths, refitted by Outgrown, then hold it). So is a LABOR
+  // batch that outgrew a hop's edge bound: with fitted sorts Sample does not wait for it, and sampling it again
+  // draws the next attempt (without, Sample waits for each attempt on the host).
   bool fit_sorts = false;
   int fit_sorts_after = 4;
   double fit_sorts_margin = 1.25;
@@ -69,8 +73,8 @@ class CudaSampler {
   // Enqueues the batch for (epoch, batch_index) around `device_seeds` (ids of the seed type, device memory)
   // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
   // `device_seed_times`: a temporal spec's seed times when it says they are given (one per seed).
-  // A LABOR spec's batch waits for its sampling (on the host) to see whether a hop outgrew its bound, and draws
-  // the batch again under the next attempt's key if one did (common/batch/sampling.h, labor).
+  // A LABOR batch that outgrows a hop's bound is drawn again under the next attempt's key (common/batch/sampling.h,
+  // labor): by Sample, which waits for each attempt on the host, or with fit_sorts by the caller (Outgrown).
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
                       cudaStream_t stream, cudaEvent_t sampled = nullptr,
                       std::span<const int64_t> device_seed_times = {});
@@ -83,8 +87,9 @@ class CudaSampler {
   absl::Status SampleLinkGraph(uint64_t epoch, uint64_t batch_index, const int64_t* num_hop0,
                                std::span<const DeviceExclusions> excluded, void* out, cudaStream_t stream,
                                const int64_t* subgraph_times = nullptr);
-  // Whether the last batch written to `out` (complete on the GPU) outgrew a hop's fitted sort, its new nodes out of
-  // order (fit_sorts): if so, it must be sampled again, which the sort lengths refitted here then hold.
+  // With fit_sorts: whether the last batch written to `out` (complete on the GPU) must be sampled again, the same
+  // batch and out: it outgrew a hop's fitted sort (its nodes out of order; the lengths are refitted here to hold
+  // it), or a LABOR hop's edge bound (the next Sample of it draws the next attempt).
   absl::StatusOr<bool> Outgrown(const void* out);
   // The largest frontier of any hop and relation (the exclusions' per-node scratch).
   int64_t MaxFrontier() const;
@@ -97,18 +102,27 @@ class CudaSampler {
  private:
   CudaSampler() = default;
   // num_hop0 null: a node batch (the seeds of BatchArgs); else a link batch's (SampleLinkGraph).
-  // `outgrown`: OutgrownFlag(out).
-  absl::Status EnqueueSampling(void* out, cudaStream_t stream, int32_t* outgrown, const int64_t* num_hop0 = nullptr,
+  // `report`: where the batch reports (Report::device), or null.
+  absl::Status EnqueueSampling(void* out, cudaStream_t stream, int32_t* report, const int64_t* num_hop0 = nullptr,
                                std::span<const DeviceExclusions> excluded = {},
                                const int64_t* link_subgraph_times = nullptr);
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
-  // Runs `enqueue` (a batch under `args`) once, or for a LABOR spec until no hop outgrew its bound (each attempt
-  // under its own key, the host waiting for each).
-  absl::Status RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream, const void* out,
+  // What a batch into one output reported (ClearKernel writes its bits) and which attempt it drew.
+  struct Report {
+    const void* out = nullptr;
+    int32_t* host = nullptr;    // mapped host memory: kSortOutgrown | kLaborOverflow
+    int32_t* device = nullptr;  // the same, as the kernels see it
+    uint64_t epoch = 0, batch_index = 0;
+    uint32_t attempt = 0;
+    bool again = false;  // Outgrown asked for (epoch, batch_index) again, under `attempt`
+  };
+  // Runs `enqueue` (a batch under `args`) once, or for a LABOR spec without fitted sorts until no hop outgrew its
+  // bound (each attempt under its own key, the host waiting for each).
+  absl::Status RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream, Report* report,
                            const std::function<absl::Status()>& enqueue);
-  // Where a batch into `out` reports that it outgrew a fitted sort (mapped host memory as the kernels see it; null:
-  // sorts not fitted). Made at an output's first batch (not while a graph is captured).
-  absl::StatusOr<int32_t*> OutgrownFlag(const void* out);
+  // The report of `out` (null where nothing is reported: neither fitted sorts nor LABOR), made at its first batch
+  // (not while a graph is captured).
+  absl::StatusOr<Report*> ReportOf(const void* out);
   // Fits each hop's sort length (sort_lengths_) to the furthest its keys have reached (BatchState::seen) once
   // `stream`'s batches are complete; drops the captured graphs when a length changed.
   absl::Status FitSorts(cudaStream_t stream);
@@ -126,17 +140,10 @@ class CudaSampler {
   HopState* rel_states_ = nullptr;                // per relation: its destination type's frontier, its edges so far
   std::vector<int64_t> type_offset_, type_base_;  // the node table's key of each type's node 0; its first slot
   std::vector<const uint32_t*> time_orders_;      // per relation: its time order (a temporal spec's), device-visible
-  int32_t* labor_overflow_ = nullptr;  // a LABOR spec's: set by a hop that outgrew its bound (mapped host memory)
-  int32_t* labor_overflow_device_ = nullptr;  // the same, as the kernels see it
-  std::vector<int64_t> sort_lengths_;         // per hop: its edge bound until fitted
-  int64_t batches_ = 0;                       // enqueued, until the sorts are fitted
+  std::vector<int64_t> sort_lengths_;             // per hop: its edge bound until fitted
+  int64_t batches_ = 0;                           // enqueued, until the sorts are fitted
   bool fitted_ = false;
-  struct OutgrownEntry {
-    const void* out;
-    int32_t* host;    // mapped host memory
-    int32_t* device;  // the same, as the kernels see it
-  };
-  std::vector<OutgrownEntry> outgrown_;  // per output
+  std::deque<Report> reports_;  // per output (a deque: Report pointers stay valid)
   BatchGraphs graphs_;
 };
 

@@ -299,13 +299,14 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   const cudaError_t done = cudaEventQuery(ready_[oldest.slot]);
   if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
   GNND_CUDA(done, "fill a batch");
-  GNND_ASSIGN_OR_RETURN(const bool outgrown,
-                        sampler_->Outgrown(static_cast<char*>(slots_) + oldest.slot * sampler_->slot_bytes()));
-  if (outgrown) {  // a hop's keys outgrew its fitted sort: filled again, in order, before it is delivered
+  char* const slot = static_cast<char*>(slots_) + oldest.slot * sampler_->slot_bytes();
+  for (;;) {  // a batch that outgrew a fitted sort or a LABOR bound: filled again before it is delivered
+    GNND_ASSIGN_OR_RETURN(const bool again, sampler_->Outgrown(slot));
+    if (!again) break;
+    LogInfo("cuda:%d: step %d of epoch %d filled again: it outgrew a fitted sort or a LABOR bound", device_,
+            oldest.step, epoch_);
     GNND_RETURN_IF_ERROR(EnqueueFill(oldest.step, oldest.slot, stream_, /*wake=*/false));
     GNND_CUDA(cudaEventSynchronize(ready_[oldest.slot]), "fill a batch again");
-    LogInfo("cuda:%d: step %d of epoch %d outgrew a sort fitted to the batches before it: filled again", device_,
-            oldest.step, epoch_);
   }
   filling_.pop_front();
   GNND_RETURN_IF_ERROR(sampler_->Filled(oldest.slot));

@@ -43,7 +43,7 @@ class SlotSampler {
   virtual absl::StatusOr<bool> Ready(int64_t /*step*/) { return true; }
   virtual absl::Status Filled(int /*slot*/) { return absl::OkStatus(); }
   // Whether the fill of `slot` (device memory), complete on the GPU, must be done again before it is delivered
-  // (a CUDA sampler's batch that outgrew its fitted sorts: kernels/cuda/cuda_sampler.h).
+  // (a CUDA sampler's batch that outgrew a fitted sort or a LABOR bound: kernels/cuda/cuda_sampler.h).
   virtual absl::StatusOr<bool> Outgrown(const char* /*slot*/) { return false; }
   virtual void Stop() {}
   // Whether the fills may run in a producer slice, a green context shared by the GPU's sessions (the fill is
