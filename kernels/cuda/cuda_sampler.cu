@@ -220,7 +220,8 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
 
 // Empties the slots of the batch's nodes, so the next batch starts with an empty table: each type's nodes of
 // this batch only (a batch holds a few times fewer than the bound its launch is sized by).
-// Also reports whether the batch outgrew a sort or a LABOR bound (to `report`, unless null: OutgrownReport's bits).
+// Also reports whether the batch outgrew a sort or a LABOR bound (to `report` unless null: kSortOutgrown,
+// kLaborOverflow).
 template <typename Key>
 __global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots, NodeTable<Key> table, KernelArgs a,
                             int32_t* report) {
