@@ -1,3 +1,6 @@
+#include <thrust/binary_search.h>
+#include <thrust/execution_policy.h>
+
 #include <algorithm>
 #include <cub/cub.cuh>
 
@@ -135,16 +138,7 @@ __device__ int64_t HopKeysEnd(const BatchState* state, const KernelArgs& a, int6
 // The first of sorted[0, n) that is at least `value`.
 template <typename Key>
 __device__ int64_t FirstAtLeast(const Key* sorted, int64_t n, Key value) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) / 2;
-    if (sorted[mid] < value) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return thrust::lower_bound(thrust::seq, sorted, sorted + n, value) - sorted;
 }
 
 // The hop's new ids at their edges' positions in `keys` (global ids, types in order; the sentinel elsewhere):

@@ -1,3 +1,6 @@
+#include <thrust/binary_search.h>
+#include <thrust/execution_policy.h>
+
 #include <cub/cub.cuh>
 #include <type_traits>
 
@@ -258,16 +261,7 @@ __global__ void ExcludedPositionsKernel(const HopState* state, const int64_t* no
 
 // Whether position p is none of a node's `count` excluded positions (ascending): a binary search.
 __device__ bool NotExcluded(const int64_t* excluded, int64_t count, int64_t p) {
-  int64_t lo = 0, hi = count;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) / 2;
-    if (excluded[mid] < p) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo == count || excluded[lo] != p;
+  return !thrust::binary_search(thrust::seq, excluded, excluded + count, p);
 }
 
 // The sampling kernels give each frontier node a group of kGroup lanes and shared memory for the

@@ -84,13 +84,9 @@ def test_batches_that_outgrow_their_fitted_sorts_are_filled_again(tmp_path):
         with gnnd.Loader(address=daemon.address, dataset="tightmag", node_type="paper", batch_size=128,
                          fanouts=[4, 3], seed=7, device="cuda:0") as loader:
             for batch in loader:
-                out = tmp_path / f"mag-{batch.step}.npz"
-                subprocess.run([GNNCTL, "sample", f"--dataset={mag}", "--node-type=paper", "--batch-size=128",
-                                "--fanouts=4,3", "--seed=7", f"--step={batch.step}", "--device=cpu", f"--out={out}"],
-                               check=True, capture_output=True)
-                ref = np.load(out)
+                ref = reference(mag, tmp_path, batch.step, 0, node_type="paper", batch_size=128, fanouts="4,3", seed=7)
                 for name in ref.files:
-                    np.testing.assert_array_equal(batch[name].cpu().numpy(), ref[name], err_msg=f"step {batch.step} {name}")
+                    np.testing.assert_array_equal(batch[name].cpu().numpy(), ref[name], err_msg=f"{batch.step} {name}")
         refills = daemon.output().count("filled again: it outgrew a fitted sort or a LABOR bound")
         assert refills >= 2, daemon.output()  # each session's first batch at least
     finally:
