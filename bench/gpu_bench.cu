@@ -411,7 +411,7 @@ std::vector<int32_t> ParseFanouts(absl::string_view text) {
 struct SampleRun {
   double sampling_ms = 0, whole_ms = 0, nodes = 0, edges = 0;
   uint64_t slot_bytes = 0;  // the layout's, at the spec's bound
-  int redone = 0;           // batches sampled again: they outgrew a fitted sort (timed with both)
+  int redone = 0;           // batches sampled again: they outgrew a fitted sort or a LABOR bound (timed with both)
 };
 
 // One batch into `out` between events `start` and `stop` (`sampled` between the phases), complete on return; a

@@ -26,6 +26,9 @@ struct BatchState {
 
 namespace {
 
+// A batch's report bits (CudaSampler::Report, Outgrown).
+constexpr int32_t kSortOutgrown = 1, kLaborOverflow = 2;
+
 // Where a batch's arrays are and how global ids map to types (one launch's arguments).
 struct KernelArgs {
   int num_types = 0, num_relations = 0;
@@ -334,7 +337,7 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
   GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole));
   GNND_CUDA(cudaMalloc(&s->state_, sizeof(BatchState)), "allocate the typed sampler's state");
   GNND_CUDA(cudaMemset(s->state_, 0, sizeof(BatchState)), "clear the typed sampler's state");
-  for (const HopBound& hop : whole.hops) s->sort_lengths_.push_back(std::max<int64_t>(hop.edges, 1));
+  for (int hop = 0; hop < layout.num_hops; ++hop) s->sort_lengths_.push_back(s->HopEdgeBound(hop));
   GNND_CUDA(cudaMalloc(&s->rel_states_, sizeof(HopState) * kMaxCudaRelations), "allocate the typed sampler's state");
   GNND_RETURN_IF_ERROR(ResetDedup(*s->workspace_, s->ids_, nullptr));
   GNND_CUDA(cudaStreamSynchronize(nullptr), "prepare the sampler's buffers");
@@ -419,7 +422,7 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
             w.sampled + args.segment[r], args.segment[r], view.relations[r].edge_dst, view.relations[r].e_id,
             &state_->hop_edges[r], stream, excluded.empty() ? DeviceExclusions{} : excluded[r]));
       }
-      const int64_t edges_bound = std::max<int64_t>(hop_bound, 1), sort_len = sort_lengths_[hop];
+      const int64_t edges_bound = HopEdgeBound(hop), sort_len = sort_lengths_[hop];
       Key* keys = reinterpret_cast<Key*>(w.keys);
       Key* sorted = reinterpret_cast<Key*>(w.sorted_keys);
       GNND_RETURN_IF_ERROR(w.temp.Run("sort new nodes", [&](void* d, size_t& n) {
@@ -458,12 +461,14 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
 
 absl::Status CudaSampler::RunAttempts(BatchArgs args, uint64_t epoch, cudaStream_t stream, Report* report,
                                       const std::function<absl::Status()>& enqueue) {
-  if (options_.fit_sorts && !fitted_ && batches_++ >= options_.fit_sorts_after) GNND_RETURN_IF_ERROR(FitSorts(stream));
+  if (options_.fit_sorts && batches_++ == options_.fit_sorts_after) GNND_RETURN_IF_ERROR(FitSorts(stream));
   uint32_t attempt = 0;  // the batch's first, or the one Outgrown chose for it
   if (report != nullptr) {
-    const bool again = report->again && report->epoch == epoch && report->batch_index == args.batch_index;
-    attempt = again ? report->attempt : 0;
-    *report = {report->out, report->host, report->device, epoch, args.batch_index, attempt, false};
+    if (report->again && report->epoch == epoch && report->batch_index == args.batch_index) attempt = report->attempt;
+    report->epoch = epoch;
+    report->batch_index = args.batch_index;
+    report->attempt = attempt;
+    report->again = false;
   }
   if (!spec_.labor.active || options_.fit_sorts) {  // one enqueue: a LABOR batch's outcome is read at delivery
     args.labor_key = labor::Key(seed_, epoch, attempt);
@@ -523,20 +528,22 @@ absl::Status CudaSampler::FitSorts(cudaStream_t stream) {
   int64_t seen[kMaxHops] = {};
   GNND_CUDA(cudaMemcpy(seen, state_->seen, sizeof(int64_t) * hops, cudaMemcpyDeviceToHost),
             "read how far each hop's keys reached");
-  fitted_ = true;
   const double margin = std::max(options_.fit_sorts_margin, 1.0);
-  const BatchCapacity& capacity = layout_.capacity;
   bool changed = false;
   for (size_t hop = 0; hop < hops; ++hop) {
-    int64_t bound = 0;
-    for (int64_t edges : capacity.hops[hop].edges) bound += edges;
     const auto fitted = static_cast<int64_t>(static_cast<double>(seen[hop]) * margin) + options_.fit_sorts_slack;
-    const int64_t length = std::clamp<int64_t>(fitted, 1, std::max<int64_t>(bound, 1));
+    const int64_t length = std::clamp<int64_t>(fitted, 1, HopEdgeBound(static_cast<int>(hop)));
     changed |= length != sort_lengths_[hop];
     sort_lengths_[hop] = length;
   }
   if (changed) graphs_.Drop();  // captured with the old lengths
   return absl::OkStatus();
+}
+
+int64_t CudaSampler::HopEdgeBound(int hop) const {
+  int64_t edges = 0;
+  for (int64_t e : layout_.capacity.hops[hop].edges) edges += e;
+  return std::max<int64_t>(edges, 1);
 }
 
 int64_t CudaSampler::MaxFrontier() const {

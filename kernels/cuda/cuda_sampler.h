@@ -3,8 +3,9 @@
 // of global ids (a type's offset plus its id; a disjoint batch's keyed by subgraph too) serves the whole batch. Each
 // hop runs every relation's draws (sampling.h) around its destination type's frontier, each into its own segment of one
 // key buffer; one sort of that buffer then orders the new nodes by type and by id within a type, the order the rule
-// appends them in (dedup.h's table). Every buffer is allocated up front from the layout's capacity; Sample() only
-// launches work on its stream (no allocation, no host synchronization): counts stay on the device and each launch
+// appends them in (dedup.h's table). Every buffer is allocated up front from the layout's capacity (but for a
+// 4-byte report an output, at its first batch); Sample() launches work on its stream without waiting for it (but a
+// LABOR batch without fitted sorts, and once when the sorts are fitted): counts stay on the device and each launch
 // covers a host-side bound. A hop's new ids are written at their edges' positions in the key buffer and sorted
 // over the hop's edge bound, or with fitted sorts over a length fitted to the batches seen (a batch draws several
 // times fewer edges than its bound allows, and sorting is most of a batch's time): see fit_sorts. A batch's launches
@@ -37,8 +38,6 @@ inline constexpr int kMaxCudaTypes = 16;
 inline constexpr int kMaxCudaRelations = 48;
 
 struct BatchState;  // per-type and per-relation sizes on the device (cuda_sampler.cu)
-// A batch's report bits (CudaSampler::Outgrown).
-inline constexpr int32_t kSortOutgrown = 1, kLaborOverflow = 2;
 
 struct CudaSamplerOptions {
   bool use_graphs = true;  // replay captured CUDA graphs, or launch every kernel each batch (comparisons)
@@ -110,7 +109,7 @@ class CudaSampler {
   // What a batch into one output reported (ClearKernel writes its bits) and which attempt it drew.
   struct Report {
     const void* out = nullptr;
-    int32_t* host = nullptr;    // mapped host memory: kSortOutgrown | kLaborOverflow
+    int32_t* host = nullptr;    // mapped host memory: a sort outgrown (1), a LABOR bound (2)
     int32_t* device = nullptr;  // the same, as the kernels see it
     uint64_t epoch = 0, batch_index = 0;
     uint32_t attempt = 0;
@@ -126,6 +125,8 @@ class CudaSampler {
   // Fits each hop's sort length (sort_lengths_) to the furthest its keys have reached (BatchState::seen) once
   // `stream`'s batches are complete; drops the captured graphs when a length changed.
   absl::Status FitSorts(cudaStream_t stream);
+  // The edges hop `hop` may draw over every relation (its keys' bound), at least 1.
+  int64_t HopEdgeBound(int hop) const;
 
   DeviceGraph graph_;
   SamplingSpec spec_;
@@ -141,9 +142,8 @@ class CudaSampler {
   std::vector<int64_t> type_offset_, type_base_;  // the node table's key of each type's node 0; its first slot
   std::vector<const uint32_t*> time_orders_;      // per relation: its time order (a temporal spec's), device-visible
   std::vector<int64_t> sort_lengths_;             // per hop: its edge bound until fitted
-  int64_t batches_ = 0;                           // enqueued, until the sorts are fitted
-  bool fitted_ = false;
-  std::deque<Report> reports_;  // per output (a deque: Report pointers stay valid)
+  int64_t batches_ = 0;                           // enqueued (the sorts are fitted at fit_sorts_after)
+  std::deque<Report> reports_;                    // per output (a deque: Report pointers stay valid)
   BatchGraphs graphs_;
 };
 

@@ -162,7 +162,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
     GNND_ASSIGN_OR_RETURN(s->sampler_, LinkSlotSampler::Create(plan, graph));
   } else {
     // GNND_FIT_SORTS=0 sorts each hop's new nodes over its bound (comparisons); =tight fits the sorts from the
-    // first batch on to exactly the nodes seen, so that early batches outgrow them and are filled again (tests).
+    // first batch on to exactly the keys seen, so that early batches outgrow them and are filled again (tests).
     const char* fit = std::getenv("GNND_FIT_SORTS");
     cuda::CudaSamplerOptions options{.use_graphs = use_graphs, .fit_sorts = fit == nullptr || std::string(fit) != "0"};
     if (fit != nullptr && std::string(fit) == "tight") {
