@@ -9,7 +9,7 @@ slot it released and gnnd has refilled it); every other one of them times first,
 stand-in of next()'s torch and PyG work without gnnd (slices, the int64 edge_index, the Data).
 
     /usr/bin/python3 bench/coschedule.py --dataset DIR --device cuda:0 [--gnnd-args "--producer-sms=16"]
-        [--labor [--batch-dependency K]] [--premade N] [--next-steps N]
+        [--labor [--batch-dependency K]] [--num-slots N] [--premade N] [--next-steps N]
 
 --labor draws LABOR-0 batches (--batch-dependency K: GraphBolt's batch_dependency) for the ideal and the fed
 loop alike. Where the features are on storage (--gnnd-args "--feature-cache=bench=8GiB"), the row ends with the
@@ -118,6 +118,7 @@ def main():
     parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 15 by own time)")
     parser.add_argument("--labor", action="store_true", help="LABOR-0 batches instead of uniform ones")
     parser.add_argument("--batch-dependency", type=int, default=0, help="with --labor: GraphBolt's batch_dependency")
+    parser.add_argument("--num-slots", type=int, default=0, help="the loader's num_slots (0: gnnd's default_slots)")
     parser.add_argument("--premade", type=int, default=40, help="batches the ideal loop cycles through")
     parser.add_argument("--next-steps", type=int, default=80, help="steps that time next() between real steps")
     parser.add_argument("--gnnctl", default=shutil.which("gnnctl"))
@@ -131,7 +132,8 @@ def main():
             def loader():
                 return NeighborLoader(None, num_neighbors=[15, 10, 5], batch_size=1024, input_nodes="train",
                                       shuffle=True, dataset="bench", address=address, device=args.device, seed=5,
-                                      labor=args.labor, batch_dependency=args.batch_dependency)
+                                      labor=args.labor, batch_dependency=args.batch_dependency,
+                                      num_slots=args.num_slots)
 
             # The ideal's batches: the same kind, copied into the trainer's memory once.
             premade = []

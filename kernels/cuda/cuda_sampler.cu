@@ -89,7 +89,7 @@ __global__ void InitKernel(const BatchArgs* args, BatchState* state, HopState* r
     bool added = false;
     const int64_t subgraph_base = a.disjoint ? i * a.type_nodes[seed_type] : 0;
     const uint64_t s = table.Insert(static_cast<Key>(a.type_offset[seed_type] + subgraph_base + id), &added);
-    atomicMin(table.locals + s, static_cast<uint32_t>(i));
+    atomicMin(&table.Local(s), static_cast<uint32_t>(i));
     node_slots[a.type_base[seed_type] + i] = static_cast<uint32_t>(s);
   }
   if (FirstIndex() != 0) return;
@@ -116,7 +116,7 @@ __global__ void LinkInitKernel(const int64_t* num_hop0, BatchState* state, HopSt
       const int64_t subgraph_base = a.disjoint ? i * a.type_nodes[t] : 0;
       if (a.disjoint) a.batch[t][i] = i;
       const uint64_t s = table.Insert(static_cast<Key>(a.node_ids[t][i] + subgraph_base + a.type_offset[t]), &added);
-      table.locals[s] = static_cast<uint32_t>(i);
+      table.Local(s) = static_cast<uint32_t>(i);
       node_slots[a.type_base[t] + i] = static_cast<uint32_t>(s);
     }
   }
@@ -169,7 +169,7 @@ __global__ void AssignKernel(BatchState* state, int64_t bound, int64_t sort_len,
     }
     const int64_t local = state->num_nodes[t] + rank;
     const uint64_t s = table.Find(key);
-    table.locals[s] = static_cast<uint32_t>(local);
+    table.Local(s) = static_cast<uint32_t>(local);
     const int64_t within = static_cast<int64_t>(key - first_id);
     if (a.disjoint) {  // sorted by (subgraph, id), as the CPU appends them
       a.node_ids[t][local] = within % a.type_nodes[t];
@@ -194,7 +194,7 @@ __global__ void RelabelKernel(BatchState* state, HopState* rel_states, int64_t b
     const int64_t p = e - a.segment[r];
     if (p >= state->hop_edges[r]) continue;
     a.edge_src[r][state->total_edges[r] + p] =
-        static_cast<int32_t>(table.locals[table.Find(static_cast<Key>(sampled[e]))]);
+        static_cast<int32_t>(table.Local(table.Find(static_cast<Key>(sampled[e]))));
   }
   if (!LastBlockDone(blocks_done) || threadIdx.x != 0) return;
   for (int r = 0; r < a.num_relations; ++r) {
@@ -226,11 +226,9 @@ __global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots,
     *report = (state->outgrown != 0 ? kSortOutgrown : 0) | (state->labor_overflow != 0 ? kLaborOverflow : 0);
   }
   for (int t = 0; t < a.num_types; ++t) {
-    const uint32_t* slots = node_slots + a.type_base[t];
+    const uint32_t* taken = node_slots + a.type_base[t];
     for (int64_t i = FirstIndex(); i < state->num_nodes[t]; i += Stride()) {
-      const uint32_t s = slots[i];
-      table.keys[s] = NodeTable<Key>::kEmpty;
-      table.locals[s] = kNoLocal;
+      table.slots[taken[i]] = {NodeTable<Key>::kEmpty, kNoLocal};
     }
   }
 }

@@ -19,12 +19,20 @@ __device__ inline uint64_t CompareAndSwap(uint64_t* at, uint64_t expected, uint6
   return atomicCAS(reinterpret_cast<unsigned long long*>(at), expected, desired);
 }
 
+// A slot of the node table: an id and its local index side by side, so that a lookup, the local index it reads or
+// writes and the clear at the batch's end touch one memory sector (aligned to its size: never two).
+template <typename Key>
+struct alignas(2 * sizeof(Key)) TableSlot {
+  Key key;
+  uint32_t local;
+};
+inline constexpr size_t kTableSlotBytes = sizeof(TableSlot<uint64_t>);  // room for either id width
+
 // The batch's node table on the device: open addressing, linear probing, keys `Key` (all ones: empty).
 template <typename Key>
 struct NodeTable {
   static constexpr Key kEmpty = ~Key{0};
-  Key* keys;
-  uint32_t* locals;
+  TableSlot<Key>* slots;
   uint64_t mask;
   int shift;
 
@@ -32,7 +40,7 @@ struct NodeTable {
   // Puts `id` in the table; returns its slot and whether this call added it (exactly one caller per id).
   __device__ uint64_t Insert(Key id, bool* added) const {
     for (uint64_t s = Home(id);; s = (s + 1) & mask) {
-      const Key before = CompareAndSwap(keys + s, kEmpty, id);
+      const Key before = CompareAndSwap(&slots[s].key, kEmpty, id);
       if (before == kEmpty || before == id) {
         *added = before == kEmpty;
         return s;
@@ -42,9 +50,10 @@ struct NodeTable {
   // The slot of an id in the table.
   __device__ uint64_t Find(Key id) const {
     uint64_t s = Home(id);
-    while (keys[s] != id) s = (s + 1) & mask;
+    while (slots[s].key != id) s = (s + 1) & mask;
     return s;
   }
+  __device__ uint32_t& Local(uint64_t s) const { return slots[s].local; }
 };
 
 // Whether the calling block is the last of its grid to get here (every thread of the block calls it; each
@@ -64,7 +73,7 @@ __device__ inline bool LastBlockDone(uint32_t* blocks_done) {
 
 template <typename Key>
 inline NodeTable<Key> TableOf(const Workspace& w) {
-  return {reinterpret_cast<Key*>(w.table_keys), w.table_locals, w.table_mask, w.table_shift};
+  return {reinterpret_cast<TableSlot<Key>*>(w.table_slots), w.table_mask, w.table_shift};
 }
 
 }  // namespace gnnd::cuda

@@ -1,6 +1,7 @@
 #include <cub/cub.cuh>
 
 #include "kernels/cuda/dedup.h"
+#include "kernels/cuda/node_table.cuh"
 #include "kernels/cuda/workspace.h"
 
 namespace gnnd::cuda {
@@ -52,8 +53,9 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCa
   if (k > 32) return absl::ResourceExhaustedError("batch capacity too large for the CUDA node table (2^32 slots)");
   w->table_mask = (uint64_t{1} << k) - 1;
   w->table_shift = 64 - k;
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->table_keys, int64_t{1} << k));
-  GNND_RETURN_IF_ERROR(w->Allocate(&w->table_locals, int64_t{1} << k));
+  char* table = nullptr;
+  GNND_RETURN_IF_ERROR(w->Allocate(&table, (int64_t{1} << k) * static_cast<int64_t>(kTableSlotBytes)));
+  w->table_slots = table;
   GNND_RETURN_IF_ERROR(w->Allocate(&w->node_slots, capacity.max_nodes));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->blocks_done, 1));
   // The CUB calls of the sampling (scan) and dedup (sort) phases at their largest.

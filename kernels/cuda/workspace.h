@@ -50,9 +50,8 @@ struct Workspace {
   // elsewhere; all sentinel between hops) and that input sorted.
   uint64_t *keys = nullptr, *sorted_keys = nullptr;
   int64_t max_edges = 0;
-  // The node table (dedup.h): 2^k slots of id (all ones: empty) and local index, at most half full.
-  uint64_t *table_keys = nullptr;
-  uint32_t *table_locals = nullptr;
+  // The node table (dedup.h, node_table.cuh): 2^k slots of id (all ones: empty) and local index, at most half full.
+  void *table_slots = nullptr;
   uint64_t table_mask = 0;
   int table_shift = 64;  // 64 - k: a hash's top k bits pick the home slot
   // The slot each of the batch's nodes took, by local index: the slots to empty at the batch's end.
