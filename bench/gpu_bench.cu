@@ -5,7 +5,7 @@
 //     dedup, relabel) and of the whole batch, nodes and edges per batch. --synthetic_nodes builds a
 //     papers-sized graph in memory (in-degrees log-normal with mean --synthetic_degree, uniform sources,
 //     one float feature per node: only the sampling stage means something there).
-//   gpu_bench gather --dataset DIR [--row_bytes 256,512,1024,2052,4096]
+//   gpu_bench gather --dataset DIR [--row_bytes 256,512,1024,2052,4096] [--gather_sms 8,0] [--rows_per_warp 1,4]
 //     The node ids of sampled batches, gathered from a pinned table of each row size: gnnd's gather, a
 //     plain warp-per-row gather of the same ids sorted (the density ceiling), and a pinned cudaMemcpy of
 //     the same bytes, in GB/s of rows delivered.
@@ -92,6 +92,9 @@ ABSL_FLAG(bool, fit_sorts, true,
 ABSL_FLAG(bool, labor, false, "typed: LABOR-0 instead of the uniform rule (the typed sampler's rows)");
 ABSL_FLAG(std::vector<std::string>, gather_sms, std::vector<std::string>({"0"}),
           "gather: run on a green context of each of these SM counts (0: the whole GPU)");
+ABSL_FLAG(
+    std::vector<std::string>, rows_per_warp, std::vector<std::string>({"0"}),
+    "gather: gnnd's gather with a warp reading each of these many rows at once (0: as gnnd chooses on the slice)");
 ABSL_FLAG(std::vector<std::string>, row_bytes, std::vector<std::string>({"256", "512", "1024", "2052", "4096"}),
           "gather: feature row sizes");
 
@@ -889,9 +892,8 @@ int RunGather() {
       "delivered, median of 20 runs per batch.\n\n",
       g->name.c_str(), batches.size(), mean_count, n / mean_count, fanouts.c_str());
   std::printf(
-      "| SMs | row bytes | gnnd gather | sorted warp-per-row (ceiling) | pinned memcpy | gnnd / ceiling | gnnd / "
-      "memcpy "
-      "|\n|---|---|---|---|---|---|---|\n");
+      "| SMs | rows a warp | row bytes | gnnd gather | sorted warp-per-row (ceiling) | pinned memcpy | "
+      "gnnd / ceiling | gnnd / memcpy |\n|---|---|---|---|---|---|---|---|\n");
   int64_t *ids = nullptr, *sorted = nullptr;
   CHECK_CUDA(cudaMalloc(&ids, 8 * max_count));
   CHECK_CUDA(cudaMalloc(&sorted, 8 * max_count));
@@ -917,7 +919,12 @@ int RunGather() {
       char* out = nullptr;
       CHECK_CUDA(cudaMalloc(&out, row * max_count));
       const RowSource source{device_table, n, row};
-      std::vector<double> gnnd_rate, ceiling_rate, memcpy_rate;
+      std::vector<int> rows_per_warp;
+      for (const std::string& w : absl::GetFlag(FLAGS_rows_per_warp)) {
+        rows_per_warp.push_back(std::stoi(w) > 0 ? std::stoi(w) : RowsPerWarpOn(stream));
+      }
+      std::vector<std::vector<double>> gnnd_rate(rows_per_warp.size());
+      std::vector<double> ceiling_rate, memcpy_rate;
       auto time = [&](auto&& launch) {
         CHECK_CUDA(cudaEventRecord(start, stream));
         launch();
@@ -935,18 +942,23 @@ int RunGather() {
         CHECK_CUDA(cudaMemcpy(sorted, in_order.data(), 8 * count, cudaMemcpyHostToDevice));
         const double gb = static_cast<double>(row) * count / 1e6;  // per ms -> GB/s
         for (int rep = 0; rep < 20; ++rep) {
-          gnnd_rate.push_back(gb / time([&] {
-                                OrDie(GatherRows(ids, nullptr, count, source,
-                                                 {.shifted = true, .shared_bytes_limit = size_t(shared)}, out, stream));
-                              }));
+          for (size_t c = 0; c < rows_per_warp.size(); ++c) {
+            const GatherOptions options{.shared_bytes_limit = size_t(shared), .rows_per_warp = rows_per_warp[c]};
+            gnnd_rate[c].push_back(gb /
+                                   time([&] { OrDie(GatherRows(ids, nullptr, count, source, options, out, stream)); }));
+          }
           ceiling_rate.push_back(gb / time([&] { LaunchSortedGather(sorted, count, device_table, row, out, stream); }));
           memcpy_rate.push_back(
               gb /
               time([&] { CHECK_CUDA(cudaMemcpyAsync(out, table.data, row * count, cudaMemcpyHostToDevice, stream)); }));
         }
       }
-      const double a = Median(gnnd_rate), c = Median(ceiling_rate), p = Median(memcpy_rate);
-      std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.3f | %.3f |\n", slice_label.c_str(), row, a, c, p, a / c, a / p);
+      const double c = Median(ceiling_rate), p = Median(memcpy_rate);
+      for (size_t k = 0; k < rows_per_warp.size(); ++k) {
+        const double a = Median(gnnd_rate[k]);
+        std::printf("| %s | %d | %zu | %.1f | %.1f | %.1f | %.3f | %.3f |\n", slice_label.c_str(), rows_per_warp[k],
+                    row, a, c, p, a / c, a / p);
+      }
       std::fflush(stdout);
       cudaFree(out);
     }

@@ -1,4 +1,5 @@
 #include "kernels/cuda/gather.h"
+#include "kernels/cuda/green_context.h"
 
 namespace gnnd::cuda {
 namespace {
@@ -24,18 +25,37 @@ __device__ RowAt Locate(const RowSource& s, int64_t id) {
 
 __device__ int64_t Limit(const int64_t* count, int64_t bound) { return count == nullptr ? bound : min(*count, bound); }
 
-// One warp per row, `Vector`-wide loads (the widest that the row size allows).
-template <typename Vector>
+// A warp per kRows rows, `Vector`-wide loads (the widest that the row size allows): each lane loads its word of
+// every row before it stores any, so that a warp keeps kRows zero-copy reads in flight.
+template <typename Vector, int kRows>
 __global__ void GatherKernel(const int64_t* ids, const int64_t* count, int64_t bound, RowSource s, char* out) {
-  const int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp;
+  const int64_t first = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp * kRows;
   const int lane = threadIdx.x % kWarp;
-  if (i >= Limit(count, bound)) return;
-  const RowAt at = Locate(s, ids[i]);
-  if (at.base == nullptr) return;  // no host table: only the hot rows are written
-  const auto* src = reinterpret_cast<const Vector*>(at.base + at.offset);
-  auto* dst = reinterpret_cast<Vector*>(out + i * s.row_bytes);
+  const int64_t n = Limit(count, bound);
+  if (first >= n) return;
+  const Vector* src[kRows];
+  Vector* dst[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    src[r] = nullptr;  // past the end, or no host table: only the hot rows are written
+    dst[r] = reinterpret_cast<Vector*>(out + (first + r) * s.row_bytes);
+    if (first + r < n) {
+      const RowAt at = Locate(s, ids[first + r]);
+      if (at.base != nullptr) src[r] = reinterpret_cast<const Vector*>(at.base + at.offset);
+    }
+  }
   const size_t words = s.row_bytes / sizeof(Vector);
-  for (size_t w = lane; w < words; w += kWarp) dst[w] = src[w];
+  for (size_t w = lane; w < words; w += kWarp) {
+    Vector v[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (src[r] != nullptr) v[r] = src[r][w];
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (src[r] != nullptr) dst[r][w] = v[r];
+    }
+  }
 }
 
 // Rows of at most kSmallRow bytes (an edge's weight, id or few features): one thread per row. A warp per row
@@ -88,6 +108,11 @@ __global__ void GatherShiftedKernel(const int64_t* ids, const int64_t* count, in
 
 }  // namespace
 
+int RowsPerWarpOn(cudaStream_t stream) {
+  const absl::StatusOr<int> sms = StreamSms(stream);
+  return sms.ok() && *sms > 0 && *sms <= 16 ? kRowsPerWarp : 1;
+}
+
 absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound, const RowSource& source,
                         const GatherOptions& options, void* out, cudaStream_t stream) {
   const size_t row = source.row_bytes;
@@ -109,7 +134,12 @@ absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound,
     });
   }
   return DispatchWord<16>(row, [&](auto word) -> absl::Status {
-    GNND_LAUNCH(GatherKernel<decltype(word)>, blocks, kThreads, 0, stream, ids, count, bound, source, dst);
+    using Vector = decltype(word);
+    const int asked = options.rows_per_warp > 0 ? options.rows_per_warp : RowsPerWarpOn(stream);
+    const int rows = asked == kRowsPerWarp ? kRowsPerWarp : 1;
+    auto* const GatherRowsKernel = rows == kRowsPerWarp ? GatherKernel<Vector, kRowsPerWarp> : GatherKernel<Vector, 1>;
+    GNND_LAUNCH(GatherRowsKernel, Blocks((bound + rows - 1) / rows * kWarp), kThreads, 0, stream, ids, count, bound,
+                source, dst);
     return absl::OkStatus();
   });
 }

@@ -20,7 +20,18 @@ struct GatherOptions {
   // (when a block's staging fits in `shared_bytes_limit`), else with the widest narrower loads.
   bool shifted = true;
   size_t shared_bytes_limit = 48 * 1024;  // the device's per-block limit (cudaDevAttrMaxSharedMemoryPerBlock)
+  // Rows of 16-byte multiples: how many rows a warp reads at once, 1 or kRowsPerWarp (0: by the stream,
+  // RowsPerWarpOn).
+  int rows_per_warp = 0;
 };
+
+// A warp reads this many rows at once in a slice of few SMs.
+inline constexpr int kRowsPerWarp = 4;
+
+// Rows a warp reads at once on `stream`: kRowsPerWarp on a green context of at most 16 SMs, where beside a trainer
+// under MPS the producer's SMs hold few of its warps and each zero-copy read takes microseconds; else 1: on a whole
+// idle GPU more reads in flight slow them down (bench/NOTES.md, "Gather").
+int RowsPerWarpOn(cudaStream_t stream);
 
 // Where rows are read from: `host` (num_rows rows of row_bytes, device-visible), except those of nodes
 // that `hot` holds. Without `host` (features on storage, staged by the host) only hot rows are written.

@@ -18,6 +18,8 @@ struct Driver {
   decltype(&cuGreenCtxStreamCreate) create_stream = nullptr;
   decltype(&cuGreenCtxDestroy) destroy = nullptr;
   decltype(&cuStreamDestroy) destroy_stream = nullptr;
+  decltype(&cuStreamGetGreenCtx) stream_context = nullptr;
+  decltype(&cuGreenCtxGetDevResource) context_resource = nullptr;
 };
 
 absl::StatusOr<const Driver*> LoadDriver() {
@@ -43,6 +45,8 @@ absl::StatusOr<const Driver*> LoadDriver() {
     GNND_RETURN_IF_ERROR(get("cuGreenCtxStreamCreate", &driver.create_stream));
     GNND_RETURN_IF_ERROR(get("cuGreenCtxDestroy", &driver.destroy));
     GNND_RETURN_IF_ERROR(get("cuStreamDestroy", &driver.destroy_stream));
+    GNND_RETURN_IF_ERROR(get("cuStreamGetGreenCtx", &driver.stream_context));
+    GNND_RETURN_IF_ERROR(get("cuGreenCtxGetDevResource", &driver.context_resource));
     return absl::OkStatus();
   }();
   if (!status.ok()) return status;
@@ -60,6 +64,16 @@ absl::StatusOr<int> SmCount(int device) {
   int sms = 0;
   GNND_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "query the SM count");
   return sms;
+}
+
+absl::StatusOr<int> StreamSms(cudaStream_t stream) {
+  GNND_ASSIGN_OR_RETURN(const Driver* d, LoadDriver());
+  CUgreenCtx context = nullptr;
+  GNND_RETURN_IF_ERROR(Check(d->stream_context(reinterpret_cast<CUstream>(stream), &context), "cuStreamGetGreenCtx"));
+  if (context == nullptr) return 0;
+  CUdevResource sms{};
+  GNND_RETURN_IF_ERROR(Check(d->context_resource(context, &sms, CU_DEV_RESOURCE_TYPE_SM), "cuGreenCtxGetDevResource"));
+  return static_cast<int>(sms.sm.smCount);
 }
 
 absl::StatusOr<std::unique_ptr<GreenContext>> GreenContext::Create(int device, int sms) {

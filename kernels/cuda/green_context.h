@@ -32,4 +32,7 @@ class GreenContext {
 // The device's SM count.
 absl::StatusOr<int> SmCount(int device);
 
+// The SMs of the green context whose stream `stream` is; 0 for any other stream (it runs on the whole GPU).
+absl::StatusOr<int> StreamSms(cudaStream_t stream);
+
 }  // namespace gnnd::cuda
