@@ -1,7 +1,8 @@
 // The CUDA backend against the CPU reference: byte-identical batches over seeds, fanouts (with -1),
 // feature dtypes and widths that are not multiples of 128 bytes, with the CSC in GPU or host memory
 // (zero-copy from the registered shared-memory segments), with captured graphs and without, and with a
-// hot tier of none, 0 %, part and all of the rows (on one GPU, and split over two). Skips without a GPU.
+// hot tier of none, 0 %, part and all of the rows (on one GPU, and split over two), and on a producer's slice of
+// 8 SMs (where the gather reads four rows a warp). Skips without a GPU.
 #include "kernels/cuda/cuda_sampler.h"
 
 #include <cuda_runtime.h>
@@ -15,6 +16,8 @@
 #include "common/dataset/shm_store.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampler.h"
+#include "kernels/cuda/gather.h"
+#include "kernels/cuda/green_context.h"
 #include "kernels/cuda/hot_tier.h"
 #include "tests/unit/test_util.h"
 #include "tools/dataset/synthetic.h"
@@ -86,10 +89,11 @@ constexpr CudaSamplerOptions kTightSorts{
 
 // Every batch of an epoch sampled on the current device through `device_graph` equals CpuSampler's.
 // `weighted`: by the weighted rule over edge_weight. With `redone` the sorts are fitted tight (kTightSorts) and
-// a batch that outgrew one is sampled again (counted there), as a session does.
+// a batch that outgrew one is sampled again (counted there), as a session does. On `slice_stream` (a green
+// context's) if given, else on a stream of the whole GPU.
 void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, const std::vector<int32_t>& fanouts,
-                      uint64_t seed, bool graphs, const std::string& what, bool weighted = false,
-                      int* redone = nullptr) {
+                      uint64_t seed, bool graphs, const std::string& what, bool weighted = false, int* redone = nullptr,
+                      cudaStream_t slice_stream = nullptr) {
   const int64_t batch_size = 200;
   // As a homogeneous session samples: the one type and one relation, in the API 1.0 layout, then the edges'
   // ids and both attributes (edge_weight, edge_feat).
@@ -111,8 +115,8 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
   std::vector<std::byte> expected(layout.total_bytes), got(layout.total_bytes);
   void* device_batch = nullptr;
   int64_t* device_seeds = nullptr;
-  cudaStream_t stream;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  cudaStream_t stream = slice_stream;
+  if (slice_stream == nullptr) ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&device_batch, layout.total_bytes), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
   const auto* train = static_cast<const int64_t*>(graph.arrays[ArrayId::kTrain]);
@@ -145,7 +149,7 @@ void ExpectCpuBatches(const GraphData& graph, const DeviceGraph& device_graph, c
   }
   cudaFree(device_batch);
   cudaFree(device_seeds);
-  cudaStreamDestroy(stream);
+  if (slice_stream == nullptr) cudaStreamDestroy(stream);
 }
 
 struct Case {
@@ -178,6 +182,26 @@ TEST_P(CudaVsCpu, BatchesAreByteIdentical) {
     EXPECT_GT(redone, 0) << "the first batch outgrows sorts fitted to no batch";
   }
   const std::vector<int64_t> order = ShuffledOrder(graph.num_nodes());
+  // On a producer's slice of 8 SMs the gather reads four rows a warp (rows of 16-byte multiples), hot or not.
+  auto slice = GreenContext::Create(0, 8);
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  ASSERT_EQ(StreamSms((*slice)->stream()).value_or(-1), (*slice)->sms());
+  ASSERT_EQ(RowsPerWarpOn((*slice)->stream()), kRowsPerWarp);
+  cudaStream_t whole_gpu;
+  ASSERT_EQ(cudaStreamCreate(&whole_gpu), cudaSuccess);
+  EXPECT_EQ(StreamSms(whole_gpu).value_or(-1), 0);
+  EXPECT_EQ(RowsPerWarpOn(whole_gpu), 1);
+  cudaStreamDestroy(whole_gpu);
+  {
+    auto tier =
+        HotTier::Create((*device)->graph(), order, graph.num_nodes() / 3, {0}, c.placement != CscPlacement::kDevice);
+    ASSERT_TRUE(tier.ok()) << tier.status();
+    DeviceGraph cached = (*device)->graph();
+    cached.types[0].hot = (*tier)->view(0);
+    for (const DeviceGraph& g : {(*device)->graph(), cached}) {
+      ExpectCpuBatches(graph, g, c.fanouts, 21, true, "on a slice of 8 SMs", false, nullptr, (*slice)->stream());
+    }
+  }
   for (double share : {0.0, 0.3, 1.0}) {
     const auto num_hot = static_cast<int64_t>(share * static_cast<double>(graph.num_nodes()));
     // The adjacency too when the CSC is in host memory (as gnnd does).
