@@ -137,8 +137,8 @@ absl::Status GatherRows(const int64_t* ids, const int64_t* count, int64_t bound,
     using Vector = decltype(word);
     const int asked = options.rows_per_warp > 0 ? options.rows_per_warp : RowsPerWarpOn(stream);
     const int rows = asked == kRowsPerWarp ? kRowsPerWarp : 1;
-    auto* const GatherRowsKernel = rows == kRowsPerWarp ? GatherKernel<Vector, kRowsPerWarp> : GatherKernel<Vector, 1>;
-    GNND_LAUNCH(GatherRowsKernel, Blocks((bound + rows - 1) / rows * kWarp), kThreads, 0, stream, ids, count, bound,
+    auto* const gather_kernel = rows == kRowsPerWarp ? GatherKernel<Vector, kRowsPerWarp> : GatherKernel<Vector, 1>;
+    GNND_LAUNCH(gather_kernel, Blocks((bound + rows - 1) / rows * kWarp), kThreads, 0, stream, ids, count, bound,
                 source, dst);
     return absl::OkStatus();
   });
