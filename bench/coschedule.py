@@ -18,7 +18,9 @@ read ahead) and the rows storage served a step (read by a gather or ahead of it)
 
 The ideal runs with gnnd's session closed (no producer work). Run it under MPS by starting the MPS control
 daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio,
-next() µs (median and quartiles), the stand-in's µs (median).
+next() µs (median and quartiles), the stand-in's µs (median). --beside adds, after the ratio, the ideal loop's rate
+with a gnnd batch fetched (and dropped) each step over its ideal: the producer and next() beside the trainer
+without its reading the slots.
 """
 import argparse
 import cProfile
@@ -118,6 +120,9 @@ def main():
     parser.add_argument("--profile", action="store_true", help="cProfile the timed next() calls (top 15 by own time)")
     parser.add_argument("--labor", action="store_true", help="LABOR-0 batches instead of uniform ones")
     parser.add_argument("--batch-dependency", type=int, default=0, help="with --labor: GraphBolt's batch_dependency")
+    parser.add_argument("--beside", action="store_true",
+                        help="also time the ideal loop fetching (and dropping) a gnnd batch each step: the producer "
+                        "and next() beside the trainer, the slots never read")
     parser.add_argument("--num-slots", type=int, default=0, help="the loader's num_slots (0: gnnd's default_slots)")
     parser.add_argument("--premade", type=int, default=40, help="batches the ideal loop cycles through")
     parser.add_argument("--next-steps", type=int, default=80, help="steps that time next() between real steps")
@@ -152,7 +157,7 @@ def main():
                 step(model, optimizer, *premade[i % len(premade)])
             torch.cuda.synchronize(device)
 
-            ideal, fed, next_seconds, next_cpu, stand_in_seconds, cache = [], [], [], [], [], None
+            ideal, fed, beside, next_seconds, next_cpu, stand_in_seconds, cache = [], [], [], [], [], [], None
             profiler = cProfile.Profile() if args.profile else None
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -160,6 +165,20 @@ def main():
                     step(model, optimizer, *premade[i % len(premade)])
                 torch.cuda.synchronize(device)
                 ideal.append(args.steps / (time.perf_counter() - start))
+
+                if args.beside:
+                    with loader() as source:
+                        batches = endless(source)
+                        for _ in range(10):
+                            next(batches)
+                            step(model, optimizer, *premade[0])
+                        torch.cuda.synchronize(device)
+                        start = time.perf_counter()
+                        for i in range(args.steps):
+                            next(batches)
+                            step(model, optimizer, *premade[i % len(premade)])
+                        torch.cuda.synchronize(device)
+                        beside.append(args.steps / (time.perf_counter() - start))
 
                 with loader() as source:
                     batches = endless(source)
@@ -192,12 +211,15 @@ def main():
             print(f"gnnd exited with {proc.returncode}; its last lines:", *lines[-3:], sep="\n", file=sys.stderr)
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
-          "steps/s" + (f"; next() median {statistics.median(next_seconds) * 1e6:.0f} us, the thread's CPU "
+          "steps/s" + (f"; beside {' / '.join(f'{v:.1f}' for v in beside)}" if beside else "")
+          + (f"; next() median {statistics.median(next_seconds) * 1e6:.0f} us, the thread's CPU "
                        f"{statistics.median(next_cpu) * 1e6:.0f} us; the stand-in "
                        f"{statistics.median(stand_in_seconds) * 1e6:.0f} us" if next_seconds else ""), file=sys.stderr)
     if profiler:
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
     row = [args.label or args.gnnd_args or "default", f"{i:.1f}", f"{f:.1f}", f"{f / i:.3f}"]
+    if beside:
+        row += [f"{statistics.median(beside) / i:.3f}"]
     if next_seconds:
         q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
         row += [f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f})", f"{statistics.median(stand_in_seconds) * 1e6:.0f}"]
