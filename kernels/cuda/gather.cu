@@ -38,10 +38,11 @@ __global__ void GatherKernel(const int64_t* ids, const int64_t* count, int64_t b
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     src[r] = nullptr;  // past the end, or no host table: only the hot rows are written
-    dst[r] = reinterpret_cast<Vector*>(out + (first + r) * s.row_bytes);
+    dst[r] = nullptr;
     if (first + r < n) {
       const RowAt at = Locate(s, ids[first + r]);
       if (at.base != nullptr) src[r] = reinterpret_cast<const Vector*>(at.base + at.offset);
+      dst[r] = reinterpret_cast<Vector*>(out + (first + r) * s.row_bytes);
     }
   }
   const size_t words = s.row_bytes / sizeof(Vector);
