@@ -14,7 +14,8 @@
 # igbh x0.005 / x0.02 with an R-GAT, GNND_SLOTS_STEPS, GNND_RGAT_STEPS); versus (a baseline build's gpu_bench, GNND_BASELINE_BENCH, against
 # this one); mlperf (bench/mlperf_rgat.py on igbh x GNND_MLPERF_SCALE, uniform against LABOR, GNND_MLPERF_ARGS, GNND_MLPERF_GNND_ARGS);
 # tier-trainer (a PyG trainer
-# beside a partial hot tier on papers x0.3, GNND_TIER_BYTES, GNND_TIER_SMS); storage-labor (the trainer on storage,
+# beside a partial hot tier on papers x0.3, GNND_TIER_BYTES, GNND_TIER_SMS, GNND_TIER_CLIENT_PRIORITY: "0 1" runs gnnd as
+# an MPS client of each priority); storage-labor (the trainer on storage,
 # uniform against LABOR with and without batch_dependency). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; save it as
 # bench/runs/run-NEXT.md and update the rows of bench/RESULTS.md it changes.
@@ -332,10 +333,19 @@ after the churn with the same 4 sessions open."
       nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
       echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | beside / ideal | next() µs | stand-in µs |" >>"$results"
       echo "|---|---|---|---|---|---|---|" >>"$results"
-      for sms in ${GNND_TIER_SMS:-auto 16 8}; do
-        run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --rounds "${GNND_TIER_ROUNDS:-2}" --beside \
-          --gnnd-args="--gpu-cache=${GNND_TIER_BYTES:-3840MiB} --producer-sms=$sms" --next-steps 20 \
-          --label "GPU tier ${GNND_TIER_BYTES:-3840MiB}, producer_sms $sms"
+      for priority in ${GNND_TIER_CLIENT_PRIORITY:-unset}; do
+        # gnnd alone as an MPS client of this priority (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal)
+        gnnd_bin=$(command -v gnnd)
+        if [ "$priority" != unset ]; then
+          gnnd_bin=$data/gnnd-priority-$priority
+          printf '#!/bin/bash\nCUDA_MPS_CLIENT_PRIORITY=%s exec %s "$@"\n' "$priority" "$(command -v gnnd)" >"$gnnd_bin"
+          chmod +x "$gnnd_bin"
+        fi
+        for sms in ${GNND_TIER_SMS:-auto 16 8}; do
+          run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --rounds "${GNND_TIER_ROUNDS:-2}" --beside \
+            --gnnd "$gnnd_bin" --gnnd-args="--gpu-cache=${GNND_TIER_BYTES:-3840MiB} --producer-sms=$sms" \
+            --next-steps 20 --label "GPU tier ${GNND_TIER_BYTES:-3840MiB}, producer_sms $sms, gnnd's MPS client priority $priority"
+        done
       done
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
     storage-labor)
