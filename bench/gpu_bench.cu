@@ -1,6 +1,7 @@
 // GPU benchmarks of the CUDA backend's stages; each prints one markdown table for bench/RESULTS.md.
 //
 //   gpu_bench sampling (--dataset DIR | --synthetic_nodes N) [--fanouts 15,10,5/20,15,10] [--batches 50]
+//     [--sample_sms 8,0]
 //     Per CSC placement (GPU memory, host zero-copy): median ms per batch of the sampling stage (hops,
 //     dedup, relabel) and of the whole batch, nodes and edges per batch. --synthetic_nodes builds a
 //     papers-sized graph in memory (in-degrees log-normal with mean --synthetic_degree, uniform sources,
@@ -90,6 +91,8 @@ ABSL_FLAG(bool, fit_sorts, true,
           "sampling, typed and the modes like them: each hop's sort fitted to the batches (as gnnd's sessions sample), "
           "or over the hop's edge bound");
 ABSL_FLAG(bool, labor, false, "typed: LABOR-0 instead of the uniform rule (the typed sampler's rows)");
+ABSL_FLAG(std::vector<std::string>, sample_sms, std::vector<std::string>({"0"}),
+          "sampling: on a green context of each of these SM counts, as gnnd's producers (0: the whole GPU)");
 ABSL_FLAG(std::vector<std::string>, gather_sms, std::vector<std::string>({"0"}),
           "gather: run on a green context of each of these SM counts (0: the whole GPU)");
 ABSL_FLAG(
@@ -479,7 +482,8 @@ void WriteBenchSeeds(const GraphData& graph, const std::string& path) {
 // homogeneous layout.
 template <typename OnBatch>
 SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPlacement placement, bool graphs,
-                 OnBatch on_batch, const HotSpec& hot = {}, const EdgeSpec& edges = {}) {
+                 OnBatch on_batch, const HotSpec& hot = {}, const EdgeSpec& edges = {},
+                 cudaStream_t slice_stream = nullptr) {
   const int64_t batch_size = absl::GetFlag(FLAGS_batch_size);
   const GraphData& graph = g.data;
   SamplingSpec spec = SamplingSpec::OneRelation(batch_size, fanouts);
@@ -516,8 +520,8 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   void* out = nullptr;
   CHECK_CUDA(cudaMalloc(&device_seeds, sizeof(int64_t) * batch_size));
   CHECK_CUDA(cudaMalloc(&out, layout.total_bytes));
-  cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreate(&stream));
+  cudaStream_t stream = slice_stream;  // a green context's, else one of the whole GPU
+  if (slice_stream == nullptr) CHECK_CUDA(cudaStreamCreate(&stream));
   cudaEvent_t start, sampled, stop;
   for (cudaEvent_t* e : {&start, &sampled, &stop}) CHECK_CUDA(cudaEventCreate(e));
   std::vector<double> sampling, whole;
@@ -555,7 +559,8 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   run.nodes /= timed;
   run.edges /= timed;
   for (cudaEvent_t e : {start, sampled, stop}) cudaEventDestroy(e);
-  cudaStreamDestroy(stream);
+  sampler.reset();  // its graphs, captured on `stream`, before the stream may go
+  if (slice_stream == nullptr) cudaStreamDestroy(stream);
   cudaFree(out);
   cudaFree(device_seeds);
   return run;
@@ -732,20 +737,29 @@ int RunSampling() {
   std::printf("Graph: %s; batch %lld; median of %d batches.\n\n", g->name.c_str(),
               static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_batches));
   std::printf(
-      "| fanouts | CSC in | launches | sampling ms | whole batch ms | nodes/batch | edges/batch |\n"
-      "|---|---|---|---|---|---|---|\n");
+      "| fanouts | CSC in | SMs | launches | sampling ms | whole batch ms | nodes/batch | edges/batch |\n"
+      "|---|---|---|---|---|---|---|---|\n");
   const std::vector<std::string> placements = absl::StrSplit(absl::GetFlag(FLAGS_csc), ',');
   const std::pair<CscPlacement, const char*> kinds[] = {
       {CscPlacement::kDevice, "gpu"}, {CscPlacement::kHostIndices, "host-indices"}, {CscPlacement::kHost, "host"}};
   for (const auto& [placement, name] : kinds) {
     if (!absl::c_linear_search(placements, name)) continue;
     for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
-      for (bool graphs : {false, true}) {
-        const SampleRun run = Sample(*g, ParseFanouts(set), placement, graphs, [](const int64_t*, int64_t) {});
-        std::printf("| [%s] | %s | %s | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
-                    PlacementName(placement), graphs ? "CUDA graphs" : "each kernel", run.sampling_ms,
-                    synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
-        std::fflush(stdout);
+      for (const std::string& sms_text : absl::GetFlag(FLAGS_sample_sms)) {
+        int device = 0;
+        CHECK_CUDA(cudaGetDevice(&device));
+        std::unique_ptr<GreenContext> slice;  // a producer's slice, as gnnd's sessions sample on (0: the whole GPU)
+        if (std::stoi(sms_text) > 0) slice = OrDie(GreenContext::Create(device, std::stoi(sms_text)));
+        const std::string sms = slice != nullptr ? std::to_string(slice->sms()) : "all";
+        for (bool graphs : {false, true}) {
+          const SampleRun run = Sample(
+              *g, ParseFanouts(set), placement, graphs, [](const int64_t*, int64_t) {}, {}, {},
+              slice != nullptr ? slice->stream() : nullptr);
+          std::printf("| [%s] | %s | %s | %s | %.3f | %s | %.0f | %.0f |\n", std::string(set).c_str(),
+                      PlacementName(placement), sms.c_str(), graphs ? "CUDA graphs" : "each kernel", run.sampling_ms,
+                      synthetic > 0 ? "–" : absl::StrCat(absl::SixDigits(run.whole_ms)).c_str(), run.nodes, run.edges);
+          std::fflush(stdout);
+        }
       }
     }
   }
