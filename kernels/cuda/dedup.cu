@@ -40,7 +40,8 @@ IdRange IdRange::ForNodes(int64_t num_nodes) {
 
 absl::Status ResetDedup(Workspace& w, const IdRange& ids, cudaStream_t stream) {
   // All ones: every key empty, every local index kNoLocal.
-  GNND_CUDA(cudaMemsetAsync(w.table_slots, 0xff, (w.table_mask + 1) * kTableSlotBytes, stream), "empty the node table");
+  GNND_CUDA(cudaMemsetAsync(w.table_slots, 0xff, (w.table_mask + 1) * w.table_slot_bytes, stream),
+            "empty the node table");
   GNND_CUDA(cudaMemsetAsync(w.blocks_done, 0, sizeof(uint32_t), stream), "reset the relabel's block count");
   return DispatchKey(ids, [&](auto key) -> absl::Status {
     using Key = decltype(key);

@@ -26,7 +26,6 @@ struct alignas(2 * sizeof(Key)) TableSlot {
   Key key;
   uint32_t local;
 };
-inline constexpr size_t kTableSlotBytes = sizeof(TableSlot<uint64_t>);  // room for either id width
 
 // The batch's node table on the device: open addressing, linear probing, keys `Key` (all ones: empty).
 template <typename Key>

@@ -29,7 +29,7 @@ absl::Status Workspace::Allocate(T** out, int64_t count) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCapacity& capacity) {
+absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCapacity& capacity, bool narrow_keys) {
   int64_t max_frontier = 1, max_edges = 1;
   for (const HopBound& h : capacity.hops) {
     max_frontier = std::max(max_frontier, h.frontier);
@@ -54,7 +54,8 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCa
   w->table_mask = (uint64_t{1} << k) - 1;
   w->table_shift = 64 - k;
   char* table = nullptr;
-  GNND_RETURN_IF_ERROR(w->Allocate(&table, (int64_t{1} << k) * static_cast<int64_t>(kTableSlotBytes)));
+  w->table_slot_bytes = narrow_keys ? sizeof(TableSlot<uint32_t>) : sizeof(TableSlot<uint64_t>);
+  GNND_RETURN_IF_ERROR(w->Allocate(&table, (int64_t{1} << k) * static_cast<int64_t>(w->table_slot_bytes)));
   w->table_slots = table;
   GNND_RETURN_IF_ERROR(w->Allocate(&w->node_slots, capacity.max_nodes));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->blocks_done, 1));

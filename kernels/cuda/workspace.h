@@ -50,8 +50,10 @@ struct Workspace {
   // elsewhere; all sentinel between hops) and that input sorted.
   uint64_t *keys = nullptr, *sorted_keys = nullptr;
   int64_t max_edges = 0;
-  // The node table (dedup.h, node_table.cuh): 2^k slots of id (all ones: empty) and local index, at most half full.
+  // The node table (dedup.h, node_table.cuh): 2^k slots of id (all ones: empty) and local index, at most half full,
+  // each table_slot_bytes (TableSlot of the ids' width).
   void *table_slots = nullptr;
+  size_t table_slot_bytes = 0;
   uint64_t table_mask = 0;
   int table_shift = 64;  // 64 - k: a hash's top k bits pick the home slot
   // The slot each of the batch's nodes took, by local index: the slots to empty at the batch's end.
@@ -61,7 +63,8 @@ struct Workspace {
   CubTemp temp;
 
   // Sized for `capacity` on the current device.
-  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const HomogeneousCapacity &capacity);
+  // `narrow_keys`: the node table's ids are 32-bit (IdRange::narrow), else 64-bit.
+  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const HomogeneousCapacity &capacity, bool narrow_keys);
   ~Workspace();
 
  private:
