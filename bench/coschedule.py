@@ -20,7 +20,8 @@ The ideal runs with gnnd's session closed (no producer work). Run it under MPS b
 daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and fed steps/s (medians), ratio,
 next() µs (median and quartiles), the stand-in's µs (median). --beside adds, after the ratio, the ideal loop's rate
 with a gnnd batch fetched (and dropped) each step over its ideal: the producer and next() beside the trainer
-without its reading the slots.
+without its reading the slots; --stand-in then the ideal loop's rate with the stand-in of next() run each step
+(no gnnd) over its ideal: what next()'s torch and PyG work costs the trainer by itself.
 """
 import argparse
 import cProfile
@@ -123,6 +124,9 @@ def main():
     parser.add_argument("--beside", action="store_true",
                         help="also time the ideal loop fetching (and dropping) a gnnd batch each step: the producer "
                         "and next() beside the trainer, the slots never read")
+    parser.add_argument("--stand-in", action="store_true",
+                        help="also time the ideal loop running the stand-in of next() each step (no gnnd): the cost "
+                        "of next()'s torch and PyG work alone")
     parser.add_argument("--num-slots", type=int, default=0, help="the loader's num_slots (0: gnnd's default_slots)")
     parser.add_argument("--premade", type=int, default=40, help="batches the ideal loop cycles through")
     parser.add_argument("--next-steps", type=int, default=80, help="steps that time next() between real steps")
@@ -157,7 +161,9 @@ def main():
                 step(model, optimizer, *premade[i % len(premade)])
             torch.cuda.synchronize(device)
 
-            ideal, fed, beside, next_seconds, next_cpu, stand_in_seconds, cache = [], [], [], [], [], [], None
+            ideal, fed, beside, with_stand_in, cache = [], [], [], [], None
+            next_seconds, next_cpu, stand_in_seconds = [], [], []
+            pairs32 = [b[1].int() for b in premade[:4]]
             profiler = cProfile.Profile() if args.profile else None
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -165,6 +171,14 @@ def main():
                     step(model, optimizer, *premade[i % len(premade)])
                 torch.cuda.synchronize(device)
                 ideal.append(args.steps / (time.perf_counter() - start))
+
+                if args.stand_in:
+                    start = time.perf_counter()
+                    for i in range(args.steps):
+                        stand_in(premade[i % len(premade)], pairs32[i % len(pairs32)])
+                        step(model, optimizer, *premade[i % len(premade)])
+                    torch.cuda.synchronize(device)
+                    with_stand_in.append(args.steps / (time.perf_counter() - start))
 
                 if args.beside:
                     with loader() as source:
@@ -212,6 +226,7 @@ def main():
     i, f = statistics.median(ideal), statistics.median(fed)
     print(f"{conv}; ideal {' / '.join(f'{v:.1f}' for v in ideal)}, fed {' / '.join(f'{v:.1f}' for v in fed)} "
           "steps/s" + (f"; beside {' / '.join(f'{v:.1f}' for v in beside)}" if beside else "")
+          + (f"; ideal with the stand-in {' / '.join(f'{v:.1f}' for v in with_stand_in)}" if with_stand_in else "")
           + (f"; next() median {statistics.median(next_seconds) * 1e6:.0f} us, the thread's CPU "
                        f"{statistics.median(next_cpu) * 1e6:.0f} us; the stand-in "
                        f"{statistics.median(stand_in_seconds) * 1e6:.0f} us" if next_seconds else ""), file=sys.stderr)
@@ -220,6 +235,8 @@ def main():
     row = [args.label or args.gnnd_args or "default", f"{i:.1f}", f"{f:.1f}", f"{f / i:.3f}"]
     if beside:
         row += [f"{statistics.median(beside) / i:.3f}"]
+    if with_stand_in:
+        row += [f"{statistics.median(with_stand_in) / i:.3f}"]
     if next_seconds:
         q = [v * 1e6 for v in statistics.quantiles(next_seconds, n=4)]
         row += [f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f})", f"{statistics.median(stand_in_seconds) * 1e6:.0f}"]

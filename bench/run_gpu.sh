@@ -15,7 +15,8 @@
 # this one); mlperf (bench/mlperf_rgat.py on igbh x GNND_MLPERF_SCALE, uniform against LABOR, GNND_MLPERF_ARGS, GNND_MLPERF_GNND_ARGS);
 # tier-trainer (a PyG trainer
 # beside a partial hot tier on papers x0.3, GNND_TIER_BYTES, GNND_TIER_SMS, GNND_TIER_CLIENT_PRIORITY: "0 1" runs gnnd as
-# an MPS client of each priority); storage-labor (the trainer on storage,
+# an MPS client of each priority, GNND_TIER_TRAINER_PERCENT: "unset 94" runs the trainer with each
+# CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); storage-labor (the trainer on storage,
 # uniform against LABOR with and without batch_dependency). OUT_DIR/RESULTS.md gets the
 # device, date, commit and command, then one section per part with its table; save it as
 # bench/runs/run-NEXT.md and update the rows of bench/RESULTS.md it changes.
@@ -328,23 +329,28 @@ after the churn with the same 4 sessions open."
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
     tier-trainer)
       section "A PyG trainer beside a partial hot tier (issue 40)" \
-        "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows) in memory, a GPU hot tier of ${GNND_TIER_BYTES:-3840MiB} (24 % of the rows), the producer's SMs as given; ${GNND_TIER_ROUNDS:-2} rounds of 200 steps. Beside / ideal: the ideal loop (premade batches) fetching and dropping a gnnd batch each step, over the ideal: the producer and next() beside the trainer, its slots never read."
+        "\`bench/coschedule.py\` (PyG SAGEConv 3 x 256, batch 1024, [15, 10, 5], under MPS) on papers x0.3 (16 GiB of 512 B rows) in memory, a GPU hot tier of ${GNND_TIER_BYTES:-3840MiB} (24 % of the rows), the producer's SMs as given; ${GNND_TIER_ROUNDS:-2} rounds of 200 steps. Beside / ideal: the ideal loop (premade batches) fetching and dropping a gnnd batch each step, over the ideal: the producer and next() beside the trainer, its slots never read (where the trainer has an active thread percentage, its ideal runs under it too). With stand-in / ideal: the ideal loop running next()'s torch and PyG work without gnnd (coschedule.py's stand-in) each step, over the ideal."
       papers=$(papers03)
       nvidia-cuda-mps-control -d || echo "(MPS did not start: without it)"
-      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | beside / ideal | next() µs | stand-in µs |" >>"$results"
-      echo "|---|---|---|---|---|---|---|" >>"$results"
-      for priority in ${GNND_TIER_CLIENT_PRIORITY:-unset}; do
-        # gnnd alone as an MPS client of this priority (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal)
-        gnnd_bin=$(command -v gnnd)
-        if [ "$priority" != unset ]; then
+      echo "| gnnd | ideal steps/s | fed steps/s | fed / ideal | beside / ideal | with stand-in / ideal | next() µs | stand-in µs |" >>"$results"
+      echo "|---|---|---|---|---|---|---|---|" >>"$results"
+      for percent in ${GNND_TIER_TRAINER_PERCENT:-unset}; do
+        for priority in ${GNND_TIER_CLIENT_PRIORITY:-unset}; do
+          # gnnd as an MPS client of this priority (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal), on the whole
+          # GPU whatever the trainer's share (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: the SMs its grids are sized for)
           gnnd_bin=$data/gnnd-priority-$priority
-          printf '#!/bin/bash\nCUDA_MPS_CLIENT_PRIORITY=%s exec %s "$@"\n' "$priority" "$(command -v gnnd)" >"$gnnd_bin"
+          env=""
+          [ "$priority" != unset ] && env="CUDA_MPS_CLIENT_PRIORITY=$priority "
+          printf '#!/bin/bash\nunset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE\n%sexec %s "$@"\n' "$env" "$(command -v gnnd)" >"$gnnd_bin"
           chmod +x "$gnnd_bin"
-        fi
-        for sms in ${GNND_TIER_SMS:-auto 16 8}; do
-          run "$python" "$repo/bench/coschedule.py" --dataset "$papers" --rounds "${GNND_TIER_ROUNDS:-2}" --beside \
-            --gnnd "$gnnd_bin" --gnnd-args="--gpu-cache=${GNND_TIER_BYTES:-3840MiB} --producer-sms=$sms" \
-            --next-steps 20 --label "GPU tier ${GNND_TIER_BYTES:-3840MiB}, producer_sms $sms, gnnd's MPS client priority $priority"
+          trainer_env=()
+          [ "$percent" != unset ] && trainer_env=("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$percent")
+          for sms in ${GNND_TIER_SMS:-auto 16 8}; do
+            run env "${trainer_env[@]}" "$python" "$repo/bench/coschedule.py" --dataset "$papers" --beside --stand-in \
+              --rounds "${GNND_TIER_ROUNDS:-2}" --gnnd "$gnnd_bin" --next-steps 20 \
+              --gnnd-args="--gpu-cache=${GNND_TIER_BYTES:-3840MiB} --producer-sms=$sms" \
+              --label "GPU tier ${GNND_TIER_BYTES:-3840MiB}, producer_sms $sms, gnnd's MPS client priority $priority, the trainer's active thread percentage $percent"
+          done
         done
       done
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
