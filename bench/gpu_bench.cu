@@ -10,6 +10,9 @@
 //     The node ids of sampled batches, gathered from a pinned table of each row size: gnnd's gather, a
 //     plain warp-per-row gather of the same ids sorted (the density ceiling), and a pinned cudaMemcpy of
 //     the same bytes, in GB/s of rows delivered.
+//   gpu_bench gather-ce --dataset DIR [--row_bytes 512]
+//     The same kind of rows copied by the copy engines (cudaMemcpyBatchAsync, one copy a row): GB/s and the
+//     call's host time, with and without the hint to overlap compute.
 //   gpu_bench tier (--dataset DIR | --synthetic_nodes N --synthetic_skew 4) [--row_bytes 512]
 //     The hot tier: hot rows by the expected-reads ranking (what `gnnctl hotness --write` stores), caches
 //     of 0-50 % of the rows; per size, the share of row reads it serves (hit rate; also for a presample
@@ -980,6 +983,76 @@ int RunGather() {
   return 0;
 }
 
+// The same rows copied by the copy engines instead of SMs (cudaMemcpyBatchAsync: one copy per row, from a list the
+// host builds): whether a gather could leave the trainer's SMs alone. Timed on the GPU (events around the call, so
+// the API's host time counts where the GPU waits for it) and on the host (the call alone).
+int RunGatherCopyEngines() {
+  auto g = LoadDataset(absl::GetFlag(FLAGS_dataset));
+  std::vector<std::vector<int64_t>> batches;
+  Sample(*g, ParseFanouts(absl::GetFlag(FLAGS_fanouts)), CscPlacement::kDevice, /*graphs=*/true,
+         [&](const int64_t* ids, int64_t count) {
+           if (batches.size() < 4) {
+             batches.emplace_back(count);
+             CHECK_CUDA(cudaMemcpy(batches.back().data(), ids, 8 * count, cudaMemcpyDeviceToHost));
+           }
+         });
+  const int64_t n = g->data.num_nodes();
+  int64_t max_count = 0;
+  for (const auto& b : batches) max_count = std::max<int64_t>(max_count, b.size());
+  std::printf(
+      "Graph: %s; rows of %zu sampled batches (%lld at most) copied by cudaMemcpyBatchAsync, one copy a row; "
+      "medians of 5 runs per batch.\n\n| row bytes | flags | GB/s (GPU) | API call ms (host) |\n|---|---|---|---|\n",
+      g->name.c_str(), batches.size(), static_cast<long long>(max_count));
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  for (const std::string& r : absl::GetFlag(FLAGS_row_bytes)) {
+    const size_t row = std::stoul(r);
+    const HostBuffer table = RowTable(row * n);
+    auto registration = OrDie(HostRegistration::Register(table.data, table.bytes));
+    char* out = nullptr;
+    CHECK_CUDA(cudaMalloc(&out, row * max_count));
+    for (unsigned flags : {0u, unsigned(cudaMemcpyFlagPreferOverlapWithCompute)}) {
+      std::vector<double> rate, api_ms;
+      for (const auto& b : batches) {
+        std::vector<void*> dsts(b.size());
+        std::vector<const void*> srcs(b.size());
+        std::vector<size_t> sizes(b.size(), row);
+        for (size_t i = 0; i < b.size(); ++i) {
+          dsts[i] = out + i * row;
+          srcs[i] = static_cast<const char*>(table.data) + b[i] * row;
+        }
+        cudaMemcpyAttributes attrs{};
+        attrs.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        attrs.srcLocHint.type = cudaMemLocationTypeHost;
+        attrs.dstLocHint.type = cudaMemLocationTypeDevice;
+        attrs.flags = flags;
+        size_t attrs_index = 0;
+        for (int rep = 0; rep < 5; ++rep) {
+          CHECK_CUDA(cudaEventRecord(start, stream));
+          const auto host_start = std::chrono::steady_clock::now();
+          CHECK_CUDA(
+              cudaMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), b.size(), &attrs, &attrs_index, 1, stream));
+          api_ms.push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count());
+          CHECK_CUDA(cudaEventRecord(stop, stream));
+          CHECK_CUDA(cudaEventSynchronize(stop));
+          float ms = 0;
+          CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+          rate.push_back(static_cast<double>(row) * b.size() / 1e6 / ms);
+        }
+      }
+      std::printf("| %zu | %s | %.1f | %.2f |\n", row, flags ? "prefer overlap with compute" : "default", Median(rate),
+                  Median(api_ms));
+      std::fflush(stdout);
+    }
+    cudaFree(out);
+  }
+  return 0;
+}
+
 // Row reads per node over `batches`.
 std::vector<int64_t> CountReads(const std::vector<std::vector<int64_t>>& batches, int64_t n) {
   std::vector<int64_t> reads(n);
@@ -1231,6 +1304,7 @@ int main(int argc, char** argv) {
   const std::string mode = args.size() > 1 ? args[1] : "";
   if (mode == "sampling") return gnnd::cuda::RunSampling();
   if (mode == "gather") return gnnd::cuda::RunGather();
+  if (mode == "gather-ce") return gnnd::cuda::RunGatherCopyEngines();
   if (mode == "tier") return gnnd::cuda::RunTier();
   if (mode == "typed") return gnnd::cuda::RunTyped();
   if (mode == "link") return gnnd::cuda::RunLink();
