@@ -83,10 +83,9 @@ def stand_in(batch, pair32):
                      num_sampled_edges=[edges])
 
 
-def time_next_between_steps(batches, train, premade, profiler, device, steps=80):
+def time_next_between_steps(batches, train, premade, pairs32, profiler, device, steps=80):
     """Seconds of next() (wall, and the thread's CPU) and of the stand-in, each after a real step, with the GPU
     caught up and gnnd's slots refilled; next() and the stand-in take turns in that place."""
-    pairs32 = [b[1].int() for b in premade[:4]]
     wall, cpu, stand_ins = [], [], []
     for i in range(steps):
         torch.cuda.synchronize(device)
@@ -163,7 +162,7 @@ def main():
 
             ideal, fed, beside, with_stand_in, cache = [], [], [], [], None
             next_seconds, next_cpu, stand_in_seconds = [], [], []
-            pairs32 = [b[1].int() for b in premade[:4]]
+            pairs32 = [b[1].int() for b in premade[:4]]  # the stand-in's int32 edge pairs
             profiler = cProfile.Profile() if args.profile else None
             for _ in range(args.rounds):
                 start = time.perf_counter()
@@ -211,7 +210,7 @@ def main():
                     if before and after:  # the timed steps' lookups (and the batches sampled ahead of them)
                         hits, misses, prefetched = (a - b for a, b in zip(after, before))
                         cache = (hits / max(hits + misses, 1), (misses + prefetched) / args.steps)
-                    wall, cpu, stand_ins = time_next_between_steps(batches, train, premade, profiler, device,
+                    wall, cpu, stand_ins = time_next_between_steps(batches, train, premade, pairs32, profiler, device,
                                                                    args.next_steps)
                     next_seconds += wall
                     next_cpu += cpu

@@ -888,17 +888,23 @@ void LaunchSortedGather(const int64_t* ids, int64_t count, const char* table, si
     SortedGatherKernel<uint16_t><<<blocks, 256, 0, s>>>(ids, count, table, row, out);
 }
 
+// The node ids of the first `count` batches sampled with --fanouts (gnnd's order), kept on the host.
+std::vector<std::vector<int64_t>> SampledIds(const BenchGraph& g, size_t count) {
+  std::vector<std::vector<int64_t>> batches;
+  Sample(g, ParseFanouts(absl::GetFlag(FLAGS_fanouts)), CscPlacement::kDevice, /*graphs=*/true,
+         [&](const int64_t* ids, int64_t n) {
+           if (batches.size() < count) {
+             batches.emplace_back(n);
+             CHECK_CUDA(cudaMemcpy(batches.back().data(), ids, 8 * n, cudaMemcpyDeviceToHost));
+           }
+         });
+  return batches;
+}
+
 int RunGather() {
   auto g = LoadDataset(absl::GetFlag(FLAGS_dataset));
-  // The node ids of a few sampled batches (gnnd's order), kept on the host.
-  std::vector<std::vector<int64_t>> batches;
   const std::string fanouts = absl::GetFlag(FLAGS_fanouts);
-  Sample(*g, ParseFanouts(fanouts), CscPlacement::kDevice, /*graphs=*/true, [&](const int64_t* ids, int64_t count) {
-    if (batches.size() < 8) {
-      batches.emplace_back(count);
-      CHECK_CUDA(cudaMemcpy(batches.back().data(), ids, 8 * count, cudaMemcpyDeviceToHost));
-    }
-  });
+  const std::vector<std::vector<int64_t>> batches = SampledIds(*g, 8);
   const int64_t n = g->data.num_nodes();
   int64_t max_count = 0;
   double mean_count = 0;
@@ -988,14 +994,7 @@ int RunGather() {
 // the API's host time counts where the GPU waits for it) and on the host (the call alone).
 int RunGatherCopyEngines() {
   auto g = LoadDataset(absl::GetFlag(FLAGS_dataset));
-  std::vector<std::vector<int64_t>> batches;
-  Sample(*g, ParseFanouts(absl::GetFlag(FLAGS_fanouts)), CscPlacement::kDevice, /*graphs=*/true,
-         [&](const int64_t* ids, int64_t count) {
-           if (batches.size() < 4) {
-             batches.emplace_back(count);
-             CHECK_CUDA(cudaMemcpy(batches.back().data(), ids, 8 * count, cudaMemcpyDeviceToHost));
-           }
-         });
+  const std::vector<std::vector<int64_t>> batches = SampledIds(*g, 4);
   const int64_t n = g->data.num_nodes();
   int64_t max_count = 0;
   for (const auto& b : batches) max_count = std::max<int64_t>(max_count, b.size());

@@ -339,9 +339,9 @@ after the churn with the same 4 sessions open."
           # gnnd as an MPS client of this priority (CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal), on the whole
           # GPU whatever the trainer's share (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: the SMs its grids are sized for)
           gnnd_bin=$data/gnnd-priority-$priority
-          env=""
-          [ "$priority" != unset ] && env="CUDA_MPS_CLIENT_PRIORITY=$priority "
-          printf '#!/bin/bash\nunset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE\n%sexec %s "$@"\n' "$env" "$(command -v gnnd)" >"$gnnd_bin"
+          priority_env=""
+          [ "$priority" != unset ] && priority_env="CUDA_MPS_CLIENT_PRIORITY=$priority "
+          printf '#!/bin/bash\nunset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE\n%sexec %s "$@"\n' "$priority_env" "$(command -v gnnd)" >"$gnnd_bin"
           chmod +x "$gnnd_bin"
           trainer_env=()
           [ "$percent" != unset ] && trainer_env=("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$percent")
