@@ -36,7 +36,6 @@ absl::StatusOr<std::unique_ptr<Admission::Ticket>> Admission::Reserve(uid_t uid,
   const auto found = by_uid_.find(uid);  // no entry for a uid that is refused
   const Use mine = found == by_uid_.end() ? Use{} : found->second;
   const uint64_t uid_sessions = std::max<uint64_t>(1, ShareOf(limits_.max_sessions, limits_.uid_share_percent));
-  const uint64_t uid_bytes = ShareOf(limits_.max_total_slot_bytes, limits_.uid_share_percent);
   auto refuse = [&](absl::string_view limit, uint64_t value, absl::string_view what) {
     return absl::ResourceExhaustedError(absl::StrCat("open: ", what, " (", limit, " = ", value,
                                                      "); close sessions or ask the administrator to raise it"));
@@ -49,22 +48,48 @@ absl::StatusOr<std::unique_ptr<Admission::Ticket>> Admission::Reserve(uid_t uid,
     return refuse("uid_share_percent", limits_.uid_share_percent,
                   absl::StrCat("uid ", uid, " has its share of sessions open (", uid_sessions, ")"));
   }
-  if (slot_bytes > limits_.max_total_slot_bytes - total_.bytes) {
-    return refuse("max_total_slot_bytes", limits_.max_total_slot_bytes,
-                  absl::StrCat("the session's ", slot_bytes,
-                               " bytes (slots, seed lists, buffers) would exceed what gnnd allows, with ", total_.bytes,
-                               " in use"));
-  }
-  if (mine.bytes > uid_bytes || slot_bytes > uid_bytes - mine.bytes) {
-    return refuse("uid_share_percent", limits_.uid_share_percent,
-                  absl::StrCat("the session's ", slot_bytes, " bytes (slots, seed lists, buffers) would exceed uid ",
-                               uid, "'s share (", uid_bytes, " bytes, ", mine.bytes, " in use)"));
-  }
+  if (absl::Status fits = CheckBytesLocked(uid, slot_bytes); !fits.ok()) return fits;
   ++total_.sessions;
   total_.bytes += slot_bytes;
   ++by_uid_[uid].sessions;
   by_uid_[uid].bytes += slot_bytes;
   return std::unique_ptr<Ticket>(new Ticket(this, uid, slot_bytes));
+}
+
+absl::Status Admission::CheckBytesLocked(uid_t uid, uint64_t bytes) const {
+  const auto found = by_uid_.find(uid);
+  const uint64_t mine = found == by_uid_.end() ? 0 : found->second.bytes;
+  const uint64_t uid_bytes = ShareOf(limits_.max_total_slot_bytes, limits_.uid_share_percent);
+  auto refuse = [&](absl::string_view limit, uint64_t value, absl::string_view what) {
+    return absl::ResourceExhaustedError(absl::StrCat("open: ", what, " (", limit, " = ", value,
+                                                     "); close sessions or ask the administrator to raise it"));
+  };
+  if (bytes > limits_.max_total_slot_bytes - total_.bytes) {
+    return refuse("max_total_slot_bytes", limits_.max_total_slot_bytes,
+                  absl::StrCat("the session's ", bytes,
+                               " bytes (slots, seed lists, buffers) would exceed what gnnd allows, with ", total_.bytes,
+                               " in use"));
+  }
+  if (mine > uid_bytes || bytes > uid_bytes - mine) {
+    return refuse("uid_share_percent", limits_.uid_share_percent,
+                  absl::StrCat("the session's ", bytes, " bytes (slots, seed lists, buffers) would exceed uid ", uid,
+                               "'s share (", uid_bytes, " bytes, ", mine, " in use)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Admission::Grow(Ticket& ticket, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes <= ticket.bytes_) return absl::OkStatus();
+  // Checked as a reservation of `bytes` would be, without what the ticket holds (the same refusal).
+  Use& mine = by_uid_[ticket.uid_];
+  total_.bytes -= ticket.bytes_;
+  mine.bytes -= ticket.bytes_;
+  absl::Status fits = CheckBytesLocked(ticket.uid_, bytes);
+  if (fits.ok()) ticket.bytes_ = bytes;
+  total_.bytes += ticket.bytes_;
+  mine.bytes += ticket.bytes_;
+  return fits;
 }
 
 void Admission::Release(uid_t uid, uint64_t bytes) {

@@ -44,6 +44,9 @@ class Admission {
     uint64_t bytes_;
   };
   absl::StatusOr<std::unique_ptr<Ticket>> Reserve(uid_t uid, uint64_t slot_bytes);
+  // Raises what `ticket` holds to `bytes` (a session whose size is known only after a first reservation of
+  // its least size); RESOURCE_EXHAUSTED, holding what it held, if that would pass a limit.
+  absl::Status Grow(Ticket& ticket, uint64_t bytes);
 
   // The limits and what is in use, for GetStats.
   v1::AdmissionStats Stats() const;
@@ -53,6 +56,8 @@ class Admission {
     uint64_t sessions = 0, bytes = 0;
   };
   void Release(uid_t uid, uint64_t bytes);
+  // Whether `bytes` more fit in the total and in `uid`'s share (mutex_ held): OK or the refusal.
+  absl::Status CheckBytesLocked(uid_t uid, uint64_t bytes) const;
 
   const Limits limits_;
   mutable std::mutex mutex_;

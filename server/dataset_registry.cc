@@ -241,7 +241,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
     loaded->look_ahead = dataset.look_ahead() > 0 ? dataset.look_ahead() : kDefaultLookAhead;
   }
   loaded->max_in_degrees = loaded->graph.MaxInDegrees();
-  loaded->first_negative_weights = loaded->graph.FirstNegativeWeights();
+  loaded->first_undrawable_weights = loaded->graph.FirstUndrawableWeights();
   loaded->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ShmLoadStats& stats = loaded->shm->load_stats();
   if (stats.bytes > 0) {

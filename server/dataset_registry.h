@@ -36,9 +36,9 @@ struct LoadedDataset {
   std::vector<RowCache*> caches() const;
   GraphData graph;
   std::vector<int64_t> max_in_degrees;  // per relation (bounds a fanout of -1)
-  // Per array: a weight-shaped edge attribute's first negative value (GraphData::FirstNegativeWeights), so a
+  // Per array: a weight-shaped edge attribute's first undrawable value (GraphData::FirstUndrawableWeights), so a
   // weighted open is checked without a pass over its weights.
-  std::vector<int64_t> first_negative_weights;
+  std::vector<int64_t> first_undrawable_weights;
   double load_seconds = 0;
 };
 

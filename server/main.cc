@@ -30,6 +30,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/base/flags.h"
+#include "common/base/limits.h"
 #include "common/base/log.h"
 #include "common/base/parallel.h"
 #include "common/base/status.h"
@@ -326,7 +327,7 @@ int Run(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.RegisterService(&service);
-  builder.SetMaxReceiveMessageSize(64 << 20);  // an open request may carry 8 M seed ids
+  builder.SetMaxReceiveMessageSize(kMaxOpenRequestBytes);  // an open request may carry 8 M seed ids and times
   int tcp_port = 0;
   if (!address.unix_socket) builder.AddListeningPort(address.target, grpc::InsecureServerCredentials(), &tcp_port);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -29,7 +29,7 @@ absl::StatusOr<std::unique_ptr<GnndService>> GnndService::Create(const v1::Daemo
                                                                  const UnixListener* listener) {
   auto service = std::unique_ptr<GnndService>(new GnndService(config, registry, backends, listener));
   GNND_ASSIGN_OR_RETURN(service->session_teardown_, ThreadPool::Create(kTeardownThreads, "session teardowns"));
-  GNND_ASSIGN_OR_RETURN(service->session_setup_, ThreadPool::Create(kSetupThreads, "session setups"));
+  GNND_ASSIGN_OR_RETURN(service->session_setup_, FairPool::Create(kSetupShare, "session setups"));
   GNND_ASSIGN_OR_RETURN(service->session_pool_, ThreadPool::Create(kSessionThreads, "session steps"));
   return service;
 }
@@ -108,7 +108,8 @@ grpc::Status GnndService::DescribeDataset(grpc::ServerContext* context, const v1
 class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionEvent>,
                                           private SessionOutput {
  public:
-  SessionReactor(GnndService& service, PeerCredentials peer) : service_(service), peer_(peer) {
+  SessionReactor(GnndService& service, PeerCredentials peer)
+      : service_(service), peer_(peer), setup_(service.session_setup_->QueueFor(peer.uid)) {
     if (absl::Status s = service_.access_.AuthorizeTrainer(peer_); !s.ok()) {
       End(s);
       return;
@@ -123,7 +124,7 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
       lock.unlock();
       if (!ok) return End(absl::CancelledError("no open request"));
       if (!request_.has_open()) return End(absl::InvalidArgumentError("the first message of a session must be 'open'"));
-      return RunHeld(*service_.session_setup_, [this] { Open(); });
+      return RunHeld(*setup_, [this] { Open(); });
     }
     if (session_ == nullptr) return;  // torn down: nothing reads on
     if (!ok) return session_->OnTrainerClosed();
@@ -154,6 +155,7 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
   }
 
   void OnCancel() override {
+    abandoned_ = true;  // an open in progress stops at its next check
     std::lock_guard<std::mutex> lock(mutex_);
     cancelled_ = true;
     if (session_ != nullptr) session_->OnTrainerClosed();
@@ -170,7 +172,7 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
 
  private:
   // Runs `task` on `pool` with the reactor held: it is not deleted before `task` returns.
-  void RunHeld(ThreadPool& pool, std::function<void()> task) {
+  void RunHeld(TaskRunner& pool, std::function<void()> task) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++holds_;
@@ -194,7 +196,8 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
   }
 
   void Open() {
-    absl::StatusOr<std::unique_ptr<class Session>> session = service_.OpenSession(request_.open(), peer_);
+    absl::StatusOr<std::unique_ptr<class Session>> session =
+        service_.OpenSession(request_.open(), peer_, *setup_, [this] { return abandoned_.load(); });
     if (!session.ok()) return End(session.status());
     class Session* started;
     {
@@ -259,7 +262,9 @@ class GnndService::SessionReactor final : public grpc::ServerBidiReactor<v1::Ses
 
   GnndService& service_;
   const PeerCredentials peer_;
-  v1::SessionRequest request_;  // the read in flight
+  const std::unique_ptr<TaskRunner> setup_;  // the uid's queue of the setup pool (the open, the epochs' seeds)
+  std::atomic<bool> abandoned_ = false;      // the stream was cancelled (the trainer went away)
+  v1::SessionRequest request_;               // the read in flight
   std::mutex mutex_;
   std::unique_ptr<class Session> session_;
   std::deque<v1::SessionEvent> outbox_;  // front: the write in flight
@@ -274,7 +279,8 @@ grpc::ServerBidiReactor<v1::SessionRequest, v1::SessionEvent>* GnndService::Sess
 }
 
 absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::OpenSession& request,
-                                                                  const PeerCredentials& peer) {
+                                                                  const PeerCredentials& peer, TaskRunner& setup,
+                                                                  const std::function<bool()>& abandoned) {
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<DatasetRegistry::Lease> lease, registry_->Acquire(request.dataset()));
   uint64_t id;
   {
@@ -285,7 +291,9 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
   const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_, &histograms_};
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<class Session>> session =
-      Session::Open(id, request, std::move(lease), limits, peer, *backends_, *session_pool_, *session_setup_);
+      abandoned()
+          ? absl::CancelledError("open: the trainer went away before its session opened")
+          : Session::Open(id, request, std::move(lease), limits, peer, *backends_, *session_pool_, setup, abandoned);
   if (!session.ok()) {
     LogEvent(LogLevel::kInfo, "session_refused",
              {{"session", absl::StrCat(id)},

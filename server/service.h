@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -57,8 +58,11 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
 
   PeerCredentials Peer(grpc::ServerContextBase* context) const;
   // Opens and registers a session for `peer`'s open request.
+  // Opens a session on `setup` (the uid's queue of the setup pool). `abandoned` says whether the trainer
+  // went away meanwhile: the open then stops at its next check (CANCELLED).
   absl::StatusOr<std::unique_ptr<class Session>> OpenSession(const v1::OpenSession& request,
-                                                             const PeerCredentials& peer);
+                                                             const PeerCredentials& peer, TaskRunner& setup,
+                                                             const std::function<bool()>& abandoned);
   // Unregisters a session whose stream is done, keeps its counts and frees it.
   void SessionEnded(std::unique_ptr<class Session> session, const absl::Status& status);
 
@@ -85,9 +89,10 @@ class GnndService final : public v1::Gnnd::WithCallbackMethod_Session<v1::Gnnd::
   int stream_tasks_ = 0;  // RunHeld tasks posted and not yet returned
   static constexpr int kTeardownThreads = 2;
   // Where sessions open and their epochs' seed orders are made: work of tens of milliseconds (a sort of
-  // the split) that must not hold up other sessions' steps.
-  std::unique_ptr<ThreadPool> session_setup_;
-  static constexpr int kSetupThreads = 4;
+  // the split; with growing slots, a few batches sampled) that must not hold up other sessions' steps. Fair
+  // per uid (fair_pool.h): one uid's heavy opens queue behind each other, never before another uid's.
+  std::unique_ptr<FairPool> session_setup_;
+  static constexpr int kSetupShare = 4;
   // Where sessions take their steps: short ones (a step never waits for a trainer, a GPU or a sort).
   // Declared last: destroyed first, after the server's shutdown.
   std::unique_ptr<ThreadPool> session_pool_;

@@ -21,7 +21,10 @@ inline constexpr int kMaxThreads = 1024;                  // producer_threads, -
 inline constexpr uint64_t kMaxSessions = 1 << 20;         // max_sessions
 inline constexpr int kMaxSlots = 64;                      // default_slots, open.num_slots
 inline constexpr int64_t kMaxSeedIds = int64_t{8} << 20;  // open.seed_ids
-inline constexpr int32_t kMaxNegativeAmount = 1024;       // negatives per positive: neg_amount, a split's fixed ones
+// The largest open request gnnd reads: kMaxSeedIds ids and as many times, each a varint of up to 10 bytes,
+// and 1 MiB for the rest (a link session's 4 M pairs and their times take less).
+inline constexpr int kMaxOpenRequestBytes = static_cast<int>(2 * 10 * kMaxSeedIds + (1 << 20));
+inline constexpr int32_t kMaxNegativeAmount = 1024;  // negatives per positive: neg_amount, a split's fixed ones
 
 // What a field left at 0 means.
 inline constexpr uint64_t kDefaultMaxSessions = 256;

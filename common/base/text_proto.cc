@@ -30,10 +30,28 @@ absl::Status ParseTextProto(const std::string& text, const std::string& what, go
 
 absl::Status SetTextFields(const std::string& text, const std::string& what, google::protobuf::Message* message) {
   std::unique_ptr<google::protobuf::Message> fields(message->New());
-  if (absl::Status parsed = ParseTextProto(text, what, fields.get()); !parsed.ok()) return parsed;
-  std::vector<const google::protobuf::FieldDescriptor*> named;
-  fields->GetReflection()->ListFields(*fields, &named);
-  for (const google::protobuf::FieldDescriptor* field : named) message->GetReflection()->ClearField(message, field);
+  FirstErrorCollector errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  google::protobuf::TextFormat::ParseInfoTree named;  // where each field the text names stands
+  parser.WriteLocationsTo(&named);
+  if (!parser.ParseFromString(text, fields.get()))
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", errors.error));
+  // The text's strings go to gnnd as they are: one that is not UTF-8 would make the whole message unreadable
+  // there, so it is refused here, by the same parse.
+  if (std::unique_ptr<google::protobuf::Message> check(fields->New());
+      !check->ParseFromString(fields->SerializeAsString())) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": a string is not valid UTF-8"));
+  }
+  // Every field the text names replaces the message's, its default value too ("no_shuffle: false", "split:
+  // \"\""): proto3 keeps no presence for those, so the parser's locations tell which were named; a named
+  // field is cleared (its default) and the text's value, if any other, merged in.
+  const google::protobuf::Descriptor* type = message->GetDescriptor();
+  for (int i = 0; i < type->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = type->field(i);
+    if (named.GetLocation(field, field->is_repeated() ? 0 : -1).line < 0) continue;
+    message->GetReflection()->ClearField(message, field);
+  }
   message->MergeFrom(*fields);
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/limits.h"
 #include "common/base/status.h"
+#include "common/batch/sampling.h"
 
 namespace gnnd {
 namespace {
@@ -140,6 +141,14 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     }
   }
   return c;
+}
+
+absl::Status LaborOutgrownError(absl::string_view relation, int hop, int64_t bound) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "LABOR: ", relation, " kept more edges", hop >= 0 ? absl::StrCat(" at hop ", hop + 1) : "",
+      " than the batch holds", bound >= 0 ? absl::StrCat(" (", bound, ")") : "", " in each of ", labor::kMaxAttempts,
+      " draws: its destinations share sources, which LABOR keeps or drops together; sample it with a lower fanout "
+      "or without labor"));
 }
 
 int64_t LaborHopEdges(int64_t frontier, int64_t expected, int64_t most) {

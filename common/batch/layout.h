@@ -61,6 +61,11 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
 // fanout, or the largest in-degree where smaller) and `most` at most (the largest in-degree): 1.5 x the
 // expected edges and a margin of 8 standard deviations of a Poisson count, never more than `most` each.
 int64_t LaborHopEdges(int64_t frontier, int64_t expected, int64_t most);
+// The error of a LABOR batch whose hop `hop` (0-based; < 0: unknown) of `relation` kept more edges than its
+// `bound` (< 0: unknown) in every one of labor::kMaxAttempts draws (sources shared by many destinations keep their
+// edges together): RESOURCE_EXHAUSTED, naming them and what helps. Such a batch is never handed out: without that hop's
+// edges it would be biased.
+absl::Status LaborOutgrownError(absl::string_view relation, int hop, int64_t bound);
 
 // A link batch's pair arrays, after its graph arrays (common/batch/link_batch.h; SIZE_MAX where the negative
 // mode has none):

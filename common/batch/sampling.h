@@ -6,6 +6,11 @@
 
 #include <cstdint>
 #include <cstring>
+#ifndef __CUDA_ARCH__
+#include <algorithm>
+#include <utility>
+#include <vector>
+#endif
 
 #include "common/base/philox.h"
 
@@ -36,22 +41,63 @@ GNND_HOST_DEVICE int64_t SampleCount(int64_t degree, int32_t fanout) {
 // the low 48 bits, the relation (< 256; 0 for a homogeneous graph) in the next 8, hop (1-based) in the
 // top 8. `batch` is the global batch index (step * world_size + rank). Call only when k < degree
 // (otherwise take positions 0..degree-1).
+//
+// The insertion keeps the list sorted at O(k) a draw; on the host, k above kFloydInsertionLimit takes
+// ChoosePositionsBySorting's route to the same positions in O(k log k).
+inline constexpr int64_t kFloydInsertionLimit = 256;
+
+// Floyd's draw i of k over [0, degree): t uniform in [0, degree - k + i] (two draws per Philox block, `words`
+// holding the block of draw i & ~1).
+GNND_HOST_DEVICE uint64_t FloydDraw(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                                    int64_t degree, int64_t k, int64_t i, Philox4x32& words) {
+  if ((i & 1) == 0) {
+    const Philox4x32 counter = {{static_cast<uint32_t>(node),
+                                 static_cast<uint32_t>(node >> 32) | (relation << 16) | (hop << 24),
+                                 static_cast<uint32_t>(batch), static_cast<uint32_t>(i >> 1)}};
+    words = Philox4x32_10(counter, key.key0, key.key1);
+  }
+  const uint64_t random = (static_cast<uint64_t>(words.v[(i & 1) * 2]) << 32) | words.v[(i & 1) * 2 + 1];
+  return Below64(random, static_cast<uint64_t>(degree - k + i) + 1);
+}
+
+#ifndef __CUDA_ARCH__
+// ChoosePositions' positions in O(k log k) (host only). Draw i takes t_i unless t_i was taken before, then
+// j_i = degree - k + i; t_i was taken before iff an earlier draw t_m equals it, or t_i = j_m for an earlier m
+// whose draw was taken that way (j_m is m's alone). Sorting the draws finds the first case for all i at once;
+// one pass in draw order settles the second.
+template <typename Position>
+void ChoosePositionsBySorting(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                              int64_t degree, int64_t k, Position* positions) {
+  thread_local std::vector<std::pair<uint64_t, int64_t>> draws;  // (t_i, i)
+  thread_local std::vector<uint8_t> repeated, taken_late;
+  draws.resize(static_cast<size_t>(k));
+  repeated.assign(static_cast<size_t>(k), 0);
+  taken_late.assign(static_cast<size_t>(k), 0);
+  Philox4x32 words{};
+  for (int64_t i = 0; i < k; ++i) draws[i] = {FloydDraw(key, batch, hop, relation, node, degree, k, i, words), i};
+  std::sort(draws.begin(), draws.end());
+  for (int64_t i = 1; i < k; ++i) repeated[draws[i].second] = draws[i].first == draws[i - 1].first;
+  std::sort(draws.begin(), draws.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const int64_t first_j = degree - k;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t m = static_cast<int64_t>(draws[i].first) - first_j;  // t_i = j_m
+    taken_late[i] = repeated[i] || (m >= 0 && m < i && taken_late[m]);
+    positions[i] = static_cast<Position>(taken_late[i] ? first_j + i : static_cast<int64_t>(draws[i].first));
+  }
+  std::sort(positions, positions + k);
+}
+#endif
+
 template <typename Position>
 GNND_HOST_DEVICE void ChoosePositions(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
                                       int64_t degree, int64_t k, Position* positions) {
-  const Philox4x32 base = {{static_cast<uint32_t>(node),
-                            static_cast<uint32_t>(node >> 32) | (relation << 16) | (hop << 24),
-                            static_cast<uint32_t>(batch), 0}};
+#ifndef __CUDA_ARCH__
+  if (k > kFloydInsertionLimit) return ChoosePositionsBySorting(key, batch, hop, relation, node, degree, k, positions);
+#endif
   Philox4x32 words{};
   for (int64_t i = 0; i < k; ++i) {
-    if ((i & 1) == 0) {  // two 64-bit draws per Philox block
-      Philox4x32 counter = base;
-      counter.v[3] = static_cast<uint32_t>(i >> 1);
-      words = Philox4x32_10(counter, key.key0, key.key1);
-    }
-    const uint64_t random = (static_cast<uint64_t>(words.v[(i & 1) * 2]) << 32) | words.v[(i & 1) * 2 + 1];
     const int64_t j = degree - k + i;  // Floyd: pick t in [0, j]; if taken, take j
-    Position t = static_cast<Position>(Below64(random, static_cast<uint64_t>(j) + 1));
+    Position t = static_cast<Position>(FloydDraw(key, batch, hop, relation, node, degree, k, i, words));
     // Insert t (or j) keeping positions[0..i) sorted; j exceeds every earlier pick, so it goes last.
     int64_t at = i;
     while (at > 0 && positions[at - 1] > t) --at;
@@ -131,6 +177,14 @@ GNND_HOST_DEVICE double Exponential(uint32_t word) {
   constexpr double kLn2 = 0.69314718055994530942;
   return Add(Mul(static_cast<double>(32 - e), kLn2), -ln_m);  // -ln(x / 2^32) = (32 - e) ln 2 - ln m
 }
+
+// Weights the rule orders exactly: 0 (never drawn) or from kMinWeight to kMaxWeight. A key E / w, E in
+// (2^-34, 23), stays a normal float for these; a smaller weight's keys overflow to infinity and a larger one's
+// lose their bits in subnormals, so distinct edges would tie and be drawn by position. Datasets are checked
+// (GraphData::FirstUndrawableWeights) before a weighted session opens.
+inline constexpr float kMinWeight = 0x1p-120f;
+inline constexpr float kMaxWeight = 0x1p+90f;
+GNND_HOST_DEVICE bool Drawable(float w) { return w == 0 || (w >= kMinWeight && w <= kMaxWeight); }
 }  // namespace weighted
 
 // The random words of positions 4 block .. 4 block + 3 of a node's list (word p % 4 is position p's).
@@ -255,8 +309,9 @@ GNND_HOST_DEVICE int64_t RankOf(const uint32_t* order, int64_t degree, int64_t t
 // A node keeps k in-edges in expectation but may keep up to all of them, so a batch's slot is sized by a hop bound
 // of about 1.5 x the expected edges (common/batch/layout.cc, LaborHopEdges), not by in-degrees. A batch one of
 // whose relations would hold more edges at a hop than its bound is drawn again, whole, under the next attempt's
-// key (Key: attempt a mixed into the key), until one fits; after kMaxAttempts the last attempt stands with that
-// hop's edges of the relation left out. Both backends check the same bounds in the same order, so they agree.
+// key (Key: attempt a mixed into the key), until one fits; after kMaxAttempts the batch fails (a batch without
+// that hop's edges would be biased; layout.h, LaborOutgrownError). Both backends check the same bounds in the
+// same order, so they agree.
 namespace labor {
 inline constexpr uint32_t kMaxAttempts = 64;
 

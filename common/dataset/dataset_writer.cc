@@ -1,11 +1,14 @@
 #include "common/dataset/dataset_writer.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
@@ -14,6 +17,25 @@
 
 namespace gnnd {
 namespace fs = std::filesystem;
+namespace {
+
+// Removes `out`.partial-<pid> directories (this user's) whose pid no longer runs: imports that were killed.
+void RemoveKilledWork(const fs::path& out) {
+  std::error_code ec;
+  const std::string prefix = out.filename().string() + ".partial-";
+  fs::path parent = out.parent_path();
+  if (parent.empty()) parent = ".";
+  for (const fs::directory_entry& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    int pid = 0;
+    if (name.rfind(prefix, 0) != 0 || !absl::SimpleAtoi(name.substr(prefix.size()), &pid) || pid <= 0) continue;
+    if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // running (or not ours to ask): left alone
+    fs::remove_all(entry.path(), ec);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<DatasetWriter> DatasetWriter::Create(const std::string& out_dir) {
   std::string out = out_dir;
@@ -32,6 +54,7 @@ absl::StatusOr<DatasetWriter> DatasetWriter::Create(const std::string& out_dir) 
   DatasetWriter writer;
   writer.out_dir_ = out;
   writer.work_dir_ = absl::StrCat(out, ".partial-", ::getpid());
+  RemoveKilledWork(out);
   fs::remove_all(writer.work_dir_, ec);
   if (!fs::create_directory(writer.work_dir_, ec)) {
     return absl::PermissionDeniedError(absl::StrCat("create ", writer.work_dir_, ": ", ec.message()));

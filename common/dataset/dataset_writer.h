@@ -1,6 +1,7 @@
 // Builds a dataset directory atomically: everything is written into OUT_DIR.partial-<pid>, the manifest
 // last, the result is opened and validated like any reader would, and only then renamed to OUT_DIR.
-// A failed or killed import leaves no OUT_DIR (a .partial-<pid> directory at most, removed on error).
+// A failed import leaves no OUT_DIR and no .partial-<pid> (removed on error); a killed one leaves its
+// .partial-<pid>, which the next writer of the same OUT_DIR removes once that pid no longer runs.
 #pragma once
 
 #include <string>

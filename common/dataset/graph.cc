@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/batch/sampling.h"
+
 namespace gnnd {
 
 std::vector<int64_t> GraphData::MaxInDegrees() const {
@@ -16,14 +18,14 @@ std::vector<int64_t> GraphData::MaxInDegrees() const {
   return out;
 }
 
-std::vector<int64_t> GraphData::FirstNegativeWeights() const {
+std::vector<int64_t> GraphData::FirstUndrawableWeights() const {
   std::vector<int64_t> out(schema.arrays.size(), -1);
   for (const RelationSchema& r : schema.relations) {
     for (const EdgeAttributeSchema& a : r.edge_attrs) {
       if (!a.CanWeighDraws()) continue;
       const auto* w = static_cast<const float*>(arrays.data[a.array]);
-      const float* negative = std::find_if(w, w + r.num_edges, [](float x) { return x < 0; });
-      if (negative != w + r.num_edges) out[a.array] = negative - w;
+      const float* bad = std::find_if(w, w + r.num_edges, [](float x) { return !weighted::Drawable(x); });
+      if (bad != w + r.num_edges) out[a.array] = bad - w;
     }
   }
   return out;

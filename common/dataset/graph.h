@@ -24,8 +24,9 @@ struct GraphData {
   // The largest of those.
   int64_t MaxInDegree() const;
   // Per array of the schema: for an edge attribute of one float32 an edge (one that may weight draws), the index
-  // of its first negative value, -1 if none (and for every other array); a pass over each such attribute.
-  std::vector<int64_t> FirstNegativeWeights() const;
+  // of its first value the weighted rule cannot draw by (weighted::Drawable: negative, NaN, infinite, or
+  // positive outside [kMinWeight, kMaxWeight]), -1 if none (and for every other array); a pass over each.
+  std::vector<int64_t> FirstUndrawableWeights() const;
 
   // The temporal rule's time orders, built on first use; copies of a GraphData share them (and its arrays).
   std::shared_ptr<TimeOrderCache> time_orders = std::make_shared<TimeOrderCache>();

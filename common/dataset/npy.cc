@@ -208,9 +208,8 @@ class FileSource : public ByteSource {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", path));
-  return std::make_unique<FileSource>(fd, path);
+  GNND_ASSIGN_OR_RETURN(FileDescriptor fd, OpenRegularFile(path, path));  // a FIFO would block the reader
+  return std::make_unique<FileSource>(fd.release(), path);
 }
 
 // ---- NpyStreamReader ----
@@ -327,6 +326,16 @@ absl::Status NpyStreamReader::ReadInt64(int64_t* out, size_t count) {
   }
   scratch_.resize(count * DTypeSize(header_.dtype));
   GNND_RETURN_IF_ERROR(ReadRaw(scratch_.data(), count));
+  if (header_.dtype == DType::kUInt64) {  // past int64 it would wrap negative: a time or id that is not the input's
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t v;
+      std::memcpy(&v, scratch_.data() + i * sizeof(v), sizeof(v));
+      if (v > static_cast<uint64_t>(INT64_MAX)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what_, ": a uint64 value ", v, " is past int64 (at most ", INT64_MAX, ")"));
+      }
+    }
+  }
   Convert(header_.dtype, scratch_.data(), out, count);
   return absl::OkStatus();
 }

@@ -60,7 +60,7 @@ class NpyStreamReader {
   const NpyHeader& header() const { return header_; }
   const std::string& what() const { return what_; }
   // Next `count` elements in storage order. Integer and bool dtypes only for the int form; floats are
-  // accepted for doubles. A short stream is an error.
+  // accepted for doubles. A short stream is an error, and so is a uint64 value past int64.
   absl::Status ReadInt64(int64_t* out, size_t count);
   absl::Status ReadDouble(double* out, size_t count);
   // Raw bytes of the next `count` elements.

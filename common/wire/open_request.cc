@@ -239,7 +239,7 @@ absl::Status SetEdgeData(const v1::OpenSession& request, const DatasetSchema& sc
 // The weighted rule (open.weight_attr): the attribute of every relation sampled through, checked (none
 // negative: a pass over its values).
 absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& graph,
-                            const std::vector<int64_t>* first_negative, SamplingSpec& spec) {
+                            const std::vector<int64_t>* first_undrawable, SamplingSpec& spec) {
   if (request.weight_attr().empty()) return absl::OkStatus();
   const DatasetSchema& schema = graph.schema;
   spec.edge_weights.assign(schema.relations.size(), -1);
@@ -258,12 +258,14 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
                        where, "'s is ", attr->dim > 0 ? absl::StrCat(attr->dim, " x ") : "", DTypeName(attr->dtype)));
     }
     const auto* w = static_cast<const float*>(graph.arrays.data[attr->array]);
-    const int64_t e = first_negative != nullptr ? (*first_negative)[attr->array]
-                                                : std::find_if(w, w + rel.num_edges, [](float x) { return x < 0; }) - w;
+    const int64_t e = first_undrawable != nullptr
+                          ? (*first_undrawable)[attr->array]
+                          : std::find_if(w, w + rel.num_edges, [](float x) { return !weighted::Drawable(x); }) - w;
     if (e >= 0 && e < rel.num_edges) {
-      return absl::InvalidArgumentError(absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ",
-                                                     schema.arrays[attr->array].file(), " element [", e, "] is ", w[e],
-                                                     " (weights must not be negative)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ", schema.arrays[attr->array].file(),
+          " element [", e, "] is ", w[e],
+          " (weights are 0, never drawn, or from 2^-120 to 2^90: keys outside float's range would tie; scale them)"));
     }
     spec.edge_weights[r] = static_cast<int>(attr - rel.edge_attrs.begin());
   }
@@ -417,7 +419,8 @@ absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
-                                              const std::vector<int64_t>* first_negative_weights, SessionShape shape) {
+                                              const std::vector<int64_t>* first_undrawable_weights,
+                                              SessionShape shape) {
   if (!request.split().empty() || request.seed_ids_size() > 0) {
     return absl::InvalidArgumentError(
         "open.edge_split or open.seed_edges, and open.split or open.seed_ids: give one of them");
@@ -468,7 +471,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   shape.seed_type = -1;
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_undrawable_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, graph.schema, shape));
   GNND_RETURN_IF_ERROR(SetLabor(request, graph.schema, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
@@ -525,13 +528,13 @@ std::span<const int64_t> SplitSeedTimes(const v1::OpenSession& request, const Se
 
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
-                                              const std::vector<int64_t>* first_negative_weights) {
+                                              const std::vector<int64_t>* first_undrawable_weights) {
   const DatasetSchema& schema = graph.schema;
   const bool typed = schema.format_version != 1;
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
   if (!request.edge_split().empty() || request.seed_edges_size() > 0) {
-    return CheckLinkRequest(request, graph, max_in_degrees, limits, first_negative_weights, shape);
+    return CheckLinkRequest(request, graph, max_in_degrees, limits, first_undrawable_weights, shape);
   }
   const auto given = [](const std::string& mode) { return !mode.empty() && mode != "none"; };
   if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.strict_negatives() ||
@@ -561,7 +564,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   shape.sampling.seeds_may_repeat = seeds_may_repeat;
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
   GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_negative_weights, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_undrawable_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, schema, shape));
   GNND_RETURN_IF_ERROR(SetLabor(request, schema, shape.sampling));
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));

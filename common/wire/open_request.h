@@ -70,10 +70,10 @@ void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, Sessi
 
 // `max_in_degrees`: per relation (GraphData::MaxInDegrees). With open.slots_may_grow the slots' bytes are
 // not checked against the limit here (the session checks them once sized by its batches).
-// `first_negative_weights` (GraphData::FirstNegativeWeights, kept with a loaded dataset): null, and an
+// `first_undrawable_weights` (GraphData::FirstUndrawableWeights, kept with a loaded dataset): null, and an
 // open.weight_attr is checked by a pass over its values.
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
-                                              const std::vector<int64_t>* first_negative_weights = nullptr);
+                                              const std::vector<int64_t>* first_undrawable_weights = nullptr);
 
 }  // namespace gnnd

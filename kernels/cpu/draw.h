@@ -128,8 +128,11 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
       candidates += !out && w[p] > 0;
     }
     const int64_t k = SampleCount(candidates, fanout);
+    // The k smallest draws: kept sorted as they come while k is small, else all of them selected at the end
+    // (the same k in the same order, in O(d + k log k) rather than O(d k)).
+    const bool select = k > kFloydInsertionLimit && k < candidates;
     std::vector<uint64_t>& draws = scratch.draws;
-    draws.resize(static_cast<size_t>(k));
+    draws.resize(static_cast<size_t>(select ? candidates : k));
     int64_t drawn = 0;
     for (int64_t p = 0, x = 0; p < degree && k > 0; ++p) {
       const bool out = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
@@ -137,11 +140,20 @@ int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t h
       if (out || !(w[p] > 0)) continue;
       if (k == candidates) {
         take(p);
-      } else {
-        KeepSmallest(
-            WeightedDraw(key, batch_index, hop, relation, static_cast<uint64_t>(node), static_cast<uint32_t>(p), w[p]),
-            k, draws.data(), &drawn);
+        continue;
       }
+      const uint64_t draw =
+          WeightedDraw(key, batch_index, hop, relation, static_cast<uint64_t>(node), static_cast<uint32_t>(p), w[p]);
+      if (select) {
+        draws[drawn++] = draw;
+      } else {
+        KeepSmallest(draw, k, draws.data(), &drawn);
+      }
+    }
+    if (select) {
+      std::nth_element(draws.begin(), draws.begin() + (k - 1), draws.end());
+      draws.resize(static_cast<size_t>(k));
+      std::sort(draws.begin(), draws.end());
     }
     if (k < candidates) {
       for (uint64_t d : draws) take(DrawPosition(d));

@@ -50,6 +50,7 @@ absl::Status LinkStage::Sample(CpuSampler& sampler, uint64_t epoch, uint64_t bat
   hop0_[r.src_type] = out.seeds.src_nodes;
   if (!relation.same_type) hop0_[r.dst_type] = out.seeds.dst_nodes;
   sampler.SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph, out.seeds.subgraph_time);
+  GNND_RETURN_IF_ERROR(sampler.status());
   gather_start = Clock::now();
   if (gather_features) sampler.GatherFeatures(graph);  // a link batch has no labels
   gather_end = Clock::now();

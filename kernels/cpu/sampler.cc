@@ -80,6 +80,10 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
     }
     if (labor.overflowed) {  // the hop outgrew its bound: this attempt leaves the relation's hop empty
       sampled.clear();
+      if (!labor_overflowed_) {
+        labor_overflow_relation_ = relation;
+        labor_overflow_hop_ = hop;
+      }
       labor_overflowed_ = true;
       return;
     }
@@ -130,12 +134,18 @@ void CpuSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span
 void CpuSampler::SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
                             const BatchView& out) {
   // A LABOR batch that outgrows a hop's bound is drawn again under the next attempt's key (sampling.h, labor).
+  status_ = absl::OkStatus();
   for (uint32_t attempt = 0; attempt < (spec_.labor.active ? labor::kMaxAttempts : 1); ++attempt) {
     labor_key_ = labor::Key(seed_, epoch, attempt);
     labor_overflowed_ = false;
     SampleAttempt(epoch, batch_index, hop0, out);
     if (!labor_overflowed_) return;
   }
+  // Every attempt outgrew a bound: the last one's hop is empty, a biased batch. It fails instead (a batch
+  // without a relation's edges would train silently on a different graph).
+  const std::vector<int64_t>& bounds = out.relations[labor_overflow_relation_].max_edges_per_hop;
+  status_ = LaborOutgrownError(graph_.schema.relations[labor_overflow_relation_].key(), labor_overflow_hop_,
+                               bounds.empty() ? -1 : bounds[labor_overflow_hop_]);
 }
 
 void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,

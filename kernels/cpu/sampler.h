@@ -67,6 +67,11 @@ class CpuSampler {
   // The seed type's labels of a sampled batch into its labels array (if it has one).
   void GatherLabels(const BatchView& out) const;
 
+  // Why the last batch sampled could not be made, or OK: a LABOR hop of a relation kept more edges than the
+  // slot's bound in every attempt (sampling.h, labor). Its edges at that hop are then left out, so callers
+  // must not hand such a batch out: every batch maker checks this after sampling.
+  const absl::Status& status() const { return status_; }
+
   // The same for a homogeneous dataset's batch in its own layout (common/batch/batch.h).
   void Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const HomogeneousView& out,
               SampleTimes* times = nullptr);
@@ -93,6 +98,8 @@ class CpuSampler {
   std::vector<int64_t> seed_times_;                           // a temporal batch's, per subgraph
   SamplingKey labor_key_{};                                   // a LABOR batch's r_t key: its epoch and attempt
   bool labor_overflowed_ = false;                             // this attempt outgrew a hop's bound
+  int labor_overflow_relation_ = 0, labor_overflow_hop_ = 0;  // the first that did
+  absl::Status status_;                                       // the last batch's (status())
   std::vector<const uint32_t*> time_orders_;                  // per relation: its time order, once fetched
   std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;

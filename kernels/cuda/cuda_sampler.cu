@@ -481,7 +481,7 @@ absl::Status CudaSampler::RunAttempts(BatchArgs args, uint64_t epoch, cudaStream
     GNND_CUDA(cudaStreamSynchronize(stream), "sample a LABOR batch");
     if ((*reinterpret_cast<volatile int32_t*>(report->host) & kLaborOverflow) == 0) return absl::OkStatus();
   }
-  return absl::OkStatus();  // the last attempt stands, its outgrown hops empty (as the CPU's)
+  return LaborOutgrownError("a relation", -1, -1);  // the last attempt's outgrown hop is empty (as the CPU's)
 }
 
 absl::StatusOr<CudaSampler::Report*> CudaSampler::ReportOf(const void* out) {
@@ -511,8 +511,12 @@ absl::StatusOr<bool> CudaSampler::Outgrown(const void* out) {
       GNND_RETURN_IF_ERROR(FitSorts(nullptr));  // the batch is complete: its extents are in `seen`
       r.again = true;                           // the same attempt in the refitted sorts
     }
-    if ((bits & kLaborOverflow) != 0 && r.attempt + 1 < labor::kMaxAttempts) {
-      ++r.attempt;  // drawn again under the next attempt's key (the last attempt stands, as the CPU's)
+    if ((bits & kLaborOverflow) != 0) {
+      if (r.attempt + 1 == labor::kMaxAttempts) {  // the last attempt's outgrown hop is empty: it fails (as the CPU's)
+        r.again = false;
+        return LaborOutgrownError("a relation", -1, -1);
+      }
+      ++r.attempt;  // drawn again under the next attempt's key
       r.again = true;
     }
     return r.again;

@@ -73,7 +73,8 @@ class CudaSampler {
   // on `stream`, writing every array of the buffer at `out` (device memory laid out by layout()).
   // `device_seed_times`: a temporal spec's seed times when it says they are given (one per seed).
   // A LABOR batch that outgrows a hop's bound is drawn again under the next attempt's key (common/batch/sampling.h,
-  // labor): by Sample, which waits for each attempt on the host, or with fit_sorts by the caller (Outgrown).
+  // labor): by Sample, which waits for each attempt on the host, or with fit_sorts by the caller (Outgrown). After
+  // labor::kMaxAttempts the batch fails (LaborOutgrownError), as the CPU sampler's.
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> device_seeds, void* out,
                       cudaStream_t stream, cudaEvent_t sampled = nullptr,
                       std::span<const int64_t> device_seed_times = {});
@@ -88,7 +89,8 @@ class CudaSampler {
                                const int64_t* subgraph_times = nullptr);
   // With fit_sorts: whether the last batch written to `out` (complete on the GPU) must be sampled again, the same
   // batch and out: it outgrew a hop's fitted sort (its nodes out of order; the lengths are refitted here to hold
-  // it), or a LABOR hop's edge bound (the next Sample of it draws the next attempt).
+  // it), or a LABOR hop's edge bound (the next Sample of it draws the next attempt; the last attempt's is
+  // LaborOutgrownError).
   absl::StatusOr<bool> Outgrown(const void* out);
   // The largest frontier of any hop and relation (the exclusions' per-node scratch).
   int64_t MaxFrontier() const;

@@ -72,7 +72,7 @@ struct BatchMaker {
     } else {
       sampler.SampleGraph(epoch, batch_index, seeds.ids, view, seeds.times);
     }
-    return absl::OkStatus();
+    return sampler.status();
   }
 };
 

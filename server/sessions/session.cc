@@ -16,7 +16,8 @@ namespace gnnd {
 absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
-                                                       SlotBackends& backends, ThreadPool& pool, ThreadPool& setup) {
+                                                       SlotBackends& backends, ThreadPool& pool, TaskRunner& setup,
+                                                       const std::function<bool()>& abandoned) {
   auto s = std::unique_ptr<Session>(new Session());
   s->pool_ = &pool;
   s->setup_ = &setup;
@@ -27,7 +28,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   const GraphData& graph = dataset.graph;
   GNND_ASSIGN_OR_RETURN(SessionShape shape, CheckOpenRequest(request, graph, dataset.max_in_degrees,
                                                              {limits.default_slots, limits.max_session_bytes},
-                                                             &dataset.first_negative_weights));
+                                                             &dataset.first_undrawable_weights));
   s->device_ = shape.device;
   s->schedule_ = shape.schedule;
   s->num_slots_ = shape.num_slots;
@@ -70,12 +71,6 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
     pool.PostAfter(delay, [handle] { handle->Wake(); });
   };
   s->steps_per_epoch_ = plan.first_epoch.num_steps();
-  if (request.slots_may_grow()) {
-    GNND_ASSIGN_OR_RETURN(const std::vector<int64_t> rows, SampledFeatureRows(plan, shape, plan.first_epoch));
-    SetFeatureRows(graph, rows, shape);
-    plan.SetShape(shape);
-    s->schema_ = shape.schema;
-  }
   // Every byte the session holds counts, not its slots alone: the seed lists (the request's ids or edge
   // positions; this epoch's and the next's order, each with its seeds' positions; with slots_may_grow a copy
   // of the epoch's order) and the backend's buffers.
@@ -86,17 +81,38 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
            s->made_seeds_.size() + (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds) +
            (s->split_times_.empty() ? 0 : 2) * static_cast<uint64_t>(plan.max_epoch_seeds)) +
       (shape.link ? NodesByTimeBytes(graph.schema, shape.link->seeds.relation, shape.sampling) : 0);
-  const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
-  s->memory_bytes_ = shape.slot_bytes + seed_bytes + buffer_bytes;
-  if (s->memory_bytes_ > limits.max_session_bytes) {
+  // The session's bytes with `plan`'s slots, or the refusal naming max_session_bytes.
+  auto count_bytes = [&](const SessionShape& slots, absl::string_view least) -> absl::Status {
+    const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
+    s->memory_bytes_ = slots.slot_bytes + seed_bytes + buffer_bytes;
+    if (s->memory_bytes_ <= limits.max_session_bytes) return absl::OkStatus();
     return absl::InvalidArgumentError(
-        absl::StrCat("open: the session needs ", s->memory_bytes_, " bytes (slots ", shape.slot_bytes,
+        absl::StrCat("open: the session needs ", least, s->memory_bytes_, " bytes (slots ", slots.slot_bytes,
                      ", seed lists and time indexes ", seed_bytes, ", look-ahead and staging ", buffer_bytes,
                      "), over the limit of ", limits.max_session_bytes,
                      " (max_session_bytes): lower batch_size, fanouts, num_slots or the dataset's look_ahead"));
+  };
+  // Slots sized by sampled batches: the limits are checked (and the share reserved) on their least size,
+  // slots without feature rows, before any batch is sampled; then on the size the batches give.
+  SessionShape least = shape;
+  if (request.slots_may_grow()) {
+    SetFeatureRows(graph, std::vector<int64_t>(shape.layout.capacity.max_nodes.size(), 0), least);
+    plan.SetShape(least);
   }
+  GNND_RETURN_IF_ERROR(count_bytes(least, request.slots_may_grow() ? "at least " : ""));
   if (limits.admission != nullptr) {
     GNND_ASSIGN_OR_RETURN(s->admitted_.emplace_back(), limits.admission->Reserve(trainer_uid, s->memory_bytes_));
+  }
+  if (request.slots_may_grow()) {
+    GNND_ASSIGN_OR_RETURN(const std::vector<int64_t> rows,
+                          SampledFeatureRows(plan, shape, plan.first_epoch, abandoned));
+    SetFeatureRows(graph, rows, shape);
+    plan.SetShape(shape);
+    s->schema_ = shape.schema;
+    GNND_RETURN_IF_ERROR(count_bytes(shape, ""));
+    if (limits.admission != nullptr) {
+      GNND_RETURN_IF_ERROR(limits.admission->Grow(*s->admitted_.back(), s->memory_bytes_));
+    }
   }
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<SlotBackend> backend, backends.Create(plan));
   s->generations_.push_back(std::move(backend));

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,11 +75,14 @@ class Session {
  public:
   // Checks the request (CheckOpenRequest), reserves its share of the daemon's limits and has `backends`
   // create the slots (the first epoch's seed order too: call it on the setup pool).
-  // The session's steps run on `pool`, the seed orders of later epochs on `setup`.
+  // The session's steps run on `pool`, the seed orders of later epochs on `setup` (which outlives the
+  // session). With growing slots the open samples a few batches first (slot_sizing.h), after the limits are
+  // checked on the slots' least size; it stops (CANCELLED) once `abandoned` (if set) returns true.
   static absl::StatusOr<std::unique_ptr<Session>> Open(uint64_t id, const v1::OpenSession& request,
                                                        std::unique_ptr<DatasetRegistry::Lease> lease,
                                                        const SessionLimits& limits, const PeerCredentials& peer,
-                                                       SlotBackends& backends, ThreadPool& pool, ThreadPool& setup);
+                                                       SlotBackends& backends, ThreadPool& pool, TaskRunner& setup,
+                                                       const std::function<bool()>& abandoned = nullptr);
   // Stops the session and waits for a step or seed order in progress; `output` is not used after this.
   ~Session();
 
@@ -161,7 +165,7 @@ class Session {
   uint64_t largest_batch_bytes_ = 0;
 
   ThreadPool* pool_ = nullptr;
-  ThreadPool* setup_ = nullptr;
+  TaskRunner* setup_ = nullptr;
   SessionOutput* output_ = nullptr;
   std::shared_ptr<WakeHandle> wake_handle_ = std::make_shared<WakeHandle>();
 

@@ -38,7 +38,8 @@ int64_t GrownRows(int64_t needed, int64_t held, int64_t bound) {
 }
 
 absl::StatusOr<std::vector<int64_t>> SampledFeatureRows(const SessionPlan& plan, const SessionShape& shape,
-                                                        const EpochSeeds& seeds) {
+                                                        const EpochSeeds& seeds,
+                                                        const std::function<bool()>& abandoned) {
   const std::vector<int64_t>& bound = shape.layout.capacity.max_nodes;
   const int64_t steps = seeds.num_steps();
   if (steps == 0) return bound;
@@ -46,7 +47,8 @@ absl::StatusOr<std::vector<int64_t>> SampledFeatureRows(const SessionPlan& plan,
   SessionShape probe_shape = shape;
   SetFeatureRows(plan.dataset->graph, std::vector<int64_t>(bound.size(), 0), probe_shape);
   const int batches = static_cast<int>(std::min<int64_t>(steps, kSizingBatches));
-  const int threads = std::clamp(DefaultThreads(), 1, batches);  // once per open, on every core: a short burst
+  // Once per open, on every core (a short burst), in no more slots than the session counts.
+  const int threads = std::clamp(std::min(DefaultThreads(), plan.num_slots), 1, batches);
   SessionPlan probe = plan;
   probe.SetShape(probe_shape);
   probe.num_slots = threads;
@@ -59,11 +61,17 @@ absl::StatusOr<std::vector<int64_t>> SampledFeatureRows(const SessionPlan& plan,
   for (int i = 0; i < threads; ++i) free_slots[i] = i;
   std::vector<int64_t> most(bound.size(), 0);
   absl::Status status;
+  int sampled = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kSizingTime;
   ParallelFor(batches, 1, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       int slot;
       {
         std::lock_guard<std::mutex> lock(mutex);
+        if (status.ok() && abandoned && abandoned()) {
+          status = absl::CancelledError("open: the trainer went away while its first batches were sampled");
+        }
+        if (!status.ok() || (sampled > 0 && std::chrono::steady_clock::now() > deadline)) return;
         slot = free_slots.back();
         free_slots.pop_back();
       }
@@ -73,6 +81,7 @@ absl::StatusOr<std::vector<int64_t>> SampledFeatureRows(const SessionPlan& plan,
       const std::vector<int64_t> nodes = filled.ok() ? slots.NodesPerType(slot) : std::vector<int64_t>{};
       std::lock_guard<std::mutex> lock(mutex);
       if (!filled.ok() && status.ok()) status = filled;
+      sampled += filled.ok();
       for (size_t t = 0; t < nodes.size(); ++t) most[t] = std::max(most[t], nodes[t]);
       free_slots.push_back(slot);
     }

@@ -6,7 +6,9 @@
 // session add larger slots (server/sessions/session.h), rows grown geometrically so that it stays rare.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,11 +20,17 @@ namespace gnnd {
 
 // Batches sampled at open, at steps spread over the first epoch.
 inline constexpr int kSizingBatches = 16;
+// No batch is started after this long (one at least is sampled): an open with heavy batches sizes its slots
+// by fewer, and the session grows them if a later batch needs more.
+inline constexpr std::chrono::milliseconds kSizingTime{300};
 
 // The feature rows per node type for slots sized by the batches of `plan` (laid out as `shape`): the most
-// nodes of each type among kSizingBatches batches of `seeds`, with headroom (RowsWithHeadroom).
+// nodes of each type among up to kSizingBatches batches of `seeds`, with headroom (RowsWithHeadroom). The
+// batches are sampled into at most plan.num_slots slots without feature rows (what the session's least size
+// counts); CANCELLED once `abandoned` (if set) returns true, checked before each batch.
 absl::StatusOr<std::vector<int64_t>> SampledFeatureRows(const SessionPlan& plan, const SessionShape& shape,
-                                                        const EpochSeeds& seeds);
+                                                        const EpochSeeds& seeds,
+                                                        const std::function<bool()>& abandoned = nullptr);
 // Rows for batches of up to `nodes` nodes: a quarter more and 64 rows, at most `bound`.
 int64_t RowsWithHeadroom(int64_t nodes, int64_t bound);
 // Rows after a batch of `needed` nodes did not fit in `held`: the larger of RowsWithHeadroom(needed) and

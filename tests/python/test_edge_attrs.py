@@ -123,6 +123,13 @@ def test_a_third_column_is_edge_weight(tmp_path):
     (lambda d: np.save(d / "a.npy", np.ones(4)), "bad-name=a.npy", "names are letters, digits and _"),
     (lambda d: np.save(d / "a.npy", np.ones(4)), "w", "expected NAME=FILE.npy"),
     (lambda d: np.save(d / "a.npy", np.ones(4)), "labels=a.npy", "--edge-attr 'labels': the name of a batch's array"),
+    # (E, 0) holds no value: it was read as (E,), past the file's end
+    (lambda d: np.save(d / "a.npy", np.ones((4, 0), np.float32)), "w=a.npy",
+     "a.npy: shape (4, 0), an attribute needs at least one value an edge"),
+    (lambda d: np.save(d / "a.npy", np.ones((4, 0), np.int64)), "w=a.npy", "shape (4, 0)"),
+    # a float64 value that float32 stores as 0 would make a weight "never drawn" silently
+    (lambda d: np.save(d / "a.npy", np.array([1, 1e-300, 2, 3])), "w=a.npy",
+     "a.npy: edge attribute value 1e-300 at row 1 is 0 in float32"),
 ])
 def test_bad_attribute_files_are_named(tmp_path, write, flag, message):
     (tmp_path / "edges.txt").write_text("0 1\n1 2\n2 0\n0 2\n")

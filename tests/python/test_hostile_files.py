@@ -220,3 +220,62 @@ def test_a_lock_directory_others_may_write_is_refused_naming_it(shared):
     assert (f"{runtime}: not a directory of uid {os.geteuid()} that only it may write (a directory of uid "
             f"{os.geteuid()}, mode 0777)") in proc.stderr, proc.stderr
     assert os.listdir(runtime) == []
+
+
+@pytest.mark.parametrize("where", ["edges", "features", "node_time", "split", "split_time", "edges_txt", "npz"])
+def test_a_fifo_as_any_import_input_is_refused_at_once(tmp_path, where):
+    """Every input of gnnctl import is read only as a regular file: a FIFO (no writer) is refused at once, naming
+    it, where opening it blocked the import for ever."""
+    n = 20
+    np.save(tmp_path / "edges.npy", np.stack([np.arange(n), (np.arange(n) + 1) % n]))
+    np.save(tmp_path / "x.npy", np.ones((n, 2), np.float32))
+    np.save(tmp_path / "t.npy", np.arange(n))
+    (tmp_path / "splits").mkdir()
+    (tmp_path / "times").mkdir()
+    for split, ids in (("train", np.arange(10)), ("valid", np.arange(10, 15)), ("test", np.arange(15, 20))):
+        np.save(tmp_path / "splits" / f"{split}.npy", ids)
+        np.save(tmp_path / "times" / f"{split}.npy", ids)
+    np.save(tmp_path / "y.npy", np.zeros(n, np.int64))
+    fifo = {"edges": tmp_path / "edges.npy", "features": tmp_path / "x.npy", "node_time": tmp_path / "t.npy",
+            "split": tmp_path / "splits" / "valid.npy", "split_time": tmp_path / "times" / "valid.npy",
+            "edges_txt": tmp_path / "edges.txt", "npz": tmp_path / "ogb" / "raw" / "data.npz"}[where]
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    if fifo.exists():
+        fifo.unlink()
+    os.mkfifo(fifo)
+    if where == "edges_txt":
+        command = ["--format", "edgelist", fifo]
+    elif where == "npz":
+        command = ["--format", "ogb-bin", tmp_path / "ogb"]
+    else:
+        command = ["--format", "edgelist", "--num-nodes", n, "--features", tmp_path / "x.npy", "--labels",
+                   tmp_path / "y.npy", "--splits", tmp_path / "splits", "--node-time", tmp_path / "t.npy",
+                   "--split-time", tmp_path / "times", tmp_path / "edges.npy"]
+    proc = subprocess.run([GNNCTL, "import", *map(str, command), str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode != 0, proc.stdout
+    assert "a FIFO, not a regular file" in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("out.partial-*"))
+
+
+def test_a_killed_imports_work_directory_goes_with_the_next_import(tmp_path):
+    """A killed import leaves OUT.partial-PID (nothing can remove it then); the next import of OUT removes those
+    of pids that no longer run, and leaves a running one's."""
+    (tmp_path / "edges.txt").write_text("0 1\n1 2\n2 0\n")
+    sleeper = subprocess.Popen(["sleep", "30"])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    try:
+        for pid in (dead.pid, sleeper.pid):
+            (tmp_path / f"out.partial-{pid}").mkdir()
+            (tmp_path / f"out.partial-{pid}" / "edges.npy").write_text("half")
+        (tmp_path / "other.partial-1").mkdir()
+        subprocess.run([GNNCTL, "import", "--format", "edgelist", str(tmp_path / "edges.txt"), str(tmp_path / "out")],
+                       check=True, capture_output=True, timeout=60)
+        assert (tmp_path / "out" / "manifest.textproto").exists()
+        assert not (tmp_path / f"out.partial-{dead.pid}").exists()
+        assert (tmp_path / f"out.partial-{sleeper.pid}").exists()  # its import may still be running
+        assert (tmp_path / "other.partial-1").exists()  # another output's
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -47,6 +47,8 @@ def test_large_int64_times_are_kept_exactly(tmp_path, edge_list):
     (lambda p: np.save(p, np.arange(2 * N).reshape(N, 2)), f"times of shape ({N}, 2)"),
     (lambda p: np.save(p, np.arange(N, dtype=np.float64)), "times of dtype float64, expected integers"),
     (lambda p: np.save(p, np.ones(N, dtype=bool)), "times of dtype bool, expected integers"),
+    # past int64 a uint64 time would wrap negative (the oldest time, not the newest)
+    (lambda p: np.save(p, np.full(N, 2**63, np.uint64)), f"a uint64 value {2**63} is past int64"),
 ])
 def test_bad_time_files_are_refused_naming_the_file(tmp_path, edge_list, write, message):
     write(tmp_path / "t.npy")
@@ -61,6 +63,7 @@ def test_bad_time_files_are_refused_naming_the_file(tmp_path, edge_list, write, 
     (None, None),
     (lambda p: np.save(p, np.arange(9)), "times of shape (9), expected (the split's seed edges = 10)"),
     (lambda p: np.save(p, np.arange(10, dtype=np.float32)), "times of dtype float32, expected integers"),
+    (lambda p: np.save(p, np.arange(10, dtype=np.uint64) + np.uint64(2**63)), f"a uint64 value {2**63} is past int64"),
 ])
 def test_edge_split_times_are_stored_and_bad_ones_refused_naming_the_file(tmp_path, edge_list, write, message):
     """A link split's times (SPLIT_time.npy beside its seed edges in --edge-splits): stored as int64
@@ -204,10 +207,14 @@ def test_split_time_errors_name_the_split_and_file(tmp_path, edge_list, labeled)
     short = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times, edge_list,
                        tmp_path / "b", ok=False)
     assert f"{times}/valid.npy: times of shape (19), expected (valid's seeds = 20)" in short.stderr, short.stderr
+    np.save(times / "valid.npy", np.full(20, 2**64 - 1, np.uint64))
+    wrapped = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, *labeled, "--split-time", times,
+                         edge_list, tmp_path / "d", ok=False)
+    assert f"{times}/valid.npy: a uint64 value {2**64 - 1} is past int64" in wrapped.stderr, wrapped.stderr
     unsplit = run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--split-time", times, edge_list,
                          tmp_path / "c", ok=False)
     assert "the dataset has no node splits to time" in unsplit.stderr
-    assert not any((tmp_path / name).exists() for name in "abc")  # nothing half-written
+    assert not any((tmp_path / name).exists() for name in "abcd")  # nothing half-written
 
 
 def test_link_split_times_sit_beside_their_seed_edges(tmp_path, edge_list):

@@ -171,3 +171,62 @@ def test_the_command_saves_a_torch_saved_data(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "gnnd.pyg", "save", str(tmp_path / "data.pt"), str(tmp_path / "out")],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "exists" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/abs/dir", "a/b", "", "x___y"])
+def test_type_names_that_name_no_schema_type_are_refused_writing_nothing(tmp_path, name):
+    """Type names become directories while the data is staged: "../../x" or "/abs" would have written (and
+    left) node_feat.npy and edge_index.npy outside the output."""
+    (tmp_path / "inner").mkdir()
+    as_node = hetero()
+    as_node[name] = as_node.pop("paper")
+    as_node[("author", "writes", name)] = as_node.pop(("author", "writes", "paper"))
+    as_node[(name, "cites", name)] = as_node.pop(("paper", "cites", "paper"))
+    as_relation = hetero()
+    as_relation[("author", name, "paper")] = as_relation.pop(("author", "writes", "paper"))
+    for data in (as_node, as_relation):
+        with pytest.raises(gnnd.pyg.SaveError, match="names are letters, digits and _"):
+            gnnd.pyg.save(data, tmp_path / "inner" / "out")
+    assert os.listdir(tmp_path / "inner") == [] and sorted(os.listdir(tmp_path)) == ["inner"]
+    assert not os.path.exists("/abs")
+
+
+def test_a_symbolic_link_as_the_output_is_never_followed(tmp_path):
+    os.symlink(tmp_path / "elsewhere", tmp_path / "out")  # dangling
+    with pytest.raises(gnnd.pyg.SaveError, match="exists"):
+        gnnd.pyg.save(homogeneous(), tmp_path / "out")
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_mask_that_does_not_cover_the_nodes_is_refused(tmp_path):
+    short = {**homogeneous(), "train_mask": torch.ones(5, dtype=torch.bool)}  # was read as ids 0..4
+    with pytest.raises(gnnd.pyg.SaveError, match=r"data.train_mask: a mask of 5 entries over 300 nodes"):
+        gnnd.pyg.save(short, tmp_path / "a")
+    masks_only = {"edge_index": homogeneous()["edge_index"], "train_mask": torch.ones(N, dtype=torch.bool),
+                  "val_mask": torch.ones(N - 1, dtype=torch.bool)}
+    with pytest.raises(gnnd.pyg.SaveError, match=r"data.val_mask: a mask of 299 entries over 300 nodes"):
+        gnnd.pyg.save(masks_only, tmp_path / "b")
+    assert os.listdir(tmp_path) == []
+
+
+class _RunsACommand:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_the_command_runs_no_code_from_the_file_unless_trusted(tmp_path):
+    """A .pt file is a pickle: loading it may run any code it names. The command reads tensors, containers and
+    PyG's data classes only, unless --trust-pickle says the file is trusted."""
+    marker = tmp_path / "ran"
+    torch.save({"edge_index": torch.zeros(2, 3, dtype=torch.long), "evil": _RunsACommand(marker)},
+               tmp_path / "evil.pt")
+    proc = subprocess.run([sys.executable, "-m", "gnnd.pyg", "save", str(tmp_path / "evil.pt"), str(tmp_path / "o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "pass --trust-pickle" in proc.stderr, proc.stderr
+    assert not marker.exists() and not (tmp_path / "o").exists()
+    trusted = subprocess.run([sys.executable, "-m", "gnnd.pyg", "save", "--trust-pickle", str(tmp_path / "evil.pt"),
+                              str(tmp_path / "o")], capture_output=True, text=True)
+    assert marker.exists(), trusted.stderr  # the opt-in does what it says

@@ -46,5 +46,30 @@ TEST(Admission, TicketsGiveTheirShareBack) {
   EXPECT_EQ(admission.Stats().sessions(), 0u);
 }
 
+// A session reserves its least size first, then grows to what its batches need: checked as a reservation of the
+// whole would be, held only if it fits, given back whole.
+TEST(Admission, ATicketGrowsWithinTheLimitsOrKeepsWhatItHeld) {
+  Admission admission({.max_sessions = 4, .max_total_slot_bytes = 100, .uid_share_percent = 60});
+  auto ticket = admission.Reserve(5, 10);
+  ASSERT_TRUE(ticket.ok());
+  EXPECT_TRUE(admission.Grow(**ticket, 40).ok());
+  EXPECT_EQ(admission.Stats().slot_bytes(), 40u);
+  const absl::Status refused = admission.Grow(**ticket, 61);  // past uid 5's share of 60
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("the session's 61 bytes"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("(60 bytes, 0 in use)"), std::string::npos) << refused;  // its own not counted
+  EXPECT_EQ(admission.Stats().slot_bytes(), 40u);
+  auto other = admission.Reserve(6, 55);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(admission.Grow(**ticket, 50).code(), absl::StatusCode::kResourceExhausted);  // 105 in all
+  EXPECT_TRUE(admission.Grow(**ticket, 45).ok());
+  EXPECT_TRUE(admission.Grow(**ticket, 20).ok());  // never shrinks
+  EXPECT_EQ(admission.Stats().slot_bytes(), 100u);
+  ticket->reset();
+  other->reset();
+  EXPECT_EQ(admission.Stats().slot_bytes(), 0u);
+  EXPECT_EQ(admission.Stats().sessions(), 0u);
+}
+
 }  // namespace
 }  // namespace gnnd

@@ -6,9 +6,11 @@
 // hold fewer nodes than the uniform rule's.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/batch/layout.h"
 #include "common/batch/sampling.h"
 #include "gtest/gtest.h"
@@ -353,6 +355,43 @@ TEST(LaborSampler, ABatchThatOutgrowsItsHopBoundIsDrawnAgain) {
     ++retried;
   }
   EXPECT_GT(retried, 4);
+}
+
+}  // namespace
+}  // namespace gnnd
+
+namespace gnnd {
+namespace {
+
+// A batch whose hop outgrows its bound in every attempt is no batch: the sampler says so, naming the relation,
+// the hop and the bound (it was handed out with that hop's edges left out, biased and unsaid).
+TEST(LaborSampler, ABatchThatOutgrowsItsBoundInEveryAttemptFailsNamingIt) {
+  const testing::GeneratedGraph g(false, {.seed = 4, .threads = 2});
+  const GraphData& graph = g.graph();
+  SamplingSpec spec = SamplingSpec::OneRelation(64, {3});
+  spec.labor.active = true;
+  absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(spec, graph.schema, graph.MaxInDegrees());
+  ASSERT_TRUE(capacity.ok());
+  capacity->hops[0].edges[0] = 0;  // no attempt keeps no edge
+  const BatchLayout layout = BatchLayout::Make(*capacity, spec, graph.schema);
+  std::vector<std::byte> bytes(layout.total_bytes);
+  const BatchView view = BatchView::At(bytes.data(), layout);
+  std::vector<int64_t> seeds(64);
+  std::iota(seeds.begin(), seeds.end(), 0);
+  CpuSampler sampler(graph, spec, 9);
+  sampler.SampleGraph(2, 0, seeds, view);
+  EXPECT_EQ(sampler.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(sampler.status().message(),
+            absl::StrCat("LABOR: ", graph.schema.relations[0].key(),
+                         " kept more edges at hop 1 than the batch holds (0) in each of 64 draws: its destinations "
+                         "share sources, which LABOR keeps or drops together; sample it with a lower fanout or "
+                         "without labor"));
+  // The next batch that fits is made, and says so.
+  capacity->hops[0].edges[0] = 1 << 20;
+  const BatchLayout roomy = BatchLayout::Make(*capacity, spec, graph.schema);
+  std::vector<std::byte> more(roomy.total_bytes);
+  sampler.SampleGraph(2, 1, seeds, BatchView::At(more.data(), roomy));
+  EXPECT_TRUE(sampler.status().ok()) << sampler.status();
 }
 
 }  // namespace

@@ -111,5 +111,43 @@ TEST(SamplingRule, KeysDifferByPurposeAndEpoch) {
   EXPECT_EQ(keys.size(), 200u);
 }
 
+// Floyd's algorithm as written in its paper, with a set: the positions ChoosePositions must give.
+std::vector<int64_t> FloydWithASet(SamplingKey key, uint64_t batch, uint32_t hop, uint64_t node, int64_t degree,
+                                   int64_t k) {
+  std::set<int64_t> chosen;
+  Philox4x32 words{};
+  for (int64_t i = 0; i < k; ++i) {
+    const auto t = static_cast<int64_t>(FloydDraw(key, batch, hop, 0, node, degree, k, i, words));
+    chosen.insert(chosen.count(t) > 0 ? degree - k + i : t);
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
+// Large k takes the sorting route on the host (O(k log k)): the same positions as Floyd's set, on both sides
+// of the switch, for k near the degree (most draws collide) and far below it.
+TEST(SamplingRule, LargeFanoutsGiveFloydsPositions) {
+  const SamplingKey key = MakeSamplingKey(5, 2, RandomPurpose::kNeighbors);
+  for (int64_t degree : {int64_t{300}, int64_t{257}, int64_t{2000}, int64_t{100000}}) {
+    for (int64_t k : {int64_t{1}, kFloydInsertionLimit, kFloydInsertionLimit + 1, degree / 2, degree - 1}) {
+      if (k >= degree || k < 1) continue;
+      for (uint64_t node = 0; node < 4; ++node) {
+        std::vector<int64_t> p(k);
+        ChoosePositions(key, 9, 1, 0, node, degree, k, p.data());
+        ASSERT_EQ(p, FloydWithASet(key, 9, 1, node, degree, k)) << "degree " << degree << " k " << k;
+      }
+    }
+  }
+}
+
+// One node of in-degree 400 000 at fanout 399 999 (the insertion route took 12 s for it): distinct, ascending,
+// in 32-bit positions as the CUDA kernel keeps them.
+TEST(SamplingRule, AHubAtANearlyFullFanoutIsDrawnIntoNarrowPositions) {
+  const int64_t degree = 400000, k = degree - 1;
+  std::vector<uint32_t> p(k);
+  ChoosePositions(MakeSamplingKey(1, 0, RandomPurpose::kNeighbors), 0, 1, 0, 7, degree, k, p.data());
+  for (int64_t i = 1; i < k; ++i) ASSERT_LT(p[i - 1], p[i]);
+  EXPECT_LT(p.back(), static_cast<uint32_t>(degree));
+}
+
 }  // namespace
 }  // namespace gnnd

@@ -1,6 +1,7 @@
 // The weighted rule (common/batch/sampling.h, drawn by kernels/cpu/draw.h): its exponential variates, exact
 // counts, weight 0 and excluded edges never drawn, and the successive-sampling distribution by chi-square
 // tests that a rule drawing uniformly, or proportionally but with replacement, fails.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -143,6 +144,26 @@ TEST(WeightedRule, FanoutTwoGivesEachPairItsSuccessiveSamplingProbability) {
   }
   EXPECT_LT(ChiSquare(pairs, exact, kTrials), 18.4);   // df 2, p = 1e-4
   EXPECT_GT(ChiSquare(pairs, product, kTrials), 100);  // the product rule's pair odds differ
+}
+
+// A large fanout selects the k smallest draws at the end rather than keeping them sorted: the same draws, in
+// draw order, as every draw sorted and cut at k.
+TEST(WeightedRule, LargeFanoutsTakeTheSmallestDraws) {
+  std::vector<float> w(3000);
+  for (size_t p = 0; p < w.size(); ++p) w[p] = p % 7 == 0 ? 0.0f : 0.25f + static_cast<float>(p % 13);
+  for (int32_t fanout : {static_cast<int32_t>(kFloydInsertionLimit) + 1, 1000, 2500}) {
+    std::vector<uint64_t> all;
+    for (size_t p = 0; p < w.size(); ++p) {
+      if (w[p] > 0) {
+        all.push_back(
+            WeightedDraw(MakeSamplingKey(7, 1, RandomPurpose::kNeighbors), 5, 1, 0, 0, static_cast<uint32_t>(p), w[p]));
+      }
+    }
+    std::sort(all.begin(), all.end());
+    std::vector<int64_t> expected;
+    for (int32_t i = 0; i < fanout; ++i) expected.push_back(DrawPosition(all[i]));
+    EXPECT_EQ(Draw(w, fanout, 5), expected) << "fanout " << fanout;
+  }
 }
 
 }  // namespace

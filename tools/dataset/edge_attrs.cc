@@ -101,6 +101,10 @@ absl::StatusOr<v1::EdgeAttribute> WriteEdgeAttribute(const std::string& dir, con
     return absl::InvalidArgumentError(absl::StrCat(input.path, ": ", h.shape[0], " rows, but the edges are ",
                                                    num_input_edges, " (one row an edge, in their order)"));
   }
+  if (h.shape.size() == 2 && h.shape[1] < 1) {  // (E, 0) holds nothing: it is not an (E,) attribute
+    return absl::InvalidArgumentError(
+        absl::StrCat(input.path, ": shape ", ShapeText(h.shape), ", an attribute needs at least one value an edge"));
+  }
   const int64_t dim = h.shape.size() == 2 ? h.shape[1] : 0;
   const int64_t width = std::max<int64_t>(dim, 1);
   if (h.fortran_order && width > 1) {

@@ -60,6 +60,13 @@ absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* ou
       x = std::copysign(largest, x);
     }
     const float f = static_cast<float>(x);
+    if (block.edge_attribute && x != 0 && f == 0) {  // a weight would silently become "never drawn"
+      const int64_t at = std::max<int64_t>(block.first, 0) + static_cast<int64_t>(i);
+      return absl::InvalidArgumentError(absl::StrCat(block.where, ": edge attribute value ", x, " at row ",
+                                                     at / std::max<int64_t>(block.dim, 1),
+                                                     " is 0 in float32 (edge attributes are kept as float32: scale "
+                                                     "them, or write 0 where 0 is meant)"));
+    }
     switch (target) {
       case DType::kFloat16: {
         const uint16_t h = FloatToHalf(f);
@@ -343,8 +350,9 @@ absl::Status ImportBuilder::ReadEdgeLines(const std::string& path, const std::st
       GNND_ASSIGN_OR_RETURN(weights, NpyWriter::CreateAppendable(weights_path, DType::kFloat32, {}));
     }
     const float stored = static_cast<float>(value);
-    if (!std::isfinite(stored)) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": weight ", value, " (must be finite, within float32)"));
+    if (!std::isfinite(stored) || (value != 0 && stored == 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": weight ", value, " (must be finite, within float32, and not 0 there unless 0)"));
     }
     return weights->Append(&stored, 1);
   };

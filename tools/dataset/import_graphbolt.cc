@@ -1,6 +1,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/file_io.h"
 #include "common/base/status.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/input.h"
@@ -100,12 +101,15 @@ absl::Status ImportFromYaml(const std::string& source, const YAML::Node& root, c
 }  // namespace
 
 absl::Status ImportGraphBolt(const std::string& source, const std::string& out_dir, const ImportOptions& options) {
-  YAML::Node root;
+  const std::string path = absl::StrCat(source, "/", kMetadata);
+  absl::StatusOr<FileDescriptor> file = OpenRegularFile(path, path);  // a FIFO would block
+  if (!file.ok()) {
+    return absl::Status(file.status().code(), absl::StrCat(path, ": cannot open (", file.status().message(), ")"));
+  }
+  GNND_ASSIGN_OR_RETURN(const std::string text, ReadAll(file->get(), size_t{64} << 20, path));
   try {
-    root = YAML::LoadFile(absl::StrCat(source, "/", kMetadata));
+    const YAML::Node root = YAML::Load(text);
     return ImportFromYaml(source, root, out_dir, options);
-  } catch (const YAML::BadFile&) {
-    return absl::NotFoundError(absl::StrCat(source, "/", kMetadata, ": cannot open"));
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(kMetadata, ": ", e.what()));
   }

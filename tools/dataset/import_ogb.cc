@@ -129,7 +129,7 @@ absl::StatusOr<bool> CopyOgbEdgeFeatureNpz(const std::string& npz, const std::st
   }
   GNND_ASSIGN_OR_RETURN(NpyStreamReader reader, OpenNpzArray(npz, member, what));
   const NpyHeader& h = reader.header();
-  if (h.shape.empty() || h.shape[0] != edges) {
+  if (h.shape.empty() || h.shape.size() > 2 || h.shape[0] != edges || (h.shape.size() == 2 && h.shape[1] < 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": shape ", ShapeText(h.shape), ", expected (", edges, ", dim): a row an edge"));
   }

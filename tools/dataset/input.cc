@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/base/file_io.h"
 #include "common/base/status.h"
 
 namespace gnnd::dataset {
@@ -17,8 +18,10 @@ constexpr size_t kBlock = 4 << 20;
 }
 
 absl::StatusOr<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path, std::string display_name) {
-  gzFile file = gzopen(path.c_str(), "rb");
+  GNND_ASSIGN_OR_RETURN(FileDescriptor fd, OpenRegularFile(path, display_name));  // a FIFO would block
+  gzFile file = gzdopen(fd.get(), "rb");
   if (file == nullptr) return ErrnoStatus(errno, absl::StrCat("open ", display_name));
+  fd.release();  // gzclose closes it
   gzbuffer(file, 1 << 20);
   auto reader = std::unique_ptr<LineReader>(new LineReader());
   reader->file_ = file;
@@ -147,9 +150,13 @@ class ZipMemberSource : public ByteSource {
 
 namespace {
 absl::StatusOr<zip_t*> OpenZip(const std::string& npz_path) {
+  GNND_ASSIGN_OR_RETURN(FileDescriptor fd, OpenRegularFile(npz_path, npz_path));  // a FIFO would block
   int error = 0;
-  zip_t* archive = zip_open(npz_path.c_str(), ZIP_RDONLY, &error);
-  if (archive != nullptr) return archive;
+  zip_t* archive = zip_fdopen(fd.get(), ZIP_RDONLY, &error);
+  if (archive != nullptr) {
+    fd.release();  // the archive closes it
+    return archive;
+  }
   zip_error_t ze;
   zip_error_init_with_code(&ze, error);
   absl::Status status = error == ZIP_ER_NOENT || error == ZIP_ER_OPEN

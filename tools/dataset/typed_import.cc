@@ -158,8 +158,10 @@ absl::Status TypedImportBuilder::AppendFeatureRows(int type, std::span<const dou
 absl::Status TypedImportBuilder::ReadFeatures(int type, NpyStreamReader& reader) {
   const NpyHeader& h = reader.header();
   const int64_t n = types_[type].num_nodes;
-  if (h.shape.empty() || h.shape.size() > 2 || h.shape[0] != n || (h.fortran_order && h.shape.size() == 2)) {
-    return absl::InvalidArgumentError(absl::StrCat(reader.what(), ": not a C-order array of ", n, " rows"));
+  if (h.shape.empty() || h.shape.size() > 2 || h.shape[0] != n || (h.fortran_order && h.shape.size() == 2) ||
+      (h.shape.size() == 2 && h.shape[1] < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(reader.what(), ": not a C-order array of ", n, " rows of at least one value"));
   }
   // Unless a dtype was asked for, float16 features stay float16 (as MAG240M's), anything else becomes float32.
   if (options_.feature_dtype == v1::FEATURE_DTYPE_UNSPECIFIED && h.dtype == DType::kFloat16) {

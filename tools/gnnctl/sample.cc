@@ -115,9 +115,10 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   if (shape.device.is_cuda()) {
     GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.data()));
   } else {
-    CpuSampler(graph, shape.sampling, request.seed)
-        .Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view, nullptr,
-                seeds.times(request.step));
+    CpuSampler sampler(graph, shape.sampling, request.seed);
+    sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view, nullptr,
+                   seeds.times(request.step));
+    GNND_RETURN_IF_ERROR(sampler.status());
   }
   const std::vector<int64_t> counts = BatchCountsOf(view, shape.layout);
   std::vector<dataset::NpzArray> arrays;

@@ -5,6 +5,7 @@ the typed .npy layout for a HeteroData), so a saved dataset is built, validated 
 same code as every import: an error names what is wrong, and a failed save leaves nothing behind."""
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,13 @@ SPLIT_ATTRIBUTES = (("train_mask", "train"), ("val_mask", "valid"), ("test_mask"
 
 class SaveError(ValueError):
     """What is wrong with the data given to gnnd.pyg.save, or what the import refused."""
+
+
+def _check_name(name, what):
+    """A node type or relation name as gnnd's schema takes it (letters, digits and _, 1 to 64, no ___): it names
+    directories while the data is staged, so "../x" or "/abs" could write outside them."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_]{1,64}", name) or "___" in name:
+        raise SaveError(f"{what} {name!r}: names are letters, digits and _ (1 to 64, no ___)")
 
 
 def gnnctl_path():
@@ -87,12 +95,16 @@ def _stores(data):
     for key in edges:
         if len(key) != 3 or not all(isinstance(part, str) for part in key):
             raise SaveError(f"edge type {key!r}: expected (source type, relation, destination type)")
+        for part in key:
+            _check_name(part, f"edge type {key!r}: the name")
         if "edge_index" not in edges[key]:
             raise SaveError(f"edge type {key!r} has no edge_index")
         for t in (key[0], key[2]):
             nodes.setdefault(t, {})
     if not edges:
         raise SaveError("data has no edge types (a HeteroData's data[(src, rel, dst)].edge_index)")
+    for t in nodes:
+        _check_name(t, "node type")
     return nodes, edges, True
 
 
@@ -146,8 +158,9 @@ def _labels(store, what, path):
 
 def _splits(store, what, split_idx, out_dir):
     """Stages each split (PyG's train_mask / val_mask / test_mask, a mask or ids, or OGB's split_idx) as
-    ids; returns whether any was given."""
+    ids; returns whether any was given. A mask covers every node of the store (_node_count)."""
     given = False
+    count = _node_count(store)
     for attribute, split in SPLIT_ATTRIBUTES:
         value = split_idx.get(split) if split_idx is not None else None
         if value is None:
@@ -157,6 +170,9 @@ def _splits(store, what, split_idx, out_dir):
         array, dtype = _numpy(value, f"{what}.{attribute}")
         if array.ndim != 1:
             raise SaveError(f"{what}.{attribute}: shape {tuple(array.shape)}, expected a mask or ids (one dimension)")
+        if dtype == "bool" and count is not None and len(array) != count:
+            raise SaveError(f"{what}.{attribute}: a mask of {len(array)} entries over {count} nodes "
+                            "(one entry per node)")
         ids = np.flatnonzero(array) if dtype == "bool" else array
         if ids.dtype.kind not in "iu":
             raise SaveError(f"{what}.{attribute}: {dtype} (a boolean mask or integer node ids)")
@@ -197,6 +213,8 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
     node, -1: none), and splits from train_mask / val_mask / test_mask (masks or ids) or OGB's split_idx
     ({"train": ids, "valid": ..., "test": ...}; typed: {"train": {"paper": ids}, ...}). Returns the path.
     Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load NAME PATH`."""
+    if os.path.lexists(path):  # a symbolic link too, dangling or not: the save never writes through one
+        raise SaveError(f"{path}: exists (gnnd.pyg.save writes a new dataset directory)")
     out = pathlib.Path(path).resolve()
     if out.exists():
         raise SaveError(f"{out}: exists (gnnd.pyg.save writes a new dataset directory)")

@@ -1,6 +1,7 @@
 """gnnd's trainer-side loader: minibatches from a running gnnd, read in place from its slots."""
 import collections.abc
 import ctypes
+import re
 
 import numpy as np
 
@@ -43,6 +44,9 @@ def _int_times(what, times):
     times = np.asarray(times)
     if times.ndim != 1 or (times.dtype.kind not in "iu" and times.size):
         raise ValueError(f"{what}: integer times, one dimension, expected; got {times.dtype} of shape {times.shape}")
+    if times.dtype.kind == "u" and times.size and int(times.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{what}: {int(times.max())} is past int64 (times are int64: at most "
+                         f"{np.iinfo(np.int64).max})")
     return times
 
 
@@ -468,13 +472,15 @@ class Loader:
     "edge_label_time" (each pair's; triplets each positive's). With node times, negatives are drawn among the
     nodes no newer than their pair (uniformly; the earliest node where none is, as PyG).
 
-    LABOR (labor=True; on the CPU backend so far): LABOR-0 layer-neighbor sampling (GraphBolt's
+    LABOR (labor=True; CPU and CUDA sessions alike): LABOR-0 layer-neighbor sampling (GraphBolt's
     LayerNeighborSampler) instead of the uniform rule: each source node of a hop draws one random number r
     shared by every destination, and a destination of d in-edges keeps the in-edge from it iff r < fanout / d
     (all where d <= fanout): fanout in expectation, and overlapping neighborhoods keep the same sources, so a
     batch holds fewer nodes. Batches carry edge_weight (typed "R.edge_weight"): each sampled edge's d / fanout,
     1 / its inclusion probability. layer_dependency=True: the same r at every hop; batch_dependency=K: r moves
-    smoothly over K consecutive batches (more nodes shared between them: better cache hit rates).
+    smoothly over K consecutive batches (more nodes shared between them: better cache hit rates). A batch whose
+    hop keeps more edges than its slot holds is drawn again; one that does in 64 draws fails the session, naming
+    the relation (a batch without those edges would be biased).
 
     open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
     service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
@@ -573,7 +579,12 @@ class Loader:
                                edge_label_time, self._pairs)
         fields += _labor_fields(labor, layer_dependency, batch_dependency)
         if open_fields is not None:
-            fields.append(open_fields)  # after ours: its fields replace them
+            if not isinstance(open_fields, str) or "\0" in open_fields:
+                raise ValueError("open_fields: OpenSession fields in protobuf text format, a str without NUL")
+            if re.search(r"(^|[\s{;,])batch_size\s*:", open_fields):
+                raise ValueError("open_fields: batch_size is the loader's own argument (it sizes the batches' "
+                                 "views): pass batch_size=")
+            fields.append(open_fields)  # after ours: its fields replace them, named with their defaults too
         if fields:
             options.open_fields = "\n".join(fields).encode()
         try:

@@ -26,6 +26,8 @@ batch_size, num_sampled_nodes and num_sampled_edges (per hop, as PyG's trim_to_l
 torch_geometric.data.Data when PyG is importable, a gnnd.pyg.Batch with the same attributes otherwise.
 x, y and n_id stay valid until the next batch is fetched: copy what must outlive the step.
 """
+import contextlib
+import pickle
 import sys
 
 import torch
@@ -604,12 +606,38 @@ def edge_indices(pairs):
     return edge_index
 
 
-def _load_saved(path):
-    """What torch.save wrote: a Data or HeteroData (needs PyG to unpickle), or their to_dict()."""
-    try:
+def _pyg_data_classes():
+    """PyG's data classes that a torch.save'd Data or HeteroData pickles (none without PyG)."""
+    found = []
+    for module, names in (("torch_geometric.data.data", ("Data", "DataEdgeAttr", "DataTensorAttr")),
+                          ("torch_geometric.data.hetero_data", ("HeteroData",)),
+                          ("torch_geometric.data.storage",
+                           ("BaseStorage", "NodeStorage", "EdgeStorage", "GlobalStorage")),
+                          ("torch_geometric.data.feature_store", ("TensorAttr",)),
+                          ("torch_geometric.data.graph_store", ("EdgeAttr", "EdgeLayout"))):
+        try:
+            imported = __import__(module, fromlist=list(names))
+        except ImportError:
+            continue
+        found += [getattr(imported, name) for name in names if hasattr(imported, name)]
+    return found
+
+
+def _load_saved(path, trust_pickle=False):
+    """What torch.save wrote: a Data or HeteroData (needs PyG to unpickle), or their to_dict(). A pickle can
+    run any code as it loads, so only tensors, containers and PyG's data classes are read (torch's
+    weights_only) unless `trust_pickle`."""
+    if trust_pickle:
         return torch.load(path, weights_only=False)
-    except TypeError:  # torch before 1.13 has no weights_only
-        return torch.load(path)
+    serialization = torch.serialization  # torch before 2.4 allows no classes but its own (to_dict() loads)
+    allowed = serialization.safe_globals(_pyg_data_classes()) if hasattr(serialization, "safe_globals") else (
+        contextlib.nullcontext())
+    try:
+        with allowed:
+            return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise SaveError(f"{path}: holds more than tensors and PyG's data classes, and loading it would run its "
+                        f"code ({str(e).splitlines()[0]}); if you trust the file, pass --trust-pickle") from None
 
 
 def main(argv=None):
@@ -624,9 +652,12 @@ def main(argv=None):
     saving.add_argument("--feature-dtype", choices=["float32", "float16", "bfloat16", "float8_e4m3fn"],
                         help="store x in this dtype (default: x's own)")
     saving.add_argument("--no-hot-order", action="store_true", help="skip the GPU hot tier's ranking")
+    saving.add_argument("--trust-pickle", action="store_true",
+                        help="load FILE with torch.load(weights_only=False): it may run any code it holds; only "
+                             "for files you trust (default: tensors, containers and PyG's data classes only)")
     args = parser.parse_args(argv)
     try:
-        out = save(_load_saved(args.file), args.dir, feature_dtype=args.feature_dtype,
+        out = save(_load_saved(args.file, args.trust_pickle), args.dir, feature_dtype=args.feature_dtype,
                    hot_order=not args.no_hot_order)
     except SaveError as e:
         print(e, file=sys.stderr)

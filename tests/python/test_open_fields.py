@@ -1,0 +1,52 @@
+"""open_fields (more of the open request, in protobuf text format) as exact as the loader's own arguments: a field
+it names replaces the loader's, its default value too; what gnnd could not read (a string that is not UTF-8, a
+NUL) and what the loader must know itself (batch_size) are refused naming them. Run by ctest."""
+import numpy as np
+import pytest
+
+import gnnd
+from daemon_util import Daemon, generate
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fields")
+    data = generate(root / "g", "--preset", "products", "--scale", "0.001", "--hot-order=false")
+    daemon = Daemon(root, f"--dataset=g={data}")
+    yield daemon
+    assert daemon.stop() == 0, daemon.output()
+
+
+def seeds_of_first_batch(daemon, **options):
+    loader = gnnd.Loader(address=daemon.address, dataset="g", fanouts=[2], output="numpy", copy=True, **options)
+    try:
+        batch = next(iter(loader))
+        return batch.node_ids[:batch.nodes_per_hop[0]].tolist()
+    finally:
+        loader.close()
+
+
+def test_a_field_named_with_its_default_value_replaces_the_loaders(served):
+    in_order = seeds_of_first_batch(served, batch_size=8, shuffle=False)
+    assert seeds_of_first_batch(served, batch_size=8, shuffle=False, open_fields="no_shuffle: false") != in_order
+    assert seeds_of_first_batch(served, batch_size=8, shuffle=False, open_fields="no_shuffle: true") == in_order
+    # seed_ids through open_fields: the split the loader sends by default is cleared by `split: ""`
+    given = seeds_of_first_batch(served, batch_size=3, shuffle=False, open_fields='split: "" seed_ids: [5, 6, 7]')
+    assert given == [5, 6, 7]
+
+
+@pytest.mark.parametrize("fields,message", [
+    ('split: "\\377"', "options.open_fields: a string is not valid UTF-8"),
+    ("batch_size: 64", "open_fields: batch_size is the loader's own argument"),
+    ("seed: 1\0batch_size: 64", "open_fields: OpenSession fields in protobuf text format, a str without NUL"),
+])
+def test_what_gnnd_could_not_read_is_refused_naming_it(served, fields, message):
+    with pytest.raises((gnnd.GnndError, ValueError)) as error:
+        gnnd.Loader(address=served.address, dataset="g", fanouts=[2], batch_size=8, open_fields=fields)
+    assert message in str(error.value), str(error.value)
+
+
+def test_uint64_seed_times_past_int64_are_refused(served):
+    with pytest.raises(ValueError, match="seed_times: 9223372036854775808 is past int64"):
+        gnnd.Loader(address=served.address, dataset="g", fanouts=[2], batch_size=2, seed_ids=np.arange(2),
+                    time_attr="node_time", seed_times=np.array([1, 2**63], np.uint64))
