@@ -80,6 +80,15 @@ absl::StatusOr<const uint32_t*> TimeOrderCache::Get(const GraphData& graph, int 
   return static_cast<const uint32_t*>(pages.data);
 }
 
+uint64_t TimeOrderCache::BytesToBuild(const GraphData& graph, int relation, int times) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const RelationSchema& r = graph.schema.relations[relation];
+  if (orders_.contains(std::make_tuple(relation, times, graph.arrays.data[times], graph.arrays.data[r.indices]))) {
+    return 0;
+  }
+  return sizeof(uint32_t) * static_cast<uint64_t>(r.num_edges);
+}
+
 uint64_t TimeOrderCache::bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return bytes_;

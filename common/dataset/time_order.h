@@ -47,6 +47,9 @@ class TimeOrderCache {
   // its source type's node_time (each source's). Fails only for memory, or a list of 2^32 in-edges or more
   // (which ComputeBatchCapacity refuses before a session samples it).
   absl::StatusOr<const uint32_t*> Get(const GraphData& graph, int relation, int times);
+  // The bytes Get would map for that order (4 an edge), or 0 if it is built: what a session that needs it must
+  // be able to hold before it is built (it stays with the dataset, shown in its stats as time_order_bytes).
+  uint64_t BytesToBuild(const GraphData& graph, int relation, int times) const;
   // The bytes of the orders built so far.
   uint64_t bytes() const;
 

@@ -19,6 +19,15 @@ CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_
       time_orders_(graph.schema.relations.size(), nullptr),
       sampled_(graph.schema.relations.size()) {}
 
+uint64_t CpuSampler::TimeOrderBytesToBuild(const GraphData& graph, const SamplingSpec& spec) {
+  uint64_t bytes = 0;
+  for (size_t r = 0; r < graph.schema.relations.size() && spec.temporal(); ++r) {
+    const int times = spec.TimeArrayOf(static_cast<int>(r), graph.schema);
+    if (times >= 0) bytes += graph.time_orders->BytesToBuild(graph, static_cast<int>(r), times);
+  }
+  return bytes;
+}
+
 absl::Status CpuSampler::PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec) {
   for (size_t r = 0; r < graph.schema.relations.size() && spec.temporal(); ++r) {
     const int times = spec.TimeArrayOf(static_cast<int>(r), graph.schema);

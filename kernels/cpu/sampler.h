@@ -41,6 +41,8 @@ class CpuSampler {
   // its start where memory is short: call it before a temporal spec's first batch (sessions and gnnctl sample
   // do), since a draw has no way to report a failure to build one.
   static absl::Status PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec);
+  // The bytes PrepareTimeOrders would map for `spec`: the orders it draws through not built yet.
+  static uint64_t TimeOrderBytesToBuild(const GraphData& graph, const SamplingSpec& spec);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
   // laid out for this spec's capacity (ComputeBatchCapacity). `times`, if set, gets the stages' seconds.

@@ -9,6 +9,7 @@
 #include "common/base/status.h"
 #include "common/batch/batch_schema.h"
 #include "common/wire/batch_proto.h"
+#include "kernels/cpu/sampler.h"
 #include "server/sessions/slot_sizing.h"
 
 namespace gnnd {
@@ -81,15 +82,19 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
            s->made_seeds_.size() + (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds) +
            (s->split_times_.empty() ? 0 : 2) * static_cast<uint64_t>(plan.max_epoch_seeds)) +
       (shape.link ? NodesByTimeBytes(graph.schema, shape.link->seeds.relation, shape.sampling) : 0);
+  // The time orders a temporal session draws through that this dataset has not built yet: built for it (before
+  // its first batch, by its backend or its slots' sizing) and kept with the dataset, so they count here.
+  const uint64_t order_bytes = CpuSampler::TimeOrderBytesToBuild(graph, shape.sampling);
   // The session's bytes with `plan`'s slots, or the refusal naming max_session_bytes.
   auto count_bytes = [&](const SessionShape& slots, absl::string_view least) -> absl::Status {
     const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
-    s->memory_bytes_ = slots.slot_bytes + seed_bytes + buffer_bytes;
+    s->memory_bytes_ = slots.slot_bytes + seed_bytes + order_bytes + buffer_bytes;
     if (s->memory_bytes_ <= limits.max_session_bytes) return absl::OkStatus();
     return absl::InvalidArgumentError(
         absl::StrCat("open: the session needs ", least, s->memory_bytes_, " bytes (slots ", slots.slot_bytes,
-                     ", seed lists and time indexes ", seed_bytes, ", look-ahead and staging ", buffer_bytes,
-                     "), over the limit of ", limits.max_session_bytes,
+                     ", seed lists and time indexes ", seed_bytes,
+                     order_bytes > 0 ? absl::StrCat(", time orders to build ", order_bytes) : "",
+                     ", look-ahead and staging ", buffer_bytes, "), over the limit of ", limits.max_session_bytes,
                      " (max_session_bytes): lower batch_size, fanouts, num_slots or the dataset's look_ahead"));
   };
   // Slots sized by sampled batches: the limits are checked (and the share reserved) on their least size,

@@ -3,6 +3,8 @@ of every seed's subgraph is no newer than that seed, each node gets exactly min(
 takes the most recent, seed times come from seed_times, the split's times or the seed's own; gnnd.pyg puts
 batch and seed_time where PyG does; bad requests are refused naming what is wrong. Run by ctest with GNNCTL,
 GNND and GNND_CLIENT_LIBRARY set."""
+import re
+
 import numpy as np
 import pytest
 
@@ -226,3 +228,21 @@ def test_gnnctl_sample_gives_the_sessions_temporal_batch(served, tmp_path):
     assert "seed_time" in want.files and "batch" in want.files
     for name in want.files:
         np.testing.assert_array_equal(getattr(batch, name), want[name], err_msg=name)
+
+
+def test_time_orders_count_against_the_limits_before_they_are_built(served, tmp_path):
+    """A dataset's time order (4 bytes an edge, kept for its life) is built for the first session that draws
+    through it: that session counts it and is refused before it is built where it does not fit."""
+    _, tmp = served
+    small = Daemon(tmp_path, f"--dataset=homo={tmp / 'homo'}", config="max_session_bytes: 2000")
+    try:
+        edges = int(re.search(r"\t(\d+) edges\t", small.gnnctl("datasets").stdout).group(1))
+        with pytest.raises(gnnd.GnndError) as error:
+            gnnd.Loader(address=small.address, dataset="homo", batch_size=4, fanouts=[2], time_attr="time")
+        assert f", time orders to build {4 * edges}, " in error.value.message, error.value.message
+        assert "time orders:" not in small.gnnctl("datasets").stdout  # nothing was built
+        with pytest.raises(gnnd.GnndError) as error:  # no temporal rule: nothing to build, nothing said
+            gnnd.Loader(address=small.address, dataset="homo", batch_size=4, fanouts=[2])
+        assert "time orders" not in error.value.message, error.value.message
+    finally:
+        assert small.stop() == 0, small.output()
