@@ -123,7 +123,7 @@ struct TypedCase {
   TemporalStrategy strategy = TemporalStrategy::kUniform;
   bool given_times = false;
   LaborSpec labor = {};    // LABOR-0 instead of the uniform rule
-  double labor_bound = 1;  // each hop's edge bound scaled by this: below 1, batches drawn again (and some hops empty)
+  double labor_bound = 1;  // each hop's edge bound scaled by this: below 1, batches drawn again (some failing)
   // Sorts fitted from the first batch on to the furthest keys seen (the first batch outgrows every hop's, later
   // ones often some): outgrown batches sampled again by the test, as a session does (a LABOR batch that outgrew a
   // bound too, then under its next attempt), and counted.
@@ -232,30 +232,39 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
     ASSERT_EQ(cudaMalloc(&device_seeds, batch_size * sizeof(int64_t)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&device_times, batch_size * sizeof(int64_t)), cudaSuccess);
     EpochSeeds seeds(ids, {.seed = seed, .batch_size = batch_size}, 2, times);
-    int redone = 0;
+    int redone = 0, failed = 0;
     for (int64_t step = 0; step < std::min<int64_t>(seeds.num_steps(), 8); ++step) {
       const auto batch = seeds.batch(step);
       const auto batch_times = seeds.times(step);
       const BatchView want = BatchView::At(expected.data(), layout);
       cpu.Sample(2, seeds.batch_index(step), batch, want, nullptr, batch_times);
+      const absl::Status cpu_status = cpu.status();  // a LABOR batch that outgrew its bounds in every attempt fails
       ASSERT_EQ(cudaMemset(device_batch, 0xab, layout.total_bytes), cudaSuccess);  // every byte read must be written
       ASSERT_EQ(cudaMemcpy(device_seeds, batch.data(), batch.size_bytes(), cudaMemcpyHostToDevice), cudaSuccess);
       if (!batch_times.empty()) {
         ASSERT_EQ(cudaMemcpy(device_times, batch_times.data(), batch_times.size_bytes(), cudaMemcpyHostToDevice),
                   cudaSuccess);
       }
+      absl::Status gpu_status;
       for (uint32_t round = 0;; ++round) {
-        const absl::Status s = (*gpu)->Sample(2, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch,
-                                              stream, nullptr, {device_times, batch_times.size()});
-        ASSERT_TRUE(s.ok()) << s;
+        gpu_status = (*gpu)->Sample(2, seeds.batch_index(step), {device_seeds, batch.size()}, device_batch, stream,
+                                    nullptr, {device_times, batch_times.size()});
+        if (!gpu_status.ok()) break;
         ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
         auto outgrown = (*gpu)->Outgrown(device_batch);
-        ASSERT_TRUE(outgrown.ok()) << outgrown.status();
-        if (!*outgrown) break;
-        // Each round refits the sorts or draws the next LABOR attempt (the last one stands).
+        gpu_status = outgrown.status();
+        if (!outgrown.ok() || !*outgrown) break;
+        // Each round refits the sorts or draws the next LABOR attempt (the last one fails).
         ASSERT_LT(round, 2 * labor::kMaxAttempts) << c.name << " step " << step << ": sampled again without end";
         ASSERT_TRUE(c.tight_sorts) << c.name << ": sampled again without fitted sorts";
         ++redone;
+      }
+      ASSERT_EQ(gpu_status.code(), cpu_status.code())
+          << c.name << " seed " << seed << " step " << step << ": CUDA " << gpu_status << ", CPU " << cpu_status;
+      if (!cpu_status.ok()) {
+        ASSERT_EQ(cpu_status.code(), absl::StatusCode::kResourceExhausted) << cpu_status;
+        ++failed;
+        continue;
       }
       ASSERT_EQ(cudaMemcpy(got.data(), device_batch, layout.total_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
       const BatchView have = BatchView::At(got.data(), layout);
@@ -266,6 +275,8 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
           << c.name << " seed " << seed << " step " << step;
     }
     if (c.tight_sorts) EXPECT_GT(redone, 0) << "the first batch outgrows sorts fitted to none";
+    if (c.labor_bound == 1) EXPECT_EQ(failed, 0) << c.name;
+    if (c.labor_bound <= 0.01) EXPECT_GT(failed, 0) << c.name << ": bounds no attempt fits";
     cudaFree(device_batch);
     cudaFree(device_seeds);
     cudaFree(device_times);
@@ -499,6 +510,16 @@ INSTANTIATE_TEST_SUITE_P(
                   .placement = CscPlacement::kDevice,
                   .labor = {.active = true},
                   .labor_bound = 0.4},
+        // Bounds no attempt fits: every batch fails on both backends, none is handed out without a hop's edges.
+        TypedCase{.name = "mag_labor_bounds_never_fit_fail",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {6, 4},
+                  .placement = CscPlacement::kDevice,
+                  .labor = {.active = true},
+                  .labor_bound = 0.01},
         // Sorts fitted tight: outgrown batches, their nodes past the sort placed by type, sampled again.
         TypedCase{.name = "mag_tight_sorts_per_relation",
                   .preset = "mag",

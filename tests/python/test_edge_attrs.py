@@ -115,6 +115,30 @@ def test_a_third_column_is_edge_weight(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "ids" / "e_id.npy"), [0, 1])
 
 
+@pytest.mark.parametrize("weight,drawn", [(1e-44, False), (2.0**-121, False), (2.0**-120, True), (2.0**90, True),
+                                          (2.0**91, False), (0.0, True)])
+def test_weights_beyond_what_the_rule_orders_exactly_are_refused_at_open(tmp_path, weight, drawn):
+    """A weighted draw's keys E / w stay normal floats for w = 0 or 2^-120 <= w <= 2^90; beyond, keys tie (1e-44
+    against 1e-39 drew the light edge 290 times in 400), so a weighted session on such weights is refused, naming
+    the element."""
+    (tmp_path / "edges.txt").write_text("0 1\n2 1\n1 0\n0 2\n")
+    np.save(tmp_path / "w.npy", np.array([1.0, weight, 1.0, 1.0], np.float32))
+    np.save(tmp_path / "x.npy", np.ones((3, 2), np.float32))
+    np.save(tmp_path / "y.npy", np.zeros(3, np.int64))
+    (tmp_path / "splits").mkdir()
+    for split in ("train", "valid", "test"):
+        np.save(tmp_path / "splits" / f"{split}.npy", np.arange(3))
+    run_gnnctl("import", "--format", "edgelist", "--edge-attr", f"w={tmp_path / 'w.npy'}", "--features",
+               tmp_path / "x.npy", "--labels", tmp_path / "y.npy", "--splits", tmp_path / "splits",
+               tmp_path / "edges.txt", tmp_path / "out")
+    at = int(np.flatnonzero(np.load(tmp_path / "out" / "e_id.npy") == 1)[0])  # input row 1, in CSC order
+    proc = run_gnnctl("sample", f"--dataset={tmp_path / 'out'}", "--batch-size=2", "--fanouts=1",
+                      "--open_fields=weight_attr: \"w\"", f"--out={tmp_path / 'b.npz'}", ok=drawn)
+    if not drawn:
+        assert f"edge.w.npy element [{at}] is " in proc.stderr, proc.stderr
+        assert "(weights are 0, never drawn, or from 2^-120 to 2^90" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("write,flag,message", [
     (lambda d: np.save(d / "a.npy", np.ones(3, np.float32)), "w=a.npy", "a.npy: 3 rows, but the edges are 4"),
     (lambda d: np.save(d / "a.npy", np.array([1, np.nan, 2, 3], np.float32)), "w=a.npy", "a.npy: edge attribute value nan at row 1, column 0 is NaN"),

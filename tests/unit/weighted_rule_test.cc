@@ -166,5 +166,22 @@ TEST(WeightedRule, LargeFanoutsTakeTheSmallestDraws) {
   }
 }
 
+// The weights the rule orders exactly: every key E / w of a weight from kMinWeight to kMaxWeight is a normal float
+// (the least and the largest exponential variate alike), so distinct draws cannot tie by overflow or underflow.
+TEST(WeightedRule, KeysStayNormalFloatsAcrossTheDrawableWeights) {
+  for (const float w : {weighted::kMinWeight, 1.0f, weighted::kMaxWeight}) {
+    for (const uint32_t word : {0u, 1u, 0x80000000u, 0xfffffffeu, 0xffffffffu}) {
+      const float key = static_cast<float>(weighted::Exponential(word) / static_cast<double>(w));
+      EXPECT_TRUE(std::isnormal(key)) << "w " << w << " word " << word << " key " << key;
+    }
+  }
+  EXPECT_TRUE(weighted::Drawable(0.0f));
+  EXPECT_TRUE(weighted::Drawable(weighted::kMinWeight));
+  EXPECT_TRUE(weighted::Drawable(weighted::kMaxWeight));
+  for (const float w : {-1.0f, 1e-44f, weighted::kMinWeight / 2, weighted::kMaxWeight * 2, INFINITY, NAN}) {
+    EXPECT_FALSE(weighted::Drawable(w)) << w;
+  }
+}
+
 }  // namespace
 }  // namespace gnnd
