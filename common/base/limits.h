@@ -25,6 +25,7 @@ inline constexpr int64_t kMaxSeedIds = int64_t{8} << 20;  // open.seed_ids
 // and 1 MiB for the rest (a link session's 4 M pairs and their times take less).
 inline constexpr int kMaxOpenRequestBytes = static_cast<int>(2 * 10 * kMaxSeedIds + (1 << 20));
 inline constexpr int32_t kMaxNegativeAmount = 1024;  // negatives per positive: neg_amount, a split's fixed ones
+inline constexpr int32_t kMaxCudaFanout = 4096;      // a CUDA session's fanout below a node's in-degree
 
 // What a field left at 0 means.
 inline constexpr uint64_t kDefaultMaxSessions = 256;

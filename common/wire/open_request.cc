@@ -58,6 +58,26 @@ absl::StatusOr<int> SeedType(const v1::OpenSession& request, const DatasetSchema
 }
 
 // The trainer's own seeds (PyG's input_nodes): ids of the seed type, in place of a split.
+// A CUDA session draws a node's k of d in-neighbors on one GPU thread, in O(k^2) (the CPU's draw is O(k log k)):
+// k beyond kMaxCudaFanout where a node has more in-neighbors would hold a batch for minutes. LABOR's draw is a
+// pass over the list, and -1 (or d <= k) takes the whole list: neither is bounded.
+absl::Status CheckCudaFanouts(const SessionShape& shape, const DatasetSchema& schema,
+                              const std::vector<int64_t>& max_in_degrees) {
+  if (!shape.device.is_cuda() || shape.sampling.labor.active) return absl::OkStatus();
+  for (size_t r = 0; r < shape.sampling.fanouts.size(); ++r) {
+    for (size_t hop = 0; hop < shape.sampling.fanouts[r].size(); ++hop) {
+      const int32_t k = shape.sampling.fanouts[r][hop];
+      if (k > kMaxCudaFanout && max_in_degrees[r] > k) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "open.fanouts: ", schema.relations[r].key(), " draws ", k, " at hop ", hop + 1, " of in-lists of up to ",
+            max_in_degrees[r], ": a CUDA session draws at most ", kMaxCudaFanout,
+            " of a list (one GPU thread draws a node's); give -1 to take every in-neighbor, or open it on the CPU"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckSeedIds(const v1::OpenSession& request, const NodeTypeSchema& type, bool typed) {
   if (!request.split().empty()) {
     return absl::InvalidArgumentError(
@@ -477,6 +497,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
+  GNND_RETURN_IF_ERROR(CheckCudaFanouts(shape, graph.schema, max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;
@@ -570,6 +591,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));
+  GNND_RETURN_IF_ERROR(CheckCudaFanouts(shape, schema, max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;

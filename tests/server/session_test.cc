@@ -445,5 +445,36 @@ TEST_F(SessionTest, BadDeviceIsRefusedNamingTheField) {
   EXPECT_NE(session.status().message().find("open.device = 'cuda:63'"), std::string::npos) << session.status();
 }
 
+// One GPU thread draws a node's fanout of its in-list, in O(fanout^2): a CUDA session is refused a fanout that
+// would hold a batch for minutes, naming the relation; -1, the CPU and LABOR are not bounded.
+TEST_F(SessionTest, CudaFanoutsBeyondWhatOneThreadDrawsAreRefused) {
+  auto lease = registry_->Acquire(Request().dataset());
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  const GraphData& graph = (*lease)->dataset().graph;
+  const std::vector<int64_t> hub = {100000};  // as if a node had 100 000 in-edges
+  v1::OpenSession request = Request();
+  request.clear_fanouts();
+  request.add_fanouts(kMaxCudaFanout + 1);
+  request.set_device("cuda:0");
+  const SlotLimits limits{2, uint64_t{1} << 40};
+  auto refused = CheckOpenRequest(request, graph, hub, limits);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find(absl::StrCat("draws 4097 at hop 1 of in-lists of up to 100000: a CUDA "
+                                                         "session draws at most 4096")),
+            std::string::npos)
+      << refused.status();
+  request.set_device("cpu");
+  EXPECT_TRUE(CheckOpenRequest(request, graph, hub, limits).ok());
+  request.set_device("cuda:0");
+  request.set_labor(true);
+  EXPECT_TRUE(CheckOpenRequest(request, graph, hub, limits).ok());
+  request.set_labor(false);
+  request.set_fanouts(0, -1);
+  EXPECT_TRUE(CheckOpenRequest(request, graph, hub, limits).ok());
+  request.set_fanouts(0, kMaxCudaFanout);
+  EXPECT_TRUE(CheckOpenRequest(request, graph, hub, limits).ok());
+}
+
 }  // namespace
 }  // namespace gnnd
