@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
@@ -35,7 +39,44 @@ void RemoveKilledWork(const fs::path& out) {
   }
 }
 
+// The work directories of the writers alive (RemoveWorkOnSignals removes them).
+std::mutex live_mutex;
+std::set<std::string>* live = new std::set<std::string>;  // never destroyed: the signal thread may outlive main
+
+void Track(const std::string& work_dir, bool alive) {
+  std::lock_guard<std::mutex> lock(live_mutex);
+  if (alive) {
+    live->insert(work_dir);
+  } else {
+    live->erase(work_dir);
+  }
+}
+
 }  // namespace
+
+absl::Status RemoveWorkOnSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
+  if (const int e = pthread_sigmask(SIG_BLOCK, &signals, nullptr); e != 0) return ErrnoStatus(e, "block signals");
+  std::thread([signals] {
+    int signal = 0;
+    if (sigwait(&signals, &signal) != 0) return;
+    {
+      std::lock_guard<std::mutex> lock(live_mutex);
+      std::error_code ec;
+      for (const std::string& dir : *live) {
+        fs::remove_all(dir, ec);
+        fs::remove_all(dir, ec);  // a file the import made meanwhile
+      }
+    }
+    std::signal(signal, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+    raise(signal);
+    _exit(128 + signal);
+  }).detach();
+  return absl::OkStatus();
+}
 
 absl::StatusOr<DatasetWriter> DatasetWriter::Create(const std::string& out_dir) {
   std::string out = out_dir;
@@ -55,6 +96,7 @@ absl::StatusOr<DatasetWriter> DatasetWriter::Create(const std::string& out_dir) 
   writer.out_dir_ = out;
   writer.work_dir_ = absl::StrCat(out, ".partial-", ::getpid());
   RemoveKilledWork(out);
+  Track(writer.work_dir_, true);
   fs::remove_all(writer.work_dir_, ec);
   if (!fs::create_directory(writer.work_dir_, ec)) {
     return absl::PermissionDeniedError(absl::StrCat("create ", writer.work_dir_, ": ", ec.message()));
@@ -72,6 +114,7 @@ DatasetWriter::~DatasetWriter() {
   if (committed_) return;
   std::error_code ec;
   fs::remove_all(work_dir_, ec);
+  Track(work_dir_, false);
 }
 
 std::string DatasetWriter::Path(absl::string_view file) const { return absl::StrCat(work_dir_, "/", file); }
@@ -93,6 +136,7 @@ absl::Status DatasetWriter::Commit(v1::DatasetManifest manifest, int threads) {
     return ErrnoStatus(errno, absl::StrCat("rename ", work_dir_, " to ", out_dir_));
   }
   committed_ = true;
+  Track(work_dir_, false);
   return absl::OkStatus();
 }
 

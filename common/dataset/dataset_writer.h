@@ -1,7 +1,8 @@
 // Builds a dataset directory atomically: everything is written into OUT_DIR.partial-<pid>, the manifest
 // last, the result is opened and validated like any reader would, and only then renamed to OUT_DIR.
-// A failed import leaves no OUT_DIR and no .partial-<pid> (removed on error); a killed one leaves its
-// .partial-<pid>, which the next writer of the same OUT_DIR removes once that pid no longer runs.
+// A failed import leaves no OUT_DIR and no .partial-<pid> (removed on error, or on SIGINT, SIGTERM and SIGHUP
+// where the program asked: RemoveWorkOnSignals); one killed outright leaves its .partial-<pid>, which the next
+// writer of the same OUT_DIR removes once that pid no longer runs.
 #pragma once
 
 #include <string>
@@ -33,5 +34,9 @@ class DatasetWriter {
   std::string out_dir_, work_dir_;
   bool committed_ = true;  // nothing to clean until Create() succeeds
 };
+
+// For a program that writes datasets (gnnctl): SIGINT, SIGTERM and SIGHUP remove the work directories of the
+// writers alive, then end the program as the signal would. Call once, first thing, before any other thread.
+absl::Status RemoveWorkOnSignals();
 
 }  // namespace gnnd

@@ -279,3 +279,19 @@ def test_a_killed_imports_work_directory_goes_with_the_next_import(tmp_path):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_import_ended_by_a_signal_leaves_no_work_directory(tmp_path, sig):
+    """Ctrl-C or SIGTERM in the middle of writing a dataset: the signal ends gnnctl as it would, and its
+    OUT.partial-PID goes with it."""
+    proc = subprocess.Popen([GNNCTL, "generate", "--preset", "products", "--scale", "0.05", "--hot-order=false",
+                             str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(tmp_path.glob("out.partial-*")):  # writing has begun
+        assert proc.poll() is None and time.time() < deadline, proc.stderr.read()
+        time.sleep(0.01)
+    time.sleep(0.2)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=60) == -sig
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("out.partial-*")), os.listdir(tmp_path)

@@ -26,6 +26,7 @@
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
 #include "common/dataset/dataset.h"
+#include "common/dataset/dataset_writer.h"
 #include "common/dataset/shm_store.h"
 #include "tools/dataset/edge_attrs.h"
 #include "tools/dataset/hotness.h"
@@ -438,6 +439,11 @@ absl::Status RunCommand(const std::string& command, const std::vector<std::strin
 }  // namespace gnnd::gnnctl
 
 int main(int argc, char** argv) {
+  // An import or generate ended by Ctrl-C or SIGTERM leaves no OUT.partial-PID behind.
+  if (absl::Status watched = gnnd::RemoveWorkOnSignals(); !watched.ok()) {
+    std::fprintf(stderr, "gnnctl: %s\n", std::string(watched.message()).c_str());
+    return 1;
+  }
   // --help lists gnnctl's own flags (the libraries' are under --helpfull).
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "tools/gnnctl/main.cc"); };
