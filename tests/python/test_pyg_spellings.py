@@ -3,6 +3,7 @@ a triplet batch's dst_neg_index is (P,) when the amount is 1; worker arguments a
 PyG's sampling arguments are taken at their defaults and refused otherwise with the reason that fits; a
 transform runs on every batch; without PyG the batches answer to(), num_nodes, keys(), metadata() and
 input_id. Run by ctest with GNND and GNNCTL set (PyG itself is not needed)."""
+import enum
 import subprocess
 import warnings
 
@@ -97,7 +98,15 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
         gnnd.pyg.NeighborLoader(None, replace=False, directed=True, disjoint=False, subgraph_type="directional",
                                 weight_attr=None, time_attr=None, temporal_strategy="uniform", is_sorted=True,
                                 **base).close()
+    class SubgraphType(enum.Enum):  # PyG's torch_geometric.typing.SubgraphType
+        directional = "directional"
+        bidirectional = "bidirectional"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PyG's default as its enum, as PyG's own tests pass it
+        gnnd.pyg.NeighborLoader(None, subgraph_type=SubgraphType.directional, **base).close()
     cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
+             (dict(subgraph_type=SubgraphType.bidirectional), "subgraph_type='bidirectional' is not supported"),
              (dict(directed=False), "directed=False is not supported (gnnd samples the directed in-edges"),
              (dict(transform_sampler_output=len), "(gnnd makes the batch: pass transform= to change it)")]
     for arguments, reason in cases:

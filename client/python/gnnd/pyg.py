@@ -61,6 +61,7 @@ def _check_arguments(loader, pyg_arguments):
         if name not in _FIXED_ARGUMENTS:
             raise TypeError(f"gnnd.pyg.{loader}: unexpected argument {name!r}")
         default, reason = _FIXED_ARGUMENTS[name]
+        value = getattr(value, "value", value)  # PyG's enums (SubgraphType.directional) as their values
         if reason is not None and value != default:
             raise ValueError(f"gnnd.pyg.{loader}: {name}={value!r} is not supported ({reason})")
     ignored = [name for name in _WORKER_ARGUMENTS if name in pyg_arguments]
