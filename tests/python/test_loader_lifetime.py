@@ -120,3 +120,28 @@ except RuntimeError as e:
     assert "closed: the loader is closed" in out
     stats = daemon.gnnctl("stats").stdout
     assert "in use: 0 of max_sessions" in stats, stats
+
+
+def test_an_iteration_left_early_is_followed_by_the_next_epoch(daemon):
+    """Each iteration runs the epoch after the last, whole or broken off: a new `for` after a `break` gets a new
+    order (PyG's loaders reshuffle on every iter), where it repeated the same one; set_epoch still picks one."""
+    import gnnd
+
+    def first_seeds(iterator):
+        batch = next(iterator)
+        return batch.epoch, batch.node_ids[:16].tolist()
+
+    loader = gnnd.Loader(address=daemon.address, dataset="tiny", batch_size=16, fanouts=[2], output="numpy",
+                         copy=True)
+    try:
+        epoch0, order0 = first_seeds(iter(loader))
+        epoch1, order1 = first_seeds(iter(loader))  # the first iteration was left after one batch
+        assert (epoch0, epoch1) == (0, 1) and order0 != order1
+        whole = list(loader)  # epoch 2, whole
+        assert {b.epoch for b in whole} == {2} and len(whole) == len(loader)
+        epoch3, _ = first_seeds(iter(loader))
+        assert epoch3 == 3
+        loader.set_epoch(0)
+        assert first_seeds(iter(loader)) == (0, order0)  # the same epoch, the same order
+    finally:
+        loader.close()

@@ -520,6 +520,7 @@ class Loader:
         self._edge_pairs = False  # gnnd.pyg sets it: batches carry edge_src and edge_dst as one view
         self._started = False  # the session's first epoch is already running
         self._exhausted = False  # the current epoch has ended
+        self._iterating = False  # an iteration of the current epoch began and did not reach its end
         self._native = _native.bound()
         lib = self._native.lib
         _native.check(lib.gnnd_connect(address.encode() if address else None, timeout_ms, ctypes.byref(self._client)))
@@ -605,8 +606,9 @@ class Loader:
 
     def set_epoch(self, epoch):
         """Makes the next iteration run epoch `epoch` (its own shuffle order), as DistributedSampler.set_epoch
-        does; without it each iteration runs the epoch after the previous one. Asking for an epoch other
-        than the one already running (the session starts `epoch` at once) finishes that one first."""
+        does; without it each iteration runs the epoch after the previous one, whole or broken off (a new order
+        each time, as PyG's loaders). Asking for an epoch other than the one already running (the session
+        starts `epoch` at once) finishes that one first."""
         self._wanted_epoch = int(epoch)
 
     def __len__(self):
@@ -618,13 +620,18 @@ class Loader:
     def __iter__(self):
         if not self._session:
             raise RuntimeError("the loader is closed")
-        wanted = self.epoch if self._wanted_epoch is None else self._wanted_epoch
+        if self._wanted_epoch is not None:
+            wanted = self._wanted_epoch
+        elif self._iterating:  # the last iteration was broken off: the next epoch, as after a whole one (PyG's
+            wanted = self.epoch + 1  # loaders shuffle anew on every iter)
+        else:
+            wanted = self.epoch
         self._wanted_epoch = None
         if not self._started or wanted != self.epoch:
             self._drain()
             self.epoch = wanted
             _native.check(self._native.lib.gnnd_start_epoch(self._session, self.epoch))
-        self._started, self._exhausted = False, False
+        self._started, self._exhausted, self._iterating = False, False, True
         values = _native.BatchValues()  # one gnnd_next_batch_values per batch: releases the last, takes the next
         next_batch, session, values_ref = self._native.lib.gnnd_next_batch_values, self._session, ctypes.byref(values)
         while True:
@@ -637,7 +644,7 @@ class Loader:
             if not self.copy:
                 self._held = batch
             yield batch
-        self._exhausted = True
+        self._exhausted, self._iterating = True, False
         self.epoch += 1
 
     def _input_id(self, slot):
