@@ -31,8 +31,11 @@ def test_a_mask_over_every_node_gives_its_nodes(daemon):
     mask = torch.zeros(NODES, dtype=torch.bool)
     mask[torch.arange(0, NODES, 7)] = True
     with loader(daemon, mask) as L:
-        seeds = torch.cat([batch.n_id[:batch.batch_size].clone() for batch in L])  # views: valid until the next
+        batches = [(batch.n_id[:batch.batch_size].clone(), batch.input_id.clone()) for batch in L]  # views
+    seeds = torch.cat([n_id for n_id, _ in batches])
     assert sorted(seeds.tolist()) == list(range(0, NODES, 7))
+    for n_id, input_id in batches:  # PyG's input_id of a mask: each seed's index in it, its node id
+        assert torch.equal(input_id, n_id)
 
 
 @pytest.mark.parametrize("length", [NODES - 1, NODES + 5])

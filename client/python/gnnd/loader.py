@@ -499,6 +499,7 @@ class Loader:
                  disjoint=False, seed_times=None, edge_label_time=None, labor=False, layer_dependency=False,
                  batch_dependency=0, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
+        self._mask_ids = None
         if dataset is None:
             raise ValueError("dataset: required (the name gnnd serves it under)")
         if output == "auto":
@@ -546,6 +547,9 @@ class Loader:
             options.seed_ids = seeds.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
             options.num_seed_ids = len(seeds)
             options.seed_mask_length = mask_length
+        # With a boolean mask, input_id is each seed's node id (PyG's: its index in the mask), not its position
+        # among the masked nodes.
+        self._mask_ids = seeds if mask_length else None
         if node_type is not None:
             options.node_type = node_type.encode()
         if relations:
@@ -660,6 +664,8 @@ class Loader:
                                                  len(buffer))
         if n < 0:  # a slot with no batch, or a buffer too small: the library said which
             raise _native.GnndError("OUT_OF_RANGE", self._native.lib.gnnd_last_error().decode())
+        if self._mask_ids is not None:
+            buffer[:n] = self._mask_ids[buffer[:n]]
         return self._input_id_views[slot][:n]
 
     def _drain(self):
