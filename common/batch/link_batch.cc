@@ -153,9 +153,13 @@ void BuildRelationExclusions(const DatasetSchema& schema, int relation, ExcludeM
   }
 }
 
-void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> input_id, NegativeMode mode, int64_t pairs,
+int64_t LabelShift(NegativeMode mode, const int64_t* labels, int64_t count) {
+  if (mode != NegativeMode::kBinary || labels == nullptr || count == 0) return 0;
+  return *std::min_element(labels, labels + count) == 0 ? 1 : 0;
+}
+
+void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> input_id, int64_t shift, int64_t pairs,
                        int64_t* out) {
-  const int64_t shift = mode == NegativeMode::kBinary ? 1 : 0;
   for (size_t i = 0; i < input_id.size(); ++i) out[i] = split_labels[input_id[i]] + shift;
   std::fill(out + input_id.size(), out + pairs, 0);
 }
@@ -168,8 +172,10 @@ LinkSeedEdges SeedEdgesOf(const LinkSeedSpec& spec, const GraphData& graph) {
   }
   const EdgeSplitSchema& split = graph.schema.relations[spec.relation].edge_splits[spec.edge_split];
   auto array = [&graph](int at) { return at >= 0 ? static_cast<const int64_t*>(graph.arrays.data[at]) : nullptr; };
-  return {array(split.edges),     array(split.labels), split.num_edges,
-          array(split.negatives), split.num_negatives, array(split.times)};
+  LinkSeedEdges edges{array(split.edges),     array(split.labels), split.num_edges,
+                      array(split.negatives), split.num_negatives, array(split.times)};
+  edges.label_shift = LabelShift(spec.negatives.mode, edges.labels, edges.size);
+  return edges;
 }
 
 void FixedNegatives(const LinkSeedEdges& positives, std::span<const int64_t> input_id, std::vector<int64_t>& out) {

@@ -86,6 +86,7 @@ struct LinkSeedEdges {
   const int64_t* negatives = nullptr;  // the split's fixed negative destinations, (size, negatives_per_edge)
   int64_t negatives_per_edge = 0;
   const int64_t* times = nullptr;  // each positive's time (the split's, or the given pairs'), where there are
+  int64_t label_shift = 0;         // added to the split's classes in edge_label (LabelShift)
 };
 LinkSeedEdges SeedEdgesOf(const LinkSeedSpec& spec, const GraphData& graph);
 // The fixed negatives of the positives at `input_id` (MakeLinkSeeds' `fixed`), one row after another.
@@ -112,10 +113,12 @@ int64_t MaxLinkSeeds(int64_t pairs, const NegativeSpec& negatives);
 void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, const NegativeSpec& negatives,
                    bool labeled, bool timed = false);
 
-// A labeled split's edge_label for the positives at `input_id` and their binary negatives, as PyG gives it:
-// the positives' classes, shifted up by one when binary negatives take 0. Writes `pairs` values to `out`
-// (the positives, then pairs - positives zeros).
-void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> input_id, NegativeMode mode, int64_t pairs,
+// What a labeled split's classes are shifted by in edge_label, as PyG's loaders do: up by one beside binary
+// negatives (which take 0) when the split's classes start at 0; else not at all.
+int64_t LabelShift(NegativeMode mode, const int64_t* labels, int64_t count);
+// A labeled split's edge_label for the positives at `input_id` and their binary negatives: the positives'
+// classes plus `shift` (LabelShift), then pairs - positives zeros, `pairs` values to `out`.
+void LabeledEdgeLabels(const int64_t* split_labels, std::span<const int64_t> input_id, int64_t shift, int64_t pairs,
                        int64_t* out);
 
 }  // namespace gnnd

@@ -66,7 +66,7 @@ absl::Status LinkStage::Sample(CpuSampler& sampler, uint64_t epoch, uint64_t bat
   const size_t negatives = out.seeds.pair_src.size() - p;
   if (positives_.labels != nullptr) {
     out.edge_label_long.resize(out.seeds.pair_src.size());
-    LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode,
+    LabeledEdgeLabels(positives_.labels, input_id, positives_.label_shift,
                       static_cast<int64_t>(out.edge_label_long.size()), out.edge_label_long.data());
   } else {
     out.edge_label.assign(p, 1.0f);

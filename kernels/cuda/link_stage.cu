@@ -195,7 +195,7 @@ absl::Status CudaLinkStage::Sample(uint64_t epoch, uint64_t batch_index, std::sp
   int64_t uploaded = upload_tail_ + p;
   if (labels && positives_.labels != nullptr) {
     const int64_t labeled = p * (1 + (spec_.negatives.mode == NegativeMode::kBinary ? spec_.negatives.amount : 0));
-    LabeledEdgeLabels(positives_.labels, input_id, spec_.negatives.mode, labeled, tail + p);
+    LabeledEdgeLabels(positives_.labels, input_id, positives_.label_shift, labeled, tail + p);
     uploaded += labeled;
   }
   const int64_t* fixed = nullptr;

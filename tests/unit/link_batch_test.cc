@@ -114,11 +114,18 @@ TEST(LinkBatch, LabeledSplitsGiveClassesShiftedBesideBinaryNegatives) {
   const std::vector<int64_t> classes = {4, 0, 7, 2};
   const std::vector<int64_t> input_id = {2, 0};
   std::vector<int64_t> out(6, -1);
-  LabeledEdgeLabels(classes.data(), input_id, NegativeMode::kBinary, 6, out.data());
+  ASSERT_EQ(LabelShift(NegativeMode::kBinary, classes.data(), 4), 1);
+  LabeledEdgeLabels(classes.data(), input_id, 1, 6, out.data());
   EXPECT_EQ(out, (std::vector<int64_t>{8, 5, 0, 0, 0, 0}));  // PyG: 0 is the negatives' class
   std::vector<int64_t> alone(2, -1);
-  LabeledEdgeLabels(classes.data(), input_id, NegativeMode::kNone, 2, alone.data());
+  ASSERT_EQ(LabelShift(NegativeMode::kNone, classes.data(), 4), 0);
+  LabeledEdgeLabels(classes.data(), input_id, 0, 2, alone.data());
   EXPECT_EQ(alone, (std::vector<int64_t>{7, 4}));
+  // Classes that do not start at 0 keep their values beside binary negatives (PyG adds 1 only where min is 0).
+  const std::vector<int64_t> from_one = {4, 1, 7, 2};
+  EXPECT_EQ(LabelShift(NegativeMode::kBinary, from_one.data(), 4), 0);
+  EXPECT_EQ(LabelShift(NegativeMode::kTriplet, classes.data(), 4), 0);
+  EXPECT_EQ(LabelShift(NegativeMode::kBinary, nullptr, 0), 0);
 }
 
 TEST(LinkBatch, GivenSeedPairsAreCheckedNamingTheFirstBadId) {
