@@ -102,7 +102,9 @@ def test_one_uids_heavy_opens_do_not_hold_up_another_uids_open(served):
         heavy.stdin.close()
         heavy.wait(timeout=300)
     print("open seconds: light", light, "alone", light_alone, "heavy alone", heavy_alone)
-    assert light < heavy_alone / 2, (light, light_alone, heavy_alone)
+    # Queued behind them (a FIFO pool), it would wait for a heavy open sharing the cores with seven others: several
+    # heavy_alone. Started at once, it shares the cores with four heavy opens: a few light_alone.
+    assert light < 2 * heavy_alone, (light, light_alone, heavy_alone)
     wait_no_sessions(served)
 
 
