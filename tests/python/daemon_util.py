@@ -97,3 +97,13 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return str(s.getsockname()[1])
+
+
+NOBODY = 65534  # the second uid of the tests that run as root
+
+
+def as_nobody():
+    """A child process's preexec_fn: it runs as uid and gid 65534, without supplementary groups."""
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)

@@ -13,20 +13,13 @@ import time
 
 import pytest
 
-from daemon_util import Daemon, generate
+from daemon_util import Daemon, as_nobody, generate
 
 pytest.importorskip("numpy")
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a second uid")
 
-NOBODY = 65534
 HEAVY = dict(batch_size=4096, fanouts=[-1, -1], num_slots=2)
 LIGHT = dict(batch_size=16, fanouts=[3])
-
-
-def as_nobody():
-    os.setgroups([])
-    os.setgid(NOBODY)
-    os.setuid(NOBODY)
 
 
 @pytest.fixture(scope="module")
