@@ -20,13 +20,15 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as 
 
 HEAVY = dict(batch_size=4096, fanouts=[-1, -1], num_slots=2)
 LIGHT = dict(batch_size=16, fanouts=[3])
+# Sanitizer builds run every batch many times slower: a smaller graph keeps the same races in reach.
+SCALE = "0.01" if os.environ.get("GNND_SANITIZE") else "0.03"
 
 
 @pytest.fixture(scope="module")
 def served():
     root = pathlib.Path(tempfile.mkdtemp(prefix="gnnd-opens-"))
     os.chmod(root, 0o755)
-    big = generate(root / "big", "--preset", "products", "--scale", "0.03", "--hot-order=false")
+    big = generate(root / "big", "--preset", "products", "--scale", SCALE, "--hot-order=false")
     tiny = generate(root / "tiny", "--preset", "products", "--scale", "0.001", "--hot-order=false")
     daemon = Daemon(root, f"--dataset=big={big}", f"--dataset=tiny={tiny}", config="socket_mode: 0666",
                     name=f"opens{os.getpid()}")
