@@ -104,7 +104,8 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # PyG's default as its enum, as PyG's own tests pass it
-        gnnd.pyg.NeighborLoader(None, subgraph_type=SubgraphType.directional, **base).close()
+        with gnnd.pyg.NeighborLoader(None, subgraph_type=SubgraphType.directional, **base) as taken:
+            assert repr(taken) == "NeighborLoader()"  # as PyG's
     cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
              (dict(subgraph_type=SubgraphType.bidirectional), "subgraph_type='bidirectional' is not supported"),
              (dict(directed=False), "directed=False is not supported (gnnd samples the directed in-edges"),

@@ -230,6 +230,9 @@ class _SessionLoader:
     def __len__(self):
         return len(self._loader)
 
+    def __repr__(self):
+        return f"{self.__class__.__name__}()"  # as PyG's loaders
+
     def __iter__(self):
         """An epoch's batches, each through `transform` when one is given (as PyG's loaders apply it)."""
         for batch in self._batches():
