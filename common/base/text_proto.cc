@@ -18,25 +18,27 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string error;
 };
 
-}  // namespace
-
-absl::Status ParseTextProto(const std::string& text, const std::string& what, google::protobuf::Message* message) {
+// ParseTextProto, recording where each field stands in `locations` (if set).
+absl::Status Parse(const std::string& text, const std::string& what, google::protobuf::Message* message,
+                   google::protobuf::TextFormat::ParseInfoTree* locations) {
   FirstErrorCollector errors;
   google::protobuf::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
+  if (locations != nullptr) parser.WriteLocationsTo(locations);
   if (!parser.ParseFromString(text, message)) return absl::InvalidArgumentError(absl::StrCat(what, ": ", errors.error));
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status ParseTextProto(const std::string& text, const std::string& what, google::protobuf::Message* message) {
+  return Parse(text, what, message, nullptr);
+}
+
 absl::Status SetTextFields(const std::string& text, const std::string& what, google::protobuf::Message* message) {
   std::unique_ptr<google::protobuf::Message> fields(message->New());
-  FirstErrorCollector errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
   google::protobuf::TextFormat::ParseInfoTree named;  // where each field the text names stands
-  parser.WriteLocationsTo(&named);
-  if (!parser.ParseFromString(text, fields.get()))
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", errors.error));
+  if (absl::Status parsed = Parse(text, what, fields.get(), &named); !parsed.ok()) return parsed;
   // The text's strings go to gnnd as they are: one that is not UTF-8 would make the whole message unreadable
   // there, so it is refused here, by the same parse.
   if (std::unique_ptr<google::protobuf::Message> check(fields->New());

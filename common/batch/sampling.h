@@ -63,26 +63,28 @@ GNND_HOST_DEVICE uint64_t FloydDraw(SamplingKey key, uint64_t batch, uint32_t ho
 #ifndef __CUDA_ARCH__
 // ChoosePositions' positions in O(k log k) (host only). Draw i takes t_i unless t_i was taken before, then
 // j_i = degree - k + i; t_i was taken before iff an earlier draw t_m equals it, or t_i = j_m for an earlier m
-// whose draw was taken that way (j_m is m's alone). Sorting the draws finds the first case for all i at once;
-// one pass in draw order settles the second.
+// whose draw was taken that way (j_m is m's alone). One sort of the draws finds the first case for all i at
+// once; one pass in draw order settles the second.
 template <typename Position>
 void ChoosePositionsBySorting(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
                               int64_t degree, int64_t k, Position* positions) {
-  thread_local std::vector<std::pair<uint64_t, int64_t>> draws;  // (t_i, i)
-  thread_local std::vector<uint8_t> repeated, taken_late;
-  draws.resize(static_cast<size_t>(k));
-  repeated.assign(static_cast<size_t>(k), 0);
+  thread_local std::vector<std::pair<uint64_t, int64_t>> sorted;  // (t_i, i)
+  thread_local std::vector<uint8_t> taken_late;                   // by i: first a repeat of an earlier t, then j_i
+  sorted.resize(static_cast<size_t>(k));
   taken_late.assign(static_cast<size_t>(k), 0);
   Philox4x32 words{};
-  for (int64_t i = 0; i < k; ++i) draws[i] = {FloydDraw(key, batch, hop, relation, node, degree, k, i, words), i};
-  std::sort(draws.begin(), draws.end());
-  for (int64_t i = 1; i < k; ++i) repeated[draws[i].second] = draws[i].first == draws[i - 1].first;
-  std::sort(draws.begin(), draws.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  for (int64_t i = 0; i < k; ++i) sorted[i] = {FloydDraw(key, batch, hop, relation, node, degree, k, i, words), i};
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t s = 0; s < k; ++s) {
+    const auto [t, i] = sorted[s];
+    positions[i] = static_cast<Position>(t);  // t_i, in draw order
+    taken_late[i] = s > 0 && sorted[s - 1].first == t;
+  }
   const int64_t first_j = degree - k;
   for (int64_t i = 0; i < k; ++i) {
-    const int64_t m = static_cast<int64_t>(draws[i].first) - first_j;  // t_i = j_m
-    taken_late[i] = repeated[i] || (m >= 0 && m < i && taken_late[m]);
-    positions[i] = static_cast<Position>(taken_late[i] ? first_j + i : static_cast<int64_t>(draws[i].first));
+    const int64_t m = static_cast<int64_t>(positions[i]) - first_j;  // t_i = j_m
+    taken_late[i] = taken_late[i] || (m >= 0 && m < i && taken_late[m]);
+    if (taken_late[i]) positions[i] = static_cast<Position>(first_j + i);
   }
   std::sort(positions, positions + k);
 }

@@ -60,8 +60,8 @@ absl::Status RemoveWorkOnSignals() {
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
   if (const int e = pthread_sigmask(SIG_BLOCK, &signals, nullptr); e != 0) return ErrnoStatus(e, "block signals");
   std::thread([signals] {
-    int signal = 0;
-    if (sigwait(&signals, &signal) != 0) return;
+    int caught = 0;
+    if (sigwait(&signals, &caught) != 0) return;
     {
       std::lock_guard<std::mutex> lock(live_mutex);
       std::error_code ec;
@@ -70,10 +70,10 @@ absl::Status RemoveWorkOnSignals() {
         fs::remove_all(dir, ec);  // a file the import made meanwhile
       }
     }
-    std::signal(signal, SIG_DFL);
+    std::signal(caught, SIG_DFL);
     pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
-    raise(signal);
-    _exit(128 + signal);
+    raise(caught);
+    _exit(128 + caught);
   }).detach();
   return absl::OkStatus();
 }

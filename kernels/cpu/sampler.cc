@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "common/base/status.h"
 #include "common/batch/sampling.h"
@@ -19,19 +20,29 @@ CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_
       time_orders_(graph.schema.relations.size(), nullptr),
       sampled_(graph.schema.relations.size()) {}
 
-uint64_t CpuSampler::TimeOrderBytesToBuild(const GraphData& graph, const SamplingSpec& spec) {
-  uint64_t bytes = 0;
+namespace {
+
+// The (relation, time array) of each time order `spec` draws through.
+std::vector<std::pair<int, int>> TimeOrdersOf(const GraphData& graph, const SamplingSpec& spec) {
+  std::vector<std::pair<int, int>> orders;
   for (size_t r = 0; r < graph.schema.relations.size() && spec.temporal(); ++r) {
     const int times = spec.TimeArrayOf(static_cast<int>(r), graph.schema);
-    if (times >= 0) bytes += graph.time_orders->BytesToBuild(graph, static_cast<int>(r), times);
+    if (times >= 0) orders.emplace_back(static_cast<int>(r), times);
   }
+  return orders;
+}
+
+}  // namespace
+
+uint64_t CpuSampler::TimeOrderBytesToBuild(const GraphData& graph, const SamplingSpec& spec) {
+  uint64_t bytes = 0;
+  for (const auto [r, times] : TimeOrdersOf(graph, spec)) bytes += graph.time_orders->BytesToBuild(graph, r, times);
   return bytes;
 }
 
 absl::Status CpuSampler::PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec) {
-  for (size_t r = 0; r < graph.schema.relations.size() && spec.temporal(); ++r) {
-    const int times = spec.TimeArrayOf(static_cast<int>(r), graph.schema);
-    if (times >= 0) GNND_RETURN_IF_ERROR(graph.time_orders->Get(graph, static_cast<int>(r), times).status());
+  for (const auto [r, times] : TimeOrdersOf(graph, spec)) {
+    GNND_RETURN_IF_ERROR(graph.time_orders->Get(graph, r, times).status());
   }
   return absl::OkStatus();
 }
