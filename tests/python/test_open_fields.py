@@ -1,6 +1,7 @@
 """open_fields (more of the open request, in protobuf text format) as exact as the loader's own arguments: a field
 it names replaces the loader's, its default value too; what gnnd could not read (a string that is not UTF-8, a
-NUL) and what the loader must know itself (batch_size) are refused naming them. Run by ctest."""
+NUL) and what the loader must know itself (batch_size) are refused naming them; the documented 8 M seeds with
+times reach gnnd. Run by ctest."""
 import numpy as np
 import pytest
 
@@ -50,3 +51,20 @@ def test_uint64_seed_times_past_int64_are_refused(served):
     with pytest.raises(ValueError, match="seed_times: 9223372036854775808 is past int64"):
         gnnd.Loader(address=served.address, dataset="g", fanouts=[2], batch_size=2, seed_ids=np.arange(2),
                     time_attr="node_time", seed_times=np.array([1, 2**63], np.uint64))
+
+
+def test_the_documented_cap_of_seed_ids_with_times_is_served(tmp_path):
+    """8 M seed ids and as many times (varints of up to 10 bytes each: past gRPC's default 64 MiB message) open."""
+    data = generate(tmp_path / "t", "--preset", "products", "--scale", "0.001", "--hot-order=false", "--temporal")
+    daemon = Daemon(tmp_path, f"--dataset=t={data}")
+    n = 8 << 20
+    times = np.random.default_rng(0).integers(-2**62, 2**62, n)  # negative: 10 bytes each on the wire
+    try:
+        loader = gnnd.Loader(address=daemon.address, dataset="t", batch_size=4096, fanouts=[2], output="numpy",
+                             seed_ids=np.arange(n) % 1000, seed_times=times, time_attr="node_time")
+        assert len(loader) == n // 4096
+        batch = next(iter(loader))
+        assert batch.nodes_per_hop[0] == 4096
+        loader.close()
+    finally:
+        assert daemon.stop() == 0, daemon.output()

@@ -54,23 +54,6 @@ def test_seed_ids_beyond_the_documented_cap_are_refused(served):
     loader.close()
 
 
-def test_the_documented_cap_of_seed_ids_with_times_is_served(tmp_path):
-    """8 M seed ids and as many times (varints of up to 10 bytes each: past gRPC's default 64 MiB message) open."""
-    data = generate(tmp_path / "t", "--preset", "products", "--scale", "0.001", "--hot-order=false", "--temporal")
-    daemon = Daemon(tmp_path, f"--dataset=t={data}")
-    n = 8 << 20
-    times = np.random.default_rng(0).integers(-2**62, 2**62, n)  # negative: 10 bytes each on the wire
-    try:
-        loader = gnnd.Loader(address=daemon.address, dataset="t", batch_size=4096, fanouts=[2], output="numpy",
-                             seed_ids=np.arange(n) % 1000, seed_times=times, time_attr="node_time")
-        assert len(loader) == n // 4096
-        batch = next(iter(loader))
-        assert batch.nodes_per_hop[0] == 4096
-        loader.close()
-    finally:
-        assert daemon.stop() == 0, daemon.output()
-
-
 def test_the_look_ahead_ring_counts_shows_and_is_checked_against_max_session_bytes(served):
     small = gnnd.Loader(address=served.address, dataset="mem", batch_size=256, fanouts=[5, 5], output="numpy")
     deep = gnnd.Loader(address=served.address, dataset="store", batch_size=256, fanouts=[5, 5], output="numpy")
