@@ -38,9 +38,10 @@ def served():
     shutil.rmtree(root)
 
 
-def nobody_opens(daemon, count, exit_after=None):
+def nobody_opens(daemon, count, die_at_first=False):
     """A trainer process of uid 65534 opening `count` heavy sessions at once (threads), holding them; with
-    `exit_after` it dies that many seconds after starting them, opens in flight."""
+    `die_at_first` it dies as soon as its first session opened, the others (more than a uid's share of 4) queued
+    or sampling."""
     code = f"""
 import os, sys, threading, time, gnnd
 loaders = []
@@ -54,8 +55,9 @@ threads = [threading.Thread(target=open_one, args=(s,)) for s in range({count})]
 for t in threads:
     t.start()
 print("started", flush=True)
-if {exit_after!r} is not None:
-    time.sleep({exit_after!r})
+while {die_at_first!r} and not loaders and any(t.is_alive() for t in threads):
+    time.sleep(0.001)
+if {die_at_first!r}:
     os._exit(0)
 for t in threads:
     t.join()
@@ -105,7 +107,7 @@ def test_one_uids_heavy_opens_do_not_hold_up_another_uids_open(served):
 
 def test_an_open_whose_trainer_died_stops_and_holds_nothing(served):
     before = served.output().count("code=CANCELLED")
-    dead = nobody_opens(served, 8, exit_after=0.3)
+    dead = nobody_opens(served, 8, die_at_first=True)
     dead.wait(timeout=60)
     # The opens still queued or sampling stop at their next check; none becomes a session that stays.
     deadline = time.time() + 60
