@@ -13,9 +13,9 @@ absl::Status CheckHopFanouts(std::span<const int32_t> fanouts) {
         absl::StrCat("fanouts has ", fanouts.size(), " entries (need 1 to ", kMaxHops, ", one per hop)"));
   }
   for (size_t h = 0; h < fanouts.size(); ++h) {
-    if (fanouts[h] == 0 || fanouts[h] < -1) {
+    if (fanouts[h] < -1) {  // 0 draws none (PyG's num_neighbors=[0]: the seeds alone)
       return absl::InvalidArgumentError(
-          absl::StrCat("fanouts[", h, "] = ", fanouts[h], " (must be -1 for all neighbors, or at least 1)"));
+          absl::StrCat("fanouts[", h, "] = ", fanouts[h], " (must be -1 for all neighbors, or 0 or more)"));
     }
   }
   return absl::OkStatus();

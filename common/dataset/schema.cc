@@ -203,6 +203,16 @@ int DatasetSchema::NodeTypeNamed(absl::string_view name) const {
   return -1;
 }
 
+int DatasetSchema::RelationKeyed(absl::string_view key) const {
+  int found = -1;
+  for (size_t r = 0; r < relations.size(); ++r) {
+    const RelationSchema& rel = relations[r];
+    if (rel.key() == key) return static_cast<int>(r);
+    if (rel.src + "___" + rel.dst == key) found = found == -1 ? static_cast<int>(r) : -2;
+  }
+  return std::max(found, -1);
+}
+
 absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManifest& m) {
   DatasetSchema s;
   s.format_version = m.format_version();

@@ -122,6 +122,9 @@ struct DatasetSchema {
   size_t total_bytes() const;
   // The position of the type or relation named `name`, or -1.
   int NodeTypeNamed(absl::string_view name) const;
+  // The relation keyed `key`: "src___rel___dst", or "src___dst" where one relation links src to dst (PyG's
+  // two-part edge types); -1 if none (or several) match.
+  int RelationKeyed(absl::string_view key) const;
 };
 
 }  // namespace gnnd

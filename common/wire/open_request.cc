@@ -136,12 +136,11 @@ absl::StatusOr<std::vector<std::vector<int32_t>>> Fanouts(const v1::OpenSession&
   std::vector<bool> given(schema.relations.size(), false);
   for (int i = 0; i < request.relation_fanouts_size(); ++i) {
     const v1::RelationFanouts& f = request.relation_fanouts(i);
-    int r = 0;
-    while (r < static_cast<int>(schema.relations.size()) && schema.relations[r].key() != f.relation()) ++r;
-    if (r == static_cast<int>(schema.relations.size())) {
+    const int r = schema.RelationKeyed(f.relation());
+    if (r < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("open.relation_fanouts[", i, "].relation = ", Quoted(f.relation(), 100), " (not a relation of '",
-                       request.dataset(), "': keys are src___rel___dst)"));
+                       request.dataset(), "': keys are src___rel___dst, or src___dst where one relation links them)"));
     }
     if (given[r]) {
       return absl::InvalidArgumentError(
@@ -192,9 +191,8 @@ absl::StatusOr<int> EdgeType(const v1::OpenSession& request, const DatasetSchema
   std::string keys;
   for (const RelationSchema& r : schema.relations) absl::StrAppend(&keys, keys.empty() ? "" : ", ", r.key());
   if (!request.edge_type().empty()) {
-    for (size_t r = 0; r < schema.relations.size(); ++r) {
-      if (schema.relations[r].key() == request.edge_type()) return static_cast<int>(r);
-    }
+    const int r = schema.RelationKeyed(request.edge_type());
+    if (r >= 0) return r;
     return absl::InvalidArgumentError(
         absl::StrCat("open.edge_type = ", Quoted(request.edge_type(), 100), " (the relations are ", keys, ")"));
   }
@@ -293,7 +291,8 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
 }
 
 // LABOR-0 (open.labor, layer_dependency, batch_dependency). Its batches' edge_weight takes the name of an edge
-// attribute "edge_weight", which is then not carried (and refused where named).
+// attribute "edge_weight": such an attribute is refused where named, and a dataset that has one needs the
+// attributes to carry named (rather than one silently standing in for the other).
 absl::Status SetLabor(const v1::OpenSession& request, const DatasetSchema& schema, SamplingSpec& spec) {
   if (!request.labor()) {
     if (request.layer_dependency() || request.batch_dependency() != 0) {
@@ -312,12 +311,19 @@ absl::Status SetLabor(const v1::OpenSession& request, const DatasetSchema& schem
         "open.edge_attrs.names: \"edge_weight\" is a LABOR batch's own array (each edge's 1 / inclusion "
         "probability): leave the attribute out");
   }
+  for (size_t r = 0; r < spec.edge_attrs.size(); ++r) {
+    for (int a : spec.edge_attrs[r]) {
+      if (schema.relations[r].edge_attrs[a].name != "edge_weight") continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "open.labor: ", schema.format_version == 1 ? "the dataset" : "relation " + schema.relations[r].key(),
+          " has an edge attribute \"edge_weight\", and a LABOR batch's edge_weight is its own (each edge's 1 / "
+          "inclusion probability): name the attributes to carry without it (open.edge_attrs; Python: "
+          "edge_attrs=[...])"));
+    }
+  }
   spec.labor = {.active = true,
                 .dependency = {.layer = request.layer_dependency(),
                                .batches = static_cast<uint64_t>(std::max<int64_t>(request.batch_dependency(), 1))}};
-  for (size_t r = 0; r < spec.edge_attrs.size(); ++r) {
-    std::erase_if(spec.edge_attrs[r], [&](int a) { return schema.relations[r].edge_attrs[a].name == "edge_weight"; });
-  }
   return absl::OkStatus();
 }
 

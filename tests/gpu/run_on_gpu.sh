@@ -33,7 +33,7 @@ for draws in uniform weighted temporal_edge temporal_last disjoint labor; do
   [ "$draws" = temporal_edge ] && fields='time_attr: "time"'
   [ "$draws" = temporal_last ] && fields='time_attr: "node_time" temporal_strategy: "last"'
   [ "$draws" = disjoint ] && fields='disjoint: true'
-  [ "$draws" = labor ] && fields='labor: true batch_dependency: 3'
+  [ "$draws" = labor ] && fields='labor: true batch_dependency: 3 edge_attrs { names: "edge_feat" }'  # not p's own edge_weight
   for device in cpu cuda:0; do
     gnnctl sample --dataset "$data/p" --batch-size 1024 --fanouts 15,10,5 --seed 5 --epoch 2 --step 7 --device "$device" \
       --open_fields="$fields" --out "$data/batch-$draws-${device/:/}.npz" || status=1

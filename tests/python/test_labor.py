@@ -11,6 +11,9 @@ import gnnd.dgl
 import gnnd.pyg
 from daemon_util import Daemon, generate, run_gnnctl
 
+# prod's attributes but its own edge_weight, which a LABOR session refuses to carry (the batch's is LABOR's).
+OTHER_ATTRS = dict(edge_attrs=["edge_feat"])
+
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
@@ -56,7 +59,7 @@ def test_node_batches_keep_fanout_in_edges_on_average_and_fewer_nodes(served):
     nodes, means = {}, []
     for labor in (False, True):
         loader = gnnd.Loader(address=daemon.address, dataset="prod", batch_size=128, fanouts=fanouts, seed=4,
-                             output="numpy", copy=True, labor=labor)
+                             output="numpy", copy=True, labor=labor, **OTHER_ATTRS)
         batches = list(loader)
         loader.close()
         nodes[labor] = sum(len(b.node_ids) for b in batches)
@@ -68,21 +71,26 @@ def test_node_batches_keep_fanout_in_edges_on_average_and_fewer_nodes(served):
     assert nodes[True] < 0.95 * nodes[False], nodes
 
 
-def test_the_datasets_edge_weight_attribute_gives_way(served):
-    """The dataset's own attribute named edge_weight is not carried by a LABOR session (the batch's array takes
-    the name), and naming it is refused."""
+def test_the_datasets_own_edge_weight_is_never_silently_replaced(served):
+    """A dataset's attribute named edge_weight and LABOR's array of that name: carried by default, it is refused
+    saying why (and naming it too); with the attributes named, LABOR's edge_weight comes beside the others."""
     daemon, tmp = served
+    for options, message in ((dict(), "has an edge attribute \"edge_weight\", and a LABOR batch's edge_weight is its own"),
+                             (dict(edge_attrs=["edge_weight"]), "is a LABOR batch's own array")):
+        with pytest.raises(gnnd.GnndError, match=message) as error:
+            gnnd.Loader(address=daemon.address, dataset="prod", batch_size=64, fanouts=[4], labor=True, **options)
+        assert isinstance(error.value, ValueError)  # a bad argument, as PyG raises
+    with pytest.raises(ValueError, match="name the attributes to carry without it"):
+        gnnd.pyg.NeighborLoader(None, num_neighbors=[4], batch_size=64, dataset="prod", address=daemon.address,
+                                labor=True)
     loader = gnnd.Loader(address=daemon.address, dataset="prod", batch_size=64, fanouts=[4], seed=2, output="numpy",
-                         copy=True, labor=True)
+                         copy=True, labor=True, **OTHER_ATTRS)
     batch = next(iter(loader))
     loader.close()
     indptr, _, degree = in_degrees(tmp / "prod")
     d = degree[batch.node_ids[batch.edge_dst]]
     np.testing.assert_array_equal(batch.edge_weight, np.where(d > 4, d / 4, 1).astype(np.float32))
-    assert hasattr(batch, "e_id")  # the other edge data still comes
-    with pytest.raises(gnnd.GnndError, match="is a LABOR batch's own array"):
-        gnnd.Loader(address=daemon.address, dataset="prod", batch_size=64, fanouts=[4], labor=True,
-                    edge_attrs=["edge_weight"])
+    assert hasattr(batch, "e_id") and batch.edge_feat.shape == (len(batch.edge_src), 4)  # the other edge data
 
 
 def inconsistent_sources(batch, indptr, indices, fanouts, hops):
@@ -118,7 +126,7 @@ def test_dependencies_change_the_batches_as_defined(served):
     def batches(**kw):
         loader = gnnd.Loader(address=daemon.address, dataset="prod", seed_ids=np.tile(np.arange(0, 256), 8),
                              batch_size=256, fanouts=fanouts, seed=5, shuffle=False, output="numpy", copy=True,
-                             labor=True, **kw)
+                             labor=True, **OTHER_ATTRS, **kw)
         out = list(loader)
         loader.close()
         return out
@@ -139,7 +147,7 @@ def test_dependencies_change_the_batches_as_defined(served):
 def test_pyg_loaders_carry_edge_weight(served):
     daemon, tmp = served
     loader = gnnd.pyg.NeighborLoader(num_neighbors=[5, 3], batch_size=32, dataset="prod", address=daemon.address,
-                                     labor=True)
+                                     labor=True, **OTHER_ATTRS)
     data = next(iter(loader))
     loader.close()
     indptr, _, degree = in_degrees(tmp / "prod")
@@ -167,7 +175,8 @@ def test_pyg_loaders_carry_edge_weight(served):
 def test_dgl_blocks_carry_edge_weight(served):
     """gnnd.dgl's blocks put edge_weight in edata beside the edge ids, each block's a prefix of the batch's."""
     daemon, _ = served
-    loader = gnnd.Loader(address=daemon.address, dataset="prod", batch_size=32, fanouts=[4, 2], seed=1, labor=True)
+    loader = gnnd.Loader(address=daemon.address, dataset="prod", batch_size=32, fanouts=[4, 2], seed=1, labor=True,
+                         **OTHER_ATTRS)
     batch = next(iter(loader))
     blocks = gnnd.dgl.blocks(batch)
     assert len(blocks) == 2
@@ -187,7 +196,7 @@ def test_features_on_storage_give_the_same_labor_batches(served, tmp_path):
         got = {}
         for dataset in ("mem", "disk"):
             loader = gnnd.Loader(address=daemon.address, dataset=dataset, batch_size=128, fanouts=[6, 3], seed=3,
-                                 output="numpy", copy=True, labor=True, batch_dependency=4)
+                                 output="numpy", copy=True, labor=True, batch_dependency=4, **OTHER_ATTRS)
             got[dataset] = [[getattr(b, k) for k in names] for b in loader]
             loader.close()
         assert len(got["mem"]) == len(got["disk"]) > 0
@@ -201,10 +210,11 @@ def test_features_on_storage_give_the_same_labor_batches(served, tmp_path):
 def test_gnnctl_sample_gives_the_sessions_labor_batch(served, tmp_path):
     daemon, tmp = served
     run_gnnctl("sample", f"--dataset={tmp / 'prod'}", "--batch-size=100", "--fanouts=5,3", "--seed=8", "--step=2",
-               "--labor", "--batch-dependency=3", f"--out={tmp_path / 'b.npz'}")
+               "--labor", "--batch-dependency=3", "--open_fields=edge_attrs { names: 'edge_feat' }",
+               f"--out={tmp_path / 'b.npz'}")
     want = np.load(tmp_path / "b.npz")
     loader = gnnd.Loader(address=daemon.address, dataset="prod", batch_size=100, fanouts=[5, 3], seed=8,
-                         output="numpy", copy=True, labor=True, batch_dependency=3)
+                         output="numpy", copy=True, labor=True, batch_dependency=3, **OTHER_ATTRS)
     batch = [b for _, b in zip(range(3), loader)][2]
     loader.close()
     assert "edge_weight" in want.files
@@ -219,10 +229,11 @@ def test_bad_labor_requests_are_refused_naming_what_is_wrong(served):
     cases = [
         (dict(layer_dependency=True), "layer_dependency and batch_dependency are LABOR sampling's"),
         (dict(labor=True, batch_dependency=-1), "batch_dependency: -1"),
-        (dict(labor=True, weight_attr="edge_weight"), "LABOR sampling with the weighted rule is not built"),
-        (dict(labor=True, disjoint=True), "LABOR sampling with disjoint subgraphs is not built"),
+        (dict(labor=True, weight_attr="edge_weight", **OTHER_ATTRS), "LABOR sampling with the weighted rule is not built"),
+        (dict(labor=True, disjoint=True, **OTHER_ATTRS), "LABOR sampling with disjoint subgraphs is not built"),
         (dict(open_fields="batch_dependency: 4"), "open.batch_dependency is LABOR's: set open.labor"),
-        (dict(open_fields="labor: true batch_dependency: 4000000000"), "batch_dependency = 4000000000"),
+        (dict(open_fields="labor: true batch_dependency: 4000000000 edge_attrs { names: 'edge_feat' }"),
+         "batch_dependency = 4000000000"),
     ]
     for options, message in cases:
         with pytest.raises((gnnd.GnndError, ValueError)) as error:

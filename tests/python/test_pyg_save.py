@@ -230,3 +230,56 @@ def test_the_command_runs_no_code_from_the_file_unless_trusted(tmp_path):
     trusted = subprocess.run([sys.executable, "-m", "gnnd.pyg", "save", "--trust-pickle", str(tmp_path / "evil.pt"),
                               str(tmp_path / "o")], capture_output=True, text=True)
     assert marker.exists(), trusted.stderr  # the opt-in does what it says
+
+
+def test_edge_data_node_times_and_edge_ids_are_saved_and_served(tmp_path):
+    """Everything PyG's loader would hand a model: edge_attr, edge_weight, edge times and the user's own edge
+    attributes reach batches by name, each edge's row as e_id (PyG's e_id); node times serve time_attr="node_time";
+    typed relations' edge data likewise; what cannot be stored is refused, naming it."""
+    g = torch.Generator().manual_seed(9)
+    data = homogeneous(seed=9)
+    edges = data["edge_index"].shape[1]
+    data.update(edge_attr=torch.randn(edges, 3, generator=g), edge_weight=torch.rand(edges, generator=g),
+                edge_time=torch.randint(0, 100, (edges,), generator=g), time=torch.randint(0, 100, (N,), generator=g),
+                n_id=torch.arange(N))
+    typed = hetero(seed=10)
+    cites = ("paper", "cites", "paper")
+    typed[cites]["edge_attr"] = torch.arange(900 * 2).view(900, 2)
+    typed["paper"]["node_time"] = torch.arange(120)
+    homo_dir, typed_dir = gnnd.pyg.save(data, tmp_path / "homo"), gnnd.pyg.save(typed, tmp_path / "typed")
+    daemon = Daemon(tmp_path, f"--dataset=homo={homo_dir}", f"--dataset=typed={typed_dir}")
+    try:
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[4, 2], batch_size=32, dataset="homo",
+                                     address=daemon.address) as loader:
+            batch = next(iter(loader))
+            e_id = batch.e_id.long()
+            n_id = batch.n_id.long()
+            assert torch.equal(data["edge_index"][:, e_id], torch.stack([n_id[batch.edge_index[0]],
+                                                                         n_id[batch.edge_index[1]]]))
+            for name in ("edge_attr", "edge_weight", "edge_time"):
+                assert torch.equal(getattr(batch, name), data[name][e_id]), name
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[-1], batch_size=16, dataset="homo", time_attr="node_time",
+                                     input_nodes=torch.arange(16), input_time=torch.full((16,), 50),
+                                     address=daemon.address) as loader:
+            batch = next(iter(loader))
+            assert bool((data["time"][batch.n_id.long()[16:]] <= 50).all())  # the saved node times ruled
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[3], batch_size=16, input_nodes=("paper", "train"),
+                                     dataset="typed", address=daemon.address) as loader:
+            batch = next(iter(loader))
+            store = batch[cites]
+            assert torch.equal(store.edge_attr, typed[cites]["edge_attr"][store.e_id.long()])
+            writes = batch["author", "writes", "paper"]
+            src, dst = typed["author", "writes", "paper"]["edge_index"][:, writes.e_id.long()]
+            assert torch.equal(src, batch["author"].n_id.long()[writes.edge_index[0]])
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+    cases = [({**data, "mine": torch.zeros(N)}, r"data: mine: gnnd stores a node store's x, y"),
+             ({**data, "n_id": torch.arange(N).flip(0)}, r"data.n_id: not 0 .. N-1"),
+             ({**data, "e_id": torch.arange(edges) + 1}, r"data.e_id: not 0 .. E-1"),
+             ({**data, "edge_label_index": torch.zeros(2, 5, dtype=torch.long)}, r"link seeds are not edge data"),
+             ({**data, "edge_mine": torch.zeros(7)}, r"data.edge_mine: shape \(7,\), not one row per edge"),
+             ({**typed, "paper": {**typed["paper"], "time": torch.arange(120)}}, r"both node_time and time")]
+    for i, (bad, message) in enumerate(cases):
+        with pytest.raises(gnnd.pyg.SaveError, match=message):
+            gnnd.pyg.save(bad, tmp_path / f"bad{i}")
+        assert not (tmp_path / f"bad{i}").exists()

@@ -2,8 +2,12 @@
 a triplet batch's dst_neg_index is (P,) when the amount is 1; worker arguments are ignored with one warning;
 PyG's sampling arguments are taken at their defaults and refused otherwise with the reason that fits; a
 transform runs on every batch; without PyG the batches answer to(), num_nodes, keys(), metadata() and
-input_id. Run by ctest with GNND and GNNCTL set (PyG itself is not needed)."""
+input_id; errors about the arguments are ValueErrors; num_neighbors=[] and 0 fanouts give the seeds alone;
+(src, dst) edge types name the one relation between them; loader(index) gives the batch of those inputs;
+negative weights and fractional amounts are refused. Run by ctest with GNND and GNNCTL set (PyG itself is not
+needed)."""
 import enum
+import re
 import subprocess
 import warnings
 
@@ -184,3 +188,123 @@ def test_input_id_is_each_seeds_position_in_its_input(daemon):
                      copy=True) as loader:  # copied batches carry theirs
         batches = list(loader)
     assert sorted(i for b in batches for i in b.input_id.tolist()) == list(range(len(train)))
+
+
+def test_errors_about_the_arguments_are_value_errors_as_pygs(daemon):
+    with pytest.raises(ValueError) as error:  # gnnd found it: a GnndError too, code kept
+        gnnd.pyg.NeighborLoader(None, num_neighbors=[2], batch_size=8, dataset="nosuch", address=daemon.address)
+    assert isinstance(error.value, gnnd.GnndError) and error.value.code == "NOT_FOUND"
+    with pytest.raises(ValueError, match="fanouts\\[1\\] = -3"):
+        gnnd.pyg.NeighborLoader(None, num_neighbors=[2, -3], batch_size=8, dataset="tiny", address=daemon.address)
+    with pytest.raises(gnnd.GnndError) as error:  # not the arguments' fault: no ValueError
+        gnnd.pyg.NeighborLoader(None, num_neighbors=[2], batch_size=8, dataset="tiny", address="unix:/nonexistent",
+                                timeout_ms=200)
+    assert error.value.code == "UNAVAILABLE" and not isinstance(error.value, ValueError)
+
+
+def test_no_hops_or_zero_fanouts_give_the_seeds_alone(daemon):
+    base = dict(batch_size=16, dataset="tiny", address=daemon.address)
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[], **base) as loader:  # PyG: no hops
+        for batch in loader:
+            assert batch.num_sampled_nodes == [batch.batch_size] and batch.num_sampled_edges == []
+            assert len(batch.n_id) == batch.batch_size and batch.edge_index.shape == (2, 0)
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[0], **base) as loader:
+        batch = next(iter(loader))
+        assert batch.num_sampled_nodes == [16, 0] and batch.num_sampled_edges == [0]
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[3, 0], **base) as loader:
+        batch = next(iter(loader))
+        assert batch.num_sampled_edges[0] > 0 and batch.num_sampled_edges[1] == 0
+        assert batch.num_sampled_nodes[2] == 0 and batch.edge_index.shape[1] == batch.num_sampled_edges[0]
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[], input_nodes=("paper", "train"), batch_size=16,
+                                 dataset="mag", address=daemon.address) as loader:
+        batch = next(iter(loader))
+        assert batch["paper"].num_sampled_nodes == [16] and len(batch["paper"].n_id) == 16
+        assert all(batch[t].num_sampled_edges == [] and batch[t].edge_index.shape == (2, 0)
+                   for t in batch.edge_types)
+    with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[], edge_label_index=(WRITES, "train"), batch_size=8,
+                                     dataset="mag", address=daemon.address) as loader:
+        batch = next(iter(loader))
+        assert batch[WRITES].edge_label_index.shape == (2, 8) and batch[WRITES].num_sampled_edges == []
+
+
+def test_two_part_edge_types_name_the_one_relation_between_them(daemon):
+    with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(("author", "paper"), "train"),
+                                     batch_size=8, dataset="mag", address=daemon.address) as loader:
+        assert loader.edge_type == WRITES
+        assert batch_pairs_shape(next(iter(loader))) == (2, 8)
+    with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=("author", "paper"), batch_size=8,
+                                     dataset="mag", address=daemon.address) as loader:
+        assert loader.edge_type == WRITES  # an edge type alone: its train split
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[1], batch_size=8, input_nodes=("paper", "train"),
+                                 dataset="mag", address=daemon.address) as loader:
+        edge_types = next(iter(loader)).edge_types
+    cites = ("paper", "cites", "paper")
+    fanouts = {et[::2] if et == cites else et: [3 if et == cites else 0] for et in edge_types}
+    assert ("paper", "paper") in fanouts
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=fanouts, batch_size=8, input_nodes=("paper", "train"),
+                                 dataset="mag", address=daemon.address) as loader:
+        batch = next(iter(loader))
+        assert batch[WRITES].edge_index.shape == (2, 0)
+        assert batch[cites].edge_index.shape[1] > 0  # the one relation paper -> paper
+    with pytest.raises(ValueError, match="or src___dst where one relation links them"):
+        gnnd.pyg.NeighborLoader(None, num_neighbors={("paper", "author"): [3]}, batch_size=8,
+                                input_nodes=("paper", "train"), dataset="mag", address=daemon.address)
+
+
+def batch_pairs_shape(batch):
+    return tuple(batch[WRITES].edge_label_index.shape)
+
+
+def test_calling_a_loader_gives_the_batch_of_those_inputs_as_pygs(daemon):
+    ids = torch.tensor([9, 3, 40, 7, 1, 22])
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=ids, batch_size=4, dataset="tiny",
+                                 address=daemon.address, transform=lambda b: b) as loader:
+        batch = loader([4, 0])
+        assert batch.n_id[:2].tolist() == [1, 9] and batch.input_id.tolist() == [4, 0] and batch.batch_size == 2
+        edges = batch.edge_index.clone()
+        for _ in loader:  # the called batch owns its tensors: the loader's own batches leave it as it was
+            pass
+        assert batch.n_id[:2].tolist() == [1, 9] and torch.equal(batch.edge_index, edges)
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes="all", batch_size=4, dataset="tiny",
+                                 address=daemon.address) as loader:
+        assert loader([0]).n_id[:1].tolist() == [0]  # every node: positions are ids (PyG's loader([0]))
+    n = int((daemon.tiny / "manifest.textproto").read_text().split("num_nodes:")[1].split()[0])
+    mask = torch.zeros(n, dtype=torch.bool)
+    mask[[5, 17, 30]] = True
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=mask, batch_size=4, dataset="tiny",
+                                 address=daemon.address) as loader:
+        batch = loader([2, 1])  # a mask's input_id is the node (PyG's)
+        assert batch.n_id[:2].tolist() == [30, 17] and batch.input_id.tolist() == [30, 17]
+    with pytest.raises(ValueError, match="the split 'train', whose ids gnnd holds"):
+        gnnd.pyg.NeighborLoader(None, num_neighbors=[2], batch_size=4, dataset="tiny", address=daemon.address)([0])
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=("paper", None), batch_size=4, dataset="mag",
+                                 address=daemon.address) as loader:
+        batch = loader([3, 8])
+        assert batch["paper"].n_id[:2].tolist() == [3, 8] and batch["paper"].input_id.tolist() == [3, 8]
+    pairs = torch.tensor([[0, 1, 2], [4, 5, 6]])
+    with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, pairs), batch_size=2,
+                                     dataset="mag", address=daemon.address) as loader:
+        batch = loader([2])
+        label = batch[WRITES].edge_label_index
+        assert batch["author"].n_id[label[0]].tolist() == [2] and batch["paper"].n_id[label[1]].tolist() == [6]
+        assert batch[WRITES].input_id.tolist() == [2]
+
+
+def test_negative_weights_and_fractional_amounts_are_refused_saying_why(daemon):
+    class NegativeSampling:  # PyG's torch_geometric.sampler.NegativeSampling
+        def __init__(self, mode, amount=1, src_weight=None, dst_weight=None):
+            self.mode, self.amount, self.src_weight, self.dst_weight = mode, amount, src_weight, dst_weight
+
+    base = dict(num_neighbors=[2], edge_label_index=(WRITES, "train"), batch_size=8, dataset="mag",
+                address=daemon.address)
+    given = dict(mode="binary", dst_weight=torch.ones(10))
+    cases = [(NegativeSampling("binary", dst_weight=torch.ones(10)), "dst_weight is not supported"),
+             (given, "dst_weight is not supported"),
+             (NegativeSampling("triplet", src_weight=torch.ones(10)), "src_weight is not supported"),
+             (dict(mode="binary", amount=0.5), "amount 0.5 (a whole number of negatives per positive")]
+    for neg_sampling, message in cases:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            gnnd.pyg.LinkNeighborLoader(None, neg_sampling=neg_sampling, **base)
+    assert "dst_weight" in given  # the caller's dict as given
+    with gnnd.pyg.LinkNeighborLoader(None, neg_sampling=NegativeSampling("binary", 2), **base) as loader:
+        assert next(iter(loader))[WRITES].edge_label_index.shape == (2, 24)

@@ -52,7 +52,7 @@ def test_same_request_same_bytes(dataset, tmp_path):
 
 
 @pytest.mark.parametrize("flags,message", [
-    (("--fanouts", "5,-3"), "fanouts[1] = -3 (must be -1 for all neighbors, or at least 1)"),
+    (("--fanouts", "5,-3"), "fanouts[1] = -3 (must be -1 for all neighbors, or 0 or more)"),
     (("--batch-size", 0), "batch_size = 0 (must be at least 1)"),
     (("--rank", 2, "--world-size", 2), "rank = 2 (must be in [0, world_size = 2))"),
     (("--split", "dev"), "split = 'dev' (must be train, valid, test, or all: every node of the type)"),
@@ -108,9 +108,9 @@ def test_hotness_reports_hit_rates_and_writes_the_ranking(dataset, tmp_path):
     assert order.dtype == np.int64 and sorted(order) == list(range(len(np.load(dataset / "labels.npy"))))
     # The dataset stays valid with the extra file beside it.
     assert subprocess.run([GNNCTL, "validate", str(dataset)], capture_output=True).returncode == 0
-    bad = subprocess.run([GNNCTL, "hotness", "--dataset", str(dataset), "--fanouts", "0"], capture_output=True,
+    bad = subprocess.run([GNNCTL, "hotness", "--dataset", str(dataset), "--fanouts=-4"], capture_output=True,
                          text=True)
-    assert bad.returncode != 0 and "fanouts[0] = 0 (must be -1 for all neighbors, or at least 1)" in bad.stderr
+    assert bad.returncode != 0 and "fanouts[0] = -4 (must be -1 for all neighbors, or 0 or more)" in bad.stderr
 
 
 def test_generate_stores_the_hot_tier_ranking(tmp_path):
@@ -133,6 +133,6 @@ def test_generate_stores_the_hot_tier_ranking(tmp_path):
 
     assert generate(tmp_path / "plain", "--hot-order=false").returncode == 0
     assert not (tmp_path / "plain" / "hot_order.npy").exists()
-    bad = generate(tmp_path / "bad", "--fanouts", "4,0")
-    assert bad.returncode != 0 and "fanouts[1] = 0" in bad.stderr
+    bad = generate(tmp_path / "bad", "--fanouts=4,-2")
+    assert bad.returncode != 0 and "fanouts[1] = -2" in bad.stderr
     assert not (tmp_path / "bad").exists()  # refused before anything is written

@@ -179,6 +179,14 @@ def test_typed_link_subgraphs_share_a_pair(served):
     for t, ids in negatives.items():  # node times are the ids: node 0 is no newer than any pair
         assert np.all(node_time[t][ids] <= pair_time[p:]), t
     loader.close()
+    with gnnd.pyg.LinkNeighborLoader(num_neighbors=[2], edge_label_index=(edge_type, pairs), edge_label_time=times,
+                                     batch_size=10, neg_sampling="triplet", dataset="mag", address=daemon.address,
+                                     time_attr="node_time") as triplets:
+        batch = next(iter(triplets))
+        want = times[batch[edge_type].input_id.numpy()]
+        for t in ("author", "paper"):  # each positive's time on both endpoint types' stores, as PyG's
+            np.testing.assert_array_equal(batch[t].seed_time.numpy(), want, err_msg=t)
+        assert "seed_time" not in batch[edge_type] and "edge_label_time" not in batch[edge_type]
 
 
 def test_features_on_storage_give_the_same_temporal_link_batches(served, tmp_path):

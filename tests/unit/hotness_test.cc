@@ -142,7 +142,7 @@ TEST(Hotness, BadRequestsNameTheField) {
   ASSERT_TRUE(Generate(*spec, {.seed = 1, .threads = 1}, dir / "g").ok());
   auto bad_split = HotnessReport(dir / "g", "nope", {.fanouts = {5}}, false);
   EXPECT_EQ(bad_split.status().code(), absl::StatusCode::kInvalidArgument);
-  auto bad_fanout = HotnessReport(dir / "g", "train", {.fanouts = {0}}, false);
+  auto bad_fanout = HotnessReport(dir / "g", "train", {.fanouts = {-3}}, false);
   EXPECT_EQ(bad_fanout.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad_fanout.status().message().find("fanouts"), std::string::npos);
 }

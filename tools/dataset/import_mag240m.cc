@@ -1,5 +1,7 @@
 // OGB-LSC MAG240M's processed layout, .npy arrays (under SRC or SRC/processed):
 //   H___R___T/edge_index.npy        int64 (2, E) per relation (source ids of H, destination ids of T)
+//   H___R___T/NAME.npy              (E,) or (E, D): the relation's edge attribute NAME, rows in edge_index's
+//                                   order (gnnd's addition: OGB-LSC's relations have none)
 //   T/node_feat.npy                 (N, D) features (float16 in MAG240M), streamed: never held in memory
 //   T/node_label.npy                (N,) labels (float NaN or -1: none)
 //   T/train.npy, valid.npy, test.npy  split ids (MAG240M ships them in split_dict.pt, a torch pickle: the
@@ -14,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/base/status.h"
+#include "tools/dataset/edge_attrs.h"
 #include "tools/dataset/import.h"
 #include "tools/dataset/input.h"
 #include "tools/dataset/typed_import.h"
@@ -100,6 +103,21 @@ absl::Status ImportMag240m(const std::string& source, const std::string& out_dir
                                             [&](int64_t src, int64_t dst, absl::string_view where) {
                                               return builder.AddEdge(static_cast<int>(r), src, dst, where);
                                             }));
+    std::vector<fs::path> attrs;
+    for (const fs::directory_entry& e : fs::directory_iterator(fs::path(root) / relation_dirs[r], ec)) {
+      if (e.path().extension() == ".npy" && e.path().filename() != "edge_index.npy") attrs.push_back(e.path());
+    }
+    if (ec) return absl::InvalidArgumentError(absl::StrCat(relation_dirs[r], ": cannot list (", ec.message(), ")"));
+    std::sort(attrs.begin(), attrs.end());
+    for (const fs::path& path : attrs) {
+      absl::StatusOr<EdgeAttributeInput> attr =
+          ParseEdgeAttributeFlag(absl::StrCat(path.stem().string(), "=", path.string()));
+      if (!attr.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(relation_dirs[r], "/", path.filename().string(), ": ", attr.status().message()));
+      }
+      builder.AddEdgeAttribute(static_cast<int>(r), *std::move(attr));
+    }
   }
   for (const auto& [type, count] : typed.node_types) {
     const int t = builder.NodeTypeNamed(type);

@@ -291,7 +291,7 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
   }
   for (Relation& r : relations_) {
     const std::string key = absl::StrCat(r.src, "___", r.name, "___", r.dst);
-    const bool edge_ids = !r.attrs.empty();
+    const bool edge_ids = options_.edge_ids || !r.attrs.empty();
     const CscOptions csc{/*undirected=*/false, options_.dedup, options_.threads, edge_ids};
     const int64_t input_edges = r.edges->count();
     GNND_ASSIGN_OR_RETURN(const int64_t edges, r.edges->BuildCsc(writer_->work_dir(), csc, key + "."));

@@ -71,7 +71,8 @@ ABSL_FLAG(bool, temporal, false,
           "(its later endpoint's), for temporal sampling; with --link-relation, each split pair's time likewise "
           "(SPLIT_edge_time)");
 ABSL_FLAG(bool, edge_ids, false,
-          "import (edgelist): store each edge's input row (e_id) even without edge attributes (with them, always)");
+          "import (edgelist, mag240m): store each edge's input row (e_id) even without edge attributes (with them, "
+          "always)");
 ABSL_FLAG(std::string, link_relation, "",
           "generate (typed presets): give this relation (src___rel___dst) edge splits for link prediction "
           "(5 % valid and 5 % test held out of the graph, the rest train)");
@@ -235,7 +236,9 @@ absl::Status RunImport(const std::vector<std::string>& args) {
     options.edge_attrs.push_back(std::move(input));
   }
   options.edge_ids = absl::GetFlag(FLAGS_edge_ids);
-  if (options.edge_ids && !edgelist) return Usage("--edge-ids: only --format edgelist takes it");
+  if (options.edge_ids && !edgelist && absl::GetFlag(FLAGS_format) != "mag240m") {
+    return Usage("--edge-ids: only --format edgelist and mag240m take it");
+  }
   for (const std::string& flag : absl::GetFlag(FLAGS_node_time)) {
     GNND_ASSIGN_OR_RETURN(dataset::NodeTimeInput input, dataset::ParseNodeTimeFlag(flag));
     for (const dataset::NodeTimeInput& given : options.node_times) {

@@ -2,10 +2,10 @@
 
 Pure Python over the C ABI (libgnnd_client.so, found at first use via $GNND_CLIENT_LIBRARY, an installed
 location, or the build tree). Needs numpy; gives torch tensors when torch is installed."""
-from ._native import GnndError, LibraryError
+from ._native import GnndError, GnndValueError, LibraryError
 from .loader import Batch, Loader, TypedBatch
 
-__all__ = ["ARRAY_NAMES", "Batch", "GnndError", "LibraryError", "Loader", "TypedBatch"]
+__all__ = ["ARRAY_NAMES", "Batch", "GnndError", "GnndValueError", "LibraryError", "Loader", "TypedBatch"]
 
 
 def __getattr__(name):

@@ -85,12 +85,26 @@ class BatchValues(ctypes.Structure):
 
 
 class GnndError(RuntimeError):
-    """A failed gnnd call: `code` is the gRPC status name (e.g. "UNAVAILABLE", "INVALID_ARGUMENT")."""
+    """A failed gnnd call: `code` is the gRPC status name (e.g. "UNAVAILABLE", "INVALID_ARGUMENT"). An error
+    in what the caller asked for (INVALID_ARGUMENT, NOT_FOUND, OUT_OF_RANGE) is also a ValueError, as PyG's
+    loaders raise for bad arguments: GnndError(...) returns a GnndValueError for those codes."""
+
+    def __new__(cls, code, message):
+        if cls is GnndError and code in _VALUE_ERROR_CODES:
+            cls = GnndValueError
+        return super().__new__(cls, code, message)
 
     def __init__(self, code, message):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class GnndValueError(GnndError, ValueError):
+    """A GnndError about the arguments given: catchable as ValueError (PyG's) and as GnndError."""
+
+
+_VALUE_ERROR_CODES = ("INVALID_ARGUMENT", "NOT_FOUND", "OUT_OF_RANGE")
 
 
 class LibraryError(ImportError):

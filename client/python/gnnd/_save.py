@@ -18,6 +18,11 @@ import numpy as np
 FEATURE_DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn")
 # PyG's split attributes (a boolean mask over the nodes, or node ids) and the split each one is.
 SPLIT_ATTRIBUTES = (("train_mask", "train"), ("val_mask", "valid"), ("test_mask", "test"))
+# Node attributes saved as the dataset's node times (integers, one per node): sessions select them with
+# time_attr="node_time".
+NODE_TIME_ATTRIBUTES = ("node_time", "time")
+# A node store's attributes the save stores (or, n_id, checks: gnnd's batches carry n_id themselves).
+NODE_ATTRIBUTES = ("x", "y", "num_nodes", "n_id", *NODE_TIME_ATTRIBUTES, *(a for a, _ in SPLIT_ATTRIBUTES))
 
 
 class SaveError(ValueError):
@@ -193,6 +198,63 @@ def _edges(store, what, path):
     np.save(path, edge_index.astype(np.int64))
 
 
+def _edge_data(store, what, directory):
+    """Stages every edge attribute of an edge store (each of its values but edge_index, one row per edge:
+    edge_attr, edge_weight, edge times, the user's own) as DIRECTORY/NAME.npy; returns their names. e_id
+    is checked, not stored: gnnd's batches carry each edge's input row as e_id, which PyG's e_id of a graph
+    saved whole is."""
+    edges = int(np.shape(store["edge_index"])[1])
+    names = []
+    for name, value in store.items():
+        if name == "edge_index" or value is None:
+            continue
+        if name in ("edge_label_index", "edge_label", "edge_label_time"):
+            raise SaveError(f"{what}.{name}: link seeds are not edge data: give them to LinkNeighborLoader("
+                            "edge_label_index=...) or import them as an edge split (gnnctl import --edge-splits)")
+        array, dtype = _numpy(value, f"{what}.{name}")
+        if array.ndim == 0 or array.shape[0] != edges:
+            raise SaveError(f"{what}.{name}: shape {tuple(array.shape)}, not one row per edge ({edges}): gnnd stores "
+                            "an edge store's attributes per edge")
+        if name == "e_id":
+            if not np.array_equal(array, np.arange(edges)):
+                raise SaveError(f"{what}.e_id: not 0 .. E-1 (gnnd's batches carry each edge's row in edge_index as "
+                                "e_id): store your own edge ids under another name")
+            continue
+        if dtype in ("bfloat16", "float8_e4m3fn"):
+            raise SaveError(f"{what}.{name}: {dtype} (edge attributes are float32, float16 or integers)")
+        os.makedirs(directory, exist_ok=True)
+        np.save(os.path.join(directory, name + ".npy"), array)
+        names.append(name)
+    return names
+
+
+def _node_times(store, what, path):
+    """Stages the node store's times (node_time or time, integers, one per node) as .npy; False without."""
+    given = [name for name in NODE_TIME_ATTRIBUTES if store.get(name) is not None]
+    if not given:
+        return False
+    if len(given) > 1:
+        raise SaveError(f"{what}: both {' and '.join(given)} (node times: give one)")
+    times, dtype = _numpy(store[given[0]], f"{what}.{given[0]}")
+    if times.ndim != 1 or times.dtype.kind not in "iu":
+        raise SaveError(f"{what}.{given[0]}: {dtype} {tuple(times.shape)}, expected integer node times (N,)")
+    np.save(path, times)
+    return True
+
+
+def _check_node_attributes(store, what):
+    """Refuses what the save cannot store (rather than drop it): node attributes other than x, y, the split
+    masks, node times and num_nodes, and an n_id other than 0 .. N-1."""
+    unknown = sorted(k for k, v in store.items() if v is not None and k not in NODE_ATTRIBUTES)
+    if unknown:
+        raise SaveError(f"{what}: {', '.join(unknown)}: gnnd stores a node store's x, y, train_mask, val_mask, "
+                        "test_mask and node times (node_time or time); delete the others or fold them into x")
+    if store.get("n_id") is not None:
+        n_id, _ = _numpy(store["n_id"], f"{what}.n_id")
+        if not np.array_equal(n_id, np.arange(len(n_id))):
+            raise SaveError(f"{what}.n_id: not 0 .. N-1 (gnnd's batches carry each node's id as n_id)")
+
+
 def _feature_dtype_flag(dtypes, feature_dtype):
     """--feature-dtype: the one dtype every type's x is stored in (given, or all x's own)."""
     if feature_dtype is not None:
@@ -211,8 +273,12 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
     edge_index per edge type -> CSC over the destinations (src -> dst, as PyG's message flow), x per node type
     (its dtype kept: float32, float16, bfloat16, float8_e4m3fn; feature_dtype converts), y (one class id per
     node, -1: none), and splits from train_mask / val_mask / test_mask (masks or ids) or OGB's split_idx
-    ({"train": ids, "valid": ..., "test": ...}; typed: {"train": {"paper": ids}, ...}). Returns the path.
-    Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load NAME PATH`."""
+    ({"train": ids, "valid": ..., "test": ...}; typed: {"train": {"paper": ids}, ...}); node times (node_time
+    or time: integers, one per node; sessions select them with time_attr="node_time"); every edge store's
+    attributes (edge_attr, edge_weight, edge times, the user's own: one row per edge, float32, float16 or
+    integers; batches carry them by name) and each edge's row as e_id. Anything else is refused, naming it,
+    rather than dropped. Returns the path. Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load NAME
+    PATH`."""
     if os.path.lexists(path):  # a symbolic link too, dangling or not: the save never writes through one
         raise SaveError(f"{path}: exists (gnnd.pyg.save writes a new dataset directory)")
     out = pathlib.Path(path).resolve()
@@ -238,8 +304,23 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
 
 
 def _stage_homogeneous(store, staging, feature_dtype, split_idx):
-    command = ["--format", "edgelist", os.path.join(staging, "edge_index.npy")]
-    _edges(store, "data", command[-1])
+    command = ["--format", "edgelist", os.path.join(staging, "edge_index.npy"), "--edge-ids"]
+    _edges(store, "data", command[2])
+    edges = int(np.shape(store["edge_index"])[1])
+    nodes = _node_count(store)
+    edge_store = {"edge_index": store["edge_index"]}
+    for name, value in list(store.items()):  # PyG's is_edge_attr: "edge" in the name, or a row per edge alone
+        rows = np.shape(value)[0] if np.ndim(value) > 0 else None
+        if name != "edge_index" and value is not None and (
+                "edge" in name or (rows == edges and rows != nodes and name not in NODE_ATTRIBUTES)):
+            edge_store[name] = value
+    node_store = {k: v for k, v in store.items() if k not in edge_store}
+    _check_node_attributes(node_store, "data")
+    directory = os.path.join(staging, "edge_attrs")
+    for name in _edge_data(edge_store, "data", directory):
+        command += ["--edge-attr", f"{name}={os.path.join(directory, name + '.npy')}"]
+    if _node_times(store, "data", os.path.join(staging, "node_time.npy")):
+        command += ["--node-time", os.path.join(staging, "node_time.npy")]
     dtype = _features(store, "data", os.path.join(staging, "x.npy"), feature_dtype)
     if dtype is not None:
         command += ["--features", os.path.join(staging, "x.npy")]
@@ -258,12 +339,17 @@ def _stage_typed(nodes, edges, staging, feature_dtype, split_idx):
     """The typed .npy layout gnnctl imports as `mag240m`: T/node_feat.npy, T/node_label.npy, T/SPLIT.npy,
     SRC___REL___DST/edge_index.npy."""
     for key, store in edges.items():
-        _edges(store, f"data[{key!r}]", os.path.join(staging, "___".join(key), "edge_index.npy"))
-    dtypes, counts = {}, []
+        what, directory = f"data[{key!r}]", os.path.join(staging, "___".join(key))
+        _edges(store, what, os.path.join(directory, "edge_index.npy"))
+        _edge_data(store, what, directory)
+    dtypes, counts, times = {}, [], []
     for t, store in nodes.items():
         what = f"data[{t!r}]"
+        _check_node_attributes(store, what)
         directory = os.path.join(staging, t)
         os.makedirs(directory, exist_ok=True)
+        if _node_times(store, what, os.path.join(staging, f"{t}.node_time.npy")):
+            times += ["--node-time", f"{t}={os.path.join(staging, f'{t}.node_time.npy')}"]
         dtypes[t] = _features(store, what, os.path.join(directory, "node_feat.npy"), feature_dtype)
         labeled = _labels(store, what, os.path.join(directory, "node_label.npy"))
         per_type = None
@@ -274,7 +360,7 @@ def _stage_typed(nodes, edges, staging, feature_dtype, split_idx):
         in_relation = any(t in (key[0], key[2]) for key in edges)
         if count is not None and (in_relation or dtypes[t] is not None or labeled):  # a type gnnctl will see
             counts.append(f"{t}={count}")
-    command = ["--format", "mag240m", staging, *_feature_dtype_flag(dtypes, feature_dtype)]
+    command = ["--format", "mag240m", staging, "--edge-ids", *_feature_dtype_flag(dtypes, feature_dtype), *times]
     if counts:
         command += ["--num-nodes", ",".join(counts)]
     return command

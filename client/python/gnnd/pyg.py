@@ -27,6 +27,7 @@ torch_geometric.data.Data when PyG is importable, a gnnd.pyg.Batch with the same
 x, y and n_id stay valid until the next batch is fetched: copy what must outlive the step.
 """
 import contextlib
+import copy
 import pickle
 import sys
 
@@ -192,6 +193,47 @@ def _distributed_default(value, getter):
     return None
 
 
+def _fanouts(num_neighbors):
+    """(gnnd's fanouts, no hops) of PyG's num_neighbors: one list for every relation or a dict of lists by edge
+    type ((src, rel, dst), or (src, dst) where one relation links them). [] (PyG: the seeds alone, no hops)
+    goes as one hop that draws none."""
+    if num_neighbors is None:
+        raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5] (-1: all, 0: none)")
+    if isinstance(num_neighbors, dict):
+        fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()}
+        if fanouts and not any(fanouts.values()):
+            return {k: [0] for k in fanouts}, True
+        return fanouts, False
+    fanouts = list(num_neighbors)
+    return (fanouts, False) if fanouts else ([0], True)
+
+
+def _arguments(local_variables):
+    """A loader's arguments as its __init__ got them (to open another session the same way)."""
+    arguments = {k: v for k, v in local_variables.items() if k not in ("self", "__class__", "pyg_arguments")}
+    return dict(arguments, **local_variables.get("pyg_arguments", {}))
+
+
+def _known_inputs(given, what):
+    """The ids (or pairs) a loader's inputs were given as, for loader(index): a split gnnd holds is not known
+    here."""
+    if isinstance(given, str) or given is None:
+        raise ValueError(f"loader(index): {what} is the split {given or 'train'!r}, whose ids gnnd holds; give "
+                         f"the ids themselves to call the loader with positions among them")
+    return torch.as_tensor(given)
+
+
+def _owned(mapping):
+    """A batch's attributes owning their tensors (a slot's views are valid until its next batch)."""
+    return {k: _owned(v) if isinstance(v, dict) else v.clone() if isinstance(v, torch.Tensor) else copy.copy(v)
+            for k, v in mapping.items()}
+
+
+def _input_store(loader):
+    """The typed store holding input_id: the seed type's (node batches) or the seed relation's (link)."""
+    return loader.edge_type if isinstance(loader, LinkNeighborLoader) else loader._loader._views.seed_type
+
+
 def _input_nodes(input_nodes):
     """(node type, split name, seed ids) for PyG's input_nodes: a node type alone or (node type, None) (every
     node of that type, as PyG), (node type, split name | ids | mask), or for a homogeneous graph a split
@@ -230,13 +272,42 @@ class _SessionLoader:
     def __len__(self):
         return len(self._loader)
 
+    def __call__(self, index):
+        """PyG's loader(index): the batch of the inputs at positions `index` (of input_nodes; of
+        edge_label_index's pairs), made by a session of its own and owning its tensors; input_id is `index`'s."""
+        index = torch.as_tensor(index, dtype=torch.int64).reshape(-1)
+        inputs, input_id = self._inputs_at(index)
+        arguments = dict(self._arguments, batch_size=max(len(index), 1), shuffle=False, drop_last=False, rank=0,
+                         world_size=1, transform=None, **inputs)
+        with type(self)(**arguments) as one:
+            mapping = _owned(next(one._mappings()))
+            store = mapping[_input_store(one)] if one._typed else mapping
+        store["input_id"] = input_id[store["input_id"].cpu()].to(store["input_id"].device)
+        batch = self._batch(mapping)
+        return batch if self._transform is None else self._transform(batch)
+
+    def _hops(self, mapping):
+        """A batch's attributes as PyG's: with num_neighbors=[] (no hops; served as one hop that draws none)
+        num_sampled_nodes holds the seeds' count alone and num_sampled_edges nothing."""
+        if self._no_hops:
+            for store in [mapping] + [v for v in mapping.values() if isinstance(v, dict)]:
+                if "num_sampled_nodes" in store:
+                    store["num_sampled_nodes"] = store["num_sampled_nodes"][:1]
+                if "num_sampled_edges" in store:
+                    store["num_sampled_edges"] = []
+        return mapping
+
     def __repr__(self):
         return f"{self.__class__.__name__}()"  # as PyG's loaders
 
     def __iter__(self):
         """An epoch's batches, each through `transform` when one is given (as PyG's loaders apply it)."""
-        for batch in self._batches():
+        for mapping in self._mappings():
+            batch = self._batch(mapping)
             yield batch if self._transform is None else self._transform(batch)
+
+    def _batch(self, mapping):
+        return self._make.from_dict(mapping) if self._typed else self._make(**mapping)
 
     def set_epoch(self, epoch):
         self._loader.set_epoch(epoch)
@@ -288,14 +359,12 @@ class NeighborLoader(_SessionLoader):
                  world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None,
                  time_attr=None, input_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
+        self._arguments = _arguments(locals())
         _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
-        if not num_neighbors:
-            raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5]")
+        fanouts, self._no_hops = _fanouts(num_neighbors)
         del data  # gnnd serves the graph and its features
         node_type, split, seed_ids = _input_nodes(input_nodes)
-        fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()} \
-            if isinstance(num_neighbors, dict) else list(num_neighbors)
         if input_time is not None and time_attr is None:
             raise ValueError("gnnd.pyg.NeighborLoader: input_time is temporal sampling's: set time_attr")
         if input_time is not None and seed_ids is None:
@@ -316,14 +385,35 @@ class NeighborLoader(_SessionLoader):
         except ImportError:
             self._make = HeteroBatch if self._typed else Batch
 
-    def _batches(self):
+    def _inputs_at(self, index):
+        """The input_nodes (and input_time) of a loader over the inputs at positions `index`."""
+        node_type, given = None, self._arguments["input_nodes"]
+        if isinstance(given, tuple):
+            node_type, given = given
+        elif isinstance(given, str) and given not in _SPLIT_NAMES:
+            node_type, given = given, None
+        input_id = index
+        if (given is None and node_type is not None) or (isinstance(given, str) and given == "all"):
+            ids = index  # every node of the type: positions are ids
+        else:
+            ids = _known_inputs(given, "input_nodes")
+            if ids.dtype == torch.bool:
+                ids = input_id = ids.nonzero().reshape(-1)[index]  # a mask's input_id is the node (PyG's)
+            else:
+                ids = ids[index]
+        arguments = {"input_nodes": ids if node_type is None else (node_type, ids)}
+        if self._arguments["input_time"] is not None:
+            arguments["input_time"] = torch.as_tensor(self._arguments["input_time"])[index]
+        return arguments, input_id
+
+    def _mappings(self):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
-                yield self._make.from_dict(reader.mapping(batch))
+                yield self._hops(reader.mapping(batch))
         else:
             for batch in self._loader:
-                yield self._make(**to_pyg(batch))
+                yield self._hops(to_pyg(batch))
 
 
 def _negatives(neg_sampling, neg_sampling_ratio):
@@ -338,7 +428,12 @@ def _negatives(neg_sampling, neg_sampling_ratio):
         neg_sampling = {"mode": neg_sampling}
     elif not isinstance(neg_sampling, dict):  # torch_geometric.sampler.NegativeSampling
         neg_sampling = {"mode": str(getattr(neg_sampling.mode, "value", neg_sampling.mode)),
-                        "amount": neg_sampling.amount}
+                        "amount": neg_sampling.amount, "src_weight": getattr(neg_sampling, "src_weight", None),
+                        "dst_weight": getattr(neg_sampling, "dst_weight", None)}
+    neg_sampling = dict(neg_sampling)  # the caller's stays as given
+    for weight in ("src_weight", "dst_weight"):  # refused rather than dropped: the negatives would differ
+        if neg_sampling.pop(weight, None) is not None:
+            raise ValueError(f"neg_sampling: {weight} is not supported (gnnd draws negative endpoints uniformly)")
     unknown = set(neg_sampling) - {"mode", "amount", "strict"}
     if unknown:
         raise ValueError(f"neg_sampling: unknown keys {sorted(unknown)} (mode, amount, strict)")
@@ -392,10 +487,10 @@ class LinkNeighborLoader(_SessionLoader):
                  timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
                  edge_label_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
+        self._arguments = _arguments(locals())
         _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
-        if not num_neighbors:
-            raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5]")
+        fanouts, self._no_hops = _fanouts(num_neighbors)
         if edge_label is not None:
             raise ValueError("edge_label: gnnd reads the labels of the edge split (leave it None)")
         if edge_label_index is None:
@@ -410,8 +505,6 @@ class LinkNeighborLoader(_SessionLoader):
                              "edge_label_index); an edge split's times come with it (SPLIT_edge_time.npy)")
         mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
         self._amount = amount if mode in ("binary", "triplet", "fixed") else 1
-        fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()} \
-            if isinstance(num_neighbors, dict) else list(num_neighbors)
         self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
                    edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
                    exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
@@ -428,22 +521,33 @@ class LinkNeighborLoader(_SessionLoader):
         except ImportError:
             self._make = HeteroBatch if self._typed else Batch
 
-    def _batches(self):
+    def _inputs_at(self, index):
+        """The edge_label_index (and edge_label_time) of a loader over the pairs at positions `index`."""
+        edge_type, given = _edge_type(self._arguments["edge_label_index"])
+        pairs = _known_inputs(given, "edge_label_index")[:, index]
+        arguments = {"edge_label_index": pairs if edge_type is None else (edge_type, pairs)}
+        if self._arguments["edge_label_time"] is not None:
+            arguments["edge_label_time"] = torch.as_tensor(self._arguments["edge_label_time"])[index]
+        return arguments, index
+
+    def _mappings(self):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
-                yield self._make.from_dict(hetero_link_mapping(reader, batch, self.edge_type, self._amount))
+                yield self._hops(hetero_link_mapping(reader, batch, self.edge_type, self._amount))
         else:
             for batch in self._loader:
-                yield self._make(**link_to_pyg(batch, self._amount))
+                yield self._hops(link_to_pyg(batch, self._amount))
 
 
 def _edge_type(edge_label_index):
     """(edge type or None, split name or (2, E) pairs) of LinkNeighborLoader's edge_label_index: a split name,
     a tensor, None ("train"), or for a typed graph (edge_type, one of those) or an edge type alone ("train")."""
     if isinstance(edge_label_index, tuple):
-        if len(edge_label_index) == 3 and all(isinstance(part, str) for part in edge_label_index):
-            return edge_label_index, "train"
+        if all(isinstance(part, str) for part in edge_label_index) and (
+                len(edge_label_index) == 3 or (len(edge_label_index) == 2 and "___" not in edge_label_index[0]
+                                               and edge_label_index[1] not in _SPLIT_NAMES)):
+            return edge_label_index, "train"  # an edge type alone: (src, rel, dst) or (src, dst)
         if len(edge_label_index) != 2:
             raise ValueError("edge_label_index: (edge_type, split name or (2, E) tensor) or an edge type expected")
         edge_type, given = edge_label_index
@@ -463,8 +567,8 @@ def hetero_link_mapping(reader, batch, edge_type, amount=1):
     """HeteroData's attributes of a typed link batch: the typed batch's (_HeteroReader), then as PyG's typed
     LinkNeighborLoader: edge_label_index (int64, 2 x L), edge_label and input_id in the seed relation's store,
     or for triplets src_index in the source type's store and dst_pos_index, dst_neg_index in the destination
-    type's; a disjoint batch's batch per node type as PyG's, a temporal one's edge_label_time (triplets:
-    seed_time) in the seed relation's store."""
+    type's; a disjoint batch's batch per node type as PyG's, a temporal one's edge_label_time in the seed
+    relation's store (triplets: seed_time in both endpoint types' stores)."""
     out = reader.mapping(batch)
     arrays, key = batch.arrays, relation_key(edge_type) + "."
     store = out[edge_type]
@@ -480,7 +584,11 @@ def hetero_link_mapping(reader, batch, edge_type, amount=1):
         out[edge_type[2]]["dst_pos_index"] = arrays[key + "dst_pos_index"].to(torch.int64)
         out[edge_type[2]]["dst_neg_index"] = _negative_index(arrays[key + "dst_neg_index"])
     if key + "edge_label_time" in arrays:
-        store["seed_time" if triplet else "edge_label_time"] = arrays[key + "edge_label_time"]
+        times = arrays[key + "edge_label_time"]
+        if triplet:  # each positive's time on both endpoint types' stores, as PyG's
+            out[edge_type[0]]["seed_time"] = out[edge_type[2]]["seed_time"] = times
+        else:
+            store["edge_label_time"] = times
     sources = (positives if triplet else len(arrays[key + "edge_label_index"])) if edge_type[0] == edge_type[2] else 0
     for node_type in out:  # a disjoint batch's: every node type's
         if isinstance(node_type, str) and "batch" in out[node_type]:
