@@ -62,6 +62,21 @@ def test_cuda_tensors_over_ipc_match_the_cpu_reference(setup, tmp_path):
     loader.close()
 
 
+def test_hops_that_draw_none_match_the_cpu_reference(setup, tmp_path):
+    """Fanouts of 0 (PyG's num_neighbors=[0], and [] served as one hop that draws none) on cuda:0: every batch
+    equals the CPU reference, the hops of 0 holding no edges and no new nodes."""
+    daemon, data = setup
+    for fanouts in ([0], [4, 0], [0, 3]):
+        text = ",".join(map(str, fanouts))
+        with gnnd.Loader(address=daemon.address, dataset="gputiny", batch_size=128, fanouts=fanouts, seed=3,
+                         device="cuda:0") as loader:
+            for batch in loader:
+                assert_matches_reference(batch, data, tmp_path, 0, batch_size=128, fanouts=text, seed=3)
+                for hop, k in enumerate(fanouts):
+                    if k == 0 or (hop > 0 and fanouts[0] == 0):
+                        assert batch.edges_per_hop[hop] == 0 and batch.nodes_per_hop[hop + 1] == 0, fanouts
+
+
 def test_batches_that_outgrow_their_fitted_sorts_are_filled_again(tmp_path):
     """GNND_FIT_SORTS=tight fits each hop's sort to exactly the keys seen from the first batch on, so the first
     batch of a session outgrows every sort and later ones often do: each is filled again before it is delivered,

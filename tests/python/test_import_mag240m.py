@@ -82,3 +82,31 @@ def test_bad_mag240m_files_are_refused_naming_them(tmp_path):
     proc = gnnctl("import", "--format=mag240m", tmp_path / "empty", tmp_path / "o3")
     assert proc.returncode != 0 and "no H___R___T/edge_index.npy" in proc.stderr, proc.stderr
     assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
+
+
+def test_a_relations_other_arrays_are_its_edge_attributes(tmp_path):
+    """H___R___T/NAME.npy beside edge_index.npy: the relation's edge attribute NAME, rows in edge_index's order
+    (each edge's row is its e_id); --edge-ids stores e_id on every relation; a bad one is refused naming it."""
+    relations, _, _ = write_mag240m(tmp_path / "src")
+    writes = ("author", "writes", "paper")
+    key = "___".join(writes)
+    edges = relations[writes].shape[1]
+    weight = np.arange(edges, dtype=np.float32) / 7
+    np.save(tmp_path / "src" / "processed" / key / "edge_weight.npy", weight)
+    proc = gnnctl("import", "--format=mag240m", "--edge-ids", tmp_path / "src", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "out"
+    e_id, stored = np.load(out / f"{key}.e_id.npy"), np.load(out / f"{key}.edge.edge_weight.npy")
+    np.testing.assert_array_equal(stored, weight[e_id])  # each stored edge's attribute is its input row's
+    indptr, indices = np.load(out / f"{key}.indptr.npy"), np.load(out / f"{key}.indices.npy")
+    dst = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    np.testing.assert_array_equal(relations[writes][:, e_id], np.stack([indices, dst]))
+    assert (out / "paper___cites___paper.e_id.npy").exists()  # --edge-ids: every relation's
+    np.save(tmp_path / "src" / "processed" / key / "bad-name.npy", weight)
+    proc = gnnctl("import", "--format=mag240m", tmp_path / "src", tmp_path / "bad")
+    assert proc.returncode != 0 and f"{key}/bad-name.npy" in proc.stderr and "names are letters" in proc.stderr
+    (tmp_path / "src" / "processed" / key / "bad-name.npy").unlink()
+    np.save(tmp_path / "src" / "processed" / key / "short.npy", weight[:-1])
+    proc = gnnctl("import", "--format=mag240m", tmp_path / "src", tmp_path / "bad")
+    assert proc.returncode != 0 and "short" in proc.stderr, proc.stderr
+    assert not (tmp_path / "bad").exists()
