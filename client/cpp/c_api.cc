@@ -129,8 +129,8 @@ DLDataType DlpackDType(gnnd::DType dtype, bool as_bits) {
 absl::Status CheckHomogeneous(const gnnd::client::Session& session) {
   if (session.homogeneous()) return absl::OkStatus();
   return absl::FailedPreconditionError(
-      "a typed session's batches are read by their schema (gnnd_session_arrays, gnnd_slot_array, "
-      "gnnd_next_batch_values), not as gnnd_batch or gnnd_batch_counts");
+      "this session's batches (typed, link, or without features or labels) are read by their schema "
+      "(gnnd_session_arrays, gnnd_slot_array, gnnd_next_batch_values), not as gnnd_batch or gnnd_batch_counts");
 }
 
 absl::Status CheckArrayIndex(const gnnd::BatchSchema& schema, int32_t index) {

@@ -216,11 +216,12 @@ GNND_API gnnd_status gnnd_next_batch_counts(gnnd_session* session, int32_t relea
 /* API 1.3: the batch as data. A session's batches hold gnnd_session_arrays() arrays, described by gnnd's
  * batch schema: array i has a name, a dtype, one or two dimensions, and in each batch as many rows as the
  * value of count info.count (one of gnnd_session_counts() named counts, e.g. "nodes"; each batch gives them
- * all in host memory, also for GPU sessions). Homogeneous batches have the seven arrays of gnnd_batch in
- * its order; typed batches (API 1.4) name theirs per node type and relation ("paper.node_ids",
- * "author___writes___paper.edge_src", ...) and are read only through these calls: on a typed session the
- * calls that give gnnd_batch or gnnd_batch_counts fail with GNND_FAILED_PRECONDITION (gnnd_batch_hop_counts
- * returns -1). */
+ * all in host memory, also for GPU sessions). Homogeneous node batches of a dataset with features and labels
+ * have the seven arrays of gnnd_batch in its order; typed batches (API 1.4) name theirs per node type and
+ * relation ("paper.node_ids", "author___writes___paper.edge_src", ...) and, as link batches and node batches
+ * of a graph without features or labels (those arrays absent), are read only through these calls: on such
+ * a session the calls that give gnnd_batch or gnnd_batch_counts fail with GNND_FAILED_PRECONDITION
+ * (gnnd_batch_hop_counts returns -1). */
 #define GNND_MAX_BATCH_COUNTS 1024
 typedef struct gnnd_array_info {
   size_t size;      /* sizeof(gnnd_array_info) as the caller knows it */

@@ -440,11 +440,10 @@ BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema
   if (layout.homogeneous) {
     const NodeTypeSchema& nodes = schema.node_types[0];
     s = HomogeneousBatchSchema(HomogeneousLayoutOf(layout), nodes.feature_dim, nodes.feature_dtype);
-    if (layout.pairs) {  // no labels; no features where the dataset has none
-      std::erase_if(s.arrays, [&](const BatchArraySchema& a) {
-        return a.name == "labels" || (a.name == "features" && nodes.features < 0);
-      });
-    }
+    // No features or labels where the dataset has none (a link batch has no labels either).
+    std::erase_if(s.arrays, [&](const BatchArraySchema& a) {
+      return (a.name == "labels" && (layout.pairs || nodes.labels < 0)) || (a.name == "features" && nodes.features < 0);
+    });
     AddEdgeDataSchema(
         layout, schema, {s.CountNamed("edges")}, [](size_t) { return std::string(); }, s);
     const int node_count = s.CountNamed("nodes");

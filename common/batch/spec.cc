@@ -93,14 +93,7 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
   for (size_t r = 0; r < schema.relations.size(); ++r) {
     const RelationSchema& rel = schema.relations[r];
     if (std::all_of(spec.fanouts[r].begin(), spec.fanouts[r].end(), [](int32_t f) { return f == 0; })) continue;
-    if (time.node_level) {
-      const NodeTypeSchema& src = schema.node_types[rel.src_type];
-      if (src.node_time < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("node times: node type '", src.name, "' (the sources of ", rel.key(), ") has none"));
-      }
-      continue;
-    }
+    if (time.node_level) continue;  // a source type without node times is drawn from unfiltered (PyG's rule)
     const int a = time.edge_times[r];
     if (a < 0 || a >= static_cast<int>(rel.edge_attrs.size())) {
       return absl::InvalidArgumentError(

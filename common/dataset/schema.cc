@@ -216,6 +216,11 @@ int DatasetSchema::RelationKeyed(absl::string_view key) const {
 absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManifest& m) {
   DatasetSchema s;
   s.format_version = m.format_version();
+  s.node_time_name = m.node_time_name();
+  if (!s.node_time_name.empty() && (!IsSchemaName(s.node_time_name) || s.node_time_name == "node_time")) {
+    return absl::InvalidArgumentError(absl::StrCat("manifest.textproto: node_time_name ", Quoted(s.node_time_name, 100),
+                                                   " (a name: letters, digits and _, not node_time itself)"));
+  }
   std::vector<v1::NodeType> types;
   std::vector<v1::Relation> relations;
   const bool v1 = m.format_version() == 1;

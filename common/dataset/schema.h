@@ -111,7 +111,8 @@ struct DatasetSchema {
   std::vector<NodeTypeSchema> node_types;
   std::vector<RelationSchema> relations;
   std::vector<ArraySchema> arrays;
-  int64_t num_nodes = 0;  // over all types: the size of the global id space
+  int64_t num_nodes = 0;       // over all types: the size of the global id space
+  std::string node_time_name;  // the node times' other name (open.time_attr), or empty
 
   // Checks the manifest's own consistency (version, names, positive counts, dtypes set, index dtypes wide
   // enough, sizes that fit in 64 bits) and describes it; errors name manifest.textproto and the field.

@@ -386,27 +386,26 @@ absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema
         "open.weight_attr and open.time_attr: the weighted and temporal rules together "
         "are not built (choose one)");
   }
-  const bool node_level = request.time_attr() == "node_time";
+  // Node times by their name or the dataset's other name for them (PyG's rule: a node attribute before an edge
+  // attribute of the same name).
+  const bool node_level = request.time_attr() == "node_time" ||
+                          (!schema.node_time_name.empty() && request.time_attr() == schema.node_time_name);
   spec.time.node_level = node_level;
   if (!node_level) spec.time.edge_times.assign(schema.relations.size(), -1);
+  bool timed = false;  // node-level: some relation sampled through has a timed source type
   for (size_t r = 0; r < schema.relations.size(); ++r) {
     const RelationSchema& rel = schema.relations[r];
     if (absl::c_all_of(spec.fanouts[r], [](int32_t f) { return f == 0; })) continue;  // never sampled through
     const std::string where = schema.format_version == 1 ? "the dataset" : absl::StrCat("relation ", rel.key());
-    if (node_level) {
-      const NodeTypeSchema& src = schema.node_types[rel.src_type];
-      if (src.node_time < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "open.time_attr = \"node_time\": ",
-            schema.format_version == 1 ? "the dataset has" : absl::StrCat("node type '", src.name, "' has"),
-            " no node times (import them with gnnctl import --node-time)"));
-      }
+    if (node_level) {  // an untimed source type is drawn from unfiltered (PyG's rule; TimeArrayOf is -1)
+      timed |= schema.node_types[rel.src_type].node_time >= 0;
       continue;
     }
     const auto a = absl::c_find_if(rel.edge_attrs, [&](const auto& e) { return e.name == request.time_attr(); });
     if (a == rel.edge_attrs.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.time_attr = ", attr, ": ", where,
-                                                     " has no such edge attribute (\"node_time\": node times)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("open.time_attr = ", attr, ": ", where, " has no such edge attribute (\"node_time\"",
+                       schema.node_time_name.empty() ? "" : " or " + Quoted(schema.node_time_name), ": node times)"));
     }
     if (!a->CanTimeDraws()) {
       return absl::InvalidArgumentError(absl::StrCat("open.time_attr = ", attr, ": times are one int64 an edge; ",
@@ -414,6 +413,12 @@ absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema
                                                      DTypeName(a->dtype)));
     }
     spec.time.edge_times[r] = static_cast<int>(a - rel.edge_attrs.begin());
+  }
+  if (node_level && !timed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.time_attr = ", attr, ": ",
+                     schema.format_version == 1 ? "the dataset has no" : "none of the node types sampled from has",
+                     " node times (import them with gnnctl import --node-time)"));
   }
   if (shape.link) return SetPairTimes(request, schema, shape);
   // The seeds' times: given with seed ids, else their split's, else their own node times.
@@ -571,12 +576,8 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
         "or open.seed_edges");
   }
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
+  // A graph without features or labels serves node batches too (as a typed one does): its batches lack them.
   const NodeTypeSchema& seed_type = schema.node_types[shape.seed_type];
-  if (!typed && (seed_type.features < 0 || seed_type.labels < 0)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("dataset '", request.dataset(), "' has no node ", seed_type.features < 0 ? "features" : "labels",
-                     " (a graph for link prediction): node sessions need features, labels and splits"));
-  }
   if (request.seed_ids_size() > 0) {
     GNND_RETURN_IF_ERROR(CheckSeedIds(request, seed_type, typed));
   } else {

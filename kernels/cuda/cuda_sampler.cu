@@ -398,9 +398,10 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
           source.subgraphs = view.types[rel.dst_type].batch;
           source.src_nodes = schema.node_types[rel.src_type].num_nodes;
         }
-        if (spec_.temporal()) {
+        const int time_array = spec_.TimeArrayOf(static_cast<int>(r), schema);  // -1: an untimed source type
+        if (spec_.temporal() && time_array >= 0) {
           const auto array = [&](int i) { return static_cast<const int64_t*>(graph_.arrays[i]); };
-          const int64_t* times = array(spec_.TimeArrayOf(static_cast<int>(r), schema));
+          const int64_t* times = array(time_array);
           (spec_.time.node_level ? source.node_times : source.edge_times) = times;
           source.seed_times = spec_.link() ? link_subgraph_times : view.types[spec_.seed_type].seed_time;
           source.edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr;

@@ -414,7 +414,10 @@ absl::Status Session::DescribeSlots(v1::SessionOpened& out) {
   out.set_num_slots(num_slots_);
   out.set_first_slot(static_cast<int32_t>(generations_.size() - 1) * num_slots_);
   *out.mutable_schema() = BatchSchemaToProto(schema_);
-  if (plan_.layout.homogeneous && !plan_.link) {  // what API 1.0-1.2 clients read
+  // What API 1.0-1.2 clients read (gnnd_batch's seven arrays): a homogeneous node session's with features and
+  // labels; one without them is read by its schema alone, as a link session is.
+  const NodeTypeSchema& nodes = plan_.dataset->graph.schema.node_types[0];
+  if (plan_.layout.homogeneous && !plan_.link && nodes.features >= 0 && nodes.labels >= 0) {
     const GraphData& graph = plan_.dataset->graph;
     *out.mutable_layout() = SlotLayoutToProto(HomogeneousLayoutOf(plan_.layout));
     out.set_feature_dim(graph.manifest.feature_dim());

@@ -77,6 +77,30 @@ def test_hops_that_draw_none_match_the_cpu_reference(setup, tmp_path):
                         assert batch.edges_per_hop[hop] == 0 and batch.nodes_per_hop[hop + 1] == 0, fanouts
 
 
+def test_node_times_on_some_types_give_the_cpus_batches(tmp_path):
+    """Node times on papers alone (authors drawn from unfiltered, PyG's rule), by their saved name "time", uniform
+    and last: every array of every cuda:0 batch equals the CPU session's."""
+    from test_pyg_save import partially_timed
+    data = gnnd.pyg.save(partially_timed(), tmp_path / "partial")
+    daemon = Daemon(tmp_path, f"--dataset=partial={data}", name="partial")
+    try:
+        for strategy in ("uniform", "last"):
+            got = {}
+            for device in ("cpu", "cuda:0"):
+                with gnnd.Loader(address=daemon.address, dataset="partial", node_type="paper",
+                                 seed_ids=np.arange(0, 120, 3), seed_times=np.arange(40) % 50, batch_size=16,
+                                 fanouts=[3, 2], seed=2, device=device, copy=True, time_attr="time",
+                                 temporal_strategy=strategy) as loader:
+                    got[device] = [{k: v.cpu().numpy() for k, v in b.arrays.items()} for b in loader]
+            assert len(got["cpu"]) == len(got["cuda:0"]) == 3
+            for want, have in zip(got["cpu"], got["cuda:0"]):
+                assert sorted(want) == sorted(have)
+                for name in want:
+                    np.testing.assert_array_equal(have[name], want[name], err_msg=f"{strategy} {name}")
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
 def test_batches_that_outgrow_their_fitted_sorts_are_filled_again(tmp_path):
     """GNND_FIT_SORTS=tight fits each hop's sort to exactly the keys seen from the first batch on, so the first
     batch of a session outgrows every sort and later ones often do: each is filled again before it is delivered,

@@ -1,6 +1,8 @@
 """Datasets for link prediction through the tools and gnnd: `gnnctl import --format edgelist` of a graph alone
-with --edge-splits (text or .npy edges), `gnnctl validate`, gnnd loading it, and node sessions refused naming
-why (a graph without features or labels)."""
+with --edge-splits (text or .npy edges), `gnnctl validate`, gnnd loading it, and node batches of it without
+features or labels (every node as a seed; the default split, which it lacks, refused naming it)."""
+import importlib
+import importlib.util
 import os
 import subprocess
 
@@ -60,16 +62,35 @@ def test_a_graph_alone_with_edge_splits_imports_validates_and_loads(tmp_path):
     daemon = Daemon(tmp_path, f"--dataset={NAME}={outs[0]}", name="links")
     try:
         assert NAME in daemon.gnnctl("datasets").stdout
-        with pytest.raises(gnnd.GnndError) as error:
+        with pytest.raises(gnnd.GnndError) as error:  # node batches need seeds: the graph has no node splits
             gnnd.Loader(address=daemon.address, dataset=NAME, batch_size=8, fanouts=[2], output="numpy")
-        assert error.value.code == "FAILED_PRECONDITION", error.value
-        assert "has no node features (a graph for link prediction)" in error.value.message, error.value
+        assert error.value.code == "INVALID_ARGUMENT", error.value
+        assert "has no such split" in error.value.message, error.value
+        # Without features or labels a graph still serves node batches (PyG: a Data of edge_index alone).
+        with gnnd.Loader(address=daemon.address, dataset=NAME, split="all", batch_size=8, fanouts=[2],
+                         output="numpy", copy=True) as loader:
+            batches = list(loader)
+        assert sorted(i for b in batches for i in b.node_ids[:b.nodes_per_hop[0]].tolist()) == list(range(62))
+        for batch in batches:
+            assert not hasattr(batch, "features") and not hasattr(batch, "labels")
+            src, dst = batch.node_ids[batch.edge_src], batch.node_ids[batch.edge_dst]
+            for u, v in zip(src.tolist(), dst.tolist()):
+                assert u in indices[indptr[v]:indptr[v + 1]], (u, v)
+        if importlib.util.find_spec("torch") is not None:  # gnnd.pyg's batch: x and y None, as PyG's
+            pyg = importlib.import_module("gnnd.pyg")
+            with pyg.NeighborLoader(None, num_neighbors=[2], input_nodes="all", batch_size=8, dataset=NAME,
+                                         address=daemon.address) as loader:
+                data = next(iter(loader))
+                assert data.x is None and data.y is None and data.edge_index.shape[0] == 2 and data.batch_size == 8
         assert daemon.proc.poll() is None
     finally:
         assert daemon.stop() == 0, daemon.output()
 
     sampled = gnnctl("sample", f"--dataset={outs[0]}", "--batch-size=8", "--fanouts=2", f"--out={tmp_path / 'b.npz'}")
-    assert sampled.returncode != 0 and "has no node features" in sampled.stderr, sampled.stderr
+    assert sampled.returncode != 0 and "has no such split" in sampled.stderr, sampled.stderr
+    sampled = gnnctl("sample", f"--dataset={outs[0]}", "--split=all", "--batch-size=8", "--fanouts=2",
+                     f"--out={tmp_path / 'b.npz'}")
+    assert sampled.returncode == 0 and "features" not in np.load(tmp_path / "b.npz").files, sampled.stderr
 
 
 def test_edge_split_flags_are_checked(tmp_path):

@@ -99,6 +99,23 @@ def test_flag_errors_name_what_is_wrong(tmp_path, edge_list):
     assert "'a/b' is not a node type name" in bad_name.stderr
 
 
+def test_node_times_keep_another_name_and_bad_names_are_refused(tmp_path, edge_list):
+    """--node-time-name NAME: the manifest's node_time_name, which open.time_attr takes as "node_time" (served in
+    test_pyg_save.py); without node times, or a hostile name in a manifest, refused naming it."""
+    np.save(tmp_path / "t.npy", np.arange(N))
+    out = tmp_path / "out"
+    run_gnnctl("import", "--format", "edgelist", "--num-nodes", N, "--node-time", tmp_path / "t.npy",
+               "--node-time-name", "time", edge_list, out)
+    manifest = (out / "manifest.textproto").read_text()
+    assert 'node_time_name: "time"' in manifest
+    alone = run_gnnctl("import", "--format", "edgelist", "--node-time-name", "time", edge_list, tmp_path / "a", ok=False)
+    assert "--node-time-name: names the node times: give --node-time too" in alone.stderr
+    for bad in ("node_time", "../x"):
+        (out / "manifest.textproto").write_text(manifest.replace('node_time_name: "time"', f'node_time_name: "{bad}"'))
+        proc = run_gnnctl("validate", out, ok=False)
+        assert proc.returncode != 0 and "node_time_name" in proc.stderr, proc.stderr
+
+
 def test_a_stored_time_array_of_the_wrong_length_fails_validation(tmp_path, edge_list):
     np.save(tmp_path / "t.npy", np.arange(N))
     out = tmp_path / "out"

@@ -88,7 +88,9 @@ def wait_no_sessions(daemon, timeout=60):
 
 
 def test_one_uids_heavy_opens_do_not_hold_up_another_uids_open(served):
-    light_alone = open_seconds(served, "tiny", **LIGHT)
+    # The best of three: the first open of a dataset also pays for warming gnnd up (a loaded machine, or a
+    # sanitizer's, can make it a heavy open's equal).
+    light_alone = min(open_seconds(served, "tiny", **LIGHT) for _ in range(3))
     heavy_alone = open_seconds(served, "big", **HEAVY)
     assert heavy_alone > 4 * light_alone, (heavy_alone, light_alone)  # else the check below says nothing
     heavy = nobody_opens(served, 12)  # on a FIFO pool of 8 threads: heavy opens ahead of root's

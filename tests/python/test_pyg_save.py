@@ -234,7 +234,8 @@ def test_the_command_runs_no_code_from_the_file_unless_trusted(tmp_path):
 
 def test_edge_data_node_times_and_edge_ids_are_saved_and_served(tmp_path):
     """Everything PyG's loader would hand a model: edge_attr, edge_weight, edge times and the user's own edge
-    attributes reach batches by name, each edge's row as e_id (PyG's e_id); node times serve time_attr="node_time";
+    attributes reach batches by name, each edge's row as e_id (PyG's e_id); node times serve time_attr by their
+    name (and "node_time");
     typed relations' edge data likewise; what cannot be stored is refused, naming it."""
     g = torch.Generator().manual_seed(9)
     data = homogeneous(seed=9)
@@ -258,11 +259,11 @@ def test_edge_data_node_times_and_edge_ids_are_saved_and_served(tmp_path):
                                                                          n_id[batch.edge_index[1]]]))
             for name in ("edge_attr", "edge_weight", "edge_time"):
                 assert torch.equal(getattr(batch, name), data[name][e_id]), name
-        with gnnd.pyg.NeighborLoader(None, num_neighbors=[-1], batch_size=16, dataset="homo", time_attr="node_time",
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[-1], batch_size=16, dataset="homo", time_attr="time",
                                      input_nodes=torch.arange(16), input_time=torch.full((16,), 50),
                                      address=daemon.address) as loader:
             batch = next(iter(loader))
-            assert bool((data["time"][batch.n_id.long()[16:]] <= 50).all())  # the saved node times ruled
+            assert bool((data["time"][batch.n_id.long()[16:]] <= 50).all())  # the saved node times, by their name
         with gnnd.pyg.NeighborLoader(None, num_neighbors=[3], batch_size=16, input_nodes=("paper", "train"),
                                      dataset="typed", address=daemon.address) as loader:
             batch = next(iter(loader))
@@ -283,3 +284,35 @@ def test_edge_data_node_times_and_edge_ids_are_saved_and_served(tmp_path):
         with pytest.raises(gnnd.pyg.SaveError, match=message):
             gnnd.pyg.save(bad, tmp_path / f"bad{i}")
         assert not (tmp_path / f"bad{i}").exists()
+
+
+def partially_timed(seed=12):
+    """hetero() with node times on papers alone (PyG: the untimed authors are drawn from unfiltered)."""
+    typed = hetero(seed)
+    typed["paper"]["time"] = torch.randint(0, 50, (120,), generator=torch.Generator().manual_seed(seed))
+    return typed
+
+
+def test_node_times_on_some_types_filter_those_types_alone(tmp_path):
+    typed = partially_timed()
+    out = gnnd.pyg.save(typed, tmp_path / "partial")
+    daemon = Daemon(tmp_path, f"--dataset=partial={out}")
+    writes, cites = ("author", "writes", "paper"), ("paper", "cites", "paper")
+    seeds, when = torch.arange(0, 120, 7), torch.full((18,), 25)
+    try:
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[-1], batch_size=len(seeds), dataset="partial",
+                                     input_nodes=("paper", seeds), input_time=when, time_attr="time",
+                                     address=daemon.address) as loader:
+            batch = next(iter(loader))
+        paper, author = batch["paper"].n_id.long(), batch["author"].n_id.long()
+        src, dst = batch[cites].edge_index
+        assert len(src) > 0 and bool((typed["paper"]["time"][paper[src]] <= 25).all())  # papers: filtered
+        got = sorted(zip(author[batch[writes].edge_index[0]].tolist(), paper[batch[writes].edge_index[1]].tolist()))
+        want = sorted((a, p) for a, p in typed[writes]["edge_index"].t().tolist() if p in seeds.tolist())
+        assert got == want  # authors have no times: every in-edge from them, as PyG's
+        with pytest.raises(gnnd.GnndError, match="none of the node types sampled from has node times"):
+            gnnd.pyg.NeighborLoader(None, num_neighbors={writes: [2], cites: [0]}, batch_size=4, dataset="partial",
+                                    input_nodes=("paper", seeds), input_time=when, time_attr="time",
+                                    address=daemon.address)
+    finally:
+        assert daemon.stop() == 0, daemon.output()

@@ -377,7 +377,7 @@ TEST(TemporalSpec, BadTimesAreRefusedNamingWhatIsWrong) {
   EXPECT_TRUE(CheckSamplingSpec(spec, no_seed_times).ok());
 }
 
-TEST(TemporalSpec, NodeTimesAreNeededOnEveryTypeSampledFrom) {
+TEST(TemporalSpec, AnUntimedSourceTypeIsDrawnFromUnfiltered) {
   const TimedGraph g(true);
   DatasetSchema schema = g.graph().schema;
   SamplingSpec spec;
@@ -388,15 +388,17 @@ TEST(TemporalSpec, NodeTimesAreNeededOnEveryTypeSampledFrom) {
   spec.time.node_level = true;
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
   const int author = schema.NodeTypeNamed("author");
-  schema.node_types[author].node_time = -1;
-  const absl::Status s = CheckSamplingSpec(spec, schema);
-  EXPECT_NE(s.message().find("node type 'author'"), std::string::npos) << s;
-  // Not sampled through (fanout 0 on every relation leaving authors): no times needed there.
-  for (size_t r = 0; r < schema.relations.size(); ++r) {
-    if (schema.relations[r].src_type == author) spec.fanouts[r] = {0, 0};
-  }
+  schema.node_types[author].node_time = -1;  // PyG's rule: authors' in-edges are drawn as without times
   EXPECT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
-  // And such a batch samples (its untimed type's relations read no times: ASan sees any such read).
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const bool untimed = schema.relations[r].src_type == author;
+    EXPECT_EQ(spec.TimeArrayOf(static_cast<int>(r), schema) < 0, untimed) << schema.relations[r].key();
+  }
+  // Such a batch samples, its untimed type's relations reading no times (ASan sees any such read), with every
+  // in-edge from an author kept at fanout -1 (none filtered).
+  for (size_t r = 0; r < schema.relations.size(); ++r) {
+    if (schema.relations[r].src_type == author) spec.fanouts[r] = {-1, 0};
+  }
   GraphData partial = g.graph();
   partial.schema = schema;
   TypedBuffer buffer(partial, spec);
@@ -404,8 +406,14 @@ TEST(TemporalSpec, NodeTimesAreNeededOnEveryTypeSampledFrom) {
   CpuSampler(partial, spec, 4).SampleGraph(0, 0, seeds, buffer.view);
   int64_t edges = 0;
   for (size_t r = 0; r < schema.relations.size(); ++r) {
+    const RelationSchema& rel = schema.relations[r];
     const int64_t n = buffer.view.num_edges(static_cast<int>(r));
-    if (schema.relations[r].src_type == author) EXPECT_EQ(n, 0) << schema.relations[r].key();
+    if (rel.src_type == author && rel.dst_type == spec.seed_type) {
+      const auto* indptr = static_cast<const int64_t*>(partial.arrays.data[rel.indptr]);
+      int64_t in_edges = 0;
+      for (int64_t seed : seeds) in_edges += indptr[seed + 1] - indptr[seed];
+      EXPECT_EQ(buffer.view.relations[r].num_edges_per_hop[0], in_edges) << rel.key();
+    }
     edges += n;
   }
   EXPECT_GT(edges, 0);

@@ -447,6 +447,7 @@ absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classe
     }
     GNND_RETURN_IF_ERROR(WriteTimes(writer_->Path("node_time.npy"), times.path, num_nodes_, "num_nodes"));
     m.set_node_time(true);
+    m.set_node_time_name(options_.node_time_name);
   }
   if (features_.has_value()) GNND_RETURN_IF_ERROR(features_->Finish());
   GNND_RETURN_IF_ERROR(labels_->Finish());

@@ -46,6 +46,7 @@ struct ImportOptions {
   bool edge_ids = false;
   // Each node's time (node_time.npy), for the temporal rule: one file (a homogeneous dataset) or one per type.
   std::vector<NodeTimeInput> node_times;
+  std::string node_time_name;  // the node times' other name (manifest node_time_name), or empty
   // Each node split's seed times: a directory with train.npy, valid.npy, test.npy (a typed dataset's T/train.npy,
   // ...), one integer per seed of the split, in its order. A link split's times are SPLIT_time.npy beside its
   // seed edges in edge_splits_dir.

@@ -62,6 +62,9 @@ ABSL_FLAG(std::vector<std::string>, edge_attr, {},
 ABSL_FLAG(std::vector<std::string>, node_time, {},
           "import (every format): each node's time for temporal sampling, FILE.npy (N,) of integers; a typed "
           "dataset's TYPE=FILE.npy, one per timed type (repeatable)");
+ABSL_FLAG(std::string, node_time_name, "",
+          "import: another name of the node times, which open.time_attr then takes as it takes \"node_time\" (e.g. "
+          "time, the PyG attribute they came from)");
 ABSL_FLAG(std::string, split_time, "",
           "import: each node split's seed times, a directory with train.npy, valid.npy, test.npy (integers, one per "
           "seed in the split's order; typed: T/train.npy, ... per node type T). A link split's times: "
@@ -248,6 +251,10 @@ absl::Status RunImport(const std::vector<std::string>& args) {
       }
     }
     options.node_times.push_back(std::move(input));
+  }
+  options.node_time_name = absl::GetFlag(FLAGS_node_time_name);
+  if (!options.node_time_name.empty() && options.node_times.empty()) {
+    return Usage("--node-time-name: names the node times: give --node-time too");
   }
   for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_num_nodes), ',', absl::SkipEmpty())) {
     const std::pair<std::string, std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));

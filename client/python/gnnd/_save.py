@@ -19,7 +19,7 @@ FEATURE_DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn")
 # PyG's split attributes (a boolean mask over the nodes, or node ids) and the split each one is.
 SPLIT_ATTRIBUTES = (("train_mask", "train"), ("val_mask", "valid"), ("test_mask", "test"))
 # Node attributes saved as the dataset's node times (integers, one per node): sessions select them with
-# time_attr="node_time".
+# time_attr="node_time" or by the attribute's own name.
 NODE_TIME_ATTRIBUTES = ("node_time", "time")
 # A node store's attributes the save stores (or, n_id, checks: gnnd's batches carry n_id themselves).
 NODE_ATTRIBUTES = ("x", "y", "num_nodes", "n_id", *NODE_TIME_ATTRIBUTES, *(a for a, _ in SPLIT_ATTRIBUTES))
@@ -229,17 +229,27 @@ def _edge_data(store, what, directory):
 
 
 def _node_times(store, what, path):
-    """Stages the node store's times (node_time or time, integers, one per node) as .npy; False without."""
+    """Stages the node store's times (node_time or time, integers, one per node) as .npy; returns the name
+    they had (None without)."""
     given = [name for name in NODE_TIME_ATTRIBUTES if store.get(name) is not None]
     if not given:
-        return False
+        return None
     if len(given) > 1:
         raise SaveError(f"{what}: both {' and '.join(given)} (node times: give one)")
     times, dtype = _numpy(store[given[0]], f"{what}.{given[0]}")
     if times.ndim != 1 or times.dtype.kind not in "iu":
         raise SaveError(f"{what}.{given[0]}: {dtype} {tuple(times.shape)}, expected integer node times (N,)")
     np.save(path, times)
-    return True
+    return given[0]
+
+
+def _node_time_name(names, what):
+    """--node-time-name: the name the node times had where it is not node_time (one name for every type)."""
+    names = set(names) - {None}
+    if len(names) > 1:
+        raise SaveError(f"{what}: node times named {' and '.join(sorted(names))} by type (gnnd names them once)")
+    name = names.pop() if names else "node_time"
+    return [] if name == "node_time" else ["--node-time-name", name]
 
 
 def _check_node_attributes(store, what):
@@ -274,11 +284,11 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
     (its dtype kept: float32, float16, bfloat16, float8_e4m3fn; feature_dtype converts), y (one class id per
     node, -1: none), and splits from train_mask / val_mask / test_mask (masks or ids) or OGB's split_idx
     ({"train": ids, "valid": ..., "test": ...}; typed: {"train": {"paper": ids}, ...}); node times (node_time
-    or time: integers, one per node; sessions select them with time_attr="node_time"); every edge store's
-    attributes (edge_attr, edge_weight, edge times, the user's own: one row per edge, float32, float16 or
-    integers; batches carry them by name) and each edge's row as e_id. Anything else is refused, naming it,
-    rather than dropped. Returns the path. Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load NAME
-    PATH`."""
+    or time: integers, one per node; sessions select them with time_attr="node_time" or their own name); every
+    edge store's attributes (edge_attr, edge_weight, edge times, the user's own: one row per edge, float32,
+    float16 or integers; batches carry them by name) and each edge's row as e_id. Anything else is refused,
+    naming it, rather than dropped. Returns the path. Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load
+    NAME PATH`."""
     if os.path.lexists(path):  # a symbolic link too, dangling or not: the save never writes through one
         raise SaveError(f"{path}: exists (gnnd.pyg.save writes a new dataset directory)")
     out = pathlib.Path(path).resolve()
@@ -319,8 +329,9 @@ def _stage_homogeneous(store, staging, feature_dtype, split_idx):
     directory = os.path.join(staging, "edge_attrs")
     for name in _edge_data(edge_store, "data", directory):
         command += ["--edge-attr", f"{name}={os.path.join(directory, name + '.npy')}"]
-    if _node_times(store, "data", os.path.join(staging, "node_time.npy")):
-        command += ["--node-time", os.path.join(staging, "node_time.npy")]
+    name = _node_times(store, "data", os.path.join(staging, "node_time.npy"))
+    if name is not None:
+        command += ["--node-time", os.path.join(staging, "node_time.npy"), *_node_time_name([name], "data")]
     dtype = _features(store, "data", os.path.join(staging, "x.npy"), feature_dtype)
     if dtype is not None:
         command += ["--features", os.path.join(staging, "x.npy")]
@@ -342,14 +353,16 @@ def _stage_typed(nodes, edges, staging, feature_dtype, split_idx):
         what, directory = f"data[{key!r}]", os.path.join(staging, "___".join(key))
         _edges(store, what, os.path.join(directory, "edge_index.npy"))
         _edge_data(store, what, directory)
-    dtypes, counts, times = {}, [], []
+    dtypes, counts, times, time_names = {}, [], [], []
     for t, store in nodes.items():
         what = f"data[{t!r}]"
         _check_node_attributes(store, what)
         directory = os.path.join(staging, t)
         os.makedirs(directory, exist_ok=True)
-        if _node_times(store, what, os.path.join(staging, f"{t}.node_time.npy")):
+        name = _node_times(store, what, os.path.join(staging, f"{t}.node_time.npy"))
+        if name is not None:
             times += ["--node-time", f"{t}={os.path.join(staging, f'{t}.node_time.npy')}"]
+            time_names.append(name)
         dtypes[t] = _features(store, what, os.path.join(directory, "node_feat.npy"), feature_dtype)
         labeled = _labels(store, what, os.path.join(directory, "node_label.npy"))
         per_type = None
@@ -360,7 +373,8 @@ def _stage_typed(nodes, edges, staging, feature_dtype, split_idx):
         in_relation = any(t in (key[0], key[2]) for key in edges)
         if count is not None and (in_relation or dtypes[t] is not None or labeled):  # a type gnnctl will see
             counts.append(f"{t}={count}")
-    command = ["--format", "mag240m", staging, "--edge-ids", *_feature_dtype_flag(dtypes, feature_dtype), *times]
+    command = ["--format", "mag240m", staging, "--edge-ids", *_feature_dtype_flag(dtypes, feature_dtype), *times,
+               *_node_time_name(time_names, "data")]
     if counts:
         command += ["--num-nodes", ",".join(counts)]
     return command
