@@ -349,7 +349,9 @@ class NeighborLoader(_SessionLoader):
     None means "train" (PyG would take every node). Typed: a node type alone or (node type, None) is every
     node of that type, as PyG; (node type, split name | ids | mask). len(loader) is the steps of this rank
     per epoch (equal on every rank); set_epoch(e) picks the epoch (its shuffle order) of the next iteration.
-    transform is applied to each batch, as PyG's. PyG's worker arguments (num_workers, pin_memory, ...) are
+    loader(index), as PyG's: the batch of the inputs at those positions (ids, a mask, a node type or "all").
+    num_neighbors: -1 takes every neighbor, 0 none, [] the seeds alone; a dict's keys (src, rel, dst) or
+    (src, dst) where one relation links them. transform is applied to each batch, as PyG's. PyG's worker arguments (num_workers, pin_memory, ...) are
     ignored with one warning; its sampling arguments are taken at their defaults (what gnnd does), any other
     value refused saying why.
     """
@@ -478,7 +480,8 @@ class LinkNeighborLoader(_SessionLoader):
     and edge_label_time (triplets: seed_time, each positive's; typed: in the seed relation's store). With node
     times, negatives are drawn among the nodes no newer than their pair.
 
-    labor, layer_dependency, batch_dependency: LABOR sampling, as NeighborLoader's.
+    labor, layer_dependency, batch_dependency: LABOR sampling, as NeighborLoader's. loader(index): the batch of
+    the given pairs at those positions, as PyG's.
     """
 
     def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
