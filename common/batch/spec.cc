@@ -90,10 +90,10 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
     return absl::InvalidArgumentError(absl::StrCat("edge times for ", time.edge_times.size(),
                                                    " relations, the dataset has ", schema.relations.size()));
   }
-  for (size_t r = 0; r < schema.relations.size(); ++r) {
+  // Node-level: a source type without node times is drawn from unfiltered (PyG's rule), so any will do.
+  for (size_t r = 0; r < schema.relations.size() && !time.node_level; ++r) {
     const RelationSchema& rel = schema.relations[r];
     if (std::all_of(spec.fanouts[r].begin(), spec.fanouts[r].end(), [](int32_t f) { return f == 0; })) continue;
-    if (time.node_level) continue;  // a source type without node times is drawn from unfiltered (PyG's rule)
     const int a = time.edge_times[r];
     if (a < 0 || a >= static_cast<int>(rel.edge_attrs.size())) {
       return absl::InvalidArgumentError(

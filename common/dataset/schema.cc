@@ -203,6 +203,12 @@ int DatasetSchema::NodeTypeNamed(absl::string_view name) const {
   return -1;
 }
 
+absl::Status CheckNodeTimeName(absl::string_view name) {
+  if (IsSchemaName(name) && name != "node_time") return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("node_time_name ", Quoted(name, 100), " (a name: letters, digits and _, not node_time itself)"));
+}
+
 int DatasetSchema::RelationKeyed(absl::string_view key) const {
   int found = -1;
   for (size_t r = 0; r < relations.size(); ++r) {
@@ -217,9 +223,8 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
   DatasetSchema s;
   s.format_version = m.format_version();
   s.node_time_name = m.node_time_name();
-  if (!s.node_time_name.empty() && (!IsSchemaName(s.node_time_name) || s.node_time_name == "node_time")) {
-    return absl::InvalidArgumentError(absl::StrCat("manifest.textproto: node_time_name ", Quoted(s.node_time_name, 100),
-                                                   " (a name: letters, digits and _, not node_time itself)"));
+  if (absl::Status named = CheckNodeTimeName(s.node_time_name); !s.node_time_name.empty() && !named.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("manifest.textproto: ", named.message()));
   }
   std::vector<v1::NodeType> types;
   std::vector<v1::Relation> relations;

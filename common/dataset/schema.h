@@ -36,6 +36,9 @@ enum class ArrayRole : uint8_t {
 // Whether `name` may name a node type or relation: letters, digits and _, 1 to 64 bytes, no "___". Such
 // names become file and segment names, so nothing else may (a "../x" from a downloaded file never does).
 bool IsSchemaName(absl::string_view name);
+// The node times' other name (manifest node_time_name, gnnctl import --node-time-name): a schema name, not
+// "node_time" itself.
+absl::Status CheckNodeTimeName(absl::string_view name);
 // Whether `name` is an array a batch carries (node_ids, e_id, edge_label, ...): batches carry edge attributes
 // under their names, so no attribute may take one.
 bool IsBatchArrayName(absl::string_view name);

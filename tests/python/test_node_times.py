@@ -110,6 +110,11 @@ def test_node_times_keep_another_name_and_bad_names_are_refused(tmp_path, edge_l
     assert 'node_time_name: "time"' in manifest
     alone = run_gnnctl("import", "--format", "edgelist", "--node-time-name", "time", edge_list, tmp_path / "a", ok=False)
     assert "--node-time-name: names the node times: give --node-time too" in alone.stderr
+    for bad in ("node_time", "a/b"):  # refused before any work, as the manifest would refuse it after
+        proc = run_gnnctl("import", "--format", "edgelist", "--node-time", tmp_path / "t.npy", "--node-time-name", bad,
+                          edge_list, tmp_path / "b", ok=False)
+        assert proc.returncode != 0 and "--node-time-name: node_time_name" in proc.stderr, proc.stderr
+        assert not (tmp_path / "b").exists()
     for bad in ("node_time", "../x"):
         (out / "manifest.textproto").write_text(manifest.replace('node_time_name: "time"', f'node_time_name: "{bad}"'))
         proc = run_gnnctl("validate", out, ok=False)

@@ -71,19 +71,26 @@ absl::StatusOr<int64_t> IntegerAt(DType dtype, const std::byte* p, absl::string_
 
 }  // namespace
 
+absl::Status CheckEdgeAttributeName(absl::string_view name) {
+  if (!IsSchemaName(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(name, 100), ": names are letters, digits and _ (1 to 64, no ___)"));
+  }
+  if (IsBatchArrayName(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(name), ": the name of a batch's array (batches carry attributes by name)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<EdgeAttributeInput> ParseEdgeAttributeFlag(absl::string_view flag) {
   const size_t eq = flag.find('=');
   if (eq == absl::string_view::npos || eq + 1 == flag.size()) {
     return absl::InvalidArgumentError(absl::StrCat("--edge-attr ", Quoted(flag, 100), ": expected NAME=FILE.npy"));
   }
   EdgeAttributeInput input{std::string(flag.substr(0, eq)), std::string(flag.substr(eq + 1))};
-  if (!IsSchemaName(input.name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--edge-attr ", Quoted(input.name, 100), ": names are letters, digits and _ (1 to 64, no ___)"));
-  }
-  if (IsBatchArrayName(input.name)) {
-    return absl::InvalidArgumentError(absl::StrCat("--edge-attr ", Quoted(input.name),
-                                                   ": the name of a batch's array (batches carry attributes by name)"));
+  if (absl::Status named = CheckEdgeAttributeName(input.name); !named.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--edge-attr ", named.message()));
   }
   return input;
 }

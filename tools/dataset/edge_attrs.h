@@ -20,6 +20,8 @@ struct EdgeAttributeInput {
 
 // "NAME=FILE.npy" (gnnctl import --edge-attr), its name checked.
 absl::StatusOr<EdgeAttributeInput> ParseEdgeAttributeFlag(absl::string_view flag);
+// An edge attribute's name: a schema name that names no batch array.
+absl::Status CheckEdgeAttributeName(absl::string_view name);
 
 // Writes DIR/PREFIXedge.NAME.npy from `input` (num_input_edges rows; float64 becomes float32, float32 and
 // float16 are kept, integers and bools become int64; floats must be finite), its rows in the order of `ids`

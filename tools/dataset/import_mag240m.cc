@@ -110,13 +110,11 @@ absl::Status ImportMag240m(const std::string& source, const std::string& out_dir
     if (ec) return absl::InvalidArgumentError(absl::StrCat(relation_dirs[r], ": cannot list (", ec.message(), ")"));
     std::sort(attrs.begin(), attrs.end());
     for (const fs::path& path : attrs) {
-      absl::StatusOr<EdgeAttributeInput> attr =
-          ParseEdgeAttributeFlag(absl::StrCat(path.stem().string(), "=", path.string()));
-      if (!attr.ok()) {
+      if (absl::Status named = CheckEdgeAttributeName(path.stem().string()); !named.ok()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(relation_dirs[r], "/", path.filename().string(), ": ", attr.status().message()));
+            absl::StrCat(relation_dirs[r], "/", path.filename().string(), ": ", named.message()));
       }
-      builder.AddEdgeAttribute(static_cast<int>(r), *std::move(attr));
+      builder.AddEdgeAttribute(static_cast<int>(r), {path.stem().string(), path.string()});
     }
   }
   for (const auto& [type, count] : typed.node_types) {

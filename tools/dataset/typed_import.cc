@@ -228,6 +228,7 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
                                                      absl::StrJoin(names, ", "), ") as TYPE=FILE.npy"));
     }
   }
+  if (!options_.node_times.empty()) m.set_node_time_name(options_.node_time_name);
   int timed_types = 0;  // node types whose splits --split-time times
   for (Type& t : types_) {
     v1::NodeType& out = *m.add_node_types();
@@ -238,7 +239,6 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
       GNND_RETURN_IF_ERROR(
           WriteTimes(writer_->Path(absl::StrCat(t.name, ".node_time.npy")), times.path, t.num_nodes, "num_nodes"));
       out.set_node_time(true);
-      m.set_node_time_name(options_.node_time_name);
     }
     if (t.features.has_value()) {
       if (t.features->rows() != t.num_nodes) {

@@ -27,6 +27,7 @@
 #include "common/batch/batch.h"
 #include "common/dataset/dataset.h"
 #include "common/dataset/dataset_writer.h"
+#include "common/dataset/schema.h"
 #include "common/dataset/shm_store.h"
 #include "tools/dataset/edge_attrs.h"
 #include "tools/dataset/hotness.h"
@@ -253,8 +254,11 @@ absl::Status RunImport(const std::vector<std::string>& args) {
     options.node_times.push_back(std::move(input));
   }
   options.node_time_name = absl::GetFlag(FLAGS_node_time_name);
-  if (!options.node_time_name.empty() && options.node_times.empty()) {
-    return Usage("--node-time-name: names the node times: give --node-time too");
+  if (!options.node_time_name.empty()) {
+    if (options.node_times.empty()) return Usage("--node-time-name: names the node times: give --node-time too");
+    if (absl::Status named = CheckNodeTimeName(options.node_time_name); !named.ok()) {
+      return Usage(absl::StrCat("--node-time-name: ", named.message()));
+    }
   }
   for (absl::string_view pair : absl::StrSplit(absl::GetFlag(FLAGS_num_nodes), ',', absl::SkipEmpty())) {
     const std::pair<std::string, std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));

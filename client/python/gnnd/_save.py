@@ -245,7 +245,7 @@ def _node_times(store, what, path):
 
 def _node_time_name(names, what):
     """--node-time-name: the name the node times had where it is not node_time (one name for every type)."""
-    names = set(names) - {None}
+    names = set(names)
     if len(names) > 1:
         raise SaveError(f"{what}: node times named {' and '.join(sorted(names))} by type (gnnd names them once)")
     name = names.pop() if names else "node_time"
