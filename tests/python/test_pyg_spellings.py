@@ -105,13 +105,14 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
     class SubgraphType(enum.Enum):  # PyG's torch_geometric.typing.SubgraphType
         directional = "directional"
         bidirectional = "bidirectional"
+        induced = "induced"
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # PyG's default as its enum, as PyG's own tests pass it
         with gnnd.pyg.NeighborLoader(None, subgraph_type=SubgraphType.directional, **base) as taken:
             assert repr(taken) == "NeighborLoader()"  # as PyG's
     cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
-             (dict(subgraph_type=SubgraphType.bidirectional), "subgraph_type='bidirectional' is not supported"),
+             (dict(subgraph_type=SubgraphType.induced), "subgraph_type='induced' is not supported yet"),
              (dict(directed=False), "directed=False is not supported (gnnd samples the directed in-edges"),
              (dict(transform_sampler_output=len), "(gnnd makes the batch: pass transform= to change it)")]
     for arguments, reason in cases:

@@ -33,6 +33,7 @@ import sys
 
 import torch
 
+from . import _subgraph
 from ._save import SaveError, save
 from .loader import Loader, relation_key
 
@@ -44,20 +45,31 @@ _WORKER_ARGUMENTS = ("num_workers", "persistent_workers", "pin_memory", "prefetc
 _FIXED_ARGUMENTS = {
     "replace": (False, "gnnd samples without replacement"),
     "directed": (True, "gnnd samples the directed in-edges of each node"),
-    "subgraph_type": ("directional", "gnnd samples the directional subgraph"),
     "is_sorted": (False, None),  # a hint about data's edge_index, which gnnd does not read
     "neighbor_sampler": (None, "gnnd is the sampler"),
     "transform_sampler_output": (None, "gnnd makes the batch: pass transform= to change it"),
 }
+# PyG's subgraph_type values gnnd serves: the sampled edges as drawn, or with each one's reverse too.
+_SUBGRAPH_TYPES = ("directional", "bidirectional")
 _SPLIT_NAMES = ("train", "valid", "test", "all")  # "all": every node (PyG's input_nodes=None)
 
 
 def _check_arguments(loader, pyg_arguments):
     """Accepts PyG's worker arguments with one warning, its other arguments at their default (what gnnd
-    does), and refuses any other value saying why."""
+    does), and refuses any other value saying why. Returns the subgraph type (PyG's enum as its value)."""
     import warnings
+    subgraph_type = getattr(pyg_arguments.get("subgraph_type"), "value", pyg_arguments.get("subgraph_type"))
+    if subgraph_type is None:
+        subgraph_type = "directional"
+    if subgraph_type == "induced":
+        raise ValueError(f"gnnd.pyg.{loader}: subgraph_type='induced' is not supported yet (gnnd draws each "
+                         "node's in-edges; it does not add every edge among the sampled nodes): use "
+                         "'directional' or 'bidirectional'")
+    if subgraph_type not in _SUBGRAPH_TYPES:
+        raise ValueError(f"gnnd.pyg.{loader}: subgraph_type={subgraph_type!r}: one of 'directional', "
+                         "'bidirectional', 'induced'")
     for name, value in pyg_arguments.items():
-        if name in _WORKER_ARGUMENTS:
+        if name in _WORKER_ARGUMENTS or name == "subgraph_type":
             continue
         if name not in _FIXED_ARGUMENTS:
             raise TypeError(f"gnnd.pyg.{loader}: unexpected argument {name!r}")
@@ -70,6 +82,7 @@ def _check_arguments(loader, pyg_arguments):
         warnings.warn(f"gnnd.pyg.{loader}: {', '.join(ignored)} ignored: gnnd samples and gathers in its own "
                       "threads and hands each batch over in place, so no worker processes or pinned copies "
                       "are needed", stacklevel=3)
+    return subgraph_type
 
 
 def _moved(attributes, device, non_blocking):
@@ -286,15 +299,22 @@ class _SessionLoader:
         batch = self._batch(mapping)
         return batch if self._transform is None else self._transform(batch)
 
-    def _hops(self, mapping):
+    def _as_pyg(self, mapping):
         """A batch's attributes as PyG's: with num_neighbors=[] (no hops; served as one hop that draws none)
-        num_sampled_nodes holds the seeds' count alone and num_sampled_edges nothing."""
+        num_sampled_nodes holds the seeds' count alone and num_sampled_edges nothing; with
+        subgraph_type="bidirectional" the edges also reversed (gnnd._subgraph)."""
         if self._no_hops:
             for store in [mapping] + [v for v in mapping.values() if isinstance(v, dict)]:
                 if "num_sampled_nodes" in store:
                     store["num_sampled_nodes"] = store["num_sampled_nodes"][:1]
                 if "num_sampled_edges" in store:
                     store["num_sampled_edges"] = []
+        if self._subgraph_type == "bidirectional":
+            edge_data = self._loader._views.edge_data
+            if self._typed:
+                return _subgraph.typed(mapping, {et: edge_data[relation_key(et) + "."] for et in mapping
+                                                 if isinstance(et, tuple)})
+            return _subgraph.homogeneous(mapping, edge_data[""])
         return mapping
 
     def __repr__(self):
@@ -362,7 +382,7 @@ class NeighborLoader(_SessionLoader):
                  time_attr=None, input_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
-        _check_arguments("NeighborLoader", pyg_arguments)
+        self._subgraph_type = _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
         fanouts, self._no_hops = _fanouts(num_neighbors)
         del data  # gnnd serves the graph and its features
@@ -412,10 +432,10 @@ class NeighborLoader(_SessionLoader):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
-                yield self._hops(reader.mapping(batch))
+                yield self._as_pyg(reader.mapping(batch))
         else:
             for batch in self._loader:
-                yield self._hops(to_pyg(batch))
+                yield self._as_pyg(to_pyg(batch))
 
 
 def _negatives(neg_sampling, neg_sampling_ratio):
@@ -491,7 +511,7 @@ class LinkNeighborLoader(_SessionLoader):
                  edge_label_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
-        _check_arguments("LinkNeighborLoader", pyg_arguments)
+        self._subgraph_type = _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
         fanouts, self._no_hops = _fanouts(num_neighbors)
         if edge_label is not None:
@@ -537,10 +557,10 @@ class LinkNeighborLoader(_SessionLoader):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
-                yield self._hops(hetero_link_mapping(reader, batch, self.edge_type, self._amount))
+                yield self._as_pyg(hetero_link_mapping(reader, batch, self.edge_type, self._amount))
         else:
             for batch in self._loader:
-                yield self._hops(link_to_pyg(batch, self._amount))
+                yield self._as_pyg(link_to_pyg(batch, self._amount))
 
 
 def _edge_type(edge_label_index):
