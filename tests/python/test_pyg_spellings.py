@@ -309,3 +309,41 @@ def test_negative_weights_and_fractional_amounts_are_refused_saying_why(daemon):
     assert "dst_weight" in given  # the caller's dict as given
     with gnnd.pyg.LinkNeighborLoader(None, neg_sampling=NegativeSampling("binary", 2), **base) as loader:
         assert next(iter(loader))[WRITES].edge_label_index.shape == (2, 24)
+
+
+def test_given_pairs_take_their_labels_as_pygs(daemon):
+    pairs = torch.tensor([[0, 1, 2, 3, 4, 5], [4, 5, 6, 7, 8, 9]])
+    labels = torch.tensor([0, 1, 2, 0, 1, 2])
+    base = dict(num_neighbors=[2], edge_label_index=(WRITES, pairs), batch_size=6, dataset="mag",
+                address=daemon.address)
+    with gnnd.pyg.LinkNeighborLoader(None, edge_label=labels, **base) as loader:
+        batch = next(iter(loader))[WRITES]  # no negatives: the labels as given
+        assert batch.edge_label.tolist() == labels[batch.input_id].tolist()
+    with gnnd.pyg.LinkNeighborLoader(None, edge_label=labels, neg_sampling="binary", **base) as loader:
+        batch = next(iter(loader))[WRITES]  # binary: least label 0, so + 1; the negatives 0
+        assert batch.edge_label.tolist() == (labels[batch.input_id] + 1).tolist() + [0] * 6
+        called = loader([4, 0])[WRITES]  # loader(index): those pairs' labels among all of them
+        assert called.edge_label.tolist() == [2, 1, 0, 0]
+    with gnnd.pyg.LinkNeighborLoader(None, edge_label=labels + 1, neg_sampling="binary", **base) as loader:
+        assert next(iter(loader))[WRITES].edge_label[:6].min() == 1  # least 1: as given
+    with gnnd.pyg.LinkNeighborLoader(None, **base) as loader:
+        assert "edge_label" not in next(iter(loader))[WRITES]  # as PyG: no labels, no negatives
+    with pytest.raises(ValueError, match="'edge_label' needs to be undefined for 'triplet'"):
+        gnnd.pyg.LinkNeighborLoader(None, edge_label=labels, neg_sampling="triplet", **base)
+    with pytest.raises(ValueError, match=r"edge_label: shape \(5,\), expected one label per pair"):
+        gnnd.pyg.LinkNeighborLoader(None, edge_label=labels[:5], **base)
+    with pytest.raises(ValueError, match="gnnd reads the labels of the edge split"):
+        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), edge_label=labels,
+                                    dataset="mag", address=daemon.address)
+
+
+def test_positional_arguments_are_in_pygs_order():
+    import inspect
+    node = list(inspect.signature(gnnd.pyg.NeighborLoader).parameters)
+    link = list(inspect.signature(gnnd.pyg.LinkNeighborLoader).parameters)
+    assert node[:4] == ["data", "num_neighbors", "input_nodes", "input_time"]  # PyG's; the rest by keyword
+    assert link[:5] == ["data", "num_neighbors", "edge_label_index", "edge_label", "edge_label_time"]
+    for signature in (gnnd.pyg.NeighborLoader, gnnd.pyg.LinkNeighborLoader):
+        parameters = list(inspect.signature(signature).parameters.values())
+        positional = [p for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD]
+        assert len(positional) == (4 if signature is gnnd.pyg.NeighborLoader else 5)

@@ -296,6 +296,7 @@ class _SessionLoader:
             mapping = _owned(next(one._mappings()))
             store = mapping[_input_store(one)] if one._typed else mapping
         store["input_id"] = input_id[store["input_id"].cpu()].to(store["input_id"].device)
+        self._label(mapping)  # the labels of those inputs among this loader's
         batch = self._batch(mapping)
         return batch if self._transform is None else self._transform(batch)
 
@@ -309,6 +310,7 @@ class _SessionLoader:
                     store["num_sampled_nodes"] = store["num_sampled_nodes"][:1]
                 if "num_sampled_edges" in store:
                     store["num_sampled_edges"] = []
+        self._label(mapping)
         if self._subgraph_type == "bidirectional":
             edge_data = self._loader._views.edge_data
             if self._typed:
@@ -316,6 +318,9 @@ class _SessionLoader:
                                                  if isinstance(et, tuple)})
             return _subgraph.homogeneous(mapping, edge_data[""])
         return mapping
+
+    def _label(self, mapping):
+        """Sets a batch's labels where the loader has its own (LinkNeighborLoader's edge_label)."""
 
     def __repr__(self):
         return f"{self.__class__.__name__}()"  # as PyG's loaders
@@ -376,10 +381,10 @@ class NeighborLoader(_SessionLoader):
     value refused saying why.
     """
 
-    def __init__(self, data=None, num_neighbors=None, input_nodes=None, batch_size=1, shuffle=False,
-                 drop_last=False, *, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
+    def __init__(self, data=None, num_neighbors=None, input_nodes=None, input_time=None, *, batch_size=1,
+                 shuffle=False, drop_last=False, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
                  world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None,
-                 time_attr=None, input_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
+                 time_attr=None, temporal_strategy="uniform", disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("NeighborLoader", pyg_arguments)
@@ -478,7 +483,8 @@ class LinkNeighborLoader(_SessionLoader):
 
     edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
     "train"): gnnd holds the seed edges and their labels, so edge_label must be None; or a (2, E) tensor of
-    node ids, the seed pairs themselves (every pair a positive, edge_label 1.; input_id their positions). neg_sampling: "binary",
+    node ids, the seed pairs themselves (input_id their positions), with edge_label (one per pair) or without
+    (then, as PyG, batches have edge_label only with binary negatives: 1. / 0.). neg_sampling: "binary",
     "triplet", dict(mode=..., amount=..., strict=...) or PyG's NegativeSampling (strict: a negative is never
     an edge). A batch is a torch_geometric.data.Data (a gnnd.pyg.Batch without PyG) with n_id, x (when the
     graph has features), edge_index, edge_label_index (2 x L, int64 local indices: the positives, then
@@ -504,29 +510,29 @@ class LinkNeighborLoader(_SessionLoader):
     the given pairs at those positions, as PyG's.
     """
 
-    def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, neg_sampling=None,
-                 neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False, *, dataset, exclude=None,
-                 address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None, num_slots=0,
-                 timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
-                 edge_label_time=None, temporal_strategy="uniform", disjoint=False, labor=False,
+    def __init__(self, data=None, num_neighbors=None, edge_label_index=None, edge_label=None, edge_label_time=None,
+                 *, neg_sampling=None, neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False,
+                 dataset, exclude=None, address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None,
+                 num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
+                 temporal_strategy="uniform", disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
         fanouts, self._no_hops = _fanouts(num_neighbors)
-        if edge_label is not None:
-            raise ValueError("edge_label: gnnd reads the labels of the edge split (leave it None)")
         if edge_label_index is None:
             edge_label_index = "train"
         edge_type, edge_label_index = _edge_type(edge_label_index)
         split, pairs = (edge_label_index, None) if isinstance(edge_label_index, str) else (None, edge_label_index)
         del data  # gnnd serves the graph, its features and its edge splits
+        mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
+        self._given_pairs, self._edge_label = pairs is not None, _edge_labels(edge_label, pairs, mode, device)
+        self._negatives = mode != "none"
         if edge_label_time is not None and time_attr is None:
             raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time is temporal sampling's: set time_attr")
         if edge_label_time is not None and pairs is None:
             raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time goes with given pairs (a tensor "
                              "edge_label_index); an edge split's times come with it (SPLIT_edge_time.npy)")
-        mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
         self._amount = amount if mode in ("binary", "triplet", "fixed") else 1
         self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
                    edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
@@ -548,10 +554,26 @@ class LinkNeighborLoader(_SessionLoader):
         """The edge_label_index (and edge_label_time) of a loader over the pairs at positions `index`."""
         edge_type, given = _edge_type(self._arguments["edge_label_index"])
         pairs = _known_inputs(given, "edge_label_index")[:, index]
-        arguments = {"edge_label_index": pairs if edge_type is None else (edge_type, pairs)}
+        arguments = {"edge_label_index": pairs if edge_type is None else (edge_type, pairs), "edge_label": None}
         if self._arguments["edge_label_time"] is not None:
             arguments["edge_label_time"] = torch.as_tensor(self._arguments["edge_label_time"])[index]
         return arguments, index
+
+    def _label(self, mapping):
+        """PyG's edge_label of given pairs: the given labels of the batch's positives (input_id) then 0 for
+        each binary negative; none where no labels are given and no negatives drawn. A split's are gnnd's."""
+        if not self._given_pairs:
+            return
+        store = mapping[self.edge_type] if self._typed else mapping
+        if "edge_label_index" not in store:  # triplets: PyG's have no edge_label
+            return
+        if self._edge_label is None:
+            if not self._negatives:
+                store.pop("edge_label", None)
+            return
+        positives = self._edge_label[store["input_id"].to(self._edge_label.device)]
+        negatives = store["edge_label_index"].shape[1] - len(positives)
+        store["edge_label"] = torch.cat([positives, positives.new_zeros((negatives, *positives.shape[1:]))])
 
     def _mappings(self):
         if self._typed:
@@ -561,6 +583,27 @@ class LinkNeighborLoader(_SessionLoader):
         else:
             for batch in self._loader:
                 yield self._as_pyg(link_to_pyg(batch, self._amount))
+
+
+def _edge_labels(edge_label, pairs, mode, device):
+    """LinkNeighborLoader's edge_label, as PyG takes it: one label per given pair, on the batches' device;
+    with binary negatives shifted by one where the least is 0 (0 then means a negative)."""
+    if edge_label is None:
+        return None
+    if pairs is None:
+        raise ValueError("edge_label: gnnd reads the labels of the edge split (leave it None, or give the pairs "
+                         "as a (2, E) edge_label_index with their labels)")
+    if mode == "triplet":  # PyG's words
+        raise ValueError("'edge_label' needs to be undefined for 'triplet'-based negative sampling. Please use "
+                         "`src_index`, `dst_pos_index` and `neg_pos_index` of the returned mini-batch instead to "
+                         "differentiate between positive and negative samples.")
+    labels = torch.as_tensor(edge_label)
+    if labels.dim() == 0 or len(labels) != torch.as_tensor(pairs).shape[-1]:
+        raise ValueError(f"edge_label: shape {tuple(labels.shape)}, expected one label per pair of "
+                         f"edge_label_index ({torch.as_tensor(pairs).shape[-1]})")
+    if mode == "binary" and labels.numel() and labels.min() == 0:
+        labels = labels + 1
+    return labels.to(device)
 
 
 def _edge_type(edge_label_index):
