@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -22,6 +23,8 @@ SPLIT_ATTRIBUTES = (("train_mask", "train"), ("val_mask", "valid"), ("test_mask"
 # time_attr="node_time" or by the attribute's own name.
 NODE_TIME_ATTRIBUTES = ("node_time", "time")
 # A node store's attributes the save stores (or, n_id, checks: gnnd's batches carry n_id themselves).
+# A RandomLinkSplit's seed edges, which PyG's LinkNeighborLoader takes as arguments (its batches set their own).
+LINK_SEED_ATTRIBUTES = ("edge_label_index", "edge_label", "edge_label_time")
 NODE_ATTRIBUTES = ("x", "y", "num_nodes", "n_id", *NODE_TIME_ATTRIBUTES, *(a for a, _ in SPLIT_ATTRIBUTES))
 
 
@@ -208,9 +211,11 @@ def _edge_data(store, what, directory):
     for name, value in store.items():
         if name == "edge_index" or value is None:
             continue
-        if name in ("edge_label_index", "edge_label", "edge_label_time"):
-            raise SaveError(f"{what}.{name}: link seeds are not edge data: give them to LinkNeighborLoader("
-                            "edge_label_index=...) or import them as an edge split (gnnctl import --edge-splits)")
+        if name in LINK_SEED_ATTRIBUTES:  # PyG's link loaders take them as arguments, never from the data
+            warnings.warn(f"gnnd.pyg.save: {what}.{name} not stored: link seeds are not edge data (give them to "
+                          "LinkNeighborLoader(edge_label_index=..., edge_label=...) or import them as an edge "
+                          "split: gnnctl import --edge-splits)", stacklevel=4)
+            continue
         array, dtype = _numpy(value, f"{what}.{name}")
         if array.ndim == 0 or array.shape[0] != edges:
             raise SaveError(f"{what}.{name}: shape {tuple(array.shape)}, not one row per edge ({edges}): gnnd stores "
