@@ -75,7 +75,8 @@ struct CDType {
 constexpr CDType kCDTypes[] = {
     {gnnd::DType::kInt32, GNND_INT32},       {gnnd::DType::kInt64, GNND_INT64},
     {gnnd::DType::kFloat32, GNND_FLOAT32},   {gnnd::DType::kFloat16, GNND_FLOAT16},
-    {gnnd::DType::kBFloat16, GNND_BFLOAT16}, {gnnd::DType::kFloat8E4M3FN, GNND_FLOAT8_E4M3FN}};
+    {gnnd::DType::kBFloat16, GNND_BFLOAT16}, {gnnd::DType::kFloat8E4M3FN, GNND_FLOAT8_E4M3FN},
+    {gnnd::DType::kBool, GNND_BOOL}};
 
 std::optional<gnnd_dtype> ToGnndDType(gnnd::DType dtype) {
   for (const CDType& c : kCDTypes) {
@@ -120,7 +121,7 @@ DLDataType DlpackDType(gnnd::DType dtype, bool as_bits) {
       return {kDLFloat, 16, 1};
     case gnnd::DType::kBFloat16:
       return as_bits ? DLDataType{kDLUInt, 16, 1} : DLDataType{kDLBfloat, 16, 1};
-    default:  // float8_e4m3fn: not every reader knows a DLPack code for it; its bits, reinterpreted by the caller
+    default:  // float8_e4m3fn, bool: not every reader knows a DLPack code for them; their bits, reinterpreted
       return {kDLUInt, static_cast<uint8_t>(8 * gnnd::DTypeSize(dtype)), 1};
   }
 }

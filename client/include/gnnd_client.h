@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 11
+#define GNND_API_VERSION_MINOR 12
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -57,11 +57,12 @@ typedef enum gnnd_dtype {
   GNND_FLOAT32 = 2,
   GNND_FLOAT16 = 3,
   GNND_BFLOAT16 = 4,
-  GNND_FLOAT8_E4M3FN = 5 /* API 1.3 */
+  GNND_FLOAT8_E4M3FN = 5, /* API 1.3 */
+  GNND_BOOL = 6           /* API 1.12: one byte, 0 or 1 (node and edge attributes; DLPack: its bytes, uint8) */
 } gnnd_dtype;
 
 /* API 1.3: a dtype's name as torch spells it ("int32", "int64", "float32", "float16", "bfloat16",
- * "float8_e4m3fn"); NULL for a code this library does not know. */
+ * "float8_e4m3fn", "bool"); NULL for a code this library does not know. */
 GNND_API const char* gnnd_dtype_name(int32_t dtype);
 
 /* DLPack's device codes. */

@@ -78,11 +78,13 @@ std::optional<DType> FeatureElementDType(v1::FeatureDType t) {
 
 std::optional<DType> EdgeAttributeDType(v1::FeatureDType t) {
   if (t == v1::FEATURE_DTYPE_INT64) return DType::kInt64;
+  if (t == v1::FEATURE_DTYPE_BOOL) return DType::kBool;
   return FeatureElementDType(t);
 }
 
 std::string FeatureDTypeName(v1::FeatureDType t) {
   if (t == v1::FEATURE_DTYPE_INT64) return "int64";
+  if (t == v1::FEATURE_DTYPE_BOOL) return "bool";
   if (std::optional<DType> dtype = FeatureElementDType(t)) return std::string(DTypeName(*dtype));
   return t == v1::FEATURE_DTYPE_UNSPECIFIED ? "unspecified" : absl::StrCat("unknown (", static_cast<int>(t), ")");
 }

@@ -197,6 +197,20 @@ void PlaceEdgeData(const SamplingSpec& spec, const DatasetSchema& schema, BatchL
   l.total_bytes = placer.end();
 }
 
+// Each type's node attributes (all of them: PyG's batches carry every node attribute), after the layout's
+// arrays so far; the rows of as many nodes as the type's node_ids hold.
+void PlaceNodeData(const DatasetSchema& schema, BatchLayout& l) {
+  ArrayPlacer placer(l.total_bytes);
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const size_t nodes = static_cast<size_t>(l.capacity.max_nodes[t]);
+    for (const EdgeAttributeSchema& attr : schema.node_types[t].node_attrs) {
+      const size_t row = static_cast<size_t>(std::max<int64_t>(attr.dim, 1)) * DTypeSize(attr.dtype);
+      l.types[t].attrs.push_back({attr.array, placer.Place(row * nodes), row});
+    }
+  }
+  l.total_bytes = placer.end();
+}
+
 // A disjoint batch's subgraph arrays, after the layout's arrays so far: each type's batch (every node's
 // subgraph), and a temporal node batch's seed times.
 void PlaceSubgraphData(const SamplingSpec& spec, BatchLayout& l) {
@@ -225,6 +239,7 @@ void PlaceLaborWeights(const SamplingSpec& spec, BatchLayout& l) {
 BatchLayout BatchLayout::Make(const BatchCapacity& capacity, const SamplingSpec& spec, const DatasetSchema& schema) {
   BatchLayout l = MakeWithoutEdgeData(capacity, spec, schema);
   PlaceEdgeData(spec, schema, l);
+  PlaceNodeData(schema, l);
   PlaceSubgraphData(spec, l);
   PlaceLaborWeights(spec, l);
   return l;
@@ -287,6 +302,8 @@ BatchView BatchView::At(void* base, const BatchLayout& layout) {
          a.labels == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.labels), layout.capacity.FeatureRows(t),
          a.batch == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.batch),
          a.seed_time == SIZE_MAX ? nullptr : reinterpret_cast<int64_t*>(bytes + a.seed_time)});
+    for (const BatchLayout::EdgeRows& rows : a.attrs)
+      v.types.back().attrs.push_back({bytes + rows.offset, rows.array, rows.row_bytes});
   }
   for (const BatchLayout::RelationArrays& a : layout.relations) {
     BatchView::Relation& r = v.relations.emplace_back();
@@ -396,6 +413,22 @@ void AddEdgeDataSchema(const BatchLayout& layout, const DatasetSchema& schema, c
   }
 }
 
+// Each type's node attributes by name, counted by `nodes(t)`; `prefix(t)` before each name.
+template <typename Nodes, typename Prefix>
+void AddNodeDataSchema(const BatchLayout& layout, const DatasetSchema& schema, Nodes nodes, Prefix prefix,
+                       BatchSchema& s) {
+  for (size_t t = 0; t < layout.types.size(); ++t) {
+    const std::vector<EdgeAttributeSchema>& attrs = schema.node_types[t].node_attrs;
+    for (const BatchLayout::EdgeRows& rows : layout.types[t].attrs) {
+      const auto attr =
+          std::find_if(attrs.begin(), attrs.end(), [&](const EdgeAttributeSchema& a) { return a.array == rows.array; });
+      std::vector<int64_t> row_shape;
+      if (attr->dim > 0) row_shape.push_back(attr->dim);
+      s.arrays.push_back({prefix(t) + attr->name, attr->dtype, std::move(row_shape), nodes(t), rows.offset});
+    }
+  }
+}
+
 // Each type's subgraph arrays (a disjoint batch's): "batch" counted by its nodes, "seed_time" by the seeds;
 // `nodes(t)`, `seeds`: those counts, `prefix(t)` before each name.
 template <typename Nodes, typename Prefix>
@@ -447,6 +480,8 @@ BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema
     AddEdgeDataSchema(
         layout, schema, {s.CountNamed("edges")}, [](size_t) { return std::string(); }, s);
     const int node_count = s.CountNamed("nodes");
+    AddNodeDataSchema(
+        layout, schema, [&](size_t) { return node_count; }, [](size_t) { return std::string(); }, s);
     AddSubgraphSchema(
         layout, [&](size_t) { return node_count; }, s.CountNamed("seeds"), [](size_t) { return std::string(); }, s);
   } else {
@@ -455,6 +490,9 @@ BatchSchema BatchSchemaOf(const BatchLayout& layout, const DatasetSchema& schema
     for (const RelationSchema& rel : schema.relations) edges.push_back(s.CountNamed(rel.key() + ".edges"));
     AddEdgeDataSchema(
         layout, schema, edges, [&](size_t r) { return schema.relations[r].key() + "."; }, s);
+    AddNodeDataSchema(
+        layout, schema, [&](size_t t) { return s.CountNamed(schema.node_types[t].name + ".nodes"); },
+        [&](size_t t) { return schema.node_types[t].name + "."; }, s);
     const int seeds = layout.seed_type < 0 ? -1 : s.CountNamed(schema.node_types[layout.seed_type].name + ".seeds");
     AddSubgraphSchema(
         layout, [&](size_t t) { return s.CountNamed(schema.node_types[t].name + ".nodes"); }, seeds,
@@ -507,7 +545,10 @@ void CopyBatchGraph(const BatchView& from, const BatchView& to) {
 }
 
 DatasetSchema WithoutNodeData(DatasetSchema schema) {
-  for (NodeTypeSchema& type : schema.node_types) type.features = type.labels = -1;
+  for (NodeTypeSchema& type : schema.node_types) {
+    type.features = type.labels = -1;
+    type.node_attrs.clear();
+  }
   return schema;
 }
 

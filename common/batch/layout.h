@@ -91,15 +91,16 @@ struct PairArrays {
 // relation's arrays in the order of common/batch/batch.h, the layout API 1.0 clients check
 // (HomogeneousLayoutOf), and keeps that header's array names.
 struct BatchLayout {
+  // An edge or node attribute's rows: `array` its position in the dataset schema's arrays.
+  struct EdgeRows {
+    int array = -1;
+    size_t offset = 0, row_bytes = 0;
+  };
   struct TypeArrays {
     size_t node_ids = 0, num_nodes_per_hop = 0, features = SIZE_MAX, labels = SIZE_MAX;
     size_t feature_row_bytes = 0;
     size_t batch = SIZE_MAX, seed_time = SIZE_MAX;  // a disjoint batch's (PlaceSubgraphData)
-  };
-  // An edge attribute's rows: `array` its position in the dataset schema's arrays.
-  struct EdgeRows {
-    int array = -1;
-    size_t offset = 0, row_bytes = 0;
+    std::vector<EdgeRows> attrs;                    // its node attributes' rows (PlaceNodeData)
   };
   struct RelationArrays {
     size_t edge_src = 0, edge_dst = 0, num_edges_per_hop = 0;
@@ -138,6 +139,12 @@ HomogeneousLayout HomogeneousLayoutOf(const BatchLayout& layout);
 
 // Pointers to each array of one buffer laid out by a BatchLayout.
 struct BatchView {
+  // An edge or node attribute's rows in the buffer, and where they come from (the dataset schema's array).
+  struct EdgeRows {
+    void* data = nullptr;
+    int array = -1;
+    size_t row_bytes = 0;
+  };
   struct Type {
     int64_t* node_ids = nullptr;
     int32_t* num_nodes_per_hop = nullptr;
@@ -146,12 +153,7 @@ struct BatchView {
     int64_t feature_rows = 0;      // rows `features` holds (a batch with more nodes has none of its rows there)
     int64_t* batch = nullptr;      // a disjoint batch's: each node's subgraph (its seed's position)
     int64_t* seed_time = nullptr;  // a temporal node batch's seed type: each seed's time
-  };
-  // An edge attribute's rows in the buffer, and where they come from (the dataset schema's array).
-  struct EdgeRows {
-    void* data = nullptr;
-    int array = -1;
-    size_t row_bytes = 0;
+    std::vector<EdgeRows> attrs;   // its node attributes' rows, gathered by node_ids (GatherNodeRows)
   };
   struct Relation {
     int32_t* edge_src = nullptr;
@@ -182,7 +184,7 @@ std::vector<BatchView> AsBatchViews(const std::vector<HomogeneousView>& views);
 // What sampling writes (counts, node ids, edges and their data; not features or labels) of `from` into `to`,
 // whose layout may differ in features and labels.
 void CopyBatchGraph(const BatchView& from, const BatchView& to);
-// `schema` as a layout without features and labels sees it (a ring entry of the sampling stage).
+// `schema` as a layout without features, labels and node attributes sees it (a ring entry of the sampling stage).
 DatasetSchema WithoutNodeData(DatasetSchema schema);
 
 // The batch schema of a layout. Typed: arrays named "T.node_ids", "R.edge_src", ... (R a relation's key);

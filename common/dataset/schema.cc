@@ -35,6 +35,37 @@ absl::Status CheckName(absl::string_view field, const std::string& name) {
 }
 
 // One node type's counts; `prefix` is its field path ("" for a format_version 1 manifest).
+// A relation's edge attributes or a type's node attributes (`field`: their list's name, `rows`: the edges or
+// nodes, `row`: "edge" or "node"): names, dims, dtypes and sizes.
+absl::Status CheckAttributes(const std::string& field_prefix,
+                             const google::protobuf::RepeatedPtrField<v1::EdgeAttribute>& attrs, int64_t rows,
+                             absl::string_view row) {
+  absl::flat_hash_set<std::string> names;
+  for (int i = 0; i < attrs.size(); ++i) {
+    const v1::EdgeAttribute& a = attrs.Get(i);
+    auto field = [&](absl::string_view name) { return absl::StrCat(field_prefix, "[", i, "].", name); };
+    GNND_RETURN_IF_ERROR(CheckName(field("name"), a.name()));
+    if (!names.insert(a.name()).second) return Bad(field("name"), Quoted(a.name()), "is given twice");
+    if (IsBatchArrayName(a.name())) {
+      return Bad(field("name"), Quoted(a.name()), "is the name of a batch's array (batches carry attributes by name)");
+    }
+    if (a.dim() < 0 || a.dim() > kMaxCount) {
+      return Bad(field("dim"), a.dim(),
+                 absl::StrCat("must be 0 (one value a", row == "edge" ? "n " : " ", row, ") to ", kMaxCount));
+    }
+    const std::optional<DType> dtype = EdgeAttributeDType(a.dtype());
+    if (!dtype) return Bad(field("dtype"), FeatureDTypeName(a.dtype()), "must be set to a known attribute dtype");
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(rows, std::max<int64_t>(a.dim(), 1), &bytes) ||
+        __builtin_mul_overflow(bytes, static_cast<int64_t>(DTypeSize(*dtype)), &bytes) || bytes > kMaxNpyDataBytes) {
+      return Bad(field("dim"), a.dim(),
+                 absl::StrCat("makes the attribute (", rows, " rows, one a", row == "edge" ? "n " : " ", row,
+                              ") larger than ", kMaxNpyDataBytes, " bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckNodeType(const std::string& prefix, const v1::NodeType& t, bool features_required) {
   auto field = [&](absl::string_view name) { return absl::StrCat(prefix, name); };
   if (t.num_nodes() <= 0) return Bad(field("num_nodes"), t.num_nodes(), "must be positive");
@@ -50,6 +81,7 @@ absl::Status CheckNodeType(const std::string& prefix, const v1::NodeType& t, boo
   if (t.feature_dim() > 0 && !FeatureElementDType(t.feature_dtype())) {
     return Bad(field("feature_dtype"), FeatureDTypeName(t.feature_dtype()), "must be set to a known feature dtype");
   }
+  GNND_RETURN_IF_ERROR(CheckAttributes(field("node_attrs"), t.node_attrs(), t.num_nodes(), "node"));
   if (features_required ? t.num_classes() <= 0 : t.num_classes() < 0) {
     return Bad(field("num_classes"), t.num_classes(), features_required ? "must be positive" : "must not be negative");
   }
@@ -105,29 +137,7 @@ absl::Status CheckEdgeAttributes(const std::string& prefix, const v1::Relation& 
     return Bad(absl::StrCat(prefix, "edge_ids"), "false",
                "must be true where there are edge attributes (a batch's edges carry their ids with them)");
   }
-  absl::flat_hash_set<std::string> names;
-  for (int i = 0; i < r.edge_attrs_size(); ++i) {
-    const v1::EdgeAttribute& a = r.edge_attrs(i);
-    auto field = [&](absl::string_view name) { return absl::StrCat(prefix, "edge_attrs[", i, "].", name); };
-    GNND_RETURN_IF_ERROR(CheckName(field("name"), a.name()));
-    if (!names.insert(a.name()).second) return Bad(field("name"), Quoted(a.name()), "is given twice");
-    if (IsBatchArrayName(a.name())) {
-      return Bad(field("name"), Quoted(a.name()), "is the name of a batch's array (batches carry attributes by name)");
-    }
-    if (a.dim() < 0 || a.dim() > kMaxCount) {
-      return Bad(field("dim"), a.dim(), absl::StrCat("must be 0 (one value an edge) to ", kMaxCount));
-    }
-    const std::optional<DType> dtype = EdgeAttributeDType(a.dtype());
-    if (!dtype) return Bad(field("dtype"), FeatureDTypeName(a.dtype()), "must be set to a known edge attribute dtype");
-    int64_t bytes = 0;
-    if (__builtin_mul_overflow(r.num_edges(), std::max<int64_t>(a.dim(), 1), &bytes) ||
-        __builtin_mul_overflow(bytes, static_cast<int64_t>(DTypeSize(*dtype)), &bytes) || bytes > kMaxNpyDataBytes) {
-      return Bad(field("dim"), a.dim(),
-                 absl::StrCat("makes the attribute (num_edges = ", r.num_edges(), " rows) larger than ",
-                              kMaxNpyDataBytes, " bytes"));
-    }
-  }
-  return absl::OkStatus();
+  return CheckAttributes(prefix + "edge_attrs", r.edge_attrs(), r.num_edges(), "edge");
 }
 
 absl::Status CheckRelation(const std::string& prefix, const v1::Relation& r, int64_t src_nodes) {
@@ -165,6 +175,7 @@ void Homogeneous(const v1::DatasetManifest& m, v1::NodeType& type, v1::Relation&
   *relation.mutable_edge_splits() = m.edge_splits();
   relation.set_edge_ids(m.edge_ids());
   *relation.mutable_edge_attrs() = m.edge_attrs();
+  *type.mutable_node_attrs() = m.node_attrs();
 }
 
 }  // namespace
@@ -237,9 +248,15 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     if (m.num_nodes() <= 0) return Bad("num_nodes", m.num_nodes(), "must be positive");
     GNND_RETURN_IF_ERROR(CheckRelation("", relations[0], m.num_nodes()));
     GNND_RETURN_IF_ERROR(CheckNodeType("", types[0], /*features_required=*/false));
+    for (const v1::EdgeAttribute& a : m.node_attrs()) {  // one type, one relation: one namespace in batches
+      for (const v1::EdgeAttribute& e : m.edge_attrs()) {
+        if (a.name() == e.name()) return Bad("node_attrs", Quoted(a.name()), "is also an edge attribute's name");
+      }
+    }
   } else if (m.format_version() == 2) {
     if (m.num_nodes() != 0 || m.num_edges() != 0 || m.feature_dim() != 0 || m.num_classes() != 0 ||
-        m.edge_splits_size() != 0 || m.edge_ids() || m.edge_attrs_size() != 0 || m.node_time() || m.split_times()) {
+        m.edge_splits_size() != 0 || m.edge_ids() || m.edge_attrs_size() != 0 || m.node_time() || m.split_times() ||
+        m.node_attrs_size() != 0) {
       return Bad("format_version", 2,
                  "describes its graph in node_types and relations, not num_nodes, num_edges, edge_splits, ...");
     }
@@ -279,6 +296,9 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     n.num_classes = types[t].num_classes();
     n.split_sizes = {types[t].num_train(), types[t].num_valid(), types[t].num_test()};
     n.node_time = types[t].node_time() ? 0 : -1;  // present; made positions below
+    for (const v1::EdgeAttribute& a : types[t].node_attrs()) {
+      n.node_attrs.push_back({a.name(), a.dim(), EdgeAttributeDType(a.dtype()).value(), -1});
+    }
     if (types[t].split_times()) {
       if (n.num_classes == 0) return Bad(prefix + "split_times", "true", "needs splits (num_classes is 0)");
       n.split_times = {0, 0, 0};
@@ -380,6 +400,16 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
       std::vector<int64_t> shape = {r.num_edges};
       if (a.dim > 0) shape.push_back(a.dim);
       a.array = add(prefix + "edge." + a.name, ArrayRole::kEdgeAttr, owner, a.dtype, std::move(shape));
+    }
+  }
+  // Then each type's node attributes.
+  for (size_t t = 0; t < s.node_types.size(); ++t) {
+    NodeTypeSchema& n = s.node_types[t];
+    const std::string prefix = v1 ? "" : n.name + ".";
+    for (EdgeAttributeSchema& a : n.node_attrs) {
+      std::vector<int64_t> shape = {n.num_nodes};
+      if (a.dim > 0) shape.push_back(a.dim);
+      a.array = add(prefix + "node." + a.name, ArrayRole::kNodeAttr, static_cast<int>(t), a.dtype, std::move(shape));
     }
   }
   // Then the times: each type's node times and its splits' seed times, each relation's seed edges' times.

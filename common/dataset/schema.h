@@ -28,6 +28,7 @@ enum class ArrayRole : uint8_t {
   kNegatives,
   kEdgeIds,
   kEdgeAttr,
+  kNodeAttr,
   kNodeTime,
   kSplitTime,
   kEdgeSplitTime
@@ -47,6 +48,18 @@ inline constexpr size_t kMaxSchemaNameBytes = 64;
 // The node and edge splits, by position: their names are what sessions ask for.
 inline constexpr std::array<absl::string_view, 3> kSplitNames = {"train", "valid", "test"};
 
+// An array of a relation's edges in CSC order, or of a type's nodes (v1::EdgeAttribute).
+struct EdgeAttributeSchema {
+  std::string name;
+  int64_t dim = 0;  // 0: one value a row, (num_edges,) or (num_nodes,)
+  DType dtype = DType::kFloat32;
+  int array = -1;  // its position in DatasetSchema::arrays
+
+  // Whether its values can weight draws (the weighted rule, common/batch/sampling.h): one float32 an edge.
+  bool CanWeighDraws() const { return dim == 0 && dtype == DType::kFloat32; }
+  bool CanTimeDraws() const { return dim == 0 && dtype == DType::kInt64; }  // each edge's time (the temporal rule)
+};
+
 struct NodeTypeSchema {
   std::string name;
   int64_t num_nodes = 0;
@@ -59,6 +72,7 @@ struct NodeTypeSchema {
   int features = -1, labels = -1, node_time = -1;
   std::array<int, 3> splits = {-1, -1, -1};
   std::array<int, 3> split_times = {-1, -1, -1};  // each split's seed times, int64
+  std::vector<EdgeAttributeSchema> node_attrs;    // batches carry them by name, the rows of their nodes
 
   size_t feature_row_bytes() const { return DTypeSize(feature_dtype) * static_cast<size_t>(feature_dim); }
 };
@@ -69,18 +83,6 @@ struct EdgeSplitSchema {
   int64_t num_negatives = 0;  // fixed negatives per edge, for evaluation
   // Positions in DatasetSchema::arrays, -1 where absent. times: each seed edge's time, int64.
   int edges = -1, labels = -1, negatives = -1, times = -1;
-};
-
-// An array of a relation's edges in CSC order (v1::EdgeAttribute).
-struct EdgeAttributeSchema {
-  std::string name;
-  int64_t dim = 0;  // 0: (num_edges,)
-  DType dtype = DType::kFloat32;
-  int array = -1;  // its position in DatasetSchema::arrays
-
-  // Whether its values can weight draws (the weighted rule, common/batch/sampling.h): one float32 an edge.
-  bool CanWeighDraws() const { return dim == 0 && dtype == DType::kFloat32; }
-  bool CanTimeDraws() const { return dim == 0 && dtype == DType::kInt64; }  // each edge's time (the temporal rule)
 };
 
 struct RelationSchema {

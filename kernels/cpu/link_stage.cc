@@ -52,7 +52,10 @@ absl::Status LinkStage::Sample(CpuSampler& sampler, uint64_t epoch, uint64_t bat
   sampler.SampleLinkGraph(epoch, batch_index, hop0_, excluded_, graph, out.seeds.subgraph_time);
   GNND_RETURN_IF_ERROR(sampler.status());
   gather_start = Clock::now();
-  if (gather_features) sampler.GatherFeatures(graph);  // a link batch has no labels
+  if (gather_features) {  // a link batch has no labels
+    sampler.GatherFeatures(graph);
+    sampler.GatherNodeAttributes(graph);
+  }
   gather_end = Clock::now();
   if (times != nullptr) {
     times->gather = std::chrono::duration<double>(gather_end - gather_start).count();

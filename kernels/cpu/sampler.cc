@@ -269,7 +269,21 @@ void GatherEdgeRows(const GraphData& graph, const BatchView& out) {
 
 void CpuSampler::Gather(const BatchView& out) const {
   GatherFeatures(out);
+  GatherNodeAttributes(out);
   GatherLabels(out);
+}
+
+void CpuSampler::GatherNodeAttributes(const BatchView& out) const {
+  for (size_t t = 0; t < out.types.size(); ++t) {
+    const BatchView::Type& view = out.types[t];
+    const int64_t n = out.num_nodes(static_cast<int>(t));
+    for (const BatchView::EdgeRows& rows : view.attrs) {
+      const auto* from = static_cast<const std::byte*>(graph_.arrays.data[rows.array]);
+      auto* to = static_cast<std::byte*>(rows.data);
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(to + i * rows.row_bytes, from + view.node_ids[i] * rows.row_bytes, rows.row_bytes);
+    }
+  }
 }
 
 void CpuSampler::GatherFeatures(const BatchView& out) const {

@@ -61,13 +61,15 @@ class CpuSampler {
   void SampleLinkGraph(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
                        std::span<const EdgeExclusions> excluded, const BatchView& out,
                        std::span<const int64_t> subgraph_times = {});
-  // Every type's feature rows of a sampled batch (types whose features are in memory and in the layout), and
-  // the seed type's labels (where the layout has them).
+  // Every type's feature rows of a sampled batch (types whose features are in memory and in the layout), its
+  // node attributes' rows, and the seed type's labels (where the layout has them).
   void Gather(const BatchView& out) const;
   // The feature rows alone.
   void GatherFeatures(const BatchView& out) const;
   // The seed type's labels of a sampled batch into its labels array (if it has one).
   void GatherLabels(const BatchView& out) const;
+  // Every type's node attribute rows of a sampled batch (those its layout has), by node_ids.
+  void GatherNodeAttributes(const BatchView& out) const;
 
   // Why the last batch sampled could not be made, or OK: a LABOR hop of a relation kept more edges than the
   // slot's bound in every attempt (sampling.h, labor). Its edges at that hop are then left out, so callers

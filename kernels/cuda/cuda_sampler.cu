@@ -575,6 +575,11 @@ absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
       GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &workspace_->args->num_seeds, layout_.capacity.max_seeds,
                                       labels, gather_, view.types[t].labels, stream));
     }
+    for (const BatchView::EdgeRows& rows : view.types[t].attrs) {  // node attributes: every node's row
+      const RowSource source{static_cast<const char*>(graph_.arrays[rows.array]), type.num_nodes, rows.row_bytes, {}};
+      GNND_RETURN_IF_ERROR(GatherRows(view.types[t].node_ids, &state_->num_nodes[t], layout_.capacity.max_nodes[t],
+                                      source, gather_, rows.data, stream));
+    }
   }
   // Edge data: each attribute's rows at the CSC positions sampling left in e_id, then e_id the stored ids.
   for (size_t r = 0; r < schema.relations.size(); ++r) {

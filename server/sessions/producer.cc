@@ -133,10 +133,13 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorag
     return planning->makers[planner].Sample(epoch, batch_index, seeds, graph, false, planning->entries[entry], nullptr);
   };
   stage.finish = [planning, pairs = recipe.layout.pairs, targets](int entry, int slot) {
+    // Reads the labels and node attributes only: any planner's sampler may (it is not sampling with them).
+    const CpuSampler& sampler = planning->makers[0].sampler;
+    sampler.GatherNodeAttributes(targets.views[slot]);
     if (pairs) {
       (*targets.link_counts)[slot] = WriteLinkArrays(planning->entries[entry], *pairs, targets.bases[slot]);
     } else {
-      planning->makers[0].sampler.GatherLabels(targets.views[slot]);  // reads the labels only
+      sampler.GatherLabels(targets.views[slot]);
     }
   };
   return TwoStages(RingLayout(recipe), std::move(stage), std::move(targets.views), std::move(caches), window, planners,

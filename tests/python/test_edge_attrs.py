@@ -230,3 +230,40 @@ def test_generate_typed_attributes_follow_edges_and_their_reverses(tmp_path):
         backward = dict(zip(zip(rdst_of.tolist(), rindices.tolist()), np.load(out / f"{rev}.edge.edge_weight.npy").tolist()))
         assert forward == backward, key
     assert "valid" in run_gnnctl("validate", out).stdout
+
+
+@pytest.mark.parametrize("write,flag,message", [
+    (lambda d: np.save(d / "a.npy", np.ones(3, np.int64)), "m=a.npy", "a.npy: 3 rows, but the nodes are 4"),
+    (lambda d: np.save(d / "a.npy", np.array([0, 1, 2, 1], np.uint8).view(np.bool_)), "m=a.npy",
+     "a.npy: element 2 = 2 is not a bool (0 or 1)"),
+    (lambda d: np.save(d / "a.npy", np.ones((4, 0), np.int64)), "m=a.npy",
+     "a.npy: shape (4, 0), an attribute needs at least one value a node"),
+    (lambda d: np.save(d / "a.npy", np.ones(4)), "node_ids=a.npy", "--node-attr 'node_ids': the name of a batch's array"),
+    (lambda d: np.save(d / "a.npy", np.ones(4)), "paper.m=a.npy", "--node-attr paper.m: this dataset has one node type"),
+    (lambda d: np.save(d / "a.npy", np.ones(4)), "m", "expected NAME=FILE.npy or TYPE.NAME=FILE.npy"),
+    (lambda d: np.save(d / "a.npy", np.ones(4, np.float32)), "w=a.npy", "--node-attr w: also an edge attribute's name"),
+])
+def test_bad_node_attributes_are_named(tmp_path, write, flag, message):
+    (tmp_path / "edges.txt").write_text("0 1\n1 2\n2 0\n0 3\n")
+    np.save(tmp_path / "w.npy", np.ones(4, np.float32))
+    write(tmp_path)
+    name, _, path = flag.partition("=")
+    arg = f"--node-attr={name}={tmp_path / path}" if path else f"--node-attr={flag}"
+    bad = run_gnnctl("import", "--format", "edgelist", f"--edge-attr=w={tmp_path / 'w.npy'}", arg,
+                     tmp_path / "edges.txt", tmp_path / "out", ok=False)
+    assert bad.returncode != 0 and message in bad.stderr, bad.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_node_attributes_are_stored_in_id_order_with_their_dtypes(tmp_path):
+    (tmp_path / "edges.txt").write_text("0 1\n1 2\n2 0\n0 3\n")
+    np.save(tmp_path / "m.npy", np.array([True, False, True, True]))
+    np.save(tmp_path / "v.npy", np.arange(8, dtype=np.int32).reshape(4, 2))
+    run_gnnctl("import", "--format", "edgelist", f"--node-attr=m={tmp_path / 'm.npy'}",
+               f"--node-attr=v={tmp_path / 'v.npy'}", tmp_path / "edges.txt", tmp_path / "out")
+    mask, vectors = np.load(tmp_path / "out" / "node.m.npy"), np.load(tmp_path / "out" / "node.v.npy")
+    assert mask.dtype == np.bool_ and mask.tolist() == [True, False, True, True]
+    assert vectors.dtype == np.int64 and vectors.tolist() == np.arange(8).reshape(4, 2).tolist()
+    manifest = (tmp_path / "out" / "manifest.textproto").read_text()
+    assert "FEATURE_DTYPE_BOOL" in manifest and 'name: "m"' in manifest, manifest
+    run_gnnctl("validate", tmp_path / "out")

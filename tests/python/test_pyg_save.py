@@ -274,7 +274,8 @@ def test_edge_data_node_times_and_edge_ids_are_saved_and_served(tmp_path):
             assert torch.equal(src, batch["author"].n_id.long()[writes.edge_index[0]])
     finally:
         assert daemon.stop() == 0, daemon.output()
-    cases = [({**data, "mine": torch.zeros(N)}, r"data: mine: gnnd stores a node store's x, y"),
+    cases = [({**data, "mine": torch.zeros(N + 1)}, r"data.mine: shape \(301,\), not one row per node \(300\)"),
+             ({**data, "batch": torch.zeros(N)}, r"data.batch: PyG's batches set their own batch"),
              ({**data, "n_id": torch.arange(N).flip(0)}, r"data.n_id: not 0 .. N-1"),
              ({**data, "e_id": torch.arange(edges) + 1}, r"data.e_id: not 0 .. E-1"),
              ({**data, "edge_mine": torch.zeros(7)}, r"data.edge_mine: shape \(7,\), not one row per edge"),
@@ -317,5 +318,47 @@ def test_node_times_on_some_types_filter_those_types_alone(tmp_path):
             gnnd.pyg.NeighborLoader(None, num_neighbors={writes: [2], cites: [0]}, batch_size=4, dataset="partial",
                                     input_nodes=("paper", seeds), input_time=when, time_attr="time",
                                     address=daemon.address)
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_node_attributes_of_any_name_reach_batches_by_n_id(tmp_path):
+    """A node store's attributes of any name (an integer x as PyG's tests build it, boolean masks, node times,
+    the user's own vectors) are saved and carried into batches under their names, row i node n_id[i], in
+    their dtypes (float32, float16, bool kept; integers int64), as PyG slices them; typed too, by type."""
+    g = torch.Generator().manual_seed(21)
+    data = homogeneous(seed=21)
+    data.update(x=torch.arange(N) * 3, score=torch.randn(N, 2, generator=g).half(), time=torch.arange(N) % 7,
+                train_mask=torch.rand(N, generator=g) < 0.5, degree=torch.randint(0, 9, (N,), generator=g).int())
+    typed = hetero(seed=22)
+    typed["author"].update(flag=torch.rand(80, generator=g) < 0.3, emb=torch.randn(80, 4, generator=g))
+    homo_dir, typed_dir = gnnd.pyg.save(data, tmp_path / "homo"), gnnd.pyg.save(typed, tmp_path / "typed")
+    daemon = Daemon(tmp_path, f"--dataset=homo={homo_dir}", f"--dataset=typed={typed_dir}")
+    try:
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[3, 2], batch_size=24, input_nodes="all", dataset="homo",
+                                     address=daemon.address) as loader:
+            batches = 0
+            for batch in loader:
+                n_id = batch.n_id.long()
+                assert torch.equal(batch.x, data["x"][n_id])  # no features: x is the node attribute
+                assert torch.equal(batch.score, data["score"][n_id]) and batch.score.dtype == torch.float16
+                assert torch.equal(batch.train_mask, data["train_mask"][n_id])
+                assert batch.train_mask.dtype == torch.bool
+                assert torch.equal(batch.time, data["time"][n_id])
+                assert torch.equal(batch.degree, data["degree"][n_id].long())  # other integers as int64
+                batches += 1
+            assert batches == len(loader)
+        with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=data["edge_index"][:, :40],
+                                         batch_size=8, dataset="homo", address=daemon.address) as loader:
+            batch = next(iter(loader))
+            assert torch.equal(batch.x, data["x"][batch.n_id.long()])  # link batches carry them too
+        with gnnd.pyg.NeighborLoader(None, num_neighbors=[3], batch_size=16, input_nodes=("paper", "train"),
+                                     dataset="typed", address=daemon.address) as loader:
+            batch = next(iter(loader))
+            author = batch["author"].n_id.long()
+            assert len(author) > 0
+            assert torch.equal(batch["author"].flag, typed["author"]["flag"][author])
+            assert torch.equal(batch["author"].emb, typed["author"]["emb"][author])
+            assert "flag" not in batch["paper"] and batch["paper"].x.dtype == torch.float16  # features stay x
     finally:
         assert daemon.stop() == 0, daemon.output()

@@ -111,6 +111,41 @@ TEST(Schema, NodeTimesAreInt64ArraysOfTheirType) {
   EXPECT_FALSE(DatasetSchema::FromManifest(typed.manifest).ok());
 }
 
+TEST(Schema, NodeAttributesAreArraysOfTheirTypeByName) {
+  TypedDataset typed;
+  v1::EdgeAttribute& mask = *typed.manifest.mutable_node_types(1)->add_node_attrs();
+  mask.set_name("mask");
+  mask.set_dtype(v1::FEATURE_DTYPE_INT64);
+  v1::EdgeAttribute& emb = *typed.manifest.mutable_node_types(1)->add_node_attrs();
+  emb.set_name("emb");
+  emb.set_dim(3);
+  emb.set_dtype(v1::FEATURE_DTYPE_FLOAT16);
+  absl::StatusOr<DatasetSchema> s = DatasetSchema::FromManifest(typed.manifest);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->node_types[0].node_attrs.empty());
+  const std::vector<EdgeAttributeSchema>& attrs = s->node_types[1].node_attrs;
+  ASSERT_EQ(attrs.size(), 2u);
+  const int64_t n = s->node_types[1].num_nodes;
+  EXPECT_EQ(s->arrays[attrs[0].array].name, "author.node.mask");
+  EXPECT_EQ(s->arrays[attrs[0].array].role, ArrayRole::kNodeAttr);
+  EXPECT_EQ(s->arrays[attrs[0].array].shape, (std::vector<int64_t>{n}));
+  EXPECT_EQ(s->arrays[attrs[1].array].name, "author.node.emb");
+  EXPECT_EQ(s->arrays[attrs[1].array].dtype, DType::kFloat16);
+  EXPECT_EQ(s->arrays[attrs[1].array].shape, (std::vector<int64_t>{n, 3}));
+
+  SmallDataset small;  // format_version 1: node.NAME, after the seven arrays; its name apart from edge attributes'
+  v1::EdgeAttribute& x = *small.manifest.add_node_attrs();
+  x.set_name("x");
+  x.set_dtype(v1::FEATURE_DTYPE_INT64);
+  absl::StatusOr<DatasetSchema> h = DatasetSchema::FromManifest(small.manifest);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->arrays[h->node_types[0].node_attrs[0].array].name, "node.x");
+  small.manifest.set_edge_ids(true);
+  *small.manifest.add_edge_attrs() = x;
+  EXPECT_EQ(DatasetSchema::FromManifest(small.manifest).status().message(),
+            "manifest.textproto: node_attrs = 'x' is also an edge attribute's name");
+}
+
 TEST(Schema, SplitTimesFollowTheirSplits) {
   TypedDataset typed;
   typed.manifest.mutable_node_types(0)->set_split_times(true);
@@ -235,8 +270,37 @@ INSTANTIATE_TEST_SUITE_P(
                       m.mutable_relations(0)->set_edge_ids(true);
                       m.mutable_relations(0)->add_edge_attrs()->set_name("w");
                     },
-                    "manifest.textproto: relations[0].edge_attrs[0].dtype = unspecified must be set to a known edge "
+                    "manifest.textproto: relations[0].edge_attrs[0].dtype = unspecified must be set to a known "
                     "attribute dtype"},
+        BadManifest{"NodeAttributeBatchName",
+                    [](auto& m) {
+                      v1::EdgeAttribute& a = *m.mutable_node_types(0)->add_node_attrs();
+                      a.set_name("node_ids");
+                      a.set_dtype(v1::FEATURE_DTYPE_INT64);
+                    },
+                    "manifest.textproto: node_types[0].node_attrs[0].name = 'node_ids' is the name of a batch's "
+                    "array (batches carry attributes by name)"},
+        BadManifest{"NodeAttributeTwice",
+                    [](auto& m) {
+                      for (int i = 0; i < 2; ++i) {
+                        v1::EdgeAttribute& a = *m.mutable_node_types(0)->add_node_attrs();
+                        a.set_name("mask");
+                        a.set_dtype(v1::FEATURE_DTYPE_INT64);
+                      }
+                    },
+                    "manifest.textproto: node_types[0].node_attrs[1].name = 'mask' is given twice"},
+        BadManifest{"NodeAttributeDim",
+                    [](auto& m) {
+                      v1::EdgeAttribute& a = *m.mutable_node_types(0)->add_node_attrs();
+                      a.set_name("x");
+                      a.set_dim(-1);
+                      a.set_dtype(v1::FEATURE_DTYPE_INT64);
+                    },
+                    "manifest.textproto: node_types[0].node_attrs[0].dim = -1 must be 0 (one value a node) to "
+                    "281474976710656"},
+        BadManifest{"NodeAttributesInVersion2TopLevel", [](auto& m) { m.add_node_attrs()->set_name("x"); },
+                    "manifest.textproto: format_version = 2 describes its graph in node_types and relations, not "
+                    "num_nodes, num_edges, edge_splits, ..."},
         BadManifest{"EdgeAttributeDim",
                     [](auto& m) {
                       m.mutable_relations(0)->set_edge_ids(true);

@@ -1,4 +1,4 @@
-// Edge attributes at import: a file of one row per input edge, in the input's edge order, is written in CSC
+// Edge and node attributes at import: a file of one row per input edge, in the input's edge order, is written in CSC
 // order beside the relation's indices — row k of the result is input row e_id[k] (the CSC builder's edge ids:
 // an undirected copy shares its edge's row, a deduplicated edge keeps its first row's).
 #pragma once
@@ -23,12 +23,26 @@ absl::StatusOr<EdgeAttributeInput> ParseEdgeAttributeFlag(absl::string_view flag
 // An edge attribute's name: a schema name that names no batch array.
 absl::Status CheckEdgeAttributeName(absl::string_view name);
 
-// Writes DIR/PREFIXedge.NAME.npy from `input` (num_input_edges rows; float64 becomes float32, float32 and
-// float16 are kept, integers and bools become int64; floats must be finite), its rows in the order of `ids`
-// (positions among the input rows). Returns its manifest entry. Errors name the file and, for a value, the
+// Writes DIR/PREFIXedge.NAME.npy from `input` (num_input_edges rows; float64 becomes float32, float32,
+// float16 and bool are kept, integers become int64; floats must be finite, bools 0 or 1), its rows in the order of
+// `ids` (positions among the input rows). Returns its manifest entry. Errors name the file and, for a value, the
 // element.
 absl::StatusOr<v1::EdgeAttribute> WriteEdgeAttribute(const std::string& dir, const std::string& prefix,
                                                      const EdgeAttributeInput& input, int64_t num_input_edges,
                                                      std::span<const int64_t> ids);
+
+// A node attribute at import (gnnctl import --node-attr): one row per node, in id order.
+struct NodeAttributeInput {
+  std::string type;         // a node type's name; empty for a homogeneous dataset
+  EdgeAttributeInput attr;  // its name and file
+};
+
+// "NAME=FILE.npy" or "TYPE.NAME=FILE.npy" (gnnctl import --node-attr), its names checked.
+absl::StatusOr<NodeAttributeInput> ParseNodeAttributeFlag(absl::string_view flag);
+
+// Writes DIR/PREFIXnode.NAME.npy from `input` (num_nodes rows, in id order; dtypes as WriteEdgeAttribute's).
+// Returns its manifest entry.
+absl::StatusOr<v1::EdgeAttribute> WriteNodeAttribute(const std::string& dir, const std::string& prefix,
+                                                     const EdgeAttributeInput& input, int64_t num_nodes);
 
 }  // namespace gnnd::dataset

@@ -449,6 +449,19 @@ absl::Status ImportBuilder::Finish(const std::string& source, int32_t num_classe
     m.set_node_time(true);
     m.set_node_time_name(options_.node_time_name);
   }
+  for (const NodeAttributeInput& input : options_.node_attrs) {
+    if (!input.type.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--node-attr ", input.type, ".", input.attr.name,
+                                                     ": this dataset has one node type; give NAME=FILE.npy"));
+    }
+    for (const EdgeAttributeInput& edge : options_.edge_attrs) {  // one namespace in a homogeneous batch
+      if (edge.name == input.attr.name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--node-attr ", input.attr.name, ": also an edge attribute's name (batches carry both)"));
+      }
+    }
+    GNND_ASSIGN_OR_RETURN(*m.add_node_attrs(), WriteNodeAttribute(writer_->work_dir(), "", input.attr, num_nodes_));
+  }
   if (features_.has_value()) GNND_RETURN_IF_ERROR(features_->Finish());
   GNND_RETURN_IF_ERROR(labels_->Finish());
   for (auto& split : splits_) GNND_RETURN_IF_ERROR(split->Finish());

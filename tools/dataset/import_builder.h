@@ -44,6 +44,8 @@ struct ImportOptions {
   // edge_ids: the edge ids (each edge's input row) even without attributes.
   std::vector<EdgeAttributeInput> edge_attrs;
   bool edge_ids = false;
+  // Node attributes, one row per node in id order (edgelist: no type; mag240m: each names its type).
+  std::vector<NodeAttributeInput> node_attrs;
   // Each node's time (node_time.npy), for the temporal rule: one file (a homogeneous dataset) or one per type.
   std::vector<NodeTimeInput> node_times;
   std::string node_time_name;  // the node times' other name (manifest node_time_name), or empty

@@ -228,12 +228,26 @@ absl::Status TypedImportBuilder::Finish(const std::string& source) {
                                                      absl::StrJoin(names, ", "), ") as TYPE=FILE.npy"));
     }
   }
+  for (const NodeAttributeInput& input : options_.node_attrs) {
+    if (input.type.empty() || NodeTypeNamed(input.type) < 0) {
+      std::vector<std::string> names;
+      for (const Type& t : types_) names.push_back(t.name);
+      return absl::InvalidArgumentError(absl::StrCat("--node-attr ", input.type.empty() ? "" : input.type + ".",
+                                                     input.attr.name, ": name one of the node types (",
+                                                     absl::StrJoin(names, ", "), ") as TYPE.NAME=FILE.npy"));
+    }
+  }
   if (!options_.node_times.empty()) m.set_node_time_name(options_.node_time_name);
   int timed_types = 0;  // node types whose splits --split-time times
   for (Type& t : types_) {
     v1::NodeType& out = *m.add_node_types();
     out.set_name(t.name);
     out.set_num_nodes(t.num_nodes);
+    for (const NodeAttributeInput& input : options_.node_attrs) {
+      if (input.type != t.name) continue;
+      GNND_ASSIGN_OR_RETURN(*out.add_node_attrs(),
+                            WriteNodeAttribute(writer_->work_dir(), t.name + ".", input.attr, t.num_nodes));
+    }
     for (const NodeTimeInput& times : options_.node_times) {
       if (times.type != t.name) continue;
       GNND_RETURN_IF_ERROR(

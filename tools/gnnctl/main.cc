@@ -60,6 +60,9 @@ ABSL_FLAG(std::vector<std::string>, edge_attr, {},
           "import (edgelist): an edge attribute NAME=FILE.npy, (E,) or (E, D), one row per edge in the input's "
           "order (repeatable); a text edge list's third column is the attribute edge_weight. generate "
           "(homogeneous presets), bare: edge_weight (float32 in (0, 1]) and edge_feat (4 x float32) per edge");
+ABSL_FLAG(std::vector<std::string>, node_attr, {},
+          "import: a node attribute, NAME=FILE.npy (edgelist) or TYPE.NAME=FILE.npy (mag240m): one row per node in "
+          "id order, carried into batches under NAME by node (repeatable)");
 ABSL_FLAG(std::vector<std::string>, node_time, {},
           "import (every format): each node's time for temporal sampling, FILE.npy (N,) of integers; a typed "
           "dataset's TYPE=FILE.npy, one per timed type (repeatable)");
@@ -145,6 +148,8 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                                  (edgelist: SRC is text 'src dst' lines or a (2, E) .npy; each array optional)
                 [--num-nodes T=N,...]   (mag240m: OGB-LSC's processed .npy layout, typed)
                 [--node-time F.npy | --node-time TYPE=F.npy ...]   each node's time (integers), any format
+                [--node-attr NAME=F.npy | --node-attr TYPE.NAME=F.npy ...]   (edgelist, mag240m) a node attribute:
+                                 one row per node, carried into batches under NAME
                 [--split-time DIR]   each node split's seed times: DIR/train.npy, ... (typed: DIR/T/train.npy)
   gnnctl generate --preset tiny|products|papers|mag|igbh [--scale S] [--seed N] [--feature-dtype T] [--feature-dim D]
                   [--edge-attr] [--temporal]   (node times; each edge's attribute time)
@@ -238,6 +243,18 @@ absl::Status RunImport(const std::vector<std::string>& args) {
       if (given.name == input.name) return Usage(absl::StrCat("--edge-attr: '", input.name, "' is given twice"));
     }
     options.edge_attrs.push_back(std::move(input));
+  }
+  for (const std::string& flag : absl::GetFlag(FLAGS_node_attr)) {
+    if (!edgelist && absl::GetFlag(FLAGS_format) != "mag240m") {
+      return Usage("--node-attr: only --format edgelist and mag240m take it");
+    }
+    GNND_ASSIGN_OR_RETURN(dataset::NodeAttributeInput input, dataset::ParseNodeAttributeFlag(flag));
+    for (const dataset::NodeAttributeInput& given : options.node_attrs) {
+      if (given.type == input.type && given.attr.name == input.attr.name) {
+        return Usage(absl::StrCat("--node-attr: '", flag.substr(0, flag.find('=')), "' is given twice"));
+      }
+    }
+    options.node_attrs.push_back(std::move(input));
   }
   options.edge_ids = absl::GetFlag(FLAGS_edge_ids);
   if (options.edge_ids && !edgelist && absl::GetFlag(FLAGS_format) != "mag240m") {
@@ -467,9 +484,11 @@ int main(int argc, char** argv) {
   gnnd::NormalizeFlagNames(argc, argv);
   const std::vector<std::string> edge_attrs = gnnd::TakeRepeatedFlag(argc, argv, "edge_attr");
   const std::vector<std::string> node_times = gnnd::TakeRepeatedFlag(argc, argv, "node_time", /*takes_value=*/true);
+  const std::vector<std::string> node_attrs = gnnd::TakeRepeatedFlag(argc, argv, "node_attr", /*takes_value=*/true);
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (!edge_attrs.empty()) absl::SetFlag(&FLAGS_edge_attr, edge_attrs);
   if (!node_times.empty()) absl::SetFlag(&FLAGS_node_time, node_times);
+  if (!node_attrs.empty()) absl::SetFlag(&FLAGS_node_attr, node_attrs);
   std::vector<std::string> args(positional.begin() + 1, positional.end());
   absl::Status status;
   if (args.empty()) {

@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 11
+API_VERSION_MINOR = 12
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100

@@ -23,6 +23,9 @@ SPLIT_ATTRIBUTES = (("train_mask", "train"), ("val_mask", "valid"), ("test_mask"
 # time_attr="node_time" or by the attribute's own name.
 NODE_TIME_ATTRIBUTES = ("node_time", "time")
 # A node store's attributes the save stores (or, n_id, checks: gnnd's batches carry n_id themselves).
+# What PyG's loaders set on every batch: a node attribute of such a name would be hidden by it.
+BATCH_ATTRIBUTES = ("e_id", "batch", "batch_size", "input_id", "seed_time", "num_sampled_nodes",
+                    "num_sampled_edges", "edge_index")
 # A RandomLinkSplit's seed edges, which PyG's LinkNeighborLoader takes as arguments (its batches set their own).
 LINK_SEED_ATTRIBUTES = ("edge_label_index", "edge_label", "edge_label_time")
 NODE_ATTRIBUTES = ("x", "y", "num_nodes", "n_id", *NODE_TIME_ATTRIBUTES, *(a for a, _ in SPLIT_ATTRIBUTES))
@@ -136,7 +139,7 @@ def _is_mask(value):
 
 def _features(store, what, path, feature_dtype):
     """Stages x as float32 or float16 .npy; returns its torch dtype name (None without x)."""
-    if store.get("x") is None:
+    if store.get("x") is None or (feature_dtype is None and _x_is_attribute(store["x"])):
         return None
     x, dtype = _numpy(store["x"], f"{what}.x")
     if x.ndim != 2:
@@ -257,17 +260,46 @@ def _node_time_name(names, what):
     return [] if name == "node_time" else ["--node-time-name", name]
 
 
-def _check_node_attributes(store, what):
-    """Refuses what the save cannot store (rather than drop it): node attributes other than x, y, the split
-    masks, node times and num_nodes, and an n_id other than 0 .. N-1."""
-    unknown = sorted(k for k, v in store.items() if v is not None and k not in NODE_ATTRIBUTES)
-    if unknown:
-        raise SaveError(f"{what}: {', '.join(unknown)}: gnnd stores a node store's x, y, train_mask, val_mask, "
-                        "test_mask and node times (node_time or time); delete the others or fold them into x")
+def _node_attributes(store, what, directory, feature_dtype, flag_prefix=""):
+    """Stages the node store's attributes that batches carry by node (any name but x as features, y, n_id and
+    num_nodes: node times and boolean split masks too, as PyG's batches have them; one row per node) as
+    DIRECTORY/NAME.npy; returns their --node-attr flags. Refuses PyG's batch attribute names (a batch sets its
+    own) and an n_id other than 0 .. N-1."""
     if store.get("n_id") is not None:
         n_id, _ = _numpy(store["n_id"], f"{what}.n_id")
         if not np.array_equal(n_id, np.arange(len(n_id))):
             raise SaveError(f"{what}.n_id: not 0 .. N-1 (gnnd's batches carry each node's id as n_id)")
+    count = _node_count(store)
+    flags = []
+    for name, value in store.items():
+        mask = name in dict(SPLIT_ATTRIBUTES) and _is_mask(value) and np.shape(value)[0] == count  # ids: a split's
+        carried = (name in NODE_TIME_ATTRIBUTES or mask
+                   or (name == "x" and feature_dtype is None and _x_is_attribute(value)))
+        if value is None or (name in NODE_ATTRIBUTES and not carried):
+            continue
+        if name in BATCH_ATTRIBUTES:
+            raise SaveError(f"{what}.{name}: PyG's batches set their own {name}: store it under another name")
+        _check_name(name, f"{what}: the attribute")
+        array, dtype = _numpy(value, f"{what}.{name}")
+        if array.ndim not in (1, 2) or (count is not None and array.shape[0] != count):
+            raise SaveError(f"{what}.{name}: shape {tuple(array.shape)}, not one row per node "
+                            f"({count if count is not None else 'num_nodes'}) of one value or a vector: gnnd stores "
+                            "a node store's attributes per node")
+        if dtype in ("bfloat16", "float8_e4m3fn"):
+            raise SaveError(f"{what}.{name}: {dtype} (node attributes are float32, float16 or integers)")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, name + ".npy")
+        np.save(path, array)
+        flags += ["--node-attr", f"{flag_prefix}{name}={path}"]
+    return flags
+
+
+def _x_is_attribute(x):
+    """Whether x is not features (integers or booleans, e.g. PyG's x = torch.arange(N)): it is then stored as a
+    node attribute named x, as it is."""
+    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    return str(dtype).removeprefix("torch.") not in (
+        *FEATURE_DTYPES, "float64", "float")
 
 
 def _feature_dtype_flag(dtypes, feature_dtype):
@@ -290,9 +322,11 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
     node, -1: none), and splits from train_mask / val_mask / test_mask (masks or ids) or OGB's split_idx
     ({"train": ids, "valid": ..., "test": ...}; typed: {"train": {"paper": ids}, ...}); node times (node_time
     or time: integers, one per node; sessions select them with time_attr="node_time" or their own name); every
-    edge store's attributes (edge_attr, edge_weight, edge times, the user's own: one row per edge, float32,
-    float16 or integers; batches carry them by name) and each edge's row as e_id. Anything else is refused,
-    naming it, rather than dropped. Returns the path. Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load
+    other node attribute (any name, one row per node: an integer or boolean x, masks, node times, the user's
+    own; batches carry them by name, the rows of n_id, as PyG's); every edge store's attributes (edge_attr,
+    edge_weight, edge times, the user's own: one row per edge; batches carry them by name) and each edge's row
+    as e_id. Attributes keep float32, float16 and bool; other floats become float32, other integers int64.
+    Anything else is refused, naming it, rather than dropped. Returns the path. Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load
     NAME PATH`."""
     if os.path.lexists(path):  # a symbolic link too, dangling or not: the save never writes through one
         raise SaveError(f"{path}: exists (gnnd.pyg.save writes a new dataset directory)")
@@ -330,7 +364,7 @@ def _stage_homogeneous(store, staging, feature_dtype, split_idx):
                 "edge" in name or (rows == edges and rows != nodes and name not in NODE_ATTRIBUTES)):
             edge_store[name] = value
     node_store = {k: v for k, v in store.items() if k not in edge_store}
-    _check_node_attributes(node_store, "data")
+    command += _node_attributes(node_store, "data", os.path.join(staging, ".node_attrs"), feature_dtype)
     directory = os.path.join(staging, "edge_attrs")
     for name in _edge_data(edge_store, "data", directory):
         command += ["--edge-attr", f"{name}={os.path.join(directory, name + '.npy')}"]
@@ -358,10 +392,11 @@ def _stage_typed(nodes, edges, staging, feature_dtype, split_idx):
         what, directory = f"data[{key!r}]", os.path.join(staging, "___".join(key))
         _edges(store, what, os.path.join(directory, "edge_index.npy"))
         _edge_data(store, what, directory)
-    dtypes, counts, times, time_names = {}, [], [], []
+    dtypes, counts, times, time_names, attribute_flags = {}, [], [], [], []
     for t, store in nodes.items():
         what = f"data[{t!r}]"
-        _check_node_attributes(store, what)
+        attribute_flags += _node_attributes(store, what, os.path.join(staging, ".node_attrs", t), feature_dtype,
+                                            f"{t}.")
         directory = os.path.join(staging, t)
         os.makedirs(directory, exist_ok=True)
         name = _node_times(store, what, os.path.join(staging, f"{t}.node_time.npy"))
@@ -379,7 +414,7 @@ def _stage_typed(nodes, edges, staging, feature_dtype, split_idx):
         if count is not None and (in_relation or dtypes[t] is not None or labeled):  # a type gnnctl will see
             counts.append(f"{t}={count}")
     command = ["--format", "mag240m", staging, "--edge-ids", *_feature_dtype_flag(dtypes, feature_dtype), *times,
-               *_node_time_name(time_names, "data")]
+               *_node_time_name(time_names, "data"), *attribute_flags]
     if counts:
         command += ["--num-nodes", ",".join(counts)]
     return command

@@ -14,6 +14,8 @@ def _as_dtype(tensor, gnnd_dtype):
     name = _native.DTYPE_NAMES[gnnd_dtype]
     if name == "float8_e4m3fn" and hasattr(torch, name):
         return tensor.view(getattr(torch, name))
+    if name == "bool":  # exported as its bytes (uint8): older readers know no DLPack bool
+        return tensor.view(torch.bool)
     return tensor
 
 
@@ -123,7 +125,8 @@ def _make_view(session, slot, index, dtype, output):
     if output == "torch":
         import torch.utils.dlpack
         return _as_dtype(torch.utils.dlpack.from_dlpack(_dlpack.capsule(session, slot, index)), dtype)
-    return np.from_dlpack(_dlpack.Exporter(_dlpack.capsule(session, slot, index, as_bits=True)))
+    array = np.from_dlpack(_dlpack.Exporter(_dlpack.capsule(session, slot, index, as_bits=True)))
+    return array.view(np.bool_) if _native.DTYPE_NAMES[dtype] == "bool" else array
 
 
 class _SlotViews:
@@ -182,6 +185,16 @@ class _SlotViews:
             for prefix, edges in edge_counts.items():
                 if count == edges and name.startswith(prefix) and name[len(prefix):] not in ("edge_src", "edge_dst"):
                     self.edge_data[prefix].append(name[len(prefix):])
+        # Each type's node data (its node attributes: the arrays counted by its nodes, but for node_ids, features
+        # and batch), by name without the type's prefix ("" or "TYPE.").
+        node_counts = {"": self.count_names.index("nodes")} if self.homogeneous else \
+            {t + ".": i for t, i in self.total_count.items()}
+        self.node_data = {prefix: [] for prefix in node_counts}
+        for name, count in zip(self.names, self.count_of):
+            for prefix, nodes in node_counts.items():
+                if count == nodes and name.startswith(prefix) and name[len(prefix):] not in (
+                        "node_ids", "features", "batch"):
+                    self.node_data[prefix].append(name[len(prefix):])
         for slot in range(lib.gnnd_session_slots(session)):
             self._view(slot)
 

@@ -672,7 +672,7 @@ def link_to_pyg(batch, amount=1):
     """The PyG attributes of a gnnd.Batch of a link session (torch output), as a dict."""
     out = to_pyg(batch)
     del out["y"], out["batch_size"]
-    if "features" not in batch.__dict__:
+    if out["x"] is None:  # no features and no node attribute x
         del out["x"]
     out["input_id"] = batch.input_id
     triplet = "edge_label_index" not in batch.__dict__
@@ -707,6 +707,8 @@ def to_pyg(batch):
                num_sampled_edges=list(batch.edges_per_hop), input_id=batch.input_id)
     for name in batch._loader._views.edge_data[""]:  # e_id and edge attributes, row k edge k (as PyG slices them)
         out[name] = getattr(batch, name)
+    for name in batch._loader._views.node_data[""]:  # node attributes, row i node n_id[i] (as PyG slices them)
+        out[name] = getattr(batch, name)
     for name in ("batch", "seed_time"):  # a disjoint batch's
         if name in batch._loader._views.index:
             out[name] = getattr(batch, name)
@@ -721,7 +723,8 @@ class _HeteroReader:
     def __init__(self, views):
         index = views.index
         self.types = [(t, index[f"{t}.node_ids"], index.get(f"{t}.features"), views.total_count[t],
-                       views.hop_counts[t], index.get(f"{t}.batch")) for t in views.node_types]
+                       views.hop_counts[t], index.get(f"{t}.batch"),
+                       [(name, index[f"{t}.{name}"]) for name in views.node_data[t + "."]]) for t in views.node_types]
         self.seed_time = index.get(f"{views.seed_type}.seed_time")  # a temporal batch's
         self.seed_type, self.labels = views.seed_type, index.get(f"{views.seed_type}.labels")
         keys = ["___".join(et) for et in views.edge_types]
@@ -736,12 +739,14 @@ class _HeteroReader:
         num_sampled_edges (, e_id, edge attributes)}} of a gnnd.TypedBatch (torch output) in its slot."""
         arrays, counts = self.views.arrays[batch._slot], batch._values
         out = {}
-        for t, ids, features, total, hops, subgraphs in self.types:
+        for t, ids, features, total, hops, subgraphs, data in self.types:
             n = counts[total]
             store = out[t] = {"n_id": arrays[ids][:n], "num_nodes": n,
                               "num_sampled_nodes": [counts[i] for i in hops]}
             if features is not None:
                 store["x"] = arrays[features][:n]
+            for name, i in data:  # node attributes (one named x where the type has no features)
+                store[name] = arrays[i][:n]
             if subgraphs is not None:
                 store["batch"] = arrays[subgraphs][:n]
         if self.seed_type is not None:  # a node batch (a link batch's hop 0 is its pairs' endpoints)
