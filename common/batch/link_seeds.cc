@@ -62,7 +62,18 @@ void Iota(std::vector<int32_t>& out, size_t count, int32_t first) {
   std::iota(out.begin(), out.end(), first);
 }
 
-// A disjoint batch's hop 0 and pairs: every endpoint in pair order, the pairs indexing them in turn.
+// A disjoint batch's negatives in PyG's order: the first negative of every positive, then the second, ...
+// (`ids` past its `positives` entries holds them drawn amount per positive, in positive order).
+void NegativesByRound(std::vector<int64_t>& ids, size_t positives, size_t amount, std::vector<int64_t>& scratch) {
+  scratch.assign(ids.begin() + static_cast<ptrdiff_t>(positives), ids.end());
+  for (size_t i = 0; i < positives; ++i) {
+    for (size_t m = 0; m < amount; ++m) ids[positives + m * positives + i] = scratch[i * amount + m];
+  }
+}
+
+// A disjoint batch's hop 0 and pairs: every endpoint in pair order (negatives by round, NegativesByRound), the
+// pairs indexing them in turn; a triplet's negatives of positive i at rows i of dst_neg_index, as PyG's
+// arange(...).view(-1, positives).t().
 void LayOutDisjoint(const NegativeSpec& negatives, const LinkRelation& relation, size_t num_positives, LinkSeeds& out) {
   const std::vector<int64_t>& all_src = out.src_ids;
   const std::vector<int64_t>& all_dst = out.dst_ids;
@@ -82,7 +93,14 @@ void LayOutDisjoint(const NegativeSpec& negatives, const LinkRelation& relation,
   if (TripletLayout(negatives.mode)) {
     Iota(out.src_index, num_positives, 0);
     Iota(out.dst_pos_index, num_positives, dst_first);
-    Iota(out.dst_neg_index, all_dst.size() - num_positives, dst_first + static_cast<int32_t>(num_positives));
+    const size_t negative_count = all_dst.size() - num_positives;
+    const size_t amount = num_positives == 0 ? 0 : negative_count / num_positives;
+    out.dst_neg_index.resize(negative_count);
+    for (size_t i = 0; i < num_positives; ++i) {
+      for (size_t m = 0; m < amount; ++m) {
+        out.dst_neg_index[i * amount + m] = dst_first + static_cast<int32_t>(num_positives + m * num_positives + i);
+      }
+    }
   } else {
     Iota(out.pair_src, all_src.size(), 0);
     Iota(out.pair_dst, all_dst.size(), dst_first);
@@ -93,9 +111,8 @@ void LayOutDisjoint(const NegativeSpec& negatives, const LinkRelation& relation,
 void SetTimes(std::span<const int64_t> times, const NegativeSpec& negatives, const LinkRelation& relation,
               LinkSeeds& out) {
   const size_t p = times.size();
-  const auto amount = static_cast<size_t>(negatives.mode == NegativeMode::kNone ? 1 : negatives.amount);
-  // The positive of endpoint entry j past the positives (negative j - p: amount per positive).
-  auto positive_time = [&](size_t j) { return j < p ? times[j] : times[(j - p) / amount]; };
+  // The positive of endpoint entry j (negatives by round: negative j - p is positive (j - p) % p's).
+  auto positive_time = [&](size_t j) { return j < p ? times[j] : times[(j - p) % p]; };
   out.pair_time.resize(TripletLayout(negatives.mode) ? p : out.src_ids.size());
   for (size_t j = 0; j < out.pair_time.size(); ++j) out.pair_time[j] = positive_time(j);
   out.subgraph_time.clear();
@@ -159,6 +176,10 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
       if (negatives.mode == NegativeMode::kBinary) all_src.push_back(pair->src);
       all_dst.push_back(pair->dst);
     }
+  }
+  if (subgraphs.disjoint && amount > 1) {
+    NegativesByRound(all_dst, num_positives, amount, out.scratch);
+    if (negatives.mode == NegativeMode::kBinary) NegativesByRound(all_src, num_positives, amount, out.scratch);
   }
   out.pair_time.clear();
   out.subgraph_time.clear();

@@ -71,6 +71,7 @@ struct LinkSeeds {
   // A temporal batch's: each pair's time (edge_label_time: the positives', then each negative its positive's;
   // triplets: the positives'), and each subgraph's (its seed's) time, as the sampler takes them.
   std::vector<int64_t> pair_time, subgraph_time;
+  std::vector<int64_t> scratch;  // MakeLinkSeeds' own
 };
 
 // Seed-edge exclusion: which graph edges a link batch never samples (link_rule.h draws around them).
@@ -106,8 +107,9 @@ class EdgeExclusions {
 // Temporal negatives (relation.dst_by_time set) draw, with the same words, a rank among the nodes no newer
 // than their positive (both endpoints of a binary pair; the earliest node where none is, as PyG falls back),
 // so each is uniform over those nodes. A disjoint batch's hop 0 is every endpoint in pair order (one list:
-// sources, then destinations, where both are one type; else src_nodes[i] and dst_nodes[i] share subgraph i)
-// and its pairs index it as PyG's arange does.
+// sources, then destinations, where both are one type; else src_nodes[i] and dst_nodes[i] share subgraph i),
+// its negatives by round as PyG's (negative j of P positives is positive j % P's: the first negative of every
+// positive, then the second), and its pairs index it as PyG's arange does.
 absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int64_t> src, std::span<const int64_t> dst,
                            const NegativeSpec& negatives, const LinkRelation& relation, LinkSeeds& out,
                            std::span<const int64_t> fixed = {}, const LinkSubgraphs& subgraphs = {});

@@ -30,7 +30,8 @@ TEST(CAbi, DTypeNamesAreTorchs) {
   EXPECT_STREQ(gnnd_dtype_name(GNND_FLOAT16), "float16");
   EXPECT_STREQ(gnnd_dtype_name(GNND_BFLOAT16), "bfloat16");
   EXPECT_STREQ(gnnd_dtype_name(GNND_FLOAT8_E4M3FN), "float8_e4m3fn");
-  EXPECT_EQ(gnnd_dtype_name(GNND_FLOAT8_E4M3FN + 1), nullptr);
+  EXPECT_STREQ(gnnd_dtype_name(GNND_BOOL), "bool");
+  EXPECT_EQ(gnnd_dtype_name(GNND_BOOL + 1), nullptr);
   EXPECT_EQ(gnnd_dtype_name(-1), nullptr);
 }
 

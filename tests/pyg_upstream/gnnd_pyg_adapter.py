@@ -119,6 +119,8 @@ def NeighborLoader(data, *args, **kwargs):  # noqa: N802 (PyG's name)
 def LinkNeighborLoader(data, *args, **kwargs):  # noqa: N802 (PyG's name)
     arguments = _arguments(PYG_LINK_LOADER, data, args, kwargs)
     given = arguments.get("edge_label_index")
+    if isinstance(data, tuple):
+        return gnnd.pyg.LinkNeighborLoader(None, **_served(data, arguments))  # skipped there, saying why
     if given is None and not hasattr(data, "node_types"):
         arguments["edge_label_index"] = data.edge_index  # PyG's None: every edge (gnnd's: the train split)
     elif isinstance(given, tuple) and all(isinstance(part, str) for part in given):

@@ -347,3 +347,9 @@ def test_positional_arguments_are_in_pygs_order():
         parameters = list(inspect.signature(signature).parameters.values())
         positional = [p for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD]
         assert len(positional) == (4 if signature is gnnd.pyg.NeighborLoader else 5)
+
+
+def test_fanouts_of_different_lengths_are_refused_in_pygs_words(daemon):
+    with pytest.raises(ValueError, match="Number of hops must be the same across all edge types"):
+        gnnd.pyg.NeighborLoader(None, num_neighbors={WRITES: [2, 2], ("paper", "cites", "paper"): [2]},
+                                input_nodes=("paper", "train"), dataset="mag", address=daemon.address)

@@ -170,6 +170,21 @@ def test_bad_temporal_requests_are_refused_naming_what_is_wrong(served):
     with pytest.raises(ValueError, match="input_time with input_nodes='train'"):
         gnnd.pyg.NeighborLoader(num_neighbors=[2], batch_size=4, dataset="homo", address=daemon.address,
                                 input_nodes="train", input_time=np.arange(300), time_attr="time")
+    with pytest.raises(ValueError, match="'input_time' is set while 'time_attr' is not set"):  # PyG's words
+        gnnd.pyg.NeighborLoader(num_neighbors=[2], batch_size=4, dataset="homo", address=daemon.address,
+                                input_nodes=np.arange(3), input_time=np.arange(3))
+
+
+def test_every_node_with_a_time_each_is_pygs_input_time(served):
+    """input_nodes="all" (PyG's None) with input_time: node v is a seed at time input_time[v], as PyG's."""
+    daemon, _ = served
+    times = np.arange(40) * 3
+    with gnnd.pyg.NeighborLoader(num_neighbors=[2], batch_size=8, dataset="homo", address=daemon.address,
+                                 input_nodes="all", input_time=times, time_attr="time") as loader:
+        assert len(loader) == 5  # 40 seeds: one per time given
+        for batch in loader:
+            seeds = batch.n_id[:batch.batch_size].numpy()
+            assert np.array_equal(batch.seed_time.numpy(), times[seeds])
 
 
 def test_time_orders_are_built_once_per_relation_and_time_source(served, tmp_path):

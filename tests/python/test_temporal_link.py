@@ -67,7 +67,7 @@ def test_split_pairs_with_their_times(served):
     seen = 0
     for batch in loader:
         p = len(batch.input_id)
-        pair_time = np.concatenate([times[batch.input_id], np.repeat(times[batch.input_id], 2)])
+        pair_time = np.concatenate([times[batch.input_id], np.tile(times[batch.input_id], 2)])
         np.testing.assert_array_equal(batch.edge_label_time, pair_time)
         n = len(pair_time)  # sources in pair order, then destinations: each entry its own subgraph
         np.testing.assert_array_equal(batch.edge_label_index, np.stack([np.arange(n), n + np.arange(n)], axis=1))
@@ -97,15 +97,16 @@ def test_node_times_keep_negatives_no_newer_than_their_pair(served, mode):
         if mode == "binary":
             n = 4 * p
             src, dst = batch.node_ids[:n], batch.node_ids[n:2 * n]
-            neg_time = np.repeat(t, 3)
+            neg_time = np.tile(t, 3)  # negatives by round, as PyG's: negative j is positive j % p's
             negatives = [src[p:], dst[p:]]
             subgraph_time = np.concatenate([batch.edge_label_time, batch.edge_label_time])
         else:
             src, dst = batch.node_ids[:p], batch.node_ids[p:5 * p]
             assert batch.nodes_per_hop[0] == 5 * p
-            neg_time = np.repeat(t, 3)
+            neg_time = np.tile(t, 3)  # negatives by round, as PyG's: negative j is positive j % p's
             negatives = [dst[p:]]
-            np.testing.assert_array_equal(batch.dst_neg_index.reshape(-1), 2 * p + np.arange(3 * p))
+            by_round = 2 * p + np.arange(3)[None, :] * p + np.arange(p)[:, None]  # PyG's arange().view(-1, p).t()
+            np.testing.assert_array_equal(batch.dst_neg_index, by_round)
             subgraph_time = np.concatenate([t, t, neg_time])
         np.testing.assert_array_equal(batch.edge_label_time[:p], t)
         for ids in negatives:
@@ -129,8 +130,8 @@ def test_pyg_link_loader_puts_batch_and_times_where_pyg_does(served):
     np.testing.assert_array_equal(batch.edge_label_time.numpy()[:p], times[batch.input_id.numpy()])
     n = batch.edge_label_index.shape[1]
     assert n == 3 * p
-    # PyG's batch: each node's positive (batch % num_pos for PyG's order of negatives).
-    positive = np.concatenate([np.arange(p), np.repeat(np.arange(p), 2)])
+    # PyG's batch: each node's positive (batch % num_pos: negatives by round).
+    positive = np.concatenate([np.arange(p), np.tile(np.arange(p), 2)])
     np.testing.assert_array_equal(batch.batch.numpy()[:2 * n], np.concatenate([positive, positive]))
     assert bool((batch.batch[batch.edge_index[0]] == batch.batch[batch.edge_index[1]]).all())
     assert bool((batch.time <= torch_times(times, batch)).all())
@@ -273,6 +274,9 @@ def test_bad_temporal_link_requests_are_refused_naming_what_is_wrong(served):
                     fanouts=[2], time_attr="node_time", open_fields="edge_label_time: [1]")
     with pytest.raises(ValueError, match="edge_label_time: 1 times for 2 seed pairs"):
         open_(seed_edges=pairs, time_attr="time", edge_label_time=np.array([5]))
-    with pytest.raises(ValueError, match="edge_label_time is temporal sampling's"):
+    with pytest.raises(ValueError, match="'edge_label_time' is set while 'time_attr' is not set"):  # PyG's words
         gnnd.pyg.LinkNeighborLoader(num_neighbors=[2], edge_label_index=pairs, edge_label_time=np.array([1, 2]),
                                     dataset="homo", address=daemon.address)
+    with pytest.raises(ValueError, match="'edge_label_time' is not set while 'time_attr' is set"):
+        gnnd.pyg.LinkNeighborLoader(num_neighbors=[2], edge_label_index=pairs, time_attr="time", dataset="homo",
+                                    address=daemon.address)

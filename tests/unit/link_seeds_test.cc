@@ -178,7 +178,7 @@ TEST(LinkSeeds, DisjointHopZeroIsEveryEndpointInPairOrderWithItsPositivesTime) {
     EXPECT_EQ(out.pair_dst[q], static_cast<int32_t>(pairs + q));
     EXPECT_EQ(out.src_nodes[q], out.src_ids[q]);
     EXPECT_EQ(out.src_nodes[pairs + q], out.dst_ids[q]);
-    const int64_t time = q < 3 ? times[q] : times[(q - 3) / 2];  // a positive's negatives side by side
+    const int64_t time = q < 3 ? times[q] : times[(q - 3) % 3];  // negatives by round, as PyG's
     EXPECT_EQ(out.pair_time[q], time) << q;
     EXPECT_EQ(out.subgraph_time[q], time) << q;
     EXPECT_EQ(out.subgraph_time[pairs + q], time) << q;
@@ -194,9 +194,10 @@ TEST(LinkSeeds, DisjointHopZeroIsEveryEndpointInPairOrderWithItsPositivesTime) {
   EXPECT_EQ(std::vector<int64_t>(out.dst_nodes.begin(), out.dst_nodes.begin() + 3), dst);
   EXPECT_EQ(out.src_index, (std::vector<int32_t>{0, 1, 2}));
   EXPECT_EQ(out.dst_pos_index, (std::vector<int32_t>{0, 1, 2}));
-  EXPECT_EQ(out.dst_neg_index, (std::vector<int32_t>{3, 4, 5, 6, 7, 8}));
+  // Positive i's negatives at row i, by round (PyG's arange(3, 9).view(-1, 3).t()).
+  EXPECT_EQ(out.dst_neg_index, (std::vector<int32_t>{3, 6, 4, 7, 5, 8}));
   EXPECT_EQ(out.pair_time, times);
-  EXPECT_EQ(out.subgraph_time, (std::vector<int64_t>{50, 7, 9, 50, 50, 7, 7, 9, 9}));
+  EXPECT_EQ(out.subgraph_time, (std::vector<int64_t>{50, 7, 9, 50, 7, 9, 50, 7, 9}));
 }
 
 // Temporal negatives: each drawn uniformly among the nodes no newer than its pair (chi-square over many

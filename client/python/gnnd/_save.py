@@ -98,8 +98,11 @@ def _stores(data):
     typed = any(isinstance(k, tuple) for k in mapping) or (
         hasattr(data, "node_types") and hasattr(data, "edge_types"))
     if not typed:
-        if "edge_index" not in mapping:
-            raise SaveError("data has no edge_index (a PyG Data's (2, E) tensor of source and target ids)")
+        if mapping.get("edge_index") is None:
+            if _node_count(mapping) is None:
+                raise SaveError("data has no edge_index (a PyG Data's (2, E) tensor of source and target ids) and "
+                                "no num_nodes, x or y to count its nodes by")
+            mapping = dict(mapping, edge_index=np.zeros((2, 0), np.int64))  # a graph of nodes alone
         return {None: mapping}, {None: {"edge_index": mapping["edge_index"]}}, False
     nodes = {k: dict(v) for k, v in mapping.items() if isinstance(k, str) and isinstance(v, dict)}
     edges = {k: dict(v) for k, v in mapping.items() if isinstance(k, tuple)}

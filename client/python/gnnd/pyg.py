@@ -214,6 +214,10 @@ def _fanouts(num_neighbors):
         raise ValueError("num_neighbors: one fanout per hop is required, e.g. [15, 10, 5] (-1: all, 0: none)")
     if isinstance(num_neighbors, dict):
         fanouts = {relation_key(k): list(v) for k, v in num_neighbors.items()}
+        hops = {len(v) for v in fanouts.values()}
+        if len(hops) > 1:  # PyG's words
+            raise ValueError(f"Number of hops must be the same across all edge types (got {len(hops)} different "
+                             "number of hops)")
         if fanouts and not any(fanouts.values()):
             return {k: [0] for k in fanouts}, True
         return fanouts, False
@@ -392,8 +396,11 @@ class NeighborLoader(_SessionLoader):
         fanouts, self._no_hops = _fanouts(num_neighbors)
         del data  # gnnd serves the graph and its features
         node_type, split, seed_ids = _input_nodes(input_nodes)
-        if input_time is not None and time_attr is None:
-            raise ValueError("gnnd.pyg.NeighborLoader: input_time is temporal sampling's: set time_attr")
+        if input_time is not None and time_attr is None:  # PyG's words
+            raise ValueError("Received conflicting 'input_time' and 'time_attr' arguments: 'input_time' is set "
+                             "while 'time_attr' is not set.")
+        if input_time is not None and split == "all":  # every node, one time each: node v's is input_time[v]
+            split, seed_ids = None, torch.arange(len(input_time))
         if input_time is not None and seed_ids is None:
             raise ValueError(f"gnnd.pyg.NeighborLoader: input_time with input_nodes={input_nodes!r}: give the "
                              "input nodes as ids or a mask, or import the split's times (gnnctl import "
@@ -528,12 +535,17 @@ class LinkNeighborLoader(_SessionLoader):
         mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
         self._given_pairs, self._edge_label = pairs is not None, _edge_labels(edge_label, pairs, mode, device)
         self._negatives = mode != "none"
+        if pairs is not None and (edge_label_time is not None) != (time_attr is not None):  # PyG's words
+            raise ValueError(
+                "Received conflicting 'edge_label_time' and 'time_attr' arguments: 'edge_label_time' is "
+                f"{'set' if edge_label_time is not None else 'not set'} while 'time_attr' is "
+                f"{'set' if time_attr is not None else 'not set'}. Both arguments must be provided for temporal "
+                "sampling.")
         if edge_label_time is not None and time_attr is None:
             raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time is temporal sampling's: set time_attr")
         if edge_label_time is not None and pairs is None:
             raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time goes with given pairs (a tensor "
                              "edge_label_index); an edge split's times come with it (SPLIT_edge_time.npy)")
-        self._amount = amount if mode in ("binary", "triplet", "fixed") else 1
         self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
                    edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
                    exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
@@ -579,10 +591,10 @@ class LinkNeighborLoader(_SessionLoader):
         if self._typed:
             reader = _HeteroReader(self._loader._views)
             for batch in self._loader:
-                yield self._as_pyg(hetero_link_mapping(reader, batch, self.edge_type, self._amount))
+                yield self._as_pyg(hetero_link_mapping(reader, batch, self.edge_type))
         else:
             for batch in self._loader:
-                yield self._as_pyg(link_to_pyg(batch, self._amount))
+                yield self._as_pyg(link_to_pyg(batch))
 
 
 def _edge_labels(edge_label, pairs, mode, device):
@@ -621,15 +633,15 @@ def _edge_type(edge_label_index):
     return None, "train" if edge_label_index is None else edge_label_index
 
 
-def _positive_of(subgraph, positives, amount, sources):
+def _positive_of(subgraph, positives, sources):
     """PyG's batch of a disjoint link batch's nodes, the positive each one's subgraph belongs to (PyG's batch
     % num_pos), from gnnd's subgraph: an endpoint's entry in pair order, the destinations' after `sources`
-    source entries where both are one type (else 0), a positive's negatives side by side."""
+    source entries where both are one type (else 0), negatives by round (negative j is positive j % P's)."""
     entry = subgraph - sources * (subgraph >= sources) if sources else subgraph
-    return torch.where(entry < positives, entry, torch.div(entry - positives, amount, rounding_mode="floor"))
+    return entry % positives
 
 
-def hetero_link_mapping(reader, batch, edge_type, amount=1):
+def hetero_link_mapping(reader, batch, edge_type):
     """HeteroData's attributes of a typed link batch: the typed batch's (_HeteroReader), then as PyG's typed
     LinkNeighborLoader: edge_label_index (int64, 2 x L), edge_label and input_id in the seed relation's store,
     or for triplets src_index in the source type's store and dst_pos_index, dst_neg_index in the destination
@@ -658,7 +670,7 @@ def hetero_link_mapping(reader, batch, edge_type, amount=1):
     sources = (positives if triplet else len(arrays[key + "edge_label_index"])) if edge_type[0] == edge_type[2] else 0
     for node_type in out:  # a disjoint batch's: every node type's
         if isinstance(node_type, str) and "batch" in out[node_type]:
-            out[node_type]["batch"] = _positive_of(out[node_type]["batch"], positives, amount, sources)
+            out[node_type]["batch"] = _positive_of(out[node_type]["batch"], positives, sources)
     return out
 
 
@@ -668,7 +680,7 @@ def _negative_index(dst_neg_index):
     return out[:, 0] if out.dim() == 2 and out.shape[1] == 1 else out
 
 
-def link_to_pyg(batch, amount=1):
+def link_to_pyg(batch):
     """The PyG attributes of a gnnd.Batch of a link session (torch output), as a dict."""
     out = to_pyg(batch)
     del out["y"], out["batch_size"]
@@ -689,7 +701,7 @@ def link_to_pyg(batch, amount=1):
     if "batch" in out:  # sources first: the pairs' (triplets: the positives'), then the destinations
         positives = len(batch.input_id)
         sources = positives if triplet else len(batch.edge_label_index)
-        out["batch"] = _positive_of(out["batch"], positives, amount, sources)
+        out["batch"] = _positive_of(out["batch"], positives, sources)
     return out
 
 
