@@ -50,9 +50,10 @@ class ShmGraph {
     auto spec = dataset::PresetSpec("tiny", 0.5);
     EXPECT_TRUE(spec.ok());
     spec->feature_dim = feature_dim;
-    EXPECT_TRUE(
-        dataset::Generate(*spec, {.seed = 11, .feature_dtype = dtype, .threads = 4, .edge_attrs = true}, dir_ / "g")
-            .ok());
+    EXPECT_TRUE(dataset::Generate(
+                    *spec, {.seed = 11, .feature_dtype = dtype, .threads = 4, .edge_attrs = true, .node_attrs = true},
+                    dir_ / "g")
+                    .ok());
     ZeroEveryFifth(dir_ / "g/edge.edge_weight.npy");
     auto source = DatasetDir::Open(dir_ / "g");
     EXPECT_TRUE(source.ok());

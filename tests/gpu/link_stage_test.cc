@@ -76,7 +76,8 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
   gnnd::testing::ScratchDir dir;
   auto preset = dataset::PresetSpec("tiny", 0.5);
   ASSERT_TRUE(preset.ok());
-  ASSERT_TRUE(dataset::Generate(*preset, {.seed = 6, .threads = 2, .edge_attrs = true}, dir / "g").ok());
+  ASSERT_TRUE(
+      dataset::Generate(*preset, {.seed = 6, .threads = 2, .edge_attrs = true, .node_attrs = true}, dir / "g").ok());
   auto source = DatasetDir::Open(dir / "g");
   ASSERT_TRUE(source.ok());
   const std::string name = absl::StrCat("linkgpu-", ::getpid());
@@ -206,7 +207,8 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
                                       .add_reverse = true,
                                       .link_relation = "author___writes___paper",
                                       .edge_attrs = true,
-                                      .temporal = true},
+                                      .temporal = true,
+                                      .node_attrs = true},
                                      dir / "mag")
                   .ok());
   auto source = DatasetDir::Open(dir / "mag");
@@ -284,10 +286,9 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
       for (int64_t step : {int64_t{0}, int64_t{1}, seeds.num_steps() - 1}) {
-        const std::string what =
-            absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
-                         ", disjoint ", c.disjoint, ", time ", static_cast<int>(c.time), ", labor ", c.labor.active,
-                         ", step ", step);
+        const std::string what = absl::StrCat("placement ", static_cast<int>(placement), ", mode ",
+                                              static_cast<int>(c.negatives.mode), ", disjoint ", c.disjoint, ", time ",
+                                              static_cast<int>(c.time), ", labor ", c.labor.active, ", step ", step);
         ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
         const auto [pairs, positives] = WriteLinkArrays(batch, *layout.pairs, expected.data());
         const std::vector<int64_t> counts = BatchCountsOf(batch.graph, layout, pairs, positives);

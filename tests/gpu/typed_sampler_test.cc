@@ -74,9 +74,12 @@ class ShmTyped {
       for (auto& t : spec->types) t.feature_dim = t.feature_dim > 0 ? feature_dim : 0;
     }
     const std::string out = dir_ / "g";
-    EXPECT_TRUE(dataset::GenerateTyped(
-                    *spec, {.seed = 5, .feature_dtype = dtype, .threads = 4, .edge_attrs = true, .temporal = true}, out)
-                    .ok());
+    EXPECT_TRUE(
+        dataset::GenerateTyped(
+            *spec,
+            {.seed = 5, .feature_dtype = dtype, .threads = 4, .edge_attrs = true, .temporal = true, .node_attrs = true},
+            out)
+            .ok());
     if (wide_indices) {
       auto source = DatasetDir::Open(out);
       EXPECT_TRUE(source.ok());

@@ -309,6 +309,49 @@ TEST(TypedSampler, TheBatchSchemaNamesEveryArrayAndCountAndFitsTheSlot) {
   EXPECT_EQ(counts[schema.CountNamed("paper___cites___paper.edges")], buffer.view.num_edges(1));
 }
 
+// Node attributes: every type's, under TYPE.NAME, the rows of its node_ids (gnnctl generate's: flag = every
+// third node, rank = (v * 7919 mod n, -v)), in the dtypes they were stored in.
+TEST(TypedSampler, NodeAttributesAreTheRowsOfTheBatchsNodes) {
+  ScratchDir dir;
+  auto preset = dataset::TypedPresetSpec("mag", 0.002);
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  ASSERT_TRUE(dataset::GenerateTyped(*preset, {.seed = 2, .threads = 2, .node_attrs = true}, dir / "mag").ok());
+  auto d = DatasetDir::Open(dir / "mag");
+  ASSERT_TRUE(d.ok()) << d.status();
+  const GraphData graph{d->manifest(), d->arrays(), d->schema()};
+  const DatasetSchema& schema = graph.schema;
+  const int papers = schema.NodeTypeNamed("paper");
+  const SamplingSpec spec{.batch_size = 32,
+                          .seed_type = papers,
+                          .fanouts = std::vector<std::vector<int32_t>>(schema.relations.size(), {3, 2})};
+  TypedBuffer buffer(graph, spec);
+  const BatchSchema batch = BatchSchemaOf(buffer.layout, schema);
+  const auto* train = static_cast<const int64_t*>(graph.arrays.data[schema.node_types[papers].splits[0]]);
+  CpuSampler(graph, spec, 4).Sample(1, 2, std::span<const int64_t>(train, 32), buffer.view);
+  const std::vector<int64_t> counts = BatchCountsOf(buffer.view, buffer.layout);
+  int checked = 0;
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const NodeTypeSchema& type = schema.node_types[t];
+    const int flag = batch.ArrayNamed(type.name + ".flag"), rank = batch.ArrayNamed(type.name + ".rank");
+    ASSERT_GE(flag, 0) << type.name;
+    ASSERT_GE(rank, 0) << type.name;
+    EXPECT_EQ(batch.arrays[flag].dtype, DType::kBool);
+    EXPECT_EQ(batch.arrays[rank].row_shape, std::vector<int64_t>{2});
+    const int64_t n = counts[batch.arrays[flag].count];
+    EXPECT_EQ(n, buffer.view.num_nodes(static_cast<int>(t)));
+    const auto* flags = reinterpret_cast<const uint8_t*>(buffer.bytes.data() + batch.arrays[flag].offset);
+    const auto* ranks = reinterpret_cast<const int64_t*>(buffer.bytes.data() + batch.arrays[rank].offset);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t v = buffer.view.types[t].node_ids[i];
+      ASSERT_EQ(flags[i], v % 3 == 0 ? 1 : 0) << type.name << " node " << v;
+      ASSERT_EQ(ranks[2 * i], (v * 7919) % type.num_nodes) << type.name << " node " << v;
+      ASSERT_EQ(ranks[2 * i + 1], -v) << type.name << " node " << v;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 64);
+}
+
 TEST(TypedSampler, SpecErrorsNameTheRelation) {
   const RandomTypedGraph g;
   const DatasetSchema& schema = g.graph().schema;
@@ -384,7 +427,7 @@ TEST(TypedSampler, TwoStagesThroughACachePerTableGiveTheSameBatches) {
   ScratchDir dir;
   auto preset = dataset::TypedPresetSpec("igbh", 0.00002);  // features on papers and authors
   ASSERT_TRUE(preset.ok()) << preset.status();
-  ASSERT_TRUE(dataset::GenerateTyped(*preset, {.seed = 4, .threads = 2}, dir / "igbh").ok());
+  ASSERT_TRUE(dataset::GenerateTyped(*preset, {.seed = 4, .threads = 2, .node_attrs = true}, dir / "igbh").ok());
   auto d = DatasetDir::Open(dir / "igbh");
   ASSERT_TRUE(d.ok()) << d.status();
   const GraphData graph{d->manifest(), d->arrays(), d->schema()};

@@ -134,6 +134,8 @@ class ImportBuilder {
   void AllowNoFeatures() { features_optional_ = true; }
   // An edge attribute from a file of one row per spooled edge (written by the caller, e.g. at ScratchPath()).
   void AddEdgeAttribute(EdgeAttributeInput input) { options_.edge_attrs.push_back(std::move(input)); }
+  // A node attribute from a file of one row per node (e.g. written at ScratchPath()).
+  void AddNodeAttribute(NodeAttributeInput input) { options_.node_attrs.push_back(std::move(input)); }
   // The node times from a file of one integer per node (e.g. written at ScratchPath()).
   void SetNodeTimes(std::string path) { options_.node_times = {{"", std::move(path)}}; }
   // A path in the dataset's work directory for a file that is not part of it (removed at Finish).

@@ -9,6 +9,7 @@
 #include "common/base/parallel.h"
 #include "common/base/philox.h"
 #include "common/base/status.h"
+#include "common/dataset/npy.h"
 #include "tools/dataset/import_builder.h"
 #include "tools/dataset/normals.h"
 #include "tools/dataset/progress.h"
@@ -188,6 +189,24 @@ class Generator {
 
 }  // namespace
 
+absl::StatusOr<std::vector<NodeAttributeInput>> WriteSyntheticNodeAttributes(
+    const std::function<std::string(absl::string_view)>& scratch, const std::string& type, int64_t num_nodes) {
+  const std::string prefix = type.empty() ? "" : type + ".";
+  const std::string flag_path = scratch(prefix + "flag.input.npy"), rank_path = scratch(prefix + "rank.input.npy");
+  GNND_ASSIGN_OR_RETURN(NpyWriter flag, NpyWriter::CreateMapped(flag_path, DType::kBool, {num_nodes}));
+  GNND_ASSIGN_OR_RETURN(NpyWriter rank, NpyWriter::CreateMapped(rank_path, DType::kInt64, {num_nodes, 2}));
+  auto* flags = static_cast<uint8_t*>(flag.mutable_data());
+  auto* ranks = rank.mutable_as<int64_t>();
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    flags[v] = v % 3 == 0;
+    ranks[2 * v] = (v * 7919) % num_nodes;
+    ranks[2 * v + 1] = -v;
+  }
+  GNND_RETURN_IF_ERROR(flag.Finish());
+  GNND_RETURN_IF_ERROR(rank.Finish());
+  return std::vector<NodeAttributeInput>{{type, {"flag", flag_path}}, {type, {"rank", rank_path}}};
+}
+
 uint64_t ScrambleId(uint64_t x, uint64_t n, uint64_t seed) {
   Feistel f(n, seed);
   do x = f.Forward(x);
@@ -294,6 +313,12 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
     GNND_RETURN_IF_ERROR(WriteIdTimes(path, spec.num_nodes));
     builder.SetNodeTimes(path);
   }
+  if (options.node_attrs) {
+    GNND_ASSIGN_OR_RETURN(std::vector<NodeAttributeInput> attrs,
+                          WriteSyntheticNodeAttributes(
+                              [&](absl::string_view file) { return builder.ScratchPath(file); }, "", spec.num_nodes));
+    for (NodeAttributeInput& a : attrs) builder.AddNodeAttribute(std::move(a));
+  }
   {  // Features, labels and splits, in blocks of rows.
     Progress progress("nodes", spec.num_nodes, "nodes");
     const std::vector<float> centers = gen.ClassCenters();
@@ -321,10 +346,11 @@ absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options,
           return absl::OkStatus();
         }));
   }
-  return builder.Finish(absl::StrFormat("synthetic generator=2 preset=%s nodes=%d edges_drawn=%d seed=%d%s%s",
-                                        spec.preset, spec.num_nodes, spec.num_edges, options.seed,
-                                        options.edge_attrs ? " edge_attrs" : "", options.temporal ? " temporal" : ""),
-                        spec.num_classes);
+  return builder.Finish(
+      absl::StrFormat("synthetic generator=2 preset=%s nodes=%d edges_drawn=%d seed=%d%s%s%s", spec.preset,
+                      spec.num_nodes, spec.num_edges, options.seed, options.edge_attrs ? " edge_attrs" : "",
+                      options.temporal ? " temporal" : "", options.node_attrs ? " node_attrs" : ""),
+      spec.num_classes);
 }
 
 }  // namespace gnnd::dataset

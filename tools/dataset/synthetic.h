@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "gnnd/v1/dataset.pb.h"
+#include "tools/dataset/edge_attrs.h"
 
 namespace gnnd::dataset {
 
@@ -44,7 +46,14 @@ struct GenerateOptions {
   // Times for the temporal rule: node_time = the node's id within its type (times grow with the ids) and the
   // int64 edge attribute "time" = the later endpoint's time (an edge is no older than its endpoints).
   bool temporal = false;
+  // Node attributes, per type: flag (bool, every third node) and rank (2 x int64, a function of the node).
+  bool node_attrs = false;
 };
+
+// Writes the synthetic node attributes of `num_nodes` nodes (GenerateOptions::node_attrs) at `scratch(name)`
+// paths; returns them as import inputs (type `type`).
+absl::StatusOr<std::vector<NodeAttributeInput>> WriteSyntheticNodeAttributes(
+    const std::function<std::string(absl::string_view)>& scratch, const std::string& type, int64_t num_nodes);
 
 absl::Status Generate(const SyntheticSpec& spec, const GenerateOptions& options, const std::string& out_dir);
 

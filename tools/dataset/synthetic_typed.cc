@@ -254,6 +254,13 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
       GNND_RETURN_IF_ERROR(WriteIdTimes(path, type.num_nodes));
       builder.SetNodeTimes(type.name, path);
     }
+    if (options.node_attrs) {
+      GNND_ASSIGN_OR_RETURN(
+          std::vector<NodeAttributeInput> attrs,
+          WriteSyntheticNodeAttributes([&](absl::string_view file) { return builder.ScratchPath(file); }, type.name,
+                                       type.num_nodes));
+      for (NodeAttributeInput& a : attrs) builder.AddNodeAttribute(std::move(a));
+    }
     if (type.feature_dim == 0) continue;
     const float* normals = NormalQuantiles();
     // Class centers (a type without classes has one), then each row its center plus noise.
@@ -298,7 +305,8 @@ absl::Status GenerateTyped(const TypedSyntheticSpec& spec, const GenerateOptions
   }
   if (attrs) GNND_RETURN_IF_ERROR(attrs->Finish());
   return builder.Finish(absl::StrCat("synthetic generator=2 preset=", spec.preset, " seed=", seed,
-                                     options.edge_attrs ? " edge_attrs" : "", options.temporal ? " temporal" : ""));
+                                     options.edge_attrs ? " edge_attrs" : "", options.temporal ? " temporal" : "",
+                                     options.node_attrs ? " node_attrs" : ""));
 }
 
 }  // namespace gnnd::dataset

@@ -69,6 +69,8 @@ class TypedImportBuilder {
   void SetNodeTimes(const std::string& type, std::string path) {
     options_.node_times.push_back({type, std::move(path)});
   }
+  // A node attribute of the type named input.type from a file of one row per node (e.g. at ScratchPath()).
+  void AddNodeAttribute(NodeAttributeInput input) { options_.node_attrs.push_back(std::move(input)); }
   // A path in the dataset's work directory for a file that is not part of it (removed at Finish).
   std::string ScratchPath(absl::string_view file) const { return writer_->Path(file); }
 
