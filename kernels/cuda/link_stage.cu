@@ -37,6 +37,14 @@ __global__ void RangeKernel(int32_t* out, int64_t count, int32_t first) {
   if (i < count) out[i] = first + static_cast<int32_t>(i);
 }
 
+// A disjoint triplet batch's dst_neg_index, negatives by round (MakeLinkSeeds): row i, column m is hop-0
+// entry first + m * positives + i.
+__global__ void ByRoundKernel(int32_t* out, int64_t positives, int32_t amount, int32_t first) {
+  const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (k >= positives * amount) return;
+  out[k] = first + static_cast<int32_t>((k % amount) * positives + k / amount);
+}
+
 // The excluded positions of one hop at most in relation `relation`: every excluded (destination, source)
 // pair's parallel edges, once per frontier entry of its destination. A destination is in a frontier once, or a
 // disjoint batch's once per subgraph (at most `subgraphs` times, and the frontier holds `max_frontier`).
@@ -285,13 +293,15 @@ absl::Status CudaLinkStage::WriteDisjointPairs(int64_t p, std::byte* slot, uint6
   // The pairs index hop 0 in turn (PyG's arange): made on the device from their first index alone.
   const int32_t dst_first = relation_.same_type ? static_cast<int32_t>(s.src_ids.size()) : 0;
   if (TripletLayout(spec_.negatives.mode)) {
-    const int64_t negatives = p * spec_.negatives.amount;
     for (const auto& [offset, count, first] :
-         {std::tuple{layout.src_index, p, 0}, std::tuple{layout.dst_pos_index, p, dst_first},
-          std::tuple{layout.dst_neg_index, negatives, dst_first + static_cast<int32_t>(p)}}) {
+         {std::tuple{layout.src_index, p, 0}, std::tuple{layout.dst_pos_index, p, dst_first}}) {
       GNND_LAUNCH(RangeKernel, Blocks(count), kThreads, 0, stream, reinterpret_cast<int32_t*>(slot + offset), count,
                   first);
     }
+    const int32_t amount = spec_.negatives.amount;
+    GNND_LAUNCH(ByRoundKernel, Blocks(p * amount), kThreads, 0, stream,
+                reinterpret_cast<int32_t*>(slot + layout.dst_neg_index), p, amount,
+                dst_first + static_cast<int32_t>(p));
   } else {
     const auto pairs = static_cast<int64_t>(s.pair_src.size());
     float* labels = layout.labeled ? nullptr : reinterpret_cast<float*>(slot + layout.edge_label);

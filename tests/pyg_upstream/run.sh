@@ -13,5 +13,5 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cd "$tests"
 GNND_DEVICE=$device PYTHONPATH="$here:$repo/client/python${PYG_SOURCE:+:$PYG_SOURCE}${PYTHONPATH:+:$PYTHONPATH}" \
-  "${PYTHON:-/usr/bin/python3}" -m pytest -p gnnd_pyg_adapter -p no:cacheprovider -q -rs \
+  "${PYTHON:-/usr/bin/python3}" -m pytest -p gnnd_pyg_adapter -p no:cacheprovider -q -rs -m "not rag" \
   loader/test_neighbor_loader.py loader/test_link_neighbor_loader.py "$@"
