@@ -180,6 +180,41 @@ std::string DescribeEdgeArrays(const RelationSchema& r) {
   return absl::StrJoin(parts, "; ");
 }
 
+// An edge or node attribute's values (`rows` of them; `kind`: "edge" or "node"): floats finite, bools 0 or 1,
+// naming file and element.
+absl::Status CheckAttributeValues(const DatasetSchema& schema, const EdgeAttributeSchema& a, int64_t rows,
+                                  absl::string_view kind, const DatasetArrays& arrays, int threads) {
+  if (!IsFloat(a.dtype) && a.dtype != DType::kBool) return absl::OkStatus();
+  const std::string file = schema.arrays[a.array].file();
+  const auto* bytes = static_cast<const std::byte*>(arrays.data[a.array]);
+  const int64_t width = std::max<int64_t>(a.dim, 1);
+  const size_t element = DTypeSize(a.dtype);
+  auto where = [&](int64_t e) { return a.dim > 0 ? absl::StrCat(e / width, ", ", e % width) : absl::StrCat(e); };
+  return FirstError(rows * width, threads, [&](int64_t begin, int64_t end) {
+    if (a.dtype == DType::kBool) {
+      for (int64_t e = begin; e < end; ++e) {
+        const auto b = static_cast<uint8_t>(bytes[e]);
+        if (b > 1) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "%s: element [%s] is %d (%s attributes of dtype bool are 0 or 1)", file, where(e), b, kind));
+        }
+      }
+      return absl::OkStatus();
+    }
+    float values[4096];
+    for (int64_t at = begin; at < end; at += 4096) {
+      const int64_t n = std::min<int64_t>(4096, end - at);
+      ElementsAsFloat(a.dtype, bytes + at * element, values, static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        if (std::isfinite(values[i])) continue;
+        return absl::InvalidArgumentError(absl::StrFormat("%s: element [%s] is %f (%s attributes must be finite)", file,
+                                                          where(at + i), values[i], kind));
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
 // A relation's edge ids (non-negative) and floating-point edge attributes (finite), naming file and element.
 absl::Status CheckEdgeArrays(const DatasetSchema& schema, const RelationSchema& r, const DatasetArrays& arrays,
                              int threads) {
@@ -196,26 +231,7 @@ absl::Status CheckEdgeArrays(const DatasetSchema& schema, const RelationSchema& 
     }));
   }
   for (const EdgeAttributeSchema& a : r.edge_attrs) {
-    if (!IsFloat(a.dtype)) continue;
-    const std::string file = schema.arrays[a.array].file();
-    const auto* bytes = static_cast<const std::byte*>(arrays.data[a.array]);
-    const int64_t width = std::max<int64_t>(a.dim, 1);
-    const size_t element = DTypeSize(a.dtype);
-    GNND_RETURN_IF_ERROR(FirstError(r.num_edges * width, threads, [&](int64_t begin, int64_t end) {
-      float values[4096];
-      for (int64_t at = begin; at < end; at += 4096) {
-        const int64_t n = std::min<int64_t>(4096, end - at);
-        ElementsAsFloat(a.dtype, bytes + at * element, values, static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) {
-          if (std::isfinite(values[i])) continue;
-          const int64_t e = at + i;
-          return absl::InvalidArgumentError(
-              absl::StrFormat("%s: element [%s] is %f (edge attributes must be finite)", file,
-                              a.dim > 0 ? absl::StrCat(e / width, ", ", e % width) : absl::StrCat(e), values[i]));
-        }
-      }
-      return absl::OkStatus();
-    }));
+    GNND_RETURN_IF_ERROR(CheckAttributeValues(schema, a, r.num_edges, "edge", arrays, threads));
   }
   return absl::OkStatus();
 }
@@ -308,6 +324,9 @@ absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& ar
   }
   for (size_t type = 0; type < schema.node_types.size(); ++type) {
     const NodeTypeSchema& t = schema.node_types[type];
+    for (const EdgeAttributeSchema& a : t.node_attrs) {
+      GNND_RETURN_IF_ERROR(CheckAttributeValues(schema, a, t.num_nodes, "node", arrays, threads));
+    }
     if (t.labels < 0) continue;
     const std::string labels_file = schema.arrays[t.labels].file();
     const auto* labels = static_cast<const int64_t*>(arrays.data[t.labels]);

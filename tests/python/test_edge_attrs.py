@@ -267,3 +267,10 @@ def test_node_attributes_are_stored_in_id_order_with_their_dtypes(tmp_path):
     manifest = (tmp_path / "out" / "manifest.textproto").read_text()
     assert "FEATURE_DTYPE_BOOL" in manifest and 'name: "m"' in manifest, manifest
     run_gnnctl("validate", tmp_path / "out")
+    # What gnnd loads is checked again: a bool that is neither 0 nor 1, a file of the wrong shape.
+    np.save(tmp_path / "out" / "node.m.npy", np.array([1, 0, 2, 1], np.uint8).view(np.bool_))
+    bad = run_gnnctl("validate", tmp_path / "out", ok=False)
+    assert "node.m.npy: element [2] is 2 (node attributes of dtype bool are 0 or 1)" in bad.stderr, bad.stderr
+    np.save(tmp_path / "out" / "node.m.npy", np.ones(3, np.bool_))
+    bad = run_gnnctl("validate", tmp_path / "out", ok=False)
+    assert "node.m.npy: shape is (3) but the manifest implies (4)" in bad.stderr, bad.stderr

@@ -380,9 +380,12 @@ class NeighborLoader(_SessionLoader):
     per epoch (equal on every rank); set_epoch(e) picks the epoch (its shuffle order) of the next iteration.
     loader(index), as PyG's: the batch of the inputs at those positions (ids, a mask, a node type or "all").
     num_neighbors: -1 takes every neighbor, 0 none, [] the seeds alone; a dict's keys (src, rel, dst) or
-    (src, dst) where one relation links them. transform is applied to each batch, as PyG's. PyG's worker arguments (num_workers, pin_memory, ...) are
-    ignored with one warning; its sampling arguments are taken at their defaults (what gnnd does), any other
-    value refused saying why.
+    (src, dst) where one relation links them. transform is applied to each batch, as PyG's.
+    subgraph_type: "directional" (PyG's default) or "bidirectional" (PyG's to_bidirectional of the sample, for
+    link loaders too); "induced" is refused. Node attributes of the dataset (gnnd.pyg.save keeps every one)
+    come in each batch under their names, the rows of n_id. PyG's worker arguments (num_workers, pin_memory,
+    ...) are ignored with one warning; its other sampling arguments are taken at their defaults (what gnnd
+    does), any other value refused saying why.
     """
 
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, input_time=None, *, batch_size=1,
