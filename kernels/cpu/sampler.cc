@@ -251,16 +251,22 @@ void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<c
   GatherEdgeRows(graph_, out);
 }
 
+namespace {
+// Row `ids[i]` of `table` into row i of `out`, for i < n (rows of `row_bytes`).
+void CopyRows(const void* table, const int64_t* ids, int64_t n, size_t row_bytes, void* out) {
+  const auto* from = static_cast<const std::byte*>(table);
+  auto* to = static_cast<std::byte*>(out);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(to + i * row_bytes, from + ids[i] * row_bytes, row_bytes);
+}
+}  // namespace
+
 void GatherEdgeRows(const GraphData& graph, const BatchView& out) {
   for (size_t r = 0; r < out.relations.size(); ++r) {
     const BatchView::Relation& edges = out.relations[r];
     if (edges.e_id == nullptr) continue;
     const int64_t n = out.num_edges(static_cast<int>(r));
     for (const BatchView::EdgeRows& rows : edges.attrs) {
-      const auto* from = static_cast<const std::byte*>(graph.arrays.data[rows.array]);
-      auto* to = static_cast<std::byte*>(rows.data);
-      for (int64_t k = 0; k < n; ++k)
-        std::memcpy(to + k * rows.row_bytes, from + edges.e_id[k] * rows.row_bytes, rows.row_bytes);
+      CopyRows(graph.arrays.data[rows.array], edges.e_id, n, rows.row_bytes, rows.data);
     }
     const auto* ids = static_cast<const int64_t*>(graph.arrays.data[graph.schema.relations[r].edge_ids]);
     for (int64_t k = 0; k < n; ++k) edges.e_id[k] = ids[edges.e_id[k]];
@@ -278,10 +284,7 @@ void CpuSampler::GatherNodeAttributes(const BatchView& out) const {
     const BatchView::Type& view = out.types[t];
     const int64_t n = out.num_nodes(static_cast<int>(t));
     for (const BatchView::EdgeRows& rows : view.attrs) {
-      const auto* from = static_cast<const std::byte*>(graph_.arrays.data[rows.array]);
-      auto* to = static_cast<std::byte*>(rows.data);
-      for (int64_t i = 0; i < n; ++i)
-        std::memcpy(to + i * rows.row_bytes, from + view.node_ids[i] * rows.row_bytes, rows.row_bytes);
+      CopyRows(graph_.arrays.data[rows.array], view.node_ids, n, rows.row_bytes, rows.data);
     }
   }
 }
@@ -293,12 +296,9 @@ void CpuSampler::GatherFeatures(const BatchView& out) const {
     const BatchView::Type& view = out.types[t];
     // Features on storage (not in memory) are read by the producer's second stage instead.
     if (view.features == nullptr || type.features < 0 || graph_.arrays.data[type.features] == nullptr) continue;
-    const size_t row = type.feature_row_bytes();
-    const auto* features = static_cast<const std::byte*>(graph_.arrays.data[type.features]);
-    auto* dst = static_cast<std::byte*>(view.features);
     // A batch larger than its slot's rows (slots sized by the batches) gets what fits: it is not delivered.
     const int64_t n = std::min(out.num_nodes(static_cast<int>(t)), view.feature_rows);
-    for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * row, features + view.node_ids[i] * row, row);
+    CopyRows(graph_.arrays.data[type.features], view.node_ids, n, type.feature_row_bytes(), view.features);
   }
 }
 
