@@ -238,8 +238,10 @@ def test_generate_typed_attributes_follow_edges_and_their_reverses(tmp_path):
      "a.npy: element 2 = 2 is not a bool (0 or 1)"),
     (lambda d: np.save(d / "a.npy", np.ones((4, 0), np.int64)), "m=a.npy",
      "a.npy: shape (4, 0), an attribute needs at least one value a node"),
-    (lambda d: np.save(d / "a.npy", np.ones(4)), "node_ids=a.npy", "--node-attr 'node_ids': the name of a batch's array"),
-    (lambda d: np.save(d / "a.npy", np.ones(4)), "paper.m=a.npy", "--node-attr paper.m: this dataset has one node type"),
+    (lambda d: np.save(d / "a.npy", np.ones(4)), "node_ids=a.npy",
+     "--node-attr 'node_ids': the name of a batch's array"),
+    (lambda d: np.save(d / "a.npy", np.ones(4)), "paper.m=a.npy",
+     "--node-attr paper.m: this dataset has one node type"),
     (lambda d: np.save(d / "a.npy", np.ones(4)), "m", "expected NAME=FILE.npy or TYPE.NAME=FILE.npy"),
     (lambda d: np.save(d / "a.npy", np.ones(4, np.float32)), "w=a.npy", "--node-attr w: also an edge attribute's name"),
 ])

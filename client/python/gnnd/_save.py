@@ -22,12 +22,13 @@ SPLIT_ATTRIBUTES = (("train_mask", "train"), ("val_mask", "valid"), ("test_mask"
 # Node attributes saved as the dataset's node times (integers, one per node): sessions select them with
 # time_attr="node_time" or by the attribute's own name.
 NODE_TIME_ATTRIBUTES = ("node_time", "time")
-# A node store's attributes the save stores (or, n_id, checks: gnnd's batches carry n_id themselves).
 # What PyG's loaders set on every batch: a node attribute of such a name would be hidden by it.
 BATCH_ATTRIBUTES = ("e_id", "batch", "batch_size", "input_id", "seed_time", "num_sampled_nodes",
                     "num_sampled_edges", "edge_index")
 # A RandomLinkSplit's seed edges, which PyG's LinkNeighborLoader takes as arguments (its batches set their own).
 LINK_SEED_ATTRIBUTES = ("edge_label_index", "edge_label", "edge_label_time")
+# A node store's attributes with a role of their own (features, labels, splits, times; n_id checked: gnnd's
+# batches carry n_id themselves). Masks and times are carried into batches too (_node_attributes).
 NODE_ATTRIBUTES = ("x", "y", "num_nodes", "n_id", *NODE_TIME_ATTRIBUTES, *(a for a, _ in SPLIT_ATTRIBUTES))
 
 
@@ -301,8 +302,7 @@ def _x_is_attribute(x):
     """Whether x is not features (integers or booleans, e.g. PyG's x = torch.arange(N)): it is then stored as a
     node attribute named x, as it is."""
     dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
-    return str(dtype).removeprefix("torch.") not in (
-        *FEATURE_DTYPES, "float64", "float")
+    return str(dtype).removeprefix("torch.") not in (*FEATURE_DTYPES, "float64", "float")
 
 
 def _feature_dtype_flag(dtypes, feature_dtype):
@@ -329,8 +329,8 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
     own; batches carry them by name, the rows of n_id, as PyG's); every edge store's attributes (edge_attr,
     edge_weight, edge times, the user's own: one row per edge; batches carry them by name) and each edge's row
     as e_id. Attributes keep float32, float16 and bool; other floats become float32, other integers int64.
-    Anything else is refused, naming it, rather than dropped. Returns the path. Serve it with `gnnd --dataset NAME=PATH` or `gnnctl load
-    NAME PATH`."""
+    Anything else is refused, naming it, rather than dropped. Returns the path. Serve it with `gnnd --dataset
+    NAME=PATH` or `gnnctl load NAME PATH`."""
     if os.path.lexists(path):  # a symbolic link too, dangling or not: the save never writes through one
         raise SaveError(f"{path}: exists (gnnd.pyg.save writes a new dataset directory)")
     out = pathlib.Path(path).resolve()
