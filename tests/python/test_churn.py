@@ -120,7 +120,11 @@ def test_session_churn_leaves_gnnd_up_admitting_and_flat(tmp_path, features):
         # ASan keeps freed memory in quarantine: RSS is not a leak measure there (LeakSanitizer is).
         if os.environ.get("GNND_SANITIZE") != "address":
             assert after[2] <= before[2] + 64 * 1024, f"RSS {before[2]} -> {after[2]} KiB"
-        assert "refused" not in daemon.output()
+        # No trainer is refused for sessions it closed; a killed trainer's open may be refused (CANCELLED:
+        # it went away while its first batches were sampled), which is the trainer leaving, not a refusal.
+        refused = [line for line in daemon.output().splitlines()
+                   if "refused" in line and "code=CANCELLED" not in line]
+        assert not refused, refused
         print(f"{opened} sessions in {seconds:.0f} s; fds, threads, RSS KiB: {before} -> {after}; threads "
               f"{names_before} -> {thread_names(pid)}")
         if features == "storage":
