@@ -153,7 +153,7 @@ struct BatchView {
     int64_t feature_rows = 0;      // rows `features` holds (a batch with more nodes has none of its rows there)
     int64_t* batch = nullptr;      // a disjoint batch's: each node's subgraph (its seed's position)
     int64_t* seed_time = nullptr;  // a temporal node batch's seed type: each seed's time
-    std::vector<EdgeRows> attrs;   // its node attributes' rows, gathered by node_ids (GatherNodeRows)
+    std::vector<EdgeRows> attrs;   // its node attributes' rows, gathered by node_ids
   };
   struct Relation {
     int32_t* edge_src = nullptr;

@@ -62,16 +62,7 @@ void Iota(std::vector<int32_t>& out, size_t count, int32_t first) {
   std::iota(out.begin(), out.end(), first);
 }
 
-// A disjoint batch's negatives in PyG's order: the first negative of every positive, then the second, ...
-// (`ids` past its `positives` entries holds them drawn amount per positive, in positive order).
-void NegativesByRound(std::vector<int64_t>& ids, size_t positives, size_t amount, std::vector<int64_t>& scratch) {
-  scratch.assign(ids.begin() + static_cast<ptrdiff_t>(positives), ids.end());
-  for (size_t i = 0; i < positives; ++i) {
-    for (size_t m = 0; m < amount; ++m) ids[positives + m * positives + i] = scratch[i * amount + m];
-  }
-}
-
-// A disjoint batch's hop 0 and pairs: every endpoint in pair order (negatives by round, NegativesByRound), the
+// A disjoint batch's hop 0 and pairs: every endpoint in pair order (negatives by round, MakeLinkSeeds), the
 // pairs indexing them in turn; a triplet's negatives of positive i at rows i of dst_neg_index, as PyG's
 // arange(...).view(-1, positives).t().
 void LayOutDisjoint(const NegativeSpec& negatives, const LinkRelation& relation, size_t num_positives, LinkSeeds& out) {
@@ -163,23 +154,21 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
   std::vector<int64_t>& all_dst = out.dst_ids;
   all_src.assign(src.begin(), src.end());
   all_dst.assign(dst.begin(), dst.end());
-  if (negatives.mode == NegativeMode::kFixed) {
-    all_dst.insert(all_dst.end(), fixed.begin(), fixed.begin() + static_cast<ptrdiff_t>(num_positives * amount));
-  }
-  for (size_t i = 0; i < num_positives && negatives.mode != NegativeMode::kFixed; ++i) {
-    for (size_t m = 0; m < amount; ++m) {
-      const uint64_t index = i * amount + m;
-      const int64_t keep_src = negatives.mode == NegativeMode::kTriplet ? src[i] : -1;
-      const int64_t time = timed ? subgraphs.times[i] : INT64_MAX;
-      absl::StatusOr<NodePair> pair = Negative(key, batch, index, keep_src, negatives, relation, time);
-      if (!pair.ok()) return pair.status();
-      if (negatives.mode == NegativeMode::kBinary) all_src.push_back(pair->src);
-      all_dst.push_back(pair->dst);
+  // Negative k: positive i's m-th, amount per positive in positive order, or by round in a disjoint batch (PyG's
+  // order: negative k is positive k % P's). Each is drawn by its index i * amount + m, wherever it is placed.
+  for (size_t k = 0; k < num_positives * amount; ++k) {
+    const size_t i = subgraphs.disjoint ? k % num_positives : k / amount;
+    const size_t m = subgraphs.disjoint ? k / num_positives : k % amount;
+    if (negatives.mode == NegativeMode::kFixed) {
+      all_dst.push_back(fixed[i * amount + m]);
+      continue;
     }
-  }
-  if (subgraphs.disjoint && amount > 1) {
-    NegativesByRound(all_dst, num_positives, amount, out.scratch);
-    if (negatives.mode == NegativeMode::kBinary) NegativesByRound(all_src, num_positives, amount, out.scratch);
+    const int64_t keep_src = negatives.mode == NegativeMode::kTriplet ? src[i] : -1;
+    const int64_t time = timed ? subgraphs.times[i] : INT64_MAX;
+    absl::StatusOr<NodePair> pair = Negative(key, batch, i * amount + m, keep_src, negatives, relation, time);
+    if (!pair.ok()) return pair.status();
+    if (negatives.mode == NegativeMode::kBinary) all_src.push_back(pair->src);
+    all_dst.push_back(pair->dst);
   }
   out.pair_time.clear();
   out.subgraph_time.clear();

@@ -71,7 +71,6 @@ struct LinkSeeds {
   // A temporal batch's: each pair's time (edge_label_time: the positives', then each negative its positive's;
   // triplets: the positives'), and each subgraph's (its seed's) time, as the sampler takes them.
   std::vector<int64_t> pair_time, subgraph_time;
-  std::vector<int64_t> scratch;  // MakeLinkSeeds' own
 };
 
 // Seed-edge exclusion: which graph edges a link batch never samples (link_rule.h draws around them).

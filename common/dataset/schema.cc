@@ -34,12 +34,12 @@ absl::Status CheckName(absl::string_view field, const std::string& name) {
              absl::StrCat("is not a name (letters, digits and _, at most ", kMaxSchemaNameBytes, " bytes, no ___)"));
 }
 
-// One node type's counts; `prefix` is its field path ("" for a format_version 1 manifest).
-// A relation's edge attributes or a type's node attributes (`field`: their list's name, `rows`: the edges or
-// nodes, `row`: "edge" or "node"): names, dims, dtypes and sizes.
+// A relation's edge attributes or a type's node attributes (`field_prefix`: their list's field path, `rows`:
+// the edges or nodes, `row`: "edge" or "node"): names, dims, dtypes and sizes.
 absl::Status CheckAttributes(const std::string& field_prefix,
                              const google::protobuf::RepeatedPtrField<v1::EdgeAttribute>& attrs, int64_t rows,
                              absl::string_view row) {
+  const std::string one = row == "edge" ? "an edge" : "a node";
   absl::flat_hash_set<std::string> names;
   for (int i = 0; i < attrs.size(); ++i) {
     const v1::EdgeAttribute& a = attrs.Get(i);
@@ -50,8 +50,7 @@ absl::Status CheckAttributes(const std::string& field_prefix,
       return Bad(field("name"), Quoted(a.name()), "is the name of a batch's array (batches carry attributes by name)");
     }
     if (a.dim() < 0 || a.dim() > kMaxCount) {
-      return Bad(field("dim"), a.dim(),
-                 absl::StrCat("must be 0 (one value a", row == "edge" ? "n " : " ", row, ") to ", kMaxCount));
+      return Bad(field("dim"), a.dim(), absl::StrCat("must be 0 (one value ", one, ") to ", kMaxCount));
     }
     const std::optional<DType> dtype = EdgeAttributeDType(a.dtype());
     if (!dtype) return Bad(field("dtype"), FeatureDTypeName(a.dtype()), "must be set to a known attribute dtype");
@@ -59,13 +58,14 @@ absl::Status CheckAttributes(const std::string& field_prefix,
     if (__builtin_mul_overflow(rows, std::max<int64_t>(a.dim(), 1), &bytes) ||
         __builtin_mul_overflow(bytes, static_cast<int64_t>(DTypeSize(*dtype)), &bytes) || bytes > kMaxNpyDataBytes) {
       return Bad(field("dim"), a.dim(),
-                 absl::StrCat("makes the attribute (", rows, " rows, one a", row == "edge" ? "n " : " ", row,
-                              ") larger than ", kMaxNpyDataBytes, " bytes"));
+                 absl::StrCat("makes the attribute (", rows, " rows, one ", one, ") larger than ", kMaxNpyDataBytes,
+                              " bytes"));
     }
   }
   return absl::OkStatus();
 }
 
+// One node type's counts; `prefix` is its field path ("" for a format_version 1 manifest).
 absl::Status CheckNodeType(const std::string& prefix, const v1::NodeType& t, bool features_required) {
   auto field = [&](absl::string_view name) { return absl::StrCat(prefix, name); };
   if (t.num_nodes() <= 0) return Bad(field("num_nodes"), t.num_nodes(), "must be positive");

@@ -102,6 +102,7 @@ namespace {
 absl::StatusOr<v1::EdgeAttribute> WriteAttribute(const std::string& out_path, const EdgeAttributeInput& input,
                                                  int64_t num_input_rows, std::span<const int64_t> ids,
                                                  absl::string_view row_kind) {
+  const std::string one = row_kind == "edge" ? "an edge" : "a node";
   GNND_ASSIGN_OR_RETURN(const NpyFile in, NpyFile::Open(input.path));
   const NpyHeader& h = in.header();
   if (h.shape.empty() || h.shape.size() > 2) {
@@ -110,13 +111,11 @@ absl::StatusOr<v1::EdgeAttribute> WriteAttribute(const std::string& out_path, co
   }
   if (h.shape[0] != num_input_rows) {
     return absl::InvalidArgumentError(absl::StrCat(input.path, ": ", h.shape[0], " rows, but the ", row_kind, "s are ",
-                                                   num_input_rows, " (one row a", row_kind == "edge" ? "n " : " ",
-                                                   row_kind, ", in their order)"));
+                                                   num_input_rows, " (one row ", one, ", in their order)"));
   }
   if (h.shape.size() == 2 && h.shape[1] < 1) {  // (E, 0) holds nothing: it is not an (E,) attribute
-    return absl::InvalidArgumentError(absl::StrCat(input.path, ": shape ", ShapeText(h.shape),
-                                                   ", an attribute needs at least one value a",
-                                                   row_kind == "edge" ? "n " : " ", row_kind));
+    return absl::InvalidArgumentError(
+        absl::StrCat(input.path, ": shape ", ShapeText(h.shape), ", an attribute needs at least one value ", one));
   }
   const int64_t dim = h.shape.size() == 2 ? h.shape[1] : 0;
   const int64_t width = std::max<int64_t>(dim, 1);
@@ -141,7 +140,7 @@ absl::StatusOr<v1::EdgeAttribute> WriteAttribute(const std::string& out_path, co
     const int64_t row = ids.empty() ? k : ids[k];
     const std::byte* src = from + row * in_row;
     char* dst = to + k * out_row;
-    const FeatureBlock block{input.path, row * width, width, /*edge_attribute=*/true};
+    const FeatureBlock block{.where = input.path, .first = row * width, .dim = width, .attribute = row_kind};
     if (h.dtype == DType::kFloat64) {
       std::memcpy(values.data(), src, in_row);
       GNND_RETURN_IF_ERROR(EncodeFeaturesAs(DType::kFloat32, values.data(), width, dst, block, /*clamp=*/false));

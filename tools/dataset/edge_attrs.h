@@ -1,6 +1,7 @@
-// Edge and node attributes at import: a file of one row per input edge, in the input's edge order, is written in CSC
-// order beside the relation's indices — row k of the result is input row e_id[k] (the CSC builder's edge ids:
-// an undirected copy shares its edge's row, a deduplicated edge keeps its first row's).
+// Edge and node attributes at import. An edge attribute, a file of one row per input edge in the input's edge
+// order, is written in CSC order beside the relation's indices — row k of the result is input row e_id[k] (the
+// CSC builder's edge ids: an undirected copy shares its edge's row, a deduplicated edge keeps its first row's).
+// A node attribute, one row per node, is written in id order.
 #pragma once
 
 #include <cstdint>

@@ -38,9 +38,10 @@ absl::Status NotFinite(DType dtype, double value, size_t i, const FeatureBlock& 
                            : std::isinf(value)
                                ? "is not finite"
                                : absl::StrCat("is past ", DTypeName(dtype), "'s range (|x| <= ", LargestOf(dtype), ")");
-  if (block.edge_attribute) {
-    return absl::InvalidArgumentError(absl::StrCat(block.where, ": edge attribute value ", value, " at ", element, " ",
-                                                   what, " (edge attributes must be finite numbers)"));
+  if (!block.attribute.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(block.where, ": ", block.attribute, " attribute value ", value,
+                                                   " at ", element, " ", what, " (", block.attribute,
+                                                   " attributes must be finite numbers)"));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       block.where, ": feature value ", value, " at ", element, " ", what,
@@ -60,12 +61,13 @@ absl::Status EncodeFeaturesAs(DType target, const In* in, size_t count, char* ou
       x = std::copysign(largest, x);
     }
     const float f = static_cast<float>(x);
-    if (block.edge_attribute && x != 0 && f == 0) {  // a weight would silently become "never drawn"
+    if (!block.attribute.empty() && x != 0 && f == 0) {  // a weight would silently become "never drawn"
       const int64_t at = std::max<int64_t>(block.first, 0) + static_cast<int64_t>(i);
-      return absl::InvalidArgumentError(absl::StrCat(block.where, ": edge attribute value ", x, " at row ",
-                                                     at / std::max<int64_t>(block.dim, 1),
-                                                     " is 0 in float32 (edge attributes are kept as float32: scale "
-                                                     "them, or write 0 where 0 is meant)"));
+      return absl::InvalidArgumentError(absl::StrCat(block.where, ": ", block.attribute, " attribute value ", x,
+                                                     " at row ", at / std::max<int64_t>(block.dim, 1),
+                                                     " is 0 in float32 (", block.attribute,
+                                                     " attributes are kept as float32: scale them, "
+                                                     "or write 0 where 0 is meant)"));
     }
     switch (target) {
       case DType::kFloat16: {

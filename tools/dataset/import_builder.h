@@ -61,7 +61,8 @@ struct FeatureBlock {
   absl::string_view where;
   int64_t first = -1;
   int64_t dim = 1;
-  bool edge_attribute = false;  // the values are an edge attribute's (errors say so; no --clamp for them)
+  // "edge" or "node": the values are such an attribute's (errors say so; no --clamp for them); empty: features.
+  absl::string_view attribute;
 };
 
 // Converts `count` values to the bits of feature dtype `target` into `out`. A NaN, an infinity or a value

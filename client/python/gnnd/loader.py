@@ -180,23 +180,24 @@ class _SlotViews:
         # edge_src and edge_dst), by name without the relation's prefix ("" or "SRC___REL___DST.").
         edge_counts = {"": self.count_names.index("edges")} if self.homogeneous else \
             {k + ".": i for k, i in self.edge_total_count.items()}
-        self.edge_data = {prefix: [] for prefix in edge_counts}
-        for name, count in zip(self.names, self.count_of):
-            for prefix, edges in edge_counts.items():
-                if count == edges and name.startswith(prefix) and name[len(prefix):] not in ("edge_src", "edge_dst"):
-                    self.edge_data[prefix].append(name[len(prefix):])
+        self.edge_data = self._counted_by(edge_counts, ("edge_src", "edge_dst"))
         # Each type's node data (its node attributes: the arrays counted by its nodes, but for node_ids, features
         # and batch), by name without the type's prefix ("" or "TYPE.").
         node_counts = {"": self.count_names.index("nodes")} if self.homogeneous else \
             {t + ".": i for t, i in self.total_count.items()}
-        self.node_data = {prefix: [] for prefix in node_counts}
-        for name, count in zip(self.names, self.count_of):
-            for prefix, nodes in node_counts.items():
-                if count == nodes and name.startswith(prefix) and name[len(prefix):] not in (
-                        "node_ids", "features", "batch"):
-                    self.node_data[prefix].append(name[len(prefix):])
+        self.node_data = self._counted_by(node_counts, ("node_ids", "features", "batch"))
         for slot in range(lib.gnnd_session_slots(session)):
             self._view(slot)
+
+    def _counted_by(self, counts, excluded):
+        """{prefix: the names, without it, of the arrays named PREFIX... and counted by counts[prefix]} but
+        `excluded`."""
+        out = {prefix: [] for prefix in counts}
+        for name, count in zip(self.names, self.count_of):
+            for prefix, by in counts.items():
+                if count == by and name.startswith(prefix) and name[len(prefix):] not in excluded:
+                    out[prefix].append(name[len(prefix):])
+        return out
 
     def _view(self, slot):
         lib, session = self._lib, self._session

@@ -544,8 +544,6 @@ class LinkNeighborLoader(_SessionLoader):
                 f"{'set' if edge_label_time is not None else 'not set'} while 'time_attr' is "
                 f"{'set' if time_attr is not None else 'not set'}. Both arguments must be provided for temporal "
                 "sampling.")
-        if edge_label_time is not None and time_attr is None:
-            raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time is temporal sampling's: set time_attr")
         if edge_label_time is not None and pairs is None:
             raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time goes with given pairs (a tensor "
                              "edge_label_index); an edge split's times come with it (SPLIT_edge_time.npy)")
