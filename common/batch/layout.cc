@@ -121,6 +121,11 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     }
     bound.nodes_after = c.max_nodes;
   }
+  for (size_t r = 0; r < relations && spec.induced; ++r) {  // every in-edge of every node, at most (sampling.h)
+    const RelationSchema& rel = schema.relations[r];
+    const int64_t induced = std::min(rel.num_edges, SaturatingMul(c.max_nodes[rel.dst_type], max_in_degree[r]));
+    c.max_edges[r] = std::max(c.max_edges[r], induced);
+  }
   constexpr int64_t kLimit = (int64_t{1} << 31) - 1;  // local indices and per-hop counts are int32
   if (schema.format_version == 1 && (c.max_nodes[0] > kLimit || c.max_edges[0] > kLimit)) {
     return absl::InvalidArgumentError(absl::StrCat("a batch could hold ", c.max_nodes[0], " nodes and ", c.max_edges[0],

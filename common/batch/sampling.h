@@ -366,4 +366,10 @@ GNND_HOST_DEVICE float Weight(int64_t allowed, int32_t fanout) {
 }
 }  // namespace labor
 
+// Induced subgraphs (SamplingSpec::induced, PyG's subgraph_type="induced", as torch-sparse's undirected
+// neighbor_sample builds them): the hops reach the batch's nodes by the rule above; its edges of a relation are
+// then, for each node of the relation's destination type in local order (duplicate seeds each), its in-edges in
+// CSC order whose source is a node of the batch, that source's first local index. A batch of N destination nodes
+// holds at most min(the relation's edges, N x its largest in-degree) of them (layout.cc sizes slots so).
+
 }  // namespace gnnd

@@ -141,6 +141,17 @@ absl::Status CheckLabor(const SamplingSpec& spec, const DatasetSchema& schema) {
   }
   return absl::OkStatus();
 }
+// Induced subgraphs (spec.induced) are of one node set: PyG refuses them with disjoint subgraphs, and neither
+// its induced sampling nor gnnd's keeps times or LABOR's per-edge weights.
+absl::Status CheckInduced(const SamplingSpec& spec) {
+  if (!spec.induced || !(spec.disjoint || spec.time.active() || spec.labor.active)) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat("induced subgraphs with ",
+                                               spec.time.active() ? "the temporal rule"
+                                               : spec.disjoint    ? "disjoint subgraphs"
+                                                                  : "LABOR sampling",
+                                               " are not built (PyG's induced subgraphs are of one node set, "
+                                               "without times or edge weights)"));
+}
 }  // namespace
 
 absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema) {
@@ -159,6 +170,7 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& sc
   GNND_RETURN_IF_ERROR(CheckEdgeWeights(spec, schema));
   GNND_RETURN_IF_ERROR(CheckTime(spec, schema));
   GNND_RETURN_IF_ERROR(CheckLabor(spec, schema));
+  GNND_RETURN_IF_ERROR(CheckInduced(spec));
   if (schema.format_version == 1) return CheckHopFanouts(spec.fanouts[0]);
   const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
   if (hops < 1 || hops > kMaxHops) {

@@ -65,6 +65,11 @@ struct SamplingSpec {
   bool disjoint = false;
   TimeSpec time;
   LaborSpec labor;
+  // PyG's subgraph_type="induced": the hops reach the nodes as above, then a batch's edges of each relation are
+  // every edge between its nodes rather than the edges drawn: for each destination node in local order, its
+  // in-edges in CSC order whose source is in the batch (sampling.h, induced). Not by hop: hop 0's count holds
+  // them all. Not with disjoint, temporal or LABOR batches.
+  bool induced = false;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
   // The edge attributes a batch carries of `relation` (none where edge_attrs is empty).
@@ -108,7 +113,8 @@ struct SamplingSpec {
             .edge_weights = {},
             .disjoint = false,
             .time = {},
-            .labor = {}};
+            .labor = {},
+            .induced = false};
   }
 };
 

@@ -505,6 +505,12 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_undrawable_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, graph.schema, shape));
   GNND_RETURN_IF_ERROR(SetLabor(request, graph.schema, shape.sampling));
+  shape.sampling.induced = request.induced();
+  if (request.induced() && spec.exclude != ExcludeMode::kNone) {
+    return absl::UnimplementedError(
+        "open.induced with open.exclude: an induced batch holds every edge between its nodes, the seed edges too; "
+        "excluding them from it is not built");
+  }
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
@@ -595,6 +601,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_undrawable_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, schema, shape));
   GNND_RETURN_IF_ERROR(SetLabor(request, schema, shape.sampling));
+  shape.sampling.induced = request.induced();
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
   GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));

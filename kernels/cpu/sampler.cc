@@ -112,6 +112,29 @@ void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, u
   }
 }
 
+template <typename Index>
+void CpuSampler::InduceEdges(int relation, const BatchView& out) {
+  const RelationSchema& r = graph_.schema.relations[relation];
+  const auto* indptr = static_cast<const int64_t*>(graph_.arrays.data[r.indptr]);
+  const auto* indices = static_cast<const Index*>(graph_.arrays.data[r.indices]);
+  const auto& sources = local_[r.src_type];
+  const BatchView::Relation& edges = out.relations[relation];
+  const int64_t* dst_ids = out.types[r.dst_type].node_ids;
+  int64_t k = 0;
+  for (int64_t v = 0; v < num_nodes_[r.dst_type]; ++v) {
+    for (int64_t p = indptr[dst_ids[v]]; p < indptr[dst_ids[v] + 1]; ++p) {
+      const auto source = sources.find(static_cast<int64_t>(indices[p]));
+      if (source == sources.end()) continue;
+      edges.edge_src[k] = source->second;
+      edges.edge_dst[k] = static_cast<int32_t>(v);
+      if (edges.e_id != nullptr) edges.e_id[k] = p;  // a CSC position until GatherEdgeRows
+      ++k;
+    }
+  }
+  std::fill_n(edges.num_edges_per_hop, spec_.num_hops(), 0);
+  edges.num_edges_per_hop[0] = static_cast<int32_t>(k);
+}
+
 void CpuSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const BatchView& out,
                         SampleTimes* times, std::span<const int64_t> seed_times) {
   const auto start = std::chrono::steady_clock::now();
@@ -240,6 +263,15 @@ void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<c
       const auto& local = local_[schema.relations[r].src_type];
       for (size_t e = 0; e < sampled_[r].size(); ++e) edges.edge_src[begin + e] = local.at(sampled_[r][e]);
       edges.num_edges_per_hop[hop] = static_cast<int32_t>(sampled_[r].size());
+    }
+  }
+  if (spec_.induced) {
+    for (size_t r = 0; r < relations; ++r) {
+      if (schema.relations[r].index_dtype == DType::kInt32) {
+        InduceEdges<int32_t>(static_cast<int>(r), out);
+      } else {
+        InduceEdges<int64_t>(static_cast<int>(r), out);
+      }
     }
   }
   for (size_t t = 0; t < types; ++t) {

@@ -85,6 +85,9 @@ class CpuSampler {
   template <typename Index>
   void SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index, const BatchView& out,
                       int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
+  // An induced batch's edges of `relation` in place of those drawn (sampling.h, induced), once its nodes are known.
+  template <typename Index>
+  void InduceEdges(int relation, const BatchView& out);
   void SampleFrom(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,
                   const BatchView& out);
   void SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<const std::span<const int64_t>> hop0,

@@ -233,6 +233,46 @@ __global__ void ClearKernel(const BatchState* state, const uint32_t* node_slots,
   }
 }
 
+// An induced batch's edges of one relation (common/batch/sampling.h, induced), a warp per destination node up to
+// `bound`. With `offsets` null: each node's count into counts[v] (0 past the batch's nodes and at `bound`, for an
+// exclusive scan over bound + 1). Else: its edges from offsets[v], a ballot keeping the CSC order across lanes, and
+// the relation's count (offsets[bound]) where the gather and the trainer read it (hop 0's, the others 0).
+template <typename Key, typename Index>
+__global__ void InducedKernel(BatchState* state, int relation, int dst_type, int64_t bound, const int64_t* node_ids,
+                              const int64_t* indptr, const Index* indices, NodeTable<Key> table, int64_t src_offset,
+                              int64_t* counts, const int64_t* offsets, int32_t* edge_src, int32_t* edge_dst,
+                              int64_t* e_id, int32_t* num_edges_per_hop, int hops) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t n = state->num_nodes[dst_type];
+  if (FirstIndex() == 0) {
+    if (offsets == nullptr) {
+      counts[bound] = 0;
+    } else {
+      state->total_edges[relation] = offsets[bound];
+      for (int h = 0; h < hops; ++h) num_edges_per_hop[h] = h == 0 ? static_cast<int32_t>(offsets[bound]) : 0;
+    }
+  }
+  for (int64_t v = FirstIndex() / kWarp; v < bound; v += Stride() / kWarp) {  // the same v on a warp's lanes
+    int64_t at = offsets == nullptr ? 0 : offsets[v];
+    if (v < n) {
+      const int64_t end = indptr[node_ids[v] + 1];
+      for (int64_t base = indptr[node_ids[v]]; base < end; base += kWarp) {
+        const int64_t p = base + lane;
+        const uint32_t local = p < end ? table.LocalOf(static_cast<Key>(src_offset + indices[p])) : kNoLocal;
+        const unsigned found = __ballot_sync(0xffffffffu, local != kNoLocal);
+        if (offsets != nullptr && local != kNoLocal) {
+          const int64_t k = at + __popc(found & ((1u << lane) - 1));
+          edge_src[k] = static_cast<int32_t>(local);
+          edge_dst[k] = static_cast<int32_t>(v);
+          if (e_id != nullptr) e_id[k] = p;  // a CSC position until EdgeIdsKernel
+        }
+        at += __popc(found);
+      }
+    }
+    if (offsets == nullptr && lane == 0) counts[v] = at;
+  }
+}
+
 // e_id[k] = ids[e_id[k]] for the relation's edges: positions in its CSC become stored ids.
 __global__ void EdgeIdsKernel(const int64_t* ids, const int64_t* count, int64_t bound, int64_t* e_id) {
   const int64_t n = min(*count, bound);
@@ -332,7 +372,7 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
             "query the shared memory per block");
   s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
   s->gather_.shifted = options.shifted_gather;
-  GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole, s->ids_.narrow));
+  GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole, s->ids_.narrow, spec.induced));
   GNND_CUDA(cudaMalloc(&s->state_, sizeof(BatchState)), "allocate the typed sampler's state");
   GNND_CUDA(cudaMemset(s->state_, 0, sizeof(BatchState)), "clear the typed sampler's state");
   for (int hop = 0; hop < layout.num_hops; ++hop) s->sort_lengths_.push_back(s->HopEdgeBound(hop));
@@ -432,9 +472,38 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
       GNND_LAUNCH(RelabelKernel<Key>, StrideBlocks(edges_bound), kThreads, 0, stream, state_, rel_states_, edges_bound,
                   sort_len, w.sampled, table, args, hop, w.blocks_done);
     }
+    for (size_t r = 0; r < schema.relations.size() && spec_.induced; ++r) {  // the table still holds the batch
+      GNND_RETURN_IF_ERROR(EnqueueInduced(static_cast<int>(r), view, table, stream));
+    }
     GNND_LAUNCH(ClearKernel<Key>, StrideBlocks(total_nodes), kThreads, 0, stream, state_, w.node_slots, table, args,
                 report);
     return absl::OkStatus();
+  });
+}
+
+template <typename Key>
+absl::Status CudaSampler::EnqueueInduced(int relation, const BatchView& view, const NodeTable<Key>& table,
+                                         cudaStream_t stream) {
+  const RelationSchema& rel = graph_.schema.relations[relation];
+  const BatchView::Relation& edges = view.relations[relation];
+  const DeviceRelation& csc = graph_.relations[relation];
+  const int64_t bound = layout_.capacity.max_nodes[rel.dst_type];
+  Workspace& w = *workspace_;
+  return DispatchIndex(csc.index_dtype, [&](auto index) -> absl::Status {
+    using Index = decltype(index);
+    const auto induced_kernel = InducedKernel<Key, Index>;
+    const auto launch = [&](const int64_t* offsets) -> absl::Status {
+      GNND_LAUNCH(induced_kernel, StrideBlocks(bound * kWarp), kThreads, 0, stream, state_, relation, rel.dst_type,
+                  bound, view.types[rel.dst_type].node_ids, csc.indptr, static_cast<const Index*>(csc.indices), table,
+                  type_offset_[rel.src_type], w.counts, offsets, edges.edge_src, edges.edge_dst, edges.e_id,
+                  edges.num_edges_per_hop, spec_.num_hops());
+      return absl::OkStatus();
+    };
+    GNND_RETURN_IF_ERROR(launch(nullptr));
+    GNND_RETURN_IF_ERROR(w.temp.Run("scan an induced batch's edge counts", [&](void* d, size_t& n) {
+      return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, bound + 1, stream);
+    }));
+    return launch(w.offsets);
   });
 }
 

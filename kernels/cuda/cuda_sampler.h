@@ -38,6 +38,8 @@ inline constexpr int kMaxCudaTypes = 16;
 inline constexpr int kMaxCudaRelations = 48;
 
 struct BatchState;  // per-type and per-relation sizes on the device (cuda_sampler.cu)
+template <typename Key>
+struct NodeTable;  // the batch's node table (node_table.cuh)
 
 struct CudaSamplerOptions {
   bool use_graphs = true;  // replay captured CUDA graphs, or launch every kernel each batch (comparisons)
@@ -108,6 +110,9 @@ class CudaSampler {
                                std::span<const DeviceExclusions> excluded = {},
                                const int64_t* link_subgraph_times = nullptr);
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
+  // An induced batch's edges of `relation` (SamplingSpec::induced) from the nodes in `table`, over those drawn.
+  template <typename Key>
+  absl::Status EnqueueInduced(int relation, const BatchView& view, const NodeTable<Key>& table, cudaStream_t stream);
   // What a batch into one output reported (ClearKernel writes its bits) and which attempt it drew.
   struct Report {
     const void* out = nullptr;

@@ -53,6 +53,14 @@ struct NodeTable {
     return s;
   }
   __device__ uint32_t& Local(uint64_t s) const { return slots[s].local; }
+  // The local index of `id`, or kNoLocal where the table does not hold it.
+  __device__ uint32_t LocalOf(Key id) const {
+    for (uint64_t s = Home(id);; s = (s + 1) & mask) {
+      const Key key = slots[s].key;
+      if (key == id) return slots[s].local;
+      if (key == kEmpty) return kNoLocal;
+    }
+  }
 };
 
 // Whether the calling block is the last of its grid to get here (every thread of the block calls it; each

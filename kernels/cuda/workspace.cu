@@ -29,8 +29,9 @@ absl::Status Workspace::Allocate(T** out, int64_t count) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCapacity& capacity, bool narrow_keys) {
-  int64_t max_frontier = 1, max_edges = 1;
+absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCapacity& capacity, bool narrow_keys,
+                                                             bool induced) {
+  int64_t max_frontier = induced ? std::max<int64_t>(capacity.max_nodes, 1) : 1, max_edges = 1;
   for (const HopBound& h : capacity.hops) {
     max_frontier = std::max(max_frontier, h.frontier);
     max_edges = std::max(max_edges, h.edges);

@@ -35,7 +35,7 @@ struct BatchArgs {
 struct Workspace {
   BatchArgs *args = nullptr;
   // Sampling: per frontier node counts and their exclusive scan (the last entry: the hop's edges), and
-  // the sampled neighbors' global ids.
+  // the sampled neighbors' global ids. An induced batch's per-node edge counts too (every node of a type).
   int64_t *counts = nullptr, *offsets = nullptr, *sampled = nullptr;
   // Each frontier node's in-neighbor list (where it starts: host memory, or the hot tier's copy) and
   // in-degree, looked up once by the count kernel.
@@ -63,8 +63,10 @@ struct Workspace {
   CubTemp temp;
 
   // Sized for `capacity` on the current device.
-  // `narrow_keys`: the node table's ids are 32-bit (IdRange::narrow), else 64-bit.
-  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const HomogeneousCapacity &capacity, bool narrow_keys);
+  // `narrow_keys`: the node table's ids are 32-bit (IdRange::narrow), else 64-bit. `induced`: counts and offsets
+  // hold capacity.max_nodes too (SamplingSpec::induced).
+  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const HomogeneousCapacity &capacity, bool narrow_keys,
+                                                           bool induced = false);
   ~Workspace();
 
  private:

@@ -39,7 +39,8 @@ struct LinkSetup {
 enum class Time { kNone, kNodes, kEdges };
 LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
                         int64_t batch, bool weighted = false, bool disjoint = false, Time time = Time::kNone,
-                        TemporalStrategy strategy = TemporalStrategy::kUniform, LaborSpec labor = {}) {
+                        TemporalStrategy strategy = TemporalStrategy::kUniform, LaborSpec labor = {},
+                        bool induced = false) {
   LinkSetup s;
   s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
                             graph.schema, batch);
@@ -63,6 +64,7 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   s.sampling.time.strategy = strategy;
   s.sampling.time.seed_times_given = time != Time::kNone;
   s.sampling.labor = labor;
+  s.sampling.induced = induced;
   EXPECT_TRUE(CheckSamplingSpec(s.sampling, graph.schema).ok()) << CheckSamplingSpec(s.sampling, graph.schema);
   absl::StatusOr<BatchCapacity> capacity = ComputeBatchCapacity(s.sampling, graph.schema, graph.MaxInDegrees());
   EXPECT_TRUE(capacity.ok()) << capacity.status();
@@ -236,6 +238,7 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       Time time = Time::kNone;
       TemporalStrategy strategy = TemporalStrategy::kUniform;
       LaborSpec labor = {};
+      bool induced = false;
     };
     using enum NegativeMode;
     using enum TemporalStrategy;
@@ -250,7 +253,9 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
           Case{{kNone, 1, false}, ExcludeMode::kSelf, {5, 3}, false, true, Time::kEdges},
           Case{{kBinary, 1, false}, ExcludeMode::kNone, {3, 2}, false, true, Time::kEdges, kLast},
           Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}, false, false, Time::kNone, kUniform, labor},
-          Case{{kTriplet, 2, false}, ExcludeMode::kSelf, {-1, 2}, false, false, Time::kNone, kUniform, dependent}}) {
+          Case{{kTriplet, 2, false}, ExcludeMode::kSelf, {-1, 2}, false, false, Time::kNone, kUniform, dependent},
+          Case{{kBinary, 2, false}, ExcludeMode::kNone, {3, 2}, false, false, Time::kNone, kUniform, {}, true},
+          Case{{kTriplet, 2, true}, ExcludeMode::kNone, {-1, 2}, true, false, Time::kNone, kUniform, {}, true}}) {
       LinkSeedSpec spec;
       spec.relation = writes;
       spec.negatives = c.negatives;
@@ -266,7 +271,7 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
         spec.seed_edge_times = std::make_shared<const std::vector<int64_t>>(std::move(times));
       }
       const LinkSetup setup =
-          MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy, c.labor);
+          MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy, c.labor, c.induced);
       auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       CpuSampler cpu_sampler(graph, setup.sampling, 7);
@@ -286,9 +291,10 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
       for (int64_t step : {int64_t{0}, int64_t{1}, seeds.num_steps() - 1}) {
-        const std::string what = absl::StrCat("placement ", static_cast<int>(placement), ", mode ",
-                                              static_cast<int>(c.negatives.mode), ", disjoint ", c.disjoint, ", time ",
-                                              static_cast<int>(c.time), ", labor ", c.labor.active, ", step ", step);
+        const std::string what =
+            absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
+                         ", disjoint ", c.disjoint, ", time ", static_cast<int>(c.time), ", labor ", c.labor.active,
+                         ", induced ", c.induced, ", step ", step);
         ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
         const auto [pairs, positives] = WriteLinkArrays(batch, *layout.pairs, expected.data());
         const std::vector<int64_t> counts = BatchCountsOf(batch.graph, layout, pairs, positives);

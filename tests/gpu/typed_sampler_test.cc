@@ -131,6 +131,7 @@ struct TypedCase {
   // ones often some): outgrown batches sampled again by the test, as a session does (a LABOR batch that outgrew a
   // bound too, then under its next attempt), and counted.
   bool tight_sorts = false;
+  bool induced = false;  // every edge between the batch's nodes (SamplingSpec::induced)
   friend void PrintTo(const TypedCase& c, std::ostream* os) { *os << c.name; }
 };
 
@@ -169,6 +170,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   spec.time.strategy = c.strategy;
   spec.time.seed_times_given = c.given_times;
   spec.labor = c.labor;
+  spec.induced = c.induced;
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
@@ -286,6 +288,47 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
     cudaStreamDestroy(stream);
   }
 }
+
+// Induced batches (SamplingSpec::induced): every edge between the batch's nodes, with the CSC in GPU and host
+// memory, int32 and int64 indices and ids, repeated seeds and weighted draws, sorts fitted from the first batch.
+INSTANTIATE_TEST_SUITE_P(Induced, TypedCudaVsCpu,
+                         ::testing::Values(TypedCase{.name = "mag_induced_device",
+                                                     .preset = "mag",
+                                                     .scale = 0.005,
+                                                     .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                                                     .fanouts = {4, 3},
+                                                     .placement = CscPlacement::kDevice,
+                                                     .induced = true},
+                                           TypedCase{.name = "mag_induced_host_indices_per_relation",
+                                                     .preset = "mag",
+                                                     .scale = 0.005,
+                                                     .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                                                     .feature_dim = 16,
+                                                     .per_relation = {{2, 0, 1}, {5, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                                                     .placement = CscPlacement::kHostIndices,
+                                                     .induced = true},
+                                           TypedCase{.name = "mag_induced_int64_host_wide_ids",
+                                                     .preset = "mag",
+                                                     .scale = 0.005,
+                                                     .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                                                     .feature_dim = 16,
+                                                     .fanouts = {3, 3},
+                                                     .placement = CscPlacement::kHost,
+                                                     .wide_indices = true,
+                                                     .wide_ids = true,
+                                                     .induced = true},
+                                           TypedCase{.name = "mag_induced_repeated_seeds_weighted_tight_sorts",
+                                                     .preset = "mag",
+                                                     .scale = 0.005,
+                                                     .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                                                     .feature_dim = 16,
+                                                     .fanouts = {4, 3},
+                                                     .placement = CscPlacement::kDevice,
+                                                     .repeated_seeds = true,
+                                                     .weighted = true,
+                                                     .tight_sorts = true,
+                                                     .induced = true}),
+                         [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
     Typed, TypedCudaVsCpu,

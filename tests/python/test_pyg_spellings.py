@@ -111,9 +111,13 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
         warnings.simplefilter("error")  # PyG's default as its enum, as PyG's own tests pass it
         with gnnd.pyg.NeighborLoader(None, subgraph_type=SubgraphType.directional, **base) as taken:
             assert repr(taken) == "NeighborLoader()"  # as PyG's
+        with gnnd.pyg.NeighborLoader(None, subgraph_type=SubgraphType.induced, **base) as taken:
+            assert "num_sampled_nodes" not in next(iter(taken))  # PyG's induced batches have no per-hop counts
+    with pytest.warns(UserWarning, match="'directed' argument in 'NeighborSampler' is deprecated. Use "
+                                         "`subgraph_type='induced'` instead"):  # PyG's words
+        with gnnd.pyg.NeighborLoader(None, directed=False, **base) as taken:
+            assert "num_sampled_nodes" not in next(iter(taken))
     cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
-             (dict(subgraph_type=SubgraphType.induced), "subgraph_type='induced' is not supported yet"),
-             (dict(directed=False), "directed=False is not supported (gnnd samples the directed in-edges"),
              (dict(transform_sampler_output=len), "(gnnd makes the batch: pass transform= to change it)")]
     for arguments, reason in cases:
         with pytest.raises(ValueError) as error:

@@ -2,8 +2,10 @@
 directional sample: every sampled edge in both directions, coalesced by (destination, source), no
 duplicates; homogeneous batches keep e_id and the edge attributes of the edge each one came from, typed
 relations made bidirectional lose them (as PyG's), per-hop counts are dropped. Checked against the
-directional batch of the same seed, computed here from it. "induced" is refused saying why. Run by ctest
-with GNND and GNNCTL set (PyG itself is not needed)."""
+directional batch of the same seed, computed here from it. "induced" is every edge of the input graph between
+the directional batch's nodes (PyG's, as torch-sparse builds it: by destination, then the input's order per
+destination), with e_id and edge attributes, computed here from the input graph. Run by ctest with GNND and
+GNNCTL set (PyG itself is not needed)."""
 import warnings
 
 import pytest
@@ -124,9 +126,86 @@ def test_link_batches_are_made_bidirectional_too(daemon):
     assert batch.edge_label_index.shape == (2, 8)  # the seeds are untouched
 
 
-def test_induced_and_unknown_types_are_refused_saying_why(daemon):
+def expected_induced(edge_index, src_n_id, dst_n_id):
+    """Every input edge whose ends are both in the batch as (source position, destination position, e_id), each
+    end at its first position, for every position of a destination (a repeated seed's too), sorted."""
+    src_at, dst_at = {}, {}
+    for i, v in enumerate(src_n_id.tolist()):
+        src_at.setdefault(v, i)
+    for i, v in enumerate(dst_n_id.tolist()):
+        dst_at.setdefault(v, i)
+    by_destination = {}
+    for e, (s, d) in enumerate(pairs(edge_index)):
+        if s in src_at and d in dst_at:
+            by_destination.setdefault(d, []).append((src_at[s], e))
+    return sorted((s, position, e) for position, node in enumerate(dst_n_id.tolist())
+                  for s, e in by_destination.get(node, []))
+
+
+def induced_edges(store):
+    """A batch's (source, destination, e_id), checked to be by destination (within one, the dataset's CSC
+    order, which the C++ tests check), sorted."""
+    got = [(s, d, e) for (s, d), e in zip(pairs(store.edge_index), store.e_id.tolist())]
+    destinations = [d for _, d, _ in got]
+    assert destinations == sorted(destinations)
+    return sorted(got)
+
+
+def test_homogeneous_induced_is_every_edge_between_the_directional_batchs_nodes(daemon):
+    data = homogeneous()
+    arguments = dict(num_neighbors=[3, 2], batch_size=16, dataset="homo", address=daemon.address)
+    directional, induced = loaders(["directional", "induced"], **arguments)
+    with directional, induced:
+        assert len(directional) == len(induced)
+        for one, two in zip(directional, induced):
+            assert torch.equal(two.n_id, one.n_id)
+            got = induced_edges(two)
+            assert got == expected_induced(data["edge_index"], two.n_id, two.n_id)
+            assert torch.equal(two.edge_attr, data["edge_attr"][two.e_id])
+            assert len(got) > one.edge_index.shape[1]  # the last hop's nodes' in-edges among the batch too
+            assert "num_sampled_nodes" not in two and "num_sampled_edges" not in two  # PyG's: none for induced
+            assert two.batch_size == one.batch_size and torch.equal(two.x, one.x)
+
+
+def test_typed_induced_holds_every_relations_edges_between_the_batchs_nodes(daemon):
+    data = typed()
+    arguments = dict(num_neighbors=[3, 2], input_nodes="paper", batch_size=12, dataset="typed",
+                     address=daemon.address)
+    directional, induced = loaders(["directional", "induced"], **arguments)
+    with directional, induced:
+        for one, two in zip(directional, induced):
+            for t in ("paper", "author", "venue"):
+                assert torch.equal(two[t].n_id, one[t].n_id)
+                assert "num_sampled_nodes" not in two[t]
+            for et in [k for k in data if isinstance(k, tuple)]:
+                got = induced_edges(two[et])
+                assert got == expected_induced(data[et]["edge_index"], two[et[0]].n_id, two[et[2]].n_id), et
+
+
+def test_induced_link_batches_and_repeated_seeds(daemon):
+    data = homogeneous()
+    with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=data["edge_index"][:, :40],
+                                     batch_size=8, subgraph_type="induced", dataset="homo",
+                                     address=daemon.address) as loader:
+        for batch in loader:
+            assert induced_edges(batch) == expected_induced(data["edge_index"], batch.n_id, batch.n_id)
+    seeds = torch.tensor([5, 9, 5, 17])
+    with gnnd.pyg.NeighborLoader(None, num_neighbors=[2], input_nodes=seeds, batch_size=4, subgraph_type="induced",
+                                 dataset="homo", address=daemon.address) as loader:
+        batch = next(iter(loader))
+    assert batch.n_id[:4].tolist() == [5, 9, 5, 17]
+    assert induced_edges(batch) == expected_induced(data["edge_index"], batch.n_id, batch.n_id)
+
+
+def test_induced_refusals_and_unknown_types_say_why(daemon):
     base = dict(num_neighbors=[2], batch_size=10, dataset="homo", address=daemon.address)
-    with pytest.raises(ValueError, match="subgraph_type='induced' is not supported yet"):
-        gnnd.pyg.NeighborLoader(None, subgraph_type="induced", **base)
+    with pytest.raises(ValueError, match="'disjoint' sampling not supported for neighbor sampling with "
+                                         "`subgraph_type='induced'`"):
+        gnnd.pyg.NeighborLoader(None, subgraph_type="induced", disjoint=True, **base)
+    with pytest.raises(Exception, match="induced subgraphs with LABOR sampling are not built"):
+        gnnd.pyg.NeighborLoader(None, subgraph_type="induced", labor=True, **base)
+    with pytest.raises(Exception, match="open.induced with open.exclude"):
+        gnnd.pyg.LinkNeighborLoader(None, subgraph_type="induced", edge_label_index=torch.tensor([[1], [2]]),
+                                    exclude="self", **base)
     with pytest.raises(ValueError, match="subgraph_type='both': one of 'directional', 'bidirectional'"):
         gnnd.pyg.NeighborLoader(None, subgraph_type="both", **base)

@@ -496,6 +496,12 @@ class Loader:
     hop keeps more edges than its slot holds is drawn again; one that does in 64 draws fails the session, naming
     the relation (a batch without those edges would be biased).
 
+    induced=True (PyG's subgraph_type="induced"): the hops choose each batch's nodes, and its edges are every
+    edge between them rather than those drawn — per relation, each node's in-edges from the batch's nodes, in
+    node order and then the dataset's order, with e_id and edge attributes. They are not by hop: hop 0's
+    edge count holds them all. A slot holds every in-edge of its nodes at most (never more than the graph's
+    edges), so slots are larger. Not with time_attr, disjoint, labor or exclude.
+
     open_fields: more of the open request, as OpenSession fields in protobuf text format (proto/gnnd/v1/
     service.proto), each replacing what the arguments above set for it: options of a newer gnnd before this
     package names them. A field the client library does not know is refused naming it.
@@ -511,7 +517,7 @@ class Loader:
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
                  edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
                  disjoint=False, seed_times=None, edge_label_time=None, labor=False, layer_dependency=False,
-                 batch_dependency=0, open_fields=None):
+                 batch_dependency=0, induced=False, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         self._mask_ids = None
         if dataset is None:
@@ -597,6 +603,8 @@ class Loader:
         fields += _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length,
                                edge_label_time, self._pairs)
         fields += _labor_fields(labor, layer_dependency, batch_dependency)
+        if induced:
+            fields.append("induced: true")
         if open_fields is not None:
             if not isinstance(open_fields, str) or "\0" in open_fields:
                 raise ValueError("open_fields: OpenSession fields in protobuf text format, a str without NUL")

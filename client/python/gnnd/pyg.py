@@ -44,13 +44,13 @@ _WORKER_ARGUMENTS = ("num_workers", "persistent_workers", "pin_memory", "prefetc
 # PyG arguments gnnd takes at PyG's default only: the default (what gnnd does) and why another value is refused.
 _FIXED_ARGUMENTS = {
     "replace": (False, "gnnd samples without replacement"),
-    "directed": (True, "gnnd samples the directed in-edges of each node"),
     "is_sorted": (False, None),  # a hint about data's edge_index, which gnnd does not read
     "neighbor_sampler": (None, "gnnd is the sampler"),
     "transform_sampler_output": (None, "gnnd makes the batch: pass transform= to change it"),
 }
-# PyG's subgraph_type values gnnd serves: the sampled edges as drawn, or with each one's reverse too.
-_SUBGRAPH_TYPES = ("directional", "bidirectional")
+# PyG's subgraph_type values: the sampled edges as drawn, with each one's reverse too, or every edge between the
+# sampled nodes.
+_SUBGRAPH_TYPES = ("directional", "bidirectional", "induced")
 _SPLIT_NAMES = ("train", "valid", "test", "all")  # "all": every node (PyG's input_nodes=None)
 
 
@@ -61,15 +61,15 @@ def _check_arguments(loader, pyg_arguments):
     subgraph_type = getattr(pyg_arguments.get("subgraph_type"), "value", pyg_arguments.get("subgraph_type"))
     if subgraph_type is None:
         subgraph_type = "directional"
-    if subgraph_type == "induced":
-        raise ValueError(f"gnnd.pyg.{loader}: subgraph_type='induced' is not supported yet (gnnd draws each "
-                         "node's in-edges; it does not add every edge among the sampled nodes): use "
-                         "'directional' or 'bidirectional'")
+    if not pyg_arguments.get("directed", True):  # PyG's deprecated spelling of induced, and its words
+        subgraph_type = "induced"
+        warnings.warn("The usage of the 'directed' argument in 'NeighborSampler' is deprecated. Use "
+                      "`subgraph_type='induced'` instead.", stacklevel=3)
     if subgraph_type not in _SUBGRAPH_TYPES:
         raise ValueError(f"gnnd.pyg.{loader}: subgraph_type={subgraph_type!r}: one of 'directional', "
                          "'bidirectional', 'induced'")
     for name, value in pyg_arguments.items():
-        if name in _WORKER_ARGUMENTS or name == "subgraph_type":
+        if name in _WORKER_ARGUMENTS or name in ("subgraph_type", "directed"):
             continue
         if name not in _FIXED_ARGUMENTS:
             raise TypeError(f"gnnd.pyg.{loader}: unexpected argument {name!r}")
@@ -281,9 +281,11 @@ class _SessionLoader:
     def _open(self, rank, world_size, **options):
         """Opens the session: rank and world_size default to torch.distributed's, batches are torch tensors
         with both edge arrays as one view (edge_index in one copy)."""
+        if self._subgraph_type == "induced" and options.get("disjoint"):  # PyG's words
+            raise ValueError("'disjoint' sampling not supported for neighbor sampling with `subgraph_type='induced'`")
         self._loader = Loader(rank=_distributed_default(rank, torch.distributed.get_rank) or 0,
                               world_size=_distributed_default(world_size, torch.distributed.get_world_size) or 1,
-                              output="torch", **options)
+                              output="torch", induced=self._subgraph_type == "induced", **options)
         self._loader._edge_pairs = True
 
     def __len__(self):
@@ -307,8 +309,13 @@ class _SessionLoader:
     def _as_pyg(self, mapping):
         """A batch's attributes as PyG's: with num_neighbors=[] (no hops; served as one hop that draws none)
         num_sampled_nodes holds the seeds' count alone and num_sampled_edges nothing; with
-        subgraph_type="bidirectional" the edges also reversed (gnnd._subgraph)."""
-        if self._no_hops:
+        subgraph_type="bidirectional" the edges also reversed (gnnd._subgraph); "induced" batches' edges are
+        not by hop, so neither count is kept (PyG's induced sampling gives none)."""
+        if self._subgraph_type == "induced":
+            for store in [mapping] + [v for v in mapping.values() if isinstance(v, dict)]:
+                store.pop("num_sampled_nodes", None)
+                store.pop("num_sampled_edges", None)
+        elif self._no_hops:
             for store in [mapping] + [v for v in mapping.values() if isinstance(v, dict)]:
                 if "num_sampled_nodes" in store:
                     store["num_sampled_nodes"] = store["num_sampled_nodes"][:1]
@@ -381,8 +388,9 @@ class NeighborLoader(_SessionLoader):
     loader(index), as PyG's: the batch of the inputs at those positions (ids, a mask, a node type or "all").
     num_neighbors: -1 takes every neighbor, 0 none, [] the seeds alone; a dict's keys (src, rel, dst) or
     (src, dst) where one relation links them. transform is applied to each batch, as PyG's.
-    subgraph_type: "directional" (PyG's default) or "bidirectional" (PyG's to_bidirectional of the sample, for
-    link loaders too); "induced" is refused. Node attributes of the dataset (gnnd.pyg.save keeps every one)
+    subgraph_type: "directional" (PyG's default), "bidirectional" (PyG's to_bidirectional of the sample, for
+    link loaders too) or "induced" (every edge between the sampled nodes, with e_id and edge attributes, as
+    PyG's; not with disjoint or time_attr). Node attributes of the dataset (gnnd.pyg.save keeps every one)
     come in each batch under their names, the rows of n_id. PyG's worker arguments (num_workers, pin_memory,
     ...) are ignored with one warning; its other sampling arguments are taken at their defaults (what gnnd
     does), any other value refused saying why.
