@@ -24,6 +24,7 @@
 // common/batch/spec.h.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -82,8 +83,13 @@ struct PairArrays {
   size_t src_index = SIZE_MAX, dst_pos_index = SIZE_MAX, dst_neg_index = SIZE_MAX;
   // A temporal batch's edge_label_time: each pair's time (int64; triplets: each positive's).
   size_t edge_label_time = SIZE_MAX;
+  double ratio = 0;  // binary negatives as a fraction of the positives (NegativeSpec::ratio), 0: amount each
   // The edge_label_index rows of a batch of `positives` (0 for triplets).
-  int64_t pairs(int64_t positives) const { return max_positives > 0 ? positives * (max_pairs / max_positives) : 0; }
+  int64_t pairs(int64_t positives) const {
+    if (max_positives == 0) return 0;
+    if (ratio > 0) return positives + static_cast<int64_t>(std::ceil(static_cast<double>(positives) * ratio));
+    return positives * (max_pairs / max_positives);
+  }
 };
 
 // The one slot layout of every session: byte offsets of every array in one buffer (kBatchAlignment-aligned);

@@ -257,6 +257,7 @@ void AddPairArrays(BatchLayout& layout, int relation, int64_t max_positives, con
   l.relation = relation;
   l.max_positives = max_positives;
   l.amount = negatives.mode == NegativeMode::kNone ? 0 : negatives.amount;
+  l.ratio = negatives.mode == NegativeMode::kBinary ? negatives.ratio : 0;
   l.labeled = labeled;
   const bool triplet = TripletLayout(negatives.mode);
   l.max_pairs = triplet ? 0 : max_positives * (1 + (negatives.mode == NegativeMode::kBinary ? l.amount : 0));

@@ -149,16 +149,18 @@ absl::Status MakeLinkSeeds(SamplingKey key, uint64_t batch, std::span<const int6
   const size_t num_positives = src.size();
   const bool timed = !subgraphs.times.empty();
   const size_t amount = negatives.mode == NegativeMode::kNone ? 0 : static_cast<size_t>(negatives.amount);
+  const bool by_round = subgraphs.disjoint || negatives.ratio > 0;
   // All pairs in global ids: positives, then binary negatives (or triplet destinations).
   std::vector<int64_t>& all_src = out.src_ids;
   std::vector<int64_t>& all_dst = out.dst_ids;
   all_src.assign(src.begin(), src.end());
   all_dst.assign(dst.begin(), dst.end());
-  // Negative k: positive i's m-th, amount per positive in positive order, or by round in a disjoint batch (PyG's
-  // order: negative k is positive k % P's). Each is drawn by its index i * amount + m, wherever it is placed.
-  for (size_t k = 0; k < num_positives * amount; ++k) {
-    const size_t i = subgraphs.disjoint ? k % num_positives : k / amount;
-    const size_t m = subgraphs.disjoint ? k / num_positives : k % amount;
+  // Negative k: positive i's m-th, amount per positive in positive order, or by round (PyG's order: negative k is
+  // positive k % P's). Each is drawn by its index i * amount + m, wherever it is placed.
+  const auto count = static_cast<size_t>(negatives.Count(static_cast<int64_t>(num_positives)));
+  for (size_t k = 0; k < count; ++k) {
+    const size_t i = by_round ? k % num_positives : k / amount;
+    const size_t m = by_round ? k / num_positives : k % amount;
     if (negatives.mode == NegativeMode::kFixed) {
       all_dst.push_back(fixed[i * amount + m]);
       continue;

@@ -4,6 +4,7 @@
 // that fills a link batch; a pure function of (key, batch index, pairs).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -26,8 +27,16 @@ inline bool TripletLayout(NegativeMode mode) { return mode == NegativeMode::kTri
 
 struct NegativeSpec {
   NegativeMode mode = NegativeMode::kNone;
-  int32_t amount = 1;
+  int32_t amount = 1;   // per positive; with a ratio, ceil(ratio): the most any positive gets
   bool strict = false;  // a drawn pair that is an edge is redrawn
+  // Binary negatives as a fraction of a batch's positives (PyG's fractional amount, e.g. 0.5): ceil(P x ratio) of
+  // P positives (PyG's math.ceil, in double), by round (negative k is positive k % P's). 0: amount per positive.
+  double ratio = 0;
+  // The negatives of a batch of `positives`.
+  int64_t Count(int64_t positives) const {
+    if (mode == NegativeMode::kNone) return 0;
+    return ratio > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(positives) * ratio)) : positives * amount;
+  }
 };
 
 // The relation the seed edges belong to: its CSC (for strict negatives) and its endpoint types' sizes.
@@ -102,7 +111,9 @@ class EdgeExclusions {
 // Draws the negatives of positive pairs (src[i], dst[i]) under `key` (RandomPurpose::kNegatives) for global
 // batch index `batch`, and lays the batch's seed side out in `out`. A strict negative still an edge after
 // kMaxStrictDraws draws fails with FAILED_PRECONDITION naming the pair. kFixed takes positive i's negative
-// destinations from fixed[i * amount, (i + 1) * amount) instead of drawing them.
+// destinations from fixed[i * amount, (i + 1) * amount) instead of drawing them. Negative k of a batch of P
+// positives is positive i's m-th (i = k / amount, m = k % amount), or by round (i = k % P, m = k / P) in a disjoint
+// batch or with a ratio; each is drawn by its index i * amount + m, wherever it is placed.
 // Temporal negatives (relation.dst_by_time set) draw, with the same words, a rank among the nodes no newer
 // than their positive (both endpoints of a binary pair; the earliest node where none is, as PyG falls back),
 // so each is uniform over those nodes. A disjoint batch's hop 0 is every endpoint in pair order (one list:

@@ -1,6 +1,7 @@
 #include "common/wire/open_request.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "absl/algorithm/container.h"
@@ -447,6 +448,24 @@ absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema
   return absl::OkStatus();
 }
 
+// Binary negatives as a fraction of the positives (open.neg_ratio): ceil(ratio) the most per positive (what
+// slots are sized by); a whole number is an amount per positive.
+absl::Status SetNegativeRatio(const v1::OpenSession& request, NegativeSpec& negatives) {
+  const double ratio = request.neg_ratio();
+  if (ratio == 0) return absl::OkStatus();
+  if (!(ratio > 0 && ratio <= kMaxNegativeAmount) || negatives.mode != NegativeMode::kBinary ||
+      request.neg_amount() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "open.neg_ratio = ", ratio,
+        negatives.mode != NegativeMode::kBinary ? " is binary negatives' (set open.neg_sampling \"binary\")"
+        : request.neg_amount() != 0             ? " and open.neg_amount: give one of them"
+                                    : absl::StrCat(" (must be above 0 and at most ", kMaxNegativeAmount, ")")));
+  }
+  negatives.amount = static_cast<int32_t>(std::ceil(ratio));
+  if (ratio != std::ceil(ratio)) negatives.ratio = ratio;
+  return absl::OkStatus();
+}
+
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
@@ -470,6 +489,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   }
   GNND_ASSIGN_OR_RETURN(spec.negatives.mode, ParseNegativeMode(request.neg_sampling(), "open.neg_sampling"));
   spec.negatives.amount = request.neg_amount() == 0 ? 1 : request.neg_amount();
+  GNND_RETURN_IF_ERROR(SetNegativeRatio(request, spec.negatives));
   spec.negatives.strict = request.strict_negatives();
   GNND_ASSIGN_OR_RETURN(spec.exclude, ParseExcludeMode(request.exclude(), "open.exclude"));
   GNND_ASSIGN_OR_RETURN(spec.relation, EdgeType(request, graph.schema));
@@ -575,11 +595,11 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
     return CheckLinkRequest(request, graph, max_in_degrees, limits, first_undrawable_weights, shape);
   }
   const auto given = [](const std::string& mode) { return !mode.empty() && mode != "none"; };
-  if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.strict_negatives() ||
-      given(request.exclude())) {
+  if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.neg_ratio() != 0 ||
+      request.strict_negatives() || given(request.exclude())) {
     return absl::InvalidArgumentError(
-        "open.neg_sampling, neg_amount, strict_negatives and exclude are a link session's: set open.edge_split "
-        "or open.seed_edges");
+        "open.neg_sampling, neg_amount, neg_ratio, strict_negatives and exclude are a link session's: set "
+        "open.edge_split or open.seed_edges");
   }
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
   // A graph without features or labels serves node batches too (as a typed one does): its batches lack them.

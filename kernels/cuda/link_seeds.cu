@@ -10,18 +10,20 @@ namespace {
 
 constexpr uint64_t kNone = UINT64_MAX;
 
-// Negative `index` (of positives x amount): MakeLinkSeeds' Negative, one thread each.
+// Negative `index` (of NegativeSpec::Count): MakeLinkSeeds' Negative, one thread each, drawn by its index (by round
+// of `positives`: that of positive index % positives' (index / positives)-th).
 template <typename Index>
 __global__ void NegativesKernel(SamplingKey key, uint64_t batch, const int64_t* src, int64_t count, int64_t amount,
-                                bool triplet, bool strict, const int64_t* indptr, const Index* indices,
-                                int64_t num_src_nodes, int64_t num_dst_nodes, int64_t* negative_src,
-                                int64_t* negative_dst, unsigned long long* failed) {
+                                int64_t positives, bool by_round, bool triplet, bool strict, const int64_t* indptr,
+                                const Index* indices, int64_t num_src_nodes, int64_t num_dst_nodes,
+                                int64_t* negative_src, int64_t* negative_dst, unsigned long long* failed) {
   const int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (index >= count) return;
   NodePair pair{};
   bool drawn = false;
+  const int64_t drawn_as = by_round ? index % positives * amount + index / positives : index;
   for (uint32_t attempt = 0; attempt < kMaxStrictDraws && !drawn; ++attempt) {
-    pair = DrawNegative(key, batch, static_cast<uint64_t>(index), attempt, num_src_nodes, num_dst_nodes);
+    pair = DrawNegative(key, batch, static_cast<uint64_t>(drawn_as), attempt, num_src_nodes, num_dst_nodes);
     if (triplet) pair.src = src[index / amount];
     drawn = !strict || !IsEdge(indptr, indices, pair.src, pair.dst);
   }
@@ -97,7 +99,7 @@ absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t*
   }
   const bool triplet = TripletLayout(negatives_.mode);
   const int64_t amount = negatives_.mode == NegativeMode::kNone ? 0 : negatives_.amount;
-  const int64_t negatives = positives * amount;
+  const int64_t negatives = negatives_.Count(positives);
   const int64_t num_src = triplet ? positives : positives + negatives, num_dst = positives + negatives;
   if (negatives_.mode == NegativeMode::kFixed && fixed == nullptr) {
     return absl::InvalidArgumentError("fixed negatives: none given");
@@ -117,9 +119,9 @@ absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t*
     GNND_RETURN_IF_ERROR(DispatchIndex(csc.index_dtype, [&](auto index_type) -> absl::Status {
       using Index = decltype(index_type);
       GNND_LAUNCH(NegativesKernel<Index>, Blocks(negatives), kThreads, 0, stream, key, batch, src, negatives, amount,
-                  triplet, negatives_.strict, csc.indptr, static_cast<const Index*>(csc.indices), num_src_nodes,
-                  num_dst_nodes, all_src + positives, all_dst + positives,
-                  reinterpret_cast<unsigned long long*>(failed_));
+                  positives, negatives_.ratio > 0, triplet, negatives_.strict, csc.indptr,
+                  static_cast<const Index*>(csc.indices), num_src_nodes, num_dst_nodes, all_src + positives,
+                  all_dst + positives, reinterpret_cast<unsigned long long*>(failed_));
       return absl::OkStatus();
     }));
   }

@@ -202,7 +202,7 @@ absl::Status CudaLinkStage::Sample(uint64_t epoch, uint64_t batch_index, std::sp
   std::copy(input_id.begin(), input_id.end(), tail);
   int64_t uploaded = upload_tail_ + p;
   if (labels && positives_.labels != nullptr) {
-    const int64_t labeled = p * (1 + (spec_.negatives.mode == NegativeMode::kBinary ? spec_.negatives.amount : 0));
+    const int64_t labeled = p + (spec_.negatives.mode == NegativeMode::kBinary ? spec_.negatives.Count(p) : 0);
     LabeledEdgeLabels(positives_.labels, input_id, positives_.label_shift, labeled, tail + p);
     uploaded += labeled;
   }

@@ -200,6 +200,7 @@ def test_temporal_and_disjoint_cuda_sessions_equal_the_cpu_sessions(tmp_path, op
     dict(time_attr="node_time", neg_sampling="binary", neg_amount=2),  # temporal negatives too
     dict(time_attr="time", neg_sampling="triplet", temporal_strategy="last"),
     dict(disjoint=True, neg_sampling="binary", exclude="reverse"),
+    dict(time_attr="node_time", neg_sampling="binary", neg_amount=0.5),  # a fraction of the positives
 ])
 def test_temporal_and_disjoint_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, options):
     """A typed temporal (or disjoint) link session on cuda:0, over given pairs with their times, gives the CPU
@@ -562,8 +563,8 @@ def test_link_sessions_on_a_gpu_equal_the_cpu_ones(tmp_path, mode):
                    capture_output=True)
     daemon = Daemon(tmp_path, f"--dataset=links={tmp_path / 'data'}", "--gpu-cache=none", name=f"gpulink{mode}")
     options = dict(address=daemon.address, dataset="links", batch_size=256, fanouts=[4, -1], seed=3, copy=True)
-    if mode == "labeled":
-        options.update(edge_split="test", neg_sampling="binary", neg_amount=2, exclude="self")
+    if mode == "labeled":  # a fraction of the positives, too: ceil(P x 1.5) negatives by round
+        options.update(edge_split="test", neg_sampling="binary", neg_amount=1.5, exclude="self")
     elif mode == "fixed":  # the valid split's 7 fixed negatives per edge, as triplets
         options.update(edge_split="valid", neg_sampling="fixed", exclude="reverse")
     else:

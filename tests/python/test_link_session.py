@@ -140,6 +140,10 @@ def test_bad_link_requests_are_refused_naming_the_field(served):
         (dict(edge_split="test", neg_sampling="triplet"), "INVALID_ARGUMENT", "triplets carry no labels"),
         (dict(edge_split="train", neg_sampling="binary", neg_amount=5000), "INVALID_ARGUMENT",
          "open.neg_amount = 5000 (must be 1 to 1024)"),
+        (dict(edge_split="train", neg_sampling="triplet", neg_amount=0.5), "INVALID_ARGUMENT",
+         "open.neg_ratio = 0.5 is binary negatives'"),
+        (dict(edge_split="train", neg_sampling="binary", neg_amount=2000.5), "INVALID_ARGUMENT",
+         "open.neg_ratio = 2000.5 (must be above 0 and at most 1024)"),
     ]
     for options, code, message in cases:
         with pytest.raises(gnnd.GnndError) as error:
@@ -151,7 +155,7 @@ def test_bad_link_requests_are_refused_naming_the_field(served):
         gnnd.Loader(address=daemon.address, dataset=NAME, fanouts=[2], exclude="self", output="numpy")
     assert error.value.code == "INVALID_ARGUMENT" and "set open.edge_split" in error.value.message, error.value
     with pytest.raises(ValueError):
-        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], neg_sampling=dict(mode="binary", amount=0.5),
+        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], neg_sampling=dict(mode="binary", amount=0),
                                     dataset=NAME, address=daemon.address)
     with pytest.raises(gnnd.GnndError) as error:  # an edge type names a typed dataset's relation
         gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(("n", "to", "n"), "train"),

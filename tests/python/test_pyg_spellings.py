@@ -4,9 +4,10 @@ PyG's sampling arguments are taken at their defaults and refused otherwise with 
 transform runs on every batch; without PyG the batches answer to(), num_nodes, keys(), metadata() and
 input_id; errors about the arguments are ValueErrors; num_neighbors=[] and 0 fanouts give the seeds alone;
 (src, dst) edge types name the one relation between them; loader(index) gives the batch of those inputs;
-negative weights and fractional amounts are refused. Run by ctest with GNND and GNNCTL set (PyG itself is not
+negative weights are refused; fractional amounts draw PyG's ceil(P x amount). Run by ctest with GNND and GNNCTL set (PyG itself is not
 needed)."""
 import enum
+import math
 import re
 import subprocess
 import warnings
@@ -295,7 +296,7 @@ def test_calling_a_loader_gives_the_batch_of_those_inputs_as_pygs(daemon):
         assert batch[WRITES].input_id.tolist() == [2]
 
 
-def test_negative_weights_and_fractional_amounts_are_refused_saying_why(daemon):
+def test_negative_weights_and_bad_amounts_are_refused_saying_why(daemon):
     class NegativeSampling:  # PyG's torch_geometric.sampler.NegativeSampling
         def __init__(self, mode, amount=1, src_weight=None, dst_weight=None):
             self.mode, self.amount, self.src_weight, self.dst_weight = mode, amount, src_weight, dst_weight
@@ -306,13 +307,43 @@ def test_negative_weights_and_fractional_amounts_are_refused_saying_why(daemon):
     cases = [(NegativeSampling("binary", dst_weight=torch.ones(10)), "dst_weight is not supported"),
              (given, "dst_weight is not supported"),
              (NegativeSampling("triplet", src_weight=torch.ones(10)), "src_weight is not supported"),
-             (dict(mode="binary", amount=0.5), "amount 0.5 (a whole number of negatives per positive")]
+             (dict(mode="triplet", amount=0.5), "The attribute 'amount' needs to be an integer for "
+                                                "'NegativeSampling' with 'triplet' negative sampling (got 0.5)."),
+             (dict(mode="binary", amount=0), "The attribute 'amount' needs to be positive for 'NegativeSampling' "
+                                             "(got 0)")]
     for neg_sampling, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
             gnnd.pyg.LinkNeighborLoader(None, neg_sampling=neg_sampling, **base)
     assert "dst_weight" in given  # the caller's dict as given
     with gnnd.pyg.LinkNeighborLoader(None, neg_sampling=NegativeSampling("binary", 2), **base) as loader:
         assert next(iter(loader))[WRITES].edge_label_index.shape == (2, 24)
+
+
+def test_fractional_amounts_draw_the_ceiling_of_their_share_as_pygs(daemon):
+    """PyG's binary negatives of a fractional amount: math.ceil(P x amount) a batch of P positives."""
+    pairs = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]])
+    base = dict(num_neighbors=[2], edge_label_index=(WRITES, pairs), batch_size=4, dataset="mag",
+                address=daemon.address)
+
+    def check(batch, amount, disjoint):
+        store = batch[WRITES]
+        positives = len(store.input_id)
+        negatives = math.ceil(positives * amount)
+        assert store.edge_label_index.shape == (2, positives + negatives)
+        assert store.edge_label.tolist() == [1.0] * positives + [0.0] * negatives
+        sources = batch["author"].n_id[store.edge_label_index[0, :positives]]
+        assert sources.tolist() == pairs[0, store.input_id].tolist()
+        if disjoint:  # negative k is positive k % P's subgraph (PyG's batch % num_pos)
+            subgraphs = batch["author"].batch[store.edge_label_index[0]]
+            assert subgraphs.tolist() == [k % positives for k in range(positives + negatives)]
+        return positives
+
+    binary = dict(mode="binary", amount=1.5)
+    for arguments, amount in [(dict(neg_sampling_ratio=0.5), 0.5), (dict(neg_sampling=binary), 1.5)]:
+        for disjoint in (False, True):
+            with gnnd.pyg.LinkNeighborLoader(None, disjoint=disjoint, **arguments, **base) as loader:
+                # Checked batch by batch: a batch's views are valid until the next one.
+                assert [check(batch, amount, disjoint) for batch in loader] == [4, 4, 3]
 
 
 def test_given_pairs_take_their_labels_as_pygs(daemon):

@@ -200,6 +200,28 @@ TEST(LinkSeeds, DisjointHopZeroIsEveryEndpointInPairOrderWithItsPositivesTime) {
   EXPECT_EQ(out.subgraph_time, (std::vector<int64_t>{50, 7, 9, 50, 7, 9, 50, 7, 9}));
 }
 
+// Binary negatives as a fraction of the positives (NegativeSpec::ratio, PyG's fractional amount): ceil(P x ratio) of
+// them, by round, each the one an amount of ceil(ratio) draws for its (positive, round); disjoint batches alike.
+TEST(LinkSeeds, AFractionalRatioDrawsTheCeilingOfItsShareByRound) {
+  const Csc g = DenseRing();
+  const std::vector<int64_t> src = {1, 4, 7, 9}, dst = {0, 3, 6, 8};
+  const NegativeSpec whole{NegativeMode::kBinary, 2, false}, fraction{NegativeMode::kBinary, 2, false, 1.5};
+  EXPECT_EQ(fraction.Count(4), 6);
+  EXPECT_EQ((NegativeSpec{NegativeMode::kBinary, 1, false, 0.5}.Count(5)), 3);  // PyG's math.ceil(5 * 0.5)
+  for (const bool disjoint : {false, true}) {
+    LinkSeeds two, some;
+    ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 5, src, dst, whole, g.relation(12), two, {}, {.disjoint = disjoint}).ok());
+    ASSERT_TRUE(MakeLinkSeeds(kSeedsKey, 5, src, dst, fraction, g.relation(12), some, {}, {.disjoint = disjoint}).ok());
+    ASSERT_EQ(some.src_ids.size(), 4u + 6u);
+    ASSERT_EQ(some.pair_src.size(), 4u + 6u);
+    for (size_t k = 0; k < 6; ++k) {  // negative k: positive k % 4's round k / 4
+      const size_t i = k % 4, m = k / 4, in_two = disjoint ? m * 4 + i : i * 2 + m;
+      EXPECT_EQ(some.src_ids[4 + k], two.src_ids[4 + in_two]) << disjoint << " " << k;
+      EXPECT_EQ(some.dst_ids[4 + k], two.dst_ids[4 + in_two]) << disjoint << " " << k;
+    }
+  }
+}
+
 // Temporal negatives: each drawn uniformly among the nodes no newer than its pair (chi-square over many
 // batches), the earliest node where none is; strictness still applies on top.
 TEST(LinkSeeds, TemporalNegativesAreUniformAmongTheNodesNoNewerThanTheirPair) {

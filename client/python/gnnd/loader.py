@@ -453,7 +453,8 @@ class Loader:
     Link prediction (homogeneous graphs on the CPU or a GPU, typed ones on the CPU): edge_split ("train", "valid", "test") makes the seeds that
     split's edges, or seed_edges (2, E) node ids (PyG's edge_label_index) the given pairs, batch_size of them
     per batch; neg_sampling "binary" or "triplet" with neg_amount per
-    positive (strict_negatives: never an edge), exclude "self" or "reverse" keeps the seed edges out of
+    positive (binary: a fraction too, ceil(P x neg_amount) negatives a batch of P positives, negative k paired with
+    positive k % P, as PyG's; strict_negatives: never an edge), exclude "self" or "reverse" keeps the seed edges out of
     message passing. Batches then carry input_id, edge_label_index (pairs x 2 rows: source, destination) and
     edge_label, or src_index, dst_pos_index, dst_neg_index; gnnd.pyg.LinkNeighborLoader makes PyG's shapes.
     A typed dataset's link session names the seed edges' relation in edge_type ((src, rel, dst) or its key;
@@ -589,13 +590,16 @@ class Loader:
             else:
                 options.seed_edges = self._pairs.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
                 options.num_seed_edges = len(self._pairs) // 2
+        fields = [] if edge_attrs is None else [_edge_attrs_field(edge_attrs)]
         # Sent whatever the session: gnnd refuses them without an edge split.
         options.neg_sampling = (neg_sampling or "none").encode()
+        if neg_amount != int(neg_amount):  # a fraction of each batch's positives (binary)
+            fields.append(f"neg_ratio: {float(neg_amount)!r}")
+            neg_amount = 0
         options.neg_amount = int(neg_amount)
         options.strict_negatives = int(bool(strict_negatives))
         options.exclude = (exclude or "none").encode()
         options.slots_may_grow = 1  # slots sized by the batches; _SlotViews views added ones as batches name them
-        fields = [] if edge_attrs is None else [_edge_attrs_field(edge_attrs)]
         if weight_attr is not None:
             if not isinstance(weight_attr, str) or not weight_attr.isidentifier():
                 raise ValueError(f"weight_attr: {weight_attr!r} is not an edge attribute's name")

@@ -485,9 +485,13 @@ def _negatives(neg_sampling, neg_sampling_ratio):
     mode, amount = neg_sampling.get("mode"), neg_sampling.get("amount", 1)
     if mode not in ("binary", "triplet", "fixed"):
         raise ValueError(f"neg_sampling: mode {mode!r} (binary, triplet, or fixed: the edge split's own negatives)")
-    if amount != int(amount) or int(amount) < 1:
-        raise ValueError(f"neg_sampling: amount {amount!r} (a whole number of negatives per positive, at least 1)")
-    return mode, int(amount), bool(neg_sampling.get("strict", False))
+    if amount <= 0:  # PyG's words (NegativeSampling's)
+        raise ValueError(f"The attribute 'amount' needs to be positive for 'NegativeSampling' (got {amount})")
+    if amount != int(amount) and mode != "binary":
+        raise ValueError(f"The attribute 'amount' needs to be an integer for 'NegativeSampling' with '{mode}' "
+                         f"negative sampling (got {amount}).")
+    # Binary: ceil(P x amount) negatives a batch of P positives, as PyG's (a fraction goes to gnnd as neg_ratio).
+    return mode, int(amount) if amount == int(amount) else float(amount), bool(neg_sampling.get("strict", False))
 
 
 class LinkNeighborLoader(_SessionLoader):
