@@ -2,7 +2,9 @@
 // it), like the neighbor rule in sampling.h:
 //  - seed-edge exclusion inside the draw: a node's excluded in-neighbor positions are never chosen and it
 //    still gets min(fanout, in-degree - excluded) neighbors (a filter after sampling would leave fewer);
-//  - uniform negatives: pair i of a batch, attempt a, is a pure function of (seed, epoch, batch, i, a).
+//  - negatives: pair i of a batch, attempt a, is a pure function of (seed, epoch, batch, i, a), each endpoint
+//    uniform over its type's nodes or in proportion to per-node weights (PyG's NegativeSampling src_weight /
+//    dst_weight, torch.multinomial with replacement).
 #pragma once
 
 #include <cstdint>
@@ -68,19 +70,43 @@ struct NodePair {
   int64_t src, dst;
 };
 
-// Negative pair `index` of a batch, draw `attempt` (0, then 1, ... while strict redraws): a source uniform
-// over [0, num_src) and a destination uniform over [0, num_dst), both from one Philox block under `key`
-// (RandomPurpose::kNegatives) with counter (index, attempt, batch). Triplet negatives keep their positive's
-// source and use the destination alone.
+// Weighted endpoints: each node's float weight w becomes the integer floor(w / the largest x 2^32) (kWeightScale; a
+// node below 2^-32 of the largest is then never drawn), and `cumulative[v]` sums them over nodes 0..v (at most
+// 2^30 nodes: sums stay below 2^62). Integers, so that both backends draw the same node from the same word.
+inline constexpr double kWeightScale = 4294967296.0;  // 2^32
+inline constexpr int64_t kMaxWeightedNodes = int64_t{1} << 30;
+
+// The endpoint a 64-bit random word draws among `nodes`: uniformly, or with `cumulative` (null: uniform) the
+// node whose share of the total holds Below64(word, total).
+GNND_HOST_DEVICE int64_t DrawEndpoint(uint64_t word, int64_t nodes, const uint64_t* cumulative) {
+  if (cumulative == nullptr) return static_cast<int64_t>(Below64(word, static_cast<uint64_t>(nodes)));
+  const uint64_t point = Below64(word, cumulative[nodes - 1]);
+  int64_t lo = 0, hi = nodes - 1;  // the first node whose cumulative weight exceeds point
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (cumulative[mid] > point) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+// Negative pair `index` of a batch, draw `attempt` (0, then 1, ... while strict redraws): a source over
+// [0, num_src) and a destination over [0, num_dst), each uniform or weighted (DrawEndpoint; src_weights,
+// dst_weights: cumulative, null for uniform), both from one Philox block under `key` (RandomPurpose::kNegatives)
+// with counter (index, attempt, batch). Triplet negatives keep their positive's source and use the destination
+// alone.
 GNND_HOST_DEVICE NodePair DrawNegative(SamplingKey key, uint64_t batch, uint64_t index, uint32_t attempt,
-                                       int64_t num_src, int64_t num_dst) {
+                                       int64_t num_src, int64_t num_dst, const uint64_t* src_weights = nullptr,
+                                       const uint64_t* dst_weights = nullptr) {
   const Philox4x32 counter = {
       {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), static_cast<uint32_t>(batch), attempt}};
   const Philox4x32 words = Philox4x32_10(counter, key.key0, key.key1);
   const uint64_t first = (static_cast<uint64_t>(words.v[0]) << 32) | words.v[1];
   const uint64_t second = (static_cast<uint64_t>(words.v[2]) << 32) | words.v[3];
-  return {static_cast<int64_t>(Below64(first, static_cast<uint64_t>(num_src))),
-          static_cast<int64_t>(Below64(second, static_cast<uint64_t>(num_dst)))};
+  return {DrawEndpoint(first, num_src, src_weights), DrawEndpoint(second, num_dst, dst_weights)};
 }
 
 // The positions in dst's in-neighbor list whose source is `src` (parallel edges repeat it), [*first, *last):

@@ -1,6 +1,7 @@
 #include "common/batch/link_seeds.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <tuple>
 
@@ -32,7 +33,9 @@ absl::StatusOr<NodePair> Negative(SamplingKey key, uint64_t batch, uint64_t inde
   const int64_t num_src = src_timed ? EligibleNodes(r.src_times, r.src_by_time, r.num_src, time) : r.num_src;
   const int64_t num_dst = dst_timed ? EligibleNodes(r.dst_times, r.dst_by_time, r.num_dst, time) : r.num_dst;
   for (uint32_t attempt = 0; attempt < kMaxStrictDraws; ++attempt) {
-    NodePair pair = DrawNegative(key, batch, index, attempt, num_src, num_dst);
+    NodePair pair = DrawNegative(key, batch, index, attempt, num_src, num_dst,
+                                 spec.src_weights ? spec.src_weights->data() : nullptr,
+                                 spec.dst_weights ? spec.dst_weights->data() : nullptr);
     if (src_timed) pair.src = r.src_by_time[pair.src];
     if (dst_timed) pair.dst = r.dst_by_time[pair.dst];
     if (src >= 0) pair.src = src;
@@ -114,6 +117,31 @@ void SetTimes(std::span<const int64_t> times, const NegativeSpec& negatives, con
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<uint64_t>> CumulativeWeights(std::span<const float> weights, absl::string_view name) {
+  if (static_cast<int64_t>(weights.size()) > kMaxWeightedNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", weights.size(), " weights (at most ", kMaxWeightedNodes, " nodes are weighted)"));
+  }
+  float largest = 0;
+  for (size_t v = 0; v < weights.size(); ++v) {
+    if (!std::isfinite(weights[v]) || weights[v] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, "[", v, "] = ", weights[v], " (weights are finite and at least 0)"));
+    }
+    largest = std::max(largest, weights[v]);
+  }
+  if (largest == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": no weight is positive (nothing to draw)"));
+  }
+  std::vector<uint64_t> cumulative(weights.size());
+  uint64_t sum = 0;
+  for (size_t v = 0; v < weights.size(); ++v) {
+    sum += static_cast<uint64_t>(static_cast<double>(weights[v]) / largest * kWeightScale);
+    cumulative[v] = sum;
+  }
+  return cumulative;
+}
 
 std::vector<int64_t> NodesByTime(std::span<const int64_t> times) {
   std::vector<int64_t> ids(times.size());

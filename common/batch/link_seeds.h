@@ -6,11 +6,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/batch/link_rule.h"
 
 namespace gnnd {
@@ -32,6 +35,10 @@ struct NegativeSpec {
   // Binary negatives as a fraction of a batch's positives (PyG's fractional amount, e.g. 0.5): ceil(P x ratio) of
   // P positives (PyG's math.ceil, in double), by round (negative k is positive k % P's). 0: amount per positive.
   double ratio = 0;
+  // Weighted endpoints (PyG's NegativeSampling src_weight / dst_weight): each endpoint type's cumulative integer
+  // weights (link_rule.h, DrawEndpoint; CumulativeWeights), null: uniform. Triplets draw no source (src_weights
+  // unused, as PyG's).
+  std::shared_ptr<const std::vector<uint64_t>> src_weights, dst_weights;
   // The negatives of a batch of `positives`.
   int64_t Count(int64_t positives) const {
     if (mode == NegativeMode::kNone) return 0;
@@ -53,6 +60,11 @@ struct LinkRelation {
   const int64_t *src_times = nullptr, *dst_times = nullptr;
   const int64_t *src_by_time = nullptr, *dst_by_time = nullptr;
 };
+
+// The cumulative integer weights of `weights` (one float a node; link_rule.h, kWeightScale): INVALID_ARGUMENT
+// naming `name` and the first bad element where one is negative or not finite, where none is positive, or where
+// there are more than kMaxWeightedNodes.
+absl::StatusOr<std::vector<uint64_t>> CumulativeWeights(std::span<const float> weights, absl::string_view name);
 
 // The ids [0, times.size()) sorted by (times[id], id): what temporal negatives draw ranks in.
 std::vector<int64_t> NodesByTime(std::span<const int64_t> times);

@@ -466,6 +466,39 @@ absl::Status SetNegativeRatio(const v1::OpenSession& request, NegativeSpec& nega
   return absl::OkStatus();
 }
 
+// Weighted negatives (open.neg_src_weight, neg_dst_weight): one weight per node of the relation's endpoint type,
+// the count checked in PyG's words.
+absl::Status SetNegativeWeights(const v1::OpenSession& request, const DatasetSchema& schema, LinkSeedSpec& spec) {
+  const RelationSchema& r = schema.relations[spec.relation];
+  struct Side {
+    const google::protobuf::RepeatedField<float>& weights;
+    const char *field, *pyg, *nodes;
+    int type;
+    std::shared_ptr<const std::vector<uint64_t>>& out;
+  };
+  for (const Side& side : {Side{request.neg_src_weight(), "neg_src_weight", "src_weight", "source", r.src_type,
+                                spec.negatives.src_weights},
+                           Side{request.neg_dst_weight(), "neg_dst_weight", "dst_weight", "destination", r.dst_type,
+                                spec.negatives.dst_weights}}) {
+    if (side.weights.empty()) continue;
+    if (spec.negatives.mode != NegativeMode::kBinary && spec.negatives.mode != NegativeMode::kTriplet) {
+      return absl::InvalidArgumentError(absl::StrCat("open.", side.field,
+                                                     " weights drawn negatives: set open.neg_sampling \"binary\" or "
+                                                     "\"triplet\""));
+    }
+    const int64_t nodes = schema.node_types[side.type].num_nodes;
+    if (side.weights.size() != nodes) {  // PyG's words
+      return absl::InvalidArgumentError(absl::StrCat("The '", side.pyg, "' attribute needs to match the number of ",
+                                                     side.nodes, " nodes ", nodes, " (got ", side.weights.size(), ")"));
+    }
+    GNND_ASSIGN_OR_RETURN(std::vector<uint64_t> cumulative,
+                          CumulativeWeights({side.weights.data(), static_cast<size_t>(side.weights.size())},
+                                            absl::StrCat("open.", side.field)));
+    side.out = std::make_shared<const std::vector<uint64_t>>(std::move(cumulative));
+  }
+  return absl::OkStatus();
+}
+
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
                                               const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
@@ -499,6 +532,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
         std::max<int64_t>(graph.schema.relations[spec.relation].edge_splits[spec.edge_split].num_negatives, 1));
   }
   GNND_RETURN_IF_ERROR(CheckLinkSeedSpec(spec, graph.schema, "open."));
+  GNND_RETURN_IF_ERROR(SetNegativeWeights(request, graph.schema, spec));
   const bool typed = graph.schema.format_version != 1;
   if (!request.node_type().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("open.node_type = ", Quoted(request.node_type(), 100),
@@ -524,6 +558,11 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
   GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_undrawable_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, graph.schema, shape));
+  if (shape.sampling.time.node_level && (spec.negatives.src_weights || spec.negatives.dst_weights)) {
+    return absl::UnimplementedError(
+        "open.neg_src_weight / neg_dst_weight with time_attr \"node_time\": temporal negatives are drawn uniformly "
+        "among the nodes no newer than their pair; weighting them is not built");
+  }
   GNND_RETURN_IF_ERROR(SetLabor(request, graph.schema, shape.sampling));
   shape.sampling.induced = request.induced();
   if (request.induced() && spec.exclude != ExcludeMode::kNone) {
@@ -596,9 +635,11 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   }
   const auto given = [](const std::string& mode) { return !mode.empty() && mode != "none"; };
   if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.neg_ratio() != 0 ||
-      request.strict_negatives() || given(request.exclude())) {
+      request.neg_src_weight_size() > 0 || request.neg_dst_weight_size() > 0 || request.strict_negatives() ||
+      given(request.exclude())) {
     return absl::InvalidArgumentError(
-        "open.neg_sampling, neg_amount, neg_ratio, strict_negatives and exclude are a link session's: set "
+        "open.neg_sampling, neg_amount, neg_ratio, neg_src_weight, neg_dst_weight, strict_negatives and exclude are "
+        "a link session's: set "
         "open.edge_split or open.seed_edges");
   }
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));

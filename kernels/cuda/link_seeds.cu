@@ -15,15 +15,17 @@ constexpr uint64_t kNone = UINT64_MAX;
 template <typename Index>
 __global__ void NegativesKernel(SamplingKey key, uint64_t batch, const int64_t* src, int64_t count, int64_t amount,
                                 int64_t positives, bool by_round, bool triplet, bool strict, const int64_t* indptr,
-                                const Index* indices, int64_t num_src_nodes, int64_t num_dst_nodes,
-                                int64_t* negative_src, int64_t* negative_dst, unsigned long long* failed) {
+                                const Index* indices, const uint64_t* src_weights, const uint64_t* dst_weights,
+                                int64_t num_src_nodes, int64_t num_dst_nodes, int64_t* negative_src,
+                                int64_t* negative_dst, unsigned long long* failed) {
   const int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (index >= count) return;
   NodePair pair{};
   bool drawn = false;
   const int64_t drawn_as = by_round ? index % positives * amount + index / positives : index;
   for (uint32_t attempt = 0; attempt < kMaxStrictDraws && !drawn; ++attempt) {
-    pair = DrawNegative(key, batch, static_cast<uint64_t>(drawn_as), attempt, num_src_nodes, num_dst_nodes);
+    pair = DrawNegative(key, batch, static_cast<uint64_t>(drawn_as), attempt, num_src_nodes, num_dst_nodes, src_weights,
+                        dst_weights);
     if (triplet) pair.src = src[index / amount];
     drawn = !strict || !IsEdge(indptr, indices, pair.src, pair.dst);
   }
@@ -72,6 +74,16 @@ absl::StatusOr<std::unique_ptr<CudaLinkSeeds>> CudaLinkSeeds::Create(int64_t max
   GNND_CUDA(cudaMalloc(&s->pair_src_, sizeof(int32_t) * max_pairs), "allocate a link batch's pairs");
   GNND_CUDA(cudaMalloc(&s->pair_dst_, sizeof(int32_t) * max_pairs), "allocate a link batch's pairs");
   GNND_CUDA(cudaMalloc(&s->failed_, sizeof(uint64_t)), "allocate a link batch's strict flag");
+  // Weighted endpoints' cumulative weights, in device memory (a triplet draws no source).
+  const std::vector<uint64_t>* weights[2] = {TripletLayout(negatives.mode) ? nullptr : negatives.src_weights.get(),
+                                             negatives.dst_weights.get()};
+  for (int e = 0; e < 2; ++e) {
+    if (weights[e] == nullptr) continue;
+    const size_t bytes = sizeof(uint64_t) * weights[e]->size();
+    GNND_CUDA(cudaMalloc(&s->weights_[e], bytes), "allocate a link batch's negative weights");
+    GNND_CUDA(cudaMemcpy(s->weights_[e], weights[e]->data(), bytes, cudaMemcpyHostToDevice),
+              "copy a link batch's negative weights");
+  }
   const int n = static_cast<int>(s->max_endpoints_);
   GNND_RETURN_IF_ERROR(s->temp_.Reserve("size the endpoints' sort", [&](void* temp, size_t& bytes) {
     return cub::DeviceRadixSort::SortKeys(temp, bytes, s->endpoints_, s->sorted_, n);
@@ -85,7 +97,8 @@ absl::StatusOr<std::unique_ptr<CudaLinkSeeds>> CudaLinkSeeds::Create(int64_t max
 
 CudaLinkSeeds::~CudaLinkSeeds() {
   for (void* p : {static_cast<void*>(endpoints_), static_cast<void*>(sorted_), static_cast<void*>(pair_src_),
-                  static_cast<void*>(pair_dst_), static_cast<void*>(failed_), temp_.data}) {
+                  static_cast<void*>(pair_dst_), static_cast<void*>(failed_), temp_.data,
+                  static_cast<void*>(weights_[0]), static_cast<void*>(weights_[1])}) {
     if (p != nullptr) cudaFree(p);
   }
 }
@@ -120,8 +133,8 @@ absl::Status CudaLinkSeeds::Make(SamplingKey key, uint64_t batch, const int64_t*
       using Index = decltype(index_type);
       GNND_LAUNCH(NegativesKernel<Index>, Blocks(negatives), kThreads, 0, stream, key, batch, src, negatives, amount,
                   positives, negatives_.ratio > 0, triplet, negatives_.strict, csc.indptr,
-                  static_cast<const Index*>(csc.indices), num_src_nodes, num_dst_nodes, all_src + positives,
-                  all_dst + positives, reinterpret_cast<unsigned long long*>(failed_));
+                  static_cast<const Index*>(csc.indices), weights_[0], weights_[1], num_src_nodes, num_dst_nodes,
+                  all_src + positives, all_dst + positives, reinterpret_cast<unsigned long long*>(failed_));
       return absl::OkStatus();
     }));
   }

@@ -82,6 +82,7 @@ class CudaLinkSeeds {
   int32_t* pair_src_ = nullptr;
   int32_t* pair_dst_ = nullptr;
   uint64_t* failed_ = nullptr;  // the smallest negative index whose strict draws all hit edges, or UINT64_MAX
+  uint64_t* weights_[2] = {nullptr, nullptr};  // weighted sources' and destinations' cumulative weights, or null
   CubTemp temp_;
 };
 

@@ -122,6 +122,17 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
       LinkSeedSpec spec;
       spec.seed_edges = pairs;
       spec.negatives = c.negatives;
+      if (c.weighted_negatives) {  // every third node never drawn, the rest in proportion to 1 + v % 7
+        const RelationSchema& r = schema.relations[writes];
+        for (auto [type, out] :
+             {std::pair{r.src_type, &spec.negatives.src_weights}, std::pair{r.dst_type, &spec.negatives.dst_weights}}) {
+          std::vector<float> weights(schema.node_types[type].num_nodes);
+          for (size_t v = 0; v < weights.size(); ++v) weights[v] = v % 3 == 0 ? 0.f : 1.f + static_cast<float>(v % 7);
+          auto cumulative = CumulativeWeights(weights, "weights");
+          ASSERT_TRUE(cumulative.ok()) << cumulative.status();
+          *out = std::make_shared<const std::vector<uint64_t>>(*std::move(cumulative));
+        }
+      }
       spec.exclude = c.exclude;
       constexpr int64_t kBatch = 128;
       const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted);
@@ -239,6 +250,7 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       TemporalStrategy strategy = TemporalStrategy::kUniform;
       LaborSpec labor = {};
       bool induced = false;
+      bool weighted_negatives = false;  // negatives' endpoints drawn in proportion to per-node weights
     };
     using enum NegativeMode;
     using enum TemporalStrategy;
@@ -255,7 +267,22 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
           Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}, false, false, Time::kNone, kUniform, labor},
           Case{{kTriplet, 2, false}, ExcludeMode::kSelf, {-1, 2}, false, false, Time::kNone, kUniform, dependent},
           Case{{kBinary, 2, false}, ExcludeMode::kNone, {3, 2}, false, false, Time::kNone, kUniform, {}, true},
-          Case{{kTriplet, 2, true}, ExcludeMode::kNone, {-1, 2}, true, false, Time::kNone, kUniform, {}, true}}) {
+          Case{{kTriplet, 2, true}, ExcludeMode::kNone, {-1, 2}, true, false, Time::kNone, kUniform, {}, true},
+          // A fraction of the positives (by round), weighted endpoints: on the device, and on the host (disjoint).
+          Case{{kBinary, 2, true, 1.5}, ExcludeMode::kSelf, {3, 2}},
+          Case{{kBinary, 1, false, 0.5}, ExcludeMode::kNone, {3, 2}, false, true},
+          Case{{kBinary, 2, true}, ExcludeMode::kNone, {3, 2}, false, false, Time::kNone, kUniform, {}, false, true},
+          Case{{kTriplet, 3, false}, ExcludeMode::kSelf, {3}, false, false, Time::kNone, kUniform, {}, false, true},
+          Case{{kBinary, 2, false, 1.5},
+               ExcludeMode::kNone,
+               {3},
+               false,
+               true,
+               Time::kNone,
+               kUniform,
+               {},
+               false,
+               true}}) {
       LinkSeedSpec spec;
       spec.relation = writes;
       spec.negatives = c.negatives;
@@ -291,10 +318,10 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       std::iota(positions.begin(), positions.end(), 0);
       EpochSeeds seeds(positions, {.seed = 7, .batch_size = kBatch}, 1);
       for (int64_t step : {int64_t{0}, int64_t{1}, seeds.num_steps() - 1}) {
-        const std::string what =
-            absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
-                         ", disjoint ", c.disjoint, ", time ", static_cast<int>(c.time), ", labor ", c.labor.active,
-                         ", induced ", c.induced, ", step ", step);
+        const std::string what = absl::StrCat(
+            "placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode), ", disjoint ",
+            c.disjoint, ", time ", static_cast<int>(c.time), ", labor ", c.labor.active, ", induced ", c.induced,
+            ", ratio ", c.negatives.ratio, ", weighted negatives ", c.weighted_negatives, ", step ", step);
         ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), batch).ok()) << what;
         const auto [pairs, positives] = WriteLinkArrays(batch, *layout.pairs, expected.data());
         const std::vector<int64_t> counts = BatchCountsOf(batch.graph, layout, pairs, positives);

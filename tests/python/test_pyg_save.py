@@ -362,3 +362,31 @@ def test_node_attributes_of_any_name_reach_batches_by_n_id(tmp_path):
             assert "flag" not in batch["paper"] and batch["paper"].x.dtype == torch.float16  # features stay x
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def test_a_hetero_data_of_nodes_alone_serves_link_seeds_between_any_two_types(tmp_path):
+    """PyG's HeteroData without edge types as a link graph: gnnd.pyg.save gives every two node types an empty
+    relation (src, "to", dst), so that link seeds of any (src, dst) pair have one to name."""
+    out = gnnd.pyg.save({"paper": {"num_nodes": 100}, "author": {"num_nodes": 40}}, tmp_path / "nodes")
+    daemon = Daemon(tmp_path, f"--dataset=nodes={out}")
+    g = torch.Generator().manual_seed(5)
+    try:
+        for edge_type, counts in [(("paper", "paper"), (100, 100)), (("author", "paper"), (40, 100))]:
+            pairs = torch.stack([torch.randint(0, counts[0], (60,), generator=g),
+                                 torch.randint(0, counts[1], (60,), generator=g)])
+            with gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[], edge_label_index=(edge_type, pairs),
+                                             batch_size=20, dataset="nodes", address=daemon.address) as loader:
+                seen = 0
+                for batch in loader:
+                    store = batch[(edge_type[0], "to", edge_type[1])]
+                    assert store.input_id.numel() == 20 and store.edge_label_index.shape == (2, 20)
+                    src = batch[edge_type[0]].n_id[store.edge_label_index[0]]
+                    dst = batch[edge_type[1]].n_id[store.edge_label_index[1]]
+                    assert torch.equal(torch.stack([src, dst]), pairs[:, store.input_id])
+                    assert all(batch[et].edge_index.shape[1] == 0 for et in batch.edge_types)  # no edges at all
+                    seen += 1
+                assert seen == 3
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+    with pytest.raises(gnnd.pyg.SaveError, match="no node types and no edge types"):
+        gnnd.pyg.save(type("HeteroData", (), {"node_types": [], "edge_types": []})(), tmp_path / "empty")

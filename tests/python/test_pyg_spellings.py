@@ -4,7 +4,7 @@ PyG's sampling arguments are taken at their defaults and refused otherwise with 
 transform runs on every batch; without PyG the batches answer to(), num_nodes, keys(), metadata() and
 input_id; errors about the arguments are ValueErrors; num_neighbors=[] and 0 fanouts give the seeds alone;
 (src, dst) edge types name the one relation between them; loader(index) gives the batch of those inputs;
-negative weights are refused; fractional amounts draw PyG's ceil(P x amount). Run by ctest with GNND and GNNCTL set (PyG itself is not
+negative weights draw endpoints in proportion and fractional amounts PyG's ceil(P x amount). Run by ctest with GNND and GNNCTL set (PyG itself is not
 needed)."""
 import enum
 import math
@@ -296,17 +296,45 @@ def test_calling_a_loader_gives_the_batch_of_those_inputs_as_pygs(daemon):
         assert batch[WRITES].input_id.tolist() == [2]
 
 
-def test_negative_weights_and_bad_amounts_are_refused_saying_why(daemon):
-    class NegativeSampling:  # PyG's torch_geometric.sampler.NegativeSampling
-        def __init__(self, mode, amount=1, src_weight=None, dst_weight=None):
-            self.mode, self.amount, self.src_weight, self.dst_weight = mode, amount, src_weight, dst_weight
+class NegativeSampling:  # PyG's torch_geometric.sampler.NegativeSampling
+    def __init__(self, mode, amount=1, src_weight=None, dst_weight=None):
+        self.mode, self.amount, self.src_weight, self.dst_weight = mode, amount, src_weight, dst_weight
 
+
+def test_weighted_negatives_draw_each_endpoint_in_proportion_as_pygs(daemon):
+    """PyG's src_weight / dst_weight: each negative endpoint drawn in proportion (weight 0 never); a triplet's
+    src_weight unused (its source is its positive's), as PyG's."""
+    authors, papers = node_count(daemon, "author"), node_count(daemon, "paper")
+    src_weight, dst_weight = torch.zeros(authors), torch.zeros(papers)
+    src_weight[[5, 9]] = torch.tensor([1.0, 3.0])
+    dst_weight[[3, 7, 11]] = torch.tensor([0.5, 0.25, 2.0])
+    base = dict(num_neighbors=[2], edge_label_index=(WRITES, "train"), batch_size=16, dataset="mag",
+                address=daemon.address)
+    given = dict(mode="binary", amount=2, src_weight=src_weight, dst_weight=dst_weight)
+    for disjoint in (False, True):
+        with gnnd.pyg.LinkNeighborLoader(None, neg_sampling=given, disjoint=disjoint, **base) as loader:
+            for batch, _ in zip(loader, range(3)):
+                store, positives = batch[WRITES], len(batch[WRITES].input_id)
+                negatives = store.edge_label_index[:, positives:]
+                assert negatives.shape[1] == 2 * positives
+                assert set(batch["author"].n_id[negatives[0]].tolist()) <= {5, 9}
+                assert set(batch["paper"].n_id[negatives[1]].tolist()) <= {3, 7, 11}
+    assert given["src_weight"] is src_weight  # the caller's dict as given
+    triplet = NegativeSampling("triplet", 3, src_weight=src_weight, dst_weight=dst_weight)
+    with gnnd.pyg.LinkNeighborLoader(None, neg_sampling=triplet, **base) as loader:
+        batch = next(iter(loader))
+        assert set(batch["paper"].n_id[batch["paper"].dst_neg_index.reshape(-1)].tolist()) <= {3, 7, 11}
+        assert batch["author"].n_id[batch["author"].src_index].tolist() != []
+
+
+def test_bad_negative_weights_and_amounts_are_refused_saying_why(daemon):
     base = dict(num_neighbors=[2], edge_label_index=(WRITES, "train"), batch_size=8, dataset="mag",
                 address=daemon.address)
-    given = dict(mode="binary", dst_weight=torch.ones(10))
-    cases = [(NegativeSampling("binary", dst_weight=torch.ones(10)), "dst_weight is not supported"),
-             (given, "dst_weight is not supported"),
-             (NegativeSampling("triplet", src_weight=torch.ones(10)), "src_weight is not supported"),
+    papers = node_count(daemon, "paper")
+    cases = [(NegativeSampling("binary", dst_weight=torch.ones(10)),
+              f"The 'dst_weight' attribute needs to match the number of destination nodes {papers} (got 10)"),
+             (dict(mode="binary", dst_weight=-torch.ones(papers)),
+              "open.neg_dst_weight[0] = -1 (weights are finite and at least 0)"),
              (dict(mode="triplet", amount=0.5), "The attribute 'amount' needs to be an integer for "
                                                 "'NegativeSampling' with 'triplet' negative sampling (got 0.5)."),
              (dict(mode="binary", amount=0), "The attribute 'amount' needs to be positive for 'NegativeSampling' "
@@ -314,7 +342,6 @@ def test_negative_weights_and_bad_amounts_are_refused_saying_why(daemon):
     for neg_sampling, message in cases:
         with pytest.raises(ValueError, match=re.escape(message)):
             gnnd.pyg.LinkNeighborLoader(None, neg_sampling=neg_sampling, **base)
-    assert "dst_weight" in given  # the caller's dict as given
     with gnnd.pyg.LinkNeighborLoader(None, neg_sampling=NegativeSampling("binary", 2), **base) as loader:
         assert next(iter(loader))[WRITES].edge_label_index.shape == (2, 24)
 

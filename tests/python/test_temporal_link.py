@@ -264,6 +264,8 @@ def test_bad_temporal_link_requests_are_refused_naming_what_is_wrong(served):
         (dict(seed_edges=pairs, open_fields="edge_label_time: [1, 2]"), "edge_label_time is temporal sampling's"),
         (dict(seed_edges=pairs, time_attr="time", open_fields="seed_times: [1, 2]"),
          "seed_times are a node session's"),
+        (dict(seed_edges=pairs, time_attr="node_time", edge_label_time=np.array([5, 6]), neg_sampling="binary",
+              neg_dst_weight=np.ones(N)), "with time_attr \"node_time\": temporal negatives are drawn"),
     ]
     for options, message in cases:
         with pytest.raises((gnnd.GnndError, ValueError)) as error:

@@ -4,9 +4,12 @@
 #include "common/batch/link_rule.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <string>
 #include <vector>
 
+#include "common/batch/link_seeds.h"
 #include "gtest/gtest.h"
 
 namespace gnnd {
@@ -104,6 +107,40 @@ TEST(LinkRule, NegativePairsAreUniformIndependentAndDeterministic) {
        {DrawNegative(kKey, 3, 17, 1, 1 << 30, 1 << 30), DrawNegative(kKey, 3, 18, 0, 1 << 30, 1 << 30),
         DrawNegative(kKey, 4, 17, 0, 1 << 30, 1 << 30), DrawNegative({1, 2}, 3, 17, 0, 1 << 30, 1 << 30)}) {
     EXPECT_FALSE(other.src == a.src && other.dst == a.dst);
+  }
+}
+
+// Weighted endpoints (PyG's src_weight / dst_weight): each node drawn in proportion to its weight (chi-square against
+// the weights), weight 0 never; the same word draws the same node; uniform endpoints are untouched.
+TEST(LinkRule, WeightedEndpointsAreDrawnInProportionToTheirWeights) {
+  const std::vector<float> weights = {0.5f, 0.f, 2.f, 1.f, 0.25f, 4.f, 0.f, 1.25f};
+  auto cumulative = CumulativeWeights(weights, "w");
+  ASSERT_TRUE(cumulative.ok()) << cumulative.status();
+  EXPECT_EQ(cumulative->back(), static_cast<uint64_t>(9.0 / 4.0 * kWeightScale));  // the largest is 2^32
+  const int64_t draws = 90000;
+  std::vector<int64_t> counts(weights.size(), 0);
+  for (uint64_t i = 0; i < draws; ++i) {
+    const NodePair p = DrawNegative(kKey, 3, i, 0, 13, 8, nullptr, cumulative->data());
+    ASSERT_LT(p.src, 13);
+    ++counts[p.dst];
+    EXPECT_EQ(p.src, DrawNegative(kKey, 3, i, 0, 13, 8).src);  // the source stays uniform, the same word
+  }
+  EXPECT_EQ(counts[1], 0);
+  EXPECT_EQ(counts[6], 0);
+  double chi = 0;  // over the 6 drawable nodes: 5 degrees of freedom, 20.52 the 0.999 quantile
+  for (size_t v = 0; v < weights.size(); ++v) {
+    if (weights[v] == 0) continue;
+    const double expected = draws * weights[v] / 9.0;
+    chi += (counts[v] - expected) * (counts[v] - expected) / expected;
+  }
+  EXPECT_LT(chi, 20.52) << ::testing::PrintToString(counts);
+  for (const auto& [bad, says] : std::vector<std::pair<std::vector<float>, std::string>>{
+           {{1.f, -1.f}, "w[1] = -1 (weights are finite and at least 0)"},
+           {{1.f, std::numeric_limits<float>::infinity()}, "w[1] = inf"},
+           {{0.f, 0.f}, "w: no weight is positive"}}) {
+    auto refused = CumulativeWeights(bad, "w");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find(says), std::string::npos) << refused.status();
   }
 }
 

@@ -96,7 +96,8 @@ def _stores(data):
                        for key in [*data.node_types, *data.edge_types]}
         else:
             mapping = {k: v for k, v in vars(data).items() if not k.startswith("_")}
-    typed = any(isinstance(k, tuple) for k in mapping) or (
+    # Typed: edge types, a HeteroData, or stores per node type (a HeteroData of nodes alone's to_dict()).
+    typed = any(isinstance(k, tuple) or isinstance(v, dict) for k, v in mapping.items()) or (
         hasattr(data, "node_types") and hasattr(data, "edge_types"))
     if not typed:
         if mapping.get("edge_index") is None:
@@ -116,8 +117,11 @@ def _stores(data):
             raise SaveError(f"edge type {key!r} has no edge_index")
         for t in (key[0], key[2]):
             nodes.setdefault(t, {})
-    if not edges:
-        raise SaveError("data has no edge types (a HeteroData's data[(src, rel, dst)].edge_index)")
+    if not edges:  # nodes alone: an empty relation (src, "to", dst) between every two types names link seeds
+        if not nodes:
+            raise SaveError("data has no node types and no edge types (a HeteroData's data[type] and "
+                            "data[(src, rel, dst)].edge_index)")
+        edges = {(s, "to", d): {"edge_index": np.zeros((2, 0), np.int64)} for s in nodes for d in nodes}
     for t in nodes:
         _check_name(t, "node type")
     return nodes, edges, True
@@ -328,7 +332,9 @@ def save(data, path, *, feature_dtype=None, split_idx=None, hot_order=True):
     other node attribute (any name, one row per node: an integer or boolean x, masks, node times, the user's
     own; batches carry them by name, the rows of n_id, as PyG's); every edge store's attributes (edge_attr,
     edge_weight, edge times, the user's own: one row per edge; batches carry them by name) and each edge's row
-    as e_id. Attributes keep float32, float16 and bool; other floats become float32, other integers int64.
+    as e_id. Attributes keep float32, float16 and bool; other floats become float32, other integers int64. A
+    HeteroData of nodes alone gets an empty relation (src, "to", dst) between every two node types (link seeds
+    name one).
     Anything else is refused, naming it, rather than dropped. Returns the path. Serve it with `gnnd --dataset
     NAME=PATH` or `gnnctl load NAME PATH`."""
     if os.path.lexists(path):  # a symbolic link too, dangling or not: the save never writes through one

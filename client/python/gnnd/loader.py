@@ -52,6 +52,12 @@ def _int_times(what, times):
     return times
 
 
+def _weights_field(name, weights):
+    """OpenSession's neg_src_weight or neg_dst_weight (one float32 a node) in protobuf text format."""
+    values = np.asarray(weights.cpu() if hasattr(weights, "cpu") else weights, dtype=np.float32).reshape(-1)
+    return f"{name}: [{', '.join(repr(float(v)) for v in values)}]"
+
+
 def _labor_fields(labor, layer_dependency, batch_dependency):
     """OpenSession's labor, layer_dependency and batch_dependency in protobuf text format."""
     if not isinstance(batch_dependency, int) or isinstance(batch_dependency, bool) or batch_dependency < 0:
@@ -454,7 +460,8 @@ class Loader:
     split's edges, or seed_edges (2, E) node ids (PyG's edge_label_index) the given pairs, batch_size of them
     per batch; neg_sampling "binary" or "triplet" with neg_amount per
     positive (binary: a fraction too, ceil(P x neg_amount) negatives a batch of P positives, negative k paired with
-    positive k % P, as PyG's; strict_negatives: never an edge), exclude "self" or "reverse" keeps the seed edges out of
+    positive k % P, as PyG's; strict_negatives: never an edge; neg_src_weight / neg_dst_weight: one weight per node
+    of the endpoint type, PyG's src_weight / dst_weight, endpoints drawn in proportion, with replacement), exclude "self" or "reverse" keeps the seed edges out of
     message passing. Batches then carry input_id, edge_label_index (pairs x 2 rows: source, destination) and
     edge_label, or src_index, dst_pos_index, dst_neg_index; gnnd.pyg.LinkNeighborLoader makes PyG's shapes.
     A typed dataset's link session names the seed edges' relation in edge_type ((src, rel, dst) or its key;
@@ -518,7 +525,7 @@ class Loader:
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
                  edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
                  disjoint=False, seed_times=None, edge_label_time=None, labor=False, layer_dependency=False,
-                 batch_dependency=0, induced=False, open_fields=None):
+                 batch_dependency=0, induced=False, neg_src_weight=None, neg_dst_weight=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         self._mask_ids = None
         if dataset is None:
@@ -597,6 +604,9 @@ class Loader:
             fields.append(f"neg_ratio: {float(neg_amount)!r}")
             neg_amount = 0
         options.neg_amount = int(neg_amount)
+        for name, weights in (("neg_src_weight", neg_src_weight), ("neg_dst_weight", neg_dst_weight)):
+            if weights is not None:
+                fields.append(_weights_field(name, weights))
         options.strict_negatives = int(bool(strict_negatives))
         options.exclude = (exclude or "none").encode()
         options.slots_may_grow = 1  # slots sized by the batches; _SlotViews views added ones as batches name them

@@ -462,13 +462,13 @@ class NeighborLoader(_SessionLoader):
 
 
 def _negatives(neg_sampling, neg_sampling_ratio):
-    """(mode, amount, strict) of PyG's neg_sampling ("binary", "triplet", a dict or an object with mode and
-    amount) or its older neg_sampling_ratio (binary negatives)."""
+    """gnnd.Loader's negative arguments from PyG's neg_sampling ("binary", "triplet", a dict or an object with
+    mode, amount, src_weight, dst_weight) or its older neg_sampling_ratio (binary negatives)."""
     if neg_sampling is None:
         if neg_sampling_ratio:
             neg_sampling = {"mode": "binary", "amount": neg_sampling_ratio}
         else:
-            return "none", 1, False
+            return dict(neg_sampling="none")
     if isinstance(neg_sampling, str):
         neg_sampling = {"mode": neg_sampling}
     elif not isinstance(neg_sampling, dict):  # torch_geometric.sampler.NegativeSampling
@@ -476,12 +476,9 @@ def _negatives(neg_sampling, neg_sampling_ratio):
                         "amount": neg_sampling.amount, "src_weight": getattr(neg_sampling, "src_weight", None),
                         "dst_weight": getattr(neg_sampling, "dst_weight", None)}
     neg_sampling = dict(neg_sampling)  # the caller's stays as given
-    for weight in ("src_weight", "dst_weight"):  # refused rather than dropped: the negatives would differ
-        if neg_sampling.pop(weight, None) is not None:
-            raise ValueError(f"neg_sampling: {weight} is not supported (gnnd draws negative endpoints uniformly)")
-    unknown = set(neg_sampling) - {"mode", "amount", "strict"}
+    unknown = set(neg_sampling) - {"mode", "amount", "strict", "src_weight", "dst_weight"}
     if unknown:
-        raise ValueError(f"neg_sampling: unknown keys {sorted(unknown)} (mode, amount, strict)")
+        raise ValueError(f"neg_sampling: unknown keys {sorted(unknown)} (mode, amount, strict, src_weight, dst_weight)")
     mode, amount = neg_sampling.get("mode"), neg_sampling.get("amount", 1)
     if mode not in ("binary", "triplet", "fixed"):
         raise ValueError(f"neg_sampling: mode {mode!r} (binary, triplet, or fixed: the edge split's own negatives)")
@@ -491,7 +488,10 @@ def _negatives(neg_sampling, neg_sampling_ratio):
         raise ValueError(f"The attribute 'amount' needs to be an integer for 'NegativeSampling' with '{mode}' "
                          f"negative sampling (got {amount}).")
     # Binary: ceil(P x amount) negatives a batch of P positives, as PyG's (a fraction goes to gnnd as neg_ratio).
-    return mode, int(amount) if amount == int(amount) else float(amount), bool(neg_sampling.get("strict", False))
+    # Weights: each endpoint drawn in proportion (gnnd checks their counts, in PyG's words).
+    return dict(neg_sampling=mode, neg_amount=int(amount) if amount == int(amount) else float(amount),
+                strict_negatives=bool(neg_sampling.get("strict", False)),
+                neg_src_weight=neg_sampling.get("src_weight"), neg_dst_weight=neg_sampling.get("dst_weight"))
 
 
 class LinkNeighborLoader(_SessionLoader):
@@ -547,7 +547,8 @@ class LinkNeighborLoader(_SessionLoader):
         edge_type, edge_label_index = _edge_type(edge_label_index)
         split, pairs = (edge_label_index, None) if isinstance(edge_label_index, str) else (None, edge_label_index)
         del data  # gnnd serves the graph, its features and its edge splits
-        mode, amount, strict = _negatives(neg_sampling, neg_sampling_ratio)
+        negatives = _negatives(neg_sampling, neg_sampling_ratio)
+        mode = negatives["neg_sampling"]
         self._given_pairs, self._edge_label = pairs is not None, _edge_labels(edge_label, pairs, mode, device)
         self._negatives = mode != "none"
         if pairs is not None and (edge_label_time is not None) != (time_attr is not None):  # PyG's words
@@ -560,8 +561,7 @@ class LinkNeighborLoader(_SessionLoader):
             raise ValueError("gnnd.pyg.LinkNeighborLoader: edge_label_time goes with given pairs (a tensor "
                              "edge_label_index); an edge split's times come with it (SPLIT_edge_time.npy)")
         self._open(rank, world_size, address=address, dataset=dataset, edge_split=split, seed_edges=pairs,
-                   edge_type=edge_type, neg_sampling=mode, neg_amount=amount, strict_negatives=strict,
-                   exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
+                   edge_type=edge_type, **negatives, exclude=exclude, batch_size=batch_size, fanouts=fanouts, seed=seed, epoch=epoch, shuffle=shuffle,
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
                    weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
