@@ -35,6 +35,20 @@ struct LinkSetup {
   SamplingSpec sampling;
   BatchLayout layout;
 };
+// Weighted negatives over `relation`'s endpoint types: every third node never drawn, the rest in proportion to
+// 1 + its id % 7.
+void WeighNegatives(const DatasetSchema& schema, int relation, NegativeSpec& negatives) {
+  const RelationSchema& r = schema.relations[relation];
+  for (auto [type, out] :
+       {std::pair{r.src_type, &negatives.src_weights}, std::pair{r.dst_type, &negatives.dst_weights}}) {
+    std::vector<float> weights(schema.node_types[type].num_nodes);
+    for (size_t v = 0; v < weights.size(); ++v) weights[v] = v % 3 == 0 ? 0.f : 1.f + static_cast<float>(v % 7);
+    auto cumulative = CumulativeWeights(weights, "weights");
+    ASSERT_TRUE(cumulative.ok()) << cumulative.status();
+    *out = std::make_shared<const std::vector<uint64_t>>(*std::move(cumulative));
+  }
+}
+
 // Time: none, the node times, or each relation's edge attribute "time" (the pairs' times given with them).
 enum class Time { kNone, kNodes, kEdges };
 LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
@@ -112,8 +126,11 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
       ExcludeMode exclude;
       std::vector<int32_t> fanouts;
       bool weighted = false;
+      bool weighted_negatives = false;  // negatives' endpoints drawn in proportion to per-node weights
     };
     for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
+                          Case{{NegativeMode::kBinary, 2, true, 1.5}, ExcludeMode::kSelf, {3, 2}, false, true},
+                          Case{{NegativeMode::kTriplet, 2, false}, ExcludeMode::kNone, {3}, false, true},
                           Case{{NegativeMode::kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}},
                           Case{{NegativeMode::kNone, 1, false}, ExcludeMode::kNone, {5}},
                           Case{{NegativeMode::kBinary, 1, false}, ExcludeMode::kSelf, {-1}},
@@ -122,17 +139,7 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
       LinkSeedSpec spec;
       spec.seed_edges = pairs;
       spec.negatives = c.negatives;
-      if (c.weighted_negatives) {  // every third node never drawn, the rest in proportion to 1 + v % 7
-        const RelationSchema& r = schema.relations[writes];
-        for (auto [type, out] :
-             {std::pair{r.src_type, &spec.negatives.src_weights}, std::pair{r.dst_type, &spec.negatives.dst_weights}}) {
-          std::vector<float> weights(schema.node_types[type].num_nodes);
-          for (size_t v = 0; v < weights.size(); ++v) weights[v] = v % 3 == 0 ? 0.f : 1.f + static_cast<float>(v % 7);
-          auto cumulative = CumulativeWeights(weights, "weights");
-          ASSERT_TRUE(cumulative.ok()) << cumulative.status();
-          *out = std::make_shared<const std::vector<uint64_t>>(*std::move(cumulative));
-        }
-      }
+      if (c.weighted_negatives) WeighNegatives(graph.schema, 0, spec.negatives);
       spec.exclude = c.exclude;
       constexpr int64_t kBatch = 128;
       const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted);
@@ -157,7 +164,8 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
       for (int64_t step = 0; step < seeds.num_steps(); ++step) {
         const std::string what =
             absl::StrCat("placement ", static_cast<int>(placement), ", mode ", static_cast<int>(c.negatives.mode),
-                         ", exclude ", static_cast<int>(c.exclude), ", step ", step);
+                         ", exclude ", static_cast<int>(c.exclude), ", ratio ", c.negatives.ratio,
+                         ", weighted negatives ", c.weighted_negatives, ", step ", step);
         expected.graph = BatchView::At(expected_slot.data(), setup.layout);
         ASSERT_TRUE(cpu->Sample(cpu_sampler, 1, seeds.batch_index(step), seeds.batch(step), expected).ok());
         ASSERT_EQ(cudaMemset(device_batch, 0xab, setup.layout.total_bytes), cudaSuccess);
@@ -286,6 +294,7 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       LinkSeedSpec spec;
       spec.relation = writes;
       spec.negatives = c.negatives;
+      if (c.weighted_negatives) WeighNegatives(schema, writes, spec.negatives);
       spec.exclude = c.exclude;
       if (c.disjoint) {  // the train split's pairs, given with times spread over the papers' (node ids' times)
         const EdgeSplitSchema& train = schema.relations[writes].edge_splits[0];

@@ -367,7 +367,9 @@ def test_node_attributes_of_any_name_reach_batches_by_n_id(tmp_path):
 def test_a_hetero_data_of_nodes_alone_serves_link_seeds_between_any_two_types(tmp_path):
     """PyG's HeteroData without edge types as a link graph: gnnd.pyg.save gives every two node types an empty
     relation (src, "to", dst), so that link seeds of any (src, dst) pair have one to name."""
-    out = gnnd.pyg.save({"paper": {"num_nodes": 100}, "author": {"num_nodes": 40}}, tmp_path / "nodes")
+    # As HeteroData(paper=dict(num_nodes=100), ...).to_dict() gives it, with its (empty) global store.
+    nodes = {"_global_store": {}, "paper": {"num_nodes": 100}, "author": {"num_nodes": 40}}
+    out = gnnd.pyg.save(nodes, tmp_path / "nodes")
     daemon = Daemon(tmp_path, f"--dataset=nodes={out}")
     g = torch.Generator().manual_seed(5)
     try:

@@ -118,10 +118,11 @@ def _stores(data):
         for t in (key[0], key[2]):
             nodes.setdefault(t, {})
     if not edges:  # nodes alone: an empty relation (src, "to", dst) between every two types names link seeds
-        if not nodes:
-            raise SaveError("data has no node types and no edge types (a HeteroData's data[type] and "
-                            "data[(src, rel, dst)].edge_index)")
-        edges = {(s, "to", d): {"edge_index": np.zeros((2, 0), np.int64)} for s in nodes for d in nodes}
+        counted = [t for t, store in nodes.items() if _node_count(store) is not None]  # not HeteroData's global store
+        if not counted:
+            raise SaveError("data has no node types and no edge types (a HeteroData's data[type] with num_nodes, x "
+                            "or y, and data[(src, rel, dst)].edge_index)")
+        edges = {(s, "to", d): {"edge_index": np.zeros((2, 0), np.int64)} for s in counted for d in counted}
     for t in nodes:
         _check_name(t, "node type")
     return nodes, edges, True
