@@ -209,3 +209,13 @@ def test_induced_refusals_and_unknown_types_say_why(daemon):
                                     exclude="self", **base)
     with pytest.raises(ValueError, match="subgraph_type='both': one of 'directional', 'bidirectional'"):
         gnnd.pyg.NeighborLoader(None, subgraph_type="both", **base)
+
+
+def test_a_raw_induced_loader_counts_every_edge_at_hop_0_and_has_no_dgl_blocks(daemon):
+    import gnnd.dgl
+    with gnnd.Loader(address=daemon.address, dataset="homo", split="all", batch_size=16, fanouts=[3, 2],
+                     output="torch", induced=True, seed=7) as loader:
+        batch = next(iter(loader))
+        assert batch.edges_per_hop[0] == len(batch.edge_src) > 0 and batch.edges_per_hop[1:] == [0]
+        with pytest.raises(ValueError, match="an induced batch's edges are every edge between its nodes, not by hop"):
+            gnnd.dgl.blocks(batch)

@@ -135,8 +135,16 @@ def _typed_blocks(batch, dgl):
     return result
 
 
+def _check_by_hop(batch, what):
+    """Blocks need a batch's edges by hop: an induced batch (gnnd.Loader(induced=True)) has none."""
+    if getattr(getattr(batch, "_loader", None), "induced", False):
+        raise ValueError(f"gnnd.dgl.{what}: an induced batch's edges are every edge between its nodes, not by hop, "
+                         "so it has no blocks (open the loader without induced=True)")
+
+
 def blocks(batch):
     """The blocks of a gnnd.Batch or gnnd.TypedBatch (numpy or torch arrays), outermost first."""
+    _check_by_hop(batch, "blocks")
     try:
         import dgl
     except ImportError:
@@ -161,6 +169,7 @@ def link_blocks(batch):
     of a link session, numpy or torch arrays), as DGL's edge-prediction loader yields them: pair_graph holds
     the batch's positive pairs, neg_pair_graph its negative pairs, both over its hop-0 nodes (slices of
     edge_label_index, no copy); dgl.graph objects when DGL is importable, gnnd.dgl.Graph otherwise."""
+    _check_by_hop(batch, "link_blocks")
     try:
         import dgl
     except ImportError:

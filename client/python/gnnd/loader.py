@@ -541,6 +541,7 @@ class Loader:
         if device.startswith("cuda") and output != "torch":
             raise ValueError(f"device = {device!r} gives CUDA tensors: output must be torch")
         self.device = device
+        self.induced = bool(induced)  # batches' edges are every edge between their nodes, not by hop
         self._cuda_index = None
         self.output, self.copy, self.epoch = output, copy, epoch
         self._held = None
