@@ -182,6 +182,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
   const bool on_storage = !dataset.feature_cache().empty();
   const auto start = std::chrono::steady_clock::now();
   GNND_ASSIGN_OR_RETURN(DatasetDir dir, DatasetDir::Open(path));
+  GNND_RETURN_IF_ERROR(RequireWhole(dir.schema(), absl::StrCat("dataset '", name, "' (", path, ")")));
   ShmLoadOptions options;
   options.huge_pages = dataset.huge_pages();
   if (on_storage) {

@@ -267,8 +267,11 @@ std::vector<int64_t> ArrayShape(const v1::DatasetManifest& m, ArrayId id) {
       return {m.num_nodes() + 1};
     case ArrayId::kIndices:
       return {m.num_edges()};
-    case ArrayId::kFeatures:
-      return {m.num_nodes(), m.feature_dim()};
+    case ArrayId::kFeatures:  // a part holds the rows it owns
+      return {m.has_partition() && m.part_rows_size() > static_cast<int>(m.partition().part())
+                  ? m.part_rows(static_cast<int>(m.partition().part()))
+                  : m.num_nodes(),
+              m.feature_dim()};
     case ArrayId::kLabels:
       return {m.num_nodes()};
     case ArrayId::kTrain:
@@ -303,6 +306,43 @@ DatasetArrays::DatasetArrays(const DatasetSchema& schema) : DatasetArrays() {
   positions = by_role;
 }
 
+// A part's owner map of type `t` (its T.owner.npy and T.owner_row.npy): every node's part is a part and its row
+// is below that part's rows, and no two nodes share a (part, row), so every part's rows are owned once each.
+absl::Status CheckOwners(const DatasetSchema& schema, const NodeTypeSchema& t, const DatasetArrays& arrays) {
+  const auto* owner = static_cast<const int32_t*>(arrays.data[t.owner]);
+  const auto* row = static_cast<const int64_t*>(arrays.data[t.owner_row]);
+  const std::string owner_file = schema.arrays[t.owner].file(), row_file = schema.arrays[t.owner_row].file();
+  std::vector<int64_t> first(t.part_rows.size() + 1, 0);  // each part's first bit in `taken`
+  for (size_t p = 0; p < t.part_rows.size(); ++p) first[p + 1] = first[p] + t.part_rows[p];
+  std::vector<bool> taken(static_cast<size_t>(t.num_nodes), false);
+  for (int64_t v = 0; v < t.num_nodes; ++v) {
+    if (owner[v] < 0 || static_cast<uint32_t>(owner[v]) >= schema.partition.num_parts) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: owner[%d] = %d is not a part (num_parts = %d)", owner_file,
+                                                        v, owner[v], schema.partition.num_parts));
+    }
+    if (row[v] < 0 || row[v] >= t.part_rows[owner[v]]) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: owner_row[%d] = %d is not a row of part %d (it holds %d)",
+                                                        row_file, v, row[v], owner[v], t.part_rows[owner[v]]));
+    }
+    const auto bit = static_cast<size_t>(first[owner[v]] + row[v]);
+    if (taken[bit]) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: owner_row[%d] = %d: row %d of part %d has two owners",
+                                                        row_file, v, row[v], row[v], owner[v]));
+    }
+    taken[bit] = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireWhole(const DatasetSchema& schema, absl::string_view what) {
+  if (!schema.partitioned()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(what, " is part ", schema.partition.part, " of ", schema.partition.num_parts,
+                   " of a partitioned dataset (", schema.partition.dataset_id,
+                   "): it holds only its own feature rows, and serving parts is not built yet: use "
+                   "the whole dataset"));
+}
+
 absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& arrays, int threads) {
   for (const RelationSchema& r : schema.relations) {
     const std::string indptr_file = schema.arrays[r.indptr].file();
@@ -324,6 +364,7 @@ absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& ar
   }
   for (size_t type = 0; type < schema.node_types.size(); ++type) {
     const NodeTypeSchema& t = schema.node_types[type];
+    if (t.owner >= 0) GNND_RETURN_IF_ERROR(CheckOwners(schema, t, arrays));
     for (const EdgeAttributeSchema& a : t.node_attrs) {
       GNND_RETURN_IF_ERROR(CheckAttributeValues(schema, a, t.num_nodes, "node", arrays, threads));
     }

@@ -92,6 +92,10 @@ class DatasetDir {
   std::vector<NpyFile> files_;
 };
 
+// OK for a whole dataset; FAILED_PRECONDITION naming `what` for a part of a partitioned one (gnnctl partition):
+// a part holds only its own feature rows, and serving it (its peers' rows) is not built yet.
+absl::Status RequireWhole(const DatasetSchema& schema, absl::string_view what);
+
 // Describes a dataset's counts and sizes in one paragraph; used by gnnctl and gnnd.
 std::string DescribeDataset(const v1::DatasetManifest& m, const DatasetSchema& schema, const DatasetArrays& arrays);
 

@@ -272,6 +272,20 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     return Bad("format_version", m.format_version(), "is not supported (want 1 or 2)");
   }
 
+  if (m.has_partition()) {
+    const v1::Partition& p = m.partition();
+    if (p.num_parts() < 1 || p.num_parts() > kMaxParts) {
+      return Bad("partition.num_parts", p.num_parts(), absl::StrCat("(must be 1 to ", kMaxParts, ")"));
+    }
+    if (p.part() >= p.num_parts()) return Bad("partition.part", p.part(), "is not below num_parts");
+    if (p.dataset_id().empty() || p.dataset_id().size() > 64 || !IsSchemaName(p.dataset_id())) {
+      return Bad("partition.dataset_id", Quoted(p.dataset_id()), "(letters, digits and _, 1 to 64)");
+    }
+    if (p.method() != "random" && p.method() != "range" && p.method() != "metis") {
+      return Bad("partition.method", Quoted(p.method()), "(random, range or metis)");
+    }
+    s.partition = {p.dataset_id(), p.method(), p.num_parts(), p.part(), p.seed()};
+  }
   absl::flat_hash_set<std::string> names;
   for (size_t t = 0; t < types.size(); ++t) {
     const std::string prefix = v1 ? "" : absl::StrCat("node_types[", t, "].");
@@ -302,6 +316,24 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     if (types[t].split_times()) {
       if (n.num_classes == 0) return Bad(prefix + "split_times", "true", "needs splits (num_classes is 0)");
       n.split_times = {0, 0, 0};
+    }
+    const auto& part_rows = v1 ? m.part_rows() : types[t].part_rows();
+    if (s.partitioned() && n.feature_dim > 0) {  // each part's rows, adding up to the type's nodes
+      if (static_cast<uint32_t>(part_rows.size()) != s.partition.num_parts) {
+        return Bad(prefix + "part_rows", part_rows.size(),
+                   absl::StrCat("entries (one per part: ", s.partition.num_parts, ")"));
+      }
+      int64_t sum = 0;
+      for (int64_t rows : part_rows) {
+        if (rows < 0 || rows > n.num_nodes)
+          return Bad(prefix + "part_rows", rows, "is not a count of the type's nodes");
+        sum += rows;
+      }
+      if (sum != n.num_nodes)
+        return Bad(prefix + "part_rows", sum, absl::StrCat("add up to this, not num_nodes ", n.num_nodes));
+      n.part_rows.assign(part_rows.begin(), part_rows.end());
+    } else if (!part_rows.empty()) {
+      return Bad(prefix + "part_rows", part_rows.size(), "entries, but only a part's featured types have them");
     }
   }
   absl::flat_hash_set<std::string> keys;
@@ -357,8 +389,13 @@ absl::StatusOr<DatasetSchema> DatasetSchema::FromManifest(const v1::DatasetManif
     NodeTypeSchema& n = s.node_types[t];
     const std::string prefix = v1 ? "" : n.name + ".";
     const int owner = static_cast<int>(t);
-    if (n.feature_dim > 0) {
-      n.features = add(prefix + "features", ArrayRole::kFeatures, owner, n.feature_dtype, {n.num_nodes, n.feature_dim});
+    if (n.feature_dim > 0) {  // a part holds the rows it owns, and the owner map
+      const int64_t rows = s.partitioned() ? n.part_rows[s.partition.part] : n.num_nodes;
+      n.features = add(prefix + "features", ArrayRole::kFeatures, owner, n.feature_dtype, {rows, n.feature_dim});
+      if (s.partitioned()) {
+        n.owner = add(prefix + "owner", ArrayRole::kOwner, owner, DType::kInt32, {n.num_nodes});
+        n.owner_row = add(prefix + "owner_row", ArrayRole::kOwnerRow, owner, DType::kInt64, {n.num_nodes});
+      }
     }
     if (n.num_classes > 0) {
       n.labels = add(prefix + "labels", ArrayRole::kLabels, owner, DType::kInt64, {n.num_nodes});

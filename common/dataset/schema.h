@@ -31,7 +31,9 @@ enum class ArrayRole : uint8_t {
   kNodeAttr,
   kNodeTime,
   kSplitTime,
-  kEdgeSplitTime
+  kEdgeSplitTime,
+  kOwner,     // a part's owner map (int32 per node: the part holding its feature row)
+  kOwnerRow,  // int64 per node: that row's position in its part's features
 };
 
 // Whether `name` may name a node type or relation: letters, digits and _, 1 to 64 bytes, no "___". Such
@@ -44,6 +46,7 @@ absl::Status CheckNodeTimeName(absl::string_view name);
 // under their names, so no attribute may take one.
 bool IsBatchArrayName(absl::string_view name);
 inline constexpr size_t kMaxSchemaNameBytes = 64;
+inline constexpr uint32_t kMaxParts = 4096;  // parts of a partitioned dataset (gnnctl partition --parts)
 
 // The node and edge splits, by position: their names are what sessions ask for.
 inline constexpr std::array<absl::string_view, 3> kSplitNames = {"train", "valid", "test"};
@@ -73,6 +76,10 @@ struct NodeTypeSchema {
   std::array<int, 3> splits = {-1, -1, -1};
   std::array<int, 3> split_times = {-1, -1, -1};  // each split's seed times, int64
   std::vector<EdgeAttributeSchema> node_attrs;    // batches carry them by name, the rows of their nodes
+  // A part of a partitioned dataset (DatasetSchema::partition), a type with features: each part's feature rows,
+  // and the owner map's arrays (-1: none).
+  std::vector<int64_t> part_rows;
+  int owner = -1, owner_row = -1;
 
   size_t feature_row_bytes() const { return DTypeSize(feature_dtype) * static_cast<size_t>(feature_dim); }
 };
@@ -111,8 +118,16 @@ struct ArraySchema {
   std::string file() const { return name + ".npy"; }
 };
 
+// Which part of a partitioned dataset one is (v1::Partition); num_parts 0: a whole dataset.
+struct PartitionSchema {
+  std::string dataset_id, method;
+  uint32_t num_parts = 0, part = 0;
+  uint64_t seed = 0;
+};
+
 struct DatasetSchema {
   uint32_t format_version = 0;
+  PartitionSchema partition;
   std::vector<NodeTypeSchema> node_types;
   std::vector<RelationSchema> relations;
   std::vector<ArraySchema> arrays;
@@ -123,6 +138,7 @@ struct DatasetSchema {
   // enough, sizes that fit in 64 bits) and describes it; errors name manifest.textproto and the field.
   static absl::StatusOr<DatasetSchema> FromManifest(const v1::DatasetManifest& manifest);
 
+  bool partitioned() const { return partition.num_parts > 0; }
   // One node type and one relation: what the homogeneous samplers serve.
   bool homogeneous() const { return node_types.size() == 1 && relations.size() == 1; }
   size_t total_bytes() const;

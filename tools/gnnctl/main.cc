@@ -32,6 +32,7 @@
 #include "tools/dataset/edge_attrs.h"
 #include "tools/dataset/hotness.h"
 #include "tools/dataset/import.h"
+#include "tools/dataset/partition.h"
 #include "tools/dataset/synthetic.h"
 #include "tools/dataset/synthetic_typed.h"
 #include "tools/dataset/times.h"
@@ -86,7 +87,10 @@ ABSL_FLAG(std::string, link_relation, "",
 ABSL_FLAG(std::string, preset, "tiny", "generate: tiny, products or papers; typed: mag or igbh");
 ABSL_FLAG(double, scale, 1.0, "generate: multiplies the preset's node and edge counts");
 ABSL_FLAG(std::optional<int64_t>, feature_dim, std::nullopt, "generate: feature width (default: the preset's)");
-ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the session seed");
+ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the session seed; partition: random's seed");
+ABSL_FLAG(uint32_t, parts, 2, "partition: how many parts");
+ABSL_FLAG(std::string, method, "random",
+          "partition: random (each node's part a hash of the seed and its id) or range (contiguous id ranges)");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
 ABSL_FLAG(std::string, dataset, "", "sample, hotness: the dataset directory");
 ABSL_FLAG(std::string, split, gnnd::kDefaultSplit,
@@ -168,6 +172,9 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                                  rank the nodes by how often sampling reads their rows and print the hit rate
                                  of a GPU cache of the top rows per ranking (--write: hot_order.npy)
   gnnctl validate DIR            check every array and print a summary
+  gnnctl partition --parts N [--method random|range] [--seed S] DATASET OUT
+                                 OUT/part-0 ... OUT/part-(N-1): each the whole structure and the feature rows of
+                                 the nodes it owns, with the owner map (serving parts is not built yet)
   gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock;
                                  --wait S: up to S seconds for one just started, with any of these commands)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress
@@ -412,6 +419,17 @@ absl::Status RunValidate(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
+absl::Status RunPartition(const std::vector<std::string>& args) {
+  if (args.size() != 2) return Usage("partition takes DATASET OUT");
+  const dataset::PartitionSpec spec{.parts = absl::GetFlag(FLAGS_parts),
+                                    .method = absl::GetFlag(FLAGS_method),
+                                    .seed = absl::GetFlag(FLAGS_seed),
+                                    .threads = Threads()};
+  GNND_ASSIGN_OR_RETURN(const std::string summary, dataset::PartitionDataset(args[0], args[1], spec));
+  absl::PrintF("%s", summary);
+  return absl::OkStatus();
+}
+
 absl::Status RunShm(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "list") {
     for (const ShmDatasetInfo& info : ShmDataset::List()) {
@@ -454,6 +472,7 @@ absl::Status RunCommand(const std::string& command, const std::vector<std::strin
   if (command == "generate") return RunGenerate(args);
   if (command == "sample") return RunSample(args);
   if (command == "validate") return RunValidate(args);
+  if (command == "partition") return RunPartition(args);
   if (command == "hotness") return RunHotness(args);
   if (command == "shm") return RunShm(args);
   if (IsDaemonCommand(command)) {

@@ -90,6 +90,7 @@ absl::StatusOr<v1::OpenSession> OpenRequest(const SampleRequest& request) {
 
 absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std::string& out_npz) {
   GNND_ASSIGN_OR_RETURN(DatasetDir dataset, DatasetDir::Open(request.dataset_dir));
+  GNND_RETURN_IF_ERROR(RequireWhole(dataset.schema(), request.dataset_dir));
   GNND_RETURN_IF_ERROR(dataset.Validate(DefaultThreads()));
   const v1::DatasetManifest& m = dataset.manifest();
   const GraphData graph{m, dataset.arrays(), dataset.schema()};
