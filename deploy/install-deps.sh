@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libboost-dev zlib1g-dev libzip-dev libyaml-cpp-dev liburing-dev
-  libdlpack-dev libgtest-dev libgmock-dev libbenchmark-dev libsystemd-dev
+  libdlpack-dev libgtest-dev libgmock-dev libbenchmark-dev libsystemd-dev libmetis-dev
   python3 python3-numpy
 )
 if [ "${1:-}" != "--build" ]; then

@@ -59,7 +59,8 @@ void CheckParts(const std::string& whole_dir, const std::string& out, const Part
     const auto* rows = static_cast<const std::byte*>(whole->file(type.features).data());
     std::vector<int64_t> owned(spec.parts, 0);
     for (int64_t v = 0; v < type.num_nodes; ++v) {
-      ASSERT_EQ(static_cast<uint32_t>(owner[v]), OwnerOf(spec, v, type.num_nodes, type.offset + v));
+      if (spec.method != "metis")
+        ASSERT_EQ(static_cast<uint32_t>(owner[v]), OwnerOf(spec, v, type.num_nodes, type.offset + v));
       ++owned[owner[v]];
       const DatasetDir& holder = parts[owner[v]];
       const auto* held = static_cast<const std::byte*>(holder.file(holder.schema().node_types[t].features).data());
@@ -107,14 +108,47 @@ TEST(Partition, HomogeneousRandomAndRangePartsHoldTheirOwnRows) {
   }
 }
 
+// The edges of the homogeneous dataset at `dir` whose ends are in different parts, by part-0's owner map.
+int64_t CutEdges(const std::string& dir, const std::string& part0) {
+  auto whole = DatasetDir::Open(dir);
+  auto part = DatasetDir::Open(part0);
+  EXPECT_TRUE(whole.ok() && part.ok());
+  const auto* owner = static_cast<const int32_t*>(part->file(part->schema().node_types[0].owner).data());
+  const auto* indptr = static_cast<const int64_t*>(whole->file(ArrayId::kIndptr).data());
+  const auto* indices = static_cast<const int32_t*>(whole->file(ArrayId::kIndices).data());
+  int64_t cut = 0;
+  for (int64_t v = 0; v < whole->schema().num_nodes; ++v) {
+    for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) cut += owner[indices[p]] != owner[v];
+  }
+  return cut;
+}
+
+TEST(Partition, MetisSplitsFewerNeighborhoodsThanRandomAndIsReproducible) {
+  ScratchDir dir;
+  auto preset = PresetSpec("tiny", 1.0);
+  ASSERT_TRUE(preset.ok());
+  ASSERT_TRUE(Generate(*preset, {.seed = 3, .threads = 2}, dir / "g").ok());
+  const PartitionSpec metis{.parts = 4, .method = "metis", .seed = 7, .threads = 2};
+  ASSERT_TRUE(PartitionDataset(dir / "g", dir / "metis", metis).ok());
+  CheckParts(dir / "g", dir / "metis", metis);
+  ASSERT_TRUE(PartitionDataset(dir / "g", dir / "again", metis).ok());
+  EXPECT_EQ(Contents(dir / "metis/part-0/owner.npy"), Contents(dir / "again/part-0/owner.npy"));  // the same seed
+  ASSERT_TRUE(PartitionDataset(dir / "g", dir / "random", {.parts = 4, .seed = 7, .threads = 2}).ok());
+  const int64_t metis_cut = CutEdges(dir / "g", dir / "metis/part-0"),
+                random_cut = CutEdges(dir / "g", dir / "random/part-0");
+  EXPECT_LT(metis_cut, random_cut) << "metis " << metis_cut << ", random " << random_cut;
+}
+
 TEST(Partition, TypedDatasetsArePartitionedPerFeaturedType) {
   ScratchDir dir;
   auto preset = TypedPresetSpec("mag", 0.0004);
   ASSERT_TRUE(preset.ok());
   ASSERT_TRUE(GenerateTyped(*preset, {.seed = 4, .threads = 2, .temporal = true}, dir / "g").ok());
-  const PartitionSpec spec{.parts = 2, .method = "random", .seed = 9, .threads = 2};
-  ASSERT_TRUE(PartitionDataset(dir / "g", dir / "parts", spec).ok());
-  CheckParts(dir / "g", dir / "parts", spec);
+  for (const PartitionSpec& spec : {PartitionSpec{.parts = 2, .method = "random", .seed = 9, .threads = 2},
+                                    PartitionSpec{.parts = 3, .method = "metis", .seed = 9, .threads = 2}}) {
+    ASSERT_TRUE(PartitionDataset(dir / "g", dir / spec.method, spec).ok());
+    CheckParts(dir / "g", dir / spec.method, spec);
+  }
 }
 
 TEST(Partition, BadRequestsAndDamagedPartsAreRefusedNamingWhat) {
@@ -125,10 +159,10 @@ TEST(Partition, BadRequestsAndDamagedPartsAreRefusedNamingWhat) {
   const PartitionSpec spec{.parts = 2, .threads = 2};
   EXPECT_NE(PartitionDataset(dir / "g", dir / "a", {.parts = 0}).status().message().find("--parts 0"),
             std::string::npos);
-  EXPECT_NE(PartitionDataset(dir / "g", dir / "a", {.parts = 2, .method = "metis"})
+  EXPECT_NE(PartitionDataset(dir / "g", dir / "a", {.parts = 2, .method = "kway"})
                 .status()
                 .message()
-                .find("--method metis (random or range)"),
+                .find("--method kway (random, range or metis)"),
             std::string::npos);
   ASSERT_TRUE(PartitionDataset(dir / "g", dir / "parts", spec).ok());
   EXPECT_EQ(PartitionDataset(dir / "g", dir / "parts", spec).status().code(), absl::StatusCode::kAlreadyExists);

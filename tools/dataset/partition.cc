@@ -1,8 +1,11 @@
 #include "tools/dataset/partition.h"
 
+#include <metis.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <set>
 #include <system_error>
@@ -28,17 +31,90 @@ struct OwnerMap {
   std::vector<int64_t> part_rows;
 };
 
-OwnerMap MapOwners(const PartitionSpec& spec, const NodeTypeSchema& type) {
+// `type`'s owner map from every node's part (by global id).
+OwnerMap MapOwners(const PartitionSpec& spec, const NodeTypeSchema& type, const std::vector<uint32_t>& parts) {
   OwnerMap map;
   map.owner.resize(static_cast<size_t>(type.num_nodes));
   map.row.resize(static_cast<size_t>(type.num_nodes));
   map.part_rows.assign(spec.parts, 0);
   for (int64_t v = 0; v < type.num_nodes; ++v) {  // rows in id order within each part
-    const uint32_t p = OwnerOf(spec, v, type.num_nodes, type.offset + v);
+    const uint32_t p = parts[type.offset + v];
     map.owner[v] = static_cast<int32_t>(p);
     map.row[v] = map.part_rows[p]++;
   }
   return map;
+}
+
+// Calls f(u, v) for every edge of every relation, both ends global ids.
+template <typename F>
+void ForEachEdge(const DatasetDir& in, F&& f) {
+  const DatasetSchema& schema = in.schema();
+  for (const RelationSchema& r : schema.relations) {
+    const auto* indptr = static_cast<const int64_t*>(in.file(r.indptr).data());
+    const void* indices = in.file(r.indices).data();
+    const int64_t src_offset = schema.node_types[r.src_type].offset, dst_offset = schema.node_types[r.dst_type].offset;
+    for (int64_t v = 0; v < schema.node_types[r.dst_type].num_nodes; ++v) {
+      for (int64_t p = indptr[v]; p < indptr[v + 1]; ++p) {
+        const int64_t u = r.index_dtype == DType::kInt32 ? static_cast<const int32_t*>(indices)[p]
+                                                         : static_cast<const int64_t*>(indices)[p];
+        f(src_offset + u, dst_offset + v);
+      }
+    }
+  }
+}
+
+// METIS's k-way partition of the graph every relation makes, undirected, over the global id space (edges cut
+// between parts are neighborhoods split: rows a batch fetches from elsewhere). Debian's METIS indexes in 32 bits.
+absl::StatusOr<std::vector<uint32_t>> MetisParts(const PartitionSpec& spec, const DatasetDir& in) {
+  const int64_t n = in.schema().num_nodes;
+  if (spec.parts == 1) return std::vector<uint32_t>(static_cast<size_t>(n), 0);
+  std::vector<int64_t> first(static_cast<size_t>(n) + 1, 0);  // each node's neighbors' start, both directions
+  ForEachEdge(in, [&](int64_t u, int64_t v) {
+    if (u != v) ++first[u + 1], ++first[v + 1];
+  });
+  for (int64_t v = 0; v < n; ++v) first[v + 1] += first[v];
+  constexpr int64_t kMetisMax = std::numeric_limits<idx_t>::max();
+  if (n > kMetisMax || first[n] > kMetisMax) {
+    return absl::InvalidArgumentError(absl::StrCat("--method metis: ", n, " nodes and ", first[n],
+                                                   " adjacency entries, beyond Debian METIS's 32-bit indices (",
+                                                   kMetisMax, "): use random or range"));
+  }
+  std::vector<idx_t> adjacency(static_cast<size_t>(first[n]));
+  std::vector<int64_t> filled(first.begin(), first.end() - 1);
+  ForEachEdge(in, [&](int64_t u, int64_t v) {
+    if (u == v) return;
+    adjacency[filled[u]++] = static_cast<idx_t>(v);
+    adjacency[filled[v]++] = static_cast<idx_t>(u);
+  });
+  std::vector<idx_t> xadj(static_cast<size_t>(n) + 1, 0);  // each list sorted and without repeats
+  idx_t kept = 0;
+  for (int64_t v = 0; v < n; ++v) {
+    auto begin = adjacency.begin() + first[v], end = adjacency.begin() + first[v + 1];
+    std::sort(begin, end);
+    const auto last = std::unique(begin, end);
+    for (auto it = begin; it != last; ++it) adjacency[kept++] = *it;  // compacted in place: kept never passes it
+    xadj[v + 1] = kept;
+  }
+  idx_t vertices = static_cast<idx_t>(n), constraints = 1, parts = static_cast<idx_t>(spec.parts), cut = 0;
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_SEED] = static_cast<idx_t>(spec.seed & 0x7fffffff);  // reproducible
+  std::vector<idx_t> part(static_cast<size_t>(n));
+  const int status = METIS_PartGraphKway(&vertices, &constraints, xadj.data(), adjacency.data(), nullptr, nullptr,
+                                         nullptr, &parts, nullptr, nullptr, options, &cut, part.data());
+  if (status != METIS_OK) return absl::InternalError(absl::StrCat("METIS_PartGraphKway failed (", status, ")"));
+  return std::vector<uint32_t>(part.begin(), part.end());
+}
+
+// Every node's part (by global id) under `spec`.
+absl::StatusOr<std::vector<uint32_t>> AssignParts(const PartitionSpec& spec, const DatasetDir& in) {
+  if (spec.method == "metis") return MetisParts(spec, in);
+  std::vector<uint32_t> parts(static_cast<size_t>(in.schema().num_nodes));
+  for (const NodeTypeSchema& type : in.schema().node_types) {
+    for (int64_t v = 0; v < type.num_nodes; ++v)
+      parts[type.offset + v] = OwnerOf(spec, v, type.num_nodes, type.offset + v);
+  }
+  return parts;
 }
 
 // 128 random bits as hex: one partition run's dataset id.
@@ -92,8 +168,8 @@ absl::StatusOr<std::string> PartitionDataset(const std::string& dataset_dir, con
   if (spec.parts < 1 || spec.parts > kMaxParts) {
     return absl::InvalidArgumentError(absl::StrCat("--parts ", spec.parts, " (must be 1 to ", kMaxParts, ")"));
   }
-  if (spec.method != "random" && spec.method != "range") {
-    return absl::InvalidArgumentError(absl::StrCat("--method ", spec.method, " (random or range)"));
+  if (spec.method != "random" && spec.method != "range" && spec.method != "metis") {
+    return absl::InvalidArgumentError(absl::StrCat("--method ", spec.method, " (random, range or metis)"));
   }
   GNND_ASSIGN_OR_RETURN(const DatasetDir in, DatasetDir::Open(dataset_dir));
   const DatasetSchema& schema = in.schema();
@@ -120,12 +196,13 @@ absl::StatusOr<std::string> PartitionDataset(const std::string& dataset_dir, con
     }
   } cleanup{staging};
 
+  GNND_ASSIGN_OR_RETURN(const std::vector<uint32_t> parts, AssignParts(spec, in));
   std::vector<OwnerMap> maps(schema.node_types.size());
   std::set<std::string> replaced = {kManifestFile};  // the files each part writes anew
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     const NodeTypeSchema& type = schema.node_types[t];
     if (type.features < 0) continue;
-    maps[t] = MapOwners(spec, type);
+    maps[t] = MapOwners(spec, type, parts);
     replaced.insert(schema.arrays[type.features].file());
   }
   v1::DatasetManifest manifest = in.manifest();
@@ -133,7 +210,7 @@ absl::StatusOr<std::string> PartitionDataset(const std::string& dataset_dir, con
   partition.set_dataset_id(NewDatasetId());
   partition.set_num_parts(spec.parts);
   partition.set_method(spec.method);
-  partition.set_seed(spec.method == "random" ? spec.seed : 0);
+  partition.set_seed(spec.method == "range" ? 0 : spec.seed);
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     if (schema.node_types[t].features < 0) continue;
     auto* part_rows = schema.format_version == 1

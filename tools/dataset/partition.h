@@ -14,13 +14,14 @@ namespace gnnd::dataset {
 struct PartitionSpec {
   uint32_t parts = 2;
   // "random": each node's part a hash of (seed, its global id), MLPerf's reference method; "range": contiguous id
-  // ranges of each type, part p holding ids [p n / parts, (p + 1) n / parts).
+  // ranges of each type, part p holding ids [p n / parts, (p + 1) n / parts); "metis": METIS's k-way partition of
+  // the structure (every relation, undirected, all types in one graph; fewer neighborhoods split), its seed `seed`.
   std::string method = "random";
   uint64_t seed = 0;
   int threads = 1;
 };
 
-// Each node's part under `spec` (node `id` of a type of `num_nodes`, `global` its id across types).
+// Each node's part under a random or range `spec` (node `id` of a type of `num_nodes`, `global` its id across types).
 uint32_t OwnerOf(const PartitionSpec& spec, int64_t id, int64_t num_nodes, int64_t global);
 
 // Writes OUT/part-0 ... OUT/part-(N-1) from the dataset at `dataset_dir` (a whole one): files it keeps are hard

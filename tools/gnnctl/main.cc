@@ -90,7 +90,8 @@ ABSL_FLAG(std::optional<int64_t>, feature_dim, std::nullopt, "generate: feature 
 ABSL_FLAG(uint64_t, seed, 0, "generate: random seed; sample, hotness: the session seed; partition: random's seed");
 ABSL_FLAG(uint32_t, parts, 2, "partition: how many parts");
 ABSL_FLAG(std::string, method, "random",
-          "partition: random (each node's part a hash of the seed and its id) or range (contiguous id ranges)");
+          "partition: random (each node's part a hash of the seed and its id), range (contiguous id ranges) or metis "
+          "(METIS's k-way partition of the structure)");
 ABSL_FLAG(int, threads, 0, "worker threads (0: all cores)");
 ABSL_FLAG(std::string, dataset, "", "sample, hotness: the dataset directory");
 ABSL_FLAG(std::string, split, gnnd::kDefaultSplit,
@@ -172,7 +173,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
                                  rank the nodes by how often sampling reads their rows and print the hit rate
                                  of a GPU cache of the top rows per ranking (--write: hot_order.npy)
   gnnctl validate DIR            check every array and print a summary
-  gnnctl partition --parts N [--method random|range] [--seed S] DATASET OUT
+  gnnctl partition --parts N [--method random|range|metis] [--seed S] DATASET OUT
                                  OUT/part-0 ... OUT/part-(N-1): each the whole structure and the feature rows of
                                  the nodes it owns, with the owner map (serving parts is not built yet)
   gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock;
