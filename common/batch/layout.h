@@ -24,7 +24,6 @@
 // common/batch/spec.h.
 #pragma once
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -32,6 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/batch/batch_schema.h"
+#include "common/batch/link_rule.h"
 #include "common/batch/spec.h"
 #include "common/dataset/schema.h"
 
@@ -87,7 +87,7 @@ struct PairArrays {
   // The edge_label_index rows of a batch of `positives` (0 for triplets).
   int64_t pairs(int64_t positives) const {
     if (max_positives == 0) return 0;
-    if (ratio > 0) return positives + static_cast<int64_t>(std::ceil(static_cast<double>(positives) * ratio));
+    if (ratio > 0) return positives + NegativesAtRatio(positives, ratio);
     return positives * (max_pairs / max_positives);
   }
 };

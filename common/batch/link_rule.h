@@ -7,6 +7,7 @@
 //    dst_weight, torch.multinomial with replacement).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "common/base/philox.h"
@@ -69,6 +70,12 @@ GNND_HOST_DEVICE int64_t ChooseTemporalRanks(SamplingKey key, uint64_t batch, ui
 struct NodePair {
   int64_t src, dst;
 };
+
+// Binary negatives of a batch of `positives` at a fractional ratio of them (PyG's amount 0.5): PyG's
+// math.ceil(P x ratio), in double.
+inline int64_t NegativesAtRatio(int64_t positives, double ratio) {
+  return static_cast<int64_t>(std::ceil(static_cast<double>(positives) * ratio));
+}
 
 // Weighted endpoints: each node's float weight w becomes the integer floor(w / the largest x 2^32) (kWeightScale; a
 // node below 2^-32 of the largest is then never drawn), and `cumulative[v]` sums them over nodes 0..v (at most

@@ -4,7 +4,6 @@
 // that fills a link batch; a pure function of (key, batch index, pairs).
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -42,7 +41,7 @@ struct NegativeSpec {
   // The negatives of a batch of `positives`.
   int64_t Count(int64_t positives) const {
     if (mode == NegativeMode::kNone) return 0;
-    return ratio > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(positives) * ratio)) : positives * amount;
+    return ratio > 0 ? NegativesAtRatio(positives, ratio) : positives * amount;
   }
 };
 

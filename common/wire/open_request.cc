@@ -639,8 +639,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
       given(request.exclude())) {
     return absl::InvalidArgumentError(
         "open.neg_sampling, neg_amount, neg_ratio, neg_src_weight, neg_dst_weight, strict_negatives and exclude are "
-        "a link session's: set "
-        "open.edge_split or open.seed_edges");
+        "a link session's: set open.edge_split or open.seed_edges");
   }
   GNND_ASSIGN_OR_RETURN(shape.seed_type, SeedType(request, schema));
   // A graph without features or labels serves node batches too (as a typed one does): its batches lack them.
