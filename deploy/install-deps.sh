@@ -9,12 +9,12 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libboost-dev zlib1g-dev libzip-dev libyaml-cpp-dev liburing-dev
-  libdlpack-dev libgtest-dev libgmock-dev libbenchmark-dev libsystemd-dev libmetis-dev
+  libdlpack-dev libgtest-dev libgmock-dev libbenchmark-dev libsystemd-dev libmetis-dev libucx-dev
   python3 python3-numpy
 )
 if [ "${1:-}" != "--build" ]; then
   packages+=(git clang libclang-rt-14-dev systemd python3-pytest python3-torch python3-yaml python3-pip
-             python3-setuptools python3-venv python3-wheel)
+             python3-setuptools python3-venv python3-wheel ucx-utils)
 fi
 missing=()
 for p in "${packages[@]}"; do

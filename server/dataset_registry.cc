@@ -18,6 +18,8 @@ DatasetRegistry::~DatasetRegistry() = default;
 void DatasetRegistry::Unmap(LoadedDataset& dataset) {
   if (before_unmap_) before_unmap_(dataset);
   dataset.feature_caches.clear();  // their heat may read the graph in `shm`
+  dataset.part_rows.clear();       // they, and the network, read its rows
+  dataset.peers.reset();
   dataset.shm.reset();
 }
 
@@ -125,10 +127,51 @@ absl::StatusOr<v1::DatasetInfo> DatasetRegistry::Replace(const v1::DatasetConfig
   return InfoLocked(*fresh);
 }
 
-std::vector<RowCache*> LoadedDataset::caches() const {
-  std::vector<RowCache*> out;
+std::vector<RowTier*> LoadedDataset::caches() const {
+  std::vector<RowTier*> out;
   for (const auto& cache : feature_caches) out.push_back(cache.get());
+  for (const auto& rows : part_rows) out.push_back(rows.get());
   return out;
+}
+
+absl::Status DatasetRegistry::ConnectPart(LoadedDataset& loaded) const {
+  const DatasetSchema& schema = loaded.graph.schema;
+  PeerOptions options;
+  options.peers = peer_setup_.peers;
+  options.listen = peer_setup_.listen;
+  options.token = peer_setup_.token;
+  options.timeout = peer_setup_.timeout;
+  options.dataset_id = schema.partition.dataset_id;
+  options.part = schema.partition.part;
+  std::vector<ServedTable> tables;
+  for (const NodeTypeSchema& type : schema.node_types) {
+    options.part_rows.push_back(type.part_rows);
+    ServedTable table;
+    if (type.features >= 0) {
+      table = {static_cast<const std::byte*>(loaded.graph.arrays.data[type.features]),
+               type.part_rows[schema.partition.part], type.feature_row_bytes()};
+    }
+    tables.push_back(table);
+  }
+  GNND_ASSIGN_OR_RETURN(std::unique_ptr<PeerNetwork> network, PeerNetwork::Start(options, std::move(tables)));
+  loaded.peers = std::move(network);
+  for (size_t t = 0; t < schema.node_types.size(); ++t) {
+    const NodeTypeSchema& type = schema.node_types[t];
+    if (type.features < 0) {
+      loaded.part_rows.push_back(nullptr);
+      continue;
+    }
+    const auto n = static_cast<size_t>(type.num_nodes);
+    loaded.part_rows.push_back(std::make_unique<PartRows>(
+        loaded.peers, static_cast<int>(t), static_cast<const std::byte*>(loaded.graph.arrays.data[type.features]),
+        type.feature_row_bytes(),
+        std::span<const int32_t>(static_cast<const int32_t*>(loaded.graph.arrays.data[type.owner]), n),
+        std::span<const int64_t>(static_cast<const int64_t*>(loaded.graph.arrays.data[type.owner_row]), n)));
+  }
+  LogInfo("dataset '%s': part %d of %d of partition '%s'; the other parts' rows come from %s", loaded.name,
+          schema.partition.part, schema.partition.num_parts, schema.partition.dataset_id,
+          absl::StrJoin(peer_setup_.peers, ","));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<RowCache>>> DatasetRegistry::OpenFeatureCaches(
@@ -182,7 +225,33 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
   const bool on_storage = !dataset.feature_cache().empty();
   const auto start = std::chrono::steady_clock::now();
   GNND_ASSIGN_OR_RETURN(DatasetDir dir, DatasetDir::Open(path));
-  GNND_RETURN_IF_ERROR(RequireWhole(dir.schema(), absl::StrCat("dataset '", name, "' (", path, ")")));
+  if (const DatasetSchema& schema = dir.schema(); schema.partitioned()) {
+    const std::string what =
+        absl::StrCat("dataset '", name, "' (", path, ") is part ", schema.partition.part, " of ",
+                     schema.partition.num_parts, " of partition '", schema.partition.dataset_id, "'");
+    if (peer_setup_.peers.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          what,
+          ": it holds only its own feature rows; serve it with --peers (the gnnd of each part, HOST:PORT) and "
+          "--peer-token-file"));
+    }
+    if (peer_setup_.peers.size() != schema.partition.num_parts) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": --peers names ", peer_setup_.peers.size(), " addresses, one per part is needed"));
+    }
+    if (on_storage) return absl::InvalidArgumentError(absl::StrCat(what, ": feature_cache does not apply to a part"));
+    if (staging) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": a part is not replaced in place (its peers' port is in use); unload it, then load"));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [other, d] : datasets_) {
+      if (d->peers != nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(what, ": this gnnd already serves part of a partition (dataset '", other, "')"));
+      }
+    }
+  }
   ShmLoadOptions options;
   options.huge_pages = dataset.huge_pages();
   if (on_storage) {
@@ -240,6 +309,12 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
   if (on_storage) {
     GNND_ASSIGN_OR_RETURN(loaded->feature_caches, OpenFeatureCaches(dataset, dir, loaded->graph));
     loaded->look_ahead = dataset.look_ahead() > 0 ? dataset.look_ahead() : kDefaultLookAhead;
+  }
+  if (loaded->graph.schema.partitioned()) {
+    if (absl::Status connected = ConnectPart(*loaded); !connected.ok()) {
+      Drop(*loaded);
+      return connected;
+    }
   }
   loaded->max_in_degrees = loaded->graph.MaxInDegrees();
   loaded->first_undrawable_weights = loaded->graph.FirstUndrawableWeights();

@@ -18,6 +18,8 @@
 #include "common/dataset/shm_store.h"
 #include "gnnd/v1/config.pb.h"
 #include "gnnd/v1/service.pb.h"
+#include "server/peers/part_rows.h"
+#include "server/peers/peer_network.h"
 
 namespace gnnd {
 
@@ -31,9 +33,16 @@ struct LoadedDataset {
   std::vector<std::unique_ptr<RowCache>> feature_caches;
   int look_ahead = 0;
 
+  // A part of a partitioned dataset: the other parts' nodes, and each node type's rows (null for a type
+  // without features) from this part's memory and theirs.
+  std::shared_ptr<PeerNetwork> peers;
+  std::vector<std::unique_ptr<PartRows>> part_rows;
+
   bool features_on_storage() const { return !feature_caches.empty(); }
-  // The caches as samplers take them, per node type.
-  std::vector<RowCache*> caches() const;
+  // Sessions read feature rows through tiers, in two stages (on storage, or a part's).
+  bool features_staged() const { return features_on_storage() || !part_rows.empty(); }
+  // The tiers as samplers take them, per node type.
+  std::vector<RowTier*> caches() const;
   GraphData graph;
   std::vector<int64_t> max_in_degrees;  // per relation (bounds a fanout of -1)
   // Per array: a weight-shaped edge attribute's first undrawable value (GraphData::FirstUndrawableWeights), so a
@@ -92,6 +101,15 @@ class DatasetRegistry {
 
   // Removes every dataset's segments (unless keep_segments); used at shutdown.
   void UnloadAll();
+  // How a part of a partitioned dataset finds the nodes serving the other parts (--peers and its flags);
+  // without it such a part is refused at load. Set before the first load.
+  struct PeerSetup {
+    std::vector<std::string> peers;  // HOST:PORT per part
+    std::string listen;              // where this part listens, if not its --peers entry
+    std::string token;
+    absl::Duration timeout = absl::Seconds(10);
+  };
+  void ServePartsWith(PeerSetup setup) { peer_setup_ = std::move(setup); }
   // Makes loads in flight, and every later one, end CANCELLED, leaving nothing behind: gnnd is stopping.
   void CancelLoads() { cancel_loads_.store(true); }
 
@@ -106,6 +124,8 @@ class DatasetRegistry {
   static absl::StatusOr<std::vector<std::unique_ptr<RowCache>>> OpenFeatureCaches(const v1::DatasetConfig& dataset,
                                                                                   const DatasetDir& dir,
                                                                                   const GraphData& graph);
+  // A part's network and tiers, or FAILED_PRECONDITION naming what it lacks.
+  absl::Status ConnectPart(LoadedDataset& loaded) const;
   void Unmap(LoadedDataset& dataset);
   // Unmaps a copy no session uses and removes its segments.
   void Drop(LoadedDataset& dataset);
@@ -115,6 +135,7 @@ class DatasetRegistry {
   const BeforeUnmap before_unmap_;
   const AfterLoad after_load_;
   const std::string instance_;
+  PeerSetup peer_setup_;
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<LoadedDataset>> datasets_;
   std::map<std::string, int> leases_;

@@ -29,6 +29,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "common/dataset/row_reader.h"
+#include "common/dataset/row_tier.h"
 
 namespace gnnd {
 
@@ -51,7 +52,7 @@ struct RowCacheStats {
   bool direct = false;  // O_DIRECT (false: the file system refused it and reads are buffered)
 };
 
-class RowCache {
+class RowCache final : public RowTier {
  public:
   // Static hotness of a row: its rank from the coldest (0) to the hottest (num_rows - 1), e.g. by expected
   // reads. Among rows with the same next use, the colder goes first.
@@ -70,7 +71,7 @@ class RowCache {
   // table) and maps the memory.
   static absl::StatusOr<std::unique_ptr<RowCache>> Create(const RowTable& table, uint64_t capacity_bytes, Heat heat,
                                                           const Options& options);
-  ~RowCache();
+  ~RowCache() override;
   RowCache(const RowCache&) = delete;
   RowCache& operator=(const RowCache&) = delete;
 
@@ -81,29 +82,30 @@ class RowCache {
 
   // FAILED_PRECONDITION, naming `what` (e.g. the config field), when a batch of up to `max_rows` rows
   // cannot fit in the cache.
-  absl::Status CheckBatchFits(int64_t max_rows, absl::string_view what) const;
+  absl::Status CheckBatchFits(int64_t max_rows, absl::string_view what) const override;
 
   // A batch that will be gathered later reads rows `ids` (each row once). Returns its ticket (tickets
   // increase: the order of announcements is the order of use the policy assumes).
-  uint64_t Announce(std::span<const int64_t> ids);
+  uint64_t Announce(std::span<const int64_t> ids) override;
   // A batch announced and never to be gathered (its session stopped).
-  void Withdraw(uint64_t ticket);
+  void Withdraw(uint64_t ticket) override;
   // Reads an announced batch's missing rows that are worth a slot now: into free memory, or over rows the
   // policy would evict first. Returns the rows read.
-  absl::StatusOr<int64_t> Prefetch(uint64_t ticket);
+  absl::StatusOr<int64_t> Prefetch(uint64_t ticket) override;
   // Copies row ids[i] to out + i * row_bytes, reading the missing rows; the batch announced as `ticket`
   // (with these ids) is done afterwards. Waits while pinned rows leave no room. On error nothing of the
   // batch is promised in `out`.
-  absl::Status Gather(uint64_t ticket, std::span<const int64_t> ids, void* out);
+  absl::Status Gather(uint64_t ticket, std::span<const int64_t> ids, void* out) override;
 
   // Rows another tier serves to the sessions reading through this cache (a GPU hot tier; indexed by row):
   // colder than every other row, so they are evicted first among rows no announced batch reads.
   void SetHeldElsewhere(std::shared_ptr<const std::vector<bool>> rows);
   // A batch read `rows` rows from that other tier instead of this cache (counted in stats()).
-  void CountHeldElsewhere(uint64_t rows);
+  void CountHeldElsewhere(uint64_t rows) override;
 
   RowCacheStats stats() const;
   const RowTable& table() const { return table_; }
+  uint64_t row_bytes() const override { return table_.row_bytes; }
   int64_t capacity_rows() const { return capacity_rows_; }
   // The cached rows' memory (capacity_rows() * row_bytes).
   std::span<const std::byte> memory() const { return {memory_, memory_bytes_}; }

@@ -115,6 +115,10 @@ std::shared_ptr<const std::vector<bool>> CudaDevices::HeldRows(const LoadedDatas
 
 void CudaDevices::BuildHotTiers(const LoadedDataset& dataset, const std::vector<int>& devices) {
   const v1::DatasetManifest& m = dataset.graph.manifest;
+  if (dataset.peers != nullptr) {  // its tables hold only the part's rows: the tier would need the others'
+    LogInfo("dataset '%s': a part of a partitioned dataset: no GPU hot tier", dataset.name);
+    return;
+  }
   const auto start = std::chrono::steady_clock::now();
   uint64_t budget = UINT64_MAX;  // per device: the smallest GPU's
   for (int device : devices) {

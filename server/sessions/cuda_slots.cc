@@ -155,7 +155,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   // GNND_CUDA_GRAPHS=0 launches every kernel instead of replaying graphs (for comparisons).
   const char* graphs = std::getenv("GNND_CUDA_GRAPHS");
   const bool use_graphs = graphs == nullptr || std::string(graphs) != "0";
-  if (plan.dataset->features_on_storage()) {
+  if (plan.dataset->features_staged()) {
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           StagedSlotSampler::Create(plan, graph, std::move(held), std::move(host_workers)));
   } else if (plan.link) {

@@ -9,7 +9,7 @@ namespace gnnd {
 
 absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* base, int max_parallel,
                                             std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
-  return Create(plan, base, max_parallel, std::move(held_elsewhere), plan.dataset->features_on_storage());
+  return Create(plan, base, max_parallel, std::move(held_elsewhere), plan.dataset->features_staged());
 }
 
 absl::StatusOr<HostSlots> HostSlots::CreateOneStage(const SessionPlan& plan, std::byte* base, int max_parallel) {
@@ -45,8 +45,9 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
     GNND_ASSIGN_OR_RETURN(s.fill_, CpuProducer::InMemory(recipe, std::move(targets), max_parallel));
     return s;
   }
+  const std::vector<RowTier*> tiers = dataset.caches();
   for (size_t t = 0; t < plan.layout.capacity.max_nodes.size(); ++t) {
-    const RowCache* cache = dataset.feature_caches[t].get();
+    const RowTier* cache = tiers[t];
     if (cache == nullptr) continue;
     // Distinct rows: at most the type's (a disjoint batch's nodes may repeat).
     const int64_t rows = std::min(plan.layout.capacity.FeatureRows(t), dataset.graph.schema.node_types[t].num_nodes);

@@ -113,7 +113,7 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::InMemory(const BatchRecipe& 
 size_t CpuProducer::RingEntryBytes(const BatchRecipe& recipe) { return RingLayout(recipe).total_bytes; }
 
 absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorage(
-    const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window, int planners,
+    const BatchRecipe& recipe, HostTargets targets, std::vector<RowTier*> caches, int window, int planners,
     int prefetch_distance, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   window = std::max(window, 1);
   planners = std::clamp(planners, 1, window);  // more could not sample: each needs a free ring entry
@@ -147,7 +147,7 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorag
 }
 
 std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
-    const BatchLayout& ring_layout, GraphStage stage, std::vector<BatchView> slots, std::vector<RowCache*> caches,
+    const BatchLayout& ring_layout, GraphStage stage, std::vector<BatchView> slots, std::vector<RowTier*> caches,
     int window, int planners, int prefetch_distance,
     std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere) {
   auto stages = std::make_shared<Stages>();
@@ -235,7 +235,7 @@ std::shared_ptr<const CpuProducer::Stages> CpuProducer::TwoStages(
     for (size_t t = 0; t < caches.size(); ++t) {
       if (caches[t] == nullptr) continue;  // a type without features
       const std::span<const int64_t> rows = own_rows(batch, t, scratch);
-      const size_t row_bytes = caches[t]->table().row_bytes;
+      const size_t row_bytes = caches[t]->row_bytes();
       auto* features = static_cast<std::byte*>(batch.types[t].features);
       const int64_t* ids = batch.types[t].node_ids;
       const int64_t n = batch.num_nodes(t);

@@ -20,7 +20,7 @@
 #include "common/batch/batch.h"
 #include "common/batch/layout.h"
 #include "common/batch/seeds.h"
-#include "common/dataset/row_cache.h"
+#include "common/dataset/row_tier.h"
 #include "kernels/cpu/link_stage.h"
 #include "kernels/cpu/sampler.h"
 
@@ -66,7 +66,7 @@ class CpuProducer {
   // the cache for rows in use: a row read ahead displaces one whose next use lies beyond the window, often a
   // hot row. Several planners: one core's sampling bounded a GPU session on storage whose draw costs more
   // than the disk's share of a batch (LABOR with batch_dependency; bench/NOTES.md, "Where that session waits").
-  // A planned batch's announcements: one ticket per feature table it reads (RowCache::Announce).
+  // A planned batch's announcements: one ticket per feature table it reads (RowTier::Announce).
   using Tickets = std::vector<uint64_t>;
   struct Stages {
     int window = 1;
@@ -98,7 +98,7 @@ class CpuProducer {
   // neither announced nor read: their place in the batch's features is left undefined. A link batch whose
   // strict negatives fail fails at its gather.
   static absl::StatusOr<std::shared_ptr<const Stages>> OnStorage(
-      const BatchRecipe& recipe, HostTargets targets, std::vector<RowCache*> caches, int window, int planners,
+      const BatchRecipe& recipe, HostTargets targets, std::vector<RowTier*> caches, int window, int planners,
       int prefetch_distance = 2, std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere = {});
   // The bytes of one entry of OnStorage's look-ahead ring: what a session with features on storage holds per
   // step of its window.
@@ -138,7 +138,7 @@ class CpuProducer {
   };
   // The two stages around `stage`: ring entries laid out by `ring_layout`, rows read through `caches`.
   static std::shared_ptr<const Stages> TwoStages(const BatchLayout& ring_layout, GraphStage stage,
-                                                 std::vector<BatchView> slots, std::vector<RowCache*> caches,
+                                                 std::vector<BatchView> slots, std::vector<RowTier*> caches,
                                                  int window, int planners, int prefetch_distance,
                                                  std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere);
   // Starts tasks while there are steps, free slots and idle samplers (and the planning task while there

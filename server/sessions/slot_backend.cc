@@ -58,7 +58,7 @@ void SetReadyCounts(const BatchView& view, const BatchLayout& layout, int64_t pa
 }
 
 uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
-  if (!plan.dataset->features_on_storage()) return 0;
+  if (!plan.dataset->features_staged()) return 0;
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
   const GraphData& graph = plan.dataset->graph;
   // A ring entry: the batch's graph (a link batch's pairs, a few per positive, are small beside it).

@@ -409,7 +409,9 @@ std::vector<std::vector<std::byte>> TypedEpoch(const GraphData& graph, const Sam
   std::unique_ptr<CpuProducer> producer =
       caches != nullptr
           ? std::make_unique<CpuProducer>(*CpuProducer::OnStorage({&graph, spec, std::nullopt, 6, layout},
-                                                                  {slots, {}, nullptr}, *caches, window, threads),
+                                                                  {slots, {}, nullptr},
+                                                                  std::vector<RowTier*>(caches->begin(), caches->end()),
+                                                                  window, threads),
                                           kSlots, 1, std::move(seeds), *workers, threads)
           : std::make_unique<CpuProducer>(
                 *CpuProducer::InMemory({&graph, spec, std::nullopt, 6, layout}, {slots, {}, nullptr}, threads), kSlots,
