@@ -1,12 +1,17 @@
 #include "server/config.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/base/file_io.h"
@@ -44,6 +49,45 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen) {
   address.unix_socket = false;
   address.target = listen;
   return address;
+}
+
+absl::StatusOr<HostPort> ParsePeerAddress(absl::string_view address, absl::string_view what) {
+  absl::string_view rest = address;
+  absl::ConsumePrefix(&rest, "tcp:");
+  absl::StatusOr<HostPort> parsed = ParseMetricsAddress(std::string(rest));
+  if (!parsed.ok() || parsed->port == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", Quoted(address), ": expected HOST:PORT (tcp:HOST:PORT)"));
+  }
+  return parsed;
+}
+
+absl::StatusOr<absl::Duration> ParsePeerTimeout(const std::string& value) {
+  if (value.empty()) return absl::Seconds(10);
+  absl::Duration timeout;
+  if (!absl::ParseDuration(value, &timeout) || timeout <= absl::ZeroDuration() || timeout > absl::Minutes(10)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("peer_timeout: ", Quoted(value), " (a duration such as 10s, at most 10m)"));
+  }
+  return timeout;
+}
+
+absl::StatusOr<std::string> ReadPeerToken(const std::string& path) {
+  GNND_ASSIGN_OR_RETURN(FileDescriptor fd, OpenRegularFile(path, absl::StrCat("peer_token_file ", path)));
+  struct stat st = {};
+  if (fstat(fd.get(), &st) != 0) return absl::InternalError(absl::StrCat("peer_token_file ", path, ": fstat failed"));
+  if ((st.st_mode & 077) != 0 || st.st_uid != geteuid()) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "peer_token_file %s: mode %04o, owner uid %d: the token must be readable by gnnd's user (uid %d) alone "
+        "(chown it, chmod 600)",
+        path, st.st_mode & 07777, st.st_uid, geteuid()));
+  }
+  GNND_ASSIGN_OR_RETURN(std::string token, ReadAll(fd.get(), 4096, absl::StrCat("peer_token_file ", path)));
+  while (!token.empty() && absl::ascii_isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.size() < 16) {
+    return absl::InvalidArgumentError(absl::StrCat("peer_token_file ", path, ": a token of ", token.size(),
+                                                   " bytes; at least 16 are needed (openssl rand -hex 32)"));
+  }
+  return token;
 }
 
 absl::StatusOr<HostPort> ParseMetricsAddress(const std::string& address) {
@@ -181,6 +225,17 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
   GNND_RETURN_IF_ERROR(ParsePrepareGpus(config.prepare_gpus()).status());
   if (!config.metrics_address().empty()) GNND_RETURN_IF_ERROR(ParseMetricsAddress(config.metrics_address()).status());
   GNND_RETURN_IF_ERROR(ParseGpuCache(config.gpu_cache()).status());
+  for (int i = 0; i < config.peers_size(); ++i) {
+    GNND_RETURN_IF_ERROR(ParsePeerAddress(config.peers(i), absl::StrCat("peers[", i, "]")).status());
+  }
+  if (!config.peer_listen().empty())
+    GNND_RETURN_IF_ERROR(ParsePeerAddress(config.peer_listen(), "peer_listen").status());
+  if (config.peers_size() == 1)
+    return absl::InvalidArgumentError("peers: one address; a partition has 2 parts or more");
+  if (config.peers_size() > 0 && config.peer_token_file().empty()) {
+    return absl::InvalidArgumentError("peers: set peer_token_file too (the secret the parts' gnnd share)");
+  }
+  GNND_RETURN_IF_ERROR(ParsePeerTimeout(config.peer_timeout()).status());
   std::set<std::string> names;
   for (int i = 0; i < config.datasets_size(); ++i) {
     const v1::DatasetConfig& d = config.datasets(i);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/base/limits.h"
 #include "gnnd/v1/config.pb.h"
 
@@ -32,6 +33,13 @@ struct HostPort {
   int port = 0;
 };
 absl::StatusOr<HostPort> ParseMetricsAddress(const std::string& address);
+// A peer's "HOST:PORT" or "tcp:HOST:PORT"; INVALID_ARGUMENT naming `what` otherwise.
+absl::StatusOr<HostPort> ParsePeerAddress(absl::string_view address, absl::string_view what);
+// peer_timeout: "10s" when empty; positive, at most 10 minutes.
+absl::StatusOr<absl::Duration> ParsePeerTimeout(const std::string& value);
+// The secret in peer_token_file, trailing whitespace dropped: PERMISSION_DENIED unless the file is a regular file
+// that its owner (gnnd's user) alone may read or write; INVALID_ARGUMENT for fewer than 16 bytes.
+absl::StatusOr<std::string> ReadPeerToken(const std::string& path);
 
 // prepare_gpus parsed: every GPU, or the listed ones (none: an empty list).
 struct PrepareGpus {

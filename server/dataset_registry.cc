@@ -62,6 +62,38 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
     out.set_queue_depth(c.queue_depth);
     out.set_direct(c.direct);
   }
+  if (d.peers != nullptr) {
+    const PartitionSchema& partition = d.graph.schema.partition;
+    v1::PartitionStats& out = *info.mutable_partition();
+    out.set_dataset_id(partition.dataset_id);
+    out.set_part(partition.part);
+    out.set_num_parts(partition.num_parts);
+    for (const PeerStats& peer : d.peers->stats()) {
+      v1::PeerStats& p = *out.add_peers();
+      p.set_part(peer.part);
+      p.set_address(peer.address);
+      p.set_state(peer.state);
+      p.set_error(peer.error);
+      p.set_rows(peer.rows);
+      p.set_bytes(peer.bytes);
+      p.set_fetches(peer.fetches);
+      p.set_failures(peer.failures);
+      p.set_connects(peer.connects);
+      p.set_fetch_seconds(peer.fetch_seconds);
+    }
+    const ServedStats served = d.peers->served();
+    out.set_requests_served(served.requests);
+    out.set_rows_served(served.rows);
+    out.set_bytes_served(served.bytes);
+    out.set_peers_refused(served.refused);
+    for (const auto& rows : d.part_rows) {
+      if (rows == nullptr) continue;
+      const PartRowsStats stats = rows->stats();
+      out.set_local_rows(out.local_rows() + stats.local_rows);
+      out.set_remote_rows(out.remote_rows() + stats.remote_rows);
+      out.set_wait_seconds(out.wait_seconds() + stats.wait_seconds);
+    }
+  }
   info.set_bytes(bytes);
   info.set_time_order_bytes(d.graph.time_orders->bytes());
   return info;

@@ -43,6 +43,7 @@
 #include "server/dataset_registry.h"
 #include "server/instance_lock.h"
 #include "server/metrics_server.h"
+#include "server/peers/peer_network.h"
 #include "server/prometheus.h"
 #include "server/service.h"
 #include "server/sessions/slot_segment.h"
@@ -68,6 +69,12 @@ ABSL_FLAG(std::string, prepare_gpus, "",
           "GPUs to prepare datasets for at load: all, none or 0,1 (overrides the config)");
 ABSL_FLAG(std::string, gpu_cache, "",
           "GPU memory per GPU for each dataset's hot tier: auto, none, 20GiB or 25% (overrides the config)");
+ABSL_FLAG(
+    std::vector<std::string>, peers, {},
+    "HOST:PORT,HOST:PORT,...: the gnnd serving each part of a partitioned dataset, by part (overrides the config)");
+ABSL_FLAG(std::string, peer_listen, "", "HOST:PORT where this part listens for its peers, if not its --peers entry");
+ABSL_FLAG(std::string, peer_token_file, "", "the peers' shared secret (a file of mode 0600; overrides the config)");
+ABSL_FLAG(std::string, peer_timeout, "", "how long a peer may take to answer (10s; overrides the config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
 namespace gnnd {
@@ -141,6 +148,13 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_prepare_gpus).empty()) config.set_prepare_gpus(absl::GetFlag(FLAGS_prepare_gpus));
   if (!absl::GetFlag(FLAGS_gpu_cache).empty()) config.set_gpu_cache(absl::GetFlag(FLAGS_gpu_cache));
   if (!absl::GetFlag(FLAGS_metrics_address).empty()) config.set_metrics_address(absl::GetFlag(FLAGS_metrics_address));
+  if (!absl::GetFlag(FLAGS_peers).empty()) {
+    config.clear_peers();
+    for (const std::string& peer : absl::GetFlag(FLAGS_peers)) config.add_peers(peer);
+  }
+  if (!absl::GetFlag(FLAGS_peer_listen).empty()) config.set_peer_listen(absl::GetFlag(FLAGS_peer_listen));
+  if (!absl::GetFlag(FLAGS_peer_token_file).empty()) config.set_peer_token_file(absl::GetFlag(FLAGS_peer_token_file));
+  if (!absl::GetFlag(FLAGS_peer_timeout).empty()) config.set_peer_timeout(absl::GetFlag(FLAGS_peer_timeout));
   if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
     if (threads < 0 || threads > kMaxThreads) {
       return absl::InvalidArgumentError(
@@ -240,6 +254,7 @@ int Run(int argc, char** argv) {
     LogError("%s", config.status().message());
     return 2;
   }
+  PreparePeerEnvironment();  // changes the environment: before any thread starts
   // Block the shutdown signals before any thread starts; the main thread waits for them.
   sigset_t shutdown;
   sigemptyset(&shutdown);
@@ -275,6 +290,17 @@ int Run(int argc, char** argv) {
       config->keep_segments(), config->producer_threads(),
       [&backends](const LoadedDataset& dataset) { backends.Forget(dataset); },
       [&backends](const LoadedDataset& dataset) { backends.Prepare(dataset); }, config->instance());
+  if (config->peers_size() > 0) {
+    absl::StatusOr<std::string> token = ReadPeerToken(config->peer_token_file());
+    if (!token.ok()) {
+      LogError("%s", token.status().message());
+      return 2;
+    }
+    registry.ServePartsWith({.peers = {config->peers().begin(), config->peers().end()},
+                             .listen = config->peer_listen(),
+                             .token = *std::move(token),
+                             .timeout = *ParsePeerTimeout(config->peer_timeout())});
+  }
   startup.OnSignal([&registry] { registry.CancelLoads(); });
   ConfiguredDatasets configured(registry);
   const ConfiguredDatasets::Outcome loaded = configured.Apply(config->datasets());

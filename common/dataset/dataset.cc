@@ -339,8 +339,8 @@ absl::Status RequireWhole(const DatasetSchema& schema, absl::string_view what) {
   return absl::FailedPreconditionError(
       absl::StrCat(what, " is part ", schema.partition.part, " of ", schema.partition.num_parts,
                    " of a partitioned dataset (", schema.partition.dataset_id,
-                   "): it holds only its own feature rows, and serving parts is not built yet: use "
-                   "the whole dataset"));
+                   "): it holds only its own feature rows; use the whole dataset here (gnnd serves a part "
+                   "with --peers)"));
 }
 
 absl::Status ValidateArrays(const DatasetSchema& schema, const DatasetArrays& arrays, int threads) {

@@ -93,7 +93,7 @@ class DatasetDir {
 };
 
 // OK for a whole dataset; FAILED_PRECONDITION naming `what` for a part of a partitioned one (gnnctl partition):
-// a part holds only its own feature rows, and serving it (its peers' rows) is not built yet.
+// a part holds only its own feature rows (gnnd serves one with its peers: server/peers/).
 absl::Status RequireWhole(const DatasetSchema& schema, absl::string_view what);
 
 // Describes a dataset's counts and sizes in one paragraph; used by gnnctl and gnnd.

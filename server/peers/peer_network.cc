@@ -19,23 +19,10 @@
 #include "absl/strings/str_split.h"
 #include "common/base/log.h"
 #include "common/base/status.h"
+#include "server/config.h"
 #include "server/peers/peer_wire.h"
 
 namespace gnnd {
-
-absl::StatusOr<std::pair<std::string, uint16_t>> ParsePeerAddress(absl::string_view address, absl::string_view what) {
-  absl::string_view rest = address;
-  absl::ConsumePrefix(&rest, "tcp:");
-  const size_t colon = rest.rfind(':');
-  uint32_t port = 0;
-  if (colon == absl::string_view::npos || colon == 0 || !absl::SimpleAtoi(rest.substr(colon + 1), &port) || port == 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " '", address, "': expected HOST:PORT (tcp:HOST:PORT)"));
-  }
-  std::string host(rest.substr(0, colon));
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return std::make_pair(host, static_cast<uint16_t>(port));
-}
 
 void PreparePeerEnvironment() {
   // UCX reads its transports' settings from the environment only.
@@ -61,14 +48,13 @@ std::string Describe(const sockaddr_storage& address) {
 }
 
 absl::StatusOr<sockaddr_storage> Resolve(absl::string_view address, absl::string_view what) {
-  absl::StatusOr<std::pair<std::string, uint16_t>> parsed = ParsePeerAddress(address, what);
-  if (!parsed.ok()) return parsed.status();
+  GNND_ASSIGN_OR_RETURN(const HostPort parsed, ParsePeerAddress(address, what));
   addrinfo hints = {};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  const std::string host = parsed->first.empty() ? "0.0.0.0" : parsed->first;
-  if (const int error = getaddrinfo(host.c_str(), std::to_string(parsed->second).c_str(), &hints, &found); error != 0) {
+  const std::string host = parsed.host.empty() ? "0.0.0.0" : parsed.host;
+  if (const int error = getaddrinfo(host.c_str(), std::to_string(parsed.port).c_str(), &hints, &found); error != 0) {
     return absl::InvalidArgumentError(absl::StrCat(what, " '", address, "': ", gai_strerror(error)));
   }
   sockaddr_storage out = {};

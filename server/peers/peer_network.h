@@ -110,7 +110,4 @@ class PeerNetwork {
 // environment for that unless the site's sets it. Call before threads start (it changes the environment).
 void PreparePeerEnvironment();
 
-// "HOST:PORT" (or "tcp:HOST:PORT") into a host and port; INVALID_ARGUMENT naming `what` otherwise.
-absl::StatusOr<std::pair<std::string, uint16_t>> ParsePeerAddress(absl::string_view address, absl::string_view what);
-
 }  // namespace gnnd

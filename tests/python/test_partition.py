@@ -1,5 +1,6 @@
 """gnnctl partition from the command line: N parts, each valid (gnnctl validate) with its own feature rows and the
-owner map; gnnd refuses to serve a part, saying why (serving parts is not built yet), and keeps serving the rest.
+owner map; gnnd without --peers refuses to serve a part, saying why, and keeps serving the rest (serving parts:
+test_partitioned_serving.py).
 Run by ctest with GNND and GNNCTL set."""
 import numpy as np
 
@@ -28,7 +29,7 @@ def test_parts_validate_and_gnnd_refuses_to_serve_one(tmp_path):
     try:
         loaded = run_gnnctl("load", "p0", tmp_path / "parts" / "part-0", "--address", daemon.address, ok=False)
         assert loaded.returncode != 0
-        assert "is part 0 of 3 of a partitioned dataset" in loaded.stderr, loaded.stderr
+        assert "is part 0 of 3 of partition" in loaded.stderr and "--peers" in loaded.stderr, loaded.stderr
         assert "whole" in run_gnnctl("datasets", "--address", daemon.address).stdout  # the rest still served
     finally:
         assert daemon.stop() == 0, daemon.output()

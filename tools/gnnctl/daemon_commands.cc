@@ -56,6 +56,20 @@ void PrintDataset(const v1::DatasetInfo& d) {
         c.bypassed(), c.gpu_tier_rows(), c.prefetched(), Mib(c.bytes_read()), c.reads(), c.read_seconds(),
         c.look_ahead(), c.window(), c.queue_depth(), c.direct() ? "O_DIRECT" : "buffered");
   }
+  if (d.has_partition()) {
+    const v1::PartitionStats& p = d.partition();
+    absl::PrintF(
+        "  part %d of %d of partition %s\tbatch rows: %d own, %d fetched (waited %.2f s)\tserved %d rows (%s) in %d "
+        "requests\t%d peer(s) refused\n",
+        p.part(), p.num_parts(), p.dataset_id(), p.local_rows(), p.remote_rows(), p.wait_seconds(), p.rows_served(),
+        Mib(p.bytes_served()), p.requests_served(), p.peers_refused());
+    for (const v1::PeerStats& peer : p.peers()) {
+      absl::PrintF("  peer %d (%s)\t%s\tfetched %d rows (%s) in %d fetches, %.2f s\t%d failed\t%d connects%s\n",
+                   peer.part(), peer.address(), peer.state(), peer.rows(), Mib(peer.bytes()), peer.fetches(),
+                   peer.fetch_seconds(), peer.failures(), peer.connects(),
+                   peer.error().empty() ? "" : absl::StrCat("\t", peer.error()));
+    }
+  }
 }
 
 // "[#########.........]  45%  array 1.2 GiB/2.6 GiB" on a terminal, a line per array otherwise.

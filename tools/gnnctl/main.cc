@@ -175,7 +175,7 @@ constexpr char kUsage[] = R"(gnnctl: datasets for gnnd.
   gnnctl validate DIR            check every array and print a summary
   gnnctl partition --parts N [--method random|range|metis] [--seed S] DATASET OUT
                                  OUT/part-0 ... OUT/part-(N-1): each the whole structure and the feature rows of
-                                 the nodes it owns, with the owner map (serving parts is not built yet)
+                                 the nodes it owns, with the owner map (gnnd --peers serves a part)
   gnnctl status | datasets | stats [--watch S]      ask a running gnnd (--address, default unix:/tmp/gnnd.sock;
                                  --wait S: up to S seconds for one just started, with any of these commands)
   gnnctl load NAME DATASET_DIR [--huge-pages]       load a dataset into a running gnnd, with progress

@@ -1,0 +1,187 @@
+"""A partitioned dataset served by one gnnd per part (gnnd --peers, UCX on loopback, over shared memory and over
+TCP): every batch kind a trainer gets from a part's gnnd equals, byte for byte, the batch of one gnnd serving the
+whole dataset with the same options; a part whose peer dies fails its sessions with UNAVAILABLE naming the peer
+within the timeout, keeps serving, and finds the peer again once it is back; a part without the token, or of
+another partition, is refused naming which. Run by ctest with GNND and GNNCTL set."""
+import os
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+import gnnd
+from daemon_util import GNNCTL, Daemon, edgelist_link_dataset, free_port, generate, run_gnnctl
+
+TOKEN = "a-shared-secret-of-the-partition-tests"
+KEY = "author___writes___paper"
+
+
+def token_file(tmp_path, token=TOKEN):
+    path = tmp_path / f"token-{abs(hash(token)) % 10**8}"
+    path.write_text(token + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
+class Parts:
+    """One gnnd per part of PARTS_DIR (its part-R serves as dataset NAME), on loopback ports."""
+
+    def __init__(self, tmp_path, parts_dir, num_parts, name="d", env=None, tokens=None, dirs=None):
+        self.ports = [free_port() for _ in range(num_parts)]
+        self.peers = ",".join(f"127.0.0.1:{port}" for port in self.ports)
+        self.tmp_path, self.name, self.env = tmp_path, name, env
+        self.dirs = dirs or [parts_dir / f"part-{r}" for r in range(num_parts)]
+        self.tokens = tokens or [token_file(tmp_path)] * num_parts
+        self.daemons = [self.start(r) for r in range(num_parts)]
+
+    def start(self, part):
+        return Daemon(self.tmp_path, f"--dataset={self.name}={self.dirs[part]}", f"--peers={self.peers}",
+                      f"--peer-token-file={self.tokens[part]}", "--peer-timeout=3s", "--threads=2", env=self.env)
+
+    def stop(self):
+        for daemon in self.daemons:
+            if daemon is not None and daemon.proc.poll() is None:
+                assert daemon.stop() == 0, daemon.output()
+
+
+def arrays(batch):
+    """Every array of a numpy batch, by name."""
+    if isinstance(batch, gnnd.TypedBatch):
+        return {name: np.array(value) for name, value in batch.arrays.items()}
+    return {name: np.array(getattr(batch, name)) for name in batch._loader._views.names}
+
+
+def assert_same_batches(whole, part, options, steps=4):
+    shape = dict(batch_size=32, fanouts=[3, 2], seed=6, output="numpy", copy=True, **options)
+    with gnnd.Loader(address=whole.address, dataset="d", **shape) as expected, \
+            gnnd.Loader(address=part.address, dataset="d", **shape) as got:
+        seen = 0
+        for e, g in zip(expected, got):
+            e, g = arrays(e), arrays(g)
+            assert set(e) == set(g)
+            for name in e:
+                np.testing.assert_array_equal(g[name], e[name], err_msg=f"{options} {name} step {seen}")
+            seen += 1
+            if seen == steps:
+                break
+        assert seen == min(steps, len(expected)) > 1
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("partitioned")
+    generate(root / "tiny", "--seed", 3)
+    edgelist_link_dataset(root, "homogeneous", seed=5, nodes=3000, edges=24000, train=400, dim=16)
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=2", "--add-reverse",
+                    f"--link-relation={KEY}", root / "mag"], check=True, capture_output=True)
+    return root
+
+
+CASES = {
+    "tiny": [dict(), dict(labor=True), dict(disjoint=True)],
+    "homogeneous": [dict(edge_split="train", neg_sampling="binary", neg_amount=2, exclude="reverse"),
+                    dict(edge_split="train", neg_sampling="triplet", neg_amount=2)],
+    "mag": [dict(node_type="paper"), dict(node_type="paper", labor=True, batch_dependency=4),
+            dict(edge_split="train", edge_type=KEY, neg_sampling="binary", neg_amount=2, exclude="reverse")],
+}
+
+
+@pytest.mark.parametrize("method,transport", [("random", "shm"), ("metis", "tcp")])
+def test_every_batch_kind_from_any_part_equals_the_whole_datasets(datasets, tmp_path, method, transport):
+    env = {"UCX_TLS": "tcp"} if transport == "tcp" else None
+    for dataset, cases in CASES.items():
+        run_gnnctl("partition", "--parts", 3, "--method", method, "--seed", 4, datasets / dataset,
+                   tmp_path / dataset)
+        whole = Daemon(tmp_path, f"--dataset=d={datasets / dataset}", "--threads=2")
+        parts = Parts(tmp_path, tmp_path / dataset, 3, env=env)
+        try:
+            for index, options in enumerate(cases):
+                assert_same_batches(whole, parts.daemons[index % 3], options)
+            for part, daemon in enumerate(parts.daemons):  # rows did come from the peers
+                listing = daemon.gnnctl("datasets").stdout
+                assert f"part {part} of 3 of partition " in listing, listing
+                fetched = int(listing.split(" own, ", 1)[1].split(" fetched")[0])
+                served = int(listing.split("served ", 1)[1].split(" rows")[0])
+                assert served > 0 and (fetched > 0 or part >= len(cases)), listing
+                assert listing.count("\tconnected\t") == 2, listing
+        finally:
+            parts.stop()
+            assert whole.stop() == 0, whole.output()
+
+
+def test_a_dead_peer_fails_the_sessions_needing_it_and_is_found_again(datasets, tmp_path):
+    run_gnnctl("partition", "--parts", 3, "--method", "random", datasets / "tiny", tmp_path / "p")
+    parts = Parts(tmp_path, tmp_path / "p", 3)
+    try:
+        loader = gnnd.Loader(address=parts.daemons[0].address, dataset="d", batch_size=16, fanouts=[3, 2], seed=1,
+                             output="numpy")
+        batches = iter(loader)
+        next(batches)
+        parts.daemons[1].proc.send_signal(signal.SIGKILL)
+        parts.daemons[1].proc.wait()
+        start = time.time()
+        with pytest.raises(RuntimeError) as failed:
+            for _ in batches:  # the batches made ahead, then the one that needs the dead peer's rows
+                pass
+        assert time.time() - start < 20
+        assert "UNAVAILABLE" in str(failed.value) or "unavailable" in str(failed.value).lower(), failed.value
+        assert f"peer 1 (127.0.0.1:{parts.ports[1]})" in str(failed.value), failed.value
+        loader.close()
+        assert "d" in parts.daemons[0].gnnctl("datasets").stdout  # still serving
+        parts.daemons[1] = parts.start(1)
+        deadline = time.time() + 20
+        while True:  # reconnected within a few seconds
+            try:
+                with gnnd.Loader(address=parts.daemons[0].address, dataset="d", batch_size=16, fanouts=[3, 2],
+                                 seed=1, output="numpy") as again:
+                    assert sum(1 for _ in again) == len(again)
+                break
+            except RuntimeError:
+                assert time.time() < deadline
+                time.sleep(0.5)
+    finally:
+        parts.stop()
+
+
+def test_a_part_without_the_token_or_of_another_partition_is_refused(datasets, tmp_path):
+    data = datasets / "tiny"
+    run_gnnctl("partition", "--parts", 3, "--method", "range", data, tmp_path / "a")
+    run_gnnctl("partition", "--parts", 3, "--method", "range", data, tmp_path / "b")  # another dataset id
+    good = token_file(tmp_path)
+    cases = [("token", [good, good, token_file(tmp_path, "another-secret-of-16-bytes")], None, "wrong peer token"),
+             ("id", [good] * 3, [tmp_path / "a" / "part-0", tmp_path / "a" / "part-1", tmp_path / "b" / "part-2"],
+              "another dataset")]
+    for what, tokens, dirs, words in cases:
+        parts = Parts(tmp_path, tmp_path / "a", 3, tokens=tokens, dirs=dirs)
+        try:
+            with pytest.raises(RuntimeError) as refused:
+                with gnnd.Loader(address=parts.daemons[2].address, dataset="d", batch_size=16, fanouts=[3, 2],
+                                 output="numpy") as loader:
+                    for _ in loader:
+                        pass
+            assert words in str(refused.value), (what, refused.value)
+            assert "refused" in parts.daemons[0].output() and words in parts.daemons[0].output()
+        finally:
+            parts.stop()
+
+
+def test_bad_peer_settings_are_refused_at_start_naming_them(datasets, tmp_path):
+    run_gnnctl("partition", "--parts", 2, "--method", "range", datasets / "homogeneous", tmp_path / "p")
+    part = tmp_path / "p" / "part-0"
+    loose = tmp_path / "loose-token"
+    loose.write_text(TOKEN)
+    os.chmod(loose, 0o644)
+    short = token_file(tmp_path, "short")
+    peers = f"--peers=127.0.0.1:{free_port()},127.0.0.1:{free_port()}"
+    for flags, words in [([peers, f"--peer-token-file={loose}"], "chmod 600"),
+                         ([peers, f"--peer-token-file={short}"], "at least 16"),
+                         ([peers], "peer_token_file"),
+                         ([f"--peers=127.0.0.1:{free_port()}", f"--peer-token-file={token_file(tmp_path)}"],
+                          "2 parts or more"),
+                         ([f"--peers=127.0.0.1:1,nowhere", f"--peer-token-file={token_file(tmp_path)}"], "HOST:PORT"),
+                         ([], "serve it with --peers")]:
+        proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--listen=unix:{tmp_path}/bad.sock",
+                               f"--dataset=d={part}", *flags], capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0 and words in proc.stderr, (flags, proc.stderr)
