@@ -92,6 +92,46 @@ void AppendFeatureCacheMetrics(const v1::Stats& stats, std::string& out) {
   }
 }
 
+// A part of a partitioned dataset: its peers' state, the rows and bytes fetched from each and the time it took,
+// the rows served to them.
+void AppendPeerMetrics(const v1::Stats& stats, std::string& out) {
+  std::vector<const v1::DatasetInfo*> parts;
+  for (const v1::DatasetInfo& d : stats.datasets()) {
+    if (d.has_partition()) parts.push_back(&d);
+  }
+  if (parts.empty()) return;
+  Family up(out, "gnnd_peer_up", "gauge", "1 if this part's connection to the peer serving another part is up.");
+  Family rows(out, "gnnd_peer_fetched_rows_total", "counter", "Feature rows fetched from a peer.");
+  Family bytes(out, "gnnd_peer_fetched_bytes_total", "counter", "Bytes of feature rows fetched from a peer.");
+  Family seconds(out, "gnnd_peer_fetch_seconds_total", "counter",
+                 "Seconds from each fetch's start to its rows, summed over a peer's fetches.");
+  Family failures(out, "gnnd_peer_fetch_failures_total", "counter", "Fetches from a peer that failed.");
+  Family connects(out, "gnnd_peer_connects_total", "counter", "Connection attempts to a peer.");
+  Family served(out, "gnnd_peer_served_rows_total", "counter", "Feature rows this part served to its peers.");
+  Family refused(out, "gnnd_peer_refused_total", "counter", "Peer connections refused (token, partition).");
+  Family batch_rows(out, "gnnd_partition_batch_rows_total", "counter",
+                    "Feature rows of batches by where they came from: local (this part) or remote (a peer).");
+  Family waited(out, "gnnd_partition_wait_seconds_total", "counter", "Seconds gathers waited for peers' rows.");
+  for (const v1::DatasetInfo* d : parts) {
+    const v1::PartitionStats& p = d->partition();
+    const Labels dataset = {{"dataset", d->name()}};
+    for (const v1::PeerStats& peer : p.peers()) {
+      const Labels labels = {{"dataset", d->name()}, {"peer", absl::StrCat(peer.part())}, {"address", peer.address()}};
+      up.Sample(uint64_t{peer.state() == "connected"}, labels);
+      rows.Sample(peer.rows(), labels);
+      bytes.Sample(peer.bytes(), labels);
+      seconds.Sample(peer.fetch_seconds(), labels);
+      failures.Sample(peer.failures(), labels);
+      connects.Sample(peer.connects(), labels);
+    }
+    served.Sample(p.rows_served(), dataset);
+    refused.Sample(p.peers_refused(), dataset);
+    batch_rows.Sample(p.local_rows(), {{"dataset", d->name()}, {"source", "local"}});
+    batch_rows.Sample(p.remote_rows(), {{"dataset", d->name()}, {"source", "remote"}});
+    waited.Sample(p.wait_seconds(), dataset);
+  }
+}
+
 }  // namespace
 
 std::string RenderPrometheus(const v1::Stats& stats) {
@@ -132,6 +172,7 @@ std::string RenderPrometheus(const v1::Stats& stats) {
                 "Host memory of each dataset's time orders (the temporal rule's, built on first use).");
   for (const v1::DatasetInfo& d : stats.datasets()) orders.Sample(d.time_order_bytes(), {{"dataset", d.name()}});
   AppendFeatureCacheMetrics(stats, out);
+  AppendPeerMetrics(stats, out);
 
   Family stage(out, "gnnd_stage_seconds", "histogram",
                "Seconds per batch: sample and gather (CPU backend), produce (a whole batch), release_wait "

@@ -13,6 +13,7 @@ import pytest
 
 import gnnd
 from daemon_util import GNNCTL, Daemon, edgelist_link_dataset, free_port, generate, run_gnnctl
+from test_metrics import scrape
 
 TOKEN = "a-shared-secret-of-the-partition-tests"
 KEY = "author___writes___paper"
@@ -28,17 +29,19 @@ def token_file(tmp_path, token=TOKEN):
 class Parts:
     """One gnnd per part of PARTS_DIR (its part-R serves as dataset NAME), on loopback ports."""
 
-    def __init__(self, tmp_path, parts_dir, num_parts, name="d", env=None, tokens=None, dirs=None):
+    def __init__(self, tmp_path, parts_dir, num_parts, name="d", env=None, tokens=None, dirs=None, extra=None):
         self.ports = [free_port() for _ in range(num_parts)]
         self.peers = ",".join(f"127.0.0.1:{port}" for port in self.ports)
         self.tmp_path, self.name, self.env = tmp_path, name, env
         self.dirs = dirs or [parts_dir / f"part-{r}" for r in range(num_parts)]
         self.tokens = tokens or [token_file(tmp_path)] * num_parts
+        self.extra = extra or {}
         self.daemons = [self.start(r) for r in range(num_parts)]
 
     def start(self, part):
         return Daemon(self.tmp_path, f"--dataset={self.name}={self.dirs[part]}", f"--peers={self.peers}",
-                      f"--peer-token-file={self.tokens[part]}", "--peer-timeout=3s", "--threads=2", env=self.env)
+                      f"--peer-token-file={self.tokens[part]}", "--peer-timeout=3s", "--threads=2",
+                      *self.extra.get(part, []), env=self.env)
 
     def stop(self):
         for daemon in self.daemons:
@@ -113,7 +116,8 @@ def test_every_batch_kind_from_any_part_equals_the_whole_datasets(datasets, tmp_
 
 def test_a_dead_peer_fails_the_sessions_needing_it_and_is_found_again(datasets, tmp_path):
     run_gnnctl("partition", "--parts", 3, "--method", "random", datasets / "tiny", tmp_path / "p")
-    parts = Parts(tmp_path, tmp_path / "p", 3)
+    metrics = free_port()
+    parts = Parts(tmp_path, tmp_path / "p", 3, extra={0: [f"--metrics-address=127.0.0.1:{metrics}"]})
     try:
         loader = gnnd.Loader(address=parts.daemons[0].address, dataset="d", batch_size=16, fanouts=[3, 2], seed=1,
                              output="numpy")
@@ -130,6 +134,10 @@ def test_a_dead_peer_fails_the_sessions_needing_it_and_is_found_again(datasets, 
         assert f"peer 1 (127.0.0.1:{parts.ports[1]})" in str(failed.value), failed.value
         loader.close()
         assert "d" in parts.daemons[0].gnnctl("datasets").stdout  # still serving
+        samples = scrape(metrics)
+        peer1 = f'dataset="d",peer="1",address="127.0.0.1:{parts.ports[1]}"'
+        assert samples[f"gnnd_peer_up{{{peer1}}}"] == 0 and samples[f"gnnd_peer_fetch_failures_total{{{peer1}}}"] >= 1
+        assert samples['gnnd_partition_batch_rows_total{dataset="d",source="remote"}'] > 0
         parts.daemons[1] = parts.start(1)
         deadline = time.time() + 20
         while True:  # reconnected within a few seconds

@@ -47,5 +47,34 @@ TEST(Prometheus, RendersCountersGaugesAndHistograms) {
   EXPECT_TRUE(Has(text, "gnnd_stage_seconds_sum{" + stage + "} 20.006039999999999")) << text;
 }
 
+TEST(Prometheus, RendersAPartsPeers) {
+  v1::Stats stats;
+  v1::DatasetInfo& d = *stats.add_datasets();
+  d.set_name("igbh");
+  v1::PartitionStats& p = *d.mutable_partition();
+  p.set_rows_served(70);
+  p.set_local_rows(5);
+  p.set_remote_rows(9);
+  v1::PeerStats& up = *p.add_peers();
+  up.set_part(1);
+  up.set_address("node1:7700");
+  up.set_state("connected");
+  up.set_rows(9000000000);
+  v1::PeerStats& down = *p.add_peers();
+  down.set_part(2);
+  down.set_address("node2:7700");
+  down.set_state("down");
+  down.set_failures(3);
+  const std::string text = RenderPrometheus(stats);
+  EXPECT_TRUE(Has(text, R"(gnnd_peer_up{dataset="igbh",peer="1",address="node1:7700"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(gnnd_peer_up{dataset="igbh",peer="2",address="node2:7700"} 0)")) << text;
+  EXPECT_TRUE(Has(text, R"(gnnd_peer_fetched_rows_total{dataset="igbh",peer="1",address="node1:7700"} 9000000000)"))
+      << text;
+  EXPECT_TRUE(Has(text, R"(gnnd_peer_fetch_failures_total{dataset="igbh",peer="2",address="node2:7700"} 3)")) << text;
+  EXPECT_TRUE(Has(text, R"(gnnd_peer_served_rows_total{dataset="igbh"} 70)")) << text;
+  EXPECT_TRUE(Has(text, R"(gnnd_partition_batch_rows_total{dataset="igbh",source="remote"} 9)")) << text;
+  EXPECT_EQ(RenderPrometheus(v1::Stats()).find("gnnd_peer"), std::string::npos);  // no part: no peer families
+}
+
 }  // namespace
 }  // namespace gnnd
