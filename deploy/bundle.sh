@@ -29,6 +29,20 @@ for f in "${files[@]}"; do
     [[ $lib =~ $runtime ]] || [ -e "$root/lib/$lib" ] || cp -L "$path" "$root/lib/$lib"
   done
 done
+# UCX loads its transports beyond TCP and shared memory (cma; InfiniBand, RDMA CM) from the directory "ucx" beside
+# libucs: the peers of a partitioned dataset use them where the target has the hardware.
+if [ -e "$root/lib/libucs.so.0" ]; then
+  ucx_modules=$(dirname "$(readlink -f "$(ldd "$build/server/gnnd" | awk '/libucs.so/ {print $3}')")")/ucx
+  if [ -d "$ucx_modules" ]; then
+    mkdir -p "$root/lib/ucx"
+    for module in "$ucx_modules"/*.so.0; do
+      cp -L "$module" "$root/lib/ucx/"
+      ldd "$module" | awk '/=>/ && $3 ~ /^\// {print $1, $3}' | while read -r lib path; do
+        [[ $lib =~ $runtime ]] || [ -e "$root/lib/$lib" ] || cp -L "$path" "$root/lib/$lib"
+      done
+    done
+  fi
+fi
 cp -r "$repo/client/python/gnnd" "$root/python/"
 find "$root/python" -name __pycache__ -prune -exec rm -rf {} +
 # The wheel too, where the build made one: pip install --no-index --find-links python gnnd

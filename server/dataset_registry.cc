@@ -173,6 +173,7 @@ absl::Status DatasetRegistry::ConnectPart(LoadedDataset& loaded) const {
   options.listen = peer_setup_.listen;
   options.token = peer_setup_.token;
   options.timeout = peer_setup_.timeout;
+  options.shared_memory = peer_setup_.shared_memory;
   options.dataset_id = schema.partition.dataset_id;
   options.part = schema.partition.part;
   std::vector<ServedTable> tables;

@@ -108,6 +108,7 @@ class DatasetRegistry {
     std::string listen;              // where this part listens, if not its --peers entry
     std::string token;
     absl::Duration timeout = absl::Seconds(10);
+    bool shared_memory = false;
   };
   void ServePartsWith(PeerSetup setup) { peer_setup_ = std::move(setup); }
   // Makes loads in flight, and every later one, end CANCELLED, leaving nothing behind: gnnd is stopping.

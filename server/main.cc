@@ -75,6 +75,8 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, peer_listen, "", "HOST:PORT where this part listens for its peers, if not its --peers entry");
 ABSL_FLAG(std::string, peer_token_file, "", "the peers' shared secret (a file of mode 0600; overrides the config)");
 ABSL_FLAG(std::string, peer_timeout, "", "how long a peer may take to answer (10s; overrides the config)");
+ABSL_FLAG(bool, peer_shared_memory, false,
+          "let parts' gnnd on one host move rows through shared memory (a dead peer is then found by the timeout)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
 namespace gnnd {
@@ -155,6 +157,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_peer_listen).empty()) config.set_peer_listen(absl::GetFlag(FLAGS_peer_listen));
   if (!absl::GetFlag(FLAGS_peer_token_file).empty()) config.set_peer_token_file(absl::GetFlag(FLAGS_peer_token_file));
   if (!absl::GetFlag(FLAGS_peer_timeout).empty()) config.set_peer_timeout(absl::GetFlag(FLAGS_peer_timeout));
+  if (absl::GetFlag(FLAGS_peer_shared_memory)) config.set_peer_shared_memory(true);
   if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
     if (threads < 0 || threads > kMaxThreads) {
       return absl::InvalidArgumentError(
@@ -299,7 +302,8 @@ int Run(int argc, char** argv) {
     registry.ServePartsWith({.peers = {config->peers().begin(), config->peers().end()},
                              .listen = config->peer_listen(),
                              .token = *std::move(token),
-                             .timeout = *ParsePeerTimeout(config->peer_timeout())});
+                             .timeout = *ParsePeerTimeout(config->peer_timeout()),
+                             .shared_memory = config->peer_shared_memory()});
   }
   startup.OnSignal([&registry] { registry.CancelLoads(); });
   ConfiguredDatasets configured(registry);

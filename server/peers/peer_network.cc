@@ -126,12 +126,23 @@ struct PeerNetwork::Impl {
     const uint64_t one = 1;
     (void)!write(wake_fd, &one, sizeof(one));
   }
+  // UCX's peer failure detection excludes the shared-memory transports of Debian's UCX 1.13: shared memory is had
+  // without it, a lost connection then found by the timeout.
+  ucp_err_handling_mode_t ErrorMode() const {
+    return options.shared_memory ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+  }
   std::string Name(uint32_t part) const { return absl::StrCat("peer ", part, " (", options.peers[part], ")"); }
 
   // Operations.
   void Track(ucs_status_ptr_t request, Op* op);
-  void Send(ucp_ep_h ep, unsigned id, const void* header, size_t header_bytes, std::shared_ptr<std::string> data,
-            uint32_t flags, std::function<void(ucs_status_t)> done = nullptr);
+  // Sends header and data (which `owner` keeps alive until UCX is done with it).
+  void Send(ucp_ep_h ep, unsigned id, const void* header, size_t header_bytes, std::shared_ptr<const void> owner,
+            const void* data, size_t bytes, uint32_t flags, std::function<void(ucs_status_t)> done = nullptr);
+  void Send(ucp_ep_h ep, unsigned id, const void* header, size_t header_bytes, std::shared_ptr<const std::string> data,
+            uint32_t flags, std::function<void(ucs_status_t)> done = nullptr) {
+    const std::string& bytes = *data;
+    Send(ep, id, header, header_bytes, std::move(data), bytes.data(), bytes.size(), flags, std::move(done));
+  }
   void Close(ucp_ep_h ep);
 
   // Client side.
@@ -288,11 +299,11 @@ void PeerNetwork::Impl::Track(ucs_status_ptr_t request, Op* op) {
 }
 
 void PeerNetwork::Impl::Send(ucp_ep_h ep, unsigned id, const void* header, size_t header_bytes,
-                             std::shared_ptr<std::string> data, uint32_t flags,
+                             std::shared_ptr<const void> owner, const void* data, size_t bytes, uint32_t flags,
                              std::function<void(ucs_status_t)> done) {
   // The op keeps the data (and a copy of the header, which UCX may read until completion) alive.
   auto held_header = std::make_shared<std::string>(static_cast<const char*>(header), header_bytes);
-  auto* op = new Op{[held_header, data, done = std::move(done)](ucs_status_t status) {
+  auto* op = new Op{[held_header, owner = std::move(owner), done = std::move(done)](ucs_status_t status) {
     if (done) done(status);
   }};
   ucp_request_param_t param = {};
@@ -300,7 +311,7 @@ void PeerNetwork::Impl::Send(ucp_ep_h ep, unsigned id, const void* header, size_
   param.cb.send = &OpDone;
   param.user_data = op;
   param.flags = flags | UCP_AM_SEND_FLAG_REPLY;
-  Track(ucp_am_send_nbx(ep, id, held_header->data(), held_header->size(), data->data(), data->size(), &param), op);
+  Track(ucp_am_send_nbx(ep, id, held_header->data(), held_header->size(), data, bytes, &param), op);
 }
 
 void PeerNetwork::Impl::Close(ucp_ep_h ep) {
@@ -322,7 +333,7 @@ void PeerNetwork::Impl::Connect(Peer& peer) {
   params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
   params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&peer.sockaddr);
   params.sockaddr.addrlen = sizeof(peer.sockaddr);
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_mode = ErrorMode();
   params.err_handler.cb = [](void* arg, ucp_ep_h ep, ucs_status_t status) {
     auto* impl = static_cast<Impl*>(arg);
     impl->deferred.push_back([impl, ep, status] {
@@ -390,7 +401,7 @@ void PeerNetwork::Impl::Finish(RowFetch& fetch, absl::Status status) {
   if (fetch.status_.ok()) {
     ++stats.fetches;
     stats.rows += fetch.rows_.size();
-    stats.bytes += fetch.data_.size();
+    stats.bytes += fetch.bytes_;
     stats.fetch_seconds += absl::ToDoubleSeconds(absl::Now() - fetch.started_);
   } else {
     ++stats.failures;
@@ -532,7 +543,7 @@ ucs_status_t PeerNetwork::Impl::OnRows(const void* header, size_t header_bytes, 
                                                               " rows of ", row_bytes)));
     return UCS_OK;
   }
-  std::byte* out = chunk.fetch->data_.data() + chunk.first * row_bytes;
+  std::byte* out = chunk.fetch->data_.get() + chunk.first * row_bytes;
   if (!rendezvous) {
     std::memcpy(out, data, bytes);
     ChunkDone(rows.sequence, absl::OkStatus());
@@ -576,7 +587,7 @@ void PeerNetwork::Impl::Accept(ucp_conn_request_h request) {
   params.field_mask =
       UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
   params.conn_request = request;
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_mode = ErrorMode();
   params.err_handler.cb = [](void* arg, ucp_ep_h ep, ucs_status_t /*status*/) {
     auto* impl = static_cast<Impl*>(arg);
     impl->deferred.push_back([impl, ep] {
@@ -662,10 +673,12 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
   peer_wire::Request request;
   std::memcpy(&request, header, sizeof(request));
   peer_wire::Rows answer = {request.sequence, 0, 0};
-  auto body = std::make_shared<std::string>();
+  std::string refusal;
+  std::shared_ptr<std::byte[]> rows;  // not zeroed: every byte is a row's
+  size_t rows_bytes = 0;
   const auto refuse = [&](absl::StatusCode code, std::string why) {
     answer.code = static_cast<int32_t>(code);
-    *body = std::move(why);
+    refusal = std::move(why);
   };
   if (!it->second.welcomed) {
     refuse(absl::StatusCode::kPermissionDenied, "rows asked before a hello was accepted");
@@ -677,7 +690,8 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
     refuse(absl::StatusCode::kInvalidArgument, absl::StrCat("node type ", request.type, " has no rows here"));
   } else {
     const ServedTable& table = tables[request.type];
-    body->resize(request.count * table.row_bytes);
+    rows_bytes = request.count * table.row_bytes;
+    rows = std::make_shared_for_overwrite<std::byte[]>(rows_bytes);
     for (uint32_t i = 0; i < request.count; ++i) {
       int64_t row;
       std::memcpy(&row, static_cast<const char*>(data) + i * sizeof(row), sizeof(row));
@@ -686,7 +700,7 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
                                                                 " is not one of this part's ", table.num_rows));
         break;
       }
-      std::memcpy(body->data() + i * table.row_bytes, table.rows + row * table.row_bytes, table.row_bytes);
+      std::memcpy(rows.get() + i * table.row_bytes, table.rows + row * table.row_bytes, table.row_bytes);
     }
   }
   {
@@ -694,12 +708,17 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
     ++served_stats.requests;
     if (answer.code == 0) {
       served_stats.rows += request.count;
-      served_stats.bytes += body->size();
+      served_stats.bytes += rows_bytes;
     }
   }
   ucp_ep_h ep = param->reply_ep;
-  deferred.push_back([this, ep, answer, body] {
-    if (accepted.contains(ep)) Send(ep, peer_wire::kRows, &answer, sizeof(answer), body, 0);
+  deferred.push_back([this, ep, answer, rows, rows_bytes, refusal = std::make_shared<const std::string>(refusal)] {
+    if (!accepted.contains(ep)) return;
+    if (answer.code == 0) {
+      Send(ep, peer_wire::kRows, &answer, sizeof(answer), rows, rows.get(), rows_bytes, 0);
+    } else {
+      Send(ep, peer_wire::kRows, &answer, sizeof(answer), refusal, 0);
+    }
   });
   return UCS_OK;
 }
@@ -828,7 +847,8 @@ std::shared_ptr<RowFetch> PeerNetwork::Fetch(uint32_t part, int type, std::vecto
   fetch->type_ = type;
   fetch->started_ = absl::Now();
   fetch->deadline_ = fetch->started_ + impl_->options.timeout;
-  fetch->data_.resize(rows.size() * impl_->tables[type].row_bytes);
+  fetch->bytes_ = rows.size() * impl_->tables[type].row_bytes;
+  fetch->data_ = std::make_unique_for_overwrite<std::byte[]>(fetch->bytes_);
   fetch->rows_ = std::move(rows);
   if (fetch->rows_.empty() || part == impl_->options.part || part >= impl_->peers.size()) {
     fetch->done_ = true;
@@ -849,7 +869,7 @@ absl::StatusOr<std::span<const std::byte>> PeerNetwork::Wait(RowFetch& fetch) {
   std::unique_lock<std::mutex> lock(fetch.mutex_);
   fetch.changed_.wait(lock, [&] { return fetch.done_; });
   if (!fetch.status_.ok()) return fetch.status_;
-  return std::span<const std::byte>(fetch.data_);
+  return std::span<const std::byte>(fetch.data_.get(), fetch.bytes_);
 }
 
 std::vector<PeerStats> PeerNetwork::stats() const {

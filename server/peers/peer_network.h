@@ -31,6 +31,10 @@ struct PeerOptions {
   std::string dataset_id;          // the partition's id: a peer serving another partition is refused
   uint32_t part = 0;
   absl::Duration timeout = absl::Seconds(10);  // a fetch unanswered this long fails, naming its peer
+  // Let UCX move rows through shared memory between gnnd instances of one host. Debian's UCX 1.13 then does not
+  // report lost connections (its shared-memory transports lack peer failure detection): a dead peer is found by
+  // the timeout. Off: every connection detects a lost peer at once, and instances of one host use TCP.
+  bool shared_memory = false;
   // Rows each part serves of each node type ([type][part]), from the ownership map: a peer whose tables
   // differ is refused.
   std::vector<std::vector<int64_t>> part_rows;
@@ -67,8 +71,9 @@ class RowFetch {
   friend class PeerNetwork;
   uint32_t part_ = 0;
   int type_ = 0;
-  std::vector<int64_t> rows_;  // rows of the peer's table
-  std::vector<std::byte> data_;
+  std::vector<int64_t> rows_;          // rows of the peer's table
+  std::unique_ptr<std::byte[]> data_;  // not zeroed: every byte is a row's once the fetch is done
+  size_t bytes_ = 0;
   absl::Time started_, deadline_;
   int chunks_left_ = 0;  // the network thread's
   std::mutex mutex_;

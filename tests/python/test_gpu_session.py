@@ -948,3 +948,55 @@ def test_a_trainer_dying_with_gpu_work_pending_does_not_stall_gnnd(tmp_path, set
         assert time.time() - start < 10, "gnnd took long to stop"
 
 
+
+
+def test_gpu_sessions_on_a_part_equal_the_whole_datasets_cpu_ones(tmp_path):
+    """A part of a partitioned dataset (part 0 of 2, the other part another gnnd on this host, rows over UCX)
+    serves GPU sessions of every kind (node, typed node, LABOR, homogeneous and typed link batches) through the
+    staged producer; every batch equals the CPU session's of one gnnd over the whole dataset."""
+    from test_partitioned_serving import Parts
+    edgelist_link_dataset(tmp_path, "homogeneous", seed=5, nodes=3000, edges=24000, train=400, dim=16)
+    key = "author___writes___paper"
+    subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=2", "--add-reverse",
+                    f"--link-relation={key}", tmp_path / "mag"], check=True, capture_output=True)
+    generate(tmp_path / "tiny", "--seed", 3)
+    link = dict(edge_split="train", neg_amount=2, strict_negatives=True)
+    cases = {"tiny": [dict(), dict(labor=True)],
+             "homogeneous": [dict(neg_sampling="binary", exclude="reverse", **link),
+                             dict(neg_sampling="triplet", **link)],
+             "mag": [dict(node_type="paper"), dict(neg_sampling="binary", exclude="reverse", edge_type=key, **link)]}
+    names = {"binary": ["input_id", "edge_label_index", "edge_label"],
+             "triplet": ["input_id", "src_index", "dst_pos_index", "dst_neg_index"], None: []}
+
+    def arrays(batch, options):
+        if isinstance(batch, gnnd.TypedBatch):
+            return dict(batch.arrays)
+        return {n: batch[n] for n in ["node_ids", "edge_src", "edge_dst", "features", "num_nodes_per_hop",
+                                      "num_edges_per_hop"] + names[options.get("neg_sampling")]}
+
+    for name, options_list in cases.items():
+        subprocess.run([GNNCTL, "partition", "--parts", "2", "--method", "random", tmp_path / name,
+                        tmp_path / f"{name}-parts"], check=True, capture_output=True)
+        whole = Daemon(tmp_path, f"--dataset=d={tmp_path / name}", "--gpu-cache=none")
+        parts = Parts(tmp_path, tmp_path / f"{name}-parts", 2, flags=["--gpu-cache=none", "--peer-shared-memory"])
+        try:
+            for options in options_list:
+                shape = dict(dataset="d", batch_size=32, fanouts=[3, 2], seed=6, copy=True, **options)
+                with gnnd.Loader(address=whole.address, output="numpy", **shape) as cpu, \
+                        gnnd.Loader(address=parts.daemons[0].address, device="cuda:0", **shape) as gpu:
+                    steps = 0
+                    for expected, got in zip(cpu, gpu):
+                        e, g = arrays(expected, options), arrays(got, options)
+                        assert set(e) == set(g)
+                        for n in e:
+                            assert g[n].is_cuda, n
+                            np.testing.assert_array_equal(g[n].cpu().numpy(), e[n], err_msg=f"{name} {options} {n}")
+                        steps += 1
+                        if steps == 6:
+                            break
+                    assert steps == min(6, len(cpu)) > 1
+            listing = parts.daemons[0].gnnctl("datasets").stdout
+            assert int(listing.split(" own, ", 1)[1].split(" fetched")[0]) > 0, listing
+        finally:
+            parts.stop()
+            assert whole.stop() == 0, whole.output()

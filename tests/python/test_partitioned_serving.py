@@ -29,19 +29,20 @@ def token_file(tmp_path, token=TOKEN):
 class Parts:
     """One gnnd per part of PARTS_DIR (its part-R serves as dataset NAME), on loopback ports."""
 
-    def __init__(self, tmp_path, parts_dir, num_parts, name="d", env=None, tokens=None, dirs=None, extra=None):
+    def __init__(self, tmp_path, parts_dir, num_parts, name="d", env=None, tokens=None, dirs=None, extra=None,
+                 flags=()):
         self.ports = [free_port() for _ in range(num_parts)]
         self.peers = ",".join(f"127.0.0.1:{port}" for port in self.ports)
         self.tmp_path, self.name, self.env = tmp_path, name, env
         self.dirs = dirs or [parts_dir / f"part-{r}" for r in range(num_parts)]
         self.tokens = tokens or [token_file(tmp_path)] * num_parts
-        self.extra = extra or {}
+        self.extra, self.flags = extra or {}, list(flags)
         self.daemons = [self.start(r) for r in range(num_parts)]
 
     def start(self, part):
         return Daemon(self.tmp_path, f"--dataset={self.name}={self.dirs[part]}", f"--peers={self.peers}",
                       f"--peer-token-file={self.tokens[part]}", "--peer-timeout=3s", "--threads=2",
-                      *self.extra.get(part, []), env=self.env)
+                      *self.flags, *self.extra.get(part, []), env=self.env)
 
     def stop(self):
         for daemon in self.daemons:
@@ -93,12 +94,14 @@ CASES = {
 
 @pytest.mark.parametrize("method,transport", [("random", "shm"), ("metis", "tcp")])
 def test_every_batch_kind_from_any_part_equals_the_whole_datasets(datasets, tmp_path, method, transport):
-    env = {"UCX_TLS": "tcp"} if transport == "tcp" else None
+    # UCX logs each connection's transports at level info ("ep_cfg[1]: am(tcp/lo)"): the test checks them.
+    env = {"UCX_LOG_LEVEL": "info", **({"UCX_TLS": "tcp"} if transport == "tcp" else {})}
+    flags = ["--peer-shared-memory"] if transport == "shm" else []
     for dataset, cases in CASES.items():
         run_gnnctl("partition", "--parts", 3, "--method", method, "--seed", 4, datasets / dataset,
                    tmp_path / dataset)
         whole = Daemon(tmp_path, f"--dataset=d={datasets / dataset}", "--threads=2")
-        parts = Parts(tmp_path, tmp_path / dataset, 3, env=env)
+        parts = Parts(tmp_path, tmp_path / dataset, 3, env=env, flags=flags)
         try:
             for index, options in enumerate(cases):
                 assert_same_batches(whole, parts.daemons[index % 3], options)
@@ -112,6 +115,10 @@ def test_every_batch_kind_from_any_part_equals_the_whole_datasets(datasets, tmp_
         finally:
             parts.stop()
             assert whole.stop() == 0, whole.output()
+        for daemon in parts.daemons:  # UCX's log (to stdout, flushed at exit): rows moved over the transport asked
+            lanes = [line for line in daemon.output().splitlines() if "ep_cfg" in line and "am(" in line]
+            data = [line for line in lanes if "tcp/" not in line]  # shm's connections carry the wireup over tcp
+            assert lanes and (data if transport == "shm" else not data), lanes
 
 
 def test_a_dead_peer_fails_the_sessions_needing_it_and_is_found_again(datasets, tmp_path):
