@@ -23,7 +23,7 @@ for tls in tcp shm; do
     if [ "$tls" = tcp ]; then pick=(env UCX_TLS=tcp,self); else pick=(env); fi
     shared=$([ "$tls" = shm ] && echo true || echo false)
     line=$("${pick[@]}" "$peer_bench" --shared_memory="$shared" --row_bytes="$row_bytes" --table_rows=$((512 * 1048576 / row_bytes)) \
-           --batch_rows=65536 --in_flight=4 --fetches=40 --port="$port" 2>/dev/null | grep rows/s)
+           --batch_rows=65536 --in_flight=4 --fetches=20 --repetitions=3 --port="$port" 2>/dev/null | grep rows/s)
     port=$((port + 2))
     rows=$(echo "$line" | sed -E 's/.*: ([0-9.e+]+) rows\/s.*/\1/')
     gbs=$(echo "$line" | sed -E 's/.*rows\/s, ([0-9.e+]+) GB\/s.*/\1/')

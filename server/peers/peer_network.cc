@@ -98,6 +98,10 @@ struct PeerNetwork::Impl {
 
   PeerOptions options;
   std::vector<ServedTable> tables;
+  // Fetches' and answers' rows (shared with the fetches, which may outlive the network).
+  std::shared_ptr<BufferPool> buffers = std::make_shared<BufferPool>(size_t{256} << 20);
+  absl::Time next_expiry_check = absl::InfinitePast();
+  bool stats_changed = false;  // published at the end of the loop's turn
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   ucp_listener_h listener = nullptr;
@@ -365,6 +369,7 @@ void PeerNetwork::Impl::Dropped(Peer& peer, const std::string& why, absl::Status
   const bool was_connected = peer.state == Peer::State::kConnected;
   if (peer.ep != nullptr) Close(std::exchange(peer.ep, nullptr));
   peer.state = code == absl::StatusCode::kUnavailable ? Peer::State::kDown : Peer::State::kRefused;
+  stats_changed = true;
   peer.refusal = code;
   if (peer.error != why || was_connected) {
     LogWarning("peers: %s: %s; retrying every %s", Name(peer.part), why, absl::FormatDuration(retry_after));
@@ -397,6 +402,7 @@ void PeerNetwork::Impl::Finish(RowFetch& fetch, absl::Status status) {
     fetch.status_ = std::move(status);
   }
   fetch.changed_.notify_all();
+  stats_changed = true;
   PeerStats& stats = peers[fetch.part_]->stats;
   if (fetch.status_.ok()) {
     ++stats.fetches;
@@ -516,6 +522,7 @@ ucs_status_t PeerNetwork::Impl::OnWelcome(const void* header, size_t header_byte
   peer->state = Peer::State::kConnected;
   peer->error.clear();
   LogInfo("peers: connected to %s", Name(peer->part));
+  stats_changed = true;
   deferred.push_back([this, peer] { SendWaiting(*peer); });
   return UCS_OK;
 }
@@ -543,7 +550,7 @@ ucs_status_t PeerNetwork::Impl::OnRows(const void* header, size_t header_bytes, 
                                                               " rows of ", row_bytes)));
     return UCS_OK;
   }
-  std::byte* out = chunk.fetch->data_.get() + chunk.first * row_bytes;
+  std::byte* out = chunk.fetch->data_.data.get() + chunk.first * row_bytes;
   if (!rendezvous) {
     std::memcpy(out, data, bytes);
     ChunkDone(rows.sequence, absl::OkStatus());
@@ -674,7 +681,7 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
   std::memcpy(&request, header, sizeof(request));
   peer_wire::Rows answer = {request.sequence, 0, 0};
   std::string refusal;
-  std::shared_ptr<std::byte[]> rows;  // not zeroed: every byte is a row's
+  std::shared_ptr<std::byte> rows;  // a pooled buffer, back in the pool once sent
   size_t rows_bytes = 0;
   const auto refuse = [&](absl::StatusCode code, std::string why) {
     answer.code = static_cast<int32_t>(code);
@@ -691,7 +698,11 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
   } else {
     const ServedTable& table = tables[request.type];
     rows_bytes = request.count * table.row_bytes;
-    rows = std::make_shared_for_overwrite<std::byte[]>(rows_bytes);
+    auto* buffer = new BufferPool::Buffer(buffers->Take(rows_bytes));
+    rows = std::shared_ptr<std::byte>(buffer->data.get(), [pool = buffers, buffer](std::byte*) {
+      pool->Give(std::move(*buffer));
+      delete buffer;
+    });
     for (uint32_t i = 0; i < request.count; ++i) {
       int64_t row;
       std::memcpy(&row, static_cast<const char*>(data) + i * sizeof(row), sizeof(row));
@@ -779,8 +790,12 @@ void PeerNetwork::Impl::Run() {
         ++it;
       }
     }
-    ExpireDeadlines();
-    PublishStats();
+    if (now >= next_expiry_check) {  // a pass over the requests in flight: ten times a second is enough
+      ExpireDeadlines();
+      next_expiry_check = now + absl::Milliseconds(100);
+      stats_changed = true;
+    }
+    if (std::exchange(stats_changed, false)) PublishStats();
     if (!deferred.empty() || !conn_requests.empty()) continue;
     if (ucp_worker_arm(worker) == UCS_ERR_BUSY) continue;
     epoll_event events[2];
@@ -848,7 +863,8 @@ std::shared_ptr<RowFetch> PeerNetwork::Fetch(uint32_t part, int type, std::vecto
   fetch->started_ = absl::Now();
   fetch->deadline_ = fetch->started_ + impl_->options.timeout;
   fetch->bytes_ = rows.size() * impl_->tables[type].row_bytes;
-  fetch->data_ = std::make_unique_for_overwrite<std::byte[]>(fetch->bytes_);
+  fetch->pool_ = impl_->buffers;
+  fetch->data_ = impl_->buffers->Take(fetch->bytes_);
   fetch->rows_ = std::move(rows);
   if (fetch->rows_.empty() || part == impl_->options.part || part >= impl_->peers.size()) {
     fetch->done_ = true;
@@ -869,7 +885,7 @@ absl::StatusOr<std::span<const std::byte>> PeerNetwork::Wait(RowFetch& fetch) {
   std::unique_lock<std::mutex> lock(fetch.mutex_);
   fetch.changed_.wait(lock, [&] { return fetch.done_; });
   if (!fetch.status_.ok()) return fetch.status_;
-  return std::span<const std::byte>(fetch.data_.get(), fetch.bytes_);
+  return std::span<const std::byte>(fetch.data_.data.get(), fetch.bytes_);
 }
 
 std::vector<PeerStats> PeerNetwork::stats() const {

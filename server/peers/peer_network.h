@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/peers/buffer_pool.h"
 
 namespace gnnd {
 
@@ -64,6 +65,9 @@ struct ServedStats {
 // Rows asked of one peer; PeerNetwork::Wait gives them (rows.size() * row_bytes bytes, in order).
 class RowFetch {
  public:
+  ~RowFetch() {
+    if (pool_ != nullptr) pool_->Give(std::move(data_));
+  }
   uint32_t part() const { return part_; }
   size_t num_rows() const { return rows_.size(); }
 
@@ -71,8 +75,9 @@ class RowFetch {
   friend class PeerNetwork;
   uint32_t part_ = 0;
   int type_ = 0;
-  std::vector<int64_t> rows_;          // rows of the peer's table
-  std::unique_ptr<std::byte[]> data_;  // not zeroed: every byte is a row's once the fetch is done
+  std::vector<int64_t> rows_;  // rows of the peer's table
+  std::shared_ptr<BufferPool> pool_;
+  BufferPool::Buffer data_;  // every byte up to bytes_ is a row's once the fetch is done
   size_t bytes_ = 0;
   absl::Time started_, deadline_;
   int chunks_left_ = 0;  // the network thread's
@@ -98,6 +103,7 @@ class PeerNetwork {
   // Blocks until `fetch` is done (at most the timeout after it started): its rows, or the error naming the peer.
   static absl::StatusOr<std::span<const std::byte>> Wait(RowFetch& fetch);
 
+  // As of the network thread's last turn (within a tenth of a second).
   std::vector<PeerStats> stats() const;
   ServedStats served() const;
   const PeerOptions& options() const;

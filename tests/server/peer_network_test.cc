@@ -115,7 +115,11 @@ TEST(PeerNetwork, EveryNodeFetchesEveryOtherPartsRows) {
       EXPECT_TRUE(*got == cluster.Expected(from, rows)) << by << " from " << from;
     }
   }
-  const std::vector<PeerStats> stats = cluster.nodes[0]->stats();
+  std::vector<PeerStats> stats = cluster.nodes[0]->stats();
+  for (int wait = 0; wait < 50 && (stats.empty() || stats[0].rows < 20000); ++wait) {  // published each turn
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stats = cluster.nodes[0]->stats();
+  }
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_EQ(stats[0].part, 1u);
   EXPECT_EQ(stats[0].state, "connected");
