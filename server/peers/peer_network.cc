@@ -35,7 +35,7 @@ namespace {
 constexpr absl::Duration kReconnectAfter = absl::Seconds(1);
 constexpr absl::Duration kRefusedRetryAfter = absl::Seconds(5);
 constexpr uint64_t kChunkBytes = 1 << 20;  // rows per request message, by their bytes
-constexpr uint32_t kMaxChunkRows = 8192;   // ids per request: 64 KiB, sent eagerly
+constexpr uint32_t kMaxChunkRows = peer_wire::kMaxRequestRows;
 constexpr size_t kMaxAcceptedPerPeer = 4;  // connections a listener keeps per other part
 
 std::string Describe(const sockaddr_storage& address) {
@@ -616,34 +616,13 @@ ucs_status_t PeerNetwork::Impl::OnHello(const void* header, size_t header_bytes,
   const auto it = accepted.find(param->reply_ep);
   if (it == accepted.end() || it->second.welcomed) return UCS_OK;
   ucp_ep_h ep = param->reply_ep;
-  peer_wire::Hello hello = {};
-  if (header_bytes == sizeof(hello)) std::memcpy(&hello, header, sizeof(hello));
-  absl::StatusCode code = absl::StatusCode::kOk;
-  std::string why;
   const absl::string_view given(static_cast<const char*>(data),
                                 (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ? 0 : bytes);
-  if (header_bytes != sizeof(hello) || std::memcmp(hello.magic, peer_wire::kMagic, sizeof(hello.magic)) != 0 ||
-      hello.version != peer_wire::kVersion ||
-      static_cast<uint64_t>(hello.dataset_id_bytes) + hello.token_bytes != given.size()) {
-    code = absl::StatusCode::kInvalidArgument;
-    why = "not a gnnd peer's hello (or another protocol version)";
-  } else {
-    const absl::string_view id = given.substr(0, hello.dataset_id_bytes);
-    const absl::string_view token = given.substr(hello.dataset_id_bytes);
-    // Compared in time independent of where they differ.
-    unsigned char differ = token.size() != options.token.size();
-    for (size_t i = 0; i < token.size() && i < options.token.size(); ++i) differ |= token[i] ^ options.token[i];
-    if (differ != 0) {
-      code = absl::StatusCode::kPermissionDenied;
-      why = "wrong peer token (--peer-token-file)";
-    } else if (id != options.dataset_id) {
-      code = absl::StatusCode::kFailedPrecondition;
-      why = absl::StrCat("another dataset: this node serves partition '", options.dataset_id, "', the peer '", id, "'");
-    } else if (hello.part >= options.peers.size() || hello.part == options.part) {
-      code = absl::StatusCode::kInvalidArgument;
-      why = absl::StrCat("part ", hello.part, " is not another part of ", options.peers.size());
-    }
-  }
+  const absl::StatusOr<uint32_t> verdict = peer_wire::JudgeHello(
+      header, header_bytes, given,
+      {options.token, options.dataset_id, options.part, static_cast<uint32_t>(options.peers.size())});
+  const absl::StatusCode code = verdict.status().code();
+  const std::string why(verdict.status().message());
   peer_wire::Welcome welcome = {peer_wire::kVersion, options.part, static_cast<int32_t>(code),
                                 static_cast<uint32_t>(tables.size())};
   auto body = std::make_shared<std::string>();
@@ -653,7 +632,7 @@ ucs_status_t PeerNetwork::Impl::OnHello(const void* header, size_t header_bytes,
       const peer_wire::TableShape shape = {table.rows == nullptr ? 0 : table.num_rows, table.row_bytes};
       body->append(reinterpret_cast<const char*>(&shape), sizeof(shape));
     }
-    LogInfo("peers: part %d connected from %s", hello.part, it->second.address);
+    LogInfo("peers: part %d connected from %s", *verdict, it->second.address);
   } else {
     *body = why;
     LogWarning("peers: a peer at %s refused: %s", it->second.address, why);
@@ -687,31 +666,20 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
     answer.code = static_cast<int32_t>(code);
     refusal = std::move(why);
   };
-  if (!it->second.welcomed) {
-    refuse(absl::StatusCode::kPermissionDenied, "rows asked before a hello was accepted");
-  } else if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || bytes != uint64_t{request.count} * sizeof(int64_t) ||
-             request.count > kMaxChunkRows) {
-    refuse(absl::StatusCode::kInvalidArgument,
-           absl::StrCat("a request of ", bytes, " bytes for ", request.count, " rows (at most ", kMaxChunkRows, ")"));
-  } else if (request.type >= tables.size() || tables[request.type].rows == nullptr) {
-    refuse(absl::StatusCode::kInvalidArgument, absl::StrCat("node type ", request.type, " has no rows here"));
+  const absl::StatusOr<uint64_t> needed = it->second.welcomed && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)
+                                              ? peer_wire::RequestedBytes(request, bytes, tables)
+                                              : absl::PermissionDeniedError("rows asked before a hello was accepted");
+  if (!needed.ok()) {
+    refuse(needed.status().code(), std::string(needed.status().message()));
   } else {
-    const ServedTable& table = tables[request.type];
-    rows_bytes = request.count * table.row_bytes;
+    rows_bytes = *needed;
     auto* buffer = new BufferPool::Buffer(buffers->Take(rows_bytes));
     rows = std::shared_ptr<std::byte>(buffer->data.get(), [pool = buffers, buffer](std::byte*) {
       pool->Give(std::move(*buffer));
       delete buffer;
     });
-    for (uint32_t i = 0; i < request.count; ++i) {
-      int64_t row;
-      std::memcpy(&row, static_cast<const char*>(data) + i * sizeof(row), sizeof(row));
-      if (row < 0 || row >= table.num_rows) {
-        refuse(absl::StatusCode::kInvalidArgument, absl::StrCat("row ", row, " of node type ", request.type,
-                                                                " is not one of this part's ", table.num_rows));
-        break;
-      }
-      std::memcpy(rows.get() + i * table.row_bytes, table.rows + row * table.row_bytes, table.row_bytes);
+    if (absl::Status gathered = peer_wire::GatherRequested(request, data, tables, rows.get()); !gathered.ok()) {
+      refuse(gathered.code(), std::string(gathered.message()));
     }
   }
   {

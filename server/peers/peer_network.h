@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/peers/buffer_pool.h"
+#include "server/peers/peer_wire.h"
 
 namespace gnnd {
 
@@ -39,13 +40,6 @@ struct PeerOptions {
   // Rows each part serves of each node type ([type][part]), from the ownership map: a peer whose tables
   // differ is refused.
   std::vector<std::vector<int64_t>> part_rows;
-};
-
-// The feature rows this part serves of one node type (rows null: the type has none).
-struct ServedTable {
-  const std::byte* rows = nullptr;
-  int64_t num_rows = 0;
-  uint64_t row_bytes = 0;
 };
 
 struct PeerStats {

@@ -18,7 +18,7 @@ fuzz() {  # fuzz TARGET: its log in $work/TARGET.log, its status in $work/TARGET
     >"$work/$target.log" 2>&1
   echo $? >"$work/$target.status"
 }
-targets=(npy_fuzz text_proto_fuzz npz_fuzz csv_fuzz session_request_fuzz)
+targets=(npy_fuzz text_proto_fuzz npz_fuzz csv_fuzz session_request_fuzz peer_message_fuzz)
 for target in "${targets[@]}"; do
   fuzz "$target" &
 done
