@@ -348,6 +348,8 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
       Drop(*loaded);
       return connected;
     }
+    // Batches sampled ahead, whose rows owned elsewhere are asked for at once: the fetches overlap the gathers.
+    loaded->look_ahead = dataset.look_ahead() > 0 ? dataset.look_ahead() : kDefaultLookAhead;
   }
   loaded->max_in_degrees = loaded->graph.MaxInDegrees();
   loaded->first_undrawable_weights = loaded->graph.FirstUndrawableWeights();

@@ -53,8 +53,10 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
     const int64_t rows = std::min(plan.layout.capacity.FeatureRows(t), dataset.graph.schema.node_types[t].num_nodes);
     GNND_RETURN_IF_ERROR(cache->CheckBatchFits(rows, absl::StrCat("dataset '", dataset.name, "' (feature_cache)")));
   }
-  // Half the threads plan, so that the gathers keep cores (on 2 cores, 2 planners made batches slower: NOTES).
-  const int planners = max_parallel / 2;
+  // On storage half the threads plan, so that the gathers keep cores (on 2 cores, 2 planners made batches slower:
+  // NOTES). A part's gathers copy rows in memory and wait on peers: all threads but one plan (sampling bounded a
+  // part's sessions with half of them, bench/runs/run-AY.md).
+  const int planners = dataset.features_on_storage() ? max_parallel / 2 : std::max(max_parallel - 1, 1);
   GNND_ASSIGN_OR_RETURN(s.stages_, CpuProducer::OnStorage(recipe, std::move(targets), dataset.caches(),
                                                           dataset.look_ahead, planners, 2, std::move(held_elsewhere)));
   return s;
