@@ -141,6 +141,8 @@ def test_a_dead_peer_fails_the_sessions_needing_it_and_is_found_again(datasets, 
         assert f"peer 1 (127.0.0.1:{parts.ports[1]})" in str(failed.value), failed.value
         loader.close()
         assert "d" in parts.daemons[0].gnnctl("datasets").stdout  # still serving
+        status = parts.daemons[0].gnnctl("status").stdout
+        assert "dataset d: part 0 of 3, 1 of 2 peers connected; peer 1 (127.0.0.1:" in status, status
         samples = scrape(metrics)
         peer1 = f'dataset="d",peer="1",address="127.0.0.1:{parts.ports[1]}"'
         assert samples[f"gnnd_peer_up{{{peer1}}}"] == 0 and samples[f"gnnd_peer_fetch_failures_total{{{peer1}}}"] >= 1

@@ -162,6 +162,21 @@ absl::Status RunDaemonCommand(const std::string& address, const std::string& com
     absl::PrintF("gnnd at %s (instance %s): %s, up %.0f s, %d dataset(s), %d open session(s), %d batches served\n",
                  address, stats.instance(), health, stats.uptime_seconds(), stats.datasets_size(),
                  stats.sessions_size(), stats.batches());
+    for (const v1::DatasetInfo& d : stats.datasets()) {  // a part's peers: how many are up, the others by name
+      if (!d.has_partition()) continue;
+      std::string down;
+      int up = 0;
+      for (const v1::PeerStats& peer : d.partition().peers()) {
+        if (peer.state() == "connected") {
+          ++up;
+        } else {
+          absl::StrAppend(&down, "; peer ", peer.part(), " (", peer.address(), ") ", peer.state(),
+                          peer.error().empty() ? "" : ": ", peer.error());
+        }
+      }
+      absl::PrintF("  dataset %s: part %d of %d, %d of %d peers connected%s\n", d.name(), d.partition().part(),
+                   d.partition().num_parts(), up, d.partition().peers_size(), down);
+    }
     return absl::OkStatus();
   }
   if (command == "datasets") {
