@@ -184,6 +184,32 @@ def test_a_part_without_the_token_or_of_another_partition_is_refused(datasets, t
             parts.stop()
 
 
+def test_a_truncated_part_or_map_is_refused_at_load_naming_the_file(datasets, tmp_path):
+    run_gnnctl("partition", "--parts", 2, "--method", "range", datasets / "tiny", tmp_path / "p")
+    peers = f"--peers=127.0.0.1:{free_port()},127.0.0.1:{free_port()}"
+    for name in ("features.npy", "owner_row.npy"):
+        part = tmp_path / f"cut-{name}"
+        subprocess.run(["cp", "-r", tmp_path / "p" / "part-0", part], check=True)
+        path = part / name
+        path.unlink()  # a copy, not the hard link the parts share
+        data = (tmp_path / "p" / "part-0" / name).read_bytes()
+        path.write_bytes(data[:len(data) - 24])
+        proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--listen=unix:{tmp_path}/cut.sock",
+                               f"--dataset=d={part}", peers, f"--peer-token-file={token_file(tmp_path)}"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0 and name in proc.stderr, (name, proc.stderr)
+    mixed = tmp_path / "mixed"  # a map whose node 0 points past its part's rows
+    subprocess.run(["cp", "-r", tmp_path / "p" / "part-1", mixed], check=True)
+    (mixed / "owner_row.npy").unlink()
+    values = np.load(tmp_path / "p" / "part-1" / "owner_row.npy")
+    values[0] = values.max() + 5
+    np.save(mixed / "owner_row.npy", values)
+    proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--listen=unix:{tmp_path}/mixed.sock",
+                           f"--dataset=d={mixed}", peers, f"--peer-token-file={token_file(tmp_path)}"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "owner_row.npy: owner_row[0]" in proc.stderr, proc.stderr
+
+
 def test_bad_peer_settings_are_refused_at_start_naming_them(datasets, tmp_path):
     run_gnnctl("partition", "--parts", 2, "--method", "range", datasets / "homogeneous", tmp_path / "p")
     part = tmp_path / "p" / "part-0"

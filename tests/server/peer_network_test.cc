@@ -161,6 +161,19 @@ TEST(PeerNetwork, APeerServingAnotherDatasetIsRefused) {
   EXPECT_THAT(got.status().message(), HasSubstr("dataset-2"));
 }
 
+TEST(PeerNetwork, APeerWhoseTablesDifferFromTheMapIsRefused) {
+  Cluster cluster({10, 10});
+  ASSERT_TRUE(cluster.Start(0, cluster.Options(0)).ok());
+  PeerOptions options = cluster.Options(1);
+  options.part_rows = {{11, 10}};  // its map says part 0 holds 11 rows
+  ASSERT_TRUE(cluster.Start(1, options).ok());
+  absl::StatusOr<std::vector<std::byte>> got = cluster.Fetch(1, 0, {1});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kFailedPrecondition) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("serves 10 rows of 24 bytes of node type 0 where the ownership map "
+                                                "says 11 of 24"));
+}
+
 TEST(PeerNetwork, ADeadPeerFailsFetchesInBoundedTimeAndIsFoundAgain) {
   Cluster cluster({100, 100});
   for (uint32_t p = 0; p < 2; ++p) ASSERT_TRUE(cluster.Start(p, cluster.Options(p)).ok());
