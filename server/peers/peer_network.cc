@@ -21,6 +21,7 @@
 #include "common/base/status.h"
 #include "server/config.h"
 #include "server/peers/peer_wire.h"
+#include "server/peers/row_answerers.h"
 
 namespace gnnd {
 
@@ -101,7 +102,8 @@ struct PeerNetwork::Impl {
   // Fetches' and answers' rows (shared with the fetches, which may outlive the network).
   std::shared_ptr<BufferPool> buffers = std::make_shared<BufferPool>(size_t{256} << 20);
   absl::Time next_expiry_check = absl::InfinitePast();
-  bool stats_changed = false;  // published at the end of the loop's turn
+  std::unique_ptr<RowAnswerers> answerers;  // gather the rows peers ask for
+  bool stats_changed = false;               // published at the end of the loop's turn
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   ucp_listener_h listener = nullptr;
@@ -173,6 +175,8 @@ struct PeerNetwork::Impl {
                        const ucp_am_recv_param_t* param);
   ucs_status_t OnRequest(const void* header, size_t header_bytes, void* data, size_t bytes,
                          const ucp_am_recv_param_t* param);
+  // Sends answers to row requests whose connections are still open, counting them.
+  void SendAnswers(std::vector<RowAnswerers::Answer> answers);
   void PublishStats();
 };
 
@@ -268,6 +272,8 @@ absl::Status PeerNetwork::Impl::Init() {
     event.data.fd = fd;
     if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) return absl::InternalError("peers: epoll_ctl failed");
   }
+  const int answering = std::clamp<int>(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 8);
+  answerers = std::make_unique<RowAnswerers>(answering, tables, buffers, [this] { Wake(); });
   for (uint32_t part = 0; part < options.peers.size(); ++part) {
     if (part == options.part) {
       peers.push_back(nullptr);
@@ -658,48 +664,43 @@ ucs_status_t PeerNetwork::Impl::OnRequest(const void* header, size_t header_byte
   if (it == accepted.end()) return UCS_OK;
   peer_wire::Request request;
   std::memcpy(&request, header, sizeof(request));
-  peer_wire::Rows answer = {request.sequence, 0, 0};
-  std::string refusal;
-  std::shared_ptr<std::byte> rows;  // a pooled buffer, back in the pool once sent
-  size_t rows_bytes = 0;
-  const auto refuse = [&](absl::StatusCode code, std::string why) {
-    answer.code = static_cast<int32_t>(code);
-    refusal = std::move(why);
-  };
   const absl::StatusOr<uint64_t> needed = it->second.welcomed && !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)
                                               ? peer_wire::RequestedBytes(request, bytes, tables)
                                               : absl::PermissionDeniedError("rows asked before a hello was accepted");
-  if (!needed.ok()) {
-    refuse(needed.status().code(), std::string(needed.status().message()));
-  } else {
-    rows_bytes = *needed;
-    auto* buffer = new BufferPool::Buffer(buffers->Take(rows_bytes));
-    rows = std::shared_ptr<std::byte>(buffer->data.get(), [pool = buffers, buffer](std::byte*) {
-      pool->Give(std::move(*buffer));
-      delete buffer;
-    });
-    if (absl::Status gathered = peer_wire::GatherRequested(request, data, tables, rows.get()); !gathered.ok()) {
-      refuse(gathered.code(), std::string(gathered.message()));
-    }
+  if (needed.ok()) {  // gathered by an answerer, sent when it is ready (SendAnswers)
+    std::vector<int64_t> ids(request.count);
+    std::memcpy(ids.data(), data, bytes);
+    answerers->Submit(param->reply_ep, request, std::move(ids), *needed);
+    return UCS_OK;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    ++served_stats.requests;
-    if (answer.code == 0) {
-      served_stats.rows += request.count;
-      served_stats.bytes += rows_bytes;
-    }
-  }
-  ucp_ep_h ep = param->reply_ep;
-  deferred.push_back([this, ep, answer, rows, rows_bytes, refusal = std::make_shared<const std::string>(refusal)] {
-    if (!accepted.contains(ep)) return;
-    if (answer.code == 0) {
-      Send(ep, peer_wire::kRows, &answer, sizeof(answer), rows, rows.get(), rows_bytes, 0);
-    } else {
-      Send(ep, peer_wire::kRows, &answer, sizeof(answer), refusal, 0);
-    }
-  });
+  RowAnswerers::Answer refused{param->reply_ep,
+                               {request.sequence, static_cast<int32_t>(needed.status().code()), 0},
+                               0,
+                               nullptr,
+                               0,
+                               std::make_shared<const std::string>(needed.status().message())};
+  deferred.push_back([this, refused] { SendAnswers({refused}); });
   return UCS_OK;
+}
+
+void PeerNetwork::Impl::SendAnswers(std::vector<RowAnswerers::Answer> answers) {
+  uint64_t rows = 0, bytes = 0;
+  for (RowAnswerers::Answer& answer : answers) {
+    auto ep = static_cast<ucp_ep_h>(const_cast<void*>(answer.connection));
+    rows += answer.count;
+    bytes += answer.bytes;
+    if (!accepted.contains(ep)) continue;  // the connection closed meanwhile
+    if (answer.header.code == 0) {
+      Send(ep, peer_wire::kRows, &answer.header, sizeof(answer.header), answer.rows, answer.rows.get(), answer.bytes,
+           0);
+    } else {
+      Send(ep, peer_wire::kRows, &answer.header, sizeof(answer.header), answer.refusal, 0);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  served_stats.requests += answers.size();
+  served_stats.rows += rows;
+  served_stats.bytes += bytes;
 }
 
 void PeerNetwork::Impl::PublishStats() {
@@ -723,6 +724,9 @@ void PeerNetwork::Impl::Run() {
     while (ucp_worker_progress(worker) != 0) {
     }
     for (ucp_conn_request_h request : std::exchange(conn_requests, {})) Accept(request);
+    if (std::vector<RowAnswerers::Answer> answers = answerers->Take(); !answers.empty()) {
+      SendAnswers(std::move(answers));
+    }
     while (!deferred.empty()) {
       for (auto& work : std::exchange(deferred, {})) work();
     }
@@ -771,7 +775,9 @@ void PeerNetwork::Impl::Run() {
     uint64_t drained;
     (void)!read(wake_fd, &drained, sizeof(drained));
   }
-  // Stopping: every fetch fails, every connection closes (force: no goodbyes), the operations complete.
+  // Stopping: the answerers finish, every fetch fails, every connection closes (force: no goodbyes), the operations
+  // complete.
+  answerers.reset();
   const absl::Status cancelled = absl::CancelledError("peers: gnnd is stopping");
   {
     std::lock_guard<std::mutex> lock(mutex);
