@@ -7,7 +7,6 @@
 namespace gnnd {
 
 using peer_network_internal::kChunkBytes;
-using peer_network_internal::kMaxChunkRows;
 using peer_network_internal::kReconnectAfter;
 using peer_network_internal::kRefusedRetryAfter;
 using peer_network_internal::RecvDone;
@@ -106,7 +105,7 @@ void PeerNetwork::Impl::SendWaiting(Peer& peer) {
     peer.waiting.pop_front();
     if (fetch->done_) continue;  // expired while waiting (only this thread sets done_)
     const uint64_t bytes_per_row = std::max<uint64_t>(tables[fetch->type_].row_bytes, 1);
-    const size_t per_chunk = std::clamp<uint64_t>(kChunkBytes / bytes_per_row, 1, kMaxChunkRows);
+    const size_t per_chunk = std::clamp<uint64_t>(kChunkBytes / bytes_per_row, 1, peer_wire::kMaxRequestRows);
     const size_t n = fetch->rows_.size();
     fetch->chunks_left_ = static_cast<int>((n + per_chunk - 1) / per_chunk);
     for (size_t first = 0; first < n; first += per_chunk) {

@@ -369,6 +369,4 @@ ServedStats PeerNetwork::served() const {
 
 const PeerOptions& PeerNetwork::options() const { return impl_->options; }
 
-std::string PeerNetwork::PeerName(uint32_t part) const { return impl_->Name(part); }
-
 }  // namespace gnnd

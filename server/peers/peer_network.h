@@ -62,8 +62,6 @@ class RowFetch {
   ~RowFetch() {
     if (pool_ != nullptr) pool_->Give(std::move(data_));
   }
-  uint32_t part() const { return part_; }
-  size_t num_rows() const { return rows_.size(); }
 
  private:
   friend class PeerNetwork;
@@ -101,8 +99,6 @@ class PeerNetwork {
   std::vector<PeerStats> stats() const;
   ServedStats served() const;
   const PeerOptions& options() const;
-  // "peer 1 (host:port)", for messages.
-  std::string PeerName(uint32_t part) const;
 
   struct Impl;
 

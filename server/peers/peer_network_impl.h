@@ -30,7 +30,6 @@ namespace peer_network_internal {
 inline constexpr absl::Duration kReconnectAfter = absl::Seconds(1);
 inline constexpr absl::Duration kRefusedRetryAfter = absl::Seconds(5);
 inline constexpr uint64_t kChunkBytes = 1 << 20;  // rows per request message, by their bytes
-inline constexpr uint32_t kMaxChunkRows = peer_wire::kMaxRequestRows;
 inline constexpr size_t kMaxAcceptedPerPeer = 4;  // connections a listener keeps per other part
 
 std::string UcsError(ucs_status_t status);
