@@ -137,6 +137,16 @@ absl::StatusOr<uint64_t> ParseByteSize(absl::string_view value) {
   return count * unit;
 }
 
+absl::StatusOr<uint64_t> ParseRemoteCache(const std::string& value) {
+  if (value.empty()) return 0;
+  absl::StatusOr<uint64_t> bytes = ParseByteSize(value);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("remote_cache: ", Quoted(value), " (bytes such as 2GiB or 512MiB; 0 or empty: none)"));
+  }
+  return bytes;
+}
+
 absl::StatusOr<GpuCacheSize> ParseGpuCache(const std::string& value) {
   GpuCacheSize size;
   if (value.empty() || value == "auto") return size;
@@ -236,6 +246,10 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
     return absl::InvalidArgumentError("peers: set peer_token_file too (the secret the parts' gnnd share)");
   }
   GNND_RETURN_IF_ERROR(ParsePeerTimeout(config.peer_timeout()).status());
+  GNND_ASSIGN_OR_RETURN(const uint64_t remote_cache, ParseRemoteCache(config.remote_cache()));
+  if (remote_cache > 0 && config.peers_size() == 0) {
+    return absl::InvalidArgumentError("remote_cache: it keeps rows fetched from peers; set peers too");
+  }
   std::set<std::string> names;
   for (int i = 0; i < config.datasets_size(); ++i) {
     const v1::DatasetConfig& d = config.datasets(i);

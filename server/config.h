@@ -41,6 +41,9 @@ absl::StatusOr<absl::Duration> ParsePeerTimeout(const std::string& value);
 // that its owner (gnnd's user) alone may read or write; INVALID_ARGUMENT for fewer than 16 bytes.
 absl::StatusOr<std::string> ReadPeerToken(const std::string& path);
 
+// remote_cache: its bytes, 0 when empty.
+absl::StatusOr<uint64_t> ParseRemoteCache(const std::string& value);
+
 // prepare_gpus parsed: every GPU, or the listed ones (none: an empty list).
 struct PrepareGpus {
   bool all = true;

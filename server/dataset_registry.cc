@@ -92,6 +92,10 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
       out.set_local_rows(out.local_rows() + stats.local_rows);
       out.set_remote_rows(out.remote_rows() + stats.remote_rows);
       out.set_wait_seconds(out.wait_seconds() + stats.wait_seconds);
+      out.set_cached_rows(out.cached_rows() + stats.cached_rows);
+      out.set_remote_cache_capacity_rows(out.remote_cache_capacity_rows() + stats.cache.capacity_rows);
+      out.set_remote_cache_resident_rows(out.remote_cache_resident_rows() + stats.cache.resident_rows);
+      out.set_remote_cache_evictions(out.remote_cache_evictions() + stats.cache.evictions);
     }
   }
   info.set_bytes(bytes);
@@ -188,18 +192,35 @@ absl::Status DatasetRegistry::ConnectPart(LoadedDataset& loaded) const {
   }
   GNND_ASSIGN_OR_RETURN(std::unique_ptr<PeerNetwork> network, PeerNetwork::Start(options, std::move(tables)));
   loaded.peers = std::move(network);
+  // The remote cache's bytes go to the node types by the bytes of rows they own elsewhere.
+  const uint32_t part = schema.partition.part;
+  const auto elsewhere_bytes = [&](const NodeTypeSchema& type) {
+    return type.features < 0 ? 0.0
+                             : static_cast<double>(type.num_nodes - type.part_rows[part]) * type.feature_row_bytes();
+  };
+  double all_elsewhere_bytes = 0;
+  for (const NodeTypeSchema& type : schema.node_types) all_elsewhere_bytes += elsewhere_bytes(type);
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     const NodeTypeSchema& type = schema.node_types[t];
     if (type.features < 0) {
       loaded.part_rows.push_back(nullptr);
       continue;
     }
+    std::unique_ptr<RemoteRowCache> cache;
+    const double share = all_elsewhere_bytes > 0 ? elsewhere_bytes(type) / all_elsewhere_bytes : 0;
+    const auto cache_rows = static_cast<int64_t>(static_cast<double>(peer_setup_.remote_cache_bytes) * share /
+                                                 RemoteRowCache::BytesPerRow(type.feature_row_bytes()));
+    if (cache_rows > 0) {
+      cache = std::make_unique<RemoteRowCache>(std::min(cache_rows, type.num_nodes - type.part_rows[part]),
+                                               type.feature_row_bytes());
+    }
     const auto n = static_cast<size_t>(type.num_nodes);
     loaded.part_rows.push_back(std::make_unique<PartRows>(
         loaded.peers, static_cast<int>(t), static_cast<const std::byte*>(loaded.graph.arrays.data[type.features]),
         type.feature_row_bytes(),
         std::span<const int32_t>(static_cast<const int32_t*>(loaded.graph.arrays.data[type.owner]), n),
-        std::span<const int64_t>(static_cast<const int64_t*>(loaded.graph.arrays.data[type.owner_row]), n)));
+        std::span<const int64_t>(static_cast<const int64_t*>(loaded.graph.arrays.data[type.owner_row]), n),
+        std::move(cache)));
   }
   LogInfo("dataset '%s': part %d of %d of partition '%s'; the other parts' rows come from %s", loaded.name,
           schema.partition.part, schema.partition.num_parts, schema.partition.dataset_id,

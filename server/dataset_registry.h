@@ -109,6 +109,7 @@ class DatasetRegistry {
     std::string token;
     absl::Duration timeout = absl::Seconds(10);
     bool shared_memory = false;
+    uint64_t remote_cache_bytes = 0;  // kept of the rows fetched, over the node types; 0: none
   };
   void ServePartsWith(PeerSetup setup) { peer_setup_ = std::move(setup); }
   // Makes loads in flight, and every later one, end CANCELLED, leaving nothing behind: gnnd is stopping.

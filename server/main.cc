@@ -77,6 +77,9 @@ ABSL_FLAG(std::string, peer_token_file, "", "the peers' shared secret (a file of
 ABSL_FLAG(std::string, peer_timeout, "", "how long a peer may take to answer (10s; overrides the config)");
 ABSL_FLAG(bool, peer_shared_memory, false,
           "let parts' gnnd on one host move rows through shared memory (a dead peer is then found by the timeout)");
+ABSL_FLAG(std::string, remote_cache, "",
+          "host memory for rows fetched from peers, kept for later batches: 2GiB (default 0: none; overrides the "
+          "config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
 namespace gnnd {
@@ -158,6 +161,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_peer_token_file).empty()) config.set_peer_token_file(absl::GetFlag(FLAGS_peer_token_file));
   if (!absl::GetFlag(FLAGS_peer_timeout).empty()) config.set_peer_timeout(absl::GetFlag(FLAGS_peer_timeout));
   if (absl::GetFlag(FLAGS_peer_shared_memory)) config.set_peer_shared_memory(true);
+  if (!absl::GetFlag(FLAGS_remote_cache).empty()) config.set_remote_cache(absl::GetFlag(FLAGS_remote_cache));
   if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
     if (threads < 0 || threads > kMaxThreads) {
       return absl::InvalidArgumentError(
@@ -303,7 +307,8 @@ int Run(int argc, char** argv) {
                              .listen = config->peer_listen(),
                              .token = *std::move(token),
                              .timeout = *ParsePeerTimeout(config->peer_timeout()),
-                             .shared_memory = config->peer_shared_memory()});
+                             .shared_memory = config->peer_shared_memory(),
+                             .remote_cache_bytes = *ParseRemoteCache(config->remote_cache())});
   }
   startup.OnSignal([&registry] { registry.CancelLoads(); });
   ConfiguredDatasets configured(registry);

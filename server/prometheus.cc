@@ -110,7 +110,12 @@ void AppendPeerMetrics(const v1::Stats& stats, std::string& out) {
   Family served(out, "gnnd_peer_served_rows_total", "counter", "Feature rows this part served to its peers.");
   Family refused(out, "gnnd_peer_refused_total", "counter", "Peer connections refused (token, partition).");
   Family batch_rows(out, "gnnd_partition_batch_rows_total", "counter",
-                    "Feature rows of batches by where they came from: local (this part) or remote (a peer).");
+                    "Feature rows of batches by where they came from: local (this part), remote (a peer) or "
+                    "remote_cache (kept from an earlier fetch).");
+  Family cache_rows(out, "gnnd_partition_remote_cache_rows", "gauge",
+                    "Rows fetched from peers the remote cache holds now (remote_cache).");
+  Family cache_evictions(out, "gnnd_partition_remote_cache_evictions_total", "counter",
+                         "Rows the remote cache evicted for newer ones.");
   Family waited(out, "gnnd_partition_wait_seconds_total", "counter", "Seconds gathers waited for peers' rows.");
   for (const v1::DatasetInfo* d : parts) {
     const v1::PartitionStats& p = d->partition();
@@ -128,6 +133,9 @@ void AppendPeerMetrics(const v1::Stats& stats, std::string& out) {
     refused.Sample(p.peers_refused(), dataset);
     batch_rows.Sample(p.local_rows(), {{"dataset", d->name()}, {"source", "local"}});
     batch_rows.Sample(p.remote_rows(), {{"dataset", d->name()}, {"source", "remote"}});
+    batch_rows.Sample(p.cached_rows(), {{"dataset", d->name()}, {"source", "remote_cache"}});
+    cache_rows.Sample(static_cast<uint64_t>(p.remote_cache_resident_rows()), dataset);
+    cache_evictions.Sample(p.remote_cache_evictions(), dataset);
     waited.Sample(p.wait_seconds(), dataset);
   }
 }

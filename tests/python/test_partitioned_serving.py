@@ -146,6 +146,46 @@ def test_every_batch_kind_from_any_part_equals_the_whole_datasets(datasets, tmp_
             assert lanes and (data if transport == "shm" else not data), lanes
 
 
+@pytest.mark.parametrize("cache", ["2MiB", "4KiB"])  # every remote row, and a cache that evicts
+def test_a_remote_cache_serves_rows_fetched_before_and_the_batches_do_not_change(datasets, tmp_path, cache):
+    run_gnnctl("partition", "--parts", 3, "--method", "random", "--seed", 1, datasets / "tiny", tmp_path / "p")
+    metrics = free_port()
+    whole = Daemon(tmp_path, f"--dataset=d={datasets / 'tiny'}", "--threads=2")
+    parts = Parts(tmp_path, tmp_path / "p", 3,
+                  extra={0: [f"--remote-cache={cache}", f"--metrics-address=127.0.0.1:{metrics}"]})
+    try:
+        shape = dict(batch_size=64, fanouts=[3, 2], seed=9, output="numpy", copy=True)
+        with gnnd.Loader(address=whole.address, dataset="d", **shape) as expected, \
+                gnnd.Loader(address=parts.daemons[0].address, dataset="d", **shape) as got:
+            for epoch in range(2):
+                steps = 0
+                for e, g in zip(expected, got):
+                    e, g = arrays(e), arrays(g)
+                    for name in e:
+                        np.testing.assert_array_equal(g[name], e[name], err_msg=f"epoch {epoch} {name}")
+                    steps += 1
+                assert steps == len(expected)
+        listing = parts.daemons[0].gnnctl("datasets").stdout
+        fetched = int(listing.split(" own, ", 1)[1].split(" fetched")[0])
+        cached = int(listing.split("), ", 1)[1].split(" from the remote cache")[0])
+        held, capacity = (int(x) for x in listing.split("from the remote cache (", 1)[1].split(" rows held")[0]
+                          .split(" of "))
+        evicted = int(listing.split("rows held, ", 1)[1].split(" evicted")[0])
+        assert fetched > 0 and cached > 0 and 0 < held <= capacity, listing
+        if cache == "2MiB":  # every row owned elsewhere fits: kept once fetched (batches sampled ahead together
+            # may fetch a row twice), then read from the cache
+            elsewhere = int((np.load(tmp_path / "p" / "part-0" / "owner.npy") != 0).sum())
+            assert held <= fetched < cached and evicted == 0 and capacity == elsewhere, listing
+        else:
+            assert held == capacity and evicted > 0, listing
+        samples = scrape(metrics)
+        assert samples['gnnd_partition_batch_rows_total{dataset="d",source="remote_cache"}'] == cached
+        assert samples['gnnd_partition_remote_cache_rows{dataset="d"}'] == held
+    finally:
+        parts.stop()
+        assert whole.stop() == 0, whole.output()
+
+
 def test_a_dead_peer_fails_the_sessions_needing_it_and_is_found_again(datasets, tmp_path):
     run_gnnctl("partition", "--parts", 3, "--method", "random", datasets / "tiny", tmp_path / "p")
     metrics = free_port()
@@ -249,6 +289,9 @@ def test_bad_peer_settings_are_refused_at_start_naming_them(datasets, tmp_path):
                          ([f"--peers=127.0.0.1:{free_port()}", f"--peer-token-file={token_file(tmp_path)}"],
                           "2 parts or more"),
                          ([f"--peers=127.0.0.1:1,nowhere", f"--peer-token-file={token_file(tmp_path)}"], "HOST:PORT"),
+                         ([peers, f"--peer-token-file={token_file(tmp_path)}", "--remote-cache=2XB"],
+                          "remote_cache: '2XB'"),
+                         (["--remote-cache=1GiB"], "set peers too"),
                          ([], "serve it with --peers")]:
         proc = subprocess.run([os.environ.get("GNND", "gnnd"), f"--listen=unix:{tmp_path}/bad.sock",
                                f"--dataset=d={part}", *flags], capture_output=True, text=True, timeout=60)

@@ -258,5 +258,50 @@ TEST(PartRows, ABatchIsItsOwnRowsAndItsPeersInOrder) {
   EXPECT_TRUE(out == expected);
 }
 
+TEST(PartRows, RowsKeptInTheRemoteCacheAreNotFetchedAgain) {
+  Cluster cluster({4, 4, 4});
+  for (uint32_t p = 0; p < 3; ++p) ASSERT_TRUE(cluster.Start(p, cluster.Options(p)).ok());
+  std::vector<int32_t> owner(12);
+  std::vector<int64_t> owner_row(12);
+  for (int v = 0; v < 12; ++v) {
+    owner[v] = v % 3;
+    owner_row[v] = v / 3;
+  }
+  std::shared_ptr<PeerNetwork> network(std::move(cluster.nodes[1]));
+  PartRows rows(network, 0, cluster.tables[1].data(), kRowBytes, owner, owner_row,
+                std::make_unique<RemoteRowCache>(8, kRowBytes));
+  const auto expected_rows = [&](const std::vector<int64_t>& ids) {
+    std::vector<std::byte> expected;
+    for (int64_t v : ids) {
+      const auto row = cluster.Expected(owner[v], {owner_row[v]});
+      expected.insert(expected.end(), row.begin(), row.end());
+    }
+    return expected;
+  };
+  const std::vector<int64_t> first = {11, 0, 4, 7, 3};  // 11, 0 and 3 owned elsewhere
+  std::vector<std::byte> out(first.size() * kRowBytes);
+  ASSERT_TRUE(rows.Gather(rows.Announce(first), first, out.data()).ok());
+  EXPECT_TRUE(out == expected_rows(first));
+  EXPECT_EQ(rows.stats().remote_rows, 3u);
+  EXPECT_EQ(rows.stats().cached_rows, 0u);
+  EXPECT_EQ(rows.stats().cache.resident_rows, 3);
+  // The owners gone, the rows kept still serve a batch that reads only them and this part's rows.
+  cluster.nodes[0].reset();
+  cluster.nodes[2].reset();
+  const std::vector<int64_t> second = {3, 1, 11, 0};
+  out.assign(second.size() * kRowBytes, std::byte{0});
+  const uint64_t ticket = rows.Announce(second);
+  ASSERT_TRUE(rows.Gather(ticket, second, out.data()).ok());
+  EXPECT_TRUE(out == expected_rows(second));
+  EXPECT_EQ(rows.stats().remote_rows, 3u);
+  EXPECT_EQ(rows.stats().cached_rows, 3u);
+  EXPECT_EQ(rows.stats().local_rows, 3u);  // 4, 7, 1
+  // A row never fetched needs its owner: UNAVAILABLE.
+  const std::vector<int64_t> third = {0, 2};
+  out.assign(third.size() * kRowBytes, std::byte{0});
+  const absl::Status status = rows.Gather(rows.Announce(third), third, out.data());
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+}
+
 }  // namespace
 }  // namespace gnnd

@@ -55,6 +55,8 @@ TEST(Prometheus, RendersAPartsPeers) {
   p.set_rows_served(70);
   p.set_local_rows(5);
   p.set_remote_rows(9);
+  p.set_cached_rows(4);
+  p.set_remote_cache_resident_rows(3);
   v1::PeerStats& up = *p.add_peers();
   up.set_part(1);
   up.set_address("node1:7700");
@@ -73,6 +75,8 @@ TEST(Prometheus, RendersAPartsPeers) {
   EXPECT_TRUE(Has(text, R"(gnnd_peer_fetch_failures_total{dataset="igbh",peer="2",address="node2:7700"} 3)")) << text;
   EXPECT_TRUE(Has(text, R"(gnnd_peer_served_rows_total{dataset="igbh"} 70)")) << text;
   EXPECT_TRUE(Has(text, R"(gnnd_partition_batch_rows_total{dataset="igbh",source="remote"} 9)")) << text;
+  EXPECT_TRUE(Has(text, R"(gnnd_partition_batch_rows_total{dataset="igbh",source="remote_cache"} 4)")) << text;
+  EXPECT_TRUE(Has(text, R"(gnnd_partition_remote_cache_rows{dataset="igbh"} 3)")) << text;
   EXPECT_EQ(RenderPrometheus(v1::Stats()).find("gnnd_peer"), std::string::npos);  // no part: no peer families
 }
 

@@ -59,9 +59,10 @@ void PrintDataset(const v1::DatasetInfo& d) {
   if (d.has_partition()) {
     const v1::PartitionStats& p = d.partition();
     absl::PrintF(
-        "  part %d of %d of partition %s\tbatch rows: %d own, %d fetched (waited %.2f s)\tserved %d rows (%s) in %d "
-        "requests\t%d peer(s) refused\n",
-        p.part(), p.num_parts(), p.dataset_id(), p.local_rows(), p.remote_rows(), p.wait_seconds(), p.rows_served(),
+        "  part %d of %d of partition %s\tbatch rows: %d own, %d fetched (waited %.2f s), %d from the remote cache "
+        "(%d of %d rows held, %d evicted)\tserved %d rows (%s) in %d requests\t%d peer(s) refused\n",
+        p.part(), p.num_parts(), p.dataset_id(), p.local_rows(), p.remote_rows(), p.wait_seconds(), p.cached_rows(),
+        p.remote_cache_resident_rows(), p.remote_cache_capacity_rows(), p.remote_cache_evictions(), p.rows_served(),
         Mib(p.bytes_served()), p.requests_served(), p.peers_refused());
     for (const v1::PeerStats& peer : p.peers()) {
       absl::PrintF("  peer %d (%s)\t%s\tfetched %d rows (%s) in %d fetches, %.2f s\t%d failed\t%d connects%s\n",
