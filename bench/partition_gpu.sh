@@ -3,7 +3,8 @@
 # and ucx_perftest on PATH): rows a peer serves per second against ucx_perftest (bench/peer_bench.sh); batches/s of
 # part 0 of 2 and of 3 against the whole products preset, CPU and CUDA sessions (bench/partition_rate.py); and the
 # PyG trainer fed by a CUDA session on part 0 of 2 (part 1 another gnnd on this host) against the whole dataset,
-# fed / ideal under MPS (bench/coschedule.py). Usage: bash bench/partition_gpu.sh [PARTS...] (peer cpu cuda fed)
+# fed / ideal under MPS (bench/coschedule.py). Usage: bash bench/partition_gpu.sh [PARTS...] (peer cpu cuda fed);
+# with REMOTE_CACHE=SIZE in the environment the parts are measured with --remote-cache=SIZE too.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 py=/usr/bin/python3; "$py" -c "import torch" 2>/dev/null || py=python3
@@ -21,7 +22,7 @@ for part in $parts; do
     cpu | cuda)
       device=cpu; [ "$part" = cuda ] && device=cuda:0
       PYTHONPATH="$repo/client/python:${PYTHONPATH:-}" "$py" "$repo/bench/partition_rate.py" --dataset "$(products)" \
-        --device "$device" --batches 100 --rounds 3 ;;
+        --device "$device" --batches 100 --rounds 3 ${REMOTE_CACHE:+--remote-cache "$REMOTE_CACHE"} ;;
     fed)
       p=$(products)
       gnnctl partition --parts 2 --method random "$p" "$data/p2" >/dev/null
@@ -36,6 +37,11 @@ for part in $parts; do
         --gnnd-args="--producer-sms=auto --gpu-cache=none" --label "MPS, whole products, no hot tier"
       PYTHONPATH="$repo/client/python:${PYTHONPATH:-}" "$py" "$repo/bench/coschedule.py" --dataset "$data/p2/part-0" \
         --gnnd-args="--producer-sms=auto --gpu-cache=none $peer_args" --label "MPS, part 0 of 2 (random), no hot tier"
+      if [ -n "${REMOTE_CACHE:-}" ]; then
+        PYTHONPATH="$repo/client/python:${PYTHONPATH:-}" "$py" "$repo/bench/coschedule.py" --dataset "$data/p2/part-0" \
+          --gnnd-args="--producer-sms=auto --gpu-cache=none $peer_args --remote-cache=$REMOTE_CACHE" \
+          --label "MPS, part 0 of 2 (random), no hot tier, --remote-cache=$REMOTE_CACHE"
+      fi
       kill "$peer"; wait "$peer"
       echo quit | timeout 30 nvidia-cuda-mps-control ;;
   esac

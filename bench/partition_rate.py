@@ -1,10 +1,12 @@
 """Batches per second from a part of a partitioned dataset, all parts on one host: one gnnd over the whole dataset
 against part 0 of 2 and of 3 (each other part another gnnd on the same host; rows over UCX), the same session
 (uniform [15,10,5], batch 1024) on DEVICE, rounds alternated. Prints one markdown row per case: parts, batches/s
-(median of the rounds), the ratio to the whole dataset's, the share of a batch's rows fetched from peers, and what
-gnnctl says the gathers waited for peers.
+(median of the rounds), the ratio to the whole dataset's, the share of a batch's rows fetched from peers and read
+from the remote cache, and what gnnctl says the gathers waited for peers. Each round runs another epoch. With
+--remote-cache SIZE the parts are measured again with their gnnd keeping fetched rows (--remote-cache=SIZE).
 
     /usr/bin/python3 bench/partition_rate.py --dataset DIR [--method random] [--parts 2 3] [--device cpu]
+        [--remote-cache 512MiB]
 """
 import argparse
 import os
@@ -31,9 +33,9 @@ def start(gnnd_path, tmp, name, args):
     return proc, f"unix:{socket}"
 
 
-def rate(address, device, batches):
+def rate(address, device, batches, epoch):
     with gnnd.Loader(address=address, dataset="d", batch_size=1024, fanouts=[15, 10, 5], seed=1, device=device,
-                     output="numpy" if device == "cpu" else "torch") as loader:
+                     epoch=epoch, output="numpy" if device == "cpu" else "torch") as loader:
         it = iter(loader)
         next(it)  # the session's start and first batch are not timed
         start = time.perf_counter()
@@ -59,6 +61,7 @@ def main():
     parser.add_argument("--batches", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--gnnd-args", default="--gpu-cache=none")
+    parser.add_argument("--remote-cache", help="also measure the parts with --remote-cache=SIZE")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="partition-rate-")
     token = pathlib.Path(tmp) / "token"
@@ -66,40 +69,44 @@ def main():
     token.chmod(0o600)
     extra = args.gnnd_args.split()
     whole, whole_address = start(args.gnnd, tmp, "whole", [f"--dataset=d={args.dataset}", *extra])
-    cases = {}  # parts -> (the gnnd processes, part 0's address)
+    cases = {}  # (parts, remote cache) -> (the gnnd processes, part 0's address)
     try:
         for parts in args.parts:
             out = pathlib.Path(tmp) / f"parts{parts}"
             subprocess.run([args.gnnctl, "partition", "--parts", str(parts), "--method", args.method, args.dataset,
                             str(out)], check=True, capture_output=True)
-            ports = [20000 + (os.getpid() * 7 + parts * 11 + r) % 20000 for r in range(parts)]
-            peers = ",".join(f"127.0.0.1:{p}" for p in ports)
-            procs = [start(args.gnnd, tmp, f"p{parts}r{r}",
-                           [f"--dataset=d={out}/part-{r}", f"--peers={peers}", f"--peer-token-file={token}",
-                            "--peer-shared-memory", *extra]) for r in range(parts)]
-            cases[parts] = procs
+            for cache in [None] + ([args.remote_cache] if args.remote_cache else []):
+                ports = [20000 + (os.getpid() * 7 + parts * 11 + r + (50 if cache else 0)) % 20000
+                         for r in range(parts)]
+                peers = ",".join(f"127.0.0.1:{p}" for p in ports)
+                procs = [start(args.gnnd, tmp, f"p{parts}r{r}{'c' if cache else ''}",
+                               [f"--dataset=d={out}/part-{r}", f"--peers={peers}", f"--peer-token-file={token}",
+                                "--peer-shared-memory", *([f"--remote-cache={cache}"] if cache else []), *extra])
+                         for r in range(parts)]
+                cases[parts, cache] = procs
         for procs in cases.values():  # every peer connected (they retry each second) before the timed rounds
-            rate(procs[0][1], args.device, 3)
-        rates = {1: []}
-        for parts in args.parts:
-            rates[parts] = []
-        for _ in range(args.rounds):
-            rates[1].append(rate(whole_address, args.device, args.batches))
-            for parts, procs in cases.items():
-                rates[parts].append(rate(procs[0][1], args.device, args.batches))
-        base = statistics.median(rates[1])
-        print(f"| parts (part 0 of N, {args.method}) | batches/s ({args.device}) | vs whole | rows fetched | "
-              "gathers waited for peers |")
-        print("|---|---|---|---|---|")
-        print(f"| 1 (whole) | {base:.1f} | 1.00 | 0 | - |")
-        for parts, procs in cases.items():
+            rate(procs[0][1], args.device, 3, epoch=100)
+        rates = {case: [] for case in [(1, None), *cases]}
+        for r in range(args.rounds):
+            rates[1, None].append(rate(whole_address, args.device, args.batches, epoch=r))
+            for case, procs in cases.items():
+                rates[case].append(rate(procs[0][1], args.device, args.batches, epoch=r))
+        base = statistics.median(rates[1, None])
+        print(f"| parts (part 0 of N, {args.method}) | remote cache | batches/s ({args.device}) | vs whole | "
+              "rows fetched | rows from the remote cache | gathers waited for peers |")
+        print("|---|---|---|---|---|---|---|")
+        print(f"| 1 (whole) | - | {base:.1f} | 1.00 | 0 | 0 | - |")
+        for (parts, cache), procs in cases.items():
             listing = subprocess.run([args.gnnctl, f"--address={procs[0][1]}", "datasets"], capture_output=True,
                                      text=True).stdout
-            found = re.search(r"batch rows: (\d+) own, (\d+) fetched \(waited ([0-9.]+) s\)", listing)  # all rounds
-            own, fetched, waited = int(found.group(1)), int(found.group(2)), float(found.group(3))
-            median = statistics.median(rates[parts])
-            print(f"| {parts} | {median:.1f} | {median / base:.2f} | {fetched / max(own + fetched, 1):.2f} | "
-                  f"{waited:.2f} s over {args.rounds * (args.batches + 1) + 4} batches |")
+            found = re.search(r"batch rows: (\d+) own, (\d+) fetched \(waited ([0-9.]+) s\), (\d+) from the remote",
+                              listing)  # all rounds
+            own, fetched, waited, cached = (int(found.group(1)), int(found.group(2)), float(found.group(3)),
+                                            int(found.group(4)))
+            rows = max(own + fetched + cached, 1)
+            median = statistics.median(rates[parts, cache])
+            print(f"| {parts} | {cache or 'none'} | {median:.1f} | {median / base:.2f} | {fetched / rows:.2f} | "
+                  f"{cached / rows:.2f} | {waited:.2f} s over {args.rounds * (args.batches + 1) + 4} batches |")
     finally:
         for procs in cases.values():
             for proc, _ in procs:

@@ -211,7 +211,9 @@ absl::Status DatasetRegistry::ConnectPart(LoadedDataset& loaded) const {
     const auto cache_rows = static_cast<int64_t>(static_cast<double>(peer_setup_.remote_cache_bytes) * share /
                                                  RemoteRowCache::BytesPerRow(type.feature_row_bytes()));
     if (cache_rows > 0) {
-      cache = std::make_unique<RemoteRowCache>(std::min(cache_rows, type.num_nodes - type.part_rows[part]),
+      // No more than every row owned elsewhere, and an eighth more: the shards fill unevenly.
+      const int64_t elsewhere = type.num_nodes - type.part_rows[part];
+      cache = std::make_unique<RemoteRowCache>(std::min(cache_rows, elsewhere + elsewhere / 8 + 1024),
                                                type.feature_row_bytes());
     }
     const auto n = static_cast<size_t>(type.num_nodes);

@@ -175,7 +175,7 @@ def test_a_remote_cache_serves_rows_fetched_before_and_the_batches_do_not_change
         if cache == "2MiB":  # every row owned elsewhere fits: kept once fetched (batches sampled ahead together
             # may fetch a row twice), then read from the cache
             elsewhere = int((np.load(tmp_path / "p" / "part-0" / "owner.npy") != 0).sum())
-            assert held <= fetched < cached and evicted == 0 and capacity == elsewhere, listing
+            assert held <= fetched < cached and evicted == 0 and capacity >= elsewhere, listing
         else:
             assert held == capacity and evicted > 0, listing
         samples = scrape(metrics)

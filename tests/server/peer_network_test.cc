@@ -269,7 +269,7 @@ TEST(PartRows, RowsKeptInTheRemoteCacheAreNotFetchedAgain) {
   }
   std::shared_ptr<PeerNetwork> network(std::move(cluster.nodes[1]));
   PartRows rows(network, 0, cluster.tables[1].data(), kRowBytes, owner, owner_row,
-                std::make_unique<RemoteRowCache>(8, kRowBytes));
+                std::make_unique<RemoteRowCache>(8, kRowBytes, /*shards=*/1));
   const auto expected_rows = [&](const std::vector<int64_t>& ids) {
     std::vector<std::byte> expected;
     for (int64_t v : ids) {

@@ -1,6 +1,6 @@
 // The remote cache: rows kept are read back as they were given, a pinned row is never replaced, CLOCK gives a
 // row read since the hand passed a second chance, and threads pinning, reading and inserting at once read
-// only the rows they asked for.
+// only the rows they asked for, over every shard.
 #include "server/peers/remote_row_cache.h"
 
 #include <gtest/gtest.h>
@@ -42,7 +42,7 @@ std::vector<bool> HeldOf(RemoteRowCache& cache, const std::vector<int64_t>& ids)
 }
 
 TEST(RemoteRowCache, KeepsRowsAndReadsThemBack) {
-  RemoteRowCache cache(4, kCacheRowBytes);
+  RemoteRowCache cache(4, kCacheRowBytes, /*shards=*/1);
   KeepRows(cache, {10, 20, 30});
   const std::vector<int64_t> ids = {30, 99, 10};
   std::vector<int32_t> slots(ids.size());
@@ -59,7 +59,7 @@ TEST(RemoteRowCache, KeepsRowsAndReadsThemBack) {
 }
 
 TEST(RemoteRowCache, ClockSparesRowsReadSinceTheHandPassed) {
-  RemoteRowCache cache(3, kCacheRowBytes);
+  RemoteRowCache cache(3, kCacheRowBytes, /*shards=*/1);
   KeepRows(cache, {1, 2, 3});
   EXPECT_EQ(HeldOf(cache, {2}), std::vector<bool>{true});  // 2 referenced
   KeepRows(cache, {4});                                    // the hand takes 1 (unreferenced)
@@ -72,7 +72,7 @@ TEST(RemoteRowCache, ClockSparesRowsReadSinceTheHandPassed) {
 }
 
 TEST(RemoteRowCache, NeverReplacesAPinnedRow) {
-  RemoteRowCache cache(2, kCacheRowBytes);
+  RemoteRowCache cache(2, kCacheRowBytes, /*shards=*/1);
   KeepRows(cache, {1, 2});
   std::vector<int32_t> slots(2);
   ASSERT_EQ(cache.Pin(std::vector<int64_t>{1, 2}, slots), 2);
@@ -85,6 +85,20 @@ TEST(RemoteRowCache, NeverReplacesAPinnedRow) {
   EXPECT_EQ(HeldOf(cache, {3}), std::vector<bool>{true});
   KeepRows(cache, {3});  // held already: nothing changes
   EXPECT_EQ(cache.stats().resident_rows, 2);
+}
+
+TEST(RemoteRowCache, ShardsSplitTheCapacityRoundedUp) {
+  EXPECT_EQ(RemoteRowCache(65, kCacheRowBytes, 16).capacity_rows(), 80);
+  EXPECT_EQ(RemoteRowCache(3, kCacheRowBytes, 16).capacity_rows(), 16);  // a row a shard at least
+  RemoteRowCache cache(32, kCacheRowBytes, 4);
+  std::vector<int64_t> ids(32);
+  for (int64_t i = 0; i < 32; ++i) ids[i] = 1000 + i;
+  KeepRows(cache, ids);
+  const std::vector<bool> held = HeldOf(cache, ids);
+  const auto kept = std::count(held.begin(), held.end(), true);
+  EXPECT_EQ(cache.stats().resident_rows, kept);
+  EXPECT_GT(kept, 16);                     // every shard took rows: ids spread over them
+  EXPECT_EQ(cache.stats().evictions, 0u);  // a shard full keeps no more, it evicts nothing in the same batch
 }
 
 TEST(RemoteRowCache, ThreadsReadOnlyTheRowsTheyAskFor) {
