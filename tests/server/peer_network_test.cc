@@ -226,24 +226,40 @@ TEST(PeerNetwork, ManyThreadsFetchAtOnceWhileNodesStop) {
   }
 }
 
+// 12 nodes over 3 parts: node v owned by part v % 3, row v / 3 there; part 1's rows as PartRows reads them.
+struct TwelveNodes {
+  Cluster cluster{{4, 4, 4}};
+  std::vector<int32_t> owner;
+  std::vector<int64_t> owner_row;
+  std::shared_ptr<PeerNetwork> network;
+
+  TwelveNodes() {
+    for (uint32_t p = 0; p < 3; ++p) EXPECT_TRUE(cluster.Start(p, cluster.Options(p)).ok());
+    for (int v = 0; v < 12; ++v) {
+      owner.push_back(v % 3);
+      owner_row.push_back(v / 3);
+    }
+    network = std::move(cluster.nodes[1]);
+  }
+  PartRows Part1(std::unique_ptr<RemoteRowCache> cache = nullptr) {
+    return PartRows(network, 0, cluster.tables[1].data(), kRowBytes, owner, owner_row, std::move(cache));
+  }
+  // The rows of nodes `ids`, as their owners hold them.
+  std::vector<std::byte> Expected(const std::vector<int64_t>& ids) {
+    std::vector<std::byte> expected;
+    for (int64_t v : ids) {
+      const auto row = cluster.Expected(owner[v], {owner_row[v]});
+      expected.insert(expected.end(), row.begin(), row.end());
+    }
+    return expected;
+  }
+};
+
 TEST(PartRows, ABatchIsItsOwnRowsAndItsPeersInOrder) {
-  // 12 nodes over 3 parts: node v owned by part v % 3, row v / 3 there.
-  Cluster cluster({4, 4, 4});
-  for (uint32_t p = 0; p < 3; ++p) ASSERT_TRUE(cluster.Start(p, cluster.Options(p)).ok());
-  std::vector<int32_t> owner(12);
-  std::vector<int64_t> owner_row(12);
-  for (int v = 0; v < 12; ++v) {
-    owner[v] = v % 3;
-    owner_row[v] = v / 3;
-  }
-  std::shared_ptr<PeerNetwork> network(std::move(cluster.nodes[1]));
-  PartRows rows(network, 0, cluster.tables[1].data(), kRowBytes, owner, owner_row);
+  TwelveNodes nodes;
+  PartRows rows = nodes.Part1();
   const std::vector<int64_t> ids = {11, 0, 4, 7, 3, 1, 10};
-  std::vector<std::byte> expected;
-  for (int64_t v : ids) {
-    const auto row = cluster.Expected(owner[v], {owner_row[v]});
-    expected.insert(expected.end(), row.begin(), row.end());
-  }
+  const std::vector<std::byte> expected = nodes.Expected(ids);
   std::vector<std::byte> out(ids.size() * kRowBytes);
   const uint64_t ticket = rows.Announce(ids);
   ASSERT_TRUE(rows.Gather(ticket, ids, out.data()).ok());
@@ -259,40 +275,23 @@ TEST(PartRows, ABatchIsItsOwnRowsAndItsPeersInOrder) {
 }
 
 TEST(PartRows, RowsKeptInTheRemoteCacheAreNotFetchedAgain) {
-  Cluster cluster({4, 4, 4});
-  for (uint32_t p = 0; p < 3; ++p) ASSERT_TRUE(cluster.Start(p, cluster.Options(p)).ok());
-  std::vector<int32_t> owner(12);
-  std::vector<int64_t> owner_row(12);
-  for (int v = 0; v < 12; ++v) {
-    owner[v] = v % 3;
-    owner_row[v] = v / 3;
-  }
-  std::shared_ptr<PeerNetwork> network(std::move(cluster.nodes[1]));
-  PartRows rows(network, 0, cluster.tables[1].data(), kRowBytes, owner, owner_row,
-                std::make_unique<RemoteRowCache>(8, kRowBytes, /*shards=*/1));
-  const auto expected_rows = [&](const std::vector<int64_t>& ids) {
-    std::vector<std::byte> expected;
-    for (int64_t v : ids) {
-      const auto row = cluster.Expected(owner[v], {owner_row[v]});
-      expected.insert(expected.end(), row.begin(), row.end());
-    }
-    return expected;
-  };
+  TwelveNodes nodes;
+  PartRows rows = nodes.Part1(std::make_unique<RemoteRowCache>(8, kRowBytes, /*shards=*/1));
   const std::vector<int64_t> first = {11, 0, 4, 7, 3};  // 11, 0 and 3 owned elsewhere
   std::vector<std::byte> out(first.size() * kRowBytes);
   ASSERT_TRUE(rows.Gather(rows.Announce(first), first, out.data()).ok());
-  EXPECT_TRUE(out == expected_rows(first));
+  EXPECT_TRUE(out == nodes.Expected(first));
   EXPECT_EQ(rows.stats().remote_rows, 3u);
   EXPECT_EQ(rows.stats().cached_rows, 0u);
   EXPECT_EQ(rows.stats().cache.resident_rows, 3);
   // The owners gone, the rows kept still serve a batch that reads only them and this part's rows.
-  cluster.nodes[0].reset();
-  cluster.nodes[2].reset();
+  nodes.cluster.nodes[0].reset();
+  nodes.cluster.nodes[2].reset();
   const std::vector<int64_t> second = {3, 1, 11, 0};
   out.assign(second.size() * kRowBytes, std::byte{0});
   const uint64_t ticket = rows.Announce(second);
   ASSERT_TRUE(rows.Gather(ticket, second, out.data()).ok());
-  EXPECT_TRUE(out == expected_rows(second));
+  EXPECT_TRUE(out == nodes.Expected(second));
   EXPECT_EQ(rows.stats().remote_rows, 3u);
   EXPECT_EQ(rows.stats().cached_rows, 3u);
   EXPECT_EQ(rows.stats().local_rows, 3u);  // 4, 7, 1
