@@ -30,7 +30,7 @@ inline constexpr int kRowsPerWarp = 4;
 
 // Rows a warp reads at once on `stream`: kRowsPerWarp on a green context of at most 16 SMs, where beside a trainer
 // under MPS the producer's SMs hold few of its warps and each zero-copy read takes microseconds; else 1: on a whole
-// idle GPU more reads in flight slow them down (bench/NOTES.md, "Gather").
+// idle GPU more reads in flight slow them down (bench/notes/gather.md).
 int RowsPerWarpOn(cudaStream_t stream);
 
 // Where rows are read from: `host` (num_rows rows of row_bytes, device-visible), except those of nodes
