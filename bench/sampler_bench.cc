@@ -1,8 +1,10 @@
 // CPU backend throughput: whole epochs of sampling + feature/label gather through CpuProducer.
-//   sampler_bench --dataset DIR [--batch_size 1024] [--fanouts 15,10,5] [--benchmark_repetitions=3]
+//   sampler_bench --dataset DIR [--batch_size 1024] [--fanouts 15,10,5] [--labor | --weight_attr NAME]
+//                 [--benchmark_repetitions=3]
 // Reports batches/s and sampled edges/s per producer thread count.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@ ABSL_FLAG(std::vector<std::string>, fanouts, std::vector<std::string>({"15", "10
 ABSL_FLAG(int64_t, max_steps, 100, "steps per iteration (a prefix of the epoch)");
 ABSL_FLAG(bool, labor, false, "LABOR-0 batches instead of uniform ones");
 ABSL_FLAG(int64_t, batch_dependency, 1, "with --labor: GraphBolt's batch_dependency (r_t moves over K batches)");
+ABSL_FLAG(std::string, weight_attr, "", "the edge attribute weighting the draws (the weighted rule; e.g. edge_weight)");
 
 namespace gnnd {
 namespace {
@@ -89,6 +92,15 @@ int main(int argc, char** argv) {
   gnnd::SamplingSpec spec = gnnd::SamplingSpec::OneRelation(absl::GetFlag(FLAGS_batch_size), fanouts);
   spec.labor = {.active = absl::GetFlag(FLAGS_labor),
                 .dependency = {.batches = static_cast<uint64_t>(absl::GetFlag(FLAGS_batch_dependency))}};
+  if (const std::string weight = absl::GetFlag(FLAGS_weight_attr); !weight.empty()) {
+    const auto& attrs = graph.schema.relations[0].edge_attrs;
+    const auto it = std::find_if(attrs.begin(), attrs.end(), [&](const auto& a) { return a.name == weight; });
+    if (it == attrs.end()) {
+      std::fprintf(stderr, "sampler_bench: no edge attribute '%s'\n", weight.c_str());
+      return 2;
+    }
+    spec.edge_weights = {static_cast<int>(it - attrs.begin())};
+  }
   auto capacity =
       gnnd::ComputeHomogeneousCapacity(spec, graph.num_nodes(), graph.manifest.num_edges(), graph.MaxInDegree());
   if (!capacity.ok()) return 2;

@@ -1,10 +1,14 @@
-// One frontier node's in-neighbor draw on the CPU, for the homogeneous and typed samplers alike: the shared
-// rule (common/batch/sampling.h), or, where a link batch excludes some of its in-edges, the draw around them
-// (link_rule.h's ChooseAllowedPositions), so the node still gets min(fanout, in-degree - excluded).
+// One frontier node's in-neighbor draw on the CPU, for the homogeneous and typed samplers alike. Each draw
+// policy of common/batch/sampling.h (uniform, weighted, temporal, LABOR-0) is a type with one face,
+// Choose(node, scratch, offsets): the offsets into the node's in-edge list it takes, in the order the batch
+// holds them. A link batch's excluded in-edges are found once, before any policy, and every policy draws over
+// the others (link_rule.h), so a node still gets min(fanout, in-degree - excluded). The sampler picks a
+// relation's policy once a hop and runs its frontier through it (DrawNode for each node).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <vector>
 
@@ -14,170 +18,190 @@
 
 namespace gnnd {
 
-// Per-thread scratch of DrawInNeighbors.
+// Per-thread scratch of the draws.
 struct DrawScratch {
-  std::vector<int64_t> positions, excluded_positions, not_allowed;
+  std::vector<int64_t> excluded, offsets, not_allowed;
   std::vector<uint64_t> draws;
 };
 
-// What the temporal rule (sampling.h) reads for one node's draw: its subgraph's seed time, and each in-edge's
-// time: edge_times[position in the CSC] (edge-level), else node_times[source id] (node-level). "last" breaks
-// ties by edge_ids[position in the CSC], or the position where it is null. `order`: the relation's time order
-// (by CSC position; TimeOrderCache), of which the candidates are a prefix, found by a binary search.
-struct TemporalDraw {
-  const int64_t* edge_times = nullptr;
-  const int64_t* node_times = nullptr;
-  const int64_t* edge_ids = nullptr;
-  TemporalStrategy strategy = TemporalStrategy::kUniform;
-  int64_t seed_time = 0;
-  const uint32_t* order = nullptr;
-};
-
-// What LABOR-0 (sampling.h, namespace labor) reads for one node's draw, and where its kept edges' weights go.
-struct LaborDraw {
-  SamplingKey key;  // labor::Key(seed, epoch, attempt)
-  labor::Dependency dependency;
-  uint32_t source_type = 0;  // the relation's source node type
-  float* weights = nullptr;  // each kept edge's weight, in the order of the edges taken (null: not kept)
-  int64_t room = INT64_MAX;  // edges the hop's bound has left: the draw takes no more
-  bool overflowed = false;   // set when the node keeps more than `room`
-};
-
-// Appends the sources drawn for `node` (hop counts from 1, as the rule's counter) to `sampled`; returns how
-// many. `excluded_sources`: the sources whose edges into `node` this batch never samples, ascending.
-// `edge_positions`, if set, gets each drawn edge's position in the CSC, in the same order. `weights` (the
-// relation's, in CSC order), if set, draws by the weighted rule instead of the uniform one; `temporal`, if
-// set, by the temporal rule; `labor`, if set, by LABOR-0 (every allowed in-edge in list order, kept or not).
+// One frontier node's draw, as every policy sees it.
 template <typename Index>
-int64_t DrawInNeighbors(const SamplingKey& key, uint64_t batch_index, uint32_t hop, uint32_t relation, int64_t node,
-                        const int64_t* indptr, const Index* indices, int32_t fanout,
-                        std::span<const int64_t> excluded_sources, DrawScratch& scratch, std::vector<int64_t>& sampled,
-                        int64_t* edge_positions = nullptr, const float* weights = nullptr,
-                        const TemporalDraw* temporal = nullptr, LaborDraw* labor = nullptr) {
-  const int64_t first = indptr[node], degree = indptr[node + 1] - first;
-  std::vector<int64_t>& positions = scratch.positions;
-  auto take = [&](int64_t p) {
-    sampled.push_back(indices[first + p]);
-    if (edge_positions != nullptr) *edge_positions++ = first + p;
-  };
-  std::vector<int64_t>& excluded = scratch.excluded_positions;
-  excluded.clear();
-  for (int64_t source : excluded_sources) {
-    int64_t begin = 0, end = 0;
-    SourceRange(indptr, indices, source, node, &begin, &end);
-    for (int64_t p = begin; p < end; ++p) excluded.push_back(p);  // sources ascend, so do these
-  }
-  if (labor != nullptr) {
-    const int64_t allowed = degree - static_cast<int64_t>(excluded.size());
-    const uint64_t threshold = labor::Threshold(allowed, fanout);
-    const float weight = labor::Weight(allowed, fanout);
-    int64_t k = 0;
-    for (int64_t p = 0, x = 0; p < degree; ++p) {
-      const bool out = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
-      x += out;
-      if (out || !labor::Keeps(labor::Variate(labor->key, labor->dependency, batch_index, hop, labor->source_type,
-                                              static_cast<uint64_t>(indices[first + p])),
-                               threshold)) {
+struct NodeDraw {
+  SamplingKey key;  // the batch's, or its subgraph's (SubgraphKey)
+  uint64_t batch_index = 0;
+  uint32_t hop = 0;  // from 1, the rule's counter
+  uint32_t relation = 0;
+  int64_t node = 0;
+  int64_t first = 0, degree = 0;   // its in-edges: CSC positions [first, first + degree)
+  const Index* indices = nullptr;  // the relation's
+  int32_t fanout = 0;
+  std::span<const int64_t> excluded;  // offsets this batch never samples, ascending
+  int64_t seed_time = 0;              // its subgraph's (the temporal rule)
+
+  int64_t allowed() const { return degree - static_cast<int64_t>(excluded.size()); }
+  // Walks the offsets [0, degree), calling visit(offset) for those not excluded.
+  template <typename Visit>
+  void ForEachAllowed(Visit visit) const {
+    size_t x = 0;
+    for (int64_t p = 0; p < degree; ++p) {
+      if (x < excluded.size() && excluded[x] == p) {
+        ++x;
         continue;
       }
-      if (k == labor->room) {
-        labor->overflowed = true;
-        break;
-      }
-      take(p);
-      if (labor->weights != nullptr) labor->weights[k] = weight;
-      ++k;
+      if (!visit(p)) return;
     }
-    return k;
   }
-  if (temporal != nullptr) {
-    const TemporalDraw& t = *temporal;
-    auto time_of = [&](int64_t o) {
-      return t.edge_times != nullptr ? t.edge_times[first + o] : t.node_times[indices[first + o]];
-    };
-    auto id_of = [&](int64_t o) { return t.edge_ids != nullptr ? t.edge_ids[first + o] : o; };
-    const uint32_t* order = t.order + first;
-    const int64_t count = temporal::CandidateCount(order, degree, t.seed_time, time_of);
-    // The excluded candidates, as ranks in time order (ascending): ranks below count are the candidates.
-    std::vector<int64_t>& not_allowed = scratch.not_allowed;
-    not_allowed.clear();
-    for (int64_t e : excluded) {
-      if (temporal::Eligible(time_of(e), t.seed_time)) {
-        not_allowed.push_back(temporal::RankOf(order, degree, time_of(e), id_of(e), time_of, id_of));
-      }
+};
+
+// The uniform rule: min(fanout, allowed) positions without replacement.
+struct UniformRule {
+  static constexpr bool kMayOutgrowHop = false;  // at most fanout edges a node: the layout's bound holds
+
+  template <typename Index>
+  void Choose(const NodeDraw<Index>& n, DrawScratch& /*scratch*/, std::vector<int64_t>& out) const {
+    const int64_t k = SampleCount(n.allowed(), n.fanout);
+    out.resize(static_cast<size_t>(k));
+    if (!n.excluded.empty()) {
+      ChooseAllowedPositions(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree,
+                             n.excluded.data(), static_cast<int64_t>(n.excluded.size()), k, out.data());
+    } else if (k == n.degree) {
+      std::iota(out.begin(), out.end(), int64_t{0});
+    } else {
+      ChoosePositions(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree, k, out.data());
     }
-    std::sort(not_allowed.begin(), not_allowed.end());
-    const auto skipped = static_cast<int64_t>(not_allowed.size());
-    const int64_t k = SampleCount(count - skipped, fanout);
-    positions.resize(static_cast<size_t>(k));
-    ChooseTemporalRanks(key, batch_index, hop, relation, static_cast<uint64_t>(node),
-                        t.strategy == TemporalStrategy::kLast, count, not_allowed.data(), skipped, k, positions.data());
-    for (int64_t& p : positions) p = order[p];  // ranks, then their offsets
-    std::sort(positions.begin(), positions.end());
-    for (int64_t p : positions) take(p);
-    return k;
   }
-  if (weights != nullptr) {
-    // The candidates: positive weight, not excluded. All of them in list order when the fanout takes them
-    // all; else the k smallest draws, in draw order.
-    const float* w = weights + first;
+};
+
+// The weighted rule: the candidates are the allowed in-edges of positive weight; all of them in list order
+// when the fanout takes them all, else the k smallest draws, in draw order.
+struct WeightedRule {
+  static constexpr bool kMayOutgrowHop = false;
+  const float* weights = nullptr;  // the relation's, in CSC order
+
+  template <typename Index>
+  void Choose(const NodeDraw<Index>& n, DrawScratch& scratch, std::vector<int64_t>& out) const {
+    const float* w = weights + n.first;
     int64_t candidates = 0;
-    for (int64_t p = 0, x = 0; p < degree; ++p) {
-      const bool out = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
-      x += out;
-      candidates += !out && w[p] > 0;
+    n.ForEachAllowed([&](int64_t p) { return candidates += w[p] > 0, true; });
+    const int64_t k = SampleCount(candidates, n.fanout);
+    out.clear();
+    if (k == 0) return;
+    if (k == candidates) {
+      n.ForEachAllowed([&](int64_t p) {
+        if (w[p] > 0) out.push_back(p);
+        return true;
+      });
+      return;
     }
-    const int64_t k = SampleCount(candidates, fanout);
     // The k smallest draws: kept sorted as they come while k is small, else all of them selected at the end
     // (the same k in the same order, in O(d + k log k) rather than O(d k)).
-    const bool select = k > kFloydInsertionLimit && k < candidates;
+    const bool select = k > kFloydInsertionLimit;
     std::vector<uint64_t>& draws = scratch.draws;
     draws.resize(static_cast<size_t>(select ? candidates : k));
     int64_t drawn = 0;
-    for (int64_t p = 0, x = 0; p < degree && k > 0; ++p) {
-      const bool out = x < static_cast<int64_t>(excluded.size()) && excluded[x] == p;
-      x += out;
-      if (out || !(w[p] > 0)) continue;
-      if (k == candidates) {
-        take(p);
-        continue;
-      }
-      const uint64_t draw =
-          WeightedDraw(key, batch_index, hop, relation, static_cast<uint64_t>(node), static_cast<uint32_t>(p), w[p]);
+    n.ForEachAllowed([&](int64_t p) {
+      if (!(w[p] > 0)) return true;
+      const uint64_t draw = WeightedDraw(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node),
+                                         static_cast<uint32_t>(p), w[p]);
       if (select) {
         draws[drawn++] = draw;
       } else {
         KeepSmallest(draw, k, draws.data(), &drawn);
       }
-    }
+      return true;
+    });
     if (select) {
       std::nth_element(draws.begin(), draws.begin() + (k - 1), draws.end());
       draws.resize(static_cast<size_t>(k));
       std::sort(draws.begin(), draws.end());
     }
-    if (k < candidates) {
-      for (uint64_t d : draws) take(DrawPosition(d));
+    for (uint64_t d : draws) out.push_back(DrawPosition(d));
+  }
+};
+
+// The temporal rule: the candidates are the in-edges at or before the seed time, a prefix of the relation's
+// time order found by a binary search; "uniform" draws among them, "last" takes the latest. Each in-edge's
+// time: edge_times[position in the CSC] (edge-level), else node_times[source id] (node-level); "last" breaks
+// ties by edge_ids[position], or the position where it is null.
+struct TemporalRule {
+  static constexpr bool kMayOutgrowHop = false;
+  const int64_t* edge_times = nullptr;
+  const int64_t* node_times = nullptr;
+  const int64_t* edge_ids = nullptr;
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  const uint32_t* order = nullptr;  // the relation's time order (by CSC position; TimeOrderCache)
+
+  template <typename Index>
+  void Choose(const NodeDraw<Index>& n, DrawScratch& scratch, std::vector<int64_t>& out) const {
+    auto time_of = [&](int64_t o) {
+      return edge_times != nullptr ? edge_times[n.first + o] : node_times[n.indices[n.first + o]];
+    };
+    auto id_of = [&](int64_t o) { return edge_ids != nullptr ? edge_ids[n.first + o] : o; };
+    const uint32_t* node_order = order + n.first;
+    const int64_t count = temporal::CandidateCount(node_order, n.degree, n.seed_time, time_of);
+    // The excluded candidates, as ranks in time order (ascending): ranks below count are the candidates.
+    std::vector<int64_t>& not_allowed = scratch.not_allowed;
+    not_allowed.clear();
+    for (int64_t e : n.excluded) {
+      if (temporal::Eligible(time_of(e), n.seed_time)) {
+        not_allowed.push_back(temporal::RankOf(node_order, n.degree, time_of(e), id_of(e), time_of, id_of));
+      }
     }
-    return k;
+    std::sort(not_allowed.begin(), not_allowed.end());
+    const auto skipped = static_cast<int64_t>(not_allowed.size());
+    const int64_t k = SampleCount(count - skipped, n.fanout);
+    out.resize(static_cast<size_t>(k));
+    ChooseTemporalRanks(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node),
+                        strategy == TemporalStrategy::kLast, count, not_allowed.data(), skipped, k, out.data());
+    for (int64_t& p : out) p = node_order[p];  // ranks, then their offsets
+    std::sort(out.begin(), out.end());
   }
-  if (!excluded.empty()) {
-    const int64_t num_excluded = static_cast<int64_t>(excluded.size());
-    const int64_t k = SampleCount(degree - num_excluded, fanout);
-    positions.resize(k);
-    ChooseAllowedPositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, excluded.data(),
-                           num_excluded, k, positions.data());
-    for (int64_t p : positions) take(p);
-    return k;
+};
+
+// LABOR-0: every allowed in-edge in list order, kept or not by its source's variate; each kept edge weighs
+// 1 / its inclusion probability. A hop may keep more edges than its slot holds: the sampler then draws the
+// batch again (sampling.h, labor).
+struct LaborRule {
+  static constexpr bool kMayOutgrowHop = true;  // keeps edges by variates: a hop may outgrow its slot
+  SamplingKey key;                              // labor::Key(seed, epoch, attempt)
+  labor::Dependency dependency;
+  uint32_t source_type = 0;  // the relation's source node type
+
+  template <typename Index>
+  void Choose(const NodeDraw<Index>& n, DrawScratch& /*scratch*/, std::vector<int64_t>& out) const {
+    const uint64_t threshold = labor::Threshold(n.allowed(), n.fanout);
+    out.clear();
+    n.ForEachAllowed([&](int64_t p) {
+      if (labor::Keeps(labor::Variate(key, dependency, n.batch_index, n.hop, source_type,
+                                      static_cast<uint64_t>(n.indices[n.first + p])),
+                       threshold)) {
+        out.push_back(p);
+      }
+      return true;
+    });
   }
-  const int64_t k = SampleCount(degree, fanout);
-  if (k == degree) {
-    for (int64_t p = 0; p < degree; ++p) take(p);
-    return k;
+  // The weight of each edge the node keeps (a batch's edge_weight).
+  template <typename Index>
+  float EdgeWeight(const NodeDraw<Index>& n) const {
+    return labor::Weight(n.allowed(), n.fanout);
   }
-  positions.resize(k);
-  ChoosePositions(key, batch_index, hop, relation, static_cast<uint64_t>(node), degree, k, positions.data());
-  for (int64_t p : positions) take(p);
-  return k;
+};
+
+// Node n.node's draw by `policy`: its in-edges from indptr, those from `excluded_sources` (the sources whose
+// edges into it this batch never samples, ascending) excluded, then the policy's offsets into `offsets`.
+template <typename Index, typename Policy>
+void DrawNode(const Policy& policy, NodeDraw<Index>& n, const int64_t* indptr,
+              std::span<const int64_t> excluded_sources, DrawScratch& scratch, std::vector<int64_t>& offsets) {
+  n.first = indptr[n.node];
+  n.degree = indptr[n.node + 1] - n.first;
+  scratch.excluded.clear();
+  for (int64_t source : excluded_sources) {
+    int64_t begin = 0, end = 0;
+    SourceRange(indptr, n.indices, source, n.node, &begin, &end);
+    for (int64_t p = begin; p < end; ++p) scratch.excluded.push_back(p);  // sources ascend, so do these
+  }
+  n.excluded = scratch.excluded;
+  policy.Choose(n, scratch, offsets);
 }
 
 }  // namespace gnnd

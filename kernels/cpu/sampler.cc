@@ -47,65 +47,85 @@ absl::Status CpuSampler::PrepareTimeOrders(const GraphData& graph, const Samplin
   return absl::OkStatus();
 }
 
+CpuSampler::Draw CpuSampler::DrawOf(int relation) {
+  const RelationSchema& r = graph_.schema.relations[relation];
+  if (spec_.labor.active) {
+    return LaborRule{
+        .key = labor_key_, .dependency = spec_.labor.dependency, .source_type = static_cast<uint32_t>(r.src_type)};
+  }
+  const int times = spec_.TimeArrayOf(relation, graph_.schema);  // -1 too for a relation never sampled through
+  if (times >= 0) {
+    TemporalRule temporal{.strategy = spec_.time.strategy};
+    (spec_.time.node_level ? temporal.node_times : temporal.edge_times) =
+        static_cast<const int64_t*>(graph_.arrays.data[times]);
+    if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);
+    const uint32_t*& order = time_orders_[relation];
+    if (order == nullptr) order = *graph_.time_orders->Get(graph_, relation, times);  // PrepareTimeOrders'
+    temporal.order = order;
+    return temporal;
+  }
+  if (const int weight = spec_.WeightOf(relation); weight >= 0) {
+    return WeightedRule{.weights = static_cast<const float*>(graph_.arrays.data[r.edge_attrs[weight].array])};
+  }
+  return UniformRule{};
+}
+
 template <typename Index>
 void CpuSampler::SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index,
                                 const BatchView& out, int64_t frontier_begin, int64_t frontier_end,
                                 std::vector<int64_t>& sampled) {
+  std::visit(
+      [&](const auto& policy) {
+        DrawFrontier<Index>(policy, relation, hop, key, batch_index, out, frontier_begin, frontier_end, sampled);
+      },
+      DrawOf(relation));
+}
+
+template <typename Index, typename Policy>
+void CpuSampler::DrawFrontier(const Policy& policy, int relation, int hop, const SamplingKey& key, uint64_t batch_index,
+                              const BatchView& out, int64_t frontier_begin, int64_t frontier_end,
+                              std::vector<int64_t>& sampled) {
   const RelationSchema& r = graph_.schema.relations[relation];
   const auto* indptr = static_cast<const int64_t*>(graph_.arrays.data[r.indptr]);
-  const auto* indices = static_cast<const Index*>(graph_.arrays.data[r.indices]);
-  const int32_t fanout = spec_.fanouts[relation][hop];
-  const int weight = spec_.WeightOf(relation);
-  const auto* weights =
-      weight < 0 ? nullptr : static_cast<const float*>(graph_.arrays.data[r.edge_attrs[weight].array]);
   const BatchView::Relation& edges = out.relations[relation];
   int64_t num_edges = 0;
   for (int h = 0; h < hop; ++h) num_edges += edges.num_edges_per_hop[h];
+  const int64_t hop_begin = num_edges;
   const int64_t* dst_ids = out.types[r.dst_type].node_ids;
   const EdgeExclusions* excluded = excluded_.empty() || excluded_[relation].empty() ? nullptr : &excluded_[relation];
   const int64_t* subgraphs = out.types[r.dst_type].batch;  // a disjoint batch's
-  TemporalDraw temporal;
-  const int times = spec_.TimeArrayOf(relation, graph_.schema);  // -1 too for a relation never sampled through
-  if (times >= 0) {
-    (spec_.time.node_level ? temporal.node_times : temporal.edge_times) =
-        static_cast<const int64_t*>(graph_.arrays.data[times]);
-    if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);
-    temporal.strategy = spec_.time.strategy;
-    const uint32_t*& order = time_orders_[relation];
-    if (order == nullptr) order = *graph_.time_orders->Get(graph_, relation, times);  // PrepareTimeOrders'
-    temporal.order = order;
-  }
-  LaborDraw labor;
-  const int64_t hop_begin = num_edges;
-  if (spec_.labor.active) {
-    labor = {.key = labor_key_, .dependency = spec_.labor.dependency, .source_type = static_cast<uint32_t>(r.src_type)};
-  }
-  for (int64_t v = frontier_begin; v < frontier_end && fanout != 0; ++v) {
-    const int64_t node = dst_ids[v];
-    if (spec_.labor.active) {
-      if (edges.edge_weight != nullptr) labor.weights = edges.edge_weight + num_edges;
-      if (!edges.max_edges_per_hop.empty()) labor.room = edges.max_edges_per_hop[hop] - (num_edges - hop_begin);
-    }
+  NodeDraw<Index> n{.batch_index = batch_index,
+                    .hop = static_cast<uint32_t>(hop + 1),
+                    .relation = static_cast<uint32_t>(relation),
+                    .indices = static_cast<const Index*>(graph_.arrays.data[r.indices]),
+                    .fanout = spec_.fanouts[relation][hop]};
+  std::vector<int64_t>& offsets = draw_.offsets;
+  for (int64_t v = frontier_begin; v < frontier_end && n.fanout != 0; ++v) {
+    n.node = dst_ids[v];
     const int64_t subgraph = subgraphs == nullptr ? 0 : subgraphs[v];
-    if (times >= 0) temporal.seed_time = seed_times_[subgraph];
-    const size_t before = sampled.size();
-    const int64_t k =
-        DrawInNeighbors(subgraphs == nullptr ? key : SubgraphKey(key, static_cast<uint64_t>(subgraph)), batch_index,
-                        static_cast<uint32_t>(hop + 1), static_cast<uint32_t>(relation), node, indptr, indices, fanout,
-                        excluded == nullptr ? std::span<const int64_t>() : excluded->Of(node), draw_, sampled,
-                        edges.e_id == nullptr ? nullptr : edges.e_id + num_edges, weights,
-                        times >= 0 ? &temporal : nullptr, spec_.labor.active ? &labor : nullptr);
-    if (subgraphs != nullptr) {  // the sources join this subgraph
-      for (size_t i = before; i < sampled.size(); ++i) sampled[i] = NodeKey(r.src_type, subgraph, sampled[i]);
-    }
-    if (labor.overflowed) {  // the hop outgrew its bound: this attempt leaves the relation's hop empty
-      sampled.clear();
-      if (!labor_overflowed_) {
-        labor_overflow_relation_ = relation;
-        labor_overflow_hop_ = hop;
+    n.key = subgraphs == nullptr ? key : SubgraphKey(key, static_cast<uint64_t>(subgraph));
+    if constexpr (std::is_same_v<Policy, TemporalRule>) n.seed_time = seed_times_[subgraph];
+    DrawNode(policy, n, indptr, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(n.node), draw_,
+             offsets);
+    const auto k = static_cast<int64_t>(offsets.size());
+    if constexpr (Policy::kMayOutgrowHop) {
+      if (!edges.max_edges_per_hop.empty() && k > edges.max_edges_per_hop[hop] - (num_edges - hop_begin)) {
+        sampled.clear();  // this attempt leaves the relation's hop empty, and the batch is drawn again
+        if (!labor_overflowed_) {
+          labor_overflow_relation_ = relation;
+          labor_overflow_hop_ = hop;
+        }
+        labor_overflowed_ = true;
+        return;
       }
-      labor_overflowed_ = true;
-      return;
+    }
+    if constexpr (requires { policy.EdgeWeight(n); }) {
+      if (edges.edge_weight != nullptr) std::fill_n(edges.edge_weight + num_edges, k, policy.EdgeWeight(n));
+    }
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t source = n.indices[n.first + offsets[i]];
+      sampled.push_back(subgraphs == nullptr ? source : NodeKey(r.src_type, subgraph, source));
+      if (edges.e_id != nullptr) edges.e_id[num_edges + i] = n.first + offsets[i];  // GatherEdgeRows maps them
     }
     std::fill_n(edges.edge_dst + num_edges, k, static_cast<int32_t>(v));
     num_edges += k;

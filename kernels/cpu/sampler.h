@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -82,9 +83,17 @@ class CpuSampler {
   void SampleGraph(uint64_t epoch, uint64_t batch_index, std::span<const int64_t> seeds, const HomogeneousView& out);
 
  private:
+  // A relation's draw policy in this spec: the one place on the CPU that picks it.
+  using Draw = std::variant<UniformRule, WeightedRule, TemporalRule, LaborRule>;
+  Draw DrawOf(int relation);
+  // Draws each frontier node's in-neighbors in `relation` at `hop` (frontier [begin, end) of its destination
+  // type) by its policy, into the batch's edges and `sampled` (the sources, as NodeKeys).
   template <typename Index>
   void SampleRelation(int relation, int hop, const SamplingKey& key, uint64_t batch_index, const BatchView& out,
                       int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
+  template <typename Index, typename Policy>
+  void DrawFrontier(const Policy& policy, int relation, int hop, const SamplingKey& key, uint64_t batch_index,
+                    const BatchView& out, int64_t frontier_begin, int64_t frontier_end, std::vector<int64_t>& sampled);
   // An induced batch's edges of `relation` in place of those drawn (sampling.h, induced), once its nodes are known.
   template <typename Index>
   void InduceEdges(int relation, const BatchView& out);

@@ -38,18 +38,18 @@ LaborPick Pick(const std::vector<int64_t>& sources, int32_t fanout, uint64_t bat
   const int64_t degree = static_cast<int64_t>(sources.size());
   std::vector<int64_t> indptr(node + 2, 0);  // node `node` holds the list
   indptr[node + 1] = degree;
-  std::vector<float> weights(sources.size(), -1.0f);
-  LaborDraw labor{kLaborKey, dependency, 0, weights.data()};
+  const LaborRule labor{kLaborKey, dependency, 0};
+  NodeDraw<int64_t> n{.key = MakeSamplingKey(7, 1, RandomPurpose::kNeighbors),
+                      .batch_index = batch,
+                      .hop = hop,
+                      .node = node,
+                      .indices = sources.data(),
+                      .fanout = fanout};
   DrawScratch scratch;
-  std::vector<int64_t> sampled, positions(sources.size());
-  const int64_t k = DrawInNeighbors(MakeSamplingKey(7, 1, RandomPurpose::kNeighbors), batch, hop, 0, node,
-                                    indptr.data(), sources.data(), fanout, excluded_sources, scratch, sampled,
-                                    positions.data(), nullptr, nullptr, &labor);
-  EXPECT_EQ(static_cast<int64_t>(sampled.size()), k);
-  positions.resize(k);
-  weights.resize(k);
+  std::vector<int64_t> positions;
+  DrawNode(labor, n, indptr.data(), excluded_sources, scratch, positions);
   EXPECT_TRUE(std::is_sorted(positions.begin(), positions.end()));
-  return {positions, weights};
+  return {positions, std::vector<float>(positions.size(), labor.EdgeWeight(n))};
 }
 
 std::vector<int64_t> Range(int64_t first, int64_t count) {

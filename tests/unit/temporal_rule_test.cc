@@ -40,14 +40,12 @@ std::vector<int64_t> Draw(const std::vector<int64_t>& times, int64_t seed_time, 
   EXPECT_TRUE(
       BuildTimeOrder({.indptr = indptr, .num_nodes = 1, .edge_times = times.data(), .edge_ids = ids.data()}, order, 1)
           .ok());
-  const TemporalDraw temporal{times.data(), nullptr, ids.data(), strategy, seed_time, order.data()};
+  const TemporalRule temporal{times.data(), nullptr, ids.data(), strategy, order.data()};
+  NodeDraw<int64_t> n{
+      .key = kKey, .batch_index = batch, .hop = 1, .indices = indices.data(), .fanout = fanout, .seed_time = seed_time};
   DrawScratch scratch;
-  std::vector<int64_t> sampled, positions(degree);
-  const int64_t k = DrawInNeighbors(kKey, batch, 1, 0, 0, indptr, indices.data(), fanout, excluded_sources, scratch,
-                                    sampled, positions.data(), nullptr, &temporal);
-  EXPECT_EQ(static_cast<int64_t>(sampled.size()), k);
-  for (int64_t i = 0; i < k; ++i) EXPECT_EQ(sampled[i], 100 + positions[i]);
-  positions.resize(k);
+  std::vector<int64_t> positions;
+  DrawNode(temporal, n, indptr, excluded_sources, scratch, positions);
   EXPECT_TRUE(std::is_sorted(positions.begin(), positions.end()));
   return positions;
 }

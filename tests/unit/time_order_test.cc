@@ -1,5 +1,5 @@
 // Time-ordered neighborhoods (common/dataset/time_order.h) and the temporal draw over them (kernels/cpu/draw.h
-// through TemporalDraw::order): each list sorted by (time, id); "last" draws exactly the most recent allowed
+// through TemporalRule::order): each list sorted by (time, id); "last" draws exactly the most recent allowed
 // candidates and "uniform" the ordinary rule over them in time order (both checked against their definitions
 // computed without the index), nothing newer than the seed, every pair of candidates equally likely.
 #include "common/dataset/time_order.h"
@@ -39,15 +39,17 @@ struct TimedList {
   // The drawn positions, ascending.
   std::vector<int64_t> Draw(int64_t seed_time, int32_t fanout, uint64_t batch, TemporalStrategy strategy,
                             const std::vector<int64_t>& excluded_sources = {}) const {
-    const TemporalDraw temporal{times.data(), nullptr,   ids.empty() ? nullptr : ids.data(),
-                                strategy,     seed_time, order.data()};
+    const TemporalRule temporal{times.data(), nullptr, ids.empty() ? nullptr : ids.data(), strategy, order.data()};
+    NodeDraw<int64_t> n{.key = kOrderKey,
+                        .batch_index = batch,
+                        .hop = 1,
+                        .indices = indices.data(),
+                        .fanout = fanout,
+                        .seed_time = seed_time};
     DrawScratch scratch;
-    std::vector<int64_t> sampled, positions(times.size());
-    const int64_t k = DrawInNeighbors(kOrderKey, batch, 1, 0, 0, indptr, indices.data(), fanout, excluded_sources,
-                                      scratch, sampled, positions.data(), nullptr, &temporal);
-    positions.resize(static_cast<size_t>(k));
+    std::vector<int64_t> positions;
+    DrawNode(temporal, n, indptr, excluded_sources, scratch, positions);
     EXPECT_TRUE(std::is_sorted(positions.begin(), positions.end()));
-    for (int64_t i = 0; i < k; ++i) EXPECT_EQ(sampled[i], 100 + positions[i]);
     return positions;
   }
 

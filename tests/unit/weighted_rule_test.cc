@@ -40,14 +40,14 @@ std::vector<int64_t> Draw(const std::vector<float>& weights, int32_t fanout, uin
   const int64_t indptr[2] = {0, degree};
   std::vector<int64_t> indices(degree);
   for (int64_t p = 0; p < degree; ++p) indices[p] = 100 + p;
+  NodeDraw<int64_t> n{.key = MakeSamplingKey(7, 1, RandomPurpose::kNeighbors),
+                      .batch_index = batch,
+                      .hop = 1,
+                      .indices = indices.data(),
+                      .fanout = fanout};
   DrawScratch scratch;
-  std::vector<int64_t> sampled, positions(degree);
-  const int64_t k =
-      DrawInNeighbors(MakeSamplingKey(7, 1, RandomPurpose::kNeighbors), batch, 1, 0, 0, indptr, indices.data(), fanout,
-                      excluded_sources, scratch, sampled, positions.data(), weights.data());
-  EXPECT_EQ(static_cast<int64_t>(sampled.size()), k);
-  for (int64_t i = 0; i < k; ++i) EXPECT_EQ(sampled[i], 100 + positions[i]);
-  positions.resize(k);
+  std::vector<int64_t> positions;
+  DrawNode(WeightedRule{weights.data()}, n, indptr, excluded_sources, scratch, positions);
   return positions;
 }
 
