@@ -79,10 +79,6 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
   }
   const TimeSpec& time = spec.time;
   if (!time.active()) return absl::OkStatus();
-  if (!spec.disjoint) return absl::InvalidArgumentError("a temporal batch is disjoint (one subgraph per seed)");
-  if (!spec.edge_weights.empty()) {
-    return absl::UnimplementedError("the weighted and temporal rules together are not built (choose one)");
-  }
   if (time.node_level && !time.edge_times.empty()) {
     return absl::InvalidArgumentError("times of nodes and of edges: the temporal rule reads one of them");
   }
@@ -116,21 +112,12 @@ absl::Status CheckTime(const SamplingSpec& spec, const DatasetSchema& schema) {
   }
   return absl::OkStatus();
 }
-// LABOR-0 (spec.labor): the uniform rule's replacement, so not beside the weighted or temporal rule; a
-// destination's kept in-edges share their sources with the hop's other destinations, which a disjoint batch's
-// subgraphs do not.
+// LABOR-0 (spec.labor) keys nodes by type and id in one word.
 absl::Status CheckLabor(const SamplingSpec& spec, const DatasetSchema& schema) {
   if (!spec.labor.active) return absl::OkStatus();
   if (spec.labor.dependency.batches < 1 || spec.labor.dependency.batches > (uint64_t{1} << 31)) {
     return absl::InvalidArgumentError(
         absl::StrCat("labor batch_dependency = ", spec.labor.dependency.batches, " (must be 1 to 2^31)"));
-  }
-  if (!spec.edge_weights.empty() || spec.time.active() || spec.disjoint) {
-    return absl::UnimplementedError(absl::StrCat("LABOR sampling with ",
-                                                 !spec.edge_weights.empty() ? "the weighted rule"
-                                                 : spec.time.active()       ? "the temporal rule"
-                                                                            : "disjoint subgraphs",
-                                                 " is not built (choose one)"));
   }
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
     if (t > 255 || schema.node_types[t].num_nodes > (int64_t{1} << 48)) {
@@ -141,18 +128,38 @@ absl::Status CheckLabor(const SamplingSpec& spec, const DatasetSchema& schema) {
   }
   return absl::OkStatus();
 }
-// Induced subgraphs (spec.induced) are of one node set: PyG refuses them with disjoint subgraphs, and neither
-// its induced sampling nor gnnd's keeps times or LABOR's per-edge weights.
-absl::Status CheckInduced(const SamplingSpec& spec) {
-  if (!spec.induced || !(spec.disjoint || spec.time.active() || spec.labor.active)) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat("induced subgraphs with ",
-                                               spec.time.active() ? "the temporal rule"
-                                               : spec.disjoint    ? "disjoint subgraphs"
-                                                                  : "LABOR sampling",
-                                               " are not built (PyG's induced subgraphs are of one node set, "
-                                               "without times or edge weights)"));
-}
 }  // namespace
+
+absl::Status CheckDrawCombination(const SamplingSpec& spec) {
+  const bool weighted = !spec.edge_weights.empty(), temporal = spec.time.active(), labor = spec.labor.active;
+  // A temporal batch is one subgraph per seed: a node's eligible neighbors depend on its seed's time.
+  if (temporal && !spec.disjoint) {
+    return absl::InvalidArgumentError("time_attr without disjoint: a temporal batch is one subgraph per seed");
+  }
+  if (weighted && temporal) {
+    return absl::UnimplementedError(
+        "weight_attr with time_attr: the weighted and temporal rules together are not built (choose one)");
+  }
+  // LABOR-0 replaces the uniform rule; a destination's kept in-edges share their sources with the hop's other
+  // destinations, which a disjoint batch's subgraphs do not.
+  if (labor && (weighted || temporal || spec.disjoint)) {
+    const char* other = weighted   ? "weight_attr: LABOR sampling with the weighted rule"
+                        : temporal ? "time_attr: LABOR sampling with the temporal rule"
+                                   : "disjoint: LABOR sampling with disjoint subgraphs";
+    return absl::UnimplementedError(absl::StrCat("labor with ", other, " is not built (choose one)"));
+  }
+  // Induced subgraphs are of one node set: PyG refuses them with disjoint subgraphs, and neither its induced
+  // sampling nor gnnd's keeps times or LABOR's per-edge weights.
+  if (spec.induced && (spec.disjoint || temporal || labor)) {
+    const char* other = temporal        ? "time_attr: induced subgraphs with the temporal rule"
+                        : spec.disjoint ? "disjoint: induced subgraphs with disjoint subgraphs"
+                                        : "labor: induced subgraphs with LABOR sampling";
+    return absl::UnimplementedError(absl::StrCat("induced with ", other,
+                                                 " are not built (PyG's induced subgraphs are of one node set, "
+                                                 "without times or edge weights)"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema) {
   if (spec.batch_size < 1) {
@@ -166,11 +173,11 @@ absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& sc
     return absl::InvalidArgumentError(
         absl::StrCat("fanouts for ", spec.fanouts.size(), " relations, the dataset has ", schema.relations.size()));
   }
+  GNND_RETURN_IF_ERROR(CheckDrawCombination(spec));
   GNND_RETURN_IF_ERROR(CheckEdgeData(spec, schema));
   GNND_RETURN_IF_ERROR(CheckEdgeWeights(spec, schema));
   GNND_RETURN_IF_ERROR(CheckTime(spec, schema));
   GNND_RETURN_IF_ERROR(CheckLabor(spec, schema));
-  GNND_RETURN_IF_ERROR(CheckInduced(spec));
   if (schema.format_version == 1) return CheckHopFanouts(spec.fanouts[0]);
   const size_t hops = spec.fanouts.empty() ? 0 : spec.fanouts[0].size();
   if (hops < 1 || hops > kMaxHops) {

@@ -121,7 +121,10 @@ struct SamplingSpec {
 // A homogeneous dataset's fanouts, one per hop: 1 to kMaxHops of them, each -1 or at least 1 (errors name
 // "fanouts[h]").
 absl::Status CheckHopFanouts(std::span<const int32_t> fanouts);
-// Checks the spec against the dataset: errors name the field ("batch_size = 0 ...",
+// Which draw policies (spec.h: uniform, weighted, temporal, LABOR-0) and batch shapes (disjoint, induced)
+// combine: the one place that decides it. Errors name the options (OpenSession's and the loaders' names).
+absl::Status CheckDrawCombination(const SamplingSpec& spec);
+// Checks the spec against the dataset (CheckDrawCombination first): errors name the field ("batch_size = 0 ...",
 // "fanouts[author___writes___paper][1] = -3 ..."; a homogeneous dataset's as CheckHopFanouts).
 absl::Status CheckSamplingSpec(const SamplingSpec& spec, const DatasetSchema& schema);
 

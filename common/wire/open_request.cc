@@ -382,11 +382,6 @@ absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema
     return absl::InvalidArgumentError(absl::StrCat(
         "open.temporal_strategy = ", Quoted(request.temporal_strategy(), 100), " (must be uniform or last)"));
   }
-  if (!request.weight_attr().empty()) {
-    return absl::UnimplementedError(
-        "open.weight_attr and open.time_attr: the weighted and temporal rules together "
-        "are not built (choose one)");
-  }
   // Node times by their name or the dataset's other name for them (PyG's rule: a node attribute before an edge
   // attribute of the same name).
   const bool node_level = request.time_attr() == "node_time" ||
