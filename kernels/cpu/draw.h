@@ -27,7 +27,7 @@ struct DrawScratch {
 // One frontier node's draw, as every policy sees it.
 template <typename Index>
 struct NodeDraw {
-  SamplingKey key;  // the batch's, or its subgraph's (SubgraphKey)
+  SamplingKey key{};  // the batch's, or its subgraph's (SubgraphKey)
   uint64_t batch_index = 0;
   uint32_t hop = 0;  // from 1, the rule's counter
   uint32_t relation = 0;
@@ -35,7 +35,7 @@ struct NodeDraw {
   int64_t first = 0, degree = 0;   // its in-edges: CSC positions [first, first + degree)
   const Index* indices = nullptr;  // the relation's
   int32_t fanout = 0;
-  std::span<const int64_t> excluded;  // offsets this batch never samples, ascending
+  std::span<const int64_t> excluded{};  // offsets this batch never samples, ascending
   int64_t seed_time = 0;              // its subgraph's (the temporal rule)
 
   int64_t allowed() const { return degree - static_cast<int64_t>(excluded.size()); }

@@ -389,6 +389,33 @@ CudaSampler::~CudaSampler() {
   for (const Report& r : reports_) cudaFreeHost(r.host);
 }
 
+DrawSource CudaSampler::DrawSourceOf(int r, const BatchView& view, const BatchCapacity::Hop& hop,
+                                     const int64_t* link_subgraph_times) const {
+  const RelationSchema& rel = graph_.schema.relations[r];
+  const auto array = [&](int i) { return static_cast<const int64_t*>(graph_.arrays[i]); };
+  if (spec_.labor.active) {
+    return LaborSource{.dependency = spec_.labor.dependency,
+                       .src_type = static_cast<uint32_t>(rel.src_type),
+                       .edge_weight = view.relations[r].edge_weight,
+                       .max_edges = hop.edges[r],
+                       .overflow = &state_->labor_overflow};
+  }
+  if (const int times = spec_.TimeArrayOf(r, graph_.schema); times >= 0) {  // -1: an untimed source type too
+    TemporalSource temporal{.seed_times = spec_.link() ? link_subgraph_times : view.types[spec_.seed_type].seed_time,
+                            .edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr,
+                            .strategy = spec_.time.strategy,
+                            .order = time_orders_[r]};
+    (spec_.time.node_level ? temporal.node_times : temporal.edge_times) = array(times);
+    return temporal;
+  }
+  if (const int weight = spec_.WeightOf(r); weight >= 0) {
+    const int weights = rel.edge_attrs[weight].array;
+    return WeightedSource{.weights = static_cast<const float*>(graph_.arrays[weights]),
+                          .positive = graph_.positive[weights] != 0};
+  }
+  return UniformSource{};
+}
+
 absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_t* report, const int64_t* num_hop0,
                                           std::span<const DeviceExclusions> excluded,
                                           const int64_t* link_subgraph_times) {
@@ -422,39 +449,18 @@ absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_
         const int64_t frontier = bound.frontier[rel.dst_type];
         if (frontier == 0 || bound.edges[r] == 0) continue;  // nothing to draw: its hop_edges stay 0
         const DeviceRelation& csc = graph_.relations[r];
-        const int weight =  // the weights' array (the weighted rule), -1: uniform
-            spec_.WeightOf(static_cast<int>(r)) < 0 ? -1 : rel.edge_attrs[spec_.WeightOf(static_cast<int>(r))].array;
         // A hot tier holds in-neighbor lists only for a one-relation dataset's (HotTier's adjacency).
-        FrontierSource source{csc.indptr,
-                              csc.indices,
-                              csc.index_dtype,
-                              graph_.types[rel.dst_type].hot,
-                              graph_.csc,
-                              static_cast<uint32_t>(r),
-                              type_offset_[rel.src_type],
-                              weight < 0 ? nullptr : static_cast<const float*>(graph_.arrays[weight]),
-                              weight >= 0 && graph_.positive[weight] != 0};
+        FrontierSource source{.indptr = csc.indptr,
+                              .indices = csc.indices,
+                              .index_dtype = csc.index_dtype,
+                              .hot = graph_.types[rel.dst_type].hot,
+                              .csc = graph_.csc,
+                              .relation = static_cast<uint32_t>(r),
+                              .id_offset = type_offset_[rel.src_type],
+                              .draw = DrawSourceOf(static_cast<int>(r), view, bound, link_subgraph_times)};
         if (spec_.disjoint) {
           source.subgraphs = view.types[rel.dst_type].batch;
           source.src_nodes = schema.node_types[rel.src_type].num_nodes;
-        }
-        const int time_array = spec_.TimeArrayOf(static_cast<int>(r), schema);  // -1: an untimed source type
-        if (spec_.temporal() && time_array >= 0) {
-          const auto array = [&](int i) { return static_cast<const int64_t*>(graph_.arrays[i]); };
-          const int64_t* times = array(time_array);
-          (spec_.time.node_level ? source.node_times : source.edge_times) = times;
-          source.seed_times = spec_.link() ? link_subgraph_times : view.types[spec_.seed_type].seed_time;
-          source.edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr;
-          source.strategy = spec_.time.strategy;
-          source.time_order = time_orders_[r];
-        }
-        if (spec_.labor.active) {
-          source.labor = true;
-          source.labor_dependency = spec_.labor.dependency;
-          source.src_type = static_cast<uint32_t>(rel.src_type);
-          source.edge_weight = view.relations[r].edge_weight;
-          source.labor_max_edges = bound.edges[r];
-          source.labor_overflow = &state_->labor_overflow;
         }
         GNND_RETURN_IF_ERROR(SampleFrontier(
             w, rel_states_ + r, source, frontier, hop, spec_.fanouts[r][hop], ids_, view.types[rel.dst_type].node_ids,

@@ -110,6 +110,10 @@ class CudaSampler {
                                std::span<const DeviceExclusions> excluded = {},
                                const int64_t* link_subgraph_times = nullptr);
   absl::Status EnqueueGather(void* out, cudaStream_t stream);
+  // Relation r's draw policy in this spec: the one place the CUDA backend picks it (the CPU's: CpuSampler::DrawOf),
+  // with what its kernels read of the batch `view` (hop bound `edges`; a temporal link batch's subgraph times).
+  DrawSource DrawSourceOf(int r, const BatchView& view, const BatchCapacity::Hop& hop,
+                          const int64_t* link_subgraph_times) const;
   // An induced batch's edges of `relation` (SamplingSpec::induced) from the nodes in `table`, over those drawn.
   template <typename Key>
   absl::Status EnqueueInduced(int relation, const BatchView& view, const NodeTable<Key>& table, cudaStream_t stream);

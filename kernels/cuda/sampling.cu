@@ -92,7 +92,7 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
   counts[i] = k;
 }
 
-// LABOR-0 (sampling.h, namespace labor) as kernels read it: FrontierSource's, with the hop's fanout.
+// LABOR-0 (sampling.h, namespace labor) as kernels read it: LaborSource's, with the hop's fanout.
 struct LaborArgs {
   labor::Dependency dependency;
   uint32_t source_type;
@@ -158,7 +158,8 @@ __global__ void LaborCountKernel(const BatchArgs* batch, const HopState* state, 
   }
 }
 
-// A disjoint batch's subgraphs and the temporal rule's times (FrontierSource's), as kernels read them.
+// A disjoint batch's subgraphs (FrontierSource's) and the temporal rule's times (TemporalSource's), as kernels
+// read them.
 struct TimeArgs {
   const int64_t* subgraphs;  // per batch node of the frontier's type: its subgraph (null: not disjoint)
   const int64_t* edge_times;
@@ -618,34 +619,43 @@ __global__ void LaborSampleKernel(SampleArgs<Key> a) {
   });
 }
 
-}  // namespace
-
-absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
-                            int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
-                            int64_t keys_at, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
-                            cudaStream_t stream, const DeviceExclusions& excluded) {
-  if (excluded.dst != nullptr && excluded.positions_bound > excluded.max_positions) {
-    return absl::ResourceExhaustedError("a link batch's excluded positions exceed their scratch");
+// One hop of `source` drawn by its policy `draw`: the count kernel and the sample kernel of that policy.
+template <typename Draw>
+absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, const FrontierSource& source,
+                        int64_t frontier, int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids,
+                        int64_t* sampled, int64_t keys_at, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
+                        cudaStream_t stream, const DeviceExclusions& excluded) {
+  constexpr bool kWeighted = std::is_same_v<Draw, WeightedSource>, kTemporal = std::is_same_v<Draw, TemporalSource>,
+                 kLabor = std::is_same_v<Draw, LaborSource>;
+  const float* weights = nullptr;
+  bool weights_positive = false;
+  TimeArgs time{source.subgraphs, nullptr, nullptr, nullptr, nullptr, TemporalStrategy::kUniform, nullptr};
+  LaborArgs labor{{}, 0, fanout, nullptr, 0, nullptr};
+  if constexpr (kWeighted) {
+    weights = draw.weights;
+    weights_positive = draw.positive;
+  } else if constexpr (kTemporal) {
+    time = {source.subgraphs, draw.edge_times, draw.node_times, draw.seed_times,
+            draw.edge_ids,    draw.strategy,   draw.order};
+  } else if constexpr (kLabor) {
+    labor = {draw.dependency, draw.src_type, fanout, draw.edge_weight, draw.max_edges, draw.overflow};
   }
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
-    const bool firsts = edge_pos != nullptr || source.weights != nullptr;
-    const TimeArgs time{source.subgraphs, source.edge_times, source.node_times, source.seed_times,
-                        source.edge_ids,  source.strategy,   source.time_order};
-    const LaborArgs labor{source.labor_dependency, source.src_type,        fanout,
-                          source.edge_weight,      source.labor_max_edges, source.labor_overflow};
-    if (source.labor) {
+    const auto* indices = static_cast<const Index*>(source.indices);
+    const bool firsts = edge_pos != nullptr || kWeighted;
+    if constexpr (kLabor) {
       GNND_LAUNCH(LaborCountKernel<Index>, Blocks((frontier + 1) * kWarp), kThreads, 0, stream, w.args, state, node_ids,
-                  source.indptr, static_cast<const Index*>(source.indices), source.hot, static_cast<uint32_t>(hop + 1),
-                  w.counts, w.lists, w.degrees, firsts ? w.firsts : nullptr, frontier, excluded, labor);
-    } else if (source.temporal()) {
+                  source.indptr, indices, source.hot, static_cast<uint32_t>(hop + 1), w.counts, w.lists, w.degrees,
+                  firsts ? w.firsts : nullptr, frontier, excluded, labor);
+    } else if constexpr (kTemporal) {
       GNND_LAUNCH(TemporalCountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
-                  static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees, w.firsts,
-                  w.candidates, frontier, excluded, time);
+                  indices, source.hot, fanout, w.counts, w.lists, w.degrees, w.firsts, w.candidates, frontier, excluded,
+                  time);
     } else {
       GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
-                  static_cast<const Index*>(source.indices), source.hot, fanout, w.counts, w.lists, w.degrees,
-                  firsts ? w.firsts : nullptr, source.weights_positive ? nullptr : source.weights, frontier, excluded);
+                  indices, source.hot, fanout, w.counts, w.lists, w.degrees, firsts ? w.firsts : nullptr,
+                  weights_positive ? nullptr : weights, frontier, excluded);
     }
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
@@ -675,19 +685,19 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
                                  sampled,
                                  edge_dst,
                                  edge_pos,
-                                 source.weights,
-                                 source.weights_positive,
+                                 weights,
+                                 weights_positive,
                                  TableOf<Key>(w),
                                  reinterpret_cast<Key*>(w.keys) + keys_at,
                                  excluded,
                                  hop_edges,
                                  time,
                                  labor};
-      if (source.labor) {
+      if constexpr (kLabor) {
         GNND_LAUNCH((LaborSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
-      } else if (source.temporal()) {
+      } else if constexpr (kTemporal) {
         GNND_LAUNCH((TemporalSampleKernel<Index, Key>), Blocks(frontier), kThreads, 0, stream, args);
-      } else if (source.weights != nullptr) {
+      } else if constexpr (kWeighted) {
         GNND_LAUNCH((WeightedSampleKernel<Index, Key>), Blocks(frontier * kWarp), kThreads, 0, stream, args);
       } else if (source.csc == CscPlacement::kDevice) {
         GNND_LAUNCH((SampleKernel<Index, 8, Key>), Blocks(frontier * 8), kThreads, 0, stream, args);
@@ -697,6 +707,23 @@ absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierS
       return absl::OkStatus();
     });
   });
+}
+
+}  // namespace
+
+absl::Status SampleFrontier(Workspace& w, const HopState* state, const FrontierSource& source, int64_t frontier,
+                            int hop, int32_t fanout, const IdRange& ids, const int64_t* node_ids, int64_t* sampled,
+                            int64_t keys_at, int32_t* edge_dst, int64_t* edge_pos, int64_t* hop_edges,
+                            cudaStream_t stream, const DeviceExclusions& excluded) {
+  if (excluded.dst != nullptr && excluded.positions_bound > excluded.max_positions) {
+    return absl::ResourceExhaustedError("a link batch's excluded positions exceed their scratch");
+  }
+  return std::visit(
+      [&](const auto& draw) {
+        return SampleWith(draw, w, state, source, frontier, hop, fanout, ids, node_ids, sampled, keys_at, edge_dst,
+                          edge_pos, hop_edges, stream, excluded);
+      },
+      source.draw);
 }
 
 }  // namespace gnnd::cuda

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "common/batch/sampling.h"
@@ -15,7 +16,39 @@
 
 namespace gnnd::cuda {
 
-// A relation's CSC as a hop reads it (one per relation: cuda_sampler.h), and where its lists are cached.
+// The draw policies of common/batch/sampling.h as a hop's kernels read them, one a relation (the CPU's are
+// kernels/cpu/draw.h, the same rules): each has its count and sample kernels, chosen once a hop.
+struct UniformSource {};
+// The weighted rule: the relation's weights in CSC order (device-visible).
+struct WeightedSource {
+  const float* weights = nullptr;
+  bool positive = false;  // every weight > 0: a node's candidates are its in-edges (none counted)
+};
+// The temporal rule: each in-edge's time, edge_times[position in the dataset's CSC] or node_times[source id];
+// each subgraph's seed time; "last"'s tie-breaking ids (edge_ids[position], null: the position); the
+// relation's time order (by CSC position), all device-visible.
+struct TemporalSource {
+  const int64_t* edge_times = nullptr;
+  const int64_t* node_times = nullptr;
+  const int64_t* seed_times = nullptr;
+  const int64_t* edge_ids = nullptr;
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  const uint32_t* order = nullptr;
+};
+// LABOR-0 (namespace labor): the relation's source type (in r_t's counter), the dependency, the slot's
+// edge_weight array of the relation (each sampled edge's weight beside its edge_dst), and the hop's bound of
+// the relation's edges, past which `overflow` (device-visible) is set and the hop's edges are left out.
+struct LaborSource {
+  labor::Dependency dependency;
+  uint32_t src_type = 0;
+  float* edge_weight = nullptr;
+  int64_t max_edges = 0;
+  int32_t* overflow = nullptr;
+};
+using DrawSource = std::variant<UniformSource, WeightedSource, TemporalSource, LaborSource>;
+
+// A relation's CSC as a hop reads it (one per relation: cuda_sampler.h), and where its lists are cached; its draw
+// policy.
 struct FrontierSource {
   const int64_t* indptr = nullptr;
   const void* indices = nullptr;
@@ -24,32 +57,12 @@ struct FrontierSource {
   CscPlacement csc = CscPlacement::kDevice;
   uint32_t relation = 0;  // in the draw's counter
   int64_t id_offset = 0;  // added to each sampled id (a typed batch's table holds global ids)
-  // The weighted rule (sampling.h): the relation's weights in CSC order (device-visible), null: uniform.
-  const float* weights = nullptr;
-  bool weights_positive = false;  // every weight > 0: a node's candidates are its in-edges (none counted)
   // A disjoint batch: each frontier node's subgraph (the destination type's batch array in the slot), and
   // the source type's node count (a sampled source's key is id_offset + subgraph * src_nodes + id). Null:
   // not disjoint.
   const int64_t* subgraphs = nullptr;
   int64_t src_nodes = 0;
-  // The temporal rule (sampling.h): each in-edge's time, edge_times[position in the dataset's CSC] or
-  // node_times[source id] (null both: not temporal); each subgraph's seed time; "last"'s tie-breaking ids
-  // (edge_ids[position], null: the position).
-  const int64_t* edge_times = nullptr;
-  const int64_t* node_times = nullptr;
-  const int64_t* seed_times = nullptr;
-  const int64_t* edge_ids = nullptr;
-  TemporalStrategy strategy = TemporalStrategy::kUniform;
-  const uint32_t* time_order = nullptr;  // the relation's time order (by CSC position), device-visible
-  bool temporal() const { return edge_times != nullptr || node_times != nullptr; }
-  // LABOR-0 (sampling.h, namespace labor): the relation's source type (in r_t's counter), the dependency, and
-  // the slot's edge_weight array of the relation, where each sampled edge's weight goes beside its edge_dst.
-  bool labor = false;
-  labor::Dependency labor_dependency;
-  uint32_t src_type = 0;
-  float* edge_weight = nullptr;
-  int64_t labor_max_edges = 0;        // the hop's bound of the relation's edges
-  int32_t* labor_overflow = nullptr;  // set (device-visible) when the hop outgrows it: its edges are left out
+  DrawSource draw;
 };
 // A link batch's excluded edges as the sampling kernels read them (common/batch/link_rule.h: exclusion
 // inside the draw): the (destination, source) pairs, sorted and distinct (EdgeExclusions), and scratch for
