@@ -14,6 +14,7 @@ import pytest
 
 import gnnd
 from daemon_util import GNNCTL, Daemon, edgelist_link_dataset, free_port, generate, run_gnnctl
+from temporal_util import timed_edge_list
 from test_metrics import scrape
 
 TOKEN = "a-shared-secret-of-the-partition-tests"
@@ -82,26 +83,8 @@ def datasets(tmp_path_factory):
     subprocess.run([GNNCTL, "generate", "--preset=mag", "--scale=0.01", "--seed=2", "--add-reverse",
                     f"--link-relation={KEY}", root / "mag"], check=True, capture_output=True)
     generate(root / "magt", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--temporal")
-    # Edge weights and times, node times, splits with times (as test_temporal.py's).
-    rng = np.random.default_rng(3)
-    n, e = 600, 6000
-    src = root / "src"
-    src.mkdir()
-    np.save(src / "edges.npy", np.stack([rng.integers(0, n, e), rng.integers(0, n, e)]))
-    np.save(src / "time.npy", rng.integers(0, 1000, e))
-    np.save(src / "w.npy", rng.random(e).astype(np.float32))
-    np.save(src / "node_time.npy", rng.integers(0, 1000, n))
-    np.save(src / "x.npy", rng.standard_normal((n, 4)).astype(np.float32))
-    np.save(src / "y.npy", rng.integers(0, 3, n))
-    (src / "splits").mkdir()
-    (src / "times").mkdir()
-    for name, ids in (("train", np.arange(0, 300)), ("valid", np.arange(300, 350)), ("test", np.arange(350, 400))):
-        np.save(src / "splits" / f"{name}.npy", ids)
-        np.save(src / "times" / f"{name}.npy", rng.integers(0, 1000, len(ids)))
-    run_gnnctl("import", "--format", "edgelist", "--dedup", "--features", src / "x.npy", "--labels", src / "y.npy",
-               "--splits", src / "splits", "--split-time", src / "times", "--node-time", src / "node_time.npy",
-               f"--edge-attr=time={src / 'time.npy'}", f"--edge-attr=w={src / 'w.npy'}", src / "edges.npy",
-               root / "timed")
+    (root / "src").mkdir()  # edge weights and times, node times, splits with times (as test_temporal.py's)
+    timed_edge_list(root / "src", root / "timed", nodes=600, edges=6000)
     return root
 
 

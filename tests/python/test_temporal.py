@@ -11,7 +11,7 @@ import pytest
 import gnnd
 import gnnd.pyg
 from daemon_util import Daemon, generate, run_gnnctl
-from temporal_util import Csc
+from temporal_util import Csc, timed_edge_list
 
 N, E = 400, 3200
 
@@ -21,24 +21,7 @@ def served(tmp_path_factory):
     """An edge list with random node times, an int64 edge attribute time and a float one, splits with times;
     and a generated typed graph with times; served by one gnnd (CPU)."""
     tmp = tmp_path_factory.mktemp("temporal")
-    rng = np.random.default_rng(3)
-    src, dst = rng.integers(0, N, E), rng.integers(0, N, E)
-    np.save(tmp / "edges.npy", np.stack([src, dst]))
-    inputs = {"time": rng.integers(0, 1000, E), "w": rng.random(E).astype(np.float32)}
-    for name, values in inputs.items():
-        np.save(tmp / f"{name}.npy", values)
-    node_time = rng.integers(0, 1000, N)
-    np.save(tmp / "node_time.npy", node_time)
-    np.save(tmp / "x.npy", rng.standard_normal((N, 4)).astype(np.float32))
-    np.save(tmp / "y.npy", rng.integers(0, 3, N))
-    (tmp / "splits").mkdir()
-    (tmp / "times").mkdir()
-    for name, ids in (("train", np.arange(0, 300)), ("valid", np.arange(300, 350)), ("test", np.arange(350, 400))):
-        np.save(tmp / "splits" / f"{name}.npy", ids)
-        np.save(tmp / "times" / f"{name}.npy", rng.integers(0, 1000, len(ids)))
-    run_gnnctl("import", "--format", "edgelist", "--dedup", "--features", tmp / "x.npy", "--labels", tmp / "y.npy",
-               "--splits", tmp / "splits", "--split-time", tmp / "times", "--node-time", tmp / "node_time.npy",
-               *[f"--edge-attr={name}={tmp / name}.npy" for name in inputs], tmp / "edges.npy", tmp / "homo")
+    timed_edge_list(tmp, tmp / "homo", N, E)
     generate(tmp / "mag", "--preset", "mag", "--scale", "0.002", "--seed", "5", "--add-reverse", "--temporal")
     daemon = Daemon(tmp, f"--dataset=homo={tmp / 'homo'}", f"--dataset=mag={tmp / 'mag'}")
     yield daemon, tmp
