@@ -34,13 +34,13 @@ std::vector<std::pair<int, int>> TimeOrdersOf(const GraphData& graph, const Samp
 
 }  // namespace
 
-uint64_t CpuSampler::TimeOrderBytesToBuild(const GraphData& graph, const SamplingSpec& spec) {
+uint64_t CpuSampler::DrawPreparationBytes(const GraphData& graph, const SamplingSpec& spec) {
   uint64_t bytes = 0;
   for (const auto [r, times] : TimeOrdersOf(graph, spec)) bytes += graph.time_orders->BytesToBuild(graph, r, times);
   return bytes;
 }
 
-absl::Status CpuSampler::PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec) {
+absl::Status CpuSampler::PrepareDraws(const GraphData& graph, const SamplingSpec& spec) {
   for (const auto [r, times] : TimeOrdersOf(graph, spec)) {
     GNND_RETURN_IF_ERROR(graph.time_orders->Get(graph, r, times).status());
   }
@@ -60,7 +60,7 @@ CpuSampler::Draw CpuSampler::DrawOf(int relation) {
         static_cast<const int64_t*>(graph_.arrays.data[times]);
     if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);
     const uint32_t*& order = time_orders_[relation];
-    if (order == nullptr) order = *graph_.time_orders->Get(graph_, relation, times);  // PrepareTimeOrders'
+    if (order == nullptr) order = *graph_.time_orders->Get(graph_, relation, times);  // PrepareDraws'
     temporal.order = order;
     return temporal;
   }

@@ -38,12 +38,12 @@ void GatherEdgeRows(const GraphData& graph, const BatchView& out);
 class CpuSampler {
  public:
   CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_t seed);
-  // Builds the time orders a temporal `spec` draws through (GraphData::time_orders), so a session fails at
-  // its start where memory is short: call it before a temporal spec's first batch (sessions and gnnctl sample
-  // do), since a draw has no way to report a failure to build one.
-  static absl::Status PrepareTimeOrders(const GraphData& graph, const SamplingSpec& spec);
-  // The bytes PrepareTimeOrders would map for `spec`: the orders it draws through not built yet.
-  static uint64_t TimeOrderBytesToBuild(const GraphData& graph, const SamplingSpec& spec);
+  // Builds what `spec`'s draw policies read beyond the dataset's arrays (the temporal rule's time orders,
+  // GraphData::time_orders, kept with the dataset), so a session fails at its start where memory is short: call
+  // it before a spec's first batch (sessions and gnnctl sample do), since a draw has no way to report a failure.
+  static absl::Status PrepareDraws(const GraphData& graph, const SamplingSpec& spec);
+  // The bytes PrepareDraws would map for `spec`: what it reads not built yet.
+  static uint64_t DrawPreparationBytes(const GraphData& graph, const SamplingSpec& spec);
 
   // Samples around `seeds` (ids of the seed type) for (epoch, batch_index) and writes every array of `out`,
   // laid out for this spec's capacity (ComputeBatchCapacity). `times`, if set, gets the stages' seconds.

@@ -82,9 +82,10 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
            s->made_seeds_.size() + (request.slots_may_grow() ? 5 : 4) * static_cast<uint64_t>(plan.max_epoch_seeds) +
            (s->split_times_.empty() ? 0 : 2) * static_cast<uint64_t>(plan.max_epoch_seeds)) +
       (shape.link ? NodesByTimeBytes(graph.schema, shape.link->seeds.relation, shape.sampling) : 0);
-  // The time orders a temporal session draws through that this dataset has not built yet: built for it (before
-  // its first batch, by its backend or its slots' sizing) and kept with the dataset, so they count here.
-  const uint64_t order_bytes = CpuSampler::TimeOrderBytesToBuild(graph, shape.sampling);
+  // What the session's draw policies read that this dataset has not built yet (a temporal session's time orders):
+  // built for it (before its first batch, by its backend or its slots' sizing) and kept with the dataset, so it
+  // counts here.
+  const uint64_t order_bytes = CpuSampler::DrawPreparationBytes(graph, shape.sampling);
   // The session's bytes with `plan`'s slots, or the refusal naming max_session_bytes.
   auto count_bytes = [&](const SessionShape& slots, absl::string_view least) -> absl::Status {
     const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);

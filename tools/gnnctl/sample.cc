@@ -99,7 +99,7 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   GNND_ASSIGN_OR_RETURN(
       const SessionShape shape,
       CheckOpenRequest(open, graph, graph.MaxInDegrees(), {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
-  GNND_RETURN_IF_ERROR(CpuSampler::PrepareTimeOrders(graph, shape.sampling));  // as a session's start does
+  GNND_RETURN_IF_ERROR(CpuSampler::PrepareDraws(graph, shape.sampling));  // as a session's start does
   if (shape.link) return SampleLinkToNpz(request, graph, shape, out_npz);
   std::vector<int64_t> made;
   // --open_fields may give seed_ids (with --split "") and their times.
