@@ -36,7 +36,7 @@ struct NodeDraw {
   const Index* indices = nullptr;  // the relation's
   int32_t fanout = 0;
   std::span<const int64_t> excluded{};  // offsets this batch never samples, ascending
-  int64_t seed_time = 0;              // its subgraph's (the temporal rule)
+  int64_t seed_time = 0;                // its subgraph's (the temporal rule)
 
   int64_t allowed() const { return degree - static_cast<int64_t>(excluded.size()); }
   // Walks the offsets [0, degree), calling visit(offset) for those not excluded.
