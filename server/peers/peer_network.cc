@@ -188,13 +188,13 @@ void PeerNetwork::Impl::Send(ucp_ep_h ep, unsigned id, const void* header, size_
   Track(ucp_am_send_nbx(ep, id, held_header->data(), held_header->size(), data, bytes, &param), op);
 }
 
-void PeerNetwork::Impl::Close(ucp_ep_h ep) {
+void PeerNetwork::Impl::Close(ucp_ep_h ep, bool flush) {
   auto* op = new Op{};
   ucp_request_param_t param = {};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
   param.cb.send = &OpDone;
   param.user_data = op;
-  param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  param.flags = flush ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
   Track(ucp_ep_close_nbx(ep, &param), op);
 }
 

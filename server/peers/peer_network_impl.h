@@ -122,7 +122,9 @@ struct PeerNetwork::Impl {
     const std::string& bytes = *data;
     Send(ep, id, header, header_bytes, std::move(data), bytes.data(), bytes.size(), flags, std::move(done));
   }
-  void Close(ucp_ep_h ep);
+  // Closes `ep` at once (force), or with `flush` once what was sent on it has reached the peer (a refusal's
+  // answer: a forced close may reset the connection before the peer reads it).
+  void Close(ucp_ep_h ep, bool flush = false);
 
   // Client side.
   void Connect(Peer& peer);

@@ -87,9 +87,9 @@ ucs_status_t PeerNetwork::Impl::OnHello(const void* header, size_t header_bytes,
   }
   deferred.push_back([this, ep, welcome, body, refused = code != absl::StatusCode::kOk] {
     if (!accepted.contains(ep)) return;
-    // A refused peer's connection is closed once it has the answer.
+    // A refused peer's connection is closed once it has the answer (flushed: it reaches the peer first).
     Send(ep, peer_wire::kWelcome, &welcome, sizeof(welcome), body, 0, [this, ep, refused](ucs_status_t) {
-      if (refused && accepted.erase(ep) > 0) Close(ep);
+      if (refused && accepted.erase(ep) > 0) Close(ep, /*flush=*/true);
     });
   });
   return UCS_OK;
