@@ -23,14 +23,19 @@ PartRows::PartRows(std::shared_ptr<PeerNetwork> network, int type, const std::by
 
 PartRows::Asked PartRows::Ask(std::span<const int64_t> ids) {
   Asked asked;
-  if (cache_ != nullptr) {
-    asked.cached.resize(ids.size());
-    cache_->Pin(ids, asked.cached);  // a local id is never cached: its slot is -1
+  if (cache_ != nullptr) {  // only rows owned elsewhere are looked up
+    std::vector<int64_t> remote;
+    for (int64_t id : ids) {
+      if (static_cast<uint32_t>(owner_[id]) != part_) remote.push_back(id);
+    }
+    asked.cached.resize(remote.size());
+    cache_->Pin(remote, asked.cached);
   }
   std::vector<std::vector<int64_t>> rows(network_->options().peers.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
+  for (size_t i = 0, r = 0; i < ids.size(); ++i) {
     const auto part = static_cast<uint32_t>(owner_[ids[i]]);
-    if (part != part_ && (asked.cached.empty() || asked.cached[i] < 0)) rows[part].push_back(owner_row_[ids[i]]);
+    if (part == part_) continue;
+    if (asked.cached.empty() || asked.cached[r++] < 0) rows[part].push_back(owner_row_[ids[i]]);
   }
   asked.fetches.resize(rows.size());
   for (uint32_t part = 0; part < rows.size(); ++part) {
@@ -90,14 +95,15 @@ absl::Status PartRows::Gather(uint64_t ticket, std::span<const int64_t> ids, voi
   std::vector<int64_t> fetched_ids;                   // to keep in the cache
   std::vector<const std::byte*> fetched_rows;
   uint64_t local = 0, cached = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
+  for (size_t i = 0, r = 0; i < ids.size(); ++i) {
     const auto part = static_cast<uint32_t>(owner_[ids[i]]);
+    const int32_t slot = part == part_ || asked.cached.empty() ? -1 : asked.cached[r++];
     const std::byte* from;
     if (part == part_) {
       from = local_ + owner_row_[ids[i]] * row_bytes_;
       ++local;
-    } else if (!asked.cached.empty() && asked.cached[i] >= 0) {
-      from = cache_->row(asked.cached[i]);
+    } else if (slot >= 0) {
+      from = cache_->row(slot);
       ++cached;
     } else {
       if ((next[part] + 1) * row_bytes_ > remote[part].size()) {

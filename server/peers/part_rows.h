@@ -50,7 +50,8 @@ class PartRows final : public RowTier {
 
  private:
   // A batch's rows on the way: each part's fetch (null for this part and parts it reads nothing from), and
-  // by id the remote cache's slot, pinned (-1: fetched or local; empty without a cache).
+  // for each id owned elsewhere, in the order of the ids, the remote cache's slot, pinned (-1: fetched; empty
+  // without a cache).
   struct Asked {
     std::vector<std::shared_ptr<RowFetch>> fetches;
     std::vector<int32_t> cached;

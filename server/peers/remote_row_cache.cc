@@ -20,7 +20,6 @@ RemoteRowCache::RemoteRowCache(int64_t capacity_rows, uint64_t row_bytes, int sh
     shard.first = static_cast<int32_t>(s) * shard_rows_;
     shard.free.resize(static_cast<size_t>(shard_rows_));
     for (int32_t i = 0; i < shard_rows_; ++i) shard.free[i] = shard.first + shard_rows_ - 1 - i;  // first on top
-    shard.stats.capacity_rows = shard_rows_;
   }
 }
 
@@ -140,10 +139,9 @@ void RemoteRowCache::Insert(std::span<const int64_t> ids, std::span<const std::b
 }
 
 RemoteRowCacheStats RemoteRowCache::stats() const {
-  RemoteRowCacheStats total;
+  RemoteRowCacheStats total{.capacity_rows = capacity_rows()};
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    total.capacity_rows += shard.stats.capacity_rows;
     total.resident_rows += shard.stats.resident_rows;
     total.hits += shard.stats.hits;
     total.evictions += shard.stats.evictions;

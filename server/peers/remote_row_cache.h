@@ -58,7 +58,7 @@ class RemoteRowCache {
     absl::flat_hash_map<int64_t, int32_t> slot_of;  // row -> slot, for rows ready to read
     std::vector<int32_t> free;                      // slots never used or given back
     int32_t hand = 0;                               // the clock's, from first
-    RemoteRowCacheStats stats;
+    RemoteRowCacheStats stats;                      // capacity_rows left 0: the cache's is capacity_rows()
   };
   size_t ShardOf(int64_t id) const;
   // The positions of `ids` by shard: order[begin[s] .. begin[s + 1]) are shard s's.
