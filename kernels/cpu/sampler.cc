@@ -104,7 +104,7 @@ void CpuSampler::DrawFrontier(const Policy& policy, int relation, int hop, const
     n.node = dst_ids[v];
     const int64_t subgraph = subgraphs == nullptr ? 0 : subgraphs[v];
     n.key = subgraphs == nullptr ? key : SubgraphKey(key, static_cast<uint64_t>(subgraph));
-    if constexpr (std::is_same_v<Policy, TemporalRule>) n.seed_time = seed_times_[subgraph];
+    if (!seed_times_.empty()) n.seed_time = seed_times_[subgraph];  // a temporal batch's subgraph times
     DrawNode(policy, n, indptr, excluded == nullptr ? std::span<const int64_t>() : excluded->Of(n.node), draw_,
              offsets);
     const auto k = static_cast<int64_t>(offsets.size());
