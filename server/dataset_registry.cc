@@ -33,7 +33,7 @@ v1::DatasetInfo DatasetRegistry::InfoLocked(const LoadedDataset& d) const {
   info.set_name(d.name);
   info.set_path(d.path);
   *info.mutable_manifest() = d.graph.manifest;
-  info.set_max_in_degree(*std::max_element(d.max_in_degrees.begin(), d.max_in_degrees.end()));
+  info.set_max_in_degree(*std::max_element(d.summary.max_in_degrees.begin(), d.summary.max_in_degrees.end()));
   if (const auto leases = leases_.find(d.name); leases != leases_.end()) info.set_sessions(leases->second);
   uint64_t bytes = d.graph.schema.total_bytes();  // what shared memory holds: not features left on storage
   for (size_t t = 0; t < d.feature_caches.size(); ++t) {
@@ -374,8 +374,7 @@ absl::StatusOr<std::shared_ptr<LoadedDataset>> DatasetRegistry::MakeCopy(const v
     // Batches sampled ahead, whose rows owned elsewhere are asked for at once: the fetches overlap the gathers.
     loaded->look_ahead = dataset.look_ahead() > 0 ? dataset.look_ahead() : kDefaultLookAhead;
   }
-  loaded->max_in_degrees = loaded->graph.MaxInDegrees();
-  loaded->first_undrawable_weights = loaded->graph.FirstUndrawableWeights();
+  loaded->summary = GraphSummary::Of(loaded->graph);
   loaded->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const ShmLoadStats& stats = loaded->shm->load_stats();
   if (stats.bytes > 0) {

@@ -44,10 +44,7 @@ struct LoadedDataset {
   // The tiers as samplers take them, per node type.
   std::vector<RowTier*> caches() const;
   GraphData graph;
-  std::vector<int64_t> max_in_degrees;  // per relation (bounds a fanout of -1)
-  // Per array: a weight-shaped edge attribute's first undrawable value (GraphData::FirstUndrawableWeights), so a
-  // weighted open is checked without a pass over its weights.
-  std::vector<int64_t> first_undrawable_weights;
+  GraphSummary summary;  // what an open reads of the arrays, found once here (no open makes a pass over them)
   double load_seconds = 0;
 };
 

@@ -32,4 +32,13 @@ struct GraphData {
   std::shared_ptr<TimeOrderCache> time_orders = std::make_shared<TimeOrderCache>();
 };
 
+// What opening a session reads of a dataset beyond its schema: passes over its arrays, made once when it is
+// loaded (GraphData::Summary).
+struct GraphSummary {
+  std::vector<int64_t> max_in_degrees;  // per relation (GraphData::MaxInDegrees): bounds a fanout of -1
+  // Per array (GraphData::FirstUndrawableWeights); empty: found for an attribute when a session asks.
+  std::vector<int64_t> first_undrawable_weights;
+  static GraphSummary Of(const GraphData& graph) { return {graph.MaxInDegrees(), graph.FirstUndrawableWeights()}; }
+};
+
 }  // namespace gnnd

@@ -258,7 +258,7 @@ absl::Status SetEdgeData(const v1::OpenSession& request, const DatasetSchema& sc
 // The weighted rule (open.weight_attr): the attribute of every relation sampled through, checked (none
 // negative: a pass over its values).
 absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& graph,
-                            const std::vector<int64_t>* first_undrawable, SamplingSpec& spec) {
+                            const std::vector<int64_t>& first_undrawable, SamplingSpec& spec) {
   if (request.weight_attr().empty()) return absl::OkStatus();
   const DatasetSchema& schema = graph.schema;
   spec.edge_weights.assign(schema.relations.size(), -1);
@@ -277,8 +277,8 @@ absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& gra
                        where, "'s is ", attr->dim > 0 ? absl::StrCat(attr->dim, " x ") : "", DTypeName(attr->dtype)));
     }
     const auto* w = static_cast<const float*>(graph.arrays.data[attr->array]);
-    const int64_t e = first_undrawable != nullptr
-                          ? (*first_undrawable)[attr->array]
+    const int64_t e = !first_undrawable.empty()
+                          ? first_undrawable[attr->array]
                           : std::find_if(w, w + rel.num_edges, [](float x) { return !weighted::Drawable(x); }) - w;
     if (e >= 0 && e < rel.num_edges) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -496,8 +496,7 @@ absl::Status SetNegativeWeights(const v1::OpenSession& request, const DatasetSch
 
 // A link session (open.edge_split set): its spec, checked against the dataset, and its slot layout.
 absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, const GraphData& graph,
-                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
-                                              const std::vector<int64_t>* first_undrawable_weights,
+                                              const GraphSummary& summary, const SlotLimits& limits,
                                               SessionShape shape) {
   if (!request.split().empty() || request.seed_ids_size() > 0) {
     return absl::InvalidArgumentError(
@@ -551,7 +550,7 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   shape.seed_type = -1;
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_undrawable_weights, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, summary.first_undrawable_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, graph.schema, shape));
   if (shape.sampling.time.node_level && (spec.negatives.src_weights || spec.negatives.dst_weights)) {
     return absl::UnimplementedError(
@@ -567,8 +566,9 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   }
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, graph.schema), "open."));
   GNND_RETURN_IF_ERROR(InField(CheckSeedScheduleSpec(shape.schedule), "open."));
-  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, graph.schema, max_in_degrees));
-  GNND_RETURN_IF_ERROR(CheckCudaFanouts(shape, graph.schema, max_in_degrees));
+  GNND_ASSIGN_OR_RETURN(shape.layout.capacity,
+                        ComputeBatchCapacity(shape.sampling, graph.schema, summary.max_in_degrees));
+  GNND_RETURN_IF_ERROR(CheckCudaFanouts(shape, graph.schema, summary.max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;
@@ -619,14 +619,13 @@ std::span<const int64_t> SplitSeedTimes(const v1::OpenSession& request, const Se
 }
 
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
-                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
-                                              const std::vector<int64_t>* first_undrawable_weights) {
+                                              const GraphSummary& summary, const SlotLimits& limits) {
   const DatasetSchema& schema = graph.schema;
   const bool typed = schema.format_version != 1;
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
   if (!request.edge_split().empty() || request.seed_edges_size() > 0) {
-    return CheckLinkRequest(request, graph, max_in_degrees, limits, first_undrawable_weights, shape);
+    return CheckLinkRequest(request, graph, summary, limits, shape);
   }
   const auto given = [](const std::string& mode) { return !mode.empty() && mode != "none"; };
   if (given(request.neg_sampling()) || request.neg_amount() > 1 || request.neg_ratio() != 0 ||
@@ -653,14 +652,14 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   shape.sampling.seeds_may_repeat = seeds_may_repeat;
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
   GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, first_undrawable_weights, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, summary.first_undrawable_weights, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(request, schema, shape));
   GNND_RETURN_IF_ERROR(SetLabor(request, schema, shape.sampling));
   shape.sampling.induced = request.induced();
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());
-  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, max_in_degrees));
-  GNND_RETURN_IF_ERROR(CheckCudaFanouts(shape, schema, max_in_degrees));
+  GNND_ASSIGN_OR_RETURN(shape.layout.capacity, ComputeBatchCapacity(shape.sampling, schema, summary.max_in_degrees));
+  GNND_RETURN_IF_ERROR(CheckCudaFanouts(shape, schema, summary.max_in_degrees));
   LayOutSlots(graph, shape);
   GNND_RETURN_IF_ERROR(CheckSlotBytes(request, shape, limits));
   return shape;

@@ -68,12 +68,9 @@ void LayOutSlots(const GraphData& graph, SessionShape& shape);
 // `shape` laid out again with rows[t] rows of node type t's features in a slot (at most its bound).
 void SetFeatureRows(const GraphData& graph, std::span<const int64_t> rows, SessionShape& shape);
 
-// `max_in_degrees`: per relation (GraphData::MaxInDegrees). With open.slots_may_grow the slots' bytes are
-// not checked against the limit here (the session checks them once sized by its batches).
-// `first_undrawable_weights` (GraphData::FirstUndrawableWeights, kept with a loaded dataset): null, and an
-// open.weight_attr is checked by a pass over its values.
+// `summary`: the graph's (GraphSummary::Of, kept with a loaded dataset). With open.slots_may_grow the slots' bytes
+// are not checked against the limit here (the session checks them once sized by its batches).
 absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, const GraphData& graph,
-                                              const std::vector<int64_t>& max_in_degrees, const SlotLimits& limits,
-                                              const std::vector<int64_t>* first_undrawable_weights = nullptr);
+                                              const GraphSummary& summary, const SlotLimits& limits);
 
 }  // namespace gnnd

@@ -36,12 +36,12 @@ std::vector<std::pair<int, int>> TimeOrdersOf(const GraphData& graph, const Samp
 
 uint64_t CpuSampler::DrawPreparationBytes(const GraphData& graph, const SamplingSpec& spec) {
   uint64_t bytes = 0;
-  for (const auto [r, times] : TimeOrdersOf(graph, spec)) bytes += graph.time_orders->BytesToBuild(graph, r, times);
+  for (const auto& [r, times] : TimeOrdersOf(graph, spec)) bytes += graph.time_orders->BytesToBuild(graph, r, times);
   return bytes;
 }
 
 absl::Status CpuSampler::PrepareDraws(const GraphData& graph, const SamplingSpec& spec) {
-  for (const auto [r, times] : TimeOrdersOf(graph, spec)) {
+  for (const auto& [r, times] : TimeOrdersOf(graph, spec)) {
     GNND_RETURN_IF_ERROR(graph.time_orders->Get(graph, r, times).status());
   }
   return absl::OkStatus();

@@ -10,7 +10,7 @@
 #include "common/base/status.h"
 #include "common/batch/link_batch.h"
 #include "common/wire/batch_proto.h"
-#include "kernels/cuda/link_stage.h"
+#include "kernels/cuda/batch_maker.h"
 #include "server/sessions/staged_slot_sampler.h"
 
 namespace gnnd {
@@ -45,88 +45,40 @@ BatchView PerHopView(const BatchLayout& l, const int32_t* hops) {
   return view;
 }
 
-// Node batches of every dataset through the one CUDA sampler.
-class NodeSlotSampler final : public SlotSampler {
+// Batches of every kind through the one CUDA batch maker. A link fill's strict flag is read when it is complete.
+class MakerSlotSampler final : public SlotSampler {
  public:
-  explicit NodeSlotSampler(std::unique_ptr<cuda::CudaSampler> sampler) : sampler_(std::move(sampler)) {}
-  size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch&, const SeedBatch& device_seeds, char* slot,
-                      cudaStream_t stream) override {
-    return sampler_->Sample(epoch, batch_index, device_seeds.ids, slot, stream, nullptr, device_seeds.times);
+  explicit MakerSlotSampler(std::unique_ptr<cuda::CudaBatchMaker> maker) : maker_(std::move(maker)) {}
+  size_t slot_bytes() const override { return maker_->layout().total_bytes; }
+  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, const SeedBatch& device_seeds,
+                      char* slot, cudaStream_t stream) override {
+    return maker_->Sample(epoch, batch_index, seeds, device_seeds, reinterpret_cast<std::byte*>(slot), stream);
   }
-  absl::Status Prepare(char* slot, cudaStream_t stream) override { return sampler_->Prepare(slot, stream); }
-  absl::StatusOr<bool> Outgrown(const char* slot) override { return sampler_->Outgrown(slot); }
-  std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(sampler_->layout()); }
-  void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    SetReadyCounts(PerHopView(sampler_->layout(), hops), sampler_->layout(), 0, 0, ready);
+  absl::Status Prepare(char* slot, cudaStream_t stream) override {
+    return maker_->Prepare(reinterpret_cast<std::byte*>(slot), stream);
   }
-
- private:
-  std::unique_ptr<cuda::CudaSampler> sampler_;
-};
-
-// Link batches (kernels/cuda/link_stage.h before the one sampler): the graph arrays, then the pair arrays, in one slot.
-// Each fill's strict flag is copied to pinned memory behind it and read when the fill is complete.
-class LinkSlotSampler final : public SlotSampler {
- public:
-  static absl::StatusOr<std::unique_ptr<LinkSlotSampler>> Create(const SessionPlan& plan,
-                                                                 const cuda::DeviceGraph& graph) {
-    auto s = std::unique_ptr<LinkSlotSampler>(new LinkSlotSampler());
-    GNND_ASSIGN_OR_RETURN(s->graph_sampler_, cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout,
-                                                                       {.use_graphs = false}));
-    GNND_ASSIGN_OR_RETURN(s->sampler_, cuda::CudaLinkStage::Create(plan.dataset->graph, graph, *s->graph_sampler_,
-                                                                   plan.link->seeds, plan.seed, plan.num_slots));
-    s->flags_ = static_cast<size_t>(plan.num_slots);  // fills in flight: at most one per slot
-    GNND_CUDA(cudaMallocHost(&s->strict_, sizeof(uint64_t) * s->flags_), "allocate the strict flags");
-    return s;
+  absl::StatusOr<bool> Outgrown(const char* slot) override {
+    return maker_->Outgrown(reinterpret_cast<const std::byte*>(slot));
   }
-  ~LinkSlotSampler() override {
-    if (strict_ != nullptr) cudaFreeHost(strict_);
-  }
-  size_t slot_bytes() const override { return sampler_->layout().total_bytes; }
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& batch, const SeedBatch&, char* slot,
-                      cudaStream_t stream) override {
-    const std::span<const int64_t> seeds = batch.ids;
-    const auto positives = static_cast<int64_t>(seeds.size());
-    // Fills complete and are reported in order, at most one per slot in flight: way `flag` is free again.
-    const size_t flag = next_flag_++ % flags_;
-    GNND_RETURN_IF_ERROR(sampler_->SampleInto(epoch, batch_index, seeds, reinterpret_cast<std::byte*>(slot),
-                                              strict_ + flag, static_cast<int>(flag), stream));
-    filling_.push_back({batch_index, seeds, sampler_->layout().pairs->pairs(positives), positives, flag});
+  std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(maker_->layout()); }
+  absl::Status Filled(int) override {
+    GNND_ASSIGN_OR_RETURN(filled_, maker_->Filled());
     return absl::OkStatus();
   }
-  absl::Status Prepare(char*, cudaStream_t) override { return absl::OkStatus(); }
-  std::vector<std::pair<size_t, int>> HopArrays() const override { return PerHopArrays(sampler_->layout()); }
-  absl::Status Filled(int) override {
-    if (filling_.empty()) return absl::InternalError("a link fill completed that was never enqueued");
-    filled_ = filling_.front();
-    filling_.pop_front();
-    return sampler_->StrictError(filled_.batch_index, strict_[filled_.flag], filled_.input_id);
-  }
   void SetCounts(const int32_t* hops, v1::BatchReady& ready) const override {
-    const BatchLayout& layout = sampler_->layout();
-    SetReadyCounts(PerHopView(layout, hops), layout, filled_.pairs, filled_.positives, ready);
+    const BatchLayout& layout = maker_->layout();
+    SetReadyCounts(PerHopView(layout, hops), layout, filled_.first, filled_.second, ready);
   }
   absl::Status StartEpoch(uint64_t, const EpochSeeds&, cudaStream_t) override {
-    filling_.clear();
+    maker_->Forget();
     return absl::OkStatus();
   }
-  bool runs_in_slice() const override { return false; }  // not captured as a graph: on the whole GPU
+  // A node batch's fill is sampling kernels, replayed in a slice; a link batch's is launched on the whole GPU.
+  bool runs_in_slice() const override { return !maker_->is_link(); }
 
  private:
-  struct Fill {
-    uint64_t batch_index = 0;
-    std::span<const int64_t> input_id;  // in the epoch's seeds, which outlive its fills
-    int64_t pairs = 0, positives = 0;
-    size_t flag = 0;
-  };
-  LinkSlotSampler() = default;
-  std::unique_ptr<cuda::CudaSampler> graph_sampler_;  // the one sampler, drawing around each batch's pairs
-  std::unique_ptr<cuda::CudaLinkStage> sampler_;      // declared after graph_sampler_: destroyed before it
-  uint64_t* strict_ = nullptr;  // pinned: one flag (and staging way) per fill in flight, used round robin
-  size_t flags_ = 1, next_flag_ = 0;
-  std::deque<Fill> filling_;  // enqueued, in order (the polling thread's)
-  Fill filled_;               // the last one complete: its counts
+  std::unique_ptr<cuda::CudaBatchMaker> maker_;
+  std::pair<int64_t, int64_t> filled_;  // the last fill complete: its (pairs, positives)
 };
 
 }  // namespace
@@ -158,8 +110,6 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   if (plan.dataset->features_staged()) {
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           StagedSlotSampler::Create(plan, graph, std::move(held), std::move(host_workers)));
-  } else if (plan.link) {
-    GNND_ASSIGN_OR_RETURN(s->sampler_, LinkSlotSampler::Create(plan, graph));
   } else {
     // GNND_FIT_SORTS=0 sorts each hop's new nodes over its bound (comparisons); =tight fits the sorts from the
     // first batch on to exactly the keys seen, so that early batches outgrow them and are filled again (tests).
@@ -170,9 +120,9 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
       options.fit_sorts_margin = 1;
       options.fit_sorts_slack = 0;
     }
-    GNND_ASSIGN_OR_RETURN(auto sampler,
-                          cuda::CudaSampler::Create(graph, plan.sampling, plan.seed, plan.layout, options));
-    s->sampler_ = std::make_unique<NodeSlotSampler>(std::move(sampler));
+    // Fills in flight: at most one per slot.
+    GNND_ASSIGN_OR_RETURN(auto maker, cuda::CudaBatchMaker::Create(plan.recipe(), graph, options, plan.num_slots));
+    s->sampler_ = std::make_unique<MakerSlotSampler>(std::move(maker));
   }
   s->hop_arrays_ = s->sampler_->HopArrays();
   for (const auto& [offset, entries] : s->hop_arrays_) s->counts_per_slot_ += entries;

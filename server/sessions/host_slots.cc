@@ -35,12 +35,7 @@ absl::StatusOr<HostSlots> HostSlots::Create(const SessionPlan& plan, std::byte* 
     targets.link_counts = s.link_counts_;
   }
   const LoadedDataset& dataset = *plan.dataset;
-  BatchRecipe recipe{&dataset.graph, plan.sampling,
-                     plan.link ? std::optional<LinkSeedSpec>(plan.link->seeds) : std::nullopt, plan.seed, plan.layout};
-  GNND_RETURN_IF_ERROR(CpuSampler::PrepareDraws(dataset.graph, plan.sampling));
-  if (recipe.link) {  // made once here, not by each producer thread's stage
-    recipe.link->negatives_by_time = NodesByTimeOf(dataset.graph, *recipe.link, plan.sampling);
-  }
+  const BatchRecipe recipe = plan.recipe();
   if (!two_stages) {
     GNND_ASSIGN_OR_RETURN(s.fill_, CpuProducer::InMemory(recipe, std::move(targets), max_parallel));
     return s;

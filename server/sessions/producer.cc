@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "common/base/status.h"
-#include "kernels/cpu/sampler.h"
 
 namespace gnnd {
 namespace {
@@ -47,35 +46,6 @@ CpuProducer::CpuProducer(FillBatch fill, std::shared_ptr<const Stages> stages, i
 
 namespace {
 
-// One batch at a time on the host, of any kind: the one sampler, and a link session's seed stage before it.
-struct BatchMaker {
-  CpuSampler sampler;
-  std::optional<LinkStage> link;
-
-  static absl::StatusOr<BatchMaker> Create(const BatchRecipe& recipe) {
-    BatchMaker maker{CpuSampler(*recipe.graph, recipe.sampling, recipe.seed), std::nullopt};
-    if (recipe.link) {
-      GNND_ASSIGN_OR_RETURN(maker.link, LinkStage::Create(*recipe.graph, recipe.sampling, *recipe.link, recipe.seed));
-    }
-    return maker;
-  }
-  // The batch of `seeds` (node ids; a link batch's positions of its positives, its pairs into `pairs`) into
-  // `view`: the graph, and with `gather` the feature rows and a node batch's labels.
-  absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, const BatchView& view, bool gather,
-                      LinkBatch& pairs, SampleTimes* times) {
-    if (link) {
-      pairs.graph = view;
-      return link->Sample(sampler, epoch, batch_index, seeds.ids, pairs, times, gather);
-    }
-    if (gather) {
-      sampler.Sample(epoch, batch_index, seeds.ids, view, times, seeds.times);
-    } else {
-      sampler.SampleGraph(epoch, batch_index, seeds.ids, view, seeds.times);
-    }
-    return sampler.status();
-  }
-};
-
 // A look-ahead ring entry holds what sampling writes: the batch without features and labels.
 BatchLayout RingLayout(const BatchRecipe& recipe) {
   return BatchLayout::Make(recipe.layout.capacity, recipe.sampling, WithoutNodeData(recipe.graph->schema));
@@ -89,11 +59,9 @@ absl::StatusOr<CpuProducer::FillBatch> CpuProducer::InMemory(const BatchRecipe& 
     BatchMaker maker;
     LinkBatch pairs;
   };
+  GNND_ASSIGN_OR_RETURN(std::vector<BatchMaker> makers, BatchMaker::Create(recipe, max_parallel));
   auto workers = std::make_shared<std::vector<Worker>>();
-  for (int i = 0; i < std::max(max_parallel, 1); ++i) {
-    GNND_ASSIGN_OR_RETURN(BatchMaker maker, BatchMaker::Create(recipe));
-    workers->push_back({std::move(maker), {}});
-  }
+  for (BatchMaker& maker : makers) workers->push_back({std::move(maker), {}});
   std::optional<PairArrays> pairs = recipe.layout.pairs;
   return
       [workers, pairs, targets = std::move(targets)](int sampler, uint64_t epoch, uint64_t batch_index,
@@ -122,10 +90,7 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorag
     std::vector<LinkBatch> entries;  // a link batch's pairs, per ring entry (its graph is in the ring)
   };
   auto planning = std::make_shared<Planners>();
-  for (int i = 0; i < planners; ++i) {
-    GNND_ASSIGN_OR_RETURN(BatchMaker maker, BatchMaker::Create(recipe));
-    planning->makers.push_back(std::move(maker));
-  }
+  GNND_ASSIGN_OR_RETURN(planning->makers, BatchMaker::Create(recipe, planners));
   planning->entries.resize(window);
   GraphStage stage;
   stage.sample = [planning](uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, int entry, int planner,
@@ -134,7 +99,7 @@ absl::StatusOr<std::shared_ptr<const CpuProducer::Stages>> CpuProducer::OnStorag
   };
   stage.finish = [planning, pairs = recipe.layout.pairs, targets](int entry, int slot) {
     // Reads the labels and node attributes only: any planner's sampler may (it is not sampling with them).
-    const CpuSampler& sampler = planning->makers[0].sampler;
+    const CpuSampler& sampler = planning->makers[0].sampler();
     sampler.GatherNodeAttributes(targets.views[slot]);
     if (pairs) {
       (*targets.link_counts)[slot] = WriteLinkArrays(planning->entries[entry], *pairs, targets.bases[slot]);

@@ -19,22 +19,12 @@
 #include "common/base/thread_pool.h"
 #include "common/batch/batch.h"
 #include "common/batch/layout.h"
+#include "common/batch/recipe.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/row_tier.h"
-#include "kernels/cpu/link_stage.h"
-#include "kernels/cpu/sampler.h"
+#include "kernels/cpu/batch_maker.h"
 
 namespace gnnd {
-
-// What a session's batches are made of: the graph, the one spec, a link session's seed stage, the seed,
-// and the layout of the slots they go to.
-struct BatchRecipe {
-  const GraphData* graph = nullptr;
-  SamplingSpec sampling;
-  std::optional<LinkSeedSpec> link;
-  uint64_t seed = 0;
-  BatchLayout layout;
-};
 
 // Where a producer's batches go: each slot's arrays and start, and per slot the (pairs, positives) of the
 // link batch in it (link sessions).
@@ -138,8 +128,8 @@ class CpuProducer {
   };
   // The two stages around `stage`: ring entries laid out by `ring_layout`, rows read through `caches`.
   static std::shared_ptr<const Stages> TwoStages(const BatchLayout& ring_layout, GraphStage stage,
-                                                 std::vector<BatchView> slots, std::vector<RowTier*> caches,
-                                                 int window, int planners, int prefetch_distance,
+                                                 std::vector<BatchView> slots, std::vector<RowTier*> caches, int window,
+                                                 int planners, int prefetch_distance,
                                                  std::vector<std::shared_ptr<const std::vector<bool>>> held_elsewhere);
   // Starts tasks while there are steps, free slots and idle samplers (and the planning task while there
   // are steps to plan and free ring entries). Called with mutex_ held.

@@ -9,7 +9,7 @@
 #include "common/base/status.h"
 #include "common/batch/batch_schema.h"
 #include "common/wire/batch_proto.h"
-#include "kernels/cpu/sampler.h"
+#include "kernels/cpu/batch_maker.h"
 #include "server/sessions/slot_sizing.h"
 
 namespace gnnd {
@@ -27,9 +27,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->peer_ = peer;
   const LoadedDataset& dataset = lease->dataset();
   const GraphData& graph = dataset.graph;
-  GNND_ASSIGN_OR_RETURN(SessionShape shape, CheckOpenRequest(request, graph, dataset.max_in_degrees,
-                                                             {limits.default_slots, limits.max_session_bytes},
-                                                             &dataset.first_undrawable_weights));
+  GNND_ASSIGN_OR_RETURN(SessionShape shape, CheckOpenRequest(request, graph, dataset.summary,
+                                                             {limits.default_slots, limits.max_session_bytes}));
   s->device_ = shape.device;
   s->schedule_ = shape.schedule;
   s->num_slots_ = shape.num_slots;
@@ -85,7 +84,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   // What the session's draw policies read that this dataset has not built yet (a temporal session's time orders):
   // built for it (before its first batch, by its backend or its slots' sizing) and kept with the dataset, so it
   // counts here.
-  const uint64_t order_bytes = CpuSampler::DrawPreparationBytes(graph, shape.sampling);
+  const uint64_t order_bytes = BatchMaker::PreparationBytes(plan.recipe());
   // The session's bytes with `plan`'s slots, or the refusal naming max_session_bytes.
   auto count_bytes = [&](const SessionShape& slots, absl::string_view least) -> absl::Status {
     const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);

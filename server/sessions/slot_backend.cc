@@ -60,9 +60,8 @@ void SetReadyCounts(const BatchView& view, const BatchLayout& layout, int64_t pa
 uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
   if (!plan.dataset->features_staged()) return 0;
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
-  const GraphData& graph = plan.dataset->graph;
   // A ring entry: the batch's graph (a link batch's pairs, a few per positive, are small beside it).
-  const uint64_t entry = CpuProducer::RingEntryBytes({&graph, plan.sampling, std::nullopt, plan.seed, plan.layout});
+  const uint64_t entry = CpuProducer::RingEntryBytes(plan.recipe());
   const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * plan.num_slots : 0;  // pinned host slots
   return window * entry + staging;
 }

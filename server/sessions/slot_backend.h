@@ -18,6 +18,7 @@
 #include "common/base/fair_pool.h"
 #include "common/base/vocabulary.h"
 #include "common/batch/batch.h"
+#include "common/batch/recipe.h"
 #include "common/batch/seeds.h"
 #include "common/dataset/graph.h"
 #include "common/wire/open_request.h"
@@ -56,6 +57,10 @@ struct SessionPlan {
     schema = shape.schema;
   }
   size_t slot_bytes() const { return layout.total_bytes; }
+  // What the session's batches are made of, for either backend's batch maker.
+  BatchRecipe recipe() const {
+    return {&dataset->graph, sampling, link ? std::optional<LinkSeedSpec>(link->seeds) : std::nullopt, seed, layout};
+  }
   // Per node type, the rows of features a slot holds.
   std::vector<int64_t> feature_rows() const {
     std::vector<int64_t> rows;

@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const gnnd::SlotLimits limits;
   for (const auto& [graph, degrees] : {std::pair{products, std::vector<int64_t>{7'626}},
                                        std::pair{mag, std::vector<int64_t>{27, 4'877, 4'744, 43'200}}}) {
-    auto shape = gnnd::CheckOpenRequest(request, *graph, degrees, limits);
+    auto shape = gnnd::CheckOpenRequest(request, *graph, {degrees}, limits);
     // (Slots that may grow are held to the limit once sized, by the session.)
     if (shape.ok() &&
         ((shape->slot_bytes > limits.max_session_bytes && !request.slots_may_grow()) || shape->num_slots < 1 ||

@@ -451,7 +451,7 @@ TEST_F(SessionTest, CudaFanoutsBeyondWhatOneThreadDrawsAreRefused) {
   auto lease = registry_->Acquire(Request().dataset());
   ASSERT_TRUE(lease.ok()) << lease.status();
   const GraphData& graph = (*lease)->dataset().graph;
-  const std::vector<int64_t> hub = {100000};  // as if a node had 100 000 in-edges
+  const GraphSummary hub{{100000}};  // as if a node had 100 000 in-edges
   v1::OpenSession request = Request();
   request.clear_fanouts();
   request.add_fanouts(kMaxCudaFanout + 1);

@@ -12,11 +12,11 @@
 #include "common/batch/seeds.h"
 #include "common/dataset/dataset.h"
 #include "common/wire/open_request.h"
-#include "kernels/cpu/sampler.h"
+#include "kernels/cpu/batch_maker.h"
 #include "tools/dataset/npz.h"
 #if GNND_WITH_CUDA
 #include "common/base/cuda_check.h"
-#include "kernels/cuda/cuda_sampler.h"
+#include "kernels/cuda/batch_maker.h"
 #endif
 
 namespace gnnd::gnnctl {
@@ -30,7 +30,8 @@ absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape
   GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
   const BatchLayout& layout = shape.layout;
-  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed, layout));
+  GNND_ASSIGN_OR_RETURN(auto maker, cuda::CudaBatchMaker::Create(
+                                        {&graph, shape.sampling, std::nullopt, request.seed, layout}, placed->graph()));
   const SeedBatch batch_seeds = seeds.at(request.step);
   void* out = nullptr;
   int64_t* device_seeds = nullptr;  // the ids, then their times (if any)
@@ -43,9 +44,10 @@ absl::Status SampleOnGpu(const SampleRequest& request, const SessionShape& shape
   int64_t* device_times = device_seeds + batch_seeds.ids.size();
   GNND_CUDA(cudaMemcpy(device_times, batch_seeds.times.data(), batch_seeds.times.size_bytes(), cudaMemcpyHostToDevice),
             "copy seed times");
-  GNND_RETURN_IF_ERROR(sampler->Sample(request.epoch, seeds.batch_index(request.step),
-                                       {device_seeds, batch_seeds.ids.size()}, out, /*stream=*/nullptr,
-                                       /*sampled=*/nullptr, {device_times, batch_seeds.times.size()}));
+  const SeedBatch on_device{{device_seeds, batch_seeds.ids.size()}, {device_times, batch_seeds.times.size()}};
+  GNND_RETURN_IF_ERROR(maker->Sample(request.epoch, seeds.batch_index(request.step), batch_seeds, on_device,
+                                     static_cast<std::byte*>(out), /*stream=*/nullptr));
+  GNND_RETURN_IF_ERROR(maker->Filled().status());
   GNND_CUDA(cudaMemcpy(host, out, layout.total_bytes, cudaMemcpyDeviceToHost), "copy the batch back");
   return absl::OkStatus();
 #else
@@ -98,8 +100,7 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   GNND_ASSIGN_OR_RETURN(const v1::OpenSession open, OpenRequest(request));
   GNND_ASSIGN_OR_RETURN(
       const SessionShape shape,
-      CheckOpenRequest(open, graph, graph.MaxInDegrees(), {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
-  GNND_RETURN_IF_ERROR(CpuSampler::PrepareDraws(graph, shape.sampling));  // as a session's start does
+      CheckOpenRequest(open, graph, {graph.MaxInDegrees()}, {.default_slots = 1, .max_session_bytes = UINT64_MAX}));
   if (shape.link) return SampleLinkToNpz(request, graph, shape, out_npz);
   std::vector<int64_t> made;
   // --open_fields may give seed_ids (with --split "") and their times.
@@ -116,10 +117,11 @@ absl::StatusOr<std::string> SampleToNpz(const SampleRequest& request, const std:
   if (shape.device.is_cuda()) {
     GNND_RETURN_IF_ERROR(SampleOnGpu(request, shape, graph, seeds, buffer.data()));
   } else {
-    CpuSampler sampler(graph, shape.sampling, request.seed);
-    sampler.Sample(request.epoch, seeds.batch_index(request.step), seeds.batch(request.step), view, nullptr,
-                   seeds.times(request.step));
-    GNND_RETURN_IF_ERROR(sampler.status());
+    GNND_ASSIGN_OR_RETURN(std::vector<BatchMaker> maker,
+                          BatchMaker::Create({&graph, shape.sampling, std::nullopt, request.seed, shape.layout}));
+    LinkBatch no_pairs;
+    GNND_RETURN_IF_ERROR(
+        maker[0].Sample(request.epoch, seeds.batch_index(request.step), seeds.at(request.step), view, true, no_pairs));
   }
   const std::vector<int64_t> counts = BatchCountsOf(view, shape.layout);
   std::vector<dataset::NpzArray> arrays;

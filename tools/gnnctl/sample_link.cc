@@ -6,13 +6,13 @@
 #include "absl/strings/str_format.h"
 #include "common/base/status.h"
 #include "common/batch/seeds.h"
-#include "kernels/cpu/link_stage.h"
+#include "kernels/cpu/batch_maker.h"
 #include "tools/dataset/npz.h"
 #include "tools/gnnctl/sample.h"
 #if GNND_WITH_CUDA
 #include "absl/cleanup/cleanup.h"
 #include "common/base/cuda_check.h"
-#include "kernels/cuda/link_stage.h"
+#include "kernels/cuda/batch_maker.h"
 #endif
 
 namespace gnnd::gnnctl {
@@ -24,20 +24,16 @@ absl::Status SampleLinkOnGpu(const SampleRequest& request, const SessionShape& s
 #if GNND_WITH_CUDA
   GNND_CUDA(cudaSetDevice(shape.device.cuda), absl::StrCat("select ", request.device));
   GNND_ASSIGN_OR_RETURN(auto placed, cuda::DeviceDataset::Create(graph, cuda::CscPlacement::kDevice));
-  GNND_ASSIGN_OR_RETURN(auto graph_sampler, cuda::CudaSampler::Create(placed->graph(), shape.sampling, request.seed,
-                                                                      shape.layout, {.use_graphs = false}));
-  GNND_ASSIGN_OR_RETURN(auto sampler, cuda::CudaLinkStage::Create(graph, placed->graph(), *graph_sampler,
-                                                                  shape.link->seeds, request.seed));
+  GNND_ASSIGN_OR_RETURN(
+      auto maker, cuda::CudaBatchMaker::Create({&graph, shape.sampling, shape.link->seeds, request.seed, shape.layout},
+                                               placed->graph()));
   void* out = nullptr;
-  uint64_t* strict = nullptr;
   GNND_CUDA(cudaMalloc(&out, slot.size()), "allocate the batch");
   absl::Cleanup free_out = [out] { cudaFree(out); };
-  GNND_CUDA(cudaMallocHost(&strict, sizeof(uint64_t)), "allocate the strict flag");
-  absl::Cleanup free_strict = [strict] { cudaFreeHost(strict); };
   GNND_RETURN_IF_ERROR(
-      sampler->SampleInto(request.epoch, batch_index, input_id, static_cast<std::byte*>(out), strict, 0, nullptr));
+      maker->Sample(request.epoch, batch_index, {input_id, {}}, {}, static_cast<std::byte*>(out), /*stream=*/nullptr));
   GNND_CUDA(cudaMemcpy(slot.data(), out, slot.size(), cudaMemcpyDeviceToHost), "copy the batch back");
-  return sampler->StrictError(batch_index, *strict, input_id);
+  return maker->Filled().status();
 #else
   (void)shape, (void)graph, (void)batch_index, (void)input_id, (void)slot;
   return absl::UnimplementedError(absl::StrCat("device = '", request.device, "': this gnnctl was built without CUDA"));
@@ -48,9 +44,7 @@ absl::Status SampleLinkOnGpu(const SampleRequest& request, const SessionShape& s
 absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const GraphData& graph,
                                             const SessionShape& shape, const std::string& out_npz) {
   const LinkShape& link = *shape.link;
-  GNND_ASSIGN_OR_RETURN(LinkStage stage, LinkStage::Create(graph, shape.sampling, link.seeds, request.seed));
-  CpuSampler sampler(graph, shape.sampling, request.seed);
-  std::vector<int64_t> positions(static_cast<size_t>(stage.split_size()));
+  std::vector<int64_t> positions(static_cast<size_t>(link.split_size));
   std::iota(positions.begin(), positions.end(), 0);
   const EpochSeeds seeds(positions, shape.schedule, request.epoch);
   if (request.step < 0 || request.step >= seeds.num_steps()) {
@@ -67,7 +61,10 @@ absl::StatusOr<std::string> SampleLinkToNpz(const SampleRequest& request, const 
   if (shape.device.is_cuda()) {
     GNND_RETURN_IF_ERROR(SampleLinkOnGpu(request, shape, graph, seeds.batch_index(request.step), input_id, slot));
   } else {
-    GNND_RETURN_IF_ERROR(stage.Sample(sampler, request.epoch, seeds.batch_index(request.step), input_id, batch));
+    GNND_ASSIGN_OR_RETURN(std::vector<BatchMaker> maker,
+                          BatchMaker::Create({&graph, shape.sampling, link.seeds, request.seed, shape.layout}));
+    GNND_RETURN_IF_ERROR(
+        maker[0].Sample(request.epoch, seeds.batch_index(request.step), {input_id, {}}, batch.graph, true, batch));
     WriteLinkArrays(batch, *shape.layout.pairs, slot.data());
   }
   const std::vector<int64_t> counts = BatchCountsOf(batch.graph, shape.layout, pairs, positives);
