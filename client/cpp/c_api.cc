@@ -154,6 +154,64 @@ gnnd_status ReleaseThenNext(gnnd_session& session, int32_t release_slot, void* c
   return GNND_OK;
 }
 
+// The seed ids and pairs the options give as arrays, added to `request`.
+absl::Status AddSeedArrays(const gnnd_session_options& o, gnnd::v1::OpenSession& request) {
+  // Refused by gnnd beyond its limits too; checked here before copying them (2 x num_seed_edges: no overflow).
+  if (o.num_seed_ids > gnnd::kMaxSeedIds) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.num_seed_ids = ", o.num_seed_ids, " (at most ", gnnd::kMaxSeedIds, ")"));
+  }
+  if (o.num_seed_edges > gnnd::kMaxSeedEdges) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.num_seed_edges = ", o.num_seed_edges, " (at most ", gnnd::kMaxSeedEdges, " pairs)"));
+  }
+  request.mutable_seed_ids()->Add(o.seed_ids, o.seed_ids + std::max<int64_t>(o.num_seed_ids, 0));
+  request.mutable_seed_edges()->Add(o.seed_edges, o.seed_edges + 2 * std::max<int64_t>(o.num_seed_edges, 0));
+  return absl::OkStatus();
+}
+
+// The request the options' fields make (API 1.0-1.12 callers).
+absl::Status RequestOfFields(const gnnd_session_options& o, gnnd::v1::OpenSession& request) {
+  request.set_dataset(o.dataset ? o.dataset : "");
+  if (o.edge_split != nullptr || o.num_seed_edges > 0) {  // a link session: an edge split's or given pairs
+    if (o.edge_split != nullptr) request.set_edge_split(o.edge_split);
+    if (o.edge_type != nullptr) request.set_edge_type(o.edge_type);
+    if (o.split != nullptr) request.set_split(o.split);  // refused by gnnd, naming both
+  } else if (o.split != nullptr || o.num_seed_ids <= 0) {
+    request.set_split(o.split ? o.split : gnnd::kDefaultSplit);
+  }
+  // Sent whatever the session: gnnd refuses them without an edge split.
+  request.set_neg_sampling(o.neg_sampling ? o.neg_sampling : "");
+  request.set_neg_amount(o.neg_amount);
+  request.set_strict_negatives(o.strict_negatives != 0);
+  request.set_exclude(o.exclude ? o.exclude : "");
+  request.set_seed_mask_length(o.seed_mask_length);
+  request.set_slots_may_grow(o.slots_may_grow != 0);
+  request.set_batch_size(o.batch_size);
+  if (o.num_fanout_relations > 0) {
+    for (int32_t r = 0; r < o.num_fanout_relations; ++r) {
+      if (o.fanout_relations[r] == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat("options.fanout_relations[", r, "]: NULL"));
+      }
+      gnnd::v1::RelationFanouts& f = *request.add_relation_fanouts();
+      f.set_relation(o.fanout_relations[r]);
+      for (int32_t h = 0; h < o.num_fanouts; ++h) f.add_fanouts(o.fanouts[r * o.num_fanouts + h]);
+    }
+  } else {
+    for (int32_t i = 0; i < o.num_fanouts; ++i) request.add_fanouts(o.fanouts[i]);
+  }
+  if (o.node_type != nullptr) request.set_node_type(o.node_type);
+  request.set_seed(o.seed);
+  request.set_epoch(o.epoch);
+  request.set_rank(o.rank);
+  request.set_world_size(o.world_size);
+  request.set_no_shuffle(o.shuffle == 0);
+  request.set_drop_last(o.drop_last != 0);
+  request.set_num_slots(o.num_slots);
+  request.set_device(o.device ? o.device : "");
+  return AddSeedArrays(o, request);
+}
+
 }  // namespace
 
 extern "C" {
@@ -206,52 +264,12 @@ gnnd_status gnnd_open_session(gnnd_client* client, const gnnd_session_options* o
     if (o->num_seed_edges > 0 && o->seed_edges == nullptr) return Null("options.seed_edges");
     if (o->num_fanout_relations > 0 && o->fanout_relations == nullptr) return Null("options.fanout_relations");
     gnnd::v1::OpenSession request;
-    request.set_dataset(o->dataset ? o->dataset : "");
-    if (o->edge_split != nullptr || o->num_seed_edges > 0) {  // a link session: an edge split's or given pairs
-      if (o->edge_split != nullptr) request.set_edge_split(o->edge_split);
-      if (o->edge_type != nullptr) request.set_edge_type(o->edge_type);
-      // 2 x num_seed_edges ids, refused by gnnd beyond its limit (checked here first: no overflow)
-      if (o->num_seed_edges > gnnd::kMaxSeedEdges) {
-        return Fail(absl::InvalidArgumentError(absl::StrCat("options.num_seed_edges = ", o->num_seed_edges,
-                                                            " (at most ", gnnd::kMaxSeedEdges, " pairs)")));
-      }
-      request.mutable_seed_edges()->Add(o->seed_edges, o->seed_edges + 2 * std::max<int64_t>(o->num_seed_edges, 0));
-      if (o->split != nullptr) request.set_split(o->split);  // refused by gnnd, naming both
-    } else if (o->split != nullptr || o->num_seed_ids <= 0) {
-      request.set_split(o->split ? o->split : gnnd::kDefaultSplit);
+    if (o->request != nullptr) {
+      if (absl::Status set = gnnd::SetTextFields(o->request, "options.request", &request); !set.ok()) return Fail(set);
+      if (absl::Status added = AddSeedArrays(*o, request); !added.ok()) return Fail(added);
+    } else if (absl::Status set = RequestOfFields(*o, request); !set.ok()) {
+      return Fail(set);
     }
-    // Sent whatever the session: gnnd refuses them without an edge split.
-    request.set_neg_sampling(o->neg_sampling ? o->neg_sampling : "");
-    request.set_neg_amount(o->neg_amount);
-    request.set_strict_negatives(o->strict_negatives != 0);
-    request.set_exclude(o->exclude ? o->exclude : "");
-    if (o->num_seed_ids > gnnd::kMaxSeedIds) {  // refused by gnnd too; checked here before copying them
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat("options.num_seed_ids = ", o->num_seed_ids, " (at most ", gnnd::kMaxSeedIds, ")")));
-    }
-    request.mutable_seed_ids()->Add(o->seed_ids, o->seed_ids + std::max<int64_t>(o->num_seed_ids, 0));
-    request.set_seed_mask_length(o->seed_mask_length);
-    request.set_slots_may_grow(o->slots_may_grow != 0);
-    request.set_batch_size(o->batch_size);
-    if (o->num_fanout_relations > 0) {
-      for (int32_t r = 0; r < o->num_fanout_relations; ++r) {
-        if (o->fanout_relations[r] == nullptr) return Null(absl::StrCat("options.fanout_relations[", r, "]").c_str());
-        gnnd::v1::RelationFanouts& f = *request.add_relation_fanouts();
-        f.set_relation(o->fanout_relations[r]);
-        for (int32_t h = 0; h < o->num_fanouts; ++h) f.add_fanouts(o->fanouts[r * o->num_fanouts + h]);
-      }
-    } else {
-      for (int32_t i = 0; i < o->num_fanouts; ++i) request.add_fanouts(o->fanouts[i]);
-    }
-    if (o->node_type != nullptr) request.set_node_type(o->node_type);
-    request.set_seed(o->seed);
-    request.set_epoch(o->epoch);
-    request.set_rank(o->rank);
-    request.set_world_size(o->world_size);
-    request.set_no_shuffle(o->shuffle == 0);
-    request.set_drop_last(o->drop_last != 0);
-    request.set_num_slots(o->num_slots);
-    request.set_device(o->device ? o->device : "");
     if (o->open_fields != nullptr) {
       if (absl::Status set = gnnd::SetTextFields(o->open_fields, "options.open_fields", &request); !set.ok()) {
         return Fail(set);

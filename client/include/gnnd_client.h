@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GNND_API_VERSION_MAJOR 1
-#define GNND_API_VERSION_MINOR 12
+#define GNND_API_VERSION_MINOR 13
 #define GNND_API_VERSION (GNND_API_VERSION_MAJOR * 1000 + GNND_API_VERSION_MINOR)
 /* The GNND_API_VERSION of the header the library was built with. */
 GNND_API int32_t gnnd_api_version(void);
@@ -167,6 +167,11 @@ typedef struct gnnd_session_options {
    * replaces what the fields above set for it. NULL: none. A field this library's protocol does not know is
    * refused naming it. */
   const char* open_fields;
+  /* API 1.13: the whole open request as OpenSession fields in protobuf text format, in place of every field
+   * above but the arrays seed_ids and seed_edges (and their counts), which it may leave out and which are then
+   * added to it; a field it leaves out has OpenSession's default (no split: name it). open_fields are read after it
+   * and replace what it sets. NULL: the fields above make the request. */
+  const char* request;
 } gnnd_session_options;
 
 /* Every option at its default: no dataset, the train split, 1024 seeds a batch, no fanouts (required),
@@ -174,7 +179,7 @@ typedef struct gnnd_session_options {
 #define GNND_SESSION_OPTIONS_INIT                                                                                     \
   {                                                                                                                   \
     sizeof(gnnd_session_options), NULL, NULL, 1024, NULL, 0, 0, 0, 0, 1, 1, 0, 0, NULL, NULL, 0, NULL, NULL, 0, NULL, \
-        NULL, 0, 0, NULL, NULL, 0, NULL, 0, 0, NULL                                                                   \
+        NULL, 0, 0, NULL, NULL, 0, NULL, 0, 0, NULL, NULL                                                             \
   }
 
 typedef struct gnnd_client gnnd_client;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/base/status.h"
+#include "common/wire/draw_request.h"
 
 namespace gnnd {
 namespace {
@@ -255,194 +256,6 @@ absl::Status SetEdgeData(const v1::OpenSession& request, const DatasetSchema& sc
   return absl::OkStatus();
 }
 
-// The weighted rule (open.weight_attr): the attribute of every relation sampled through, checked (none
-// negative: a pass over its values).
-absl::Status SetEdgeWeights(const v1::OpenSession& request, const GraphData& graph,
-                            const std::vector<int64_t>& first_undrawable, SamplingSpec& spec) {
-  if (request.weight_attr().empty()) return absl::OkStatus();
-  const DatasetSchema& schema = graph.schema;
-  spec.edge_weights.assign(schema.relations.size(), -1);
-  for (size_t r = 0; r < schema.relations.size(); ++r) {
-    const RelationSchema& rel = schema.relations[r];
-    if (absl::c_all_of(spec.fanouts[r], [](int32_t f) { return f == 0; })) continue;  // never sampled through
-    const auto attr = absl::c_find_if(rel.edge_attrs, [&](const auto& a) { return a.name == request.weight_attr(); });
-    const std::string where = schema.format_version == 1 ? "the dataset" : absl::StrCat("relation ", rel.key());
-    if (attr == rel.edge_attrs.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ",
-                                                     where, " has no such edge attribute"));
-    }
-    if (!attr->CanWeighDraws()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("open.weight_attr = ", Quoted(request.weight_attr(), 100), ": weights are one float32 an edge; ",
-                       where, "'s is ", attr->dim > 0 ? absl::StrCat(attr->dim, " x ") : "", DTypeName(attr->dtype)));
-    }
-    const auto* w = static_cast<const float*>(graph.arrays.data[attr->array]);
-    const int64_t e = !first_undrawable.empty()
-                          ? first_undrawable[attr->array]
-                          : std::find_if(w, w + rel.num_edges, [](float x) { return !weighted::Drawable(x); }) - w;
-    if (e >= 0 && e < rel.num_edges) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "open.weight_attr = ", Quoted(request.weight_attr(), 100), ": ", schema.arrays[attr->array].file(),
-          " element [", e, "] is ", w[e],
-          " (weights are 0, never drawn, or from 2^-120 to 2^90: keys outside float's range would tie; scale them)"));
-    }
-    spec.edge_weights[r] = static_cast<int>(attr - rel.edge_attrs.begin());
-  }
-  return absl::OkStatus();
-}
-
-// LABOR-0 (open.labor, layer_dependency, batch_dependency). Its batches' edge_weight takes the name of an edge
-// attribute "edge_weight": such an attribute is refused where named, and a dataset that has one needs the
-// attributes to carry named (rather than one silently standing in for the other).
-absl::Status SetLabor(const v1::OpenSession& request, const DatasetSchema& schema, SamplingSpec& spec) {
-  if (!request.labor()) {
-    if (request.layer_dependency() || request.batch_dependency() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("open.", request.layer_dependency() ? "layer_dependency" : "batch_dependency",
-                       " is LABOR's: set open.labor"));
-    }
-    return absl::OkStatus();
-  }
-  if (request.batch_dependency() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("open.batch_dependency = ", request.batch_dependency(), " (must be 0 or more)"));
-  }
-  if (absl::c_linear_search(request.edge_attrs().names(), "edge_weight")) {
-    return absl::InvalidArgumentError(
-        "open.edge_attrs.names: \"edge_weight\" is a LABOR batch's own array (each edge's 1 / inclusion "
-        "probability): leave the attribute out");
-  }
-  for (size_t r = 0; r < spec.edge_attrs.size(); ++r) {
-    for (int a : spec.edge_attrs[r]) {
-      if (schema.relations[r].edge_attrs[a].name != "edge_weight") continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "open.labor: ", schema.format_version == 1 ? "the dataset" : "relation " + schema.relations[r].key(),
-          " has an edge attribute \"edge_weight\", and a LABOR batch's edge_weight is its own (each edge's 1 / "
-          "inclusion probability): name the attributes to carry without it (open.edge_attrs; Python: "
-          "edge_attrs=[...])"));
-    }
-  }
-  spec.labor = {.active = true,
-                .dependency = {.layer = request.layer_dependency(),
-                               .batches = static_cast<uint64_t>(std::max<int64_t>(request.batch_dependency(), 1))}};
-  return absl::OkStatus();
-}
-
-// Where a temporal link session's pairs get their times: open.edge_label_time with given pairs, else the
-// edge split's times.
-absl::Status SetPairTimes(const v1::OpenSession& request, const DatasetSchema& schema, SessionShape& shape) {
-  LinkSeedSpec& seeds = shape.link->seeds;
-  if (request.edge_label_time_size() > 0) {
-    if (seeds.seed_edges == nullptr || request.edge_label_time_size() * size_t{2} != seeds.seed_edges->size()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.edge_label_time has ", request.edge_label_time_size(),
-                                                     " times for ",
-                                                     seeds.seed_edges == nullptr ? 0 : seeds.seed_edges->size() / 2,
-                                                     " seed_edges pairs (one time per given pair)"));
-    }
-    seeds.seed_edge_times = std::make_shared<const std::vector<int64_t>>(request.edge_label_time().begin(),
-                                                                         request.edge_label_time().end());
-  } else if (seeds.seed_edges != nullptr || schema.relations[seeds.relation].edge_splits[seeds.edge_split].times < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "open.time_attr = ", Quoted(request.time_attr(), 100),
-        ": the pairs have no times: give open.edge_label_time with seed_edges (PyG's edge_label_time), or an edge "
-        "split with times (SPLIT_edge_time.npy, gnnctl import --split-time)"));
-  }
-  shape.sampling.time.seed_times_given = true;
-  return absl::OkStatus();
-}
-
-// The temporal rule and disjoint batches (open.time_attr, temporal_strategy, disjoint, seed_times,
-// edge_label_time): the times each relation sampled through reads, checked, and where the seeds' (a link
-// session's pairs') times come from.
-absl::Status SetTime(const v1::OpenSession& request, const DatasetSchema& schema, SessionShape& shape) {
-  SamplingSpec& spec = shape.sampling;
-  spec.disjoint = request.disjoint() || !request.time_attr().empty();
-  const std::string attr = Quoted(request.time_attr(), 100);
-  if (shape.link ? request.seed_times_size() > 0 : request.edge_label_time_size() > 0) {
-    return absl::InvalidArgumentError(shape.link ? "open.seed_times are a node session's seeds' times (a link "
-                                                   "session's pairs take open.edge_label_time)"
-                                                 : "open.edge_label_time are a link session's pairs' times (set "
-                                                   "open.seed_edges; seeds take open.seed_times)");
-  }
-  if (request.time_attr().empty()) {
-    if (!request.temporal_strategy().empty() || request.seed_times_size() > 0 || request.edge_label_time_size() > 0) {
-      return absl::InvalidArgumentError(absl::StrCat("open.",
-                                                     request.seed_times_size() > 0        ? "seed_times"
-                                                     : request.edge_label_time_size() > 0 ? "edge_label_time"
-                                                                                          : "temporal_strategy",
-                                                     " is temporal sampling's: set open.time_attr"));
-    }
-    return absl::OkStatus();
-  }
-  if (request.temporal_strategy().empty() || request.temporal_strategy() == "uniform") {
-    spec.time.strategy = TemporalStrategy::kUniform;
-  } else if (request.temporal_strategy() == "last") {
-    spec.time.strategy = TemporalStrategy::kLast;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "open.temporal_strategy = ", Quoted(request.temporal_strategy(), 100), " (must be uniform or last)"));
-  }
-  // Node times by their name or the dataset's other name for them (PyG's rule: a node attribute before an edge
-  // attribute of the same name).
-  const bool node_level = request.time_attr() == "node_time" ||
-                          (!schema.node_time_name.empty() && request.time_attr() == schema.node_time_name);
-  spec.time.node_level = node_level;
-  if (!node_level) spec.time.edge_times.assign(schema.relations.size(), -1);
-  bool timed = false;  // node-level: some relation sampled through has a timed source type
-  for (size_t r = 0; r < schema.relations.size(); ++r) {
-    const RelationSchema& rel = schema.relations[r];
-    if (absl::c_all_of(spec.fanouts[r], [](int32_t f) { return f == 0; })) continue;  // never sampled through
-    const std::string where = schema.format_version == 1 ? "the dataset" : absl::StrCat("relation ", rel.key());
-    if (node_level) {  // an untimed source type is drawn from unfiltered (PyG's rule; TimeArrayOf is -1)
-      timed |= schema.node_types[rel.src_type].node_time >= 0;
-      continue;
-    }
-    const auto a = absl::c_find_if(rel.edge_attrs, [&](const auto& e) { return e.name == request.time_attr(); });
-    if (a == rel.edge_attrs.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("open.time_attr = ", attr, ": ", where, " has no such edge attribute (\"node_time\"",
-                       schema.node_time_name.empty() ? "" : " or " + Quoted(schema.node_time_name), ": node times)"));
-    }
-    if (!a->CanTimeDraws()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.time_attr = ", attr, ": times are one int64 an edge; ",
-                                                     where, "'s is ", a->dim > 0 ? absl::StrCat(a->dim, " x ") : "",
-                                                     DTypeName(a->dtype)));
-    }
-    spec.time.edge_times[r] = static_cast<int>(a - rel.edge_attrs.begin());
-  }
-  if (node_level && !timed) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("open.time_attr = ", attr, ": ",
-                     schema.format_version == 1 ? "the dataset has no" : "none of the node types sampled from has",
-                     " node times (import them with gnnctl import --node-time)"));
-  }
-  if (shape.link) return SetPairTimes(request, schema, shape);
-  // The seeds' times: given with seed ids, else their split's, else their own node times.
-  const NodeTypeSchema& seeds = schema.node_types[shape.seed_type];
-  if (request.seed_times_size() > 0) {
-    if (request.seed_times_size() != request.seed_ids_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("open.seed_times has ", request.seed_times_size(), " times for ",
-                                                     request.seed_ids_size(), " seed_ids (one time per seed)"));
-    }
-    spec.time.seed_times_given = true;
-  } else if (shape.split_array >= 0) {
-    for (size_t s = 0; s < kSplitNames.size(); ++s) {
-      if (seeds.splits[s] == shape.split_array && seeds.split_times[s] >= 0) {
-        shape.split_times_array = seeds.split_times[s];
-        spec.time.seed_times_given = true;
-      }
-    }
-  }
-  if (!spec.time.seed_times_given && seeds.node_time < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("open.time_attr = ", attr,
-                     ": the seeds have no times: give open.seed_times (PyG's input_time), a split with "
-                     "times (SPLIT_time.npy), or node times for ",
-                     schema.format_version == 1 ? "the dataset" : absl::StrCat("node type '", seeds.name, "'")));
-  }
-  return absl::OkStatus();
-}
-
 // Binary negatives as a fraction of the positives (open.neg_ratio): ceil(ratio) the most per positive (what
 // slots are sized by); a whole number is an amount per positive.
 absl::Status SetNegativeRatio(const v1::OpenSession& request, NegativeSpec& negatives) {
@@ -550,14 +363,12 @@ absl::StatusOr<SessionShape> CheckLinkRequest(const v1::OpenSession& request, co
   shape.seed_type = -1;
   shape.sampling = LinkSampling(spec, std::move(fanouts), graph.schema, request.batch_size());
   GNND_RETURN_IF_ERROR(SetEdgeData(request, graph.schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, summary.first_undrawable_weights, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetTime(request, graph.schema, shape));
+  GNND_RETURN_IF_ERROR(SetDrawPolicy(request, graph, summary.first_undrawable_weights, shape));
   if (shape.sampling.time.node_level && (spec.negatives.src_weights || spec.negatives.dst_weights)) {
     return absl::UnimplementedError(
         "open.neg_src_weight / neg_dst_weight with time_attr \"node_time\": temporal negatives are drawn uniformly "
         "among the nodes no newer than their pair; weighting them is not built");
   }
-  GNND_RETURN_IF_ERROR(SetLabor(request, graph.schema, shape.sampling));
   shape.sampling.induced = request.induced();
   if (request.induced() && spec.exclude != ExcludeMode::kNone) {
     return absl::UnimplementedError(
@@ -652,9 +463,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   shape.sampling.seeds_may_repeat = seeds_may_repeat;
   GNND_ASSIGN_OR_RETURN(shape.sampling.fanouts, Fanouts(request, schema));
   GNND_RETURN_IF_ERROR(SetEdgeData(request, schema, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetEdgeWeights(request, graph, summary.first_undrawable_weights, shape.sampling));
-  GNND_RETURN_IF_ERROR(SetTime(request, schema, shape));
-  GNND_RETURN_IF_ERROR(SetLabor(request, schema, shape.sampling));
+  GNND_RETURN_IF_ERROR(SetDrawPolicy(request, graph, summary.first_undrawable_weights, shape));
   shape.sampling.induced = request.induced();
   GNND_RETURN_IF_ERROR(InField(CheckSamplingSpec(shape.sampling, schema), "open."));
   GNND_RETURN_IF_ERROR(check_schedule());

@@ -55,6 +55,8 @@ TEST(CAbi, InitializerFromCGivesTheDefaults) {
   EXPECT_EQ(o.num_seed_edges, 0);
   EXPECT_EQ(o.edge_type, nullptr);
   EXPECT_EQ(o.seed_mask_length, 0);  // API 1.8's last field
+  EXPECT_EQ(o.open_fields, nullptr);
+  EXPECT_EQ(o.request, nullptr);  // API 1.13's last field
 }
 
 TEST(CAbi, NullHandlesAreInvalidArguments) {

@@ -198,9 +198,9 @@ def test_weighted_sessions_draw_only_positive_weights_and_exactly_min_fanout(ser
 
 def test_weight_attributes_that_cannot_weigh_are_refused_by_name(served):
     daemon = served[0]
-    for name, message in (("nope", "open.weight_attr = 'nope': the dataset has no such edge attribute"),
-                          ("kind", "open.weight_attr = 'kind': weights are one float32 an edge; the dataset's is int64"),
-                          ("f", "open.weight_attr = 'f': weights are one float32 an edge; the dataset's is 4 x float16"),
+    for name, message in (("nope", "open.draw.weighted.attr = 'nope': the dataset has no such edge attribute"),
+                          ("kind", "open.draw.weighted.attr = 'kind': weights are one float32 an edge; the dataset's is int64"),
+                          ("f", "open.draw.weighted.attr = 'f': weights are one float32 an edge; the dataset's is 4 x float16"),
                           ("signed", "edge.signed.npy element [")):
         with pytest.raises(gnnd.GnndError) as error:
             gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2], weight_attr=name)
@@ -285,7 +285,7 @@ def test_typed_weighted_sessions_never_draw_zero_weights_and_need_the_attribute_
         assert zero_drawn[True] == 0 and zero_drawn[False] > 0, zero_drawn
         with pytest.raises(gnnd.GnndError) as error:
             gnnd.Loader(address=daemon.address, dataset="partial", batch_size=8, fanouts=[2], weight_attr="edge_weight")
-        assert f"open.weight_attr = 'edge_weight': relation {lacking} has no such edge attribute" in str(error.value)
+        assert f"open.draw.weighted.attr = 'edge_weight': relation {lacking} has no such edge attribute" in str(error.value)
         loader = gnnd.Loader(address=daemon.address, dataset="partial", batch_size=8, weight_attr="edge_weight",
                              fanouts={key: [0] if key == lacking else [2] for key in
                                       (p.name[:-len(".indices.npy")] for p in partial.glob("*.indices.npy"))})

@@ -229,7 +229,7 @@ def test_bad_labor_requests_are_refused_naming_what_is_wrong(served):
     cases = [
         (dict(layer_dependency=True), "layer_dependency and batch_dependency are LABOR sampling's"),
         (dict(labor=True, batch_dependency=-1), "batch_dependency: -1"),
-        (dict(labor=True, weight_attr="edge_weight", **OTHER_ATTRS), "LABOR sampling with the weighted rule is not built"),
+        (dict(labor=True, weight_attr="edge_weight", **OTHER_ATTRS), "weight_attr and labor: two draw policies"),
         (dict(labor=True, disjoint=True, **OTHER_ATTRS), "LABOR sampling with disjoint subgraphs is not built"),
         (dict(open_fields="batch_dependency: 4"), "open.batch_dependency is LABOR's: set open.labor"),
         (dict(open_fields="labor: true batch_dependency: 4000000000 edge_attrs { names: 'edge_feat' }"),
@@ -239,3 +239,36 @@ def test_bad_labor_requests_are_refused_naming_what_is_wrong(served):
         with pytest.raises((gnnd.GnndError, ValueError)) as error:
             open_(**options)
         assert message in str(error.value), (options, str(error.value))
+
+
+def test_the_draw_message_and_its_api_1_aliases_give_the_same_batches(served):
+    """Each policy by the loader's argument (sent as OpenSession.draw), by open.draw in open_fields, and by the API 1.x
+    fields that alias it: the same batches; a policy given twice is refused naming both spellings."""
+    daemon, _ = served
+
+    def batches(**kw):
+        loader = gnnd.Loader(address=daemon.address, dataset="prod", batch_size=64, fanouts=[4, 3], seed=2,
+                             output="numpy", copy=True, **OTHER_ATTRS, **kw)
+        got = [(b.node_ids, b.edge_src, b.edge_dst) for _, b in zip(range(2), loader)]
+        loader.close()
+        return got
+
+    for argument, draw, aliases in (
+            (dict(labor=True, batch_dependency=2), "labor { batch_dependency: 2 }", "labor: true batch_dependency: 2"),
+            (dict(weight_attr="edge_weight"), 'weighted { attr: "edge_weight" }', 'weight_attr: "edge_weight"'),
+            (dict(), "uniform {}", "")):
+        want = batches(**argument)
+        for other in (batches(open_fields=f"draw {{ {draw} }}"), batches(open_fields=aliases)):
+            for a, b in zip(want, other):
+                for x, y in zip(a, b):
+                    np.testing.assert_array_equal(x, y)
+    # edge_feat is 4 floats an edge: refused by either spelling, naming it as given
+    for kw, words in ((dict(weight_attr="edge_feat"), "open.draw.weighted.attr = 'edge_feat'"),
+                      (dict(open_fields='weight_attr: "edge_feat"'), "open.weight_attr = 'edge_feat'")):
+        with pytest.raises(gnnd.GnndError, match=words):
+            batches(**kw)
+    uniform = batches()
+    for policy in (dict(labor=True), dict(weight_attr="edge_weight")):  # the policies differ
+        assert any(not np.array_equal(a[0], b[0]) for a, b in zip(uniform, batches(**policy))), policy
+    with pytest.raises(gnnd.GnndError, match="open.draw and open.labor: give the draw policy once"):
+        batches(open_fields="draw { labor {} } labor: true")

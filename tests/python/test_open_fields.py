@@ -68,3 +68,51 @@ def test_the_documented_cap_of_seed_ids_with_times_is_served(tmp_path):
         loader.close()
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def test_options_by_field_and_by_request_text_open_the_same_sessions(served):
+    """An API 1.12 caller's options (each field of the C struct, as older clients send them) and API 1.13's request
+    text with the seed arrays beside it (the loaders') open the same sessions: the same steps per epoch, the same
+    refusals."""
+    import ctypes
+    from gnnd import _native
+    native = _native.bound()
+    lib = native.lib
+    client = ctypes.c_void_p()
+    _native.check(lib.gnnd_connect(served.address.encode(), 5000, ctypes.byref(client)))
+    seeds = np.arange(0, 50, dtype=np.int64)
+    fanouts = (ctypes.c_int32 * 2)(3, 2)
+
+    def steps(options):
+        session = ctypes.c_void_p()
+        status = lib.gnnd_open_session(client, ctypes.byref(options), ctypes.byref(session))
+        if status != _native.GNND_OK:
+            return lib.gnnd_last_error().decode()
+        n = lib.gnnd_session_steps(session)
+        lib.gnnd_close_session(session)
+        return n
+
+    cases = [
+        (dict(batch_size=16), 'batch_size: 16 split: "train"'),
+        (dict(batch_size=7, world_size=3, rank=1, drop_last=1), 'batch_size: 7 world_size: 3 rank: 1 drop_last: true split: "train"'),
+        (dict(batch_size=8, split=b"valid"), 'batch_size: 8 split: "valid"'),
+        (dict(batch_size=8, split=b"nope"), 'batch_size: 8 split: "nope"'),
+        (dict(batch_size=8, seed_ids=seeds.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), num_seed_ids=len(seeds)),
+         'batch_size: 8 split: ""'),
+    ]
+    try:
+        for by_field, text in cases:
+            old = _native.SessionOptions(**{"dataset": b"g", "fanouts": fanouts, "num_fanouts": 2, "world_size": 1,
+                                            **by_field})
+            new = _native.SessionOptions(request=f'dataset: "g" fanouts: [3, 2] {text}'.encode())
+            for array in ("seed_ids", "num_seed_ids"):
+                if array in by_field:
+                    setattr(new, array, by_field[array])
+            got = steps(old)
+            assert got == steps(new), (by_field, text)
+            if "nope" in text:
+                assert "nope" in got, got
+            else:
+                assert isinstance(got, int) and got > 0, (by_field, got)
+    finally:
+        lib.gnnd_client_free(client)

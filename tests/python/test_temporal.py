@@ -139,11 +139,11 @@ def test_bad_temporal_requests_are_refused_naming_what_is_wrong(served):
     open_ = lambda **kw: gnnd.Loader(address=daemon.address, dataset="homo", batch_size=8, fanouts=[2],  # noqa: E731
                                      **kw)
     cases = [
-        (dict(time_attr="when"), "open.time_attr = 'when': the dataset has no such edge attribute"),
-        (dict(time_attr="w"), "open.time_attr = 'w': times are one int64 an edge; the dataset's is float32"),
+        (dict(time_attr="when"), "open.draw.temporal.attr = 'when': the dataset has no such edge attribute"),
+        (dict(time_attr="w"), "open.draw.temporal.attr = 'w': times are one int64 an edge; the dataset's is float32"),
         (dict(time_attr="time", temporal_strategy="first"), "temporal_strategy"),
         (dict(seed_ids=np.array([1, 2]), seed_times=np.array([5]), time_attr="time"), "1 times for 2 seed ids"),
-        (dict(time_attr="time", weight_attr="w"), "weighted and temporal"),
+        (dict(time_attr="time", weight_attr="w"), "weight_attr and time_attr: two draw policies"),
         (dict(split="train", open_fields="seed_times: [1]"), "seed_times is temporal sampling's"),
     ]
     for options, message in cases:

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/batch/seeds.h"
+#include "common/dataset/row_cache.h"
 #include "gtest/gtest.h"
 #include "server/sessions/producer.h"
 #include "tests/unit/test_util.h"

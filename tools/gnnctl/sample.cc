@@ -81,9 +81,14 @@ absl::StatusOr<v1::OpenSession> OpenRequest(const SampleRequest& request) {
   open.set_neg_amount(request.neg_amount);
   open.set_strict_negatives(request.strict);
   open.set_exclude(request.exclude);
-  open.set_labor(request.labor);
-  open.set_layer_dependency(request.layer_dependency);
-  open.set_batch_dependency(request.batch_dependency);
+  if (request.labor) {
+    v1::LaborDraw& labor = *open.mutable_draw()->mutable_labor();
+    labor.set_layer_dependency(request.layer_dependency);
+    labor.set_batch_dependency(request.batch_dependency);
+  } else {  // refused without --labor, naming them
+    open.set_layer_dependency(request.layer_dependency);
+    open.set_batch_dependency(request.batch_dependency);
+  }
   GNND_RETURN_IF_ERROR(SetTextFields(request.open_fields, "--open_fields", &open));
   return open;
 }

@@ -11,7 +11,7 @@ import sys
 
 # The C ABI this package speaks: the library's major must match and its minor be at least this one.
 API_VERSION_MAJOR = 1
-API_VERSION_MINOR = 12
+API_VERSION_MINOR = 13
 
 GNND_OK = 0
 GNND_END_OF_EPOCH = 100
@@ -51,7 +51,8 @@ class SessionOptions(ctypes.Structure):
                 ("strict_negatives", ctypes.c_int32), ("exclude", ctypes.c_char_p),
                 ("seed_edges", ctypes.POINTER(ctypes.c_int64)), ("num_seed_edges", ctypes.c_int64),
                 ("edge_type", ctypes.c_char_p), ("seed_mask_length", ctypes.c_int64),
-                ("slots_may_grow", ctypes.c_int32), ("open_fields", ctypes.c_char_p)]
+                ("slots_may_grow", ctypes.c_int32), ("open_fields", ctypes.c_char_p),
+                ("request", ctypes.c_char_p)]
 
     def __init__(self, **fields):
         super().__init__(size=ctypes.sizeof(SessionOptions), **fields)

@@ -58,35 +58,70 @@ def _weights_field(name, weights):
     return f"{name}: [{', '.join(repr(float(v)) for v in values)}]"
 
 
-def _labor_fields(labor, layer_dependency, batch_dependency):
-    """OpenSession's labor, layer_dependency and batch_dependency in protobuf text format."""
+def _quoted(what, text):
+    """A string in protobuf text format: printable ASCII as itself, every other byte (and quotes, backslashes)
+    escaped."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what}: a str expected, got {text!r}")
+    return '"' + "".join(chr(b) if 0x20 <= b < 0x7f and b not in (0x22, 0x5c) else f"\\{b:03o}"
+                         for b in text.encode()) + '"'
+
+
+def _integer(what, value):
+    """An integer option as protobuf text (bools are not integers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{what}: an integer expected, got {value!r}")
+    return str(int(value))
+
+
+def _flag(value):
+    return "true" if value else "false"
+
+
+def _fanout_fields(fanouts):
+    """OpenSession's fanouts (a list: every relation's) or relation_fanouts (a dict of one list per relation)."""
+    if isinstance(fanouts, dict):
+        rows = [list(row) for row in fanouts.values()]
+        if not rows or any(len(row) != len(rows[0]) for row in rows):
+            raise ValueError(f"fanouts: one list per relation, all of one length (one per hop); got {fanouts!r}")
+        return [f"relation_fanouts {{ relation: {_quoted('fanouts', relation_key(edge_type))} fanouts: "
+                f"[{', '.join(_integer('fanouts', f) for f in row)}] }}" for edge_type, row in zip(fanouts, rows)]
+    fanouts = list(fanouts)
+    return [f"fanouts: [{', '.join(_integer('fanouts', f) for f in fanouts)}]"] if fanouts else []
+
+
+def _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency):
+    """OpenSession.draw in protobuf text format: the one draw policy its arguments name (none: uniform)."""
     if not isinstance(batch_dependency, int) or isinstance(batch_dependency, bool) or batch_dependency < 0:
         raise ValueError(f"batch_dependency: {batch_dependency!r} (a number of batches, 0 or more)")
-    if not labor:
-        if layer_dependency or batch_dependency:
-            raise ValueError("layer_dependency and batch_dependency are LABOR sampling's: set labor=True")
-        return []
-    fields = ["labor: true"]
-    if layer_dependency:
-        fields.append("layer_dependency: true")
-    if batch_dependency:
-        fields.append(f"batch_dependency: {batch_dependency}")
-    return fields
-
-
-def _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length, edge_label_time=None,
-                 pairs=None):
-    """OpenSession's time_attr, temporal_strategy, disjoint, seed_times and edge_label_time in protobuf text
-    format."""
-    fields = []
+    if not labor and (layer_dependency or batch_dependency):
+        raise ValueError("layer_dependency and batch_dependency are LABOR sampling's: set labor=True")
+    if time_attr is None and temporal_strategy is not None:
+        raise ValueError("temporal_strategy is temporal sampling's: set time_attr")
+    named = [name for name, given in (("weight_attr", weight_attr is not None), ("time_attr", time_attr is not None),
+                                      ("labor", bool(labor))) if given]
+    if len(named) > 1:
+        raise ValueError(f"{' and '.join(named)}: two draw policies (a loader draws by one)")
+    for name, attr in (("weight_attr", weight_attr), ("time_attr", time_attr)):
+        if attr is not None and (not isinstance(attr, str) or not attr.isidentifier()):
+            raise ValueError(f"{name}: {attr!r} is not " + ("\"node_time\" or " if name == "time_attr" else "")
+                             + "an edge attribute's name")
+    if weight_attr is not None:
+        return [f'draw {{ weighted {{ attr: "{weight_attr}" }} }}']
     if time_attr is not None:
-        if not isinstance(time_attr, str) or not time_attr.isidentifier():
-            raise ValueError(f"time_attr: {time_attr!r} is not \"node_time\" or an edge attribute's name")
-        fields.append(f'time_attr: "{time_attr}"')
-    if temporal_strategy is not None:
-        if temporal_strategy not in ("uniform", "last"):
+        if temporal_strategy not in (None, "uniform", "last"):
             raise ValueError(f"temporal_strategy: {temporal_strategy!r} (uniform or last)")
-        fields.append(f'temporal_strategy: "{temporal_strategy}"')
+        strategy = f' strategy: "{temporal_strategy}"' if temporal_strategy else ""
+        return [f'draw {{ temporal {{ attr: "{time_attr}"{strategy} }} }}']
+    if labor:
+        return [f"draw {{ labor {{ layer_dependency: {_flag(layer_dependency)} batch_dependency: "
+                f"{batch_dependency} }} }}"]
+    return []
+
+
+def _time_fields(disjoint, seed_times, seeds, mask_length, edge_label_time=None, pairs=None):
+    """OpenSession's disjoint, seed_times and edge_label_time in protobuf text format."""
+    fields = []
     if disjoint:
         fields.append("disjoint: true")
     if seed_times is not None:
@@ -554,70 +589,61 @@ class Loader:
         self._native = _native.bound()
         lib = self._native.lib
         _native.check(lib.gnnd_connect(address.encode() if address else None, timeout_ms, ctypes.byref(self._client)))
-        relations = None
-        if isinstance(fanouts, dict):
-            relations = [relation_key(edge_type).encode() for edge_type in fanouts]
-            rows = [list(row) for row in fanouts.values()]
-            if not rows or any(len(row) != len(rows[0]) for row in rows):
-                raise ValueError(f"fanouts: one list per relation, all of one length (one per hop); got {fanouts!r}")
-            fanouts = [f for row in rows for f in row]
-        fanouts = list(fanouts)
-        self._fanouts = (ctypes.c_int32 * len(fanouts))(*fanouts)
-        self._relations = (ctypes.c_char_p * len(relations))(*relations) if relations else None
+        # The whole request as OpenSession fields in protobuf text format (proto/gnnd/v1/service.proto, C API 1.13's
+        # options.request), the same way for every option; only the seed ids and pairs, arrays of up to millions,
+        # go beside it by pointer.
+        fields = [f"dataset: {_quoted('dataset', dataset)}", f"batch_size: {_integer('batch_size', batch_size)}",
+                  f"seed: {_integer('seed', seed)}", f"epoch: {_integer('epoch', epoch)}",
+                  f"rank: {_integer('rank', rank)}", f"world_size: {_integer('world_size', world_size)}",
+                  f"no_shuffle: {_flag(not shuffle)}", f"drop_last: {_flag(drop_last)}",
+                  f"num_slots: {_integer('num_slots', num_slots)}", f"device: {_quoted('device', device)}",
+                  "slots_may_grow: true"]  # slots sized by the batches; _SlotViews views added ones as batches name them
+        fields += _fanout_fields(fanouts)
         seeds, mask_length = _seed_array(seed_ids)
         if seeds is not None and split is not None:
             raise ValueError("split and seed_ids: give one of them")
-        options = _native.SessionOptions(
-            dataset=dataset.encode(), split=split.encode() if split else None, batch_size=batch_size,
-            fanouts=self._fanouts, num_fanouts=len(fanouts) // len(relations) if relations else len(fanouts),
-            seed=seed, epoch=epoch, rank=rank, world_size=world_size,
-            shuffle=int(bool(shuffle)), drop_last=int(bool(drop_last)), num_slots=num_slots, device=device.encode())
+        options = _native.SessionOptions()
         if seeds is not None:
             options.seed_ids = seeds.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
             options.num_seed_ids = len(seeds)
-            options.seed_mask_length = mask_length
+            fields.append(f"seed_mask_length: {mask_length}")
         # With a boolean mask, input_id is each seed's node id (PyG's: its index in the mask), not its position
         # among the masked nodes.
         self._mask_ids = seeds if mask_length else None
         if node_type is not None:
-            options.node_type = node_type.encode()
-        if relations:
-            options.fanout_relations = self._relations
-            options.num_fanout_relations = len(relations)
+            fields.append(f"node_type: {_quoted('node_type', node_type)}")
         self._pairs = _pair_array(seed_edges)  # kept until the session is open
         if edge_split is not None or self._pairs is not None:
             if split is not None or seeds is not None:
                 raise ValueError("edge_split or seed_edges, and split or seed_ids: give one of them")
             if edge_split is not None and self._pairs is not None:
                 raise ValueError("edge_split and seed_edges: give one of them")
-            options.split = None
             if edge_type is not None:
-                options.edge_type = relation_key(edge_type).encode()
+                fields.append(f"edge_type: {_quoted('edge_type', relation_key(edge_type))}")
             if edge_split is not None:
-                options.edge_split = edge_split.encode()
+                fields.append(f"edge_split: {_quoted('edge_split', edge_split)}")
             else:
                 options.seed_edges = self._pairs.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
                 options.num_seed_edges = len(self._pairs) // 2
-        fields = [] if edge_attrs is None else [_edge_attrs_field(edge_attrs)]
+        link = edge_split is not None or self._pairs is not None
+        if split is None:  # gnnd's default split where no seeds are given
+            split = "" if seeds is not None or link else "train"
+        fields.append(f"split: {_quoted('split', split)}")
+        if edge_attrs is not None:
+            fields.append(_edge_attrs_field(edge_attrs))
         # Sent whatever the session: gnnd refuses them without an edge split.
-        options.neg_sampling = (neg_sampling or "none").encode()
+        fields.append(f"neg_sampling: {_quoted('neg_sampling', neg_sampling or 'none')}")
         if neg_amount != int(neg_amount):  # a fraction of each batch's positives (binary)
             fields.append(f"neg_ratio: {float(neg_amount)!r}")
             neg_amount = 0
-        options.neg_amount = int(neg_amount)
+        fields.append(f"neg_amount: {_integer('neg_amount', int(neg_amount))}")
         for name, weights in (("neg_src_weight", neg_src_weight), ("neg_dst_weight", neg_dst_weight)):
             if weights is not None:
                 fields.append(_weights_field(name, weights))
-        options.strict_negatives = int(bool(strict_negatives))
-        options.exclude = (exclude or "none").encode()
-        options.slots_may_grow = 1  # slots sized by the batches; _SlotViews views added ones as batches name them
-        if weight_attr is not None:
-            if not isinstance(weight_attr, str) or not weight_attr.isidentifier():
-                raise ValueError(f"weight_attr: {weight_attr!r} is not an edge attribute's name")
-            fields.append(f'weight_attr: "{weight_attr}"')
-        fields += _time_fields(time_attr, temporal_strategy, disjoint, seed_times, seeds, mask_length,
-                               edge_label_time, self._pairs)
-        fields += _labor_fields(labor, layer_dependency, batch_dependency)
+        fields.append(f"strict_negatives: {_flag(strict_negatives)}")
+        fields.append(f"exclude: {_quoted('exclude', exclude or 'none')}")
+        fields += _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency)
+        fields += _time_fields(disjoint, seed_times, seeds, mask_length, edge_label_time, self._pairs)
         if induced:
             fields.append("induced: true")
         if open_fields is not None:
@@ -626,9 +652,11 @@ class Loader:
             if re.search(r"(^|[\s{;,])batch_size\s*:", open_fields):
                 raise ValueError("open_fields: batch_size is the loader's own argument (it sizes the batches' "
                                  "views): pass batch_size=")
-            fields.append(open_fields)  # after ours: its fields replace them, named with their defaults too
-        if fields:
-            options.open_fields = "\n".join(fields).encode()
+            # Read after the request: its fields replace the loader's, named with their defaults too.
+            self._open_fields = open_fields.encode()  # kept until the session is open
+            options.open_fields = self._open_fields
+        self._request = "\n".join(fields).encode()
+        options.request = self._request
         try:
             _native.check(lib.gnnd_open_session(self._client, ctypes.byref(options), ctypes.byref(self._session)))
             self._views = _SlotViews(lib, self._session, output)
