@@ -501,7 +501,7 @@ SampleRun Sample(const BenchGraph& g, const std::vector<int32_t>& fanouts, CscPl
   spec.disjoint = edges.disjoint || !edges.time_attr.empty();
   spec.time.node_level = edges.time_attr == "node_time";
   if (edges.time_attr == "time") spec.time.edge_times = {0};
-  spec.time.strategy = edges.strategy;
+  spec.time.rule.strategy = edges.strategy;
   spec.labor = edges.labor;
   OrDie(CheckSamplingSpec(spec, graph.schema));
   EpochSeeds seeds = BenchSeeds(graph);

@@ -28,7 +28,7 @@ inline constexpr uint32_t kMaxStrictDraws = 64;
 template <typename Position>
 GNND_HOST_DEVICE void ChooseAllowedPositions(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,
                                              uint64_t node, int64_t degree, const Position* excluded,
-                                             int64_t num_excluded, int64_t k, Position* positions) {
+                                             int64_t num_excluded, int64_t k, Position* positions, int64_t origin = 0) {
   const int64_t allowed = degree - num_excluded;
   if (k < allowed) {
     ChoosePositions(key, batch, hop, relation, node, allowed, k, positions);
@@ -39,27 +39,35 @@ GNND_HOST_DEVICE void ChooseAllowedPositions(SamplingKey key, uint64_t batch, ui
   // merge pass over `excluded` maps them all.
   int64_t skipped = 0;
   for (int64_t i = 0; i < k; ++i) {
-    while (skipped < num_excluded && excluded[skipped] <= positions[i] + skipped) ++skipped;
-    positions[i] = static_cast<Position>(positions[i] + skipped);
+    while (skipped < num_excluded && excluded[skipped] - origin <= positions[i] + skipped) ++skipped;
+    positions[i] = static_cast<Position>(positions[i] + skipped + origin);
   }
 }
 
-// The temporal rule's choice (sampling.h, namespace temporal) among a node's candidates, the first `count` ranks
+// The temporal rule's choice (sampling.h, namespace temporal) among a node's candidates, the ranks [first, end)
 // of its time order, less the `excluded` ranks (a link batch's excluded in-edges, ascending and distinct; those
-// at or past `count` are no candidates and are skipped): k of the allowed ranks, uniformly
-// (ChooseAllowedPositions; also "last" when k takes them all), or with `last` the k highest. Returns how many
-// excluded ranks were candidates. Both backends' temporal draws are this, then each rank's order entry.
+// outside [first, end) are no candidates and are skipped): k of the allowed ranks, uniformly
+// (ChooseAllowedPositions over the candidates; also "last" when k takes them all), or with `last` the k highest.
+// Returns how many excluded ranks were candidates. Both backends' temporal draws are this, then each rank's order
+// entry.
 template <typename Position>
 GNND_HOST_DEVICE int64_t ChooseTemporalRanks(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,
-                                             uint64_t node, bool last, int64_t count, const Position* excluded,
-                                             int64_t num_excluded, int64_t k, Position* ranks) {
+                                             uint64_t node, bool last, temporal::Candidates candidates,
+                                             const Position* excluded, int64_t num_excluded, int64_t k,
+                                             Position* ranks) {
+  const auto [first, end] = candidates;
+  int64_t before = 0;  // excluded ranks older than the first candidate
+  while (before < num_excluded && excluded[before] < first) ++before;
+  excluded += before;
+  num_excluded -= before;
   int64_t skipped = 0;
-  while (skipped < num_excluded && excluded[skipped] < count) ++skipped;
+  while (skipped < num_excluded && excluded[skipped] < end) ++skipped;
+  const int64_t count = end - first;
   if (!last || k == count - skipped) {
-    ChooseAllowedPositions(key, batch, hop, relation, node, count, excluded, skipped, k, ranks);
+    ChooseAllowedPositions(key, batch, hop, relation, node, count, excluded, skipped, k, ranks, first);
     return skipped;
   }
-  int64_t rank = count - 1, x = skipped - 1;  // "last": the k highest allowed ranks
+  int64_t rank = end - 1, x = skipped - 1;  // "last": the k highest allowed ranks
   for (int64_t i = 0; i < k; ++i, --rank) {
     for (; x >= 0 && excluded[x] == rank; --x) --rank;
     ranks[i] = static_cast<Position>(rank);

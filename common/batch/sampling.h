@@ -247,8 +247,16 @@ GNND_HOST_DEVICE SamplingKey SubgraphKey(SamplingKey key, uint64_t subgraph) {
 // candidates in time order (ChooseAllowedPositions over the prefix with the excluded ranks not allowed: with
 // every in-edge a candidate, the uniform rule over the list in time order); "last" takes the k most recent
 // candidates (the highest ranks). Either way the drawn positions are written ascending.
+enum class TemporalStrategy { kUniform, kLast };
+
 namespace temporal {
+// The policy's parameters as both backends' draws take them (TimeSpec::rule).
+struct Rule {
+  TemporalStrategy strategy = TemporalStrategy::kUniform;
+};
+
 GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time) { return time <= seed_time; }
+GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time, const Rule&) { return Eligible(time, seed_time); }
 // Whether (time, id) is more recent than (other_time, other_id).
 GNND_HOST_DEVICE bool MoreRecent(int64_t time, int64_t id, int64_t other_time, int64_t other_id) {
   return time > other_time || (time == other_time && id > other_id);
@@ -288,6 +296,21 @@ GNND_HOST_DEVICE int64_t RankOf(const uint32_t* order, int64_t degree, int64_t t
     }
   }
   return lo;
+}
+// A node's candidates: the ranks [first, end) of its time order (`end`: CandidateCount's).
+struct Candidates {
+  int64_t first = 0, end = 0;
+};
+// The first candidate rank of a node whose candidates end at `end`: every in-edge up to the seed's time is one.
+template <typename TimeOf>
+GNND_HOST_DEVICE int64_t FirstCandidate(const uint32_t*, int64_t, int64_t, const Rule&, TimeOf) {
+  return 0;
+}
+template <typename TimeOf>
+GNND_HOST_DEVICE Candidates CandidatesOf(const uint32_t* order, int64_t degree, int64_t seed_time, const Rule& rule,
+                                         TimeOf time_of) {
+  const int64_t end = CandidateCount(order, degree, seed_time, time_of);
+  return {FirstCandidate(order, end, seed_time, rule, time_of), end};
 }
 }  // namespace temporal
 

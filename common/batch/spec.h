@@ -16,8 +16,6 @@ namespace gnnd {
 
 inline constexpr int kMaxHops = 16;
 
-enum class TemporalStrategy { kUniform, kLast };
-
 // The temporal rule (sampling.h, namespace temporal): which time makes an in-edge a candidate for a seed, and
 // how a node draws among its candidates.
 struct TimeSpec {
@@ -26,7 +24,7 @@ struct TimeSpec {
   // each edge's time, -1 for a relation never sampled through. Neither: no temporal rule.
   bool node_level = false;
   std::vector<int> edge_times;
-  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  temporal::Rule rule;  // how a node draws among its candidates
   // The seeds' times come with them (given with seed ids, or their split's; a link batch's: its pairs'); false:
   // each seed node's own time.
   bool seed_times_given = false;

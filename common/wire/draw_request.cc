@@ -143,9 +143,9 @@ absl::Status SetTime(const Draw& draw, const v1::OpenSession& request, const Dat
   }
   const std::string& strategy = draw.policy.temporal().strategy();
   if (strategy.empty() || strategy == "uniform") {
-    spec.time.strategy = TemporalStrategy::kUniform;
+    spec.time.rule.strategy = TemporalStrategy::kUniform;
   } else if (strategy == "last") {
-    spec.time.strategy = TemporalStrategy::kLast;
+    spec.time.rule.strategy = TemporalStrategy::kLast;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(draw.Field("temporal.strategy", "temporal_strategy"), " = ",
                                                    Quoted(strategy, 100), " (must be uniform or last)"));

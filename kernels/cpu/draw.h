@@ -128,7 +128,7 @@ struct TemporalRule {
   const int64_t* edge_times = nullptr;
   const int64_t* node_times = nullptr;
   const int64_t* edge_ids = nullptr;
-  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  temporal::Rule rule;
   const uint32_t* order = nullptr;  // the relation's time order (by CSC position; TimeOrderCache)
 
   template <typename Index>
@@ -138,21 +138,22 @@ struct TemporalRule {
     };
     auto id_of = [&](int64_t o) { return edge_ids != nullptr ? edge_ids[n.first + o] : o; };
     const uint32_t* node_order = order + n.first;
-    const int64_t count = temporal::CandidateCount(node_order, n.degree, n.seed_time, time_of);
-    // The excluded candidates, as ranks in time order (ascending): ranks below count are the candidates.
+    const temporal::Candidates candidates = temporal::CandidatesOf(node_order, n.degree, n.seed_time, rule, time_of);
+    // The excluded candidates, as ranks in time order (ascending).
     std::vector<int64_t>& not_allowed = scratch.not_allowed;
     not_allowed.clear();
     for (int64_t e : n.excluded) {
-      if (temporal::Eligible(time_of(e), n.seed_time)) {
+      if (temporal::Eligible(time_of(e), n.seed_time, rule)) {
         not_allowed.push_back(temporal::RankOf(node_order, n.degree, time_of(e), id_of(e), time_of, id_of));
       }
     }
     std::sort(not_allowed.begin(), not_allowed.end());
     const auto skipped = static_cast<int64_t>(not_allowed.size());
-    const int64_t k = SampleCount(count - skipped, n.fanout);
+    const int64_t k = SampleCount(candidates.end - candidates.first - skipped, n.fanout);
     out.resize(static_cast<size_t>(k));
     ChooseTemporalRanks(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node),
-                        strategy == TemporalStrategy::kLast, count, not_allowed.data(), skipped, k, out.data());
+                        rule.strategy == TemporalStrategy::kLast, candidates, not_allowed.data(), skipped, k,
+                        out.data());
     for (int64_t& p : out) p = node_order[p];  // ranks, then their offsets
     std::sort(out.begin(), out.end());
   }

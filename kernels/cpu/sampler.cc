@@ -55,7 +55,7 @@ CpuSampler::Draw CpuSampler::DrawOf(int relation) {
   }
   const int times = spec_.TimeArrayOf(relation, graph_.schema);  // -1 too for a relation never sampled through
   if (times >= 0) {
-    TemporalRule temporal{.strategy = spec_.time.strategy};
+    TemporalRule temporal{.rule = spec_.time.rule};
     (spec_.time.node_level ? temporal.node_times : temporal.edge_times) =
         static_cast<const int64_t*>(graph_.arrays.data[times]);
     if (r.edge_ids >= 0) temporal.edge_ids = static_cast<const int64_t*>(graph_.arrays.data[r.edge_ids]);

@@ -403,7 +403,7 @@ DrawSource CudaSampler::DrawSourceOf(int r, const BatchView& view, const BatchCa
   if (const int times = spec_.TimeArrayOf(r, graph_.schema); times >= 0) {  // -1: an untimed source type too
     TemporalSource temporal{.seed_times = spec_.link() ? link_subgraph_times : view.types[spec_.seed_type].seed_time,
                             .edge_ids = rel.edge_ids >= 0 ? array(rel.edge_ids) : nullptr,
-                            .strategy = spec_.time.strategy,
+                            .rule = spec_.time.rule,
                             .order = time_orders_[r]};
     (spec_.time.node_level ? temporal.node_times : temporal.edge_times) = array(times);
     return temporal;

@@ -166,7 +166,7 @@ struct TimeArgs {
   const int64_t* node_times;
   const int64_t* seed_times;  // per subgraph
   const int64_t* edge_ids;
-  TemporalStrategy strategy;
+  temporal::Rule rule;
   const uint32_t* order;  // the relation's time order, by dataset CSC position
   // In-edge p of a list whose first entry is the dataset CSC's `first`: its source is read only for node times.
   template <typename Index>
@@ -232,8 +232,9 @@ __global__ void TemporalCountKernel(const HopState* state, const int64_t* node_i
   const InList<Index> in = LocateList(node, indptr, indices, hot);
   const int64_t seed_time = time.seed_times[time.subgraphs[v]];
   auto time_of = [&](int64_t o) { return time.TimeOf(in.dataset_first, o, in.list); };
-  const int64_t count = temporal::CandidateCount(time.order + in.dataset_first, in.degree, seed_time, time_of);
-  int64_t m = count;
+  const temporal::Candidates c =
+      temporal::CandidatesOf(time.order + in.dataset_first, in.degree, seed_time, time.rule, time_of);
+  int64_t m = c.end - c.first;
   lists[i] = in.list;
   degrees[i] = in.degree;
   firsts[i] = in.dataset_first;
@@ -241,11 +242,11 @@ __global__ void TemporalCountKernel(const HopState* state, const int64_t* node_i
     int64_t excluded = 0;
     ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
       ++excluded;
-      m -= temporal::Eligible(time_of(p), seed_time);
+      m -= temporal::Eligible(time_of(p), seed_time, time.rule);
     });
     ex.counts[i] = excluded;
   }
-  candidates[i] = count;
+  candidates[i] = c.end;
   counts[i] = SampleCount(m, fanout);
 }
 
@@ -563,10 +564,12 @@ __global__ void TemporalSampleKernel(SampleArgs<Key> a) {
     const int64_t k = n.k;
     if (k == 0) return;
     const TimeArgs& t = a.time;
-    const int64_t first = a.firsts[n.i], count = a.candidates[n.i];
+    const int64_t first = a.firsts[n.i], end = a.candidates[n.i];
     const uint32_t* order = t.order + first;
     auto time_of = [&](int64_t o) { return t.TimeOf(first, o, n.list); };
     auto id_of = [&](int64_t o) { return t.edge_ids != nullptr ? t.edge_ids[first + o] : o; };
+    const temporal::Candidates candidates{
+        temporal::FirstCandidate(order, end, t.seed_times[n.subgraph], t.rule, time_of), end};
     const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
     int64_t* ranks = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
     for (int64_t j = 0; j < excluded; ++j) {
@@ -576,7 +579,7 @@ __global__ void TemporalSampleKernel(SampleArgs<Key> a) {
     SortAscending(ranks, excluded);
     int64_t* picks = n.out;  // ranks, then positions, then (emit) the sources
     ChooseTemporalRanks(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node),
-                        t.strategy == TemporalStrategy::kLast, count, ranks, excluded, k, picks);
+                        t.rule.strategy == TemporalStrategy::kLast, candidates, ranks, excluded, k, picks);
     for (int64_t q = 0; q < k; ++q) picks[q] = order[picks[q]];
     SortAscending(picks, k);
     for (int64_t q = 0; q < k; ++q) {
@@ -629,14 +632,13 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
                  kLabor = std::is_same_v<Draw, LaborSource>;
   const float* weights = nullptr;
   bool weights_positive = false;
-  TimeArgs time{source.subgraphs, nullptr, nullptr, nullptr, nullptr, TemporalStrategy::kUniform, nullptr};
+  TimeArgs time{source.subgraphs, nullptr, nullptr, nullptr, nullptr, {}, nullptr};
   LaborArgs labor{{}, 0, fanout, nullptr, 0, nullptr};
   if constexpr (kWeighted) {
     weights = draw.weights;
     weights_positive = draw.positive;
   } else if constexpr (kTemporal) {
-    time = {source.subgraphs, draw.edge_times, draw.node_times, draw.seed_times,
-            draw.edge_ids,    draw.strategy,   draw.order};
+    time = {source.subgraphs, draw.edge_times, draw.node_times, draw.seed_times, draw.edge_ids, draw.rule, draw.order};
   } else if constexpr (kLabor) {
     labor = {draw.dependency, draw.src_type, fanout, draw.edge_weight, draw.max_edges, draw.overflow};
   }

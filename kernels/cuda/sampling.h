@@ -32,7 +32,7 @@ struct TemporalSource {
   const int64_t* node_times = nullptr;
   const int64_t* seed_times = nullptr;
   const int64_t* edge_ids = nullptr;
-  TemporalStrategy strategy = TemporalStrategy::kUniform;
+  temporal::Rule rule;
   const uint32_t* order = nullptr;
 };
 // LABOR-0 (namespace labor): the relation's source type (in r_t's counter), the dependency, the slot's

@@ -75,7 +75,7 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   }
   s.sampling.disjoint = disjoint || time != Time::kNone;
   s.sampling.time.node_level = time == Time::kNodes;
-  s.sampling.time.strategy = strategy;
+  s.sampling.time.rule.strategy = strategy;
   s.sampling.time.seed_times_given = time != Time::kNone;
   s.sampling.labor = labor;
   s.sampling.induced = induced;

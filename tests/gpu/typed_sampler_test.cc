@@ -167,7 +167,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   }
   spec.disjoint = c.disjoint || !c.time_attr.empty();
   spec.time.node_level = c.time_attr == "node_time";
-  spec.time.strategy = c.strategy;
+  spec.time.rule.strategy = c.strategy;
   spec.time.seed_times_given = c.given_times;
   spec.labor = c.labor;
   spec.induced = c.induced;

@@ -71,9 +71,9 @@ std::string SessionOf(const GraphData& graph, const v1::OpenSession& open) {
   if (!shape.ok()) return std::string(shape.status().message());
   const SamplingSpec& s = shape->sampling;
   return absl::StrCat("weights ", absl::StrJoin(s.edge_weights, ","), " times ", absl::StrJoin(s.time.edge_times, ","),
-                      " node_level ", s.time.node_level, " strategy ", static_cast<int>(s.time.strategy), " labor ",
-                      s.labor.active, " ", s.labor.dependency.layer, " ", s.labor.dependency.batches, " disjoint ",
-                      s.disjoint, " bytes ", shape->slot_bytes);
+                      " node_level ", s.time.node_level, " strategy ", static_cast<int>(s.time.rule.strategy),
+                      " labor ", s.labor.active, " ", s.labor.dependency.layer, " ", s.labor.dependency.batches,
+                      " disjoint ", s.disjoint, " bytes ", shape->slot_bytes);
 }
 
 TEST(DrawRequest, TheDrawMessageAndItsAliasesOpenTheSameSession) {

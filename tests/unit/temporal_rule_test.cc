@@ -40,7 +40,7 @@ std::vector<int64_t> Draw(const std::vector<int64_t>& times, int64_t seed_time, 
   EXPECT_TRUE(
       BuildTimeOrder({.indptr = indptr, .num_nodes = 1, .edge_times = times.data(), .edge_ids = ids.data()}, order, 1)
           .ok());
-  const TemporalRule temporal{times.data(), nullptr, ids.data(), strategy, order.data()};
+  const TemporalRule temporal{times.data(), nullptr, ids.data(), {strategy}, order.data()};
   NodeDraw<int64_t> n{
       .key = kKey, .batch_index = batch, .hop = 1, .indices = indices.data(), .fanout = fanout, .seed_time = seed_time};
   DrawScratch scratch;
@@ -248,7 +248,7 @@ void CheckBatch(const GraphData& graph, const SamplingSpec& spec, const BatchVie
           ASSERT_TRUE(by_id.contains(id)) << "edge " << id << " is not an in-edge of " << node;
           EXPECT_LE(by_id[id].first, t) << "edge " << id << " is newer than its seed";
         }
-        if (spec.time.strategy == TemporalStrategy::kLast) {
+        if (spec.time.rule.strategy == TemporalStrategy::kLast) {
           std::sort(candidates.rbegin(), candidates.rend());
           std::set<int64_t> recent;
           for (size_t i = 0; i < got.size(); ++i) recent.insert(candidates[i].second);
@@ -295,7 +295,7 @@ void CheckSessions(bool typed) {
           if (edge_level) spec.time.edge_times.push_back(TimedGraph::TimeAttr(schema.relations[r]));
         }
         spec.time.node_level = !edge_level;
-        spec.time.strategy = strategy;
+        spec.time.rule.strategy = strategy;
         spec.time.seed_times_given = given;
         spec.disjoint = true;
         ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
