@@ -250,13 +250,23 @@ GNND_HOST_DEVICE SamplingKey SubgraphKey(SamplingKey key, uint64_t subgraph) {
 enum class TemporalStrategy { kUniform, kLast };
 
 namespace temporal {
-// The policy's parameters as both backends' draws take them (TimeSpec::rule).
+// The policy's parameters as both backends' draws take them (TimeSpec::rule). A window W >= 0 (time_window, in the
+// times' unit; PyG's ask, cuGraph-PyG's fixed window) keeps only in-edges no older than seed time - W: an in-edge
+// is then a candidate iff seed_time - W <= t <= seed_time.
 struct Rule {
   TemporalStrategy strategy = TemporalStrategy::kUniform;
+  int64_t window = -1;  // none
 };
 
 GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time) { return time <= seed_time; }
-GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time, const Rule&) { return Eligible(time, seed_time); }
+// The oldest time a window admits (seed_time - window, or the oldest there is where that would overflow).
+GNND_HOST_DEVICE int64_t WindowStart(int64_t seed_time, int64_t window) {
+  constexpr int64_t kOldest = static_cast<int64_t>(uint64_t{1} << 63);
+  return seed_time < kOldest + window ? kOldest : seed_time - window;
+}
+GNND_HOST_DEVICE bool Eligible(int64_t time, int64_t seed_time, const Rule& rule) {
+  return time <= seed_time && (rule.window < 0 || time >= WindowStart(seed_time, rule.window));
+}
 // Whether (time, id) is more recent than (other_time, other_id).
 GNND_HOST_DEVICE bool MoreRecent(int64_t time, int64_t id, int64_t other_time, int64_t other_id) {
   return time > other_time || (time == other_time && id > other_id);
@@ -301,10 +311,23 @@ GNND_HOST_DEVICE int64_t RankOf(const uint32_t* order, int64_t degree, int64_t t
 struct Candidates {
   int64_t first = 0, end = 0;
 };
-// The first candidate rank of a node whose candidates end at `end`: every in-edge up to the seed's time is one.
+// The first candidate rank of a node whose candidates end at `end`: 0, or with a window the first rank not older
+// than its start (a binary search).
 template <typename TimeOf>
-GNND_HOST_DEVICE int64_t FirstCandidate(const uint32_t*, int64_t, int64_t, const Rule&, TimeOf) {
-  return 0;
+GNND_HOST_DEVICE int64_t FirstCandidate(const uint32_t* order, int64_t end, int64_t seed_time, const Rule& rule,
+                                        TimeOf time_of) {
+  if (rule.window < 0) return 0;
+  const int64_t start = WindowStart(seed_time, rule.window);
+  int64_t lo = 0, hi = end;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (time_of(order[mid]) < start) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 template <typename TimeOf>
 GNND_HOST_DEVICE Candidates CandidatesOf(const uint32_t* order, int64_t degree, int64_t seed_time, const Rule& rule,

@@ -150,6 +150,14 @@ absl::Status SetTime(const Draw& draw, const v1::OpenSession& request, const Dat
     return absl::InvalidArgumentError(absl::StrCat(draw.Field("temporal.strategy", "temporal_strategy"), " = ",
                                                    Quoted(strategy, 100), " (must be uniform or last)"));
   }
+  if (draw.policy.temporal().has_time_window()) {
+    const int64_t window = draw.policy.temporal().time_window();
+    if (window < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(draw.Field("temporal.time_window", "time_window"), " = ", window,
+                                                     " (must be 0 or more, in the times' unit)"));
+    }
+    spec.time.rule.window = window;
+  }
   // Node times by their name or the dataset's other name for them (PyG's rule: a node attribute before an edge
   // attribute of the same name).
   const bool node_level =
@@ -222,6 +230,7 @@ absl::StatusOr<v1::DrawPolicy> DrawPolicyOf(const v1::OpenSession& request) {
       {"weight_attr", !request.weight_attr().empty(), v1::DrawPolicy::kWeighted},
       {"time_attr", !request.time_attr().empty(), v1::DrawPolicy::kTemporal},
       {"temporal_strategy", !request.temporal_strategy().empty(), v1::DrawPolicy::kTemporal},
+      {"time_window", request.has_time_window(), v1::DrawPolicy::kTemporal},
       {"labor", request.labor(), v1::DrawPolicy::kLabor},
       {"layer_dependency", request.layer_dependency(), v1::DrawPolicy::kLabor},
       {"batch_dependency", request.batch_dependency() != 0, v1::DrawPolicy::kLabor},
@@ -263,6 +272,7 @@ absl::StatusOr<v1::DrawPolicy> DrawPolicyOf(const v1::OpenSession& request) {
     case v1::DrawPolicy::kTemporal:
       policy.mutable_temporal()->set_attr(request.time_attr());
       policy.mutable_temporal()->set_strategy(request.temporal_strategy());
+      if (request.has_time_window()) policy.mutable_temporal()->set_time_window(request.time_window());
       break;
     case v1::DrawPolicy::kLabor:
       policy.mutable_labor()->set_layer_dependency(request.layer_dependency());

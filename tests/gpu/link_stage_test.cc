@@ -54,7 +54,7 @@ enum class Time { kNone, kNodes, kEdges };
 LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
                         int64_t batch, bool weighted = false, bool disjoint = false, Time time = Time::kNone,
                         TemporalStrategy strategy = TemporalStrategy::kUniform, LaborSpec labor = {},
-                        bool induced = false) {
+                        bool induced = false, int64_t time_window = -1) {
   LinkSetup s;
   s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
                             graph.schema, batch);
@@ -75,7 +75,7 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   }
   s.sampling.disjoint = disjoint || time != Time::kNone;
   s.sampling.time.node_level = time == Time::kNodes;
-  s.sampling.time.rule.strategy = strategy;
+  s.sampling.time.rule = {.strategy = strategy, .window = time_window};
   s.sampling.time.seed_times_given = time != Time::kNone;
   s.sampling.labor = labor;
   s.sampling.induced = induced;
@@ -127,6 +127,7 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
       std::vector<int32_t> fanouts;
       bool weighted = false;
       bool weighted_negatives = false;  // negatives' endpoints drawn in proportion to per-node weights
+      int64_t time_window = -1;         // the temporal rule's window (none)
     };
     for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
                           Case{{NegativeMode::kBinary, 2, true, 1.5}, ExcludeMode::kSelf, {3, 2}, false, true},
@@ -272,6 +273,20 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
           Case{{kTriplet, 2, false}, ExcludeMode::kNone, {-1, 2}, false, true, Time::kNodes, kLast},
           Case{{kNone, 1, false}, ExcludeMode::kSelf, {5, 3}, false, true, Time::kEdges},
           Case{{kBinary, 1, false}, ExcludeMode::kNone, {3, 2}, false, true, Time::kEdges, kLast},
+          // Time windows (the pairs' times spread over the papers', node ids): node-level uniform, edge-level last.
+          Case{{kBinary, 2, true},
+               ExcludeMode::kReverse,
+               {4, 3},
+               false,
+               true,
+               Time::kNodes,
+               kUniform,
+               {},
+               false,
+               false,
+               300},
+          Case{
+              {kBinary, 1, false}, ExcludeMode::kSelf, {3, 2}, false, true, Time::kEdges, kLast, {}, false, false, 200},
           Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}, false, false, Time::kNone, kUniform, labor},
           Case{{kTriplet, 2, false}, ExcludeMode::kSelf, {-1, 2}, false, false, Time::kNone, kUniform, dependent},
           Case{{kBinary, 2, false}, ExcludeMode::kNone, {3, 2}, false, false, Time::kNone, kUniform, {}, true},
@@ -306,8 +321,8 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
           t = static_cast<int64_t>(rng() % schema.node_types[schema.relations[writes].dst_type].num_nodes);
         spec.seed_edge_times = std::make_shared<const std::vector<int64_t>>(std::move(times));
       }
-      const LinkSetup setup =
-          MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy, c.labor, c.induced);
+      const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy,
+                                            c.labor, c.induced, c.time_window);
       auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       CpuSampler cpu_sampler(graph, setup.sampling, 7);

@@ -125,8 +125,9 @@ struct TypedCase {
   std::string time_attr;
   TemporalStrategy strategy = TemporalStrategy::kUniform;
   bool given_times = false;
-  LaborSpec labor = {};    // LABOR-0 instead of the uniform rule
-  double labor_bound = 1;  // each hop's edge bound scaled by this: below 1, batches drawn again (some failing)
+  int64_t time_window = -1;  // the temporal rule's window (none)
+  LaborSpec labor = {};      // LABOR-0 instead of the uniform rule
+  double labor_bound = 1;    // each hop's edge bound scaled by this: below 1, batches drawn again (some failing)
   // Sorts fitted from the first batch on to the furthest keys seen (the first batch outgrows every hop's, later
   // ones often some): outgrown batches sampled again by the test, as a session does (a LABOR batch that outgrew a
   // bound too, then under its next attempt), and counted.
@@ -167,7 +168,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   }
   spec.disjoint = c.disjoint || !c.time_attr.empty();
   spec.time.node_level = c.time_attr == "node_time";
-  spec.time.rule.strategy = c.strategy;
+  spec.time.rule = {.strategy = c.strategy, .window = c.time_window};
   spec.time.seed_times_given = c.given_times;
   spec.labor = c.labor;
   spec.induced = c.induced;
@@ -497,6 +498,36 @@ INSTANTIATE_TEST_SUITE_P(
                   .wide_indices = true,
                   .time_attr = "time",
                   .given_times = true},
+        TypedCase{.name = "mag_edge_time_window_uniform_host_given",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {5, 3},
+                  .placement = CscPlacement::kHost,
+                  .time_attr = "time",
+                  .given_times = true,
+                  .time_window = 400},
+        TypedCase{.name = "mag_node_time_window_last_device",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {4, 3},
+                  .placement = CscPlacement::kDevice,
+                  .time_attr = "node_time",
+                  .strategy = TemporalStrategy::kLast,
+                  .time_window = 150},
+        TypedCase{.name = "mag_edge_time_window_zero_device_given",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT16,
+                  .feature_dim = 8,
+                  .per_relation = {{2, 0, 1}, {40, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                  .placement = CscPlacement::kDevice,
+                  .time_attr = "time",
+                  .given_times = true,
+                  .time_window = 0},
         TypedCase{.name = "mag_edge_time_last_device_repeated",
                   .preset = "mag",
                   .scale = 0.005,

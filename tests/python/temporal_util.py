@@ -35,9 +35,11 @@ class Csc:
         self.e_id, self.edge_time = np.load(folder / "e_id.npy"), np.load(folder / "edge.time.npy")
         self.node_time = np.load(folder / "node_time.npy")
 
-    def candidates(self, node, seed_time, edge_level):
-        """(time, edge id) of node's in-edges no newer than seed_time."""
+    def candidates(self, node, seed_time, edge_level, window=None):
+        """(time, edge id) of node's in-edges no newer than seed_time (and, with a window, no older than
+        seed_time - window)."""
         span = slice(self.indptr[node], self.indptr[node + 1])
         times = self.edge_time[span] if edge_level else self.node_time[self.indices[span]]
         ids = self.e_id[span]
-        return [(int(t), int(i)) for t, i in zip(times, ids) if t <= seed_time]
+        oldest = -np.inf if window is None else seed_time - window
+        return [(int(t), int(i)) for t, i in zip(times, ids) if oldest <= t <= seed_time]

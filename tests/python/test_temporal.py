@@ -28,7 +28,7 @@ def served(tmp_path_factory):
     assert daemon.stop() == 0, daemon.output()
 
 
-def check(batch, csc, fanouts, edge_level, strategy, seed_times):
+def check(batch, csc, fanouts, edge_level, strategy, seed_times, window=None):
     """Every rule of one homogeneous temporal batch against the CSC."""
     n_seeds = batch.nodes_per_hop[0]
     assert np.array_equal(batch.batch[:n_seeds], np.arange(n_seeds))
@@ -45,7 +45,7 @@ def check(batch, csc, fanouts, edge_level, strategy, seed_times):
             drawn.setdefault(int(v), set()).add(int(batch.e_id[k]))
         for v in frontier:
             t = int(batch.seed_time[batch.batch[v]])
-            candidates = csc.candidates(batch.node_ids[v], t, edge_level)
+            candidates = csc.candidates(batch.node_ids[v], t, edge_level, window)
             got = drawn.get(v, set())
             assert len(got) == min(fanout, len(candidates)), (v, len(got), len(candidates))
             assert got <= {i for _, i in candidates}, "an edge newer than its seed"
@@ -71,6 +71,55 @@ def test_seed_ids_with_times(served, strategy, time_attr):
         seen += batch.nodes_per_hop[0]
     loader.close()
     assert seen == len(seeds)
+
+
+@pytest.mark.parametrize("window", [0, 150])
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+@pytest.mark.parametrize("time_attr", ["node_time", "time"])
+def test_a_time_window_keeps_only_in_edges_from_seed_time_less_it(served, strategy, time_attr, window):
+    """time_window=W: a node's candidates are its in-edges (node times: neighbors) of time t - W to t; each draws
+    min(fanout, candidates) of them, "last" the most recent; fewer edges than without a window."""
+    daemon, tmp = served
+    csc = Csc(tmp / "homo")
+    seeds = np.array([5, 17, 17, 230, 399, 0, 64, 128, 256, 311])
+    times = np.array([900, 10, 500, 700, 999, 300, 0, 650, 800, 450])
+    edges = {}
+    for w in (window, None):
+        loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_ids=seeds, seed_times=times, batch_size=4,
+                             fanouts=[6, 4], seed=2, output="numpy", copy=True, time_attr=time_attr,
+                             temporal_strategy=strategy, time_window=w)
+        edges[w] = 0
+        for batch in loader:
+            check(batch, csc, [6, 4], time_attr == "time", strategy, times[batch.input_id], w)
+            edges[w] += len(batch.edge_src)
+        loader.close()
+    assert edges[window] < edges[None], edges
+
+
+def test_pyg_loaders_take_time_window(served):
+    """gnnd.pyg's NeighborLoader and LinkNeighborLoader take time_window and give the batches gnnd.Loader gives."""
+    daemon, tmp = served
+    seeds, times = np.array([5, 17, 230, 399]), np.array([900, 10, 700, 999])
+    loader = gnnd.pyg.NeighborLoader(None, [4, 3], input_nodes=seeds, input_time=times, batch_size=4,
+                                     dataset="homo", address=daemon.address, time_attr="time", time_window=100)
+    data = next(iter(loader))
+    plain = gnnd.Loader(address=daemon.address, dataset="homo", seed_ids=seeds, seed_times=times, batch_size=4,
+                        fanouts=[4, 3], output="numpy", copy=True, time_attr="time", time_window=100, shuffle=False)
+    batch = next(iter(plain))
+    plain.close()
+    np.testing.assert_array_equal(data.n_id.numpy(), batch.node_ids)
+    np.testing.assert_array_equal(data.e_id.numpy(), batch.e_id)
+    with pytest.raises(ValueError, match="time_window is temporal sampling's: set time_attr"):
+        gnnd.pyg.NeighborLoader(None, [4], input_nodes=seeds, dataset="homo", address=daemon.address, time_window=5)
+    with pytest.raises(ValueError, match="time_window: -1"):
+        gnnd.pyg.NeighborLoader(None, [4], input_nodes=seeds, input_time=times, dataset="homo",
+                                address=daemon.address, time_attr="time", time_window=-1)
+    # On the wire too: draw.temporal.time_window and the top-level alias, each checked by gnnd.
+    for fields, words in (('draw { temporal { attr: "time" time_window: -3 } }', "open.draw.temporal.time_window = -3"),
+                          ('time_attr: "time" time_window: -3', "open.time_window = -3"),
+                          ("time_window: 3", "open.time_window is temporal sampling's")):
+        with pytest.raises(gnnd.GnndError, match=words):
+            gnnd.Loader(address=daemon.address, dataset="homo", batch_size=4, fanouts=[2], open_fields=fields)
 
 
 def test_seed_times_come_from_the_split_else_the_nodes_own(served):
@@ -195,15 +244,17 @@ def test_features_on_storage_give_the_same_temporal_batches(served, tmp_path):
     try:
         names = ("node_ids", "edge_src", "edge_dst", "features", "e_id", "time", "batch", "seed_time")
         got = {}
-        for dataset in ("mem", "disk"):
-            loader = gnnd.Loader(address=daemon.address, dataset=dataset, batch_size=32, fanouts=[4, 2], seed=3,
-                                 output="numpy", copy=True, time_attr="time", temporal_strategy="uniform")
-            got[dataset] = [[getattr(b, k) for k in names] for b in loader]
-            loader.close()
-        assert len(got["mem"]) == len(got["disk"]) > 0
-        for a, b in zip(got["mem"], got["disk"]):
-            for name, x, y in zip(names, a, b):
-                np.testing.assert_array_equal(x, y, err_msg=name)
+        for window in (None, 200):
+            for dataset in ("mem", "disk"):
+                loader = gnnd.Loader(address=daemon.address, dataset=dataset, batch_size=32, fanouts=[4, 2], seed=3,
+                                     output="numpy", copy=True, time_attr="time", temporal_strategy="uniform",
+                                     time_window=window)
+                got[dataset] = [[getattr(b, k) for k in names] for b in loader]
+                loader.close()
+            assert len(got["mem"]) == len(got["disk"]) > 0
+            for a, b in zip(got["mem"], got["disk"]):
+                for name, x, y in zip(names, a, b):
+                    np.testing.assert_array_equal(x, y, err_msg=name)
     finally:
         assert daemon.stop() == 0, daemon.output()
 

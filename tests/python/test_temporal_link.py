@@ -40,7 +40,7 @@ def served(tmp_path_factory):
     assert daemon.stop() == 0, daemon.output()
 
 
-def check_graph(batch, csc, fanouts, edge_level, subgraph_time):
+def check_graph(batch, csc, fanouts, edge_level, subgraph_time, window=None):
     """The sampled graph of one homogeneous disjoint batch: subgraphs closed, each node once in its subgraph,
     every node's draws exactly min(fanout, candidates) of its candidates for its subgraph's time."""
     assert np.all(batch.batch[batch.edge_src] == batch.batch[batch.edge_dst]), "an edge between subgraphs"
@@ -52,7 +52,8 @@ def check_graph(batch, csc, fanouts, edge_level, subgraph_time):
         for k, v in zip(range(edges.start, edges.stop), batch.edge_dst[edges]):
             drawn.setdefault(int(v), set()).add(int(batch.e_id[k]))
         for v in range(first, first + batch.nodes_per_hop[hop]):
-            candidates = {i for _, i in csc.candidates(batch.node_ids[v], subgraph_time[batch.batch[v]], edge_level)}
+            candidates = {i for _, i in csc.candidates(batch.node_ids[v], subgraph_time[batch.batch[v]], edge_level,
+                                                       window)}
             got = drawn.get(v, set())
             assert len(got) == min(fanout, len(candidates)) and got <= candidates, (v, got, candidates)
         begin, first = edges.stop, first + batch.nodes_per_hop[hop]
@@ -77,6 +78,26 @@ def test_split_pairs_with_their_times(served):
         np.testing.assert_array_equal(batch.batch[:2 * n], np.arange(2 * n))
         check_graph(batch, csc, [4, 3], True, np.concatenate([pair_time, pair_time]))
         seen += p
+    loader.close()
+    assert seen == 60
+
+
+@pytest.mark.parametrize("time_attr", ["time", "node_time"])
+def test_a_time_window_in_link_batches(served, time_attr):
+    """time_window in a link session: each subgraph's candidates are the in-edges from its pair's time less the
+    window to its time."""
+    daemon, tmp = served
+    csc = Csc(tmp / "homo")
+    times = np.load(tmp / "homo" / "valid_edge_time.npy")
+    loader = gnnd.Loader(address=daemon.address, dataset="homo", edge_split="valid", batch_size=16, fanouts=[4, 3],
+                         seed=3, output="numpy", copy=True, time_attr=time_attr, time_window=120,
+                         neg_sampling="binary")
+    seen = 0
+    for batch in loader:
+        pair_time = np.concatenate([times[batch.input_id], times[batch.input_id]])
+        np.testing.assert_array_equal(batch.edge_label_time, pair_time)
+        check_graph(batch, csc, [4, 3], time_attr == "time", np.concatenate([pair_time, pair_time]), 120)
+        seen += len(batch.input_id)
     loader.close()
     assert seen == 60
 

@@ -30,6 +30,7 @@ TEST(DrawRequest, EachAliasNamesItsPolicy) {
       {"weight_attr: 'w'", "weighted { attr: 'w' }"},
       {"time_attr: 'time' temporal_strategy: 'last'", "temporal { attr: 'time' strategy: 'last' }"},
       {"time_attr: 'node_time'", "temporal { attr: 'node_time' }"},
+      {"time_attr: 'time' time_window: 0", "temporal { attr: 'time' time_window: 0 }"},
       {"labor: true layer_dependency: true batch_dependency: 3",
        "labor { layer_dependency: true batch_dependency: 3 }"},
   };
@@ -72,8 +73,8 @@ std::string SessionOf(const GraphData& graph, const v1::OpenSession& open) {
   const SamplingSpec& s = shape->sampling;
   return absl::StrCat("weights ", absl::StrJoin(s.edge_weights, ","), " times ", absl::StrJoin(s.time.edge_times, ","),
                       " node_level ", s.time.node_level, " strategy ", static_cast<int>(s.time.rule.strategy),
-                      " labor ", s.labor.active, " ", s.labor.dependency.layer, " ", s.labor.dependency.batches,
-                      " disjoint ", s.disjoint, " bytes ", shape->slot_bytes);
+                      " window ", s.time.rule.window, " labor ", s.labor.active, " ", s.labor.dependency.layer, " ",
+                      s.labor.dependency.batches, " disjoint ", s.disjoint, " bytes ", shape->slot_bytes);
 }
 
 TEST(DrawRequest, TheDrawMessageAndItsAliasesOpenTheSameSession) {
@@ -87,6 +88,7 @@ TEST(DrawRequest, TheDrawMessageAndItsAliasesOpenTheSameSession) {
         {"weight_attr: 'edge_weight'", "weighted { attr: 'edge_weight' }"},
         {"time_attr: 'time' temporal_strategy: 'last'", "temporal { attr: 'time' strategy: 'last' }"},
         {"time_attr: 'node_time'", "temporal { attr: 'node_time' }"},
+        {"time_attr: 'time' time_window: 7", "temporal { attr: 'time' time_window: 7 }"},
         {"labor: true batch_dependency: 3", "labor { batch_dependency: 3 }"},
     };
     for (const auto& c : cases) {
@@ -110,6 +112,9 @@ TEST(DrawRequest, ErrorsNameTheFieldsAsTheRequestSpelledThem) {
       {"draw { temporal { attr: 'time' strategy: 'first' } }",
        "open.draw.temporal.strategy = 'first' (must be uniform or last)"},
       {"draw { temporal {} }", "open.draw.temporal.attr is empty"},
+      {"draw { temporal { attr: 'time' time_window: -1 } }", "open.draw.temporal.time_window = -1 (must be 0 or more"},
+      {"time_attr: 'time' time_window: -2", "open.time_window = -2 (must be 0 or more"},
+      {"time_window: 4", "open.time_window is temporal sampling's: set open.time_attr"},
       {"draw { labor { batch_dependency: -1 } }", "open.draw.labor.batch_dependency = -1 (must be 0 or more)"},
       {"draw { labor {} }", "open.draw.labor: the dataset has an edge attribute \"edge_weight\""},
       {"draw { labor {} } disjoint: true edge_attrs { names: 'time' }", "labor with disjoint"},

@@ -4,6 +4,7 @@
 // time order when every in-edge is a candidate, "last" exactly the most recent; whole batches of generated homogeneous
 // and typed graphs with random times keep every rule, subgraph by subgraph.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -31,7 +32,7 @@ const SamplingKey kKey = MakeSamplingKey(7, 1, RandomPurpose::kNeighbors);
 // `seed_time`; the drawn positions, ascending.
 std::vector<int64_t> Draw(const std::vector<int64_t>& times, int64_t seed_time, int32_t fanout, uint64_t batch,
                           TemporalStrategy strategy = TemporalStrategy::kUniform,
-                          std::vector<int64_t> excluded_sources = {}) {
+                          std::vector<int64_t> excluded_sources = {}, int64_t window = -1) {
   const int64_t degree = static_cast<int64_t>(times.size());
   const int64_t indptr[2] = {0, degree};
   std::vector<int64_t> indices(degree), ids(degree);
@@ -40,7 +41,7 @@ std::vector<int64_t> Draw(const std::vector<int64_t>& times, int64_t seed_time, 
   EXPECT_TRUE(
       BuildTimeOrder({.indptr = indptr, .num_nodes = 1, .edge_times = times.data(), .edge_ids = ids.data()}, order, 1)
           .ok());
-  const TemporalRule temporal{times.data(), nullptr, ids.data(), {strategy}, order.data()};
+  const TemporalRule temporal{times.data(), nullptr, ids.data(), {strategy, window}, order.data()};
   NodeDraw<int64_t> n{
       .key = kKey, .batch_index = batch, .hop = 1, .indices = indices.data(), .fanout = fanout, .seed_time = seed_time};
   DrawScratch scratch;
@@ -105,6 +106,68 @@ TEST(TemporalRule, ExcludedEdgesAreNoCandidates) {
     EXPECT_EQ(p, (std::vector<int64_t>{0, 2}));
   }
   EXPECT_EQ(Draw(times, 5, 2, 0, TemporalStrategy::kUniform, {100, 101, 102, 103}), (std::vector<int64_t>{4}));
+}
+
+TEST(TemporalRule, AWindowKeepsExactlyTheInEdgesFromSeedTimeLessItToSeedTime) {
+  const std::vector<int64_t> times = {5, 9, 1, 7, 3, 12, 7, 0, 4, 4};
+  for (TemporalStrategy strategy : {TemporalStrategy::kUniform, TemporalStrategy::kLast}) {
+    for (int64_t window : {0, 1, 3, 100}) {
+      for (int64_t seed_time : {-1, 0, 4, 7, 20}) {
+        const auto in_window = [&](int64_t t) { return seed_time - window <= t && t <= seed_time; };
+        const int64_t eligible = std::count_if(times.begin(), times.end(), in_window);
+        for (int32_t fanout : {1, 2, 3, -1}) {
+          for (uint64_t batch = 0; batch < 30; ++batch) {
+            const std::vector<int64_t> p = Draw(times, seed_time, fanout, batch, strategy, {}, window);
+            ASSERT_EQ(static_cast<int64_t>(p.size()), SampleCount(eligible, fanout))
+                << "window " << window << " seed_time " << seed_time;
+            for (int64_t q : p) EXPECT_TRUE(in_window(times[q])) << "position " << q << " window " << window;
+          }
+        }
+      }
+    }
+  }
+  // A window past the times' range, or reaching past the oldest int64 time, is no window.
+  for (int64_t window : {int64_t{1000}, std::numeric_limits<int64_t>::max()}) {
+    for (uint64_t batch = 0; batch < 20; ++batch) {
+      EXPECT_EQ(Draw(times, 7, 3, batch, TemporalStrategy::kUniform, {}, window), Draw(times, 7, 3, batch));
+    }
+  }
+  EXPECT_EQ(Draw(times, std::numeric_limits<int64_t>::min(), -1, 0, TemporalStrategy::kUniform, {}, 5).size(), 0u);
+}
+
+TEST(TemporalRule, AWindowsLastIsTheMostRecentInItAndExcludedEdgesStayOut) {
+  const std::vector<int64_t> times = {5, 9, 1, 7, 3, 12, 7, 0, 4, 4};
+  // At 7, window 3: times 4..7 are positions 0 (5), 3 (7), 6 (7), 8 (4), 9 (4).
+  EXPECT_EQ(Draw(times, 7, 2, 0, TemporalStrategy::kLast, {}, 3), (std::vector<int64_t>{3, 6}));
+  EXPECT_EQ(Draw(times, 7, 9, 0, TemporalStrategy::kLast, {}, 3), (std::vector<int64_t>{0, 3, 6, 8, 9}));
+  // Without 106 and 108 (positions 6, 8): 0, 3, 9 are left; the last two are 0 (5) and 3 (7).
+  EXPECT_EQ(Draw(times, 7, 2, 0, TemporalStrategy::kLast, {106, 108}, 3), (std::vector<int64_t>{0, 3}));
+  for (uint64_t batch = 0; batch < 100; ++batch) {
+    EXPECT_EQ(Draw(times, 7, 3, batch, TemporalStrategy::kUniform, {106, 108, 102}, 3),
+              (std::vector<int64_t>{0, 3, 9}));
+  }
+}
+
+TEST(TemporalRule, AWindowsUniformDrawsEveryPairInItEquallyOften) {
+  // At 10 with window 6: times 4..10 are positions 0 (4), 2 (6), 3 (5), 7 (9), 8 (10): 10 pairs.
+  const std::vector<int64_t> times = {4, 50, 6, 5, 60, 3, 70, 9, 10, 2};
+  const std::vector<int64_t> candidates = {0, 2, 3, 7, 8};
+  constexpr int kTrials = 30000;
+  std::map<std::pair<int64_t, int64_t>, int> seen;
+  for (int t = 0; t < kTrials; ++t) {
+    const std::vector<int64_t> p = Draw(times, 10, 2, t, TemporalStrategy::kUniform, {}, 6);
+    ASSERT_EQ(p.size(), 2u);
+    ++seen[{p[0], p[1]}];
+  }
+  ASSERT_EQ(seen.size(), 10u);
+  double x2 = 0;
+  for (const auto& [pair, n] : seen) {
+    EXPECT_TRUE(std::count(candidates.begin(), candidates.end(), pair.first) == 1 &&
+                std::count(candidates.begin(), candidates.end(), pair.second) == 1);
+    const double e = kTrials / 10.0;
+    x2 += (n - e) * (n - e) / e;
+  }
+  EXPECT_LT(x2, 33.7);  // df 9, p = 1e-4
 }
 
 TEST(TemporalRule, UniformDrawsEveryPairOfCandidatesEquallyOften) {
@@ -235,18 +298,21 @@ void CheckBatch(const GraphData& graph, const SamplingSpec& spec, const BatchVie
       // Every frontier node: exactly min(fanout, candidates), each a candidate, "last" the most recent.
       for (int64_t v = hop_begin[rel.dst_type][h]; v < hop_begin[rel.dst_type][h + 1]; ++v) {
         const int64_t node = dst.node_ids[v], t = seed_time[dst.batch[v]];
+        const int64_t window = spec.time.rule.window;  // candidates: t - window <= time <= t (no window: <= t)
+        const auto candidate = [&](int64_t time) { return time <= t && (window < 0 || time >= t - window); };
         std::vector<std::pair<int64_t, int64_t>> candidates;  // (time, edge id)
         std::map<int64_t, std::pair<int64_t, int64_t>> by_id;
         for (int64_t p = indptr[node]; p < indptr[node + 1]; ++p) {
           by_id[edge_ids[p]] = {time_at(p), in_neighbor(node, p)};
-          if (time_at(p) <= t) candidates.push_back({time_at(p), edge_ids[p]});
+          if (candidate(time_at(p))) candidates.push_back({time_at(p), edge_ids[p]});
         }
         const std::set<int64_t>& got = drawn[static_cast<int32_t>(v)];
         ASSERT_EQ(static_cast<int64_t>(got.size()),
                   SampleCount(static_cast<int64_t>(candidates.size()), spec.fanouts[r][h]));
         for (int64_t id : got) {
           ASSERT_TRUE(by_id.contains(id)) << "edge " << id << " is not an in-edge of " << node;
-          EXPECT_LE(by_id[id].first, t) << "edge " << id << " is newer than its seed";
+          EXPECT_TRUE(candidate(by_id[id].first))
+              << "edge " << id << " at " << by_id[id].first << " for seed time " << t;
         }
         if (spec.time.rule.strategy == TemporalStrategy::kLast) {
           std::sort(candidates.rbegin(), candidates.rend());
@@ -282,7 +348,11 @@ void CheckSessions(bool typed) {
   for (size_t i = 0; i < seeds.size(); ++i) times.push_back(static_cast<int64_t>(i * 25));
   for (bool edge_level : {false, true}) {
     for (TemporalStrategy strategy : {TemporalStrategy::kUniform, TemporalStrategy::kLast}) {
-      for (bool given : {false, true}) {
+      for (auto [given, window] : {std::pair{false, int64_t{-1}},
+                                   {true, int64_t{-1}},
+                                   {false, int64_t{60}},
+                                   {true, int64_t{0}},
+                                   {true, int64_t{60}}}) {
         SamplingSpec spec;
         spec.batch_size = static_cast<int64_t>(seeds.size());
         spec.seed_type = seed_type;
@@ -295,15 +365,16 @@ void CheckSessions(bool typed) {
           if (edge_level) spec.time.edge_times.push_back(TimedGraph::TimeAttr(schema.relations[r]));
         }
         spec.time.node_level = !edge_level;
-        spec.time.rule.strategy = strategy;
+        spec.time.rule = {.strategy = strategy, .window = window};
         spec.time.seed_times_given = given;
         spec.disjoint = true;
         ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
         TypedBuffer buffer(graph, spec);
         CpuSampler sampler(graph, spec, 5);
         for (uint64_t batch = 0; batch < 3; ++batch) {
-          SCOPED_TRACE(::testing::Message() << "edge_level " << edge_level << " last "
-                                            << (strategy == TemporalStrategy::kLast) << " given " << given);
+          SCOPED_TRACE(::testing::Message()
+                       << "edge_level " << edge_level << " last " << (strategy == TemporalStrategy::kLast) << " given "
+                       << given << " window " << window);
           sampler.SampleGraph(1, batch, seeds, buffer.view,
                               given ? std::span<const int64_t>(times) : std::span<const int64_t>());
           CheckBatch(graph, spec, buffer.view, seeds,

@@ -39,7 +39,7 @@ struct TimedList {
   // The drawn positions, ascending.
   std::vector<int64_t> Draw(int64_t seed_time, int32_t fanout, uint64_t batch, TemporalStrategy strategy,
                             const std::vector<int64_t>& excluded_sources = {}) const {
-    const TemporalRule temporal{times.data(), nullptr, ids.empty() ? nullptr : ids.data(), strategy, order.data()};
+    const TemporalRule temporal{times.data(), nullptr, ids.empty() ? nullptr : ids.data(), {strategy}, order.data()};
     NodeDraw<int64_t> n{.key = kOrderKey,
                         .batch_index = batch,
                         .hop = 1,

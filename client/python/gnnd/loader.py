@@ -90,14 +90,19 @@ def _fanout_fields(fanouts):
     return [f"fanouts: [{', '.join(_integer('fanouts', f) for f in fanouts)}]"] if fanouts else []
 
 
-def _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency):
+def _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency,
+                time_window=None):
     """OpenSession.draw in protobuf text format: the one draw policy its arguments name (none: uniform)."""
     if not isinstance(batch_dependency, int) or isinstance(batch_dependency, bool) or batch_dependency < 0:
         raise ValueError(f"batch_dependency: {batch_dependency!r} (a number of batches, 0 or more)")
     if not labor and (layer_dependency or batch_dependency):
         raise ValueError("layer_dependency and batch_dependency are LABOR sampling's: set labor=True")
-    if time_attr is None and temporal_strategy is not None:
-        raise ValueError("temporal_strategy is temporal sampling's: set time_attr")
+    if time_attr is None and (temporal_strategy is not None or time_window is not None):
+        raise ValueError(f"{'time_window' if time_window is not None else 'temporal_strategy'} is temporal "
+                         "sampling's: set time_attr")
+    if time_window is not None and (isinstance(time_window, bool) or not isinstance(time_window, (int, np.integer))
+                                    or time_window < 0):
+        raise ValueError(f"time_window: {time_window!r} (0 or more, in the times' unit)")
     named = [name for name, given in (("weight_attr", weight_attr is not None), ("time_attr", time_attr is not None),
                                       ("labor", bool(labor))) if given]
     if len(named) > 1:
@@ -112,7 +117,8 @@ def _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependen
         if temporal_strategy not in (None, "uniform", "last"):
             raise ValueError(f"temporal_strategy: {temporal_strategy!r} (uniform or last)")
         strategy = f' strategy: "{temporal_strategy}"' if temporal_strategy else ""
-        return [f'draw {{ temporal {{ attr: "{time_attr}"{strategy} }} }}']
+        window = f" time_window: {int(time_window)}" if time_window is not None else ""
+        return [f'draw {{ temporal {{ attr: "{time_attr}"{strategy}{window} }} }}']
     if labor:
         return [f"draw {{ labor {{ layer_dependency: {_flag(layer_dependency)} batch_dependency: "
                 f"{batch_dependency} }} }}"]
@@ -519,6 +525,8 @@ class Loader:
     an int64 edge attribute (each edge's time) samples temporally, as PyG's time_attr: for a seed of time t
     only in-edges no newer than t are candidates, each hop draws min(fanout, candidates) of a node's by
     temporal_strategy ("uniform": without replacement; "last": the most recent, ties by larger edge id).
+    time_window=W (0 or more, in the times' unit): only in-edges (node times: neighbors) of time from t - W to t
+    are candidates, the rest as above (PyG's pytorch_geometric#10593; cuGraph-PyG's fixed window).
     A seed's time: seed_times (one per seed id, PyG's input_time), else its split's times (SPLIT_time.npy),
     else its own node time. Temporal batches are disjoint, and disjoint=True asks for that without time:
     each seed its own subgraph, deduplicated on its own; batches then carry "batch" (each node's seed
@@ -559,6 +567,7 @@ class Loader:
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
                  edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
+                 time_window=None,
                  disjoint=False, seed_times=None, edge_label_time=None, labor=False, layer_dependency=False,
                  batch_dependency=0, induced=False, neg_src_weight=None, neg_dst_weight=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
@@ -642,7 +651,8 @@ class Loader:
                 fields.append(_weights_field(name, weights))
         fields.append(f"strict_negatives: {_flag(strict_negatives)}")
         fields.append(f"exclude: {_quoted('exclude', exclude or 'none')}")
-        fields += _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency)
+        fields += _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency,
+                              time_window)
         fields += _time_fields(disjoint, seed_times, seeds, mask_length, edge_label_time, self._pairs)
         if induced:
             fields.append("induced: true")

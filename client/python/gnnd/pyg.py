@@ -373,7 +373,8 @@ class NeighborLoader(_SessionLoader):
 
     Time, as PyG's: time_attr ("node_time": the dataset's node times; else an int64 edge attribute, e.g.
     "time"), input_time (each input node's time; with a split name, the split's imported times are used, else
-    each seed's own node time), temporal_strategy ("uniform" or "last"), disjoint. Such batches carry batch
+    each seed's own node time), temporal_strategy ("uniform" or "last"), time_window (only in-edges from
+    seed time - W to seed time: gnnd.Loader's), disjoint. Such batches carry batch
     (each node's seed position) and seed_time (typed: on the node types' stores and the seed type's).
 
     LABOR (GraphBolt's LayerNeighborSampler; PyG has none): labor=True draws LABOR-0 instead of the uniform
@@ -399,7 +400,7 @@ class NeighborLoader(_SessionLoader):
     def __init__(self, data=None, num_neighbors=None, input_nodes=None, input_time=None, *, batch_size=1,
                  shuffle=False, drop_last=False, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
                  world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None,
-                 time_attr=None, temporal_strategy="uniform", disjoint=False, labor=False,
+                 time_attr=None, temporal_strategy="uniform", time_window=None, disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("NeighborLoader", pyg_arguments)
@@ -421,7 +422,8 @@ class NeighborLoader(_SessionLoader):
                    shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
                    weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
-                   else temporal_strategy, disjoint=disjoint, seed_times=input_time, labor=labor,
+                   else temporal_strategy, time_window=time_window, disjoint=disjoint, seed_times=input_time,
+                   labor=labor,
                    layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         try:
@@ -523,8 +525,8 @@ class LinkNeighborLoader(_SessionLoader):
     exclude="reverse" also excludes v -> u in the reverse relation (dst___rev_REL___src).
 
     Time, as PyG's: time_attr ("node_time" or an int64 edge attribute), edge_label_time (one per given pair;
-    with a split name, the split's SPLIT_edge_time.npy), temporal_strategy, disjoint. Such batches are
-    disjoint (each endpoint its own subgraph) and carry batch (each node's positive, PyG's batch % num_pos)
+    with a split name, the split's SPLIT_edge_time.npy), temporal_strategy, time_window, disjoint. Such batches
+    are disjoint (each endpoint its own subgraph) and carry batch (each node's positive, PyG's batch % num_pos)
     and edge_label_time (triplets: seed_time, each positive's; typed: in the seed relation's store). With node
     times, negatives are drawn among the nodes no newer than their pair.
 
@@ -536,7 +538,7 @@ class LinkNeighborLoader(_SessionLoader):
                  *, neg_sampling=None, neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False,
                  dataset, exclude=None, address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None,
                  num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
-                 temporal_strategy="uniform", disjoint=False, labor=False,
+                 temporal_strategy="uniform", time_window=None, disjoint=False, labor=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("LinkNeighborLoader", pyg_arguments)
@@ -565,7 +567,8 @@ class LinkNeighborLoader(_SessionLoader):
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
                    weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
-                   else temporal_strategy, disjoint=disjoint, edge_label_time=edge_label_time, labor=labor,
+                   else temporal_strategy, time_window=time_window, disjoint=disjoint,
+                   edge_label_time=edge_label_time, labor=labor,
                    layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
         self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
