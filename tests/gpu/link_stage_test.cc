@@ -127,7 +127,6 @@ TEST(CudaLinkStage, BatchesEqualTheCpusForEveryModeAndExclusion) {
       std::vector<int32_t> fanouts;
       bool weighted = false;
       bool weighted_negatives = false;  // negatives' endpoints drawn in proportion to per-node weights
-      int64_t time_window = -1;         // the temporal rule's window (none)
     };
     for (const Case& c : {Case{{NegativeMode::kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
                           Case{{NegativeMode::kBinary, 2, true, 1.5}, ExcludeMode::kSelf, {3, 2}, false, true},
@@ -260,6 +259,7 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       LaborSpec labor = {};
       bool induced = false;
       bool weighted_negatives = false;  // negatives' endpoints drawn in proportion to per-node weights
+      int64_t time_window = -1;         // the temporal rule's window (none)
     };
     using enum NegativeMode;
     using enum TemporalStrategy;

@@ -148,48 +148,41 @@ TEST(TemporalRule, AWindowsLastIsTheMostRecentInItAndExcludedEdgesStayOut) {
   }
 }
 
-TEST(TemporalRule, AWindowsUniformDrawsEveryPairInItEquallyOften) {
-  // At 10 with window 6: times 4..10 are positions 0 (4), 2 (6), 3 (5), 7 (9), 8 (10): 10 pairs.
-  const std::vector<int64_t> times = {4, 50, 6, 5, 60, 3, 70, 9, 10, 2};
-  const std::vector<int64_t> candidates = {0, 2, 3, 7, 8};
-  constexpr int kTrials = 30000;
+// How often each pair of `candidates` (5 of them: 10 pairs) is drawn by draw_pair(trial), checked against the
+// uniform distribution by chi-square; returns the counts.
+template <typename DrawPair>
+std::map<std::pair<int64_t, int64_t>, int> ExpectUniformPairs(const std::vector<int64_t>& candidates, int trials,
+                                                              DrawPair draw_pair) {
   std::map<std::pair<int64_t, int64_t>, int> seen;
-  for (int t = 0; t < kTrials; ++t) {
-    const std::vector<int64_t> p = Draw(times, 10, 2, t, TemporalStrategy::kUniform, {}, 6);
-    ASSERT_EQ(p.size(), 2u);
-    ++seen[{p[0], p[1]}];
+  for (int t = 0; t < trials; ++t) {
+    const std::vector<int64_t> p = draw_pair(t);
+    EXPECT_EQ(p.size(), 2u);
+    if (p.size() == 2) ++seen[{p[0], p[1]}];
   }
-  ASSERT_EQ(seen.size(), 10u);
+  EXPECT_EQ(seen.size(), 10u);
   double x2 = 0;
   for (const auto& [pair, n] : seen) {
     EXPECT_TRUE(std::count(candidates.begin(), candidates.end(), pair.first) == 1 &&
                 std::count(candidates.begin(), candidates.end(), pair.second) == 1);
-    const double e = kTrials / 10.0;
+    const double e = trials / 10.0;
     x2 += (n - e) * (n - e) / e;
   }
   EXPECT_LT(x2, 33.7);  // df 9, p = 1e-4
+  return seen;
+}
+
+TEST(TemporalRule, AWindowsUniformDrawsEveryPairInItEquallyOften) {
+  // At 10 with window 6: times 4..10 are positions 0 (4), 2 (6), 3 (5), 7 (9), 8 (10): 10 pairs.
+  const std::vector<int64_t> times = {4, 50, 6, 5, 60, 3, 70, 9, 10, 2};
+  ExpectUniformPairs({0, 2, 3, 7, 8}, 30000,
+                     [&](int t) { return Draw(times, 10, 2, t, TemporalStrategy::kUniform, {}, 6); });
 }
 
 TEST(TemporalRule, UniformDrawsEveryPairOfCandidatesEquallyOften) {
   // 5 candidates of 9: 10 pairs, each with probability 1/10.
   const std::vector<int64_t> times = {3, 50, 1, 2, 60, 0, 70, 4, 80};
-  const std::vector<int64_t> candidates = {0, 2, 3, 5, 7};
   constexpr int kTrials = 30000;
-  std::map<std::pair<int64_t, int64_t>, int> seen;
-  for (int t = 0; t < kTrials; ++t) {
-    const std::vector<int64_t> p = Draw(times, 10, 2, t);
-    ASSERT_EQ(p.size(), 2u);
-    ++seen[{p[0], p[1]}];
-  }
-  ASSERT_EQ(seen.size(), 10u);
-  double x2 = 0;
-  for (const auto& [pair, n] : seen) {
-    EXPECT_TRUE(std::count(candidates.begin(), candidates.end(), pair.first) == 1 &&
-                std::count(candidates.begin(), candidates.end(), pair.second) == 1);
-    const double e = kTrials / 10.0;
-    x2 += (n - e) * (n - e) / e;
-  }
-  EXPECT_LT(x2, 33.7);  // df 9, p = 1e-4
+  const auto seen = ExpectUniformPairs({0, 2, 3, 5, 7}, kTrials, [&](int t) { return Draw(times, 10, 2, t); });
   // A rule that favored the more recent would fail it: counts proportional to the pair's time sum.
   std::vector<double> skewed;
   double total = 0;
