@@ -259,19 +259,20 @@ def test_features_on_storage_give_the_same_temporal_batches(served, tmp_path):
         assert daemon.stop() == 0, daemon.output()
 
 
-def test_gnnctl_sample_gives_the_sessions_temporal_batch(served, tmp_path):
-    """`gnnctl sample` with the open request's temporal fields (seed ids and their times) writes the batch a
-    session of the same request gets."""
+@pytest.mark.parametrize("draw,window", [('time_attr: "time" temporal_strategy: "last"', None),
+                                         ('draw { temporal { attr: "time" strategy: "last" time_window: 300 } }', 300)])
+def test_gnnctl_sample_gives_the_sessions_temporal_batch(served, tmp_path, draw, window):
+    """`gnnctl sample` with the open request's temporal fields (seed ids and their times; the draw by its API 1.x
+    fields or as OpenSession.draw with a window) writes the batch a session of the same request gets."""
     daemon, tmp = served
     seeds, times = np.array([4, 90, 90, 301, 17]), np.array([500, 20, 900, 999, 0])
-    fields = (f'seed_ids: [{",".join(map(str, seeds))}] seed_times: [{",".join(map(str, times))}] '
-              'time_attr: "time" temporal_strategy: "last"')
+    fields = f'seed_ids: [{",".join(map(str, seeds))}] seed_times: [{",".join(map(str, times))}] {draw}'
     run_gnnctl("sample", f"--dataset={tmp / 'homo'}", "--split=", "--batch-size=5", "--fanouts=4,3", "--seed=8", "--step=0",
                f"--open_fields={fields}", f"--out={tmp_path / 'b.npz'}")
     want = np.load(tmp_path / "b.npz")
     loader = gnnd.Loader(address=daemon.address, dataset="homo", seed_ids=seeds, seed_times=times, batch_size=5,
                          fanouts=[4, 3], seed=8, output="numpy", copy=True, time_attr="time",
-                         temporal_strategy="last")
+                         temporal_strategy="last", time_window=window)
     batch = next(iter(loader))
     loader.close()
     assert "seed_time" in want.files and "batch" in want.files
