@@ -102,7 +102,7 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     for (size_t r = 0; r < relations; ++r) {
       const RelationSchema& rel = schema.relations[r];
       const int32_t fanout = spec.fanouts[r][hop];
-      const int64_t per_node = fanout < 0 ? max_in_degree[r] : std::min<int64_t>(fanout, max_in_degree[r]);
+      const int64_t per_node = DrawCount(max_in_degree[r], fanout, spec.replace);
       // LABOR keeps per_node in-edges a node on average, up to all: a bound on the hop (sampling.h, labor).
       int64_t edges = spec.labor.active ? LaborHopEdges(frontier[rel.dst_type], per_node, max_in_degree[r])
                                         : SaturatingMul(frontier[rel.dst_type], per_node);

@@ -35,6 +35,13 @@ GNND_HOST_DEVICE int64_t SampleCount(int64_t degree, int32_t fanout) {
   return (fanout < 0 || degree <= fanout) ? degree : fanout;
 }
 
+// With replacement (PyG's replace=True, the uniform and weighted rules): a node with any allowed in-edge makes
+// exactly fanout draws (a fanout of -1 still takes each once). Without: SampleCount.
+GNND_HOST_DEVICE int64_t DrawCount(int64_t allowed, int32_t fanout, bool replace) {
+  if (replace && fanout >= 0) return allowed > 0 ? fanout : 0;
+  return SampleCount(allowed, fanout);
+}
+
 // Chooses k = SampleCount(degree, fanout) < degree distinct positions in [0, degree) uniformly
 // (Floyd's algorithm) and writes them to positions[0..k) in ascending order. Draws come from Philox
 // under `key` with counter (node, relation, hop, batch, block): node < 2^48 (its id within its type) in
@@ -188,6 +195,79 @@ inline constexpr float kMinWeight = 0x1p-120f;
 inline constexpr float kMaxWeight = 0x1p+90f;
 GNND_HOST_DEVICE bool Drawable(float w) { return w == 0 || (w >= kMinWeight && w <= kMaxWeight); }
 }  // namespace weighted
+
+// Draws with replacement (DrawCount's): draw i of a node takes the 64-bit word i of Philox under `key` with
+// counter (node, relation, hop, batch) as ChoosePositions', its last word 2^30 + i / 2 (apart from Floyd's blocks,
+// below 2^30, and the weighted keys', from 2^31). Uniform: draw i is the allowed rank Below64(word, allowed).
+// Weighted: draw i is the allowed position of positive weight whose share of the node's total holds
+// U_i = (word >> 11) 2^-53: with S_p the sum of those weights up to p in list order (one IEEE addition at a time),
+// the first p with U_i x total < S_p (the last such position if rounding leaves none). Either way the k draws come
+// out ascending (the weighted ones by sorting the U_i first: one pass over the list then finds them all).
+namespace replacement {
+GNND_HOST_DEVICE uint64_t Word(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                               int64_t i, Philox4x32& words) {
+  if ((i & 1) == 0) {
+    const Philox4x32 counter = {{static_cast<uint32_t>(node),
+                                 static_cast<uint32_t>(node >> 32) | (relation << 16) | (hop << 24),
+                                 static_cast<uint32_t>(batch), (1u << 30) + static_cast<uint32_t>(i >> 1)}};
+    words = Philox4x32_10(counter, key.key0, key.key1);
+  }
+  return (static_cast<uint64_t>(words.v[(i & 1) * 2]) << 32) | words.v[(i & 1) * 2 + 1];
+}
+
+// values[0, k) ascending, by insertion (a node's draws: fanouts are small).
+template <typename Value>
+GNND_HOST_DEVICE void SortAscending(Value* values, int64_t k) {
+  for (int64_t i = 1; i < k; ++i) {
+    const Value x = values[i];
+    int64_t at = i;
+    for (; at > 0 && values[at - 1] > x; --at) values[at] = values[at - 1];
+    values[at] = x;
+  }
+}
+
+// k uniform draws over the ranks [0, allowed), ascending.
+template <typename Position>
+GNND_HOST_DEVICE void ChooseRanks(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                                  int64_t allowed, int64_t k, Position* ranks) {
+  Philox4x32 words{};
+  for (int64_t i = 0; i < k; ++i) {
+    ranks[i] =
+        static_cast<Position>(Below64(Word(key, batch, hop, relation, node, i, words), static_cast<uint64_t>(allowed)));
+  }
+  SortAscending(ranks, k);
+}
+
+// k weighted draws into positions[0, k) (int64: it holds the sorted U_i first). `weight_of(p)` is position p's
+// weight, 0 where it is not allowed; positions [0, degree).
+template <typename WeightOf>
+GNND_HOST_DEVICE void ChooseWeighted(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
+                                     int64_t degree, WeightOf weight_of, int64_t k, int64_t* positions) {
+  Philox4x32 words{};
+  for (int64_t i = 0; i < k; ++i) {
+    positions[i] = static_cast<int64_t>(Word(key, batch, hop, relation, node, i, words) >> 11);
+  }
+  SortAscending(positions, k);
+  double total = 0;
+  int64_t last = -1;
+  for (int64_t p = 0; p < degree; ++p) {
+    const float w = weight_of(p);
+    if (w > 0) total = weighted::Add(total, static_cast<double>(w)), last = p;
+  }
+  const double unit = weighted::PowerOfTwo(-53);
+  double sum = 0;
+  int64_t i = 0;
+  for (int64_t p = 0; p < degree && i < k; ++p) {
+    const float w = weight_of(p);
+    if (!(w > 0)) continue;
+    sum = weighted::Add(sum, static_cast<double>(w));
+    while (i < k && weighted::Mul(weighted::Mul(static_cast<double>(positions[i]), unit), total) < sum) {
+      positions[i++] = p;
+    }
+  }
+  for (; i < k; ++i) positions[i] = last;
+}
+}  // namespace replacement
 
 // The random words of positions 4 block .. 4 block + 3 of a node's list (word p % 4 is position p's).
 GNND_HOST_DEVICE Philox4x32 WeightedWords(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,

@@ -68,6 +68,9 @@ struct SamplingSpec {
   // in-edges in CSC order whose source is in the batch (sampling.h, induced). Not by hop: hop 0's count holds
   // them all. Not with disjoint, temporal or LABOR batches.
   bool induced = false;
+  // The uniform and weighted rules draw with replacement (PyG's replace=True; sampling.h, DrawCount): exactly
+  // fanout draws a node with any allowed in-edge.
+  bool replace = false;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
   // The edge attributes a batch carries of `relation` (none where edge_attrs is empty).

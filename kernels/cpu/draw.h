@@ -53,17 +53,20 @@ struct NodeDraw {
   }
 };
 
-// The uniform rule: min(fanout, allowed) positions without replacement.
+// The uniform rule: min(fanout, allowed) positions without replacement, or with `replace` fanout draws with it.
 struct UniformRule {
   static constexpr bool kMayOutgrowHop = false;  // at most fanout edges a node: the layout's bound holds
+  bool replace = false;
 
   template <typename Index>
   void Choose(const NodeDraw<Index>& n, DrawScratch& /*scratch*/, std::vector<int64_t>& out) const {
-    const int64_t k = SampleCount(n.allowed(), n.fanout);
+    const int64_t k = DrawCount(n.allowed(), n.fanout, replace);
+    const bool with_replacement = replace && n.fanout >= 0;
     out.resize(static_cast<size_t>(k));
-    if (!n.excluded.empty()) {
+    if (!n.excluded.empty() || with_replacement) {
       ChooseAllowedPositions(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree,
-                             n.excluded.data(), static_cast<int64_t>(n.excluded.size()), k, out.data());
+                             n.excluded.data(), static_cast<int64_t>(n.excluded.size()), k, out.data(), 0,
+                             with_replacement);
     } else if (k == n.degree) {
       std::iota(out.begin(), out.end(), int64_t{0});
     } else {
@@ -73,19 +76,30 @@ struct UniformRule {
 };
 
 // The weighted rule: the candidates are the allowed in-edges of positive weight; all of them in list order
-// when the fanout takes them all, else the k smallest draws, in draw order.
+// when the fanout takes them all, else the k smallest draws, in draw order; with `replace`, fanout draws with
+// replacement (replacement::ChooseWeighted), ascending.
 struct WeightedRule {
   static constexpr bool kMayOutgrowHop = false;
   const float* weights = nullptr;  // the relation's, in CSC order
+  bool replace = false;
 
   template <typename Index>
   void Choose(const NodeDraw<Index>& n, DrawScratch& scratch, std::vector<int64_t>& out) const {
     const float* w = weights + n.first;
     int64_t candidates = 0;
     n.ForEachAllowed([&](int64_t p) { return candidates += w[p] > 0, true; });
-    const int64_t k = SampleCount(candidates, n.fanout);
+    const int64_t k = DrawCount(candidates, n.fanout, replace);
     out.clear();
     if (k == 0) return;
+    if (replace && n.fanout >= 0) {
+      out.resize(static_cast<size_t>(k));
+      auto weight_of = [&](int64_t p) {
+        return std::binary_search(n.excluded.begin(), n.excluded.end(), p) ? 0.0f : w[p];
+      };
+      replacement::ChooseWeighted(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree,
+                                  weight_of, k, out.data());
+      return;
+    }
     if (k == candidates) {
       n.ForEachAllowed([&](int64_t p) {
         if (w[p] > 0) out.push_back(p);

@@ -65,9 +65,10 @@ CpuSampler::Draw CpuSampler::DrawOf(int relation) {
     return temporal;
   }
   if (const int weight = spec_.WeightOf(relation); weight >= 0) {
-    return WeightedRule{.weights = static_cast<const float*>(graph_.arrays.data[r.edge_attrs[weight].array])};
+    return WeightedRule{.weights = static_cast<const float*>(graph_.arrays.data[r.edge_attrs[weight].array]),
+                        .replace = spec_.replace};
   }
-  return UniformRule{};
+  return UniformRule{.replace = spec_.replace};
 }
 
 template <typename Index>

@@ -411,9 +411,10 @@ DrawSource CudaSampler::DrawSourceOf(int r, const BatchView& view, const BatchCa
   if (const int weight = spec_.WeightOf(r); weight >= 0) {
     const int weights = rel.edge_attrs[weight].array;
     return WeightedSource{.weights = static_cast<const float*>(graph_.arrays[weights]),
-                          .positive = graph_.positive[weights] != 0};
+                          .positive = graph_.positive[weights] != 0,
+                          .replace = spec_.replace};
   }
-  return UniformSource{};
+  return UniformSource{.replace = spec_.replace};
 }
 
 absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_t* report, const int64_t* num_hop0,

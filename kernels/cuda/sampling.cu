@@ -59,7 +59,7 @@ __device__ InList<Index> LocateList(int64_t node, const int64_t* indptr, const I
 template <typename Index>
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
                             HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
-                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex) {
+                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex, bool replace) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
@@ -85,7 +85,7 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
       });
       ex.counts[i] = excluded;
     }
-    k = SampleCount(candidates, fanout);
+    k = DrawCount(candidates, fanout, replace);
   } else if (ex.dst != nullptr) {
     ex.counts[i] = 0;
   }
@@ -299,6 +299,7 @@ struct SampleArgs {
   int64_t* edge_pos;
   const float* weights;
   bool weights_positive;
+  bool replace;  // the uniform and weighted rules draw with replacement (a fanout >= 0)
   NodeTable<Key> table;
   Key* keys;
   DeviceExclusions ex;
@@ -381,10 +382,11 @@ __global__ void SampleKernel(SampleArgs<Key> a) {
   SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
     const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
     const int64_t k = n.k, degree = n.degree;
-    if (excluded > 0) {  // a link batch's node drawn around its excluded in-edges (k < degree then)
+    if (excluded > 0 || a.replace) {  // drawn around a link batch's excluded in-edges (k < degree), or replacing
       if (n.lane == 0) {
         ChooseAllowedPositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), degree,
-                               a.ex.positions + a.ex.offsets[n.i], excluded, k, n.out);
+                               excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr, excluded, k, n.out,
+                               int64_t{0}, a.replace);
       }
       __syncwarp(n.lanes);
       for (int64_t p = n.lane; p < k; p += kGroup) emit(p, n.out[p], n.list[n.out[p]]);
@@ -434,6 +436,16 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
     const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
     auto allowed = [&](int64_t p) { return NotExcluded(excluded_at, excluded, p); };
     auto candidate = [&](int64_t p) { return w[p] > 0 && allowed(p); };
+    if (a.replace) {  // one lane draws (replacement::ChooseWeighted, a pass over the list), the group reads
+      if (lane == 0 && k > 0) {
+        replacement::ChooseWeighted(
+            n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), degree,
+            [&](int64_t p) { return candidate(p) ? w[p] : 0.0f; }, k, n.out);
+      }
+      __syncwarp(n.lanes);
+      for (int64_t p = lane; p < k; p += kGroup) emit(p, n.out[p], n.list[n.out[p]]);
+      return;
+    }
     bool all = k == degree - excluded;  // does the fanout take every candidate? (k counts them then)
     if (k > 0 && !a.weights_positive) {
       int64_t candidates = 0;
@@ -631,12 +643,15 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
   constexpr bool kWeighted = std::is_same_v<Draw, WeightedSource>, kTemporal = std::is_same_v<Draw, TemporalSource>,
                  kLabor = std::is_same_v<Draw, LaborSource>;
   const float* weights = nullptr;
-  bool weights_positive = false;
+  bool weights_positive = false, replace = false;
   TimeArgs time{source.subgraphs, nullptr, nullptr, nullptr, nullptr, {}, nullptr};
   LaborArgs labor{{}, 0, fanout, nullptr, 0, nullptr};
   if constexpr (kWeighted) {
     weights = draw.weights;
     weights_positive = draw.positive;
+    replace = draw.replace && fanout >= 0;
+  } else if constexpr (std::is_same_v<Draw, UniformSource>) {
+    replace = draw.replace && fanout >= 0;
   } else if constexpr (kTemporal) {
     time = {source.subgraphs, draw.edge_times, draw.node_times, draw.seed_times, draw.edge_ids, draw.rule, draw.order};
   } else if constexpr (kLabor) {
@@ -657,7 +672,7 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
     } else {
       GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
                   indices, source.hot, fanout, w.counts, w.lists, w.degrees, firsts ? w.firsts : nullptr,
-                  weights_positive ? nullptr : weights, frontier, excluded);
+                  weights_positive ? nullptr : weights, frontier, excluded, replace);
     }
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
@@ -689,6 +704,7 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
                                  edge_pos,
                                  weights,
                                  weights_positive,
+                                 replace,
                                  TableOf<Key>(w),
                                  reinterpret_cast<Key*>(w.keys) + keys_at,
                                  excluded,

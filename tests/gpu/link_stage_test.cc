@@ -54,7 +54,7 @@ enum class Time { kNone, kNodes, kEdges };
 LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const std::vector<int32_t>& fanouts,
                         int64_t batch, bool weighted = false, bool disjoint = false, Time time = Time::kNone,
                         TemporalStrategy strategy = TemporalStrategy::kUniform, LaborSpec labor = {},
-                        bool induced = false, int64_t time_window = -1) {
+                        bool induced = false, int64_t time_window = -1, bool replace = false) {
   LinkSetup s;
   s.sampling = LinkSampling(spec, std::vector<std::vector<int32_t>>(graph.schema.relations.size(), fanouts),
                             graph.schema, batch);
@@ -76,6 +76,7 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   s.sampling.disjoint = disjoint || time != Time::kNone;
   s.sampling.time.node_level = time == Time::kNodes;
   s.sampling.time.rule = {.strategy = strategy, .window = time_window};
+  s.sampling.replace = replace;
   s.sampling.time.seed_times_given = time != Time::kNone;
   s.sampling.labor = labor;
   s.sampling.induced = induced;
@@ -260,12 +261,37 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
       bool induced = false;
       bool weighted_negatives = false;  // negatives' endpoints drawn in proportion to per-node weights
       int64_t time_window = -1;         // the temporal rule's window (none)
+      bool replace = false;             // uniform or weighted draws with replacement
     };
     using enum NegativeMode;
     using enum TemporalStrategy;
     const LaborSpec labor{.active = true}, dependent{.active = true, .dependency = {.layer = true, .batches = 3}};
     for (const Case& c :
-         {Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
+         {Case{{kBinary, 2, true},
+               ExcludeMode::kReverse,
+               {4, 3},
+               false,
+               false,
+               Time::kNone,
+               kUniform,
+               {},
+               false,
+               false,
+               -1,
+               true},
+          Case{{kTriplet, 2, false},
+               ExcludeMode::kSelf,
+               {3, 2},
+               true,
+               true,
+               Time::kNone,
+               kUniform,
+               {},
+               false,
+               false,
+               -1,
+               true},
+          Case{{kBinary, 2, true}, ExcludeMode::kReverse, {4, 3}},
           Case{{kTriplet, 3, false}, ExcludeMode::kSelf, {-1, 2}}, Case{{kNone, 1, false}, ExcludeMode::kNone, {3}},
           Case{{kBinary, 1, false}, ExcludeMode::kReverse, {3, 2}, true},
           Case{{kBinary, 2, false}, ExcludeMode::kSelf, {4, 3}, false, true},
@@ -322,7 +348,7 @@ TEST(CudaLinkStage, TypedBatchesEqualTheCpus) {
         spec.seed_edge_times = std::make_shared<const std::vector<int64_t>>(std::move(times));
       }
       const LinkSetup setup = MakeLinkSetup(graph, spec, c.fanouts, kBatch, c.weighted, c.disjoint, c.time, c.strategy,
-                                            c.labor, c.induced, c.time_window);
+                                            c.labor, c.induced, c.time_window, c.replace);
       auto cpu = LinkStage::Create(graph, setup.sampling, spec, 7);
       ASSERT_TRUE(cpu.ok()) << cpu.status();
       CpuSampler cpu_sampler(graph, setup.sampling, 7);

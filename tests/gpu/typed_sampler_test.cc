@@ -119,6 +119,7 @@ struct TypedCase {
   bool repeated_seeds = false;
   double hot_share = 0;   // of each featured type's rows in a hot tier (by the stored typed ranking)
   bool weighted = false;  // the weighted rule over every relation's edge_weight
+  bool replace = false;   // uniform or weighted draws with replacement
   // Disjoint batches; with time_attr the temporal rule ("node_time" or the edge attribute "time"), by
   // `strategy`, the seeds' times given (random) or their own.
   bool disjoint = false;
@@ -172,6 +173,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   spec.time.seed_times_given = c.given_times;
   spec.labor = c.labor;
   spec.induced = c.induced;
+  spec.replace = c.replace;
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();
@@ -498,6 +500,42 @@ INSTANTIATE_TEST_SUITE_P(
                   .wide_indices = true,
                   .time_attr = "time",
                   .given_times = true},
+        TypedCase{.name = "mag_replace_uniform_device",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .per_relation = {{2, 0, 1}, {40, -1, 2}, {-1, 3, 3}, {0, 2, 0}},
+                  .placement = CscPlacement::kDevice,
+                  .replace = true},
+        TypedCase{.name = "mag_replace_uniform_host_repeated",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT16,
+                  .feature_dim = 8,
+                  .fanouts = {10, 5},
+                  .placement = CscPlacement::kHost,
+                  .repeated_seeds = true,
+                  .replace = true},
+        TypedCase{.name = "mag_replace_weighted_device",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {40, 4},
+                  .placement = CscPlacement::kDevice,
+                  .weighted = true,
+                  .replace = true},
+        TypedCase{.name = "mag_replace_weighted_host_disjoint",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {5, 3},
+                  .placement = CscPlacement::kHostIndices,
+                  .weighted = true,
+                  .replace = true,
+                  .disjoint = true},
         TypedCase{.name = "mag_edge_time_window_uniform_host_given",
                   .preset = "mag",
                   .scale = 0.005,

@@ -118,8 +118,8 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
                                          "`subgraph_type='induced'` instead"):  # PyG's words
         with gnnd.pyg.NeighborLoader(None, directed=False, **base) as taken:
             assert "num_sampled_nodes" not in next(iter(taken))
-    cases = [(dict(replace=True), "replace=True is not supported (gnnd samples without replacement)"),
-             (dict(transform_sampler_output=len), "(gnnd makes the batch: pass transform= to change it)")]
+    cases = [(dict(transform_sampler_output=len), "(gnnd makes the batch: pass transform= to change it)"),
+             (dict(replace=True, time_attr="time"), "replace=True with time_attr")]
     for arguments, reason in cases:
         with pytest.raises(ValueError) as error:
             gnnd.pyg.NeighborLoader(None, **arguments, **base)
@@ -132,9 +132,8 @@ def test_pyg_defaults_are_taken_and_other_values_refused_saying_why(daemon):
                                     temporal_strategy="uniform", disjoint=False).close()
     with pytest.raises(TypeError, match="unexpected argument 'fanout'"):
         gnnd.pyg.NeighborLoader(None, fanout=3, **base)
-    with pytest.raises(ValueError, match="replace=True is not supported"):
-        gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), dataset="mag",
-                                    address=daemon.address, replace=True)
+    gnnd.pyg.LinkNeighborLoader(None, num_neighbors=[2], edge_label_index=(WRITES, "train"), dataset="mag",
+                                address=daemon.address, replace=True).close()  # served (test_replace.py)
 
 
 def test_transform_runs_on_every_batch(daemon):

@@ -159,8 +159,8 @@ def test_seed_ids_and_masks_as_input_nodes(served):
         assert [sorted(batch.n_id[:batch.batch_size].tolist()) for batch in batches] == [[7, 8, 9]]
     with pytest.raises(gnnd.GnndError, match=r"open.seed_ids\[1\] = -4 \(not a node of 'training'"):
         loader(daemon, input_nodes=torch.tensor([1, -4]))
-    with pytest.raises(ValueError, match=r"replace=True is not supported \(gnnd samples without replacement\)"):
-        loader(daemon, replace=True)
+    with loader(daemon, replace=True, batch_size=8) as batches:  # served: with replacement (test_replace.py)
+        assert next(iter(batches)).edge_index.shape[1] > 0
 
 
 def test_repeated_seed_ids_beyond_the_graph_size(served):

@@ -91,7 +91,7 @@ def _fanout_fields(fanouts):
 
 
 def _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency,
-                time_window=None):
+                time_window=None, replace=False):
     """OpenSession.draw in protobuf text format: the one draw policy its arguments name (none: uniform)."""
     if not isinstance(batch_dependency, int) or isinstance(batch_dependency, bool) or batch_dependency < 0:
         raise ValueError(f"batch_dependency: {batch_dependency!r} (a number of batches, 0 or more)")
@@ -111,8 +111,11 @@ def _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependen
         if attr is not None and (not isinstance(attr, str) or not attr.isidentifier()):
             raise ValueError(f"{name}: {attr!r} is not " + ("\"node_time\" or " if name == "time_attr" else "")
                              + "an edge attribute's name")
+    if replace and (time_attr is not None or labor):
+        raise ValueError(f"replace=True with {'time_attr' if time_attr is not None else 'labor'}: drawing with "
+                         "replacement is the uniform and weighted rules'")
     if weight_attr is not None:
-        return [f'draw {{ weighted {{ attr: "{weight_attr}" }} }}']
+        return [f'draw {{ weighted {{ attr: "{weight_attr}"{" replace: true" if replace else ""} }} }}']
     if time_attr is not None:
         if temporal_strategy not in (None, "uniform", "last"):
             raise ValueError(f"temporal_strategy: {temporal_strategy!r} (uniform or last)")
@@ -122,7 +125,7 @@ def _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependen
     if labor:
         return [f"draw {{ labor {{ layer_dependency: {_flag(layer_dependency)} batch_dependency: "
                 f"{batch_dependency} }} }}"]
-    return []
+    return ["draw { uniform { replace: true } }"] if replace else []
 
 
 def _time_fields(disjoint, seed_times, seeds, mask_length, edge_label_time=None, pairs=None):
@@ -527,6 +530,8 @@ class Loader:
     temporal_strategy ("uniform": without replacement; "last": the most recent, ties by larger edge id).
     time_window=W (0 or more, in the times' unit): only in-edges (node times: neighbors) of time from t - W to t
     are candidates, the rest as above (PyG's pytorch_geometric#10593; cuGraph-PyG's fixed window).
+    replace=True (PyG's; the uniform and weighted rules): each node with an in-neighbor draws exactly fanout of
+    them with replacement (weighted: each draw in proportion to weight), so an edge may come several times.
     A seed's time: seed_times (one per seed id, PyG's input_time), else its split's times (SPLIT_time.npy),
     else its own node time. Temporal batches are disjoint, and disjoint=True asks for that without time:
     each seed its own subgraph, deduplicated on its own; batches then carry "batch" (each node's seed
@@ -567,7 +572,7 @@ class Loader:
                  output="auto", copy=False, timeout_ms=5000, seed_ids=None, node_type=None, edge_split=None,
                  neg_sampling=None, neg_amount=1, strict_negatives=False, exclude=None, seed_edges=None,
                  edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
-                 time_window=None,
+                 time_window=None, replace=False,
                  disjoint=False, seed_times=None, edge_label_time=None, labor=False, layer_dependency=False,
                  batch_dependency=0, induced=False, neg_src_weight=None, neg_dst_weight=None, open_fields=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
@@ -652,7 +657,7 @@ class Loader:
         fields.append(f"strict_negatives: {_flag(strict_negatives)}")
         fields.append(f"exclude: {_quoted('exclude', exclude or 'none')}")
         fields += _draw_field(weight_attr, time_attr, temporal_strategy, labor, layer_dependency, batch_dependency,
-                              time_window)
+                              time_window, replace)
         fields += _time_fields(disjoint, seed_times, seeds, mask_length, edge_label_time, self._pairs)
         if induced:
             fields.append("induced: true")

@@ -43,7 +43,6 @@ _WORKER_ARGUMENTS = ("num_workers", "persistent_workers", "pin_memory", "prefetc
                      "filter_per_worker")
 # PyG arguments gnnd takes at PyG's default only: the default (what gnnd does) and why another value is refused.
 _FIXED_ARGUMENTS = {
-    "replace": (False, "gnnd samples without replacement"),
     "is_sorted": (False, None),  # a hint about data's edge_index, which gnnd does not read
     "neighbor_sampler": (None, "gnnd is the sampler"),
     "transform_sampler_output": (None, "gnnd makes the batch: pass transform= to change it"),
@@ -401,6 +400,7 @@ class NeighborLoader(_SessionLoader):
                  shuffle=False, drop_last=False, dataset, address=None, device="cpu", seed=0, epoch=0, rank=None,
                  world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None,
                  time_attr=None, temporal_strategy="uniform", time_window=None, disjoint=False, labor=False,
+                 replace=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("NeighborLoader", pyg_arguments)
@@ -422,7 +422,8 @@ class NeighborLoader(_SessionLoader):
                    shuffle=shuffle, drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
                    weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
-                   else temporal_strategy, time_window=time_window, disjoint=disjoint, seed_times=input_time,
+                   else temporal_strategy, time_window=time_window, replace=replace, disjoint=disjoint,
+                   seed_times=input_time,
                    labor=labor,
                    layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
@@ -538,7 +539,7 @@ class LinkNeighborLoader(_SessionLoader):
                  *, neg_sampling=None, neg_sampling_ratio=None, batch_size=1, shuffle=False, drop_last=False,
                  dataset, exclude=None, address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None,
                  num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
-                 temporal_strategy="uniform", time_window=None, disjoint=False, labor=False,
+                 temporal_strategy="uniform", time_window=None, disjoint=False, labor=False, replace=False,
                  layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("LinkNeighborLoader", pyg_arguments)
@@ -567,7 +568,7 @@ class LinkNeighborLoader(_SessionLoader):
                    drop_last=drop_last, num_slots=num_slots, device=device, timeout_ms=timeout_ms,
                    weight_attr=weight_attr, edge_attrs=edge_attrs, time_attr=time_attr,
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
-                   else temporal_strategy, time_window=time_window, disjoint=disjoint,
+                   else temporal_strategy, time_window=time_window, replace=replace, disjoint=disjoint,
                    edge_label_time=edge_label_time, labor=labor,
                    layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
         self._typed = not self._loader._views.homogeneous
