@@ -106,7 +106,8 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
       // LABOR keeps per_node in-edges a node on average, up to all: a bound on the hop (sampling.h, labor).
       int64_t edges = spec.labor.active ? LaborHopEdges(frontier[rel.dst_type], per_node, max_in_degree[r])
                                         : SaturatingMul(frontier[rel.dst_type], per_node);
-      if (distinct[rel.dst_type]) edges = std::min(edges, SaturatingMul(rel.num_edges, copies));
+      // Distinct destinations draw each edge once at most (with replacement, any number of times).
+      if (distinct[rel.dst_type] && !spec.replace) edges = std::min(edges, SaturatingMul(rel.num_edges, copies));
       bound.edges.push_back(edges);
       c.max_edges[r] = SaturatingAdd(c.max_edges[r], edges);
       reached[rel.src_type] = SaturatingAdd(reached[rel.src_type], edges);

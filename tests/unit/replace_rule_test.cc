@@ -100,50 +100,65 @@ TEST(ReplaceRule, WeightedDrawsAreInProportionToWeight) {
   EXPECT_LT(ChiSquare(rest, {{0, 0.5 / 3}, {3, 1.0 / 3}, {5, 1.5 / 3}}, 2 * kTrials), 13.8);  // df 2, p = 1e-3
 }
 
+// Whole batches, homogeneous and typed (relations with fewer edges than a hop draws: a slot's bound must not take
+// distinct destinations' edges to be distinct), uniform and weighted: every relation's every frontier node of its
+// destination type gets exactly fanout edges if it has an in-edge it may draw, else none; some edge comes twice.
 TEST(ReplaceRule, WholeBatchesGiveEveryFrontierNodeExactlyFanoutEdges) {
-  for (bool weighted : {false, true}) {
-    const testing::GeneratedGraph g(false, {.seed = 4, .threads = 2, .edge_attrs = true});
-    const GraphData& graph = g.graph();
-    SamplingSpec spec = SamplingSpec::OneRelation(64, {6, 4});
-    spec.replace = true;
-    if (weighted) {
-      const RelationSchema& rel = graph.schema.relations[0];
-      for (size_t a = 0; a < rel.edge_attrs.size(); ++a) {
-        if (rel.edge_attrs[a].name == "edge_weight") spec.edge_weights = {static_cast<int>(a)};
+  for (bool typed : {false, true}) {
+    for (bool weighted : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "typed " << typed << " weighted " << weighted);
+      const testing::GeneratedGraph g(typed, {.seed = 4, .threads = 2, .edge_attrs = true});
+      const GraphData& graph = g.graph();
+      const DatasetSchema& schema = graph.schema;
+      const int seed_type = typed ? schema.NodeTypeNamed("paper") : 0;
+      SamplingSpec spec;
+      spec.batch_size = 64;
+      spec.seed_type = seed_type;
+      spec.fanouts.assign(schema.relations.size(), {6, 4});
+      spec.replace = true;
+      for (const RelationSchema& rel : schema.relations) {
+        for (size_t a = 0; a < rel.edge_attrs.size() && weighted; ++a) {
+          if (rel.edge_attrs[a].name == "edge_weight") spec.edge_weights.push_back(static_cast<int>(a));
+        }
       }
-      ASSERT_EQ(spec.edge_weights.size(), 1u);
+      ASSERT_EQ(spec.edge_weights.size(), weighted ? schema.relations.size() : 0u);
+      ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
+      testing::TypedBuffer buffer(graph, spec);
+      CpuSampler sampler(graph, spec, 3);
+      std::vector<int64_t> seeds(64);
+      for (int64_t i = 0; i < 64; ++i) seeds[i] = (i * 7) % schema.node_types[seed_type].num_nodes;
+      sampler.SampleGraph(0, 0, seeds, buffer.view);
+      ASSERT_TRUE(sampler.status().ok());
+      int64_t repeated = 0;
+      for (size_t r = 0; r < schema.relations.size(); ++r) {
+        const RelationSchema& rel = schema.relations[r];
+        const BatchView::Type& dst = buffer.view.types[rel.dst_type];
+        const BatchView::Relation& edges = buffer.view.relations[r];
+        const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[rel.indptr]);
+        const auto* w = weighted
+                            ? static_cast<const float*>(graph.arrays.data[rel.edge_attrs[spec.edge_weights[r]].array])
+                            : nullptr;
+        int64_t at = 0, first = 0;
+        for (int hop = 0; hop < 2; ++hop) {
+          std::map<int32_t, int> per_node;
+          std::map<std::pair<int32_t, int32_t>, int> per_edge;
+          for (int64_t k = at; k < at + edges.num_edges_per_hop[hop]; ++k) {
+            ++per_node[edges.edge_dst[k]];
+            repeated += ++per_edge[{edges.edge_src[k], edges.edge_dst[k]}] == 2;
+          }
+          for (int64_t v = first; v < first + dst.num_nodes_per_hop[hop]; ++v) {
+            const int64_t node = dst.node_ids[v];
+            bool any = false;  // an in-edge it may draw (of positive weight)
+            for (int64_t p = indptr[node]; p < indptr[node + 1]; ++p) any |= w == nullptr || w[p] > 0;
+            ASSERT_EQ(per_node[static_cast<int32_t>(v)], any ? spec.fanouts[r][hop] : 0)
+                << rel.key() << " hop " << hop << " node " << node;
+          }
+          at += edges.num_edges_per_hop[hop];
+          first += dst.num_nodes_per_hop[hop];
+        }
+      }
+      EXPECT_GT(repeated, 0) << "no edge drawn twice in a batch";
     }
-    ASSERT_TRUE(CheckSamplingSpec(spec, graph.schema).ok());
-    testing::TypedBuffer buffer(graph, spec);
-    CpuSampler sampler(graph, spec, 3);
-    std::vector<int64_t> seeds(64);
-    for (int64_t i = 0; i < 64; ++i) seeds[i] = i * 7;
-    sampler.SampleGraph(0, 0, seeds, buffer.view);
-    ASSERT_TRUE(sampler.status().ok());
-    const BatchView::Type& nodes = buffer.view.types[0];
-    const BatchView::Relation& edges = buffer.view.relations[0];
-    const RelationSchema& rel = graph.schema.relations[0];
-    const auto* indptr = static_cast<const int64_t*>(graph.arrays.data[rel.indptr]);
-    const auto* w =
-        weighted ? static_cast<const float*>(graph.arrays.data[rel.edge_attrs[spec.edge_weights[0]].array]) : nullptr;
-    int64_t at = 0, first = 0, repeated = 0;
-    for (int hop = 0; hop < 2; ++hop) {
-      std::map<int32_t, int> per_node;
-      std::map<std::pair<int32_t, int32_t>, int> per_edge;
-      for (int64_t k = at; k < at + edges.num_edges_per_hop[hop]; ++k) {
-        ++per_node[edges.edge_dst[k]];
-        repeated += ++per_edge[{edges.edge_src[k], edges.edge_dst[k]}] == 2;
-      }
-      for (int64_t v = first; v < first + nodes.num_nodes_per_hop[hop]; ++v) {
-        const int64_t node = nodes.node_ids[v];
-        bool any = false;  // an in-edge it may draw (of positive weight)
-        for (int64_t p = indptr[node]; p < indptr[node + 1]; ++p) any |= w == nullptr || w[p] > 0;
-        EXPECT_EQ(per_node[static_cast<int32_t>(v)], any ? spec.fanouts[0][hop] : 0) << "node " << node;
-      }
-      at += edges.num_edges_per_hop[hop];
-      first += nodes.num_nodes_per_hop[hop];
-    }
-    EXPECT_GT(repeated, 0) << "no edge drawn twice in a batch";
   }
 }
 
