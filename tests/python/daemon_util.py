@@ -1,6 +1,7 @@
 """Starting and stopping gnnd for the end-to-end tests."""
 import itertools
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -93,10 +94,21 @@ def edgelist_link_dataset(root, name, seed, nodes, edges, train, dim):
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on now (for torch.distributed's rendezvous)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
+    """A TCP port on 127.0.0.1 that nothing listens on now (for torch.distributed's rendezvous, a part's peer port):
+    below the kernel's ephemeral range, where the ports of other processes' outgoing connections (the peers' own,
+    UCX's) are taken from, so none takes it between this call and the listener's bind."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        ephemeral = int(f.read().split()[0])
+    low = max(1024, ephemeral - 12000)
+    for _ in range(200):
+        port = random.randrange(low, ephemeral)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return str(port)
+    raise RuntimeError(f"no free port in [{low}, {ephemeral})")
 
 
 NOBODY = 65534  # the second uid of the tests that run as root
