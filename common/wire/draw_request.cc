@@ -221,19 +221,21 @@ absl::Status SetTime(const Draw& draw, const v1::OpenSession& request, const Dat
 }  // namespace
 
 absl::StatusOr<v1::DrawPolicy> DrawPolicyOf(const v1::OpenSession& request) {
-  // The aliases each name: (field, the policy it names), in the order errors name them.
+  // The aliases: their field, whether set, the policy they belong to and whether they name it (the others are its
+  // settings), in the order errors name them.
   const struct {
     const char* field;
     bool set;
     v1::DrawPolicy::PolicyCase policy;
+    bool names_policy;
   } aliases[] = {
-      {"weight_attr", !request.weight_attr().empty(), v1::DrawPolicy::kWeighted},
-      {"time_attr", !request.time_attr().empty(), v1::DrawPolicy::kTemporal},
-      {"temporal_strategy", !request.temporal_strategy().empty(), v1::DrawPolicy::kTemporal},
-      {"time_window", request.has_time_window(), v1::DrawPolicy::kTemporal},
-      {"labor", request.labor(), v1::DrawPolicy::kLabor},
-      {"layer_dependency", request.layer_dependency(), v1::DrawPolicy::kLabor},
-      {"batch_dependency", request.batch_dependency() != 0, v1::DrawPolicy::kLabor},
+      {"weight_attr", !request.weight_attr().empty(), v1::DrawPolicy::kWeighted, true},
+      {"time_attr", !request.time_attr().empty(), v1::DrawPolicy::kTemporal, true},
+      {"temporal_strategy", !request.temporal_strategy().empty(), v1::DrawPolicy::kTemporal, false},
+      {"time_window", request.has_time_window(), v1::DrawPolicy::kTemporal, false},
+      {"labor", request.labor(), v1::DrawPolicy::kLabor, true},
+      {"layer_dependency", request.layer_dependency(), v1::DrawPolicy::kLabor, false},
+      {"batch_dependency", request.batch_dependency() != 0, v1::DrawPolicy::kLabor, false},
   };
   const char* first = nullptr;  // the first policy-naming alias set
   v1::DrawPolicy::PolicyCase named = v1::DrawPolicy::POLICY_NOT_SET;
@@ -244,9 +246,7 @@ absl::StatusOr<v1::DrawPolicy> DrawPolicyOf(const v1::OpenSession& request) {
                                                      ": give the draw policy once (open.", alias.field,
                                                      " is API 1.x's spelling of a field of open.draw)"));
     }
-    const bool names_policy = alias.field == std::string_view("weight_attr") ||
-                              alias.field == std::string_view("time_attr") || alias.field == std::string_view("labor");
-    if (!names_policy) continue;
+    if (!alias.names_policy) continue;
     if (first != nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("open.", first, " and open.", alias.field, ": two draw policies (a session draws by one)"));
