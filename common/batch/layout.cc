@@ -102,12 +102,13 @@ absl::StatusOr<BatchCapacity> ComputeBatchCapacity(const SamplingSpec& spec, con
     for (size_t r = 0; r < relations; ++r) {
       const RelationSchema& rel = schema.relations[r];
       const int32_t fanout = spec.fanouts[r][hop];
-      const int64_t per_node = DrawCount(max_in_degree[r], fanout, spec.replace);
+      const int64_t per_node = DrawCount(max_in_degree[r], fanout, spec.neighbors);
       // LABOR keeps per_node in-edges a node on average, up to all: a bound on the hop (sampling.h, labor).
       int64_t edges = spec.labor.active ? LaborHopEdges(frontier[rel.dst_type], per_node, max_in_degree[r])
                                         : SaturatingMul(frontier[rel.dst_type], per_node);
-      // Distinct destinations draw each edge once at most (with replacement, any number of times).
-      if (distinct[rel.dst_type] && !spec.replace) edges = std::min(edges, SaturatingMul(rel.num_edges, copies));
+      // Distinct destinations draw each edge once at most (where draws are distinct).
+      if (distinct[rel.dst_type] && spec.neighbors.Distinct())
+        edges = std::min(edges, SaturatingMul(rel.num_edges, copies));
       bound.edges.push_back(edges);
       c.max_edges[r] = SaturatingAdd(c.max_edges[r], edges);
       reached[rel.src_type] = SaturatingAdd(reached[rel.src_type], edges);

@@ -24,20 +24,14 @@ inline constexpr uint32_t kMaxStrictDraws = 64;
 // and distinct (num_excluded of them), and k <= degree - num_excluded distinct allowed positions are
 // chosen, ascending. The draws are ChoosePositions' over [0, degree - num_excluded), each rank r then the
 // allowed position of rank r, so with nothing excluded it is exactly the neighbor rule. k equal to the
-// allowed count takes them all. With `replace`: replacement::ChooseRanks' k draws (any k), mapped the same way.
+// allowed count takes them all. Under another `rule` (for the hop's fanout): neighbors::ChooseRanks' k ranks,
+// mapped the same way.
 template <typename Position>
 GNND_HOST_DEVICE void ChooseAllowedPositions(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,
                                              uint64_t node, int64_t degree, const Position* excluded,
                                              int64_t num_excluded, int64_t k, Position* positions, int64_t origin = 0,
-                                             bool replace = false) {
-  const int64_t allowed = degree - num_excluded;
-  if (replace) {
-    replacement::ChooseRanks(key, batch, hop, relation, node, allowed, k, positions);
-  } else if (k < allowed) {
-    ChoosePositions(key, batch, hop, relation, node, allowed, k, positions);
-  } else {
-    for (int64_t i = 0; i < k; ++i) positions[i] = static_cast<Position>(i);
-  }
+                                             neighbors::Rule rule = {}) {
+  neighbors::ChooseRanks(rule, key, batch, hop, relation, node, degree - num_excluded, k, positions);
   // The allowed position of rank r is r + (the excluded positions at or below it); ranks ascend, so one
   // merge pass over `excluded` maps them all.
   int64_t skipped = 0;

@@ -35,10 +35,58 @@ GNND_HOST_DEVICE int64_t SampleCount(int64_t degree, int32_t fanout) {
   return (fanout < 0 || degree <= fanout) ? degree : fanout;
 }
 
-// With replacement (PyG's replace=True, the uniform and weighted rules): a node with any allowed in-edge makes
-// exactly fanout draws (a fanout of -1 still takes each once). Without: SampleCount.
-GNND_HOST_DEVICE int64_t DrawCount(int64_t allowed, int32_t fanout, bool replace) {
-  if (replace && fanout >= 0) return allowed > 0 ? fanout : 0;
+// `values` ascending. The sorted order is unique, so the host's std::sort and the device's sorts agree.
+template <typename Value>
+GNND_HOST_DEVICE void SortAscending(Value* values, int64_t count) {
+#ifndef __CUDA_ARCH__
+  std::sort(values, values + count);
+#else
+  if (count <= 32) {  // a few: insertion
+    for (int64_t i = 1; i < count; ++i) {
+      const Value x = values[i];
+      int64_t at = i;
+      for (; at > 0 && values[at - 1] > x; --at) values[at] = values[at - 1];
+      values[at] = x;
+    }
+    return;
+  }
+  auto sift = [values](int64_t root, int64_t end) {  // more: heapsort, no scratch
+    for (int64_t child; (child = 2 * root + 1) < end; root = child) {
+      if (child + 1 < end && values[child + 1] > values[child]) ++child;
+      if (values[root] >= values[child]) return;
+      const Value x = values[root];
+      values[root] = values[child];
+      values[child] = x;
+    }
+  };
+  for (int64_t root = count / 2; root-- > 0;) sift(root, count);
+  for (int64_t end = count - 1; end > 0; --end) {
+    const Value x = values[0];
+    values[0] = values[end];
+    values[end] = x;
+    sift(0, end);
+  }
+#endif
+}
+
+// The parameters of the uniform and weighted rules beside a hop's fanout (SamplingSpec::neighbors), taken whole
+// by both backends' draws, the count and the layout's bound: a new one is a field here and its use in the draws.
+namespace neighbors {
+struct Rule {
+  // With replacement (PyG's replace=True): a node with any allowed in-edge makes exactly fanout draws.
+  bool replace = false;
+
+  // The rule as a hop of `fanout` draws: a fanout of -1 takes each in-edge once, with replacement or not.
+  GNND_HOST_DEVICE Rule ForFanout(int32_t fanout) const { return Rule{.replace = replace && fanout >= 0}; }
+  // Whether a node's draws are distinct in-edges (so a hop draws each edge once at most).
+  GNND_HOST_DEVICE bool Distinct() const { return !replace; }
+};
+}  // namespace neighbors
+
+// How many draws a node with `allowed` candidate in-edges makes: with replacement exactly fanout (none without a
+// candidate); without, SampleCount.
+GNND_HOST_DEVICE int64_t DrawCount(int64_t allowed, int32_t fanout, neighbors::Rule rule = {}) {
+  if (rule.ForFanout(fanout).replace) return allowed > 0 ? fanout : 0;
   return SampleCount(allowed, fanout);
 }
 
@@ -215,17 +263,6 @@ GNND_HOST_DEVICE uint64_t Word(SamplingKey key, uint64_t batch, uint32_t hop, ui
   return (static_cast<uint64_t>(words.v[(i & 1) * 2]) << 32) | words.v[(i & 1) * 2 + 1];
 }
 
-// values[0, k) ascending, by insertion (a node's draws: fanouts are small).
-template <typename Value>
-GNND_HOST_DEVICE void SortAscending(Value* values, int64_t k) {
-  for (int64_t i = 1; i < k; ++i) {
-    const Value x = values[i];
-    int64_t at = i;
-    for (; at > 0 && values[at - 1] > x; --at) values[at] = values[at - 1];
-    values[at] = x;
-  }
-}
-
 // k uniform draws over the ranks [0, allowed), ascending.
 template <typename Position>
 GNND_HOST_DEVICE void ChooseRanks(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation, uint64_t node,
@@ -268,6 +305,23 @@ GNND_HOST_DEVICE void ChooseWeighted(SamplingKey key, uint64_t batch, uint32_t h
   for (; i < k; ++i) positions[i] = last;
 }
 }  // namespace replacement
+
+namespace neighbors {
+// The uniform rule's k = DrawCount(allowed, fanout, rule) ranks among a node's `allowed` candidates, ascending:
+// `rule` as ForFanout gives it for the hop. Without replacement ChoosePositions' (all of them when k takes them
+// all), with it replacement::ChooseRanks'.
+template <typename Position>
+GNND_HOST_DEVICE void ChooseRanks(Rule rule, SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,
+                                  uint64_t node, int64_t allowed, int64_t k, Position* ranks) {
+  if (rule.replace) {
+    replacement::ChooseRanks(key, batch, hop, relation, node, allowed, k, ranks);
+  } else if (k < allowed) {
+    ChoosePositions(key, batch, hop, relation, node, allowed, k, ranks);
+  } else {
+    for (int64_t i = 0; i < k; ++i) ranks[i] = static_cast<Position>(i);
+  }
+}
+}  // namespace neighbors
 
 // The random words of positions 4 block .. 4 block + 3 of a node's list (word p % 4 is position p's).
 GNND_HOST_DEVICE Philox4x32 WeightedWords(SamplingKey key, uint64_t batch, uint32_t hop, uint32_t relation,

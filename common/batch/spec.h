@@ -68,9 +68,8 @@ struct SamplingSpec {
   // in-edges in CSC order whose source is in the batch (sampling.h, induced). Not by hop: hop 0's count holds
   // them all. Not with disjoint, temporal or LABOR batches.
   bool induced = false;
-  // The uniform and weighted rules draw with replacement (PyG's replace=True; sampling.h, DrawCount): exactly
-  // fanout draws a node with any allowed in-edge.
-  bool replace = false;
+  // The uniform and weighted rules' parameters beside the fanouts (sampling.h, namespace neighbors).
+  neighbors::Rule neighbors;
 
   int num_hops() const { return fanouts.empty() ? 0 : static_cast<int>(fanouts[0].size()); }
   // The edge attributes a batch carries of `relation` (none where edge_attrs is empty).
@@ -115,7 +114,8 @@ struct SamplingSpec {
             .disjoint = false,
             .time = {},
             .labor = {},
-            .induced = false};
+            .induced = false,
+            .neighbors = {}};
   }
 };
 

@@ -288,8 +288,8 @@ absl::Status SetDrawPolicy(const v1::OpenSession& request, const GraphData& grap
                            const std::vector<int64_t>& first_undrawable, SessionShape& shape) {
   Draw draw{.aliased = !request.has_draw()};
   GNND_ASSIGN_OR_RETURN(draw.policy, DrawPolicyOf(request));
-  shape.sampling.replace = (draw.policy.has_uniform() && draw.policy.uniform().replace()) ||
-                           (draw.policy.has_weighted() && draw.policy.weighted().replace());
+  shape.sampling.neighbors.replace = (draw.policy.has_uniform() && draw.policy.uniform().replace()) ||
+                                     (draw.policy.has_weighted() && draw.policy.weighted().replace());
   GNND_RETURN_IF_ERROR(SetEdgeWeights(draw, graph, first_undrawable, shape.sampling));
   GNND_RETURN_IF_ERROR(SetTime(draw, request, graph.schema, shape));
   return SetLabor(draw, request, graph.schema, shape.sampling);

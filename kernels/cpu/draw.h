@@ -56,17 +56,16 @@ struct NodeDraw {
 // The uniform rule: min(fanout, allowed) positions without replacement, or with `replace` fanout draws with it.
 struct UniformRule {
   static constexpr bool kMayOutgrowHop = false;  // at most fanout edges a node: the layout's bound holds
-  bool replace = false;
+  neighbors::Rule rule;
 
   template <typename Index>
   void Choose(const NodeDraw<Index>& n, DrawScratch& /*scratch*/, std::vector<int64_t>& out) const {
-    const int64_t k = DrawCount(n.allowed(), n.fanout, replace);
-    const bool with_replacement = replace && n.fanout >= 0;
+    const neighbors::Rule hop_rule = rule.ForFanout(n.fanout);
+    const int64_t k = DrawCount(n.allowed(), n.fanout, hop_rule);
     out.resize(static_cast<size_t>(k));
-    if (!n.excluded.empty() || with_replacement) {
+    if (!n.excluded.empty() || hop_rule.replace) {
       ChooseAllowedPositions(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree,
-                             n.excluded.data(), static_cast<int64_t>(n.excluded.size()), k, out.data(), 0,
-                             with_replacement);
+                             n.excluded.data(), static_cast<int64_t>(n.excluded.size()), k, out.data(), 0, hop_rule);
     } else if (k == n.degree) {
       std::iota(out.begin(), out.end(), int64_t{0});
     } else {
@@ -81,17 +80,17 @@ struct UniformRule {
 struct WeightedRule {
   static constexpr bool kMayOutgrowHop = false;
   const float* weights = nullptr;  // the relation's, in CSC order
-  bool replace = false;
+  neighbors::Rule rule;
 
   template <typename Index>
   void Choose(const NodeDraw<Index>& n, DrawScratch& scratch, std::vector<int64_t>& out) const {
     const float* w = weights + n.first;
     int64_t candidates = 0;
     n.ForEachAllowed([&](int64_t p) { return candidates += w[p] > 0, true; });
-    const int64_t k = DrawCount(candidates, n.fanout, replace);
+    const int64_t k = DrawCount(candidates, n.fanout, rule);
     out.clear();
     if (k == 0) return;
-    if (replace && n.fanout >= 0) {
+    if (rule.ForFanout(n.fanout).replace) {
       out.resize(static_cast<size_t>(k));
       auto weight_of = [&](int64_t p) {
         return std::binary_search(n.excluded.begin(), n.excluded.end(), p) ? 0.0f : w[p];

@@ -66,9 +66,9 @@ CpuSampler::Draw CpuSampler::DrawOf(int relation) {
   }
   if (const int weight = spec_.WeightOf(relation); weight >= 0) {
     return WeightedRule{.weights = static_cast<const float*>(graph_.arrays.data[r.edge_attrs[weight].array]),
-                        .replace = spec_.replace};
+                        .rule = spec_.neighbors};
   }
-  return UniformRule{.replace = spec_.replace};
+  return UniformRule{.rule = spec_.neighbors};
 }
 
 template <typename Index>

@@ -412,9 +412,9 @@ DrawSource CudaSampler::DrawSourceOf(int r, const BatchView& view, const BatchCa
     const int weights = rel.edge_attrs[weight].array;
     return WeightedSource{.weights = static_cast<const float*>(graph_.arrays[weights]),
                           .positive = graph_.positive[weights] != 0,
-                          .replace = spec_.replace};
+                          .rule = spec_.neighbors};
   }
-  return UniformSource{.replace = spec_.replace};
+  return UniformSource{.rule = spec_.neighbors};
 }
 
 absl::Status CudaSampler::EnqueueSampling(void* out, cudaStream_t stream, int32_t* report, const int64_t* num_hop0,

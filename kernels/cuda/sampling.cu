@@ -59,7 +59,8 @@ __device__ InList<Index> LocateList(int64_t node, const int64_t* indptr, const I
 template <typename Index>
 __global__ void CountKernel(const HopState* state, const int64_t* node_ids, const int64_t* indptr, const Index* indices,
                             HotView hot, int32_t fanout, int64_t* counts, const void** lists, int64_t* degrees,
-                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex, bool replace) {
+                            int64_t* firsts, const float* weights, int64_t bound, DeviceExclusions ex,
+                            neighbors::Rule rule) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i > bound) return;
   const int64_t v = state->frontier_begin + i;
@@ -85,7 +86,7 @@ __global__ void CountKernel(const HopState* state, const int64_t* node_ids, cons
       });
       ex.counts[i] = excluded;
     }
-    k = DrawCount(candidates, fanout, replace);
+    k = DrawCount(candidates, fanout, rule);
   } else if (ex.dst != nullptr) {
     ex.counts[i] = 0;
   }
@@ -183,35 +184,6 @@ __device__ unsigned GroupLanes() {
   return kGroupBits<kGroup> << (threadIdx.x % kWarp / kGroup * kGroup);
 }
 
-// `values` ascending (a few: insertion; more: heapsort, no scratch).
-__device__ void SortAscending(int64_t* values, int64_t count) {
-  if (count <= 32) {
-    for (int64_t i = 1; i < count; ++i) {
-      const int64_t x = values[i];
-      int64_t at = i;
-      for (; at > 0 && values[at - 1] > x; --at) values[at] = values[at - 1];
-      values[at] = x;
-    }
-    return;
-  }
-  auto sift = [values](int64_t root, int64_t end) {
-    for (int64_t child; (child = 2 * root + 1) < end; root = child) {
-      if (child + 1 < end && values[child + 1] > values[child]) ++child;
-      if (values[root] >= values[child]) return;
-      const int64_t x = values[root];
-      values[root] = values[child];
-      values[child] = x;
-    }
-  };
-  for (int64_t root = count / 2; root-- > 0;) sift(root, count);
-  for (int64_t end = count - 1; end > 0; --end) {
-    const int64_t x = values[0];
-    values[0] = values[end];
-    values[end] = x;
-    sift(0, end);
-  }
-}
-
 // The temporal rule's count, a thread a node: its candidates are the prefix of its time order no newer than its
 // subgraph's seed (temporal::CandidateCount: a binary search), kept in `candidates` for the draw; less the
 // excluded ones among them (a link batch's, few) for its count.
@@ -299,7 +271,7 @@ struct SampleArgs {
   int64_t* edge_pos;
   const float* weights;
   bool weights_positive;
-  bool replace;  // the uniform and weighted rules draw with replacement (a fanout >= 0)
+  neighbors::Rule neighbors;  // the uniform and weighted rules', for the hop's fanout (ForFanout)
   NodeTable<Key> table;
   Key* keys;
   DeviceExclusions ex;
@@ -382,11 +354,11 @@ __global__ void SampleKernel(SampleArgs<Key> a) {
   SampleGroupNode<Index, kGroup>(a, [&](const GroupNode<Index, kGroup>& n, auto&& emit) {
     const int64_t excluded = a.ex.dst == nullptr ? 0 : a.ex.offsets[n.i + 1] - a.ex.offsets[n.i];
     const int64_t k = n.k, degree = n.degree;
-    if (excluded > 0 || a.replace) {  // drawn around a link batch's excluded in-edges (k < degree), or replacing
+    if (excluded > 0 || a.neighbors.replace) {  // around a link batch's excluded in-edges (k < degree), or replacing
       if (n.lane == 0) {
         ChooseAllowedPositions(n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), degree,
                                excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr, excluded, k, n.out,
-                               int64_t{0}, a.replace);
+                               int64_t{0}, a.neighbors);
       }
       __syncwarp(n.lanes);
       for (int64_t p = n.lane; p < k; p += kGroup) emit(p, n.out[p], n.list[n.out[p]]);
@@ -436,7 +408,7 @@ __global__ void __launch_bounds__(kThreads, 4) WeightedSampleKernel(SampleArgs<K
     const int64_t* excluded_at = excluded > 0 ? a.ex.positions + a.ex.offsets[n.i] : nullptr;
     auto allowed = [&](int64_t p) { return NotExcluded(excluded_at, excluded, p); };
     auto candidate = [&](int64_t p) { return w[p] > 0 && allowed(p); };
-    if (a.replace) {  // one lane draws (replacement::ChooseWeighted, a pass over the list), the group reads
+    if (a.neighbors.replace) {  // one lane draws (replacement::ChooseWeighted, a pass over the list), the group reads
       if (lane == 0 && k > 0) {
         replacement::ChooseWeighted(
             n.key, a.batch->batch_index, a.hop, a.relation, static_cast<uint64_t>(n.node), degree,
@@ -643,15 +615,16 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
   constexpr bool kWeighted = std::is_same_v<Draw, WeightedSource>, kTemporal = std::is_same_v<Draw, TemporalSource>,
                  kLabor = std::is_same_v<Draw, LaborSource>;
   const float* weights = nullptr;
-  bool weights_positive = false, replace = false;
+  bool weights_positive = false;
+  neighbors::Rule rule;
   TimeArgs time{source.subgraphs, nullptr, nullptr, nullptr, nullptr, {}, nullptr};
   LaborArgs labor{{}, 0, fanout, nullptr, 0, nullptr};
   if constexpr (kWeighted) {
     weights = draw.weights;
     weights_positive = draw.positive;
-    replace = draw.replace && fanout >= 0;
+    rule = draw.rule.ForFanout(fanout);
   } else if constexpr (std::is_same_v<Draw, UniformSource>) {
-    replace = draw.replace && fanout >= 0;
+    rule = draw.rule.ForFanout(fanout);
   } else if constexpr (kTemporal) {
     time = {source.subgraphs, draw.edge_times, draw.node_times, draw.seed_times, draw.edge_ids, draw.rule, draw.order};
   } else if constexpr (kLabor) {
@@ -672,7 +645,7 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
     } else {
       GNND_LAUNCH(CountKernel<Index>, Blocks(frontier + 1), kThreads, 0, stream, state, node_ids, source.indptr,
                   indices, source.hot, fanout, w.counts, w.lists, w.degrees, firsts ? w.firsts : nullptr,
-                  weights_positive ? nullptr : weights, frontier, excluded, replace);
+                  weights_positive ? nullptr : weights, frontier, excluded, rule);
     }
     GNND_RETURN_IF_ERROR(w.temp.Run("scan counts", [&](void* d, size_t& n) {
       return cub::DeviceScan::ExclusiveSum(d, n, w.counts, w.offsets, frontier + 1, stream);
@@ -704,7 +677,7 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
                                  edge_pos,
                                  weights,
                                  weights_positive,
-                                 replace,
+                                 rule,
                                  TableOf<Key>(w),
                                  reinterpret_cast<Key*>(w.keys) + keys_at,
                                  excluded,

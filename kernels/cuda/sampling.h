@@ -19,13 +19,13 @@ namespace gnnd::cuda {
 // The draw policies of common/batch/sampling.h as a hop's kernels read them, one a relation (the CPU's are
 // kernels/cpu/draw.h, the same rules): each has its count and sample kernels, chosen once a hop.
 struct UniformSource {
-  bool replace = false;  // draws with replacement (SamplingSpec::replace)
+  neighbors::Rule rule;  // SamplingSpec::neighbors
 };
 // The weighted rule: the relation's weights in CSC order (device-visible).
 struct WeightedSource {
   const float* weights = nullptr;
   bool positive = false;  // every weight > 0: a node's candidates are its in-edges (none counted)
-  bool replace = false;   // draws with replacement (SamplingSpec::replace)
+  neighbors::Rule rule;   // SamplingSpec::neighbors
 };
 // The temporal rule: each in-edge's time, edge_times[position in the dataset's CSC] or node_times[source id];
 // each subgraph's seed time; "last"'s tie-breaking ids (edge_ids[position], null: the position); the

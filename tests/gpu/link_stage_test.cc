@@ -76,7 +76,7 @@ LinkSetup MakeLinkSetup(const GraphData& graph, const LinkSeedSpec& spec, const 
   s.sampling.disjoint = disjoint || time != Time::kNone;
   s.sampling.time.node_level = time == Time::kNodes;
   s.sampling.time.rule = {.strategy = strategy, .window = time_window};
-  s.sampling.replace = replace;
+  s.sampling.neighbors.replace = replace;
   s.sampling.time.seed_times_given = time != Time::kNone;
   s.sampling.labor = labor;
   s.sampling.induced = induced;

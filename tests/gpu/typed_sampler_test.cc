@@ -173,7 +173,7 @@ TEST_P(TypedCudaVsCpu, BatchesAreByteIdentical) {
   spec.time.seed_times_given = c.given_times;
   spec.labor = c.labor;
   spec.induced = c.induced;
-  spec.replace = c.replace;
+  spec.neighbors.replace = c.replace;
   ASSERT_TRUE(CheckSamplingSpec(spec, schema).ok()) << CheckSamplingSpec(spec, schema);
   auto capacity = ComputeBatchCapacity(spec, schema, graph.MaxInDegrees());
   ASSERT_TRUE(capacity.ok()) << capacity.status();

@@ -17,6 +17,8 @@
 namespace gnnd {
 namespace {
 
+constexpr neighbors::Rule kWithReplacement{.replace = true};
+
 // One node's in-edges (sources 100 + p; weights, or none for the uniform rule), drawn with replacement.
 std::vector<int64_t> DrawWithReplacement(int64_t degree, int32_t fanout, uint64_t batch,
                                          const std::vector<float>& weights = {},
@@ -32,9 +34,10 @@ std::vector<int64_t> DrawWithReplacement(int64_t degree, int32_t fanout, uint64_
   DrawScratch scratch;
   std::vector<int64_t> positions;
   if (weights.empty()) {
-    DrawNode(UniformRule{.replace = true}, n, indptr, excluded_sources, scratch, positions);
+    DrawNode(UniformRule{.rule = kWithReplacement}, n, indptr, excluded_sources, scratch, positions);
   } else {
-    DrawNode(WeightedRule{.weights = weights.data(), .replace = true}, n, indptr, excluded_sources, scratch, positions);
+    DrawNode(WeightedRule{.weights = weights.data(), .rule = kWithReplacement}, n, indptr, excluded_sources, scratch,
+             positions);
   }
   EXPECT_TRUE(std::is_sorted(positions.begin(), positions.end()));
   return positions;
@@ -51,11 +54,16 @@ double ChiSquare(const std::map<int64_t, int>& seen, const std::map<int64_t, dou
 }
 
 TEST(ReplaceRule, ExactlyFanoutDrawsANodeWithAnyInEdge) {
-  EXPECT_EQ(DrawCount(5, 3, true), 3);
-  EXPECT_EQ(DrawCount(2, 7, true), 7);
-  EXPECT_EQ(DrawCount(0, 7, true), 0);
-  EXPECT_EQ(DrawCount(5, -1, true), 5);
-  EXPECT_EQ(DrawCount(2, 7, false), 2);
+  EXPECT_EQ(DrawCount(5, 3, kWithReplacement), 3);
+  EXPECT_EQ(DrawCount(2, 7, kWithReplacement), 7);
+  EXPECT_EQ(DrawCount(0, 7, kWithReplacement), 0);
+  EXPECT_EQ(DrawCount(5, -1, kWithReplacement), 5);
+  EXPECT_EQ(DrawCount(2, 7, neighbors::Rule{}), 2);
+  // A fanout of -1 takes each in-edge once: the hop's rule draws without replacement then.
+  EXPECT_FALSE(kWithReplacement.ForFanout(-1).replace);
+  EXPECT_TRUE(kWithReplacement.ForFanout(0).replace);
+  EXPECT_FALSE(kWithReplacement.Distinct());
+  EXPECT_TRUE(neighbors::Rule{}.Distinct());
   for (uint64_t batch = 0; batch < 100; ++batch) {
     EXPECT_EQ(DrawWithReplacement(2, 7, batch).size(), 7u);
     EXPECT_EQ(DrawWithReplacement(4, -1, batch), (std::vector<int64_t>{0, 1, 2, 3}));  // -1: each once
@@ -115,7 +123,7 @@ TEST(ReplaceRule, WholeBatchesGiveEveryFrontierNodeExactlyFanoutEdges) {
       spec.batch_size = 64;
       spec.seed_type = seed_type;
       spec.fanouts.assign(schema.relations.size(), {6, 4});
-      spec.replace = true;
+      spec.neighbors.replace = true;
       for (const RelationSchema& rel : schema.relations) {
         for (size_t a = 0; a < rel.edge_attrs.size() && weighted; ++a) {
           if (rel.edge_attrs[a].name == "edge_weight") spec.edge_weights.push_back(static_cast<int>(a));
