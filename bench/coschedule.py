@@ -21,7 +21,9 @@ daemon first (bench/run_gpu.sh does). Prints one markdown row: label, ideal and 
 next() µs (median and quartiles), the stand-in's µs (median). --beside adds, after the ratio, the ideal loop's rate
 with a gnnd batch fetched (and dropped) each step over its ideal: the producer and next() beside the trainer
 without its reading the slots; --stand-in then the ideal loop's rate with the stand-in of next() run each step
-(no gnnd) over its ideal: what next()'s torch and PyG work costs the trainer by itself.
+(no gnnd) over its ideal: what next()'s torch and PyG work costs the trainer by itself. The row's last
+column is the CPU cores gnnd used over the timed fed steps (its CPU seconds over their wall time: the host's
+producer threads with --gnnd-args "--producer=host").
 """
 import argparse
 import cProfile
@@ -45,6 +47,13 @@ except ImportError:
 from session_rate import cache_counts, print_stages, producer_lines, serve
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def cpu_seconds(pid):
+    """User and system CPU seconds of process PID so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()  # from field 3 (state) on
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def make_model(dim, classes):
@@ -160,7 +169,7 @@ def main():
                 step(model, optimizer, *premade[i % len(premade)])
             torch.cuda.synchronize(device)
 
-            ideal, fed, beside, with_stand_in, cache = [], [], [], [], None
+            ideal, fed, beside, with_stand_in, cache, cores = [], [], [], [], None, []
             next_seconds, next_cpu, stand_in_seconds = [], [], []
             pairs32 = [b[1].int() for b in premade[:4]]  # the stand-in's int32 edge pairs
             profiler = cProfile.Profile() if args.profile else None
@@ -200,11 +209,12 @@ def main():
                         train(next(batches))
                     torch.cuda.synchronize(device)
                     before = cache_counts(address, args.gnnctl)
-                    start = time.perf_counter()
+                    start, gnnd_cpu = time.perf_counter(), cpu_seconds(proc.pid)
                     for _ in range(args.steps):
                         train(next(batches))
                     torch.cuda.synchronize(device)
                     fed.append(args.steps / (time.perf_counter() - start))
+                    cores.append((cpu_seconds(proc.pid) - gnnd_cpu) / (time.perf_counter() - start))
                     after = cache_counts(address, args.gnnctl)
                     print_stages(address, args.gnnctl)
                     if before and after:  # the timed steps' lookups (and the batches sampled ahead of them)
@@ -241,6 +251,7 @@ def main():
         row += [f"{q[1]:.0f} ({q[0]:.0f} / {q[2]:.0f})", f"{statistics.median(stand_in_seconds) * 1e6:.0f}"]
     if cache is not None:
         row += [f"{cache[0]:.3f}", f"{cache[1]:.0f}"]
+    row += [f"{statistics.median(cores):.1f}"]
     print("| " + " | ".join(row) + " |")
 
 

@@ -80,6 +80,9 @@ ABSL_FLAG(bool, peer_shared_memory, false,
 ABSL_FLAG(std::string, remote_cache, "",
           "host memory for rows fetched from peers, kept for later batches: 2GiB (default 0: none; overrides the "
           "config)");
+ABSL_FLAG(std::string, producer, "",
+          "where CUDA sessions' batches are made unless the trainer says: sm (default: GPU kernels) or host (gnnd's "
+          "producer threads, uploaded by the copy engines; overrides the config)");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
 namespace gnnd {
@@ -162,6 +165,7 @@ absl::StatusOr<v1::DaemonConfig> BuildConfig(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_peer_timeout).empty()) config.set_peer_timeout(absl::GetFlag(FLAGS_peer_timeout));
   if (absl::GetFlag(FLAGS_peer_shared_memory)) config.set_peer_shared_memory(true);
   if (!absl::GetFlag(FLAGS_remote_cache).empty()) config.set_remote_cache(absl::GetFlag(FLAGS_remote_cache));
+  if (!absl::GetFlag(FLAGS_producer).empty()) config.set_producer(absl::GetFlag(FLAGS_producer));
   if (const int threads = absl::GetFlag(FLAGS_threads); threads != 0) {
     if (threads < 0 || threads > kMaxThreads) {
       return absl::InvalidArgumentError(

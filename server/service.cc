@@ -288,13 +288,14 @@ absl::StatusOr<std::unique_ptr<Session>> GnndService::OpenSession(const v1::Open
     if (stopping_) return absl::UnavailableError("gnnd is shutting down");
     id = next_session_id_++;
   }
-  const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(), &admission_, &histograms_};
+  const SessionLimits limits{config_.default_slots(), config_.max_session_bytes(),
+                             *ParseBatchProducer(config_.producer(), "producer"), &admission_, &histograms_};
   const auto start = std::chrono::steady_clock::now();
   const absl::Status gone = absl::CancelledError("open: the trainer went away before its session opened");
   absl::StatusOr<std::unique_ptr<class Session>> session =
-      abandoned() ? gone
-                  : Session::Open(id, request, std::move(lease), limits, peer, *backends_, *session_pool_, setup,
-                                  abandoned);
+      abandoned()
+          ? gone
+          : Session::Open(id, request, std::move(lease), limits, peer, *backends_, *session_pool_, setup, abandoned);
   // A trainer that died while its slots were built (after the last check inside) gets no session either.
   if (session.ok() && abandoned()) session = gone;
   if (!session.ok()) {

@@ -112,4 +112,16 @@ absl::StatusOr<Device> ParseDevice(absl::string_view text, absl::string_view fie
   return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text), " (cpu or cuda:N)"));
 }
 
+std::string BatchProducerName(BatchProducer producer) { return producer == BatchProducer::kHost ? "host" : "sm"; }
+
+absl::StatusOr<BatchProducer> ParseBatchProducer(absl::string_view text, absl::string_view field) {
+  if (text == "sm") return BatchProducer::kSm;
+  if (text == "host") return BatchProducer::kHost;
+  if (text == "host_gather" || text == "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " = ", Quoted(text), " (not available in this gnnd yet: sm or host)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text, 100), " (sm or host)"));
+}
+
 }  // namespace gnnd

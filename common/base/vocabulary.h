@@ -52,4 +52,12 @@ struct Device {
 // Parses a device string; errors are INVALID_ARGUMENT naming `field`: "open.device = 'gpu' (cpu or cuda:N)".
 absl::StatusOr<Device> ParseDevice(absl::string_view text, absl::string_view field);
 
+// Where a CUDA session's batches are made: "sm", by the GPU's kernels (in the producer slice: SMs a trainer
+// could use), or "host", by the CPU backend's producer on gnnd's threads, each batch then uploaded by the copy
+// engines (no SM time). A CPU session's batches are the host's.
+enum class BatchProducer { kSm, kHost };
+std::string BatchProducerName(BatchProducer producer);
+// Parses a producer's name; errors are INVALID_ARGUMENT naming `field` and the choices.
+absl::StatusOr<BatchProducer> ParseBatchProducer(absl::string_view text, absl::string_view field);
+
 }  // namespace gnnd

@@ -62,10 +62,13 @@ absl::StatusOr<int> SeedType(const v1::OpenSession& request, const DatasetSchema
 // The trainer's own seeds (PyG's input_nodes): ids of the seed type, in place of a split.
 // A CUDA session draws a node's k of d in-neighbors on one GPU thread, in O(k^2) (the CPU's draw is O(k log k)):
 // k beyond kMaxCudaFanout where a node has more in-neighbors would hold a batch for minutes. LABOR's draw is a
-// pass over the list, and -1 (or d <= k) takes the whole list: neither is bounded.
+// pass over the list, and -1 (or d <= k) takes the whole list: neither is bounded; nor is a session whose batches
+// the host makes (open.producer "host").
 absl::Status CheckCudaFanouts(const SessionShape& shape, const DatasetSchema& schema,
                               const std::vector<int64_t>& max_in_degrees) {
-  if (!shape.device.is_cuda() || shape.sampling.labor.active) return absl::OkStatus();
+  if (!shape.device.is_cuda() || shape.producer == BatchProducer::kHost || shape.sampling.labor.active) {
+    return absl::OkStatus();
+  }
   for (size_t r = 0; r < shape.sampling.fanouts.size(); ++r) {
     for (size_t hop = 0; hop < shape.sampling.fanouts[r].size(); ++hop) {
       const int32_t k = shape.sampling.fanouts[r][hop];
@@ -159,6 +162,18 @@ absl::StatusOr<std::vector<std::vector<int32_t>>> Fanouts(const v1::OpenSession&
     }
   }
   return fanouts;
+}
+
+// Where the session's batches are made: open.producer, else the daemon's default; a CPU session's on the host.
+absl::StatusOr<BatchProducer> ProducerOf(const v1::OpenSession& request, const Device& device,
+                                         const SlotLimits& limits) {
+  if (request.producer().empty()) return device.is_cuda() ? limits.default_producer : BatchProducer::kHost;
+  GNND_ASSIGN_OR_RETURN(const BatchProducer producer, ParseBatchProducer(request.producer(), "open.producer"));
+  if (!device.is_cuda() && producer != BatchProducer::kHost) {
+    return absl::InvalidArgumentError(absl::StrCat("open.producer = ", Quoted(request.producer()),
+                                                   " (a CPU session's batches are made on the host: host or empty)"));
+  }
+  return producer;
 }
 
 // The slot count and the seed schedule the request asks for (the schedule is checked later).
@@ -435,6 +450,7 @@ absl::StatusOr<SessionShape> CheckOpenRequest(const v1::OpenSession& request, co
   const bool typed = schema.format_version != 1;
   SessionShape shape;
   GNND_ASSIGN_OR_RETURN(shape.device, ParseDevice(request.device(), "open.device"));
+  GNND_ASSIGN_OR_RETURN(shape.producer, ProducerOf(request, shape.device, limits));
   if (!request.edge_split().empty() || request.seed_edges_size() > 0) {
     return CheckLinkRequest(request, graph, summary, limits, shape);
   }

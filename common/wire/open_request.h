@@ -24,6 +24,7 @@ namespace gnnd {
 struct SlotLimits {
   int default_slots = kDefaultSlots;                     // num_slots = 0 means this many
   uint64_t max_session_bytes = kDefaultMaxSessionBytes;  // all of a session's slots together
+  BatchProducer default_producer = BatchProducer::kSm;   // a CUDA session's, where open.producer is empty
 };
 
 // A link-prediction session's seed stage (common/batch/link_batch.h).
@@ -35,6 +36,7 @@ struct LinkShape {
 
 struct SessionShape {
   Device device;
+  BatchProducer producer = BatchProducer::kSm;  // a CUDA session's (a CPU session's batches are the host's)
   int split_array = -1;  // the seeds' split: a position in the dataset schema's arrays (-1: seed_ids,
                          // kAllNodesSplit: every node of the seed type)
   int seed_type = 0;     // the node type of the seeds (-1: a link session's)

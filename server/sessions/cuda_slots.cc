@@ -107,7 +107,10 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   // GNND_CUDA_GRAPHS=0 launches every kernel instead of replaying graphs (for comparisons).
   const char* graphs = std::getenv("GNND_CUDA_GRAPHS");
   const bool use_graphs = graphs == nullptr || std::string(graphs) != "0";
-  if (plan.dataset->features_staged()) {
+  if (plan.dataset->features_staged() || plan.producer == BatchProducer::kHost) {
+    // Made on the host: features on storage (the hot tier's rows gathered here), or asked for ("host": every row
+    // from host memory, no SM time).
+    if (!plan.dataset->features_staged()) held = nullptr;
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           StagedSlotSampler::Create(plan, graph, std::move(held), std::move(host_workers)));
   } else {

@@ -27,9 +27,11 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   s->peer_ = peer;
   const LoadedDataset& dataset = lease->dataset();
   const GraphData& graph = dataset.graph;
-  GNND_ASSIGN_OR_RETURN(SessionShape shape, CheckOpenRequest(request, graph, dataset.summary,
-                                                             {limits.default_slots, limits.max_session_bytes}));
+  GNND_ASSIGN_OR_RETURN(SessionShape shape,
+                        CheckOpenRequest(request, graph, dataset.summary,
+                                         {limits.default_slots, limits.max_session_bytes, limits.default_producer}));
   s->device_ = shape.device;
+  s->producer_ = shape.producer;
   s->schedule_ = shape.schedule;
   s->num_slots_ = shape.num_slots;
   s->schema_ = shape.schema;
@@ -519,6 +521,7 @@ v1::SessionStats Session::Stats() const {
   s.set_slot_bytes(schema_.slot_bytes);
   s.set_largest_batch_bytes(largest_batch_bytes_);
   s.set_slots_added(static_cast<uint32_t>(generations_.size() - 1));
+  s.set_producer(BatchProducerName(producer_));
   return s;
 }
 

@@ -67,8 +67,9 @@ enum class StopReason {
 struct SessionLimits {
   int default_slots = kDefaultSlots;
   uint64_t max_session_bytes = kDefaultMaxSessionBytes;
-  Admission* admission = nullptr;         // daemon-wide limits (none if null)
-  StageHistograms* histograms = nullptr;  // daemon-wide stage latencies (none if null)
+  BatchProducer default_producer = BatchProducer::kSm;  // a CUDA session's, unless its request names one
+  Admission* admission = nullptr;                       // daemon-wide limits (none if null)
+  StageHistograms* histograms = nullptr;                // daemon-wide stage latencies (none if null)
 };
 
 class Session {
@@ -140,6 +141,7 @@ class Session {
   v1::OpenSession request_;
   v1::SessionEvent opened_;
   Device device_;
+  BatchProducer producer_ = BatchProducer::kHost;  // where its batches are made (stats)
   PeerCredentials peer_;
   std::unique_ptr<DatasetRegistry::Lease> lease_;
   std::span<const int64_t> split_;

@@ -39,8 +39,9 @@ struct SessionPlan {
   uint64_t seed = 0;
   int num_slots = 0;
   Device device;
-  uid_t trainer_uid = 0;   // owns the CPU slot segment when gnnd may hand it over
-  EpochSeeds first_epoch;  // the first epoch's seeds (the session starts with them)
+  BatchProducer producer = BatchProducer::kSm;  // a CUDA session's: its GPU's kernels or the host's producer
+  uid_t trainer_uid = 0;                        // owns the CPU slot segment when gnnd may hand it over
+  EpochSeeds first_epoch;                       // the first epoch's seeds (the session starts with them)
   uint64_t first_epoch_number = 0;
   int64_t max_epoch_seeds = 0;  // seeds of one rank in any epoch
   // Called by the backend, on any thread, when Poll() may have a batch that it did not have before; or
@@ -52,6 +53,7 @@ struct SessionPlan {
   // The spec, layout and schema of `shape`.
   void SetShape(const SessionShape& shape) {
     sampling = shape.sampling;
+    producer = shape.producer;
     link = shape.link;
     layout = shape.layout;
     schema = shape.schema;
@@ -134,8 +136,8 @@ class SlotBackends {
 
   // INVALID_ARGUMENT naming open.device for a device this gnnd cannot serve.
   absl::StatusOr<std::unique_ptr<SlotBackend>> Create(const SessionPlan& plan);
-  // Host memory a session's backend holds beside its slots (a dataset on storage: the look-ahead ring,
-  // and a GPU session's pinned staging), for the session's share of the limits.
+  // Host memory a session's backend holds beside its slots (a dataset on storage: the look-ahead ring; a GPU
+  // session made on the host: its pinned staging), for the session's share of the limits.
   static uint64_t BufferBytes(const SessionPlan& plan);
   // Places a newly loaded `dataset` on the GPUs of options.prepare_gpus (registration, CSC copy, hot
   // tier), so their first sessions start at once; failures are logged (a session then tries again).

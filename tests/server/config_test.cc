@@ -54,5 +54,20 @@ TEST(ProducerSms, AutoUnlessSetAndZeroStillMeansTheWholeGpu) {
   EXPECT_NE(s.message().find("producer_sms: -2"), absl::string_view::npos) << s;
 }
 
+TEST(Producer, SmUnlessSetAndOnlyTheNamesGnndKnows) {
+  v1::DaemonConfig unset;
+  ASSERT_TRUE(FinishDaemonConfig(unset).ok());
+  EXPECT_EQ(unset.producer(), "sm");
+  v1::DaemonConfig host;
+  host.set_producer("host");
+  ASSERT_TRUE(FinishDaemonConfig(host).ok());
+  EXPECT_EQ(host.producer(), "host");
+  v1::DaemonConfig config;
+  config.set_producer("gpu");
+  const absl::Status s = FinishDaemonConfig(config);
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_EQ(s.message(), "producer = 'gpu' (sm or host)");
+}
+
 }  // namespace
 }  // namespace gnnd

@@ -474,6 +474,51 @@ TEST_F(SessionTest, CudaFanoutsBeyondWhatOneThreadDrawsAreRefused) {
   EXPECT_TRUE(CheckOpenRequest(request, graph, hub, limits).ok());
   request.set_fanouts(0, kMaxCudaFanout);
   EXPECT_TRUE(CheckOpenRequest(request, graph, hub, limits).ok());
+  // Made on the host, a CUDA session draws on the CPU: not bounded.
+  request.set_fanouts(0, kMaxCudaFanout + 1);
+  request.set_producer("host");
+  EXPECT_TRUE(CheckOpenRequest(request, graph, hub, limits).ok());
+}
+
+// open.producer: where a CUDA session's batches are made, "sm" or "host", else gnnd's default; a CPU session's
+// are the host's; anything else is refused naming the field.
+TEST_F(SessionTest, ProducerIsTheRequestsOrTheDaemonsDefault) {
+  auto lease = registry_->Acquire(Request().dataset());
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  const GraphData& graph = (*lease)->dataset().graph;
+  const GraphSummary summary = GraphSummary::Of(graph);
+  v1::OpenSession request = Request();
+  request.set_device("cuda:0");
+  auto producer_of = [&](const SlotLimits& limits) -> absl::StatusOr<BatchProducer> {
+    GNND_ASSIGN_OR_RETURN(SessionShape shape, CheckOpenRequest(request, graph, summary, limits));
+    return shape.producer;
+  };
+  const SlotLimits sm_default{2, uint64_t{1} << 40, BatchProducer::kSm};
+  const SlotLimits host_default{2, uint64_t{1} << 40, BatchProducer::kHost};
+  EXPECT_EQ(*producer_of(sm_default), BatchProducer::kSm);
+  EXPECT_EQ(*producer_of(host_default), BatchProducer::kHost);
+  request.set_producer("host");
+  EXPECT_EQ(*producer_of(sm_default), BatchProducer::kHost);
+  request.set_producer("sm");
+  EXPECT_EQ(*producer_of(host_default), BatchProducer::kSm);
+  request.set_producer("gpu");
+  EXPECT_EQ(producer_of(sm_default).status().message(), "open.producer = 'gpu' (sm or host)");
+  request.set_producer("auto");
+  EXPECT_EQ(producer_of(sm_default).status().message(),
+            "open.producer = 'auto' (not available in this gnnd yet: sm or host)");
+  request.set_device("cpu");
+  request.set_producer("");
+  EXPECT_EQ(*producer_of(sm_default), BatchProducer::kHost);
+  request.set_producer("host");
+  EXPECT_EQ(*producer_of(sm_default), BatchProducer::kHost);
+  request.set_producer("sm");
+  EXPECT_EQ(producer_of(sm_default).status().message(),
+            "open.producer = 'sm' (a CPU session's batches are made on the host: host or empty)");
+  // The session says where its batches are made.
+  request.set_producer("");
+  auto session = Open(request);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ((*session)->Stats().producer(), "host");
 }
 
 }  // namespace

@@ -564,7 +564,9 @@ class Loader:
 
     device="cuda:N": gnnd samples on that GPU into slots in its memory (CUDA IPC); batches are CUDA tensors
     ordered on torch's current stream (no host synchronization), and releasing one records that stream's
-    progress, so gnnd refills the slot only after the work queued on it.
+    progress, so gnnd refills the slot only after the work queued on it. producer (a CUDA session's; None: gnnd's
+    setting, "sm" unless configured): "sm" makes batches with GPU kernels (SMs the trainer could use), "host" on
+    gnnd's CPU threads, each uploaded by the copy engines (no SM time; the same batches).
     """
 
     def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
@@ -574,7 +576,8 @@ class Loader:
                  edge_type=None, weight_attr=None, edge_attrs=None, time_attr=None, temporal_strategy=None,
                  time_window=None, replace=False,
                  disjoint=False, seed_times=None, edge_label_time=None, labor=False, layer_dependency=False,
-                 batch_dependency=0, induced=False, neg_src_weight=None, neg_dst_weight=None, open_fields=None):
+                 batch_dependency=0, induced=False, neg_src_weight=None, neg_dst_weight=None, open_fields=None,
+                 producer=None):
         self._client, self._session = ctypes.c_void_p(), ctypes.c_void_p()  # before anything can raise
         self._mask_ids = None
         if dataset is None:
@@ -661,6 +664,8 @@ class Loader:
         fields += _time_fields(disjoint, seed_times, seeds, mask_length, edge_label_time, self._pairs)
         if induced:
             fields.append("induced: true")
+        if producer is not None:
+            fields.append(f"producer: {_quoted('producer', producer)}")
         if open_fields is not None:
             if not isinstance(open_fields, str) or "\0" in open_fields:
                 raise ValueError("open_fields: OpenSession fields in protobuf text format, a str without NUL")

@@ -366,7 +366,7 @@ class NeighborLoader(_SessionLoader):
     """PyG's NeighborLoader arguments (num_neighbors, input_nodes, batch_size, shuffle, drop_last) plus
     gnnd's: dataset (required), address, device ("cpu" or "cuda:N": where gnnd samples and where the
     batch lives), seed (the shuffle and sampling seed), epoch (the first one), rank and world_size (by
-    default torch.distributed's when it is initialized), num_slots, timeout_ms, edge_attrs, open_fields
+    default torch.distributed's when it is initialized), num_slots, timeout_ms, edge_attrs, open_fields, producer
     (gnnd.Loader's). Batches carry e_id and the edge attributes (edge_attr, ...) where the dataset has them.
     weight_attr: as PyG's, the edge attribute weighting the draws (gnnd.Loader's).
 
@@ -401,7 +401,7 @@ class NeighborLoader(_SessionLoader):
                  world_size=None, num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None,
                  time_attr=None, temporal_strategy="uniform", time_window=None, disjoint=False, labor=False,
                  replace=False,
-                 layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
+                 layer_dependency=False, batch_dependency=0, open_fields=None, producer=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("NeighborLoader", pyg_arguments)
         self._transform = transform
@@ -425,7 +425,8 @@ class NeighborLoader(_SessionLoader):
                    else temporal_strategy, time_window=time_window, replace=replace, disjoint=disjoint,
                    seed_times=input_time,
                    labor=labor,
-                   layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
+                   layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields,
+                   producer=producer)
         self._typed = not self._loader._views.homogeneous
         try:
             from torch_geometric.data import Data, HeteroData
@@ -504,7 +505,7 @@ class LinkNeighborLoader(_SessionLoader):
     or "reverse": the batch's seed edges, and with "reverse" their reverses, are never message-passing edges,
     while every node still gets min(fanout, in-degree - excluded) neighbors), address, device ("cpu" or
     "cuda:N"), seed, epoch, rank and world_size (by default torch.distributed's), num_slots, timeout_ms,
-    weight_attr, edge_attrs, open_fields (gnnd.Loader's).
+    weight_attr, edge_attrs, open_fields, producer (gnnd.Loader's).
 
     edge_label_index: the name of one of the dataset's edge splits ("train", "valid", "test"; None means
     "train"): gnnd holds the seed edges and their labels, so edge_label must be None; or a (2, E) tensor of
@@ -540,7 +541,7 @@ class LinkNeighborLoader(_SessionLoader):
                  dataset, exclude=None, address=None, device="cpu", seed=0, epoch=0, rank=None, world_size=None,
                  num_slots=0, timeout_ms=5000, transform=None, weight_attr=None, edge_attrs=None, time_attr=None,
                  temporal_strategy="uniform", time_window=None, disjoint=False, labor=False, replace=False,
-                 layer_dependency=False, batch_dependency=0, open_fields=None, **pyg_arguments):
+                 layer_dependency=False, batch_dependency=0, open_fields=None, producer=None, **pyg_arguments):
         self._arguments = _arguments(locals())
         self._subgraph_type = _check_arguments("LinkNeighborLoader", pyg_arguments)
         self._transform = transform
@@ -570,7 +571,8 @@ class LinkNeighborLoader(_SessionLoader):
                    temporal_strategy=None if time_attr is None and temporal_strategy == "uniform"
                    else temporal_strategy, time_window=time_window, replace=replace, disjoint=disjoint,
                    edge_label_time=edge_label_time, labor=labor,
-                   layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields)
+                   layer_dependency=layer_dependency, batch_dependency=batch_dependency, open_fields=open_fields,
+                   producer=producer)
         self._typed = not self._loader._views.homogeneous
         self.edge_type = self._loader._views.link_type if self._typed else None  # the one gnnd took
         try:
