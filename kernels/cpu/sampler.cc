@@ -304,14 +304,11 @@ void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<c
   GatherEdgeRows(graph_, out);
 }
 
-namespace {
-// Row `ids[i]` of `table` into row i of `out`, for i < n (rows of `row_bytes`).
 void CopyRows(const void* table, const int64_t* ids, int64_t n, size_t row_bytes, void* out) {
   const auto* from = static_cast<const std::byte*>(table);
   auto* to = static_cast<std::byte*>(out);
   for (int64_t i = 0; i < n; ++i) std::memcpy(to + i * row_bytes, from + ids[i] * row_bytes, row_bytes);
 }
-}  // namespace
 
 void GatherEdgeRows(const GraphData& graph, const BatchView& out) {
   for (size_t r = 0; r < out.relations.size(); ++r) {
