@@ -112,16 +112,27 @@ absl::StatusOr<Device> ParseDevice(absl::string_view text, absl::string_view fie
   return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text), " (cpu or cuda:N)"));
 }
 
-std::string BatchProducerName(BatchProducer producer) { return producer == BatchProducer::kHost ? "host" : "sm"; }
+std::string BatchProducerName(BatchProducer producer) {
+  switch (producer) {
+    case BatchProducer::kSm:
+      return "sm";
+    case BatchProducer::kHostGather:
+      return "host_gather";
+    case BatchProducer::kHost:
+      return "host";
+  }
+  return "unknown";
+}
 
 absl::StatusOr<BatchProducer> ParseBatchProducer(absl::string_view text, absl::string_view field) {
-  if (text == "sm") return BatchProducer::kSm;
-  if (text == "host") return BatchProducer::kHost;
-  if (text == "host_gather" || text == "auto") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " = ", Quoted(text), " (not available in this gnnd yet: sm or host)"));
+  for (BatchProducer p : {BatchProducer::kSm, BatchProducer::kHostGather, BatchProducer::kHost}) {
+    if (text == BatchProducerName(p)) return p;
   }
-  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text, 100), " (sm or host)"));
+  if (text == "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " = ", Quoted(text), " (not available in this gnnd yet: sm, host_gather or host)"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text, 100), " (sm, host_gather or host)"));
 }
 
 }  // namespace gnnd

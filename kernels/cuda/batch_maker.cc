@@ -10,7 +10,7 @@ absl::StatusOr<std::unique_ptr<CudaBatchMaker>> CudaBatchMaker::Create(const Bat
                                                                        CudaSamplerOptions options,
                                                                        int fills_in_flight) {
   auto m = std::unique_ptr<CudaBatchMaker>(new CudaBatchMaker());
-  if (recipe.link) options = {.use_graphs = false};
+  if (recipe.link) options = {.use_graphs = false, .rows_on_host = options.rows_on_host};
   GNND_ASSIGN_OR_RETURN(m->sampler_, CudaSampler::Create(graph, recipe.sampling, recipe.seed, recipe.layout, options));
   if (!recipe.link) return m;
   m->flags_ = static_cast<size_t>(std::max(fills_in_flight, 1));

@@ -634,6 +634,7 @@ int64_t CudaSampler::MaxFrontier() const {
 }
 
 absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
+  if (options_.rows_on_host) return absl::OkStatus();
   const DatasetSchema& schema = graph_.schema;
   const BatchView view = BatchView::At(out, layout_);
   for (size_t t = 0; t < schema.node_types.size(); ++t) {

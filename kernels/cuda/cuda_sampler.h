@@ -47,6 +47,9 @@ struct CudaSamplerOptions {
   // Rows that are not multiples of 16 bytes: 16-byte loads shifted through shared memory, or the widest
   // narrower loads that fit (kept for comparison in benchmarks).
   bool shifted_gather = true;
+  // Sampling alone: rows, labels, attributes and e_id's stored ids are the host's to write (open.producer
+  // "host_gather"; e_id is left as each edge's CSC position).
+  bool rows_on_host = false;
   // Fitted sorts: after `fit_sorts_after` batches each hop's sort covers the furthest its keys have reached so far
   // (its edges, for one relation; a typed hop's last relation's edges after the others' bounds) times
   // `fit_sorts_margin` (at least 1), plus `fit_sorts_slack`. A batch that outgrows a hop's length is still written

@@ -11,6 +11,7 @@
 #include "common/batch/link_batch.h"
 #include "common/wire/batch_proto.h"
 #include "kernels/cuda/batch_maker.h"
+#include "server/sessions/host_gather_part.h"
 #include "server/sessions/staged_slot_sampler.h"
 
 namespace gnnd {
@@ -46,9 +47,13 @@ BatchView PerHopView(const BatchLayout& l, const int32_t* hops) {
 }
 
 // Batches of every kind through the one CUDA batch maker. A link fill's strict flag is read when it is complete.
+// With a host part (open.producer "host_gather") the maker samples and the host gathers the rows: a fill in two
+// parts.
 class MakerSlotSampler final : public SlotSampler {
  public:
-  explicit MakerSlotSampler(std::unique_ptr<cuda::CudaBatchMaker> maker) : maker_(std::move(maker)) {}
+  MakerSlotSampler(std::unique_ptr<cuda::CudaBatchMaker> maker, std::unique_ptr<HostGatherPart> host,
+                   std::function<void()> wake)
+      : maker_(std::move(maker)), host_(std::move(host)), wake_(std::move(wake)) {}
   size_t slot_bytes() const override { return maker_->layout().total_bytes; }
   absl::Status Sample(uint64_t epoch, uint64_t batch_index, const SeedBatch& seeds, const SeedBatch& device_seeds,
                       char* slot, cudaStream_t stream) override {
@@ -71,13 +76,29 @@ class MakerSlotSampler final : public SlotSampler {
   }
   absl::Status StartEpoch(uint64_t, const EpochSeeds&, cudaStream_t) override {
     maker_->Forget();
+    if (host_ != nullptr) host_->Wait();
     return absl::OkStatus();
   }
   // A node batch's fill is sampling kernels, replayed in a slice; a link batch's is launched on the whole GPU.
   bool runs_in_slice() const override { return !maker_->is_link(); }
 
+  bool two_parts() const override { return host_ != nullptr; }
+  absl::Status CopyOut(int slot, const char* slot_memory, cudaStream_t stream) override {
+    return host_->CopyGraphOut(slot, slot_memory, stream);
+  }
+  absl::Status StartHostPart(int slot) override {
+    host_->Start(slot, wake_);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<bool> HostPartDone(int slot) override { return host_->Done(slot); }
+  absl::Status Finish(int slot, char* slot_memory, cudaStream_t stream) override {
+    return host_->Upload(slot, slot_memory, stream);
+  }
+
  private:
   std::unique_ptr<cuda::CudaBatchMaker> maker_;
+  std::unique_ptr<HostGatherPart> host_;  // after maker_: its gathers end before the maker goes
+  std::function<void()> wake_;
   std::pair<int64_t, int64_t> filled_;  // the last fill complete: its (pairs, positives)
 };
 
@@ -92,6 +113,7 @@ CudaSlots::~CudaSlots() {
   for (cudaEvent_t e : consumed_) cudaEventDestroy(e);
   for (cudaEvent_t e : fill_start_) cudaEventDestroy(e);
   for (cudaEvent_t e : fill_end_) cudaEventDestroy(e);
+  for (cudaEvent_t e : sampled_) cudaEventDestroy(e);
   if (own_stream_ != nullptr) cudaStreamDestroy(own_stream_);
   if (slots_ != nullptr) cudaFree(slots_);
   if (seeds_ != nullptr) cudaFree(seeds_);
@@ -108,8 +130,8 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
   const char* graphs = std::getenv("GNND_CUDA_GRAPHS");
   const bool use_graphs = graphs == nullptr || std::string(graphs) != "0";
   if (plan.dataset->features_staged() || plan.producer == BatchProducer::kHost) {
-    // Made on the host: features on storage (the hot tier's rows gathered here), or asked for ("host": every row
-    // from host memory, no SM time).
+    // Made on the host: features on storage (whatever the producer asked; the hot tier's rows gathered here), or
+    // asked for ("host": every row from host memory, no SM time).
     if (!plan.dataset->features_staged()) held = nullptr;
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           StagedSlotSampler::Create(plan, graph, std::move(held), std::move(host_workers)));
@@ -123,9 +145,14 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
       options.fit_sorts_margin = 1;
       options.fit_sorts_slack = 0;
     }
+    std::unique_ptr<HostGatherPart> host;
+    if (plan.producer == BatchProducer::kHostGather) {
+      options.rows_on_host = true;
+      GNND_ASSIGN_OR_RETURN(host, HostGatherPart::Create(plan, graph, std::move(held), std::move(host_workers)));
+    }
     // Fills in flight: at most one per slot.
     GNND_ASSIGN_OR_RETURN(auto maker, cuda::CudaBatchMaker::Create(plan.recipe(), graph, options, plan.num_slots));
-    s->sampler_ = std::make_unique<MakerSlotSampler>(std::move(maker));
+    s->sampler_ = std::make_unique<MakerSlotSampler>(std::move(maker), std::move(host), plan.wake);
   }
   s->hop_arrays_ = s->sampler_->HopArrays();
   for (const auto& [offset, entries] : s->hop_arrays_) s->counts_per_slot_ += entries;
@@ -154,6 +181,11 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
       cudaEvent_t e;
       GNND_CUDA(cudaEventCreate(&e), "create a timing event");
       events->push_back(e);
+    }
+    if (s->sampler_->two_parts()) {
+      cudaEvent_t e;
+      GNND_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "create a sampled event");
+      s->sampled_.push_back(e);
     }
   }
   return s;
@@ -235,8 +267,9 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
     starved_since_.reset();
     if (!busy_since_) busy_since_ = std::chrono::steady_clock::now();
     GNND_RETURN_IF_ERROR(EnqueueFill(next_step_, slot, stream_, /*wake=*/true));
-    filling_.push_back({next_step_++, slot});
+    filling_.push_back({next_step_++, slot, sampler_->two_parts() ? Filling::Part::kGpu : Filling::Part::kFinishing});
   }
+  if (sampler_->two_parts()) GNND_RETURN_IF_ERROR(AdvanceTwoPartFills());
   if (trainer_busy && filling_.empty()) {  // no fill will wake the session, nor the trainer: look again soon
     consumed_poll_ = std::min(std::max(consumed_poll_ * 2, kFirstConsumedPoll), kMaxConsumedPoll);
     if (wake_after_) wake_after_(consumed_poll_);
@@ -249,18 +282,11 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
     return PollResult::kPending;
   }
   const Filling oldest = filling_.front();
+  if (oldest.part != Filling::Part::kFinishing) return PollResult::kPending;  // its host part will wake the session
   const cudaError_t done = cudaEventQuery(ready_[oldest.slot]);
   if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
   GNND_CUDA(done, "fill a batch");
-  char* const slot = static_cast<char*>(slots_) + oldest.slot * sampler_->slot_bytes();
-  for (;;) {  // a batch that outgrew a fitted sort or a LABOR bound: filled again before it is delivered
-    GNND_ASSIGN_OR_RETURN(const bool again, sampler_->Outgrown(slot));
-    if (!again) break;
-    LogInfo("cuda:%d: step %d of epoch %d filled again: it outgrew a fitted sort or a LABOR bound", device_,
-            oldest.step, epoch_);
-    GNND_RETURN_IF_ERROR(EnqueueFill(oldest.step, oldest.slot, stream_, /*wake=*/false));
-    GNND_CUDA(cudaEventSynchronize(ready_[oldest.slot]), "fill a batch again");
-  }
+  if (!sampler_->two_parts()) GNND_RETURN_IF_ERROR(FillAgainIfOutgrown(oldest, ready_[oldest.slot]));
   filling_.pop_front();
   GNND_RETURN_IF_ERROR(sampler_->Filled(oldest.slot));
   sampler_->SetCounts(counts_ + oldest.slot * counts_per_slot_, ready);
@@ -281,6 +307,41 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   return PollResult::kBatch;
 }
 
+absl::Status CudaSlots::FillAgainIfOutgrown(const Filling& fill, cudaEvent_t done) {
+  const char* slot = static_cast<char*>(slots_) + fill.slot * sampler_->slot_bytes();
+  for (;;) {  // a batch that outgrew a fitted sort or a LABOR bound: filled again before it is delivered
+    GNND_ASSIGN_OR_RETURN(const bool again, sampler_->Outgrown(slot));
+    if (!again) return absl::OkStatus();
+    LogInfo("cuda:%d: step %d of epoch %d filled again: it outgrew a fitted sort or a LABOR bound", device_, fill.step,
+            epoch_);
+    GNND_RETURN_IF_ERROR(EnqueueFill(fill.step, fill.slot, stream_, /*wake=*/false));
+    GNND_CUDA(cudaEventSynchronize(done), "fill a batch again");
+  }
+}
+
+absl::Status CudaSlots::AdvanceTwoPartFills() {
+  for (Filling& fill : filling_) {
+    if (fill.part == Filling::Part::kGpu) {
+      const cudaError_t done = cudaEventQuery(sampled_[fill.slot]);
+      if (done == cudaErrorNotReady) break;  // nor are the later ones (one stream, in order)
+      GNND_CUDA(done, "sample a batch");
+      GNND_RETURN_IF_ERROR(FillAgainIfOutgrown(fill, sampled_[fill.slot]));
+      GNND_RETURN_IF_ERROR(sampler_->StartHostPart(fill.slot));
+      fill.part = Filling::Part::kHost;
+    }
+    if (fill.part == Filling::Part::kHost) {
+      GNND_ASSIGN_OR_RETURN(const bool gathered, sampler_->HostPartDone(fill.slot));
+      if (!gathered) continue;  // it wakes the session when it is
+      char* base = static_cast<char*>(slots_) + fill.slot * sampler_->slot_bytes();
+      GNND_RETURN_IF_ERROR(sampler_->Finish(fill.slot, base, stream_));
+      GNND_CUDA(cudaEventRecord(ready_[fill.slot], stream_), "record the ready event");
+      if (wake_) GNND_CUDA(cudaLaunchHostFunc(stream_, &CudaSlots::OnFilled, this), "enqueue the wake-up");
+      fill.part = Filling::Part::kFinishing;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake) {
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
   const SeedBatch batch = seeds_host_.at(step);
@@ -293,13 +354,15 @@ absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream,
   GNND_RETURN_IF_ERROR(sampler_->Sample(epoch_, seeds_host_.batch_index(step), batch,
                                         {{seeds_ + offset, batch.ids.size()}, device_times}, base, stream));
   GNND_CUDA(cudaEventRecord(fill_end_[slot], stream), "time the fill");
+  if (sampler_->two_parts()) GNND_RETURN_IF_ERROR(sampler_->CopyOut(slot, base, stream));
   int32_t* counts = counts_ + slot * counts_per_slot_;
   for (const auto& [at, entries] : hop_arrays_) {
     GNND_CUDA(cudaMemcpyAsync(counts, base + at, sizeof(int32_t) * entries, cudaMemcpyDeviceToHost, stream),
               "read the batch's counts");
     counts += entries;
   }
-  GNND_CUDA(cudaEventRecord(ready_[slot], stream), "record the ready event");
+  // A two-part fill is ready once its host part is uploaded (AdvanceTwoPartFills).
+  GNND_CUDA(cudaEventRecord(sampler_->two_parts() ? sampled_[slot] : ready_[slot], stream), "record the ready event");
   if (wake && wake_) GNND_CUDA(cudaLaunchHostFunc(stream, &CudaSlots::OnFilled, this), "enqueue the wake-up");
   return absl::OkStatus();
 }

@@ -61,11 +61,23 @@ class CudaSlots final : public SlotBackend {
   absl::Status PrepareGraphs();
 
  private:
+  struct Filling {
+    int64_t step;
+    int slot;
+    enum class Part { kGpu, kHost, kFinishing } part = Part::kGpu;  // a two-part fill's (else kFinishing)
+  };
+
   CudaSlots() = default;
-  // Enqueues the fill of `slot` with `step`'s batch of the current epoch on `stream`, recording `ready`,
-  // followed by a copy of the counts to the slot's pinned counts and, if `wake`, a host callback that
-  // calls the plan's `wake`. The trainer must be done with the slot (its `consumed` complete).
+  // Enqueues the fill of `slot` with `step`'s batch of the current epoch on `stream`, followed by a copy of the
+  // counts to the slot's pinned counts, recording `ready` (a two-part fill: `sampled`, its GPU part done) and, if
+  // `wake`, a host callback that calls the plan's `wake`. The trainer must be done with the slot (its `consumed`
+  // complete).
   absl::Status EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake);
+  // Two-part fills (SlotSampler::two_parts): moves each fill in flight on as far as it can go (the GPU's part
+  // complete: the host's begun; the host's done: the slot finished and `ready` recorded).
+  absl::Status AdvanceTwoPartFills();
+  // A fill complete on the GPU (`done`) that outgrew a fitted sort or a LABOR bound is made again, on the spot.
+  absl::Status FillAgainIfOutgrown(const Filling& fill, cudaEvent_t done);
   static void CUDART_CB OnFilled(void* self);
   absl::Status UploadSeeds(const EpochSeeds& seeds, cudaStream_t stream);
   // After a batch is delivered (with its fill's GPU seconds): tells the governor, and moves to the GPU's
@@ -82,6 +94,7 @@ class CudaSlots final : public SlotBackend {
   cudaStream_t own_stream_ = nullptr;
   std::vector<cudaEvent_t> ready_, consumed_;
   std::vector<cudaEvent_t> fill_start_, fill_end_;  // per slot, timing its last fill (not shared)
+  std::vector<cudaEvent_t> sampled_;                // per slot, a two-part fill's GPU part done
   int32_t* counts_ = nullptr;                       // pinned: per slot, the per-hop counts of its last fill
   size_t counts_per_slot_ = 0;
   std::vector<std::pair<size_t, int>> hop_arrays_;  // the sampler's HopArrays()
@@ -89,10 +102,6 @@ class CudaSlots final : public SlotBackend {
   std::function<void(std::chrono::microseconds)> wake_after_;
   std::chrono::microseconds consumed_poll_{0};  // the delay before looking at `consumed` again
 
-  struct Filling {
-    int64_t step;
-    int slot;
-  };
   // The running epoch, touched by the polling thread only.
   uint64_t epoch_ = 0;
   EpochSeeds seeds_host_;

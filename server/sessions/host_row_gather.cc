@@ -29,7 +29,9 @@ HostRowGather::HostRowGather(const GraphData& graph, std::vector<std::shared_ptr
                              int64_t chunk_rows)
     : graph_(graph), held_(std::move(held)), chunk_rows_(std::max<int64_t>(chunk_rows, 1)) {}
 
-HostRowGather::~HostRowGather() {
+HostRowGather::~HostRowGather() { Wait(); }
+
+void HostRowGather::Wait() {
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [this] { return in_flight_ == 0; });
 }

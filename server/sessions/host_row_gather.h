@@ -36,6 +36,8 @@ class HostRowGather {
   // Gathers the rows of `view`, a batch whose graph is sampled (node ids and counts; e_id as CSC positions), on
   // `workers`; `done` runs on one of them once every row is written (the last thing the gather does).
   void Start(const BatchView& view, TaskRunner& workers, std::function<void()> done);
+  // Returns once every gather started has finished.
+  void Wait();
 
  private:
   struct Job;

@@ -59,7 +59,8 @@ void SetReadyCounts(const BatchView& view, const BatchLayout& layout, int64_t pa
 
 uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
   const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * plan.num_slots : 0;  // pinned host slots
-  if (!plan.dataset->features_staged()) return plan.producer == BatchProducer::kHost ? staging : 0;
+  // Features in memory: the pinned host copies of a session made or gathered on the host.
+  if (!plan.dataset->features_staged()) return plan.producer == BatchProducer::kSm ? 0 : staging;
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
   // A ring entry: the batch's graph (a link batch's pairs, a few per positive, are small beside it).
   const uint64_t entry = CpuProducer::RingEntryBytes(plan.recipe());

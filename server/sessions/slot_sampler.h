@@ -49,6 +49,19 @@ class SlotSampler {
   // Whether the fills may run in a producer slice, a green context shared by the GPU's sessions (the fill is
   // sampling kernels).
   virtual bool runs_in_slice() const { return true; }
+
+  // A fill in two parts (the GPU samples, the host gathers the rows: host_gather_part.h). Sample enqueues the
+  // GPU's part and CopyOut, after it, what the host's part reads of slot `slot` (at `slot_memory`, device memory);
+  // once that is complete (and not outgrown), StartHostPart(slot) begins the host's part, which wakes the session
+  // when it ends; HostPartDone says whether it has, and Finish then enqueues on `stream` what completes the slot.
+  // A sampler of one part has none of this.
+  virtual bool two_parts() const { return false; }
+  virtual absl::Status CopyOut(int /*slot*/, const char* /*slot_memory*/, cudaStream_t /*stream*/) {
+    return absl::OkStatus();
+  }
+  virtual absl::Status StartHostPart(int /*slot*/) { return absl::OkStatus(); }
+  virtual absl::StatusOr<bool> HostPartDone(int /*slot*/) { return true; }
+  virtual absl::Status Finish(int /*slot*/, char* /*slot_memory*/, cudaStream_t /*stream*/) { return absl::OkStatus(); }
 };
 
 }  // namespace gnnd

@@ -1,7 +1,8 @@
 """Where a CUDA session's batches are made (open.producer; needs a CUDA device and torch with CUDA, skipped
-otherwise): "host" (gnnd's CPU threads, each batch uploaded by the copy engines) gives every batch kind exactly
-the batches "sm" (the GPU's kernels) gives, a hot tier present or not; gnnd's --producer sets the default; stats
-say which made a session's batches."""
+otherwise): "host_gather" (the GPU's kernels sample, gnnd's CPU threads gather the rows, the copy engines upload
+them) and "host" (gnnd's CPU threads make the whole batch) give every batch kind exactly the batches "sm" (the
+GPU's kernels) gives, a hot tier present or not; gnnd's --producer sets the default; stats say which made a
+session's batches."""
 import subprocess
 
 import numpy as np
@@ -26,10 +27,10 @@ def arrays(loader, batch):
     return {name: value.cpu().numpy() for name, value in named.items()}
 
 
-def assert_same_batches(address, dataset, steps=5, **options):
-    """The first `steps` batches of the "sm" and "host" sessions, every array equal; returns how many compared."""
+def assert_same_batches(producer, address, dataset, steps=5, **options):
+    """The first `steps` batches of an "sm" session and a `producer` one, every array equal; returns how many."""
     shape = dict(address=address, dataset=dataset, device="cuda:0", copy=True, **options)
-    with gnnd.Loader(producer="sm", **shape) as sm, gnnd.Loader(producer="host", **shape) as host:
+    with gnnd.Loader(producer="sm", **shape) as sm, gnnd.Loader(producer=producer, **shape) as host:
         compared = 0
         for made_by_sm, made_by_host in zip(sm, host):
             if compared == steps:
@@ -58,8 +59,9 @@ def datasets(tmp_path_factory):
     return root, tiny
 
 
+@pytest.mark.parametrize("producer", ["host_gather", "host"])
 @pytest.mark.parametrize("tier", ["half", "none"])
-def test_batches_made_on_the_host_equal_the_gpu_kernels(datasets, tier):
+def test_batches_made_on_the_host_equal_the_gpu_kernels(datasets, tier, producer):
     root, tiny = datasets
     features = np.load(tiny / "features.npy", mmap_mode="r")
     num_nodes, row_bytes = features.shape[0], features[0].nbytes
@@ -68,7 +70,7 @@ def test_batches_made_on_the_host_equal_the_gpu_kernels(datasets, tier):
                         f'datasets {{ name: "links" path: "{root / "links"}" }}',
                         f'datasets {{ name: "mag" path: "{root / "mag"}" }}',
                         f'datasets {{ name: "products" path: "{root / "products"}" }}'])
-    daemon = Daemon(root, f"--gpu-cache={cache}", config=config, name=f"producer{tier}")
+    daemon = Daemon(root, f"--gpu-cache={cache}", config=config, name=f"{producer}{tier}")
     key = "author___writes___paper"
     link = dict(edge_split="train", neg_amount=2)
     cases = [("tiny", dict(batch_size=64, fanouts=[10, 5])),
@@ -84,22 +86,24 @@ def test_batches_made_on_the_host_equal_the_gpu_kernels(datasets, tier):
              ("mag", dict(batch_size=32, fanouts=[3, 2], neg_sampling="binary", edge_type=key, **link))]
     try:
         for dataset, options in cases:
-            assert_same_batches(daemon.address, dataset, seed=6, **options)
+            assert_same_batches(producer, daemon.address, dataset, seed=6, **options)
     finally:
         assert daemon.stop() == 0, daemon.output()
 
 
 def test_gnnd_producer_sets_the_default_and_stats_say_which(tmp_path, datasets):
     _, tiny = datasets
-    daemon = Daemon(tmp_path, f"--dataset=tiny={tiny}", "--producer=host", name="producerdefault")
+    daemon = Daemon(tmp_path, f"--dataset=tiny={tiny}", "--producer=host_gather", name="producerdefault")
     try:
         shape = dict(address=daemon.address, dataset="tiny", batch_size=64, fanouts=[10, 5], device="cuda:0")
         with gnnd.Loader(**shape) as by_default, gnnd.Loader(producer="sm", **shape) as asked:
             next(iter(by_default)), next(iter(asked))
             sessions = [line for line in daemon.gnnctl("stats").stdout.splitlines() if line.startswith("session ")]
             assert len(sessions) == 2, sessions
-            assert "cuda:0 (made by host)" in sessions[0] and "cuda:0 (made by sm)" in sessions[1], sessions
-        with pytest.raises(gnnd.GnndError, match=r"open.producer = 'gpu' \(sm or host\)"):
+            assert "cuda:0 (made by host_gather)" in sessions[0] and "cuda:0 (made by sm)" in sessions[1], sessions
+        with pytest.raises(gnnd.GnndError, match=r"open.producer = 'gpu' \(sm, host_gather or host\)"):
             gnnd.Loader(producer="gpu", **shape)
+        with pytest.raises(gnnd.GnndError, match=r"open.producer = 'host_gather' \(a CPU session's batches are made"):
+            gnnd.Loader(producer="host_gather", **dict(shape, device="cpu"))
     finally:
         assert daemon.stop() == 0, daemon.output()

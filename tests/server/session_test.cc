@@ -502,10 +502,10 @@ TEST_F(SessionTest, ProducerIsTheRequestsOrTheDaemonsDefault) {
   request.set_producer("sm");
   EXPECT_EQ(*producer_of(host_default), BatchProducer::kSm);
   request.set_producer("gpu");
-  EXPECT_EQ(producer_of(sm_default).status().message(), "open.producer = 'gpu' (sm or host)");
+  EXPECT_EQ(producer_of(sm_default).status().message(), "open.producer = 'gpu' (sm, host_gather or host)");
   request.set_producer("auto");
   EXPECT_EQ(producer_of(sm_default).status().message(),
-            "open.producer = 'auto' (not available in this gnnd yet: sm or host)");
+            "open.producer = 'auto' (not available in this gnnd yet: sm, host_gather or host)");
   request.set_device("cpu");
   request.set_producer("");
   EXPECT_EQ(*producer_of(sm_default), BatchProducer::kHost);
