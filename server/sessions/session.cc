@@ -63,6 +63,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   plan.num_slots = s->num_slots_;
   plan.device = s->device_;
   plan.trainer_uid = trainer_uid;
+  if (plan.device.is_cuda() && plan.producer == BatchProducer::kHost && !dataset.features_staged()) {
+    plan.staging_slots = std::max(plan.num_slots, backends.producer_threads());
+  }
   plan.first_epoch = EpochSeeds(s->split_, s->schedule_, request.epoch(), s->split_times_);
   plan.first_epoch_number = request.epoch();
   plan.max_epoch_seeds =

@@ -58,7 +58,8 @@ void SetReadyCounts(const BatchView& view, const BatchLayout& layout, int64_t pa
 }
 
 uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
-  const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * plan.num_slots : 0;  // pinned host slots
+  const int staging_slots = plan.staging_slots > 0 ? plan.staging_slots : plan.num_slots;
+  const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * staging_slots : 0;  // pinned host slots
   // Features in memory: the pinned host copies of a session made or gathered on the host.
   if (!plan.dataset->features_staged()) return plan.producer == BatchProducer::kSm ? 0 : staging;
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);

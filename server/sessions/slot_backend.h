@@ -40,8 +40,11 @@ struct SessionPlan {
   int num_slots = 0;
   Device device;
   BatchProducer producer = BatchProducer::kSm;  // a CUDA session's: its GPU's kernels or the host's producer
-  uid_t trainer_uid = 0;                        // owns the CPU slot segment when gnnd may hand it over
-  EpochSeeds first_epoch;                       // the first epoch's seeds (the session starts with them)
+  // A CUDA session made on the host with its features in memory ("host"): its pinned staging slots, one batch a
+  // producer thread at once (0: num_slots, as on storage, where the look-ahead ring holds the batches ahead).
+  int staging_slots = 0;
+  uid_t trainer_uid = 0;   // owns the CPU slot segment when gnnd may hand it over
+  EpochSeeds first_epoch;  // the first epoch's seeds (the session starts with them)
   uint64_t first_epoch_number = 0;
   int64_t max_epoch_seeds = 0;  // seeds of one rank in any epoch
   // Called by the backend, on any thread, when Poll() may have a batch that it did not have before; or
@@ -139,6 +142,7 @@ class SlotBackends {
   // Host memory a session's backend holds beside its slots (a dataset on storage: the look-ahead ring; a GPU
   // session made on the host: its pinned staging), for the session's share of the limits.
   static uint64_t BufferBytes(const SessionPlan& plan);
+  int producer_threads() const { return options_.producer_threads; }
   // Places a newly loaded `dataset` on the GPUs of options.prepare_gpus (registration, CSC copy, hot
   // tier), so their first sessions start at once; failures are logged (a session then tries again).
   // Nothing without CUDA.

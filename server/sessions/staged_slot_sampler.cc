@@ -21,9 +21,11 @@ absl::StatusOr<std::unique_ptr<StagedSlotSampler>> StagedSlotSampler::Create(
   }
   s->workers_ = std::move(workers);
   s->wake_ = plan.wake;
-  GNND_CUDA(cudaMallocHost(&s->staging_, s->slot_bytes_ * plan.num_slots),
-            "allocate the pinned staging slots of a session on storage");
-  GNND_ASSIGN_OR_RETURN(HostSlots staged, HostSlots::Create(plan, static_cast<std::byte*>(s->staging_),
+  SessionPlan staging = plan;  // more slots than the GPU's where each producer thread makes a batch at once
+  if (plan.staging_slots > 0) staging.num_slots = plan.staging_slots;
+  GNND_CUDA(cudaMallocHost(&s->staging_, s->slot_bytes_ * staging.num_slots),
+            "allocate the pinned staging slots of a session made on the host");
+  GNND_ASSIGN_OR_RETURN(HostSlots staged, HostSlots::Create(staging, static_cast<std::byte*>(s->staging_),
                                                             s->workers_->threads(), {std::move(held)}));
   s->staged_.emplace(std::move(staged));
   return s;
