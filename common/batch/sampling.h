@@ -85,7 +85,7 @@ struct Rule {
 
 // How many draws a node with `allowed` candidate in-edges makes: with replacement exactly fanout (none without a
 // candidate); without, SampleCount.
-GNND_HOST_DEVICE int64_t DrawCount(int64_t allowed, int32_t fanout, neighbors::Rule rule = {}) {
+GNND_HOST_DEVICE int64_t DrawCount(int64_t allowed, int32_t fanout, neighbors::Rule rule) {
   if (rule.ForFanout(fanout).replace) return allowed > 0 ? fanout : 0;
   return SampleCount(allowed, fanout);
 }

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <span>
 #include <vector>
 
@@ -63,13 +62,12 @@ struct UniformRule {
     const neighbors::Rule hop_rule = rule.ForFanout(n.fanout);
     const int64_t k = DrawCount(n.allowed(), n.fanout, hop_rule);
     out.resize(static_cast<size_t>(k));
-    if (!n.excluded.empty() || hop_rule.replace) {
+    if (n.excluded.empty()) {  // the ranks are the positions
+      neighbors::ChooseRanks(hop_rule, n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree,
+                             k, out.data());
+    } else {
       ChooseAllowedPositions(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree,
                              n.excluded.data(), static_cast<int64_t>(n.excluded.size()), k, out.data(), 0, hop_rule);
-    } else if (k == n.degree) {
-      std::iota(out.begin(), out.end(), int64_t{0});
-    } else {
-      ChoosePositions(n.key, n.batch_index, n.hop, n.relation, static_cast<uint64_t>(n.node), n.degree, k, out.data());
     }
   }
 };

@@ -310,16 +310,20 @@ void CopyRows(const void* table, const int64_t* ids, int64_t n, size_t row_bytes
   for (int64_t i = 0; i < n; ++i) std::memcpy(to + i * row_bytes, from + ids[i] * row_bytes, row_bytes);
 }
 
+void GatherEdgeRows(const GraphData& graph, const BatchView::Relation& edges, int relation, int64_t begin,
+                    int64_t end) {
+  for (const BatchView::EdgeRows& rows : edges.attrs) {
+    CopyRows(graph.arrays.data[rows.array], edges.e_id + begin, end - begin, rows.row_bytes,
+             static_cast<std::byte*>(rows.data) + begin * rows.row_bytes);
+  }
+  const auto* ids = static_cast<const int64_t*>(graph.arrays.data[graph.schema.relations[relation].edge_ids]);
+  for (int64_t k = begin; k < end; ++k) edges.e_id[k] = ids[edges.e_id[k]];
+}
+
 void GatherEdgeRows(const GraphData& graph, const BatchView& out) {
   for (size_t r = 0; r < out.relations.size(); ++r) {
-    const BatchView::Relation& edges = out.relations[r];
-    if (edges.e_id == nullptr) continue;
-    const int64_t n = out.num_edges(static_cast<int>(r));
-    for (const BatchView::EdgeRows& rows : edges.attrs) {
-      CopyRows(graph.arrays.data[rows.array], edges.e_id, n, rows.row_bytes, rows.data);
-    }
-    const auto* ids = static_cast<const int64_t*>(graph.arrays.data[graph.schema.relations[r].edge_ids]);
-    for (int64_t k = 0; k < n; ++k) edges.e_id[k] = ids[edges.e_id[k]];
+    if (out.relations[r].e_id == nullptr) continue;
+    GatherEdgeRows(graph, out.relations[r], static_cast<int>(r), 0, out.num_edges(static_cast<int>(r)));
   }
 }
 

@@ -36,6 +36,9 @@ void CopyRows(const void* table, const int64_t* ids, int64_t n, size_t row_bytes
 // e_id itself turned into the stored ids (the CUDA backend's gather does the same; relations without e_id
 // are left alone).
 void GatherEdgeRows(const GraphData& graph, const BatchView& out);
+// The same for edges [begin, end) of `relation` alone (which must carry e_id): the rule both the whole batch's
+// gather and the host's chunked one (server/sessions/host_row_gather.h) follow.
+void GatherEdgeRows(const GraphData& graph, const BatchView::Relation& edges, int relation, int64_t begin, int64_t end);
 
 // Holds per-batch scratch, so use one per thread; output depends only on the inputs.
 class CpuSampler {

@@ -82,17 +82,9 @@ void HostRowGather::Start(const BatchView& view, TaskRunner& workers, std::funct
   for (size_t r = 0; r < view.relations.size(); ++r) {
     const BatchView::Relation& edges = view.relations[r];
     if (edges.e_id == nullptr) continue;
-    const auto* stored = static_cast<const int64_t*>(graph_.arrays.data[schema.relations[r].edge_ids]);
-    std::vector<std::pair<const void*, BatchView::EdgeRows>> attrs;
-    for (const BatchView::EdgeRows& rows : edges.attrs) attrs.emplace_back(graph_.arrays.data[rows.array], rows);
-    int64_t* e_id = edges.e_id;
-    // A chunk's attribute rows by CSC position, then its positions the stored ids (GatherEdgeRows).
-    job->pieces.push_back({view.num_edges(static_cast<int>(r)), [=](int64_t begin, int64_t end) {
-                             for (const auto& [table, rows] : attrs) {
-                               CopyRows(table, e_id + begin, end - begin, rows.row_bytes,
-                                        static_cast<std::byte*>(rows.data) + begin * rows.row_bytes);
-                             }
-                             for (int64_t k = begin; k < end; ++k) e_id[k] = stored[e_id[k]];
+    const int relation = static_cast<int>(r);
+    job->pieces.push_back({view.num_edges(relation), [this, edges, relation](int64_t begin, int64_t end) {
+                             GatherEdgeRows(graph_, edges, relation, begin, end);
                            }});
   }
   for (size_t p = 0; p < job->pieces.size(); ++p) {
