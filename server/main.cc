@@ -82,8 +82,8 @@ ABSL_FLAG(std::string, remote_cache, "",
           "config)");
 ABSL_FLAG(std::string, producer, "",
           "where CUDA sessions' batches are made unless the trainer says: sm (default: GPU kernels), host_gather "
-          "(sampled on the GPU, rows gathered by gnnd's producer threads) or host (made by gnnd's producer threads); "
-          "overrides the config");
+          "(sampled on the GPU, rows gathered by gnnd's producer threads), host (made by gnnd's producer threads) or "
+          "auto (host_gather while the threads keep up, else sm); overrides the config");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
 namespace gnnd {

@@ -120,19 +120,17 @@ std::string BatchProducerName(BatchProducer producer) {
       return "host_gather";
     case BatchProducer::kHost:
       return "host";
+    case BatchProducer::kAuto:
+      return "auto";
   }
   return "unknown";
 }
 
 absl::StatusOr<BatchProducer> ParseBatchProducer(absl::string_view text, absl::string_view field) {
-  for (BatchProducer p : {BatchProducer::kSm, BatchProducer::kHostGather, BatchProducer::kHost}) {
+  for (BatchProducer p : {BatchProducer::kSm, BatchProducer::kHostGather, BatchProducer::kHost, BatchProducer::kAuto}) {
     if (text == BatchProducerName(p)) return p;
   }
-  if (text == "auto") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " = ", Quoted(text), " (not available in this gnnd yet: sm, host_gather or host)"));
-  }
-  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text, 100), " (sm, host_gather or host)"));
+  return absl::InvalidArgumentError(absl::StrCat(field, " = ", Quoted(text, 100), " (sm, host_gather, host or auto)"));
 }
 
 }  // namespace gnnd

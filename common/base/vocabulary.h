@@ -55,9 +55,9 @@ absl::StatusOr<Device> ParseDevice(absl::string_view text, absl::string_view fie
 // Where a CUDA session's batches are made: "sm", by the GPU's kernels (in the producer slice: SMs a trainer
 // could use); "host_gather", sampled by the GPU's kernels, the rows gathered by gnnd's threads into pinned memory
 // and uploaded by the copy engines (a GPU hot tier's rows still from GPU memory); or "host", by the CPU backend's
-// producer on gnnd's threads, each batch then uploaded by the copy engines (no SM time). A CPU session's batches
-// are the host's.
-enum class BatchProducer { kSm, kHostGather, kHost };
+// producer on gnnd's threads, each batch then uploaded by the copy engines (no SM time); or "auto", host_gather
+// or sm as the session's batches measure (server/sessions/auto_producer.h). A CPU session's batches are the host's.
+enum class BatchProducer { kSm, kHostGather, kHost, kAuto };
 std::string BatchProducerName(BatchProducer producer);
 // Parses a producer's name; errors are INVALID_ARGUMENT naming `field` and the choices.
 absl::StatusOr<BatchProducer> ParseBatchProducer(absl::string_view text, absl::string_view field);

@@ -169,11 +169,13 @@ absl::StatusOr<BatchProducer> ProducerOf(const v1::OpenSession& request, const D
                                          const SlotLimits& limits) {
   if (request.producer().empty()) return device.is_cuda() ? limits.default_producer : BatchProducer::kHost;
   GNND_ASSIGN_OR_RETURN(const BatchProducer producer, ParseBatchProducer(request.producer(), "open.producer"));
-  if (!device.is_cuda() && producer != BatchProducer::kHost) {
-    return absl::InvalidArgumentError(absl::StrCat("open.producer = ", Quoted(request.producer()),
-                                                   " (a CPU session's batches are made on the host: host or empty)"));
+  if (device.is_cuda()) return producer;
+  if (producer != BatchProducer::kHost && producer != BatchProducer::kAuto) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open.producer = ", Quoted(request.producer()),
+                     " (a CPU session's batches are made on the host: host, auto or empty)"));
   }
-  return producer;
+  return BatchProducer::kHost;
 }
 
 // The slot count and the seed schedule the request asks for (the schedule is checked later).

@@ -45,18 +45,18 @@ absl::StatusOr<BatchGraphs::Phases> BatchGraphs::For(const void* out, cudaStream
 }
 
 absl::Status BatchGraphs::Run(const void* out, cudaStream_t stream, bool use_graphs, const Enqueue& sampling,
-                              const Enqueue& gather, cudaEvent_t sampled, bool* sampling_enqueued) {
+                              const Enqueue& gather, bool gather_rows, cudaEvent_t sampled, bool* sampling_enqueued) {
   if (!use_graphs || stream == nullptr) {
     GNND_RETURN_IF_ERROR(sampling());
     *sampling_enqueued = true;
     if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-    return gather();
+    return gather_rows ? gather() : absl::OkStatus();
   }
   GNND_ASSIGN_OR_RETURN(const Phases graphs, For(out, stream, sampling, gather));
   GNND_CUDA(cudaGraphLaunch(graphs.sampling, stream), "launch a batch's sampling");
   *sampling_enqueued = true;
   if (sampled != nullptr) GNND_CUDA(cudaEventRecord(sampled, stream), "record the end of sampling");
-  GNND_CUDA(cudaGraphLaunch(graphs.gather, stream), "launch a batch's gather");
+  if (gather_rows) GNND_CUDA(cudaGraphLaunch(graphs.gather, stream), "launch a batch's gather");
   return absl::OkStatus();
 }
 

@@ -25,10 +25,12 @@ class BatchGraphs {
   absl::StatusOr<Phases> For(const void* out, cudaStream_t stream, const Enqueue& sampling, const Enqueue& gather);
   // Enqueues a batch written to `out` on `stream`: replays its graphs (captured from `sampling` and `gather` the
   // first time), or launches both phases without graphs (use_graphs false, or the legacy default stream,
-  // which cannot be captured); records `sampled` (if set) between the phases. `*sampling_enqueued` is set
-  // once the sampling phase is enqueued whole (a sampler resets its state before the next batch otherwise).
+  // which cannot be captured); records `sampled` (if set) between the phases; the gather phase only if
+  // `gather_rows` (else the host gathers this batch's rows; the phase is captured all the same, for the next).
+  // `*sampling_enqueued` is set once the sampling phase is enqueued whole (a sampler resets its state before the
+  // next batch otherwise).
   absl::Status Run(const void* out, cudaStream_t stream, bool use_graphs, const Enqueue& sampling,
-                   const Enqueue& gather, cudaEvent_t sampled, bool* sampling_enqueued);
+                   const Enqueue& gather, bool gather_rows, cudaEvent_t sampled, bool* sampling_enqueued);
   // Destroys every graph; call before the stream they were captured on goes away.
   void Drop();
 

@@ -48,6 +48,8 @@ class CudaBatchMaker {
   absl::StatusOr<bool> Outgrown(const std::byte* slot);
   // Captures what a node batch's fill of `slot` replays, ahead of its first batch (CudaSampler::Prepare).
   absl::Status Prepare(std::byte* slot, cudaStream_t stream);
+  // Whether the fills enqueued from now on leave their rows to the host (CudaSampler::SetRowsOnHost).
+  void SetRowsOnHost(bool on) { sampler_->SetRowsOnHost(on); }
   const BatchLayout& layout() const { return sampler_->layout(); }
   bool is_link() const { return link_ != nullptr; }
 

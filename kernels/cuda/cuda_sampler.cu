@@ -530,7 +530,7 @@ absl::Status CudaSampler::SampleLinkGraph(uint64_t epoch, uint64_t batch_index, 
     GNND_RETURN_IF_ERROR(
         EnqueueSampling(out, stream, report == nullptr ? nullptr : report->device, num_hop0, excluded, subgraph_times));
     needs_reset_ = false;
-    return EnqueueGather(out, stream);
+    return options_.rows_on_host ? absl::OkStatus() : EnqueueGather(out, stream);
   });
 }
 
@@ -634,7 +634,6 @@ int64_t CudaSampler::MaxFrontier() const {
 }
 
 absl::Status CudaSampler::EnqueueGather(void* out, cudaStream_t stream) {
-  if (options_.rows_on_host) return absl::OkStatus();
   const DatasetSchema& schema = graph_.schema;
   const BatchView view = BatchView::At(out, layout_);
   for (size_t t = 0; t < schema.node_types.size(); ++t) {
@@ -701,7 +700,7 @@ absl::Status CudaSampler::Sample(uint64_t epoch, uint64_t batch_index, std::span
     const absl::Status status = graphs_.Run(
         out, stream, options_.use_graphs,
         [&] { return EnqueueSampling(out, stream, report == nullptr ? nullptr : report->device); },
-        [&] { return EnqueueGather(out, stream); }, sampled, &enqueued);
+        [&] { return EnqueueGather(out, stream); }, !options_.rows_on_host, sampled, &enqueued);
     if (enqueued) needs_reset_ = false;
     return status;
   });

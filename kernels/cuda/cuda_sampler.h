@@ -104,6 +104,9 @@ class CudaSampler {
   // Captures and instantiates the graphs that Sample launches for `out` on `stream` now, rather than at its
   // first batch (tens of kernels each: work for a setup thread, not for a session's step).
   absl::Status Prepare(void* out, cudaStream_t stream);
+  // Whether the batches enqueued from now on leave their rows to the host (Options::rows_on_host): a session
+  // under open.producer "auto" may move from one to the other between batches.
+  void SetRowsOnHost(bool on) { options_.rows_on_host = on; }
 
  private:
   CudaSampler() = default;

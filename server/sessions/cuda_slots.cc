@@ -82,7 +82,10 @@ class MakerSlotSampler final : public SlotSampler {
   // A node batch's fill is sampling kernels, replayed in a slice; a link batch's is launched on the whole GPU.
   bool runs_in_slice() const override { return !maker_->is_link(); }
 
-  bool two_parts() const override { return host_ != nullptr; }
+  bool can_two_parts() const override { return host_ != nullptr; }
+  void UseTwoParts(bool two) override {
+    if (host_ != nullptr) maker_->SetRowsOnHost(two);
+  }
   absl::Status CopyOut(int slot, const char* slot_memory, cudaStream_t stream) override {
     return host_->CopyGraphOut(slot, slot_memory, stream);
   }
@@ -94,6 +97,7 @@ class MakerSlotSampler final : public SlotSampler {
   absl::Status Finish(int slot, char* slot_memory, cudaStream_t stream) override {
     return host_->Upload(slot, slot_memory, stream);
   }
+  double HostPartSeconds(int slot) const override { return host_->seconds(slot); }
 
  private:
   std::unique_ptr<cuda::CudaBatchMaker> maker_;
@@ -125,6 +129,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
                                                              std::unique_ptr<TaskRunner> host_workers) {
   auto s = std::unique_ptr<CudaSlots>(new CudaSlots());
   s->device_ = plan.device.cuda;
+  s->session_id_ = plan.session_id;
   GNND_CUDA(cudaSetDevice(s->device_), "select the session's GPU");
   // GNND_CUDA_GRAPHS=0 launches every kernel instead of replaying graphs (for comparisons).
   const char* graphs = std::getenv("GNND_CUDA_GRAPHS");
@@ -135,6 +140,9 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
     if (!plan.dataset->features_staged()) held = nullptr;
     GNND_ASSIGN_OR_RETURN(s->sampler_,
                           StagedSlotSampler::Create(plan, graph, std::move(held), std::move(host_workers)));
+    if (plan.producer == BatchProducer::kAuto) {
+      s->choice_ = ProducerChoice{BatchProducer::kHost, "host: the features are on storage (the host reads them)"};
+    }
   } else {
     // GNND_FIT_SORTS=0 sorts each hop's new nodes over its bound (comparisons); =tight fits the sorts from the
     // first batch on to exactly the keys seen, so that early batches outgrow them and are filled again (tests).
@@ -145,9 +153,19 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
       options.fit_sorts_margin = 1;
       options.fit_sorts_slack = 0;
     }
+    if (plan.producer == BatchProducer::kAuto) {
+      // GNND_AUTO_GATHER_SHARE=0 finds the host the bound at the end of the first window (tests of the move).
+      const char* share = std::getenv("GNND_AUTO_GATHER_SHARE");
+      s->auto_ = std::make_unique<AutoProducer>(host_workers->threads(),
+                                                share != nullptr ? std::atof(share) : AutoProducer::kMaxGatherShare);
+      s->choice_ = ProducerChoice{s->auto_->current(), s->auto_->why()};
+    }
+    // auto starts on host_gather where it can, and may move to sm (never back).
+    const BatchProducer first = s->auto_ != nullptr ? s->auto_->current() : plan.producer;
     std::unique_ptr<HostGatherPart> host;
-    if (plan.producer == BatchProducer::kHostGather) {
+    if (first == BatchProducer::kHostGather) {
       options.rows_on_host = true;
+      s->two_part_fills_ = true;
       GNND_ASSIGN_OR_RETURN(host, HostGatherPart::Create(plan, graph, std::move(held), std::move(host_workers)));
     }
     // Fills in flight: at most one per slot.
@@ -182,7 +200,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
       GNND_CUDA(cudaEventCreate(&e), "create a timing event");
       events->push_back(e);
     }
-    if (s->sampler_->two_parts()) {
+    if (s->sampler_->can_two_parts()) {
       cudaEvent_t e;
       GNND_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "create a sampled event");
       s->sampled_.push_back(e);
@@ -227,6 +245,10 @@ absl::Status CudaSlots::StartEpoch(uint64_t epoch, const EpochSeeds& seeds) {
   seeds_host_ = seeds;
   next_step_ = seeds.first_step();
   governor_.Restart();
+  if (auto_ != nullptr) {
+    auto_->Restart();
+    auto_delivered_.reset();
+  }
   filling_.clear();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -266,10 +288,11 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
     }
     starved_since_.reset();
     if (!busy_since_) busy_since_ = std::chrono::steady_clock::now();
-    GNND_RETURN_IF_ERROR(EnqueueFill(next_step_, slot, stream_, /*wake=*/true));
-    filling_.push_back({next_step_++, slot, sampler_->two_parts() ? Filling::Part::kGpu : Filling::Part::kFinishing});
+    GNND_RETURN_IF_ERROR(EnqueueFill(next_step_, slot, stream_, /*wake=*/true, two_part_fills_));
+    filling_.push_back(
+        {next_step_++, slot, two_part_fills_ ? Filling::Part::kGpu : Filling::Part::kFinishing, two_part_fills_});
   }
-  if (sampler_->two_parts()) GNND_RETURN_IF_ERROR(AdvanceTwoPartFills());
+  if (!sampled_.empty()) GNND_RETURN_IF_ERROR(AdvanceTwoPartFills());
   if (trainer_busy && filling_.empty()) {  // no fill will wake the session, nor the trainer: look again soon
     consumed_poll_ = std::min(std::max(consumed_poll_ * 2, kFirstConsumedPoll), kMaxConsumedPoll);
     if (wake_after_) wake_after_(consumed_poll_);
@@ -286,7 +309,7 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
   const cudaError_t done = cudaEventQuery(ready_[oldest.slot]);
   if (done == cudaErrorNotReady) return PollResult::kPending;  // OnFilled will wake the session
   GNND_CUDA(done, "fill a batch");
-  if (!sampler_->two_parts()) GNND_RETURN_IF_ERROR(FillAgainIfOutgrown(oldest, ready_[oldest.slot]));
+  if (!oldest.two_part) GNND_RETURN_IF_ERROR(FillAgainIfOutgrown(oldest, ready_[oldest.slot]));
   filling_.pop_front();
   GNND_RETURN_IF_ERROR(sampler_->Filled(oldest.slot));
   sampler_->SetCounts(counts_ + oldest.slot * counts_per_slot_, ready);
@@ -303,8 +326,28 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
     times_.sample_seconds += SecondsSince(*busy_since_);
     busy_since_.reset();
   }
+  if (auto_ != nullptr) JudgeProducer(oldest, times.produce);
   if (slices_ != nullptr) GNND_RETURN_IF_ERROR(FollowSlice(times.produce));
   return PollResult::kBatch;
+}
+
+void CudaSlots::JudgeProducer(const Filling& fill, double gpu) {
+  const auto now = std::chrono::steady_clock::now();
+  const double interval = auto_delivered_ ? std::chrono::duration<double>(now - *auto_delivered_).count() : 0;
+  auto_delivered_ = now;
+  const double gather = fill.two_part ? sampler_->HostPartSeconds(fill.slot) : 0;
+  const bool moved = auto_->Delivered(interval, gather, gpu);
+  if (moved) {
+    two_part_fills_ = false;  // the fills in flight finish as they began
+    LogInfo("cuda:%d: session %d's producer auto moves to %s", device_, session_id_, auto_->why());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (choice_->why != auto_->why()) choice_ = ProducerChoice{auto_->current(), auto_->why()};
+}
+
+std::optional<ProducerChoice> CudaSlots::producer_choice() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return choice_;
 }
 
 absl::Status CudaSlots::FillAgainIfOutgrown(const Filling& fill, cudaEvent_t done) {
@@ -314,7 +357,7 @@ absl::Status CudaSlots::FillAgainIfOutgrown(const Filling& fill, cudaEvent_t don
     if (!again) return absl::OkStatus();
     LogInfo("cuda:%d: step %d of epoch %d filled again: it outgrew a fitted sort or a LABOR bound", device_, fill.step,
             epoch_);
-    GNND_RETURN_IF_ERROR(EnqueueFill(fill.step, fill.slot, stream_, /*wake=*/false));
+    GNND_RETURN_IF_ERROR(EnqueueFill(fill.step, fill.slot, stream_, /*wake=*/false, fill.two_part));
     GNND_CUDA(cudaEventSynchronize(done), "fill a batch again");
   }
 }
@@ -342,19 +385,20 @@ absl::Status CudaSlots::AdvanceTwoPartFills() {
   return absl::OkStatus();
 }
 
-absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake) {
+absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake, bool two_part) {
   GNND_CUDA(cudaSetDevice(device_), "select the session's GPU");
   const SeedBatch batch = seeds_host_.at(step);
   const int64_t offset = batch.ids.data() - seeds_host_.all().data();
   char* base = static_cast<char*>(slots_) + slot * sampler_->slot_bytes();
   GNND_CUDA(cudaEventRecord(fill_start_[slot], stream), "time the fill");
+  sampler_->UseTwoParts(two_part);
   const std::span<const int64_t> device_times = batch.times.empty()
                                                     ? std::span<const int64_t>()
                                                     : std::span<const int64_t>(seed_times_ + offset, batch.ids.size());
   GNND_RETURN_IF_ERROR(sampler_->Sample(epoch_, seeds_host_.batch_index(step), batch,
                                         {{seeds_ + offset, batch.ids.size()}, device_times}, base, stream));
   GNND_CUDA(cudaEventRecord(fill_end_[slot], stream), "time the fill");
-  if (sampler_->two_parts()) GNND_RETURN_IF_ERROR(sampler_->CopyOut(slot, base, stream));
+  if (two_part) GNND_RETURN_IF_ERROR(sampler_->CopyOut(slot, base, stream));
   int32_t* counts = counts_ + slot * counts_per_slot_;
   for (const auto& [at, entries] : hop_arrays_) {
     GNND_CUDA(cudaMemcpyAsync(counts, base + at, sizeof(int32_t) * entries, cudaMemcpyDeviceToHost, stream),
@@ -362,7 +406,7 @@ absl::Status CudaSlots::EnqueueFill(int64_t step, int slot, cudaStream_t stream,
     counts += entries;
   }
   // A two-part fill is ready once its host part is uploaded (AdvanceTwoPartFills).
-  GNND_CUDA(cudaEventRecord(sampler_->two_parts() ? sampled_[slot] : ready_[slot], stream), "record the ready event");
+  GNND_CUDA(cudaEventRecord(two_part ? sampled_[slot] : ready_[slot], stream), "record the ready event");
   if (wake && wake_) GNND_CUDA(cudaLaunchHostFunc(stream, &CudaSlots::OnFilled, this), "enqueue the wake-up");
   return absl::OkStatus();
 }

@@ -21,6 +21,7 @@
 
 #include "kernels/cuda/cuda_sampler.h"
 #include "kernels/cuda/device_dataset.h"
+#include "server/sessions/auto_producer.h"
 #include "server/sessions/producer_slices.h"
 #include "server/sessions/slice_governor.h"
 #include "server/sessions/slot_backend.h"
@@ -50,6 +51,7 @@ class CudaSlots final : public SlotBackend {
   void Release(int slot) override;
   void Stop() override;
   ProducerTimes times() const override;
+  std::optional<ProducerChoice> producer_choice() const override;
 
   // Fills slots on `stream` from now on (a fixed green context's, shared with other sessions) instead of the
   // session's own stream.
@@ -65,6 +67,7 @@ class CudaSlots final : public SlotBackend {
     int64_t step;
     int slot;
     enum class Part { kGpu, kHost, kFinishing } part = Part::kGpu;  // a two-part fill's (else kFinishing)
+    bool two_part = false;                                          // sampled by the GPU, gathered by the host
   };
 
   CudaSlots() = default;
@@ -72,7 +75,7 @@ class CudaSlots final : public SlotBackend {
   // counts to the slot's pinned counts, recording `ready` (a two-part fill: `sampled`, its GPU part done) and, if
   // `wake`, a host callback that calls the plan's `wake`. The trainer must be done with the slot (its `consumed`
   // complete).
-  absl::Status EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake);
+  absl::Status EnqueueFill(int64_t step, int slot, cudaStream_t stream, bool wake, bool two_part);
   // Two-part fills (SlotSampler::two_parts): moves each fill in flight on as far as it can go (the GPU's part
   // complete: the host's begun; the host's done: the slot finished and `ready` recorded).
   absl::Status AdvanceTwoPartFills();
@@ -83,8 +86,11 @@ class CudaSlots final : public SlotBackend {
   // After a batch is delivered (with its fill's GPU seconds): tells the governor, and moves to the GPU's
   // current slice if it changed.
   absl::Status FollowSlice(double fill);
+  // open.producer "auto": tells the AutoProducer of `fill`, delivered (`gpu`: its GPU seconds), and follows it.
+  void JudgeProducer(const Filling& fill, double gpu);
 
   int device_ = 0;
+  uint64_t session_id_ = 0;
   std::unique_ptr<SlotSampler> sampler_;  // homogeneous, typed, or staged on the host
   void* slots_ = nullptr;
   int64_t* seeds_ = nullptr;       // the epoch's seeds on the device
@@ -101,6 +107,10 @@ class CudaSlots final : public SlotBackend {
   std::function<void()> wake_;
   std::function<void(std::chrono::microseconds)> wake_after_;
   std::chrono::microseconds consumed_poll_{0};  // the delay before looking at `consumed` again
+
+  bool two_part_fills_ = false;         // how the fills enqueued from now on are made
+  std::unique_ptr<AutoProducer> auto_;  // open.producer "auto" (features in memory); else null
+  std::optional<std::chrono::steady_clock::time_point> auto_delivered_;  // its last batch delivered
 
   // The running epoch, touched by the polling thread only.
   uint64_t epoch_ = 0;
@@ -121,6 +131,7 @@ class CudaSlots final : public SlotBackend {
   std::vector<int> free_slots_;
   bool stopped_ = false;
   ProducerTimes times_;
+  std::optional<ProducerChoice> choice_;  // open.producer "auto": what it chose and why
 };
 
 }  // namespace gnnd

@@ -1,6 +1,7 @@
 #include "server/sessions/host_gather_part.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/base/cuda_check.h"
 #include "common/base/status.h"
@@ -31,6 +32,7 @@ absl::StatusOr<std::unique_ptr<HostGatherPart>> HostGatherPart::Create(const Ses
   GNND_CUDA(cudaMallocHost(&p->copies_, plan.slot_bytes() * plan.num_slots),
             "allocate the pinned host copies of a host_gather session's slots");
   for (int k = 0; k < plan.num_slots; ++k) p->done_.push_back(std::make_unique<std::atomic<bool>>(false));
+  p->seconds_.assign(static_cast<size_t>(plan.num_slots), 0.0);
   std::vector<std::shared_ptr<const std::vector<bool>>> held_rows;
   if (p->tier_) held_rows.push_back(std::move(held));
   p->gather_ = std::make_unique<HostRowGather>(plan.dataset->graph, std::move(held_rows));
@@ -66,7 +68,9 @@ absl::Status HostGatherPart::CopyGraphOut(int k, const char* slot, cudaStream_t 
 
 void HostGatherPart::Start(int k, std::function<void()> wake) {
   std::byte* copy = copies_ + k * layout_.total_bytes;
-  gather_->Start(BatchView::At(copy, layout_), *workers_, [this, k, wake = std::move(wake)] {
+  const auto start = std::chrono::steady_clock::now();
+  gather_->Start(BatchView::At(copy, layout_), *workers_, [this, k, start, wake = std::move(wake)] {
+    seconds_[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     done_[k]->store(true, std::memory_order_release);
     if (wake) wake();
   });

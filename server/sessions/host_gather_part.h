@@ -34,6 +34,8 @@ class HostGatherPart {
   // Gathers slot k's rows into its host copy (its graph copied out and complete); `wake` runs once they are.
   void Start(int k, std::function<void()> wake);
   bool Done(int k) const { return done_[k]->load(std::memory_order_acquire); }
+  // The wall seconds slot k's last gather took (once Done).
+  double seconds(int k) const { return seconds_[k]; }
   // Returns once every gather started has finished (an epoch restarts: its slots' copies are written again).
   void Wait() { gather_->Wait(); }
   // Enqueues on `stream` the rows of slot k's host copy into `slot`, then the tier's rows from GPU memory.
@@ -48,6 +50,7 @@ class HostGatherPart {
   std::unique_ptr<TaskRunner> workers_;
   std::byte* copies_ = nullptr;  // pinned: a host copy of each slot
   std::vector<std::unique_ptr<std::atomic<bool>>> done_;
+  std::vector<double> seconds_;            // per slot, written before its done_ is set
   std::unique_ptr<HostRowGather> gather_;  // after copies_: destroyed (waiting for its gathers) before they go
 };
 

@@ -503,6 +503,8 @@ v1::SessionStats Session::Stats() const {
     times.sample_seconds += t.sample_seconds;
     times.wait_seconds += t.wait_seconds;
   }
+  // Under "auto", the newest slots' choice (they make the batches now).
+  const std::optional<ProducerChoice> choice = backends.empty() ? std::nullopt : backends.back()->producer_choice();
   std::lock_guard<std::mutex> lock(mutex_);
   v1::SessionStats s;
   s.set_session_id(id_);
@@ -524,7 +526,8 @@ v1::SessionStats Session::Stats() const {
   s.set_slot_bytes(schema_.slot_bytes);
   s.set_largest_batch_bytes(largest_batch_bytes_);
   s.set_slots_added(static_cast<uint32_t>(generations_.size() - 1));
-  s.set_producer(BatchProducerName(producer_));
+  s.set_producer(BatchProducerName(choice ? choice->producer : producer_));
+  if (choice) s.set_producer_choice(choice->why);
   return s;
 }
 

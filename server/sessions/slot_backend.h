@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -99,6 +100,12 @@ struct ProducerTimes {
   double wait_seconds = 0;
 };
 
+// Under open.producer "auto": where the session's batches are made now, and why (auto_producer.h).
+struct ProducerChoice {
+  BatchProducer producer = BatchProducer::kSm;
+  std::string why;
+};
+
 class SlotBackend {
  public:
   virtual ~SlotBackend() = default;
@@ -118,6 +125,8 @@ class SlotBackend {
   // Stops producing (Poll() reports kEpochDone from now on); callable from any thread, more than once.
   virtual void Stop() = 0;
   virtual ProducerTimes times() const = 0;
+  // Any thread; none but under open.producer "auto".
+  virtual std::optional<ProducerChoice> producer_choice() const { return std::nullopt; }
 };
 
 // Makes slot backends: the CPU backend always, the CUDA backend where gnnd is built with CUDA. Holds what

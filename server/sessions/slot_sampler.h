@@ -54,14 +54,18 @@ class SlotSampler {
   // GPU's part and CopyOut, after it, what the host's part reads of slot `slot` (at `slot_memory`, device memory);
   // once that is complete (and not outgrown), StartHostPart(slot) begins the host's part, which wakes the session
   // when it ends; HostPartDone says whether it has, and Finish then enqueues on `stream` what completes the slot.
-  // A sampler of one part has none of this.
-  virtual bool two_parts() const { return false; }
+  // A sampler of one part has none of this. `can_two_parts`: it can make fills of two parts; UseTwoParts says
+  // whether the fills Sample enqueues from now on are (a sampler that can makes them so until told otherwise).
+  virtual bool can_two_parts() const { return false; }
+  virtual void UseTwoParts(bool /*two*/) {}
   virtual absl::Status CopyOut(int /*slot*/, const char* /*slot_memory*/, cudaStream_t /*stream*/) {
     return absl::OkStatus();
   }
   virtual absl::Status StartHostPart(int /*slot*/) { return absl::OkStatus(); }
   virtual absl::StatusOr<bool> HostPartDone(int /*slot*/) { return true; }
   virtual absl::Status Finish(int /*slot*/, char* /*slot_memory*/, cudaStream_t /*stream*/) { return absl::OkStatus(); }
+  // The wall seconds the host's part of `slot`'s last fill took (once HostPartDone).
+  virtual double HostPartSeconds(int /*slot*/) const { return 0; }
 };
 
 }  // namespace gnnd

@@ -1,9 +1,11 @@
 """Where a CUDA session's batches are made (open.producer; needs a CUDA device and torch with CUDA, skipped
 otherwise): "host_gather" (the GPU's kernels sample, gnnd's CPU threads gather the rows, the copy engines upload
-them) and "host" (gnnd's CPU threads make the whole batch) give every batch kind exactly the batches "sm" (the
-GPU's kernels) gives, a hot tier present or not; gnnd's --producer sets the default; stats say which made a
-session's batches."""
+them), "host" (gnnd's CPU threads make the whole batch) and "auto" (host_gather, or sm once the host is found the
+bound, mid-epoch) give every batch kind exactly the batches "sm" (the GPU's kernels) gives, a hot tier present or
+not; gnnd's --producer sets the default; stats say which made a session's batches, and auto's why."""
+import re
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -62,7 +64,7 @@ def datasets(tmp_path_factory):
     return root, tiny
 
 
-@pytest.mark.parametrize("producer", ["host_gather", "host"])
+@pytest.mark.parametrize("producer", ["host_gather", "host", "auto"])
 @pytest.mark.parametrize("tier", ["half", "none"])
 def test_batches_made_on_the_host_equal_the_gpu_kernels(datasets, tier, producer):
     root, tiny = datasets
@@ -104,9 +106,61 @@ def test_gnnd_producer_sets_the_default_and_stats_say_which(tmp_path, datasets):
             sessions = [line for line in daemon.gnnctl("stats").stdout.splitlines() if line.startswith("session ")]
             assert len(sessions) == 2, sessions
             assert "cuda:0 (made by host_gather)" in sessions[0] and "cuda:0 (made by sm)" in sessions[1], sessions
-        with pytest.raises(gnnd.GnndError, match=r"open.producer = 'gpu' \(sm, host_gather or host\)"):
+        with pytest.raises(gnnd.GnndError, match=r"open.producer = 'gpu' \(sm, host_gather, host or auto\)"):
             gnnd.Loader(producer="gpu", **shape)
         with pytest.raises(gnnd.GnndError, match=r"open.producer = 'host_gather' \(a CPU session's batches are made"):
             gnnd.Loader(producer="host_gather", **dict(shape, device="cpu"))
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def session_lines(daemon):
+    return [line for line in daemon.gnnctl("stats").stdout.splitlines() if line.startswith("session ")]
+
+
+def test_auto_moves_from_host_gather_to_sm_mid_epoch_and_the_batches_stay_the_same(tmp_path, datasets):
+    """GNND_AUTO_GATHER_SHARE=0 finds the host the bound at the end of auto's first window: the batches gathered on
+    the host before the move, those in flight across it and those the SMs gather after it all equal sm's."""
+    _, tiny = datasets
+    daemon = Daemon(tmp_path, f"--dataset=tiny={tiny}", "--threads=4", name="automove",
+                    env={"GNND_AUTO_GATHER_SHARE": "0"})
+    try:
+        shape = dict(address=daemon.address, dataset="tiny", batch_size=64, fanouts=[10, 5], device="cuda:0", copy=True,
+                     seed=3)
+        with gnnd.Loader(producer="sm", **shape) as sm, gnnd.Loader(producer="auto", **shape) as chosen:
+            compared = 0
+            for made_by_sm, made_by_auto in zip(sm, chosen):
+                if compared == 0:
+                    line = session_lines(daemon)[1]
+                    assert "(made by host_gather)" in line and line.endswith(
+                        "auto host_gather: 4 producer threads gather the rows, no SM reads them (nothing measured yet)"), line
+                want, got = arrays(sm, made_by_sm), arrays(chosen, made_by_auto)
+                for name in want:
+                    assert got[name][:2] == want[name][:2], name
+                    np.testing.assert_array_equal(got[name][2], want[name][2], err_msg=f"step {compared} {name}")
+                compared += 1
+                time.sleep(0.01)  # a window spans 0.25 s: it ends about 25 batches in, of 94
+            assert compared == len(sm) == 94
+            line = session_lines(daemon)[1]
+            assert "(made by sm)" in line, line
+            assert re.search(r"auto sm: host_gather's 4 producer threads took [0-9.]+ ms a batch, the trainer one every "
+                             r"[0-9.]+ ms \(over 0 %\): the host was the bound$", line), line
+        assert "session 2's producer auto moves to sm" in daemon.output()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_auto_on_one_thread_is_sm_and_a_cpu_sessions_auto_is_the_host(tmp_path, datasets):
+    _, tiny = datasets
+    daemon = Daemon(tmp_path, f"--dataset=tiny={tiny}", "--threads=1", "--producer=auto", name="autoone")
+    try:
+        shape = dict(address=daemon.address, dataset="tiny", batch_size=64, fanouts=[10, 5])
+        with gnnd.Loader(device="cuda:0", **shape) as by_default, gnnd.Loader(device="cpu", producer="auto",
+                                                                             **shape) as cpu:
+            next(iter(by_default)), next(iter(cpu))
+            gpu_line, cpu_line = session_lines(daemon)
+            assert "cuda:0 (made by sm)" in gpu_line and gpu_line.endswith(
+                "auto sm: gnnd has 1 producer thread(s) to gather rows on (host_gather wants 2)"), gpu_line
+            assert "cpu (made by host)" in cpu_line and "auto" not in cpu_line.split("\t")[-1], cpu_line
     finally:
         assert daemon.stop() == 0, daemon.output()

@@ -66,7 +66,7 @@ TEST(Producer, SmUnlessSetAndOnlyTheNamesGnndKnows) {
   config.set_producer("gpu");
   const absl::Status s = FinishDaemonConfig(config);
   EXPECT_TRUE(absl::IsInvalidArgument(s));
-  EXPECT_EQ(s.message(), "producer = 'gpu' (sm, host_gather or host)");
+  EXPECT_EQ(s.message(), "producer = 'gpu' (sm, host_gather, host or auto)");
 }
 
 }  // namespace

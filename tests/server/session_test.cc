@@ -502,18 +502,18 @@ TEST_F(SessionTest, ProducerIsTheRequestsOrTheDaemonsDefault) {
   request.set_producer("sm");
   EXPECT_EQ(*producer_of(host_default), BatchProducer::kSm);
   request.set_producer("gpu");
-  EXPECT_EQ(producer_of(sm_default).status().message(), "open.producer = 'gpu' (sm, host_gather or host)");
+  EXPECT_EQ(producer_of(sm_default).status().message(), "open.producer = 'gpu' (sm, host_gather, host or auto)");
   request.set_producer("auto");
-  EXPECT_EQ(producer_of(sm_default).status().message(),
-            "open.producer = 'auto' (not available in this gnnd yet: sm, host_gather or host)");
+  EXPECT_EQ(*producer_of(sm_default), BatchProducer::kAuto);
   request.set_device("cpu");
+  EXPECT_EQ(*producer_of(sm_default), BatchProducer::kHost);  // a CPU session's "auto" is the host
   request.set_producer("");
   EXPECT_EQ(*producer_of(sm_default), BatchProducer::kHost);
   request.set_producer("host");
   EXPECT_EQ(*producer_of(sm_default), BatchProducer::kHost);
   request.set_producer("sm");
   EXPECT_EQ(producer_of(sm_default).status().message(),
-            "open.producer = 'sm' (a CPU session's batches are made on the host: host or empty)");
+            "open.producer = 'sm' (a CPU session's batches are made on the host: host, auto or empty)");
   // The session says where its batches are made.
   request.set_producer("");
   auto session = Open(request);

@@ -115,10 +115,11 @@ void PrintStats(const v1::Stats& stats, const v1::Stats* previous) {
   for (const v1::SessionStats& s : stats.sessions()) {
     absl::PrintF(
         "session %d\t%s/%s\t%s (made by %s)\tpid %d uid %d\tepoch %d\t%d batches\t%s\tsampling %.2f s\twaiting %.2f s\t"
-        "holds %d\tmemory %s\tslot %s (largest batch %s, %d times added)\n",
+        "holds %d\tmemory %s\tslot %s (largest batch %s, %d times added)%s\n",
         s.session_id(), s.dataset(), s.split(), s.device(), s.producer(), s.peer_pid(), s.peer_uid(), s.epoch(),
         s.batches(), Mib(s.bytes()), s.sample_seconds(), s.wait_seconds(), s.slots_held(), Mib(s.memory_bytes()),
-        Mib(s.slot_bytes()), Mib(s.largest_batch_bytes()), s.slots_added());
+        Mib(s.slot_bytes()), Mib(s.largest_batch_bytes()), s.slots_added(),
+        s.producer_choice().empty() ? "" : absl::StrCat("\tauto ", s.producer_choice()));
   }
   for (const v1::StageHistogram& h : stats.histograms()) {
     if (h.count() == 0) continue;
