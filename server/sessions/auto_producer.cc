@@ -4,8 +4,13 @@
 
 namespace gnnd {
 
-AutoProducer::AutoProducer(int threads, double max_gather_share)
+AutoProducer::AutoProducer(int threads, double max_gather_share, bool copies_fit)
     : threads_(threads), max_gather_share_(max_gather_share) {
+  if (!copies_fit) {
+    current_ = BatchProducer::kSm;
+    why_ = "sm: host_gather's pinned copies of the slots would take the session past max_session_bytes";
+    return;
+  }
   if (threads_ < kMinThreads) {
     current_ = BatchProducer::kSm;
     why_ = absl::StrFormat("sm: gnnd has %d producer thread(s) to gather rows on (host_gather wants %d)", threads_,

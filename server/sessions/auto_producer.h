@@ -25,8 +25,9 @@ class AutoProducer {
   static constexpr double kMaxGatherShare = 0.8;
 
   // With `threads` producer threads to gather on; the host keeps up while it gathers within `max_gather_share`
-  // of the trainer's interval.
-  explicit AutoProducer(int threads, double max_gather_share = kMaxGatherShare);
+  // of the trainer's interval. `copies_fit`: host_gather's pinned copies of the slots fit the session's
+  // max_session_bytes (else sm from the start).
+  explicit AutoProducer(int threads, double max_gather_share = kMaxGatherShare, bool copies_fit = true);
 
   BatchProducer current() const { return current_; }
   // What it chose and why, in words (gnnctl stats).

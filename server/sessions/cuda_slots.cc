@@ -157,7 +157,8 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
       // GNND_AUTO_GATHER_SHARE=0 finds the host the bound at the end of the first window (tests of the move).
       const char* share = std::getenv("GNND_AUTO_GATHER_SHARE");
       s->auto_ = std::make_unique<AutoProducer>(host_workers->threads(),
-                                                share != nullptr ? std::atof(share) : AutoProducer::kMaxGatherShare);
+                                                share != nullptr ? std::atof(share) : AutoProducer::kMaxGatherShare,
+                                                /*copies_fit=*/!plan.auto_over_memory);
       s->choice_ = ProducerChoice{s->auto_->current(), s->auto_->why()};
     }
     // auto starts on host_gather where it can, and may move to sm (never back).

@@ -92,8 +92,14 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Open(uint64_t id, const v1::Op
   const uint64_t order_bytes = BatchMaker::PreparationBytes(plan.recipe());
   // The session's bytes with `plan`'s slots, or the refusal naming max_session_bytes.
   auto count_bytes = [&](const SessionShape& slots, absl::string_view least) -> absl::Status {
-    const uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
+    uint64_t buffer_bytes = SlotBackends::BufferBytes(plan);
     s->memory_bytes_ = slots.slot_bytes + seed_bytes + order_bytes + buffer_bytes;
+    if (s->memory_bytes_ > limits.max_session_bytes && plan.device.is_cuda() && plan.producer == BatchProducer::kAuto &&
+        !plan.auto_over_memory) {
+      plan.auto_over_memory = true;  // "auto" without host_gather's copies: sm, as the session would be
+      buffer_bytes = SlotBackends::BufferBytes(plan);
+      s->memory_bytes_ = slots.slot_bytes + seed_bytes + order_bytes + buffer_bytes;
+    }
     if (s->memory_bytes_ <= limits.max_session_bytes) return absl::OkStatus();
     return absl::InvalidArgumentError(
         absl::StrCat("open: the session needs ", least, s->memory_bytes_, " bytes (slots ", slots.slot_bytes,

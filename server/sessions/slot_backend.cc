@@ -61,7 +61,9 @@ uint64_t SlotBackends::BufferBytes(const SessionPlan& plan) {
   const int staging_slots = plan.staging_slots > 0 ? plan.staging_slots : plan.num_slots;
   const uint64_t staging = plan.device.is_cuda() ? plan.slot_bytes() * staging_slots : 0;  // pinned host slots
   // Features in memory: the pinned host copies of a session made or gathered on the host.
-  if (!plan.dataset->features_staged()) return plan.producer == BatchProducer::kSm ? 0 : staging;
+  if (!plan.dataset->features_staged()) {
+    return plan.producer == BatchProducer::kSm || plan.auto_over_memory ? 0 : staging;
+  }
   const uint64_t window = std::max(plan.dataset->look_ahead, 1);
   // A ring entry: the batch's graph (a link batch's pairs, a few per positive, are small beside it).
   const uint64_t entry = CpuProducer::RingEntryBytes(plan.recipe());

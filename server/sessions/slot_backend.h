@@ -44,6 +44,9 @@ struct SessionPlan {
   // A CUDA session made on the host with its features in memory ("host"): its pinned staging slots, one batch a
   // producer thread at once (0: num_slots, as on storage, where the look-ahead ring holds the batches ahead).
   int staging_slots = 0;
+  // open.producer "auto" whose host_gather copies (pinned, a slot's size each) would take the session past
+  // max_session_bytes: it makes its batches on the SMs, and says so.
+  bool auto_over_memory = false;
   uid_t trainer_uid = 0;   // owns the CPU slot segment when gnnd may hand it over
   EpochSeeds first_epoch;  // the first epoch's seeds (the session starts with them)
   uint64_t first_epoch_number = 0;

@@ -164,3 +164,39 @@ def test_auto_on_one_thread_is_sm_and_a_cpu_sessions_auto_is_the_host(tmp_path, 
             assert "cpu (made by host)" in cpu_line and "auto" not in cpu_line.split("\t")[-1], cpu_line
     finally:
         assert daemon.stop() == 0, daemon.output()
+
+
+def memory_mib(line):
+    return float(re.search(r"\tmemory ([0-9.]+) MiB\t", line).group(1))
+
+
+def test_auto_whose_host_copies_do_not_fit_the_limit_is_sm_where_host_gather_is_refused(tmp_path, datasets):
+    """host_gather's pinned copies of the slots count against max_session_bytes; under a limit that sm's session
+    fits and host_gather's does not, host_gather is refused and auto opens as sm, holding sm's bytes."""
+    _, tiny = datasets
+    shape = dict(dataset="tiny", batch_size=256, fanouts=[10, 5], device="cuda:0", copy=True, seed=1)
+    probe = Daemon(tmp_path, f"--dataset=tiny={tiny}", name="autoprobe")
+    try:
+        with gnnd.Loader(address=probe.address, producer="sm", **shape), \
+                gnnd.Loader(address=probe.address, producer="host_gather", **shape):
+            sm_line, copies_line = session_lines(probe)
+    finally:
+        assert probe.stop() == 0, probe.output()
+    assert memory_mib(copies_line) - memory_mib(sm_line) > 1, (sm_line, copies_line)
+    limit = int((memory_mib(sm_line) + memory_mib(copies_line)) / 2 * 1048576)
+    daemon = Daemon(tmp_path, name="autolimit",
+                    config=f'max_session_bytes: {limit}\ndatasets {{ name: "tiny" path: "{tiny}" }}')
+    try:
+        with pytest.raises(gnnd.GnndError, match=r"over the limit of [0-9]+ \(max_session_bytes\)"):
+            gnnd.Loader(address=daemon.address, producer="host_gather", **shape)
+        with gnnd.Loader(address=daemon.address, producer="auto", **shape) as chosen, \
+                gnnd.Loader(address=daemon.address, producer="sm", **shape) as sm:
+            want, got = arrays(sm, next(iter(sm))), arrays(chosen, next(iter(chosen)))
+            for name in want:
+                np.testing.assert_array_equal(got[name][2], want[name][2], err_msg=name)
+            line = session_lines(daemon)[0]
+            assert "(made by sm)" in line and line.endswith(
+                "auto sm: host_gather's pinned copies of the slots would take the session past max_session_bytes"), line
+            assert memory_mib(line) == memory_mib(sm_line), (line, sm_line)
+    finally:
+        assert daemon.stop() == 0, daemon.output()

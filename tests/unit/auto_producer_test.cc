@@ -29,6 +29,14 @@ TEST(AutoProducerTest, StartsOnHostGatherWithThreadsAndOnSmWithout) {
   EXPECT_EQ(one.current(), BatchProducer::kSm);
 }
 
+TEST(AutoProducerTest, CopiesOverTheSessionsLimitMeanSmFromTheStart) {
+  AutoProducer producer(16, AutoProducer::kMaxGatherShare, /*copies_fit=*/false);
+  EXPECT_EQ(producer.current(), BatchProducer::kSm);
+  EXPECT_EQ(producer.why(),
+            "sm: host_gather's pinned copies of the slots would take the session past max_session_bytes");
+  EXPECT_EQ(FeedAuto(producer, 200, 0.017, 0.0, 0.001), 0);
+}
+
 TEST(AutoProducerTest, AHostThatKeepsUpStaysAndSaysByHowMuch) {
   AutoProducer producer(16);
   // A trainer taking a batch every 17 ms, gathered in 4 ms: 20 batches span 0.34 s, past the window's time.
