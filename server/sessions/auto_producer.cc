@@ -4,32 +4,33 @@
 
 namespace gnnd {
 
-AutoProducer::AutoProducer(int threads, double max_gather_share, bool copies_fit)
+AutoProducer::AutoProducer(int threads, bool copies_fit, double max_gather_share)
     : threads_(threads), max_gather_share_(max_gather_share) {
+  decided_ = true;
   if (!copies_fit) {
-    current_ = BatchProducer::kSm;
     why_ = "sm: host_gather's pinned copies of the slots would take the session past max_session_bytes";
-    return;
-  }
-  if (threads_ < kMinThreads) {
-    current_ = BatchProducer::kSm;
+  } else if (threads_ < kMinThreads) {
     why_ = absl::StrFormat("sm: gnnd has %d producer thread(s) to gather rows on (host_gather wants %d)", threads_,
                            kMinThreads);
-    return;
+  } else {
+    decided_ = false;
+    current_ = BatchProducer::kHostGather;
+    why_ = absl::StrFormat("host_gather: trying host_gather and sm in turn, %d windows (%d producer threads)",
+                           kTrialWindows, threads_);
   }
-  current_ = BatchProducer::kHostGather;
-  why_ = absl::StrFormat("host_gather: %d producer threads gather the rows, no SM reads them (nothing measured yet)",
-                         threads_);
 }
 
-void AutoProducer::Restart() {
+void AutoProducer::StartWindow() {
   settle_ = kSettleBatches;
   batches_ = 0;
-  seconds_ = gather_ = gpu_ = 0;
+  seconds_ = gather_ = 0;
 }
 
-bool AutoProducer::Delivered(double interval, double gather, double gpu) {
-  if (current_ != BatchProducer::kHostGather) return false;  // sm is for good
+void AutoProducer::Restart() { StartWindow(); }
+
+bool AutoProducer::Delivered(double interval, bool on_host, double gather) {
+  if (decided_ && current_ == BatchProducer::kSm) return false;           // for good
+  if (on_host != (current_ == BatchProducer::kHostGather)) return false;  // made before the last change
   if (settle_ > 0) {
     --settle_;
     return false;
@@ -37,24 +38,48 @@ bool AutoProducer::Delivered(double interval, double gather, double gpu) {
   ++batches_;
   seconds_ += interval;
   gather_ += gather;
-  gpu_ += gpu;
   if (batches_ < kWindowBatches || seconds_ < kWindowSeconds) return false;
-  const double each = seconds_ / batches_, gathered = gather_ / batches_, sampled = gpu_ / batches_;
-  Restart();
-  settle_ = 0;
-  if (gathered <= max_gather_share_ * each) {
+  const double each = seconds_ / batches_, gathered = gather_ / batches_;
+  StartWindow();
+  return EndWindow(each, gathered);
+}
+
+bool AutoProducer::EndWindow(double each, double gathered) {
+  const bool on_host = current_ == BatchProducer::kHostGather;
+  if (on_host && gathered > max_gather_share_ * each) {  // the host is the bound, trial or not
+    decided_ = true;
+    current_ = BatchProducer::kSm;
     why_ = absl::StrFormat(
-        "host_gather: %d producer threads gather a batch's rows in %.1f ms, the trainer takes one every %.1f ms "
-        "(the GPU samples it in %.1f ms)",
-        threads_, gathered * 1e3, each * 1e3, sampled * 1e3);
+        "sm: host_gather's %d producer threads took %.1f ms a batch, the trainer one every %.1f ms (over %.0f %%): "
+        "the host was the bound",
+        threads_, gathered * 1e3, each * 1e3, max_gather_share_ * 100);
+    return true;
+  }
+  if (decided_) {  // host_gather kept: say how it goes
+    why_ = absl::StrFormat(
+        "host_gather: the trainer took a batch every %.1f ms with it, %.1f ms with sm; %d producer threads gather "
+        "a batch's rows in %.1f ms",
+        each * 1e3, trial_seconds_[1] * 1e3, threads_, gathered * 1e3);
     return false;
   }
-  current_ = BatchProducer::kSm;
-  why_ = absl::StrFormat(
-      "sm: host_gather's %d producer threads took %.1f ms a batch, the trainer one every %.1f ms (over %.0f %%): the "
-      "host was the bound",
-      threads_, gathered * 1e3, each * 1e3, max_gather_share_ * 100);
-  return true;
+  trial_seconds_[on_host ? 0 : 1] += each / (kTrialWindows / 2);
+  if (++trial_ < kTrialWindows) {
+    current_ = on_host ? BatchProducer::kSm : BatchProducer::kHostGather;
+    return true;
+  }
+  decided_ = true;
+  const double host = trial_seconds_[0], sm = trial_seconds_[1];
+  const BatchProducer was = current_;
+  if (sm * (1 + kTie) < host) {
+    current_ = BatchProducer::kSm;
+    why_ = absl::StrFormat("sm: the trainer took a batch every %.1f ms with it, %.1f ms with host_gather", sm * 1e3,
+                           host * 1e3);
+  } else {
+    current_ = BatchProducer::kHostGather;
+    why_ = absl::StrFormat("host_gather: the trainer took a batch every %.1f ms with it, %.1f ms with sm", host * 1e3,
+                           sm * 1e3);
+  }
+  return current_ != was;
 }
 
 }  // namespace gnnd

@@ -156,9 +156,8 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
     if (plan.producer == BatchProducer::kAuto) {
       // GNND_AUTO_GATHER_SHARE=0 finds the host the bound at the end of the first window (tests of the move).
       const char* share = std::getenv("GNND_AUTO_GATHER_SHARE");
-      s->auto_ = std::make_unique<AutoProducer>(host_workers->threads(),
-                                                share != nullptr ? std::atof(share) : AutoProducer::kMaxGatherShare,
-                                                /*copies_fit=*/!plan.auto_over_memory);
+      s->auto_ = std::make_unique<AutoProducer>(host_workers->threads(), /*copies_fit=*/!plan.auto_over_memory,
+                                                share != nullptr ? std::atof(share) : AutoProducer::kMaxGatherShare);
       s->choice_ = ProducerChoice{s->auto_->current(), s->auto_->why()};
     }
     // auto starts on host_gather where it can, and may move to sm (never back).
@@ -327,20 +326,20 @@ absl::StatusOr<PollResult> CudaSlots::Poll(v1::BatchReady& ready, BatchTimes& ti
     times_.sample_seconds += SecondsSince(*busy_since_);
     busy_since_.reset();
   }
-  if (auto_ != nullptr) JudgeProducer(oldest, times.produce);
+  if (auto_ != nullptr) JudgeProducer(oldest);
   if (slices_ != nullptr) GNND_RETURN_IF_ERROR(FollowSlice(times.produce));
   return PollResult::kBatch;
 }
 
-void CudaSlots::JudgeProducer(const Filling& fill, double gpu) {
+void CudaSlots::JudgeProducer(const Filling& fill) {
   const auto now = std::chrono::steady_clock::now();
   const double interval = auto_delivered_ ? std::chrono::duration<double>(now - *auto_delivered_).count() : 0;
   auto_delivered_ = now;
   const double gather = fill.two_part ? sampler_->HostPartSeconds(fill.slot) : 0;
-  const bool moved = auto_->Delivered(interval, gather, gpu);
-  if (moved) {
-    two_part_fills_ = false;  // the fills in flight finish as they began
-    LogInfo("cuda:%d: session %d's producer auto moves to %s", device_, session_id_, auto_->why());
+  if (auto_->Delivered(interval, fill.two_part, gather)) {
+    two_part_fills_ = auto_->current() == BatchProducer::kHostGather;  // the fills in flight finish as they began
+    LogInfo("cuda:%d: session %d's producer auto makes its batches with %s from now: %s", device_, session_id_,
+            BatchProducerName(auto_->current()), auto_->why());
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (choice_->why != auto_->why()) choice_ = ProducerChoice{auto_->current(), auto_->why()};

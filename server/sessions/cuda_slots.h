@@ -86,8 +86,8 @@ class CudaSlots final : public SlotBackend {
   // After a batch is delivered (with its fill's GPU seconds): tells the governor, and moves to the GPU's
   // current slice if it changed.
   absl::Status FollowSlice(double fill);
-  // open.producer "auto": tells the AutoProducer of `fill`, delivered (`gpu`: its GPU seconds), and follows it.
-  void JudgeProducer(const Filling& fill, double gpu);
+  // open.producer "auto": tells the AutoProducer of `fill`, delivered, and follows it.
+  void JudgeProducer(const Filling& fill);
 
   int device_ = 0;
   uint64_t session_id_ = 0;

@@ -133,19 +133,46 @@ def test_auto_moves_from_host_gather_to_sm_mid_epoch_and_the_batches_stay_the_sa
                 if compared == 0:
                     line = session_lines(daemon)[1]
                     assert "(made by host_gather)" in line and line.endswith(
-                        "auto host_gather: 4 producer threads gather the rows, no SM reads them (nothing measured yet)"), line
+                        "auto host_gather: trying host_gather and sm in turn, 4 windows (4 producer threads)"), line
                 want, got = arrays(sm, made_by_sm), arrays(chosen, made_by_auto)
                 for name in want:
                     assert got[name][:2] == want[name][:2], name
                     np.testing.assert_array_equal(got[name][2], want[name][2], err_msg=f"step {compared} {name}")
                 compared += 1
-                time.sleep(0.01)  # a window spans 0.25 s: it ends about 25 batches in, of 94
+                time.sleep(0.01)  # a window spans 0.4 s: it ends about 40 batches in, of 94
             assert compared == len(sm) == 94
             line = session_lines(daemon)[1]
             assert "(made by sm)" in line, line
             assert re.search(r"auto sm: host_gather's 4 producer threads took [0-9.]+ ms a batch, the trainer one every "
                              r"[0-9.]+ ms \(over 0 %\): the host was the bound$", line), line
-        assert "session 2's producer auto moves to sm" in daemon.output()
+        assert "session 2's producer auto makes its batches with sm from now: sm: host_gather's" in daemon.output()
+    finally:
+        assert daemon.stop() == 0, daemon.output()
+
+
+def test_auto_tries_host_gather_and_sm_in_turn_over_two_epochs_and_the_batches_stay_the_same(tmp_path, datasets):
+    """auto's trial: windows of host_gather, sm, host_gather, sm (0.4 s each), then the one the trainer took faster;
+    every batch of two epochs, made whichever way, equals sm's."""
+    _, tiny = datasets
+    daemon = Daemon(tmp_path, f"--dataset=tiny={tiny}", "--threads=4", name="autotrial")
+    try:
+        shape = dict(address=daemon.address, dataset="tiny", batch_size=32, fanouts=[10, 5], device="cuda:0", copy=True,
+                     seed=5)
+        with gnnd.Loader(producer="sm", **shape) as sm, gnnd.Loader(producer="auto", **shape) as chosen:
+            compared = 0
+            for epoch in range(2):
+                for made_by_sm, made_by_auto in zip(sm, chosen):
+                    want, got = arrays(sm, made_by_sm), arrays(chosen, made_by_auto)
+                    for name in want:
+                        np.testing.assert_array_equal(got[name][2], want[name][2], err_msg=f"{epoch} {compared} {name}")
+                    compared += 1
+                    time.sleep(0.005)  # a window of 0.4 s is ~80 batches: the four end within the two epochs
+            assert compared == 2 * len(sm)
+            line = session_lines(daemon)[1]
+            assert re.search(r"\(made by (sm|host_gather)\).*\tauto (sm|host_gather): the trainer took a batch every "
+                             r"[0-9.]+ ms with it, [0-9.]+ ms with (host_gather|sm)", line), line
+        changes = [l for l in daemon.output().splitlines() if "session 2's producer auto makes its batches with" in l]
+        assert [c.split(" with ")[1].split(" ")[0] for c in changes[:3]] == ["sm", "host_gather", "sm"], changes
     finally:
         assert daemon.stop() == 0, daemon.output()
 
@@ -182,7 +209,7 @@ def test_auto_whose_host_copies_do_not_fit_the_limit_is_sm_where_host_gather_is_
             sm_line, copies_line = session_lines(probe)
     finally:
         assert probe.stop() == 0, probe.output()
-    assert memory_mib(copies_line) - memory_mib(sm_line) > 1, (sm_line, copies_line)
+    assert memory_mib(copies_line) - memory_mib(sm_line) > 0.5, (sm_line, copies_line)  # 2 copies of 0.5 MiB
     limit = int((memory_mib(sm_line) + memory_mib(copies_line)) / 2 * 1048576)
     daemon = Daemon(tmp_path, name="autolimit",
                     config=f'max_session_bytes: {limit}\ndatasets {{ name: "tiny" path: "{tiny}" }}')
