@@ -232,7 +232,7 @@ absl::Status FinishDaemonConfig(v1::DaemonConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("producer_sms: ", config.producer_sms(), " (0: whole GPU, N: N SMs, -1: auto)"));
   }
-  if (config.producer().empty()) config.set_producer("sm");
+  if (config.producer().empty()) config.set_producer("auto");
   GNND_RETURN_IF_ERROR(ParseBatchProducer(config.producer(), "producer").status());
   GNND_RETURN_IF_ERROR(ParsePrepareGpus(config.prepare_gpus()).status());
   if (!config.metrics_address().empty()) GNND_RETURN_IF_ERROR(ParseMetricsAddress(config.metrics_address()).status());

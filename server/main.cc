@@ -81,9 +81,9 @@ ABSL_FLAG(std::string, remote_cache, "",
           "host memory for rows fetched from peers, kept for later batches: 2GiB (default 0: none; overrides the "
           "config)");
 ABSL_FLAG(std::string, producer, "",
-          "where CUDA sessions' batches are made unless the trainer says: sm (default: GPU kernels), host_gather "
-          "(sampled on the GPU, rows gathered by gnnd's producer threads), host (made by gnnd's producer threads) or "
-          "auto (host_gather while the threads keep up, else sm); overrides the config");
+          "where CUDA sessions' batches are made unless the trainer says: sm (GPU kernels), host_gather (sampled "
+          "on the GPU, rows gathered by gnnd's producer threads), host (made by gnnd's producer threads) or auto "
+          "(default: host_gather or sm, whichever the trainer takes batches from faster); overrides the config");
 ABSL_FLAG(int, threads, 0, "threads for loading and for the CPU producers' shared pool: 1 to 1024 (0: all cores)");
 
 namespace gnnd {

@@ -57,7 +57,7 @@ TEST(ProducerSms, AutoUnlessSetAndZeroStillMeansTheWholeGpu) {
 TEST(Producer, SmUnlessSetAndOnlyTheNamesGnndKnows) {
   v1::DaemonConfig unset;
   ASSERT_TRUE(FinishDaemonConfig(unset).ok());
-  EXPECT_EQ(unset.producer(), "sm");
+  EXPECT_EQ(unset.producer(), "auto");
   v1::DaemonConfig host;
   host.set_producer("host");
   ASSERT_TRUE(FinishDaemonConfig(host).ok());

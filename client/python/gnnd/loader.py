@@ -565,10 +565,11 @@ class Loader:
     device="cuda:N": gnnd samples on that GPU into slots in its memory (CUDA IPC); batches are CUDA tensors
     ordered on torch's current stream (no host synchronization), and releasing one records that stream's
     progress, so gnnd refills the slot only after the work queued on it. producer (a CUDA session's; None: gnnd's
-    setting, "sm" unless configured): "sm" makes batches with GPU kernels (SMs the trainer could use);
+    setting, "auto" unless configured): "sm" makes batches with GPU kernels (SMs the trainer could use);
     "host_gather" samples with them and gathers the rows on gnnd's CPU threads, uploaded by the copy engines (no SM
-    reads a row over PCIe); "host" makes the whole batch on gnnd's CPU threads (no SM time); "auto" is host_gather
-    while gnnd's threads keep up with the trainer, else sm (gnnctl stats says which and why). The same batches.
+    reads a row over PCIe); "host" makes the whole batch on gnnd's CPU threads (no SM time); "auto" tries host_gather
+    and sm in turn and keeps the one the trainer takes batches from faster (gnnctl stats says which and why). The
+    same batches.
     """
 
     def __init__(self, address=None, dataset=None, split=None, batch_size=1024, fanouts=(15, 10, 5), seed=0,
