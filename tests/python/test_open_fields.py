@@ -1,7 +1,7 @@
 """open_fields (more of the open request, in protobuf text format) as exact as the loader's own arguments: a field
 it names replaces the loader's, its default value too; what gnnd could not read (a string that is not UTF-8, a
 NUL) and what the loader must know itself (batch_size) are refused naming them; the documented 8 M seeds with
-times reach gnnd. Run by ctest."""
+times reach gnnd; a CPU session's producer is the host ("host", "auto" or none). Run by ctest."""
 import numpy as np
 import pytest
 
@@ -116,3 +116,20 @@ def test_options_by_field_and_by_request_text_open_the_same_sessions(served):
                 assert isinstance(got, int) and got > 0, (by_field, got)
     finally:
         lib.gnnd_client_free(client)
+
+
+def test_producer_on_a_cpu_session_is_the_host_and_other_names_are_refused(served):
+    """producer (where a CUDA session's batches are made): a CPU session's are the host's, so "host", "auto" and
+    None open the same session; a GPU-only producer or an unknown name is refused naming the choices."""
+    made = [seeds_of_first_batch(served, batch_size=8, seed=3, producer=p) for p in (None, "host", "auto")]
+    assert made[0] == made[1] == made[2]
+    with gnnd.Loader(address=served.address, dataset="g", fanouts=[2], batch_size=8, producer="auto") as loader:
+        next(iter(loader))
+        lines = [line for line in served.gnnctl("stats").stdout.splitlines() if line.startswith("session ")]
+        assert len(lines) == 1 and "\tcpu (made by host)\t" in lines[0] and "\tauto " not in lines[0], lines
+    for producer, message in [("sm", "open.producer = 'sm' (a CPU session's batches are made on the host: host, auto "
+                                     "or empty)"),
+                              ("gpu", "open.producer = 'gpu' (sm, host_gather, host or auto)")]:
+        with pytest.raises(gnnd.GnndError) as error:
+            gnnd.Loader(address=served.address, dataset="g", fanouts=[2], batch_size=8, producer=producer)
+        assert message in str(error.value), str(error.value)
