@@ -160,7 +160,7 @@ absl::StatusOr<std::unique_ptr<CudaSlots>> CudaSlots::Create(const SessionPlan& 
                                                 share != nullptr ? std::atof(share) : AutoProducer::kMaxGatherShare);
       s->choice_ = ProducerChoice{s->auto_->current(), s->auto_->why()};
     }
-    // auto starts on host_gather where it can, and may move to sm (never back).
+    // auto starts on host_gather where it can (its trial then moves between host_gather and sm), else on sm for good.
     const BatchProducer first = s->auto_ != nullptr ? s->auto_->current() : plan.producer;
     std::unique_ptr<HostGatherPart> host;
     if (first == BatchProducer::kHostGather) {
