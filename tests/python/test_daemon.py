@@ -47,6 +47,13 @@ def daemon(tmp_path_factory, data):
     assert d.stop() == 0, d.output()
 
 
+def checks_reference(step, steps):
+    """Whether a test checks step `step` of `steps` against gnnctl's reference batch: every step in the plain build;
+    the first two and the last under a sanitizer, where each reference is an instrumented gnnctl run of a second
+    and more, and what the build is for is gnnd's threads and lifetimes, not the batches' contents."""
+    return not os.environ.get("GNND_SANITIZE") or step < 2 or step == steps - 1
+
+
 def reference_batch(dataset_dir, tmp_path, step, epoch=0, **flags):
     out = tmp_path / f"ref-{epoch}-{step}.npz"
     args = [GNNCTL, "sample", f"--dataset={dataset_dir}", f"--step={step}", f"--epoch={epoch}", f"--out={out}"]
@@ -67,10 +74,12 @@ def test_cpp_and_python_trainers_read_checked_epochs_at_once(daemon, data, tmp_p
                          output="numpy")
     steps = 0
     for batch in loader:
+        steps += 1
+        if not checks_reference(batch.step, len(loader)):
+            continue
         ref = reference_batch(data["tiny"], tmp_path, batch.step, batch_size=300, fanouts="4,-1", seed=9)
         for name in gnnd.ARRAY_NAMES:
             np.testing.assert_array_equal(batch[name], ref[name], err_msg=f"step {batch.step} {name}")
-        steps += 1
     train = len(np.load(data["tiny"] / "train.npy"))
     assert steps == len(loader) == -(-train // 300)
     loader.close()
@@ -207,6 +216,8 @@ def test_torch_batches_reusing_a_slot_have_their_own_lengths_and_values(daemon, 
     with gnnd.Loader(address=daemon.address, dataset="bf16", batch_size=100, fanouts=[3, 2], seed=4, output="torch",
                      num_slots=2) as loader:
         for batch in loader:
+            if not checks_reference(batch.step, len(loader)):
+                continue
             ref = reference_batch(data["bf16"], tmp_path, batch.step, batch_size=100, fanouts="3,2", seed=4)
             for name in gnnd.ARRAY_NAMES:
                 value = batch[name]
@@ -428,6 +439,9 @@ def test_one_call_per_batch_over_slot_arrays_viewed_once(daemon, data, tmp_path)
 
     counts, release, steps = _native.BatchCounts(), -1, 0
     while _native.check(lib.gnnd_next_batch_counts(session, release, None, ctypes.byref(counts))) == _native.GNND_OK:
+        release, steps = counts.slot, steps + 1  # with 2 slots, the epoch ends only if releases happen
+        if not checks_reference(counts.step, len(loader)):
+            continue
         ref = reference_batch(data["tiny"], tmp_path, counts.step, batch_size=300, fanouts="4,-1", seed=9)
         assert counts.num_hops == 2
         assert counts.num_nodes_per_hop[:3] == ref["num_nodes_per_hop"].tolist()
@@ -441,7 +455,6 @@ def test_one_call_per_batch_over_slot_arrays_viewed_once(daemon, data, tmp_path)
             array = _native.Array.from_buffer_copy(array)
             array.shape[0] = rows[name]
             np.testing.assert_array_equal(_numpy_view_of(array), ref[name], err_msg=f"step {counts.step} {name}")
-        release, steps = counts.slot, steps + 1  # with 2 slots, the epoch ends only if releases happen
     assert steps == len(loader) > 2
     with pytest.raises(gnnd.GnndError) as error:  # a bad release: gnnd ends the session, the call says why
         _native.check(lib.gnnd_start_epoch(session, 1))
@@ -491,6 +504,9 @@ def test_the_batch_schema_describes_every_array_and_count(daemon, data, tmp_path
         _native.check(lib.gnnd_slot_array(session, 2, 0, ctypes.byref(_native.Array())))
     values, release, steps = _native.BatchValues(), -1, 0
     while _native.check(lib.gnnd_next_batch_values(session, release, None, ctypes.byref(values))) == _native.GNND_OK:
+        release, steps = values.slot, steps + 1
+        if not checks_reference(values.step, len(loader)):
+            continue
         ref = reference_batch(data["bf16"], tmp_path, values.step, batch_size=150, fanouts="3,2", seed=3)
         counts = dict(zip(count_names, values.counts[:values.num_counts]))
         assert values.num_counts == len(count_names)
@@ -500,7 +516,6 @@ def test_the_batch_schema_describes_every_array_and_count(daemon, data, tmp_path
             array = _native.Array.from_buffer_copy(array)
             array.shape[0] = counts[count]
             np.testing.assert_array_equal(_numpy_view_of(array), ref[name], err_msg=f"step {values.step} {name}")
-        release, steps = values.slot, steps + 1
     assert steps == len(loader)
     values.size = 16
     with pytest.raises(gnnd.GnndError, match="INVALID_ARGUMENT: out.size = 16"):
