@@ -20,13 +20,11 @@ AutoProducer::AutoProducer(int threads, bool copies_fit, double max_gather_share
   }
 }
 
-void AutoProducer::StartWindow() {
+void AutoProducer::Restart() {
   settle_ = kSettleBatches;
   batches_ = 0;
   seconds_ = gather_ = 0;
 }
-
-void AutoProducer::Restart() { StartWindow(); }
 
 bool AutoProducer::Delivered(double interval, bool on_host, double gather) {
   if (decided_ && current_ == BatchProducer::kSm) return false;           // for good
@@ -40,7 +38,7 @@ bool AutoProducer::Delivered(double interval, bool on_host, double gather) {
   gather_ += gather;
   if (batches_ < kWindowBatches || seconds_ < kWindowSeconds) return false;
   const double each = seconds_ / batches_, gathered = gather_ / batches_;
-  StartWindow();
+  Restart();  // the next window
   return EndWindow(each, gathered);
 }
 

@@ -41,12 +41,11 @@ class AutoProducer {
   // A batch delivered `interval` seconds after the previous one, made by host_gather (`gather`: the seconds its
   // rows took on the host) or by sm. True when this batch changed current().
   bool Delivered(double interval, bool on_host, double gather);
-  // A new epoch: the window starts over.
+  // A new epoch (or a window ended): the window starts over.
   void Restart();
 
  private:
   bool EndWindow(double each, double gathered);
-  void StartWindow();
 
   int threads_;
   double max_gather_share_;
