@@ -32,11 +32,11 @@
 //     The temporal rule on the synthetic graph with node and edge times (CSC and times in GPU memory): uniform,
 //     disjoint uniform, temporal uniform and last over edge times and over node times; sampling and
 //     whole-batch ms, nodes and edges per batch, and each one's ratio to the uniform rule.
-//   gpu_bench labor --synthetic_nodes N | --dataset DIR [--fanouts 15,10,5]
+//   gpu_bench labor --synthetic_nodes N | --dataset DIR [--fanouts 15,10,5/20,15,10] [--sample_sms 8,0]
 //     LABOR-0 against the uniform rule on one graph (CSC in GPU memory, features in pinned host memory): uniform,
-//     LABOR, LABOR with layer_dependency, LABOR with batch_dependency 32; sampling and whole-batch ms, nodes, edges
-//     and feature bytes per batch, and the share of a batch's nodes the batch before it held (what a cache of the
-//     last batch's rows would hit).
+//     LABOR, LABOR with layer_dependency, LABOR with batch_dependency 32; sampling ms (whole GPU or a slice) and
+//     its ratio to the uniform rule's, whole-batch ms, nodes, edges and feature bytes per batch, and the share of a
+//     batch's nodes the batch before it held (what a cache of the last batch's rows would hit).
 //   gpu_bench typed [--typed_presets mag240m:1,igbh:0.5] [--fanouts 15,10,5] [--labor]
 //     Typed sampling on in-memory graphs of the presets' node and edge counts (reverse relations added, 16-byte
 //     features), and the homogeneous sampler on a graph of the same size: sampled edges per second of each.
@@ -95,7 +95,7 @@ ABSL_FLAG(bool, fit_sorts, true,
           "or over the hop's edge bound");
 ABSL_FLAG(bool, labor, false, "typed: LABOR-0 instead of the uniform rule (the typed sampler's rows)");
 ABSL_FLAG(std::vector<std::string>, sample_sms, std::vector<std::string>({"0"}),
-          "sampling: on a green context of each of these SM counts, as gnnd's producers (0: the whole GPU)");
+          "sampling, labor: on a green context of each of these SM counts, as gnnd's producers (0: the whole GPU)");
 ABSL_FLAG(std::vector<std::string>, gather_sms, std::vector<std::string>({"0"}),
           "gather: run on a green context of each of these SM counts (0: the whole GPU)");
 ABSL_FLAG(
@@ -664,21 +664,23 @@ int RunTemporal() {
   return 0;
 }
 
-// LABOR-0 against the uniform rule on one graph: how many nodes (feature rows) a batch holds, and how many of
-// them the batch before held.
+// LABOR-0 against the uniform rule on one graph: how many nodes (feature rows) a batch holds, how many of
+// them the batch before held, and the sampling's time on the whole GPU and on each --sample_sms slice.
 int RunLabor() {
   auto g = GraphFromFlags();
   const GraphData& graph = g->data;
   const uint64_t row_bytes =
       graph.schema.node_types[0].features >= 0 ? graph.schema.node_types[0].feature_row_bytes() : 0;
   std::printf(
-      "Graph: %s; batch %lld, fanouts [%s]; CSC in GPU memory, features (%llu B rows; 0: none) in host memory; CUDA "
-      "graphs; median of %d batches.\n\n",
-      g->name.c_str(), static_cast<long long>(absl::GetFlag(FLAGS_batch_size)), absl::GetFlag(FLAGS_fanouts).c_str(),
+      "Graph: %s; batch %lld; CSC in GPU memory, features (%llu B rows; 0: none) in host memory; CUDA graphs; median "
+      "of %d batches.\n\n",
+      g->name.c_str(), static_cast<long long>(absl::GetFlag(FLAGS_batch_size)),
       static_cast<unsigned long long>(row_bytes), absl::GetFlag(FLAGS_batches));
   std::printf(
-      "| rule | sampling ms | whole batch ms | nodes/batch | edges/batch | feature MB/batch | nodes / uniform's | "
-      "held by the batch before | slot MB (bound) |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| fanouts | rule | SMs | sampling ms | sampling / uniform | whole batch ms | nodes/batch | edges/batch | "
+      "feature "
+      "MB/batch | nodes / uniform's | held by the batch before | slot MB (bound) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   struct Mode {
     const char* name;
     LaborSpec labor;
@@ -689,35 +691,45 @@ int RunLabor() {
       {"LABOR-0, layer_dependency", {.active = true, .dependency = {.layer = true}}},
       {"LABOR-0, batch_dependency 32", {.active = true, .dependency = {.batches = 32}}},
   };
-  const std::vector<int32_t> fanouts = ParseFanouts(absl::GetFlag(FLAGS_fanouts));
-  double uniform_nodes = 0;
-  for (const Mode& mode : modes) {
-    std::vector<int64_t> previous, current;
-    double held = 0;
-    int compared = 0;
-    const SampleRun run =
-        Sample(*g, fanouts, CscPlacement::kDevice, true,
-               [&](const int64_t* device_ids, int64_t n) {
-                 current.resize(static_cast<size_t>(n));
-                 CHECK_CUDA(cudaMemcpy(current.data(), device_ids, sizeof(int64_t) * n, cudaMemcpyDeviceToHost));
-                 std::sort(current.begin(), current.end());
-                 if (!previous.empty()) {
-                   std::vector<int64_t> common;
-                   std::set_intersection(current.begin(), current.end(), previous.begin(), previous.end(),
-                                         std::back_inserter(common));
-                   held += static_cast<double>(common.size()) / static_cast<double>(n);
-                   ++compared;
-                 }
-                 previous.swap(current);
-               },
-               {}, {.labor = mode.labor});
-    if (uniform_nodes == 0) uniform_nodes = run.nodes;
-    std::printf(
-        "| %s | %.3f | %.3f | %.0f | %.0f | %s | %.3f | %.3f | %.0f |\n", mode.name, run.sampling_ms, run.whole_ms,
-        run.nodes, run.edges,
-        row_bytes == 0 ? "–" : absl::StrFormat("%.1f", run.nodes * static_cast<double>(row_bytes) / 1e6).c_str(),
-        run.nodes / uniform_nodes, compared > 0 ? held / compared : 0.0, static_cast<double>(run.slot_bytes) / 1e6);
-    std::fflush(stdout);
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  for (absl::string_view set : absl::StrSplit(absl::GetFlag(FLAGS_fanouts), '/')) {
+    const std::vector<int32_t> fanouts = ParseFanouts(set);
+    for (const std::string& sms_text : absl::GetFlag(FLAGS_sample_sms)) {
+      std::unique_ptr<GreenContext> slice;  // a producer's slice (0: the whole GPU)
+      if (std::stoi(sms_text) > 0) slice = OrDie(GreenContext::Create(device, std::stoi(sms_text)));
+      const std::string sms = slice != nullptr ? std::to_string(slice->sms()) : "all";
+      double uniform_nodes = 0, uniform_ms = 0;
+      for (const Mode& mode : modes) {
+        std::vector<int64_t> previous, current;
+        double held = 0;
+        int compared = 0;
+        const SampleRun run = Sample(
+            *g, fanouts, CscPlacement::kDevice, true,
+            [&](const int64_t* device_ids, int64_t n) {
+              current.resize(static_cast<size_t>(n));
+              CHECK_CUDA(cudaMemcpy(current.data(), device_ids, sizeof(int64_t) * n, cudaMemcpyDeviceToHost));
+              std::sort(current.begin(), current.end());
+              if (!previous.empty()) {
+                std::vector<int64_t> common;
+                std::set_intersection(current.begin(), current.end(), previous.begin(), previous.end(),
+                                      std::back_inserter(common));
+                held += static_cast<double>(common.size()) / static_cast<double>(n);
+                ++compared;
+              }
+              previous.swap(current);
+            },
+            {}, {.labor = mode.labor}, slice != nullptr ? slice->stream() : nullptr);
+        if (uniform_nodes == 0) uniform_nodes = run.nodes, uniform_ms = run.sampling_ms;
+        std::printf(
+            "| [%s] | %s | %s | %.3f | %.2f | %.3f | %.0f | %.0f | %s | %.3f | %.3f | %.0f |\n",
+            std::string(set).c_str(), mode.name, sms.c_str(), run.sampling_ms, run.sampling_ms / uniform_ms,
+            run.whole_ms, run.nodes, run.edges,
+            row_bytes == 0 ? "–" : absl::StrFormat("%.1f", run.nodes * static_cast<double>(row_bytes) / 1e6).c_str(),
+            run.nodes / uniform_nodes, compared > 0 ? held / compared : 0.0, static_cast<double>(run.slot_bytes) / 1e6);
+        std::fflush(stdout);
+      }
+    }
   }
   return 0;
 }
