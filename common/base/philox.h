@@ -1,7 +1,9 @@
 // Philox4x32-10 (Salmon et al., SC'11): a counter-based RNG, so any random number is a pure function of
-// (key, counter). This is the one RNG of gnnd, shared by the CPU and CUDA code: the synthetic
-// generator, seed permutations and neighbor sampling all draw from it, which is what makes results
-// independent of thread count and identical across backends.
+// (key, counter). It is gnnd's RNG, shared by the CPU and CUDA code: the synthetic generator, seed
+// permutations and neighbor sampling draw from it, which is what makes results independent of thread count
+// and identical across backends. The one exception is LABOR's number per source (common/batch/sampling.h,
+// namespace labor): SplitMix64, Mix64 below over a counter, as pure a function of its inputs and one 64-bit
+// finalizer instead of ten Philox rounds, since a LABOR draw takes one for every in-edge it visits.
 #pragma once
 
 #include <cstdint>

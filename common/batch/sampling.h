@@ -115,6 +115,21 @@ GNND_HOST_DEVICE uint64_t FloydDraw(SamplingKey key, uint64_t batch, uint32_t ho
   return Below64(random, static_cast<uint64_t>(degree - k + i) + 1);
 }
 
+// Floyd's step i: its draw t (FloydDraw's) into the sorted positions[0..i), or j = degree - k + i if t was taken
+// (j exceeds every earlier pick, so it goes last). Reads positions[i] only after t: it may hold t itself (a GPU
+// group draws every t_i first, into the positions, then one lane inserts them in order).
+template <typename Position>
+GNND_HOST_DEVICE void FloydInsert(Position* positions, int64_t degree, int64_t k, int64_t i, Position t) {
+  int64_t at = i;
+  while (at > 0 && positions[at - 1] > t) --at;
+  if (at > 0 && positions[at - 1] == t) {
+    positions[i] = static_cast<Position>(degree - k + i);
+    return;
+  }
+  for (int64_t m = i; m > at; --m) positions[m] = positions[m - 1];
+  positions[at] = t;
+}
+
 #ifndef __CUDA_ARCH__
 // ChoosePositions' positions in O(k log k) (host only). Draw i takes t_i unless t_i was taken before, then
 // j_i = degree - k + i; t_i was taken before iff an earlier draw t_m equals it, or t_i = j_m for an earlier m
@@ -153,17 +168,8 @@ GNND_HOST_DEVICE void ChoosePositions(SamplingKey key, uint64_t batch, uint32_t 
 #endif
   Philox4x32 words{};
   for (int64_t i = 0; i < k; ++i) {
-    const int64_t j = degree - k + i;  // Floyd: pick t in [0, j]; if taken, take j
-    Position t = static_cast<Position>(FloydDraw(key, batch, hop, relation, node, degree, k, i, words));
-    // Insert t (or j) keeping positions[0..i) sorted; j exceeds every earlier pick, so it goes last.
-    int64_t at = i;
-    while (at > 0 && positions[at - 1] > t) --at;
-    if (at > 0 && positions[at - 1] == t) {
-      positions[i] = static_cast<Position>(j);
-      continue;
-    }
-    for (int64_t m = i; m > at; --m) positions[m] = positions[m - 1];
-    positions[at] = t;
+    FloydInsert(positions, degree, k, i,
+                static_cast<Position>(FloydDraw(key, batch, hop, relation, node, degree, k, i, words)));
   }
 }
 
@@ -478,10 +484,13 @@ GNND_HOST_DEVICE Candidates CandidatesOf(const uint32_t* order, int64_t degree, 
 // share a source keep it together, so a batch holds fewer distinct nodes than the uniform rule's. An edge
 // kept carries its weight 1 / P(kept) = d / k (1 where all are kept), for an unbiased mean over neighbors.
 //
-// r_t = X_t / 2^32, X_t a 32-bit word: U(g) = word 0 of Philox under key (seed, epoch, kLabor) with counter
-// (t's low 32 bits, its next 16 | its node type << 16 | hop << 24, g's low 32 bits, g's high 32), hop 0 for every
-// hop with layer_dependency (one r_t a batch). batch_dependency K (1: none) makes r_t move smoothly through the
-// batches of an epoch: batch b has g = floor(b / K), j = b mod K, and X_t = U(g) + trunc(D j / K) mod 2^32, D the
+// r_t = X_t / 2^32, X_t a 32-bit word: U(g) = the high 32 bits of SplitMix64's output for t under the seed of
+// (key (seed, epoch, kLabor), g, t's node type, hop): Mix64(seed + t * 0x9e3779b97f4a7c15) (Steele, Lea and Flood,
+// OOPSLA 2014), the seed a chain of Mix64 over the key, g and (type, hop) (StreamSeed); hop 0 for every hop with
+// layer_dependency (one r_t a batch). One 64-bit finalizer a source, not a Philox block: a LABOR draw computes
+// X_t for every in-edge of every frontier node, and on a GPU that is what its time was (bench/notes/labor.md).
+// batch_dependency K (1: none) makes r_t move smoothly through the batches of an epoch: batch b has
+// g = floor(b / K), j = b mod K, and X_t = U(g) + floor(D f / 2^32) mod 2^32 with f = floor(j 2^32 / K), D the
 // shorter way round the circle of 2^32 words from U(g) to U(g + 1) (U(g + 1) - U(g) mod 2^32 as a signed 32-bit
 // number): U(g) at j = 0, reaching U(g + 1) at the next group's first batch. U(g) is uniform and independent of D,
 // so X_t is exactly uniform in every batch (integers only: both backends agree bit for bit). GraphBolt moves a
@@ -510,23 +519,50 @@ struct Dependency {
   uint64_t batches = 1;  // K: r_t moves through K batches (1: fresh every batch)
 };
 
-GNND_HOST_DEVICE uint32_t Word(SamplingKey key, uint64_t group, uint32_t hop, uint32_t type, uint64_t node) {
-  const Philox4x32 counter = {{static_cast<uint32_t>(node),
-                               static_cast<uint32_t>(node >> 32) | (type << 16) | (hop << 24),
-                               static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32)}};
-  return Philox4x32_10(counter, key.key0, key.key1).v[0];
+// The SplitMix64 seed of U(g) for sources of node type `type` at `hop` (0 with layer_dependency).
+GNND_HOST_DEVICE uint64_t StreamSeed(SamplingKey key, uint64_t group, uint32_t hop, uint32_t type) {
+  const uint64_t k = (static_cast<uint64_t>(key.key1) << 32) | key.key0;
+  return Mix64(Mix64(Mix64(k) + group) + ((static_cast<uint64_t>(type) << 8) | hop));
 }
 
-// X_t of source `node` (of node type `type`) at `hop` (1-based) of batch `batch` (the global batch index).
-GNND_HOST_DEVICE uint32_t Variate(SamplingKey key, Dependency dependency, uint64_t batch, uint32_t hop, uint32_t type,
-                                  uint64_t node) {
+GNND_HOST_DEVICE uint32_t Word(uint64_t stream_seed, uint64_t node) {
+  return static_cast<uint32_t>(Mix64(stream_seed + node * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+// What every X_t of one hop of one batch is drawn from, computed once for all its sources.
+struct Stream {
+  uint64_t seed = 0;       // U(g)'s
+  uint64_t next_seed = 0;  // U(g + 1)'s (batch_dependency between two draws)
+  uint32_t fraction = 0;   // f = floor(j 2^32 / K); 0: X_t = U(g)
+};
+
+// The stream of sources of node type `type` at `hop` (1-based) of batch `batch` (the global batch index).
+GNND_HOST_DEVICE Stream StreamOf(SamplingKey key, Dependency dependency, uint64_t batch, uint32_t hop, uint32_t type) {
   const uint32_t h = dependency.layer ? 0 : hop;
   const uint64_t group = batch / dependency.batches, step = batch % dependency.batches;
-  const uint32_t u = Word(key, group, h, type, node);
-  if (step == 0) return u;
-  const auto d = static_cast<int32_t>(Word(key, group + 1, h, type, node) - u);  // the shorter way round
-  const int64_t moved = static_cast<int64_t>(d) * static_cast<int64_t>(step) / static_cast<int64_t>(dependency.batches);
-  return u + static_cast<uint32_t>(moved);  // mod 2^32
+  Stream s;
+  s.seed = StreamSeed(key, group, h, type);
+  if (step != 0) {
+    s.next_seed = StreamSeed(key, group + 1, h, type);
+    s.fraction = static_cast<uint32_t>((step << 32) / dependency.batches);  // step < K < 2^32
+  }
+  return s;
+}
+
+// X_t of source `node` in `stream`.
+GNND_HOST_DEVICE uint32_t Variate(const Stream& stream, uint64_t node) {
+  const uint32_t u = Word(stream.seed, node);
+  if (stream.fraction == 0) return u;
+  const auto d = static_cast<int32_t>(Word(stream.next_seed, node) - u);  // the shorter way round
+  const int64_t moved = (static_cast<int64_t>(d) * static_cast<int64_t>(stream.fraction)) >> 32;  // floor
+  return u + static_cast<uint32_t>(moved);                                                        // mod 2^32
+}
+
+// X_t of source `node` (of node type `type`) at `hop` (1-based) of batch `batch`: one source's, for checks; a
+// draw takes StreamOf once and Variate(stream, t) for each of its sources.
+GNND_HOST_DEVICE uint32_t Variate(SamplingKey key, Dependency dependency, uint64_t batch, uint32_t hop, uint32_t type,
+                                  uint64_t node) {
+  return Variate(StreamOf(key, dependency, batch, hop, type), node);
 }
 
 // The words below which an edge into a destination of `allowed` in-edges and fanout `fanout` is kept:

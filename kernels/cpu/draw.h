@@ -182,11 +182,10 @@ struct LaborRule {
   template <typename Index>
   void Choose(const NodeDraw<Index>& n, DrawScratch& /*scratch*/, std::vector<int64_t>& out) const {
     const uint64_t threshold = labor::Threshold(n.allowed(), n.fanout);
+    const labor::Stream stream = labor::StreamOf(key, dependency, n.batch_index, n.hop, source_type);
     out.clear();
     n.ForEachAllowed([&](int64_t p) {
-      if (labor::Keeps(labor::Variate(key, dependency, n.batch_index, n.hop, source_type,
-                                      static_cast<uint64_t>(n.indices[n.first + p])),
-                       threshold)) {
+      if (labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(n.indices[n.first + p])), threshold)) {
         out.push_back(p);
       }
       return true;

@@ -102,11 +102,23 @@ struct LaborArgs {
   int64_t max_edges;  // the hop's bound
   int32_t* overflow;  // set when the hop's edges would exceed it (null: not a LABOR hop)
 };
-// X_t of the source `neighbor` at 1-based `hop` of the batch `batch` describes.
-__device__ __forceinline__ uint32_t LaborVariate(const BatchArgs* batch, const LaborArgs& labor, uint32_t hop,
-                                                 int64_t neighbor) {
-  return labor::Variate(batch->labor_key, labor.dependency, batch->batch_index, hop, labor.source_type,
-                        static_cast<uint64_t>(neighbor));
+// The stream of X_t at 1-based `hop` of the batch `batch` describes: each lane takes it once, not once a source.
+__device__ __forceinline__ labor::Stream LaborStream(const BatchArgs* batch, const LaborArgs& labor, uint32_t hop) {
+  return labor::StreamOf(batch->labor_key, labor.dependency, batch->batch_index, hop, labor.source_type);
+}
+
+// A LABOR warp walks its node's list kLaborReads chunks of 32 at a time, reading every entry of them before it
+// tests any: a hub's list (thousands of in-edges) is one warp's, and its time is the reads' latency unless
+// several are in flight.
+inline constexpr int kLaborReads = 4;
+template <typename Index>
+__device__ __forceinline__ void ReadLaborChunks(const Index* list, int64_t degree, int64_t start, int lane,
+                                                int64_t (&sources)[kLaborReads]) {
+#pragma unroll
+  for (int j = 0; j < kLaborReads; ++j) {
+    const int64_t p = start + j * kWarp + lane;
+    sources[j] = p < degree ? static_cast<int64_t>(list[p]) : 0;
+  }
 }
 
 // LABOR-0's count, a warp a node: how many of its allowed in-edges it keeps (the CPU's loop in
@@ -140,12 +152,19 @@ __global__ void LaborCountKernel(const BatchArgs* batch, const HopState* state, 
   if (threshold > UINT32_MAX) {  // every allowed in-edge
     kept = lane == 0 ? in.degree - excluded : 0;
   } else {
-    for (int64_t p = lane; p < in.degree; p += kWarp) {
-      kept += labor::Keeps(LaborVariate(batch, labor, hop, in.list[p]), threshold);
+    const labor::Stream stream = LaborStream(batch, labor, hop);
+    for (int64_t start = 0; start < in.degree; start += kLaborReads * kWarp) {
+      int64_t sources[kLaborReads];
+      ReadLaborChunks(in.list, in.degree, start, lane, sources);
+#pragma unroll
+      for (int j = 0; j < kLaborReads; ++j) {
+        kept += start + j * kWarp + lane < in.degree &&
+                labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(sources[j])), threshold);
+      }
     }
     if (ex.dst != nullptr && lane == 0) {
       ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
-        kept -= labor::Keeps(LaborVariate(batch, labor, hop, in.list[p]), threshold);
+        kept -= labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(in.list[p])), threshold);
       });
     }
   }
@@ -370,12 +389,24 @@ __global__ void SampleKernel(SampleArgs<Key> a) {
         for (int64_t p = n.lane; p < degree; p += kGroup) cached[n.group][p] = n.list[p];
       }
       const bool in_shared = k <= kPickRoom && degree <= UINT32_MAX;
-      if (n.lane == 0) {
-        const uint64_t id = static_cast<uint64_t>(n.node);
-        if (in_shared)
-          ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, id, degree, k, picks[n.group]);
-        else
-          ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, id, degree, k, n.out);
+      const uint64_t id = static_cast<uint64_t>(n.node);
+      if (in_shared) {  // the group draws the Philox blocks side by side, its first lane inserts the draws in order
+        uint32_t* mine = picks[n.group];
+        for (int64_t i = 2 * n.lane; i < k; i += 2 * kGroup) {
+          Philox4x32 words{};
+          mine[i] =
+              static_cast<uint32_t>(FloydDraw(n.key, a.batch->batch_index, a.hop, a.relation, id, degree, k, i, words));
+          if (i + 1 < k) {
+            mine[i + 1] = static_cast<uint32_t>(
+                FloydDraw(n.key, a.batch->batch_index, a.hop, a.relation, id, degree, k, i + 1, words));
+          }
+        }
+        __syncwarp(n.lanes);
+        if (n.lane == 0) {
+          for (int64_t i = 0; i < k; ++i) FloydInsert(mine, degree, k, i, mine[i]);
+        }
+      } else if (n.lane == 0) {
+        ChoosePositions(n.key, a.batch->batch_index, a.hop, a.relation, id, degree, k, n.out);
       }
       __syncwarp(n.lanes);
       for (int64_t p = n.lane; p < k; p += kGroup) {
@@ -573,9 +604,9 @@ __global__ void TemporalSampleKernel(SampleArgs<Key> a) {
   });
 }
 
-// LABOR-0's draw, a warp a node: the lanes take the list a chunk of 32 at a time, each keeping its position
-// by the rule (not excluded, r_t below the threshold), and the kept ones go out in list order (a ballot gives
-// each its place), with their weight.
+// LABOR-0's draw, a warp a node: the lanes take the list kLaborReads chunks of 32 at a time, each keeping its
+// position by the rule (not excluded, r_t below the threshold), and the kept ones go out in list order (a ballot
+// gives each its place), with their weight.
 template <typename Index, typename Key>
 __global__ void LaborSampleKernel(SampleArgs<Key> a) {
   SampleGroupNode<Index, kWarp>(a, [&](const GroupNode<Index, kWarp>& n, auto&& emit) {
@@ -585,23 +616,29 @@ __global__ void LaborSampleKernel(SampleArgs<Key> a) {
     const uint64_t threshold = labor::Threshold(n.degree - excluded, a.labor.fanout);
     const float weight = labor::Weight(n.degree - excluded, a.labor.fanout);
     float* weights = a.labor.weights + a.state->total_edges + a.offsets[n.i];
+    const labor::Stream stream = LaborStream(a.batch, a.labor, a.hop);
     int64_t base = 0;
-    for (int64_t start = 0; start < n.degree; start += kWarp) {
-      const int64_t p = start + n.lane;
-      bool keep = false;
-      int64_t neighbor = 0;
-      if (p < n.degree) {
-        neighbor = static_cast<int64_t>(n.list[p]);
-        keep = (excluded == 0 || NotExcluded(excluded_positions, excluded, p)) &&
-               (threshold > UINT32_MAX || labor::Keeps(LaborVariate(a.batch, a.labor, a.hop, neighbor), threshold));
+    for (int64_t start = 0; start < n.degree; start += kLaborReads * kWarp) {
+      int64_t sources[kLaborReads];
+      ReadLaborChunks(n.list, n.degree, start, n.lane, sources);
+      bool keeps[kLaborReads];
+#pragma unroll
+      for (int j = 0; j < kLaborReads; ++j) {
+        const int64_t p = start + j * kWarp + n.lane;
+        keeps[j] = p < n.degree && (excluded == 0 || NotExcluded(excluded_positions, excluded, p)) &&
+                   (threshold > UINT32_MAX ||
+                    labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(sources[j])), threshold));
       }
-      const unsigned kept = __ballot_sync(n.lanes, keep);
-      if (keep) {
-        const int64_t q = base + __popc(kept & ((1u << n.lane) - 1));
-        emit(q, p, neighbor);
-        weights[q] = weight;
+#pragma unroll
+      for (int j = 0; j < kLaborReads; ++j) {
+        const unsigned kept = __ballot_sync(n.lanes, keeps[j]);
+        if (keeps[j]) {
+          const int64_t q = base + __popc(kept & ((1u << n.lane) - 1));
+          emit(q, start + j * kWarp + n.lane, sources[j]);
+          weights[q] = weight;
+        }
+        base += __popc(kept);
       }
-      base += __popc(kept);
     }
   });
 }
