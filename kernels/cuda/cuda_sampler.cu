@@ -372,7 +372,7 @@ absl::StatusOr<std::unique_ptr<CudaSampler>> CudaSampler::Create(const DeviceGra
             "query the shared memory per block");
   s->gather_.shared_bytes_limit = static_cast<size_t>(shared);
   s->gather_.shifted = options.shifted_gather;
-  GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole, s->ids_.narrow, spec.induced));
+  GNND_ASSIGN_OR_RETURN(s->workspace_, Workspace::Create(whole, s->ids_.narrow, spec.induced, spec.labor.active));
   GNND_CUDA(cudaMalloc(&s->state_, sizeof(BatchState)), "allocate the typed sampler's state");
   GNND_CUDA(cudaMemset(s->state_, 0, sizeof(BatchState)), "clear the typed sampler's state");
   for (int hop = 0; hop < layout.num_hops; ++hop) s->sort_lengths_.push_back(s->HopEdgeBound(hop));

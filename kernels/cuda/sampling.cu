@@ -101,6 +101,12 @@ struct LaborArgs {
   float* weights;     // the relation's edge_weight array in the slot
   int64_t max_edges;  // the hop's bound
   int32_t* overflow;  // set when the hop's edges would exceed it (null: not a LABOR hop)
+  // The count kernel hands each node's kept positions to the sample kernel (KeptPositions), which then reads
+  // neither the node's list nor a variate again.
+  uint32_t* kept;                 // the positions, kept_room of them, each node's in a run from
+  int64_t* kept_at;               // its run's start (-1: none, the sample kernel draws the node again)
+  unsigned long long* kept_used;  // the runs' total (zeroed before the count kernel)
+  int64_t kept_room;
 };
 // The stream of X_t at 1-based `hop` of the batch `batch` describes: each lane takes it once, not once a source.
 __device__ __forceinline__ labor::Stream LaborStream(const BatchArgs* batch, const LaborArgs& labor, uint32_t hop) {
@@ -111,6 +117,8 @@ __device__ __forceinline__ labor::Stream LaborStream(const BatchArgs* batch, con
 // tests any: a hub's list (thousands of in-edges) is one warp's, and its time is the reads' latency unless
 // several are in flight.
 inline constexpr int kLaborReads = 4;
+// A node's kept positions the count kernel holds in shared memory for the sample kernel (more: drawn again).
+inline constexpr int kKeptRoom = 64;
 template <typename Index>
 __device__ __forceinline__ void ReadLaborChunks(const Index* list, int64_t degree, int64_t start, int lane,
                                                 int64_t (&sources)[kLaborReads]) {
@@ -148,9 +156,11 @@ __global__ void LaborCountKernel(const BatchArgs* batch, const HopState* state, 
     excluded = __shfl_sync(0xffffffffu, excluded, 0);
   }
   const uint64_t threshold = labor::Threshold(in.degree - excluded, labor.fanout);
-  int64_t kept = 0;
-  if (threshold > UINT32_MAX) {  // every allowed in-edge
-    kept = lane == 0 ? in.degree - excluded : 0;
+  __shared__ uint32_t kept_here[kThreads / kWarp][kKeptRoom];
+  uint32_t* mine = kept_here[threadIdx.x / kWarp];
+  int64_t kept = 0;              // the same in every lane
+  if (threshold > UINT32_MAX) {  // every allowed in-edge, in list order: the sample kernel walks the list
+    kept = in.degree - excluded;
   } else {
     const labor::Stream stream = LaborStream(batch, labor, hop);
     for (int64_t start = 0; start < in.degree; start += kLaborReads * kWarp) {
@@ -158,21 +168,42 @@ __global__ void LaborCountKernel(const BatchArgs* batch, const HopState* state, 
       ReadLaborChunks(in.list, in.degree, start, lane, sources);
 #pragma unroll
       for (int j = 0; j < kLaborReads; ++j) {
-        kept += start + j * kWarp + lane < in.degree &&
-                labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(sources[j])), threshold);
+        const int64_t p = start + j * kWarp + lane;
+        const bool keep =
+            p < in.degree && labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(sources[j])), threshold);
+        const unsigned keeps = __ballot_sync(0xffffffffu, keep);
+        const int64_t at = kept + __popc(keeps & ((1u << lane) - 1));
+        if (keep && at < kKeptRoom) mine[at] = static_cast<uint32_t>(p);
+        kept += __popc(keeps);
       }
     }
-    if (ex.dst != nullptr && lane == 0) {
-      ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
-        kept -= labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(in.list[p])), threshold);
-      });
+    if (ex.dst != nullptr) {  // the excluded ones' keeps taken back; their positions stay in `mine` (not handed on)
+      int64_t back = 0;
+      if (lane == 0) {
+        ForExcludedPositions(ex, node, in.list, in.degree, [&](int64_t p) {
+          back += labor::Keeps(labor::Variate(stream, static_cast<uint64_t>(in.list[p])), threshold);
+        });
+      }
+      kept -= __shfl_sync(0xffffffffu, back, 0);
     }
   }
-  for (int d = kWarp / 2; d > 0; d /= 2) kept += __shfl_down_sync(0xffffffffu, kept, d);
+  // Hand the positions on where they all fit here and in the hop's room; a link batch's node with exclusions,
+  // or one that keeps every in-edge, is drawn again by the sample kernel.
+  int64_t at = -1;
+  if (lane == 0 && ex.dst == nullptr && threshold <= UINT32_MAX && kept <= kKeptRoom && in.degree <= UINT32_MAX) {
+    at = static_cast<int64_t>(atomicAdd(labor.kept_used, static_cast<unsigned long long>(kept)));
+    if (at + kept > labor.kept_room) at = -1;
+  }
+  at = __shfl_sync(0xffffffffu, at, 0);
+  __syncwarp();
+  if (at >= 0) {
+    for (int64_t q = lane; q < kept; q += kWarp) labor.kept[at + q] = mine[q];
+  }
   if (lane == 0) {
     counts[i] = kept;
     lists[i] = in.list;
     degrees[i] = in.degree;
+    labor.kept_at[i] = at;
     if (firsts != nullptr) firsts[i] = in.dataset_first;
     if (ex.dst != nullptr) ex.counts[i] = excluded;
   }
@@ -616,6 +647,15 @@ __global__ void LaborSampleKernel(SampleArgs<Key> a) {
     const uint64_t threshold = labor::Threshold(n.degree - excluded, a.labor.fanout);
     const float weight = labor::Weight(n.degree - excluded, a.labor.fanout);
     float* weights = a.labor.weights + a.state->total_edges + a.offsets[n.i];
+    const int64_t kept_at = a.labor.kept_at[n.i];
+    if (kept_at >= 0) {  // the count kernel's positions
+      for (int64_t q = n.lane; q < n.k; q += kWarp) {
+        const int64_t p = a.labor.kept[kept_at + q];
+        emit(q, p, n.list[p]);
+        weights[q] = weight;
+      }
+      return;
+    }
     const labor::Stream stream = LaborStream(a.batch, a.labor, a.hop);
     int64_t base = 0;
     for (int64_t start = 0; start < n.degree; start += kLaborReads * kWarp) {
@@ -655,7 +695,7 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
   bool weights_positive = false;
   neighbors::Rule rule;
   TimeArgs time{source.subgraphs, nullptr, nullptr, nullptr, nullptr, {}, nullptr};
-  LaborArgs labor{{}, 0, fanout, nullptr, 0, nullptr};
+  LaborArgs labor{{}, 0, fanout, nullptr, 0, nullptr, nullptr, nullptr, nullptr, 0};
   if constexpr (kWeighted) {
     weights = draw.weights;
     weights_positive = draw.positive;
@@ -665,13 +705,16 @@ absl::Status SampleWith(const Draw& draw, Workspace& w, const HopState* state, c
   } else if constexpr (kTemporal) {
     time = {source.subgraphs, draw.edge_times, draw.node_times, draw.seed_times, draw.edge_ids, draw.rule, draw.order};
   } else if constexpr (kLabor) {
-    labor = {draw.dependency, draw.src_type, fanout, draw.edge_weight, draw.max_edges, draw.overflow};
+    labor = {draw.dependency, draw.src_type, fanout,          draw.edge_weight,  draw.max_edges,
+             draw.overflow,   w.labor_kept,  w.labor_kept_at, w.labor_kept_used, w.max_edges};
   }
   return DispatchIndex(source.index_dtype, [&](auto index) -> absl::Status {
     using Index = decltype(index);
     const auto* indices = static_cast<const Index*>(source.indices);
     const bool firsts = edge_pos != nullptr || kWeighted;
     if constexpr (kLabor) {
+      GNND_CUDA(cudaMemsetAsync(w.labor_kept_used, 0, sizeof(*w.labor_kept_used), stream),
+                "clear LABOR's kept positions");
       GNND_LAUNCH(LaborCountKernel<Index>, Blocks((frontier + 1) * kWarp), kThreads, 0, stream, w.args, state, node_ids,
                   source.indptr, indices, source.hot, static_cast<uint32_t>(hop + 1), w.counts, w.lists, w.degrees,
                   firsts ? w.firsts : nullptr, frontier, excluded, labor);

@@ -30,7 +30,7 @@ absl::Status Workspace::Allocate(T** out, int64_t count) {
 }
 
 absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCapacity& capacity, bool narrow_keys,
-                                                             bool induced) {
+                                                             bool induced, bool labor) {
   int64_t max_frontier = induced ? std::max<int64_t>(capacity.max_nodes, 1) : 1, max_edges = 1;
   for (const HopBound& h : capacity.hops) {
     max_frontier = std::max(max_frontier, h.frontier);
@@ -48,6 +48,11 @@ absl::StatusOr<std::unique_ptr<Workspace>> Workspace::Create(const HomogeneousCa
   GNND_RETURN_IF_ERROR(w->Allocate(&w->keys, max_edges));
   GNND_RETURN_IF_ERROR(w->Allocate(&w->sorted_keys, max_edges));
   w->max_edges = max_edges;
+  if (labor) {
+    GNND_RETURN_IF_ERROR(w->Allocate(&w->labor_kept, max_edges));
+    GNND_RETURN_IF_ERROR(w->Allocate(&w->labor_kept_at, max_frontier));
+    GNND_RETURN_IF_ERROR(w->Allocate(&w->labor_kept_used, 1));
+  }
   // Every node of a batch has a slot, and the table stays at most half full (short probes).
   int k = 10;
   while ((int64_t{1} << k) < 2 * capacity.max_nodes) ++k;

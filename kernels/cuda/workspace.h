@@ -46,6 +46,11 @@ struct Workspace {
   int64_t *firsts = nullptr;
   // The temporal rule: each frontier node's candidates (in-edges no newer than its seed, not excluded).
   int64_t *candidates = nullptr;
+  // LABOR (sampling.cu, LaborArgs): the positions each frontier node keeps, handed from the count kernel to the
+  // sample kernel (max_edges of them), where each node's run starts, and the runs' total.
+  uint32_t *labor_kept = nullptr;
+  int64_t *labor_kept_at = nullptr;
+  unsigned long long *labor_kept_used = nullptr;
   // Dedup: the hop's sort input (the ids it adds to the batch at their edges' positions, the sentinel
   // elsewhere; all sentinel between hops) and that input sorted.
   uint64_t *keys = nullptr, *sorted_keys = nullptr;
@@ -64,9 +69,9 @@ struct Workspace {
 
   // Sized for `capacity` on the current device.
   // `narrow_keys`: the node table's ids are 32-bit (IdRange::narrow), else 64-bit. `induced`: counts and offsets
-  // hold capacity.max_nodes too (SamplingSpec::induced).
+  // hold capacity.max_nodes too (SamplingSpec::induced). `labor`: LABOR's buffers too.
   static absl::StatusOr<std::unique_ptr<Workspace>> Create(const HomogeneousCapacity &capacity, bool narrow_keys,
-                                                           bool induced = false);
+                                                           bool induced = false, bool labor = false);
   ~Workspace();
 
  private:
