@@ -616,6 +616,16 @@ INSTANTIATE_TEST_SUITE_P(
                   .wide_ids = true,
                   .hot_share = 0.4,
                   .labor = {.active = true, .dependency = {.batches = 3}}},
+        // Fanouts near the 64 positions the count kernel hands on: some nodes hand theirs on, some keep more
+        // and are drawn again by the sample kernel, the rest keep every in-edge.
+        TypedCase{.name = "mag_labor_large_fanouts",
+                  .preset = "mag",
+                  .scale = 0.005,
+                  .dtype = v1::FEATURE_DTYPE_FLOAT32,
+                  .feature_dim = 8,
+                  .fanouts = {60, 60},
+                  .placement = CscPlacement::kDevice,
+                  .labor = {.active = true}},
         TypedCase{.name = "mag_labor_tight_bounds_drawn_again",
                   .preset = "mag",
                   .scale = 0.005,
