@@ -101,8 +101,8 @@ struct LaborArgs {
   float* weights;     // the relation's edge_weight array in the slot
   int64_t max_edges;  // the hop's bound
   int32_t* overflow;  // set when the hop's edges would exceed it (null: not a LABOR hop)
-  // The count kernel hands each node's kept positions to the sample kernel (KeptPositions), which then reads
-  // neither the node's list nor a variate again.
+  // The count kernel hands each node's kept positions to the sample kernel, which then reads neither the node's
+  // list nor a variate again.
   uint32_t* kept;                 // the positions, kept_room of them, each node's in a run from
   int64_t* kept_at;               // its run's start (-1: none, the sample kernel draws the node again)
   unsigned long long* kept_used;  // the runs' total (zeroed before the count kernel)
@@ -130,8 +130,10 @@ __device__ __forceinline__ void ReadLaborChunks(const Index* list, int64_t degre
 }
 
 // LABOR-0's count, a warp a node: how many of its allowed in-edges it keeps (the CPU's loop in
-// kernels/cpu/draw.h, the lanes over the list). Its excluded in-edges (a link batch's, few) are counted, and
-// their keeps taken back, by the first lane.
+// kernels/cpu/draw.h, the lanes over the list), and which: up to kKeptRoom positions, in list order, handed to the
+// sample kernel in a run of LaborArgs::kept claimed with one atomic (the run's place differs between launches, the
+// batch does not). Its excluded in-edges (a link batch's, few) are counted, and their keeps taken back, by the
+// first lane; such a node hands nothing on.
 template <typename Index>
 __global__ void LaborCountKernel(const BatchArgs* batch, const HopState* state, const int64_t* node_ids,
                                  const int64_t* indptr, const Index* indices, HotView hot, uint32_t hop,
@@ -635,9 +637,10 @@ __global__ void TemporalSampleKernel(SampleArgs<Key> a) {
   });
 }
 
-// LABOR-0's draw, a warp a node: the lanes take the list kLaborReads chunks of 32 at a time, each keeping its
-// position by the rule (not excluded, r_t below the threshold), and the kept ones go out in list order (a ballot
-// gives each its place), with their weight.
+// LABOR-0's draw, a warp a node: the positions the count kernel handed on, or else (a node keeping every in-edge,
+// more than kKeptRoom, or with excluded ones) the lanes take the list kLaborReads chunks of 32 at a time, each
+// keeping its position by the rule (not excluded, r_t below the threshold). The kept ones go out in list order (a
+// ballot gives each its place), with their weight.
 template <typename Index, typename Key>
 __global__ void LaborSampleKernel(SampleArgs<Key> a) {
   SampleGroupNode<Index, kWarp>(a, [&](const GroupNode<Index, kWarp>& n, auto&& emit) {
