@@ -139,6 +139,30 @@ TEST(SamplingRule, LargeFanoutsGiveFloydsPositions) {
   }
 }
 
+// What a GPU lane group does: every draw t_i first, into the positions themselves (in any order, Philox blocks
+// side by side), then the insertions in order, each reading positions[i] before it writes there: the same
+// positions as ChoosePositions' draw-then-insert loop.
+TEST(SamplingRule, DrawingFirstAndInsertingInPlaceGivesTheSamePositions) {
+  const SamplingKey key = MakeSamplingKey(3, 1, RandomPurpose::kNeighbors);
+  for (int64_t degree : {int64_t{2}, int64_t{7}, int64_t{40}, int64_t{1000}}) {
+    for (int64_t k : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{15}, int64_t{32}, degree - 1}) {
+      if (k >= degree || k < 1) continue;
+      for (uint64_t node = 0; node < 50; ++node) {
+        std::vector<uint32_t> expected(k), in_place(k);
+        ChoosePositions(key, 4, 2, 1, node, degree, k, expected.data());
+        for (int64_t i = k % 2 == 0 ? k - 2 : k - 1; i >= 0; i -= 2) {  // blocks from the last, as lanes finish
+          Philox4x32 words{};
+          in_place[i] = static_cast<uint32_t>(FloydDraw(key, 4, 2, 1, node, degree, k, i, words));
+          if (i + 1 < k)
+            in_place[i + 1] = static_cast<uint32_t>(FloydDraw(key, 4, 2, 1, node, degree, k, i + 1, words));
+        }
+        for (int64_t i = 0; i < k; ++i) FloydInsert(in_place.data(), degree, k, i, in_place[i]);
+        ASSERT_EQ(in_place, expected) << "degree " << degree << " k " << k << " node " << node;
+      }
+    }
+  }
+}
+
 // One node of in-degree 400 000 at fanout 399 999 (the insertion route took 12 s for it): distinct, ascending,
 // in 32-bit positions as the CUDA kernel keeps them.
 TEST(SamplingRule, AHubAtANearlyFullFanoutIsDrawnIntoNarrowPositions) {
