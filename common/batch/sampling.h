@@ -525,6 +525,7 @@ GNND_HOST_DEVICE uint64_t StreamSeed(SamplingKey key, uint64_t group, uint32_t h
   return Mix64(Mix64(Mix64(k) + group) + ((static_cast<uint64_t>(type) << 8) | hop));
 }
 
+// U(g) of source `node`: the high half of SplitMix64's output at `node` under the stream's seed.
 GNND_HOST_DEVICE uint32_t Word(uint64_t stream_seed, uint64_t node) {
   return static_cast<uint32_t>(Mix64(stream_seed + node * 0x9e3779b97f4a7c15ull) >> 32);
 }
@@ -544,7 +545,7 @@ GNND_HOST_DEVICE Stream StreamOf(SamplingKey key, Dependency dependency, uint64_
   s.seed = StreamSeed(key, group, h, type);
   if (step != 0) {
     s.next_seed = StreamSeed(key, group + 1, h, type);
-    s.fraction = static_cast<uint32_t>((step << 32) / dependency.batches);  // step < K < 2^32
+    s.fraction = static_cast<uint32_t>((step << 32) / dependency.batches);  // step < K <= 2^31
   }
   return s;
 }
