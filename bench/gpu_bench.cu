@@ -720,7 +720,10 @@ int RunLabor() {
               previous.swap(current);
             },
             {}, {.labor = mode.labor}, slice != nullptr ? slice->stream() : nullptr);
-        if (uniform_nodes == 0) uniform_nodes = run.nodes, uniform_ms = run.sampling_ms;
+        if (uniform_nodes == 0) {  // the first mode is the uniform rule
+          uniform_nodes = run.nodes;
+          uniform_ms = run.sampling_ms;
+        }
         std::printf(
             "| [%s] | %s | %s | %.3f | %.2f | %.3f | %.0f | %.0f | %s | %.3f | %.3f | %.0f |\n",
             std::string(set).c_str(), mode.name, sms.c_str(), run.sampling_ms, run.sampling_ms / uniform_ms,
