@@ -54,7 +54,7 @@ TEST(ProducerSms, AutoUnlessSetAndZeroStillMeansTheWholeGpu) {
   EXPECT_NE(s.message().find("producer_sms: -2"), absl::string_view::npos) << s;
 }
 
-TEST(Producer, SmUnlessSetAndOnlyTheNamesGnndKnows) {
+TEST(Producer, AutoUnlessSetAndOnlyTheNamesGnndKnows) {
   v1::DaemonConfig unset;
   ASSERT_TRUE(FinishDaemonConfig(unset).ok());
   EXPECT_EQ(unset.producer(), "auto");
