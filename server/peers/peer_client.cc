@@ -26,7 +26,9 @@ void PeerNetwork::Impl::Connect(Peer& peer) {
     auto* impl = static_cast<Impl*>(arg);
     impl->deferred.push_back([impl, ep, status] {
       if (Peer* peer = impl->PeerOf(ep)) {
-        impl->Dropped(*peer, absl::StrCat("connection lost (", UcsError(status), ")"), absl::StatusCode::kUnavailable,
+        // Before its welcome the connection never was (a peer not listening yet, as when parts start one by one).
+        const char* what = peer->state == Peer::State::kConnecting ? "cannot connect" : "connection lost";
+        impl->Dropped(*peer, absl::StrCat(what, " (", UcsError(status), ")"), absl::StatusCode::kUnavailable,
                       kReconnectAfter);
       }
     });
