@@ -62,8 +62,9 @@ bool AutoProducer::EndWindow(double each, double gathered) {
   }
   trial_seconds_[on_host ? 0 : 1] += each / (kTrialWindows / 2);
   if (++trial_ < kTrialWindows) {
-    current_ = on_host ? BatchProducer::kSm : BatchProducer::kHostGather;
-    return true;
+    const BatchProducer was = current_;
+    current_ = kTrialOrder[trial_];
+    return current_ != was;
   }
   decided_ = true;
   const double host = trial_seconds_[0], sm = trial_seconds_[1];

@@ -2,7 +2,8 @@
 // batches, from the rate the trainer takes them. host_gather holds no SM for the rows but a fill takes longer
 // (sampled, copied out, gathered by gnnd's threads, uploaded); sm holds SMs the trainer may want. Which serves a
 // trainer better shows in the one figure that matters, the time between its batches: the session tries each in
-// turn (host_gather, sm, host_gather, sm: a window of batches each), keeps the one the trainer took faster, and
+// turn (host_gather, sm, sm, host_gather: a window of batches each, so that a trainer still speeding up or slowing
+// down favors neither), keeps the one the trainer took faster, and
 // moves to sm for good if host_gather's threads later gather a batch in more than a share of that time (the host
 // is the bound: other sessions took its cores). Pure logic: CudaSlots feeds it each batch it delivers.
 #pragma once
@@ -23,8 +24,11 @@ class AutoProducer {
   // A window ends after this many batches and at least this much wall time.
   static constexpr int kWindowBatches = 16;
   static constexpr double kWindowSeconds = 0.4;
-  // Windows tried: host_gather, sm, host_gather, sm.
+  // Windows tried: host_gather, sm, sm, host_gather, so that a steady trend cancels (in run BF, the order
+  // host_gather, sm, host_gather, sm found sm faster by 1-2 % for a trainer that ran 2 % faster on host_gather).
   static constexpr int kTrialWindows = 4;
+  static constexpr BatchProducer kTrialOrder[kTrialWindows] = {BatchProducer::kHostGather, BatchProducer::kSm,
+                                                               BatchProducer::kSm, BatchProducer::kHostGather};
   // host_gather is kept unless sm's batches came this much faster (within it, SMs are left to the trainer).
   static constexpr double kTie = 0.01;
   // Once decided, the host is the bound when its gather of a batch takes more than this share of the interval.
