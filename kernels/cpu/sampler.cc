@@ -1,6 +1,7 @@
 #include "kernels/cpu/sampler.h"
 
 #include <algorithm>
+#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <chrono>
 #include <cstring>
 #include <utility>
@@ -16,9 +17,11 @@ CpuSampler::CpuSampler(const GraphData& graph, const SamplingSpec& spec, uint64_
       spec_(spec),
       seed_(seed),
       local_(graph.schema.node_types.size()),
+      fresh_index_(graph.schema.node_types.size()),
       reset_(graph.schema.node_types.size()),
       time_orders_(graph.schema.relations.size(), nullptr),
-      sampled_(graph.schema.relations.size()) {}
+      sampled_(graph.schema.relations.size()),
+      entries_(graph.schema.relations.size()) {}
 
 namespace {
 
@@ -146,7 +149,7 @@ void CpuSampler::InduceEdges(int relation, const BatchView& out) {
     for (int64_t p = indptr[dst_ids[v]]; p < indptr[dst_ids[v] + 1]; ++p) {
       const auto source = sources.find(static_cast<int64_t>(indices[p]));
       if (source == sources.end()) continue;
-      edges.edge_src[k] = source->second;
+      edges.edge_src[k] = LocalIndex(r.src_type, source->second);
       edges.edge_dst[k] = static_cast<int32_t>(v);
       if (edges.e_id != nullptr) edges.e_id[k] = p;  // a CSC position until GatherEdgeRows
       ++k;
@@ -222,6 +225,7 @@ void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<c
   // page-faults (measured: a third of the time went to zeroing pages).
   for (size_t t = 0; t < types; ++t) {
     for (int64_t node : reset_[t]) local_[t].erase(node);
+    fresh_index_[t].clear();
   }
   // Hop 0: each type's seeds (a node batch's seed type alone, a link batch's endpoint types).
   std::vector<int64_t>& num_nodes = num_nodes_;
@@ -253,19 +257,30 @@ void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<c
                                 sampled_[r]);
       }
     }
-    // 2. Per type, the sources first reached at this hop, sorted by id, get the next local indices.
+    // 2. Per type, the sources first reached at this hop, sorted by id, get the next local indices. Each
+    // source's entry is looked up once: a new one's stays -1 - g, its index read through fresh_index_.
     for (size_t t = 0; t < types; ++t) {
       fresh_.clear();
+      const auto first = static_cast<int32_t>(fresh_index_[t].size());  // this hop's first g
       for (size_t r = 0; r < relations; ++r) {
         if (schema.relations[r].src_type != static_cast<int>(t)) continue;
-        for (int64_t u : sampled_[r]) {
-          if (local_[t].try_emplace(u, -1).second) fresh_.push_back(u);  // index assigned below, in id order
+        entries_[r].resize(sampled_[r].size());
+        for (size_t e = 0; e < sampled_[r].size(); ++e) {
+          const int32_t g = first + static_cast<int32_t>(fresh_.size());
+          const auto [entry, added] = local_[t].try_emplace(sampled_[r][e], -1 - g);
+          if (added) fresh_.push_back({sampled_[r][e], g});
+          entries_[r][e] = entry->second;
         }
       }
-      std::sort(fresh_.begin(), fresh_.end());  // by (subgraph, id): NodeKey orders so
+      // By (subgraph, id): NodeKey orders so. Keys are distinct and not negative: a radix sort by them.
+      boost::sort::spreadsort::integer_sort(
+          fresh_.begin(), fresh_.end(), [](const Fresh& f, unsigned shift) { return f.key >> shift; },
+          [](const Fresh& a, const Fresh& b) { return a.key < b.key; });
+      fresh_index_[t].resize(first + fresh_.size());
       const int64_t n = schema.node_types[t].num_nodes;
-      for (int64_t u : fresh_) {
-        local_[t][u] = static_cast<int32_t>(num_nodes[t]);
+      for (const Fresh& f : fresh_) {
+        int64_t u = f.key;
+        fresh_index_[t][f.g] = static_cast<int32_t>(num_nodes[t]);
         if (out.types[t].batch != nullptr) {
           out.types[t].batch[num_nodes[t]] = u / n;
           u %= n;
@@ -281,8 +296,8 @@ void CpuSampler::SampleAttempt(uint64_t epoch, uint64_t batch_index, std::span<c
       const BatchView::Relation& edges = out.relations[r];
       int64_t begin = 0;
       for (int h = 0; h < hop; ++h) begin += edges.num_edges_per_hop[h];
-      const auto& local = local_[schema.relations[r].src_type];
-      for (size_t e = 0; e < sampled_[r].size(); ++e) edges.edge_src[begin + e] = local.at(sampled_[r][e]);
+      const int type = schema.relations[r].src_type;
+      for (size_t e = 0; e < sampled_[r].size(); ++e) edges.edge_src[begin + e] = LocalIndex(type, entries_[r][e]);
       edges.num_edges_per_hop[hop] = static_cast<int32_t>(sampled_[r].size());
     }
   }

@@ -111,11 +111,15 @@ class CpuSampler {
   int64_t NodeKey(size_t type, int64_t subgraph, int64_t id) const {
     return spec_.disjoint ? subgraph * graph_.schema.node_types[type].num_nodes + id : id;
   }
+  // A node's local index from its entry in local_[type]: a seed's index, or -1 - g for the type's g-th node
+  // first reached at a hop (its index is known once that hop's new nodes are sorted: fresh_index_).
+  int32_t LocalIndex(size_t type, int32_t entry) const { return entry >= 0 ? entry : fresh_index_[type][-1 - entry]; }
 
   const GraphData& graph_;
   SamplingSpec spec_;
   uint64_t seed_;
-  std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: NodeKey -> local index, this batch
+  std::vector<absl::flat_hash_map<int64_t, int32_t>> local_;  // per type: NodeKey -> entry (LocalIndex), this batch
+  std::vector<std::vector<int32_t>> fresh_index_;             // per type: the local index of its g-th new node
   std::vector<std::vector<int64_t>> reset_;                   // per type: the last batch's keys, to erase
   std::vector<int64_t> seed_times_;                           // a temporal batch's, per subgraph
   SamplingKey labor_key_{};                                   // a LABOR batch's r_t key: its epoch and attempt
@@ -126,8 +130,13 @@ class CpuSampler {
   std::span<const EdgeExclusions> excluded_;                  // a link batch's, while it is sampled
   DrawScratch draw_;
   std::vector<std::span<const int64_t>> seeds_by_type_;  // a node batch's hop 0: its seeds, in their type
-  std::vector<int64_t> fresh_;
+  struct Fresh {
+    int64_t key;  // NodeKey
+    int32_t g;    // the type's g-th new node this batch
+  };
+  std::vector<Fresh> fresh_;                   // a type's nodes first reached at this hop
   std::vector<std::vector<int64_t>> sampled_;  // per relation: the sources drawn at this hop (NodeKeys)
+  std::vector<std::vector<int32_t>> entries_;  // ...and their entries in local_ (LocalIndex)
   std::vector<int64_t> num_nodes_, frontier_begin_, frontier_end_;  // per type, this batch
 };
 
