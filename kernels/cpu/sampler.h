@@ -30,7 +30,9 @@ struct SampleTimes {
 };
 
 // Row `ids[i]` of `table` into row i of `out`, for i < n (rows of `row_bytes`): every gather of rows on the host.
-void CopyRows(const void* table, const int64_t* ids, int64_t n, size_t row_bytes, void* out);
+// Rows whose id `skip` holds (a GPU tier's) are left as they are.
+void CopyRows(const void* table, const int64_t* ids, int64_t n, size_t row_bytes, void* out,
+              const std::vector<bool>* skip = nullptr);
 
 // A sampled batch's edge data: each relation's attribute rows at the CSC positions its e_id holds, then
 // e_id itself turned into the stored ids (the CUDA backend's gather does the same; relations without e_id

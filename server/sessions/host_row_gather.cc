@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 
 #include "kernels/cpu/sampler.h"
 
@@ -56,12 +55,9 @@ void HostRowGather::Start(const BatchView& view, TaskRunner& workers, std::funct
       const std::vector<bool>* held = t < held_.size() ? held_[t].get() : nullptr;
       const size_t row_bytes = node_type.feature_row_bytes();
       auto* to = static_cast<std::byte*>(type.features);
-      const auto* from = static_cast<const std::byte*>(features);
       job->pieces.push_back({std::min(nodes, type.feature_rows), [=](int64_t begin, int64_t end) {
-                               for (int64_t i = begin; i < end; ++i) {
-                                 if (held != nullptr && (*held)[ids[i]]) continue;  // the tier's, on the GPU
-                                 std::memcpy(to + i * row_bytes, from + ids[i] * row_bytes, row_bytes);
-                               }
+                               CopyRows(features, ids + begin, end - begin, row_bytes, to + begin * row_bytes,
+                                        held);  // the tier's rows are the GPU's
                              }});
     }
     for (const BatchView::EdgeRows& rows : type.attrs) {
