@@ -3,9 +3,9 @@
 // (sampled, copied out, gathered by gnnd's threads, uploaded); sm holds SMs the trainer may want. Which serves a
 // trainer better shows in the one figure that matters, the time between its batches: the session tries each in
 // turn (host_gather, sm, sm, host_gather: a window of batches each, so that a trainer still speeding up or slowing
-// down favors neither), keeps the one the trainer took faster, and
-// moves to sm for good if host_gather's threads later gather a batch in more than a share of that time (the host
-// is the bound: other sessions took its cores). Pure logic: CudaSlots feeds it each batch it delivers.
+// down favors neither), keeps the one the trainer took faster, and moves to sm for good if host_gather's threads
+// later gather a batch in more than a share of that time (the host is the bound: other sessions took its cores).
+// Pure logic: CudaSlots feeds it each batch it delivers.
 #pragma once
 
 #include <string>
