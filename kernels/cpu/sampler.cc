@@ -328,7 +328,7 @@ void CopyRows(const void* table, const int64_t* ids, int64_t n, size_t row_bytes
   const auto* from = static_cast<const std::byte*>(table);
   auto* to = static_cast<std::byte*>(out);
   for (int64_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) {
+    if (i + kAhead < n && (skip == nullptr || !(*skip)[ids[i + kAhead]])) {  // no reads of rows not copied
       const auto row = reinterpret_cast<uintptr_t>(from + ids[i + kAhead] * row_bytes);
       for (uintptr_t line = row & ~(kLine - 1); line < row + row_bytes; line += kLine) {
         __builtin_prefetch(reinterpret_cast<const void*>(line));
